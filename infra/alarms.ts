@@ -1,0 +1,77 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { ses } from "./quotas";
+
+export interface AlarmsArgs {
+  /** Name of the dead-letter queue: any message in it is a send that did not happen. */
+  deadLetterQueueName: pulumi.Input<string>;
+  /** The fan-out state machine. */
+  stateMachineArn: pulumi.Input<string>;
+  /**
+   * Address subscribed to the alarm topic (confirm the email SNS sends).
+   * @default none: subscribe to the `alarmTopicArn` output yourself
+   */
+  email?: string;
+}
+
+/** Alarms on what goes wrong after launch, all to one SNS topic. */
+export class Alarms extends pulumi.ComponentResource {
+  public readonly topic: aws.sns.Topic;
+  public readonly alarms: aws.cloudwatch.MetricAlarm[] = [];
+
+  constructor(name: string, args: AlarmsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:Alarms", name, {}, opts);
+    const parent = this;
+    const alarms = this.alarms;
+
+    const topic = new aws.sns.Topic(`${name}-topic`, {}, { parent });
+    if (args.email) {
+      new aws.sns.TopicSubscription(`${name}-email`, { topic: topic.arn, protocol: "email", endpoint: args.email }, { parent });
+    }
+
+    alarm("dlq-not-empty", "Sends were dead-lettered: Scheduler gave up on them (see the queue's messages)", {
+      namespace: "AWS/SQS", metricName: "ApproximateNumberOfMessagesVisible", statistic: "Maximum",
+      dimensions: { QueueName: args.deadLetterQueueName }, threshold: 0,
+    });
+    alarm("fanout-failed", "A campaign fan-out execution failed: some schedules were not created (redrive it)", {
+      namespace: "AWS/States", metricName: "ExecutionsFailed", statistic: "Sum",
+      dimensions: { StateMachineArn: args.stateMachineArn }, threshold: 0,
+    });
+    alarm("scheduler-throttled", "Scheduler throttled invocations: the flexible window is too small for the invocation quota", {
+      namespace: "AWS/Scheduler", metricName: "InvocationThrottleCount", statistic: "Sum", threshold: 0,
+    });
+    alarm("scheduler-target-errors", "SES rejected sends from Scheduler (throttling, a missing template, permissions)", {
+      namespace: "AWS/Scheduler", metricName: "TargetErrorCount", statistic: "Sum", threshold: 0,
+    });
+    alarm("ses-bounce-rate", `SES bounce rate above ${ses.bounceRateWarning * 100}%, where SES starts warning the account`, {
+      namespace: "AWS/SES", metricName: "Reputation.BounceRate", statistic: "Maximum", threshold: ses.bounceRateWarning,
+    });
+    alarm("ses-complaint-rate", `SES complaint rate above ${ses.complaintRateWarning * 100}%, where SES starts warning the account`, {
+      namespace: "AWS/SES", metricName: "Reputation.ComplaintRate", statistic: "Maximum", threshold: ses.complaintRateWarning,
+    });
+
+    this.topic = topic;
+    this.registerOutputs({ topicArn: topic.arn });
+
+    function alarm(
+      id: string,
+      description: string,
+      m: { namespace: string; metricName: string; statistic: string; threshold: number; dimensions?: Record<string, pulumi.Input<string>> },
+    ) {
+      alarms.push(new aws.cloudwatch.MetricAlarm(`${name}-${id}`, {
+        alarmDescription: description,
+        namespace: m.namespace,
+        metricName: m.metricName,
+        statistic: m.statistic,
+        dimensions: m.dimensions,
+        period: 300,
+        evaluationPeriods: 1,
+        threshold: m.threshold,
+        comparisonOperator: "GreaterThanThreshold",
+        treatMissingData: "notBreaching",
+        alarmActions: [topic.arn],
+        okActions: [topic.arn],
+      }, { parent }));
+    }
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * The stack's configuration (namespace `sendtime:`), typed and validated. A bad value stops `pulumi up` with one
+ * line naming the key, the value and what is allowed.
+ */
+import { scheduler, stepFunctions, worstCaseBatchSeconds } from "./quotas";
+
+export interface StackConfig {
+  /** SES identity to send from: a domain (`example.com`) or one address. */
+  senderIdentity: string;
+  /** FromEmailAddress of every send; must belong to senderIdentity. */
+  fromAddress: string;
+  /** CreateSchedule quota of the account and Region (requests per second). */
+  createScheduleTps: number;
+  /** Distributed Map MaxConcurrency: fan-out child executions at once. */
+  maxConcurrency: number;
+  /** Plan rows per child execution. */
+  batchSize: number;
+  /** CreateSchedule calls at once inside one child (inline Map, at most 40). */
+  innerConcurrency: number;
+  /** Percentage of plan rows whose batch may fail before the whole fan-out fails. */
+  toleratedFailurePercentage: number;
+  /** Flexible time window used when a launch does not size its own. */
+  defaultWindowMinutes: number;
+  /** How long Scheduler keeps retrying a send before dead-lettering it. */
+  maxEventAgeSeconds: number;
+  /** How many times Scheduler retries a failed send. */
+  maxRetryAttempts: number;
+  /** Days plans and fan-out results (they hold addresses) are kept in the bucket. */
+  recipientRetentionDays: number;
+  /** Days the fan-out's logs are kept. */
+  logRetentionDays: number;
+  /** Where alarms are emailed; none means subscribe to the topic yourself. */
+  alarmEmail?: string;
+  /** One-click unsubscribe (RFC 8058) through an SES contact list and topic. */
+  unsubscribe?: { contactList: string; topic: string };
+  /** Customer-managed KMS key for the bucket and the dead-letter queue; none means AWS-managed encryption. */
+  kmsKeyArn?: string;
+}
+
+/** A value CloudWatch Logs accepts for retention. */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
+export class ConfigError extends Error {}
+
+const EMAIL = /^[^\s@<>(),;:"\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|alias\/[A-Za-z0-9/_-]+)$/;
+const SES_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isEmailAddress(value: string): boolean {
+  return EMAIL.test(value);
+}
+
+/**
+ * Reads and validates every key. `get` returns the raw string of `sendtime:<key>` or undefined.
+ * Returns the config and warnings (combinations that work but deserve a look).
+ */
+export function parseStackConfig(get: (key: string) => string | undefined): { config: StackConfig; warnings: string[] } {
+  const fail = (key: string, value: string, allowed: string): never => {
+    throw new ConfigError(`sendtime:${key} = "${value}" is not valid: ${allowed}`);
+  };
+  const required = (key: string, example: string): string => {
+    const v = get(key);
+    if (v === undefined || v.trim() === "") throw new ConfigError(`sendtime:${key} is required (e.g. pulumi config set ${key} ${example})`);
+    return v.trim();
+  };
+  const optional = (key: string): string | undefined => {
+    const v = get(key);
+    return v === undefined || v.trim() === "" ? undefined : v.trim();
+  };
+  const int = (key: string, def: number, min: number, max: number): number => {
+    const raw = get(key);
+    if (raw === undefined || raw.trim() === "") return def;
+    const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+    if (!(n >= min && n <= max)) fail(key, raw, `a whole number from ${min} to ${max}`);
+    return n;
+  };
+
+  const senderIdentity = required("senderIdentity", "example.com");
+  if (!DOMAIN.test(senderIdentity) && !EMAIL.test(senderIdentity)) {
+    fail("senderIdentity", senderIdentity, "a domain (example.com) or an email address (news@example.com)");
+  }
+  const fromAddress = required("fromAddress", `news@${senderIdentity.includes("@") ? senderIdentity.split("@")[1] : senderIdentity}`);
+  if (!EMAIL.test(fromAddress)) fail("fromAddress", fromAddress, "an email address such as news@example.com");
+  if (!belongsToIdentity(fromAddress, senderIdentity)) {
+    fail("fromAddress", fromAddress, `an address of the sender identity "${senderIdentity}" (SES sends only from verified identities)`);
+  }
+
+  const createScheduleTps = int("createScheduleTps", scheduler.createScheduleTps, 1, 1_000_000);
+  const innerConcurrency = int("innerConcurrency", stepFunctions.inlineMapMaxConcurrency, 1, stepFunctions.inlineMapMaxConcurrency);
+  const maxConcurrency = int("maxConcurrency", 60, 1, stepFunctions.distributedMapMaxConcurrency);
+  const batchSize = int("batchSize", 80, 1, 10_000);
+  const worst = worstCaseBatchSeconds(batchSize, innerConcurrency);
+  if (worst > stepFunctions.expressMaxSeconds) {
+    const largest = Math.floor(stepFunctions.expressMaxSeconds / worstCaseBatchSeconds(1, 1)) * innerConcurrency;
+    fail(
+      "batchSize",
+      String(batchSize),
+      `with innerConcurrency ${innerConcurrency} a batch can take ${worst} s when CreateSchedule is throttled, over the ${stepFunctions.expressMaxSeconds} s EXPRESS limit; use at most ${largest}`,
+    );
+  }
+  const toleratedFailurePercentage = int("toleratedFailurePercentage", 5, 0, 100);
+  const { min: wMin, max: wMax } = scheduler.flexibleWindowMinutes;
+  const defaultWindowMinutes = int("defaultWindowMinutes", 15, wMin, wMax);
+  const maxEventAgeSeconds = int("maxEventAgeSeconds", 7_200, scheduler.maxEventAgeSeconds.min, scheduler.maxEventAgeSeconds.max);
+  const maxRetryAttempts = int("maxRetryAttempts", 5, scheduler.maxRetryAttempts.min, scheduler.maxRetryAttempts.max);
+  const recipientRetentionDays = int("recipientRetentionDays", 30, 1, 3_650);
+  const logRetentionDays = int("logRetentionDays", 30, 1, 3_653);
+  if (!LOG_RETENTION_DAYS.includes(logRetentionDays)) {
+    fail("logRetentionDays", String(logRetentionDays), `one of CloudWatch Logs' values: ${LOG_RETENTION_DAYS.join(", ")}`);
+  }
+
+  const alarmEmail = optional("alarmEmail");
+  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) fail("alarmEmail", alarmEmail, "an email address");
+
+  const contactList = optional("unsubscribeContactList");
+  const topic = optional("unsubscribeTopic");
+  if ((contactList === undefined) !== (topic === undefined)) {
+    const [set, missing] = contactList === undefined ? ["unsubscribeTopic", "unsubscribeContactList"] : ["unsubscribeContactList", "unsubscribeTopic"];
+    throw new ConfigError(`sendtime:${set} is set but sendtime:${missing} is not: one-click unsubscribe needs both`);
+  }
+  for (const [key, value] of [["unsubscribeContactList", contactList], ["unsubscribeTopic", topic]] as const) {
+    if (value !== undefined && !SES_NAME.test(value)) fail(key, value, "1–64 characters of A-Z a-z 0-9 _ -");
+  }
+
+  const kmsKeyArn = optional("kmsKeyArn");
+  if (kmsKeyArn !== undefined && !KMS_KEY_ARN.test(kmsKeyArn)) {
+    fail("kmsKeyArn", kmsKeyArn, "a KMS key or alias ARN (arn:aws:kms:<region>:<account>:key/<id>)");
+  }
+
+  const warnings: string[] = [];
+  // A plan row without personalization is ~300 bytes; bigger rows make Step Functions cut batches by size.
+  if (batchSize * 300 > stepFunctions.maxBatchBytes) {
+    warnings.push(
+      `sendtime:batchSize = ${batchSize}: batches are also capped at ${stepFunctions.maxBatchBytes} bytes, so rows of over ~${Math.floor(stepFunctions.maxBatchBytes / batchSize)} bytes make them smaller`,
+    );
+  }
+
+  return {
+    config: {
+      senderIdentity,
+      fromAddress,
+      createScheduleTps,
+      maxConcurrency,
+      batchSize,
+      innerConcurrency,
+      toleratedFailurePercentage,
+      defaultWindowMinutes,
+      maxEventAgeSeconds,
+      maxRetryAttempts,
+      recipientRetentionDays,
+      logRetentionDays,
+      alarmEmail,
+      unsubscribe: contactList && topic ? { contactList, topic } : undefined,
+      kmsKeyArn,
+    },
+    warnings,
+  };
+}
+
+/** SES sends from an address of a verified domain (or its subdomains) or from the verified address itself. */
+function belongsToIdentity(address: string, identity: string): boolean {
+  if (identity.includes("@")) return address.toLowerCase() === identity.toLowerCase();
+  const domain = address.split("@")[1].toLowerCase();
+  const id = identity.toLowerCase();
+  return domain === id || domain.endsWith("." + id);
+}

@@ -1,0 +1,193 @@
+/**
+ * The fan-out state machine (Amazon States Language, JSONPath): one EventBridge Scheduler schedule per plan row.
+ * Pure: parameters in, ASL object out. Every per-recipient decision was made by the planner; this only moves plan
+ * fields into CreateSchedule parameters.
+ *
+ * Execution input: {"campaign_id", "plan_bucket", "plan_key", "window_minutes"}.
+ * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc}.
+ */
+import { CAMPAIGN_PREFIX, RESULTS_PREFIX, sdkIntegrationArn, sesSendEmailTargetArn } from "./naming";
+import { createScheduleRetry, stepFunctions } from "./quotas";
+
+export interface FanOutParameters {
+  /** AWS partition of the account, e.g. "aws". */
+  partition: string;
+  /** Role EventBridge Scheduler assumes to call SES. */
+  targetRoleArn: string;
+  /** SQS queue that receives sends Scheduler gave up on. */
+  deadLetterQueueArn: string;
+  /** Bucket the fan-out writes its results (failed batches) to, under `results/`. */
+  resultsBucket: string;
+  /** SendEmail FromEmailAddress. */
+  fromAddress: string;
+  /** SendEmail ConfigurationSetName. */
+  configurationSetName: string;
+  /** SendEmail ListManagementOptions for one-click unsubscribe, when configured. */
+  listManagement?: { contactListName: string; topicName: string };
+  /** Distributed Map MaxConcurrency: child executions at once. */
+  maxConcurrency: number;
+  /** Plan rows per child execution (ItemBatcher MaxItemsPerBatch). */
+  batchSize: number;
+  /** CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). */
+  innerConcurrency: number;
+  /** Share of items that may fail before the whole Map Run fails. */
+  toleratedFailurePercentage: number;
+  /** Schedule target RetryPolicy. */
+  maxEventAgeSeconds: number;
+  maxRetryAttempts: number;
+}
+
+/** Errors worth retrying: the service is busy or briefly broken. Anything else fails the row's batch. */
+export const RETRYABLE_SCHEDULER_ERRORS = [
+  "Scheduler.ThrottlingException",
+  "Scheduler.ServiceQuotaExceededException",
+  "Scheduler.InternalServerException",
+];
+
+/** CreateSchedule/CreateScheduleGroup of a name that exists: a re-run or a redrive, and not an error. */
+export const ALREADY_EXISTS = "Scheduler.ConflictException";
+
+export const STATE_NAMES = {
+  ensureGroup: "EnsureScheduleGroup",
+  fanOut: "FanOut",
+  createSchedules: "CreateSchedules",
+  createSchedule: "CreateSchedule",
+  scheduleExists: "ScheduleExists",
+} as const;
+
+const retryThrottles = () => [
+  {
+    ErrorEquals: RETRYABLE_SCHEDULER_ERRORS,
+    IntervalSeconds: createScheduleRetry.intervalSeconds,
+    BackoffRate: createScheduleRetry.backoffRate,
+    MaxAttempts: createScheduleRetry.maxAttempts,
+    MaxDelaySeconds: createScheduleRetry.maxDelaySeconds,
+    JitterStrategy: "FULL",
+  },
+];
+
+/** `campaign-<campaign_id>`, computed in the state machine from the execution input. */
+const groupNameExpression = (path: string) => `States.Format('${CAMPAIGN_PREFIX}{}', ${path})`;
+
+export function fanOutDefinition(p: FanOutParameters): Record<string, unknown> {
+  const S = STATE_NAMES;
+  return {
+    Comment: "sendtime fan-out: one EventBridge Scheduler schedule per plan row, idempotent on re-run",
+    StartAt: S.ensureGroup,
+    States: {
+      [S.ensureGroup]: ensureScheduleGroup(p),
+      [S.fanOut]: distributedFanOut(p),
+    },
+  };
+}
+
+function ensureScheduleGroup(p: FanOutParameters) {
+  return {
+    Type: "Task",
+    Comment: "The campaign's group; it exists already on a re-run.",
+    Resource: sdkIntegrationArn(p.partition, "scheduler", "createScheduleGroup"),
+    Parameters: {
+      "Name.$": groupNameExpression("$.campaign_id"),
+      Tags: [{ Key: "sendtime:campaign", "Value.$": "$.campaign_id" }],
+    },
+    ResultPath: null,
+    Retry: retryThrottles(),
+    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.fanOut }],
+    Next: STATE_NAMES.fanOut,
+  };
+}
+
+function distributedFanOut(p: FanOutParameters) {
+  return {
+    Type: "Map",
+    Comment: "Reads the plan (JSON Lines) from S3 and creates its schedules in batches of EXPRESS children.",
+    ItemReader: {
+      Resource: `arn:${p.partition}:states:::s3:getObject`,
+      ReaderConfig: { InputType: "JSONL" },
+      Parameters: { "Bucket.$": "$.plan_bucket", "Key.$": "$.plan_key" },
+    },
+    ItemBatcher: {
+      MaxItemsPerBatch: p.batchSize,
+      MaxInputBytesPerBatch: stepFunctions.maxBatchBytes,
+      BatchInput: { "campaign_id.$": "$.campaign_id", "window_minutes.$": "$.window_minutes" },
+    },
+    MaxConcurrency: p.maxConcurrency,
+    ToleratedFailurePercentage: p.toleratedFailurePercentage,
+    ItemProcessor: {
+      ProcessorConfig: { Mode: "DISTRIBUTED", ExecutionType: "EXPRESS" },
+      StartAt: STATE_NAMES.createSchedules,
+      States: { [STATE_NAMES.createSchedules]: createSchedulesOfBatch(p) },
+    },
+    ResultWriter: {
+      Resource: `arn:${p.partition}:states:::s3:putObject`,
+      Parameters: { Bucket: p.resultsBucket, Prefix: RESULTS_PREFIX.replace(/\/$/, "") },
+    },
+    ResultPath: "$.fan_out",
+    End: true,
+  };
+}
+
+/** Inside a child: the batch's rows, `innerConcurrency` CreateSchedule calls at once. */
+function createSchedulesOfBatch(p: FanOutParameters) {
+  const row = "$$.Map.Item.Value";
+  const email: Record<string, unknown> = {
+    FromEmailAddress: p.fromAddress,
+    Destination: { "ToAddresses.$": `States.Array(${row}.email)` },
+    Content: {
+      Template: { "TemplateName.$": `${row}.template`, "TemplateData.$": `States.JsonToString(${row}.template_data)` },
+    },
+    ConfigurationSetName: p.configurationSetName,
+  };
+  if (p.listManagement) {
+    email.ListManagementOptions = { ContactListName: p.listManagement.contactListName, TopicName: p.listManagement.topicName };
+  }
+  return {
+    Type: "Map",
+    ItemsPath: "$.Items",
+    MaxConcurrency: p.innerConcurrency,
+    ItemSelector: {
+      "name.$": `${row}.schedule_name`,
+      "expression.$": `States.Format('at({})', ${row}.send_at)`,
+      "timezone.$": `${row}.timezone`,
+      "group.$": groupNameExpression("$.BatchInput.campaign_id"),
+      "window_minutes.$": "$.BatchInput.window_minutes",
+      email,
+    },
+    ItemProcessor: {
+      ProcessorConfig: { Mode: "INLINE" },
+      StartAt: STATE_NAMES.createSchedule,
+      States: {
+        [STATE_NAMES.createSchedule]: createSchedule(p),
+        [STATE_NAMES.scheduleExists]: { Type: "Pass", Result: "exists", End: true },
+      },
+    },
+    End: true,
+  };
+}
+
+function createSchedule(p: FanOutParameters) {
+  return {
+    Type: "Task",
+    Resource: sdkIntegrationArn(p.partition, "scheduler", "createSchedule"),
+    Parameters: {
+      "Name.$": "$.name",
+      "GroupName.$": "$.group",
+      "ScheduleExpression.$": "$.expression",
+      "ScheduleExpressionTimezone.$": "$.timezone",
+      FlexibleTimeWindow: { Mode: "FLEXIBLE", "MaximumWindowInMinutes.$": "$.window_minutes" },
+      ActionAfterCompletion: "DELETE",
+      Target: {
+        Arn: sesSendEmailTargetArn(p.partition),
+        RoleArn: p.targetRoleArn,
+        "Input.$": "States.JsonToString($.email)",
+        RetryPolicy: { MaximumEventAgeInSeconds: p.maxEventAgeSeconds, MaximumRetryAttempts: p.maxRetryAttempts },
+        DeadLetterConfig: { Arn: p.deadLetterQueueArn },
+      },
+    },
+    ResultSelector: { outcome: "created" },
+    OutputPath: "$.outcome",
+    Retry: retryThrottles(),
+    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.scheduleExists }],
+    End: true,
+  };
+}

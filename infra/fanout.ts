@@ -1,0 +1,176 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { fanOutDefinition } from "./fanout-definition";
+import { ArnScope, campaignGroupsArn, campaignSchedulesArn, PLANS_PREFIX, RESULTS_PREFIX, SCHEDULER_SERVICE } from "./naming";
+
+export interface FanOutArgs {
+  /** The account and Region the state machine acts in. */
+  scope: pulumi.Input<ArnScope>;
+  /** The recipient bucket: plans are read from `plans/`, results written to `results/`. */
+  bucketName: pulumi.Input<string>;
+  bucketArn: pulumi.Input<string>;
+  /** The role every schedule runs as (passed to Scheduler, and to nothing else). */
+  targetRoleArn: pulumi.Input<string>;
+  /** Where Scheduler sends what it could not deliver. */
+  deadLetterQueueArn: pulumi.Input<string>;
+  /** SendEmail fields every schedule carries. */
+  fromAddress: string;
+  configurationSetName: pulumi.Input<string>;
+  contactListName?: pulumi.Input<string>;
+  unsubscribeTopic?: string;
+  /** Fan-out shape; see infra/config.ts. */
+  maxConcurrency: number;
+  batchSize: number;
+  innerConcurrency: number;
+  toleratedFailurePercentage: number;
+  maxEventAgeSeconds: number;
+  maxRetryAttempts: number;
+  /** Days the execution logs are kept. */
+  logRetentionDays: number;
+  /** KMS key of the bucket, when it has a customer-managed one. */
+  kmsKeyArn?: string;
+}
+
+/** The fan-out: a Step Functions state machine that turns a campaign plan into one schedule per row. */
+export class FanOut extends pulumi.ComponentResource {
+  public readonly stateMachine: aws.sfn.StateMachine;
+  public readonly arn: pulumi.Output<string>;
+  public readonly role: aws.iam.Role;
+  public readonly logGroup: aws.cloudwatch.LogGroup;
+
+  constructor(name: string, args: FanOutArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:FanOut", name, {}, opts);
+    const parent = this;
+    const scope = pulumi.output(args.scope);
+    // Named, so that the role's policy can name the state machine before it exists.
+    const stateMachineName = `sendtime-${name}-${pulumi.getStack()}`;
+    const stateMachineArn = pulumi.interpolate`arn:${scope.partition}:states:${scope.region}:${scope.accountId}:stateMachine:${stateMachineName}`;
+
+    const logGroup = createLogGroup();
+    const role = createRole();
+    const permissions = allowFanOut();
+    const stateMachine = createStateMachine();
+
+    this.stateMachine = stateMachine;
+    this.arn = stateMachine.arn;
+    this.role = role;
+    this.logGroup = logGroup;
+    this.registerOutputs({ arn: this.arn });
+
+    function createLogGroup() {
+      return new aws.cloudwatch.LogGroup(`${name}-logs`, {
+        name: `/aws/vendedlogs/states/${stateMachineName}`,
+        retentionInDays: args.logRetentionDays,
+      }, { parent });
+    }
+
+    function createRole() {
+      return new aws.iam.Role(`${name}-role`, {
+        description: "Assumed by the sendtime fan-out state machine to create campaign schedules",
+        assumeRolePolicy: pulumi.jsonStringify({
+          Version: "2012-10-17",
+          Statement: [{
+            Effect: "Allow",
+            Principal: { Service: "states.amazonaws.com" },
+            Action: "sts:AssumeRole",
+            Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+          }],
+        }),
+      }, { parent });
+    }
+
+    function allowFanOut() {
+      const executions = pulumi.interpolate`arn:${scope.partition}:states:${scope.region}:${scope.accountId}:execution:${stateMachineName}`;
+      const statements: unknown[] = [
+        { Sid: "CreateCampaignSchedules", Effect: "Allow", Action: "scheduler:CreateSchedule", Resource: scope.apply(campaignSchedulesArn) },
+        {
+          Sid: "CreateCampaignGroups",
+          Effect: "Allow",
+          Action: ["scheduler:CreateScheduleGroup", "scheduler:TagResource"],
+          Resource: scope.apply(campaignGroupsArn),
+        },
+        {
+          Sid: "PassTargetRoleToScheduler",
+          Effect: "Allow",
+          Action: "iam:PassRole",
+          Resource: args.targetRoleArn,
+          Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
+        },
+        { Sid: "ReadPlans", Effect: "Allow", Action: "s3:GetObject", Resource: pulumi.interpolate`${args.bucketArn}/${PLANS_PREFIX}*` },
+        {
+          Sid: "WriteResults",
+          Effect: "Allow",
+          Action: ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
+          Resource: pulumi.interpolate`${args.bucketArn}/${RESULTS_PREFIX}*`,
+        },
+        { Sid: "StartChildren", Effect: "Allow", Action: "states:StartExecution", Resource: stateMachineArn },
+        {
+          Sid: "ManageChildren",
+          Effect: "Allow",
+          Action: ["states:DescribeExecution", "states:StopExecution", "states:RedriveExecution"],
+          Resource: [pulumi.interpolate`${executions}:*`, pulumi.interpolate`${executions}/*`],
+        },
+        {
+          // Step Functions' log delivery cannot be scoped to a log group: AWS requires these on "*".
+          Sid: "DeliverLogs",
+          Effect: "Allow",
+          Action: [
+            "logs:CreateLogDelivery",
+            "logs:GetLogDelivery",
+            "logs:UpdateLogDelivery",
+            "logs:DeleteLogDelivery",
+            "logs:ListLogDeliveries",
+            "logs:PutResourcePolicy",
+            "logs:DescribeResourcePolicies",
+            "logs:DescribeLogGroups",
+          ],
+          Resource: "*",
+        },
+      ];
+      if (args.kmsKeyArn) {
+        statements.push({ Sid: "PlanEncryption", Effect: "Allow", Action: ["kms:Decrypt", "kms:GenerateDataKey"], Resource: args.kmsKeyArn });
+      }
+      return new aws.iam.RolePolicy(`${name}-permissions`, {
+        role: role.id,
+        policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
+      }, { parent });
+    }
+
+    function createStateMachine() {
+      const definition = pulumi
+        .all([scope, args.targetRoleArn, args.deadLetterQueueArn, args.bucketName, args.configurationSetName, args.contactListName])
+        .apply(([s, targetRoleArn, deadLetterQueueArn, resultsBucket, configurationSetName, contactListName]) =>
+          JSON.stringify(
+            fanOutDefinition({
+              partition: s.partition,
+              targetRoleArn,
+              deadLetterQueueArn,
+              resultsBucket,
+              fromAddress: args.fromAddress,
+              configurationSetName,
+              listManagement: contactListName && args.unsubscribeTopic ? { contactListName, topicName: args.unsubscribeTopic } : undefined,
+              maxConcurrency: args.maxConcurrency,
+              batchSize: args.batchSize,
+              innerConcurrency: args.innerConcurrency,
+              toleratedFailurePercentage: args.toleratedFailurePercentage,
+              maxEventAgeSeconds: args.maxEventAgeSeconds,
+              maxRetryAttempts: args.maxRetryAttempts,
+            }),
+            null,
+            2,
+          ),
+        );
+      return new aws.sfn.StateMachine(`${name}`, {
+        name: stateMachineName,
+        type: "STANDARD",
+        roleArn: role.arn,
+        definition,
+        loggingConfiguration: {
+          logDestination: pulumi.interpolate`${logGroup.arn}:*`,
+          includeExecutionData: false,
+          level: "ERROR",
+        },
+      }, { parent, dependsOn: [permissions] });
+    }
+  }
+}

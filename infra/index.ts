@@ -1,0 +1,86 @@
+/**
+ * sendtime: one stack per environment. Reads the validated config, builds the components, exports what the
+ * operator scripts need (DESIGN.md "Stack outputs").
+ */
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { Alarms } from "./alarms";
+import { ConfigError, parseStackConfig, StackConfig } from "./config";
+import { FanOut } from "./fanout";
+import { ArnScope, CAMPAIGN_PREFIX } from "./naming";
+import { RecipientBucket } from "./recipient-bucket";
+import { SchedulerTarget } from "./scheduler-target";
+import { Sender } from "./sender";
+
+const config = readConfig();
+
+const scope: pulumi.Output<ArnScope> = pulumi
+  .all([aws.getPartitionOutput(), aws.getRegionOutput(), aws.getCallerIdentityOutput()])
+  .apply(([p, r, id]) => ({ partition: p.partition, region: r.region, accountId: id.accountId }));
+
+const recipients = new RecipientBucket("recipients", {
+  retentionDays: config.recipientRetentionDays,
+  kmsKeyArn: config.kmsKeyArn,
+});
+
+const sender = new Sender("sender", { identity: config.senderIdentity, unsubscribe: config.unsubscribe });
+
+const target = new SchedulerTarget("scheduler-target", {
+  scope,
+  identityArn: sender.identityArn,
+  configurationSetArn: sender.configurationSetArn,
+  contactListArn: sender.contactListArn,
+  kmsKeyArn: config.kmsKeyArn,
+});
+
+const fanOut = new FanOut("fanout", {
+  scope,
+  bucketName: recipients.name,
+  bucketArn: recipients.arn,
+  targetRoleArn: target.roleArn,
+  deadLetterQueueArn: target.deadLetterQueue.arn,
+  fromAddress: config.fromAddress,
+  configurationSetName: sender.configurationSetName,
+  contactListName: sender.contactListName,
+  unsubscribeTopic: config.unsubscribe?.topic,
+  maxConcurrency: config.maxConcurrency,
+  batchSize: config.batchSize,
+  innerConcurrency: config.innerConcurrency,
+  toleratedFailurePercentage: config.toleratedFailurePercentage,
+  maxEventAgeSeconds: config.maxEventAgeSeconds,
+  maxRetryAttempts: config.maxRetryAttempts,
+  logRetentionDays: config.logRetentionDays,
+  kmsKeyArn: config.kmsKeyArn,
+});
+
+const alarms = new Alarms("alarms", {
+  deadLetterQueueName: target.deadLetterQueue.name,
+  stateMachineArn: fanOut.arn,
+  email: config.alarmEmail,
+});
+
+export const bucketName = recipients.name;
+export const stateMachineArn = fanOut.arn;
+export const schedulerRoleArn = target.roleArn;
+export const deadLetterQueueUrl = target.deadLetterQueue.url;
+export const configurationSetName = sender.configurationSetName;
+export const fromAddress = config.fromAddress;
+export const scheduleGroupPrefix = CAMPAIGN_PREFIX;
+export const region = scope.region;
+export const defaultWindowMinutes = config.defaultWindowMinutes;
+export const createScheduleTps = config.createScheduleTps;
+export const dkimTokens = sender.dkimTokens;
+export const alarmTopicArn = alarms.topic.arn;
+
+function readConfig(): StackConfig {
+  const raw = new pulumi.Config("sendtime");
+  try {
+    const { config, warnings } = parseStackConfig((key) => raw.get(key));
+    warnings.forEach((w) => pulumi.log.warn(w));
+    return config;
+  } catch (e) {
+    // RunError: Pulumi prints the message alone, without a stack trace.
+    if (e instanceof ConfigError) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Names and ARN patterns every part of sendtime agrees on: the stack's IAM scoping, the fan-out definition,
+ * the policy pack and the operator scripts. https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html
+ */
+import { createHash } from "crypto";
+import { scheduler } from "./quotas";
+
+/** Every campaign's schedule group is `campaign-<id>`; IAM is scoped to this prefix. */
+export const CAMPAIGN_PREFIX = "campaign-";
+
+/** The service principal that assumes the target role and must be the only one PassRole allows. */
+export const SCHEDULER_SERVICE = "scheduler.amazonaws.com";
+
+/** Scheduler Name and GroupName: 1–64 characters of [0-9a-zA-Z-_.]. */
+const NAME_PATTERN = /^[0-9A-Za-z_.-]{1,64}$/;
+/** The shape of a hashed schedule name's stem; an id of this shape is hashed too, so the two kinds never meet. */
+const HASHED_STEM = /^h\.[0-9a-f]{32}$/;
+
+export function isValidSchedulerName(name: string): boolean {
+  return NAME_PATTERN.test(name);
+}
+
+/** The schedule group of a campaign. */
+export function campaignGroupName(campaignId: string): string {
+  return CAMPAIGN_PREFIX + campaignId;
+}
+
+/** Why a campaign id cannot be used, or undefined when `campaign-<id>` is a valid group name. */
+export function campaignIdProblem(campaignId: string): string | undefined {
+  const max = scheduler.nameMaxLength - CAMPAIGN_PREFIX.length;
+  if (!/^[0-9A-Za-z_.-]+$/.test(campaignId) || campaignId.length > max) {
+    return `campaign id "${campaignId}" must be 1–${max} characters of 0-9 a-z A-Z - _ . (the group name is "${CAMPAIGN_PREFIX}<id>", at most ${scheduler.nameMaxLength})`;
+  }
+  return undefined;
+}
+
+/**
+ * The schedule name of one recipient's step: `<id>-<step>` when that is a valid name, otherwise `h.<hash of id>-<step>`.
+ * Stable (same id, same name on every run, so re-runs hit ConflictException instead of duplicating) and unique in
+ * the campaign: the step is always the part after the last `-`, and ids that look like a hash stem are hashed too.
+ */
+export function scheduleName(recipientId: string, step: number): string {
+  const plain = `${recipientId}-${step}`;
+  if (isValidSchedulerName(plain) && !HASHED_STEM.test(recipientId)) return plain;
+  return `${hashedStem(recipientId)}-${step}`;
+}
+
+function hashedStem(recipientId: string): string {
+  return "h." + createHash("sha256").update(recipientId, "utf8").digest("hex").slice(0, 32);
+}
+
+/** Where an account's ARNs live. */
+export interface ArnScope {
+  partition: string;
+  region: string;
+  accountId: string;
+}
+
+/** Schedules of every campaign group: `schedule/campaign-*\/*`. */
+export function campaignSchedulesArn(s: ArnScope): string {
+  return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule/${CAMPAIGN_PREFIX}*/*`;
+}
+
+/** Every campaign schedule group: `schedule-group/campaign-*`. */
+export function campaignGroupsArn(s: ArnScope): string {
+  return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule-group/${CAMPAIGN_PREFIX}*`;
+}
+
+/** The EventBridge Scheduler universal target that calls SES v2 SendEmail. */
+export function sesSendEmailTargetArn(partition: string): string {
+  return `arn:${partition}:scheduler:::aws-sdk:sesv2:sendEmail`;
+}
+
+/** Step Functions' AWS SDK integration for one API action, e.g. ("scheduler", "createSchedule"). */
+export function sdkIntegrationArn(partition: string, service: string, action: string): string {
+  return `arn:${partition}:states:::aws-sdk:${service}:${action}`;
+}
+
+/** Plan objects live under `plans/`, fan-out results under `results/`; both hold addresses and expire. */
+export const PLANS_PREFIX = "plans/";
+export const RESULTS_PREFIX = "results/";
+
+/** The S3 key of one launch's plan. */
+export function planKey(campaignId: string, launchId: string): string {
+  return `${PLANS_PREFIX}${campaignId}/${launchId}.jsonl`;
+}

@@ -1,0 +1,92 @@
+/**
+ * Service limits sendtime is sized against. One fact, one place: config validation, the fan-out
+ * definition, the policy pack and the operator scripts all import these.
+ */
+
+/** EventBridge Scheduler — https://docs.aws.amazon.com/scheduler/latest/UserGuide/scheduler-quotas.html */
+export const scheduler = {
+  /** CreateSchedule requests per second, major Regions (adjustable; lower in smaller Regions). */
+  createScheduleTps: 5_000,
+  /** Target invocations per second per Region (adjustable). */
+  invocationTps: 1_000,
+  /** Schedules per Region (adjustable). */
+  maxSchedules: 10_000_000,
+  /** Schedule groups per account. */
+  maxScheduleGroups: 500,
+  /** Name and GroupName: 1–64 characters of [0-9a-zA-Z-_.]. */
+  nameMaxLength: 64,
+  /** ScheduleExpressionTimezone length. */
+  timezoneMaxLength: 50,
+  /** FlexibleTimeWindow.MaximumWindowInMinutes range. */
+  flexibleWindowMinutes: { min: 1, max: 1_440 },
+  /** RetryPolicy.MaximumEventAgeInSeconds range. */
+  maxEventAgeSeconds: { min: 60, max: 86_400 },
+  /** RetryPolicy.MaximumRetryAttempts range. */
+  maxRetryAttempts: { min: 0, max: 185 },
+} as const;
+
+/** Step Functions — https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html */
+export const stepFunctions = {
+  /** Distributed Map MaxConcurrency when absent or 0. */
+  distributedMapDefaultConcurrency: 10_000,
+  /** Child executions a Distributed Map runs at once, at most. */
+  distributedMapMaxConcurrency: 10_000,
+  /** Iterations an inline Map runs at once, at most. */
+  inlineMapMaxConcurrency: 40,
+  /** ItemBatcher MaxInputBytesPerBatch upper bound, and the EXPRESS child input limit. */
+  maxBatchBytes: 262_144,
+  /** An EXPRESS execution runs at most this long. */
+  expressMaxSeconds: 300,
+} as const;
+
+/** SES v2 — https://docs.aws.amazon.com/ses/latest/dg/quotas.html */
+export const ses = {
+  /** SendEmail Content.Template.TemplateData length. */
+  maxTemplateDataChars: 262_144,
+  /** Bounce and complaint rates at which SES warns an account ("under review" comes at 10% and 0.5%). */
+  bounceRateWarning: 0.05,
+  complaintRateWarning: 0.001,
+} as const;
+
+/** SQS — the longest a dead-lettered send can wait for a human. */
+export const sqs = {
+  maxRetentionSeconds: 1_209_600,
+} as const;
+
+/**
+ * How the fan-out retries a throttled or failed CreateSchedule: exponential backoff with full jitter.
+ * Worst case per row is the sum of the capped delays plus one call budget per attempt.
+ */
+export const createScheduleRetry = {
+  intervalSeconds: 1,
+  backoffRate: 2,
+  maxDelaySeconds: 10,
+  maxAttempts: 10,
+  /** Budget for one CreateSchedule round trip, in seconds, for the worst-case child duration. */
+  callSeconds: 1,
+} as const;
+
+/** Seconds one row can take in the worst case: every attempt fails slowly and every delay is at its cap. */
+export function worstCaseRowSeconds(retry = createScheduleRetry): number {
+  let total = retry.callSeconds; // the first attempt
+  for (let attempt = 0; attempt < retry.maxAttempts; attempt++) {
+    total += Math.min(retry.intervalSeconds * retry.backoffRate ** attempt, retry.maxDelaySeconds) + retry.callSeconds;
+  }
+  return total;
+}
+
+/** Seconds an EXPRESS child takes in the worst case for a batch of `batchSize` rows, `innerConcurrency` at once. */
+export function worstCaseBatchSeconds(batchSize: number, innerConcurrency: number): number {
+  return Math.ceil(batchSize / innerConcurrency) * worstCaseRowSeconds();
+}
+
+/**
+ * The most CreateSchedule calls the fan-out can have in flight at once: the Distributed Map's MaxConcurrency
+ * (absent or 0 means the service default, 10,000) times the inner Map's (absent or 0 means the inline limit, 40;
+ * no inner Map at all means one call per child).
+ */
+export function peakConcurrentCreates(distributedMaxConcurrency: number | undefined, inner: { maxConcurrency?: number } | undefined): number {
+  const outer = distributedMaxConcurrency || stepFunctions.distributedMapDefaultConcurrency;
+  const perChild = inner === undefined ? 1 : inner.maxConcurrency || stepFunctions.inlineMapMaxConcurrency;
+  return outer * perChild;
+}

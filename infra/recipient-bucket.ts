@@ -1,0 +1,113 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { PLANS_PREFIX, RESULTS_PREFIX } from "./naming";
+
+export interface RecipientBucketArgs {
+  /**
+   * Days plans (`plans/`) and fan-out results (`results/`) are kept. Both hold recipient addresses.
+   * @default 30
+   */
+  retentionDays: number;
+  /**
+   * Customer-managed KMS key for SSE-KMS. Without one the bucket uses SSE-S3.
+   * @example "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+   */
+  kmsKeyArn?: string;
+}
+
+/** The private bucket that holds campaign plans and fan-out results: no public access, encrypted, TLS only, expiring. */
+export class RecipientBucket extends pulumi.ComponentResource {
+  public readonly bucket: aws.s3.Bucket;
+  public readonly name: pulumi.Output<string>;
+  public readonly arn: pulumi.Output<string>;
+
+  constructor(name: string, args: RecipientBucketArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:RecipientBucket", name, {}, opts);
+    const parent = this;
+
+    const bucket = createBucket();
+    const publicAccess = blockPublicAccess();
+    enforceBucketOwnership();
+    encrypt();
+    enableVersioning();
+    expirePlansAndResults();
+    denyInsecureTransport();
+
+    this.bucket = bucket;
+    this.name = bucket.bucket;
+    this.arn = bucket.arn;
+    this.registerOutputs({ name: this.name, arn: this.arn });
+
+    function createBucket() {
+      return new aws.s3.Bucket(`${name}`, { forceDestroy: false }, { parent });
+    }
+
+    function blockPublicAccess() {
+      return new aws.s3.BucketPublicAccessBlock(`${name}-public-access`, {
+        bucket: bucket.id,
+        blockPublicAcls: true,
+        blockPublicPolicy: true,
+        ignorePublicAcls: true,
+        restrictPublicBuckets: true,
+      }, { parent });
+    }
+
+    function enforceBucketOwnership() {
+      new aws.s3.BucketOwnershipControls(`${name}-ownership`, {
+        bucket: bucket.id,
+        rule: { objectOwnership: "BucketOwnerEnforced" },
+      }, { parent });
+    }
+
+    function encrypt() {
+      new aws.s3.BucketServerSideEncryptionConfiguration(`${name}-encryption`, {
+        bucket: bucket.id,
+        rules: [{
+          applyServerSideEncryptionByDefault: args.kmsKeyArn
+            ? { sseAlgorithm: "aws:kms", kmsMasterKeyId: args.kmsKeyArn }
+            : { sseAlgorithm: "AES256" },
+          bucketKeyEnabled: args.kmsKeyArn ? true : undefined,
+        }],
+      }, { parent });
+    }
+
+    function enableVersioning() {
+      new aws.s3.BucketVersioning(`${name}-versioning`, {
+        bucket: bucket.id,
+        versioningConfiguration: { status: "Enabled" },
+      }, { parent });
+    }
+
+    function expirePlansAndResults() {
+      // Versioned: expire the current object and the noncurrent versions it leaves, or addresses linger.
+      new aws.s3.BucketLifecycleConfiguration(`${name}-expiry`, {
+        bucket: bucket.id,
+        rules: [PLANS_PREFIX, RESULTS_PREFIX].map((prefix) => ({
+          id: `expire-${prefix.replace(/\/$/, "")}`,
+          status: "Enabled",
+          filter: { prefix },
+          expiration: { days: args.retentionDays },
+          noncurrentVersionExpiration: { noncurrentDays: 1 },
+          abortIncompleteMultipartUpload: { daysAfterInitiation: 1 },
+        })),
+      }, { parent });
+    }
+
+    function denyInsecureTransport() {
+      new aws.s3.BucketPolicy(`${name}-tls-only`, {
+        bucket: bucket.id,
+        policy: pulumi.jsonStringify({
+          Version: "2012-10-17",
+          Statement: [{
+            Sid: "DenyInsecureTransport",
+            Effect: "Deny",
+            Principal: "*",
+            Action: "s3:*",
+            Resource: [bucket.arn, pulumi.interpolate`${bucket.arn}/*`],
+            Condition: { Bool: { "aws:SecureTransport": "false" } },
+          }],
+        }),
+      }, { parent, dependsOn: [publicAccess] });
+    }
+  }
+}

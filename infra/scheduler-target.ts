@@ -1,0 +1,82 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { ArnScope, SCHEDULER_SERVICE } from "./naming";
+import { sqs } from "./quotas";
+
+export interface SchedulerTargetArgs {
+  /** The account and Region the role may act in. */
+  scope: pulumi.Input<ArnScope>;
+  /** SES resources a send may use: the identity, the configuration set, (optionally) the contact list. */
+  identityArn: pulumi.Input<string>;
+  configurationSetArn: pulumi.Input<string>;
+  contactListArn?: pulumi.Input<string>;
+  /**
+   * Customer-managed KMS key for the dead-letter queue. Without one the queue uses SQS-managed encryption.
+   * @default none
+   */
+  kmsKeyArn?: string;
+}
+
+/** What EventBridge Scheduler needs to send: a role that may only send through SES, and a dead-letter queue. */
+export class SchedulerTarget extends pulumi.ComponentResource {
+  public readonly role: aws.iam.Role;
+  public readonly roleArn: pulumi.Output<string>;
+  public readonly deadLetterQueue: aws.sqs.Queue;
+
+  constructor(name: string, args: SchedulerTargetArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:SchedulerTarget", name, {}, opts);
+    const parent = this;
+    const scope = pulumi.output(args.scope);
+
+    const deadLetterQueue = createDeadLetterQueue();
+    const role = createRole();
+    allowSendingAndDeadLettering();
+
+    this.role = role;
+    this.roleArn = role.arn;
+    this.deadLetterQueue = deadLetterQueue;
+    this.registerOutputs({ roleArn: this.roleArn, deadLetterQueueUrl: deadLetterQueue.url });
+
+    function createDeadLetterQueue() {
+      return new aws.sqs.Queue(`${name}-dlq`, {
+        messageRetentionSeconds: sqs.maxRetentionSeconds,
+        ...(args.kmsKeyArn ? { kmsMasterKeyId: args.kmsKeyArn } : { sqsManagedSseEnabled: true }),
+      }, { parent });
+    }
+
+    function createRole() {
+      return new aws.iam.Role(`${name}-role`, {
+        description: "Assumed by EventBridge Scheduler to send campaign email through SES",
+        assumeRolePolicy: pulumi.jsonStringify({
+          Version: "2012-10-17",
+          Statement: [{
+            Effect: "Allow",
+            Principal: { Service: SCHEDULER_SERVICE },
+            Action: "sts:AssumeRole",
+            Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+          }],
+        }),
+      }, { parent });
+    }
+
+    function allowSendingAndDeadLettering() {
+      const sesResources: pulumi.Input<string>[] = [
+        args.identityArn,
+        args.configurationSetArn,
+        pulumi.interpolate`arn:${scope.partition}:ses:${scope.region}:${scope.accountId}:template/*`,
+      ];
+      if (args.contactListArn) sesResources.push(args.contactListArn);
+      const statements: unknown[] = [
+        { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesResources },
+        { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: deadLetterQueue.arn },
+      ];
+      if (args.kmsKeyArn) {
+        statements.push({ Sid: "DeadLetterEncryption", Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: args.kmsKeyArn });
+      }
+      new aws.iam.RolePolicy(`${name}-send`, {
+        role: role.id,
+        policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
+      }, { parent });
+    }
+  }
+}

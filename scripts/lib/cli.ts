@@ -1,0 +1,61 @@
+/**
+ * What every sendtime CLI shares: flag parsing, one-line errors and exit codes
+ * (0 ok, 1 findings, 2 usage or input error).
+ */
+import { parseArgs, ParseArgsConfig } from "util";
+
+/** Bad flags or bad input: printed as one line, exit 2. */
+export class UsageError extends Error {}
+
+/** Something was found that the user must act on (a violation, a window that does not fit): exit 1. */
+export class FindingsError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** Parses argv strictly; `--help` prints the usage and exits 0. */
+export function parseFlags<O extends Options>(argv: string[], options: O, usage: string) {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(usage.trim() + "\n");
+    process.exit(0);
+  }
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message.replace(/\. To specify.*$/, "")} (see --help)`);
+  }
+}
+
+/** A whole number within [min, max], or a UsageError naming the flag. */
+export function intFlag(name: string, raw: string | undefined, min: number, max: number, def?: number): number {
+  if (raw === undefined) {
+    if (def === undefined) throw new UsageError(`--${name} is required`);
+    return def;
+  }
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`--${name} ${raw}: must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+/** A positive number (decimals allowed), or a UsageError naming the flag. */
+export function positiveFlag(name: string, raw: string | undefined, def?: number): number {
+  if (raw === undefined) {
+    if (def === undefined) throw new UsageError(`--${name} is required`);
+    return def;
+  }
+  const n = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (!(n > 0)) throw new UsageError(`--${name} ${raw}: must be a number above 0`);
+  return n;
+}
+
+/** Runs a CLI body: its return value is the exit code; known errors become one line on stderr. */
+export function runMain(main: () => Promise<number | void>): void {
+  main().then(
+    (code) => process.exit(code ?? 0),
+    (e: unknown) => {
+      const message = e instanceof Error ? e.message : String(e);
+      process.stderr.write(`error: ${message.split("\n")[0]}\n`);
+      if (process.env.SENDTIME_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
+      process.exit(e instanceof FindingsError ? 1 : e instanceof UsageError ? 2 : 1);
+    },
+  );
+}

@@ -1,0 +1,215 @@
+/**
+ * Renders the Pulumi program offline under Pulumi's own mocks: every resource the stack registers, with its
+ * inputs fully resolved and mocked ids/ARNs in the formats AWS uses, plus the stack outputs.
+ * Used by `npm run preview`, the tests and the offline policy run.
+ */
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse as parseYaml } from "yaml";
+
+export const PROJECT = "sendtime";
+export const MOCK_ACCOUNT = "123456789012";
+export const ROOT_DIR = path.resolve(__dirname, "..", "..");
+const PROGRAM_DIR = path.join(ROOT_DIR, "infra");
+
+export interface RenderedResource {
+  type: string;
+  name: string;
+  urn: string;
+  /** URN of the parent component, when there is one. */
+  parent?: string;
+  custom: boolean;
+  id: string;
+  /** What the program passed: resolved, as the provider would receive it. */
+  inputs: Record<string, any>;
+  /** What the resource reports after creation (inputs plus mocked ids, ARNs, names). */
+  outputs: Record<string, any>;
+}
+
+export interface RenderedStack {
+  stack: string;
+  resources: RenderedResource[];
+  outputs: Record<string, unknown>;
+}
+
+/** A stack's config from `Pulumi.<stack>.yaml`, as the flat `"namespace:key": "value"` map Pulumi hands a program. */
+export function readStackConfig(stack: string, rootDir = ROOT_DIR): Record<string, string> {
+  const file = path.join(rootDir, `Pulumi.${stack}.yaml`);
+  if (!fs.existsSync(file)) throw new StackConfigError(`${path.relative(process.cwd(), file) || file}: no such stack config file (stacks: ${listStacks(rootDir).join(", ") || "none"})`);
+  let doc: any;
+  try {
+    doc = parseYaml(fs.readFileSync(file, "utf8")) ?? {};
+  } catch (e) {
+    throw new StackConfigError(`${file}: not valid YAML: ${(e as Error).message.split("\n")[0]}`);
+  }
+  const config: Record<string, string> = {};
+  for (const [key, value] of Object.entries(doc.config ?? {})) {
+    if (value !== null && typeof value === "object") {
+      throw new StackConfigError(`${file}: ${key} is a secret or structured value; the offline preview reads plain values only`);
+    }
+    config[key.includes(":") ? key : `${PROJECT}:${key}`] = String(value);
+  }
+  return config;
+}
+
+export class StackConfigError extends Error {}
+
+export function listStacks(rootDir = ROOT_DIR): string[] {
+  return fs.readdirSync(rootDir).flatMap((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1] ?? []);
+}
+
+/** Deterministic stand-in for Pulumi's auto-naming (`<name>-<7 hex>`), so previews are reproducible. */
+function autoName(name: string): string {
+  return `${name}-${createHash("sha256").update(name).digest("hex").slice(0, 7)}`;
+}
+
+function partitionOf(region: string): string {
+  if (region.startsWith("cn-")) return "aws-cn";
+  if (region.startsWith("us-gov-")) return "aws-us-gov";
+  return "aws";
+}
+
+/** Ids and outputs of each AWS resource type, in the formats AWS returns them. */
+function mockResource(type: string, name: string, inputs: any, region: string): { id: string; state: Record<string, any> } {
+  const acct = MOCK_ACCOUNT;
+  const part = partitionOf(region);
+  switch (type) {
+    case "aws:s3/bucket:Bucket": {
+      const bucket = inputs.bucket ?? autoName(name);
+      return { id: bucket, state: { bucket, arn: `arn:${part}:s3:::${bucket}`, region, bucketDomainName: `${bucket}.s3.amazonaws.com` } };
+    }
+    case "aws:iam/role:Role": {
+      const roleName = inputs.name ?? autoName(name);
+      return { id: roleName, state: { name: roleName, arn: `arn:${part}:iam::${acct}:role/${roleName}`, uniqueId: `AROA${hex(name, 17).toUpperCase()}` } };
+    }
+    case "aws:iam/rolePolicy:RolePolicy": {
+      const policyName = inputs.name ?? autoName(name);
+      return { id: `${inputs.role}:${policyName}`, state: { name: policyName } };
+    }
+    case "aws:sqs/queue:Queue": {
+      const queueName = inputs.name ?? autoName(name);
+      const url = `https://sqs.${region}.amazonaws.com/${acct}/${queueName}`;
+      return { id: url, state: { name: queueName, url, arn: `arn:${part}:sqs:${region}:${acct}:${queueName}` } };
+    }
+    case "aws:sfn/stateMachine:StateMachine": {
+      const smName = inputs.name ?? autoName(name);
+      const arn = `arn:${part}:states:${region}:${acct}:stateMachine:${smName}`;
+      return { id: arn, state: { name: smName, arn, status: "ACTIVE" } };
+    }
+    case "aws:cloudwatch/logGroup:LogGroup": {
+      const lgName = inputs.name ?? autoName(name);
+      return { id: lgName, state: { name: lgName, arn: `arn:${part}:logs:${region}:${acct}:log-group:${lgName}` } };
+    }
+    case "aws:cloudwatch/metricAlarm:MetricAlarm": {
+      const alarmName = inputs.name ?? autoName(name);
+      return { id: alarmName, state: { name: alarmName, arn: `arn:${part}:cloudwatch:${region}:${acct}:alarm:${alarmName}` } };
+    }
+    case "aws:sns/topic:Topic": {
+      const topicName = inputs.name ?? autoName(name);
+      const arn = `arn:${part}:sns:${region}:${acct}:${topicName}`;
+      return { id: arn, state: { name: topicName, arn } };
+    }
+    case "aws:sns/topicSubscription:TopicSubscription":
+      return { id: `${inputs.topic}:${hex(name, 8)}`, state: { arn: `${inputs.topic}:${hex(name, 8)}` } };
+    case "aws:sesv2/configurationSet:ConfigurationSet":
+      return { id: inputs.configurationSetName, state: { arn: `arn:${part}:ses:${region}:${acct}:configuration-set/${inputs.configurationSetName}` } };
+    case "aws:sesv2/emailIdentity:EmailIdentity": {
+      const isDomain = !String(inputs.emailIdentity).includes("@");
+      return {
+        id: inputs.emailIdentity,
+        state: {
+          arn: `arn:${part}:ses:${region}:${acct}:identity/${inputs.emailIdentity}`,
+          identityType: isDomain ? "DOMAIN" : "EMAIL_ADDRESS",
+          dkimSigningAttributes: isDomain ? { tokens: [1, 2, 3].map((i) => hex(`${inputs.emailIdentity}${i}`, 32)) } : undefined,
+        },
+      };
+    }
+    case "aws:sesv2/contactList:ContactList":
+      return { id: inputs.contactListName, state: { arn: `arn:${part}:ses:${region}:${acct}:contact-list/${inputs.contactListName}` } };
+    default:
+      return { id: `${name}-id`, state: {} };
+  }
+}
+
+function hex(seed: string, length: number): string {
+  return createHash("sha256").update(seed).digest("hex").slice(0, length);
+}
+
+/**
+ * Runs infra/ under mocks with the given config and returns what it registered. Safe to call repeatedly in one
+ * process: each call resets the mocks and reloads the program.
+ */
+export async function renderStack(options: { stack?: string; config: Record<string, string> }): Promise<RenderedStack> {
+  const stack = options.stack ?? "dev";
+  const region = options.config["aws:region"] ?? "us-east-1";
+  const registered: { type: string; name: string; custom: boolean; inputs: any; id: string; state: any }[] = [];
+
+  pulumi.runtime.setAllConfig(options.config);
+  await pulumi.runtime.setMocks(
+    {
+      newResource(args) {
+        const { id, state } = args.custom ? mockResource(args.type, args.name, args.inputs, region) : { id: "", state: {} };
+        const outputs = { ...args.inputs, ...state };
+        registered.push({ type: args.type, name: args.name, custom: !!args.custom, inputs: args.inputs, id, state: outputs });
+        return { id: args.custom ? id : undefined, state: outputs };
+      },
+      call(args) {
+        switch (args.token) {
+          case "aws:index/getCallerIdentity:getCallerIdentity":
+            return { accountId: MOCK_ACCOUNT, arn: `arn:${partitionOf(region)}:iam::${MOCK_ACCOUNT}:user/preview`, userId: "AIDAPREVIEW", id: MOCK_ACCOUNT };
+          case "aws:index/getRegion:getRegion":
+            return { region, name: region, id: region, endpoint: `ec2.${region}.amazonaws.com`, description: region };
+          case "aws:index/getPartition:getPartition": {
+            const partition = partitionOf(region);
+            return { partition, id: partition, dnsSuffix: partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
+          }
+          default:
+            throw new Error(`offline preview has no mock for ${args.token}`);
+        }
+      },
+    },
+    PROJECT,
+    stack,
+    false,
+  );
+
+  for (const key of Object.keys(require.cache)) {
+    if (key.startsWith(PROGRAM_DIR + path.sep)) delete require.cache[key];
+  }
+  const program = require(PROGRAM_DIR);
+  const outputs: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(program)) {
+    outputs[key] = await resolve(value);
+  }
+  await waitForRegistrations();
+
+  const monitor = pulumi.runtime.getMonitor() as any;
+  const urns: string[] = [...monitor.getRegisteredResources().keys()];
+  const resources = registered.map((r) => {
+    const urn = urns.find((u) => u.endsWith(`$${r.type}::${r.name}`) || u.endsWith(`::${r.type}::${r.name}`)) ?? "";
+    return { type: r.type, name: r.name, urn, parent: parentUrn(urn, urns), custom: r.custom, id: r.id, inputs: r.inputs, outputs: r.state };
+  });
+  return { stack, resources, outputs };
+}
+
+/** The URN whose type chain is this URN's chain minus its last type, and whose name is the parent's. */
+function parentUrn(urn: string, urns: string[]): string | undefined {
+  const m = /^(urn:pulumi:[^:]*::[^:]*::)(.*)::([^:]*)$/.exec(urn);
+  if (!m) return undefined;
+  const chain = m[2].split("$");
+  if (chain.length < 2) return undefined;
+  const parentChain = chain.slice(0, -1).join("$");
+  return urns.find((u) => u.startsWith(`${m[1]}${parentChain}::`) && !u.slice(m[1].length + parentChain.length + 2).includes("::"));
+}
+
+async function resolve(value: unknown): Promise<unknown> {
+  if (pulumi.Output.isInstance(value)) return new Promise((r) => (value as pulumi.Output<unknown>).apply((v) => r(v)));
+  return value;
+}
+
+async function waitForRegistrations(): Promise<void> {
+  const settings = require("@pulumi/pulumi/runtime/settings");
+  await settings.waitForRPCs();
+}
