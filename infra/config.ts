@@ -53,9 +53,8 @@ export function isEmailAddress(value: string): boolean {
 
 /**
  * Reads and validates every key. `get` returns the raw string of `sendtime:<key>` or undefined.
- * Returns the config and warnings (combinations that work but deserve a look).
  */
-export function parseStackConfig(get: (key: string) => string | undefined): { config: StackConfig; warnings: string[] } {
+export function parseStackConfig(get: (key: string) => string | undefined): { config: StackConfig } {
   const fail = (key: string, value: string, allowed: string): never => {
     throw new ConfigError(`sendtime:${key} = "${value}" is not valid: ${allowed}`);
   };
@@ -128,14 +127,6 @@ export function parseStackConfig(get: (key: string) => string | undefined): { co
     fail("kmsKeyArn", kmsKeyArn, "a KMS key or alias ARN (arn:aws:kms:<region>:<account>:key/<id>)");
   }
 
-  const warnings: string[] = [];
-  // A plan row without personalization is ~300 bytes; bigger rows make Step Functions cut batches by size.
-  if (batchSize * 300 > stepFunctions.maxBatchBytes) {
-    warnings.push(
-      `sendtime:batchSize = ${batchSize}: batches are also capped at ${stepFunctions.maxBatchBytes} bytes, so rows of over ~${Math.floor(stepFunctions.maxBatchBytes / batchSize)} bytes make them smaller`,
-    );
-  }
-
   return {
     config: {
       senderIdentity,
@@ -154,7 +145,6 @@ export function parseStackConfig(get: (key: string) => string | undefined): { co
       unsubscribe: contactList && topic ? { contactList, topic } : undefined,
       kmsKeyArn,
     },
-    warnings,
   };
 }
 

@@ -9,6 +9,31 @@
 import { CAMPAIGN_PREFIX, RESULTS_PREFIX, sdkIntegrationArn, sesSendEmailTargetArn } from "./naming";
 import { createScheduleRetry, stepFunctions } from "./quotas";
 
+/** One line of plan.jsonl: one schedule. The planner writes it; the state machine reads these fields only. */
+export interface PlanRow {
+  schedule_name: string;
+  /** Local wall-clock time in `timezone`, `YYYY-MM-DDTHH:MM:SS`. */
+  send_at: string;
+  /** IANA zone name, or `UTC` when the local time would be ambiguous. */
+  timezone: string;
+  email: string;
+  template: string;
+  /** Personalization, every value a string. */
+  template_data: Record<string, string>;
+  recipient_id: string;
+  step: number;
+  /** The same instant as send_at + timezone, ISO 8601 in UTC. */
+  utc: string;
+}
+
+/** The fan-out's execution input. */
+export interface FanOutInput {
+  campaign_id: string;
+  plan_bucket: string;
+  plan_key: string;
+  window_minutes: number;
+}
+
 export interface FanOutParameters {
   /** AWS partition of the account, e.g. "aws". */
   partition: string;

@@ -75,9 +75,7 @@ export const alarmTopicArn = alarms.topic.arn;
 function readConfig(): StackConfig {
   const raw = new pulumi.Config("sendtime");
   try {
-    const { config, warnings } = parseStackConfig((key) => raw.get(key));
-    warnings.forEach((w) => pulumi.log.warn(w));
-    return config;
+    return parseStackConfig((key) => raw.get(key)).config;
   } catch (e) {
     // RunError: Pulumi prints the message alone, without a stack trace.
     if (e instanceof ConfigError) throw new pulumi.RunError(e.message);

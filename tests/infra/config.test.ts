@@ -1,0 +1,78 @@
+import * as assert from "assert";
+import { ConfigError, parseStackConfig } from "../../infra/config";
+import { worstCaseBatchSeconds } from "../../infra/quotas";
+import { devConfig } from "../helpers/stack";
+
+/** The dev stack's config as `get(key)`, with overrides. */
+function getter(overrides: Record<string, string | undefined> = {}) {
+  const dev = devConfig();
+  return (key: string) => (key in overrides ? overrides[key] : dev[`sendtime:${key}`]);
+}
+
+function rejects(overrides: Record<string, string | undefined>, message: RegExp) {
+  assert.throws(() => parseStackConfig(getter(overrides)), (e: unknown) => {
+    assert.ok(e instanceof ConfigError, `expected ConfigError, got ${e}`);
+    assert.match(e.message, message);
+    assert.ok(!e.message.includes("\n"), "one line");
+    return true;
+  });
+}
+
+describe("stack config", () => {
+  it("accepts the shipped dev config", () => {
+    const { config } = parseStackConfig(getter());
+    assert.strictEqual(config.senderIdentity, "mail.example.com");
+    assert.strictEqual(config.batchSize, 80);
+    assert.deepStrictEqual(config.unsubscribe, { contactList: "sendtime-dev", topic: "campaigns" });
+  });
+
+  it("applies the documented defaults", () => {
+    const { config } = parseStackConfig((k) => ({ senderIdentity: "example.com", fromAddress: "news@example.com" } as Record<string, string>)[k]);
+    assert.strictEqual(config.createScheduleTps, 5000);
+    assert.strictEqual(config.maxEventAgeSeconds, 7200);
+    assert.strictEqual(config.maxRetryAttempts, 5);
+    assert.strictEqual(config.innerConcurrency, 40);
+    assert.strictEqual(config.alarmEmail, undefined);
+    assert.strictEqual(config.unsubscribe, undefined);
+  });
+
+  it("names the key when a required one is missing", () => rejects({ senderIdentity: undefined }, /^sendtime:senderIdentity is required/));
+
+  it("rejects a value that is not a whole number, naming key, value and range", () =>
+    rejects({ maxConcurrency: "12.5" }, /^sendtime:maxConcurrency = "12.5" is not valid: a whole number from 1 to 10000$/));
+
+  for (const [key, bad, range] of [
+    ["toleratedFailurePercentage", "101", "0 to 100"],
+    ["defaultWindowMinutes", "0", "1 to 1440"],
+    ["defaultWindowMinutes", "1441", "1 to 1440"],
+    ["maxEventAgeSeconds", "59", "60 to 86400"],
+    ["maxEventAgeSeconds", "86401", "60 to 86400"],
+    ["maxRetryAttempts", "186", "0 to 185"],
+    ["innerConcurrency", "41", "1 to 40"],
+    ["createScheduleTps", "0", "1 to 1000000"],
+  ]) {
+    it(`rejects ${key} = ${bad} (allowed ${range})`, () => rejects({ [key]: bad }, new RegExp(`sendtime:${key} = "${bad}" is not valid: a whole number from ${range}`)));
+  }
+
+  it("accepts the API's boundary values", () => {
+    const { config } = parseStackConfig(getter({ defaultWindowMinutes: "1440", maxEventAgeSeconds: "60", maxRetryAttempts: "0", toleratedFailurePercentage: "0" }));
+    assert.strictEqual(config.defaultWindowMinutes, 1440);
+    assert.strictEqual(config.maxRetryAttempts, 0);
+  });
+
+  it("rejects a batch whose worst-case run exceeds the 5-minute EXPRESS limit, saying the largest that fits", () => {
+    assert.ok(worstCaseBatchSeconds(160, 40) > 300 && worstCaseBatchSeconds(120, 40) <= 300);
+    rejects({ batchSize: "160" }, /sendtime:batchSize = "160" is not valid: .*over the 300 s EXPRESS limit; use at most 120$/);
+    assert.strictEqual(parseStackConfig(getter({ batchSize: "120" })).config.batchSize, 120);
+    rejects({ batchSize: "10", innerConcurrency: "1" }, /use at most 3$/);
+  });
+
+  it("rejects a sender identity that is neither a domain nor an address", () => rejects({ senderIdentity: "not a domain" }, /senderIdentity = "not a domain" is not valid/));
+  it("rejects a from address outside the identity", () => rejects({ fromAddress: "news@other.com" }, /fromAddress = "news@other.com" is not valid: an address of the sender identity "mail.example.com"/));
+  it("accepts a from address on a subdomain of the identity", () =>
+    assert.strictEqual(parseStackConfig(getter({ fromAddress: "a@eu.mail.example.com" })).config.fromAddress, "a@eu.mail.example.com"));
+  it("rejects a malformed alarm email", () => rejects({ alarmEmail: "ops at example" }, /alarmEmail = "ops at example" is not valid: an email address/));
+  it("rejects half an unsubscribe setting", () => rejects({ unsubscribeTopic: undefined }, /unsubscribeContactList is set but sendtime:unsubscribeTopic is not/));
+  it("rejects a log retention CloudWatch does not offer", () => rejects({ logRetentionDays: "31" }, /logRetentionDays = "31" is not valid: one of CloudWatch Logs' values/));
+  it("rejects a KMS key that is not an ARN", () => rejects({ kmsKeyArn: "alias/mine" }, /kmsKeyArn = "alias\/mine" is not valid: a KMS key or alias ARN/));
+});

@@ -1,0 +1,249 @@
+import * as assert from "assert";
+import { TextDocument } from "vscode-languageserver-textdocument";
+import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow, RETRYABLE_SCHEDULER_ERRORS } from "../../infra/fanout-definition";
+import { stepFunctions, worstCaseBatchSeconds } from "../../infra/quotas";
+import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
+import { definitionOf, renderWith } from "../helpers/stack";
+
+const aslValidator = require("asl-validator");
+const { getLanguageService } = require("amazon-states-language-service");
+
+const PARAMS: FanOutParameters = {
+  partition: "aws",
+  targetRoleArn: "arn:aws:iam::123456789012:role/target",
+  deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+  resultsBucket: "recipients-bucket",
+  fromAddress: "news@mail.example.com",
+  configurationSetName: "sendtime-dev",
+  listManagement: { contactListName: "sendtime-dev", topicName: "campaigns" },
+  maxConcurrency: 60,
+  batchSize: 3,
+  innerConcurrency: 2,
+  toleratedFailurePercentage: 0,
+  maxEventAgeSeconds: 7200,
+  maxRetryAttempts: 5,
+};
+
+async function languageServiceErrors(definition: object): Promise<string[]> {
+  const ls = getLanguageService({});
+  const doc = TextDocument.create("file:///fanout.asl.json", "json", 1, JSON.stringify(definition, null, 2));
+  const diagnostics = await ls.doValidation(doc, ls.parseJSONDocument(doc));
+  return diagnostics.filter((d: any) => d.severity === 1).map((d: any) => d.message);
+}
+
+/** Every `.$` expression in the definition. */
+function expressions(node: any, out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((n) => expressions(n, out));
+  else if (node && typeof node === "object") {
+    for (const [k, v] of Object.entries(node)) {
+      if (k.endsWith(".$")) out.push(v as string);
+      else expressions(v, out);
+    }
+  }
+  return out;
+}
+
+const PLAN_FIELDS: (keyof PlanRow)[] = ["schedule_name", "send_at", "timezone", "email", "template", "template_data", "recipient_id", "step", "utc"];
+const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes"];
+
+/** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
+class FakeScheduler {
+  groups = new Set<string>();
+  schedules = new Map<string, any>();
+  requests: any[] = [];
+  /** How many times each schedule name is throttled before it goes through. */
+  throttle = new Map<string, { times: number; error: string }>();
+
+  services(plan: string): Services & { results: any[] } {
+    const results: any[] = [];
+    return {
+      results,
+      getObject: (bucket, key) => {
+        assert.deepStrictEqual([bucket, key], ["recipients-bucket", "plans/spring/launch-1.jsonl"]);
+        return plan;
+      },
+      writeResults: (_b, _p, r) => results.push(r),
+      sdk: (service, action, params) => {
+        assert.strictEqual(service, "scheduler");
+        if (action === "createScheduleGroup") {
+          if (this.groups.has(params.Name)) throw new StatesError("Scheduler.ConflictException", "group exists");
+          this.groups.add(params.Name);
+          return { ScheduleGroupArn: `arn:aws:scheduler:us-east-1:123456789012:schedule-group/${params.Name}` };
+        }
+        assert.strictEqual(action, "createSchedule");
+        this.requests.push(params);
+        const t = this.throttle.get(params.Name);
+        if (t && t.times > 0) {
+          t.times--;
+          throw new StatesError(t.error, "Rate exceeded");
+        }
+        const key = `${params.GroupName}/${params.Name}`;
+        if (this.schedules.has(key)) throw new StatesError("Scheduler.ConflictException", "schedule exists");
+        this.schedules.set(key, params);
+        return { ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${key}` };
+      },
+    };
+  }
+}
+
+function planRows(n: number): PlanRow[] {
+  return Array.from({ length: n }, (_, i) => ({
+    schedule_name: `r${i}-1`,
+    send_at: "2026-12-01T09:00:00",
+    timezone: i % 2 ? "America/New_York" : "Asia/Kathmandu",
+    email: `user${i}@example.com`,
+    template: "spring-sale",
+    template_data: { first_name: `Zoë "${i}"`, note: "line1\nline2 \\ back\\slash \u{1F600}", step: "1" },
+    recipient_id: `r${i}`,
+    step: 1,
+    utc: "2026-12-01T14:00:00.000Z",
+  }));
+}
+
+const INPUT: FanOutInput = { campaign_id: "spring", plan_bucket: "recipients-bucket", plan_key: "plans/spring/launch-1.jsonl", window_minutes: 7 };
+const toJsonl = (rows: PlanRow[]) => rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
+
+/** What a valid CreateSchedule request looks like (API reference ranges and patterns). */
+function assertValidCreateSchedule(req: any, row: PlanRow) {
+  assert.match(req.Name, /^[0-9a-zA-Z\-_.]{1,64}$/);
+  assert.match(req.GroupName, /^[0-9a-zA-Z\-_.]{1,64}$/);
+  assert.strictEqual(req.Name, row.schedule_name);
+  assert.strictEqual(req.GroupName, "campaign-spring");
+  assert.strictEqual(req.ScheduleExpression, `at(${row.send_at})`);
+  assert.match(req.ScheduleExpression, /^at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)$/);
+  assert.strictEqual(req.ScheduleExpressionTimezone, row.timezone);
+  assert.deepStrictEqual(req.FlexibleTimeWindow, { Mode: "FLEXIBLE", MaximumWindowInMinutes: 7 });
+  assert.strictEqual(req.ActionAfterCompletion, "DELETE");
+  assert.strictEqual(req.Target.Arn, "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail");
+  assert.strictEqual(req.Target.RoleArn, PARAMS.targetRoleArn);
+  assert.deepStrictEqual(req.Target.DeadLetterConfig, { Arn: PARAMS.deadLetterQueueArn });
+  assert.deepStrictEqual(req.Target.RetryPolicy, { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 });
+  const email = JSON.parse(req.Target.Input);
+  assert.deepStrictEqual(email, {
+    FromEmailAddress: "news@mail.example.com",
+    Destination: { ToAddresses: [row.email] },
+    Content: { Template: { TemplateName: row.template, TemplateData: JSON.stringify(row.template_data) } },
+    ConfigurationSetName: "sendtime-dev",
+    ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
+  });
+  assert.deepStrictEqual(JSON.parse(email.Content.Template.TemplateData), row.template_data);
+}
+
+describe("fan-out definition", () => {
+  it("passes asl-validator (checkPaths, checkArn) and AWS's language service, with and without unsubscribe", async () => {
+    for (const params of [PARAMS, { ...PARAMS, listManagement: undefined }]) {
+      const def = fanOutDefinition(params);
+      const { isValid, errors } = aslValidator(structuredClone(def), { checkPaths: true, checkArn: true });
+      assert.deepStrictEqual(errors, []);
+      assert.ok(isValid);
+      assert.deepStrictEqual(await languageServiceErrors(def), []);
+    }
+  });
+
+  it("the definition the stack deploys passes both validators too", async () => {
+    const def = definitionOf(await renderWith());
+    assert.deepStrictEqual(aslValidator(structuredClone(def), { checkPaths: true, checkArn: true }).errors, []);
+    assert.deepStrictEqual(await languageServiceErrors(def), []);
+  });
+
+  it("reads plan fields and execution-input fields only", () => {
+    const refs = expressions(fanOutDefinition(PARAMS)).flatMap((e) => e.match(/\$\$?(\.[A-Za-z_]+)+/g) ?? []);
+    for (const ref of refs) {
+      const row = /^\$\$\.Map\.Item\.Value\.(\w+)$/.exec(ref);
+      const input = /^\$\.(?:BatchInput\.)?(\w+)$/.exec(ref);
+      const local = ["$.Items", "$.name", "$.group", "$.expression", "$.timezone", "$.window_minutes", "$.email"].includes(ref);
+      assert.ok(
+        (row && PLAN_FIELDS.includes(row[1] as keyof PlanRow)) || (input && INPUT_FIELDS.includes(input[1] as keyof FanOutInput)) || local,
+        `unexpected reference ${ref}`,
+      );
+    }
+  });
+
+  it("is a Distributed Map over JSONL with batched EXPRESS children, sized from config", () => {
+    const fanOut = (fanOutDefinition(PARAMS) as any).States.FanOut;
+    assert.strictEqual(fanOut.ItemReader.ReaderConfig.InputType, "JSONL");
+    assert.deepStrictEqual(fanOut.ItemProcessor.ProcessorConfig, { Mode: "DISTRIBUTED", ExecutionType: "EXPRESS" });
+    assert.strictEqual(fanOut.ItemBatcher.MaxItemsPerBatch, 3);
+    assert.strictEqual(fanOut.ItemBatcher.MaxInputBytesPerBatch, stepFunctions.maxBatchBytes);
+    assert.strictEqual(fanOut.MaxConcurrency, 60);
+    assert.strictEqual(fanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency, 2);
+    assert.strictEqual(fanOut.ResultWriter.Parameters.Bucket, "recipients-bucket");
+  });
+
+  it("retries throttling with capped exponential backoff and full jitter, within the EXPRESS limit", () => {
+    const task = (fanOutDefinition(PARAMS) as any).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule;
+    const [retry] = task.Retry;
+    assert.deepStrictEqual(retry.ErrorEquals, RETRYABLE_SCHEDULER_ERRORS);
+    assert.strictEqual(retry.JitterStrategy, "FULL");
+    assert.ok(retry.MaxDelaySeconds > 0 && retry.BackoffRate > 1);
+    assert.ok(worstCaseBatchSeconds(120, 40) <= stepFunctions.expressMaxSeconds);
+  });
+
+  describe("run on a plan (interpreted)", () => {
+    it("creates exactly one valid schedule per row", () => {
+      const rows = planRows(7);
+      const fake = new FakeScheduler();
+      const services = fake.services(toJsonl(rows));
+      const out = runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
+      assert.strictEqual(out.fan_out.failedItems, 0);
+      assert.deepStrictEqual([...fake.groups], ["campaign-spring"]);
+      assert.strictEqual(fake.schedules.size, 7);
+      assert.strictEqual(fake.requests.length, 7);
+      rows.forEach((row, i) => assertValidCreateSchedule(fake.requests[i], row));
+      // batches of 3; each child reports what it did, not the addresses it handled
+      assert.deepStrictEqual(services.results[0].succeeded, [["created", "created", "created"], ["created", "created", "created"], ["created"]]);
+    });
+
+    it("rides out a throttle storm: every row is scheduled exactly once", () => {
+      const rows = planRows(20);
+      const fake = new FakeScheduler();
+      const errors = RETRYABLE_SCHEDULER_ERRORS;
+      rows.forEach((r, i) => fake.throttle.set(r.schedule_name, { times: i % 11, error: errors[i % errors.length] }));
+      const stats: RunStats = { retries: [] };
+      runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)), stats);
+      assert.strictEqual(fake.schedules.size, 20);
+      for (const r of rows) assert.ok(fake.schedules.has(`campaign-spring/${r.schedule_name}`));
+      assert.strictEqual(stats.retries.length, rows.reduce((n, _, i) => n + (i % 11), 0));
+      assert.ok(Math.max(...stats.retries.map((r) => r.maxDelaySeconds)) <= 10);
+    });
+
+    it("treats an existing group and existing schedules as done (a re-run duplicates nothing)", () => {
+      const rows = planRows(6);
+      const fake = new FakeScheduler();
+      fake.groups.add("campaign-spring");
+      fake.schedules.set("campaign-spring/r2-1", { pre: "existing" });
+      fake.schedules.set("campaign-spring/r5-1", { pre: "existing" });
+      const services = fake.services(toJsonl(rows));
+      const out = runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
+      assert.strictEqual(out.fan_out.failedItems, 0);
+      assert.strictEqual(fake.schedules.size, 6);
+      assert.deepStrictEqual(fake.schedules.get("campaign-spring/r2-1"), { pre: "existing" }, "an existing schedule is left as it is");
+      assert.deepStrictEqual(services.results[0].succeeded.flat(), ["created", "created", "exists", "created", "created", "exists"]);
+      // running the whole thing again changes nothing and fails nothing
+      runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)));
+      assert.strictEqual(fake.schedules.size, 6);
+    });
+
+    it("a row throttled past every retry fails its batch only; a redrive completes the rest exactly once", () => {
+      const rows = planRows(9);
+      const fake = new FakeScheduler();
+      fake.throttle.set("r4-1", { times: 11, error: "Scheduler.ThrottlingException" });
+      const tolerant = fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 50 });
+      const services = fake.services(toJsonl(rows));
+      const out = runStateMachine(tolerant, INPUT, services);
+      assert.strictEqual(out.fan_out.failedItems, 3, "the batch r3..r5 failed");
+      assert.strictEqual(services.results[0].failed[0].error, "Scheduler.ThrottlingException");
+      assert.deepStrictEqual(services.results[0].failed[0].input.Items.map((r: PlanRow) => r.recipient_id), ["r3", "r4", "r5"]);
+      assert.ok(!fake.schedules.has("campaign-spring/r4-1"));
+      runStateMachine(tolerant, INPUT, fake.services(toJsonl(rows)));
+      assert.strictEqual(fake.schedules.size, 9);
+    });
+
+    it("fails the execution when more items fail than tolerated", () => {
+      const rows = planRows(3);
+      const fake = new FakeScheduler();
+      fake.throttle.set("r0-1", { times: 99, error: "Scheduler.ServiceQuotaExceededException" });
+      assert.throws(() => runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows))), /ExceedToleratedFailureThreshold/);
+    });
+  });
+});
