@@ -1,0 +1,77 @@
+/**
+ * npm run bench: speed and memory of the tools on a 1,000,000-row recipient list with a realistic zone mix.
+ * The list is generated once into .bench-cache/ (not committed). Each tool runs in its own process; peak RSS and
+ * run time are reported by a preloaded hook. Targets (issue 4): size-window ≤ 1.5× a bare csv-parse pass, ≤ 150 MB.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+
+const ROOT = path.resolve(__dirname, "..");
+const CACHE = path.join(ROOT, ".bench-cache");
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const FILE = path.join(CACHE, `recipients-${ROWS}.csv`);
+
+/** Share of recipients per zone: a US-heavy list with Europe, India, APAC, and some bad or odd zone values. */
+const ZONE_MIX: [string, number][] = [
+  ["America/New_York", 24], ["America/Chicago", 10], ["America/Denver", 4], ["America/Los_Angeles", 12], ["US/Eastern", 2],
+  ["America/Sao_Paulo", 4], ["America/Mexico_City", 3], ["Europe/London", 8], ["Europe/Paris", 5], ["Europe/Berlin", 5],
+  ["Europe/Madrid", 2], ["Asia/Kolkata", 7], ["Asia/Kathmandu", 1], ["Asia/Tokyo", 4], ["Asia/Singapore", 2],
+  ["Australia/Sydney", 3], ["Australia/Lord_Howe", 0.1], ["Pacific/Kiritimati", 0.1], ["america/chicago", 1],
+  ["", 1.5], ["Mars/Olympus_Mons", 0.3], ["America/New York", 0.5],
+];
+
+function generate(): void {
+  if (fs.existsSync(FILE)) return;
+  fs.mkdirSync(CACHE, { recursive: true });
+  process.stderr.write(`generating ${FILE} …\n`);
+  const total = ZONE_MIX.reduce((s, [, w]) => s + w, 0);
+  const cumulative: [string, number][] = [];
+  let acc = 0;
+  for (const [z, w] of ZONE_MIX) cumulative.push([z, (acc += w / total)]);
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const names = ["Ana", "Bo", "Chloé", "Dmitri", "Eun-ji", "Femi", "Grace \"G\"", "Hiro", "Ines", "Jonas"];
+  const out = fs.openSync(FILE + ".tmp", "w");
+  let chunk = "id,email,timezone,first_name,plan,city\n";
+  for (let i = 0; i < ROWS; i++) {
+    const r = random();
+    const zone = cumulative.find(([, c]) => r <= c)![0];
+    const name = names[i % names.length];
+    const quoted = name.includes('"') ? `"${name.replace(/"/g, '""')}"` : name;
+    chunk += `u${i},user${i}@example.com,${zone},${quoted},${i % 7 ? "basic" : "pro"},"City, ${i % 100}"\n`;
+    if (chunk.length > 1 << 20) {
+      fs.writeSync(out, chunk);
+      chunk = "";
+    }
+  }
+  fs.writeSync(out, chunk);
+  fs.closeSync(out);
+  fs.renameSync(FILE + ".tmp", FILE);
+}
+
+function measure(label: string, script: string, args: string[]): { ms: number; maxRssBytes: number } {
+  const r = spawnSync(process.execPath, ["-r", path.join(__dirname, "bench", "peak-rss.js"), require.resolve("ts-node/dist/bin"), "--transpile-only", script, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const m = /BENCH (\{.*\})/.exec(r.stderr);
+  if (r.status !== 0 || !m) throw new Error(`${label} failed (exit ${r.status}): ${r.stderr.slice(-500)}`);
+  return JSON.parse(m[1]);
+}
+
+function row(label: string, m: { ms: number; maxRssBytes: number }, base?: number) {
+  const rate = Math.round(ROWS / (m.ms / 1000)).toLocaleString("en-US");
+  const ratio = base ? `  ${(m.ms / base).toFixed(2)}× bare parse` : "";
+  process.stdout.write(`${label.padEnd(28)} ${(m.ms / 1000).toFixed(2).padStart(6)} s  ${rate.padStart(10)} rows/s  peak RSS ${Math.round(m.maxRssBytes / 1048576)} MB${ratio}\n`);
+}
+
+generate();
+process.stdout.write(`${ROWS.toLocaleString("en-US")} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`);
+const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
+row("bare csv-parse pass", bare);
+const sized = measure("size-window", "scripts/size-window.ts", ["--recipients", FILE, "--date", "2026-12-01", "--hour", "9", "--step", "+3d", "--json"]);
+row("size-window (2 steps)", sized, bare.ms);
+const ok = sized.ms <= 1.5 * bare.ms && sized.maxRssBytes <= 150 * 1048576;
+process.stdout.write(`size-window targets (≤ 1.5× bare parse, ≤ 150 MB): ${ok ? "met" : "NOT met"}\n`);

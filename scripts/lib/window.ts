@@ -1,0 +1,92 @@
+/**
+ * Flexible-window sizing (DESIGN.md "Window sizing"). Pure.
+ *
+ * With a window of W minutes, Scheduler spreads the sends of an instant t evenly over [t, t + W). Windows of nearby
+ * instants overlap and their rates add. W is the smallest whole number of minutes for which the summed rate never
+ * exceeds the effective TPS.
+ */
+import { scheduler } from "../../infra/quotas";
+
+const MINUTE_MS = 60_000;
+
+/** Reference rule for a single spike: ⌈schedules ÷ TPS ÷ 60⌉ minutes, at least 1. */
+export function volumeWindowMinutes(schedules: number, tps: number): number {
+  return Math.max(scheduler.flexibleWindowMinutes.min, Math.ceil(schedules / (tps * 60)));
+}
+
+export interface EffectiveTps {
+  tps: number;
+  source: string;
+}
+
+/** The rate sends may reach: an explicit TPS, or the lower of the invocation quota and the SES sending rate. */
+export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?: number }): EffectiveTps {
+  if (o.tps !== undefined) return { tps: o.tps, source: "--tps" };
+  const invocation = o.invocationTps ?? scheduler.invocationTps;
+  const invocationSource = o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
+  if (o.sesRate !== undefined && o.sesRate < invocation) return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
+  return { tps: invocation, source: invocationSource };
+}
+
+/** Sends per instant, with the zones behind each. State per distinct instant, never per row. */
+export class InstantHistogram {
+  private readonly byMinute = new Map<number, { count: number; zones: Map<string, number> }>();
+  total = 0;
+
+  add(utcMs: number, zone: string, count = 1): void {
+    const minute = Math.floor(utcMs / MINUTE_MS);
+    let slot = this.byMinute.get(minute);
+    if (!slot) this.byMinute.set(minute, (slot = { count: 0, zones: new Map() }));
+    slot.count += count;
+    slot.zones.set(zone, (slot.zones.get(zone) ?? 0) + count);
+    this.total += count;
+  }
+
+  /** Ascending by time. */
+  instants(): { utcMs: number; count: number; zones: { zone: string; count: number }[] }[] {
+    return [...this.byMinute.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([minute, s]) => ({
+        utcMs: minute * MINUTE_MS,
+        count: s.count,
+        zones: [...s.zones.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([zone, count]) => ({ zone, count })),
+      }));
+  }
+}
+
+export type WindowResult =
+  | { fits: true; windowMinutes: number; peakTps: number }
+  | { fits: false; windowMinutes: number; requiredTps: number };
+
+/**
+ * Most sends whose windows of W minutes overlap at any moment: for each instant, the sends of the instants in
+ * (t − W, t]. `minutes` ascending.
+ */
+function maxOverlappingSends(minutes: number[], counts: number[], w: number): number {
+  let best = 0;
+  let sum = 0;
+  let lo = 0;
+  for (let hi = 0; hi < minutes.length; hi++) {
+    sum += counts[hi];
+    while (minutes[lo] <= minutes[hi] - w) sum -= counts[lo++];
+    if (sum > best) best = sum;
+  }
+  return best;
+}
+
+/** The smallest W (1–1440) whose summed rate stays within `tps`; when none does, the TPS that 1440 would need. */
+export function minimumWindowMinutes(instants: { utcMs: number; count: number }[], tps: number): WindowResult {
+  const minutes = instants.map((i) => Math.floor(i.utcMs / MINUTE_MS));
+  const counts = instants.map((i) => i.count);
+  const { min, max } = scheduler.flexibleWindowMinutes;
+  for (let w = min; w <= max; w++) {
+    const peakTps = maxOverlappingSends(minutes, counts, w) / (w * 60);
+    if (peakTps <= tps) return { fits: true, windowMinutes: w, peakTps };
+  }
+  return { fits: false, windowMinutes: max, requiredTps: Math.ceil(maxOverlappingSends(minutes, counts, max) / (max * 60)) };
+}
+
+/** Seconds to create `schedules` at `createTps`. */
+export function fanOutSeconds(schedules: number, createTps: number): number {
+  return Math.ceil(schedules / createTps);
+}

@@ -1,0 +1,50 @@
+import * as assert from "assert";
+import { effectiveTps, InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/window";
+
+const T0 = Date.UTC(2026, 11, 1, 3, 15);
+const MIN = 60_000;
+
+describe("window sizing", () => {
+  it("the reference example: 500,000 schedules at 5,000 TPS need 2 minutes", () => assert.strictEqual(volumeWindowMinutes(500_000, 5000), 2));
+  it("exact division boundary: 600,000 → 2 minutes, 600,001 → 3", () => {
+    assert.strictEqual(volumeWindowMinutes(600_000, 5000), 2);
+    assert.strictEqual(volumeWindowMinutes(600_001, 5000), 3);
+  });
+  it("never less than the API's 1 minute", () => assert.strictEqual(volumeWindowMinutes(0, 5000), 1));
+
+  it("effective TPS is the lower of the invocation quota and the SES rate, and says which", () => {
+    assert.deepStrictEqual(effectiveTps({}), { tps: 1000, source: "Scheduler invocation quota, default" });
+    assert.deepStrictEqual(effectiveTps({ sesRate: 14 }), { tps: 14, source: "SES maximum send rate, --ses-rate" });
+    assert.deepStrictEqual(effectiveTps({ invocationTps: 500, sesRate: 2000 }), { tps: 500, source: "Scheduler invocation quota, --invocation-tps" });
+    assert.deepStrictEqual(effectiveTps({ tps: 5000, sesRate: 14 }), { tps: 5000, source: "--tps" });
+  });
+
+  it("instants 15 minutes apart (Kathmandu, Kolkata) do not share a window of 15 minutes", () => {
+    const instants = [{ utcMs: T0, count: 90_000 }, { utcMs: T0 + 15 * MIN, count: 90_000 }];
+    assert.deepStrictEqual(minimumWindowMinutes(instants, 100), { fits: true, windowMinutes: 15, peakTps: 100 });
+  });
+
+  it("overlapping windows add up", () => {
+    // 10 minutes apart: a 15-minute window overlaps, so 180,000 sends share [t+10, t+15): needs 30 minutes
+    const instants = [{ utcMs: T0, count: 90_000 }, { utcMs: T0 + 10 * MIN, count: 90_000 }];
+    const r = minimumWindowMinutes(instants, 100);
+    assert.deepStrictEqual(r, { fits: true, windowMinutes: 30, peakTps: 100 });
+  });
+
+  it("when no window up to 1,440 minutes fits, says what TPS would", () => {
+    const r = minimumWindowMinutes([{ utcMs: T0, count: 10_000_000 }], 100);
+    assert.deepStrictEqual(r, { fits: false, windowMinutes: 1440, requiredTps: 116 });
+  });
+
+  it("the histogram keeps one slot per instant and the zones behind it", () => {
+    const h = new InstantHistogram();
+    h.add(T0 + 15 * MIN, "Asia/Kolkata", 2);
+    h.add(T0, "Asia/Kathmandu");
+    h.add(T0 + 15 * MIN + 30_000, "Asia/Calcutta");
+    assert.deepStrictEqual(h.instants(), [
+      { utcMs: T0, count: 1, zones: [{ zone: "Asia/Kathmandu", count: 1 }] },
+      { utcMs: T0 + 15 * MIN, count: 3, zones: [{ zone: "Asia/Kolkata", count: 2 }, { zone: "Asia/Calcutta", count: 1 }] },
+    ]);
+    assert.strictEqual(h.total, 4);
+  });
+});
