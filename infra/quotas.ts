@@ -81,12 +81,12 @@ export function worstCaseBatchSeconds(batchSize: number, innerConcurrency: numbe
 }
 
 /**
- * The most CreateSchedule calls the fan-out can have in flight at once: the Distributed Map's MaxConcurrency
- * (absent or 0 means the service default, 10,000) times the inner Map's (absent or 0 means the inline limit, 40;
- * no inner Map at all means one call per child).
+ * The most CreateSchedule calls a task can have in flight: the product of the MaxConcurrency of every Map around it
+ * (absent or 0: 10,000 for a Distributed Map, 40 for an inline Map; no Map at all: 1).
  */
-export function peakConcurrentCreates(distributedMaxConcurrency: number | undefined, inner: { maxConcurrency?: number } | undefined): number {
-  const outer = distributedMaxConcurrency || stepFunctions.distributedMapDefaultConcurrency;
-  const perChild = inner === undefined ? 1 : inner.maxConcurrency || stepFunctions.inlineMapMaxConcurrency;
-  return outer * perChild;
+export function peakConcurrentCreates(maps: { distributed: boolean; maxConcurrency?: number }[]): number {
+  return maps.reduce(
+    (product, m) => product * (m.maxConcurrency || (m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)),
+    1,
+  );
 }

@@ -3,22 +3,41 @@
  * Renders the stack offline under Pulumi's mocks from Pulumi.<stack>.yaml and prints its resources and outputs.
  */
 import * as pulumi from "@pulumi/pulumi";
+import * as fs from "fs";
+import * as path from "path";
 import { parseFlags, runMain, UsageError } from "./lib/cli";
-import { readStackConfig, RenderedResource, renderStack, StackConfigError } from "./lib/mock-stack";
+import { readStackConfig, RenderedResource, renderStack, ROOT_DIR, StackConfigError } from "./lib/mock-stack";
+import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/policy-runner";
 
 const USAGE = `
-Usage: npm run preview -- [--stack NAME] [--json]
+Usage: npm run preview -- [--stack NAME] [--policy-config FILE] [--no-policy] [--json]
 
-Renders the sendtime stack offline (Pulumi mocks) with the config of Pulumi.<NAME>.yaml and prints every
-resource with its key inputs, and the stack outputs.
+Renders the sendtime stack offline (Pulumi mocks) with the config of Pulumi.<NAME>.yaml, prints every resource
+with its key inputs and the stack outputs, then runs the policy pack (policy/) on it the way
+\`pulumi preview --policy-pack policy\` does: served over gRPC, configured, every resource analyzed.
 
-  --stack NAME   stack whose config to use (default: dev)
-  --json         print {"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[]}}
+  --stack NAME           stack whose config to use (default: dev)
+  --policy-config FILE   policy pack config (default: policy/config/<NAME>.json when it exists)
+  --no-policy            skip the policy pack
+  --json                 print {"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}
+
+Exit codes: 0 ok (advisory findings allowed), 1 a mandatory policy violation, 2 bad flags or config.
 `;
 
 runMain(async () => {
-  const flags = parseFlags(process.argv.slice(2), { stack: { type: "string", default: "dev" }, json: { type: "boolean", default: false } }, USAGE);
+  const flags = parseFlags(
+    process.argv.slice(2),
+    {
+      stack: { type: "string", default: "dev" },
+      "policy-config": { type: "string" },
+      "no-policy": { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+    },
+    USAGE,
+  );
   const stack = flags.stack as string;
+  const policyConfigFile = (flags["policy-config"] as string | undefined) ?? defaultPolicyConfig(stack);
+  const policyConfig = policyConfigFile ? readPolicyConfig(policyConfigFile) : {};
   let rendered;
   try {
     rendered = await renderStack({ stack, config: readStackConfig(stack) });
@@ -27,15 +46,26 @@ runMain(async () => {
     throw e;
   }
   const custom = rendered.resources.filter((r) => r.custom);
+  let violations: Violation[] = [];
+  if (!flags["no-policy"]) {
+    const pack = await ServedPolicyPack.start();
+    try {
+      await pack.configure(policyConfig, policyConfigFile ? path.relative(process.cwd(), policyConfigFile) : "(no policy config)");
+      violations = await pack.analyze(rendered);
+    } finally {
+      pack.close();
+    }
+  }
+  const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
   if (flags.json) {
     const out = {
       stack,
       resources: custom.map((r) => ({ type: r.type, name: r.name, urn: r.urn, inputs: r.inputs })),
       outputs: rendered.outputs,
-      policy: { violations: [] as unknown[] },
+      policy: { pack: flags["no-policy"] ? null : POLICY_DIR_NAME, config: policyConfigFile ? path.relative(ROOT_DIR, policyConfigFile) : null, violations },
     };
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
-    return 0;
+    return mandatory ? 1 : 0;
   }
   const lines = [`Stack ${stack}: ${custom.length} resources (offline preview, mocked account ${"123456789012"})`, ""];
   for (const component of rendered.resources.filter((r) => !r.custom)) {
@@ -45,9 +75,34 @@ runMain(async () => {
   for (const r of custom.filter((c) => !c.parent)) lines.push(`${r.type}  ${r.name}${summary(r)}`);
   lines.push("", "Outputs:");
   for (const [k, v] of Object.entries(rendered.outputs)) lines.push(`  ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+  lines.push("", ...policySummary(violations, flags["no-policy"] as boolean, policyConfigFile));
   process.stdout.write(lines.join("\n") + "\n");
-  return 0;
+  return mandatory ? 1 : 0;
 });
+
+const POLICY_DIR_NAME = path.relative(ROOT_DIR, POLICY_DIR);
+
+function defaultPolicyConfig(stack: string): string | undefined {
+  const file = path.join(POLICY_DIR, "config", `${stack}.json`);
+  return fs.existsSync(file) ? file : undefined;
+}
+
+/** Violations grouped by level, then policy, as the CLI prints them. */
+function policySummary(violations: Violation[], skipped: boolean, configFile: string | undefined): string[] {
+  if (skipped) return ["Policies: skipped (--no-policy)"];
+  const config = configFile ? path.relative(ROOT_DIR, configFile) : "defaults";
+  if (!violations.length) return [`Policies: ${POLICY_DIR_NAME} (config ${config}): no violations`];
+  const lines = [`Policies: ${POLICY_DIR_NAME} (config ${config}): ${violations.length} violation${violations.length === 1 ? "" : "s"}`];
+  for (const level of ["mandatory", "advisory", "remediate"]) {
+    const byPolicy = new Map<string, Violation[]>();
+    for (const v of violations.filter((x) => x.enforcementLevel === level)) byPolicy.set(v.policy, [...(byPolicy.get(v.policy) ?? []), v]);
+    for (const [policy, vs] of byPolicy) {
+      lines.push(`  [${level}] ${policy}`);
+      for (const v of vs) lines.push(`    ${v.message}`);
+    }
+  }
+  return lines;
+}
 
 /** A resource's short scalar inputs, e.g. ` (type=STANDARD)`; long documents are left to --json. */
 function summary(r: RenderedResource): string {

@@ -1,0 +1,185 @@
+/**
+ * Fan-out guards, read from the state machine definition the stack deploys.
+ */
+import { ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
+import { peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
+
+const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
+const CREATE_SCHEDULE = /^arn:aws[a-z-]*:states:::aws-sdk:scheduler:createSchedule$/;
+
+interface MapOnPath {
+  name: string;
+  distributed: boolean;
+  maxConcurrency?: number;
+  /** MaxConcurrencyPath: only known at run time. */
+  dynamic: boolean;
+}
+
+interface CreateScheduleTask {
+  name: string;
+  state: any;
+  maps: MapOnPath[];
+}
+
+/** The definition as an object, or undefined when it is unknown (preview of a new stack) or not JSON. */
+function definitionOf(args: ResourceValidationArgs): any | undefined {
+  if (args.type !== STATE_MACHINE) return undefined;
+  const d = args.props.definition;
+  if (typeof d !== "string") return undefined;
+  try {
+    return JSON.parse(d);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every CreateSchedule task, with the Maps it runs inside (outermost first). */
+function createScheduleTasks(machine: any, maps: MapOnPath[] = [], out: CreateScheduleTask[] = []): CreateScheduleTask[] {
+  for (const [name, state] of Object.entries<any>(machine?.States ?? {})) {
+    if (state.Type === "Task" && CREATE_SCHEDULE.test(String(state.Resource))) out.push({ name, state, maps });
+    if (state.Type === "Map") {
+      const processor = state.ItemProcessor ?? state.Iterator;
+      const map: MapOnPath = {
+        name,
+        distributed: processor?.ProcessorConfig?.Mode === "DISTRIBUTED",
+        maxConcurrency: typeof state.MaxConcurrency === "number" ? state.MaxConcurrency : undefined,
+        dynamic: state.MaxConcurrencyPath !== undefined,
+      };
+      createScheduleTasks(processor, [...maps, map], out);
+    }
+    if (state.Type === "Parallel") for (const branch of state.Branches ?? []) createScheduleTasks(branch, maps, out);
+  }
+  return out;
+}
+
+export interface ConcurrencyConfig {
+  /** The account's CreateSchedule quota in the Region (requests per second). */
+  createScheduleTps?: number;
+  /** Share of the quota the fan-out may use at once; the rest absorbs retries and other callers. */
+  headroom?: number;
+}
+
+const n = (x: number) => x.toLocaleString("en-US");
+
+export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
+  name: "fanout-concurrency-below-quota",
+  description: "The fan-out never has more CreateSchedule calls in flight than createScheduleTps × headroom.",
+  enforcementLevel: "mandatory",
+  configSchema: {
+    properties: {
+      createScheduleTps: { type: "integer", minimum: 1, default: scheduler.createScheduleTps, description: "CreateSchedule quota (TPS) of the account and Region" },
+      headroom: { type: "number", exclusiveMinimum: 0, maximum: 1, default: 0.5, description: "share of the quota the fan-out may use at once" },
+    },
+  },
+  validateResource: (args, report) => {
+    const definition = definitionOf(args);
+    if (!definition) return;
+    const { createScheduleTps = scheduler.createScheduleTps, headroom = 0.5 } = args.getConfig<ConcurrencyConfig>();
+    const limit = Math.floor(createScheduleTps * headroom);
+    for (const task of createScheduleTasks(definition)) {
+      const where = `StateMachine "${args.name}" task "${task.name}"`;
+      const dynamic = task.maps.find((m) => m.dynamic);
+      if (dynamic) {
+        report(`${where}: Map "${dynamic.name}" sets MaxConcurrencyPath, so its CreateSchedule concurrency cannot be checked: set MaxConcurrency (at most ${n(limit)} calls in flight)`);
+        continue;
+      }
+      const peak = peakConcurrentCreates(task.maps);
+      if (peak <= limit) continue;
+      const distributed = task.maps.find((m) => m.distributed);
+      const factors = task.maps
+        .map((m) => `${m.distributed ? "Distributed" : "inline"} Map "${m.name}" MaxConcurrency ${m.maxConcurrency || `unset (${n(m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)})`}`)
+        .join(" × ");
+      const perChild = distributed ? peak / (distributed.maxConcurrency || stepFunctions.distributedMapDefaultConcurrency) : peak;
+      const fix = distributed
+        ? `set the Distributed Map "${distributed.name}" MaxConcurrency to at most ${n(Math.max(1, Math.floor(limit / perChild)))}`
+        : "lower the Maps' MaxConcurrency";
+      report(
+        `${where} can make ${n(peak)} CreateSchedule calls at once (${factors || "no Map"}), above ${n(limit)} (createScheduleTps ${n(createScheduleTps)} × headroom ${headroom}): ${fix}, or raise the quota and createScheduleTps`,
+      );
+    }
+  },
+};
+
+/** A number in range, or a JSONPath (`<key>.$`) that supplies it at run time. */
+function inRangeOrPath(obj: any, key: string, range: { min: number; max: number }): boolean {
+  if (obj && typeof obj[`${key}.$`] === "string") return true;
+  const v = obj?.[key];
+  return Number.isInteger(v) && v >= range.min && v <= range.max;
+}
+
+const RETRY_COVERS_THROTTLING = ["Scheduler.ThrottlingException", "States.ALL", "States.TaskFailed"];
+
+export const fanOutScheduleSafety: ResourceValidationPolicy = {
+  name: "fanout-schedule-safety",
+  description: "Every schedule deletes itself, spreads its sends, retries into a dead-letter queue, and its creation retries throttling.",
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    const definition = definitionOf(args);
+    if (!definition) return;
+    for (const task of createScheduleTasks(definition)) {
+      const where = `StateMachine "${args.name}" task "${task.name}"`;
+      const p = task.state.Parameters ?? task.state.Arguments ?? {};
+      const w = scheduler.flexibleWindowMinutes;
+      if (p.ActionAfterCompletion !== "DELETE") {
+        report(`${where}: ActionAfterCompletion is ${JSON.stringify(p.ActionAfterCompletion ?? "unset")}, so spent schedules pile up toward the ${n(scheduler.maxSchedules)} quota: set "ActionAfterCompletion": "DELETE"`);
+      }
+      const ftw = p.FlexibleTimeWindow;
+      if (ftw?.Mode !== "FLEXIBLE" || !inRangeOrPath(ftw, "MaximumWindowInMinutes", w)) {
+        report(`${where}: FlexibleTimeWindow ${JSON.stringify(ftw ?? "unset")} does not spread sends: use {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": ${w.min}–${n(w.max)}} (size it with scripts/size-window.ts)`);
+      }
+      const retry = p.Target?.RetryPolicy;
+      if (!inRangeOrPath(retry, "MaximumEventAgeInSeconds", scheduler.maxEventAgeSeconds) || !inRangeOrPath(retry, "MaximumRetryAttempts", scheduler.maxRetryAttempts)) {
+        report(`${where}: Target.RetryPolicy ${JSON.stringify(retry ?? "unset")} is outside the API's ranges: MaximumEventAgeInSeconds ${scheduler.maxEventAgeSeconds.min}–${n(scheduler.maxEventAgeSeconds.max)}, MaximumRetryAttempts ${scheduler.maxRetryAttempts.min}–${scheduler.maxRetryAttempts.max}`);
+      }
+      const dlq = p.Target?.DeadLetterConfig;
+      if (!dlq || (typeof dlq.Arn !== "string" && typeof dlq["Arn.$"] !== "string")) {
+        report(`${where}: no Target.DeadLetterConfig, so a send Scheduler gives up on vanishes: set {"DeadLetterConfig": {"Arn": "<SQS queue ARN>"}}`);
+      }
+      const retriers: any[] = task.state.Retry ?? [];
+      if (!retriers.some((r) => (r.ErrorEquals ?? []).some((e: string) => RETRY_COVERS_THROTTLING.includes(e)) && (r.MaxAttempts ?? 3) > 0)) {
+        report(`${where}: no Retry covers Scheduler.ThrottlingException, so one throttle fails the batch: add a Retry with backoff and "JitterStrategy": "FULL"`);
+      }
+    }
+  },
+};
+
+export const fanOutCostPerItem: ResourceValidationPolicy = {
+  name: "fanout-batched-children",
+  description: "A Distributed Map should not start one STANDARD child per recipient (about $75 per million in state transitions).",
+  enforcementLevel: "advisory",
+  validateResource: (args, report) => {
+    const definition = definitionOf(args);
+    if (!definition) return;
+    for (const task of createScheduleTasks(definition)) {
+      for (const m of task.maps.filter((x) => x.distributed)) {
+        const state = findState(definition, m.name);
+        const standard = (state?.ItemProcessor?.ProcessorConfig?.ExecutionType ?? "STANDARD") === "STANDARD";
+        const perItem = !state?.ItemBatcher || state.ItemBatcher.MaxItemsPerBatch === 1;
+        if (standard && perItem) {
+          report(`StateMachine "${args.name}" Map "${m.name}" starts one STANDARD child per item: about $75 per million recipients in state transitions; batch items (ItemBatcher) into EXPRESS children`);
+        }
+      }
+    }
+  },
+};
+
+function findState(machine: any, name: string): any {
+  for (const [n, s] of Object.entries<any>(machine?.States ?? {})) {
+    if (n === name) return s;
+    const inner = findState(s.ItemProcessor ?? s.Iterator, name);
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
+export const stateMachineLogsWithoutAddresses: ResourceValidationPolicy = {
+  name: "fanout-logs-exclude-execution-data",
+  description: "State machine logs leave out execution data: plan rows carry recipient addresses.",
+  enforcementLevel: "advisory",
+  validateResource: (args, report) => {
+    if (args.type !== STATE_MACHINE) return;
+    if (args.props.loggingConfiguration?.includeExecutionData === true) {
+      report(`StateMachine "${args.name}" logs execution data, so recipient addresses land in CloudWatch Logs: set loggingConfiguration.includeExecutionData to false`);
+    }
+  },
+};

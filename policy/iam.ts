@@ -1,0 +1,137 @@
+/**
+ * IAM guards: what the fan-out and Scheduler may do, and who may assume the role Scheduler uses.
+ */
+import { ResourceValidationArgs, ResourceValidationPolicy, ReportViolation } from "@pulumi/policy";
+import { CAMPAIGN_PREFIX, SCHEDULER_SERVICE } from "../infra/naming";
+import {
+  allowedActions,
+  conditionValues,
+  describeStatement,
+  parseDocument,
+  PASS_ROLE,
+  permissionDocuments,
+  SCHEDULER_ACTIONS,
+  SES_SEND_ACTIONS,
+  Statement,
+} from "./iam-document";
+
+const prefix = CAMPAIGN_PREFIX.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+const ARN_HEAD = "^arn:aws[a-z-]*:";
+const CAMPAIGN_SCHEDULE = new RegExp(`${ARN_HEAD}scheduler:[a-z0-9-]+:\\d{12}:schedule/${prefix}[^/]*/.+$`);
+const CAMPAIGN_GROUP = new RegExp(`${ARN_HEAD}scheduler:[a-z0-9-]+:\\d{12}:schedule-group/${prefix}[^/]*$`);
+const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[^*?]+$/;
+const SES_SEND_RESOURCE = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:(identity|configuration-set|template|contact-list)\/.+$/;
+
+/** AWS managed policies that grant Scheduler actions on every resource. */
+const BROAD_MANAGED_POLICIES = /:iam::aws:policy\/(AdministratorAccess|PowerUserAccess|AmazonEventBridgeSchedulerFullAccess)$/;
+
+/** Calls `check` for every Allow statement, in every document the resource attaches, that allows one of `actions`. */
+function forEachGrant(
+  args: ResourceValidationArgs,
+  actions: readonly string[],
+  check: (s: Statement, label: string, allowed: string[]) => void,
+) {
+  for (const doc of permissionDocuments(args.type, args.name, args.props)) {
+    doc.statements.forEach((s, i) => {
+      const allowed = allowedActions(s, actions);
+      if (allowed.length) check(s, `${doc.where} ${describeStatement(s, i)}`, allowed);
+    });
+  }
+}
+
+const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
+
+export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
+  name: "scheduler-actions-scoped-to-campaigns",
+  description: `EventBridge Scheduler permissions are limited to campaign schedules and groups (${CAMPAIGN_PREFIX}*).`,
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    const fix = `list only arn:<partition>:scheduler:<region>:<account>:schedule/${CAMPAIGN_PREFIX}*/* and …:schedule-group/${CAMPAIGN_PREFIX}*`;
+    forEachGrant(args, SCHEDULER_ACTIONS, (s, label, allowed) => {
+      const what = allowed.length > 3 ? `${allowed.length} Scheduler actions` : allowed.join(", ");
+      if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
+      if (s.notResources) return report(`${label} allows ${what} with NotResource, which reaches beyond campaigns: ${fix}`);
+      const outside = (s.resources ?? []).filter((r) => !CAMPAIGN_SCHEDULE.test(r) && !CAMPAIGN_GROUP.test(r));
+      if (outside.length || !s.resources?.length) {
+        report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`);
+      }
+    });
+    const attached = [...(args.type === "aws:iam/role:Role" ? args.props.managedPolicyArns ?? [] : []), args.props.policyArn].filter(
+      (a): a is string => typeof a === "string" && BROAD_MANAGED_POLICIES.test(a),
+    );
+    for (const arn of attached) {
+      report(`${args.type.split(":").pop()} "${args.name}" attaches ${arn}, which allows Scheduler actions on every schedule: attach a policy that ${fix}`);
+    }
+  },
+};
+
+export const passRoleOnlyToScheduler: ResourceValidationPolicy = {
+  name: "passrole-only-to-scheduler",
+  description: `iam:PassRole names specific roles and only passes them to ${SCHEDULER_SERVICE}.`,
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    const condition = `Condition {"StringEquals": {"iam:PassedToService": "${SCHEDULER_SERVICE}"}}`;
+    forEachGrant(args, PASS_ROLE, (s, label) => {
+      if (s.notActions) return report(`${label} uses NotAction and so allows iam:PassRole: name the actions with Action, and pass only named roles with ${condition}`);
+      if (s.notResources) return report(`${label} allows iam:PassRole with NotResource: name the role ARNs in Resource`);
+      const wild = (s.resources ?? []).filter((r) => !ROLE_ARN.test(r));
+      if (wild.length || !s.resources?.length) {
+        report(`${label} allows iam:PassRole on ${quote(wild.length ? wild : ["(no resource)"])}: name the role ARNs (arn:aws:iam::<account>:role/<name>), never a wildcard`);
+      }
+      const services = conditionValues(s, ["StringEquals"], "iam:PassedToService");
+      if (!services || services.length === 0 || services.some((v) => v !== SCHEDULER_SERVICE)) {
+        report(`${label} allows iam:PassRole ${services ? `to ${quote(services)}` : "without an iam:PassedToService condition"}: add ${condition}`);
+      }
+    });
+  },
+};
+
+/** True when a trust statement names the Scheduler service principal. */
+function trustsScheduler(s: Statement): boolean {
+  const service = (s.principal as { Service?: unknown } | undefined)?.Service;
+  return (Array.isArray(service) ? service : [service]).includes(SCHEDULER_SERVICE);
+}
+
+export const schedulerRoleTrust: ResourceValidationPolicy = {
+  name: "scheduler-role-trust",
+  description: `A role EventBridge Scheduler assumes trusts only ${SCHEDULER_SERVICE}, from this account (aws:SourceAccount or aws:SourceArn).`,
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    if (args.type !== "aws:iam/role:Role") return;
+    const statements = parseDocument(args.props.assumeRolePolicy);
+    if (!statements || !statements.some((s) => s.effect === "Allow" && trustsScheduler(s))) return;
+    statements.forEach((s, i) => {
+      if (s.effect !== "Allow") return;
+      const label = `Role "${args.name}" trust ${describeStatement(s, i)}`;
+      const p = s.principal as { Service?: unknown } | string | undefined;
+      const onlyScheduler =
+        typeof p === "object" && p !== null && Object.keys(p).length === 1 && [p.Service].flat().length === 1 && trustsScheduler(s);
+      if (!onlyScheduler) {
+        report(`${label} lets ${JSON.stringify(p)} assume the role Scheduler uses: trust only {"Service": "${SCHEDULER_SERVICE}"}`);
+        return;
+      }
+      const scoped = ["aws:SourceAccount", "aws:SourceArn"].some(
+        (k) => conditionValues(s, ["StringEquals", "StringLike", "ArnEquals", "ArnLike"], k)?.length,
+      );
+      if (!scoped) {
+        report(`${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition {"StringEquals": {"aws:SourceAccount": "<your account id>"}} (or aws:SourceArn)`);
+      }
+    });
+  },
+};
+
+export const sesSendScoped: ResourceValidationPolicy = {
+  name: "ses-send-scoped",
+  description: "SES sending is allowed only on identity, configuration-set, template and contact-list ARNs.",
+  enforcementLevel: "mandatory",
+  validateResource: (args, report: ReportViolation) => {
+    const fix = "list the identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
+    forEachGrant(args, SES_SEND_ACTIONS, (s, label, allowed) => {
+      const what = allowed.filter((a) => a === "ses:SendEmail" || a === "ses:SendTemplatedEmail").join(", ") || allowed.join(", ");
+      if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
+      if (s.notResources) return report(`${label} allows ${what} with NotResource: ${fix}`);
+      const outside = (s.resources ?? []).filter((r) => !SES_SEND_RESOURCE.test(r));
+      if (outside.length || !s.resources?.length) report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}: ${fix}`);
+    });
+  },
+};

@@ -1,0 +1,20 @@
+/** Every policy of the sendtime-guard pack. Tests import this module; only index.ts constructs (and serves) the pack. */
+import { Policies } from "@pulumi/policy";
+import { fanOutConcurrencyBelowQuota, fanOutCostPerItem, fanOutScheduleSafety, stateMachineLogsWithoutAddresses } from "./fanout";
+import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "./iam";
+import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
+
+export const PACK_NAME = "sendtime-guard";
+
+export const policies: Policies = [
+  schedulerActionsScopedToCampaigns,
+  passRoleOnlyToScheduler,
+  schedulerRoleTrust,
+  sesSendScoped,
+  fanOutConcurrencyBelowQuota,
+  fanOutScheduleSafety,
+  fanOutCostPerItem,
+  stateMachineLogsWithoutAddresses,
+  recipientBucketPrivate,
+  recipientBucketRetention,
+];

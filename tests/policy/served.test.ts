@@ -1,0 +1,87 @@
+import * as assert from "assert";
+import * as path from "path";
+import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/policy-runner";
+import { UsageError } from "../../scripts/lib/cli";
+import { renderWith } from "../helpers/stack";
+import { runScript } from "../helpers/cli";
+
+const DEV = path.join(POLICY_DIR, "config", "dev.json");
+
+describe("the policy pack served as the CLI serves it (gRPC)", function () {
+  this.timeout(60_000);
+  let pack: ServedPolicyPack;
+  before(async () => {
+    pack = await ServedPolicyPack.start();
+  });
+  after(() => pack?.close());
+
+  it("offers every policy, with its level", () => {
+    const levels = Object.fromEntries(pack.policies.map((p) => [p.name, p.enforcementLevel]));
+    assert.deepStrictEqual(levels, {
+      "scheduler-actions-scoped-to-campaigns": "mandatory",
+      "passrole-only-to-scheduler": "mandatory",
+      "scheduler-role-trust": "mandatory",
+      "ses-send-scoped": "mandatory",
+      "fanout-concurrency-below-quota": "mandatory",
+      "fanout-schedule-safety": "mandatory",
+      "fanout-batched-children": "advisory",
+      "fanout-logs-exclude-execution-data": "advisory",
+      "recipient-bucket-private": "mandatory",
+      "recipient-bucket-retention": "advisory",
+    });
+  });
+
+  it("the shipped stack with the dev config has no violations", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
+  });
+
+  it("the same stack with maxConcurrency raised above the limit fails, on the state machine", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const violations = await pack.analyze(await renderWith({ maxConcurrency: "63" }));
+    assert.deepStrictEqual(violations.map((v) => [v.policy, v.enforcementLevel, v.urn]), [
+      ["fanout-concurrency-below-quota", "mandatory", "urn:pulumi:dev::sendtime::sendtime:index:FanOut$aws:sfn/stateMachine:StateMachine::fanout"],
+    ]);
+    assert.match(violations[0].message, /2,520 CreateSchedule calls at once .* at most 62/);
+  });
+
+  it("the same stack with a lower quota in the policy config fails", async () => {
+    await pack.configure({ "fanout-concurrency-below-quota": { createScheduleTps: 4000 } }, "low.json");
+    const violations = await pack.analyze(await renderWith());
+    assert.deepStrictEqual(violations.map((v) => v.policy), ["fanout-concurrency-below-quota"]);
+    assert.match(violations[0].message, /above 2,000 \(createScheduleTps 4,000 × headroom 0.5\)/);
+  });
+
+  it("applies the CLI's levels: a policy set to advisory reports as advisory, disabled reports nothing", async () => {
+    await pack.configure({ "fanout-concurrency-below-quota": { enforcementLevel: "advisory", createScheduleTps: 4000 } }, "x.json");
+    assert.deepStrictEqual((await pack.analyze(await renderWith())).map((v) => v.enforcementLevel), ["advisory"]);
+    await pack.configure({ all: "disabled" }, "x.json");
+    assert.deepStrictEqual(await pack.analyze(await renderWith({ maxConcurrency: "500" })), []);
+  });
+
+  it("the prod example config is valid and the shipped stack passes it", async () => {
+    await pack.configure(readPolicyConfig(path.join(POLICY_DIR, "config", "prod.json")), "prod.json");
+    assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
+  });
+
+  it("rejects config the CLI would reject, naming the file and key", async () => {
+    await assert.rejects(pack.configure({ "fanout-concurrency-below-quota": { headroom: 2 } }, "bad.json"), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.strictEqual(e.message, "bad.json: fanout-concurrency-below-quota.headroom = 2: must be at most 1");
+      return true;
+    });
+    await assert.rejects(pack.configure({ "no-such-policy": "advisory" }, "bad.json"), /bad\.json: no policy "no-such-policy" in the pack/);
+    await assert.rejects(pack.configure({ all: "loud" }, "bad.json"), /bad\.json: all = "loud": enforcement level must be one of advisory, mandatory, disabled, remediate/);
+  });
+});
+
+describe("npm run preview with the policy pack", function () {
+  this.timeout(60_000);
+  it("exits 1 on a mandatory violation, listing it under policy.violations", () => {
+    const r = runScript("scripts/preview.ts", ["--json", "--policy-config", "tests/fixtures/policy-low-quota.json"]);
+    assert.strictEqual(r.code, 1, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.deepStrictEqual(out.policy.violations.map((v: any) => [v.policy, v.enforcementLevel]), [["fanout-concurrency-below-quota", "mandatory"]]);
+    assert.ok(out.policy.violations[0].urn.endsWith("::fanout"));
+  });
+});
