@@ -2,6 +2,7 @@
  * npm run bench: speed and memory of the tools on a 1,000,000-row recipient list with a realistic zone mix.
  * The list is generated once into .bench-cache/ (not committed). Each tool runs in its own process; peak RSS and
  * run time are reported by a preloaded hook. Targets (issue 4): size-window ≤ 1.5× a bare csv-parse pass, ≤ 150 MB.
+ * The launcher's dry run (plan + rejects for 2 steps) is timed too; it keeps every id to refuse duplicates.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -73,5 +74,10 @@ const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
 row("bare csv-parse pass", bare);
 const sized = measure("size-window", "scripts/size-window.ts", ["--recipients", FILE, "--date", "2026-12-01", "--hour", "9", "--step", "+3d", "--json"]);
 row("size-window (2 steps)", sized, bare.ms);
+const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", [
+  "--campaign", "bench", "--recipients", FILE, "--template", "welcome", "--date", "2026-12-01", "--hour", "9",
+  "--step", "+3d:followup", "--now", "2026-11-29T00:00:00Z", "--dry-run", "--out", path.join(CACHE, "launch-out"), "--json",
+]);
+row("launch-campaign --dry-run", launched, bare.ms);
 const ok = sized.ms <= 1.5 * bare.ms && sized.maxRssBytes <= 150 * 1048576;
 process.stdout.write(`size-window targets (≤ 1.5× bare parse, ≤ 150 MB): ${ok ? "met" : "NOT met"}\n`);

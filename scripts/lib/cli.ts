@@ -12,6 +12,13 @@ export class FindingsError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
+/** Where a CLI writes: stdout for results, stderr for progress. Tests pass their own. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+export const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+
 /** Parses argv strictly; `--help` prints the usage and exits 0. */
 export function parseFlags<O extends Options>(argv: string[], options: O, usage: string) {
   if (argv.includes("--help") || argv.includes("-h")) {

@@ -1,0 +1,174 @@
+/**
+ * Plans a campaign from a recipient CSV and launches it on a deployed stack. See USAGE.
+ */
+import * as path from "path";
+import { scheduler } from "../infra/quotas";
+import { s3Client, sfnClient } from "./lib/aws";
+import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli";
+import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/launch";
+import { MISSED_POLICIES, MissedPolicy, planCampaign, PlanSummary } from "./lib/plan";
+import { formatDuration } from "./lib/size-window";
+import { readStackOutputs, requireOutputs } from "./lib/stack-outputs";
+import { effectiveTps } from "./lib/window";
+
+const USAGE = `
+Usage: launch-campaign --campaign ID --recipients FILE --template NAME --date YYYY-MM-DD --hour H [--minute M]
+         [--step +3d:TEMPLATE ...] [--default-timezone ZONE] [--missed skip|send-now|next-day] [--grace-minutes G]
+         [--now ISO] [--out DIR] [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
+         [--wait] [--json]
+
+Validates the recipients (columns id and email required, timezone optional, every other column is personalization),
+plans one schedule per recipient per step into DIR/plan.jsonl, writes every other row to DIR/rejects.csv with its
+line and reason, sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.
+
+  --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
+  --default-timezone Z    zone for rows with a missing or unknown zone (default UTC)
+  --missed POLICY         sends due before now + fan-out + margin: skip (default), send-now (within the grace),
+                          next-day (same local time tomorrow)
+  --grace-minutes G       how late send-now may still send (default 60)
+  --margin-minutes M      safety margin after the fan-out's estimated end (default 5)
+  --now ISO               the time to plan against (default: now), for reproducible runs
+  --window-minutes W      use this flexible window instead of sizing one (1-1440)
+  --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
+  --create-tps C          CreateSchedule rate for the fan-out ETA (default: half the stack's createScheduleTps, 2,500)
+  --out DIR               where plan.jsonl, rejects.csv and summary.json go (default out/<campaign>)
+  --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
+  --stack NAME            read the stack outputs with \`pulumi stack output --json\` (needs the Pulumi CLI)
+  --outputs FILE          or from that command's saved JSON; --bucket/--state-machine-arn/--region override
+  --wait                  follow the fan-out to its end (progress on stderr)
+  --json                  print the summary as JSON
+
+AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3 / _SFN.
+Exit codes: 0 ok, 1 not launched or fan-out failures (window does not fit, AWS error, failed rows), 2 bad flags or file.
+`;
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));
+
+/** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const f = parseFlags(
+    argv,
+    {
+      campaign: { type: "string" },
+      recipients: { type: "string" },
+      template: { type: "string" },
+      date: { type: "string" },
+      hour: { type: "string" },
+      minute: { type: "string" },
+      step: { type: "string", multiple: true },
+      "default-timezone": { type: "string" },
+      missed: { type: "string" },
+      "grace-minutes": { type: "string" },
+      "margin-minutes": { type: "string" },
+      now: { type: "string" },
+      "window-minutes": { type: "string" },
+      tps: { type: "string" },
+      "invocation-tps": { type: "string" },
+      "ses-rate": { type: "string" },
+      "create-tps": { type: "string" },
+      out: { type: "string" },
+      "dry-run": { type: "boolean", default: false },
+      "launch-id": { type: "string" },
+      stack: { type: "string" },
+      outputs: { type: "string" },
+      bucket: { type: "string" },
+      "state-machine-arn": { type: "string" },
+      region: { type: "string" },
+      wait: { type: "boolean", default: false },
+      "poll-seconds": { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    USAGE,
+  );
+  const need = (name: "campaign" | "recipients" | "template" | "date") => {
+    const v = f[name];
+    if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
+    return v;
+  };
+  const campaignId = need("campaign");
+  const missed = (f.missed ?? "skip") as MissedPolicy;
+  if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
+  const now = f.now === undefined ? Date.now() : Date.parse(f.now);
+  if (Number.isNaN(now)) throw new UsageError(`--now ${f.now}: expected an ISO 8601 time such as 2026-12-01T08:00:00Z`);
+  if (f.tps !== undefined && (f["invocation-tps"] !== undefined || f["ses-rate"] !== undefined)) {
+    throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
+  }
+  const optionalPositive = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveFlag(name, raw));
+
+  // Stack outputs are needed to launch; a dry run uses them when given (quota, region) but does not require them.
+  const launching = !f["dry-run"];
+  const outputs =
+    launching || f.stack !== undefined || f.outputs !== undefined
+      ? readStackOutputs({ stack: f.stack, outputsFile: f.outputs, overrides: { bucketName: f.bucket, stateMachineArn: f["state-machine-arn"], region: f.region } })
+      : {};
+  const target = launching ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" }) : undefined;
+  const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
+  const progress = (text: string) => io.err(`${text}\n`);
+
+  const summary = await planCampaign({
+    campaignId,
+    file: need("recipients"),
+    outDir: f.out ?? path.join("out", campaignId),
+    template: need("template"),
+    date: need("date"),
+    hour: intFlag("hour", f.hour, 0, 23),
+    minute: intFlag("minute", f.minute, 0, 59, 0),
+    stepFlags: f.step ?? [],
+    defaultTimezone: f["default-timezone"] ?? "UTC",
+    missed,
+    graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60),
+    marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
+    now,
+    createTps: positiveFlag("create-tps", f["create-tps"], (outputs.createScheduleTps ?? scheduler.createScheduleTps) / 2),
+    rate: effectiveTps({ tps: optionalPositive("tps", f.tps), invocationTps: optionalPositive("invocation-tps", f["invocation-tps"]), sesRate: optionalPositive("ses-rate", f["ses-rate"]) }),
+    windowMinutes: f["window-minutes"] === undefined ? undefined : intFlag("window-minutes", f["window-minutes"], scheduler.flexibleWindowMinutes.min, scheduler.flexibleWindowMinutes.max),
+  });
+  const launchId = launchIdFlag ?? summary.planSha256.slice(0, 16);
+  const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching };
+
+  const finish = (code: number, lines: string[]) => {
+    io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : [...formatSummary(summary), ...lines].join("\n") + "\n");
+    return code;
+  };
+  if (!summary.window.fits) {
+    return finish(1, [`Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`]);
+  }
+  if (!launching || !target) return finish(0, ["Dry run: nothing uploaded or started."]);
+  if (summary.schedules === 0) return finish(0, ["Nothing to launch: no schedule in the plan."]);
+
+  const s3 = s3Client(outputs.region);
+  const sfn = sfnClient(outputs.region);
+  const key = await uploadPlan(s3, target.bucketName, campaignId, launchId, summary.files.plan, progress);
+  const name = executionName(campaignId, launchId);
+  const executionArn = await startFanOut(sfn, target.stateMachineArn, name, {
+    campaign_id: campaignId,
+    plan_bucket: target.bucketName,
+    plan_key: key,
+    window_minutes: summary.window.minutes,
+  });
+  Object.assign(report, { plan: { bucket: target.bucketName, key }, execution: { name, arn: executionArn } });
+  const lines = [`Launched: s3://${target.bucketName}/${key} → execution ${name}`, `  ${executionArn}`];
+  if (!f.wait) return finish(0, lines);
+
+  const result = await followFanOut(sfn, executionArn, f["poll-seconds"] === undefined ? 5 : Number(f["poll-seconds"]), progress);
+  report.fanOut = result;
+  const failed = result.items ? result.items.failed + result.items.timedOut + result.items.aborted : 0;
+  lines.push(`Fan-out ${result.status}: ${result.items ? `${result.items.succeeded.toLocaleString("en-US")} of ${result.items.total.toLocaleString("en-US")} rows scheduled, ${failed} failed` : "no Map Run started"}${result.error ? ` (${result.error})` : ""}`);
+  if (result.results) lines.push(`  results (failed batches, for redrive): s3://${result.results.bucket}/${result.results.key}`);
+  return finish(result.status === "SUCCEEDED" && failed === 0 ? 0 : 1, lines);
+}
+
+function formatSummary(s: PlanSummary): string[] {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const reasons = Object.entries(s.rejected.byReason).map(([r, c]) => `${r} ${n(c!)}`).join(", ");
+  return [
+    `Campaign ${s.campaignId}: ${n(s.rows)} rows → ${n(s.recipientsPlanned)} recipients planned, ${n(s.schedules)} schedules; ${n(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}`,
+    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${n(x.schedules)}`).join("; ")}`,
+    `  zones: ${n(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${n(s.zones.canonicalised)} re-cased`,
+    `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${n(s.missed.skipped)} skipped, ${n(s.missed.sentNow)} sent now, ${n(s.missed.movedToNextDay)} moved to the next day`,
+    `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
+    `  window: ${s.window.minutes} minute${s.window.minutes === 1 ? "" : "s"} (${s.window.source}; ${n(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
+    `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${n(s.fanOut.createTps)} CreateSchedule/s`,
+    `  files: ${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…), ${s.files.rejects}, ${s.files.summary}`,
+  ];
+}

@@ -1,0 +1,71 @@
+/**
+ * The deployed stack's outputs, for the operator scripts: from `pulumi stack output --json --stack NAME` when the
+ * Pulumi CLI is installed, from a JSON file (that command's output, saved), or from explicit flags.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import { UsageError } from "./cli";
+
+export interface StackOutputs {
+  bucketName?: string;
+  stateMachineArn?: string;
+  schedulerRoleArn?: string;
+  deadLetterQueueUrl?: string;
+  configurationSetName?: string;
+  fromAddress?: string;
+  scheduleGroupPrefix?: string;
+  region?: string;
+  defaultWindowMinutes?: number;
+  createScheduleTps?: number;
+}
+
+export interface OutputSources {
+  stack?: string;
+  outputsFile?: string;
+  /** Explicit values (flags) win over the stack's. */
+  overrides?: Partial<StackOutputs>;
+}
+
+export function readStackOutputs(s: OutputSources): StackOutputs {
+  let outputs: StackOutputs = {};
+  if (s.stack !== undefined && s.outputsFile !== undefined) throw new UsageError("give --stack or --outputs, not both");
+  if (s.outputsFile !== undefined) outputs = parseOutputs(readFile(s.outputsFile), s.outputsFile);
+  if (s.stack !== undefined) {
+    const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], { encoding: "utf8" });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new UsageError(`--stack ${s.stack}: the Pulumi CLI is not installed here; save \`pulumi stack output --json --stack ${s.stack}\` to a file and pass --outputs FILE`);
+    }
+    if (r.status !== 0) throw new UsageError(`pulumi stack output --stack ${s.stack} failed: ${(r.stderr || "").trim().split("\n").pop()}`);
+    outputs = parseOutputs(r.stdout, `pulumi stack output --stack ${s.stack}`);
+  }
+  for (const [k, v] of Object.entries(s.overrides ?? {})) if (v !== undefined) (outputs as Record<string, unknown>)[k] = v;
+  return outputs;
+}
+
+/** The named outputs, or a UsageError saying which are missing and how to give them. */
+export function requireOutputs<K extends keyof StackOutputs>(o: StackOutputs, keys: K[], flags: Partial<Record<K, string>>): Required<Pick<StackOutputs, K>> {
+  const missing = keys.filter((k) => o[k] === undefined || o[k] === "");
+  if (missing.length) {
+    const how = missing.map((k) => (flags[k] ? `${k} (--${flags[k]})` : k)).join(", ");
+    throw new UsageError(`missing stack outputs: ${how}; give --stack NAME, --outputs FILE, or the flags`);
+  }
+  return o as Required<Pick<StackOutputs, K>>;
+}
+
+function readFile(file: string): string {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UsageError(`${file}: cannot read stack outputs (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
+function parseOutputs(text: string, source: string): StackOutputs {
+  try {
+    const v = JSON.parse(text);
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
+    return v;
+  } catch (e) {
+    throw new UsageError(`${source}: not the JSON of \`pulumi stack output --json\` (${(e as Error).message})`);
+  }
+}

@@ -1,0 +1,303 @@
+import * as assert from "assert";
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as http from "http";
+import * as os from "os";
+import * as path from "path";
+import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { mockClient } from "aws-sdk-client-mock";
+import { fanOutDefinition, PlanRow } from "../../infra/fanout-definition";
+import { isValidSchedulerName } from "../../infra/naming";
+import { main } from "../../scripts/launch-campaign";
+import { UsageError } from "../../scripts/lib/cli";
+import { IANA_ZONE_NAMES } from "../../scripts/lib/iana-zones";
+import { zonedInstant } from "../../scripts/lib/send-time";
+import { sizeRecipientList } from "../../scripts/lib/size-window";
+import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
+import { ROOT } from "../helpers/cli";
+
+const ZONES = "tests/fixtures/zones.csv";
+const CAMPAIGN = "tests/fixtures/campaign.csv";
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-launch-"));
+let runs = 0;
+
+/** Runs the launcher in-process; returns exit code, stdout, stderr, and the files it wrote. */
+async function launch(args: string[]) {
+  const out = path.join(tmp, `run-${++runs}`);
+  let stdout = "", stderr = "";
+  const code = await main([...args, "--out", out], { out: (t) => (stdout += t), err: (t) => (stderr += t) });
+  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
+  const planText = read("plan.jsonl");
+  return { code, stdout, stderr, out, plan: planText ? planText.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PlanRow) : [], planText, rejects: read("rejects.csv"), summary: JSON.parse(read("summary.json") ?? "null") };
+}
+const base = (file: string, ...more: string[]) => ["--campaign", "spring", "--recipients", file, "--template", "spring-sale", "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T12:00:00Z", ...more];
+const dryRun = (file: string, ...more: string[]) => launch([...base(file, ...more), "--dry-run"]);
+
+/** The instant `send_at` + `timezone` denote, and whether it is unambiguous. */
+function denoted(row: PlanRow) {
+  const [d, t] = row.send_at.split("T");
+  const [year, month, day] = d.split("-").map(Number);
+  const [hour, minute, second] = t.split(":").map(Number);
+  const r = zonedInstant(row.timezone, { year, month, day, hour, minute });
+  return { utc: new Date(r.utcMs + second * 1000).toISOString(), fold: r.fold };
+}
+
+describe("launch-campaign: planning (dry run)", () => {
+  it("plans every valid row with send_at + timezone denoting exactly its instant, as size-window computes it", async () => {
+    const r = await dryRun(ZONES, "--step", "+3d:followup");
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(r.plan.length, 20);
+    for (const row of r.plan) {
+      assert.ok(isValidSchedulerName(row.schedule_name), row.schedule_name);
+      assert.match(row.send_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:00$/);
+      assert.ok(row.timezone === "UTC" || IANA_ZONE_NAMES.includes(row.timezone), row.timezone);
+      assert.ok(row.timezone.length <= 50);
+      assert.deepStrictEqual(denoted(row), { utc: row.utc, fold: "exact" });
+      assert.ok(Object.values(row.template_data).every((v) => typeof v === "string"));
+    }
+    const sized = await sizeRecipientList({ file: ZONES, date: "2026-12-01", hour: 9, minute: 0, stepFlags: ["+3d"], defaultTimezone: "UTC", rate: { tps: 1000, source: "" }, createTps: 5000, now: 0 });
+    assert.ok(sized.fits);
+    const fromPlan = new Map<string, number>();
+    for (const row of r.plan) fromPlan.set(row.utc, (fromPlan.get(row.utc) ?? 0) + 1);
+    assert.deepStrictEqual([...fromPlan].sort(), sized.report.instants!.map((i) => [i.utc, i.count]));
+  });
+
+  it("plans the send-time rules per row: zones, links, re-cased and unknown zones", async () => {
+    const r = await dryRun(ZONES, "--default-timezone", "Europe/Paris");
+    const by = Object.fromEntries(r.plan.map((p) => [p.recipient_id, p]));
+    assert.deepStrictEqual([by["kat-1"].send_at, by["kat-1"].timezone, by["kat-1"].utc], ["2026-12-01T09:00:00", "Asia/Kathmandu", "2026-12-01T03:15:00.000Z"]);
+    assert.deepStrictEqual([by["kir-1"].timezone, by["kir-1"].utc], ["Pacific/Kiritimati", "2026-11-30T19:00:00.000Z"]);
+    assert.deepStrictEqual([by["lhi-1"].timezone, by["lhi-1"].utc], ["Australia/Lord_Howe", "2026-11-30T22:00:00.000Z"]);
+    assert.strictEqual(by["use-1"].timezone, "US/Eastern");
+    assert.strictEqual(by["chi-1"].timezone, "America/Chicago");
+    assert.deepStrictEqual([by["unk-1"].timezone, by["emp-1"].timezone], ["Europe/Paris", "Europe/Paris"]);
+    assert.deepStrictEqual(r.summary.zones, { defaultTimezone: "Europe/Paris", defaulted: 2, canonicalised: 1 });
+  });
+
+  it("writes a DST-gap or fall-back send in UTC, so it denotes one instant", async () => {
+    const gap = await launch([...base(ZONES).map((a) => (a === "2026-12-01" ? "2026-03-29" : a === "9" ? "2" : a)), "--minute", "30", "--now", "2026-03-01T00:00:00Z", "--dry-run"]);
+    const paris = gap.plan.find((p) => p.recipient_id === "par-1")!;
+    assert.deepStrictEqual([paris.send_at, paris.timezone, paris.utc], ["2026-03-29T01:30:00", "UTC", "2026-03-29T01:30:00.000Z"]);
+  });
+
+  it("rejects bad rows into rejects.csv with line, id and reason; the summary adds up", async () => {
+    const r = await dryRun(CAMPAIGN);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(
+      r.rejects,
+      [
+        "line,id,reason",
+        "5,a1,duplicate id (first on line 2); a recipient is sent once",
+        "6,,missing id",
+        '7,a3,"invalid email address ""not-an-email"""',
+        "10,a6,2 fields where the header has 5",
+        "",
+      ].join("\n"),
+    );
+    assert.deepStrictEqual(r.summary.rejected, { total: 4, byReason: { "duplicate-id": 1, "missing-id": 1, "invalid-email": 1, "wrong-field-count": 1 } });
+    assert.strictEqual(r.summary.rows, r.summary.recipientsPlanned + r.summary.rejected.total);
+    assert.deepStrictEqual(r.plan.map((p) => p.recipient_id), ["a1", "a2", "a 4/ü", "a5"]);
+    assert.ok(!r.plan.some((p) => p.email === "dup@example.com"), "a duplicate id is never sent twice");
+    assert.match(r.stdout, /^Campaign spring: 8 rows → 4 recipients planned, 4 schedules; 4 rejected/);
+  });
+
+  it("names odd ids stably, validly and uniquely", async () => {
+    const ids = ["a 4/ü", "x".repeat(70), "h.0123456789abcdef0123456789abcdef", "ok_id.1", "ok_id.1-2", "ok_id", "😀", "a-1"];
+    const file = path.join(tmp, "odd.csv");
+    fs.writeFileSync(file, "id,email\n" + ids.map((id, i) => `"${id}",u${i}@example.com`).join("\n") + "\n");
+    const first = await dryRun(file, "--step", "+1d:second");
+    const again = await dryRun(file, "--step", "+1d:second");
+    const names = first.plan.map((p) => p.schedule_name);
+    assert.deepStrictEqual(names, again.plan.map((p) => p.schedule_name), "stable across runs");
+    assert.strictEqual(new Set(names).size, names.length, "unique");
+    for (const n of names) assert.ok(isValidSchedulerName(n), n);
+    assert.deepStrictEqual(names.slice(6, 12), ["ok_id.1-1", "ok_id.1-2", "ok_id.1-2-1", "ok_id.1-2-2", "ok_id-1", "ok_id-2"]);
+    assert.match(names[0], /^h\.[0-9a-f]{32}-1$/);
+    assert.notStrictEqual(names[4], "h.0123456789abcdef0123456789abcdef-1", "an id shaped like a hash is hashed too");
+  });
+
+  it("carries quotes, newlines, backslashes and unicode exactly into the SES TemplateData Scheduler will send", async () => {
+    const r = await dryRun(CAMPAIGN);
+    const requests: any[] = [];
+    runStateMachine(
+      fanOutDefinition({ partition: "aws", targetRoleArn: "arn:aws:iam::123456789012:role/t", deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:d", resultsBucket: "b", fromAddress: "news@example.com", configurationSetName: "cs", maxConcurrency: 60, batchSize: 80, innerConcurrency: 40, toleratedFailurePercentage: 0, maxEventAgeSeconds: 7200, maxRetryAttempts: 5 }),
+      { campaign_id: "spring", plan_bucket: "b", plan_key: "plans/spring/x.jsonl", window_minutes: 1 },
+      {
+        getObject: () => r.planText!,
+        sdk: (_s, action, params) => {
+          if (action === "createSchedule") requests.push(params);
+          if (action !== "createSchedule" && action !== "createScheduleGroup") throw new StatesError("States.Runtime", action);
+          return {};
+        },
+      },
+    );
+    const data = requests.map((q) => JSON.parse(JSON.parse(q.Target.Input).Content.Template.TemplateData));
+    assert.deepStrictEqual(data, [
+      { first_name: "Ann", note: 'He said "hi", then left', step: "1" },
+      { first_name: "Bob", note: "line one\nline two", step: "1" },
+      { first_name: "Odd", note: "odd id → defaulted zone", step: "1" },
+      { first_name: "Eve", note: "back\\slash and 😀", step: "1" },
+    ]);
+  });
+
+  describe("missed send times (now 2026-12-01T10:00Z; New York and Chicago are still ahead)", () => {
+    const at10 = (...more: string[]) => launch([...base(ZONES).map((a) => (a === "2026-11-29T12:00:00Z" ? "2026-12-01T10:00:00Z" : a)), "--dry-run", ...more]);
+    it("skip (default): past sends are rejected as passed, the rest planned", async () => {
+      const r = await at10();
+      assert.deepStrictEqual(r.plan.map((p) => p.recipient_id).sort(), ["chi-1", "nyc-1", "use-1"]);
+      assert.strictEqual(r.summary.rejected.byReason["send-time-passed"], 7);
+      assert.strictEqual(r.summary.missed.skipped, 7);
+      assert.match(r.rejects!, /^3,kat-1,every send time is before 2026-12-01T10:05:0\d\.000Z/m);
+    });
+    it("send-now: late by less than the grace sends at the cutoff (in UTC); later than that is skipped", async () => {
+      const r = await at10("--missed", "send-now", "--grace-minutes", "120");
+      const utc = r.plan.filter((p) => ["unk-1", "emp-1"].includes(p.recipient_id));
+      assert.strictEqual(utc.length, 2, "09:00 UTC is 65 minutes late: within the grace");
+      for (const p of utc) assert.deepStrictEqual([p.timezone, p.send_at], ["UTC", "2026-12-01T10:06:00"]);
+      assert.ok(!r.plan.some((p) => p.recipient_id === "par-1"), "08:00 UTC (Paris) is 125 minutes late: skipped");
+      assert.strictEqual(r.summary.missed.sentNow, 2);
+    });
+    it("next-day: the same local time the next day", async () => {
+      const r = await at10("--missed", "next-day");
+      assert.strictEqual(r.plan.length, 10);
+      const kat = r.plan.find((p) => p.recipient_id === "kat-1")!;
+      assert.deepStrictEqual([kat.send_at, kat.timezone, kat.utc], ["2026-12-02T09:00:00", "Asia/Kathmandu", "2026-12-02T03:15:00.000Z"]);
+      assert.strictEqual(r.plan.find((p) => p.recipient_id === "nyc-1")!.send_at, "2026-12-01T09:00:00", "not missed: unchanged");
+      assert.strictEqual(r.summary.missed.movedToNextDay, 7);
+    });
+  });
+
+  it("rejects a recipient whose personalization cannot fit one batch, keeping the others", async () => {
+    const file = path.join(tmp, "big.csv");
+    fs.writeFileSync(file, `id,email,note\nsmall,s@example.com,hi\nbig,b@example.com,${"é".repeat(140_000)}\n`);
+    const r = await dryRun(file);
+    assert.deepStrictEqual(r.plan.map((p) => p.recipient_id), ["small"]);
+    assert.match(r.rejects!, /^3,big,personalization too large: a plan row must fit a 261120-byte batch and TemplateData 262144 characters$/m);
+  });
+
+  it("drip steps: one schedule per recipient per step, each with its template", async () => {
+    const r = await dryRun(ZONES, "--step", "+3d:followup", "--step", "+36h:last-call");
+    const nyc = r.plan.filter((p) => p.recipient_id === "nyc-1");
+    assert.deepStrictEqual(nyc.map((p) => [p.schedule_name, p.template, p.send_at, p.template_data.step]), [
+      ["nyc-1-1", "spring-sale", "2026-12-01T09:00:00", "1"],
+      ["nyc-1-2", "followup", "2026-12-04T09:00:00", "2"],
+      ["nyc-1-3", "last-call", "2026-12-02T21:00:00", "3"],
+    ]);
+    assert.strictEqual(r.summary.schedules, 30);
+  });
+
+  it("bad input stops with one line and no plan files", async () => {
+    const noEmail = path.join(tmp, "no-email.csv");
+    fs.writeFileSync(noEmail, "id,name\n1,x\n");
+    await assert.rejects(dryRun(noEmail), (e: unknown) => e instanceof UsageError && /no-email\.csv:1: the header needs columns "email"/.test(e.message));
+    await assert.rejects(launch([...base(ZONES).map((a) => (a === "spring" ? "bad id!" : a)), "--dry-run"]), /--campaign: campaign id "bad id!" must be 1–55 characters/);
+    await assert.rejects(launch([...base(ZONES), "--dry-run", "--missed", "later"]), /--missed later: one of skip, send-now, next-day/);
+    await assert.rejects(launch(base(ZONES)), /missing stack outputs: bucketName \(--bucket\), stateMachineArn \(--state-machine-arn\)/);
+  });
+});
+
+describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
+  const s3 = mockClient(S3Client);
+  const sfn = mockClient(SFNClient);
+  const outputsFile = path.join(tmp, "outputs.json");
+  const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
+  fs.writeFileSync(outputsFile, JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn: STATE_MACHINE, region: "us-east-1", createScheduleTps: 5000 }));
+  beforeEach(() => {
+    s3.reset();
+    sfn.reset();
+  });
+  after(() => {
+    s3.restore();
+    sfn.restore();
+  });
+
+  it("uploads plan.jsonl under plans/<campaign>/<launch id>.jsonl and starts the fan-out with the contract input", async () => {
+    s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
+    sfn.on(StartExecutionCommand).resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
+    const r = await launch([...base(ZONES), "--outputs", outputsFile]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const launchId = r.summary.planSha256.slice(0, 16);
+    const put = s3.commandCalls(PutObjectCommand)[0].args[0].input;
+    assert.strictEqual(put.Bucket, "recipients-ce6a540");
+    assert.strictEqual(put.Key, `plans/spring/${launchId}.jsonl`);
+    assert.strictEqual(Buffer.from(put.Body as Uint8Array).toString("utf8"), r.planText);
+    const start = sfn.commandCalls(StartExecutionCommand)[0].args[0].input;
+    assert.strictEqual(start.stateMachineArn, STATE_MACHINE);
+    assert.strictEqual(start.name, `spring-${launchId}`);
+    assert.deepStrictEqual(JSON.parse(start.input!), { campaign_id: "spring", plan_bucket: "recipients-ce6a540", plan_key: `plans/spring/${launchId}.jsonl`, window_minutes: 1 });
+    assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
+  });
+
+  it("the same plan gets the same execution name; a second submit is refused with a clear message", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    sfn.on(StartExecutionCommand).rejects(Object.assign(new Error("Execution Already Exists: 'arn:...'"), { name: "ExecutionAlreadyExists" }));
+    await assert.rejects(launch([...base(ZONES), "--outputs", outputsFile]), /campaign spring: this plan was already launched as execution "spring-[0-9a-f]{16}"; Step Functions refuses to run it twice/);
+  });
+
+  it("an S3 failure names the upload and stops before starting anything", async () => {
+    s3.on(PutObjectCommand).rejects(Object.assign(new Error("Access Denied"), { name: "AccessDenied" }));
+    await assert.rejects(launch([...base(ZONES), "--outputs", outputsFile, "--launch-id", "retry-2"]), /upload of the plan to s3:\/\/recipients-ce6a540\/plans\/spring\/retry-2\.jsonl failed: AccessDenied: Access Denied/);
+    assert.strictEqual(sfn.commandCalls(StartExecutionCommand).length, 0);
+  });
+
+  it("--wait follows the Map Run to its end and says where failed batches were written", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    const executionArn = "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x";
+    sfn.on(StartExecutionCommand).resolves({ executionArn, startDate: new Date() });
+    sfn.on(DescribeExecutionCommand)
+      .resolvesOnce({ status: "RUNNING", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() })
+      .resolves({ status: "SUCCEEDED", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date(), output: JSON.stringify({ fan_out: { ResultWriterDetails: { Bucket: "recipients-ce6a540", Key: "results/abc/manifest.json" } } }) });
+    sfn.on(ListMapRunsCommand).resolves({ mapRuns: [{ mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:abc", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() }] });
+    sfn.on(DescribeMapRunCommand)
+      .resolvesOnce({ itemCounts: { total: 10, succeeded: 4, failed: 0, pending: 6, running: 0, timedOut: 0, aborted: 0, resultsWritten: 0 } } as any)
+      .resolves({ itemCounts: { total: 10, succeeded: 7, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 } } as any);
+    const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--poll-seconds", "0"]);
+    assert.strictEqual(r.code, 1, "failed rows make the exit code 1");
+    assert.match(r.stderr, /\[#{12}\.{18}\] 4\/10 rows, 0 failed/);
+    assert.match(r.stdout, /Fan-out SUCCEEDED: 7 of 10 rows scheduled, 3 failed/);
+    assert.match(r.stdout, /results \(failed batches, for redrive\): s3:\/\/recipients-ce6a540\/results\/abc\/manifest\.json/);
+  });
+});
+
+describe("launch-campaign: the real AWS wire format, against a local endpoint (AWS_ENDPOINT_URL_S3, _SFN)", function () {
+  this.timeout(30_000);
+  it("PUTs the plan path-style and calls AWSStepFunctions.StartExecution with the contract input", async () => {
+    const requests: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        requests.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        if (req.headers["x-amz-target"] === "AWSStepFunctions.StartExecution") {
+          res.setHeader("content-type", "application/x-amz-json-1.0");
+          res.end(JSON.stringify({ executionArn: "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x", startDate: 1.8e9 }));
+        } else {
+          res.setHeader("ETag", '"abc"');
+          res.end();
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const endpoint = `http://127.0.0.1:${(server.address() as any).port}`;
+    const out = path.join(tmp, "wire");
+    const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/launch-campaign.ts", ...base(ZONES), "--out", out, "--bucket", "recipients-ce6a540", "--state-machine-arn", "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev", "--region", "us-east-1"], {
+      cwd: ROOT,
+      env: { ...process.env, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SFN: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" },
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise((r) => child.on("exit", r));
+    server.close();
+    assert.strictEqual(code, 0, stderr);
+    const put = requests.find((q) => q.method === "PUT")!;
+    assert.match(put.url, /^\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl/);
+    assert.strictEqual(put.body, fs.readFileSync(path.join(out, "plan.jsonl"), "utf8"));
+    assert.match(String(put.headers.authorization), /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/s3\/aws4_request/);
+    const start = requests.find((q) => q.headers["x-amz-target"] === "AWSStepFunctions.StartExecution")!;
+    const body = JSON.parse(start.body);
+    assert.strictEqual(body.stateMachineArn, "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev");
+    assert.match(body.name, /^spring-[0-9a-f]{16}$/);
+    assert.deepStrictEqual(Object.keys(JSON.parse(body.input)), ["campaign_id", "plan_bucket", "plan_key", "window_minutes"]);
+  });
+});
