@@ -8,7 +8,7 @@ import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError }
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/launch";
 import { MISSED_POLICIES, MissedPolicy, planCampaign, PlanSummary } from "./lib/plan";
 import { formatDuration } from "./lib/size-window";
-import { readStackOutputs, requireOutputs } from "./lib/stack-outputs";
+import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
 import { effectiveTps } from "./lib/window";
 
 const USAGE = `
@@ -33,8 +33,7 @@ line and reason, sizes the flexible window, then (without --dry-run) uploads the
   --create-tps C          CreateSchedule rate for the fan-out ETA (default: half the stack's createScheduleTps, 2,500)
   --out DIR               where plan.jsonl, rejects.csv and summary.json go (default out/<campaign>)
   --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
-  --stack NAME            read the stack outputs with \`pulumi stack output --json\` (needs the Pulumi CLI)
-  --outputs FILE          or from that command's saved JSON; --bucket/--state-machine-arn/--region override
+${STACK_FLAGS_HELP}
   --wait                  follow the fan-out to its end (progress on stderr)
   --json                  print the summary as JSON
 
@@ -69,11 +68,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       "launch-id": { type: "string" },
-      stack: { type: "string" },
-      outputs: { type: "string" },
-      bucket: { type: "string" },
-      "state-machine-arn": { type: "string" },
-      region: { type: "string" },
+      ...STACK_FLAGS,
       wait: { type: "boolean", default: false },
       "poll-seconds": { type: "string" },
       json: { type: "boolean", default: false },
@@ -97,10 +92,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   // Stack outputs are needed to launch; a dry run uses them when given (quota, region) but does not require them.
   const launching = !f["dry-run"];
-  const outputs =
-    launching || f.stack !== undefined || f.outputs !== undefined
-      ? readStackOutputs({ stack: f.stack, outputsFile: f.outputs, overrides: { bucketName: f.bucket, stateMachineArn: f["state-machine-arn"], region: f.region } })
-      : {};
+  const outputs = launching || f.stack !== undefined || f.outputs !== undefined ? outputsFromFlags(f) : {};
   const target = launching ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" }) : undefined;
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const progress = (text: string) => io.err(`${text}\n`);

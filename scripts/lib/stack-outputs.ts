@@ -43,13 +43,13 @@ export function readStackOutputs(s: OutputSources): StackOutputs {
 }
 
 /** The named outputs, or a UsageError saying which are missing and how to give them. */
-export function requireOutputs<K extends keyof StackOutputs>(o: StackOutputs, keys: K[], flags: Partial<Record<K, string>>): Required<Pick<StackOutputs, K>> {
+export function requireOutputs<K extends keyof StackOutputs>(o: StackOutputs, keys: K[], flags: Partial<Record<K, string>>): StackOutputs & Required<Pick<StackOutputs, K>> {
   const missing = keys.filter((k) => o[k] === undefined || o[k] === "");
   if (missing.length) {
     const how = missing.map((k) => (flags[k] ? `${k} (--${flags[k]})` : k)).join(", ");
     throw new UsageError(`missing stack outputs: ${how}; give --stack NAME, --outputs FILE, or the flags`);
   }
-  return o as Required<Pick<StackOutputs, K>>;
+  return o as StackOutputs & Required<Pick<StackOutputs, K>>;
 }
 
 function readFile(file: string): string {
@@ -68,4 +68,27 @@ function parseOutputs(text: string, source: string): StackOutputs {
   } catch (e) {
     throw new UsageError(`${source}: not the JSON of \`pulumi stack output --json\` (${(e as Error).message})`);
   }
+}
+
+/** The flags every operator script takes to find the deployed stack. */
+export const STACK_FLAGS = {
+  stack: { type: "string" },
+  outputs: { type: "string" },
+  region: { type: "string" },
+  bucket: { type: "string" },
+  "state-machine-arn": { type: "string" },
+  "dlq-url": { type: "string" },
+} as const;
+
+export const STACK_FLAGS_HELP = `  --stack NAME            read the stack outputs with \`pulumi stack output --json\` (needs the Pulumi CLI)
+  --outputs FILE          or from that command's saved JSON
+  --region, --bucket, --state-machine-arn, --dlq-url   override single outputs`;
+
+/** Stack outputs from STACK_FLAGS. */
+export function outputsFromFlags(f: { stack?: string; outputs?: string; region?: string; bucket?: string; "state-machine-arn"?: string; "dlq-url"?: string }): StackOutputs {
+  return readStackOutputs({
+    stack: f.stack,
+    outputsFile: f.outputs,
+    overrides: { region: f.region, bucketName: f.bucket, stateMachineArn: f["state-machine-arn"], deadLetterQueueUrl: f["dlq-url"] },
+  });
 }

@@ -1,0 +1,71 @@
+/**
+ * Moves or removes one recipient's send in a launched campaign. See USAGE.
+ */
+import { schedulerClient } from "./lib/aws";
+import { moveSchedule, removeSchedule, requireCampaign } from "./lib/campaign-ops";
+import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli";
+import { canonicalZone, parseLocalTime } from "./lib/send-time";
+import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
+
+const USAGE = `
+Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM [--timezone ZONE] | --remove)
+                  [--now ISO] [--json] (--stack NAME | --outputs FILE | --region R)
+
+Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a hash for odd ids) in campaign-<ID>.
+  --at       moves it: GetSchedule, then UpdateSchedule with every field kept but the time. The local time is read in
+             --timezone (default: the schedule's own zone) by the send-time rules (a DST gap moves forward, a repeated
+             hour takes the earlier; such times are written in UTC) and must be in the future.
+  --remove   deletes it: that recipient will not get that step.
+  --step N   which step (default 1).
+
+${STACK_FLAGS_HELP}
+
+Exit codes: 0 done, 1 no such schedule or an AWS error, 2 bad flags.
+`;
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const f = parseFlags(
+    argv,
+    {
+      campaign: { type: "string" },
+      recipient: { type: "string" },
+      step: { type: "string" },
+      at: { type: "string" },
+      timezone: { type: "string" },
+      remove: { type: "boolean", default: false },
+      now: { type: "string" },
+      json: { type: "boolean", default: false },
+      ...STACK_FLAGS,
+    },
+    USAGE,
+  );
+  const campaignId = requireCampaign(f.campaign);
+  if (f.recipient === undefined || f.recipient === "") throw new UsageError("--recipient is required (see --help)");
+  const step = intFlag("step", f.step, 1, 999, 1);
+  if ((f.at === undefined) === !f.remove) throw new UsageError("give --at YYYY-MM-DDTHH:MM to move the send, or --remove to delete it");
+  const scheduler = schedulerClient(outputsFromFlags(f).region);
+
+  let report: object;
+  let line: string;
+  if (f.remove) {
+    if (f.timezone !== undefined) throw new UsageError("--timezone goes with --at");
+    report = await removeSchedule(scheduler, { campaignId, recipientId: f.recipient, step });
+    line = `Removed ${campaignId}/${(report as { schedule: string }).schedule}: recipient ${f.recipient} will not get step ${step}.`;
+  } else {
+    const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::00)?$/.exec(f.at!);
+    if (!m) throw new UsageError(`--at ${f.at}: expected local time YYYY-MM-DDTHH:MM`);
+    const at = parseLocalTime(m[1], Number(m[2]), Number(m[3]));
+    if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59) throw new UsageError(`--at ${f.at}: no such time`);
+    const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
+    if (f.timezone !== undefined && !timezone) throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
+    const now = f.now === undefined ? Date.now() : Date.parse(f.now);
+    if (Number.isNaN(now)) throw new UsageError(`--now ${f.now}: expected an ISO 8601 time`);
+    const moved = await moveSchedule(scheduler, { campaignId, recipientId: f.recipient, step, at, timezone, now });
+    report = moved;
+    line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${moved.to.utc}).`;
+  }
+  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : line + "\n");
+  return 0;
+}

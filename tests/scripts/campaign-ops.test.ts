@@ -1,0 +1,278 @@
+import * as assert from "assert";
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as http from "http";
+import * as os from "os";
+import * as path from "path";
+import {
+  DeleteScheduleCommand,
+  DeleteScheduleGroupCommand,
+  GetScheduleCommand,
+  GetScheduleGroupCommand,
+  ListSchedulesCommand,
+  SchedulerClient,
+  UpdateScheduleCommand,
+} from "@aws-sdk/client-scheduler";
+import { DescribeExecutionCommand, DescribeMapRunCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { mockClient } from "aws-sdk-client-mock";
+import { scheduleName } from "../../infra/naming";
+import { main as cancel } from "../../scripts/cancel-campaign";
+import { main as status } from "../../scripts/campaign-status";
+import { main as reschedule } from "../../scripts/reschedule";
+import { FindingsError, UsageError } from "../../scripts/lib/cli";
+import { ROOT } from "../helpers/cli";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-ops-"));
+const SM = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
+const DLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq-226c700";
+const outputs = path.join(tmp, "outputs.json");
+fs.writeFileSync(outputs, JSON.stringify({ stateMachineArn: SM, deadLetterQueueUrl: DLQ, region: "us-east-1" }));
+const notFound = (what: string) => Object.assign(new Error(`${what} does not exist.`), { name: "ResourceNotFoundException" });
+const execArn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:${name}`;
+
+async function run(cli: (argv: string[], io: any) => Promise<number>, args: string[]) {
+  let stdout = "", stderr = "";
+  const code = await cli([...args, "--outputs", outputs], { out: (t: string) => (stdout += t), err: (t: string) => (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+const scheduler = mockClient(SchedulerClient);
+const sfn = mockClient(SFNClient);
+const sqs = mockClient(SQSClient);
+beforeEach(() => [scheduler, sfn, sqs].forEach((m) => m.reset()));
+after(() => [scheduler, sfn, sqs].forEach((m) => m.restore()));
+
+/** Two pages of executions: ours, another campaign whose name shares the prefix, and an older one of ours. */
+function executions() {
+  sfn.on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: undefined }).resolves({
+    executions: [
+      { executionArn: execArn("spring-aaa"), name: "spring-aaa", status: "RUNNING", stateMachineArn: SM, startDate: new Date("2026-11-29T10:00:00Z") },
+      { executionArn: execArn("spring-sale-bbb"), name: "spring-sale-bbb", status: "RUNNING", stateMachineArn: SM, startDate: new Date("2026-11-29T10:00:00Z") },
+    ],
+    nextToken: "page-2",
+  });
+  sfn.on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: "page-2" }).resolves({
+    executions: [{ executionArn: execArn("spring-ccc"), name: "spring-ccc", status: "RUNNING", stateMachineArn: SM, startDate: new Date("2026-11-29T11:00:00Z") }],
+  });
+  for (const [name, campaign] of [["spring-aaa", "spring"], ["spring-sale-bbb", "spring-sale"], ["spring-ccc", "spring"]]) {
+    sfn.on(DescribeExecutionCommand, { executionArn: execArn(name) }).resolves({ executionArn: execArn(name), stateMachineArn: SM, status: "RUNNING", startDate: new Date(), input: JSON.stringify({ campaign_id: campaign }) });
+  }
+}
+
+describe("cancel-campaign", () => {
+  it("stops the campaign's running fan-outs (all pages, not a look-alike campaign's), then deletes the group and waits", async () => {
+    executions();
+    scheduler.on(GetScheduleGroupCommand).resolvesOnce({ Name: "campaign-spring", State: "ACTIVE" }).resolvesOnce({ State: "DELETING" }).rejects(notFound("campaign-spring"));
+    sfn.on(StopExecutionCommand).resolves({ stopDate: new Date() });
+    scheduler.on(DeleteScheduleGroupCommand).resolves({});
+    const r = await run(cancel, ["--campaign", "spring", "--poll-seconds", "0"]);
+    assert.strictEqual(r.code, 0);
+    assert.deepStrictEqual(sfn.commandCalls(StopExecutionCommand).map((c) => c.args[0].input), [
+      { executionArn: execArn("spring-aaa"), error: "sendtime.Cancelled", cause: "campaign spring cancelled" },
+      { executionArn: execArn("spring-ccc"), error: "sendtime.Cancelled", cause: "campaign spring cancelled" },
+    ]);
+    assert.deepStrictEqual(scheduler.commandCalls(DeleteScheduleGroupCommand).map((c) => c.args[0].input), [{ Name: "campaign-spring" }]);
+    assert.strictEqual(scheduler.commandCalls(GetScheduleGroupCommand).length, 3);
+    assert.match(r.stdout, /stopped 2 fan-outs \(spring-aaa, spring-ccc\)\.\n  Schedule group campaign-spring deleted/);
+  });
+
+  it("nothing running and no group: nothing to cancel, exit 0, no mutating call", async () => {
+    sfn.on(ListExecutionsCommand).resolves({ executions: [] });
+    scheduler.on(GetScheduleGroupCommand).rejects(notFound("campaign-spring"));
+    const r = await run(cancel, ["--campaign", "spring"]);
+    assert.strictEqual(r.code, 0);
+    assert.strictEqual(r.stdout, "Campaign spring: nothing to cancel (no running fan-out, no group campaign-spring).\n");
+    assert.strictEqual(sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0);
+  });
+
+  it("--dry-run lists what it would stop and delete and sends no mutating call", async () => {
+    executions();
+    scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
+    const r = await run(cancel, ["--campaign", "spring", "--dry-run"]);
+    assert.strictEqual(r.code, 0);
+    assert.match(r.stdout, /would stop 2 running fan-outs: spring-aaa, spring-ccc\n  and delete schedule group campaign-spring \(ACTIVE\)/);
+    assert.strictEqual(sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0);
+  });
+
+  it("a group still DELETING at the timeout: exit 1, saying schedules may still fire", async () => {
+    sfn.on(ListExecutionsCommand).resolves({ executions: [] });
+    scheduler.on(GetScheduleGroupCommand).resolves({ State: "DELETING" });
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0"]);
+    assert.strictEqual(r.code, 1);
+    assert.strictEqual(scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0, "already being deleted: not deleted again");
+    assert.match(r.stdout, /campaign-spring is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone/);
+  });
+
+  it("throttling that outlasts the SDK's retries is one line naming the call and campaign", async () => {
+    sfn.on(ListExecutionsCommand).resolves({ executions: [] });
+    scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
+    scheduler.on(DeleteScheduleGroupCommand).rejects(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
+    await assert.rejects(run(cancel, ["--campaign", "spring"]), (e: unknown) => e instanceof FindingsError && e.message === "campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded");
+  });
+});
+
+/** A schedule as GetSchedule returns it: every field, including the read-only ones. */
+const SCHEDULE = {
+  Arn: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-spring/a1-1",
+  Name: "a1-1",
+  GroupName: "campaign-spring",
+  ScheduleExpression: "at(2026-12-01T09:00:00)",
+  ScheduleExpressionTimezone: "America/New_York",
+  FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: 7 },
+  ActionAfterCompletion: "DELETE",
+  State: "ENABLED",
+  Description: "sendtime",
+  KmsKeyArn: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+  StartDate: new Date("2026-11-01T00:00:00Z"),
+  EndDate: new Date("2027-01-01T00:00:00Z"),
+  CreationDate: new Date("2026-11-29T10:00:00Z"),
+  LastModificationDate: new Date("2026-11-29T10:00:00Z"),
+  Target: {
+    Arn: "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail",
+    RoleArn: "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b",
+    Input: JSON.stringify({ FromEmailAddress: "news@mail.example.com", Destination: { ToAddresses: ["ann@example.com"] } }),
+    RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 },
+    DeadLetterConfig: { Arn: "arn:aws:sqs:us-east-1:123456789012:scheduler-target-dlq-226c700" },
+  },
+} as const;
+
+describe("reschedule", () => {
+  it("moves a send: UpdateSchedule carries every field GetSchedule returned, with the new time", async () => {
+    scheduler.on(GetScheduleCommand, { Name: "a1-1", GroupName: "campaign-spring" }).resolves(SCHEDULE as any);
+    scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: SCHEDULE.Arn });
+    const r = await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]);
+    assert.strictEqual(r.code, 0);
+    const { Arn, CreationDate, LastModificationDate, ...kept } = SCHEDULE;
+    assert.deepStrictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input, { ...kept, ScheduleExpression: "at(2026-12-02T10:30:00)" });
+    assert.strictEqual(r.stdout, "Moved spring/a1-1 from at(2026-12-01T09:00:00) America/New_York to at(2026-12-02T10:30:00) America/New_York (2026-12-02T15:30:00.000Z).\n");
+  });
+
+  it("reads --at in --timezone, and writes a DST-gap time in UTC", async () => {
+    scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+    await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2027-03-14T02:30", "--timezone", "america/new_york", "--now", "2026-11-29T12:00:00Z"]);
+    const input = scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input;
+    assert.deepStrictEqual([input.ScheduleExpression, input.ScheduleExpressionTimezone], ["at(2027-03-14T07:30:00)", "UTC"]);
+  });
+
+  it("finds an odd id's schedule by the planner's name, for the given step", async () => {
+    scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+    await run(reschedule, ["--campaign", "spring", "--recipient", "a 4/ü", "--step", "2", "--at", "2026-12-05T09:00", "--now", "2026-11-29T12:00:00Z"]);
+    assert.deepStrictEqual(scheduler.commandCalls(GetScheduleCommand)[0].args[0].input, { Name: scheduleName("a 4/ü", 2), GroupName: "campaign-spring" });
+    assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input.Name, scheduleName("a 4/ü", 2));
+  });
+
+  it("refuses a time in the past, changing nothing", async () => {
+    scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-11-29T06:00", "--now", "2026-11-29T12:00:00Z"]), (e: unknown) => e instanceof UsageError && /is not in the future/.test(e.message));
+    assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+  });
+
+  it("a missing schedule is a clear message (exit 1)", async () => {
+    scheduler.on(GetScheduleCommand).rejects(notFound("Schedule a9-1"));
+    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a9", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]), (e: unknown) =>
+      e instanceof FindingsError && e.message === 'campaign spring: no schedule "a9-1" (recipient a9, step 1) in campaign-spring: already sent, removed, or never planned');
+  });
+
+  it("--remove deletes exactly that schedule", async () => {
+    scheduler.on(DeleteScheduleCommand).resolves({});
+    const r = await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]);
+    assert.strictEqual(r.code, 0);
+    assert.deepStrictEqual(scheduler.commandCalls(DeleteScheduleCommand).map((c) => c.args[0].input), [{ Name: "a1-2", GroupName: "campaign-spring" }]);
+    assert.strictEqual(r.stdout, "Removed spring/a1-2: recipient a1 will not get step 2.\n");
+  });
+
+  it("--remove of a missing schedule is a clear message", async () => {
+    scheduler.on(DeleteScheduleCommand).rejects(notFound("Schedule a1-2"));
+    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]), /no schedule "a1-2" \(recipient a1, step 2\) in campaign-spring/);
+  });
+
+  it("needs exactly one of --at and --remove", async () => {
+    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1"]), /give --at YYYY-MM-DDTHH:MM to move the send, or --remove/);
+    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--remove", "--at", "2026-12-02T10:30"]), UsageError);
+  });
+});
+
+describe("campaign-status", () => {
+  function stack(count: number) {
+    scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
+    const all = Array.from({ length: count }, (_, i) => ({ Name: `r${i}-1`, GroupName: "campaign-spring", State: (i % 10 ? "ENABLED" : "DISABLED") as "ENABLED" | "DISABLED" }));
+    scheduler.on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: undefined }).resolves({ Schedules: all.slice(0, 100), NextToken: count > 100 ? "p2" : undefined });
+    scheduler.on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: "p2" }).resolves({ Schedules: all.slice(100) });
+    scheduler.on(GetScheduleCommand).callsFake((input: any) => {
+      const i = Number(/^r(\d+)/.exec(input.Name)![1]);
+      return { Name: input.Name, ScheduleExpression: `at(2026-12-01T0${i % 2 ? 9 : 8}:30:00)`, ScheduleExpressionTimezone: "America/New_York" };
+    });
+    sfn.on(ListExecutionsCommand).resolves({ executions: [{ executionArn: execArn("spring-aaa"), name: "spring-aaa", status: "SUCCEEDED", stateMachineArn: SM, startDate: new Date("2026-11-29T10:00:00Z") }] });
+    sfn.on(DescribeExecutionCommand).resolves({ status: "SUCCEEDED", input: JSON.stringify({ campaign_id: "spring" }) } as any);
+    sfn.on(ListMapRunsCommand).resolves({ mapRuns: [{ mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:x", executionArn: execArn("spring-aaa"), stateMachineArn: SM, startDate: new Date() }] });
+    sfn.on(DescribeMapRunCommand).resolves({ itemCounts: { total: count, succeeded: count - 3, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: count } } as any);
+    sqs.on(GetQueueAttributesCommand, { QueueUrl: DLQ, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }).resolves({ Attributes: { ApproximateNumberOfMessages: "2", ApproximateNumberOfMessagesNotVisible: "1" } });
+  }
+
+  it("counts every page of schedules by state, reads each when few, and shows fan-outs and the DLQ", async () => {
+    stack(150);
+    const r = await run(status, ["--campaign", "spring", "--json"]);
+    const s = JSON.parse(r.stdout);
+    assert.strictEqual(scheduler.commandCalls(ListSchedulesCommand).length, 2);
+    assert.deepStrictEqual(s.schedules, { total: 150, byState: { DISABLED: 15, ENABLED: 135 } });
+    assert.strictEqual(scheduler.commandCalls(GetScheduleCommand).length, 150);
+    assert.deepStrictEqual(s.nextSends, { sampled: 150, estimated: false, byHour: [{ hour: "2026-12-01T13:00Z", count: 75 }, { hour: "2026-12-01T14:00Z", count: 75 }] });
+    assert.deepStrictEqual(s.executions.map((e: any) => [e.name, e.status, e.items.failed]), [["spring-aaa", "SUCCEEDED", 3]]);
+    assert.deepStrictEqual(s.deadLetterQueue, { url: DLQ, visible: 2, inFlight: 1 });
+  });
+
+  it("samples GetSchedule when there are more schedules than --sample, and says it estimates", async () => {
+    stack(150);
+    const r = await run(status, ["--campaign", "spring", "--sample", "20"]);
+    assert.strictEqual(scheduler.commandCalls(GetScheduleCommand).length, 20);
+    assert.match(r.stdout, /pending schedules: 150 \(135 ENABLED, 15 DISABLED\)/);
+    assert.match(r.stdout, /next sends per UTC hour \(estimated from 20 sampled\)/);
+    assert.match(r.stdout, /spring-aaa {2}SUCCEEDED {2}147\/150 rows scheduled, 3 failed, 0 to go/);
+    assert.match(r.stdout, /dead-letter queue \(all campaigns\): 2 messages waiting, 1 in flight/);
+  });
+
+  it("a campaign without a group has no pending schedules", async () => {
+    scheduler.on(GetScheduleGroupCommand).rejects(notFound("campaign-gone"));
+    sfn.on(ListExecutionsCommand).resolves({ executions: [] });
+    sqs.on(GetQueueAttributesCommand).resolves({ Attributes: {} });
+    const r = await run(status, ["--campaign", "gone"]);
+    assert.match(r.stdout, /^Campaign gone: group campaign-gone does not exist\n  pending schedules: 0\n/);
+    assert.strictEqual(scheduler.commandCalls(ListSchedulesCommand).length, 0);
+  });
+});
+
+describe("reschedule over the real wire format, against a local endpoint (AWS_ENDPOINT_URL_SCHEDULER)", function () {
+  this.timeout(30_000);
+  it("GETs the schedule and PUTs it back whole, with the new expression", async () => {
+    const requests: { method: string; url: string; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        requests.push({ method: req.method!, url: req.url!, body });
+        res.setHeader("content-type", "application/json");
+        if (req.method === "GET") res.end(JSON.stringify({ ...SCHEDULE, StartDate: 1793491200, EndDate: 1798761600, CreationDate: 1795946400, LastModificationDate: 1795946400 }));
+        else res.end(JSON.stringify({ ScheduleArn: SCHEDULE.Arn }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const endpoint = `http://127.0.0.1:${(server.address() as any).port}`;
+    const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/reschedule.ts", "--campaign", "spring", "--recipient", "a1", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z", "--region", "us-east-1"], {
+      cwd: ROOT,
+      env: { ...process.env, AWS_ENDPOINT_URL_SCHEDULER: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" },
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise((r) => child.on("exit", r));
+    server.close();
+    assert.strictEqual(code, 0, stderr);
+    assert.deepStrictEqual(requests.map((q) => `${q.method} ${q.url}`), ["GET /schedules/a1-1?groupName=campaign-spring", "PUT /schedules/a1-1"]);
+    const put = JSON.parse(requests[1].body);
+    assert.strictEqual(put.ScheduleExpression, "at(2026-12-02T10:30:00)");
+    assert.strictEqual(put.ScheduleExpressionTimezone, "America/New_York");
+    for (const k of ["GroupName", "FlexibleTimeWindow", "ActionAfterCompletion", "State", "Description", "KmsKeyArn", "StartDate", "EndDate", "Target"]) assert.ok(k in put, k);
+    assert.deepStrictEqual(put.Target, SCHEDULE.Target);
+    assert.ok(!("Arn" in put) && !("CreationDate" in put));
+  });
+});
