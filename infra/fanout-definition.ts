@@ -34,7 +34,22 @@ export interface FanOutInput {
   window_minutes: number;
 }
 
-export interface FanOutParameters {
+/** How the fan-out runs, from the stack config (infra/config.ts). */
+export interface FanOutShape {
+  /** Distributed Map MaxConcurrency: child executions at once. */
+  maxConcurrency: number;
+  /** Plan rows per child execution (ItemBatcher MaxItemsPerBatch). */
+  batchSize: number;
+  /** CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). */
+  innerConcurrency: number;
+  /** Share of items that may fail before the whole Map Run fails. */
+  toleratedFailurePercentage: number;
+  /** Schedule target RetryPolicy. */
+  maxEventAgeSeconds: number;
+  maxRetryAttempts: number;
+}
+
+export interface FanOutParameters extends FanOutShape {
   /** AWS partition of the account, e.g. "aws". */
   partition: string;
   /** Role EventBridge Scheduler assumes to call SES. */
@@ -49,17 +64,6 @@ export interface FanOutParameters {
   configurationSetName: string;
   /** SendEmail ListManagementOptions for one-click unsubscribe, when configured. */
   listManagement?: { contactListName: string; topicName: string };
-  /** Distributed Map MaxConcurrency: child executions at once. */
-  maxConcurrency: number;
-  /** Plan rows per child execution (ItemBatcher MaxItemsPerBatch). */
-  batchSize: number;
-  /** CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). */
-  innerConcurrency: number;
-  /** Share of items that may fail before the whole Map Run fails. */
-  toleratedFailurePercentage: number;
-  /** Schedule target RetryPolicy. */
-  maxEventAgeSeconds: number;
-  maxRetryAttempts: number;
 }
 
 /** Errors worth retrying: the service is busy or briefly broken. Anything else fails the row's batch. */

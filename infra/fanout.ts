@@ -1,9 +1,10 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { fanOutDefinition } from "./fanout-definition";
+import { fanOutDefinition, FanOutShape } from "./fanout-definition";
 import { ArnScope, campaignGroupsArn, campaignSchedulesArn, PLANS_PREFIX, RESULTS_PREFIX, SCHEDULER_SERVICE } from "./naming";
 
-export interface FanOutArgs {
+/** `FanOutShape`: MaxConcurrency, batch size, inner concurrency, tolerated failures, retry policy (infra/config.ts). */
+export interface FanOutArgs extends FanOutShape {
   /** The account and Region the state machine acts in. */
   scope: pulumi.Input<ArnScope>;
   /** The recipient bucket: plans are read from `plans/`, results written to `results/`. */
@@ -18,13 +19,6 @@ export interface FanOutArgs {
   configurationSetName: pulumi.Input<string>;
   contactListName?: pulumi.Input<string>;
   unsubscribeTopic?: string;
-  /** Fan-out shape; see infra/config.ts. */
-  maxConcurrency: number;
-  batchSize: number;
-  innerConcurrency: number;
-  toleratedFailurePercentage: number;
-  maxEventAgeSeconds: number;
-  maxRetryAttempts: number;
   /** Days the execution logs are kept. */
   logRetentionDays: number;
   /** KMS key of the bucket, when it has a customer-managed one. */

@@ -33,6 +33,12 @@ function definitionOf(args: ResourceValidationArgs): any | undefined {
   }
 }
 
+/** The deployed definition and its CreateSchedule tasks; none when the definition is unknown or not ours. */
+function tasksOf(args: ResourceValidationArgs): { definition: any; tasks: CreateScheduleTask[] } {
+  const definition = definitionOf(args);
+  return { definition, tasks: definition ? createScheduleTasks(definition) : [] };
+}
+
 /** Every CreateSchedule task, with the Maps it runs inside (outermost first). */
 function createScheduleTasks(machine: any, maps: MapOnPath[] = [], out: CreateScheduleTask[] = []): CreateScheduleTask[] {
   for (const [name, state] of Object.entries<any>(machine?.States ?? {})) {
@@ -72,11 +78,9 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
     },
   },
   validateResource: (args, report) => {
-    const definition = definitionOf(args);
-    if (!definition) return;
     const { createScheduleTps = scheduler.createScheduleTps, headroom = 0.5 } = args.getConfig<ConcurrencyConfig>();
     const limit = Math.floor(createScheduleTps * headroom);
-    for (const task of createScheduleTasks(definition)) {
+    for (const task of tasksOf(args).tasks) {
       const where = `StateMachine "${args.name}" task "${task.name}"`;
       const dynamic = task.maps.find((m) => m.dynamic);
       if (dynamic) {
@@ -114,9 +118,7 @@ export const fanOutScheduleSafety: ResourceValidationPolicy = {
   description: "Every schedule deletes itself, spreads its sends, retries into a dead-letter queue, and its creation retries throttling.",
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
-    const definition = definitionOf(args);
-    if (!definition) return;
-    for (const task of createScheduleTasks(definition)) {
+    for (const task of tasksOf(args).tasks) {
       const where = `StateMachine "${args.name}" task "${task.name}"`;
       const p = task.state.Parameters ?? task.state.Arguments ?? {};
       const w = scheduler.flexibleWindowMinutes;
@@ -148,16 +150,14 @@ export const fanOutCostPerItem: ResourceValidationPolicy = {
   description: "A Distributed Map should not start one STANDARD child per recipient (about $75 per million in state transitions).",
   enforcementLevel: "advisory",
   validateResource: (args, report) => {
-    const definition = definitionOf(args);
-    if (!definition) return;
-    for (const task of createScheduleTasks(definition)) {
-      for (const m of task.maps.filter((x) => x.distributed)) {
-        const state = findState(definition, m.name);
-        const standard = (state?.ItemProcessor?.ProcessorConfig?.ExecutionType ?? "STANDARD") === "STANDARD";
-        const perItem = !state?.ItemBatcher || state.ItemBatcher.MaxItemsPerBatch === 1;
-        if (standard && perItem) {
-          report(`StateMachine "${args.name}" Map "${m.name}" starts one STANDARD child per item: about $75 per million recipients in state transitions; batch items (ItemBatcher) into EXPRESS children`);
-        }
+    const { definition, tasks } = tasksOf(args);
+    const maps = new Set(tasks.flatMap((t) => t.maps.filter((m) => m.distributed).map((m) => m.name)));
+    for (const name of maps) {
+      const state = findState(definition, name);
+      const standard = (state?.ItemProcessor?.ProcessorConfig?.ExecutionType ?? "STANDARD") === "STANDARD";
+      const perItem = !state?.ItemBatcher || state.ItemBatcher.MaxItemsPerBatch === 1;
+      if (standard && perItem) {
+        report(`StateMachine "${args.name}" Map "${name}" starts one STANDARD child per item: about $75 per million recipients in state transitions; batch items (ItemBatcher) into EXPRESS children`);
       }
     }
   },

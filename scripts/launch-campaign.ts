@@ -4,12 +4,12 @@
 import * as path from "path";
 import { scheduler } from "../infra/quotas";
 import { s3Client, sfnClient } from "./lib/aws";
+import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/campaign-flags";
 import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli";
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/launch";
 import { MISSED_POLICIES, MissedPolicy, planCampaign, PlanSummary } from "./lib/plan";
 import { formatDuration } from "./lib/size-window";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
-import { effectiveTps } from "./lib/window";
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE --template NAME --date YYYY-MM-DD --hour H [--minute M]
@@ -51,19 +51,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       campaign: { type: "string" },
       recipients: { type: "string" },
       template: { type: "string" },
-      date: { type: "string" },
-      hour: { type: "string" },
-      minute: { type: "string" },
-      step: { type: "string", multiple: true },
-      "default-timezone": { type: "string" },
+      ...SEND_TIME_FLAGS,
       missed: { type: "string" },
       "grace-minutes": { type: "string" },
       "margin-minutes": { type: "string" },
-      now: { type: "string" },
       "window-minutes": { type: "string" },
-      tps: { type: "string" },
-      "invocation-tps": { type: "string" },
-      "ses-rate": { type: "string" },
+      ...RATE_FLAGS,
       "create-tps": { type: "string" },
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
@@ -75,7 +68,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     },
     USAGE,
   );
-  const need = (name: "campaign" | "recipients" | "template" | "date") => {
+  const need = (name: "campaign" | "recipients" | "template") => {
     const v = f[name];
     if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
     return v;
@@ -83,12 +76,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const campaignId = need("campaign");
   const missed = (f.missed ?? "skip") as MissedPolicy;
   if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
-  const now = f.now === undefined ? Date.now() : Date.parse(f.now);
-  if (Number.isNaN(now)) throw new UsageError(`--now ${f.now}: expected an ISO 8601 time such as 2026-12-01T08:00:00Z`);
-  if (f.tps !== undefined && (f["invocation-tps"] !== undefined || f["ses-rate"] !== undefined)) {
-    throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
-  }
-  const optionalPositive = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveFlag(name, raw));
+  const now = nowFromFlag(f.now);
+  const rate = rateFromFlags(f);
 
   // Stack outputs are needed to launch; a dry run uses them when given (quota, region) but does not require them.
   const launching = !f["dry-run"];
@@ -102,17 +91,13 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     file: need("recipients"),
     outDir: f.out ?? path.join("out", campaignId),
     template: need("template"),
-    date: need("date"),
-    hour: intFlag("hour", f.hour, 0, 23),
-    minute: intFlag("minute", f.minute, 0, 59, 0),
-    stepFlags: f.step ?? [],
-    defaultTimezone: f["default-timezone"] ?? "UTC",
+    ...sendTimeFromFlags(f),
     missed,
     graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60),
     marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
     createTps: positiveFlag("create-tps", f["create-tps"], (outputs.createScheduleTps ?? scheduler.createScheduleTps) / 2),
-    rate: effectiveTps({ tps: optionalPositive("tps", f.tps), invocationTps: optionalPositive("invocation-tps", f["invocation-tps"]), sesRate: optionalPositive("ses-rate", f["ses-rate"]) }),
+    rate,
     windowMinutes: f["window-minutes"] === undefined ? undefined : intFlag("window-minutes", f["window-minutes"], scheduler.flexibleWindowMinutes.min, scheduler.flexibleWindowMinutes.max),
   });
   const launchId = launchIdFlag ?? summary.planSha256.slice(0, 16);

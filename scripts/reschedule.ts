@@ -3,6 +3,7 @@
  */
 import { schedulerClient } from "./lib/aws";
 import { moveSchedule, removeSchedule, requireCampaign } from "./lib/campaign-ops";
+import { nowFromFlag } from "./lib/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli";
 import { canonicalZone, parseLocalTime } from "./lib/send-time";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
@@ -60,9 +61,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59) throw new UsageError(`--at ${f.at}: no such time`);
     const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
     if (f.timezone !== undefined && !timezone) throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
-    const now = f.now === undefined ? Date.now() : Date.parse(f.now);
-    if (Number.isNaN(now)) throw new UsageError(`--now ${f.now}: expected an ISO 8601 time`);
-    const moved = await moveSchedule(scheduler, { campaignId, recipientId: f.recipient, step, at, timezone, now });
+    const moved = await moveSchedule(scheduler, { campaignId, recipientId: f.recipient, step, at, timezone, now: nowFromFlag(f.now) });
     report = moved;
     line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${moved.to.utc}).`;
   }

@@ -3,9 +3,10 @@
  * See USAGE.
  */
 import { scheduler } from "../infra/quotas";
+import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/campaign-flags";
 import { FindingsError, intFlag, parseFlags, positiveFlag, runMain, UsageError } from "./lib/cli";
 import { formatDuration, formatReport, sizeRecipientList, WindowReport } from "./lib/size-window";
-import { effectiveTps, fanOutSeconds, volumeWindowMinutes } from "./lib/window";
+import { fanOutSeconds, volumeWindowMinutes } from "./lib/window";
 
 const USAGE = `
 Usage:
@@ -34,30 +35,15 @@ runMain(async () => {
     process.argv.slice(2),
     {
       schedules: { type: "string" },
-      tps: { type: "string" },
-      "invocation-tps": { type: "string" },
-      "ses-rate": { type: "string" },
+      ...RATE_FLAGS,
       "create-tps": { type: "string" },
       recipients: { type: "string" },
-      date: { type: "string" },
-      hour: { type: "string" },
-      minute: { type: "string" },
-      step: { type: "string", multiple: true },
-      "default-timezone": { type: "string" },
-      now: { type: "string" },
+      ...SEND_TIME_FLAGS,
       json: { type: "boolean", default: false },
     },
     USAGE,
   );
-  const optionalPositive = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveFlag(name, raw));
-  if (f.tps !== undefined && (f["invocation-tps"] !== undefined || f["ses-rate"] !== undefined)) {
-    throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
-  }
-  const rate = effectiveTps({
-    tps: optionalPositive("tps", f.tps),
-    invocationTps: optionalPositive("invocation-tps", f["invocation-tps"]),
-    sesRate: optionalPositive("ses-rate", f["ses-rate"]),
-  });
+  const rate = rateFromFlags(f);
   const createTps = positiveFlag("create-tps", f["create-tps"] as string | undefined, scheduler.createScheduleTps);
 
   let report: WindowReport;
@@ -71,19 +57,7 @@ runMain(async () => {
     }
     report = { mode: "volume", schedules, effectiveTps: rate.tps, effectiveTpsSource: rate.source, windowMinutes, createTps, fanOutSeconds: fanOutSeconds(schedules, createTps) };
   } else if (f.recipients !== undefined) {
-    const now = f.now === undefined ? Date.now() : Date.parse(f.now as string);
-    if (Number.isNaN(now)) throw new UsageError(`--now ${f.now}: expected an ISO 8601 time such as 2026-12-01T08:00:00Z`);
-    const sized = await sizeRecipientList({
-      file: f.recipients as string,
-      date: requiredFlag(f.date as string | undefined, "date"),
-      hour: intFlag("hour", f.hour as string | undefined, 0, 23),
-      minute: intFlag("minute", f.minute as string | undefined, 0, 59, 0),
-      stepFlags: (f.step as string[] | undefined) ?? [],
-      defaultTimezone: (f["default-timezone"] as string | undefined) ?? "UTC",
-      rate,
-      createTps,
-      now,
-    });
+    const sized = await sizeRecipientList({ file: f.recipients, ...sendTimeFromFlags(f), rate, createTps, now: nowFromFlag(f.now) });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
     report = sized.report;
   } else {
@@ -93,11 +67,6 @@ runMain(async () => {
   process.stdout.write(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
   return 0;
 });
-
-function requiredFlag(value: string | undefined, name: string): string {
-  if (value === undefined) throw new UsageError(`--${name} is required with --recipients`);
-  return value;
-}
 
 function tooLarge(requiredTps: number, tps: number): string {
   const campaigns = Math.ceil(requiredTps / tps);

@@ -87,24 +87,13 @@ export class ServedPolicyPack {
     const resources = stack.resources.filter((r) => r.custom);
     const violations: Violation[] = [];
     for (const r of resources) {
-      const req = new analyzerProto.AnalyzeRequest();
-      req.setType(r.type);
-      req.setName(r.name);
-      req.setUrn(r.urn);
-      req.setProperties(toStruct(r.inputs));
-      req.setOptions(resourceOptions(r));
-      const res = await call(this.client, "analyze", req);
+      const res = await call(this.client, "analyze", describe(new analyzerProto.AnalyzeRequest(), r, r.inputs));
       violations.push(...diagnostics(res, r.urn));
     }
     const stackReq = new analyzerProto.AnalyzeStackRequest();
     stackReq.setResourcesList(
       resources.map((r) => {
-        const ar = new analyzerProto.AnalyzerResource();
-        ar.setType(r.type);
-        ar.setName(r.name);
-        ar.setUrn(r.urn);
-        ar.setProperties(toStruct(r.outputs));
-        ar.setOptions(resourceOptions(r));
+        const ar = describe(new analyzerProto.AnalyzerResource(), r, r.outputs);
         if (r.parent) ar.setParent(r.parent);
         ar.setDependenciesList(dependenciesOf(r, resources));
         return ar;
@@ -125,6 +114,16 @@ function call(client: any, method: string, request: unknown): Promise<any> {
 }
 
 const toStruct = (value: Record<string, unknown>) => structProto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value ?? {})));
+
+/** Type, name, URN, properties and options: what Analyze (inputs) and AnalyzeStack (outputs) both carry. */
+function describe(message: any, r: RenderedResource, properties: Record<string, unknown>) {
+  message.setType(r.type);
+  message.setName(r.name);
+  message.setUrn(r.urn);
+  message.setProperties(toStruct(properties));
+  message.setOptions(resourceOptions(r));
+  return message;
+}
 
 /** The options the CLI sends with every resource; without them the pack refuses to analyze. */
 function resourceOptions(r: RenderedResource) {
