@@ -2,6 +2,7 @@
  * The stack's configuration (namespace `sendtime:`), typed and validated. A bad value stops `pulumi up` with one
  * line naming the key, the value and what is allowed.
  */
+import { SES_NAME } from "./naming";
 import { scheduler, stepFunctions, worstCaseBatchSeconds } from "./quotas";
 
 export interface StackConfig {
@@ -45,7 +46,6 @@ export class ConfigError extends Error {}
 const EMAIL = /^[^\s@<>(),;:"\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|alias\/[A-Za-z0-9/_-]+)$/;
-const SES_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function isEmailAddress(value: string): boolean {
   return EMAIL.test(value);

@@ -66,6 +66,21 @@ export function campaignGroupsArn(s: ArnScope): string {
   return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule-group/${CAMPAIGN_PREFIX}*`;
 }
 
+const escaped = CAMPAIGN_PREFIX.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+const CAMPAIGN_SCHEDULE_ARN = new RegExp(`^arn:aws[a-z-]*:scheduler:[a-z0-9-]+:\\d{12}:schedule/${escaped}[^/]*/.+$`);
+const CAMPAIGN_GROUP_ARN = new RegExp(`^arn:aws[a-z-]*:scheduler:[a-z0-9-]+:\\d{12}:schedule-group/${escaped}[^/]*$`);
+
+/**
+ * Whether an IAM Resource stays within campaigns: a schedule of a `campaign-*` group, or a `campaign-*` group
+ * (wildcards allowed only after the prefix). The matcher for what campaignSchedulesArn/campaignGroupsArn generate.
+ */
+export function isCampaignScopedArn(resource: string): boolean {
+  return CAMPAIGN_SCHEDULE_ARN.test(resource) || CAMPAIGN_GROUP_ARN.test(resource);
+}
+
+/** SES resource names (templates, contact lists, topics): 1–64 of A-Z a-z 0-9 _ -. */
+export const SES_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
 /** The EventBridge Scheduler universal target that calls SES v2 SendEmail. */
 export function sesSendEmailTargetArn(partition: string): string {
   return `arn:${partition}:scheduler:::aws-sdk:sesv2:sendEmail`;

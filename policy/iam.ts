@@ -2,7 +2,7 @@
  * IAM guards: what the fan-out and Scheduler may do, and who may assume the role Scheduler uses.
  */
 import { ResourceValidationArgs, ResourceValidationPolicy, ReportViolation } from "@pulumi/policy";
-import { CAMPAIGN_PREFIX, SCHEDULER_SERVICE } from "../infra/naming";
+import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/naming";
 import {
   allowedActions,
   conditionValues,
@@ -15,10 +15,6 @@ import {
   Statement,
 } from "./iam-document";
 
-const prefix = CAMPAIGN_PREFIX.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
-const ARN_HEAD = "^arn:aws[a-z-]*:";
-const CAMPAIGN_SCHEDULE = new RegExp(`${ARN_HEAD}scheduler:[a-z0-9-]+:\\d{12}:schedule/${prefix}[^/]*/.+$`);
-const CAMPAIGN_GROUP = new RegExp(`${ARN_HEAD}scheduler:[a-z0-9-]+:\\d{12}:schedule-group/${prefix}[^/]*$`);
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[^*?]+$/;
 const SES_SEND_RESOURCE = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:(identity|configuration-set|template|contact-list)\/.+$/;
 
@@ -51,7 +47,7 @@ export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
       const what = allowed.length > 3 ? `${allowed.length} Scheduler actions` : allowed.join(", ");
       if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
       if (s.notResources) return report(`${label} allows ${what} with NotResource, which reaches beyond campaigns: ${fix}`);
-      const outside = (s.resources ?? []).filter((r) => !CAMPAIGN_SCHEDULE.test(r) && !CAMPAIGN_GROUP.test(r));
+      const outside = (s.resources ?? []).filter((r) => !isCampaignScopedArn(r));
       if (outside.length || !s.resources?.length) {
         report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`);
       }

@@ -9,7 +9,7 @@ import { createHash, Hash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { isEmailAddress } from "../../infra/config";
-import { campaignIdProblem, scheduleName } from "../../infra/naming";
+import { campaignIdProblem, scheduleName, SES_NAME } from "../../infra/naming";
 import { ses, stepFunctions } from "../../infra/quotas";
 import { UsageError } from "./cli";
 import { openRecipientCsv } from "./recipients";
@@ -27,8 +27,6 @@ const STEP_KEY = "step";
 
 /** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
 export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
-
-const TEMPLATE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface PlanOptions {
   campaignId: string;
@@ -83,7 +81,7 @@ interface Decision {
 export async function planCampaign(o: PlanOptions): Promise<PlanSummary> {
   const idProblem = campaignIdProblem(o.campaignId);
   if (idProblem) throw new UsageError(`--campaign: ${idProblem}`);
-  if (!TEMPLATE_NAME.test(o.template)) throw new UsageError(`--template ${o.template}: an SES template name, 1–64 of A-Z a-z 0-9 _ -`);
+  if (!SES_NAME.test(o.template)) throw new UsageError(`--template ${o.template}: an SES template name, 1–64 of A-Z a-z 0-9 _ -`);
   const base = parseLocalTime(o.date, o.hour, o.minute);
   if (typeof base === "string") throw new UsageError(base);
   const steps = campaignSteps(o.template, o.stepFlags);

@@ -6,6 +6,7 @@
  * distinct zone, never per row.
  */
 import { IANAZone } from "luxon";
+import { SES_NAME } from "../../infra/naming";
 import { IANA_ZONE_NAMES } from "./iana-zones";
 
 const MINUTE = 60_000;
@@ -127,12 +128,12 @@ export interface Step {
   template?: string;
 }
 
-const STEP_FLAG = /^\+(\d{1,3})([dh])(?::([A-Za-z0-9_-]{1,64}))?$/;
+const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
 
 /** Parses `+3d`, `+3d:followup`, `+12h:reminder`. Offsets are from step 1. Returns an error message for bad input. */
 export function parseStep(raw: string, number: number): Step | string {
   const m = STEP_FLAG.exec(raw);
-  if (!m || Number(m[1]) === 0) return `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`;
+  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3]))) return `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`;
   return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
 }
 
