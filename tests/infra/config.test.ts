@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { ConfigError, parseStackConfig } from "../../infra/config";
+import { ConfigError, isEmailAddress, parseStackConfig } from "../../infra/config";
 import { worstCaseBatchSeconds } from "../../infra/quotas";
 import { devConfig } from "../helpers/stack";
 
@@ -72,6 +72,10 @@ describe("stack config", () => {
   it("accepts a from address on a subdomain of the identity", () =>
     assert.strictEqual(parseStackConfig(getter({ fromAddress: "a@eu.mail.example.com" })).config.fromAddress, "a@eu.mail.example.com"));
   it("rejects a malformed alarm email", () => rejects({ alarmEmail: "ops at example" }, /alarmEmail = "ops at example" is not valid: an email address/));
+  it("accepts the addresses SES takes and refuses the rest", () => {
+    for (const ok of ["first.last+tag@sub.example.co.uk", "o'brien@example.com", "x@xn--bcher-kva.example"]) assert.ok(isEmailAddress(ok), ok);
+    for (const bad of ["ü@example.com", "a@bücher.example", "a..b@example.com", ".a@example.com", "a@example", "a b@example.com", "a@-example.com", "<a@example.com>"]) assert.ok(!isEmailAddress(bad), bad);
+  });
   it("rejects half an unsubscribe setting", () => rejects({ unsubscribeTopic: undefined }, /unsubscribeContactList is set but sendtime:unsubscribeTopic is not/));
   it("rejects a log retention CloudWatch does not offer", () => rejects({ logRetentionDays: "31" }, /logRetentionDays = "31" is not valid: one of CloudWatch Logs' values/));
   it("rejects a KMS key that is not an ARN", () => rejects({ kmsKeyArn: "alias/mine" }, /kmsKeyArn = "alias\/mine" is not valid: a KMS key or alias ARN/));
