@@ -6,7 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
 import { parseFlags, runMain, UsageError } from "./lib/cli";
-import { readStackConfig, RenderedResource, renderStack, ROOT_DIR, StackConfigError } from "./lib/mock-stack";
+import { MOCK_ACCOUNT, readStackConfig, RenderedResource, renderStack, ROOT_DIR, StackConfigError } from "./lib/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/policy-runner";
 
 const USAGE = `
@@ -67,7 +67,7 @@ runMain(async () => {
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
     return mandatory ? 1 : 0;
   }
-  const lines = [`Stack ${stack}: ${custom.length} resources (offline preview, mocked account ${"123456789012"})`, ""];
+  const lines = [`Stack ${stack}: ${custom.length} resources (offline preview, mocked account ${MOCK_ACCOUNT})`, ""];
   for (const component of rendered.resources.filter((r) => !r.custom)) {
     lines.push(`${component.type.split(":").pop()} ${component.name}`);
     for (const r of custom.filter((c) => c.parent === component.urn)) lines.push(`  ${r.type}  ${r.name}${summary(r)}`);

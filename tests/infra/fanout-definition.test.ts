@@ -176,7 +176,8 @@ describe("fan-out definition", () => {
     assert.deepStrictEqual(retry.ErrorEquals, RETRYABLE_SCHEDULER_ERRORS);
     assert.strictEqual(retry.JitterStrategy, "FULL");
     assert.ok(retry.MaxDelaySeconds > 0 && retry.BackoffRate > 1);
-    assert.ok(worstCaseBatchSeconds(120, 40) <= stepFunctions.expressMaxSeconds);
+    assert.strictEqual(retry.MaxAttempts, 16);
+    assert.ok(worstCaseBatchSeconds(80, 40) <= stepFunctions.expressMaxSeconds);
   });
 
   describe("run on a plan (interpreted)", () => {
@@ -198,13 +199,13 @@ describe("fan-out definition", () => {
       const rows = planRows(20);
       const fake = new FakeScheduler();
       const errors = RETRYABLE_SCHEDULER_ERRORS;
-      rows.forEach((r, i) => fake.throttle.set(r.schedule_name, { times: i % 11, error: errors[i % errors.length] }));
+      rows.forEach((r, i) => fake.throttle.set(r.schedule_name, { times: i % 17, error: errors[i % errors.length] }));
       const stats: RunStats = { retries: [] };
       runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)), stats);
       assert.strictEqual(fake.schedules.size, 20);
       for (const r of rows) assert.ok(fake.schedules.has(`campaign-spring/${r.schedule_name}`));
-      assert.strictEqual(stats.retries.length, rows.reduce((n, _, i) => n + (i % 11), 0));
-      assert.ok(Math.max(...stats.retries.map((r) => r.maxDelaySeconds)) <= 10);
+      assert.strictEqual(stats.retries.length, rows.reduce((n, _, i) => n + (i % 17), 0));
+      assert.ok(Math.max(...stats.retries.map((r) => r.maxDelaySeconds)) <= 8);
     });
 
     it("treats an existing group and existing schedules as done (a re-run duplicates nothing)", () => {
@@ -227,7 +228,7 @@ describe("fan-out definition", () => {
     it("a row throttled past every retry fails its batch only; a redrive completes the rest exactly once", () => {
       const rows = planRows(9);
       const fake = new FakeScheduler();
-      fake.throttle.set("r4-1", { times: 11, error: "Scheduler.ThrottlingException" });
+      fake.throttle.set("r4-1", { times: 17, error: "Scheduler.ThrottlingException" });
       const tolerant = fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 50 });
       const services = fake.services(toJsonl(rows));
       const out = runStateMachine(tolerant, INPUT, services);
