@@ -2,6 +2,7 @@ import * as assert from "assert";
 import * as path from "path";
 import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/policy-runner";
 import { UsageError } from "../../scripts/lib/cli";
+import { readStackConfig, renderStack } from "../../scripts/lib/mock-stack";
 import { renderWith } from "../helpers/stack";
 import { runScript } from "../helpers/cli";
 
@@ -59,9 +60,13 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.deepStrictEqual(await pack.analyze(await renderWith({ maxConcurrency: "500" })), []);
   });
 
-  it("the prod example config is valid and the shipped stack passes it", async () => {
+  it("the prod example stack passes the prod policy config; dev's stack too; prod's stack fails dev's quota", async () => {
+    const prodStack = await renderStack({ stack: "prod", config: readStackConfig("prod") });
     await pack.configure(readPolicyConfig(path.join(POLICY_DIR, "config", "prod.json")), "prod.json");
+    assert.deepStrictEqual(await pack.analyze(prodStack), []);
     assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    assert.deepStrictEqual((await pack.analyze(prodStack)).map((v) => v.policy), ["fanout-concurrency-below-quota"]);
   });
 
   it("rejects config the CLI would reject, naming the file and key", async () => {

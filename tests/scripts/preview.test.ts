@@ -19,6 +19,6 @@ describe("npm run preview", () => {
   it("names the missing stack file and exits 2", () => {
     const r = runScript("scripts/preview.ts", ["--stack", "nope"]);
     assert.strictEqual(r.code, 2);
-    assert.strictEqual(r.stderr.trim(), "error: Pulumi.nope.yaml: no such stack config file (stacks: dev)");
+    assert.strictEqual(r.stderr.trim(), "error: Pulumi.nope.yaml: no such stack config file (stacks: dev, prod)");
   });
 });
