@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as path from "path";
 import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/policy-runner";
 import { UsageError } from "../../scripts/lib/cli";
-import { readStackConfig, renderStack } from "../../scripts/lib/mock-stack";
+import { listStacks, readStackConfig, renderStack } from "../../scripts/lib/mock-stack";
 import { renderWith } from "../helpers/stack";
 import { runScript } from "../helpers/cli";
 
@@ -77,6 +77,16 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     });
     await assert.rejects(pack.configure({ "no-such-policy": "advisory" }, "bad.json"), /bad\.json: no policy "no-such-policy" in the pack/);
     await assert.rejects(pack.configure({ all: "loud" }, "bad.json"), /bad\.json: all = "loud": enforcement level must be one of advisory, mandatory, disabled, remediate/);
+  });
+});
+
+describe("stack and policy config agree", () => {
+  it("each stack's createScheduleTps is the quota its policy config checks against", () => {
+    for (const stack of listStacks()) {
+      const file = path.join(POLICY_DIR, "config", `${stack}.json`);
+      const policyTps = (readPolicyConfig(file)["fanout-concurrency-below-quota"] as { createScheduleTps: number }).createScheduleTps;
+      assert.strictEqual(Number(readStackConfig(stack)["sendtime:createScheduleTps"]), policyTps, stack);
+    }
   });
 });
 
