@@ -95,7 +95,7 @@ function policySummary(violations: Violation[], skipped: boolean, configFile: st
   const lines = [`Policies: ${POLICY_DIR_NAME} (config ${config}): ${violations.length} violation${violations.length === 1 ? "" : "s"}`];
   for (const level of ["mandatory", "advisory", "remediate"]) {
     const byPolicy = new Map<string, Violation[]>();
-    for (const v of violations.filter((x) => x.enforcementLevel === level)) byPolicy.set(v.policy, [...(byPolicy.get(v.policy) ?? []), v]);
+    for (const v of violations.filter((x) => x.enforcementLevel === level)) byPolicy.set(v.policyName, [...(byPolicy.get(v.policyName) ?? []), v]);
     for (const [policy, vs] of byPolicy) {
       lines.push(`  [${level}] ${policy}`);
       for (const v of vs) lines.push(`    ${v.message}`);

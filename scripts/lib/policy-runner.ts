@@ -23,8 +23,10 @@ export const POLICY_DIR = path.join(ROOT_DIR, "policy");
 const LEVELS = ["advisory", "mandatory", "disabled", "remediate"] as const;
 type Level = (typeof LEVELS)[number];
 
+/** As the Pulumi CLI names a policy event's fields. */
 export interface Violation {
-  policy: string;
+  policyName: string;
+  policyPackName: string;
   enforcementLevel: Level;
   message: string;
   description: string;
@@ -145,7 +147,8 @@ function diagnostics(res: any, urn: string): Violation[] {
     const description = d.getDescription();
     const message: string = d.getMessage();
     return {
-      policy: d.getPolicyname(),
+      policyName: d.getPolicyname(),
+      policyPackName: d.getPolicypackname(),
       enforcementLevel: LEVELS[d.getEnforcementlevel()],
       // The pack prefixes every message with the policy's description; keep the specific part.
       message: message.startsWith(description + "\n") ? message.slice(description.length + 1) : message,

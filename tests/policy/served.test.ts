@@ -40,7 +40,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
   it("the same stack with maxConcurrency raised above the limit fails, on the state machine", async () => {
     await pack.configure(readPolicyConfig(DEV), "dev.json");
     const violations = await pack.analyze(await renderWith({ maxConcurrency: "63" }));
-    assert.deepStrictEqual(violations.map((v) => [v.policy, v.enforcementLevel, v.urn]), [
+    assert.deepStrictEqual(violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]), [
       ["fanout-concurrency-below-quota", "mandatory", "urn:pulumi:dev::sendtime::sendtime:index:FanOut$aws:sfn/stateMachine:StateMachine::fanout"],
     ]);
     assert.match(violations[0].message, /2,520 CreateSchedule calls at once .* at most 62/);
@@ -49,7 +49,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
   it("the same stack with a lower quota in the policy config fails", async () => {
     await pack.configure({ "fanout-concurrency-below-quota": { createScheduleTps: 4000 } }, "low.json");
     const violations = await pack.analyze(await renderWith());
-    assert.deepStrictEqual(violations.map((v) => v.policy), ["fanout-concurrency-below-quota"]);
+    assert.deepStrictEqual(violations.map((v) => v.policyName), ["fanout-concurrency-below-quota"]);
     assert.match(violations[0].message, /above 2,000 \(createScheduleTps 4,000 × headroom 0.5\)/);
   });
 
@@ -66,7 +66,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.deepStrictEqual(await pack.analyze(prodStack), []);
     assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
     await pack.configure(readPolicyConfig(DEV), "dev.json");
-    assert.deepStrictEqual((await pack.analyze(prodStack)).map((v) => v.policy), ["fanout-concurrency-below-quota"]);
+    assert.deepStrictEqual((await pack.analyze(prodStack)).map((v) => v.policyName), ["fanout-concurrency-below-quota"]);
   });
 
   it("rejects config the CLI would reject, naming the file and key", async () => {
@@ -96,7 +96,7 @@ describe("npm run preview with the policy pack", function () {
     const r = runScript("scripts/preview.ts", ["--json", "--policy-config", "tests/fixtures/policy-low-quota.json"]);
     assert.strictEqual(r.code, 1, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepStrictEqual(out.policy.violations.map((v: any) => [v.policy, v.enforcementLevel]), [["fanout-concurrency-below-quota", "mandatory"]]);
+    assert.deepStrictEqual(out.policy.violations.map((v: any) => [v.policyName, v.enforcementLevel]), [["fanout-concurrency-below-quota", "mandatory"]]);
     assert.ok(out.policy.violations[0].urn.endsWith("::fanout"));
   });
 });
