@@ -1,0 +1,38 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { UsageError } from "../../scripts/lib/cli";
+import { readStackOutputs, requireOutputs } from "../../scripts/lib/stack-outputs";
+
+/** A stand-in `pulumi` on PATH that records its arguments and prints outputs, or fails like the CLI does. */
+function withFakePulumi(script: string, run: (argsFile: string) => void) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-pulumi-"));
+  const argsFile = path.join(dir, "args");
+  fs.writeFileSync(path.join(dir, "pulumi"), `#!/bin/sh\necho "$@" > "${argsFile}"\n${script}\n`, { mode: 0o755 });
+  const saved = process.env.PATH;
+  process.env.PATH = `${dir}${path.delimiter}${saved}`;
+  try {
+    run(argsFile);
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+describe("stack outputs", () => {
+  it("--stack runs `pulumi stack output --json --stack NAME`; flags override single outputs", () =>
+    withFakePulumi(`echo '{"bucketName":"recipients-1","stateMachineArn":"arn:aws:states:us-east-1:123456789012:stateMachine:sm","region":"us-east-1"}'`, (argsFile) => {
+      const o = readStackOutputs({ stack: "prod", overrides: { region: "eu-west-1" } });
+      assert.strictEqual(fs.readFileSync(argsFile, "utf8").trim(), "stack output --json --stack prod");
+      assert.deepStrictEqual(o, { bucketName: "recipients-1", stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sm", region: "eu-west-1" });
+    }));
+
+  it("a failing pulumi is one line with its last error line", () =>
+    withFakePulumi(`echo "error: no stack named 'nope' found" >&2; exit 255`, () => {
+      assert.throws(() => readStackOutputs({ stack: "nope" }), (e: unknown) => e instanceof UsageError && e.message === "pulumi stack output --stack nope failed: error: no stack named 'nope' found");
+    }));
+
+  it("says which outputs are missing and how to give them", () => {
+    assert.throws(() => requireOutputs({ region: "us-east-1" }, ["bucketName", "stateMachineArn"], { bucketName: "bucket" }), /missing stack outputs: bucketName \(--bucket\), stateMachineArn; give --stack NAME, --outputs FILE, or the flags/);
+  });
+});
