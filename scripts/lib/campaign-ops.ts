@@ -34,11 +34,15 @@ export interface CampaignExecution {
   startDate?: string;
 }
 
-/** Wraps an AWS call so a failure is one line naming what failed and for which campaign. */
-async function aws<T>(what: string, call: () => Promise<T>): Promise<T> {
+/**
+ * Wraps an AWS call so a failure is one line naming what failed and for which campaign; `ifNotFound` answers (or
+ * throws) when the resource does not exist.
+ */
+async function aws<T, U = never>(what: string, call: () => Promise<T>, ifNotFound?: () => U): Promise<T | U> {
   try {
     return await call();
   } catch (e) {
+    if (ifNotFound && isAwsError(e, "ResourceNotFoundException")) return ifNotFound();
     throw new FindingsError(awsErrorLine(what, e));
   }
 }
@@ -73,12 +77,7 @@ export async function campaignExecutions(sfn: SFNClient, stateMachineArn: string
 /** ACTIVE, DELETING, or undefined when the group does not exist. */
 export async function groupState(scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
   const Name = campaignGroupName(campaignId);
-  try {
-    return (await scheduler.send(new GetScheduleGroupCommand({ Name }))).State ?? "ACTIVE";
-  } catch (e) {
-    if (isAwsError(e, "ResourceNotFoundException")) return undefined;
-    throw new FindingsError(awsErrorLine(`campaign ${campaignId}: GetScheduleGroup ${Name}`, e));
-  }
+  return aws(`campaign ${campaignId}: GetScheduleGroup ${Name}`, async () => (await scheduler.send(new GetScheduleGroupCommand({ Name }))).State ?? "ACTIVE", () => undefined);
 }
 
 export interface CancelReport {
@@ -120,11 +119,7 @@ export async function cancelCampaign(
   }
   if (before === "ACTIVE") {
     progress(`deleting schedule group ${group}`);
-    try {
-      await clients.scheduler.send(new DeleteScheduleGroupCommand({ Name: group }));
-    } catch (e) {
-      if (!isAwsError(e, "ResourceNotFoundException")) throw new FindingsError(awsErrorLine(`campaign ${o.campaignId}: DeleteScheduleGroup ${group}`, e));
-    }
+    await aws(`campaign ${o.campaignId}: DeleteScheduleGroup ${group}`, () => clients.scheduler.send(new DeleteScheduleGroupCommand({ Name: group })), () => "already gone");
   }
   const deadline = Date.now() + o.timeoutSeconds * 1000;
   for (;;) {
@@ -182,23 +177,17 @@ export async function moveSchedule(
 export async function removeSchedule(scheduler: SchedulerClient, o: { campaignId: string; recipientId: string; step: number }): Promise<{ campaign: string; schedule: string; group: string; removed: true }> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  try {
-    await scheduler.send(new DeleteScheduleCommand({ Name, GroupName }));
-  } catch (e) {
-    if (isAwsError(e, "ResourceNotFoundException")) throw new FindingsError(notFound(o.campaignId, o.recipientId, o.step));
-    throw new FindingsError(awsErrorLine(`campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, e));
-  }
+  await aws(`campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, () => scheduler.send(new DeleteScheduleCommand({ Name, GroupName })), () => {
+    throw new FindingsError(notFound(o.campaignId, o.recipientId, o.step));
+  });
   return { campaign: o.campaignId, schedule: Name, group: GroupName, removed: true };
 }
 
 async function getSchedule(scheduler: SchedulerClient, campaignId: string, recipientId: string, step: number) {
   const Name = scheduleName(recipientId, step);
-  try {
-    return await scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) }));
-  } catch (e) {
-    if (isAwsError(e, "ResourceNotFoundException")) throw new FindingsError(notFound(campaignId, recipientId, step));
-    throw new FindingsError(awsErrorLine(`campaign ${campaignId}: GetSchedule ${Name} (recipient ${recipientId}, step ${step})`, e));
-  }
+  return aws(`campaign ${campaignId}: GetSchedule ${Name} (recipient ${recipientId}, step ${step})`, () => scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) })), () => {
+    throw new FindingsError(notFound(campaignId, recipientId, step));
+  });
 }
 
 const notFound = (campaignId: string, recipientId: string, step: number) =>
