@@ -11,8 +11,6 @@ export const scheduler = {
   invocationTps: 1_000,
   /** Schedules per Region (adjustable). */
   maxSchedules: 10_000_000,
-  /** Schedule groups per account. */
-  maxScheduleGroups: 500,
   /** Name and GroupName: 1–64 characters of [0-9a-zA-Z-_.]. */
   nameMaxLength: 64,
   /** ScheduleExpressionTimezone length. */
