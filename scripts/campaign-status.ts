@@ -1,10 +1,10 @@
 /**
  * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See USAGE.
  */
-import { schedulerClient, sfnClient, sqsClient } from "./lib/aws";
-import { campaignStatus, requireCampaign, StatusReport } from "./lib/campaign-ops";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
+import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
+import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
+import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
 Usage: campaign-status --campaign ID [--sample N] [--json] (--stack NAME | --outputs FILE | ...)

@@ -1,10 +1,10 @@
 /**
  * Cancels a campaign: stops its running fan-outs, deletes its schedule group, waits for the group to go. See USAGE.
  */
-import { schedulerClient, sfnClient } from "./lib/aws";
-import { cancelCampaign, requireCampaign } from "./lib/campaign-ops";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli";
-import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
+import { schedulerClient, sfnClient } from "./lib/aws/clients";
+import { cancelCampaign, requireCampaign } from "./lib/aws/campaign-ops";
+import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
 Usage: cancel-campaign --campaign ID [--dry-run] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)

@@ -3,13 +3,13 @@
  */
 import * as path from "path";
 import { scheduler } from "../infra/quotas";
-import { s3Client, sfnClient } from "./lib/aws";
-import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/campaign-flags";
-import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli";
-import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/launch";
-import { MISSED_POLICIES, MissedPolicy, planCampaign, PlanSummary } from "./lib/plan";
-import { formatDuration } from "./lib/size-window";
-import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
+import { s3Client, sfnClient } from "./lib/aws/clients";
+import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/cli/campaign-flags";
+import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
+import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/aws/launch";
+import { MISSED_POLICIES, MissedPolicy, planCampaign, PlanSummary } from "./lib/core/plan";
+import { formatDuration } from "./lib/core/size-window";
+import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE --template NAME --date YYYY-MM-DD --hour H [--minute M]

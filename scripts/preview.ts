@@ -5,9 +5,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
-import { parseFlags, runMain, UsageError } from "./lib/cli";
-import { MOCK_ACCOUNT, readStackConfig, RenderedResource, renderStack, ROOT_DIR, StackConfigError } from "./lib/mock-stack";
-import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/policy-runner";
+import { parseFlags, runMain, UsageError } from "./lib/cli/run";
+import { MOCK_ACCOUNT, readStackConfig, RenderedResource, renderStack, ROOT_DIR, StackConfigError } from "./lib/offline/mock-stack";
+import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
 
 const USAGE = `
 Usage: npm run preview -- [--stack NAME] [--policy-config FILE] [--no-policy] [--json]

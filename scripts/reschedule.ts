@@ -1,12 +1,12 @@
 /**
  * Moves or removes one recipient's send in a launched campaign. See USAGE.
  */
-import { schedulerClient } from "./lib/aws";
-import { moveSchedule, removeSchedule, requireCampaign } from "./lib/campaign-ops";
-import { nowFromFlag } from "./lib/campaign-flags";
-import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli";
-import { canonicalZone, parseLocalTime } from "./lib/send-time";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/stack-outputs";
+import { schedulerClient } from "./lib/aws/clients";
+import { moveSchedule, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
+import { nowFromFlag } from "./lib/cli/campaign-flags";
+import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { canonicalZone, parseLocalTime } from "./lib/core/send-time";
+import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
 Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM [--timezone ZONE] | --remove)

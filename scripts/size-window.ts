@@ -3,10 +3,10 @@
  * See USAGE.
  */
 import { scheduler } from "../infra/quotas";
-import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/campaign-flags";
-import { FindingsError, intFlag, parseFlags, positiveFlag, runMain, UsageError } from "./lib/cli";
-import { formatDuration, formatReport, sizeRecipientList, WindowReport } from "./lib/size-window";
-import { fanOutSeconds, volumeWindowMinutes } from "./lib/window";
+import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/cli/campaign-flags";
+import { FindingsError, intFlag, parseFlags, positiveFlag, runMain, UsageError } from "./lib/cli/run";
+import { formatDuration, formatReport, sizeRecipientList, WindowReport } from "./lib/core/size-window";
+import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
 
 const USAGE = `
 Usage:

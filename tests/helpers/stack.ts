@@ -1,4 +1,4 @@
-import { readStackConfig, RenderedResource, RenderedStack, renderStack } from "../../scripts/lib/mock-stack";
+import { readStackConfig, RenderedResource, RenderedStack, renderStack } from "../../scripts/lib/offline/mock-stack";
 
 export const devConfig = () => readStackConfig("dev");
 

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
-import type { RenderedStack } from "../../scripts/lib/mock-stack";
+import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { all, definitionOf, only, renderWith } from "../helpers/stack";
 
 const ACCOUNT = "123456789012";

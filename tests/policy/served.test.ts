@@ -1,8 +1,8 @@
 import * as assert from "assert";
 import * as path from "path";
-import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/policy-runner";
-import { UsageError } from "../../scripts/lib/cli";
-import { listStacks, readStackConfig, renderStack } from "../../scripts/lib/mock-stack";
+import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/offline/policy-runner";
+import { UsageError } from "../../scripts/lib/cli/run";
+import { listStacks, readStackConfig, renderStack } from "../../scripts/lib/offline/mock-stack";
 import { renderWith } from "../helpers/stack";
 import { runScript } from "../helpers/cli";
 

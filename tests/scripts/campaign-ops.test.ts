@@ -20,7 +20,7 @@ import { scheduleName } from "../../infra/naming";
 import { main as cancel } from "../../scripts/cancel-campaign";
 import { main as status } from "../../scripts/campaign-status";
 import { main as reschedule } from "../../scripts/reschedule";
-import { FindingsError, UsageError } from "../../scripts/lib/cli";
+import { FindingsError, UsageError } from "../../scripts/lib/cli/run";
 import { ROOT } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-ops-"));

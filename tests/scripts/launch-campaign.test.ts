@@ -11,10 +11,10 @@ import { fanOutDefinition, PlanRow } from "../../infra/fanout-definition";
 import { isValidSchedulerName } from "../../infra/naming";
 import { scheduler } from "../../infra/quotas";
 import { main } from "../../scripts/launch-campaign";
-import { UsageError } from "../../scripts/lib/cli";
-import { IANA_ZONE_NAMES } from "../../scripts/lib/iana-zones";
-import { zonedInstant } from "../../scripts/lib/send-time";
-import { sizeRecipientList } from "../../scripts/lib/size-window";
+import { UsageError } from "../../scripts/lib/cli/run";
+import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
+import { zonedInstant } from "../../scripts/lib/core/send-time";
+import { sizeRecipientList } from "../../scripts/lib/core/size-window";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { ROOT } from "../helpers/cli";
 

@@ -1,6 +1,6 @@
 import * as assert from "assert";
-import { IANA_ZONE_NAMES } from "../../scripts/lib/iana-zones";
-import { CampaignClock, campaignSteps, canonicalZone, parseStep, stepTime, ZoneResolver, zonedInstant } from "../../scripts/lib/send-time";
+import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
+import { CampaignClock, campaignSteps, canonicalZone, parseStep, stepTime, ZoneResolver, zonedInstant } from "../../scripts/lib/core/send-time";
 
 const at = (zone: string, date: string, hour: number, minute = 0) => {
   const [year, month, day] = date.split("-").map(Number);

@@ -4,7 +4,7 @@
  */
 import * as fs from "fs";
 import { parse } from "csv-parse";
-import { UsageError } from "./cli";
+import { UsageError } from "../cli/run";
 
 export interface CsvRecord {
   /** 1-based line where the record starts (the header is line 1). */

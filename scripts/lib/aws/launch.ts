@@ -6,10 +6,10 @@ import * as fs from "fs";
 import { S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { Upload } from "@aws-sdk/lib-storage";
-import { FanOutInput } from "../../infra/fanout-definition";
-import { planKey } from "../../infra/naming";
-import { awsErrorLine, isAwsError } from "./aws";
-import { FindingsError, UsageError } from "./cli";
+import { FanOutInput } from "../../../infra/fanout-definition";
+import { planKey } from "../../../infra/naming";
+import { awsErrorLine, isAwsError } from "./clients";
+import { FindingsError, UsageError } from "../cli/run";
 
 /** Step Functions execution names: 1–80 characters. */
 const EXECUTION_NAME_MAX = 80;

@@ -6,7 +6,7 @@
  * distinct zone, never per row.
  */
 import { IANAZone } from "luxon";
-import { SES_NAME } from "../../infra/naming";
+import { SES_NAME } from "../../../infra/naming";
 import { IANA_ZONE_NAMES } from "./iana-zones";
 
 const MINUTE = 60_000;

@@ -8,10 +8,10 @@
 import { createHash, Hash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { isEmailAddress } from "../../infra/config";
-import { campaignIdProblem, scheduleName, SES_NAME } from "../../infra/naming";
-import { ses, stepFunctions } from "../../infra/quotas";
-import { UsageError } from "./cli";
+import { isEmailAddress } from "../../../infra/config";
+import { campaignIdProblem, scheduleName, SES_NAME } from "../../../infra/naming";
+import { ses, stepFunctions } from "../../../infra/quotas";
+import { UsageError } from "../cli/run";
 import { openRecipientCsv } from "./recipients";
 import { addDays, campaignSteps, canonicalZone, LocalTime, localTimeOf, parseLocalTime, ScheduledTime, Step, stepTime, zonedInstant, scheduledTime, ZoneResolver } from "./send-time";
 import { EffectiveTps, InstantHistogram, minimumWindowMinutes } from "./window";

@@ -11,7 +11,7 @@ import { parse as parseYaml } from "yaml";
 
 export const PROJECT = "sendtime";
 export const MOCK_ACCOUNT = "123456789012";
-export const ROOT_DIR = path.resolve(__dirname, "..", "..");
+export const ROOT_DIR = path.resolve(__dirname, "..", "..", "..");
 const PROGRAM_DIR = path.join(ROOT_DIR, "infra");
 
 export interface RenderedResource {

@@ -2,8 +2,8 @@
  * The flags size-window and launch-campaign share, parsed once: when the campaign sends (--date, --hour, --minute,
  * --step, --default-timezone), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate), and --now.
  */
-import { intFlag, positiveFlag, UsageError } from "./cli";
-import { effectiveTps, EffectiveTps } from "./window";
+import { intFlag, positiveFlag, UsageError } from "./run";
+import { effectiveTps, EffectiveTps } from "../core/window";
 
 export const SEND_TIME_FLAGS = {
   date: { type: "string" },

@@ -2,7 +2,7 @@
  * size-window's core: streams a recipient list into a histogram of send instants and sizes the window from it.
  * Memory is per distinct zone and instant, never per row.
  */
-import { UsageError } from "./cli";
+import { UsageError } from "../cli/run";
 import { openRecipientCsv } from "./recipients";
 import { CampaignClock, campaignSteps, canonicalZone, parseLocalTime, ZoneResolver, ZoneStatus } from "./send-time";
 import { EffectiveTps, fanOutSeconds, InstantHistogram, minimumWindowMinutes } from "./window";

@@ -8,7 +8,7 @@
 import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { UsageError } from "./cli";
+import { UsageError } from "../cli/run";
 import { RenderedResource, RenderedStack, ROOT_DIR } from "./mock-stack";
 
 const PULUMI_DIR = path.dirname(require.resolve("@pulumi/pulumi/package.json"));

@@ -4,7 +4,7 @@
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
-import { UsageError } from "./cli";
+import { UsageError } from "../cli/run";
 
 export interface StackOutputs {
   bucketName?: string;

@@ -14,10 +14,10 @@ import {
 } from "@aws-sdk/client-scheduler";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { campaignGroupName, campaignIdProblem, scheduleName } from "../../infra/naming";
-import { awsErrorLine, isAwsError } from "./aws";
-import { FindingsError, UsageError } from "./cli";
-import { LocalTime, scheduledTime, zonedInstant } from "./send-time";
+import { campaignGroupName, campaignIdProblem, scheduleName } from "../../../infra/naming";
+import { awsErrorLine, isAwsError } from "./clients";
+import { FindingsError, UsageError } from "../cli/run";
+import { LocalTime, scheduledTime, zonedInstant } from "../core/send-time";
 
 /** The --campaign flag, checked: `campaign-<id>` must be a valid group name. */
 export function requireCampaign(campaign: string | undefined): string {

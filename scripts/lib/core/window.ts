@@ -5,7 +5,7 @@
  * instants overlap and their rates add. W is the smallest whole number of minutes for which the summed rate never
  * exceeds the effective TPS.
  */
-import { scheduler } from "../../infra/quotas";
+import { scheduler } from "../../../infra/quotas";
 
 const MINUTE_MS = 60_000;
 
