@@ -30,24 +30,42 @@ export class Alarms extends pulumi.ComponentResource {
     }
 
     alarm("dlq-not-empty", "Sends were dead-lettered: Scheduler gave up on them (see the queue's messages)", {
-      namespace: "AWS/SQS", metricName: "ApproximateNumberOfMessagesVisible", statistic: "Maximum",
-      dimensions: { QueueName: args.deadLetterQueueName }, threshold: 0,
+      namespace: "AWS/SQS",
+      metricName: "ApproximateNumberOfMessagesVisible",
+      statistic: "Maximum",
+      dimensions: { QueueName: args.deadLetterQueueName },
+      threshold: 0,
     });
     alarm("fanout-failed", "A campaign fan-out execution failed: some schedules were not created (redrive it)", {
-      namespace: "AWS/States", metricName: "ExecutionsFailed", statistic: "Sum",
-      dimensions: { StateMachineArn: args.stateMachineArn }, threshold: 0,
+      namespace: "AWS/States",
+      metricName: "ExecutionsFailed",
+      statistic: "Sum",
+      dimensions: { StateMachineArn: args.stateMachineArn },
+      threshold: 0,
     });
     alarm("scheduler-throttled", "Scheduler throttled invocations: the flexible window is too small for the invocation quota", {
-      namespace: "AWS/Scheduler", metricName: "InvocationThrottleCount", statistic: "Sum", threshold: 0,
+      namespace: "AWS/Scheduler",
+      metricName: "InvocationThrottleCount",
+      statistic: "Sum",
+      threshold: 0,
     });
     alarm("scheduler-target-errors", "SES rejected sends from Scheduler (throttling, a missing template, permissions)", {
-      namespace: "AWS/Scheduler", metricName: "TargetErrorCount", statistic: "Sum", threshold: 0,
+      namespace: "AWS/Scheduler",
+      metricName: "TargetErrorCount",
+      statistic: "Sum",
+      threshold: 0,
     });
     alarm("ses-bounce-rate", `SES bounce rate above ${ses.bounceRateWarning * 100}%, where SES starts warning the account`, {
-      namespace: "AWS/SES", metricName: "Reputation.BounceRate", statistic: "Maximum", threshold: ses.bounceRateWarning,
+      namespace: "AWS/SES",
+      metricName: "Reputation.BounceRate",
+      statistic: "Maximum",
+      threshold: ses.bounceRateWarning,
     });
     alarm("ses-complaint-rate", `SES complaint rate above ${ses.complaintRateWarning * 100}%, where SES starts warning the account`, {
-      namespace: "AWS/SES", metricName: "Reputation.ComplaintRate", statistic: "Maximum", threshold: ses.complaintRateWarning,
+      namespace: "AWS/SES",
+      metricName: "Reputation.ComplaintRate",
+      statistic: "Maximum",
+      threshold: ses.complaintRateWarning,
     });
 
     this.topic = topic;
@@ -58,20 +76,26 @@ export class Alarms extends pulumi.ComponentResource {
       description: string,
       m: { namespace: string; metricName: string; statistic: string; threshold: number; dimensions?: Record<string, pulumi.Input<string>> },
     ) {
-      alarms.push(new aws.cloudwatch.MetricAlarm(`${name}-${id}`, {
-        alarmDescription: description,
-        namespace: m.namespace,
-        metricName: m.metricName,
-        statistic: m.statistic,
-        dimensions: m.dimensions,
-        period: 300,
-        evaluationPeriods: 1,
-        threshold: m.threshold,
-        comparisonOperator: "GreaterThanThreshold",
-        treatMissingData: "notBreaching",
-        alarmActions: [topic.arn],
-        okActions: [topic.arn],
-      }, { parent }));
+      alarms.push(
+        new aws.cloudwatch.MetricAlarm(
+          `${name}-${id}`,
+          {
+            alarmDescription: description,
+            namespace: m.namespace,
+            metricName: m.metricName,
+            statistic: m.statistic,
+            dimensions: m.dimensions,
+            period: 300,
+            evaluationPeriods: 1,
+            threshold: m.threshold,
+            comparisonOperator: "GreaterThanThreshold",
+            treatMissingData: "notBreaching",
+            alarmActions: [topic.arn],
+            okActions: [topic.arn],
+          },
+          { parent },
+        ),
+      );
     }
   }
 }

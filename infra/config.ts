@@ -44,7 +44,8 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 export class ConfigError extends Error {}
 
 // SES takes 7-bit ASCII addresses (no SMTPUTF8; an international domain must be given in Punycode): RFC 5322 atoms.
-const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|alias\/[A-Za-z0-9/_-]+)$/;
 
@@ -116,10 +117,14 @@ export function parseStackConfig(get: (key: string) => string | undefined): { co
   const contactList = optional("unsubscribeContactList");
   const topic = optional("unsubscribeTopic");
   if ((contactList === undefined) !== (topic === undefined)) {
-    const [set, missing] = contactList === undefined ? ["unsubscribeTopic", "unsubscribeContactList"] : ["unsubscribeContactList", "unsubscribeTopic"];
+    const [set, missing] =
+      contactList === undefined ? ["unsubscribeTopic", "unsubscribeContactList"] : ["unsubscribeContactList", "unsubscribeTopic"];
     throw new ConfigError(`sendtime:${set} is set but sendtime:${missing} is not: one-click unsubscribe needs both`);
   }
-  for (const [key, value] of [["unsubscribeContactList", contactList], ["unsubscribeTopic", topic]] as const) {
+  for (const [key, value] of [
+    ["unsubscribeContactList", contactList],
+    ["unsubscribeTopic", topic],
+  ] as const) {
     if (value !== undefined && !SES_NAME.test(value)) fail(key, value, "1–64 characters of A-Z a-z 0-9 _ -");
   }
 

@@ -52,31 +52,46 @@ export class FanOut extends pulumi.ComponentResource {
     this.registerOutputs({ arn: this.arn });
 
     function createLogGroup() {
-      return new aws.cloudwatch.LogGroup(`${name}-logs`, {
-        name: `/aws/vendedlogs/states/${stateMachineName}`,
-        retentionInDays: args.logRetentionDays,
-      }, { parent });
+      return new aws.cloudwatch.LogGroup(
+        `${name}-logs`,
+        {
+          name: `/aws/vendedlogs/states/${stateMachineName}`,
+          retentionInDays: args.logRetentionDays,
+        },
+        { parent },
+      );
     }
 
     function createRole() {
-      return new aws.iam.Role(`${name}-role`, {
-        description: "Assumed by the sendtime fan-out state machine to create campaign schedules",
-        assumeRolePolicy: pulumi.jsonStringify({
-          Version: "2012-10-17",
-          Statement: [{
-            Effect: "Allow",
-            Principal: { Service: "states.amazonaws.com" },
-            Action: "sts:AssumeRole",
-            Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-          }],
-        }),
-      }, { parent });
+      return new aws.iam.Role(
+        `${name}-role`,
+        {
+          description: "Assumed by the sendtime fan-out state machine to create campaign schedules",
+          assumeRolePolicy: pulumi.jsonStringify({
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Effect: "Allow",
+                Principal: { Service: "states.amazonaws.com" },
+                Action: "sts:AssumeRole",
+                Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+              },
+            ],
+          }),
+        },
+        { parent },
+      );
     }
 
     function allowFanOut() {
       const executions = pulumi.interpolate`arn:${scope.partition}:states:${scope.region}:${scope.accountId}:execution:${stateMachineName}`;
       const statements: unknown[] = [
-        { Sid: "CreateCampaignSchedules", Effect: "Allow", Action: "scheduler:CreateSchedule", Resource: scope.apply(campaignSchedulesArn) },
+        {
+          Sid: "CreateCampaignSchedules",
+          Effect: "Allow",
+          Action: "scheduler:CreateSchedule",
+          Resource: scope.apply(campaignSchedulesArn),
+        },
         {
           Sid: "CreateCampaignGroups",
           Effect: "Allow",
@@ -122,12 +137,21 @@ export class FanOut extends pulumi.ComponentResource {
         },
       ];
       if (args.kmsKeyArn) {
-        statements.push({ Sid: "PlanEncryption", Effect: "Allow", Action: ["kms:Decrypt", "kms:GenerateDataKey"], Resource: args.kmsKeyArn });
+        statements.push({
+          Sid: "PlanEncryption",
+          Effect: "Allow",
+          Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+          Resource: args.kmsKeyArn,
+        });
       }
-      return new aws.iam.RolePolicy(`${name}-permissions`, {
-        role: role.id,
-        policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
-      }, { parent });
+      return new aws.iam.RolePolicy(
+        `${name}-permissions`,
+        {
+          role: role.id,
+          policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
+        },
+        { parent },
+      );
     }
 
     function createStateMachine() {
@@ -154,17 +178,21 @@ export class FanOut extends pulumi.ComponentResource {
             2,
           ),
         );
-      return new aws.sfn.StateMachine(`${name}`, {
-        name: stateMachineName,
-        type: "STANDARD",
-        roleArn: role.arn,
-        definition,
-        loggingConfiguration: {
-          logDestination: pulumi.interpolate`${logGroup.arn}:*`,
-          includeExecutionData: false,
-          level: "ERROR",
+      return new aws.sfn.StateMachine(
+        `${name}`,
+        {
+          name: stateMachineName,
+          type: "STANDARD",
+          roleArn: role.arn,
+          definition,
+          loggingConfiguration: {
+            logDestination: pulumi.interpolate`${logGroup.arn}:*`,
+            includeExecutionData: false,
+            level: "ERROR",
+          },
         },
-      }, { parent, dependsOn: [permissions] });
+        { parent, dependsOn: [permissions] },
+      );
     }
   }
 }

@@ -85,7 +85,9 @@ export function worstCaseBatchSeconds(batchSize: number, innerConcurrency: numbe
  */
 export function peakConcurrentCreates(maps: { distributed: boolean; maxConcurrency?: number }[]): number {
   return maps.reduce(
-    (product, m) => product * (m.maxConcurrency || (m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)),
+    (product, m) =>
+      product *
+      (m.maxConcurrency || (m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)),
     1,
   );
 }

@@ -43,71 +43,99 @@ export class RecipientBucket extends pulumi.ComponentResource {
     }
 
     function blockPublicAccess() {
-      return new aws.s3.BucketPublicAccessBlock(`${name}-public-access`, {
-        bucket: bucket.id,
-        blockPublicAcls: true,
-        blockPublicPolicy: true,
-        ignorePublicAcls: true,
-        restrictPublicBuckets: true,
-      }, { parent });
+      return new aws.s3.BucketPublicAccessBlock(
+        `${name}-public-access`,
+        {
+          bucket: bucket.id,
+          blockPublicAcls: true,
+          blockPublicPolicy: true,
+          ignorePublicAcls: true,
+          restrictPublicBuckets: true,
+        },
+        { parent },
+      );
     }
 
     function enforceBucketOwnership() {
-      new aws.s3.BucketOwnershipControls(`${name}-ownership`, {
-        bucket: bucket.id,
-        rule: { objectOwnership: "BucketOwnerEnforced" },
-      }, { parent });
+      new aws.s3.BucketOwnershipControls(
+        `${name}-ownership`,
+        {
+          bucket: bucket.id,
+          rule: { objectOwnership: "BucketOwnerEnforced" },
+        },
+        { parent },
+      );
     }
 
     function encrypt() {
-      new aws.s3.BucketServerSideEncryptionConfiguration(`${name}-encryption`, {
-        bucket: bucket.id,
-        rules: [{
-          applyServerSideEncryptionByDefault: args.kmsKeyArn
-            ? { sseAlgorithm: "aws:kms", kmsMasterKeyId: args.kmsKeyArn }
-            : { sseAlgorithm: "AES256" },
-          bucketKeyEnabled: args.kmsKeyArn ? true : undefined,
-        }],
-      }, { parent });
+      new aws.s3.BucketServerSideEncryptionConfiguration(
+        `${name}-encryption`,
+        {
+          bucket: bucket.id,
+          rules: [
+            {
+              applyServerSideEncryptionByDefault: args.kmsKeyArn
+                ? { sseAlgorithm: "aws:kms", kmsMasterKeyId: args.kmsKeyArn }
+                : { sseAlgorithm: "AES256" },
+              bucketKeyEnabled: args.kmsKeyArn ? true : undefined,
+            },
+          ],
+        },
+        { parent },
+      );
     }
 
     function enableVersioning() {
-      new aws.s3.BucketVersioning(`${name}-versioning`, {
-        bucket: bucket.id,
-        versioningConfiguration: { status: "Enabled" },
-      }, { parent });
+      new aws.s3.BucketVersioning(
+        `${name}-versioning`,
+        {
+          bucket: bucket.id,
+          versioningConfiguration: { status: "Enabled" },
+        },
+        { parent },
+      );
     }
 
     function expirePlansAndResults() {
       // Versioned: expire the current object and the noncurrent versions it leaves, or addresses linger.
-      new aws.s3.BucketLifecycleConfiguration(`${name}-expiry`, {
-        bucket: bucket.id,
-        rules: [PLANS_PREFIX, RESULTS_PREFIX].map((prefix) => ({
-          id: `expire-${prefix.replace(/\/$/, "")}`,
-          status: "Enabled",
-          filter: { prefix },
-          expiration: { days: args.retentionDays },
-          noncurrentVersionExpiration: { noncurrentDays: 1 },
-          abortIncompleteMultipartUpload: { daysAfterInitiation: 1 },
-        })),
-      }, { parent });
+      new aws.s3.BucketLifecycleConfiguration(
+        `${name}-expiry`,
+        {
+          bucket: bucket.id,
+          rules: [PLANS_PREFIX, RESULTS_PREFIX].map((prefix) => ({
+            id: `expire-${prefix.replace(/\/$/, "")}`,
+            status: "Enabled",
+            filter: { prefix },
+            expiration: { days: args.retentionDays },
+            noncurrentVersionExpiration: { noncurrentDays: 1 },
+            abortIncompleteMultipartUpload: { daysAfterInitiation: 1 },
+          })),
+        },
+        { parent },
+      );
     }
 
     function denyInsecureTransport() {
-      new aws.s3.BucketPolicy(`${name}-tls-only`, {
-        bucket: bucket.id,
-        policy: pulumi.jsonStringify({
-          Version: "2012-10-17",
-          Statement: [{
-            Sid: "DenyInsecureTransport",
-            Effect: "Deny",
-            Principal: "*",
-            Action: "s3:*",
-            Resource: [bucket.arn, pulumi.interpolate`${bucket.arn}/*`],
-            Condition: { Bool: { "aws:SecureTransport": "false" } },
-          }],
-        }),
-      }, { parent, dependsOn: [publicAccess] });
+      new aws.s3.BucketPolicy(
+        `${name}-tls-only`,
+        {
+          bucket: bucket.id,
+          policy: pulumi.jsonStringify({
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Sid: "DenyInsecureTransport",
+                Effect: "Deny",
+                Principal: "*",
+                Action: "s3:*",
+                Resource: [bucket.arn, pulumi.interpolate`${bucket.arn}/*`],
+                Condition: { Bool: { "aws:SecureTransport": "false" } },
+              },
+            ],
+          }),
+        },
+        { parent, dependsOn: [publicAccess] },
+      );
     }
   }
 }

@@ -38,25 +38,35 @@ export class SchedulerTarget extends pulumi.ComponentResource {
     this.registerOutputs({ roleArn: this.roleArn, deadLetterQueueUrl: deadLetterQueue.url });
 
     function createDeadLetterQueue() {
-      return new aws.sqs.Queue(`${name}-dlq`, {
-        messageRetentionSeconds: sqs.maxRetentionSeconds,
-        ...(args.kmsKeyArn ? { kmsMasterKeyId: args.kmsKeyArn } : { sqsManagedSseEnabled: true }),
-      }, { parent });
+      return new aws.sqs.Queue(
+        `${name}-dlq`,
+        {
+          messageRetentionSeconds: sqs.maxRetentionSeconds,
+          ...(args.kmsKeyArn ? { kmsMasterKeyId: args.kmsKeyArn } : { sqsManagedSseEnabled: true }),
+        },
+        { parent },
+      );
     }
 
     function createRole() {
-      return new aws.iam.Role(`${name}-role`, {
-        description: "Assumed by EventBridge Scheduler to send campaign email through SES",
-        assumeRolePolicy: pulumi.jsonStringify({
-          Version: "2012-10-17",
-          Statement: [{
-            Effect: "Allow",
-            Principal: { Service: SCHEDULER_SERVICE },
-            Action: "sts:AssumeRole",
-            Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-          }],
-        }),
-      }, { parent });
+      return new aws.iam.Role(
+        `${name}-role`,
+        {
+          description: "Assumed by EventBridge Scheduler to send campaign email through SES",
+          assumeRolePolicy: pulumi.jsonStringify({
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Effect: "Allow",
+                Principal: { Service: SCHEDULER_SERVICE },
+                Action: "sts:AssumeRole",
+                Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+              },
+            ],
+          }),
+        },
+        { parent },
+      );
     }
 
     function allowSendingAndDeadLettering() {
@@ -71,12 +81,21 @@ export class SchedulerTarget extends pulumi.ComponentResource {
         { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: deadLetterQueue.arn },
       ];
       if (args.kmsKeyArn) {
-        statements.push({ Sid: "DeadLetterEncryption", Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: args.kmsKeyArn });
+        statements.push({
+          Sid: "DeadLetterEncryption",
+          Effect: "Allow",
+          Action: ["kms:GenerateDataKey", "kms:Decrypt"],
+          Resource: args.kmsKeyArn,
+        });
       }
-      new aws.iam.RolePolicy(`${name}-send`, {
-        role: role.id,
-        policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
-      }, { parent });
+      new aws.iam.RolePolicy(
+        `${name}-send`,
+        {
+          role: role.id,
+          policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
+        },
+        { parent },
+      );
     }
   }
 }

@@ -42,45 +42,63 @@ export class Sender extends pulumi.ComponentResource {
     this.registerOutputs({ identityArn: this.identityArn, configurationSetName: this.configurationSetName });
 
     function createConfigurationSet() {
-      return new aws.sesv2.ConfigurationSet(`${name}-config`, {
-        configurationSetName: `sendtime-${pulumi.getStack()}`,
-        reputationOptions: { reputationMetricsEnabled: true },
-        suppressionOptions: { suppressedReasons: ["BOUNCE", "COMPLAINT"] },
-        sendingOptions: { sendingEnabled: true },
-      }, { parent });
+      return new aws.sesv2.ConfigurationSet(
+        `${name}-config`,
+        {
+          configurationSetName: `sendtime-${pulumi.getStack()}`,
+          reputationOptions: { reputationMetricsEnabled: true },
+          suppressionOptions: { suppressedReasons: ["BOUNCE", "COMPLAINT"] },
+          sendingOptions: { sendingEnabled: true },
+        },
+        { parent },
+      );
     }
 
     function createIdentity() {
-      return new aws.sesv2.EmailIdentity(`${name}-identity`, {
-        emailIdentity: args.identity,
-        configurationSetName: configurationSet.configurationSetName,
-      }, { parent });
+      return new aws.sesv2.EmailIdentity(
+        `${name}-identity`,
+        {
+          emailIdentity: args.identity,
+          configurationSetName: configurationSet.configurationSetName,
+        },
+        { parent },
+      );
     }
 
     function publishEventMetrics() {
-      new aws.sesv2.ConfigurationSetEventDestination(`${name}-events`, {
-        configurationSetName: configurationSet.configurationSetName,
-        eventDestinationName: "sendtime-metrics",
-        eventDestination: {
-          enabled: true,
-          matchingEventTypes: ["SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "RENDERING_FAILURE"],
-          cloudWatchDestination: {
-            dimensionConfigurations: [{
-              dimensionName: "ses:configuration-set",
-              dimensionValueSource: "MESSAGE_TAG",
-              defaultDimensionValue: "none",
-            }],
+      new aws.sesv2.ConfigurationSetEventDestination(
+        `${name}-events`,
+        {
+          configurationSetName: configurationSet.configurationSetName,
+          eventDestinationName: "sendtime-metrics",
+          eventDestination: {
+            enabled: true,
+            matchingEventTypes: ["SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "RENDERING_FAILURE"],
+            cloudWatchDestination: {
+              dimensionConfigurations: [
+                {
+                  dimensionName: "ses:configuration-set",
+                  dimensionValueSource: "MESSAGE_TAG",
+                  defaultDimensionValue: "none",
+                },
+              ],
+            },
           },
         },
-      }, { parent });
+        { parent },
+      );
     }
 
     function createContactList(u: { contactList: string; topic: string }) {
-      return new aws.sesv2.ContactList(`${name}-contacts`, {
-        contactListName: u.contactList,
-        description: "Recipients' subscription preferences (one-click unsubscribe)",
-        topics: [{ topicName: u.topic, displayName: u.topic, defaultSubscriptionStatus: "OPT_IN" }],
-      }, { parent });
+      return new aws.sesv2.ContactList(
+        `${name}-contacts`,
+        {
+          contactListName: u.contactList,
+          description: "Recipients' subscription preferences (one-click unsubscribe)",
+          topics: [{ topicName: u.topic, displayName: u.topic, defaultSubscriptionStatus: "OPT_IN" }],
+        },
+        { parent },
+      );
     }
   }
 }

@@ -73,8 +73,19 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
   enforcementLevel: "mandatory",
   configSchema: {
     properties: {
-      createScheduleTps: { type: "integer", minimum: 1, default: scheduler.createScheduleTps, description: "CreateSchedule quota (TPS) of the account and Region" },
-      headroom: { type: "number", exclusiveMinimum: 0, maximum: 1, default: 0.5, description: "share of the quota the fan-out may use at once" },
+      createScheduleTps: {
+        type: "integer",
+        minimum: 1,
+        default: scheduler.createScheduleTps,
+        description: "CreateSchedule quota (TPS) of the account and Region",
+      },
+      headroom: {
+        type: "number",
+        exclusiveMinimum: 0,
+        maximum: 1,
+        default: 0.5,
+        description: "share of the quota the fan-out may use at once",
+      },
     },
   },
   validateResource: (args, report) => {
@@ -84,14 +95,19 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
       const where = `StateMachine "${args.name}" task "${task.name}"`;
       const dynamic = task.maps.find((m) => m.dynamic);
       if (dynamic) {
-        report(`${where}: Map "${dynamic.name}" sets MaxConcurrencyPath, so its CreateSchedule concurrency cannot be checked: set MaxConcurrency (at most ${n(limit)} calls in flight)`);
+        report(
+          `${where}: Map "${dynamic.name}" sets MaxConcurrencyPath, so its CreateSchedule concurrency cannot be checked: set MaxConcurrency (at most ${n(limit)} calls in flight)`,
+        );
         continue;
       }
       const peak = peakConcurrentCreates(task.maps);
       if (peak <= limit) continue;
       const distributed = task.maps.find((m) => m.distributed);
       const factors = task.maps
-        .map((m) => `${m.distributed ? "Distributed" : "inline"} Map "${m.name}" MaxConcurrency ${m.maxConcurrency || `unset (${n(m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)})`}`)
+        .map(
+          (m) =>
+            `${m.distributed ? "Distributed" : "inline"} Map "${m.name}" MaxConcurrency ${m.maxConcurrency || `unset (${n(m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)})`}`,
+        )
         .join(" × ");
       const perChild = distributed ? peak / (distributed.maxConcurrency || stepFunctions.distributedMapDefaultConcurrency) : peak;
       const fix = distributed
@@ -123,23 +139,38 @@ export const fanOutScheduleSafety: ResourceValidationPolicy = {
       const p = task.state.Parameters ?? task.state.Arguments ?? {};
       const w = scheduler.flexibleWindowMinutes;
       if (p.ActionAfterCompletion !== "DELETE") {
-        report(`${where}: ActionAfterCompletion is ${JSON.stringify(p.ActionAfterCompletion ?? "unset")}, so spent schedules pile up toward the ${n(scheduler.maxSchedules)} quota: set "ActionAfterCompletion": "DELETE"`);
+        report(
+          `${where}: ActionAfterCompletion is ${JSON.stringify(p.ActionAfterCompletion ?? "unset")}, so spent schedules pile up toward the ${n(scheduler.maxSchedules)} quota: set "ActionAfterCompletion": "DELETE"`,
+        );
       }
       const ftw = p.FlexibleTimeWindow;
       if (ftw?.Mode !== "FLEXIBLE" || !inRangeOrPath(ftw, "MaximumWindowInMinutes", w)) {
-        report(`${where}: FlexibleTimeWindow ${JSON.stringify(ftw ?? "unset")} does not spread sends: use {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": ${w.min}–${n(w.max)}} (size it with scripts/size-window.ts)`);
+        report(
+          `${where}: FlexibleTimeWindow ${JSON.stringify(ftw ?? "unset")} does not spread sends: use {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": ${w.min}–${n(w.max)}} (size it with scripts/size-window.ts)`,
+        );
       }
       const retry = p.Target?.RetryPolicy;
-      if (!inRangeOrPath(retry, "MaximumEventAgeInSeconds", scheduler.maxEventAgeSeconds) || !inRangeOrPath(retry, "MaximumRetryAttempts", scheduler.maxRetryAttempts)) {
-        report(`${where}: Target.RetryPolicy ${JSON.stringify(retry ?? "unset")} is outside the API's ranges: MaximumEventAgeInSeconds ${scheduler.maxEventAgeSeconds.min}–${n(scheduler.maxEventAgeSeconds.max)}, MaximumRetryAttempts ${scheduler.maxRetryAttempts.min}–${scheduler.maxRetryAttempts.max}`);
+      if (
+        !inRangeOrPath(retry, "MaximumEventAgeInSeconds", scheduler.maxEventAgeSeconds) ||
+        !inRangeOrPath(retry, "MaximumRetryAttempts", scheduler.maxRetryAttempts)
+      ) {
+        report(
+          `${where}: Target.RetryPolicy ${JSON.stringify(retry ?? "unset")} is outside the API's ranges: MaximumEventAgeInSeconds ${scheduler.maxEventAgeSeconds.min}–${n(scheduler.maxEventAgeSeconds.max)}, MaximumRetryAttempts ${scheduler.maxRetryAttempts.min}–${scheduler.maxRetryAttempts.max}`,
+        );
       }
       const dlq = p.Target?.DeadLetterConfig;
       if (!dlq || (typeof dlq.Arn !== "string" && typeof dlq["Arn.$"] !== "string")) {
-        report(`${where}: no Target.DeadLetterConfig, so a send Scheduler gives up on vanishes: set {"DeadLetterConfig": {"Arn": "<SQS queue ARN>"}}`);
+        report(
+          `${where}: no Target.DeadLetterConfig, so a send Scheduler gives up on vanishes: set {"DeadLetterConfig": {"Arn": "<SQS queue ARN>"}}`,
+        );
       }
       const retriers: any[] = task.state.Retry ?? [];
-      if (!retriers.some((r) => (r.ErrorEquals ?? []).some((e: string) => RETRY_COVERS_THROTTLING.includes(e)) && (r.MaxAttempts ?? 3) > 0)) {
-        report(`${where}: no Retry covers Scheduler.ThrottlingException, so one throttle fails the batch: add a Retry with backoff and "JitterStrategy": "FULL"`);
+      if (
+        !retriers.some((r) => (r.ErrorEquals ?? []).some((e: string) => RETRY_COVERS_THROTTLING.includes(e)) && (r.MaxAttempts ?? 3) > 0)
+      ) {
+        report(
+          `${where}: no Retry covers Scheduler.ThrottlingException, so one throttle fails the batch: add a Retry with backoff and "JitterStrategy": "FULL"`,
+        );
       }
     }
   },
@@ -157,7 +188,9 @@ export const fanOutCostPerItem: ResourceValidationPolicy = {
       const standard = (state?.ItemProcessor?.ProcessorConfig?.ExecutionType ?? "STANDARD") === "STANDARD";
       const perItem = !state?.ItemBatcher || state.ItemBatcher.MaxItemsPerBatch === 1;
       if (standard && perItem) {
-        report(`StateMachine "${args.name}" Map "${name}" starts one STANDARD child per item: about $75 per million recipients in state transitions; batch items (ItemBatcher) into EXPRESS children`);
+        report(
+          `StateMachine "${args.name}" Map "${name}" starts one STANDARD child per item: about $75 per million recipients in state transitions; batch items (ItemBatcher) into EXPRESS children`,
+        );
       }
     }
   },
@@ -179,7 +212,9 @@ export const stateMachineLogsWithoutAddresses: ResourceValidationPolicy = {
   validateResource: (args, report) => {
     if (args.type !== STATE_MACHINE) return;
     if (args.props.loggingConfiguration?.includeExecutionData === true) {
-      report(`StateMachine "${args.name}" logs execution data, so recipient addresses land in CloudWatch Logs: set loggingConfiguration.includeExecutionData to false`);
+      report(
+        `StateMachine "${args.name}" logs execution data, so recipient addresses land in CloudWatch Logs: set loggingConfiguration.includeExecutionData to false`,
+      );
     }
   },
 };

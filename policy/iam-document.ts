@@ -73,7 +73,15 @@ export function permissionDocuments(type: string, name: string, props: Record<st
 
 /** IAM wildcard match (`*`, `?`), case-insensitive as IAM matches actions. */
 export function wildcardMatch(pattern: string, value: string): boolean {
-  const re = new RegExp("^" + pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$", "i");
+  const re = new RegExp(
+    "^" +
+      pattern
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".") +
+      "$",
+    "i",
+  );
   return re.test(value);
 }
 
@@ -104,7 +112,13 @@ export const SCHEDULER_ACTIONS = [
 ] as const;
 
 export const PASS_ROLE = ["iam:PassRole"] as const;
-export const SES_SEND_ACTIONS = ["ses:SendEmail", "ses:SendTemplatedEmail", "ses:SendBulkTemplatedEmail", "ses:SendBulkEmail", "ses:SendRawEmail"] as const;
+export const SES_SEND_ACTIONS = [
+  "ses:SendEmail",
+  "ses:SendTemplatedEmail",
+  "ses:SendBulkTemplatedEmail",
+  "ses:SendBulkEmail",
+  "ses:SendRawEmail",
+] as const;
 
 export function describeStatement(s: Statement, index: number): string {
   return s.sid ? `statement "${s.sid}"` : `statement ${index + 1}`;

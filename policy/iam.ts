@@ -52,11 +52,13 @@ export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
         report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`);
       }
     });
-    const attached = [...(args.type === "aws:iam/role:Role" ? args.props.managedPolicyArns ?? [] : []), args.props.policyArn].filter(
+    const attached = [...(args.type === "aws:iam/role:Role" ? (args.props.managedPolicyArns ?? []) : []), args.props.policyArn].filter(
       (a): a is string => typeof a === "string" && BROAD_MANAGED_POLICIES.test(a),
     );
     for (const arn of attached) {
-      report(`${args.type.split(":").pop()} "${args.name}" attaches ${arn}, which allows Scheduler actions on every schedule: attach a policy that ${fix}`);
+      report(
+        `${args.type.split(":").pop()} "${args.name}" attaches ${arn}, which allows Scheduler actions on every schedule: attach a policy that ${fix}`,
+      );
     }
   },
 };
@@ -68,15 +70,22 @@ export const passRoleOnlyToScheduler: ResourceValidationPolicy = {
   validateResource: (args, report) => {
     const condition = `Condition {"StringEquals": {"iam:PassedToService": "${SCHEDULER_SERVICE}"}}`;
     forEachGrant(args, PASS_ROLE, (s, label) => {
-      if (s.notActions) return report(`${label} uses NotAction and so allows iam:PassRole: name the actions with Action, and pass only named roles with ${condition}`);
+      if (s.notActions)
+        return report(
+          `${label} uses NotAction and so allows iam:PassRole: name the actions with Action, and pass only named roles with ${condition}`,
+        );
       if (s.notResources) return report(`${label} allows iam:PassRole with NotResource: name the role ARNs in Resource`);
       const wild = (s.resources ?? []).filter((r) => !ROLE_ARN.test(r));
       if (wild.length || !s.resources?.length) {
-        report(`${label} allows iam:PassRole on ${quote(wild.length ? wild : ["(no resource)"])}: name the role ARNs (arn:aws:iam::<account>:role/<name>), never a wildcard`);
+        report(
+          `${label} allows iam:PassRole on ${quote(wild.length ? wild : ["(no resource)"])}: name the role ARNs (arn:aws:iam::<account>:role/<name>), never a wildcard`,
+        );
       }
       const services = conditionValues(s, ["StringEquals"], "iam:PassedToService");
       if (!services || services.length === 0 || services.some((v) => v !== SCHEDULER_SERVICE)) {
-        report(`${label} allows iam:PassRole ${services ? `to ${quote(services)}` : "without an iam:PassedToService condition"}: add ${condition}`);
+        report(
+          `${label} allows iam:PassRole ${services ? `to ${quote(services)}` : "without an iam:PassedToService condition"}: add ${condition}`,
+        );
       }
     });
   },
@@ -110,7 +119,9 @@ export const schedulerRoleTrust: ResourceValidationPolicy = {
         (k) => conditionValues(s, ["StringEquals", "StringLike", "ArnEquals", "ArnLike"], k)?.length,
       );
       if (!scoped) {
-        report(`${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition {"StringEquals": {"aws:SourceAccount": "<your account id>"}} (or aws:SourceArn)`);
+        report(
+          `${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition {"StringEquals": {"aws:SourceAccount": "<your account id>"}} (or aws:SourceArn)`,
+        );
       }
     });
   },
@@ -121,13 +132,15 @@ export const sesSendScoped: ResourceValidationPolicy = {
   description: "SES sending is allowed only on identity, configuration-set, template and contact-list ARNs.",
   enforcementLevel: "mandatory",
   validateResource: (args, report: ReportViolation) => {
-    const fix = "list the identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
+    const fix =
+      "list the identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
     forEachGrant(args, SES_SEND_ACTIONS, (s, label, allowed) => {
       const what = allowed.filter((a) => a === "ses:SendEmail" || a === "ses:SendTemplatedEmail").join(", ") || allowed.join(", ");
       if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
       if (s.notResources) return report(`${label} allows ${what} with NotResource: ${fix}`);
       const outside = (s.resources ?? []).filter((r) => !SES_SEND_RESOURCE.test(r));
-      if (outside.length || !s.resources?.length) report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}: ${fix}`);
+      if (outside.length || !s.resources?.length)
+        report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}: ${fix}`);
     });
   },
 };

@@ -25,7 +25,9 @@ function blocksAllPublicAccess(args: StackValidationArgs, bucket: PolicyResource
 
 function isEncrypted(args: StackValidationArgs, bucket: PolicyResource): boolean {
   const rules = [
-    ...configuring(args, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", bucket).flatMap((c) => c.props.rules ?? []),
+    ...configuring(args, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", bucket).flatMap(
+      (c) => c.props.rules ?? [],
+    ),
     ...(bucket.props.serverSideEncryptionConfigurations ?? []).flatMap((c: any) => c.rules ?? []),
   ];
   return rules.some((r: any) => ["AES256", "aws:kms", "aws:kms:dsse"].includes(r?.applyServerSideEncryptionByDefault?.sseAlgorithm));
@@ -37,7 +39,9 @@ function deniesInsecureTransport(args: StackValidationArgs, bucket: PolicyResour
   return documents.some((doc) =>
     (parseDocument(doc) ?? []).some((s) => {
       const everyone = s.principal === "*" || (s.principal as { AWS?: unknown })?.AWS === "*";
-      const allS3 = (s.actions ?? []).some((a) => wildcardMatch(a, "s3:GetObject") && wildcardMatch(a, "s3:PutObject") && wildcardMatch(a, "s3:DeleteBucket"));
+      const allS3 = (s.actions ?? []).some(
+        (a) => wildcardMatch(a, "s3:GetObject") && wildcardMatch(a, "s3:PutObject") && wildcardMatch(a, "s3:DeleteBucket"),
+      );
       const insecure = String(s.condition?.Bool?.["aws:SecureTransport"]) === "false";
       return s.effect === "Deny" && everyone && allS3 && insecure;
     }),
@@ -52,13 +56,22 @@ export const recipientBucketPrivate: StackValidationPolicy = {
     for (const bucket of args.resources.filter((r) => r.type === BUCKET)) {
       const label = `Bucket "${bucket.name}"`;
       if (!blocksAllPublicAccess(args, bucket)) {
-        report(`${label} does not block all public access: add a BucketPublicAccessBlock with blockPublicAcls, blockPublicPolicy, ignorePublicAcls and restrictPublicBuckets true`, bucket.urn);
+        report(
+          `${label} does not block all public access: add a BucketPublicAccessBlock with blockPublicAcls, blockPublicPolicy, ignorePublicAcls and restrictPublicBuckets true`,
+          bucket.urn,
+        );
       }
       if (!isEncrypted(args, bucket)) {
-        report(`${label} has no default encryption: add a BucketServerSideEncryptionConfiguration (AES256, or aws:kms with your key)`, bucket.urn);
+        report(
+          `${label} has no default encryption: add a BucketServerSideEncryptionConfiguration (AES256, or aws:kms with your key)`,
+          bucket.urn,
+        );
       }
       if (!deniesInsecureTransport(args, bucket)) {
-        report(`${label} accepts requests without TLS: add a bucket policy that denies s3:* to "*" when {"Bool": {"aws:SecureTransport": "false"}}`, bucket.urn);
+        report(
+          `${label} accepts requests without TLS: add a bucket policy that denies s3:* to "*" when {"Bool": {"aws:SecureTransport": "false"}}`,
+          bucket.urn,
+        );
       }
     }
   },
@@ -72,13 +85,15 @@ export const recipientBucketRetention: StackValidationPolicy = {
     for (const bucket of args.resources.filter((r) => r.type === BUCKET)) {
       const label = `Bucket "${bucket.name}"`;
       const versioned =
-        configuring(args, "aws:s3/bucketVersioning:BucketVersioning", bucket).some((v) => v.props.versioningConfiguration?.status === "Enabled") ||
-        bucket.props.versionings?.[0]?.enabled === true;
+        configuring(args, "aws:s3/bucketVersioning:BucketVersioning", bucket).some(
+          (v) => v.props.versioningConfiguration?.status === "Enabled",
+        ) || bucket.props.versionings?.[0]?.enabled === true;
       if (!versioned) report(`${label} is not versioned: add a BucketVersioning with status "Enabled"`, bucket.urn);
       const expires = configuring(args, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", bucket).some((l) =>
         (l.props.rules ?? []).some((r: any) => r.status === "Enabled" && (r.expiration?.days || r.expiration?.date)),
       );
-      if (!expires) report(`${label} keeps plans (recipient addresses) forever: add a BucketLifecycleConfiguration rule that expires them`, bucket.urn);
+      if (!expires)
+        report(`${label} keeps plans (recipient addresses) forever: add a BucketLifecycleConfiguration rule that expires them`, bucket.urn);
     }
   },
 };

@@ -15,11 +15,28 @@ const FILE = path.join(CACHE, `recipients-${ROWS}.csv`);
 
 /** Share of recipients per zone: a US-heavy list with Europe, India, APAC, and some bad or odd zone values. */
 const ZONE_MIX: [string, number][] = [
-  ["America/New_York", 24], ["America/Chicago", 10], ["America/Denver", 4], ["America/Los_Angeles", 12], ["US/Eastern", 2],
-  ["America/Sao_Paulo", 4], ["America/Mexico_City", 3], ["Europe/London", 8], ["Europe/Paris", 5], ["Europe/Berlin", 5],
-  ["Europe/Madrid", 2], ["Asia/Kolkata", 7], ["Asia/Kathmandu", 1], ["Asia/Tokyo", 4], ["Asia/Singapore", 2],
-  ["Australia/Sydney", 3], ["Australia/Lord_Howe", 0.1], ["Pacific/Kiritimati", 0.1], ["america/chicago", 1],
-  ["", 1.5], ["Mars/Olympus_Mons", 0.3], ["America/New York", 0.5],
+  ["America/New_York", 24],
+  ["America/Chicago", 10],
+  ["America/Denver", 4],
+  ["America/Los_Angeles", 12],
+  ["US/Eastern", 2],
+  ["America/Sao_Paulo", 4],
+  ["America/Mexico_City", 3],
+  ["Europe/London", 8],
+  ["Europe/Paris", 5],
+  ["Europe/Berlin", 5],
+  ["Europe/Madrid", 2],
+  ["Asia/Kolkata", 7],
+  ["Asia/Kathmandu", 1],
+  ["Asia/Tokyo", 4],
+  ["Asia/Singapore", 2],
+  ["Australia/Sydney", 3],
+  ["Australia/Lord_Howe", 0.1],
+  ["Pacific/Kiritimati", 0.1],
+  ["america/chicago", 1],
+  ["", 1.5],
+  ["Mars/Olympus_Mons", 0.3],
+  ["America/New York", 0.5],
 ];
 
 function generate(): void {
@@ -31,8 +48,8 @@ function generate(): void {
   let acc = 0;
   for (const [z, w] of ZONE_MIX) cumulative.push([z, (acc += w / total)]);
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const names = ["Ana", "Bo", "Chloé", "Dmitri", "Eun-ji", "Femi", "Grace \"G\"", "Hiro", "Ines", "Jonas"];
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const names = ["Ana", "Bo", "Chloé", "Dmitri", "Eun-ji", "Femi", 'Grace "G"', "Hiro", "Ines", "Jonas"];
   const out = fs.openSync(FILE + ".tmp", "w");
   let chunk = "id,email,timezone,first_name,plan,city\n";
   for (let i = 0; i < ROWS; i++) {
@@ -52,11 +69,15 @@ function generate(): void {
 }
 
 function measure(label: string, script: string, args: string[]): { ms: number; maxRssBytes: number } {
-  const r = spawnSync(process.execPath, ["-r", path.join(__dirname, "bench", "peak-rss.js"), require.resolve("ts-node/dist/bin"), "--transpile-only", script, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["-r", path.join(__dirname, "bench", "peak-rss.js"), require.resolve("ts-node/dist/bin"), "--transpile-only", script, ...args],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   const m = /BENCH (\{.*\})/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`${label} failed (exit ${r.status}): ${r.stderr.slice(-500)}`);
   return JSON.parse(m[1]);
@@ -65,18 +86,48 @@ function measure(label: string, script: string, args: string[]): { ms: number; m
 function row(label: string, m: { ms: number; maxRssBytes: number }, base?: number) {
   const rate = Math.round(ROWS / (m.ms / 1000)).toLocaleString("en-US");
   const ratio = base ? `  ${(m.ms / base).toFixed(2)}× bare parse` : "";
-  process.stdout.write(`${label.padEnd(28)} ${(m.ms / 1000).toFixed(2).padStart(6)} s  ${rate.padStart(10)} rows/s  peak RSS ${Math.round(m.maxRssBytes / 1048576)} MB${ratio}\n`);
+  process.stdout.write(
+    `${label.padEnd(28)} ${(m.ms / 1000).toFixed(2).padStart(6)} s  ${rate.padStart(10)} rows/s  peak RSS ${Math.round(m.maxRssBytes / 1048576)} MB${ratio}\n`,
+  );
 }
 
 generate();
-process.stdout.write(`${ROWS.toLocaleString("en-US")} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`);
+process.stdout.write(
+  `${ROWS.toLocaleString("en-US")} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`,
+);
 const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
 row("bare csv-parse pass", bare);
-const sized = measure("size-window", "scripts/size-window.ts", ["--recipients", FILE, "--date", "2026-12-01", "--hour", "9", "--step", "+3d", "--json"]);
+const sized = measure("size-window", "scripts/size-window.ts", [
+  "--recipients",
+  FILE,
+  "--date",
+  "2026-12-01",
+  "--hour",
+  "9",
+  "--step",
+  "+3d",
+  "--json",
+]);
 row("size-window (2 steps)", sized, bare.ms);
 const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", [
-  "--campaign", "bench", "--recipients", FILE, "--template", "welcome", "--date", "2026-12-01", "--hour", "9",
-  "--step", "+3d:followup", "--now", "2026-11-29T00:00:00Z", "--dry-run", "--out", path.join(CACHE, "launch-out"), "--json",
+  "--campaign",
+  "bench",
+  "--recipients",
+  FILE,
+  "--template",
+  "welcome",
+  "--date",
+  "2026-12-01",
+  "--hour",
+  "9",
+  "--step",
+  "+3d:followup",
+  "--now",
+  "2026-11-29T00:00:00Z",
+  "--dry-run",
+  "--out",
+  path.join(CACHE, "launch-out"),
+  "--json",
 ]);
 row("launch-campaign --dry-run", launched, bare.ms);
 const ok = sized.ms <= 1.5 * bare.ms && sized.maxRssBytes <= 150 * 1048576;

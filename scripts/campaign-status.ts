@@ -23,12 +23,21 @@ Exit codes: 0 ok, 1 an AWS error, 2 bad flags.
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, { campaign: { type: "string" }, sample: { type: "string" }, json: { type: "boolean", default: false }, ...STACK_FLAGS }, USAGE);
+  const f = parseFlags(
+    argv,
+    { campaign: { type: "string" }, sample: { type: "string" }, json: { type: "boolean", default: false }, ...STACK_FLAGS },
+    USAGE,
+  );
   const campaignId = requireCampaign(f.campaign);
   const outputs = outputsFromFlags(f);
   const report = await campaignStatus(
     { scheduler: schedulerClient(outputs.region), sfn: sfnClient(outputs.region), sqs: sqsClient(outputs.region) },
-    { campaignId, stateMachineArn: outputs.stateMachineArn, deadLetterQueueUrl: outputs.deadLetterQueueUrl, sampleSize: intFlag("sample", f.sample, 1, 100_000, 500) },
+    {
+      campaignId,
+      stateMachineArn: outputs.stateMachineArn,
+      deadLetterQueueUrl: outputs.deadLetterQueueUrl,
+      sampleSize: intFlag("sample", f.sample, 1, 100_000, 500),
+    },
   );
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatStatus(report));
   return 0;
@@ -37,20 +46,29 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 function formatStatus(r: StatusReport): string {
   const n = (x: number) => x.toLocaleString("en-US");
   const lines = [`Campaign ${r.campaign}: group ${r.group.name} ${r.group.state ?? "does not exist"}`];
-  const states = Object.entries(r.schedules.byState).sort((a, b) => b[1] - a[1]).map(([s, c]) => `${n(c)} ${s}`).join(", ");
+  const states = Object.entries(r.schedules.byState)
+    .sort((a, b) => b[1] - a[1])
+    .map(([s, c]) => `${n(c)} ${s}`)
+    .join(", ");
   lines.push(`  pending schedules: ${n(r.schedules.total)}${states ? ` (${states})` : ""}`);
   if (r.nextSends.byHour.length) {
     lines.push(`  next sends per UTC hour${r.nextSends.estimated ? ` (estimated from ${n(r.nextSends.sampled)} sampled)` : ""}:`);
     const widest = Math.max(...r.nextSends.byHour.map((h) => h.count));
-    for (const h of r.nextSends.byHour) lines.push(`    ${h.hour.padEnd(17)} ${n(h.count).padStart(10)}  ${"█".repeat(Math.max(1, Math.round((h.count / widest) * 30)))}`);
+    for (const h of r.nextSends.byHour)
+      lines.push(`    ${h.hour.padEnd(17)} ${n(h.count).padStart(10)}  ${"█".repeat(Math.max(1, Math.round((h.count / widest) * 30)))}`);
   }
   if (r.executions.length) {
     lines.push("  fan-outs:");
     for (const e of r.executions) {
-      const items = e.items ? `${n(e.items.succeeded)}/${n(e.items.total)} rows scheduled, ${n(e.items.failed)} failed, ${n(e.items.pending + e.items.running)} to go` : "no Map Run";
+      const items = e.items
+        ? `${n(e.items.succeeded)}/${n(e.items.total)} rows scheduled, ${n(e.items.failed)} failed, ${n(e.items.pending + e.items.running)} to go`
+        : "no Map Run";
       lines.push(`    ${e.name}  ${e.status}  ${items}`);
     }
   } else lines.push("  fan-outs: none found");
-  if (r.deadLetterQueue) lines.push(`  dead-letter queue (all campaigns): ${n(r.deadLetterQueue.visible)} messages waiting, ${n(r.deadLetterQueue.inFlight)} in flight`);
+  if (r.deadLetterQueue)
+    lines.push(
+      `  dead-letter queue (all campaigns): ${n(r.deadLetterQueue.visible)} messages waiting, ${n(r.deadLetterQueue.inFlight)} in flight`,
+    );
   return lines.join("\n") + "\n";
 }

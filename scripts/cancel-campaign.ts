@@ -22,7 +22,18 @@ Exit codes: 0 cancelled (or nothing to cancel), 1 AWS error or the group still D
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, { campaign: { type: "string" }, "dry-run": { type: "boolean", default: false }, "timeout-seconds": { type: "string" }, "poll-seconds": { type: "string" }, json: { type: "boolean", default: false }, ...STACK_FLAGS }, USAGE);
+  const f = parseFlags(
+    argv,
+    {
+      campaign: { type: "string" },
+      "dry-run": { type: "boolean", default: false },
+      "timeout-seconds": { type: "string" },
+      "poll-seconds": { type: "string" },
+      json: { type: "boolean", default: false },
+      ...STACK_FLAGS,
+    },
+    USAGE,
+  );
   const campaignId = requireCampaign(f.campaign);
   const outputs = requireOutputs(outputsFromFlags(f), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
   const clients = { sfn: sfnClient(outputs.region), scheduler: schedulerClient(outputs.region) };
@@ -43,13 +54,24 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const lines: string[] = [];
     if (report.nothingToCancel) lines.push(`Campaign ${campaignId}: nothing to cancel (no running fan-out, no group ${report.group}).`);
     else if (report.dryRun) {
-      lines.push(`Campaign ${campaignId} (dry run): would stop ${report.executionsStopped.length} running fan-out${report.executionsStopped.length === 1 ? "" : "s"}${report.executionsStopped.length ? `: ${report.executionsStopped.join(", ")}` : ""}`);
-      lines.push(report.groupBefore ? `  and delete schedule group ${report.group} (${report.groupBefore}) with every pending schedule in it.` : `  (no schedule group ${report.group}).`);
+      lines.push(
+        `Campaign ${campaignId} (dry run): would stop ${report.executionsStopped.length} running fan-out${report.executionsStopped.length === 1 ? "" : "s"}${report.executionsStopped.length ? `: ${report.executionsStopped.join(", ")}` : ""}`,
+      );
+      lines.push(
+        report.groupBefore
+          ? `  and delete schedule group ${report.group} (${report.groupBefore}) with every pending schedule in it.`
+          : `  (no schedule group ${report.group}).`,
+      );
     } else {
-      lines.push(`Campaign ${campaignId}: stopped ${report.executionsStopped.length} fan-out${report.executionsStopped.length === 1 ? "" : "s"}${report.executionsStopped.length ? ` (${report.executionsStopped.join(", ")})` : ""}.`);
+      lines.push(
+        `Campaign ${campaignId}: stopped ${report.executionsStopped.length} fan-out${report.executionsStopped.length === 1 ? "" : "s"}${report.executionsStopped.length ? ` (${report.executionsStopped.join(", ")})` : ""}.`,
+      );
       if (report.groupAfter === "deleted") lines.push(`  Schedule group ${report.group} deleted: no send of this campaign remains.`);
       else if (report.groupAfter === "absent") lines.push(`  No schedule group ${report.group} existed.`);
-      else lines.push(`  Schedule group ${report.group} is still ${report.groupAfter}: AWS is deleting its schedules, and some may still fire until it is gone. Run again to check.`);
+      else
+        lines.push(
+          `  Schedule group ${report.group} is still ${report.groupAfter}: AWS is deleting its schedules, and some may still fire until it is gone. Run again to check.`,
+        );
     }
     io.out(lines.join("\n") + "\n");
   }

@@ -82,7 +82,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   // Stack outputs are needed to launch; a dry run uses them when given (quota, region) but does not require them.
   const launching = !f["dry-run"];
   const outputs = launching || f.stack !== undefined || f.outputs !== undefined ? outputsFromFlags(f) : {};
-  const target = launching ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" }) : undefined;
+  const target = launching
+    ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" })
+    : undefined;
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const progress = (text: string) => io.err(`${text}\n`);
 
@@ -98,7 +100,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     now,
     createTps: positiveFlag("create-tps", f["create-tps"], (outputs.createScheduleTps ?? scheduler.createScheduleTps) / 2),
     rate,
-    windowMinutes: f["window-minutes"] === undefined ? undefined : intFlag("window-minutes", f["window-minutes"], scheduler.flexibleWindowMinutes.min, scheduler.flexibleWindowMinutes.max),
+    windowMinutes:
+      f["window-minutes"] === undefined
+        ? undefined
+        : intFlag("window-minutes", f["window-minutes"], scheduler.flexibleWindowMinutes.min, scheduler.flexibleWindowMinutes.max),
   });
   const launchId = launchIdFlag ?? summary.planSha256.slice(0, 16);
   const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching };
@@ -108,7 +113,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     return code;
   };
   if (!summary.window.fits) {
-    return finish(1, [`Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`]);
+    return finish(1, [
+      `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`,
+    ]);
   }
   if (!launching || !target) return finish(0, ["Dry run: nothing uploaded or started."]);
   if (summary.schedules === 0) return finish(0, ["Nothing to launch: no schedule in the plan."]);
@@ -130,14 +137,18 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const result = await followFanOut(sfn, executionArn, f["poll-seconds"] === undefined ? 5 : Number(f["poll-seconds"]), progress);
   report.fanOut = result;
   const failed = result.items ? result.items.failed + result.items.timedOut + result.items.aborted : 0;
-  lines.push(`Fan-out ${result.status}: ${result.items ? `${result.items.succeeded.toLocaleString("en-US")} of ${result.items.total.toLocaleString("en-US")} rows scheduled, ${failed} failed` : "no Map Run started"}${result.error ? ` (${result.error})` : ""}`);
+  lines.push(
+    `Fan-out ${result.status}: ${result.items ? `${result.items.succeeded.toLocaleString("en-US")} of ${result.items.total.toLocaleString("en-US")} rows scheduled, ${failed} failed` : "no Map Run started"}${result.error ? ` (${result.error})` : ""}`,
+  );
   if (result.results) lines.push(`  results (failed batches, for redrive): s3://${result.results.bucket}/${result.results.key}`);
   return finish(result.status === "SUCCEEDED" && failed === 0 ? 0 : 1, lines);
 }
 
 function formatSummary(s: PlanSummary): string[] {
   const n = (x: number) => x.toLocaleString("en-US");
-  const reasons = Object.entries(s.rejected.byReason).map(([r, c]) => `${r} ${n(c!)}`).join(", ");
+  const reasons = Object.entries(s.rejected.byReason)
+    .map(([r, c]) => `${r} ${n(c!)}`)
+    .join(", ");
   return [
     `Campaign ${s.campaignId}: ${n(s.rows)} rows → ${n(s.recipientsPlanned)} recipients planned, ${n(s.schedules)} schedules; ${n(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}`,
     `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${n(x.schedules)}`).join("; ")}`,

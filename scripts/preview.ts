@@ -62,7 +62,11 @@ runMain(async () => {
       stack,
       resources: custom.map((r) => ({ type: r.type, name: r.name, urn: r.urn, inputs: r.inputs })),
       outputs: rendered.outputs,
-      policy: { pack: flags["no-policy"] ? null : POLICY_DIR_NAME, config: policyConfigFile ? path.relative(ROOT_DIR, policyConfigFile) : null, violations },
+      policy: {
+        pack: flags["no-policy"] ? null : POLICY_DIR_NAME,
+        config: policyConfigFile ? path.relative(ROOT_DIR, policyConfigFile) : null,
+        violations,
+      },
     };
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
     return mandatory ? 1 : 0;
@@ -95,7 +99,8 @@ function policySummary(violations: Violation[], skipped: boolean, configFile: st
   const lines = [`Policies: ${POLICY_DIR_NAME} (config ${config}): ${violations.length} violation${violations.length === 1 ? "" : "s"}`];
   for (const level of ["mandatory", "advisory", "remediate"]) {
     const byPolicy = new Map<string, Violation[]>();
-    for (const v of violations.filter((x) => x.enforcementLevel === level)) byPolicy.set(v.policyName, [...(byPolicy.get(v.policyName) ?? []), v]);
+    for (const v of violations.filter((x) => x.enforcementLevel === level))
+      byPolicy.set(v.policyName, [...(byPolicy.get(v.policyName) ?? []), v]);
     for (const [policy, vs] of byPolicy) {
       lines.push(`  [${level}] ${policy}`);
       for (const v of vs) lines.push(`    ${v.message}`);
@@ -107,7 +112,10 @@ function policySummary(violations: Violation[], skipped: boolean, configFile: st
 /** A resource's short scalar inputs, e.g. ` (type=STANDARD)`; long documents are left to --json. */
 function summary(r: RenderedResource): string {
   const parts = Object.entries(r.inputs)
-    .filter(([k, v]) => ["string", "number", "boolean"].includes(typeof v) && String(v).length <= 48 && !["bucket", "role"].includes(k) && !/^__/.test(k))
+    .filter(
+      ([k, v]) =>
+        ["string", "number", "boolean"].includes(typeof v) && String(v).length <= 48 && !["bucket", "role"].includes(k) && !/^__/.test(k),
+    )
     .slice(0, 4)
     .map(([k, v]) => `${k}=${v}`);
   return parts.length ? `  (${parts.join(", ")})` : "";

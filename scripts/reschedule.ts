@@ -60,7 +60,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const at = parseLocalTime(m[1], Number(m[2]), Number(m[3]));
     if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59) throw new UsageError(`--at ${f.at}: no such time`);
     const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
-    if (f.timezone !== undefined && !timezone) throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
+    if (f.timezone !== undefined && !timezone)
+      throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
     const moved = await moveSchedule(scheduler, { campaignId, recipientId: f.recipient, step, at, timezone, now: nowFromFlag(f.now) });
     report = moved;
     line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${moved.to.utc}).`;

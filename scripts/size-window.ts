@@ -55,7 +55,15 @@ runMain(async () => {
       const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
       throw new FindingsError(tooLarge(requiredTps, rate.tps));
     }
-    report = { mode: "volume", schedules, effectiveTps: rate.tps, effectiveTpsSource: rate.source, windowMinutes, createTps, fanOutSeconds: fanOutSeconds(schedules, createTps) };
+    report = {
+      mode: "volume",
+      schedules,
+      effectiveTps: rate.tps,
+      effectiveTpsSource: rate.source,
+      windowMinutes,
+      createTps,
+      fanOutSeconds: fanOutSeconds(schedules, createTps),
+    };
   } else if (f.recipients !== undefined) {
     const sized = await sizeRecipientList({ file: f.recipients, ...sendTimeFromFlags(f), rate, createTps, now: nowFromFlag(f.now) });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));

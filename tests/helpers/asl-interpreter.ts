@@ -7,7 +7,10 @@
  */
 
 export class StatesError extends Error {
-  constructor(public readonly error: string, public readonly cause = "") {
+  constructor(
+    public readonly error: string,
+    public readonly cause = "",
+  ) {
     super(`${error}: ${cause}`);
   }
 }
@@ -50,8 +53,28 @@ function runStates(machine: any, input: any, ctx: Context, services: Services, s
 }
 
 function runState(name: string, state: any, input: any, ctx: Context, services: Services, stats: RunStats): { output: any; next?: string } {
-  const known = new Set(["Type", "Comment", "Resource", "Parameters", "ResultSelector", "ResultPath", "OutputPath", "Retry", "Catch", "Next", "End", "Result",
-    "ItemReader", "ItemBatcher", "ItemsPath", "ItemSelector", "ItemProcessor", "MaxConcurrency", "ToleratedFailurePercentage", "ResultWriter"]);
+  const known = new Set([
+    "Type",
+    "Comment",
+    "Resource",
+    "Parameters",
+    "ResultSelector",
+    "ResultPath",
+    "OutputPath",
+    "Retry",
+    "Catch",
+    "Next",
+    "End",
+    "Result",
+    "ItemReader",
+    "ItemBatcher",
+    "ItemsPath",
+    "ItemSelector",
+    "ItemProcessor",
+    "MaxConcurrency",
+    "ToleratedFailurePercentage",
+    "ResultWriter",
+  ]);
   for (const k of Object.keys(state)) if (!known.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
   if (state.InputPath !== undefined) throw new Error("InputPath unsupported");
 
@@ -65,7 +88,9 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
         return services.sdk(m[1], m[2], resolveTemplate(state.Parameters ?? {}, input, ctx));
       }
       case "Map":
-        return state.ItemProcessor.ProcessorConfig?.Mode === "DISTRIBUTED" ? runDistributedMap(state, input, ctx, services, stats) : runInlineMap(state, input, ctx, services, stats);
+        return state.ItemProcessor.ProcessorConfig?.Mode === "DISTRIBUTED"
+          ? runDistributedMap(state, input, ctx, services, stats)
+          : runInlineMap(state, input, ctx, services, stats);
       default:
         throw new Error(`unsupported state type ${state.Type}`);
     }
@@ -87,7 +112,12 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
         if (done < max) {
           attempts.set(retrier, done + 1);
           const base = (retrier.IntervalSeconds ?? 1) * (retrier.BackoffRate ?? 2) ** done;
-          stats.retries.push({ state: name, error: e.error, attempt: done + 1, maxDelaySeconds: Math.min(base, retrier.MaxDelaySeconds ?? Infinity) });
+          stats.retries.push({
+            state: name,
+            error: e.error,
+            attempt: done + 1,
+            maxDelaySeconds: Math.min(base, retrier.MaxDelaySeconds ?? Infinity),
+          });
           continue;
         }
       }
@@ -117,14 +147,18 @@ function runDistributedMap(state: any, input: any, ctx: Context, services: Servi
   if (reader.ReaderConfig?.InputType !== "JSONL") throw new Error("only JSONL ItemReader supported");
   const where = resolveTemplate(reader.Parameters, input, ctx);
   const text = services.getObject(where.Bucket, where.Key);
-  const items = text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  const items = text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l));
   const batcher = state.ItemBatcher;
   const batchInput = batcher?.BatchInput ? resolveTemplate(batcher.BatchInput, input, ctx) : undefined;
   const batches: any[][] = [];
   for (const item of items) {
     const last = batches[batches.length - 1];
     const size = (b: any[]) => Buffer.byteLength(JSON.stringify({ Items: b, BatchInput: batchInput }));
-    if (last && last.length < (batcher?.MaxItemsPerBatch ?? 1) && size([...last, item]) <= (batcher?.MaxInputBytesPerBatch ?? 262_144)) last.push(item);
+    if (last && last.length < (batcher?.MaxItemsPerBatch ?? 1) && size([...last, item]) <= (batcher?.MaxInputBytesPerBatch ?? 262_144))
+      last.push(item);
     else batches.push([item]);
   }
   const failed: { input: any; error: string; items: number }[] = [];
@@ -227,18 +261,28 @@ function evaluate(expr: string, data: any, ctx: Context): any {
 
 function splitArgs(s: string): string[] {
   const out: string[] = [];
-  let depth = 0, quote = false, cur = "";
+  let depth = 0,
+    quote = false,
+    cur = "";
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
     if (quote) {
       cur += c;
       if (c === "\\") cur += s[++i];
       else if (c === "'") quote = false;
-    } else if (c === "'") { quote = true; cur += c; }
-    else if (c === "(") { depth++; cur += c; }
-    else if (c === ")") { depth--; cur += c; }
-    else if (c === "," && depth === 0) { out.push(cur.trim()); cur = ""; }
-    else cur += c;
+    } else if (c === "'") {
+      quote = true;
+      cur += c;
+    } else if (c === "(") {
+      depth++;
+      cur += c;
+    } else if (c === ")") {
+      depth--;
+      cur += c;
+    } else if (c === "," && depth === 0) {
+      out.push(cur.trim());
+      cur = "";
+    } else cur += c;
   }
   if (cur.trim()) out.push(cur.trim());
   return out;

@@ -10,12 +10,15 @@ function getter(overrides: Record<string, string | undefined> = {}) {
 }
 
 function rejects(overrides: Record<string, string | undefined>, message: RegExp) {
-  assert.throws(() => parseStackConfig(getter(overrides)), (e: unknown) => {
-    assert.ok(e instanceof ConfigError, `expected ConfigError, got ${e}`);
-    assert.match(e.message, message);
-    assert.ok(!e.message.includes("\n"), "one line");
-    return true;
-  });
+  assert.throws(
+    () => parseStackConfig(getter(overrides)),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigError, `expected ConfigError, got ${e}`);
+      assert.match(e.message, message);
+      assert.ok(!e.message.includes("\n"), "one line");
+      return true;
+    },
+  );
 }
 
 describe("stack config", () => {
@@ -27,7 +30,9 @@ describe("stack config", () => {
   });
 
   it("applies the documented defaults", () => {
-    const { config } = parseStackConfig((k) => ({ senderIdentity: "example.com", fromAddress: "news@example.com" } as Record<string, string>)[k]);
+    const { config } = parseStackConfig(
+      (k) => (({ senderIdentity: "example.com", fromAddress: "news@example.com" }) as Record<string, string>)[k],
+    );
     assert.strictEqual(config.createScheduleTps, 5000);
     assert.strictEqual(config.maxEventAgeSeconds, 7200);
     assert.strictEqual(config.maxRetryAttempts, 5);
@@ -51,32 +56,58 @@ describe("stack config", () => {
     ["innerConcurrency", "41", "1 to 40"],
     ["createScheduleTps", "0", "1 to 1000000"],
   ]) {
-    it(`rejects ${key} = ${bad} (allowed ${range})`, () => rejects({ [key]: bad }, new RegExp(`sendtime:${key} = "${bad}" is not valid: a whole number from ${range}`)));
+    it(`rejects ${key} = ${bad} (allowed ${range})`, () =>
+      rejects({ [key]: bad }, new RegExp(`sendtime:${key} = "${bad}" is not valid: a whole number from ${range}`)));
   }
 
   it("accepts the API's boundary values", () => {
-    const { config } = parseStackConfig(getter({ defaultWindowMinutes: "1440", maxEventAgeSeconds: "60", maxRetryAttempts: "0", toleratedFailurePercentage: "0" }));
+    const { config } = parseStackConfig(
+      getter({ defaultWindowMinutes: "1440", maxEventAgeSeconds: "60", maxRetryAttempts: "0", toleratedFailurePercentage: "0" }),
+    );
     assert.strictEqual(config.defaultWindowMinutes, 1440);
     assert.strictEqual(config.maxRetryAttempts, 0);
   });
 
   it("rejects a batch whose worst-case run exceeds the 5-minute EXPRESS limit, saying the largest that fits", () => {
     assert.ok(worstCaseBatchSeconds(120, 40) > 300 && worstCaseBatchSeconds(80, 40) <= 300);
-    rejects({ batchSize: "120" }, /sendtime:batchSize = "120" is not valid: with innerConcurrency 40 a batch can take 384 s when CreateSchedule is throttled, over the 300 s EXPRESS limit; use at most 80$/);
+    rejects(
+      { batchSize: "120" },
+      /sendtime:batchSize = "120" is not valid: with innerConcurrency 40 a batch can take 384 s when CreateSchedule is throttled, over the 300 s EXPRESS limit; use at most 80$/,
+    );
     assert.strictEqual(parseStackConfig(getter({ batchSize: "80" })).config.batchSize, 80);
     rejects({ batchSize: "10", innerConcurrency: "1" }, /use at most 2$/);
   });
 
-  it("rejects a sender identity that is neither a domain nor an address", () => rejects({ senderIdentity: "not a domain" }, /senderIdentity = "not a domain" is not valid/));
-  it("rejects a from address outside the identity", () => rejects({ fromAddress: "news@other.com" }, /fromAddress = "news@other.com" is not valid: an address of the sender identity "mail.example.com"/));
+  it("rejects a sender identity that is neither a domain nor an address", () =>
+    rejects({ senderIdentity: "not a domain" }, /senderIdentity = "not a domain" is not valid/));
+  it("rejects a from address outside the identity", () =>
+    rejects(
+      { fromAddress: "news@other.com" },
+      /fromAddress = "news@other.com" is not valid: an address of the sender identity "mail.example.com"/,
+    ));
   it("accepts a from address on a subdomain of the identity", () =>
     assert.strictEqual(parseStackConfig(getter({ fromAddress: "a@eu.mail.example.com" })).config.fromAddress, "a@eu.mail.example.com"));
-  it("rejects a malformed alarm email", () => rejects({ alarmEmail: "ops at example" }, /alarmEmail = "ops at example" is not valid: an email address/));
+  it("rejects a malformed alarm email", () =>
+    rejects({ alarmEmail: "ops at example" }, /alarmEmail = "ops at example" is not valid: an email address/));
   it("accepts the addresses SES takes and refuses the rest", () => {
-    for (const ok of ["first.last+tag@sub.example.co.uk", "o'brien@example.com", "x@xn--bcher-kva.example"]) assert.ok(isEmailAddress(ok), ok);
-    for (const bad of ["ü@example.com", "a@bücher.example", "a..b@example.com", ".a@example.com", "a@example", "a b@example.com", "a@-example.com", "<a@example.com>"]) assert.ok(!isEmailAddress(bad), bad);
+    for (const ok of ["first.last+tag@sub.example.co.uk", "o'brien@example.com", "x@xn--bcher-kva.example"])
+      assert.ok(isEmailAddress(ok), ok);
+    for (const bad of [
+      "ü@example.com",
+      "a@bücher.example",
+      "a..b@example.com",
+      ".a@example.com",
+      "a@example",
+      "a b@example.com",
+      "a@-example.com",
+      "<a@example.com>",
+    ])
+      assert.ok(!isEmailAddress(bad), bad);
   });
-  it("rejects half an unsubscribe setting", () => rejects({ unsubscribeTopic: undefined }, /unsubscribeContactList is set but sendtime:unsubscribeTopic is not/));
-  it("rejects a log retention CloudWatch does not offer", () => rejects({ logRetentionDays: "31" }, /logRetentionDays = "31" is not valid: one of CloudWatch Logs' values/));
-  it("rejects a KMS key that is not an ARN", () => rejects({ kmsKeyArn: "alias/mine" }, /kmsKeyArn = "alias\/mine" is not valid: a KMS key or alias ARN/));
+  it("rejects half an unsubscribe setting", () =>
+    rejects({ unsubscribeTopic: undefined }, /unsubscribeContactList is set but sendtime:unsubscribeTopic is not/));
+  it("rejects a log retention CloudWatch does not offer", () =>
+    rejects({ logRetentionDays: "31" }, /logRetentionDays = "31" is not valid: one of CloudWatch Logs' values/));
+  it("rejects a KMS key that is not an ARN", () =>
+    rejects({ kmsKeyArn: "alias/mine" }, /kmsKeyArn = "alias\/mine" is not valid: a KMS key or alias ARN/));
 });

@@ -43,7 +43,17 @@ function expressions(node: any, out: string[] = []): string[] {
   return out;
 }
 
-const PLAN_FIELDS: (keyof PlanRow)[] = ["schedule_name", "send_at", "timezone", "email", "template", "template_data", "recipient_id", "step", "utc"];
+const PLAN_FIELDS: (keyof PlanRow)[] = [
+  "schedule_name",
+  "send_at",
+  "timezone",
+  "email",
+  "template",
+  "template_data",
+  "recipient_id",
+  "step",
+  "utc",
+];
 const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes"];
 
 /** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
@@ -100,7 +110,12 @@ function planRows(n: number): PlanRow[] {
   }));
 }
 
-const INPUT: FanOutInput = { campaign_id: "spring", plan_bucket: "recipients-bucket", plan_key: "plans/spring/launch-1.jsonl", window_minutes: 7 };
+const INPUT: FanOutInput = {
+  campaign_id: "spring",
+  plan_bucket: "recipients-bucket",
+  plan_key: "plans/spring/launch-1.jsonl",
+  window_minutes: 7,
+};
 const toJsonl = (rows: PlanRow[]) => rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
 
 /** What a valid CreateSchedule request looks like (API reference ranges and patterns). */
@@ -192,7 +207,11 @@ describe("fan-out definition", () => {
       assert.strictEqual(fake.requests.length, 7);
       rows.forEach((row, i) => assertValidCreateSchedule(fake.requests[i], row));
       // batches of 3; each child reports what it did, not the addresses it handled
-      assert.deepStrictEqual(services.results[0].succeeded, [["created", "created", "created"], ["created", "created", "created"], ["created"]]);
+      assert.deepStrictEqual(services.results[0].succeeded, [
+        ["created", "created", "created"],
+        ["created", "created", "created"],
+        ["created"],
+      ]);
     });
 
     it("rides out a throttle storm: every row is scheduled exactly once", () => {
@@ -204,7 +223,10 @@ describe("fan-out definition", () => {
       runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)), stats);
       assert.strictEqual(fake.schedules.size, 20);
       for (const r of rows) assert.ok(fake.schedules.has(`campaign-spring/${r.schedule_name}`));
-      assert.strictEqual(stats.retries.length, rows.reduce((n, _, i) => n + (i % 17), 0));
+      assert.strictEqual(
+        stats.retries.length,
+        rows.reduce((n, _, i) => n + (i % 17), 0),
+      );
       assert.ok(Math.max(...stats.retries.map((r) => r.maxDelaySeconds)) <= 8);
     });
 
@@ -234,7 +256,10 @@ describe("fan-out definition", () => {
       const out = runStateMachine(tolerant, INPUT, services);
       assert.strictEqual(out.fan_out.failedItems, 3, "the batch r3..r5 failed");
       assert.strictEqual(services.results[0].failed[0].error, "Scheduler.ThrottlingException");
-      assert.deepStrictEqual(services.results[0].failed[0].input.Items.map((r: PlanRow) => r.recipient_id), ["r3", "r4", "r5"]);
+      assert.deepStrictEqual(
+        services.results[0].failed[0].input.Items.map((r: PlanRow) => r.recipient_id),
+        ["r3", "r4", "r5"],
+      );
       assert.ok(!fake.schedules.has("campaign-spring/r4-1"));
       runStateMachine(tolerant, INPUT, fake.services(toJsonl(rows)));
       assert.strictEqual(fake.schedules.size, 9);
@@ -244,7 +269,10 @@ describe("fan-out definition", () => {
       const rows = planRows(3);
       const fake = new FakeScheduler();
       fake.throttle.set("r0-1", { times: 99, error: "Scheduler.ServiceQuotaExceededException" });
-      assert.throws(() => runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows))), /ExceedToleratedFailureThreshold/);
+      assert.throws(
+        () => runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows))),
+        /ExceedToleratedFailureThreshold/,
+      );
     });
   });
 });

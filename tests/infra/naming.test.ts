@@ -1,5 +1,13 @@
 import * as assert from "assert";
-import { campaignGroupName, campaignGroupsArn, campaignIdProblem, campaignSchedulesArn, isCampaignScopedArn, isValidSchedulerName, scheduleName } from "../../infra/naming";
+import {
+  campaignGroupName,
+  campaignGroupsArn,
+  campaignIdProblem,
+  campaignSchedulesArn,
+  isCampaignScopedArn,
+  isValidSchedulerName,
+  scheduleName,
+} from "../../infra/naming";
 
 const scope = { partition: "aws", region: "eu-west-1", accountId: "123456789012" };
 
@@ -15,7 +23,8 @@ describe("naming", () => {
       "arn:aws:scheduler:eu-west-1:123456789012:schedule-group/camp*",
       "arn:aws:scheduler:*:123456789012:schedule/campaign-*/*",
       "arn:aws:scheduler:eu-west-1:*:schedule-group/campaign-*",
-    ]) assert.ok(!isCampaignScopedArn(bad), bad);
+    ])
+      assert.ok(!isCampaignScopedArn(bad), bad);
   });
 
   it("campaign ids must make a valid group name", () => {

@@ -16,14 +16,18 @@ describe("the stack under Pulumi mocks (dev config)", () => {
   describe("recipient bucket", () => {
     it("blocks all public access", () => {
       const pab = only(stack, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs;
-      for (const k of ["blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"]) assert.strictEqual(pab[k], true, k);
+      for (const k of ["blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"])
+        assert.strictEqual(pab[k], true, k);
       assert.strictEqual(pab.bucket, stack.outputs.bucketName);
     });
     it("encrypts with SSE-S3, versions, and enforces bucket-owner ownership", () => {
       const enc = only(stack, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs;
       assert.strictEqual(enc.rules[0].applyServerSideEncryptionByDefault.sseAlgorithm, "AES256");
       assert.strictEqual(only(stack, "aws:s3/bucketVersioning:BucketVersioning").inputs.versioningConfiguration.status, "Enabled");
-      assert.strictEqual(only(stack, "aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs.rule.objectOwnership, "BucketOwnerEnforced");
+      assert.strictEqual(
+        only(stack, "aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs.rule.objectOwnership,
+        "BucketOwnerEnforced",
+      );
     });
     it("denies every request that is not over TLS", () => {
       const [deny] = statements(only(stack, "aws:s3/bucketPolicy:BucketPolicy").inputs.policy);
@@ -34,7 +38,13 @@ describe("the stack under Pulumi mocks (dev config)", () => {
     });
     it("expires plans/ and results/ after recipientRetentionDays", () => {
       const rules = only(stack, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").inputs.rules;
-      assert.deepStrictEqual(rules.map((r: any) => [r.filter.prefix, r.expiration.days, r.status]), [["plans/", 30, "Enabled"], ["results/", 30, "Enabled"]]);
+      assert.deepStrictEqual(
+        rules.map((r: any) => [r.filter.prefix, r.expiration.days, r.status]),
+        [
+          ["plans/", 30, "Enabled"],
+          ["results/", 30, "Enabled"],
+        ],
+      );
     });
   });
 
@@ -47,7 +57,8 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(stack.outputs.configurationSetName, cs.configurationSetName);
     });
     it("publishes bounce, complaint and delivery events", () => {
-      const types = only(stack, "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination").inputs.eventDestination.matchingEventTypes;
+      const types = only(stack, "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination").inputs.eventDestination
+        .matchingEventTypes;
       for (const t of ["BOUNCE", "COMPLAINT", "DELIVERY"]) assert.ok(types.includes(t), t);
     });
     it("exports the DKIM tokens of a domain identity", () => assert.strictEqual((stack.outputs.dkimTokens as string[]).length, 3));
@@ -100,7 +111,11 @@ describe("the stack under Pulumi mocks (dev config)", () => {
     it("logs errors only, without execution data, to a log group with retention", () => {
       const sm = only(stack, "aws:sfn/stateMachine:StateMachine").inputs;
       const lg = only(stack, "aws:cloudwatch/logGroup:LogGroup");
-      assert.deepStrictEqual(sm.loggingConfiguration, { level: "ERROR", includeExecutionData: false, logDestination: `${lg.outputs.arn}:*` });
+      assert.deepStrictEqual(sm.loggingConfiguration, {
+        level: "ERROR",
+        includeExecutionData: false,
+        logDestination: `${lg.outputs.arn}:*`,
+      });
       assert.strictEqual(lg.inputs.retentionInDays, 30);
       assert.strictEqual(sm.type, "STANDARD");
     });
@@ -110,12 +125,17 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(bySid.CreateCampaignSchedules.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/*`);
       assert.strictEqual(bySid.CreateCampaignGroups.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`);
       assert.strictEqual(bySid.PassTargetRoleToScheduler.Resource, stack.outputs.schedulerRoleArn);
-      assert.deepStrictEqual(bySid.PassTargetRoleToScheduler.Condition, { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } });
+      assert.deepStrictEqual(bySid.PassTargetRoleToScheduler.Condition, {
+        StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" },
+      });
       assert.strictEqual(bySid.ReadPlans.Resource, `arn:aws:s3:::${stack.outputs.bucketName}/plans/*`);
       assert.strictEqual(bySid.WriteResults.Resource, `arn:aws:s3:::${stack.outputs.bucketName}/results/*`);
       assert.strictEqual(bySid.StartChildren.Resource, stack.outputs.stateMachineArn);
       // Only log delivery is on "*", as AWS requires.
-      assert.deepStrictEqual(s.filter((x) => asArray(x.Resource).includes("*")).map((x) => x.Sid), ["DeliverLogs"]);
+      assert.deepStrictEqual(
+        s.filter((x) => asArray(x.Resource).includes("*")).map((x) => x.Sid),
+        ["DeliverLogs"],
+      );
     });
     it("the state machine's role trusts Step Functions from this account only", () => {
       const [trust] = statements(only(stack, "aws:iam/role:Role", "fanout-role").inputs.assumeRolePolicy);
@@ -128,7 +148,9 @@ describe("the stack under Pulumi mocks (dev config)", () => {
     it("watch the DLQ, failed fan-outs, Scheduler throttles and target errors, SES bounce and complaint rates", () => {
       const alarms = all(stack, "aws:cloudwatch/metricAlarm:MetricAlarm").map((a) => a.inputs);
       const metric = (ns: string, name: string) => alarms.find((a) => a.namespace === ns && a.metricName === name);
-      assert.deepStrictEqual(metric("AWS/SQS", "ApproximateNumberOfMessagesVisible")!.dimensions, { QueueName: only(stack, "aws:sqs/queue:Queue").outputs.name });
+      assert.deepStrictEqual(metric("AWS/SQS", "ApproximateNumberOfMessagesVisible")!.dimensions, {
+        QueueName: only(stack, "aws:sqs/queue:Queue").outputs.name,
+      });
       assert.deepStrictEqual(metric("AWS/States", "ExecutionsFailed")!.dimensions, { StateMachineArn: stack.outputs.stateMachineArn });
       assert.ok(metric("AWS/Scheduler", "InvocationThrottleCount"));
       assert.ok(metric("AWS/Scheduler", "TargetErrorCount"));
@@ -163,7 +185,10 @@ describe("the stack with other config", () => {
     assert.deepStrictEqual(sse.applyServerSideEncryptionByDefault, { sseAlgorithm: "aws:kms", kmsMasterKeyId: key });
     assert.strictEqual(only(stack, "aws:sqs/queue:Queue").inputs.kmsMasterKeyId, key);
     for (const name of ["fanout-permissions", "scheduler-target-send"]) {
-      assert.ok(statements(only(stack, "aws:iam/rolePolicy:RolePolicy", name).inputs.policy).some((s) => s.Resource === key), name);
+      assert.ok(
+        statements(only(stack, "aws:iam/rolePolicy:RolePolicy", name).inputs.policy).some((s) => s.Resource === key),
+        name,
+      );
     }
   });
 

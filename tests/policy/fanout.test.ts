@@ -1,5 +1,10 @@
 import { fanOutDefinition, FanOutParameters } from "../../infra/fanout-definition";
-import { fanOutConcurrencyBelowQuota, fanOutCostPerItem, fanOutScheduleSafety, stateMachineLogsWithoutAddresses } from "../../policy/fanout";
+import {
+  fanOutConcurrencyBelowQuota,
+  fanOutCostPerItem,
+  fanOutScheduleSafety,
+  stateMachineLogsWithoutAddresses,
+} from "../../policy/fanout";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "./util";
 
 const PARAMS: FanOutParameters = {
@@ -29,53 +34,105 @@ function edited(edit: (def: any, task: any) => void, params: Partial<FanOutParam
 describe("policy: fanout-concurrency-below-quota", () => {
   const p = fanOutConcurrencyBelowQuota;
   it("passes the shipped shape (60 × 40 = 2,400 ≤ 2,500)", () => assertNoResourceViolations(p, machine(fanOutDefinition(PARAMS))));
-  it("passes exactly at the limit (2,500 × 1)", () => assertNoResourceViolations(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 2500, innerConcurrency: 1 }))));
+  it("passes exactly at the limit (2,500 × 1)", () =>
+    assertNoResourceViolations(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 2500, innerConcurrency: 1 }))));
   it("fails one above the limit, showing the numbers and the largest allowed MaxConcurrency", () =>
     assertHasResourceViolation(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 2501, innerConcurrency: 1 })), {
       message:
         'can make 2,501 CreateSchedule calls at once (Distributed Map "FanOut" MaxConcurrency 2501 × inline Map "CreateSchedules" MaxConcurrency 1), above 2,500 (createScheduleTps 5,000 × headroom 0.5): set the Distributed Map "FanOut" MaxConcurrency to at most 2,500',
     }));
   it("uses the quota and headroom from policy config", () =>
-    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 4000, headroom: 0.5 }), { message: "above 2,000 (createScheduleTps 4,000 × headroom 0.5): set the Distributed Map \"FanOut\" MaxConcurrency to at most 50" }));
+    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 4000, headroom: 0.5 }), {
+      message: 'above 2,000 (createScheduleTps 4,000 × headroom 0.5): set the Distributed Map "FanOut" MaxConcurrency to at most 50',
+    }));
   it("counts an absent MaxConcurrency as the service default (10,000)", () =>
-    assertHasResourceViolation(p, machine(edited((d) => delete d.States.FanOut.MaxConcurrency)), { message: "MaxConcurrency unset (10,000)" }));
-  it("counts MaxConcurrency 0 as unlimited too", () => assertHasResourceViolation(p, machine(edited((d) => (d.States.FanOut.MaxConcurrency = 0))), { message: "can make 400,000 CreateSchedule calls" }));
+    assertHasResourceViolation(p, machine(edited((d) => delete d.States.FanOut.MaxConcurrency)), {
+      message: "MaxConcurrency unset (10,000)",
+    }));
+  it("counts MaxConcurrency 0 as unlimited too", () =>
+    assertHasResourceViolation(p, machine(edited((d) => (d.States.FanOut.MaxConcurrency = 0))), {
+      message: "can make 400,000 CreateSchedule calls",
+    }));
   it("counts an inner Map without MaxConcurrency at the inline limit (40)", () =>
-    assertHasResourceViolation(p, machine(edited((d) => delete d.States.FanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency, { maxConcurrency: 100 })), { message: "can make 4,000" }));
+    assertHasResourceViolation(
+      p,
+      machine(edited((d) => delete d.States.FanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency, { maxConcurrency: 100 })),
+      { message: "can make 4,000" },
+    ));
   it("fails a MaxConcurrencyPath it cannot check", () =>
-    assertHasResourceViolation(p, machine(edited((d) => (d.States.FanOut.MaxConcurrencyPath = "$.concurrency"))), { message: 'Map "FanOut" sets MaxConcurrencyPath' }));
+    assertHasResourceViolation(p, machine(edited((d) => (d.States.FanOut.MaxConcurrencyPath = "$.concurrency"))), {
+      message: 'Map "FanOut" sets MaxConcurrencyPath',
+    }));
   it("ignores state machines that create no schedules", () =>
-    assertNoResourceViolations(p, machine({ StartAt: "A", States: { A: { Type: "Map", ItemProcessor: { ProcessorConfig: { Mode: "DISTRIBUTED" }, StartAt: "B", States: { B: { Type: "Pass", End: true } } }, End: true } } })));
+    assertNoResourceViolations(
+      p,
+      machine({
+        StartAt: "A",
+        States: {
+          A: {
+            Type: "Map",
+            ItemProcessor: { ProcessorConfig: { Mode: "DISTRIBUTED" }, StartAt: "B", States: { B: { Type: "Pass", End: true } } },
+            End: true,
+          },
+        },
+      }),
+    ));
 });
 
 describe("policy: fanout-schedule-safety", () => {
   const p = fanOutScheduleSafety;
   it("passes the shipped definition", () => assertNoResourceViolations(p, machine(fanOutDefinition(PARAMS))));
   it("fails a schedule that does not delete itself", () =>
-    assertHasResourceViolation(p, machine(edited((_, t) => (t.Parameters.ActionAfterCompletion = "NONE"))), { message: 'ActionAfterCompletion is "NONE"' }));
+    assertHasResourceViolation(p, machine(edited((_, t) => (t.Parameters.ActionAfterCompletion = "NONE"))), {
+      message: 'ActionAfterCompletion is "NONE"',
+    }));
   for (const minutes of [0, 1441]) {
     it(`fails a window of ${minutes} minutes`, () =>
-      assertHasResourceViolation(p, machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes }))), { message: `FlexibleTimeWindow {"Mode":"FLEXIBLE","MaximumWindowInMinutes":${minutes}} does not spread sends` }));
+      assertHasResourceViolation(
+        p,
+        machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes }))),
+        { message: `FlexibleTimeWindow {"Mode":"FLEXIBLE","MaximumWindowInMinutes":${minutes}} does not spread sends` },
+      ));
   }
   it("passes windows of 1 and 1,440 minutes", async () => {
-    for (const minutes of [1, 1440]) await assertNoResourceViolations(p, machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes }))));
+    for (const minutes of [1, 1440])
+      await assertNoResourceViolations(
+        p,
+        machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes }))),
+      );
   });
-  it("fails FlexibleTimeWindow OFF", () => assertHasResourceViolation(p, machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "OFF" }))), { message: 'FlexibleTimeWindow {"Mode":"OFF"}' }));
+  it("fails FlexibleTimeWindow OFF", () =>
+    assertHasResourceViolation(p, machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "OFF" }))), {
+      message: 'FlexibleTimeWindow {"Mode":"OFF"}',
+    }));
   it("fails a retry policy outside the API's ranges", () =>
-    assertHasResourceViolation(p, machine(edited((_, t) => (t.Parameters.Target.RetryPolicy = { MaximumEventAgeInSeconds: 30, MaximumRetryAttempts: 5 }))), { message: "outside the API's ranges" }));
-  it("fails no dead-letter queue", () => assertHasResourceViolation(p, machine(edited((_, t) => delete t.Parameters.Target.DeadLetterConfig)), { message: "no Target.DeadLetterConfig" }));
-  it("fails no throttling retry", () => assertHasResourceViolation(p, machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["Scheduler.InternalServerException"] }]))), { message: "no Retry covers Scheduler.ThrottlingException" }));
-  it("accepts States.ALL as covering throttling", () => assertNoResourceViolations(p, machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["States.ALL"], MaxAttempts: 5 }])))));
+    assertHasResourceViolation(
+      p,
+      machine(edited((_, t) => (t.Parameters.Target.RetryPolicy = { MaximumEventAgeInSeconds: 30, MaximumRetryAttempts: 5 }))),
+      { message: "outside the API's ranges" },
+    ));
+  it("fails no dead-letter queue", () =>
+    assertHasResourceViolation(p, machine(edited((_, t) => delete t.Parameters.Target.DeadLetterConfig)), {
+      message: "no Target.DeadLetterConfig",
+    }));
+  it("fails no throttling retry", () =>
+    assertHasResourceViolation(p, machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["Scheduler.InternalServerException"] }]))), {
+      message: "no Retry covers Scheduler.ThrottlingException",
+    }));
+  it("accepts States.ALL as covering throttling", () =>
+    assertNoResourceViolations(p, machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["States.ALL"], MaxAttempts: 5 }])))));
 });
 
 describe("policy: fanout-batched-children (advisory)", () => {
   it("flags one STANDARD child per item, as in the reference design", () =>
     assertHasResourceViolation(
       fanOutCostPerItem,
-      machine(edited((d) => {
-        delete d.States.FanOut.ItemBatcher;
-        d.States.FanOut.ItemProcessor.ProcessorConfig.ExecutionType = "STANDARD";
-      })),
+      machine(
+        edited((d) => {
+          delete d.States.FanOut.ItemBatcher;
+          d.States.FanOut.ItemProcessor.ProcessorConfig.ExecutionType = "STANDARD";
+        }),
+      ),
       { message: "about $75 per million recipients" },
     ));
   it("passes batched EXPRESS children", () => assertNoResourceViolations(fanOutCostPerItem, machine(fanOutDefinition(PARAMS))));
@@ -83,7 +140,14 @@ describe("policy: fanout-batched-children (advisory)", () => {
 
 describe("policy: fanout-logs-exclude-execution-data (advisory)", () => {
   it("flags execution data in logs", () =>
-    assertHasResourceViolation(stateMachineLogsWithoutAddresses, machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ALL", includeExecutionData: true } }), { message: "recipient addresses land in CloudWatch Logs" }));
+    assertHasResourceViolation(
+      stateMachineLogsWithoutAddresses,
+      machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ALL", includeExecutionData: true } }),
+      { message: "recipient addresses land in CloudWatch Logs" },
+    ));
   it("passes logs without execution data", () =>
-    assertNoResourceViolations(stateMachineLogsWithoutAddresses, machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ERROR", includeExecutionData: false } })));
+    assertNoResourceViolations(
+      stateMachineLogsWithoutAddresses,
+      machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ERROR", includeExecutionData: false } }),
+    ));
 });

@@ -6,74 +6,155 @@ const SCHEDULES = "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/
 const GROUPS = "arn:aws:scheduler:us-east-1:123456789012:schedule-group/campaign-*";
 const TARGET_ROLE = "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b";
 const allow = (Action: unknown, Resource: unknown, extra: object = {}) => ({ Effect: "Allow", Action, Resource, ...extra });
-const rolePolicy = (...statements: object[]) => resourceArgs(ROLE_POLICY, { role: "r", policy: doc(...statements) }, {}, "fanout-permissions");
+const rolePolicy = (...statements: object[]) =>
+  resourceArgs(ROLE_POLICY, { role: "r", policy: doc(...statements) }, {}, "fanout-permissions");
 
 describe("policy: scheduler-actions-scoped-to-campaigns", () => {
   const p = schedulerActionsScopedToCampaigns;
   it("passes campaign schedules and groups", () =>
-    assertNoResourceViolations(p, rolePolicy(allow("scheduler:CreateSchedule", SCHEDULES), allow(["scheduler:CreateScheduleGroup", "scheduler:TagResource"], GROUPS))));
-  it("passes statements that grant no Scheduler action", () => assertNoResourceViolations(p, rolePolicy(allow("logs:CreateLogDelivery", "*"))));
-  it('fails Resource "*"', () => assertHasResourceViolation(p, rolePolicy(allow("scheduler:CreateSchedule", "*")), { message: 'allows scheduler:CreateSchedule on "*", outside campaign schedules' }));
+    assertNoResourceViolations(
+      p,
+      rolePolicy(allow("scheduler:CreateSchedule", SCHEDULES), allow(["scheduler:CreateScheduleGroup", "scheduler:TagResource"], GROUPS)),
+    ));
+  it("passes statements that grant no Scheduler action", () =>
+    assertNoResourceViolations(p, rolePolicy(allow("logs:CreateLogDelivery", "*"))));
+  it('fails Resource "*"', () =>
+    assertHasResourceViolation(p, rolePolicy(allow("scheduler:CreateSchedule", "*")), {
+      message: 'allows scheduler:CreateSchedule on "*", outside campaign schedules',
+    }));
   for (const action of ["scheduler:*", "scheduler:Create*", "*", "SCHEDULER:createschedule"]) {
     it(`fails the wildcard action ${action} on every schedule`, () =>
-      assertHasResourceViolation(p, rolePolicy(allow(action, "arn:aws:scheduler:us-east-1:123456789012:schedule/*/*")), { message: /outside campaign schedules/ }));
+      assertHasResourceViolation(p, rolePolicy(allow(action, "arn:aws:scheduler:us-east-1:123456789012:schedule/*/*")), {
+        message: /outside campaign schedules/,
+      }));
   }
   it("fails a mix of good and bad ARNs, naming the bad one", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("scheduler:CreateSchedule", [SCHEDULES, "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"])), {
-      message: 'on "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"',
-    }));
+    assertHasResourceViolation(
+      p,
+      rolePolicy(allow("scheduler:CreateSchedule", [SCHEDULES, "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"])),
+      {
+        message: 'on "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"',
+      },
+    ));
   it("fails another prefix", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("scheduler:CreateSchedule", "arn:aws:scheduler:us-east-1:123456789012:schedule/promo-*/*")), { message: /outside campaign schedules/ }));
+    assertHasResourceViolation(
+      p,
+      rolePolicy(allow("scheduler:CreateSchedule", "arn:aws:scheduler:us-east-1:123456789012:schedule/promo-*/*")),
+      { message: /outside campaign schedules/ },
+    ));
   it("fails a wildcard before the prefix is complete", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("scheduler:CreateScheduleGroup", "arn:aws:scheduler:us-east-1:123456789012:schedule-group/camp*")), { message: /outside campaign schedules/ }));
-  it("fails NotResource", () => assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", Action: "scheduler:DeleteSchedule", NotResource: SCHEDULES }), { message: "with NotResource" }));
+    assertHasResourceViolation(
+      p,
+      rolePolicy(allow("scheduler:CreateScheduleGroup", "arn:aws:scheduler:us-east-1:123456789012:schedule-group/camp*")),
+      { message: /outside campaign schedules/ },
+    ));
+  it("fails NotResource", () =>
+    assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", Action: "scheduler:DeleteSchedule", NotResource: SCHEDULES }), {
+      message: "with NotResource",
+    }));
   it("fails NotAction (it allows Scheduler actions by omission)", () =>
-    assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", NotAction: "iam:*", Resource: "*" }), { message: "uses NotAction and so allows 12 Scheduler actions" }));
+    assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", NotAction: "iam:*", Resource: "*" }), {
+      message: "uses NotAction and so allows 12 Scheduler actions",
+    }));
   it("ignores Deny statements", () => assertNoResourceViolations(p, rolePolicy({ Effect: "Deny", Action: "scheduler:*", Resource: "*" })));
   it("checks managed policies (aws.iam.Policy)", () =>
-    assertHasResourceViolation(p, resourceArgs("aws:iam/policy:Policy", { policy: doc(allow("scheduler:*", "*")) }, {}, "ops"), { message: 'Policy "ops" statement 1 allows' }));
+    assertHasResourceViolation(p, resourceArgs("aws:iam/policy:Policy", { policy: doc(allow("scheduler:*", "*")) }, {}, "ops"), {
+      message: 'Policy "ops" statement 1 allows',
+    }));
   it("checks inline policies of a Role", () =>
-    assertHasResourceViolation(p, resourceArgs("aws:iam/role:Role", { inlinePolicies: [{ name: "inline", policy: doc(allow("scheduler:*", "*")) }] }, {}, "r"), {
-      message: 'Role "r" inline policy "inline" statement 1',
-    }));
+    assertHasResourceViolation(
+      p,
+      resourceArgs("aws:iam/role:Role", { inlinePolicies: [{ name: "inline", policy: doc(allow("scheduler:*", "*")) }] }, {}, "r"),
+      {
+        message: 'Role "r" inline policy "inline" statement 1',
+      },
+    ));
   it("fails attaching AWS's full-access Scheduler policy", () =>
-    assertHasResourceViolation(p, resourceArgs("aws:iam/rolePolicyAttachment:RolePolicyAttachment", { role: "r", policyArn: "arn:aws:iam::aws:policy/AmazonEventBridgeSchedulerFullAccess" }), {
-      message: "attaches arn:aws:iam::aws:policy/AmazonEventBridgeSchedulerFullAccess",
-    }));
-  it("skips a document that is not known yet (preview of a new stack)", () => assertNoResourceViolations(p, resourceArgs(ROLE_POLICY, { role: "r" })));
+    assertHasResourceViolation(
+      p,
+      resourceArgs("aws:iam/rolePolicyAttachment:RolePolicyAttachment", {
+        role: "r",
+        policyArn: "arn:aws:iam::aws:policy/AmazonEventBridgeSchedulerFullAccess",
+      }),
+      {
+        message: "attaches arn:aws:iam::aws:policy/AmazonEventBridgeSchedulerFullAccess",
+      },
+    ));
+  it("skips a document that is not known yet (preview of a new stack)", () =>
+    assertNoResourceViolations(p, resourceArgs(ROLE_POLICY, { role: "r" })));
 });
 
 describe("policy: passrole-only-to-scheduler", () => {
   const p = passRoleOnlyToScheduler;
   const toScheduler = { Condition: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } } };
-  it("passes a named role passed only to Scheduler", () => assertNoResourceViolations(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE, toScheduler))));
-  it('fails Resource "*"', () => assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", "*", toScheduler)), { message: 'allows iam:PassRole on "*": name the role ARNs' }));
-  it("fails a wildcard role name", () => assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", "arn:aws:iam::123456789012:role/*", toScheduler)), { message: "never a wildcard" }));
-  for (const action of ["iam:*", "*", "iam:Pass*"]) {
-    it(`fails ${action} without the condition`, () => assertHasResourceViolation(p, rolePolicy(allow(action, TARGET_ROLE)), { message: "without an iam:PassedToService condition" }));
-  }
-  it("fails a missing PassedToService", () => assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE)), { message: 'add Condition {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}' }));
-  it("fails a wrong PassedToService", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE, { Condition: { StringEquals: { "iam:PassedToService": ["scheduler.amazonaws.com", "lambda.amazonaws.com"] } } })), {
-      message: 'to "scheduler.amazonaws.com", "lambda.amazonaws.com"',
+  it("passes a named role passed only to Scheduler", () =>
+    assertNoResourceViolations(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE, toScheduler))));
+  it('fails Resource "*"', () =>
+    assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", "*", toScheduler)), {
+      message: 'allows iam:PassRole on "*": name the role ARNs',
     }));
+  it("fails a wildcard role name", () =>
+    assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", "arn:aws:iam::123456789012:role/*", toScheduler)), {
+      message: "never a wildcard",
+    }));
+  for (const action of ["iam:*", "*", "iam:Pass*"]) {
+    it(`fails ${action} without the condition`, () =>
+      assertHasResourceViolation(p, rolePolicy(allow(action, TARGET_ROLE)), { message: "without an iam:PassedToService condition" }));
+  }
+  it("fails a missing PassedToService", () =>
+    assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE)), {
+      message: 'add Condition {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}',
+    }));
+  it("fails a wrong PassedToService", () =>
+    assertHasResourceViolation(
+      p,
+      rolePolicy(
+        allow("iam:PassRole", TARGET_ROLE, {
+          Condition: { StringEquals: { "iam:PassedToService": ["scheduler.amazonaws.com", "lambda.amazonaws.com"] } },
+        }),
+      ),
+      {
+        message: 'to "scheduler.amazonaws.com", "lambda.amazonaws.com"',
+      },
+    ));
   it("fails PassedToService under StringLike (only StringEquals pins the service)", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE, { Condition: { StringLike: { "iam:PassedToService": "*" } } })), { message: "without an iam:PassedToService condition" }));
+    assertHasResourceViolation(
+      p,
+      rolePolicy(allow("iam:PassRole", TARGET_ROLE, { Condition: { StringLike: { "iam:PassedToService": "*" } } })),
+      { message: "without an iam:PassedToService condition" },
+    ));
 });
 
 describe("policy: scheduler-role-trust", () => {
   const p = schedulerRoleTrust;
-  const role = (...statements: object[]) => resourceArgs("aws:iam/role:Role", { assumeRolePolicy: doc(...statements) }, {}, "scheduler-target-role");
+  const role = (...statements: object[]) =>
+    resourceArgs("aws:iam/role:Role", { assumeRolePolicy: doc(...statements) }, {}, "scheduler-target-role");
   const trust = (Principal: unknown, extra: object = {}) => ({ Effect: "Allow", Action: "sts:AssumeRole", Principal, ...extra });
   const fromAccount = { Condition: { StringEquals: { "aws:SourceAccount": "123456789012" } } };
-  it("passes scheduler.amazonaws.com with aws:SourceAccount", () => assertNoResourceViolations(p, role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount))));
+  it("passes scheduler.amazonaws.com with aws:SourceAccount", () =>
+    assertNoResourceViolations(p, role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount))));
   it("passes aws:SourceArn under ArnLike", () =>
-    assertNoResourceViolations(p, role(trust({ Service: "scheduler.amazonaws.com" }, { Condition: { ArnLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*" } } }))));
-  it("fails trust without SourceAccount or SourceArn", () => assertHasResourceViolation(p, role(trust({ Service: "scheduler.amazonaws.com" })), { message: "trusts scheduler.amazonaws.com from any account" }));
+    assertNoResourceViolations(
+      p,
+      role(
+        trust(
+          { Service: "scheduler.amazonaws.com" },
+          { Condition: { ArnLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*" } } },
+        ),
+      ),
+    ));
+  it("fails trust without SourceAccount or SourceArn", () =>
+    assertHasResourceViolation(p, role(trust({ Service: "scheduler.amazonaws.com" })), {
+      message: "trusts scheduler.amazonaws.com from any account",
+    }));
   it("fails a second service in the same principal", () =>
-    assertHasResourceViolation(p, role(trust({ Service: ["scheduler.amazonaws.com", "lambda.amazonaws.com"] }, fromAccount)), { message: 'trust only {"Service": "scheduler.amazonaws.com"}' }));
+    assertHasResourceViolation(p, role(trust({ Service: ["scheduler.amazonaws.com", "lambda.amazonaws.com"] }, fromAccount)), {
+      message: 'trust only {"Service": "scheduler.amazonaws.com"}',
+    }));
   it("fails another principal trusted beside Scheduler", () =>
-    assertHasResourceViolation(p, role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount), trust({ AWS: "*" })), { message: 'lets {"AWS":"*"} assume the role Scheduler uses' }));
+    assertHasResourceViolation(p, role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount), trust({ AWS: "*" })), {
+      message: 'lets {"AWS":"*"} assume the role Scheduler uses',
+    }));
   it("ignores roles Scheduler does not assume", () => assertNoResourceViolations(p, role(trust({ Service: "states.amazonaws.com" }))));
 });
 
@@ -83,13 +164,27 @@ describe("policy: ses-send-scoped", () => {
   it("passes identity, configuration set, template and contact list ARNs", () =>
     assertNoResourceViolations(
       p,
-      rolePolicy(allow("ses:SendEmail", [identity, "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev", "arn:aws:ses:us-east-1:123456789012:template/*", "arn:aws:ses:us-east-1:123456789012:contact-list/news"])),
+      rolePolicy(
+        allow("ses:SendEmail", [
+          identity,
+          "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",
+          "arn:aws:ses:us-east-1:123456789012:template/*",
+          "arn:aws:ses:us-east-1:123456789012:contact-list/news",
+        ]),
+      ),
     ));
-  it('fails Resource "*"', () => assertHasResourceViolation(p, rolePolicy(allow("ses:SendEmail", "*")), { message: 'allows ses:SendEmail on "*"' }));
+  it('fails Resource "*"', () =>
+    assertHasResourceViolation(p, rolePolicy(allow("ses:SendEmail", "*")), { message: 'allows ses:SendEmail on "*"' }));
   for (const action of ["ses:*", "ses:Send*", "*"]) {
-    it(`fails ${action} on "*"`, () => assertHasResourceViolation(p, rolePolicy(allow(action, "*")), { message: "allows ses:SendEmail, ses:SendTemplatedEmail on" }));
+    it(`fails ${action} on "*"`, () =>
+      assertHasResourceViolation(p, rolePolicy(allow(action, "*")), { message: "allows ses:SendEmail, ses:SendTemplatedEmail on" }));
   }
   it("fails SendTemplatedEmail on a mix with a wildcard ARN", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("ses:SendTemplatedEmail", [identity, "arn:aws:ses:us-east-1:123456789012:*"])), { message: '"arn:aws:ses:us-east-1:123456789012:*"' }));
-  it("fails NotResource", () => assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", Action: "ses:SendEmail", NotResource: identity }), { message: "with NotResource" }));
+    assertHasResourceViolation(p, rolePolicy(allow("ses:SendTemplatedEmail", [identity, "arn:aws:ses:us-east-1:123456789012:*"])), {
+      message: '"arn:aws:ses:us-east-1:123456789012:*"',
+    }));
+  it("fails NotResource", () =>
+    assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", Action: "ses:SendEmail", NotResource: identity }), {
+      message: "with NotResource",
+    }));
 });

@@ -40,22 +40,35 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
   it("the same stack with maxConcurrency raised above the limit fails, on the state machine", async () => {
     await pack.configure(readPolicyConfig(DEV), "dev.json");
     const violations = await pack.analyze(await renderWith({ maxConcurrency: "63" }));
-    assert.deepStrictEqual(violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]), [
-      ["fanout-concurrency-below-quota", "mandatory", "urn:pulumi:dev::sendtime::sendtime:index:FanOut$aws:sfn/stateMachine:StateMachine::fanout"],
-    ]);
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]),
+      [
+        [
+          "fanout-concurrency-below-quota",
+          "mandatory",
+          "urn:pulumi:dev::sendtime::sendtime:index:FanOut$aws:sfn/stateMachine:StateMachine::fanout",
+        ],
+      ],
+    );
     assert.match(violations[0].message, /2,520 CreateSchedule calls at once .* at most 62/);
   });
 
   it("the same stack with a lower quota in the policy config fails", async () => {
     await pack.configure({ "fanout-concurrency-below-quota": { createScheduleTps: 4000 } }, "low.json");
     const violations = await pack.analyze(await renderWith());
-    assert.deepStrictEqual(violations.map((v) => v.policyName), ["fanout-concurrency-below-quota"]);
+    assert.deepStrictEqual(
+      violations.map((v) => v.policyName),
+      ["fanout-concurrency-below-quota"],
+    );
     assert.match(violations[0].message, /above 2,000 \(createScheduleTps 4,000 × headroom 0.5\)/);
   });
 
   it("applies the CLI's levels: a policy set to advisory reports as advisory, disabled reports nothing", async () => {
     await pack.configure({ "fanout-concurrency-below-quota": { enforcementLevel: "advisory", createScheduleTps: 4000 } }, "x.json");
-    assert.deepStrictEqual((await pack.analyze(await renderWith())).map((v) => v.enforcementLevel), ["advisory"]);
+    assert.deepStrictEqual(
+      (await pack.analyze(await renderWith())).map((v) => v.enforcementLevel),
+      ["advisory"],
+    );
     await pack.configure({ all: "disabled" }, "x.json");
     assert.deepStrictEqual(await pack.analyze(await renderWith({ maxConcurrency: "500" })), []);
   });
@@ -66,7 +79,10 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.deepStrictEqual(await pack.analyze(prodStack), []);
     assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
     await pack.configure(readPolicyConfig(DEV), "dev.json");
-    assert.deepStrictEqual((await pack.analyze(prodStack)).map((v) => v.policyName), ["fanout-concurrency-below-quota"]);
+    assert.deepStrictEqual(
+      (await pack.analyze(prodStack)).map((v) => v.policyName),
+      ["fanout-concurrency-below-quota"],
+    );
   });
 
   it("rejects config the CLI would reject, naming the file and key", async () => {
@@ -76,7 +92,10 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       return true;
     });
     await assert.rejects(pack.configure({ "no-such-policy": "advisory" }, "bad.json"), /bad\.json: no policy "no-such-policy" in the pack/);
-    await assert.rejects(pack.configure({ all: "loud" }, "bad.json"), /bad\.json: all = "loud": enforcement level must be one of advisory, mandatory, disabled, remediate/);
+    await assert.rejects(
+      pack.configure({ all: "loud" }, "bad.json"),
+      /bad\.json: all = "loud": enforcement level must be one of advisory, mandatory, disabled, remediate/,
+    );
   });
 });
 
@@ -96,7 +115,10 @@ describe("npm run preview with the policy pack", function () {
     const r = runScript("scripts/preview.ts", ["--json", "--policy-config", "tests/fixtures/policy-low-quota.json"]);
     assert.strictEqual(r.code, 1, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepStrictEqual(out.policy.violations.map((v: any) => [v.policyName, v.enforcementLevel]), [["fanout-concurrency-below-quota", "mandatory"]]);
+    assert.deepStrictEqual(
+      out.policy.violations.map((v: any) => [v.policyName, v.enforcementLevel]),
+      [["fanout-concurrency-below-quota", "mandatory"]],
+    );
     assert.ok(out.policy.violations[0].urn.endsWith("::fanout"));
   });
 });

@@ -1,8 +1,19 @@
 /** awsguard-style helpers: build validation args for a resource type + props, run a policy, assert on violations. */
 import * as assert from "assert";
-import { PolicyResource, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import {
+  PolicyResource,
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  StackValidationArgs,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 
-export function resourceArgs(type: string, props: Record<string, any>, config: Record<string, unknown> = {}, name = "test"): ResourceValidationArgs {
+export function resourceArgs(
+  type: string,
+  props: Record<string, any>,
+  config: Record<string, unknown> = {},
+  name = "test",
+): ResourceValidationArgs {
   return {
     type,
     props,
@@ -26,7 +37,11 @@ async function violationsOf(policy: ResourceValidationPolicy, args: ResourceVali
   return found;
 }
 
-export async function assertHasResourceViolation(policy: ResourceValidationPolicy, args: ResourceValidationArgs, expected: { message: string | RegExp }) {
+export async function assertHasResourceViolation(
+  policy: ResourceValidationPolicy,
+  args: ResourceValidationArgs,
+  expected: { message: string | RegExp },
+) {
   const found = await violationsOf(policy, args);
   const ok = found.some((m) => (typeof expected.message === "string" ? m.includes(expected.message) : expected.message.test(m)));
   assert.ok(ok, `expected a violation matching ${expected.message}; got ${JSON.stringify(found, null, 1)}`);
@@ -37,7 +52,17 @@ export async function assertNoResourceViolations(policy: ResourceValidationPolic
 }
 
 export function stackResource(type: string, name: string, props: Record<string, any>, dependencies: PolicyResource[] = []): PolicyResource {
-  return { type, name, props, urn: `urn:pulumi:test::sendtime::${type}::${name}`, opts: {} as any, dependencies, propertyDependencies: {}, isType: () => false, asType: () => undefined } as unknown as PolicyResource;
+  return {
+    type,
+    name,
+    props,
+    urn: `urn:pulumi:test::sendtime::${type}::${name}`,
+    opts: {} as any,
+    dependencies,
+    propertyDependencies: {},
+    isType: () => false,
+    asType: () => undefined,
+  } as unknown as PolicyResource;
 }
 
 async function stackViolationsOf(policy: StackValidationPolicy, resources: PolicyResource[]): Promise<{ message: string; urn?: string }[]> {
@@ -47,10 +72,16 @@ async function stackViolationsOf(policy: StackValidationPolicy, resources: Polic
   return found;
 }
 
-export async function assertHasStackViolation(policy: StackValidationPolicy, resources: PolicyResource[], expected: { message: string | RegExp; urn?: string }) {
+export async function assertHasStackViolation(
+  policy: StackValidationPolicy,
+  resources: PolicyResource[],
+  expected: { message: string | RegExp; urn?: string },
+) {
   const found = await stackViolationsOf(policy, resources);
   const ok = found.some(
-    (v) => (typeof expected.message === "string" ? v.message.includes(expected.message) : expected.message.test(v.message)) && (!expected.urn || v.urn === expected.urn),
+    (v) =>
+      (typeof expected.message === "string" ? v.message.includes(expected.message) : expected.message.test(v.message)) &&
+      (!expected.urn || v.urn === expected.urn),
   );
   assert.ok(ok, `expected a violation matching ${expected.message}; got ${JSON.stringify(found, null, 1)}`);
 }

@@ -13,7 +13,14 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from "@aws-sdk/client-scheduler";
-import { DescribeExecutionCommand, DescribeMapRunCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import {
+  DescribeExecutionCommand,
+  DescribeMapRunCommand,
+  ListExecutionsCommand,
+  ListMapRunsCommand,
+  SFNClient,
+  StopExecutionCommand,
+} from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
 import { scheduleName } from "../../infra/naming";
@@ -32,7 +39,8 @@ const notFound = (what: string) => Object.assign(new Error(`${what} does not exi
 const execArn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:${name}`;
 
 async function run(cli: (argv: string[], io: any) => Promise<number>, args: string[]) {
-  let stdout = "", stderr = "";
+  let stdout = "",
+    stderr = "";
   const code = await cli([...args, "--outputs", outputs], { out: (t: string) => (stdout += t), err: (t: string) => (stderr += t) });
   return { code, stdout, stderr };
 }
@@ -47,32 +55,72 @@ after(() => [scheduler, sfn, sqs].forEach((m) => m.restore()));
 function executions() {
   sfn.on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: undefined }).resolves({
     executions: [
-      { executionArn: execArn("spring-aaa"), name: "spring-aaa", status: "RUNNING", stateMachineArn: SM, startDate: new Date("2026-11-29T10:00:00Z") },
-      { executionArn: execArn("spring-sale-bbb"), name: "spring-sale-bbb", status: "RUNNING", stateMachineArn: SM, startDate: new Date("2026-11-29T10:00:00Z") },
+      {
+        executionArn: execArn("spring-aaa"),
+        name: "spring-aaa",
+        status: "RUNNING",
+        stateMachineArn: SM,
+        startDate: new Date("2026-11-29T10:00:00Z"),
+      },
+      {
+        executionArn: execArn("spring-sale-bbb"),
+        name: "spring-sale-bbb",
+        status: "RUNNING",
+        stateMachineArn: SM,
+        startDate: new Date("2026-11-29T10:00:00Z"),
+      },
     ],
     nextToken: "page-2",
   });
   sfn.on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: "page-2" }).resolves({
-    executions: [{ executionArn: execArn("spring-ccc"), name: "spring-ccc", status: "RUNNING", stateMachineArn: SM, startDate: new Date("2026-11-29T11:00:00Z") }],
+    executions: [
+      {
+        executionArn: execArn("spring-ccc"),
+        name: "spring-ccc",
+        status: "RUNNING",
+        stateMachineArn: SM,
+        startDate: new Date("2026-11-29T11:00:00Z"),
+      },
+    ],
   });
-  for (const [name, campaign] of [["spring-aaa", "spring"], ["spring-sale-bbb", "spring-sale"], ["spring-ccc", "spring"]]) {
-    sfn.on(DescribeExecutionCommand, { executionArn: execArn(name) }).resolves({ executionArn: execArn(name), stateMachineArn: SM, status: "RUNNING", startDate: new Date(), input: JSON.stringify({ campaign_id: campaign }) });
+  for (const [name, campaign] of [
+    ["spring-aaa", "spring"],
+    ["spring-sale-bbb", "spring-sale"],
+    ["spring-ccc", "spring"],
+  ]) {
+    sfn.on(DescribeExecutionCommand, { executionArn: execArn(name) }).resolves({
+      executionArn: execArn(name),
+      stateMachineArn: SM,
+      status: "RUNNING",
+      startDate: new Date(),
+      input: JSON.stringify({ campaign_id: campaign }),
+    });
   }
 }
 
 describe("cancel-campaign", () => {
   it("stops the campaign's running fan-outs (all pages, not a look-alike campaign's), then deletes the group and waits", async () => {
     executions();
-    scheduler.on(GetScheduleGroupCommand).resolvesOnce({ Name: "campaign-spring", State: "ACTIVE" }).resolvesOnce({ State: "DELETING" }).rejects(notFound("campaign-spring"));
+    scheduler
+      .on(GetScheduleGroupCommand)
+      .resolvesOnce({ Name: "campaign-spring", State: "ACTIVE" })
+      .resolvesOnce({ State: "DELETING" })
+      .rejects(notFound("campaign-spring"));
     sfn.on(StopExecutionCommand).resolves({ stopDate: new Date() });
     scheduler.on(DeleteScheduleGroupCommand).resolves({});
     const r = await run(cancel, ["--campaign", "spring", "--poll-seconds", "0"]);
     assert.strictEqual(r.code, 0);
-    assert.deepStrictEqual(sfn.commandCalls(StopExecutionCommand).map((c) => c.args[0].input), [
-      { executionArn: execArn("spring-aaa"), error: "sendtime.Cancelled", cause: "campaign spring cancelled" },
-      { executionArn: execArn("spring-ccc"), error: "sendtime.Cancelled", cause: "campaign spring cancelled" },
-    ]);
-    assert.deepStrictEqual(scheduler.commandCalls(DeleteScheduleGroupCommand).map((c) => c.args[0].input), [{ Name: "campaign-spring" }]);
+    assert.deepStrictEqual(
+      sfn.commandCalls(StopExecutionCommand).map((c) => c.args[0].input),
+      [
+        { executionArn: execArn("spring-aaa"), error: "sendtime.Cancelled", cause: "campaign spring cancelled" },
+        { executionArn: execArn("spring-ccc"), error: "sendtime.Cancelled", cause: "campaign spring cancelled" },
+      ],
+    );
+    assert.deepStrictEqual(
+      scheduler.commandCalls(DeleteScheduleGroupCommand).map((c) => c.args[0].input),
+      [{ Name: "campaign-spring" }],
+    );
     assert.strictEqual(scheduler.commandCalls(GetScheduleGroupCommand).length, 3);
     assert.match(r.stdout, /stopped 2 fan-outs \(spring-aaa, spring-ccc\)\.\n  Schedule group campaign-spring deleted/);
   });
@@ -108,7 +156,12 @@ describe("cancel-campaign", () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     scheduler.on(DeleteScheduleGroupCommand).rejects(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
-    await assert.rejects(run(cancel, ["--campaign", "spring"]), (e: unknown) => e instanceof FindingsError && e.message === "campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded");
+    await assert.rejects(
+      run(cancel, ["--campaign", "spring"]),
+      (e: unknown) =>
+        e instanceof FindingsError &&
+        e.message === "campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded",
+    );
   });
 });
 
@@ -141,73 +194,180 @@ describe("reschedule", () => {
   it("moves a send: UpdateSchedule carries every field GetSchedule returned, with the new time", async () => {
     scheduler.on(GetScheduleCommand, { Name: "a1-1", GroupName: "campaign-spring" }).resolves(SCHEDULE as any);
     scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: SCHEDULE.Arn });
-    const r = await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]);
+    const r = await run(reschedule, [
+      "--campaign",
+      "spring",
+      "--recipient",
+      "a1",
+      "--at",
+      "2026-12-02T10:30",
+      "--now",
+      "2026-11-29T12:00:00Z",
+    ]);
     assert.strictEqual(r.code, 0);
     const { Arn, CreationDate, LastModificationDate, ...kept } = SCHEDULE;
-    assert.deepStrictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input, { ...kept, ScheduleExpression: "at(2026-12-02T10:30:00)" });
-    assert.strictEqual(r.stdout, "Moved spring/a1-1 from at(2026-12-01T09:00:00) America/New_York to at(2026-12-02T10:30:00) America/New_York (2026-12-02T15:30:00.000Z).\n");
+    assert.deepStrictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input, {
+      ...kept,
+      ScheduleExpression: "at(2026-12-02T10:30:00)",
+    });
+    assert.strictEqual(
+      r.stdout,
+      "Moved spring/a1-1 from at(2026-12-01T09:00:00) America/New_York to at(2026-12-02T10:30:00) America/New_York (2026-12-02T15:30:00.000Z).\n",
+    );
   });
 
   it("reads --at in --timezone, and writes a DST-gap time in UTC", async () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
-    await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2027-03-14T02:30", "--timezone", "america/new_york", "--now", "2026-11-29T12:00:00Z"]);
+    await run(reschedule, [
+      "--campaign",
+      "spring",
+      "--recipient",
+      "a1",
+      "--at",
+      "2027-03-14T02:30",
+      "--timezone",
+      "america/new_york",
+      "--now",
+      "2026-11-29T12:00:00Z",
+    ]);
     const input = scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input;
     assert.deepStrictEqual([input.ScheduleExpression, input.ScheduleExpressionTimezone], ["at(2027-03-14T07:30:00)", "UTC"]);
   });
 
   it("finds an odd id's schedule by the planner's name, for the given step", async () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
-    await run(reschedule, ["--campaign", "spring", "--recipient", "a 4/ü", "--step", "2", "--at", "2026-12-05T09:00", "--now", "2026-11-29T12:00:00Z"]);
-    assert.deepStrictEqual(scheduler.commandCalls(GetScheduleCommand)[0].args[0].input, { Name: scheduleName("a 4/ü", 2), GroupName: "campaign-spring" });
+    await run(reschedule, [
+      "--campaign",
+      "spring",
+      "--recipient",
+      "a 4/ü",
+      "--step",
+      "2",
+      "--at",
+      "2026-12-05T09:00",
+      "--now",
+      "2026-11-29T12:00:00Z",
+    ]);
+    assert.deepStrictEqual(scheduler.commandCalls(GetScheduleCommand)[0].args[0].input, {
+      Name: scheduleName("a 4/ü", 2),
+      GroupName: "campaign-spring",
+    });
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input.Name, scheduleName("a 4/ü", 2));
   });
 
   it("refuses a time in the past, changing nothing", async () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
-    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-11-29T06:00", "--now", "2026-11-29T12:00:00Z"]), (e: unknown) => e instanceof UsageError && /is not in the future/.test(e.message));
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-11-29T06:00", "--now", "2026-11-29T12:00:00Z"]),
+      (e: unknown) => e instanceof UsageError && /is not in the future/.test(e.message),
+    );
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
   });
 
   it("a missing schedule is a clear message (exit 1)", async () => {
     scheduler.on(GetScheduleCommand).rejects(notFound("Schedule a9-1"));
-    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a9", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]), (e: unknown) =>
-      e instanceof FindingsError && e.message === 'campaign spring: no schedule "a9-1" (recipient a9, step 1) in campaign-spring: already sent, removed, or never planned');
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a9", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]),
+      (e: unknown) =>
+        e instanceof FindingsError &&
+        e.message ===
+          'campaign spring: no schedule "a9-1" (recipient a9, step 1) in campaign-spring: already sent, removed, or never planned',
+    );
   });
 
   it("--remove deletes exactly that schedule", async () => {
     scheduler.on(DeleteScheduleCommand).resolves({});
     const r = await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]);
     assert.strictEqual(r.code, 0);
-    assert.deepStrictEqual(scheduler.commandCalls(DeleteScheduleCommand).map((c) => c.args[0].input), [{ Name: "a1-2", GroupName: "campaign-spring" }]);
+    assert.deepStrictEqual(
+      scheduler.commandCalls(DeleteScheduleCommand).map((c) => c.args[0].input),
+      [{ Name: "a1-2", GroupName: "campaign-spring" }],
+    );
     assert.strictEqual(r.stdout, "Removed spring/a1-2: recipient a1 will not get step 2.\n");
   });
 
   it("--remove of a missing schedule is a clear message", async () => {
     scheduler.on(DeleteScheduleCommand).rejects(notFound("Schedule a1-2"));
-    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]), /no schedule "a1-2" \(recipient a1, step 2\) in campaign-spring/);
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]),
+      /no schedule "a1-2" \(recipient a1, step 2\) in campaign-spring/,
+    );
   });
 
   it("needs exactly one of --at and --remove", async () => {
-    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1"]), /give --at YYYY-MM-DDTHH:MM to move the send, or --remove/);
-    await assert.rejects(run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--remove", "--at", "2026-12-02T10:30"]), UsageError);
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1"]),
+      /give --at YYYY-MM-DDTHH:MM to move the send, or --remove/,
+    );
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--remove", "--at", "2026-12-02T10:30"]),
+      UsageError,
+    );
   });
 });
 
 describe("campaign-status", () => {
   function stack(count: number) {
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
-    const all = Array.from({ length: count }, (_, i) => ({ Name: `r${i}-1`, GroupName: "campaign-spring", State: (i % 10 ? "ENABLED" : "DISABLED") as "ENABLED" | "DISABLED" }));
-    scheduler.on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: undefined }).resolves({ Schedules: all.slice(0, 100), NextToken: count > 100 ? "p2" : undefined });
-    scheduler.on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: "p2" }).resolves({ Schedules: all.slice(100) });
+    const all = Array.from({ length: count }, (_, i) => ({
+      Name: `r${i}-1`,
+      GroupName: "campaign-spring",
+      State: (i % 10 ? "ENABLED" : "DISABLED") as "ENABLED" | "DISABLED",
+    }));
+    scheduler
+      .on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: undefined })
+      .resolves({ Schedules: all.slice(0, 100), NextToken: count > 100 ? "p2" : undefined });
+    scheduler
+      .on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: "p2" })
+      .resolves({ Schedules: all.slice(100) });
     scheduler.on(GetScheduleCommand).callsFake((input: any) => {
       const i = Number(/^r(\d+)/.exec(input.Name)![1]);
-      return { Name: input.Name, ScheduleExpression: `at(2026-12-01T0${i % 2 ? 9 : 8}:30:00)`, ScheduleExpressionTimezone: "America/New_York" };
+      return {
+        Name: input.Name,
+        ScheduleExpression: `at(2026-12-01T0${i % 2 ? 9 : 8}:30:00)`,
+        ScheduleExpressionTimezone: "America/New_York",
+      };
     });
-    sfn.on(ListExecutionsCommand).resolves({ executions: [{ executionArn: execArn("spring-aaa"), name: "spring-aaa", status: "SUCCEEDED", stateMachineArn: SM, startDate: new Date("2026-11-29T10:00:00Z") }] });
+    sfn.on(ListExecutionsCommand).resolves({
+      executions: [
+        {
+          executionArn: execArn("spring-aaa"),
+          name: "spring-aaa",
+          status: "SUCCEEDED",
+          stateMachineArn: SM,
+          startDate: new Date("2026-11-29T10:00:00Z"),
+        },
+      ],
+    });
     sfn.on(DescribeExecutionCommand).resolves({ status: "SUCCEEDED", input: JSON.stringify({ campaign_id: "spring" }) } as any);
-    sfn.on(ListMapRunsCommand).resolves({ mapRuns: [{ mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:x", executionArn: execArn("spring-aaa"), stateMachineArn: SM, startDate: new Date() }] });
-    sfn.on(DescribeMapRunCommand).resolves({ itemCounts: { total: count, succeeded: count - 3, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: count } } as any);
-    sqs.on(GetQueueAttributesCommand, { QueueUrl: DLQ, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }).resolves({ Attributes: { ApproximateNumberOfMessages: "2", ApproximateNumberOfMessagesNotVisible: "1" } });
+    sfn.on(ListMapRunsCommand).resolves({
+      mapRuns: [
+        {
+          mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:x",
+          executionArn: execArn("spring-aaa"),
+          stateMachineArn: SM,
+          startDate: new Date(),
+        },
+      ],
+    });
+    sfn.on(DescribeMapRunCommand).resolves({
+      itemCounts: {
+        total: count,
+        succeeded: count - 3,
+        failed: 3,
+        pending: 0,
+        running: 0,
+        timedOut: 0,
+        aborted: 0,
+        resultsWritten: count,
+      },
+    } as any);
+    sqs
+      .on(GetQueueAttributesCommand, {
+        QueueUrl: DLQ,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      })
+      .resolves({ Attributes: { ApproximateNumberOfMessages: "2", ApproximateNumberOfMessagesNotVisible: "1" } });
   }
 
   it("counts every page of schedules by state, reads each when few, and shows fan-outs and the DLQ", async () => {
@@ -217,8 +377,18 @@ describe("campaign-status", () => {
     assert.strictEqual(scheduler.commandCalls(ListSchedulesCommand).length, 2);
     assert.deepStrictEqual(s.schedules, { total: 150, byState: { DISABLED: 15, ENABLED: 135 } });
     assert.strictEqual(scheduler.commandCalls(GetScheduleCommand).length, 150);
-    assert.deepStrictEqual(s.nextSends, { sampled: 150, estimated: false, byHour: [{ hour: "2026-12-01T13:00Z", count: 75 }, { hour: "2026-12-01T14:00Z", count: 75 }] });
-    assert.deepStrictEqual(s.executions.map((e: any) => [e.name, e.status, e.items.failed]), [["spring-aaa", "SUCCEEDED", 3]]);
+    assert.deepStrictEqual(s.nextSends, {
+      sampled: 150,
+      estimated: false,
+      byHour: [
+        { hour: "2026-12-01T13:00Z", count: 75 },
+        { hour: "2026-12-01T14:00Z", count: 75 },
+      ],
+    });
+    assert.deepStrictEqual(
+      s.executions.map((e: any) => [e.name, e.status, e.items.failed]),
+      [["spring-aaa", "SUCCEEDED", 3]],
+    );
     assert.deepStrictEqual(s.deadLetterQueue, { url: DLQ, visible: 2, inFlight: 1 });
   });
 
@@ -252,26 +422,67 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
       req.on("end", () => {
         requests.push({ method: req.method!, url: req.url!, body });
         res.setHeader("content-type", "application/json");
-        if (req.method === "GET") res.end(JSON.stringify({ ...SCHEDULE, StartDate: 1793491200, EndDate: 1798761600, CreationDate: 1795946400, LastModificationDate: 1795946400 }));
+        if (req.method === "GET")
+          res.end(
+            JSON.stringify({
+              ...SCHEDULE,
+              StartDate: 1793491200,
+              EndDate: 1798761600,
+              CreationDate: 1795946400,
+              LastModificationDate: 1795946400,
+            }),
+          );
         else res.end(JSON.stringify({ ScheduleArn: SCHEDULE.Arn }));
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     const endpoint = `http://127.0.0.1:${(server.address() as any).port}`;
-    const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/reschedule.ts", "--campaign", "spring", "--recipient", "a1", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z", "--region", "us-east-1"], {
-      cwd: ROOT,
-      env: { ...process.env, AWS_ENDPOINT_URL_SCHEDULER: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        require.resolve("ts-node/dist/bin"),
+        "--transpile-only",
+        "scripts/reschedule.ts",
+        "--campaign",
+        "spring",
+        "--recipient",
+        "a1",
+        "--at",
+        "2026-12-02T10:30",
+        "--now",
+        "2026-11-29T12:00:00Z",
+        "--region",
+        "us-east-1",
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, AWS_ENDPOINT_URL_SCHEDULER: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" },
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const code = await new Promise((r) => child.on("exit", r));
     server.close();
     assert.strictEqual(code, 0, stderr);
-    assert.deepStrictEqual(requests.map((q) => `${q.method} ${q.url}`), ["GET /schedules/a1-1?groupName=campaign-spring", "PUT /schedules/a1-1"]);
+    assert.deepStrictEqual(
+      requests.map((q) => `${q.method} ${q.url}`),
+      ["GET /schedules/a1-1?groupName=campaign-spring", "PUT /schedules/a1-1"],
+    );
     const put = JSON.parse(requests[1].body);
     assert.strictEqual(put.ScheduleExpression, "at(2026-12-02T10:30:00)");
     assert.strictEqual(put.ScheduleExpressionTimezone, "America/New_York");
-    for (const k of ["GroupName", "FlexibleTimeWindow", "ActionAfterCompletion", "State", "Description", "KmsKeyArn", "StartDate", "EndDate", "Target"]) assert.ok(k in put, k);
+    for (const k of [
+      "GroupName",
+      "FlexibleTimeWindow",
+      "ActionAfterCompletion",
+      "State",
+      "Description",
+      "KmsKeyArn",
+      "StartDate",
+      "EndDate",
+      "Target",
+    ])
+      assert.ok(k in put, k);
     assert.deepStrictEqual(put.Target, SCHEDULE.Target);
     assert.ok(!("Arn" in put) && !("CreationDate" in put));
   });

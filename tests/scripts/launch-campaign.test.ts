@@ -26,13 +26,43 @@ let runs = 0;
 /** Runs the launcher in-process; returns exit code, stdout, stderr, and the files it wrote. */
 async function launch(args: string[]) {
   const out = path.join(tmp, `run-${++runs}`);
-  let stdout = "", stderr = "";
+  let stdout = "",
+    stderr = "";
   const code = await main([...args, "--out", out], { out: (t) => (stdout += t), err: (t) => (stderr += t) });
   const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
   const planText = read("plan.jsonl");
-  return { code, stdout, stderr, out, plan: planText ? planText.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PlanRow) : [], planText, rejects: read("rejects.csv"), summary: JSON.parse(read("summary.json") ?? "null") };
+  return {
+    code,
+    stdout,
+    stderr,
+    out,
+    plan: planText
+      ? planText
+          .trim()
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as PlanRow)
+      : [],
+    planText,
+    rejects: read("rejects.csv"),
+    summary: JSON.parse(read("summary.json") ?? "null"),
+  };
 }
-const base = (file: string, ...more: string[]) => ["--campaign", "spring", "--recipients", file, "--template", "spring-sale", "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T12:00:00Z", ...more];
+const base = (file: string, ...more: string[]) => [
+  "--campaign",
+  "spring",
+  "--recipients",
+  file,
+  "--template",
+  "spring-sale",
+  "--date",
+  "2026-12-01",
+  "--hour",
+  "9",
+  "--now",
+  "2026-11-29T12:00:00Z",
+  ...more,
+];
 const dryRun = (file: string, ...more: string[]) => launch([...base(file, ...more), "--dry-run"]);
 
 /** The instant `send_at` + `timezone` denote, and whether it is unambiguous. */
@@ -57,17 +87,33 @@ describe("launch-campaign: planning (dry run)", () => {
       assert.deepStrictEqual(denoted(row), { utc: row.utc, fold: "exact" });
       assert.ok(Object.values(row.template_data).every((v) => typeof v === "string"));
     }
-    const sized = await sizeRecipientList({ file: ZONES, date: "2026-12-01", hour: 9, minute: 0, stepFlags: ["+3d"], defaultTimezone: "UTC", rate: { tps: 1000, source: "" }, createTps: 5000, now: 0 });
+    const sized = await sizeRecipientList({
+      file: ZONES,
+      date: "2026-12-01",
+      hour: 9,
+      minute: 0,
+      stepFlags: ["+3d"],
+      defaultTimezone: "UTC",
+      rate: { tps: 1000, source: "" },
+      createTps: 5000,
+      now: 0,
+    });
     assert.ok(sized.fits);
     const fromPlan = new Map<string, number>();
     for (const row of r.plan) fromPlan.set(row.utc, (fromPlan.get(row.utc) ?? 0) + 1);
-    assert.deepStrictEqual([...fromPlan].sort(), sized.report.instants!.map((i) => [i.utc, i.count]));
+    assert.deepStrictEqual(
+      [...fromPlan].sort(),
+      sized.report.instants!.map((i) => [i.utc, i.count]),
+    );
   });
 
   it("plans the send-time rules per row: zones, links, re-cased and unknown zones", async () => {
     const r = await dryRun(ZONES, "--default-timezone", "Europe/Paris");
     const by = Object.fromEntries(r.plan.map((p) => [p.recipient_id, p]));
-    assert.deepStrictEqual([by["kat-1"].send_at, by["kat-1"].timezone, by["kat-1"].utc], ["2026-12-01T09:00:00", "Asia/Kathmandu", "2026-12-01T03:15:00.000Z"]);
+    assert.deepStrictEqual(
+      [by["kat-1"].send_at, by["kat-1"].timezone, by["kat-1"].utc],
+      ["2026-12-01T09:00:00", "Asia/Kathmandu", "2026-12-01T03:15:00.000Z"],
+    );
     assert.deepStrictEqual([by["kir-1"].timezone, by["kir-1"].utc], ["Pacific/Kiritimati", "2026-11-30T19:00:00.000Z"]);
     assert.deepStrictEqual([by["lhi-1"].timezone, by["lhi-1"].utc], ["Australia/Lord_Howe", "2026-11-30T22:00:00.000Z"]);
     assert.strictEqual(by["use-1"].timezone, "US/Eastern");
@@ -77,7 +123,14 @@ describe("launch-campaign: planning (dry run)", () => {
   });
 
   it("writes a DST-gap or fall-back send in UTC, so it denotes one instant", async () => {
-    const gap = await launch([...base(ZONES).map((a) => (a === "2026-12-01" ? "2026-03-29" : a === "9" ? "2" : a)), "--minute", "30", "--now", "2026-03-01T00:00:00Z", "--dry-run"]);
+    const gap = await launch([
+      ...base(ZONES).map((a) => (a === "2026-12-01" ? "2026-03-29" : a === "9" ? "2" : a)),
+      "--minute",
+      "30",
+      "--now",
+      "2026-03-01T00:00:00Z",
+      "--dry-run",
+    ]);
     const paris = gap.plan.find((p) => p.recipient_id === "par-1")!;
     assert.deepStrictEqual([paris.send_at, paris.timezone, paris.utc], ["2026-03-29T01:30:00", "UTC", "2026-03-29T01:30:00.000Z"]);
   });
@@ -96,9 +149,15 @@ describe("launch-campaign: planning (dry run)", () => {
         "",
       ].join("\n"),
     );
-    assert.deepStrictEqual(r.summary.rejected, { total: 4, byReason: { "duplicate-id": 1, "missing-id": 1, "invalid-email": 1, "wrong-field-count": 1 } });
+    assert.deepStrictEqual(r.summary.rejected, {
+      total: 4,
+      byReason: { "duplicate-id": 1, "missing-id": 1, "invalid-email": 1, "wrong-field-count": 1 },
+    });
     assert.strictEqual(r.summary.rows, r.summary.recipientsPlanned + r.summary.rejected.total);
-    assert.deepStrictEqual(r.plan.map((p) => p.recipient_id), ["a1", "a2", "a 4/ü", "a5"]);
+    assert.deepStrictEqual(
+      r.plan.map((p) => p.recipient_id),
+      ["a1", "a2", "a 4/ü", "a5"],
+    );
     assert.ok(!r.plan.some((p) => p.email === "dup@example.com"), "a duplicate id is never sent twice");
     assert.match(r.stdout, /^Campaign spring: 8 rows → 4 recipients planned, 4 schedules; 4 rejected/);
   });
@@ -110,7 +169,11 @@ describe("launch-campaign: planning (dry run)", () => {
     const first = await dryRun(file, "--step", "+1d:second");
     const again = await dryRun(file, "--step", "+1d:second");
     const names = first.plan.map((p) => p.schedule_name);
-    assert.deepStrictEqual(names, again.plan.map((p) => p.schedule_name), "stable across runs");
+    assert.deepStrictEqual(
+      names,
+      again.plan.map((p) => p.schedule_name),
+      "stable across runs",
+    );
     assert.strictEqual(new Set(names).size, names.length, "unique");
     for (const n of names) assert.ok(isValidSchedulerName(n), n);
     assert.deepStrictEqual(names.slice(6, 12), ["ok_id.1-1", "ok_id.1-2", "ok_id.1-2-1", "ok_id.1-2-2", "ok_id-1", "ok_id-2"]);
@@ -122,7 +185,20 @@ describe("launch-campaign: planning (dry run)", () => {
     const r = await dryRun(CAMPAIGN);
     const requests: any[] = [];
     runStateMachine(
-      fanOutDefinition({ partition: "aws", targetRoleArn: "arn:aws:iam::123456789012:role/t", deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:d", resultsBucket: "b", fromAddress: "news@example.com", configurationSetName: "cs", maxConcurrency: 60, batchSize: 80, innerConcurrency: 40, toleratedFailurePercentage: 0, maxEventAgeSeconds: 7200, maxRetryAttempts: 5 }),
+      fanOutDefinition({
+        partition: "aws",
+        targetRoleArn: "arn:aws:iam::123456789012:role/t",
+        deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:d",
+        resultsBucket: "b",
+        fromAddress: "news@example.com",
+        configurationSetName: "cs",
+        maxConcurrency: 60,
+        batchSize: 80,
+        innerConcurrency: 40,
+        toleratedFailurePercentage: 0,
+        maxEventAgeSeconds: 7200,
+        maxRetryAttempts: 5,
+      }),
       { campaign_id: "spring", plan_bucket: "b", plan_key: "plans/spring/x.jsonl", window_minutes: 1 },
       {
         getObject: () => r.planText!,
@@ -143,7 +219,8 @@ describe("launch-campaign: planning (dry run)", () => {
   });
 
   describe("missed send times (now 2026-12-01T10:00Z; New York and Chicago are still ahead)", () => {
-    const at10 = (...more: string[]) => launch([...base(ZONES).map((a) => (a === "2026-11-29T12:00:00Z" ? "2026-12-01T10:00:00Z" : a)), "--dry-run", ...more]);
+    const at10 = (...more: string[]) =>
+      launch([...base(ZONES).map((a) => (a === "2026-11-29T12:00:00Z" ? "2026-12-01T10:00:00Z" : a)), "--dry-run", ...more]);
     it("skip (default): past sends are rejected as passed, the rest planned", async () => {
       const r = await at10();
       assert.deepStrictEqual(r.plan.map((p) => p.recipient_id).sort(), ["chi-1", "nyc-1", "use-1"]);
@@ -173,26 +250,41 @@ describe("launch-campaign: planning (dry run)", () => {
     const file = path.join(tmp, "big.csv");
     fs.writeFileSync(file, `id,email,note\nsmall,s@example.com,hi\nbig,b@example.com,${"é".repeat(140_000)}\n`);
     const r = await dryRun(file);
-    assert.deepStrictEqual(r.plan.map((p) => p.recipient_id), ["small"]);
-    assert.match(r.rejects!, /^3,big,personalization too large: a plan row must fit a 261120-byte batch and TemplateData 262144 characters$/m);
+    assert.deepStrictEqual(
+      r.plan.map((p) => p.recipient_id),
+      ["small"],
+    );
+    assert.match(
+      r.rejects!,
+      /^3,big,personalization too large: a plan row must fit a 261120-byte batch and TemplateData 262144 characters$/m,
+    );
   });
 
   it("drip steps: one schedule per recipient per step, each with its template", async () => {
     const r = await dryRun(ZONES, "--step", "+3d:followup", "--step", "+36h:last-call");
     const nyc = r.plan.filter((p) => p.recipient_id === "nyc-1");
-    assert.deepStrictEqual(nyc.map((p) => [p.schedule_name, p.template, p.send_at, p.template_data.step]), [
-      ["nyc-1-1", "spring-sale", "2026-12-01T09:00:00", "1"],
-      ["nyc-1-2", "followup", "2026-12-04T09:00:00", "2"],
-      ["nyc-1-3", "last-call", "2026-12-02T21:00:00", "3"],
-    ]);
+    assert.deepStrictEqual(
+      nyc.map((p) => [p.schedule_name, p.template, p.send_at, p.template_data.step]),
+      [
+        ["nyc-1-1", "spring-sale", "2026-12-01T09:00:00", "1"],
+        ["nyc-1-2", "followup", "2026-12-04T09:00:00", "2"],
+        ["nyc-1-3", "last-call", "2026-12-02T21:00:00", "3"],
+      ],
+    );
     assert.strictEqual(r.summary.schedules, 30);
   });
 
   it("bad input stops with one line and no plan files", async () => {
     const noEmail = path.join(tmp, "no-email.csv");
     fs.writeFileSync(noEmail, "id,name\n1,x\n");
-    await assert.rejects(dryRun(noEmail), (e: unknown) => e instanceof UsageError && /no-email\.csv:1: the header needs columns "email"/.test(e.message));
-    await assert.rejects(launch([...base(ZONES).map((a) => (a === "spring" ? "bad id!" : a)), "--dry-run"]), /--campaign: campaign id "bad id!" must be 1–55 characters/);
+    await assert.rejects(
+      dryRun(noEmail),
+      (e: unknown) => e instanceof UsageError && /no-email\.csv:1: the header needs columns "email"/.test(e.message),
+    );
+    await assert.rejects(
+      launch([...base(ZONES).map((a) => (a === "spring" ? "bad id!" : a)), "--dry-run"]),
+      /--campaign: campaign id "bad id!" must be 1–55 characters/,
+    );
     await assert.rejects(launch([...base(ZONES), "--dry-run", "--missed", "later"]), /--missed later: one of skip, send-now, next-day/);
     await assert.rejects(launch(base(ZONES)), /missing stack outputs: bucketName \(--bucket\), stateMachineArn \(--state-machine-arn\)/);
   });
@@ -203,7 +295,10 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
   const sfn = mockClient(SFNClient);
   const outputsFile = path.join(tmp, "outputs.json");
   const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
-  fs.writeFileSync(outputsFile, JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn: STATE_MACHINE, region: "us-east-1", createScheduleTps: 5000 }));
+  fs.writeFileSync(
+    outputsFile,
+    JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn: STATE_MACHINE, region: "us-east-1", createScheduleTps: 5000 }),
+  );
   beforeEach(() => {
     s3.reset();
     sfn.reset();
@@ -215,7 +310,9 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 
   it("uploads plan.jsonl under plans/<campaign>/<launch id>.jsonl and starts the fan-out with the contract input", async () => {
     s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
-    sfn.on(StartExecutionCommand).resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
+    sfn
+      .on(StartExecutionCommand)
+      .resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
     const r = await launch([...base(ZONES), "--outputs", outputsFile]);
     assert.strictEqual(r.code, 0, r.stderr);
     const launchId = r.summary.planSha256.slice(0, 16);
@@ -226,19 +323,32 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     const start = sfn.commandCalls(StartExecutionCommand)[0].args[0].input;
     assert.strictEqual(start.stateMachineArn, STATE_MACHINE);
     assert.strictEqual(start.name, `spring-${launchId}`);
-    assert.deepStrictEqual(JSON.parse(start.input!), { campaign_id: "spring", plan_bucket: "recipients-ce6a540", plan_key: `plans/spring/${launchId}.jsonl`, window_minutes: 1 });
+    assert.deepStrictEqual(JSON.parse(start.input!), {
+      campaign_id: "spring",
+      plan_bucket: "recipients-ce6a540",
+      plan_key: `plans/spring/${launchId}.jsonl`,
+      window_minutes: 1,
+    });
     assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
   });
 
   it("the same plan gets the same execution name; a second submit is refused with a clear message", async () => {
     s3.on(PutObjectCommand).resolves({});
-    sfn.on(StartExecutionCommand).rejects(Object.assign(new Error("Execution Already Exists: 'arn:...'"), { name: "ExecutionAlreadyExists" }));
-    await assert.rejects(launch([...base(ZONES), "--outputs", outputsFile]), /campaign spring: this plan was already launched as execution "spring-[0-9a-f]{16}"; Step Functions refuses to run it twice/);
+    sfn
+      .on(StartExecutionCommand)
+      .rejects(Object.assign(new Error("Execution Already Exists: 'arn:...'"), { name: "ExecutionAlreadyExists" }));
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", outputsFile]),
+      /campaign spring: this plan was already launched as execution "spring-[0-9a-f]{16}"; Step Functions refuses to run it twice/,
+    );
   });
 
   it("an S3 failure names the upload and stops before starting anything", async () => {
     s3.on(PutObjectCommand).rejects(Object.assign(new Error("Access Denied"), { name: "AccessDenied" }));
-    await assert.rejects(launch([...base(ZONES), "--outputs", outputsFile, "--launch-id", "retry-2"]), /upload of the plan to s3:\/\/recipients-ce6a540\/plans\/spring\/retry-2\.jsonl failed: AccessDenied: Access Denied/);
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", outputsFile, "--launch-id", "retry-2"]),
+      /upload of the plan to s3:\/\/recipients-ce6a540\/plans\/spring\/retry-2\.jsonl failed: AccessDenied: Access Denied/,
+    );
     assert.strictEqual(sfn.commandCalls(StartExecutionCommand).length, 0);
   });
 
@@ -246,13 +356,34 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     s3.on(PutObjectCommand).resolves({});
     const executionArn = "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x";
     sfn.on(StartExecutionCommand).resolves({ executionArn, startDate: new Date() });
-    sfn.on(DescribeExecutionCommand)
+    sfn
+      .on(DescribeExecutionCommand)
       .resolvesOnce({ status: "RUNNING", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() })
-      .resolves({ status: "SUCCEEDED", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date(), output: JSON.stringify({ fan_out: { ResultWriterDetails: { Bucket: "recipients-ce6a540", Key: "results/abc/manifest.json" } } }) });
-    sfn.on(ListMapRunsCommand).resolves({ mapRuns: [{ mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:abc", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() }] });
-    sfn.on(DescribeMapRunCommand)
-      .resolvesOnce({ itemCounts: { total: 10, succeeded: 4, failed: 0, pending: 6, running: 0, timedOut: 0, aborted: 0, resultsWritten: 0 } } as any)
-      .resolves({ itemCounts: { total: 10, succeeded: 7, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 } } as any);
+      .resolves({
+        status: "SUCCEEDED",
+        executionArn,
+        stateMachineArn: STATE_MACHINE,
+        startDate: new Date(),
+        output: JSON.stringify({ fan_out: { ResultWriterDetails: { Bucket: "recipients-ce6a540", Key: "results/abc/manifest.json" } } }),
+      });
+    sfn.on(ListMapRunsCommand).resolves({
+      mapRuns: [
+        {
+          mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:abc",
+          executionArn,
+          stateMachineArn: STATE_MACHINE,
+          startDate: new Date(),
+        },
+      ],
+    });
+    sfn
+      .on(DescribeMapRunCommand)
+      .resolvesOnce({
+        itemCounts: { total: 10, succeeded: 4, failed: 0, pending: 6, running: 0, timedOut: 0, aborted: 0, resultsWritten: 0 },
+      } as any)
+      .resolves({
+        itemCounts: { total: 10, succeeded: 7, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 },
+      } as any);
     const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--poll-seconds", "0"]);
     assert.strictEqual(r.code, 1, "failed rows make the exit code 1");
     assert.match(r.stderr, /\[#{12}\.{18}\] 4\/10 rows, 0 failed/);
@@ -272,7 +403,12 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
         requests.push({ method: req.method!, url: req.url!, headers: req.headers, body });
         if (req.headers["x-amz-target"] === "AWSStepFunctions.StartExecution") {
           res.setHeader("content-type", "application/x-amz-json-1.0");
-          res.end(JSON.stringify({ executionArn: "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x", startDate: 1.8e9 }));
+          res.end(
+            JSON.stringify({
+              executionArn: "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x",
+              startDate: 1.8e9,
+            }),
+          );
         } else {
           res.setHeader("ETag", '"abc"');
           res.end();
@@ -282,10 +418,34 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     const endpoint = `http://127.0.0.1:${(server.address() as any).port}`;
     const out = path.join(tmp, "wire");
-    const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/launch-campaign.ts", ...base(ZONES), "--out", out, "--bucket", "recipients-ce6a540", "--state-machine-arn", "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev", "--region", "us-east-1"], {
-      cwd: ROOT,
-      env: { ...process.env, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SFN: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        require.resolve("ts-node/dist/bin"),
+        "--transpile-only",
+        "scripts/launch-campaign.ts",
+        ...base(ZONES),
+        "--out",
+        out,
+        "--bucket",
+        "recipients-ce6a540",
+        "--state-machine-arn",
+        "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev",
+        "--region",
+        "us-east-1",
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          AWS_ENDPOINT_URL_S3: endpoint,
+          AWS_ENDPOINT_URL_SFN: endpoint,
+          AWS_ACCESS_KEY_ID: "test",
+          AWS_SECRET_ACCESS_KEY: "test",
+          AWS_REGION: "us-east-1",
+        },
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const code = await new Promise((r) => child.on("exit", r));

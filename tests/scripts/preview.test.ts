@@ -6,11 +6,24 @@ describe("npm run preview", () => {
     const r = runScript("scripts/preview.ts", ["--json"]);
     assert.strictEqual(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepStrictEqual(Object.keys(out).filter((k) => k !== "stack").sort(), ["outputs", "policy", "resources"]);
+    assert.deepStrictEqual(
+      Object.keys(out)
+        .filter((k) => k !== "stack")
+        .sort(),
+      ["outputs", "policy", "resources"],
+    );
     const sm = out.resources.find((x: any) => x.type === "aws:sfn/stateMachine:StateMachine");
     assert.strictEqual(typeof sm.inputs.definition, "string");
     assert.strictEqual(JSON.parse(sm.inputs.definition).StartAt, "EnsureScheduleGroup");
-    for (const k of ["bucketName", "stateMachineArn", "schedulerRoleArn", "deadLetterQueueUrl", "configurationSetName", "fromAddress", "scheduleGroupPrefix"]) {
+    for (const k of [
+      "bucketName",
+      "stateMachineArn",
+      "schedulerRoleArn",
+      "deadLetterQueueUrl",
+      "configurationSetName",
+      "fromAddress",
+      "scheduleGroupPrefix",
+    ]) {
       assert.ok(out.outputs[k], k);
     }
     assert.ok(Array.isArray(out.policy.violations));

@@ -1,6 +1,14 @@
 import * as assert from "assert";
 import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
-import { CampaignClock, campaignSteps, canonicalZone, parseStep, stepTime, ZoneResolver, zonedInstant } from "../../scripts/lib/core/send-time";
+import {
+  CampaignClock,
+  campaignSteps,
+  canonicalZone,
+  parseStep,
+  stepTime,
+  ZoneResolver,
+  zonedInstant,
+} from "../../scripts/lib/core/send-time";
 
 const at = (zone: string, date: string, hour: number, minute = 0) => {
   const [year, month, day] = date.split("-").map(Number);
@@ -15,14 +23,16 @@ const base = (date: string, hour: number, minute = 0) => {
 describe("send-time rules", () => {
   describe("zones", () => {
     it("keeps IANA names, links included, exactly as written", () => {
-      for (const z of ["America/New_York", "US/Eastern", "Asia/Calcutta", "Asia/Kolkata", "Etc/GMT+5", "UTC"]) assert.strictEqual(canonicalZone(z), z);
+      for (const z of ["America/New_York", "US/Eastern", "Asia/Calcutta", "Asia/Kolkata", "Etc/GMT+5", "UTC"])
+        assert.strictEqual(canonicalZone(z), z);
     });
     it("re-cases a name that differs only in case", () => {
       assert.strictEqual(canonicalZone("america/chicago"), "America/Chicago");
       assert.strictEqual(canonicalZone("US/EASTERN"), "US/Eastern");
     });
     it("does not accept spaces, offsets or made-up names", () => {
-      for (const z of ["America/New York", " America/Chicago", "America/Chicago ", "+05:00", "EST+5", "Mars/Base", "Local", ""]) assert.strictEqual(canonicalZone(z), undefined, z);
+      for (const z of ["America/New York", " America/Chicago", "America/Chicago ", "+05:00", "EST+5", "Mars/Base", "Local", ""])
+        assert.strictEqual(canonicalZone(z), undefined, z);
     });
     it("resolves a row's zone, reporting defaulted and re-cased rows", () => {
       const r = new ZoneResolver("Europe/Paris");
@@ -56,7 +66,19 @@ describe("send-time rules", () => {
     it("round-trips through Intl for every IANA name on ordinary and transition days", () => {
       const fmt = new Map<string, Intl.DateTimeFormat>();
       const wall = (zone: string, ms: number) => {
-        if (!fmt.has(zone)) fmt.set(zone, new Intl.DateTimeFormat("en-CA", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }));
+        if (!fmt.has(zone))
+          fmt.set(
+            zone,
+            new Intl.DateTimeFormat("en-CA", {
+              timeZone: zone,
+              hourCycle: "h23",
+              year: "numeric",
+              month: "2-digit",
+              day: "2-digit",
+              hour: "2-digit",
+              minute: "2-digit",
+            }),
+          );
         return fmt.get(zone)!.format(new Date(ms)).replace(", ", "T");
       };
       let checked = 0;
@@ -73,7 +95,8 @@ describe("send-time rules", () => {
               }
             } else {
               assert.strictEqual(wall(zone, r.utcMs), requested, `${zone} ${requested}`);
-              if (r.fold === "overlap") assert.strictEqual(wall(zone, r.utcMs - 3_600_000) === requested, false, `${zone}: the earlier of the two`);
+              if (r.fold === "overlap")
+                assert.strictEqual(wall(zone, r.utcMs - 3_600_000) === requested, false, `${zone}: the earlier of the two`);
             }
             checked++;
           }
@@ -96,7 +119,10 @@ describe("send-time rules", () => {
     });
     it("+Nd keeps the local time across a DST change; +Nh is an absolute duration", () => {
       const days = stepTime("America/New_York", base("2026-10-30", 9), { number: 2, days: 3 });
-      assert.deepStrictEqual([days.send_at, days.timezone, new Date(days.utcMs).toISOString()], ["2026-11-02T09:00:00", "America/New_York", "2026-11-02T14:00:00.000Z"]);
+      assert.deepStrictEqual(
+        [days.send_at, days.timezone, new Date(days.utcMs).toISOString()],
+        ["2026-11-02T09:00:00", "America/New_York", "2026-11-02T14:00:00.000Z"],
+      );
       const hours = stepTime("America/New_York", base("2026-10-31", 9), { number: 2, hours: 24 });
       assert.deepStrictEqual([hours.send_at, new Date(hours.utcMs).toISOString()], ["2026-11-01T08:00:00", "2026-11-01T13:00:00.000Z"]);
     });
@@ -105,9 +131,15 @@ describe("send-time rules", () => {
       assert.deepStrictEqual([t.send_at, t.timezone], ["2026-11-01T05:30:00", "UTC"]);
     });
     it("computes each zone once per campaign", () => {
-      const clock = new CampaignClock(base("2026-12-01", 9), [{ number: 1, days: 0 }, { number: 2, days: 3 }]);
+      const clock = new CampaignClock(base("2026-12-01", 9), [
+        { number: 1, days: 0 },
+        { number: 2, days: 3 },
+      ]);
       assert.strictEqual(clock.timesFor("Asia/Tokyo"), clock.timesFor("Asia/Tokyo"));
-      assert.deepStrictEqual(clock.timesFor("Asia/Tokyo").map((t) => t.send_at), ["2026-12-01T09:00:00", "2026-12-04T09:00:00"]);
+      assert.deepStrictEqual(
+        clock.timesFor("Asia/Tokyo").map((t) => t.send_at),
+        ["2026-12-01T09:00:00", "2026-12-04T09:00:00"],
+      );
     });
   });
 
@@ -115,10 +147,14 @@ describe("send-time rules", () => {
     it("parses +Nd and +Nh with an optional template", () => {
       assert.deepStrictEqual(parseStep("+3d", 2), { number: 2, days: 3, template: undefined });
       assert.deepStrictEqual(parseStep("+12h:reminder_v2", 3), { number: 3, hours: 12, template: "reminder_v2" });
-      assert.deepStrictEqual(campaignSteps("welcome", ["+3d:followup"]), [{ number: 1, days: 0, template: "welcome" }, { number: 2, days: 3, template: "followup" }]);
+      assert.deepStrictEqual(campaignSteps("welcome", ["+3d:followup"]), [
+        { number: 1, days: 0, template: "welcome" },
+        { number: 2, days: 3, template: "followup" },
+      ]);
     });
     it("rejects anything else with a message naming the flag", () => {
-      for (const bad of ["3d", "+0d", "+3w", "+3d:", "+3d:bad name", "+1000d"]) assert.match(parseStep(bad, 2) as string, /^--step .*: expected \+Nd or \+Nh/);
+      for (const bad of ["3d", "+0d", "+3w", "+3d:", "+3d:bad name", "+1000d"])
+        assert.match(parseStep(bad, 2) as string, /^--step .*: expected \+Nd or \+Nh/);
     });
   });
 });

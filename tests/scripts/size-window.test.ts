@@ -33,21 +33,38 @@ describe("size-window", () => {
   });
 
   it("recipients: one instant per zone and step, unknown zones defaulted and counted", () => {
-    const r = json("--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--default-timezone", "Europe/Paris", "--now", "2026-11-29T00:00:00Z");
+    const r = json(
+      "--recipients",
+      FIXTURE,
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--default-timezone",
+      "Europe/Paris",
+      "--now",
+      "2026-11-29T00:00:00Z",
+    );
     assert.strictEqual(r.rows, 10);
     assert.strictEqual(r.schedules, 10);
     assert.strictEqual(r.defaulted, 2);
     assert.strictEqual(r.canonicalised, 1);
-    assert.deepStrictEqual(r.instants.map((i: any) => [i.utc, i.count]), [
-      ["2026-11-30T19:00:00.000Z", 1], // Kiritimati +14
-      ["2026-11-30T22:00:00.000Z", 1], // Lord Howe +11 (summer)
-      ["2026-12-01T03:15:00.000Z", 1], // Kathmandu +5:45
-      ["2026-12-01T03:30:00.000Z", 1], // Kolkata +5:30
-      ["2026-12-01T08:00:00.000Z", 3], // Paris, and the two defaulted to Paris
-      ["2026-12-01T14:00:00.000Z", 2], // New York, US/Eastern
-      ["2026-12-01T15:00:00.000Z", 1], // america/chicago
+    assert.deepStrictEqual(
+      r.instants.map((i: any) => [i.utc, i.count]),
+      [
+        ["2026-11-30T19:00:00.000Z", 1], // Kiritimati +14
+        ["2026-11-30T22:00:00.000Z", 1], // Lord Howe +11 (summer)
+        ["2026-12-01T03:15:00.000Z", 1], // Kathmandu +5:45
+        ["2026-12-01T03:30:00.000Z", 1], // Kolkata +5:30
+        ["2026-12-01T08:00:00.000Z", 3], // Paris, and the two defaulted to Paris
+        ["2026-12-01T14:00:00.000Z", 2], // New York, US/Eastern
+        ["2026-12-01T15:00:00.000Z", 1], // america/chicago
+      ],
+    );
+    assert.deepStrictEqual(r.instants[5].zones, [
+      { zone: "America/New_York", count: 1 },
+      { zone: "US/Eastern", count: 1 },
     ]);
-    assert.deepStrictEqual(r.instants[5].zones, [{ zone: "America/New_York", count: 1 }, { zone: "US/Eastern", count: 1 }]);
     assert.deepStrictEqual(r.peak, { utc: "2026-12-01T08:00:00.000Z", count: 3 });
     assert.strictEqual(r.windowMinutes, 1);
     assert.strictEqual(r.earliestSend, "2026-11-30T19:00:00.000Z");
@@ -61,7 +78,10 @@ describe("size-window", () => {
   });
 
   it("Kolkata and Kathmandu, 15 minutes apart: windows that do not overlap are sized apart", () => {
-    const rows = ["id,email,timezone", ...Array.from({ length: 18 }, (_, i) => `${i},u${i}@example.com,${i % 2 ? "Asia/Kolkata" : "Asia/Kathmandu"}`)];
+    const rows = [
+      "id,email,timezone",
+      ...Array.from({ length: 18 }, (_, i) => `${i},u${i}@example.com,${i % 2 ? "Asia/Kolkata" : "Asia/Kathmandu"}`),
+    ];
     const f = write("fifteen.csv", rows.join("\n") + "\n");
     // 9 sends per instant at 0.01/s need 15 minutes each; 15 minutes apart they never overlap
     assert.strictEqual(json("--recipients", f, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01").windowMinutes, 15);
@@ -72,8 +92,14 @@ describe("size-window", () => {
 
   it("spring-forward gap and fall-back overlap instants (New York)", () => {
     const f = write("ny.csv", "id,email,timezone\n1,a@example.com,America/New_York\n");
-    assert.strictEqual(json("--recipients", f, "--date", "2026-03-08", "--hour", "2", "--minute", "30").instants[0].utc, "2026-03-08T07:30:00.000Z");
-    assert.strictEqual(json("--recipients", f, "--date", "2026-11-01", "--hour", "1", "--minute", "30").instants[0].utc, "2026-11-01T05:30:00.000Z");
+    assert.strictEqual(
+      json("--recipients", f, "--date", "2026-03-08", "--hour", "2", "--minute", "30").instants[0].utc,
+      "2026-03-08T07:30:00.000Z",
+    );
+    assert.strictEqual(
+      json("--recipients", f, "--date", "2026-11-01", "--hour", "1", "--minute", "30").instants[0].utc,
+      "2026-11-01T05:30:00.000Z",
+    );
   });
 
   it("prints a readable report with a histogram", () => {
@@ -91,7 +117,11 @@ describe("size-window", () => {
 
   for (const [name, text, message] of [
     ["empty.csv", "", /empty\.csv: empty file/],
-    ["open-quote.csv", 'id,email,timezone\n1,a@example.com,"UTC\n2,b@example.com,UTC\n', /open-quote\.csv:3: malformed CSV: the file ends inside a quoted field/],
+    [
+      "open-quote.csv",
+      'id,email,timezone\n1,a@example.com,"UTC\n2,b@example.com,UTC\n',
+      /open-quote\.csv:3: malformed CSV: the file ends inside a quoted field/,
+    ],
     ["stray-quote.csv", 'id,email,timezone\n1,a@example.com,UT"C\n', /stray-quote\.csv:2: malformed CSV: a quote inside an unquoted field/],
     ["short-row.csv", "id,email,timezone\n1,a@example.com\n", /short-row\.csv:2: 2 fields where the header has 3/],
   ] as const) {
@@ -107,7 +137,10 @@ describe("size-window", () => {
   for (const [args, message] of [
     [["--recipients", FIXTURE, "--date", "2026-02-30", "--hour", "9"], /--date 2026-02-30: no such date/],
     [["--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "24"], /--hour 24: must be a whole number from 0 to 23/],
-    [["--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--default-timezone", "Mars/Base"], /--default-timezone Mars\/Base: not an IANA time zone name/],
+    [
+      ["--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--default-timezone", "Mars/Base"],
+      /--default-timezone Mars\/Base: not an IANA time zone name/,
+    ],
     [["--recipients", "no-such-file.csv", "--date", "2026-12-01", "--hour", "9"], /no-such-file\.csv: cannot read \(ENOENT\)/],
     [["--schedules", "10", "--tps", "5", "--ses-rate", "3"], /--tps replaces --invocation-tps and --ses-rate/],
     [["--schedules", "ten"], /--schedules ten: must be a whole number/],
@@ -123,6 +156,9 @@ describe("size-window", () => {
   it("a window over 1,440 minutes: exit 1 with what would make it fit", () => {
     const r = sizeWindow("--schedules", "100000000");
     assert.strictEqual(r.code, 1);
-    assert.match(r.stderr, /no flexible window up to 1440 minutes keeps sends within 1000\/s: raise .* to at least 1158\/s, or split the campaign into 2 campaigns/);
+    assert.match(
+      r.stderr,
+      /no flexible window up to 1440 minutes keeps sends within 1000\/s: raise .* to at least 1158\/s, or split the campaign into 2 campaigns/,
+    );
   });
 });

@@ -21,18 +21,32 @@ function withFakePulumi(script: string, run: (argsFile: string) => void) {
 
 describe("stack outputs", () => {
   it("--stack runs `pulumi stack output --json --stack NAME`; flags override single outputs", () =>
-    withFakePulumi(`echo '{"bucketName":"recipients-1","stateMachineArn":"arn:aws:states:us-east-1:123456789012:stateMachine:sm","region":"us-east-1"}'`, (argsFile) => {
-      const o = readStackOutputs({ stack: "prod", overrides: { region: "eu-west-1" } });
-      assert.strictEqual(fs.readFileSync(argsFile, "utf8").trim(), "stack output --json --stack prod");
-      assert.deepStrictEqual(o, { bucketName: "recipients-1", stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sm", region: "eu-west-1" });
-    }));
+    withFakePulumi(
+      `echo '{"bucketName":"recipients-1","stateMachineArn":"arn:aws:states:us-east-1:123456789012:stateMachine:sm","region":"us-east-1"}'`,
+      (argsFile) => {
+        const o = readStackOutputs({ stack: "prod", overrides: { region: "eu-west-1" } });
+        assert.strictEqual(fs.readFileSync(argsFile, "utf8").trim(), "stack output --json --stack prod");
+        assert.deepStrictEqual(o, {
+          bucketName: "recipients-1",
+          stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sm",
+          region: "eu-west-1",
+        });
+      },
+    ));
 
   it("a failing pulumi is one line with its last error line", () =>
     withFakePulumi(`echo "error: no stack named 'nope' found" >&2; exit 255`, () => {
-      assert.throws(() => readStackOutputs({ stack: "nope" }), (e: unknown) => e instanceof UsageError && e.message === "pulumi stack output --stack nope failed: error: no stack named 'nope' found");
+      assert.throws(
+        () => readStackOutputs({ stack: "nope" }),
+        (e: unknown) =>
+          e instanceof UsageError && e.message === "pulumi stack output --stack nope failed: error: no stack named 'nope' found",
+      );
     }));
 
   it("says which outputs are missing and how to give them", () => {
-    assert.throws(() => requireOutputs({ region: "us-east-1" }, ["bucketName", "stateMachineArn"], { bucketName: "bucket" }), /missing stack outputs: bucketName \(--bucket\), stateMachineArn; give --stack NAME, --outputs FILE, or the flags/);
+    assert.throws(
+      () => requireOutputs({ region: "us-east-1" }, ["bucketName", "stateMachineArn"], { bucketName: "bucket" }),
+      /missing stack outputs: bucketName \(--bucket\), stateMachineArn; give --stack NAME, --outputs FILE, or the flags/,
+    );
   });
 });

@@ -5,7 +5,8 @@ const T0 = Date.UTC(2026, 11, 1, 3, 15);
 const MIN = 60_000;
 
 describe("window sizing", () => {
-  it("the reference example: 500,000 schedules at 5,000 TPS need 2 minutes", () => assert.strictEqual(volumeWindowMinutes(500_000, 5000), 2));
+  it("the reference example: 500,000 schedules at 5,000 TPS need 2 minutes", () =>
+    assert.strictEqual(volumeWindowMinutes(500_000, 5000), 2));
   it("exact division boundary: 600,000 → 2 minutes, 600,001 → 3", () => {
     assert.strictEqual(volumeWindowMinutes(600_000, 5000), 2);
     assert.strictEqual(volumeWindowMinutes(600_001, 5000), 3);
@@ -15,18 +16,27 @@ describe("window sizing", () => {
   it("effective TPS is the lower of the invocation quota and the SES rate, and says which", () => {
     assert.deepStrictEqual(effectiveTps({}), { tps: 1000, source: "Scheduler invocation quota, default" });
     assert.deepStrictEqual(effectiveTps({ sesRate: 14 }), { tps: 14, source: "SES maximum send rate, --ses-rate" });
-    assert.deepStrictEqual(effectiveTps({ invocationTps: 500, sesRate: 2000 }), { tps: 500, source: "Scheduler invocation quota, --invocation-tps" });
+    assert.deepStrictEqual(effectiveTps({ invocationTps: 500, sesRate: 2000 }), {
+      tps: 500,
+      source: "Scheduler invocation quota, --invocation-tps",
+    });
     assert.deepStrictEqual(effectiveTps({ tps: 5000, sesRate: 14 }), { tps: 5000, source: "--tps" });
   });
 
   it("instants 15 minutes apart (Kathmandu, Kolkata) do not share a window of 15 minutes", () => {
-    const instants = [{ utcMs: T0, count: 90_000 }, { utcMs: T0 + 15 * MIN, count: 90_000 }];
+    const instants = [
+      { utcMs: T0, count: 90_000 },
+      { utcMs: T0 + 15 * MIN, count: 90_000 },
+    ];
     assert.deepStrictEqual(minimumWindowMinutes(instants, 100), { fits: true, windowMinutes: 15, peakTps: 100 });
   });
 
   it("overlapping windows add up", () => {
     // 10 minutes apart: a 15-minute window overlaps, so 180,000 sends share [t+10, t+15): needs 30 minutes
-    const instants = [{ utcMs: T0, count: 90_000 }, { utcMs: T0 + 10 * MIN, count: 90_000 }];
+    const instants = [
+      { utcMs: T0, count: 90_000 },
+      { utcMs: T0 + 10 * MIN, count: 90_000 },
+    ];
     const r = minimumWindowMinutes(instants, 100);
     assert.deepStrictEqual(r, { fits: true, windowMinutes: 30, peakTps: 100 });
   });
@@ -43,7 +53,14 @@ describe("window sizing", () => {
     h.add(T0 + 15 * MIN + 30_000, "Asia/Calcutta");
     assert.deepStrictEqual(h.instants(), [
       { utcMs: T0, count: 1, zones: [{ zone: "Asia/Kathmandu", count: 1 }] },
-      { utcMs: T0 + 15 * MIN, count: 3, zones: [{ zone: "Asia/Kolkata", count: 2 }, { zone: "Asia/Calcutta", count: 1 }] },
+      {
+        utcMs: T0 + 15 * MIN,
+        count: 3,
+        zones: [
+          { zone: "Asia/Kolkata", count: 2 },
+          { zone: "Asia/Calcutta", count: 1 },
+        ],
+      },
     ]);
     assert.strictEqual(h.total, 4);
   });

@@ -12,7 +12,14 @@ import {
   UpdateScheduleCommand,
   UpdateScheduleCommandInput,
 } from "@aws-sdk/client-scheduler";
-import { DescribeExecutionCommand, DescribeMapRunCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import {
+  DescribeExecutionCommand,
+  DescribeMapRunCommand,
+  ListExecutionsCommand,
+  ListMapRunsCommand,
+  SFNClient,
+  StopExecutionCommand,
+} from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, scheduleName } from "../../../infra/naming";
 import { awsErrorLine, isAwsError } from "./clients";
@@ -51,7 +58,12 @@ async function aws<T, U = never>(what: string, call: () => Promise<T>, ifNotFoun
  * The fan-out executions of one campaign: names start with `<campaign>-` (the launcher's naming), confirmed by the
  * execution input's campaign_id (so campaign "spring" does not match "spring-sale").
  */
-export async function campaignExecutions(sfn: SFNClient, stateMachineArn: string, campaignId: string, statusFilter?: "RUNNING"): Promise<CampaignExecution[]> {
+export async function campaignExecutions(
+  sfn: SFNClient,
+  stateMachineArn: string,
+  campaignId: string,
+  statusFilter?: "RUNNING",
+): Promise<CampaignExecution[]> {
   const found: CampaignExecution[] = [];
   let nextToken: string | undefined;
   do {
@@ -60,14 +72,22 @@ export async function campaignExecutions(sfn: SFNClient, stateMachineArn: string
     );
     for (const e of page.executions ?? []) {
       if (!e.name?.startsWith(`${campaignId}-`)) continue;
-      const d = await aws(`campaign ${campaignId}: DescribeExecution ${e.name}`, () => sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn })));
+      const d = await aws(`campaign ${campaignId}: DescribeExecution ${e.name}`, () =>
+        sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn })),
+      );
       let input: { campaign_id?: string } = {};
       try {
         input = JSON.parse(d.input ?? "{}");
       } catch {
         // not one of ours
       }
-      if (input.campaign_id === campaignId) found.push({ name: e.name, arn: e.executionArn!, status: d.status ?? e.status ?? "UNKNOWN", startDate: e.startDate?.toISOString() });
+      if (input.campaign_id === campaignId)
+        found.push({
+          name: e.name,
+          arn: e.executionArn!,
+          status: d.status ?? e.status ?? "UNKNOWN",
+          startDate: e.startDate?.toISOString(),
+        });
     }
     nextToken = page.nextToken;
   } while (nextToken);
@@ -77,7 +97,11 @@ export async function campaignExecutions(sfn: SFNClient, stateMachineArn: string
 /** ACTIVE, DELETING, or undefined when the group does not exist. */
 export async function groupState(scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
   const Name = campaignGroupName(campaignId);
-  return aws(`campaign ${campaignId}: GetScheduleGroup ${Name}`, async () => (await scheduler.send(new GetScheduleGroupCommand({ Name }))).State ?? "ACTIVE", () => undefined);
+  return aws(
+    `campaign ${campaignId}: GetScheduleGroup ${Name}`,
+    async () => (await scheduler.send(new GetScheduleGroupCommand({ Name }))).State ?? "ACTIVE",
+    () => undefined,
+  );
 }
 
 export interface CancelReport {
@@ -114,12 +138,18 @@ export async function cancelCampaign(
   for (const e of running) {
     progress(`stopping fan-out ${e.name}`);
     await aws(`campaign ${o.campaignId}: StopExecution ${e.name}`, () =>
-      clients.sfn.send(new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${o.campaignId} cancelled` })),
+      clients.sfn.send(
+        new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${o.campaignId} cancelled` }),
+      ),
     );
   }
   if (before === "ACTIVE") {
     progress(`deleting schedule group ${group}`);
-    await aws(`campaign ${o.campaignId}: DeleteScheduleGroup ${group}`, () => clients.scheduler.send(new DeleteScheduleGroupCommand({ Name: group })), () => "already gone");
+    await aws(
+      `campaign ${o.campaignId}: DeleteScheduleGroup ${group}`,
+      () => clients.scheduler.send(new DeleteScheduleGroupCommand({ Name: group })),
+      () => "already gone",
+    );
   }
   const deadline = Date.now() + o.timeoutSeconds * 1000;
   for (;;) {
@@ -156,7 +186,9 @@ export async function moveSchedule(
   const zone = o.timezone ?? current.ScheduleExpressionTimezone ?? "UTC";
   const { utcMs, fold } = zonedInstant(zone, o.at);
   if (utcMs <= o.now) {
-    throw new UsageError(`--at: ${new Date(utcMs).toISOString()} (${zone}) is not in the future; a schedule can only move to a time to come`);
+    throw new UsageError(
+      `--at: ${new Date(utcMs).toISOString()} (${zone}) is not in the future; a schedule can only move to a time to come`,
+    );
   }
   const t = scheduledTime(zone, utcMs, fold);
   const input: Record<string, unknown> = {};
@@ -174,20 +206,31 @@ export async function moveSchedule(
   };
 }
 
-export async function removeSchedule(scheduler: SchedulerClient, o: { campaignId: string; recipientId: string; step: number }): Promise<{ campaign: string; schedule: string; group: string; removed: true }> {
+export async function removeSchedule(
+  scheduler: SchedulerClient,
+  o: { campaignId: string; recipientId: string; step: number },
+): Promise<{ campaign: string; schedule: string; group: string; removed: true }> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  await aws(`campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, () => scheduler.send(new DeleteScheduleCommand({ Name, GroupName })), () => {
-    throw new FindingsError(notFound(o.campaignId, o.recipientId, o.step));
-  });
+  await aws(
+    `campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`,
+    () => scheduler.send(new DeleteScheduleCommand({ Name, GroupName })),
+    () => {
+      throw new FindingsError(notFound(o.campaignId, o.recipientId, o.step));
+    },
+  );
   return { campaign: o.campaignId, schedule: Name, group: GroupName, removed: true };
 }
 
 async function getSchedule(scheduler: SchedulerClient, campaignId: string, recipientId: string, step: number) {
   const Name = scheduleName(recipientId, step);
-  return aws(`campaign ${campaignId}: GetSchedule ${Name} (recipient ${recipientId}, step ${step})`, () => scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) })), () => {
-    throw new FindingsError(notFound(campaignId, recipientId, step));
-  });
+  return aws(
+    `campaign ${campaignId}: GetSchedule ${Name} (recipient ${recipientId}, step ${step})`,
+    () => scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) })),
+    () => {
+      throw new FindingsError(notFound(campaignId, recipientId, step));
+    },
+  );
 }
 
 const notFound = (campaignId: string, recipientId: string, step: number) =>
@@ -242,7 +285,9 @@ export async function campaignStatus(
   }
   const hours = new Map<string, number>();
   for (const Name of sample) {
-    const s = await aws(`campaign ${o.campaignId}: GetSchedule ${Name}`, () => clients.scheduler.send(new GetScheduleCommand({ Name, GroupName })));
+    const s = await aws(`campaign ${o.campaignId}: GetSchedule ${Name}`, () =>
+      clients.scheduler.send(new GetScheduleCommand({ Name, GroupName })),
+    );
     const utc = atInstant(s.ScheduleExpression, s.ScheduleExpressionTimezone);
     const hour = utc === undefined ? "not a one-time schedule" : new Date(utc).toISOString().slice(0, 13) + ":00Z";
     hours.set(hour, (hours.get(hour) ?? 0) + 1);
@@ -251,24 +296,53 @@ export async function campaignStatus(
   const executions: StatusReport["executions"] = [];
   if (clients.sfn && o.stateMachineArn) {
     for (const e of await campaignExecutions(clients.sfn, o.stateMachineArn, o.campaignId)) {
-      const runs = await aws(`campaign ${o.campaignId}: ListMapRuns ${e.name}`, () => clients.sfn!.send(new ListMapRunsCommand({ executionArn: e.arn })));
+      const runs = await aws(`campaign ${o.campaignId}: ListMapRuns ${e.name}`, () =>
+        clients.sfn!.send(new ListMapRunsCommand({ executionArn: e.arn })),
+      );
       const mapRunArn = runs.mapRuns?.[0]?.mapRunArn;
-      const counts = mapRunArn ? (await aws(`campaign ${o.campaignId}: DescribeMapRun`, () => clients.sfn!.send(new DescribeMapRunCommand({ mapRunArn })))).itemCounts : undefined;
-      executions.push({ ...e, items: counts ? { total: counts.total ?? 0, succeeded: counts.succeeded ?? 0, failed: counts.failed ?? 0, pending: counts.pending ?? 0, running: counts.running ?? 0 } : null });
+      const counts = mapRunArn
+        ? (await aws(`campaign ${o.campaignId}: DescribeMapRun`, () => clients.sfn!.send(new DescribeMapRunCommand({ mapRunArn }))))
+            .itemCounts
+        : undefined;
+      executions.push({
+        ...e,
+        items: counts
+          ? {
+              total: counts.total ?? 0,
+              succeeded: counts.succeeded ?? 0,
+              failed: counts.failed ?? 0,
+              pending: counts.pending ?? 0,
+              running: counts.running ?? 0,
+            }
+          : null,
+      });
     }
   }
   let deadLetterQueue: StatusReport["deadLetterQueue"] = null;
   if (clients.sqs && o.deadLetterQueueUrl) {
     const a = await aws(`GetQueueAttributes ${o.deadLetterQueueUrl}`, () =>
-      clients.sqs!.send(new GetQueueAttributesCommand({ QueueUrl: o.deadLetterQueueUrl, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] })),
+      clients.sqs!.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: o.deadLetterQueueUrl,
+          AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        }),
+      ),
     );
-    deadLetterQueue = { url: o.deadLetterQueueUrl, visible: Number(a.Attributes?.ApproximateNumberOfMessages ?? 0), inFlight: Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) };
+    deadLetterQueue = {
+      url: o.deadLetterQueueUrl,
+      visible: Number(a.Attributes?.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    };
   }
   return {
     campaign: o.campaignId,
     group: { name: GroupName, state: state ?? null },
     schedules: { total, byState },
-    nextSends: { sampled: sample.length, estimated: sample.length < total, byHour: [...hours].sort().map(([hour, count]) => ({ hour, count: Math.round(count * scale) })) },
+    nextSends: {
+      sampled: sample.length,
+      estimated: sample.length < total,
+      byHour: [...hours].sort().map(([hour, count]) => ({ hour, count: Math.round(count * scale) })),
+    },
     executions,
     deadLetterQueue,
   };

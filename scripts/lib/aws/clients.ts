@@ -12,7 +12,11 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 // every run's stderr (where it buried the one-line errors). Set the variable to "false" to see it.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
-const common = (region?: string) => ({ region: region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION, retryMode: "adaptive", maxAttempts: 8 });
+const common = (region?: string) => ({
+  region: region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION,
+  retryMode: "adaptive",
+  maxAttempts: 8,
+});
 
 export const s3Client = (region?: string) =>
   // A custom endpoint (a local S3) rarely serves virtual-hosted buckets: use path style there.
@@ -24,7 +28,7 @@ export const sqsClient = (region?: string) => new SQSClient(common(region));
 /** `what failed: ErrorName: message` — one line, no stack. */
 export function awsErrorLine(what: string, e: unknown): string {
   const err = e as { name?: string; message?: string; Code?: string };
-  const name = err.name && err.name !== "Error" ? err.name : err.Code ?? "Error";
+  const name = err.name && err.name !== "Error" ? err.name : (err.Code ?? "Error");
   const message = (err.message ?? String(e)).split("\n")[0];
   const hint = /Region is missing/.test(message) ? " (set AWS_REGION, or give --region, or --outputs with a region)" : "";
   return `${what}: ${name}: ${message}${hint}`;

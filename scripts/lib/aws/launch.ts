@@ -24,7 +24,14 @@ export function checkLaunchId(launchId: string): string {
   return launchId;
 }
 
-export async function uploadPlan(s3: S3Client, bucket: string, campaignId: string, launchId: string, file: string, progress: (text: string) => void): Promise<string> {
+export async function uploadPlan(
+  s3: S3Client,
+  bucket: string,
+  campaignId: string,
+  launchId: string,
+  file: string,
+  progress: (text: string) => void,
+): Promise<string> {
   const key = planKey(campaignId, launchId);
   const total = fs.statSync(file).size;
   const upload = new Upload({
@@ -33,7 +40,9 @@ export async function uploadPlan(s3: S3Client, bucket: string, campaignId: strin
     partSize: 8 * 1024 * 1024,
     queueSize: 4,
   });
-  upload.on("httpUploadProgress", (p) => progress(`uploading s3://${bucket}/${key}: ${Math.round(((p.loaded ?? 0) / Math.max(total, 1)) * 100)}%`));
+  upload.on("httpUploadProgress", (p) =>
+    progress(`uploading s3://${bucket}/${key}: ${Math.round(((p.loaded ?? 0) / Math.max(total, 1)) * 100)}%`),
+  );
   try {
     await upload.done();
   } catch (e) {
@@ -66,14 +75,27 @@ export interface FanOutResult {
 }
 
 /** Polls DescribeExecution, ListMapRuns and DescribeMapRun until the execution ends, reporting progress. */
-export async function followFanOut(sfn: SFNClient, executionArn: string, pollSeconds: number, progress: (text: string) => void): Promise<FanOutResult> {
+export async function followFanOut(
+  sfn: SFNClient,
+  executionArn: string,
+  pollSeconds: number,
+  progress: (text: string) => void,
+): Promise<FanOutResult> {
   let mapRunArn: string | undefined;
   for (;;) {
     const ex = await sfn.send(new DescribeExecutionCommand({ executionArn }));
     if (!mapRunArn) mapRunArn = (await sfn.send(new ListMapRunsCommand({ executionArn }))).mapRuns?.[0]?.mapRunArn;
     const counts = mapRunArn ? (await sfn.send(new DescribeMapRunCommand({ mapRunArn }))).itemCounts : undefined;
     const items = counts
-      ? { total: counts.total ?? 0, succeeded: counts.succeeded ?? 0, failed: counts.failed ?? 0, pending: counts.pending ?? 0, running: counts.running ?? 0, timedOut: counts.timedOut ?? 0, aborted: counts.aborted ?? 0 }
+      ? {
+          total: counts.total ?? 0,
+          succeeded: counts.succeeded ?? 0,
+          failed: counts.failed ?? 0,
+          pending: counts.pending ?? 0,
+          running: counts.running ?? 0,
+          timedOut: counts.timedOut ?? 0,
+          aborted: counts.aborted ?? 0,
+        }
       : null;
     if (items) progress(progressBar(items));
     if (ex.status !== "RUNNING") {

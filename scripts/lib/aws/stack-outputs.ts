@@ -33,7 +33,9 @@ export function readStackOutputs(s: OutputSources): StackOutputs {
   if (s.stack !== undefined) {
     const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], { encoding: "utf8" });
     if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new UsageError(`--stack ${s.stack}: the Pulumi CLI is not installed here; save \`pulumi stack output --json --stack ${s.stack}\` to a file and pass --outputs FILE`);
+      throw new UsageError(
+        `--stack ${s.stack}: the Pulumi CLI is not installed here; save \`pulumi stack output --json --stack ${s.stack}\` to a file and pass --outputs FILE`,
+      );
     }
     if (r.status !== 0) throw new UsageError(`pulumi stack output --stack ${s.stack} failed: ${(r.stderr || "").trim().split("\n").pop()}`);
     outputs = parseOutputs(r.stdout, `pulumi stack output --stack ${s.stack}`);
@@ -43,7 +45,11 @@ export function readStackOutputs(s: OutputSources): StackOutputs {
 }
 
 /** The named outputs, or a UsageError saying which are missing and how to give them. */
-export function requireOutputs<K extends keyof StackOutputs>(o: StackOutputs, keys: K[], flags: Partial<Record<K, string>>): StackOutputs & Required<Pick<StackOutputs, K>> {
+export function requireOutputs<K extends keyof StackOutputs>(
+  o: StackOutputs,
+  keys: K[],
+  flags: Partial<Record<K, string>>,
+): StackOutputs & Required<Pick<StackOutputs, K>> {
   const missing = keys.filter((k) => o[k] === undefined || o[k] === "");
   if (missing.length) {
     const how = missing.map((k) => (flags[k] ? `${k} (--${flags[k]})` : k)).join(", ");
@@ -85,7 +91,14 @@ export const STACK_FLAGS_HELP = `  --stack NAME            read the stack output
   --region, --bucket, --state-machine-arn, --dlq-url   override single outputs`;
 
 /** Stack outputs from STACK_FLAGS. */
-export function outputsFromFlags(f: { stack?: string; outputs?: string; region?: string; bucket?: string; "state-machine-arn"?: string; "dlq-url"?: string }): StackOutputs {
+export function outputsFromFlags(f: {
+  stack?: string;
+  outputs?: string;
+  region?: string;
+  bucket?: string;
+  "state-machine-arn"?: string;
+  "dlq-url"?: string;
+}): StackOutputs {
   return readStackOutputs({
     stack: f.stack,
     outputsFile: f.outputs,

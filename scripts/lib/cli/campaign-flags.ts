@@ -28,7 +28,13 @@ export interface SendTimeFlags {
   defaultTimezone: string;
 }
 
-export function sendTimeFromFlags(f: { date?: string; hour?: string; minute?: string; step?: string[]; "default-timezone"?: string }): SendTimeFlags {
+export function sendTimeFromFlags(f: {
+  date?: string;
+  hour?: string;
+  minute?: string;
+  step?: string[];
+  "default-timezone"?: string;
+}): SendTimeFlags {
   if (f.date === undefined) throw new UsageError("--date YYYY-MM-DD is required");
   return {
     date: f.date,
@@ -52,5 +58,9 @@ export function rateFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses
     throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
   }
   const optional = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveFlag(name, raw));
-  return effectiveTps({ tps: optional("tps", f.tps), invocationTps: optional("invocation-tps", f["invocation-tps"]), sesRate: optional("ses-rate", f["ses-rate"]) });
+  return effectiveTps({
+    tps: optional("tps", f.tps),
+    invocationTps: optional("invocation-tps", f["invocation-tps"]),
+    sesRate: optional("ses-rate", f["ses-rate"]),
+  });
 }

@@ -13,7 +13,20 @@ import { campaignIdProblem, scheduleName, SES_NAME } from "../../../infra/naming
 import { ses, stepFunctions } from "../../../infra/quotas";
 import { UsageError } from "../cli/run";
 import { openRecipientCsv } from "./recipients";
-import { addDays, campaignSteps, canonicalZone, LocalTime, localTimeOf, parseLocalTime, ScheduledTime, Step, stepTime, zonedInstant, scheduledTime, ZoneResolver } from "./send-time";
+import {
+  addDays,
+  campaignSteps,
+  canonicalZone,
+  LocalTime,
+  localTimeOf,
+  parseLocalTime,
+  ScheduledTime,
+  Step,
+  stepTime,
+  zonedInstant,
+  scheduledTime,
+  ZoneResolver,
+} from "./send-time";
 import { EffectiveTps, InstantHistogram, minimumWindowMinutes } from "./window";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
@@ -62,7 +75,14 @@ export interface PlanSummary {
   rejected: { total: number; byReason: Partial<Record<RejectReason, number>> };
   zones: { defaultTimezone: string; defaulted: number; canonicalised: number };
   missed: { policy: MissedPolicy; graceMinutes: number; cutoff: string; skipped: number; sentNow: number; movedToNextDay: number };
-  window: { minutes: number; source: "computed" | "--window-minutes"; effectiveTps: number; effectiveTpsSource: string; fits: boolean; requiredTps?: number };
+  window: {
+    minutes: number;
+    source: "computed" | "--window-minutes";
+    effectiveTps: number;
+    effectiveTpsSource: string;
+    fits: boolean;
+    requiredTps?: number;
+  };
   fanOut: { etaSeconds: number; createTps: number };
   firstSend: string | null;
   lastSend: string | null;
@@ -103,7 +123,11 @@ export async function planCampaign(o: PlanOptions): Promise<PlanSummary> {
   const templateJson = steps.map((s) => JSON.stringify(s.template ?? o.template));
 
   fs.mkdirSync(o.outDir, { recursive: true });
-  const files = { plan: path.join(o.outDir, "plan.jsonl"), rejects: path.join(o.outDir, "rejects.csv"), summary: path.join(o.outDir, "summary.json") };
+  const files = {
+    plan: path.join(o.outDir, "plan.jsonl"),
+    rejects: path.join(o.outDir, "rejects.csv"),
+    summary: path.join(o.outDir, "summary.json"),
+  };
   const hash = createHash("sha256");
   const plan = new LineWriter(files.plan + ".partial", hash);
   const rejects = new LineWriter(files.rejects + ".partial");
@@ -114,7 +138,14 @@ export async function planCampaign(o: PlanOptions): Promise<PlanSummary> {
   const plannedByZone = new Map<string, number>();
   const byReason: Partial<Record<RejectReason, number>> = {};
   const schedulesByStep = steps.map(() => 0);
-  let rows = 0, planned = 0, rejected = 0, defaulted = 0, canonicalised = 0, skipped = 0, sentNow = 0, nextDay = 0;
+  let rows = 0,
+    planned = 0,
+    rejected = 0,
+    defaulted = 0,
+    canonicalised = 0,
+    skipped = 0,
+    sentNow = 0,
+    nextDay = 0;
   const reject = async (line: number, id: string, reason: RejectReason, text: string) => {
     rejected++;
     byReason[reason] = (byReason[reason] ?? 0) + 1;
@@ -167,16 +198,30 @@ export async function planCampaign(o: PlanOptions): Promise<PlanSummary> {
           `{"schedule_name":"${scheduleName(id, step)}",${d.json.when},"email":${emailJson},"template":${templateJson[k]},` +
           `"template_data":${templateData},"recipient_id":${idJson},"step":${step},"utc":${d.json.utc}}\n`;
         // (UTF-16 length × 3 bounds the UTF-8 size: count bytes only when it could matter.)
-        if (templateData.length > ses.maxTemplateDataChars || (line.length * 3 > MAX_PLAN_ROW_BYTES && Buffer.byteLength(line) > MAX_PLAN_ROW_BYTES)) tooLarge = true;
+        if (
+          templateData.length > ses.maxTemplateDataChars ||
+          (line.length * 3 > MAX_PLAN_ROW_BYTES && Buffer.byteLength(line) > MAX_PLAN_ROW_BYTES)
+        )
+          tooLarge = true;
         lines.push(line);
       }
       if (tooLarge) {
-        await reject(rec.line, id, "too-large", `personalization too large: a plan row must fit a ${MAX_PLAN_ROW_BYTES}-byte batch and TemplateData ${ses.maxTemplateDataChars} characters`);
+        await reject(
+          rec.line,
+          id,
+          "too-large",
+          `personalization too large: a plan row must fit a ${MAX_PLAN_ROW_BYTES}-byte batch and TemplateData ${ses.maxTemplateDataChars} characters`,
+        );
         continue;
       }
       if (lines.length === 0) {
         skipped += steps.length;
-        await reject(rec.line, id, "send-time-passed", `every send time is before ${new Date(cutoff).toISOString()} (now + fan-out + margin); --missed ${o.missed}`);
+        await reject(
+          rec.line,
+          id,
+          "send-time-passed",
+          `every send time is before ${new Date(cutoff).toISOString()} (now + fan-out + margin); --missed ${o.missed}`,
+        );
         continue;
       }
       if (status === "defaulted") defaulted++;
@@ -213,12 +258,31 @@ export async function planCampaign(o: PlanOptions): Promise<PlanSummary> {
     rows,
     recipientsPlanned: planned,
     schedules,
-    steps: steps.map((s, k) => ({ step: s.number, offset: s.hours ? `+${s.hours}h` : `+${s.days ?? 0}d`, template: s.template ?? o.template, schedules: schedulesByStep[k] })),
+    steps: steps.map((s, k) => ({
+      step: s.number,
+      offset: s.hours ? `+${s.hours}h` : `+${s.days ?? 0}d`,
+      template: s.template ?? o.template,
+      schedules: schedulesByStep[k],
+    })),
     rejected: { total: rejected, byReason },
     zones: { defaultTimezone: defaultZone, defaulted, canonicalised },
-    missed: { policy: o.missed, graceMinutes: o.graceMinutes, cutoff: new Date(cutoff).toISOString(), skipped, sentNow, movedToNextDay: nextDay },
+    missed: {
+      policy: o.missed,
+      graceMinutes: o.graceMinutes,
+      cutoff: new Date(cutoff).toISOString(),
+      skipped,
+      sentNow,
+      movedToNextDay: nextDay,
+    },
     window: sized
-      ? { minutes: sized.windowMinutes, source: "computed", effectiveTps: o.rate.tps, effectiveTpsSource: o.rate.source, fits: sized.fits, requiredTps: sized.fits ? undefined : sized.requiredTps }
+      ? {
+          minutes: sized.windowMinutes,
+          source: "computed",
+          effectiveTps: o.rate.tps,
+          effectiveTpsSource: o.rate.source,
+          fits: sized.fits,
+          requiredTps: sized.fits ? undefined : sized.requiredTps,
+        }
       : { minutes: o.windowMinutes!, source: "--window-minutes", effectiveTps: o.rate.tps, effectiveTpsSource: o.rate.source, fits: true },
     fanOut: { etaSeconds: Math.ceil(schedules / o.createTps), createTps: o.createTps },
     firstSend: instants.length ? new Date(instants[0].utcMs).toISOString() : null,
@@ -235,10 +299,12 @@ export async function planCampaign(o: PlanOptions): Promise<PlanSummary> {
 /** The header must name id and email once each; `step` is reserved for the step number. */
 function checkHeader(file: string, header: string[], column: (n: string) => number | undefined) {
   const missing = [ID_COLUMN, EMAIL_COLUMN].filter((c) => column(c) === undefined);
-  if (missing.length) throw new UsageError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
+  if (missing.length)
+    throw new UsageError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
   const dup = header.find((h, i) => header.indexOf(h) !== i);
   if (dup !== undefined) throw new UsageError(`${file}:1: column "${dup}" appears twice in the header`);
-  if (column(STEP_KEY) !== undefined) throw new UsageError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
+  if (column(STEP_KEY) !== undefined)
+    throw new UsageError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
   return { id: column(ID_COLUMN)!, email: column(EMAIL_COLUMN)!, timezone: column(TIMEZONE_COLUMN) };
 }
 
@@ -247,7 +313,13 @@ function checkHeader(file: string, header: string[], column: (n: string) => numb
  * skip; send-now (at the cutoff, in UTC) when late by less than the grace; next-day (same local time the next day,
  * skipped if that is still too early).
  */
-function decisionsFor(base: LocalTime, steps: Step[], policy: MissedPolicy, graceMinutes: number, cutoff: number): (zone: string) => Decision[] {
+function decisionsFor(
+  base: LocalTime,
+  steps: Step[],
+  policy: MissedPolicy,
+  graceMinutes: number,
+  cutoff: number,
+): (zone: string) => Decision[] {
   const cache = new Map<string, Decision[]>();
   const sendNowAt = Math.ceil(cutoff / 60_000) * 60_000;
   return (zone) => {
@@ -256,7 +328,8 @@ function decisionsFor(base: LocalTime, steps: Step[], policy: MissedPolicy, grac
     decisions = steps.map((step): Decision => {
       const time = stepTime(zone, base, step);
       if (time.utcMs >= cutoff) return { outcome: "planned", time };
-      if (policy === "send-now" && cutoff - time.utcMs < graceMinutes * 60_000) return { outcome: "sent-now", time: scheduledTime("UTC", sendNowAt, "exact") };
+      if (policy === "send-now" && cutoff - time.utcMs < graceMinutes * 60_000)
+        return { outcome: "sent-now", time: scheduledTime("UTC", sendNowAt, "exact") };
       if (policy === "next-day") {
         const requested = step.hours ? localTimeOf(zone, time.utcMs) : addDays(base, step.days ?? 0);
         const { utcMs, fold } = zonedInstant(zone, addDays(requested, 1));
@@ -265,7 +338,11 @@ function decisionsFor(base: LocalTime, steps: Step[], policy: MissedPolicy, grac
       return { outcome: "skipped" };
     });
     for (const d of decisions) {
-      if (d.time) d.json = { when: `"send_at":"${d.time.send_at}","timezone":${JSON.stringify(d.time.timezone)}`, utc: `"${new Date(d.time.utcMs).toISOString()}"` };
+      if (d.time)
+        d.json = {
+          when: `"send_at":"${d.time.send_at}","timezone":${JSON.stringify(d.time.timezone)}`,
+          utc: `"${new Date(d.time.utcMs).toISOString()}"`,
+        };
     }
     cache.set(zone, decisions);
     return decisions;
@@ -290,7 +367,10 @@ function csvField(v: string): string {
 class LineWriter {
   private readonly stream: fs.WriteStream;
   private buffer = "";
-  constructor(readonly file: string, private readonly hash?: Hash) {
+  constructor(
+    readonly file: string,
+    private readonly hash?: Hash,
+  ) {
     this.stream = fs.createWriteStream(file);
   }
   /** Appends; resolves at once unless the buffer is full and the disk is behind. */

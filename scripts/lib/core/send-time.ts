@@ -82,7 +82,10 @@ export function zonedInstant(zone: string, t: LocalTime): { utcMs: number; fold:
   const before = offsetMinutes(zone, wall - DAY);
   const after = offsetMinutes(zone, wall + DAY);
   const candidates = new Set([before, after, offsetMinutes(zone, wall)]);
-  const valid = [...candidates].map((o) => wall - o * MINUTE).filter((utc) => offsetMinutes(zone, utc) * MINUTE === wall - utc).sort((a, b) => a - b);
+  const valid = [...candidates]
+    .map((o) => wall - o * MINUTE)
+    .filter((utc) => offsetMinutes(zone, utc) * MINUTE === wall - utc)
+    .sort((a, b) => a - b);
   if (valid.length === 0) return { utcMs: wall - before * MINUTE, fold: "gap" };
   return { utcMs: valid[0], fold: valid.length > 1 ? "overlap" : "exact" };
 }
@@ -133,7 +136,8 @@ const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
 /** Parses `+3d`, `+3d:followup`, `+12h:reminder`. Offsets are from step 1. Returns an error message for bad input. */
 export function parseStep(raw: string, number: number): Step | string {
   const m = STEP_FLAG.exec(raw);
-  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3]))) return `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`;
+  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3])))
+    return `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`;
   return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
 }
 
@@ -163,7 +167,10 @@ export function parseLocalTime(date: string, hour: number, minute: number): Loca
 export class CampaignClock {
   private readonly cache = new Map<string, ScheduledTime[]>();
 
-  constructor(readonly base: LocalTime, readonly steps: Step[]) {}
+  constructor(
+    readonly base: LocalTime,
+    readonly steps: Step[],
+  ) {}
 
   timesFor(zone: string): ScheduledTime[] {
     let times = this.cache.get(zone);

@@ -126,13 +126,22 @@ const utcLabel = (iso: string) => iso.slice(0, 16).replace("T", " ");
 export function formatReport(r: WindowReport): string {
   const out: string[] = [];
   if (r.mode === "recipients") {
-    const notes = [r.defaulted ? `${n(r.defaulted!)} without a known zone → ${r.defaultTimezone}` : "", r.canonicalised ? `${n(r.canonicalised!)} zone name${r.canonicalised === 1 ? "" : "s"} re-cased` : ""].filter(Boolean);
-    out.push(`Recipients: ${n(r.rows!)} rows${notes.length ? ` (${notes.join(", ")})` : ""} × ${r.steps} step${r.steps === 1 ? "" : "s"} = ${n(r.schedules)} schedules`);
+    const notes = [
+      r.defaulted ? `${n(r.defaulted!)} without a known zone → ${r.defaultTimezone}` : "",
+      r.canonicalised ? `${n(r.canonicalised!)} zone name${r.canonicalised === 1 ? "" : "s"} re-cased` : "",
+    ].filter(Boolean);
+    out.push(
+      `Recipients: ${n(r.rows!)} rows${notes.length ? ` (${notes.join(", ")})` : ""} × ${r.steps} step${r.steps === 1 ? "" : "s"} = ${n(r.schedules)} schedules`,
+    );
     if (r.instants!.length) {
       out.push("", "Send instants (UTC)");
       const widest = Math.max(...r.instants!.map((i) => i.count));
       for (const i of r.instants!) {
-        const names = i.zones.slice(0, 2).map((z) => z.zone).join(", ") + (i.zones.length > 2 ? ` +${i.zones.length - 2}` : "");
+        const names =
+          i.zones
+            .slice(0, 2)
+            .map((z) => z.zone)
+            .join(", ") + (i.zones.length > 2 ? ` +${i.zones.length - 2}` : "");
         const bar = "█".repeat(Math.max(1, Math.round((i.count / widest) * 30)));
         out.push(`  ${utcLabel(i.utc)}  ${n(i.count).padStart(11)}  ${bar.padEnd(30)}  ${names}`);
       }
@@ -142,10 +151,14 @@ export function formatReport(r: WindowReport): string {
     out.push(`Schedules: ${n(r.schedules)}`);
   }
   out.push(`Effective TPS: ${n(r.effectiveTps)}/s (${r.effectiveTpsSource})`);
-  out.push(`Flexible window: ${r.windowMinutes} minute${r.windowMinutes === 1 ? "" : "s"}${r.peakTps !== undefined ? ` (peak ${n(r.peakTps)}/s)` : ""}`);
+  out.push(
+    `Flexible window: ${r.windowMinutes} minute${r.windowMinutes === 1 ? "" : "s"}${r.peakTps !== undefined ? ` (peak ${n(r.peakTps)}/s)` : ""}`,
+  );
   out.push(`Fan-out: ${n(r.schedules)} CreateSchedule calls at ${n(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`);
   if (r.earliestSend) {
-    out.push(`First send ${utcLabel(r.earliestSend)} UTC, last ${utcLabel(r.latestSend!)} UTC: launch by ${utcLabel(r.launchBy!)} UTC${r.fanOutEndsBeforeFirstSend ? "" : " — too late from now: early sends would be missed"}`);
+    out.push(
+      `First send ${utcLabel(r.earliestSend)} UTC, last ${utcLabel(r.latestSend!)} UTC: launch by ${utcLabel(r.launchBy!)} UTC${r.fanOutEndsBeforeFirstSend ? "" : " — too late from now: early sends would be missed"}`,
+    );
   }
   return out.join("\n") + "\n";
 }

@@ -23,7 +23,8 @@ export interface EffectiveTps {
 export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?: number }): EffectiveTps {
   if (o.tps !== undefined) return { tps: o.tps, source: "--tps" };
   const invocation = o.invocationTps ?? scheduler.invocationTps;
-  const invocationSource = o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
+  const invocationSource =
+    o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
   if (o.sesRate !== undefined && o.sesRate < invocation) return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
   return { tps: invocation, source: invocationSource };
 }
@@ -55,8 +56,7 @@ export class InstantHistogram {
 }
 
 export type WindowResult =
-  | { fits: true; windowMinutes: number; peakTps: number }
-  | { fits: false; windowMinutes: number; requiredTps: number };
+  { fits: true; windowMinutes: number; peakTps: number } | { fits: false; windowMinutes: number; requiredTps: number };
 
 /**
  * Most sends whose windows of W minutes overlap at any moment: for each instant, the sends of the instants in

@@ -37,7 +37,10 @@ export interface RenderedStack {
 /** A stack's config from `Pulumi.<stack>.yaml`, as the flat `"namespace:key": "value"` map Pulumi hands a program. */
 export function readStackConfig(stack: string, rootDir = ROOT_DIR): Record<string, string> {
   const file = path.join(rootDir, `Pulumi.${stack}.yaml`);
-  if (!fs.existsSync(file)) throw new StackConfigError(`${path.relative(process.cwd(), file) || file}: no such stack config file (stacks: ${listStacks(rootDir).join(", ") || "none"})`);
+  if (!fs.existsSync(file))
+    throw new StackConfigError(
+      `${path.relative(process.cwd(), file) || file}: no such stack config file (stacks: ${listStacks(rootDir).join(", ") || "none"})`,
+    );
   let doc: any;
   try {
     doc = parseYaml(fs.readFileSync(file, "utf8")) ?? {};
@@ -82,7 +85,10 @@ function mockResource(type: string, name: string, inputs: any, region: string): 
     }
     case "aws:iam/role:Role": {
       const roleName = inputs.name ?? autoName(name);
-      return { id: roleName, state: { name: roleName, arn: `arn:${part}:iam::${acct}:role/${roleName}`, uniqueId: `AROA${hex(name, 17).toUpperCase()}` } };
+      return {
+        id: roleName,
+        state: { name: roleName, arn: `arn:${part}:iam::${acct}:role/${roleName}`, uniqueId: `AROA${hex(name, 17).toUpperCase()}` },
+      };
     }
     case "aws:iam/rolePolicy:RolePolicy": {
       const policyName = inputs.name ?? autoName(name);
@@ -114,7 +120,10 @@ function mockResource(type: string, name: string, inputs: any, region: string): 
     case "aws:sns/topicSubscription:TopicSubscription":
       return { id: `${inputs.topic}:${hex(name, 8)}`, state: { arn: `${inputs.topic}:${hex(name, 8)}` } };
     case "aws:sesv2/configurationSet:ConfigurationSet":
-      return { id: inputs.configurationSetName, state: { arn: `arn:${part}:ses:${region}:${acct}:configuration-set/${inputs.configurationSetName}` } };
+      return {
+        id: inputs.configurationSetName,
+        state: { arn: `arn:${part}:ses:${region}:${acct}:configuration-set/${inputs.configurationSetName}` },
+      };
     case "aws:sesv2/emailIdentity:EmailIdentity": {
       const isDomain = !String(inputs.emailIdentity).includes("@");
       return {
@@ -158,12 +167,22 @@ export async function renderStack(options: { stack?: string; config: Record<stri
       call(args) {
         switch (args.token) {
           case "aws:index/getCallerIdentity:getCallerIdentity":
-            return { accountId: MOCK_ACCOUNT, arn: `arn:${partitionOf(region)}:iam::${MOCK_ACCOUNT}:user/preview`, userId: "AIDAPREVIEW", id: MOCK_ACCOUNT };
+            return {
+              accountId: MOCK_ACCOUNT,
+              arn: `arn:${partitionOf(region)}:iam::${MOCK_ACCOUNT}:user/preview`,
+              userId: "AIDAPREVIEW",
+              id: MOCK_ACCOUNT,
+            };
           case "aws:index/getRegion:getRegion":
             return { region, name: region, id: region, endpoint: `ec2.${region}.amazonaws.com`, description: region };
           case "aws:index/getPartition:getPartition": {
             const partition = partitionOf(region);
-            return { partition, id: partition, dnsSuffix: partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com", reverseDnsPrefix: "com.amazonaws" };
+            return {
+              partition,
+              id: partition,
+              dnsSuffix: partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com",
+              reverseDnsPrefix: "com.amazonaws",
+            };
           }
           default:
             throw new Error(`offline preview has no mock for ${args.token}`);
@@ -189,7 +208,16 @@ export async function renderStack(options: { stack?: string; config: Record<stri
   const urns: string[] = [...monitor.getRegisteredResources().keys()];
   const resources = registered.map((r) => {
     const urn = urns.find((u) => u.endsWith(`$${r.type}::${r.name}`) || u.endsWith(`::${r.type}::${r.name}`)) ?? "";
-    return { type: r.type, name: r.name, urn, parent: parentUrn(urn, urns), custom: r.custom, id: r.id, inputs: r.inputs, outputs: r.state };
+    return {
+      type: r.type,
+      name: r.name,
+      urn,
+      parent: parentUrn(urn, urns),
+      custom: r.custom,
+      id: r.id,
+      inputs: r.inputs,
+      outputs: r.state,
+    };
   });
   return { stack, resources, outputs };
 }

@@ -41,7 +41,11 @@ interface PolicyInfo {
 
 /** A served policy pack; Configure and analyze as often as needed, then close(). */
 export class ServedPolicyPack {
-  private constructor(private readonly child: ChildProcess, private readonly client: any, readonly policies: PolicyInfo[]) {}
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly client: any,
+    readonly policies: PolicyInfo[],
+  ) {}
 
   /** Starts the pack as the CLI does and reads what it offers. */
   static async start(policyDir = POLICY_DIR): Promise<ServedPolicyPack> {
@@ -56,7 +60,9 @@ export class ServedPolicyPack {
         const m = /^(\d+)\s*$/m.exec(out);
         if (m) resolve(Number(m[1]));
       });
-      child.on("exit", (code) => reject(new Error(`policy pack exited (${code}) before serving: ${stderr.trim().split("\n").slice(-3).join(" ")}`)));
+      child.on("exit", (code) =>
+        reject(new Error(`policy pack exited (${code}) before serving: ${stderr.trim().split("\n").slice(-3).join(" ")}`)),
+      );
     });
     const client = new analyzerRpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     const info = await call(client, "getAnalyzerInfo", new emptyProto.Empty());
@@ -139,7 +145,13 @@ function resourceOptions(r: RenderedResource) {
 /** What the engine would list as dependencies: the resources whose id or ARN this one's inputs use. */
 function dependenciesOf(r: RenderedResource, all: RenderedResource[]): string[] {
   const text = JSON.stringify(r.inputs);
-  return all.filter((o) => o !== r && ((o.id && o.id.length > 3 && text.includes(JSON.stringify(o.id).slice(1, -1))) || (o.outputs.arn && text.includes(o.outputs.arn)))).map((o) => o.urn);
+  return all
+    .filter(
+      (o) =>
+        o !== r &&
+        ((o.id && o.id.length > 3 && text.includes(JSON.stringify(o.id).slice(1, -1))) || (o.outputs.arn && text.includes(o.outputs.arn))),
+    )
+    .map((o) => o.urn);
 }
 
 function diagnostics(res: any, urn: string): Violation[] {
@@ -174,7 +186,8 @@ export function reconcilePolicyConfig(
     throw new UsageError(`${source}: ${key} = ${JSON.stringify(v)}: enforcement level must be one of ${LEVELS.join(", ")}`);
   };
   for (const key of Object.keys(config)) {
-    if (key !== "all" && !known.has(key)) throw new UsageError(`${source}: no policy "${key}" in the pack (policies: ${[...known].join(", ")})`);
+    if (key !== "all" && !known.has(key))
+      throw new UsageError(`${source}: no policy "${key}" in the pack (policies: ${[...known].join(", ")})`);
   }
   const all = config.all === undefined ? undefined : levelOf("all", config.all);
   const out: Record<string, { enforcementLevel: Level; properties: Record<string, unknown> }> = {};
@@ -190,7 +203,10 @@ export function reconcilePolicyConfig(
     } else if (given !== undefined) throw new UsageError(`${source}: ${p.name} must be an enforcement level or an object`);
     const schema = p.schema?.properties ?? {};
     for (const key of Object.keys(props)) {
-      if (!(key in schema)) throw new UsageError(`${source}: ${p.name}.${key} is not a setting of this policy (settings: ${Object.keys(schema).join(", ") || "none"})`);
+      if (!(key in schema))
+        throw new UsageError(
+          `${source}: ${p.name}.${key} is not a setting of this policy (settings: ${Object.keys(schema).join(", ") || "none"})`,
+        );
     }
     for (const [key, s] of Object.entries<any>(schema)) {
       if (props[key] === undefined && s.default !== undefined) props[key] = s.default;
