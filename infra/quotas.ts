@@ -91,3 +91,15 @@ export function peakConcurrentCreates(maps: { distributed: boolean; maxConcurren
     1,
   );
 }
+
+/**
+ * The fan-out's pacing: the share of the account's CreateSchedule quota it plans to use (the rest absorbs retries and
+ * other callers). The policy pack's concurrency check defaults to it, and the launcher and size-window estimate the
+ * fan-out's duration at `fanOutCreateRate`, so "launch by" and the launcher's missed-time cutoff agree.
+ */
+export const FANOUT_HEADROOM = 0.5;
+
+/** CreateSchedule calls per second the fan-out is expected to sustain on a stack with this quota. */
+export function fanOutCreateRate(createScheduleTps: number): number {
+  return createScheduleTps * FANOUT_HEADROOM;
+}
