@@ -3,9 +3,15 @@
  * Pure: parameters in, ASL object out. Every per-recipient decision was made by the planner; this only moves plan
  * fields into CreateSchedule parameters.
  *
- * Execution input: {"campaign_id", "plan_bucket", "plan_key", "window_minutes"}.
- * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc}.
+ * Execution input: {"campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"}.
+ * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc} and
+ * optionally `variant` (a name of A-Z a-z 0-9 _ -, or null).
+ *
+ * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
+ * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
+ * variant. A Choice state tests the row for a variant: JSONPath cannot read a field that may be missing.
  */
+import { EMAIL_TAGS } from "./email-events";
 import { CAMPAIGN_PREFIX, RESULTS_PREFIX, sdkIntegrationArn, sesSendEmailTargetArn } from "./naming";
 import { createScheduleRetry, stepFunctions } from "./quotas";
 
@@ -24,6 +30,8 @@ export interface PlanRow {
   step: number;
   /** The same instant as send_at + timezone, ISO 8601 in UTC. */
   utc: string;
+  /** The A/B variant the recipient is in (SES tag characters), absent or null without variants. */
+  variant?: string | null;
 }
 
 /** The fan-out's execution input. */
@@ -32,6 +40,8 @@ export interface FanOutInput {
   plan_bucket: string;
   plan_key: string;
   window_minutes: number;
+  /** The `campaign` EmailTag value: campaignTag(campaign_id). */
+  campaign_tag: string;
 }
 
 /** How the fan-out runs, from the stack config (infra/config.ts). */
@@ -80,6 +90,9 @@ export const STATE_NAMES = {
   ensureGroup: "EnsureScheduleGroup",
   fanOut: "FanOut",
   createSchedules: "CreateSchedules",
+  hasVariant: "HasVariant",
+  requestWithVariant: "RequestWithVariant",
+  request: "Request",
   createSchedule: "CreateSchedule",
   scheduleExists: "ScheduleExists",
 } as const;
@@ -117,7 +130,11 @@ function ensureScheduleGroup(p: FanOutParameters) {
     Resource: sdkIntegrationArn(p.partition, "scheduler", "createScheduleGroup"),
     Parameters: {
       "Name.$": groupNameExpression("$.campaign_id"),
-      Tags: [{ Key: "sendtime:campaign", "Value.$": "$.campaign_id" }],
+      // The tag also makes an execution started without campaign_tag fail here, before any schedule exists.
+      Tags: [
+        { Key: "sendtime:campaign", "Value.$": "$.campaign_id" },
+        { Key: "sendtime:campaign-tag", "Value.$": "$.campaign_tag" },
+      ],
     },
     ResultPath: null,
     Retry: retryThrottles(),
@@ -138,7 +155,7 @@ function distributedFanOut(p: FanOutParameters) {
     ItemBatcher: {
       MaxItemsPerBatch: p.batchSize,
       MaxInputBytesPerBatch: stepFunctions.maxBatchBytes,
-      BatchInput: { "campaign_id.$": "$.campaign_id", "window_minutes.$": "$.window_minutes" },
+      BatchInput: { "campaign_id.$": "$.campaign_id", "window_minutes.$": "$.window_minutes", "campaign_tag.$": "$.campaign_tag" },
     },
     MaxConcurrency: p.maxConcurrency,
     ToleratedFailurePercentage: p.toleratedFailurePercentage,
@@ -158,7 +175,48 @@ function distributedFanOut(p: FanOutParameters) {
 
 /** Inside a child: the batch's rows, `innerConcurrency` CreateSchedule calls at once. */
 function createSchedulesOfBatch(p: FanOutParameters) {
-  const row = "$$.Map.Item.Value";
+  const S = STATE_NAMES;
+  return {
+    Type: "Map",
+    ItemsPath: "$.Items",
+    MaxConcurrency: p.innerConcurrency,
+    ItemSelector: {
+      "row.$": "$$.Map.Item.Value",
+      "group.$": groupNameExpression("$.BatchInput.campaign_id"),
+      "window_minutes.$": "$.BatchInput.window_minutes",
+      "campaign_tag.$": "$.BatchInput.campaign_tag",
+    },
+    ItemProcessor: {
+      ProcessorConfig: { Mode: "INLINE" },
+      StartAt: S.hasVariant,
+      States: {
+        [S.hasVariant]: {
+          Type: "Choice",
+          Comment: "Rules run in order: IsNull is only tested on a variant that is present.",
+          Choices: [
+            { Variable: "$.row.variant", IsPresent: false, Next: S.request },
+            { Variable: "$.row.variant", IsNull: true, Next: S.request },
+          ],
+          Default: S.requestWithVariant,
+        },
+        [S.requestWithVariant]: { Type: "Pass", Parameters: scheduleRequest(p, true), Next: S.createSchedule },
+        [S.request]: { Type: "Pass", Parameters: scheduleRequest(p, false), Next: S.createSchedule },
+        [S.createSchedule]: createSchedule(p),
+        [S.scheduleExists]: { Type: "Pass", Result: "exists", End: true },
+      },
+    },
+    End: true,
+  };
+}
+
+/** What CreateSchedule needs from one row: its name, time and zone, and the SendEmail input (with its tags). */
+function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
+  const row = "$.row";
+  const tags: Record<string, string>[] = [
+    { Name: EMAIL_TAGS.campaign, "Value.$": "$.campaign_tag" },
+    { Name: EMAIL_TAGS.step, "Value.$": `States.Format('{}', ${row}.step)` },
+  ];
+  if (withVariant) tags.push({ Name: EMAIL_TAGS.variant, "Value.$": `${row}.variant` });
   const email: Record<string, unknown> = {
     FromEmailAddress: p.fromAddress,
     Destination: { "ToAddresses.$": `States.Array(${row}.email)` },
@@ -166,31 +224,18 @@ function createSchedulesOfBatch(p: FanOutParameters) {
       Template: { "TemplateName.$": `${row}.template`, "TemplateData.$": `States.JsonToString(${row}.template_data)` },
     },
     ConfigurationSetName: p.configurationSetName,
+    EmailTags: tags,
   };
   if (p.listManagement) {
     email.ListManagementOptions = { ContactListName: p.listManagement.contactListName, TopicName: p.listManagement.topicName };
   }
   return {
-    Type: "Map",
-    ItemsPath: "$.Items",
-    MaxConcurrency: p.innerConcurrency,
-    ItemSelector: {
-      "name.$": `${row}.schedule_name`,
-      "expression.$": `States.Format('at({})', ${row}.send_at)`,
-      "timezone.$": `${row}.timezone`,
-      "group.$": groupNameExpression("$.BatchInput.campaign_id"),
-      "window_minutes.$": "$.BatchInput.window_minutes",
-      email,
-    },
-    ItemProcessor: {
-      ProcessorConfig: { Mode: "INLINE" },
-      StartAt: STATE_NAMES.createSchedule,
-      States: {
-        [STATE_NAMES.createSchedule]: createSchedule(p),
-        [STATE_NAMES.scheduleExists]: { Type: "Pass", Result: "exists", End: true },
-      },
-    },
-    End: true,
+    "name.$": `${row}.schedule_name`,
+    "expression.$": `States.Format('at({})', ${row}.send_at)`,
+    "timezone.$": `${row}.timezone`,
+    "group.$": "$.group",
+    "window_minutes.$": "$.window_minutes",
+    email,
   };
 }
 

@@ -1,6 +1,6 @@
 /**
  * A small interpreter for the subset of Amazon States Language (JSONPath) the fan-out uses: Task (aws-sdk
- * integrations, answered by a fake), Pass, Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
+ * integrations, answered by a fake), Pass, Choice (IsPresent, IsNull, StringEquals, Not/And/Or), Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
  * and INLINE), Parameters/ItemSelector with paths and intrinsics (States.Format, States.Array, States.JsonToString),
  * ResultSelector, ResultPath, OutputPath, Retry and Catch. It runs the definition the stack deploys, so tests can
  * check what CreateSchedule requests it would make. Unknown constructs throw: the interpreter never guesses.
@@ -74,9 +74,18 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
     "MaxConcurrency",
     "ToleratedFailurePercentage",
     "ResultWriter",
+    "Choices",
+    "Default",
   ]);
   for (const k of Object.keys(state)) if (!known.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
   if (state.InputPath !== undefined) throw new Error("InputPath unsupported");
+
+  if (state.Type === "Choice") {
+    const rule = state.Choices.find((r: any) => choiceMatches(r, input, ctx));
+    const next = rule ? rule.Next : state.Default;
+    if (next === undefined) throw new StatesError("States.NoChoiceMatched", `no rule of ${name} matched`);
+    return { output: input, next };
+  }
 
   const attemptBody = (): any => {
     switch (state.Type) {
@@ -126,6 +135,27 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
       return { output: applyResultPath(input, { Error: e.error, Cause: e.cause }, catcher.ResultPath), next: catcher.Next };
     }
   }
+}
+
+/** One Choice rule. Comparing a variable that is missing is a runtime error, as in Step Functions. */
+function choiceMatches(rule: any, input: any, ctx: Context): boolean {
+  if (rule.Not) return !choiceMatches(rule.Not, input, ctx);
+  if (rule.And) return rule.And.every((r: any) => choiceMatches(r, input, ctx));
+  if (rule.Or) return rule.Or.some((r: any) => choiceMatches(r, input, ctx));
+  if (rule.IsPresent !== undefined) {
+    let present = true;
+    try {
+      getPath(input, rule.Variable, ctx);
+    } catch (e) {
+      if (!(e instanceof StatesError)) throw e;
+      present = false;
+    }
+    return present === rule.IsPresent;
+  }
+  const value = getPath(input, rule.Variable, ctx);
+  if (rule.IsNull !== undefined) return (value === null) === rule.IsNull;
+  if (rule.StringEquals !== undefined) return value === rule.StringEquals;
+  throw new Error(`interpreter does not support the Choice rule ${JSON.stringify(rule)}`);
 }
 
 function matches(errorEquals: string[], error: string): boolean {

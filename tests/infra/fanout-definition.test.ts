@@ -53,8 +53,9 @@ const PLAN_FIELDS: (keyof PlanRow)[] = [
   "recipient_id",
   "step",
   "utc",
+  "variant",
 ];
-const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes"];
+const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"];
 
 /** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
 class FakeScheduler {
@@ -115,6 +116,7 @@ const INPUT: FanOutInput = {
   plan_bucket: "recipients-bucket",
   plan_key: "plans/spring/launch-1.jsonl",
   window_minutes: 7,
+  campaign_tag: "spring",
 };
 const toJsonl = (rows: PlanRow[]) => rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
 
@@ -134,13 +136,21 @@ function assertValidCreateSchedule(req: any, row: PlanRow) {
   assert.deepStrictEqual(req.Target.DeadLetterConfig, { Arn: PARAMS.deadLetterQueueArn });
   assert.deepStrictEqual(req.Target.RetryPolicy, { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 });
   const email = JSON.parse(req.Target.Input);
+  const tags = [
+    { Name: "campaign", Value: "spring" },
+    { Name: "step", Value: String(row.step) },
+  ];
+  if (row.variant) tags.push({ Name: "variant", Value: row.variant });
   assert.deepStrictEqual(email, {
     FromEmailAddress: "news@mail.example.com",
     Destination: { ToAddresses: [row.email] },
     Content: { Template: { TemplateName: row.template, TemplateData: JSON.stringify(row.template_data) } },
     ConfigurationSetName: "sendtime-dev",
+    EmailTags: tags,
     ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
   });
+  // SES MessageTag names and values: A-Z a-z 0-9 _ - only, at most 256 (API reference)
+  for (const t of email.EmailTags) assert.match(`${t.Name}=${t.Value}`, /^[A-Za-z0-9_-]{1,256}=[A-Za-z0-9_-]{1,256}$/);
   assert.deepStrictEqual(JSON.parse(email.Content.Template.TemplateData), row.template_data);
 }
 
@@ -164,9 +174,18 @@ describe("fan-out definition", () => {
   it("reads plan fields and execution-input fields only", () => {
     const refs = expressions(fanOutDefinition(PARAMS)).flatMap((e) => e.match(/\$\$?(\.[A-Za-z_]+)+/g) ?? []);
     for (const ref of refs) {
-      const row = /^\$\$\.Map\.Item\.Value\.(\w+)$/.exec(ref);
+      const row = /^\$\.row\.(\w+)$/.exec(ref);
       const input = /^\$\.(?:BatchInput\.)?(\w+)$/.exec(ref);
-      const local = ["$.Items", "$.name", "$.group", "$.expression", "$.timezone", "$.window_minutes", "$.email"].includes(ref);
+      const local = [
+        "$$.Map.Item.Value",
+        "$.Items",
+        "$.name",
+        "$.group",
+        "$.expression",
+        "$.timezone",
+        "$.window_minutes",
+        "$.email",
+      ].includes(ref);
       assert.ok(
         (row && PLAN_FIELDS.includes(row[1] as keyof PlanRow)) || (input && INPUT_FIELDS.includes(input[1] as keyof FanOutInput)) || local,
         `unexpected reference ${ref}`,
@@ -212,6 +231,40 @@ describe("fan-out definition", () => {
         ["created", "created", "created"],
         ["created"],
       ]);
+    });
+
+    it("tags every send with campaign and step, and variant only for rows that have one (absent, null or named)", () => {
+      const rows: PlanRow[] = planRows(6).map((r, i) => ({ ...r, step: 1 + (i % 2), schedule_name: `r${i}-${1 + (i % 2)}` }));
+      rows[1].variant = "B";
+      rows[2].variant = null;
+      rows[3].variant = "control_2";
+      const fake = new FakeScheduler();
+      runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)));
+      assert.strictEqual(fake.requests.length, 6);
+      rows.forEach((row, i) => assertValidCreateSchedule(fake.requests[i], row));
+      const tagsOf = (i: number) => JSON.parse(fake.requests[i].Target.Input).EmailTags;
+      assert.deepStrictEqual(tagsOf(1), [
+        { Name: "campaign", Value: "spring" },
+        { Name: "step", Value: "2" },
+        { Name: "variant", Value: "B" },
+      ]);
+      assert.deepStrictEqual(tagsOf(2), [
+        { Name: "campaign", Value: "spring" },
+        { Name: "step", Value: "1" },
+      ]);
+    });
+
+    it("the campaign tag comes from the input's campaign_tag; an execution without one fails before creating anything", () => {
+      const rows = planRows(2);
+      const fake = new FakeScheduler();
+      runStateMachine(fanOutDefinition(PARAMS), { ...INPUT, campaign_tag: "spring_2026-1a2b3c4d" }, fake.services(toJsonl(rows)));
+      assert.deepStrictEqual(JSON.parse(fake.requests[0].Target.Input).EmailTags[0], { Name: "campaign", Value: "spring_2026-1a2b3c4d" });
+
+      const bare = new FakeScheduler();
+      const { campaign_tag: _, ...withoutTag } = INPUT;
+      assert.throws(() => runStateMachine(fanOutDefinition(PARAMS), withoutTag, bare.services(toJsonl(rows))), /campaign_tag not found/);
+      assert.strictEqual(bare.groups.size, 0);
+      assert.strictEqual(bare.requests.length, 0);
     });
 
     it("rides out a throttle storm: every row is scheduled exactly once", () => {

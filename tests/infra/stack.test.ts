@@ -196,8 +196,11 @@ describe("the stack with other config", () => {
     const stack = await renderWith({ alarmEmail: undefined, unsubscribeContactList: undefined, unsubscribeTopic: undefined });
     assert.strictEqual(all(stack, "aws:sns/topicSubscription:TopicSubscription").length, 0);
     assert.strictEqual(all(stack, "aws:sesv2/contactList:ContactList").length, 0);
-    const email = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemSelector.email;
-    assert.strictEqual(email.ListManagementOptions, undefined);
+    const child = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States;
+    for (const request of [child.Request, child.RequestWithVariant]) {
+      assert.strictEqual(request.Parameters.email.ConfigurationSetName, "sendtime-dev");
+      assert.strictEqual(request.Parameters.email.ListManagementOptions, undefined);
+    }
   });
 
   it("stops with one line naming the key on bad config", async () => {

@@ -199,7 +199,7 @@ describe("launch-campaign: planning (dry run)", () => {
         maxEventAgeSeconds: 7200,
         maxRetryAttempts: 5,
       }),
-      { campaign_id: "spring", plan_bucket: "b", plan_key: "plans/spring/x.jsonl", window_minutes: 1 },
+      { campaign_id: "spring", plan_bucket: "b", plan_key: "plans/spring/x.jsonl", window_minutes: 1, campaign_tag: "spring" },
       {
         getObject: () => r.planText!,
         sdk: (_s, action, params) => {
@@ -328,6 +328,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       plan_bucket: "recipients-ce6a540",
       plan_key: `plans/spring/${launchId}.jsonl`,
       window_minutes: 1,
+      campaign_tag: "spring",
     });
     assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
   });
@@ -459,6 +460,12 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
     const body = JSON.parse(start.body);
     assert.strictEqual(body.stateMachineArn, "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev");
     assert.match(body.name, /^spring-[0-9a-f]{16}$/);
-    assert.deepStrictEqual(Object.keys(JSON.parse(body.input)), ["campaign_id", "plan_bucket", "plan_key", "window_minutes"]);
+    assert.deepStrictEqual(Object.keys(JSON.parse(body.input)), [
+      "campaign_id",
+      "plan_bucket",
+      "plan_key",
+      "window_minutes",
+      "campaign_tag",
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { Upload } from "@aws-sdk/lib-storage";
 import { FanOutInput } from "../../../infra/fanout-definition";
+import { campaignTag } from "../../../infra/email-events";
 import { planKey } from "../../../infra/naming";
 import { awsErrorLine, isAwsError } from "./clients";
 import { FindingsError, UsageError } from "../cli/run";
@@ -51,7 +52,14 @@ export async function uploadPlan(
   return key;
 }
 
-export async function startFanOut(sfn: SFNClient, stateMachineArn: string, name: string, input: FanOutInput): Promise<string> {
+/** Starts the fan-out; the input's campaign_tag (the sends' `campaign` EmailTag) is derived here from campaign_id. */
+export async function startFanOut(
+  sfn: SFNClient,
+  stateMachineArn: string,
+  name: string,
+  fields: Omit<FanOutInput, "campaign_tag">,
+): Promise<string> {
+  const input: FanOutInput = { ...fields, campaign_tag: campaignTag(fields.campaign_id) };
   try {
     const r = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
     return r.executionArn!;
