@@ -1,0 +1,74 @@
+/**
+ * Quiet time in the recipient's zone (Pinpoint's QuietTime, Braze's quiet hours): never mail at 3 AM.
+ * Quiet hours `start`–`end` are wall-clock minutes (start inclusive, end exclusive; start > end wraps midnight);
+ * quiet days are whole local days. A send inside quiet time is delayed to the first minute that is not quiet, or
+ * skipped. Pure: no AWS, no I/O.
+ */
+import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, zonedInstant } from "./send-time";
+
+export type QuietPolicy = "delay" | "skip";
+export const QUIET_POLICIES: QuietPolicy[] = ["delay", "skip"];
+
+/** Day names as `--quiet-days` takes them, indexed like Date#getUTCDay (0 = Sunday). */
+export const WEEKDAY_NAMES = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] as const;
+
+export interface QuietTime {
+  /** Minutes after local midnight, 0–1439; start ≠ end. */
+  hours?: { start: number; end: number };
+  /** Quiet weekdays, 0 = Sunday … 6 = Saturday; never all seven. */
+  days: readonly number[];
+  policy: QuietPolicy;
+}
+
+const MINUTE = 60_000;
+
+function weekday(t: LocalTime): number {
+  return new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay();
+}
+
+function inQuietHours(q: QuietTime, minuteOfDay: number): boolean {
+  if (!q.hours) return false;
+  const { start, end } = q.hours;
+  return start < end ? minuteOfDay >= start && minuteOfDay < end : minuteOfDay >= start || minuteOfDay < end;
+}
+
+/** Whether the local wall clock of `utcMs` in `zone` is quiet. */
+export function isQuiet(q: QuietTime, zone: string, utcMs: number): boolean {
+  const t = localTimeOf(zone, utcMs);
+  return q.days.includes(weekday(t)) || inQuietHours(q, t.hour * 60 + t.minute);
+}
+
+/**
+ * The first instant at or after `utcMs` that is not quiet in `zone`, or undefined when `utcMs` is not quiet.
+ * Each move goes to a quiet period's local end (the end of quiet hours, or midnight after a quiet day) and checks
+ * again, so a quiet day followed by quiet hours is passed in two moves. An end that falls in a DST gap moves forward
+ * by the gap (like every local time here); one in a fall-back overlap takes the earlier instant unless that is not
+ * after the current one.
+ */
+export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utcMs: number; fold: Fold } | undefined {
+  let at: { utcMs: number; fold: Fold } | undefined;
+  let now = utcMs;
+  // Each move ends a quiet day or a quiet period: 6 quiet days with quiet hours need at most 14.
+  for (let moves = 0; moves < 16; moves++) {
+    const t = localTimeOf(zone, now);
+    const minuteOfDay = t.hour * 60 + t.minute;
+    let end: LocalTime;
+    if (q.days.includes(weekday(t))) end = { ...addDays(t, 1), hour: 0, minute: 0 };
+    else if (inQuietHours(q, minuteOfDay)) {
+      const { start, end: endMinute } = q.hours!;
+      const endDate = start > endMinute && minuteOfDay >= start ? addDays(t, 1) : t;
+      end = { ...endDate, hour: Math.floor(endMinute / 60), minute: endMinute % 60 };
+    } else return at;
+    let next = zonedInstant(zone, end);
+    if (next.utcMs <= now) {
+      // The end's earlier instant is behind us (we are in the second pass of a fall-back hour): take the later one.
+      next = {
+        utcMs: Date.UTC(end.year, end.month - 1, end.day, end.hour, end.minute) - offsetMinutes(zone, now) * MINUTE,
+        fold: "overlap",
+      };
+    }
+    at = next;
+    now = next.utcMs;
+  }
+  throw new Error(`quiet time never ends in ${zone}`);
+}

@@ -1,0 +1,192 @@
+/**
+ * When step 1 of a recipient is sent: the campaign's base rule (one of three), or the row's own `send_at`.
+ *
+ * - date:  a local date and time (`--date D --hour H [--minute M]`); a row's `send_hour`/`send_minute` replace H/M.
+ * - after: relative to a date or instant in a row's column (`--after COLUMN:+Nd|+Nh`): `+Nd` is the local date (in
+ *          the row's zone) N days later at the campaign/row hour; `+Nh` is N hours after the instant (a date means
+ *          local midnight).
+ * - at:    one instant for everyone (`--at INSTANT`).
+ * - a row's `send_at` (local `YYYY-MM-DDTHH:MM` in the row's zone) replaces the rule for that row.
+ *
+ * Later steps count from step 1's time (before any missed-time or quiet-time move): `+Nd` is the same local time N
+ * days later, `+Nh` N hours after. at() has minute precision: an instant with seconds rounds up to the next minute,
+ * so nothing is sent early. Pure: no AWS, no I/O.
+ */
+import { addDays, Fold, LocalTime, localTimeOf, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
+
+export interface LocalDate {
+  year: number;
+  month: number;
+  day: number;
+}
+
+export type BaseRule =
+  | { kind: "date"; date: LocalDate; hour: number; minute: number }
+  | { kind: "after"; column: string; days: number; hour: number; minute: number }
+  | { kind: "after"; column: string; hours: number }
+  | { kind: "at"; utcMs: number };
+
+/** Control columns: they steer the send time and are never personalization. */
+export const SEND_AT_COLUMN = "send_at";
+export const SEND_HOUR_COLUMN = "send_hour";
+export const SEND_MINUTE_COLUMN = "send_minute";
+
+/** A row's raw timing values (undefined when the column is absent). */
+export interface RowTiming {
+  sendAt?: string;
+  sendHour?: string;
+  sendMinute?: string;
+  /** The `--after` column's value. */
+  after?: string;
+}
+
+/** Step 1 as requested: the local time (steps `+Nd` count from it) and the instant (steps `+Nh` count from it). */
+export interface FirstSend {
+  local: LocalTime;
+  utcMs: number;
+  fold: Fold;
+}
+
+export type TimingProblem = { reason: "invalid-send-time" | "invalid-date"; text: string };
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+/** A real calendar date, or undefined. */
+export function calendarDate(year: number, month: number, day: number): LocalDate | undefined {
+  const d = new Date(Date.UTC(year, month - 1, day));
+  if (year < 1000 || d.getUTCFullYear() !== year || d.getUTCMonth() + 1 !== month || d.getUTCDate() !== day) return undefined;
+  return { year, month, day };
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?)?$/i;
+
+export function parseDate(raw: string): LocalDate | undefined {
+  const m = DATE.exec(raw);
+  return m ? calendarDate(Number(m[1]), Number(m[2]), Number(m[3])) : undefined;
+}
+
+/**
+ * An ISO 8601 / RFC 3339 instant: date, `T` (or a space), HH:MM[:SS[.fraction]] and `Z` or an offset
+ * (`+02:00`, `+0200`, `+02`). Returns epoch ms (fractions kept), "no-offset" for a local time (ambiguous), or
+ * undefined when malformed.
+ */
+export function parseInstant(raw: string): number | "no-offset" | undefined {
+  const m = INSTANT.exec(raw);
+  if (!m) return undefined;
+  const date = calendarDate(Number(m[1]), Number(m[2]), Number(m[3]));
+  const [hour, minute, second] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
+  if (!date || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (!m[8] && !m[9]) return "no-offset";
+  let offset = 0;
+  if (m[9]) {
+    const [oh, om] = [Number(m[10]), Number(m[11] ?? 0)];
+    if (oh > 23 || om > 59) return undefined;
+    offset = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
+  }
+  const fraction = m[7] ? Number(`0.${m[7]}`) * 1000 : 0;
+  return Date.UTC(date.year, date.month - 1, date.day, hour, minute, second) + fraction - offset * MINUTE;
+}
+
+/** Rounds up to a whole minute: at() cannot say seconds, and a send must never be early. */
+export const ceilToMinute = (ms: number) => Math.ceil(ms / MINUTE) * MINUTE;
+
+/** The fold of an instant's own wall clock: "overlap" when that local time happens twice. */
+function foldOfInstant(zone: string, utcMs: number): Fold {
+  return zonedInstant(zone, localTimeOf(zone, utcMs)).fold === "overlap" ? "overlap" : "exact";
+}
+
+function fromLocal(zone: string, local: LocalTime): FirstSend {
+  const { utcMs, fold } = zonedInstant(zone, local);
+  return { local, utcMs, fold };
+}
+
+function fromInstant(zone: string, utcMs: number): FirstSend {
+  const exact = ceilToMinute(utcMs);
+  return { local: localTimeOf(zone, exact), utcMs: exact, fold: foldOfInstant(zone, exact) };
+}
+
+const SEND_AT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::00)?$/;
+
+function rowHourAndMinute(rule: { hour: number; minute: number }, row: RowTiming): { hour: number; minute: number } | TimingProblem {
+  let { hour, minute } = rule;
+  if (row.sendHour !== undefined && row.sendHour.trim() !== "") {
+    const h = row.sendHour.trim();
+    if (!/^\d{1,2}$/.test(h) || Number(h) > 23)
+      return { reason: "invalid-send-time", text: `${SEND_HOUR_COLUMN} "${row.sendHour}": expected a whole hour 0–23` };
+    hour = Number(h);
+  }
+  if (row.sendMinute !== undefined && row.sendMinute.trim() !== "") {
+    const m = row.sendMinute.trim();
+    if (!/^\d{1,2}$/.test(m) || Number(m) > 59)
+      return { reason: "invalid-send-time", text: `${SEND_MINUTE_COLUMN} "${row.sendMinute}": expected a whole minute 0–59` };
+    minute = Number(m);
+  }
+  return { hour, minute };
+}
+
+/** Step 1 of a row in `zone`, or why the row cannot be planned. */
+export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSend | TimingProblem {
+  if (row.sendAt !== undefined && row.sendAt.trim() !== "") {
+    const m = SEND_AT.exec(row.sendAt.trim());
+    const date = m && calendarDate(Number(m[1]), Number(m[2]), Number(m[3]));
+    if (!m || !date || Number(m[4]) > 23 || Number(m[5]) > 59)
+      return {
+        reason: "invalid-send-time",
+        text: `${SEND_AT_COLUMN} "${row.sendAt}": expected a local time YYYY-MM-DDTHH:MM in the row's zone (no offset)`,
+      };
+    return fromLocal(zone, { ...date, hour: Number(m[4]), minute: Number(m[5]) });
+  }
+  if (rule.kind === "at") return fromInstant(zone, rule.utcMs);
+  if (rule.kind === "date") {
+    const hm = rowHourAndMinute(rule, row);
+    return "reason" in hm ? hm : fromLocal(zone, { ...rule.date, ...hm });
+  }
+  if ("days" in rule) {
+    const hm = rowHourAndMinute(rule, row);
+    if ("reason" in hm) return hm;
+    return afterColumn({ ...rule, ...hm }, zone, row.after ?? "");
+  }
+  return afterColumn(rule, zone, row.after ?? "");
+}
+
+function afterColumn(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): FirstSend | TimingProblem {
+  const value = raw.trim();
+  const date = parseDate(value);
+  const instant = date ? undefined : parseInstant(value);
+  if (!date && typeof instant !== "number") {
+    const why =
+      value === ""
+        ? "is empty"
+        : instant === "no-offset"
+          ? "is a time without Z or an offset (ambiguous)"
+          : "is not a date YYYY-MM-DD or an ISO instant with Z or an offset";
+    return { reason: "invalid-date", text: `${rule.column} "${raw}" ${why}` };
+  }
+  if ("days" in rule) {
+    const from = date ?? localTimeOf(zone, instant as number);
+    const local = addDays({ ...from, hour: rule.hour, minute: rule.minute }, rule.days);
+    return fromLocal(zone, local);
+  }
+  const start = date ? zonedInstant(zone, { ...date, hour: 0, minute: 0 }).utcMs : (instant as number);
+  return fromInstant(zone, start + rule.hours * HOUR);
+}
+
+/** The scheduled time of `step` given step 1 as requested (before missed-time or quiet-time moves). */
+export function stepFromFirst(zone: string, first: FirstSend, step: Step): ScheduledTime {
+  if (step.hours) return scheduledTime(zone, first.utcMs + step.hours * HOUR, foldOfInstant(zone, first.utcMs + step.hours * HOUR));
+  if (!step.days) return scheduledTime(zone, first.utcMs, first.fold);
+  const { utcMs, fold } = zonedInstant(zone, addDays(first.local, step.days));
+  return scheduledTime(zone, utcMs, fold);
+}
+
+/** The local wall-clock time step k asked for: what next-day repeats a day later. */
+export function requestedLocal(zone: string, first: FirstSend, step: Step, time: ScheduledTime): LocalTime {
+  return step.hours ? localTimeOf(zone, time.utcMs) : addDays(first.local, step.days ?? 0);
+}
+
+/** EventBridge Scheduler's one-time expression for a plan row's `send_at` (`YYYY-MM-DDTHH:MM:SS`). */
+export function atExpression(sendAt: string): string {
+  return `at(${sendAt})`;
+}

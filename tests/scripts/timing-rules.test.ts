@@ -1,0 +1,261 @@
+/**
+ * Base rules, missed time and quiet time, against instants computed independently with Python's zoneinfo, e.g.
+ *   python3 -c "from datetime import *; from zoneinfo import ZoneInfo as Z;
+ *     print(datetime(2026,11,14,10,0,tzinfo=Z('America/New_York')).astimezone(timezone.utc))"
+ * (a nonexistent local time with fold=0 takes the offset before the change: Python's "moved forward by the gap").
+ */
+import * as assert from "assert";
+import { endOfQuietTime, isQuiet, QuietTime } from "../../scripts/lib/core/quiet-time";
+import { SendTimer } from "../../scripts/lib/core/send-decisions";
+import { atExpression, BaseRule, firstSend, parseInstant, RowTiming } from "../../scripts/lib/core/send-rules";
+import { Step } from "../../scripts/lib/core/send-time";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const LONG_AGO = Date.parse("2020-01-01T00:00:00Z");
+const onTime = { policy: "skip" as const, graceMinutes: 60, cutoff: LONG_AGO };
+
+function first(rule: BaseRule, zone: string, row: RowTiming = {}) {
+  const r = firstSend(rule, zone, row);
+  if ("reason" in r) return r;
+  return { utc: iso(r.utcMs), fold: r.fold };
+}
+
+function times(timer: SendTimer, zone: string, row: RowTiming = {}) {
+  const d = timer.decide(zone, row);
+  if ("reason" in d) throw new Error(d.text);
+  return d.map((s) =>
+    s.time
+      ? { utc: iso(s.time.utcMs), send_at: s.time.send_at, tz: s.time.timezone, quiet: s.quiet, missed: s.missed }
+      : { quiet: s.quiet, missed: s.missed },
+  );
+}
+
+const date = (d: string) => {
+  const [year, month, day] = d.split("-").map(Number);
+  return { year, month, day };
+};
+const STEP1: Step = { number: 1, days: 0 };
+
+describe("timing rules", () => {
+  describe("base rules", () => {
+    it("--date with the row's send_hour and send_minute (best hour per recipient)", () => {
+      const rule: BaseRule = { kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 };
+      // 2026-12-01 18:45 in Asia/Tokyo (+09:00) = 09:45Z
+      assert.deepStrictEqual(first(rule, "Asia/Tokyo", { sendHour: "18", sendMinute: "45" }), {
+        utc: "2026-12-01T09:45:00.000Z",
+        fold: "exact",
+      });
+      // an empty send_hour keeps --hour: 09:00 EST = 14:00Z
+      assert.deepStrictEqual(first(rule, "America/New_York", { sendHour: "", sendMinute: "" }), {
+        utc: "2026-12-01T14:00:00.000Z",
+        fold: "exact",
+      });
+    });
+    it("rejects a bad send_hour, send_minute or send_at as invalid-send-time", () => {
+      const rule: BaseRule = { kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 };
+      for (const row of [
+        { sendHour: "24" },
+        { sendHour: "9am" },
+        { sendMinute: "60" },
+        { sendAt: "2026-12-01 09:00" },
+        { sendAt: "2026-12-01T09:00Z" },
+        { sendAt: "2026-02-30T09:00" },
+      ])
+        assert.strictEqual((first(rule, "UTC", row) as { reason: string }).reason, "invalid-send-time", JSON.stringify(row));
+    });
+    it("send_at is local time in the row's zone and replaces any rule", () => {
+      const at: BaseRule = { kind: "at", utcMs: Date.parse("2026-11-26T14:00:00Z") };
+      // 2026-12-24 08:30 in Australia/Sydney (+11:00) = 2026-12-23T21:30Z
+      assert.deepStrictEqual(first(at, "Australia/Sydney", { sendAt: "2026-12-24T08:30" }), {
+        utc: "2026-12-23T21:30:00.000Z",
+        fold: "exact",
+      });
+    });
+    it("--after COLUMN:+30d across a DST change keeps the local hour", () => {
+      const rule: BaseRule = { kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 };
+      // a date: 2026-10-15 + 30 d = 2026-11-14 10:00 EST (after the 1 Nov change) = 15:00Z
+      assert.deepStrictEqual(first(rule, "America/New_York", { after: "2026-10-15" }), { utc: "2026-11-14T15:00:00.000Z", fold: "exact" });
+      // an instant: 2026-02-20 + 30 d = 2026-03-22 10:00 EDT (after the 8 March change) = 14:00Z
+      assert.deepStrictEqual(first(rule, "America/New_York", { after: "2026-02-20T12:00:00Z" }), {
+        utc: "2026-03-22T14:00:00.000Z",
+        fold: "exact",
+      });
+    });
+    it("--after +Nd takes the instant's local date in the row's zone, not its UTC date", () => {
+      const rule: BaseRule = { kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 };
+      // 2026-03-02T03:30Z is 2026-03-01 19:30 in Los Angeles: +30 d = 2026-03-31 10:00 PDT = 17:00Z (not 1 April)
+      for (const after of ["2026-03-02T03:30:00Z", "2026-03-01T22:30:00-05:00", "2026-03-02 03:30:00.999+00", "2026-03-02T0330"])
+        if (after.endsWith("0330"))
+          assert.strictEqual((first(rule, "America/Los_Angeles", { after }) as { reason: string }).reason, "invalid-date");
+        else
+          assert.deepStrictEqual(first(rule, "America/Los_Angeles", { after }), { utc: "2026-03-31T17:00:00.000Z", fold: "exact" }, after);
+    });
+    it("--after +Nh: hours after the instant (seconds round up), a date meaning local midnight", () => {
+      const rule: BaseRule = { kind: "after", column: "cart_abandoned_at", hours: 2 };
+      assert.deepStrictEqual(first(rule, "Europe/Paris", { after: "2026-12-01T14:05:30.250Z" }), {
+        utc: "2026-12-01T16:06:00.000Z",
+        fold: "exact",
+      });
+      // midnight EST 2026-03-08 = 05:00Z; +2 h = 07:00Z (03:00 EDT: the gap lies in between)
+      assert.deepStrictEqual(first(rule, "America/New_York", { after: "2026-03-08" }), { utc: "2026-03-08T07:00:00.000Z", fold: "exact" });
+    });
+    it("a value without an offset, empty or malformed is invalid-date naming the column", () => {
+      const rule: BaseRule = { kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 };
+      const cases: [string, RegExp][] = [
+        ["2026-03-02T03:30:00", /^last_login "2026-03-02T03:30:00" is a time without Z or an offset/],
+        ["", /^last_login "" is empty/],
+        ["03/02/2026", /^last_login "03\/02\/2026" is not a date/],
+        ["2026-02-29", /is not a date/],
+        ["2026-03-02T25:00Z", /is not a date/],
+      ];
+      for (const [after, text] of cases) {
+        const r = first(rule, "UTC", { after }) as { reason: string; text: string };
+        assert.strictEqual(r.reason, "invalid-date");
+        assert.match(r.text, text);
+      }
+    });
+    it("--at is one instant for everyone; a local time that happens twice is written in UTC", () => {
+      const rule: BaseRule = { kind: "at", utcMs: Date.parse("2026-11-26T14:00:00Z") };
+      const timer = new SendTimer(rule, [STEP1, { number: 2, days: 1 }], onTime);
+      assert.deepStrictEqual(times(timer, "Asia/Kolkata")[0], {
+        utc: "2026-11-26T14:00:00.000Z",
+        send_at: "2026-11-26T19:30:00",
+        tz: "Asia/Kolkata",
+        quiet: "none",
+        missed: "on-time",
+      });
+      // 2026-11-01 01:30 happens twice in New York; 05:30Z is the first (EDT)
+      const ambiguous = new SendTimer({ kind: "at", utcMs: Date.parse("2026-11-01T05:30:00Z") }, [STEP1], onTime);
+      assert.deepStrictEqual(times(ambiguous, "America/New_York")[0], {
+        utc: "2026-11-01T05:30:00.000Z",
+        send_at: "2026-11-01T05:30:00",
+        tz: "UTC",
+        quiet: "none",
+        missed: "on-time",
+      });
+    });
+    it("parses ISO instants with Z, offsets and fractions", () => {
+      assert.strictEqual(parseInstant("2026-11-26T09:00-05:00"), Date.parse("2026-11-26T14:00:00Z"));
+      assert.strictEqual(parseInstant("2026-11-26T19:30+0530"), Date.parse("2026-11-26T14:00:00Z"));
+      assert.strictEqual(parseInstant("2026-11-26T14:00:00.5z"), Date.parse("2026-11-26T14:00:00.500Z"));
+      assert.strictEqual(parseInstant("2026-11-26T14:00"), "no-offset");
+      assert.strictEqual(parseInstant("2026-11-26T14:00+25:00"), undefined);
+      assert.strictEqual(parseInstant("tomorrow"), undefined);
+    });
+    it("schedule_expression is at() of send_at", () => {
+      assert.strictEqual(atExpression("2026-12-01T09:00:00"), "at(2026-12-01T09:00:00)");
+    });
+  });
+
+  describe("quiet time", () => {
+    const night: QuietTime = { hours: { start: 21 * 60, end: 8 * 60 }, days: [], policy: "delay" };
+    it("start inclusive, end exclusive, across midnight", () => {
+      // Europe/London is UTC+0 in December
+      assert.strictEqual(isQuiet(night, "Europe/London", Date.parse("2026-12-01T20:59:00Z")), false);
+      assert.strictEqual(isQuiet(night, "Europe/London", Date.parse("2026-12-01T21:00:00Z")), true);
+      assert.strictEqual(isQuiet(night, "Europe/London", Date.parse("2026-12-02T07:59:00Z")), true);
+      assert.strictEqual(isQuiet(night, "Europe/London", Date.parse("2026-12-02T08:00:00Z")), false);
+    });
+    it("22:30 with 21:00-08:00 → 08:00 the next day; 03:00 → 08:00 the same day", () => {
+      assert.strictEqual(
+        iso(endOfQuietTime(night, "Europe/London", Date.parse("2026-12-01T22:30:00Z"))!.utcMs),
+        "2026-12-02T08:00:00.000Z",
+      );
+      // 03:00 in Tokyo (+09:00) on 12-02 = 12-01T18:00Z → 08:00 Tokyo = 12-01T23:00Z
+      assert.strictEqual(iso(endOfQuietTime(night, "Asia/Tokyo", Date.parse("2026-12-01T18:00:00Z"))!.utcMs), "2026-12-01T23:00:00.000Z");
+      assert.strictEqual(endOfQuietTime(night, "Europe/London", Date.parse("2026-12-01T12:00:00Z")), undefined);
+    });
+    it("a quiet day followed by quiet hours: Friday 22:30 → Sunday 08:00 with SAT quiet", () => {
+      const q: QuietTime = { ...night, days: [6] };
+      // Fri 2026-12-04 22:30 CET = 21:30Z; Sun 2026-12-06 08:00 CET = 07:00Z
+      assert.strictEqual(iso(endOfQuietTime(q, "Europe/Paris", Date.parse("2026-12-04T21:30:00Z"))!.utcMs), "2026-12-06T07:00:00.000Z");
+    });
+    it("a quiet end inside a spring-forward gap moves forward by the gap", () => {
+      const q: QuietTime = { hours: { start: 22 * 60, end: 2 * 60 + 30 }, days: [], policy: "delay" };
+      // 2026-03-07 23:00 EST = 03-08T04:00Z; 02:30 does not exist on 03-08 → 03:30 EDT = 07:30Z
+      const end = endOfQuietTime(q, "America/New_York", Date.parse("2026-03-08T04:00:00Z"))!;
+      assert.deepStrictEqual({ utc: iso(end.utcMs), fold: end.fold }, { utc: "2026-03-08T07:30:00.000Z", fold: "gap" });
+    });
+    it("in the second pass of a fall-back hour, the quiet end is the later instant, never earlier than the send", () => {
+      const q: QuietTime = { hours: { start: 60, end: 90 }, days: [], policy: "delay" };
+      // 01:10 EST on 2026-11-01 = 06:10Z (the second 01:10); 01:30 EST = 06:30Z (01:30 EDT = 05:30Z is in the past)
+      assert.strictEqual(iso(endOfQuietTime(q, "America/New_York", Date.parse("2026-11-01T06:10:00Z"))!.utcMs), "2026-11-01T06:30:00.000Z");
+    });
+  });
+
+  describe("per row: base rule → missed time → quiet time", () => {
+    const night: QuietTime = { hours: { start: 21 * 60, end: 8 * 60 }, days: [], policy: "delay" };
+    it("a 36-hour step counts from step 1's time before quiet hours delayed it", () => {
+      const timer = new SendTimer(
+        { kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 },
+        [STEP1, { number: 2, hours: 36 }],
+        onTime,
+        night,
+      );
+      // send_at 2026-12-01 22:30 London → step 1 at 12-02 08:00Z; step 2 = 22:30 + 36 h = 12-03T10:30Z (not 20:00)
+      assert.deepStrictEqual(times(timer, "Europe/London", { sendAt: "2026-12-01T22:30" }), [
+        { utc: "2026-12-02T08:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Europe/London", quiet: "delayed", missed: "on-time" },
+        { utc: "2026-12-03T10:30:00.000Z", send_at: "2026-12-03T10:30:00", tz: "Europe/London", quiet: "none", missed: "on-time" },
+      ]);
+    });
+    it("skip drops quiet steps only", () => {
+      const timer = new SendTimer(
+        { kind: "date", date: date("2026-12-01"), hour: 22, minute: 0 },
+        [STEP1, { number: 2, hours: 12 }],
+        onTime,
+        {
+          ...night,
+          policy: "skip",
+        },
+      );
+      assert.deepStrictEqual(times(timer, "UTC"), [
+        { quiet: "skipped", missed: "on-time" },
+        { utc: "2026-12-02T10:00:00.000Z", send_at: "2026-12-02T10:00:00", tz: "UTC", quiet: "none", missed: "on-time" },
+      ]);
+    });
+    it("a send-now lands in quiet hours and is delayed, in the recipient's zone", () => {
+      const cutoff = Date.parse("2026-12-01T13:00:30Z");
+      const timer = new SendTimer(
+        { kind: "date", date: date("2026-12-01"), hour: 13, minute: 0 },
+        [STEP1],
+        { policy: "send-now", graceMinutes: 60, cutoff },
+        night,
+      );
+      // 13:00 London = 13:00Z is 30 s before the cutoff → send-now at 13:01Z (written in UTC), not quiet in London.
+      assert.deepStrictEqual(times(timer, "Europe/London"), [
+        { utc: "2026-12-01T13:01:00.000Z", send_at: "2026-12-01T13:01:00", tz: "UTC", quiet: "none", missed: "sent-now" },
+      ]);
+      // --at 12:30Z, 30.5 min late → send-now at 13:01Z; in Asia/Tokyo (+09:00) that is 22:01, quiet: delayed to 08:00 Tokyo on 12-02 = 12-01T23:00Z
+      const late = new SendTimer(
+        { kind: "at", utcMs: Date.parse("2026-12-01T12:30:00Z") },
+        [STEP1],
+        { policy: "send-now", graceMinutes: 60, cutoff },
+        night,
+      );
+      assert.deepStrictEqual(times(late, "Asia/Tokyo"), [
+        { utc: "2026-12-01T23:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Asia/Tokyo", quiet: "delayed", missed: "sent-now" },
+      ]);
+    });
+    it("next-day repeats the requested local time, then quiet time applies", () => {
+      const cutoff = Date.parse("2026-12-01T12:00:00Z");
+      const timer = new SendTimer(
+        { kind: "date", date: date("2026-12-01"), hour: 7, minute: 30 },
+        [STEP1],
+        { policy: "next-day", graceMinutes: 60, cutoff },
+        night,
+      );
+      // 07:30 London 12-01 is missed → 12-02 07:30, quiet (before 08:00) → 08:00Z
+      assert.deepStrictEqual(times(timer, "Europe/London"), [
+        { utc: "2026-12-02T08:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Europe/London", quiet: "delayed", missed: "next-day" },
+      ]);
+    });
+    it("shares decisions between rows with the same zone and values, and reports invalid rows", () => {
+      const timer = new SendTimer({ kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 }, [STEP1], onTime);
+      assert.strictEqual(timer.decide("UTC", { after: "2026-10-15" }), timer.decide("UTC", { after: "2026-10-15" }));
+      assert.deepStrictEqual(timer.decide("UTC", { after: "soon" }), {
+        reason: "invalid-date",
+        text: 'last_login "soon" is not a date YYYY-MM-DD or an ISO instant with Z or an offset',
+      });
+    });
+  });
+});
