@@ -1,0 +1,75 @@
+import * as assert from "assert";
+import { audienceBucket, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../../scripts/lib/core/audience";
+
+describe("variants and holdout", () => {
+  it("buckets follow the published formula (expected values computed with Python, not with this code)", () => {
+    // python3 -c "import hashlib; print(int.from_bytes(hashlib.sha256('bf-2026:u1'.encode()).digest()[:8], 'big') % 10000)"
+    const expected: [string, string, number][] = [
+      ["bf-2026", "u1", 2318],
+      ["bf-2026", "u2", 1045],
+      ["bf-2026", "alice@example.com", 3305],
+      ["bf-2026", "Zoë", 1639], // UTF-8 bytes of the id
+      ["spring-sale", "u1", 2775],
+      ["spring-sale", "12345", 6198],
+    ];
+    for (const [campaign, id, bucket] of expected) assert.strictEqual(audienceBucket(campaign, id), bucket, `${campaign}:${id}`);
+  });
+
+  it("variants take consecutive basis-point ranges in the order given, the holdout the last range", () => {
+    const split = new AudienceSplit("bf-2026", {
+      variants: [
+        { name: "A", basisPoints: 1045 },
+        { name: "B", basisPoints: 7955 },
+      ],
+      holdoutBasisPoints: 1000,
+    });
+    assert.strictEqual(split.groupOf(0), 0);
+    assert.strictEqual(split.groupOf(1044), 0);
+    assert.strictEqual(split.groupOf(1045), 1); // u2's bucket: the first of B
+    assert.strictEqual(split.groupOf(8999), 1);
+    assert.strictEqual(split.groupOf(9000), HOLDOUT);
+    assert.strictEqual(split.groupOf(9999), HOLDOUT);
+    assert.strictEqual(split.groupOfRecipient("u1"), 1); // 2318
+    assert.strictEqual(split.groupOfRecipient("u2"), 1); // 1045
+  });
+
+  it("a holdout alone: the rest get the campaign without a variant", () => {
+    const split = new AudienceSplit("spring-sale", { variants: [], holdoutBasisPoints: 3802 });
+    assert.strictEqual(split.groupOfRecipient("12345"), HOLDOUT); // 6198 = 10000 - 3802
+    assert.strictEqual(split.groupOf(6197), NO_VARIANT);
+    assert.strictEqual(new AudienceSplit("x", { variants: [], holdoutBasisPoints: 0 }).groupOfRecipient("u1"), NO_VARIANT);
+  });
+
+  it("a 10% holdout of 20,000 recipients holds out about 10%", () => {
+    const split = new AudienceSplit("ab-test", {
+      variants: [
+        { name: "A", basisPoints: 4500 },
+        { name: "B", basisPoints: 4500 },
+      ],
+      holdoutBasisPoints: 1000,
+    });
+    const counts = new Map<number, number>();
+    for (let i = 0; i < 20_000; i++) {
+      const g = split.groupOfRecipient(`user-${i}`);
+      counts.set(g, (counts.get(g) ?? 0) + 1);
+    }
+    // binomial sd at p = 0.1, n = 20,000 is ~42: 5 sd either side
+    assert.ok(Math.abs(counts.get(HOLDOUT)! - 2000) < 210, String(counts.get(HOLDOUT)));
+    assert.ok(Math.abs(counts.get(0)! - 9000) < 360, String(counts.get(0)));
+  });
+
+  it("a variant's template replaces the campaign template for step 1; {variant} is replaced in every step", () => {
+    const audience = {
+      variants: [
+        { name: "short", basisPoints: 5000, template: "bf-subject-short" },
+        { name: "long", basisPoints: 5000 },
+      ],
+      holdoutBasisPoints: 0,
+    };
+    assert.deepStrictEqual(templatesByVariant(audience, "bf-{variant}", [undefined, "reminder-{variant}", undefined]), [
+      ["bf-subject-short", "bf-long", "bf-{variant}"],
+      ["reminder-short", "reminder-long", "reminder-{variant}"],
+      ["bf-short", "bf-long", "bf-{variant}"],
+    ]);
+  });
+});
