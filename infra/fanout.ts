@@ -1,7 +1,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { fanOutDefinition, FanOutShape } from "./fanout-definition";
-import { ArnScope, campaignGroupsArn, campaignSchedulesArn, PLANS_PREFIX, RESULTS_PREFIX, SCHEDULER_SERVICE } from "./naming";
+import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
+import { ArnScope } from "./naming";
 
 /** `FanOutShape`: MaxConcurrency, batch size, inner concurrency, tolerated failures, retry policy (infra/config.ts). */
 export interface FanOutArgs extends FanOutShape {
@@ -38,7 +39,6 @@ export class FanOut extends pulumi.ComponentResource {
     const scope = pulumi.output(args.scope);
     // Named, so that the role's policy can name the state machine before it exists.
     const stateMachineName = `sendtime-${name}-${pulumi.getStack()}`;
-    const stateMachineArn = pulumi.interpolate`arn:${scope.partition}:states:${scope.region}:${scope.accountId}:stateMachine:${stateMachineName}`;
 
     const logGroup = createLogGroup();
     const role = createRole();
@@ -67,91 +67,21 @@ export class FanOut extends pulumi.ComponentResource {
         `${name}-role`,
         {
           description: "Assumed by the sendtime fan-out state machine to create campaign schedules",
-          assumeRolePolicy: pulumi.jsonStringify({
-            Version: "2012-10-17",
-            Statement: [
-              {
-                Effect: "Allow",
-                Principal: { Service: "states.amazonaws.com" },
-                Action: "sts:AssumeRole",
-                Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-              },
-            ],
-          }),
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(fanOutTrustPolicy(s.accountId))),
         },
         { parent },
       );
     }
 
     function allowFanOut() {
-      const executions = pulumi.interpolate`arn:${scope.partition}:states:${scope.region}:${scope.accountId}:execution:${stateMachineName}`;
-      const statements: unknown[] = [
-        {
-          Sid: "CreateCampaignSchedules",
-          Effect: "Allow",
-          Action: "scheduler:CreateSchedule",
-          Resource: scope.apply(campaignSchedulesArn),
-        },
-        {
-          Sid: "CreateCampaignGroups",
-          Effect: "Allow",
-          Action: ["scheduler:CreateScheduleGroup", "scheduler:TagResource"],
-          Resource: scope.apply(campaignGroupsArn),
-        },
-        {
-          Sid: "PassTargetRoleToScheduler",
-          Effect: "Allow",
-          Action: "iam:PassRole",
-          Resource: args.targetRoleArn,
-          Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
-        },
-        { Sid: "ReadPlans", Effect: "Allow", Action: "s3:GetObject", Resource: pulumi.interpolate`${args.bucketArn}/${PLANS_PREFIX}*` },
-        {
-          Sid: "WriteResults",
-          Effect: "Allow",
-          Action: ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
-          Resource: pulumi.interpolate`${args.bucketArn}/${RESULTS_PREFIX}*`,
-        },
-        { Sid: "StartChildren", Effect: "Allow", Action: "states:StartExecution", Resource: stateMachineArn },
-        {
-          Sid: "ManageChildren",
-          Effect: "Allow",
-          Action: ["states:DescribeExecution", "states:StopExecution", "states:RedriveExecution"],
-          Resource: [pulumi.interpolate`${executions}:*`, pulumi.interpolate`${executions}/*`],
-        },
-        {
-          // Step Functions' log delivery cannot be scoped to a log group: AWS requires these on "*".
-          Sid: "DeliverLogs",
-          Effect: "Allow",
-          Action: [
-            "logs:CreateLogDelivery",
-            "logs:GetLogDelivery",
-            "logs:UpdateLogDelivery",
-            "logs:DeleteLogDelivery",
-            "logs:ListLogDeliveries",
-            "logs:PutResourcePolicy",
-            "logs:DescribeResourcePolicies",
-            "logs:DescribeLogGroups",
-          ],
-          Resource: "*",
-        },
-      ];
-      if (args.kmsKeyArn) {
-        statements.push({
-          Sid: "PlanEncryption",
-          Effect: "Allow",
-          Action: ["kms:Decrypt", "kms:GenerateDataKey"],
-          Resource: args.kmsKeyArn,
-        });
-      }
-      return new aws.iam.RolePolicy(
-        `${name}-permissions`,
-        {
-          role: role.id,
-          policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
-        },
-        { parent },
-      );
+      const policy = pulumi
+        .all([scope, args.targetRoleArn, args.bucketArn])
+        .apply(([s, targetRoleArn, bucketArn]) =>
+          JSON.stringify(
+            policyDocument(fanOutStatements({ scope: s, stateMachineName, targetRoleArn, bucketArn, kmsKeyArn: args.kmsKeyArn })),
+          ),
+        );
+      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }
 
     function createStateMachine() {

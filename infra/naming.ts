@@ -11,6 +11,9 @@ export const CAMPAIGN_PREFIX = "campaign-";
 /** The service principal that assumes the target role and must be the only one PassRole allows. */
 export const SCHEDULER_SERVICE = "scheduler.amazonaws.com";
 
+/** The service principal of Step Functions, which runs the fan-out. */
+export const STATES_SERVICE = "states.amazonaws.com";
+
 /** Scheduler Name and GroupName: 1–64 characters of [0-9a-zA-Z-_.]. */
 const NAME_PATTERN = /^[0-9A-Za-z_.-]{1,64}$/;
 /** The shape of a hashed schedule name's stem; an id of this shape is hashed too, so the two kinds never meet. */
@@ -64,6 +67,11 @@ export function campaignSchedulesArn(s: ArnScope): string {
 /** Every campaign schedule group: `schedule-group/campaign-*`. */
 export function campaignGroupsArn(s: ArnScope): string {
   return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule-group/${CAMPAIGN_PREFIX}*`;
+}
+
+/** A state machine's ARN. */
+export function stateMachineArn(s: ArnScope, name: string): string {
+  return `arn:${s.partition}:states:${s.region}:${s.accountId}:stateMachine:${name}`;
 }
 
 const escaped = CAMPAIGN_PREFIX.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");

@@ -1,5 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
+import { tlsOnlyBucketPolicy } from "./iam";
 import { PLANS_PREFIX, RESULTS_PREFIX } from "./naming";
 
 export interface RecipientBucketArgs {
@@ -120,19 +121,7 @@ export class RecipientBucket extends pulumi.ComponentResource {
         `${name}-tls-only`,
         {
           bucket: bucket.id,
-          policy: pulumi.jsonStringify({
-            Version: "2012-10-17",
-            Statement: [
-              {
-                Sid: "DenyInsecureTransport",
-                Effect: "Deny",
-                Principal: "*",
-                Action: "s3:*",
-                Resource: [bucket.arn, pulumi.interpolate`${bucket.arn}/*`],
-                Condition: { Bool: { "aws:SecureTransport": "false" } },
-              },
-            ],
-          }),
+          policy: bucket.arn.apply((arn) => JSON.stringify(tlsOnlyBucketPolicy(arn))),
         },
         { parent, dependsOn: [publicAccess] },
       );

@@ -1,6 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { ArnScope, SCHEDULER_SERVICE } from "./naming";
+import { policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
+import { ArnScope } from "./naming";
 import { sqs } from "./quotas";
 
 export interface SchedulerTargetArgs {
@@ -53,49 +54,30 @@ export class SchedulerTarget extends pulumi.ComponentResource {
         `${name}-role`,
         {
           description: "Assumed by EventBridge Scheduler to send campaign email through SES",
-          assumeRolePolicy: pulumi.jsonStringify({
-            Version: "2012-10-17",
-            Statement: [
-              {
-                Effect: "Allow",
-                Principal: { Service: SCHEDULER_SERVICE },
-                Action: "sts:AssumeRole",
-                Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-              },
-            ],
-          }),
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(schedulerTrustPolicy(s.accountId))),
         },
         { parent },
       );
     }
 
     function allowSendingAndDeadLettering() {
-      const sesResources: pulumi.Input<string>[] = [
-        args.identityArn,
-        args.configurationSetArn,
-        pulumi.interpolate`arn:${scope.partition}:ses:${scope.region}:${scope.accountId}:template/*`,
-      ];
-      if (args.contactListArn) sesResources.push(args.contactListArn);
-      const statements: unknown[] = [
-        { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesResources },
-        { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: deadLetterQueue.arn },
-      ];
-      if (args.kmsKeyArn) {
-        statements.push({
-          Sid: "DeadLetterEncryption",
-          Effect: "Allow",
-          Action: ["kms:GenerateDataKey", "kms:Decrypt"],
-          Resource: args.kmsKeyArn,
-        });
-      }
-      new aws.iam.RolePolicy(
-        `${name}-send`,
-        {
-          role: role.id,
-          policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }),
-        },
-        { parent },
-      );
+      const policy = pulumi
+        .all([scope, args.identityArn, args.configurationSetArn, args.contactListArn, deadLetterQueue.arn])
+        .apply(([s, identityArn, configurationSetArn, contactListArn, deadLetterQueueArn]) =>
+          JSON.stringify(
+            policyDocument(
+              schedulerTargetStatements({
+                scope: s,
+                identityArn,
+                configurationSetArn,
+                contactListArn,
+                deadLetterQueueArn,
+                kmsKeyArn: args.kmsKeyArn,
+              }),
+            ),
+          ),
+        );
+      new aws.iam.RolePolicy(`${name}-send`, { role: role.id, policy }, { parent });
     }
   }
 }

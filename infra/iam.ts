@@ -1,0 +1,160 @@
+/**
+ * Every IAM document the stack writes, as typed pure builders: plain values in, a policy document out. The
+ * components call them (inside `apply`), and the policy tests call them with the same values to check the stack's
+ * real statements against the guard policies. https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements.html
+ */
+import {
+  ArnScope,
+  campaignGroupsArn,
+  campaignSchedulesArn,
+  PLANS_PREFIX,
+  RESULTS_PREFIX,
+  SCHEDULER_SERVICE,
+  STATES_SERVICE,
+  stateMachineArn,
+} from "./naming";
+
+export interface PolicyStatement {
+  Sid?: string;
+  Effect: "Allow" | "Deny";
+  Principal?: "*" | { Service: string };
+  Action: string | string[];
+  /** Absent in a trust policy. */
+  Resource?: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+export interface PolicyDocument {
+  Version: "2012-10-17";
+  Statement: PolicyStatement[];
+}
+
+export function policyDocument(statements: PolicyStatement[]): PolicyDocument {
+  return { Version: "2012-10-17", Statement: statements };
+}
+
+/** A role only `service` may assume, and only on behalf of this account (no confused deputy). */
+export function serviceTrustPolicy(service: string, accountId: string): PolicyDocument {
+  return policyDocument([
+    {
+      Effect: "Allow",
+      Principal: { Service: service },
+      Action: "sts:AssumeRole",
+      Condition: { StringEquals: { "aws:SourceAccount": accountId } },
+    },
+  ]);
+}
+
+/** The role EventBridge Scheduler assumes for every campaign schedule. */
+export const schedulerTrustPolicy = (accountId: string) => serviceTrustPolicy(SCHEDULER_SERVICE, accountId);
+
+/** The role the fan-out state machine runs as. */
+export const fanOutTrustPolicy = (accountId: string) => serviceTrustPolicy(STATES_SERVICE, accountId);
+
+export interface SchedulerTargetGrants {
+  scope: ArnScope;
+  /** SES resources a send uses: the identity, the configuration set, the contact list when configured. */
+  identityArn: string;
+  configurationSetArn: string;
+  contactListArn?: string;
+  deadLetterQueueArn: string;
+  kmsKeyArn?: string;
+}
+
+/** What a schedule may do when it fires: send through SES and dead-letter what it could not deliver. */
+export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyStatement[] {
+  const { partition, region, accountId } = g.scope;
+  const sesResources = [g.identityArn, g.configurationSetArn, `arn:${partition}:ses:${region}:${accountId}:template/*`];
+  if (g.contactListArn) sesResources.push(g.contactListArn);
+  const statements: PolicyStatement[] = [
+    { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesResources },
+    { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+  ];
+  if (g.kmsKeyArn) {
+    statements.push({
+      Sid: "DeadLetterEncryption",
+      Effect: "Allow",
+      Action: ["kms:GenerateDataKey", "kms:Decrypt"],
+      Resource: g.kmsKeyArn,
+    });
+  }
+  return statements;
+}
+
+export interface FanOutGrants {
+  scope: ArnScope;
+  /** The state machine's own name: it starts and manages its child executions. */
+  stateMachineName: string;
+  /** The role passed to Scheduler with every schedule (and to nothing else). */
+  targetRoleArn: string;
+  /** The recipient bucket: plans read from `plans/`, results written to `results/`. */
+  bucketArn: string;
+  kmsKeyArn?: string;
+}
+
+export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
+  const self = stateMachineArn(g.scope, g.stateMachineName);
+  const executions = self.replace(":stateMachine:", ":execution:");
+  const statements: PolicyStatement[] = [
+    { Sid: "CreateCampaignSchedules", Effect: "Allow", Action: "scheduler:CreateSchedule", Resource: campaignSchedulesArn(g.scope) },
+    {
+      Sid: "CreateCampaignGroups",
+      Effect: "Allow",
+      Action: ["scheduler:CreateScheduleGroup", "scheduler:TagResource"],
+      Resource: campaignGroupsArn(g.scope),
+    },
+    {
+      Sid: "PassTargetRoleToScheduler",
+      Effect: "Allow",
+      Action: "iam:PassRole",
+      Resource: g.targetRoleArn,
+      Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
+    },
+    { Sid: "ReadPlans", Effect: "Allow", Action: "s3:GetObject", Resource: `${g.bucketArn}/${PLANS_PREFIX}*` },
+    {
+      Sid: "WriteResults",
+      Effect: "Allow",
+      Action: ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
+      Resource: `${g.bucketArn}/${RESULTS_PREFIX}*`,
+    },
+    { Sid: "StartChildren", Effect: "Allow", Action: "states:StartExecution", Resource: self },
+    {
+      Sid: "ManageChildren",
+      Effect: "Allow",
+      Action: ["states:DescribeExecution", "states:StopExecution", "states:RedriveExecution"],
+      Resource: [`${executions}:*`, `${executions}/*`],
+    },
+    // Step Functions' log delivery cannot be scoped to a log group: AWS requires these on "*".
+    { Sid: "DeliverLogs", Effect: "Allow", Action: LOG_DELIVERY_ACTIONS, Resource: "*" },
+  ];
+  if (g.kmsKeyArn) {
+    statements.push({ Sid: "PlanEncryption", Effect: "Allow", Action: ["kms:Decrypt", "kms:GenerateDataKey"], Resource: g.kmsKeyArn });
+  }
+  return statements;
+}
+
+/** https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html#cloudwatch-iam-policy */
+const LOG_DELIVERY_ACTIONS = [
+  "logs:CreateLogDelivery",
+  "logs:GetLogDelivery",
+  "logs:UpdateLogDelivery",
+  "logs:DeleteLogDelivery",
+  "logs:ListLogDeliveries",
+  "logs:PutResourcePolicy",
+  "logs:DescribeResourcePolicies",
+  "logs:DescribeLogGroups",
+];
+
+/** The bucket policy: any request not over TLS is denied. */
+export function tlsOnlyBucketPolicy(bucketArn: string): PolicyDocument {
+  return policyDocument([
+    {
+      Sid: "DenyInsecureTransport",
+      Effect: "Deny",
+      Principal: "*",
+      Action: "s3:*",
+      Resource: [bucketArn, `${bucketArn}/*`],
+      Condition: { Bool: { "aws:SecureTransport": "false" } },
+    },
+  ]);
+}

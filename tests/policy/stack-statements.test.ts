@@ -1,0 +1,100 @@
+/**
+ * The guard policies against the IAM documents the stack really writes: infra/iam.ts builds them for the components,
+ * and here for the policies, from the same values the offline stack uses.
+ */
+import * as assert from "assert";
+import {
+  fanOutStatements,
+  fanOutTrustPolicy,
+  policyDocument,
+  PolicyStatement,
+  schedulerTargetStatements,
+  schedulerTrustPolicy,
+} from "../../infra/iam";
+import { ArnScope } from "../../infra/naming";
+import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "../../policy/iam";
+import { all, only, renderWith } from "../helpers/stack";
+import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "./util";
+
+const scope: ArnScope = { partition: "aws", region: "eu-west-1", accountId: "210987654321" };
+const ses = `arn:aws:ses:eu-west-1:210987654321`;
+const targetGrants = {
+  scope,
+  identityArn: `${ses}:identity/mail.example.org`,
+  configurationSetArn: `${ses}:configuration-set/sendtime-prod`,
+  contactListArn: `${ses}:contact-list/sendtime-prod`,
+  deadLetterQueueArn: "arn:aws:sqs:eu-west-1:210987654321:scheduler-target-dlq-0123abc",
+  kmsKeyArn: "arn:aws:kms:eu-west-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+};
+const fanOutGrants = {
+  scope,
+  stateMachineName: "sendtime-fanout-prod",
+  targetRoleArn: "arn:aws:iam::210987654321:role/scheduler-target-role-0123abc",
+  bucketArn: "arn:aws:s3:::recipients-0123abc",
+  kmsKeyArn: targetGrants.kmsKeyArn,
+};
+const IAM_POLICIES = [schedulerActionsScopedToCampaigns, passRoleOnlyToScheduler, schedulerRoleTrust, sesSendScoped];
+const rolePolicy = (statements: PolicyStatement[]) =>
+  resourceArgs("aws:iam/rolePolicy:RolePolicy", { role: "r", policy: JSON.stringify(policyDocument(statements)) }, {}, "permissions");
+const role = (trust: object) => resourceArgs("aws:iam/role:Role", { assumeRolePolicy: JSON.stringify(trust) }, {}, "role");
+
+describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy", () => {
+  for (const policy of IAM_POLICIES) {
+    it(`${policy.name}: the fan-out role's permissions and trust pass`, async () => {
+      await assertNoResourceViolations(policy, rolePolicy(fanOutStatements(fanOutGrants)));
+      await assertNoResourceViolations(policy, rolePolicy(fanOutStatements({ ...fanOutGrants, kmsKeyArn: undefined })));
+      await assertNoResourceViolations(policy, role(fanOutTrustPolicy(scope.accountId)));
+    });
+    it(`${policy.name}: the scheduler target role's permissions and trust pass`, async () => {
+      await assertNoResourceViolations(policy, rolePolicy(schedulerTargetStatements(targetGrants)));
+      await assertNoResourceViolations(
+        policy,
+        rolePolicy(schedulerTargetStatements({ ...targetGrants, contactListArn: undefined, kmsKeyArn: undefined })),
+      );
+      await assertNoResourceViolations(policy, role(schedulerTrustPolicy(scope.accountId)));
+    });
+  }
+
+  it("the policies do look at these statements: one widened resource is caught", async () => {
+    const widened = fanOutStatements(fanOutGrants).map((s) =>
+      s.Sid === "CreateCampaignSchedules" ? { ...s, Resource: "arn:aws:scheduler:eu-west-1:210987654321:schedule/*/*" } : s,
+    );
+    await assertHasResourceViolation(schedulerActionsScopedToCampaigns, rolePolicy(widened), {
+      message: 'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule on',
+    });
+    const sendAnywhere = schedulerTargetStatements(targetGrants).map((s) => (s.Sid === "SendCampaignEmail" ? { ...s, Resource: "*" } : s));
+    await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), { message: 'allows ses:SendEmail on "*"' });
+  });
+
+  it("the rendered stack's documents are exactly what the builders make", async () => {
+    const stack = await renderWith();
+    const accountScope: ArnScope = { partition: "aws", region: "us-east-1", accountId: "123456789012" };
+    const targetRole = only(stack, "aws:iam/role:Role", "scheduler-target-role");
+    const contactList = only(stack, "aws:sesv2/contactList:ContactList").outputs.arn;
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy),
+      policyDocument(
+        schedulerTargetStatements({
+          scope: accountScope,
+          identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
+          configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,
+          contactListArn: contactList,
+          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue").outputs.arn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "fanout-permissions").inputs.policy),
+      policyDocument(
+        fanOutStatements({
+          scope: accountScope,
+          stateMachineName: "sendtime-fanout-dev",
+          targetRoleArn: targetRole.outputs.arn,
+          bucketArn: only(stack, "aws:s3/bucket:Bucket").outputs.arn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(JSON.parse(targetRole.inputs.assumeRolePolicy), schedulerTrustPolicy("123456789012"));
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 2);
+  });
+});
