@@ -2,7 +2,7 @@
  * Fan-out guards, read from the state machine definition the stack deploys.
  */
 import { ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
-import { peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
+import { FANOUT_HEADROOM, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 const CREATE_SCHEDULE = /^arn:aws[a-z-]*:states:::aws-sdk:scheduler:createSchedule$/;
@@ -83,13 +83,13 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
         type: "number",
         exclusiveMinimum: 0,
         maximum: 1,
-        default: 0.5,
+        default: FANOUT_HEADROOM,
         description: "share of the quota the fan-out may use at once",
       },
     },
   },
   validateResource: (args, report) => {
-    const { createScheduleTps = scheduler.createScheduleTps, headroom = 0.5 } = args.getConfig<ConcurrencyConfig>();
+    const { createScheduleTps = scheduler.createScheduleTps, headroom = FANOUT_HEADROOM } = args.getConfig<ConcurrencyConfig>();
     const limit = Math.floor(createScheduleTps * headroom);
     for (const task of tasksOf(args).tasks) {
       const where = `StateMachine "${args.name}" task "${task.name}"`;
@@ -176,7 +176,7 @@ export const fanOutScheduleSafety: ResourceValidationPolicy = {
   },
 };
 
-export const fanOutCostPerItem: ResourceValidationPolicy = {
+export const fanOutBatchedChildren: ResourceValidationPolicy = {
   name: "fanout-batched-children",
   description: "A Distributed Map should not start one STANDARD child per recipient (about $75 per million in state transitions).",
   enforcementLevel: "advisory",
@@ -205,7 +205,7 @@ function findState(machine: any, name: string): any {
   return undefined;
 }
 
-export const stateMachineLogsWithoutAddresses: ResourceValidationPolicy = {
+export const fanOutLogsExcludeExecutionData: ResourceValidationPolicy = {
   name: "fanout-logs-exclude-execution-data",
   description: "State machine logs leave out execution data: plan rows carry recipient addresses.",
   enforcementLevel: "advisory",

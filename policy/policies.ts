@@ -1,6 +1,6 @@
 /** Every policy of the sendtime-guard pack. Tests import this module; only index.ts constructs (and serves) the pack. */
 import { Policies } from "@pulumi/policy";
-import { fanOutConcurrencyBelowQuota, fanOutCostPerItem, fanOutScheduleSafety, stateMachineLogsWithoutAddresses } from "./fanout";
+import { fanOutConcurrencyBelowQuota, fanOutBatchedChildren, fanOutScheduleSafety, fanOutLogsExcludeExecutionData } from "./fanout";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "./iam";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
 
@@ -13,8 +13,8 @@ export const policies: Policies = [
   sesSendScoped,
   fanOutConcurrencyBelowQuota,
   fanOutScheduleSafety,
-  fanOutCostPerItem,
-  stateMachineLogsWithoutAddresses,
+  fanOutBatchedChildren,
+  fanOutLogsExcludeExecutionData,
   recipientBucketPrivate,
   recipientBucketRetention,
 ];

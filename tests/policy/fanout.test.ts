@@ -1,9 +1,9 @@
 import { fanOutDefinition, FanOutParameters } from "../../infra/fanout-definition";
 import {
   fanOutConcurrencyBelowQuota,
-  fanOutCostPerItem,
+  fanOutBatchedChildren,
   fanOutScheduleSafety,
-  stateMachineLogsWithoutAddresses,
+  fanOutLogsExcludeExecutionData,
 } from "../../policy/fanout";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "./util";
 
@@ -126,7 +126,7 @@ describe("policy: fanout-schedule-safety", () => {
 describe("policy: fanout-batched-children (advisory)", () => {
   it("flags one STANDARD child per item, as in the reference design", () =>
     assertHasResourceViolation(
-      fanOutCostPerItem,
+      fanOutBatchedChildren,
       machine(
         edited((d) => {
           delete d.States.FanOut.ItemBatcher;
@@ -135,19 +135,19 @@ describe("policy: fanout-batched-children (advisory)", () => {
       ),
       { message: "about $75 per million recipients" },
     ));
-  it("passes batched EXPRESS children", () => assertNoResourceViolations(fanOutCostPerItem, machine(fanOutDefinition(PARAMS))));
+  it("passes batched EXPRESS children", () => assertNoResourceViolations(fanOutBatchedChildren, machine(fanOutDefinition(PARAMS))));
 });
 
 describe("policy: fanout-logs-exclude-execution-data (advisory)", () => {
   it("flags execution data in logs", () =>
     assertHasResourceViolation(
-      stateMachineLogsWithoutAddresses,
+      fanOutLogsExcludeExecutionData,
       machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ALL", includeExecutionData: true } }),
       { message: "recipient addresses land in CloudWatch Logs" },
     ));
   it("passes logs without execution data", () =>
     assertNoResourceViolations(
-      stateMachineLogsWithoutAddresses,
+      fanOutLogsExcludeExecutionData,
       machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ERROR", includeExecutionData: false } }),
     ));
 });
