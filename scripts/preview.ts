@@ -5,8 +5,16 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
-import { parseFlags, runMain, UsageError } from "./lib/cli/run";
-import { MOCK_ACCOUNT, readStackConfig, RenderedResource, renderStack, ROOT_DIR, StackConfigError } from "./lib/offline/mock-stack";
+import { Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import {
+  MOCK_ACCOUNT,
+  readStackConfig,
+  RenderedResource,
+  RenderedStack,
+  renderStack,
+  ROOT_DIR,
+  StackConfigError,
+} from "./lib/offline/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
 
 const USAGE = `
@@ -24,9 +32,10 @@ with its key inputs and the stack outputs, then runs the policy pack (policy/) o
 Exit codes: 0 ok (advisory findings allowed), 1 a mandatory policy violation, 2 bad flags or config.
 `;
 
-runMain(async () => {
+/** The whole CLI: flags in, exit code out (0 ok, 1 a mandatory violation); bad flags or config throw UsageError. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const flags = parseFlags(
-    process.argv.slice(2),
+    argv,
     {
       stack: { type: "string", default: "dev" },
       "policy-config": { type: "string" },
@@ -46,16 +55,7 @@ runMain(async () => {
     throw e;
   }
   const custom = rendered.resources.filter((r) => r.custom);
-  let violations: Violation[] = [];
-  if (!flags["no-policy"]) {
-    const pack = await ServedPolicyPack.start();
-    try {
-      await pack.configure(policyConfig, policyConfigFile ? path.relative(process.cwd(), policyConfigFile) : "(no policy config)");
-      violations = await pack.analyze(rendered);
-    } finally {
-      pack.close();
-    }
-  }
+  const violations = flags["no-policy"] ? [] : await runPolicyPack(rendered, policyConfig, policyConfigFile);
   const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
   if (flags.json) {
     const out = {
@@ -68,9 +68,30 @@ runMain(async () => {
         violations,
       },
     };
-    process.stdout.write(JSON.stringify(out, null, 2) + "\n");
+    io.out(JSON.stringify(out, null, 2) + "\n");
     return mandatory ? 1 : 0;
   }
+  io.out(report(stack, rendered, violations, flags["no-policy"] as boolean, policyConfigFile));
+  return mandatory ? 1 : 0;
+}
+
+async function runPolicyPack(
+  rendered: RenderedStack,
+  config: Record<string, unknown>,
+  configFile: string | undefined,
+): Promise<Violation[]> {
+  const pack = await ServedPolicyPack.start();
+  try {
+    await pack.configure(config, configFile ? path.relative(process.cwd(), configFile) : "(no policy config)");
+    return await pack.analyze(rendered);
+  } finally {
+    pack.close();
+  }
+}
+
+/** The human-readable preview: resources under their components, outputs, then policy findings. */
+function report(stack: string, rendered: RenderedStack, violations: Violation[], skipped: boolean, policyConfigFile?: string): string {
+  const custom = rendered.resources.filter((r) => r.custom);
   const lines = [`Stack ${stack}: ${custom.length} resources (offline preview, mocked account ${MOCK_ACCOUNT})`, ""];
   for (const component of rendered.resources.filter((r) => !r.custom)) {
     lines.push(`${component.type.split(":").pop()} ${component.name}`);
@@ -79,10 +100,9 @@ runMain(async () => {
   for (const r of custom.filter((c) => !c.parent)) lines.push(`${r.type}  ${r.name}${summary(r)}`);
   lines.push("", "Outputs:");
   for (const [k, v] of Object.entries(rendered.outputs)) lines.push(`  ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
-  lines.push("", ...policySummary(violations, flags["no-policy"] as boolean, policyConfigFile));
-  process.stdout.write(lines.join("\n") + "\n");
-  return mandatory ? 1 : 0;
-});
+  lines.push("", ...policySummary(violations, skipped, policyConfigFile));
+  return lines.join("\n") + "\n";
+}
 
 const POLICY_DIR_NAME = path.relative(ROOT_DIR, POLICY_DIR);
 
@@ -120,3 +140,6 @@ function summary(r: RenderedResource): string {
     .map(([k, v]) => `${k}=${v}`);
   return parts.length ? `  (${parts.join(", ")})` : "";
 }
+
+// Last, so that every constant above is initialised before the CLI runs.
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

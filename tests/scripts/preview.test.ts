@@ -1,11 +1,23 @@
 import * as assert from "assert";
+import { main } from "../../scripts/preview";
+import { UsageError } from "../../scripts/lib/cli/run";
 import { runScript } from "../helpers/cli";
 
-describe("npm run preview", () => {
-  it("--json prints the contract: resources with resolved inputs, outputs, policy", () => {
-    const r = runScript("scripts/preview.ts", ["--json"]);
-    assert.strictEqual(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout);
+/** Runs the preview in this process and captures what it prints. */
+async function preview(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main(argv, { out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
+describe("npm run preview", function () {
+  this.timeout(60_000);
+
+  it("--json prints the contract: resources with resolved inputs, outputs, policy", async () => {
+    const r = await preview(["--json"]);
+    assert.strictEqual(r.code, 0, r.out);
+    const out = JSON.parse(r.out);
     assert.deepStrictEqual(
       Object.keys(out)
         .filter((k) => k !== "stack")
@@ -26,12 +38,33 @@ describe("npm run preview", () => {
     ]) {
       assert.ok(out.outputs[k], k);
     }
-    assert.ok(Array.isArray(out.policy.violations));
+    assert.deepStrictEqual(out.policy.violations, []);
+    assert.strictEqual(out.policy.config, "policy/config/dev.json");
   });
 
-  it("names the missing stack file and exits 2", () => {
-    const r = runScript("scripts/preview.ts", ["--stack", "nope"]);
+  it("prints resources under their components, then the outputs (--no-policy skips the pack)", async () => {
+    const r = await preview(["--no-policy"]);
+    assert.strictEqual(r.code, 0);
+    assert.match(r.out, /^Stack dev: \d+ resources \(offline preview, mocked account 123456789012\)\n/);
+    assert.match(
+      r.out,
+      /\nFanOut fanout\n(  .*\n)*  aws:sfn\/stateMachine:StateMachine  fanout  \(name=sendtime-fanout-dev, type=STANDARD/,
+    );
+    assert.match(r.out, /\nOutputs:\n(  .*\n)*  stateMachineArn: arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev\n/);
+    assert.match(r.out, /\nPolicies: skipped \(--no-policy\)\n$/);
+  });
+
+  it("names the missing stack file (a usage error)", async () => {
+    await assert.rejects(preview(["--stack", "nope"]), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, prod)");
+      return true;
+    });
+  });
+
+  it("as a process: one line on stderr and exit 2 for a bad flag", () => {
+    const r = runScript("scripts/preview.ts", ["--stak", "dev"]);
     assert.strictEqual(r.code, 2);
-    assert.strictEqual(r.stderr.trim(), "error: Pulumi.nope.yaml: no such stack config file (stacks: dev, prod)");
+    assert.match(r.stderr, /^error: Unknown option '--stak' \(see --help\)\n$/);
   });
 });
