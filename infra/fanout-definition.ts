@@ -5,7 +5,7 @@
  *
  * Execution input: {"campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"}.
  * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc} and
- * optionally `variant` (a name of A-Z a-z 0-9 _ -, or null).
+ * optionally `variant` (a name of A-Z a-z 0-9 _ -, or null); infra/plan-row.ts owns the format.
  *
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
@@ -13,26 +13,10 @@
  */
 import { EMAIL_TAGS } from "./email-events";
 import { CAMPAIGN_PREFIX, RESULTS_PREFIX, sdkIntegrationArn, sesSendEmailTargetArn } from "./naming";
+import type { PlanRow } from "./plan-row";
 import { createScheduleRetry, stepFunctions } from "./quotas";
 
-/** One line of plan.jsonl: one schedule. The planner writes it; the state machine reads these fields only. */
-export interface PlanRow {
-  schedule_name: string;
-  /** Local wall-clock time in `timezone`, `YYYY-MM-DDTHH:MM:SS`. */
-  send_at: string;
-  /** IANA zone name, or `UTC` when the local time would be ambiguous. */
-  timezone: string;
-  email: string;
-  template: string;
-  /** Personalization, every value a string. */
-  template_data: Record<string, string>;
-  recipient_id: string;
-  step: number;
-  /** The same instant as send_at + timezone, ISO 8601 in UTC. */
-  utc: string;
-  /** The A/B variant the recipient is in (SES tag characters), absent or null without variants. */
-  variant?: string | null;
-}
+export type { PlanRow };
 
 /** The fan-out's execution input. */
 export interface FanOutInput {
@@ -231,6 +215,7 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
   }
   return {
     "name.$": `${row}.schedule_name`,
+    // atExpression (plan-row.ts), in States Language
     "expression.$": `States.Format('at({})', ${row}.send_at)`,
     "timezone.$": `${row}.timezone`,
     "group.$": "$.group",

@@ -99,11 +99,6 @@ export function sdkIntegrationArn(partition: string, service: string, action: st
   return `arn:${partition}:states:::aws-sdk:${service}:${action}`;
 }
 
-/** Plan objects live under `plans/`, fan-out results under `results/`; both hold addresses and expire. */
+/** Plan objects live under `plans/` (keys: infra/plan-row.ts), fan-out results under `results/`; both hold addresses and expire. */
 export const PLANS_PREFIX = "plans/";
 export const RESULTS_PREFIX = "results/";
-
-/** The S3 key of one launch's plan. */
-export function planKey(campaignId: string, launchId: string): string {
-  return `${PLANS_PREFIX}${campaignId}/${launchId}.jsonl`;
-}

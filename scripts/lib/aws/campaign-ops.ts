@@ -22,6 +22,7 @@ import {
 } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, scheduleName } from "../../../infra/naming";
+import { atExpression, parseAtExpression } from "../../../infra/plan-row";
 import { awsErrorLine, isAwsError } from "./clients";
 import { FindingsError, UsageError } from "../cli/run";
 import { LocalTime, scheduledTime, zonedInstant } from "../core/send-time";
@@ -193,7 +194,7 @@ export async function moveSchedule(
   const t = scheduledTime(zone, utcMs, fold);
   const input: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(current)) if (!READ_ONLY_SCHEDULE_FIELDS.has(k) && v !== undefined) input[k] = v;
-  Object.assign(input, { Name, GroupName, ScheduleExpression: `at(${t.send_at})`, ScheduleExpressionTimezone: t.timezone });
+  Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
   await aws(`campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, () =>
     scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput)),
   );
@@ -202,7 +203,7 @@ export async function moveSchedule(
     schedule: Name,
     group: GroupName,
     from: { expression: current.ScheduleExpression, timezone: current.ScheduleExpressionTimezone },
-    to: { expression: `at(${t.send_at})`, timezone: t.timezone, utc: new Date(utcMs).toISOString() },
+    to: { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() },
   };
 }
 
@@ -248,10 +249,8 @@ export interface StatusReport {
 
 /** The instant of an `at(...)` expression in its zone. */
 export function atInstant(expression: string | undefined, timezone: string | undefined): number | undefined {
-  const m = /^at\((\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):\d\d\)$/.exec(expression ?? "");
-  if (!m) return undefined;
-  const [, year, month, day, hour, minute] = m.map(Number);
-  return zonedInstant(timezone ?? "UTC", { year, month, day, hour, minute }).utcMs;
+  const wall = parseAtExpression(expression);
+  return wall && zonedInstant(timezone ?? "UTC", wall).utcMs;
 }
 
 export async function campaignStatus(

@@ -8,7 +8,7 @@ import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SF
 import { Upload } from "@aws-sdk/lib-storage";
 import { FanOutInput } from "../../../infra/fanout-definition";
 import { campaignTag } from "../../../infra/email-events";
-import { planKey } from "../../../infra/naming";
+import { planKey } from "../../../infra/plan-row";
 import { awsErrorLine, isAwsError } from "./clients";
 import { FindingsError, UsageError } from "../cli/run";
 
