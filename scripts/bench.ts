@@ -7,6 +7,7 @@
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
+import { count } from "./lib/cli/format";
 
 const ROOT = path.resolve(__dirname, "..");
 const CACHE = path.join(ROOT, ".bench-cache");
@@ -84,7 +85,7 @@ function measure(label: string, script: string, args: string[]): { ms: number; m
 }
 
 function row(label: string, m: { ms: number; maxRssBytes: number }, base?: number) {
-  const rate = Math.round(ROWS / (m.ms / 1000)).toLocaleString("en-US");
+  const rate = count(Math.round(ROWS / (m.ms / 1000)));
   const ratio = base ? `  ${(m.ms / base).toFixed(2)}× bare parse` : "";
   process.stdout.write(
     `${label.padEnd(28)} ${(m.ms / 1000).toFixed(2).padStart(6)} s  ${rate.padStart(10)} rows/s  peak RSS ${Math.round(m.maxRssBytes / 1048576)} MB${ratio}\n`,
@@ -92,9 +93,7 @@ function row(label: string, m: { ms: number; maxRssBytes: number }, base?: numbe
 }
 
 generate();
-process.stdout.write(
-  `${ROWS.toLocaleString("en-US")} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`,
-);
+process.stdout.write(`${count(ROWS)} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`);
 const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
 row("bare csv-parse pass", bare);
 const sized = measure("size-window", "scripts/size-window.ts", [

@@ -4,6 +4,7 @@
 import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { count } from "./lib/cli/format";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
@@ -44,31 +45,32 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 function formatStatus(r: StatusReport): string {
-  const n = (x: number) => x.toLocaleString("en-US");
   const lines = [`Campaign ${r.campaign}: group ${r.group.name} ${r.group.state ?? "does not exist"}`];
   const states = Object.entries(r.schedules.byState)
     .sort((a, b) => b[1] - a[1])
-    .map(([s, c]) => `${n(c)} ${s}`)
+    .map(([s, c]) => `${count(c)} ${s}`)
     .join(", ");
-  lines.push(`  pending schedules: ${n(r.schedules.total)}${states ? ` (${states})` : ""}`);
+  lines.push(`  pending schedules: ${count(r.schedules.total)}${states ? ` (${states})` : ""}`);
   if (r.nextSends.byHour.length) {
-    lines.push(`  next sends per UTC hour${r.nextSends.estimated ? ` (estimated from ${n(r.nextSends.sampled)} sampled)` : ""}:`);
+    lines.push(`  next sends per UTC hour${r.nextSends.estimated ? ` (estimated from ${count(r.nextSends.sampled)} sampled)` : ""}:`);
     const widest = Math.max(...r.nextSends.byHour.map((h) => h.count));
     for (const h of r.nextSends.byHour)
-      lines.push(`    ${h.hour.padEnd(17)} ${n(h.count).padStart(10)}  ${"█".repeat(Math.max(1, Math.round((h.count / widest) * 30)))}`);
+      lines.push(
+        `    ${h.hour.padEnd(17)} ${count(h.count).padStart(10)}  ${"█".repeat(Math.max(1, Math.round((h.count / widest) * 30)))}`,
+      );
   }
   if (r.executions.length) {
     lines.push("  fan-outs:");
     for (const e of r.executions) {
       const items = e.items
-        ? `${n(e.items.succeeded)}/${n(e.items.total)} rows scheduled, ${n(e.items.failed)} failed, ${n(e.items.pending + e.items.running)} to go`
+        ? `${count(e.items.succeeded)}/${count(e.items.total)} rows scheduled, ${count(e.items.failed)} failed, ${count(e.items.pending + e.items.running)} to go`
         : "no Map Run";
       lines.push(`    ${e.name}  ${e.status}  ${items}`);
     }
   } else lines.push("  fan-outs: none found");
   if (r.deadLetterQueue)
     lines.push(
-      `  dead-letter queue (all campaigns): ${n(r.deadLetterQueue.visible)} messages waiting, ${n(r.deadLetterQueue.inFlight)} in flight`,
+      `  dead-letter queue (all campaigns): ${count(r.deadLetterQueue.visible)} messages waiting, ${count(r.deadLetterQueue.inFlight)} in flight`,
     );
   return lines.join("\n") + "\n";
 }

@@ -4,6 +4,7 @@
 import { schedulerClient, sfnClient } from "./lib/aws/clients";
 import { cancelCampaign, requireCampaign } from "./lib/aws/campaign-ops";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { counted, plural } from "./lib/cli/format";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
@@ -55,7 +56,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     if (report.nothingToCancel) lines.push(`Campaign ${campaignId}: nothing to cancel (no running fan-out, no group ${report.group}).`);
     else if (report.dryRun) {
       lines.push(
-        `Campaign ${campaignId} (dry run): would stop ${report.executionsStopped.length} running fan-out${report.executionsStopped.length === 1 ? "" : "s"}${report.executionsStopped.length ? `: ${report.executionsStopped.join(", ")}` : ""}`,
+        `Campaign ${campaignId} (dry run): would stop ${report.executionsStopped.length} running ${plural(report.executionsStopped.length, "fan-out")}${report.executionsStopped.length ? `: ${report.executionsStopped.join(", ")}` : ""}`,
       );
       lines.push(
         report.groupBefore
@@ -64,7 +65,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       );
     } else {
       lines.push(
-        `Campaign ${campaignId}: stopped ${report.executionsStopped.length} fan-out${report.executionsStopped.length === 1 ? "" : "s"}${report.executionsStopped.length ? ` (${report.executionsStopped.join(", ")})` : ""}.`,
+        `Campaign ${campaignId}: stopped ${counted(report.executionsStopped.length, "fan-out")}${report.executionsStopped.length ? ` (${report.executionsStopped.join(", ")})` : ""}.`,
       );
       if (report.groupAfter === "deleted") lines.push(`  Schedule group ${report.group} deleted: no send of this campaign remains.`);
       else if (report.groupAfter === "absent") lines.push(`  No schedule group ${report.group} existed.`);

@@ -10,6 +10,7 @@ import { FanOutInput } from "../../../infra/fanout-definition";
 import { campaignTag } from "../../../infra/email-events";
 import { planKey } from "../../../infra/plan-row";
 import { awsErrorLine, isAwsError } from "./clients";
+import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
 
 /** Step Functions execution names: 1–80 characters. */
@@ -124,5 +125,5 @@ function progressBar(i: NonNullable<FanOutResult["items"]>): string {
   const done = i.succeeded + i.failed + i.timedOut + i.aborted;
   const width = 30;
   const filled = i.total ? Math.round((done / i.total) * width) : 0;
-  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done.toLocaleString("en-US")}/${i.total.toLocaleString("en-US")} rows, ${i.failed + i.timedOut + i.aborted} failed`;
+  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${count(done)}/${count(i.total)} rows, ${i.failed + i.timedOut + i.aborted} failed`;
 }
