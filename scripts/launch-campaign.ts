@@ -4,11 +4,20 @@
 import * as path from "path";
 import { scheduler } from "../infra/quotas";
 import { s3Client, sfnClient } from "./lib/aws/clients";
-import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/cli/campaign-flags";
+import {
+  campaignFlag,
+  nowFromFlag,
+  RATE_FLAGS,
+  rateFromFlags,
+  SEND_TIME_FLAGS,
+  templateFlag,
+  timingFromFlags,
+} from "./lib/cli/campaign-flags";
+import { count, formatDuration, plural } from "./lib/cli/format";
 import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/aws/launch";
-import { MISSED_POLICIES, MissedPolicy, planCampaign, PlanSummary } from "./lib/core/plan";
-import { formatDuration } from "./lib/core/size-window";
+import { MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
+import { planCampaign, PlanSummary } from "./lib/core/plan";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
@@ -73,7 +82,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
     return v;
   };
-  const campaignId = need("campaign");
+  const campaignId = campaignFlag(need("campaign"));
+  const template = templateFlag(need("template"));
+  const timing = timingFromFlags(f, template);
   const missed = (f.missed ?? "skip") as MissedPolicy;
   if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
   const now = nowFromFlag(f.now);
@@ -92,18 +103,26 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     campaignId,
     file: need("recipients"),
     outDir: f.out ?? path.join("out", campaignId),
-    template: need("template"),
-    ...sendTimeFromFlags(f),
-    missed,
-    graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60),
+    base: timing.base,
+    steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
+    defaultZone: timing.defaultZone,
+    missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
     marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
     createTps: positiveFlag("create-tps", f["create-tps"], (outputs.createScheduleTps ?? scheduler.createScheduleTps) / 2),
     rate,
-    windowMinutes:
+    window:
       f["window-minutes"] === undefined
         ? undefined
-        : intFlag("window-minutes", f["window-minutes"], scheduler.flexibleWindowMinutes.min, scheduler.flexibleWindowMinutes.max),
+        : {
+            minutes: intFlag(
+              "window-minutes",
+              f["window-minutes"],
+              scheduler.flexibleWindowMinutes.min,
+              scheduler.flexibleWindowMinutes.max,
+            ),
+            source: "--window-minutes",
+          },
   });
   const launchId = launchIdFlag ?? summary.planSha256.slice(0, 16);
   const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching };
@@ -138,25 +157,24 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   report.fanOut = result;
   const failed = result.items ? result.items.failed + result.items.timedOut + result.items.aborted : 0;
   lines.push(
-    `Fan-out ${result.status}: ${result.items ? `${result.items.succeeded.toLocaleString("en-US")} of ${result.items.total.toLocaleString("en-US")} rows scheduled, ${failed} failed` : "no Map Run started"}${result.error ? ` (${result.error})` : ""}`,
+    `Fan-out ${result.status}: ${result.items ? `${count(result.items.succeeded)} of ${count(result.items.total)} rows scheduled, ${failed} failed` : "no Map Run started"}${result.error ? ` (${result.error})` : ""}`,
   );
   if (result.results) lines.push(`  results (failed batches, for redrive): s3://${result.results.bucket}/${result.results.key}`);
   return finish(result.status === "SUCCEEDED" && failed === 0 ? 0 : 1, lines);
 }
 
 function formatSummary(s: PlanSummary): string[] {
-  const n = (x: number) => x.toLocaleString("en-US");
   const reasons = Object.entries(s.rejected.byReason)
-    .map(([r, c]) => `${r} ${n(c!)}`)
+    .map(([r, c]) => `${r} ${count(c!)}`)
     .join(", ");
   return [
-    `Campaign ${s.campaignId}: ${n(s.rows)} rows → ${n(s.recipientsPlanned)} recipients planned, ${n(s.schedules)} schedules; ${n(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}`,
-    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${n(x.schedules)}`).join("; ")}`,
-    `  zones: ${n(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${n(s.zones.canonicalised)} re-cased`,
-    `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${n(s.missed.skipped)} skipped, ${n(s.missed.sentNow)} sent now, ${n(s.missed.movedToNextDay)} moved to the next day`,
+    `Campaign ${s.campaignId}: ${count(s.rows)} rows → ${count(s.recipientsPlanned)} recipients planned, ${count(s.schedules)} schedules; ${count(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}`,
+    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,
+    `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased`,
+    `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${count(s.missed.skipped)} skipped, ${count(s.missed.sentNow)} sent now, ${count(s.missed.movedToNextDay)} moved to the next day`,
     `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
-    `  window: ${s.window.minutes} minute${s.window.minutes === 1 ? "" : "s"} (${s.window.source}; ${n(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
-    `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${n(s.fanOut.createTps)} CreateSchedule/s`,
+    `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
+    `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
     `  files: ${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…), ${s.files.rejects}, ${s.files.summary}`,
   ];
 }

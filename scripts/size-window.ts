@@ -3,9 +3,10 @@
  * See USAGE.
  */
 import { scheduler } from "../infra/quotas";
-import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, sendTimeFromFlags } from "./lib/cli/campaign-flags";
-import { FindingsError, intFlag, parseFlags, positiveFlag, runMain, UsageError } from "./lib/cli/run";
-import { formatDuration, formatReport, sizeRecipientList, WindowReport } from "./lib/core/size-window";
+import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, timingFromFlags } from "./lib/cli/campaign-flags";
+import { count, formatDuration, plural } from "./lib/cli/format";
+import { FindingsError, intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
+import { sizeRecipientList, WindowReport } from "./lib/core/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
 
 const USAGE = `
@@ -30,9 +31,12 @@ default UTC): every recipient's send instant per step, windows of nearby instant
 Exit codes: 0 ok, 1 no window up to 1,440 minutes fits, 2 bad flags or input.
 `;
 
-runMain(async () => {
+if (require.main === module) runMain(() => main(process.argv.slice(2)));
+
+/** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const f = parseFlags(
-    process.argv.slice(2),
+    argv,
     {
       schedules: { type: "string" },
       ...RATE_FLAGS,
@@ -65,16 +69,16 @@ runMain(async () => {
       fanOutSeconds: fanOutSeconds(schedules, createTps),
     };
   } else if (f.recipients !== undefined) {
-    const sized = await sizeRecipientList({ file: f.recipients, ...sendTimeFromFlags(f), rate, createTps, now: nowFromFlag(f.now) });
+    const sized = await sizeRecipientList({ file: f.recipients, ...timingFromFlags(f), rate, createTps, now: nowFromFlag(f.now) });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
     report = sized.report;
   } else {
     throw new UsageError("give --schedules N or --recipients FILE (see --help)");
   }
 
-  process.stdout.write(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
+  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
   return 0;
-});
+}
 
 function tooLarge(requiredTps: number, tps: number): string {
   const campaigns = Math.ceil(requiredTps / tps);
@@ -83,4 +87,47 @@ function tooLarge(requiredTps: number, tps: number): string {
     `raise the Scheduler invocation quota and the SES sending rate to at least ${requiredTps}/s, ` +
     `or split the campaign into ${campaigns} campaigns sent at different times (${formatDuration(scheduler.flexibleWindowMinutes.max * 60)} window each)`
   );
+}
+
+const utcLabel = (iso: string) => iso.slice(0, 16).replace("T", " ");
+
+/** The human-readable report. */
+function formatReport(r: WindowReport): string {
+  const out: string[] = [];
+  if (r.mode === "recipients") {
+    const notes = [
+      r.defaulted ? `${count(r.defaulted!)} without a known zone → ${r.defaultTimezone}` : "",
+      r.canonicalised ? `${count(r.canonicalised!)} zone ${plural(r.canonicalised!, "name")} re-cased` : "",
+    ].filter(Boolean);
+    out.push(
+      `Recipients: ${count(r.rows!)} rows${notes.length ? ` (${notes.join(", ")})` : ""} × ${r.steps} ${plural(r.steps!, "step")} = ${count(r.schedules)} schedules`,
+    );
+    if (r.instants!.length) {
+      out.push("", "Send instants (UTC)");
+      const widest = Math.max(...r.instants!.map((i) => i.count));
+      for (const i of r.instants!) {
+        const names =
+          i.zones
+            .slice(0, 2)
+            .map((z) => z.zone)
+            .join(", ") + (i.zones.length > 2 ? ` +${i.zones.length - 2}` : "");
+        const bar = "█".repeat(Math.max(1, Math.round((i.count / widest) * 30)));
+        out.push(`  ${utcLabel(i.utc)}  ${count(i.count).padStart(11)}  ${bar.padEnd(30)}  ${names}`);
+      }
+      out.push("", `Peak instant: ${utcLabel(r.peak!.utc)} UTC, ${count(r.peak!.count)} sends`);
+    }
+  } else {
+    out.push(`Schedules: ${count(r.schedules)}`);
+  }
+  out.push(`Effective TPS: ${count(r.effectiveTps)}/s (${r.effectiveTpsSource})`);
+  out.push(
+    `Flexible window: ${r.windowMinutes} ${plural(r.windowMinutes, "minute")}${r.peakTps !== undefined ? ` (peak ${count(r.peakTps)}/s)` : ""}`,
+  );
+  out.push(`Fan-out: ${count(r.schedules)} CreateSchedule calls at ${count(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`);
+  if (r.earliestSend) {
+    out.push(
+      `First send ${utcLabel(r.earliestSend)} UTC, last ${utcLabel(r.latestSend!)} UTC: launch by ${utcLabel(r.launchBy!)} UTC${r.fanOutEndsBeforeFirstSend ? "" : " — too late from now: early sends would be missed"}`,
+    );
+  }
+  return out.join("\n") + "\n";
 }

@@ -9,9 +9,11 @@ import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SF
 import { mockClient } from "aws-sdk-client-mock";
 import { fanOutDefinition, PlanRow } from "../../infra/fanout-definition";
 import { isValidSchedulerName } from "../../infra/naming";
+import { formatPlanRow, parsePlanRow } from "../../infra/plan-row";
 import { scheduler } from "../../infra/quotas";
 import { main } from "../../scripts/launch-campaign";
-import { UsageError } from "../../scripts/lib/cli/run";
+import { timingFromFlags } from "../../scripts/lib/cli/campaign-flags";
+import { InputError } from "../../scripts/lib/core/errors";
 import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
 import { zonedInstant } from "../../scripts/lib/core/send-time";
 import { sizeRecipientList } from "../../scripts/lib/core/size-window";
@@ -89,11 +91,7 @@ describe("launch-campaign: planning (dry run)", () => {
     }
     const sized = await sizeRecipientList({
       file: ZONES,
-      date: "2026-12-01",
-      hour: 9,
-      minute: 0,
-      stepFlags: ["+3d"],
-      defaultTimezone: "UTC",
+      ...timingFromFlags({ date: "2026-12-01", hour: "9", step: ["+3d"] }),
       rate: { tps: 1000, source: "" },
       createTps: 5000,
       now: 0,
@@ -105,6 +103,13 @@ describe("launch-campaign: planning (dry run)", () => {
       [...fromPlan].sort(),
       sized.report.instants!.map((i) => [i.utc, i.count]),
     );
+  });
+
+  it("writes every plan line exactly as the plan-row format's own serializer would", async () => {
+    const r = await dryRun(CAMPAIGN, "--step", "+3d:followup");
+    const lines = r.planText!.split(/(?<=\n)/);
+    assert.strictEqual(lines.length, 8);
+    for (const line of lines) assert.strictEqual(formatPlanRow(parsePlanRow(line)), line);
   });
 
   it("plans the send-time rules per row: zones, links, re-cased and unknown zones", async () => {
@@ -279,7 +284,7 @@ describe("launch-campaign: planning (dry run)", () => {
     fs.writeFileSync(noEmail, "id,name\n1,x\n");
     await assert.rejects(
       dryRun(noEmail),
-      (e: unknown) => e instanceof UsageError && /no-email\.csv:1: the header needs columns "email"/.test(e.message),
+      (e: unknown) => e instanceof InputError && /no-email\.csv:1: the header needs columns "email"/.test(e.message),
     );
     await assert.rejects(
       launch([...base(ZONES).map((a) => (a === "spring" ? "bad id!" : a)), "--dry-run"]),

@@ -1,14 +1,8 @@
 import * as assert from "assert";
 import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
-import {
-  CampaignClock,
-  campaignSteps,
-  canonicalZone,
-  parseStep,
-  stepTime,
-  ZoneResolver,
-  zonedInstant,
-} from "../../scripts/lib/core/send-time";
+import { parseStepFlag, timingFromFlags } from "../../scripts/lib/cli/campaign-flags";
+import { SendDecider } from "../../scripts/lib/core/decisions";
+import { canonicalZone, stepTime, ZoneResolver, zonedInstant } from "../../scripts/lib/core/send-time";
 
 const at = (zone: string, date: string, hour: number, minute = 0) => {
   const [year, month, day] = date.split("-").map(Number);
@@ -131,30 +125,35 @@ describe("send-time rules", () => {
       assert.deepStrictEqual([t.send_at, t.timezone], ["2026-11-01T05:30:00", "UTC"]);
     });
     it("computes each zone once per campaign", () => {
-      const clock = new CampaignClock(base("2026-12-01", 9), [
-        { number: 1, days: 0 },
-        { number: 2, days: 3 },
-      ]);
-      assert.strictEqual(clock.timesFor("Asia/Tokyo"), clock.timesFor("Asia/Tokyo"));
+      const decider = new SendDecider({
+        base: base("2026-12-01", 9),
+        steps: [
+          { number: 1, days: 0 },
+          { number: 2, days: 3 },
+        ],
+        defaultZone: "UTC",
+      });
+      assert.strictEqual(decider.forZone("Asia/Tokyo"), decider.decide("asia/tokyo").steps);
       assert.deepStrictEqual(
-        clock.timesFor("Asia/Tokyo").map((t) => t.send_at),
+        decider.forZone("Asia/Tokyo").map((d) => d.time!.send_at),
         ["2026-12-01T09:00:00", "2026-12-04T09:00:00"],
       );
     });
   });
 
-  describe("steps", () => {
+  describe("steps (flags)", () => {
     it("parses +Nd and +Nh with an optional template", () => {
-      assert.deepStrictEqual(parseStep("+3d", 2), { number: 2, days: 3, template: undefined });
-      assert.deepStrictEqual(parseStep("+12h:reminder_v2", 3), { number: 3, hours: 12, template: "reminder_v2" });
-      assert.deepStrictEqual(campaignSteps("welcome", ["+3d:followup"]), [
+      assert.deepStrictEqual(parseStepFlag("+3d", 2), { number: 2, days: 3, template: undefined });
+      assert.deepStrictEqual(parseStepFlag("+12h:reminder_v2", 3), { number: 3, hours: 12, template: "reminder_v2" });
+      assert.deepStrictEqual(timingFromFlags({ date: "2026-12-01", hour: "9", step: ["+3d:followup", "+4d"] }, "welcome").steps, [
         { number: 1, days: 0, template: "welcome" },
         { number: 2, days: 3, template: "followup" },
+        { number: 3, days: 4, template: "welcome" },
       ]);
     });
     it("rejects anything else with a message naming the flag", () => {
       for (const bad of ["3d", "+0d", "+3w", "+3d:", "+3d:bad name", "+1000d"])
-        assert.match(parseStep(bad, 2) as string, /^--step .*: expected \+Nd or \+Nh/);
+        assert.throws(() => parseStepFlag(bad, 2), /^Error: --step .*: expected \+Nd or \+Nh/);
     });
   });
 });

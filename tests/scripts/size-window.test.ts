@@ -2,7 +2,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { runScript } from "../helpers/cli";
+import { main } from "../../scripts/size-window";
+import { runMain, runScript } from "../helpers/cli";
 
 const FIXTURE = "tests/fixtures/zones.csv";
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-size-"));
@@ -11,29 +12,29 @@ const write = (name: string, text: string) => {
   fs.writeFileSync(f, text);
   return f;
 };
-const sizeWindow = (...args: string[]) => runScript("scripts/size-window.ts", args);
-const json = (...args: string[]) => {
-  const r = sizeWindow(...args, "--json");
+const sizeWindow = (...args: string[]) => runMain(main, args);
+const json = async (...args: string[]) => {
+  const r = await sizeWindow(...args, "--json");
   assert.strictEqual(r.code, 0, r.stderr);
   return JSON.parse(r.stdout);
 };
 
-describe("size-window", () => {
-  it("volume: 500,000 schedules at 5,000 TPS → windowMinutes 2", () => {
-    const r = json("--schedules", "500000", "--tps", "5000");
+describe("size-window", async () => {
+  it("volume: 500,000 schedules at 5,000 TPS → windowMinutes 2", async () => {
+    const r = await json("--schedules", "500000", "--tps", "5000");
     assert.strictEqual(r.windowMinutes, 2);
     assert.strictEqual(r.schedules, 500000);
     assert.strictEqual(r.effectiveTps, 5000);
   });
 
-  it("volume without --tps uses min(invocation quota, SES rate)", () => {
-    assert.strictEqual(json("--schedules", "600000").windowMinutes, 10); // 1,000/s
-    const r = json("--schedules", "600000", "--ses-rate", "500");
+  it("volume without --tps uses min(invocation quota, SES rate)", async () => {
+    assert.strictEqual((await json("--schedules", "600000")).windowMinutes, 10); // 1,000/s
+    const r = await json("--schedules", "600000", "--ses-rate", "500");
     assert.deepStrictEqual([r.effectiveTps, r.windowMinutes, r.effectiveTpsSource], [500, 20, "SES maximum send rate, --ses-rate"]);
   });
 
-  it("recipients: one instant per zone and step, unknown zones defaulted and counted", () => {
-    const r = json(
+  it("recipients: one instant per zone and step, unknown zones defaulted and counted", async () => {
+    const r = await json(
       "--recipients",
       FIXTURE,
       "--date",
@@ -71,47 +72,47 @@ describe("size-window", () => {
     assert.strictEqual(r.fanOutEndsBeforeFirstSend, true);
   });
 
-  it("drip steps double the schedules, +3d at the same local time", () => {
-    const r = json("--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--step", "+3d");
+  it("drip steps double the schedules, +3d at the same local time", async () => {
+    const r = await json("--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--step", "+3d");
     assert.strictEqual(r.schedules, 20);
     assert.ok(r.instants.some((i: any) => i.utc === "2026-12-04T03:15:00.000Z"));
   });
 
-  it("Kolkata and Kathmandu, 15 minutes apart: windows that do not overlap are sized apart", () => {
+  it("Kolkata and Kathmandu, 15 minutes apart: windows that do not overlap are sized apart", async () => {
     const rows = [
       "id,email,timezone",
       ...Array.from({ length: 18 }, (_, i) => `${i},u${i}@example.com,${i % 2 ? "Asia/Kolkata" : "Asia/Kathmandu"}`),
     ];
     const f = write("fifteen.csv", rows.join("\n") + "\n");
     // 9 sends per instant at 0.01/s need 15 minutes each; 15 minutes apart they never overlap
-    assert.strictEqual(json("--recipients", f, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01").windowMinutes, 15);
+    assert.strictEqual((await json("--recipients", f, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01")).windowMinutes, 15);
     // 18 at one instant would need 30
     const same = write("same.csv", rows.map((l) => l.replace("Asia/Kolkata", "Asia/Kathmandu")).join("\n"));
-    assert.strictEqual(json("--recipients", same, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01").windowMinutes, 30);
+    assert.strictEqual((await json("--recipients", same, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01")).windowMinutes, 30);
   });
 
-  it("spring-forward gap and fall-back overlap instants (New York)", () => {
+  it("spring-forward gap and fall-back overlap instants (New York)", async () => {
     const f = write("ny.csv", "id,email,timezone\n1,a@example.com,America/New_York\n");
     assert.strictEqual(
-      json("--recipients", f, "--date", "2026-03-08", "--hour", "2", "--minute", "30").instants[0].utc,
+      (await json("--recipients", f, "--date", "2026-03-08", "--hour", "2", "--minute", "30")).instants[0].utc,
       "2026-03-08T07:30:00.000Z",
     );
     assert.strictEqual(
-      json("--recipients", f, "--date", "2026-11-01", "--hour", "1", "--minute", "30").instants[0].utc,
+      (await json("--recipients", f, "--date", "2026-11-01", "--hour", "1", "--minute", "30")).instants[0].utc,
       "2026-11-01T05:30:00.000Z",
     );
   });
 
-  it("prints a readable report with a histogram", () => {
-    const r = sizeWindow("--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T00:00:00Z");
+  it("prints a readable report with a histogram", async () => {
+    const r = await sizeWindow("--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T00:00:00Z");
     assert.strictEqual(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Recipients: 10 rows \(2 without a known zone → UTC, 1 zone name re-cased\) × 1 step = 10 schedules/);
     assert.match(r.stdout, /2026-12-01 03:15 {12}1  █+ +Asia\/Kathmandu/);
     assert.match(r.stdout, /Flexible window: 1 minute/);
   });
 
-  it("header only: no schedules, exit 0", () => {
-    const r = json("--recipients", write("header.csv", "id,email,timezone\n"), "--date", "2026-12-01", "--hour", "9");
+  it("header only: no schedules, exit 0", async () => {
+    const r = await json("--recipients", write("header.csv", "id,email,timezone\n"), "--date", "2026-12-01", "--hour", "9");
     assert.deepStrictEqual([r.schedules, r.instants, r.peak], [0, [], null]);
   });
 
@@ -125,8 +126,8 @@ describe("size-window", () => {
     ["stray-quote.csv", 'id,email,timezone\n1,a@example.com,UT"C\n', /stray-quote\.csv:2: malformed CSV: a quote inside an unquoted field/],
     ["short-row.csv", "id,email,timezone\n1,a@example.com\n", /short-row\.csv:2: 2 fields where the header has 3/],
   ] as const) {
-    it(`bad input (${name}): one line naming file and line, exit 2`, () => {
-      const r = sizeWindow("--recipients", write(name, text), "--date", "2026-12-01", "--hour", "9");
+    it(`bad input (${name}): one line naming file and line, exit 2`, async () => {
+      const r = await sizeWindow("--recipients", write(name, text), "--date", "2026-12-01", "--hour", "9");
       assert.strictEqual(r.code, 2);
       assert.match(r.stderr, message);
       assert.strictEqual(r.stderr.trim().split("\n").length, 1);
@@ -146,19 +147,31 @@ describe("size-window", () => {
     [["--schedules", "ten"], /--schedules ten: must be a whole number/],
     [[], /give --schedules N or --recipients FILE/],
   ] as const) {
-    it(`bad flags (${args.join(" ") || "none"}): exit 2`, () => {
-      const r = sizeWindow(...args);
+    it(`bad flags (${args.join(" ") || "none"}): exit 2`, async () => {
+      const r = await sizeWindow(...args);
       assert.strictEqual(r.code, 2, r.stderr);
       assert.match(r.stderr, message);
     });
   }
 
-  it("a window over 1,440 minutes: exit 1 with what would make it fit", () => {
-    const r = sizeWindow("--schedules", "100000000");
+  it("a window over 1,440 minutes: exit 1 with what would make it fit", async () => {
+    const r = await sizeWindow("--schedules", "100000000");
     assert.strictEqual(r.code, 1);
     assert.match(
       r.stderr,
       /no flexible window up to 1440 minutes keeps sends within 1000\/s: raise .* to at least 1158\/s, or split the campaign into 2 campaigns/,
+    );
+  });
+
+  it("runs as a script the way users call it: report on stdout, one error line and the exit code on stderr", function () {
+    this.timeout(20_000);
+    const ok = runScript("scripts/size-window.ts", ["--schedules", "500000", "--tps", "5000"]);
+    assert.strictEqual(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^Schedules: 500,000\n/);
+    const bad = runScript("scripts/size-window.ts", ["--schedules", "ten"]);
+    assert.deepStrictEqual(
+      [bad.code, bad.stdout, bad.stderr],
+      [2, "", "error: --schedules ten: must be a whole number from 0 to 9007199254740991\n"],
     );
   });
 });

@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { effectiveTps, InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/core/window";
+import { effectiveTps } from "../../scripts/lib/cli/campaign-flags";
+import { InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/core/window";
 
 const T0 = Date.UTC(2026, 11, 1, 3, 15);
 const MIN = 60_000;

@@ -1,9 +1,13 @@
 /**
- * The flags size-window and launch-campaign share, parsed once: when the campaign sends (--date, --hour, --minute,
- * --step, --default-timezone), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate), and --now.
+ * The flags size-window and launch-campaign share, validated here into typed values the core takes: when the
+ * campaign sends (--date, --hour, --minute, --step, --default-timezone), the rate its sends must hold (--tps, or
+ * --invocation-tps and --ses-rate), and --now. Every message names the flag and what is allowed.
  */
+import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
+import { scheduler } from "../../../infra/quotas";
+import { canonicalZone, LocalTime, parseLocalTime, Step } from "../core/send-time";
+import { EffectiveTps } from "../core/window";
 import { intFlag, positiveFlag, UsageError } from "./run";
-import { effectiveTps, EffectiveTps } from "../core/window";
 
 export const SEND_TIME_FLAGS = {
   date: { type: "string" },
@@ -20,29 +24,55 @@ export const RATE_FLAGS = {
   "ses-rate": { type: "string" },
 } as const;
 
-export interface SendTimeFlags {
-  date: string;
-  hour: number;
-  minute: number;
-  stepFlags: string[];
-  defaultTimezone: string;
+/** When a campaign sends: step 1's local time, every step, and the zone for rows without a usable one. */
+export interface CampaignTiming {
+  base: LocalTime;
+  steps: Step[];
+  defaultZone: string;
 }
 
-export function sendTimeFromFlags(f: {
-  date?: string;
-  hour?: string;
-  minute?: string;
-  step?: string[];
-  "default-timezone"?: string;
-}): SendTimeFlags {
+/** The send-time flags, checked. `template` (launcher) is step 1's and the default of later steps. */
+export function timingFromFlags(
+  f: { date?: string; hour?: string; minute?: string; step?: string[]; "default-timezone"?: string },
+  template?: string,
+): CampaignTiming {
   if (f.date === undefined) throw new UsageError("--date YYYY-MM-DD is required");
-  return {
-    date: f.date,
-    hour: intFlag("hour", f.hour, 0, 23),
-    minute: intFlag("minute", f.minute, 0, 59, 0),
-    stepFlags: f.step ?? [],
-    defaultTimezone: f["default-timezone"] ?? "UTC",
-  };
+  const base = parseLocalTime(f.date, intFlag("hour", f.hour, 0, 23), intFlag("minute", f.minute, 0, 59, 0));
+  if (typeof base === "string") throw new UsageError(`--date ${base}`);
+  const steps: Step[] = [{ number: 1, days: 0, template }];
+  for (const raw of f.step ?? []) {
+    const step = parseStepFlag(raw, steps.length + 1);
+    steps.push({ ...step, template: step.template ?? template });
+  }
+  const rawZone = f["default-timezone"] ?? "UTC";
+  const defaultZone = canonicalZone(rawZone);
+  if (!defaultZone) throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
+  return { base, steps, defaultZone };
+}
+
+const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
+
+/** `+3d`, `+3d:followup`, `+12h:reminder`: offsets from step 1, optionally the step's SES template. */
+export function parseStepFlag(raw: string, number: number): Step {
+  const m = STEP_FLAG.exec(raw);
+  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3])))
+    throw new UsageError(
+      `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`,
+    );
+  return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
+}
+
+/** --campaign: `campaign-<id>` must be a valid schedule group name. */
+export function campaignFlag(raw: string): string {
+  const problem = campaignIdProblem(raw);
+  if (problem) throw new UsageError(`--campaign: ${problem}`);
+  return raw;
+}
+
+/** --template: an SES template name. */
+export function templateFlag(raw: string): string {
+  if (!SES_NAME.test(raw)) throw new UsageError(`--template ${raw}: an SES template name, 1–64 of A-Z a-z 0-9 _ -`);
+  return raw;
 }
 
 /** --now as epoch milliseconds (default: the current time). */
@@ -63,4 +93,14 @@ export function rateFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses
     invocationTps: optional("invocation-tps", f["invocation-tps"]),
     sesRate: optional("ses-rate", f["ses-rate"]),
   });
+}
+
+/** The rate sends may reach: an explicit TPS, or the lower of the invocation quota and the SES sending rate. */
+export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?: number }): EffectiveTps {
+  if (o.tps !== undefined) return { tps: o.tps, source: "--tps" };
+  const invocation = o.invocationTps ?? scheduler.invocationTps;
+  const invocationSource =
+    o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
+  if (o.sesRate !== undefined && o.sesRate < invocation) return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
+  return { tps: invocation, source: invocationSource };
 }

@@ -3,9 +3,10 @@
  * (0 ok, 1 findings, 2 usage or input error).
  */
 import { parseArgs, ParseArgsConfig } from "util";
+import { InputError } from "../core/errors";
 
-/** Bad flags or bad input: printed as one line, exit 2. */
-export class UsageError extends Error {}
+/** Bad flags: printed as one line, exit 2 (like bad input, the core's InputError). */
+export class UsageError extends InputError {}
 
 /** Something was found that the user must act on (a violation, a window that does not fit): exit 1. */
 export class FindingsError extends Error {}
@@ -54,15 +55,21 @@ export function positiveFlag(name: string, raw: string | undefined, def?: number
   return n;
 }
 
+/** What an error becomes on the command line: one line on stderr and the exit code. */
+export function failure(e: unknown): { code: number; line: string } {
+  const message = e instanceof Error ? e.message : String(e);
+  return { code: e instanceof FindingsError ? 1 : e instanceof InputError ? 2 : 1, line: `error: ${message.split("\n")[0]}\n` };
+}
+
 /** Runs a CLI body: its return value is the exit code; known errors become one line on stderr. */
 export function runMain(main: () => Promise<number | void>): void {
   main().then(
     (code) => process.exit(code ?? 0),
     (e: unknown) => {
-      const message = e instanceof Error ? e.message : String(e);
-      process.stderr.write(`error: ${message.split("\n")[0]}\n`);
+      const { code, line } = failure(e);
+      process.stderr.write(line);
       if (process.env.SENDTIME_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
-      process.exit(e instanceof FindingsError ? 1 : e instanceof UsageError ? 2 : 1);
+      process.exit(code);
     },
   );
 }

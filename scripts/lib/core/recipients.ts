@@ -4,7 +4,7 @@
  */
 import * as fs from "fs";
 import { parse } from "csv-parse";
-import { UsageError } from "../cli/run";
+import { InputError } from "./errors";
 
 export interface CsvRecord {
   /** 1-based line where the record starts (the header is line 1). */
@@ -30,14 +30,14 @@ const CSV_ERRORS: Record<string, string> = {
   CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: "a closing quote is followed by more characters (double quotes inside a quoted field)",
 };
 
-/** Opens `file`; throws UsageError (one line, file and line) when it cannot be read or is not CSV. */
+/** Opens `file`; throws InputError (one line, file and line) when it cannot be read or is not CSV. */
 export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
   try {
     const stat = await fs.promises.stat(file);
-    if (!stat.isFile()) throw new UsageError(`${file}: not a file`);
+    if (!stat.isFile()) throw new InputError(`${file}: not a file`);
   } catch (e) {
-    if (e instanceof UsageError) throw e;
-    throw new UsageError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   // Line numbers are counted here rather than with csv-parse's `info` option, which costs a third more time.
   const parser = fs.createReadStream(file).pipe(parse(CSV_OPTIONS));
@@ -52,7 +52,7 @@ export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
         // csv-parse's line is exact; records parsed ahead of the error are dropped by the stream, so ours may lag.
         const err = e as Error & { code?: string; lines?: number };
         const what = CSV_ERRORS[err.code ?? ""] ?? err.message.split("\n")[0];
-        throw new UsageError(`${file}:${err.lines ?? line}: malformed CSV: ${what}`);
+        throw new InputError(`${file}:${err.lines ?? line}: malformed CSV: ${what}`);
       }
       if (r.done) return undefined;
       const fields = r.value;
@@ -65,7 +65,7 @@ export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
   };
 
   const first = await next();
-  if (!first) throw new UsageError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
+  if (!first) throw new InputError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
   const header = first.fields.map((h) => h.trim());
   const index = new Map(header.map((h, i) => [h, i]));
   return {
@@ -77,4 +77,13 @@ export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
       },
     },
   };
+}
+
+/** Lines in a file: an upper bound on its records (a quoted field may span lines). */
+export async function countLines(file: string): Promise<number> {
+  let n = 0;
+  for await (const chunk of fs.createReadStream(file) as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
+  }
+  return n + 1;
 }

@@ -1,12 +1,13 @@
 /**
- * Send-time rules (DESIGN.md "Send-time rules"), implemented once for size-window and the launcher.
+ * Send-time rules, implemented once for size-window and the launcher (the README's "Rules worth knowing"):
+ * - a row's zone is an IANA name (links such as US/Eastern too); one differing only in case is re-cased, since
+ *   Scheduler matches names exactly; a missing or unknown zone takes the campaign's default zone;
+ * - a local time in a spring-forward gap moves forward by the gap; one that occurs twice (fall-back) takes the
+ *   earlier instant; either is written in UTC, so `send_at` + `timezone` always denote exactly one instant;
+ * - step k is `+Nd` (the same local time N days after step 1) or `+Nh` (N hours after it).
  * Pure: no AWS, no I/O. Offsets come from the IANA database through luxon's IANAZone (Intl underneath).
- *
- * Per-row work is a cache lookup: a zone's instants depend only on (zone, step), so they are computed once per
- * distinct zone, never per row.
  */
 import { IANAZone } from "luxon";
-import { SES_NAME } from "../../../infra/naming";
 import { IANA_ZONE_NAMES } from "./iana-zones";
 
 const MINUTE = 60_000;
@@ -31,24 +32,15 @@ export interface ResolvedZone {
   status: ZoneStatus;
 }
 
-/** Resolves each row's zone, falling back to the campaign default; remembers every distinct raw value it saw. */
+/** Resolves a row's zone, falling back to the campaign default. Callers cache (decisions.ts, per zone as written). */
 export class ZoneResolver {
-  private readonly cache = new Map<string, ResolvedZone>();
-  private static readonly MAX_CACHED = 100_000;
-
   constructor(readonly defaultZone: string) {
     if (canonicalZone(defaultZone) !== defaultZone) throw new Error(`default time zone "${defaultZone}" is not an IANA zone name`);
   }
 
   resolve(raw: string | undefined): ResolvedZone {
-    const key = raw ?? "";
-    let hit = this.cache.get(key);
-    if (hit === undefined) {
-      const zone = key === "" ? undefined : canonicalZone(key);
-      hit = zone === undefined ? { zone: this.defaultZone, status: "defaulted" } : { zone, status: zone === key ? "ok" : "canonicalised" };
-      if (this.cache.size < ZoneResolver.MAX_CACHED) this.cache.set(key, hit);
-    }
-    return hit;
+    const zone = raw === undefined || raw === "" ? undefined : canonicalZone(raw);
+    return zone === undefined ? { zone: this.defaultZone, status: "defaulted" } : { zone, status: zone === raw ? "ok" : "canonicalised" };
   }
 }
 
@@ -112,14 +104,17 @@ export function addDays(t: LocalTime, days: number): LocalTime {
  */
 export interface ScheduledTime {
   utcMs: number;
+  /** The same instant, ISO 8601 in UTC. */
+  utc: string;
   send_at: string;
   timezone: string;
   fold: Fold;
 }
 
 export function scheduledTime(zone: string, utcMs: number, fold: Fold): ScheduledTime {
-  if (fold === "exact") return { utcMs, send_at: wallClock(zone, utcMs), timezone: zone, fold };
-  return { utcMs, send_at: new Date(utcMs).toISOString().slice(0, 19), timezone: "UTC", fold };
+  const utc = new Date(utcMs).toISOString();
+  if (fold === "exact") return { utcMs, utc, send_at: wallClock(zone, utcMs), timezone: zone, fold };
+  return { utcMs, utc, send_at: utc.slice(0, 19), timezone: "UTC", fold };
 }
 
 /** A campaign step: step 1 is the base time; later steps are `+Nd` (same local time N days later) or `+Nh`. */
@@ -131,14 +126,14 @@ export interface Step {
   template?: string;
 }
 
-const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
+/** `+3d` or `+36h`: how a step is written in reports. */
+export function stepOffset(step: Step): string {
+  return step.hours ? `+${step.hours}h` : `+${step.days ?? 0}d`;
+}
 
-/** Parses `+3d`, `+3d:followup`, `+12h:reminder`. Offsets are from step 1. Returns an error message for bad input. */
-export function parseStep(raw: string, number: number): Step | string {
-  const m = STEP_FLAG.exec(raw);
-  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3])))
-    return `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`;
-  return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
+/** Whether two steps always send at the same instant: the same days, or the same hours. */
+export function sameOffset(a: Step, b: Step): boolean {
+  return (a.hours ?? 0) === (b.hours ?? 0) && (a.days ?? 0) === (b.days ?? 0);
 }
 
 /** The instant of `step` in `zone`, for a campaign whose first send is at local time `base`. */
@@ -153,39 +148,12 @@ export function stepTime(zone: string, base: LocalTime, step: Step): ScheduledTi
   return scheduledTime(zone, utcMs, fold);
 }
 
-/** Parses YYYY-MM-DD plus hour and minute into a LocalTime, or returns an error message. */
+/** Parses YYYY-MM-DD plus hour and minute into a LocalTime, or returns what is wrong with the date. */
 export function parseLocalTime(date: string, hour: number, minute: number): LocalTime | string {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  if (!m) return `--date ${date}: expected YYYY-MM-DD`;
+  if (!m) return `${date}: expected YYYY-MM-DD`;
   const t = { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]), hour, minute };
   const d = new Date(Date.UTC(t.year, t.month - 1, t.day));
-  if (d.getUTCFullYear() !== t.year || d.getUTCMonth() + 1 !== t.month || d.getUTCDate() !== t.day) return `--date ${date}: no such date`;
+  if (d.getUTCFullYear() !== t.year || d.getUTCMonth() + 1 !== t.month || d.getUTCDate() !== t.day) return `${date}: no such date`;
   return t;
-}
-
-/** Every step's scheduled time per zone, computed once per distinct zone. */
-export class CampaignClock {
-  private readonly cache = new Map<string, ScheduledTime[]>();
-
-  constructor(
-    readonly base: LocalTime,
-    readonly steps: Step[],
-  ) {}
-
-  timesFor(zone: string): ScheduledTime[] {
-    let times = this.cache.get(zone);
-    if (!times) this.cache.set(zone, (times = this.steps.map((s) => stepTime(zone, this.base, s))));
-    return times;
-  }
-}
-
-/** Step 1 plus the `--step` flags, or an error message. */
-export function campaignSteps(firstTemplate: string | undefined, stepFlags: string[]): Step[] | string {
-  const steps: Step[] = [{ number: 1, days: 0, template: firstTemplate }];
-  for (const raw of stepFlags) {
-    const s = parseStep(raw, steps.length + 1);
-    if (typeof s === "string") return s;
-    steps.push(s);
-  }
-  return steps;
 }

@@ -1,9 +1,9 @@
 /**
- * Flexible-window sizing (DESIGN.md "Window sizing"). Pure.
+ * Flexible-window sizing. Pure.
  *
- * With a window of W minutes, Scheduler spreads the sends of an instant t evenly over [t, t + W). Windows of nearby
- * instants overlap and their rates add. W is the smallest whole number of minutes for which the summed rate never
- * exceeds the effective TPS.
+ * Reference rule for one spike: ⌈schedules ÷ TPS ÷ 60⌉ minutes. From a recipient list: with a window of W minutes,
+ * Scheduler spreads the sends of an instant t evenly over [t, t + W). Windows of nearby instants overlap and their
+ * rates add. W is the smallest whole number of minutes for which the summed rate never exceeds the effective TPS.
  */
 import { scheduler } from "../../../infra/quotas";
 
@@ -14,19 +14,10 @@ export function volumeWindowMinutes(schedules: number, tps: number): number {
   return Math.max(scheduler.flexibleWindowMinutes.min, Math.ceil(schedules / (tps * 60)));
 }
 
+/** The rate sends may reach, and where that number came from (for reports). */
 export interface EffectiveTps {
   tps: number;
   source: string;
-}
-
-/** The rate sends may reach: an explicit TPS, or the lower of the invocation quota and the SES sending rate. */
-export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?: number }): EffectiveTps {
-  if (o.tps !== undefined) return { tps: o.tps, source: "--tps" };
-  const invocation = o.invocationTps ?? scheduler.invocationTps;
-  const invocationSource =
-    o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
-  if (o.sesRate !== undefined && o.sesRate < invocation) return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
-  return { tps: invocation, source: invocationSource };
 }
 
 /** Sends per instant, with the zones behind each. State per distinct instant, never per row. */

@@ -1,0 +1,97 @@
+/**
+ * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`) and summary.json.
+ * Written under temporary names and renamed at the end: a failed run leaves no half plan.
+ */
+import { createHash, Hash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { Reject } from "./recipient-rows";
+
+export interface PlanPaths {
+  plan: string;
+  rejects: string;
+  summary: string;
+}
+
+export class PlanFiles {
+  readonly paths: PlanPaths;
+  private readonly hash = createHash("sha256");
+  private readonly plan: LineWriter;
+  private readonly rejects: LineWriter;
+
+  constructor(outDir: string) {
+    fs.mkdirSync(outDir, { recursive: true });
+    this.paths = {
+      plan: path.join(outDir, "plan.jsonl"),
+      rejects: path.join(outDir, "rejects.csv"),
+      summary: path.join(outDir, "summary.json"),
+    };
+    this.plan = new LineWriter(this.paths.plan + ".partial", this.hash);
+    this.rejects = new LineWriter(this.paths.rejects + ".partial");
+    this.rejects.write("line,id,reason\n");
+  }
+
+  /** Appends plan lines; resolves at once unless the disk is behind. */
+  writePlan(text: string): Promise<void> | undefined {
+    return this.plan.write(text);
+  }
+
+  reject(r: Reject): Promise<void> | undefined {
+    return this.rejects.write(`${r.line},${csvField(r.id)},${csvField(r.text)}\n`);
+  }
+
+  /** Flushes and closes the plan and rejects; returns the plan's sha256. */
+  async close(): Promise<string> {
+    await this.plan.close();
+    await this.rejects.close();
+    return this.hash.digest("hex");
+  }
+
+  /** Puts every file in place under its final name, the summary last. */
+  commit(summary: object): void {
+    fs.renameSync(this.paths.plan + ".partial", this.paths.plan);
+    fs.renameSync(this.paths.rejects + ".partial", this.paths.rejects);
+    fs.writeFileSync(this.paths.summary, JSON.stringify(summary, null, 2) + "\n");
+  }
+
+  abort(): void {
+    this.plan.abort();
+    this.rejects.abort();
+  }
+}
+
+/** RFC 4180 quoting when needed. */
+function csvField(v: string): string {
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** Buffered writes with backpressure; optionally hashes what it writes. */
+class LineWriter {
+  private readonly stream: fs.WriteStream;
+  private buffer = "";
+  constructor(
+    readonly file: string,
+    private readonly hash?: Hash,
+  ) {
+    this.stream = fs.createWriteStream(file);
+  }
+  /** Appends; resolves at once unless the buffer is full and the disk is behind. */
+  write(text: string): Promise<void> | undefined {
+    this.buffer += text;
+    return this.buffer.length >= 1 << 20 ? this.flush() : undefined;
+  }
+  private async flush(): Promise<void> {
+    const chunk = this.buffer;
+    this.buffer = "";
+    this.hash?.update(chunk);
+    if (!this.stream.write(chunk)) await new Promise<void>((r) => this.stream.once("drain", () => r()));
+  }
+  async close(): Promise<void> {
+    await this.flush();
+    await new Promise<void>((resolve, reject) => this.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+  abort(): void {
+    this.stream.destroy();
+    fs.rmSync(this.file, { force: true });
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Step 1 of planning, shared by the launcher and size-window: is this CSV record a recipient we may send to?
+ * Each record becomes a RecipientRow or a Reject (reason + one line of text for rejects.csv). Same code, same counts
+ * in both tools.
+ */
+import { isEmailAddress } from "../../../infra/config";
+import { InputError } from "./errors";
+import { CsvRecord } from "./recipients";
+
+/** Reserved columns: the rest of the CSV becomes template data. */
+export const ID_COLUMN = "id";
+export const EMAIL_COLUMN = "email";
+export const TIMEZONE_COLUMN = "timezone";
+/** Added to every step's template data by the planner, so a CSV column may not use it. */
+export const STEP_KEY = "step";
+
+/** SES takes at most 254 characters in an address. */
+const MAX_EMAIL_LENGTH = 254;
+
+export type RejectReason = "wrong-field-count" | "missing-id" | "duplicate-id" | "invalid-email" | "too-large" | "send-time-passed";
+
+export interface Reject {
+  line: number;
+  id: string;
+  reason: RejectReason;
+  /** One line for rejects.csv: what is wrong with the row. */
+  text: string;
+}
+
+/** A row that passed the checks: the fields the planner uses. */
+export interface RecipientRow {
+  line: number;
+  id: string;
+  email: string;
+  /** The timezone column as written (undefined when the file has none). */
+  rawZone: string | undefined;
+  fields: string[];
+}
+
+/** Where the reserved columns are; every other column is personalization. */
+export interface Columns {
+  header: string[];
+  id: number;
+  email: number;
+  timezone?: number;
+  /** Indices of the personalization columns. */
+  data: number[];
+}
+
+/** The header must name id and email once each; `step` is reserved for the step number. */
+export function recipientColumns(file: string, header: string[]): Columns {
+  const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
+  const missing = [ID_COLUMN, EMAIL_COLUMN].filter((c) => index(c) === undefined);
+  if (missing.length)
+    throw new InputError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
+  const dup = header.find((h, i) => header.indexOf(h) !== i);
+  if (dup !== undefined) throw new InputError(`${file}:1: column "${dup}" appears twice in the header`);
+  if (index(STEP_KEY) !== undefined)
+    throw new InputError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
+  const id = index(ID_COLUMN)!;
+  const email = index(EMAIL_COLUMN)!;
+  const timezone = index(TIMEZONE_COLUMN);
+  return { header, id, email, timezone, data: header.map((_, i) => i).filter((i) => ![id, email, timezone].includes(i)) };
+}
+
+/**
+ * Keys already seen (ids), with the line each was first seen on. An interface so that a compact set can replace the
+ * map for very large lists without touching the checks.
+ */
+export interface SeenKeys {
+  firstLine(key: string): number | undefined;
+  add(key: string, line: number): void;
+}
+
+export class SeenMap implements SeenKeys {
+  private readonly lines = new Map<string, number>();
+  firstLine(key: string): number | undefined {
+    return this.lines.get(key);
+  }
+  add(key: string, line: number): void {
+    this.lines.set(key, line);
+  }
+}
+
+export function isReject(r: RecipientRow | Reject): r is Reject {
+  return "reason" in r;
+}
+
+/** Checks each record in file order: field count, id present and not seen before, a valid address. */
+export class RecipientChecker {
+  private readonly ids: SeenKeys;
+
+  constructor(
+    private readonly columns: Columns,
+    seen: { ids?: SeenKeys } = {},
+  ) {
+    this.ids = seen.ids ?? new SeenMap();
+  }
+
+  /** The row, or why it is rejected (a Reject has a `reason`). */
+  check(rec: CsvRecord): RecipientRow | Reject {
+    const f = rec.fields;
+    const c = this.columns;
+    const id = f[c.id] ?? "";
+    const reject = (reason: RejectReason, text: string): Reject => ({ line: rec.line, id, reason, text });
+    if (f.length !== c.header.length) return reject("wrong-field-count", `${f.length} fields where the header has ${c.header.length}`);
+    if (id.trim() === "") return reject("missing-id", "missing id");
+    const first = this.ids.firstLine(id);
+    if (first !== undefined) return reject("duplicate-id", `duplicate id (first on line ${first}); a recipient is sent once`);
+    this.ids.add(id, rec.line);
+    const email = f[c.email].trim();
+    if (!isEmailAddress(email) || email.length > MAX_EMAIL_LENGTH) return reject("invalid-email", `invalid email address "${f[c.email]}"`);
+    return { line: rec.line, id, email, rawZone: c.timezone === undefined ? undefined : f[c.timezone], fields: f };
+  }
+}
