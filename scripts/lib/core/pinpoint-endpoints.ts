@@ -1,0 +1,126 @@
+/**
+ * One Amazon Pinpoint endpoint (a line of an export job's output: an EndpointResponse as newline-delimited JSON) →
+ * one sendtime recipient, or the reason it is skipped. Pure: no I/O.
+ *
+ * Fields read (Pinpoint API reference, EndpointResponse): ChannelType, EndpointStatus, OptOut, Address, Id,
+ * User.UserId, User.UserAttributes, Attributes, Demographic.Timezone. Metrics, Location and the other Demographic
+ * fields are not imported.
+ */
+import { isEmailAddress } from "../../../infra/config";
+
+/** The parts of an EndpointResponse the importer reads; every field is optional in an export. */
+export interface PinpointEndpoint {
+  Id?: string;
+  ChannelType?: string;
+  Address?: string;
+  EndpointStatus?: string;
+  OptOut?: string;
+  Attributes?: Record<string, unknown>;
+  Demographic?: { Timezone?: string };
+  User?: { UserId?: string; UserAttributes?: Record<string, unknown> };
+}
+
+export type SkipReason = "not-email" | "inactive" | "opted-out" | "invalid-address" | "missing-id" | "duplicate-user" | "duplicate-id";
+export const SKIP_REASONS: SkipReason[] = [
+  "not-email",
+  "inactive",
+  "opted-out",
+  "invalid-address",
+  "missing-id",
+  "duplicate-user",
+  "duplicate-id",
+];
+
+/** Where a personalization value came from: the endpoint's Attributes or its User.UserAttributes. */
+export type AttributeSource = "endpoint" | "user";
+
+export interface EndpointRecipient {
+  id: string;
+  idFrom: "UserId" | "Id";
+  email: string;
+  timezone: string;
+  attributes: { source: AttributeSource; name: string; value: string }[];
+}
+
+export type EndpointOutcome = { recipient: EndpointRecipient } | { skip: SkipReason; detail: string };
+
+/** Separator between the values of a multi-valued attribute (`["Science", "Music"]` → `Science;Music`). */
+export const DEFAULT_VALUE_SEPARATOR = ";";
+
+/**
+ * Decides one endpoint, before duplicates (the caller knows which ids were written). Checked in this order: an
+ * EMAIL channel, ACTIVE (a missing status counts as active), OptOut NONE or absent (any other value, ALL included,
+ * counts as opted out: an email cannot be taken back), an address SES accepts, an id (User.UserId, else Id).
+ */
+export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_SEPARATOR): EndpointOutcome {
+  if (e.ChannelType !== "EMAIL") return { skip: "not-email", detail: `ChannelType ${e.ChannelType ?? "missing"}` };
+  if (e.EndpointStatus !== undefined && e.EndpointStatus !== "ACTIVE")
+    return { skip: "inactive", detail: `EndpointStatus ${e.EndpointStatus}` };
+  if (e.OptOut !== undefined && e.OptOut !== "NONE") return { skip: "opted-out", detail: `OptOut ${e.OptOut}` };
+  const email = typeof e.Address === "string" ? e.Address.trim() : "";
+  if (!isEmailAddress(email) || email.length > 254)
+    return {
+      skip: "invalid-address",
+      detail: e.Address === undefined ? "no Address" : `Address "${String(e.Address)}" is not an email address`,
+    };
+  const userId = text(e.User?.UserId).trim();
+  const endpointId = text(e.Id).trim();
+  if (userId === "" && endpointId === "") return { skip: "missing-id", detail: "neither User.UserId nor Id" };
+  const attributes: EndpointRecipient["attributes"] = [];
+  for (const [name, value] of Object.entries(e.Attributes ?? {}))
+    attributes.push({ source: "endpoint", name, value: joinValues(value, separator) });
+  for (const [name, value] of Object.entries(e.User?.UserAttributes ?? {}))
+    attributes.push({ source: "user", name, value: joinValues(value, separator) });
+  return {
+    recipient: {
+      id: userId || endpointId,
+      idFrom: userId ? "UserId" : "Id",
+      email,
+      timezone: text(e.Demographic?.Timezone).trim(),
+      attributes,
+    },
+  };
+}
+
+/** Pinpoint attribute values are lists of strings; they are joined in their order. A lone value is kept as is. */
+export function joinValues(value: unknown, separator: string): string {
+  if (Array.isArray(value)) return value.map(text).join(separator);
+  return text(value);
+}
+
+function text(v: unknown): string {
+  if (v === undefined || v === null) return "";
+  return typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+/** Columns sendtime reads itself; an attribute of one of these names would change a send, so it is renamed. */
+export const CONTROL_COLUMNS = ["id", "email", "timezone", "send_at", "send_hour", "send_minute", "step"];
+
+/**
+ * Column names for the attributes seen, in the order given (each `{source, name}` once):
+ * - the attribute's name, trimmed, when no control column and no other attribute has that name (ignoring case);
+ * - otherwise `attr_<name>` (endpoint attribute) or `user_<name>` (user attribute);
+ * - then, should that still clash with a name already given (ignoring case), `_2`, `_3`, … appended.
+ */
+export function columnNames(keys: { source: AttributeSource; name: string }[]): string[] {
+  const lower = (k: { name: string }) => k.name.trim().toLowerCase();
+  const uses = new Map<string, number>();
+  for (const k of keys) uses.set(lower(k), (uses.get(lower(k)) ?? 0) + 1);
+  const plain = keys.map((k) => lower(k) !== "" && uses.get(lower(k)) === 1 && !CONTROL_COLUMNS.includes(lower(k)));
+  // Names kept as they are are taken first, so a prefixed name never takes a name an attribute really has.
+  const taken = new Set(CONTROL_COLUMNS);
+  keys.forEach((k, i) => plain[i] && taken.add(lower(k)));
+  return keys.map((k, i) => {
+    if (plain[i]) return k.name.trim();
+    const base = `${k.source === "endpoint" ? "attr" : "user"}_${k.name.trim()}`;
+    let name = base;
+    for (let s = 2; taken.has(name.toLowerCase()); s++) name = `${base}_${s}`;
+    taken.add(name.toLowerCase());
+    return name;
+  });
+}
+
+/** One CSV field, RFC 4180: quoted when it holds a comma, a quote, CR or LF (quotes doubled), or edge spaces. */
+export function csvField(value: string): string {
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}

@@ -1,0 +1,403 @@
+import * as assert from "assert";
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as http from "http";
+import * as os from "os";
+import * as path from "path";
+import { gzipSync } from "zlib";
+import { parse } from "csv-parse/sync";
+import { IANAZone } from "luxon";
+import { main } from "../../scripts/import-pinpoint";
+import { UsageError } from "../../scripts/lib/cli/run";
+import { HashedIdSet } from "../../scripts/lib/core/id-set";
+import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/core/pinpoint-endpoints";
+import { ROOT } from "../helpers/cli";
+
+const FIXTURES = "tests/fixtures/pinpoint";
+const EXPORT = `${FIXTURES}/export`;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-pinpoint-"));
+let runs = 0;
+
+async function run(args: string[]) {
+  const out = path.join(tmp, `run-${++runs}`);
+  let stdout = "",
+    stderr = "";
+  const code = await main([...args, "--out", out], { out: (t) => (stdout += t), err: (t) => (stderr += t) });
+  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
+  const csv = (f: string) => (read(f) === undefined ? undefined : (parse(read(f)!, { columns: true }) as Record<string, string>[]));
+  return {
+    code,
+    stdout,
+    stderr,
+    out,
+    recipients: csv("recipients.csv"),
+    recipientsText: read("recipients.csv"),
+    skipped: csv("skipped.csv"),
+  };
+}
+
+async function rejects(args: string[], pattern: RegExp) {
+  await assert.rejects(
+    () => run(args),
+    (e: unknown) => e instanceof UsageError && pattern.test(e.message),
+  );
+}
+
+describe("import-pinpoint: endpoints → recipient CSV", () => {
+  it("writes one row per active, opted-in EMAIL endpoint and skips every other endpoint with its reason", async () => {
+    const r = await run(["--endpoints", EXPORT]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    // Expected by reading the fixture lines one by one (see tests/fixtures/pinpoint/export).
+    assert.deepStrictEqual(
+      r.recipients!.map((x) => [x.id, x.email, x.timezone]),
+      [
+        ["u1", "ana@example.com", "America/New_York"],
+        ["u2", "bo@example.com", "Europe/Paris"], // its SMS endpoint came first and did not keep it out
+        ["u3", "chloe.new@example.com", "Asia/Kolkata"], // the opted-out endpoint of u3 does not count as its row
+        ["ep-008", "guest@example.com", ""], // no user: the endpoint Id; no Demographic.Timezone
+        ["u7", "femi@example.com", "Mars/Olympus_Mons"],
+        ["u9", "grace@example.com", "america/chicago"],
+      ],
+    );
+    assert.deepStrictEqual(
+      r.skipped!.map((x) => [path.basename(x.file), x.line, x.endpoint_id, x.user_id, x.reason]),
+      [
+        ["endpoints-1.jsonl", "2", "ep-002", "u2", "not-email"],
+        ["endpoints-1.jsonl", "4", "ep-004", "u1", "duplicate-user"],
+        ["endpoints-1.jsonl", "5", "ep-005", "u3", "opted-out"],
+        ["endpoints-1.jsonl", "7", "ep-007", "u4", "inactive"],
+        ["endpoints-2.jsonl", "3", "ep-010", "u8", "invalid-address"],
+        ["endpoints-2.jsonl", "4", "ep-011", "u1", "not-email"],
+      ],
+    );
+    assert.match(r.stdout, /12 read from 2 files → 6 recipients, 6 skipped/);
+    assert.match(r.stdout, /ids: 5 from User\.UserId, 1 from the endpoint Id/);
+    assert.match(r.stdout, /zones: 1 without Demographic\.Timezone, 1 not an IANA zone name/);
+  });
+
+  it("turns attributes into columns: multi-valued joined, clashes renamed, RFC 4180 quoting", async () => {
+    const r = await run(["--endpoints", EXPORT]);
+    const header = r.recipientsText!.split("\n")[0];
+    assert.strictEqual(header, "id,email,timezone,attr_plan,interests,FirstName,user_plan,attr_email,Note,source");
+    const [u1, u2] = r.recipients!;
+    assert.strictEqual(u1.interests, "Science;Music;Travel");
+    assert.strictEqual(u1.attr_plan, "pro"); // endpoint attribute "plan"
+    assert.strictEqual(u1.user_plan, "gold"); // user attribute "plan"
+    assert.strictEqual(u2.attr_email, "bo.old@example.com"); // an attribute called "email" never replaces the address
+    assert.strictEqual(u2.Note, 'said "hi", then left\nsecond line');
+    assert.ok(r.recipientsText!.includes('"said ""hi"", then left\nsecond line"'));
+    assert.strictEqual(r.recipients![5].interests, ""); // an empty list
+  });
+
+  it("--value-separator joins multi-valued attributes with another separator", async () => {
+    const r = await run(["--endpoints", EXPORT, "--value-separator", " | "]);
+    assert.strictEqual(r.recipients![0].interests, "Science | Music | Travel");
+  });
+
+  it("names columns after the attribute unless a control column or another attribute has the name", () => {
+    const names = columnNames([
+      { source: "endpoint", name: "Step" },
+      { source: "user", name: "send_at" },
+      { source: "endpoint", name: "plan" },
+      { source: "user", name: "Plan" },
+      { source: "endpoint", name: "attr_plan" },
+      { source: "user", name: " city " },
+      { source: "endpoint", name: "TIMEZONE" },
+    ]);
+    assert.deepStrictEqual(names, ["attr_Step", "user_send_at", "attr_plan_2", "user_Plan", "attr_plan", "city", "attr_TIMEZONE"]);
+  });
+
+  it("reads gzip files by their first bytes, whatever their name, and gives the same rows", async () => {
+    const dir = path.join(tmp, "gz");
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, "part-0.jsonl"), gzipSync(fs.readFileSync(`${EXPORT}/endpoints-1.jsonl`)));
+    fs.copyFileSync(`${EXPORT}/endpoints-2.jsonl`, path.join(dir, "part-1.gz.txt"));
+    const plain = await run(["--endpoints", EXPORT]);
+    const gz = await run(["--endpoints", dir]);
+    assert.strictEqual(gz.recipientsText, plain.recipientsText);
+    assert.deepStrictEqual(
+      gz.skipped!.map((x) => x.reason),
+      plain.skipped!.map((x) => x.reason),
+    );
+  });
+
+  it("stops on a truncated gzip file or a line that is not JSON, naming the file and line, and leaves no output", async () => {
+    const gz = gzipSync(fs.readFileSync(`${EXPORT}/endpoints-1.jsonl`));
+    const cut = path.join(tmp, "cut.gz");
+    fs.writeFileSync(cut, gz.subarray(0, gz.length - 20));
+    await rejects(["--endpoints", cut], /cut\.gz: read failed after line \d+: not a complete gzip file/);
+    const bad = path.join(tmp, "bad.jsonl");
+    fs.writeFileSync(bad, fs.readFileSync(`${EXPORT}/endpoints-1.jsonl`, "utf8") + '{"ChannelType": "EMAIL", \n');
+    const out = path.join(tmp, "bad-out");
+    await assert.rejects(
+      () => main(["--endpoints", bad, "--out", out], { out: () => undefined, err: () => undefined }),
+      /bad\.jsonl:8: not JSON/,
+    );
+    assert.deepStrictEqual(fs.readdirSync(out), []);
+    await rejects(["--endpoints", path.join(tmp, "missing")], /missing: cannot read \(ENOENT\)/);
+  });
+
+  it("every skip reason has a case: endpoint by endpoint", () => {
+    const email = { ChannelType: "EMAIL", Address: "a@example.com", Id: "e1" };
+    const reasons = [
+      endpointOutcome({ ...email, ChannelType: "SMS" }),
+      endpointOutcome({ ...email, EndpointStatus: "INACTIVE" }),
+      endpointOutcome({ ...email, OptOut: "ALL" }),
+      endpointOutcome({ ...email, Address: "a@@example.com" }),
+      endpointOutcome({ ChannelType: "EMAIL", Address: "a@example.com", User: { UserId: " " } }),
+    ].map((o) => ("skip" in o ? o.skip : "kept"));
+    assert.deepStrictEqual(reasons, ["not-email", "inactive", "opted-out", "invalid-address", "missing-id"]);
+    assert.deepStrictEqual(SKIP_REASONS.slice(-2), ["duplicate-user", "duplicate-id"]); // those two need the stream: above
+  });
+
+  it("skips a second endpoint whose Id equals an id already written (duplicate-id)", async () => {
+    const file = path.join(tmp, "dup-id.jsonl");
+    const line = (o: object) => JSON.stringify({ ChannelType: "EMAIL", EndpointStatus: "ACTIVE", OptOut: "NONE", ...o });
+    fs.writeFileSync(file, [line({ Id: "x1", Address: "a@example.com" }), line({ Id: "x1", Address: "b@example.com" })].join("\n"));
+    const r = await run(["--endpoints", file]);
+    assert.deepStrictEqual(
+      r.skipped!.map((x) => [x.line, x.reason]),
+      [["2", "duplicate-id"]],
+    );
+  });
+});
+
+describe("import-pinpoint: the compact id set", () => {
+  it("finds every repeat among 300,000 ids and no false one", () => {
+    const set = new HashedIdSet(16);
+    for (let i = 0; i < 300_000; i++) assert.ok(set.add(`user-${i}`));
+    let repeats = 0;
+    for (let i = 0; i < 300_000; i += 7) if (!set.add(`user-${i}`)) repeats++;
+    assert.strictEqual(repeats, Math.ceil(300_000 / 7));
+    assert.strictEqual(set.size, 300_000);
+  });
+});
+
+describe("import-pinpoint: campaign settings → launch-campaign command", () => {
+  const commandOf = (stdout: string) => JSON.parse(stdout).campaign;
+
+  it("maps a one-time local-time campaign with two treatments, a holdout, quiet time and a rate", async () => {
+    const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
+    assert.strictEqual(r.code, 0);
+    const c = commandOf(r.stdout);
+    // By hand: 14:00Z at UTC-05 is 09:00; Etc/GMT+5 is UTC-05 (POSIX sign); quiet 21:00–07:59 inclusive is
+    // 21:00–08:00 exclusive; the campaign's own treatment gets 100 − 10 − 30 − 20 = 40.
+    assert.deepStrictEqual(c.command, [
+      ...["--campaign", "spring-sale-2026", "--recipients", "r.csv", "--template", "spring-sale"],
+      ...["--date", "2026-12-01", "--hour", "9", "--minute", "0", "--default-timezone", "Etc/GMT+5"],
+      ...["--quiet-hours", "21:00-08:00", "--quiet", "skip"],
+      ...["--variant", "Control:40:spring-sale", "--variant", "Subject-B:30:spring-sale-b", "--variant", "C:20:spring-sale-2026-C"],
+      ...["--holdout", "10", "--tps", "200"],
+    ]);
+    const settings = c.notes.map((n: { setting: string }) => n.setting);
+    for (const s of ["SegmentId", "Limits.Daily", "Limits.Total", "Limits.MaximumDuration", "Schedule.QuietTime", "Schedule.IsLocalTime"])
+      assert.ok(settings.includes(s), `a note for ${s}`);
+    assert.ok(settings.includes("AdditionalTreatments[1].MessageConfiguration.EmailMessage"));
+    assert.ok(settings.includes("MessageConfiguration.EmailMessage.FromAddress") === false); // FromAddress of a treatment
+  });
+
+  it("prints the command as one shell line and each unmapped setting as a line", async () => {
+    const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`]);
+    assert.match(
+      r.stdout,
+      /npm run -s launch-campaign -- --campaign spring-sale-2026 --recipients \S+recipients\.csv --template spring-sale/,
+    );
+    assert.match(r.stdout, /- Limits\.Daily: 2 → no per-recipient daily cap/);
+    assert.match(r.stdout, /- SegmentId: 8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a version 3 → .*create-export-job/);
+  });
+
+  it("says an event-triggered campaign becomes a journey, and exits 1 with no command", async () => {
+    const r = await run(["--campaign", `${FIXTURES}/campaign-event.json`, "--json"]);
+    assert.strictEqual(r.code, 1);
+    const c = commandOf(r.stdout);
+    assert.strictEqual(c.command, null);
+    const freq = c.notes.find((n: { setting: string }) => n.setting === "Schedule.Frequency");
+    assert.match(freq.instead, /use a journey.*"cart\.abandoned"/);
+    assert.ok(c.notes.some((n: { setting: string }) => n.setting === "Limits.Daily"));
+  });
+
+  it("maps a weekly campaign at a half-hour offset to --every weekly:DAY --until the last send date", async () => {
+    const r = await run(["--campaign", `${FIXTURES}/campaign-weekly.json`, "--json", "--recipients", "r.csv"]);
+    // By hand: 08:30Z at UTC+05:30 is 14:00 on Thursday 2026-12-03; EndTime 2027-03-01 08:30Z is 14:00 local,
+    // not after the 14:00 send, so the last send date is 2027-02-28.
+    assert.deepStrictEqual(commandOf(r.stdout).command.slice(6), [
+      ...["--every", "weekly:THU", "--until", "2027-02-28", "--hour", "14", "--minute", "0", "--default-timezone", "Asia/Kolkata"],
+    ]);
+  });
+
+  it("maps IsLocalTime false to --at the one instant, and says how to send at local time instead", async () => {
+    const file = path.join(tmp, "instant.json");
+    const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-weekly.json`, "utf8"));
+    Object.assign(c.CampaignResponse.Schedule, { Frequency: "ONCE", IsLocalTime: false, StartTime: "2026-12-03T08:30:00.000Z" });
+    fs.writeFileSync(file, JSON.stringify(c));
+    const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+    const m = commandOf(r.stdout);
+    assert.deepStrictEqual(m.command.slice(6), ["--at", "2026-12-03T08:30:00Z"]);
+    assert.match(
+      m.notes.find((n: { setting: string }) => n.setting === "Schedule.IsLocalTime").instead,
+      /--date 2026-12-03 --hour 14 --minute 0/,
+    );
+  });
+
+  it("uses zones that keep Pinpoint's fixed offsets all year (checked against luxon's tz data)", async () => {
+    for (const [tz, minutes] of [
+      ["UTC-05", -300],
+      ["UTC+13", 780],
+      ["UTC+03:30", 210],
+      ["UTC+04:30", 270],
+      ["UTC+05:30", 330],
+      ["UTC+05:45", 345],
+      ["UTC+06:30", 390],
+      ["UTC+08:45", 525],
+      ["UTC+09:30", 570],
+      ["UTC-09:30", -570],
+    ] as [string, number][]) {
+      const file = path.join(tmp, `tz-${tz}.json`);
+      const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-weekly.json`, "utf8"));
+      c.CampaignResponse.Schedule.Timezone = tz;
+      fs.writeFileSync(file, JSON.stringify(c));
+      const zone = commandOf((await run(["--campaign", file, "--json"])).stdout).launch.sendTime.defaultTimezone;
+      const zoneObj = IANAZone.create(zone);
+      for (const when of [Date.UTC(2027, 0, 15), Date.UTC(2027, 6, 15)])
+        assert.strictEqual(zoneObj.offset(when), minutes, `${tz} → ${zone}`);
+    }
+  });
+
+  it("rejects a campaign file it cannot read as Pinpoint's, naming the key", async () => {
+    const write = (name: string, edit: (c: any) => void) => {
+      const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-ab.json`, "utf8"));
+      edit(c.CampaignResponse);
+      const file = path.join(tmp, name);
+      fs.writeFileSync(file, JSON.stringify(c));
+      return file;
+    };
+    await rejects(["--campaign", write("tz.json", (c) => (c.Schedule.Timezone = "EST"))], /Schedule\.Timezone "EST": expected UTC/);
+    await rejects(["--campaign", write("pct.json", (c) => (c.HoldoutPercent = 60))], /add up to 110, above 100/);
+    await rejects(["--campaign", write("qt.json", (c) => (c.Schedule.QuietTime.End = "7:59"))], /QuietTime\.End "7:59": expected HH:MM/);
+    await rejects(["--campaign", write("st.json", (c) => (c.Schedule.StartTime = "2026-12-01 14:00"))], /StartTime "2026-12-01 14:00"/);
+    const notJson = path.join(tmp, "x.json");
+    fs.writeFileSync(notJson, "{");
+    await rejects(["--campaign", notJson], /x\.json: not JSON/);
+  });
+});
+
+/** A minimal S3 on loopback: ListObjectsV2 (paged, 2 keys a page) and GetObject; some keys hang or stall. */
+function startS3(objects: Record<string, Buffer>) {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const url = new URL(req.url!, "http://x");
+    const [, bucket, ...rest] = url.pathname.split("/");
+    const key = decodeURIComponent(rest.join("/"));
+    if (bucket === "hangs") return; // never answers
+    if (url.searchParams.get("list-type") === "2") {
+      const prefix = url.searchParams.get("prefix") ?? "";
+      const keys = Object.keys(objects)
+        .filter((k) => k.startsWith(prefix))
+        .sort();
+      const from = Number(url.searchParams.get("continuation-token") ?? 0);
+      const page = keys.slice(from, from + 2);
+      const more = from + 2 < keys.length;
+      res.setHeader("content-type", "application/xml");
+      return res.end(
+        `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name>` +
+          `<Prefix>${prefix}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>2</MaxKeys><IsTruncated>${more}</IsTruncated>` +
+          (more ? `<NextContinuationToken>${from + 2}</NextContinuationToken>` : "") +
+          page.map((k) => `<Contents><Key>${k}</Key><Size>${objects[k].length}</Size></Contents>`).join("") +
+          `</ListBucketResult>`,
+      );
+    }
+    if (key.endsWith("stalls.jsonl")) {
+      res.writeHead(200, { "content-length": "100000" });
+      return res.write(objects[key]); // then nothing more
+    }
+    if (!(key in objects)) {
+      res.writeHead(404, { "content-type": "application/xml" });
+      return res.end(`<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>`);
+    }
+    res.end(objects[key]);
+  });
+  return new Promise<{ endpoint: string; requests: string[]; close: () => void }>((r) =>
+    server.listen(0, "127.0.0.1", () =>
+      r({
+        endpoint: `http://127.0.0.1:${(server.address() as any).port}`,
+        requests,
+        close: () => {
+          server.closeAllConnections();
+          server.close();
+        },
+      }),
+    ),
+  );
+}
+
+/**
+ * Runs the CLI in its own process, as a user does: another test file mocks S3Client's prototype for its whole
+ * lifetime (aws-sdk-client-mock), which would intercept these calls in-process.
+ */
+function runCli(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/import-pinpoint.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
+  let stdout = "",
+    stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((r) =>
+    child.on("exit", (code) => r({ code, stdout, stderr })),
+  );
+}
+
+describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDPOINT_URL_S3)", function () {
+  this.timeout(30_000);
+  let s3: Awaited<ReturnType<typeof startS3>>;
+  let env: Record<string, string>;
+  before(async () => {
+    const one = fs.readFileSync(`${EXPORT}/endpoints-1.jsonl`);
+    const two = fs.readFileSync(`${EXPORT}/endpoints-2.jsonl`);
+    s3 = await startS3({
+      "exports/job-1/": Buffer.alloc(0), // a folder marker
+      "exports/job-1/0.gz": gzipSync(one.subarray(0, one.indexOf("\n", 2000) + 1)),
+      "exports/job-1/1.gz": gzipSync(one.subarray(one.indexOf("\n", 2000) + 1)),
+      "exports/job-1/2": two,
+      "other/x.gz": gzipSync("not this"),
+      "stalled/stalls.jsonl": one.subarray(0, 100),
+    });
+    env = { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: s3.endpoint };
+  });
+  after(() => s3.close());
+
+  it("lists every page under the prefix and streams each object, gzip or not, in key order", async () => {
+    const local = await run(["--endpoints", EXPORT]);
+    const out = path.join(tmp, "from-s3");
+    const r = await runCli(["--endpoints", "s3://pinpoint-exports/exports/", "--out", out], env);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(fs.readFileSync(path.join(out, "recipients.csv"), "utf8"), local.recipientsText);
+    const skipped = parse(fs.readFileSync(path.join(out, "skipped.csv"), "utf8"), { columns: true }) as Record<string, string>[];
+    const key = (k: string) => `s3://pinpoint-exports/exports/job-1/${k}`;
+    assert.deepStrictEqual(
+      skipped.map((x) => x.file),
+      [key("0.gz"), key("1.gz"), key("1.gz"), key("1.gz"), key("2"), key("2")],
+    );
+    assert.ok(
+      s3.requests.some((q) => /[?&]continuation-token=2/.test(q)),
+      "second page asked for",
+    );
+    assert.ok(!s3.requests.some((q) => q.includes("other")), "nothing outside the prefix read");
+  });
+
+  it("an empty prefix, a call with no answer and a stalled body each end with one line and exit 2, in bounded time", async () => {
+    const started = Date.now();
+    const [empty, hangs, stalls] = await Promise.all([
+      runCli(["--endpoints", "s3://pinpoint-exports/nothing/"], env),
+      runCli(["--endpoints", "s3://hangs/x/", "--timeout-seconds", "1"], env),
+      runCli(["--endpoints", "s3://pinpoint-exports/stalled/", "--timeout-seconds", "1"], env),
+    ]);
+    assert.deepStrictEqual([empty.code, hangs.code, stalls.code], [2, 2, 2]);
+    assert.strictEqual(empty.stderr, "error: s3://pinpoint-exports/nothing/: no objects under this prefix\n");
+    assert.strictEqual(hangs.stderr, "error: list s3://hangs/x/: no answer within 1 s\n");
+    assert.strictEqual(stalls.stderr, "error: s3://pinpoint-exports/stalled/stalls.jsonl: read failed after line 0: no data for 1 s\n");
+    assert.ok(Date.now() - started < 20_000);
+  });
+});
