@@ -7,7 +7,9 @@ import * as path from "path";
 import { gzipSync } from "zlib";
 import { parse } from "csv-parse/sync";
 import { IANAZone } from "luxon";
+import { parseArgs } from "util";
 import { main } from "../../scripts/import-pinpoint";
+import { audienceFromFlags, baseRuleFromFlags, quietTimeFromFlags, TIMING_FLAGS } from "../../scripts/lib/cli/timing-flags";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { HashedIdSet } from "../../scripts/lib/core/id-set";
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/core/pinpoint-endpoints";
@@ -194,6 +196,30 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       assert.ok(settings.includes(s), `a note for ${s}`);
     assert.ok(settings.includes("AdditionalTreatments[1].MessageConfiguration.EmailMessage"));
     assert.ok(settings.includes("MessageConfiguration.EmailMessage.FromAddress") === false); // FromAddress of a treatment
+  });
+
+  it("generates flags the launcher's own parsers accept with the same meaning", async () => {
+    const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
+    const options = {
+      ...TIMING_FLAGS,
+      ...Object.fromEntries(
+        ["campaign", "recipients", "template", "date", "hour", "minute", "default-timezone", "tps"].map((k) => [
+          k,
+          { type: "string" as const },
+        ]),
+      ),
+    };
+    const { values } = parseArgs({ args: commandOf(r.stdout).command, options, strict: true });
+    assert.deepStrictEqual(baseRuleFromFlags(values), { kind: "date", date: { year: 2026, month: 12, day: 1 }, hour: 9, minute: 0 });
+    assert.deepStrictEqual(quietTimeFromFlags(values), { hours: { start: 21 * 60, end: 8 * 60 }, days: [], policy: "skip" });
+    assert.deepStrictEqual(audienceFromFlags(values), {
+      variants: [
+        { name: "Control", basisPoints: 4000, template: "spring-sale" },
+        { name: "Subject-B", basisPoints: 3000, template: "spring-sale-b" },
+        { name: "C", basisPoints: 2000, template: "spring-sale-2026-C" },
+      ],
+      holdoutBasisPoints: 1000,
+    });
   });
 
   it("prints the command as one shell line and each unmapped setting as a line", async () => {

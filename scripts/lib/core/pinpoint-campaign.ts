@@ -462,6 +462,8 @@ function quietHoursOf(q: PinpointSchedule["QuietTime"], note: Note): LaunchSetti
   };
   const start = minutes("Start", q.Start);
   const end = (minutes("End", q.End) + 1) % 1440;
+  if (start === end)
+    throw new CampaignShapeError(`Schedule.QuietTime ${q.Start}-${q.End} covers the whole day: the campaign could send nothing`);
   const hhmm = (m: number) => `${pad(Math.floor(m / 60))}:${pad(m % 60)}`;
   note(
     "Schedule.QuietTime",
