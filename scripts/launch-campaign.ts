@@ -9,6 +9,8 @@ import {
   nowFromFlag,
   RATE_FLAGS,
   rateFromFlags,
+  RECIPIENT_FLAGS,
+  recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
   templateFlag,
   timingFromFlags,
@@ -36,7 +38,10 @@ line and reason, sizes the flexible window, then (without --dry-run) uploads the
                           next-day (same local time tomorrow)
   --grace-minutes G       how late send-now may still send (default 60)
   --margin-minutes M      safety margin after the fan-out's estimated end (default 5)
-  --now ISO               the time to plan against (default: now), for reproducible runs
+  --now INSTANT           the time to plan against (default: now), for reproducible runs: ISO 8601 with Z or an
+                          offset (2026-12-01T08:00:00Z)
+  --allow-duplicate-emails  plan rows that share an address (by default the later ones are rejected)
+  --encoding utf8|latin1  how the file is encoded (default utf8; invalid UTF-8 stops with the line and byte offset)
   --window-minutes W      use this flexible window instead of sizing one (1-1440)
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
   --create-tps C          CreateSchedule rate for the fan-out ETA (default: half the stack's createScheduleTps, 2,500)
@@ -47,7 +52,8 @@ ${STACK_FLAGS_HELP}
   --json                  print the summary as JSON
 
 AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3 / _SFN.
-Exit codes: 0 ok, 1 not launched or fan-out failures (window does not fit, AWS error, failed rows), 2 bad flags or file.
+Exit codes: 0 ok, 1 not launched or fan-out failures (nothing would be sent, window does not fit, AWS error, failed
+rows), 2 bad flags or file.
 `;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
@@ -66,6 +72,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       "margin-minutes": { type: "string" },
       "window-minutes": { type: "string" },
       ...RATE_FLAGS,
+      ...RECIPIENT_FLAGS,
       "create-tps": { type: "string" },
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
@@ -106,6 +113,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     base: timing.base,
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
     defaultZone: timing.defaultZone,
+    recipients: recipientOptionsFromFlags(f),
     missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
     marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
@@ -136,8 +144,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`,
     ]);
   }
+  if (summary.schedules === 0)
+    return finish(1, [`Nothing would be sent: no schedule in the plan${launching ? "; nothing launched" : ""}.`]);
   if (!launching || !target) return finish(0, ["Dry run: nothing uploaded or started."]);
-  if (summary.schedules === 0) return finish(0, ["Nothing to launch: no schedule in the plan."]);
 
   const s3 = s3Client(outputs.region);
   const sfn = sfnClient(outputs.region);

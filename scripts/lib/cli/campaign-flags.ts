@@ -5,6 +5,8 @@
  */
 import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
 import { scheduler } from "../../../infra/quotas";
+import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
+import { parseInstant } from "../core/send-rules";
 import { canonicalZone, LocalTime, parseLocalTime, Step } from "../core/send-time";
 import { EffectiveTps } from "../core/window";
 import { intFlag, positiveFlag, UsageError } from "./run";
@@ -17,6 +19,23 @@ export const SEND_TIME_FLAGS = {
   "default-timezone": { type: "string" },
   now: { type: "string" },
 } as const;
+
+/** How the recipient list is read and checked (both tools, so they count the same rows). */
+export const RECIPIENT_FLAGS = {
+  encoding: { type: "string" },
+  "allow-duplicate-emails": { type: "boolean", default: false },
+} as const;
+
+export interface RecipientOptions {
+  encoding: CsvEncoding;
+  allowDuplicateEmails: boolean;
+}
+
+export function recipientOptionsFromFlags(f: { encoding?: string; "allow-duplicate-emails"?: boolean }): RecipientOptions {
+  const encoding = (f.encoding ?? "utf8") as CsvEncoding;
+  if (!CSV_ENCODINGS.includes(encoding)) throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
+  return { encoding, allowDuplicateEmails: f["allow-duplicate-emails"] === true };
+}
 
 export const RATE_FLAGS = {
   tps: { type: "string" },
@@ -75,11 +94,17 @@ export function templateFlag(raw: string): string {
   return raw;
 }
 
-/** --now as epoch milliseconds (default: the current time). */
+/**
+ * --now as epoch milliseconds (default: the current time). Only an instant that means the same on every machine:
+ * ISO 8601 with `Z` or an offset (a time without one would be read in the machine's zone).
+ */
 export function nowFromFlag(raw: string | undefined): number {
   if (raw === undefined) return Date.now();
-  const now = Date.parse(raw);
-  if (Number.isNaN(now)) throw new UsageError(`--now ${raw}: expected an ISO 8601 time such as 2026-12-01T08:00:00Z`);
+  const now = parseInstant(raw);
+  if (typeof now !== "number")
+    throw new UsageError(
+      `--now ${raw}: expected an ISO 8601 instant with Z or an offset, such as 2026-12-01T08:00:00Z or 2026-12-01T09:00:00+01:00`,
+    );
   return now;
 }
 

@@ -13,7 +13,7 @@ import { ses, stepFunctions } from "../../../infra/quotas";
 import { PlanFiles, PlanPaths } from "./plan-files";
 import { MissedPolicy, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { Columns, isReject, RecipientChecker, recipientColumns, RecipientRow, Reject, RejectReason, STEP_KEY } from "./recipient-rows";
-import { countLines, openRecipientCsv } from "./recipients";
+import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { LocalTime, Step, stepOffset } from "./send-time";
 import { EffectiveTps, fanOutSeconds, InstantHistogram, minimumWindowMinutes } from "./window";
 
@@ -36,6 +36,8 @@ export interface PlanRequest {
   /** CreateSchedule rate the fan-out is expected to sustain, for its ETA. */
   createTps: number;
   rate: EffectiveTps;
+  /** How the list is read and checked. */
+  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
 }
@@ -65,14 +67,14 @@ export interface PlanSummary {
 }
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
-  const csv = await openRecipientCsv(o.file);
+  const csv = await openRecipientCsv(o.file, o.recipients.encoding);
   const columns = recipientColumns(o.file, csv.header);
   // The fan-out must finish before a send is due. Its length depends on the schedule count, known only at the
   // end; the file's line count bounds it from above, so the cutoff is safe (a little early) without a second pass.
   const etaSeconds = fanOutSeconds((await countLines(o.file)) * o.steps.length, o.createTps);
   const cutoffMs = o.now + etaSeconds * 1000 + o.marginMinutes * 60_000;
 
-  const checker = new RecipientChecker(columns);
+  const checker = new RecipientChecker(columns, { allowDuplicateEmails: o.recipients.allowDuplicateEmails });
   const decider = new SendDecider({ base: o.base, steps: o.steps, defaultZone: o.defaultZone, missed: { ...o.missed, cutoffMs } });
   const lines = new PlanLines(columns, o.steps);
   const tally = new PlanTally(o.steps.length);
@@ -140,8 +142,9 @@ class PlanLines {
   /** The row's lines (empty when every step was skipped), or a too-large reject. */
   of(row: RecipientRow, decisions: StepDecision[]): string | Reject {
     const { header, data } = this.columns;
-    // Personalization: every other column, as strings, plus the step; serialized once per row.
-    const values: Record<string, string> = {};
+    // Personalization: every other column, as strings, plus the step; serialized once per row. No prototype, so
+    // a column named __proto__ is data like any other.
+    const values: Record<string, string> = Object.create(null);
     for (const i of data) values[header[i]] = row.fields[i];
     const dataJson = JSON.stringify(values);
     const dataPrefix = dataJson.length > 2 ? dataJson.slice(0, -1) + "," : "{";

@@ -17,7 +17,8 @@ export const STEP_KEY = "step";
 /** SES takes at most 254 characters in an address. */
 const MAX_EMAIL_LENGTH = 254;
 
-export type RejectReason = "wrong-field-count" | "missing-id" | "duplicate-id" | "invalid-email" | "too-large" | "send-time-passed";
+export type RejectReason =
+  "wrong-field-count" | "missing-id" | "duplicate-id" | "invalid-email" | "duplicate-email" | "too-large" | "send-time-passed";
 
 export interface Reject {
   line: number;
@@ -64,7 +65,16 @@ export function recipientColumns(file: string, header: string[]): Columns {
 }
 
 /**
- * Keys already seen (ids), with the line each was first seen on. An interface so that a compact set can replace the
+ * The form of an address two rows must not share: trimmed, all lower case. The domain is case-insensitive by
+ * definition; the local part may be case-sensitive by RFC 5321, but mail servers treat it case-insensitively in
+ * practice, and a second email cannot be taken back. Dots and `+tags` are kept: their meaning is the provider's.
+ */
+export function normalizedEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Keys already seen (ids, addresses), with the line each was first seen on. An interface so that a compact set can replace the
  * map for very large lists without touching the checks.
  */
 export interface SeenKeys {
@@ -82,6 +92,13 @@ export class SeenMap implements SeenKeys {
   }
 }
 
+export interface CheckOptions {
+  /** Plan rows that share an address (a list that means it); by default the later ones are rejected. */
+  allowDuplicateEmails?: boolean;
+  ids?: SeenKeys;
+  emails?: SeenKeys;
+}
+
 export function isReject(r: RecipientRow | Reject): r is Reject {
   return "reason" in r;
 }
@@ -89,12 +106,15 @@ export function isReject(r: RecipientRow | Reject): r is Reject {
 /** Checks each record in file order: field count, id present and not seen before, a valid address. */
 export class RecipientChecker {
   private readonly ids: SeenKeys;
+  /** Undefined when duplicate addresses are allowed. */
+  private readonly emails?: SeenKeys;
 
   constructor(
     private readonly columns: Columns,
-    seen: { ids?: SeenKeys } = {},
+    o: CheckOptions = {},
   ) {
-    this.ids = seen.ids ?? new SeenMap();
+    this.ids = o.ids ?? new SeenMap();
+    if (!o.allowDuplicateEmails) this.emails = o.emails ?? new SeenMap();
   }
 
   /** The row, or why it is rejected (a Reject has a `reason`). */
@@ -110,6 +130,13 @@ export class RecipientChecker {
     this.ids.add(id, rec.line);
     const email = f[c.email].trim();
     if (!isEmailAddress(email) || email.length > MAX_EMAIL_LENGTH) return reject("invalid-email", `invalid email address "${f[c.email]}"`);
+    if (this.emails) {
+      const key = normalizedEmail(email);
+      const firstEmail = this.emails.firstLine(key);
+      if (firstEmail !== undefined)
+        return reject("duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
+      this.emails.add(key, rec.line);
+    }
     return { line: rec.line, id, email, rawZone: c.timezone === undefined ? undefined : f[c.timezone], fields: f };
   }
 }

@@ -1,8 +1,14 @@
 /**
- * Streams a recipient CSV (RFC 4180 via csv-parse: header row, BOM, CRLF, quoted fields with commas, quotes and
- * newlines). Yields each record with the line it starts on; a syntax error stops with the file and line.
+ * Streams a recipient CSV (RFC 4180 via csv-parse: header row, BOM, quoted fields with commas, quotes and newlines).
+ * Yields each record with the line it starts on; a syntax error stops with the file and line.
+ *
+ * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line. Encoding: UTF-8, checked
+ * byte by byte — an invalid sequence (a Latin-1 export read as UTF-8 would turn "Zoë" into "Zo\uFFFD" and could make
+ * two ids one) stops with the file, line and byte offset; "latin1" reads such exports.
  */
+import { isUtf8 } from "buffer";
 import * as fs from "fs";
+import { pipeline, Transform, TransformCallback } from "stream";
 import { parse } from "csv-parse";
 import { InputError } from "./errors";
 
@@ -22,6 +28,9 @@ export interface RecipientCsv {
 /** csv-parse options shared with the benchmark's bare pass, so the comparison is like for like. */
 export const CSV_OPTIONS = { bom: true, record_delimiter: ["\r\n", "\n"], relax_column_count: true };
 
+export type CsvEncoding = "utf8" | "latin1";
+export const CSV_ENCODINGS: CsvEncoding[] = ["utf8", "latin1"];
+
 /** What csv-parse's errors mean for someone fixing the file. */
 const CSV_ERRORS: Record<string, string> = {
   CSV_QUOTE_NOT_CLOSED: "the file ends inside a quoted field: a quote opened on or before this line is never closed",
@@ -31,7 +40,7 @@ const CSV_ERRORS: Record<string, string> = {
 };
 
 /** Opens `file`; throws InputError (one line, file and line) when it cannot be read or is not CSV. */
-export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
+export async function openRecipientCsv(file: string, encoding: CsvEncoding = "utf8"): Promise<RecipientCsv> {
   try {
     const stat = await fs.promises.stat(file);
     if (!stat.isFile()) throw new InputError(`${file}: not a file`);
@@ -39,9 +48,13 @@ export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
     if (e instanceof InputError) throw e;
     throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  // Line numbers are counted here rather than with csv-parse's `info` option, which costs a third more time.
-  const parser = fs.createReadStream(file).pipe(parse(CSV_OPTIONS));
+  const lineBreak = (await crOnly(file)) ? "\r" : "\n";
+  const parser = parse({ ...CSV_OPTIONS, encoding, record_delimiter: lineBreak === "\r" ? ["\r"] : CSV_OPTIONS.record_delimiter });
+  const source = fs.createReadStream(file);
+  if (encoding === "utf8") pipeline(source, new Utf8Check(file, lineBreak), parser, () => undefined);
+  else pipeline(source, parser, () => undefined);
   const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
+  // Line numbers are counted here rather than with csv-parse's `info` option, which costs a third more time.
   let line = 1;
   const next = async (): Promise<CsvRecord | undefined> => {
     for (;;) {
@@ -49,6 +62,7 @@ export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
       try {
         r = await iterator.next();
       } catch (e) {
+        if (e instanceof InputError) throw e;
         // csv-parse's line is exact; records parsed ahead of the error are dropped by the stream, so ours may lag.
         const err = e as Error & { code?: string; lines?: number };
         const what = CSV_ERRORS[err.code ?? ""] ?? err.message.split("\n")[0];
@@ -59,7 +73,7 @@ export async function openRecipientCsv(file: string): Promise<RecipientCsv> {
       const start = line;
       line += 1;
       if (fields.length === 1 && fields[0] === "") continue; // a blank line
-      for (const f of fields) for (let i = f.indexOf("\n"); i !== -1; i = f.indexOf("\n", i + 1)) line++;
+      for (const f of fields) for (let i = f.indexOf(lineBreak); i !== -1; i = f.indexOf(lineBreak, i + 1)) line++;
       return { line: start, fields };
     }
   };
@@ -86,4 +100,89 @@ export async function countLines(file: string): Promise<number> {
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
   }
   return n + 1;
+}
+
+/** Whether the file's first line ends in CR alone. */
+async function crOnly(file: string): Promise<boolean> {
+  const handle = await fs.promises.open(file, "r");
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(65_536), 0, 65_536, 0);
+    const head = buffer.subarray(0, bytesRead);
+    const cr = head.indexOf(13);
+    const lf = head.indexOf(10);
+    return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < bytesRead || lf === -1);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Passes bytes through unchanged, failing at the first byte that is not UTF-8. A character split across two chunks
+ * is held back until the next one.
+ */
+class Utf8Check extends Transform {
+  private carry = Buffer.alloc(0);
+  private offset = 0;
+  private lines = 1;
+  private readonly breakByte: number;
+
+  constructor(
+    private readonly file: string,
+    lineBreak: string,
+  ) {
+    super();
+    this.breakByte = lineBreak.charCodeAt(0);
+  }
+
+  _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    const bytes = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    const cut = completeLength(bytes);
+    const whole = bytes.subarray(0, cut);
+    if (!isUtf8(whole)) return done(this.failure(whole));
+    this.count(whole);
+    this.carry = Buffer.from(bytes.subarray(cut));
+    done(null, whole);
+  }
+
+  _flush(done: TransformCallback): void {
+    if (this.carry.length) return done(this.failure(this.carry));
+    done();
+  }
+
+  private count(bytes: Buffer): void {
+    for (let i = bytes.indexOf(this.breakByte); i !== -1; i = bytes.indexOf(this.breakByte, i + 1)) this.lines++;
+    this.offset += bytes.length;
+  }
+
+  private failure(bytes: Buffer): InputError {
+    const at = firstInvalidUtf8(bytes);
+    this.count(bytes.subarray(0, at));
+    return new InputError(
+      `${this.file}:${this.lines}: not UTF-8 (byte offset ${this.offset}); for a Latin-1 export give --encoding latin1`,
+    );
+  }
+}
+
+/** Length of `bytes` without a trailing character that is cut short (its remaining bytes are in the next chunk). */
+function completeLength(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back];
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: keep looking for the lead
+    const needed = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return needed > back ? bytes.length - back : bytes.length;
+  }
+  return bytes.length;
+}
+
+/** Offset of the first byte where `bytes` stops being UTF-8. */
+function firstInvalidUtf8(bytes: Buffer): number {
+  let lo = 0;
+  let hi = bytes.length;
+  // The longest valid prefix, by bisection (a prefix may end mid-character, so allow up to 3 bytes of slack).
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (isUtf8(bytes.subarray(0, completeLength(bytes.subarray(0, mid))))) lo = mid;
+    else hi = mid - 1;
+  }
+  return completeLength(bytes.subarray(0, lo));
 }
