@@ -54,9 +54,22 @@ export function isEmailAddress(value: string): boolean {
 }
 
 /**
- * Reads and validates every key. `get` returns the raw string of `sendtime:<key>` or undefined.
+ * Reads and validates every key. `get` returns the raw string of `sendtime:<key>` or undefined. `presentKeys`, the
+ * keys the stack sets (`namespace:key`), are checked for misspellings: a `sendtime:` key this function never reads
+ * is an error naming the closest known key (Pulumi itself would silently ignore it).
  */
-export function parseStackConfig(get: (key: string) => string | undefined): { config: StackConfig } {
+export function parseStackConfig(read: (key: string) => string | undefined, presentKeys: string[] = []): { config: StackConfig } {
+  const known: string[] = [];
+  const get = (key: string) => {
+    if (!known.includes(key)) known.push(key);
+    return read(key);
+  };
+  const config = parseKeys(get);
+  rejectUnknownKeys(presentKeys, known);
+  return { config };
+}
+
+function parseKeys(get: (key: string) => string | undefined): StackConfig {
   const fail = (key: string, value: string, allowed: string): never => {
     throw new ConfigError(`sendtime:${key} = "${value}" is not valid: ${allowed}`);
   };
@@ -134,24 +147,51 @@ export function parseStackConfig(get: (key: string) => string | undefined): { co
   }
 
   return {
-    config: {
-      senderIdentity,
-      fromAddress,
-      createScheduleTps,
-      maxConcurrency,
-      batchSize,
-      innerConcurrency,
-      toleratedFailurePercentage,
-      defaultWindowMinutes,
-      maxEventAgeSeconds,
-      maxRetryAttempts,
-      recipientRetentionDays,
-      logRetentionDays,
-      alarmEmail,
-      unsubscribe: contactList && topic ? { contactList, topic } : undefined,
-      kmsKeyArn,
-    },
+    senderIdentity,
+    fromAddress,
+    createScheduleTps,
+    maxConcurrency,
+    batchSize,
+    innerConcurrency,
+    toleratedFailurePercentage,
+    defaultWindowMinutes,
+    maxEventAgeSeconds,
+    maxRetryAttempts,
+    recipientRetentionDays,
+    logRetentionDays,
+    alarmEmail,
+    unsubscribe: contactList && topic ? { contactList, topic } : undefined,
+    kmsKeyArn,
   };
+}
+
+const NAMESPACE = "sendtime:";
+
+function rejectUnknownKeys(presentKeys: string[], known: string[]): void {
+  for (const full of presentKeys) {
+    if (!full.startsWith(NAMESPACE)) continue;
+    const key = full.slice(NAMESPACE.length);
+    if (known.includes(key)) continue;
+    const [closest] = known.map((k) => ({ k, d: editDistance(k.toLowerCase(), key.toLowerCase()) })).sort((a, b) => a.d - b.d);
+    const hint =
+      closest && closest.d <= Math.max(2, Math.floor(key.length / 3))
+        ? `: did you mean ${NAMESPACE}${closest.k}?`
+        : ` (settings: ${known.join(", ")})`;
+    throw new ConfigError(`${full} is not a sendtime setting${hint}`);
+  }
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length];
 }
 
 /** SES sends from an address of a verified domain (or its subdomains) or from the verified address itself. */

@@ -43,6 +43,7 @@ const fanOut = new FanOut("fanout", {
   configurationSetName: sender.configurationSetName,
   contactListName: sender.contactListName,
   unsubscribeTopic: config.unsubscribe?.topic,
+  createScheduleTps: config.createScheduleTps,
   maxConcurrency: config.maxConcurrency,
   batchSize: config.batchSize,
   innerConcurrency: config.innerConcurrency,
@@ -75,7 +76,7 @@ export const alarmTopicArn = alarms.topic.arn;
 function readConfig(): StackConfig {
   const raw = new pulumi.Config("sendtime");
   try {
-    return parseStackConfig((key) => raw.get(key)).config;
+    return parseStackConfig((key) => raw.get(key), Object.keys(pulumi.runtime.allConfig())).config;
   } catch (e) {
     // RunError: Pulumi prints the message alone, without a stack trace.
     if (e instanceof ConfigError) throw new pulumi.RunError(e.message);

@@ -78,6 +78,24 @@ describe("stack config", () => {
     rejects({ batchSize: "10", innerConcurrency: "1" }, /use at most 2$/);
   });
 
+  it("rejects an unknown key, naming the closest known one", () => {
+    const dev = devConfig();
+    const keys = [...Object.keys(dev), "sendtime:maxConcurency"];
+    assert.throws(
+      () => parseStackConfig(getter({ maxConcurency: "100" }), keys),
+      (e: unknown) =>
+        e instanceof ConfigError && e.message === "sendtime:maxConcurency is not a sendtime setting: did you mean sendtime:maxConcurrency?",
+    );
+  });
+  it("rejects an unknown key far from every known one, listing them", () =>
+    assert.throws(
+      () => parseStackConfig(getter(), [...Object.keys(devConfig()), "sendtime:colour"]),
+      (e: unknown) =>
+        e instanceof ConfigError && /^sendtime:colour is not a sendtime setting \(settings: senderIdentity, fromAddress, /.test(e.message),
+    ));
+  it("accepts every key it reads, and keys of other namespaces", () =>
+    assert.doesNotThrow(() => parseStackConfig(getter(), [...Object.keys(devConfig()), "aws:profile", "sendtime:kmsKeyArn"])));
+
   it("rejects a sender identity that is neither a domain nor an address", () =>
     rejects({ senderIdentity: "not a domain" }, /senderIdentity = "not a domain" is not valid/));
   it("rejects a from address outside the identity", () =>
