@@ -2,7 +2,7 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { fanOutDefinition, FanOutShape } from "./fanout-definition";
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { ArnScope } from "./naming";
+import { ArnScope, STACK_QUOTA_TAG } from "./naming";
 
 /** `FanOutShape`: MaxConcurrency, batch size, inner concurrency, tolerated failures, retry policy (infra/config.ts). */
 export interface FanOutArgs extends FanOutShape {
@@ -20,6 +20,8 @@ export interface FanOutArgs extends FanOutShape {
   configurationSetName: pulumi.Input<string>;
   contactListName?: pulumi.Input<string>;
   unsubscribeTopic?: string;
+  /** The account's CreateSchedule quota the fan-out was sized for; tagged on the state machine for the policy pack. */
+  createScheduleTps: number;
   /** Days the execution logs are kept. */
   logRetentionDays: number;
   /** KMS key of the bucket, when it has a customer-managed one. */
@@ -115,6 +117,7 @@ export class FanOut extends pulumi.ComponentResource {
           type: "STANDARD",
           roleArn: role.arn,
           definition,
+          tags: { [STACK_QUOTA_TAG]: String(args.createScheduleTps) },
           loggingConfiguration: {
             logDestination: pulumi.interpolate`${logGroup.arn}:*`,
             includeExecutionData: false,

@@ -11,6 +11,12 @@ export const CAMPAIGN_PREFIX = "campaign-";
 /** The service principal that assumes the target role and must be the only one PassRole allows. */
 export const SCHEDULER_SERVICE = "scheduler.amazonaws.com";
 
+/**
+ * Tag on the fan-out state machine: the CreateSchedule quota (createScheduleTps) the stack was sized for. The policy
+ * pack sees resources, not stack config; this tag lets it compare the stack's quota with its own config.
+ */
+export const STACK_QUOTA_TAG = "sendtime:createScheduleTps";
+
 /** The service principal of Step Functions, which runs the fan-out. */
 export const STATES_SERVICE = "states.amazonaws.com";
 

@@ -1,7 +1,8 @@
 /**
  * Fan-out guards, read from the state machine definition the stack deploys.
  */
-import { ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
+import { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
+import { STACK_QUOTA_TAG } from "../infra/naming";
 import { FANOUT_HEADROOM, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
@@ -91,7 +92,9 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
   validateResource: (args, report) => {
     const { createScheduleTps = scheduler.createScheduleTps, headroom = FANOUT_HEADROOM } = args.getConfig<ConcurrencyConfig>();
     const limit = Math.floor(createScheduleTps * headroom);
-    for (const task of tasksOf(args).tasks) {
+    const { tasks } = tasksOf(args);
+    if (tasks.length) checkStackQuota(args, createScheduleTps, report);
+    for (const task of tasks) {
       const where = `StateMachine "${args.name}" task "${task.name}"`;
       const dynamic = task.maps.find((m) => m.dynamic);
       if (dynamic) {
@@ -119,6 +122,23 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
     }
   },
 };
+
+/**
+ * The policy config's quota must be the one the stack was sized for (the state machine's STACK_QUOTA_TAG): otherwise
+ * the concurrency check would hold against a quota the account does not have.
+ */
+function checkStackQuota(args: ResourceValidationArgs, createScheduleTps: number, report: ReportViolation): void {
+  const tagged = args.props.tags?.[STACK_QUOTA_TAG];
+  if (tagged === undefined) return;
+  const where = `StateMachine "${args.name}"`;
+  if (!/^\d+$/.test(String(tagged))) {
+    report(`${where}: tag ${STACK_QUOTA_TAG} = ${JSON.stringify(tagged)} is not a whole number: it must be the stack's createScheduleTps`);
+  } else if (Number(tagged) !== createScheduleTps) {
+    report(
+      `${where} was built for createScheduleTps ${n(Number(tagged))} (tag ${STACK_QUOTA_TAG}), but the policy config checks against ${n(createScheduleTps)}: make sendtime:createScheduleTps in Pulumi.<stack>.yaml and createScheduleTps in policy/config/<stack>.json the same`,
+    );
+  }
+}
 
 /** A number in range, or a JSONPath (`<key>.$`) that supplies it at run time. */
 function inRangeOrPath(obj: any, key: string, range: { min: number; max: number }): boolean {

@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
-import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { StackConfigError, type RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { STACK_QUOTA_TAG } from "../../infra/naming";
 import { all, definitionOf, only, renderWith } from "../helpers/stack";
 
 const ACCOUNT = "123456789012";
@@ -201,6 +202,30 @@ describe("the stack with other config", () => {
       assert.strictEqual(request.Parameters.email.ConfigurationSetName, "sendtime-dev");
       assert.strictEqual(request.Parameters.email.ListManagementOptions, undefined);
     }
+  });
+
+  it("stops on a misspelt sendtime: key, naming the key it resembles", async () => {
+    await assert.rejects(renderWith({ maxConcurency: "100" }), (e: unknown) => {
+      assert.ok(e instanceof pulumi.RunError);
+      assert.strictEqual(e.message, "sendtime:maxConcurency is not a sendtime setting: did you mean sendtime:maxConcurrency?");
+      return true;
+    });
+  });
+
+  it("says that aws:region is missing instead of assuming one", async () => {
+    await assert.rejects(renderWith({ "aws:region": undefined }), (e: unknown) => {
+      assert.ok(e instanceof StackConfigError);
+      assert.strictEqual(
+        e.message,
+        "aws:region is not set: the offline preview assumes no Region (pulumi config set aws:region us-east-1)",
+      );
+      return true;
+    });
+  });
+
+  it("tags the state machine with the quota it was sized for, so the policy pack can compare", async () => {
+    const stack = await renderWith({ createScheduleTps: "100", maxConcurrency: "1" });
+    assert.deepStrictEqual(only(stack, "aws:sfn/stateMachine:StateMachine").inputs.tags, { [STACK_QUOTA_TAG]: "100" });
   });
 
   it("stops with one line naming the key on bad config", async () => {

@@ -1,4 +1,5 @@
 import { fanOutDefinition, FanOutParameters } from "../../infra/fanout-definition";
+import { STACK_QUOTA_TAG } from "../../infra/naming";
 import {
   fanOutConcurrencyBelowQuota,
   fanOutBatchedChildren,
@@ -62,6 +63,19 @@ describe("policy: fanout-concurrency-below-quota", () => {
   it("fails a MaxConcurrencyPath it cannot check", () =>
     assertHasResourceViolation(p, machine(edited((d) => (d.States.FanOut.MaxConcurrencyPath = "$.concurrency"))), {
       message: 'Map "FanOut" sets MaxConcurrencyPath',
+    }));
+  const tagged = (tps: string) => ({ tags: { [STACK_QUOTA_TAG]: tps } });
+  it("fails a stack sized for another quota than the policy config's, naming both", () =>
+    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 5000 }, tagged("100")), {
+      message: `StateMachine "fanout" was built for createScheduleTps 100 (tag ${STACK_QUOTA_TAG}), but the policy config checks against 5,000: make sendtime:createScheduleTps in Pulumi.<stack>.yaml and createScheduleTps in policy/config/<stack>.json the same`,
+    }));
+  it("fails the mismatch even when the policy config is left at its default", () =>
+    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), {}, tagged("100")), { message: "built for createScheduleTps 100" }));
+  it("passes a stack whose quota tag is the policy config's", () =>
+    assertNoResourceViolations(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 5000 }, tagged("5000"))));
+  it("fails a quota tag that is not a whole number", () =>
+    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), {}, tagged("lots")), {
+      message: `tag ${STACK_QUOTA_TAG} = "lots" is not a whole number`,
     }));
   it("ignores state machines that create no schedules", () =>
     assertNoResourceViolations(

@@ -4,7 +4,7 @@ import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/li
 import { UsageError } from "../../scripts/lib/cli/run";
 import { listStacks, readStackConfig, renderStack } from "../../scripts/lib/offline/mock-stack";
 import { renderWith } from "../helpers/stack";
-import { runScript } from "../helpers/cli";
+import { main } from "../../scripts/preview";
 
 const DEV = path.join(POLICY_DIR, "config", "dev.json");
 
@@ -53,35 +53,51 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.match(violations[0].message, /2,520 CreateSchedule calls at once .* at most 62/);
   });
 
-  it("the same stack with a lower quota in the policy config fails", async () => {
+  it("the same stack with a lower quota in the policy config fails: the quotas disagree, and too many calls", async () => {
     await pack.configure({ "fanout-concurrency-below-quota": { createScheduleTps: 4000 } }, "low.json");
     const violations = await pack.analyze(await renderWith());
     assert.deepStrictEqual(
       violations.map((v) => v.policyName),
-      ["fanout-concurrency-below-quota"],
+      ["fanout-concurrency-below-quota", "fanout-concurrency-below-quota"],
     );
-    assert.match(violations[0].message, /above 2,000 \(createScheduleTps 4,000 × headroom 0.5\)/);
+    assert.match(violations[0].message, /built for createScheduleTps 5,000 .* checks against 4,000/);
+    assert.match(violations[1].message, /above 2,000 \(createScheduleTps 4,000 × headroom 0.5\)/);
+  });
+
+  it("a stack whose createScheduleTps disagrees with the policy config fails, even when its concurrency fits", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const violations = await pack.analyze(await renderWith({ createScheduleTps: "100" }));
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel]),
+      [["fanout-concurrency-below-quota", "mandatory"]],
+    );
+    assert.match(violations[0].message, /was built for createScheduleTps 100 .* checks against 5,000/);
   });
 
   it("applies the CLI's levels: a policy set to advisory reports as advisory, disabled reports nothing", async () => {
     await pack.configure({ "fanout-concurrency-below-quota": { enforcementLevel: "advisory", createScheduleTps: 4000 } }, "x.json");
     assert.deepStrictEqual(
       (await pack.analyze(await renderWith())).map((v) => v.enforcementLevel),
-      ["advisory"],
+      ["advisory", "advisory"],
     );
     await pack.configure({ all: "disabled" }, "x.json");
     assert.deepStrictEqual(await pack.analyze(await renderWith({ maxConcurrency: "500" })), []);
   });
 
-  it("the prod example stack passes the prod policy config; dev's stack too; prod's stack fails dev's quota", async () => {
+  it("each example stack passes its own policy config and fails the other's", async () => {
     const prodStack = await renderStack({ stack: "prod", config: readStackConfig("prod") });
+    const devStack = await renderWith();
     await pack.configure(readPolicyConfig(path.join(POLICY_DIR, "config", "prod.json")), "prod.json");
     assert.deepStrictEqual(await pack.analyze(prodStack), []);
-    assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
+    assert.deepStrictEqual(
+      (await pack.analyze(devStack)).map((v) => v.message.replace(/:.*/, "")),
+      ['StateMachine "fanout" was built for createScheduleTps 5,000 (tag sendtime'],
+    );
     await pack.configure(readPolicyConfig(DEV), "dev.json");
+    assert.deepStrictEqual(await pack.analyze(devStack), []);
     assert.deepStrictEqual(
       (await pack.analyze(prodStack)).map((v) => v.policyName),
-      ["fanout-concurrency-below-quota"],
+      ["fanout-concurrency-below-quota", "fanout-concurrency-below-quota"],
     );
   });
 
@@ -111,14 +127,21 @@ describe("stack and policy config agree", () => {
 
 describe("npm run preview with the policy pack", function () {
   this.timeout(60_000);
-  it("exits 1 on a mandatory violation, listing it under policy.violations", () => {
-    const r = runScript("scripts/preview.ts", ["--json", "--policy-config", "tests/fixtures/policy-low-quota.json"]);
-    assert.strictEqual(r.code, 1, r.stderr);
-    const out = JSON.parse(r.stdout);
+  it("exits 1 on a mandatory violation, listing it under policy.violations", async () => {
+    let stdout = "";
+    const code = await main(["--json", "--policy-config", "tests/fixtures/policy-low-quota.json"], {
+      out: (t) => (stdout += t),
+      err: () => {},
+    });
+    assert.strictEqual(code, 1);
+    const out = JSON.parse(stdout);
     assert.deepStrictEqual(
       out.policy.violations.map((v: any) => [v.policyName, v.enforcementLevel]),
-      [["fanout-concurrency-below-quota", "mandatory"]],
+      [
+        ["fanout-concurrency-below-quota", "mandatory"],
+        ["fanout-concurrency-below-quota", "mandatory"],
+      ],
     );
-    assert.ok(out.policy.violations[0].urn.endsWith("::fanout"));
+    assert.ok(out.policy.violations.every((v: any) => v.urn.endsWith("::fanout")));
   });
 });
