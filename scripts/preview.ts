@@ -25,7 +25,7 @@ with its key inputs and the stack outputs, then runs the policy pack (policy/) o
 \`pulumi preview --policy-pack policy\` does: served over gRPC, configured, every resource analyzed.
 
   --stack NAME           stack whose config to use (default: dev)
-  --policy-config FILE   policy pack config (default: policy/config/<NAME>.json when it exists)
+  --policy-config FILE   policy pack config (default: policy/config/<NAME>.json, which must exist)
   --no-policy            skip the policy pack
   --json                 print {"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}
 
@@ -45,13 +45,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     USAGE,
   );
   const stack = flags.stack as string;
-  const policyConfigFile = (flags["policy-config"] as string | undefined) ?? defaultPolicyConfig(stack);
+  const config = usageErrorOf(() => readStackConfig(stack));
+  const policyConfigFile = flags["no-policy"] ? undefined : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
   const policyConfig = policyConfigFile ? readPolicyConfig(policyConfigFile) : {};
   let rendered;
   try {
-    rendered = await renderStack({ stack, config: readStackConfig(stack) });
+    rendered = await renderStack({ stack, config });
   } catch (e) {
-    if (e instanceof StackConfigError || e instanceof pulumi.RunError) throw new UsageError(e.message);
+    if (e instanceof StackConfigError || e instanceof pulumi.RunError) throw new UsageError(`Pulumi.${stack}.yaml: ${e.message}`);
     throw e;
   }
   const custom = rendered.resources.filter((r) => r.custom);
@@ -106,9 +107,29 @@ function report(stack: string, rendered: RenderedStack, violations: Violation[],
 
 const POLICY_DIR_NAME = path.relative(ROOT_DIR, POLICY_DIR);
 
-function defaultPolicyConfig(stack: string): string | undefined {
+/**
+ * The policy config to run the pack with: the flag's, else policy/config/<stack>.json. A stack without one is an error:
+ * the pack's defaults (a 5,000/s quota) would pass a stack sized for another quota.
+ */
+export function policyConfigFileFor(stack: string, flag: string | undefined): string {
+  if (flag !== undefined) return flag;
   const file = path.join(POLICY_DIR, "config", `${stack}.json`);
-  return fs.existsSync(file) ? file : undefined;
+  if (!fs.existsSync(file)) {
+    const shown = path.relative(ROOT_DIR, file);
+    throw new UsageError(
+      `${shown}: no policy config for stack ${stack}: copy policy/config/dev.json and set its createScheduleTps to the stack's, or pass --policy-config FILE (or --no-policy)`,
+    );
+  }
+  return file;
+}
+
+function usageErrorOf<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof StackConfigError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 /** Violations grouped by level, then policy, as the CLI prints them. */

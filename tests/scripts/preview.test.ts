@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { main } from "../../scripts/preview";
+import { main, policyConfigFileFor } from "../../scripts/preview";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { runScript } from "../helpers/cli";
 
@@ -60,6 +60,18 @@ describe("npm run preview", function () {
       assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, prod)");
       return true;
     });
+  });
+
+  it("a stack without policy/config/<stack>.json is a usage error, not a run on the pack's defaults", () => {
+    assert.throws(
+      () => policyConfigFileFor("staging", undefined),
+      (e: unknown) =>
+        e instanceof UsageError &&
+        e.message ===
+          "policy/config/staging.json: no policy config for stack staging: copy policy/config/dev.json and set its createScheduleTps to the stack's, or pass --policy-config FILE (or --no-policy)",
+    );
+    assert.strictEqual(policyConfigFileFor("staging", "x.json"), "x.json");
+    assert.match(policyConfigFileFor("prod", undefined), /policy\/config\/prod\.json$/);
   });
 
   it("as a process: one line on stderr and exit 2 for a bad flag", () => {

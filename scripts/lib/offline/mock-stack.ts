@@ -152,7 +152,10 @@ function hex(seed: string, length: number): string {
  */
 export async function renderStack(options: { stack?: string; config: Record<string, string> }): Promise<RenderedStack> {
   const stack = options.stack ?? "dev";
-  const region = options.config["aws:region"] ?? "us-east-1";
+  const region = options.config["aws:region"];
+  if (!region) {
+    throw new StackConfigError("aws:region is not set: the offline preview assumes no Region (pulumi config set aws:region us-east-1)");
+  }
   const registered: { type: string; name: string; custom: boolean; inputs: any; id: string; state: any }[] = [];
 
   pulumi.runtime.setAllConfig(options.config);
