@@ -1,0 +1,195 @@
+/**
+ * An exact, compact record of the keys seen so far (recipient ids, normalized emails) and the line each was first seen
+ * on, for lists of tens of millions of rows.
+ *
+ * Why not a Map: a JavaScript Map holds at most 2^24 (16.7M) entries ("Map maximum size exceeded") and costs ~100 bytes
+ * an entry. Here the table is two typed arrays (8 bytes a slot: a 32-bit hash and where the key is kept) and the keys
+ * themselves go to an append-only log file on disk, so memory stays around 10 bytes a key at any count.
+ *
+ * Why it is exact: a hash match is never taken as a duplicate on its own. The candidate's key is read back from the log
+ * (from the write buffer, or one positioned read of the file) and compared; only an equal key is a duplicate. Every
+ * true duplicate costs that one read; a false 32-bit match (about n²/2^33 of them over n keys) costs one more and the
+ * key is then added as new.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+/** A 32-bit hash of a key; injectable so tests can force collisions. */
+export type KeyHash = (key: string) => number;
+
+/** Keys are stored as [line u32][byte length u32][UTF-8 bytes], padded to 4 bytes, so a 32-bit word index addresses 16 GiB. */
+const WORD = 4;
+const RECORD_HEADER = 8;
+const MAX_WORDS = 0xffff_fffe; // slot value is word index + 1; 0 marks an empty slot
+const MAX_LOAD = 0.8;
+const GROWTH = 1.5;
+const BUFFER_BYTES = 1 << 20;
+
+/** Logs still open, removed if the process exits without closing them (an error mid-plan). */
+const openDirs = new Set<string>();
+process.once("exit", () => {
+  for (const dir of openDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+export class SeenKeys {
+  private readonly hashOf: KeyHash;
+  private hashes: Uint32Array;
+  /** Word index of the key's log record, plus one; 0 = empty slot. */
+  private places: Uint32Array;
+  private count = 0;
+  private readonly dir: string;
+  private readonly file: string;
+  private readonly fd: number;
+  /** Bytes already written to the file; the buffer holds what follows. */
+  private flushed = 0;
+  private buffer = Buffer.allocUnsafe(BUFFER_BYTES);
+  private filled = 0;
+  private readonly scratch = Buffer.allocUnsafe(RECORD_HEADER);
+
+  constructor(options: { hash?: KeyHash; initialCapacity?: number; tmpDir?: string } = {}) {
+    this.hashOf = options.hash ?? fnv1a32;
+    const capacity = Math.max(16, Math.ceil((options.initialCapacity ?? 1 << 16) / MAX_LOAD));
+    this.hashes = new Uint32Array(capacity);
+    this.places = new Uint32Array(capacity);
+    this.dir = fs.mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), "sendtime-seen-"));
+    this.file = path.join(this.dir, "keys.log");
+    this.fd = fs.openSync(this.file, "w+");
+    openDirs.add(this.dir);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /**
+   * The line `key` was first seen on, or undefined when it is new — and then it is recorded as first seen on `line`.
+   */
+  firstLineOrAdd(key: string, line: number): number | undefined {
+    const hash = this.hashOf(key) >>> 0;
+    const capacity = this.hashes.length;
+    let slot = home(hash, capacity);
+    for (;;) {
+      const place = this.places[slot];
+      if (place === 0) break;
+      if (this.hashes[slot] === hash) {
+        const first = this.lineIfSameKey(place - 1, key);
+        if (first !== undefined) return first;
+      }
+      slot = slot + 1 === capacity ? 0 : slot + 1;
+    }
+    const word = this.append(key, line);
+    this.hashes[slot] = hash;
+    this.places[slot] = word + 1;
+    this.count++;
+    if (this.count > capacity * MAX_LOAD) this.grow();
+    return undefined;
+  }
+
+  /** Deletes the key log. The set cannot be used afterwards. */
+  close(): void {
+    try {
+      fs.closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+    openDirs.delete(this.dir);
+  }
+
+  private append(key: string, line: number): number {
+    const maxBytes = RECORD_HEADER + key.length * 3 + WORD;
+    if (this.filled + maxBytes > this.buffer.length) {
+      this.flush();
+      if (maxBytes > this.buffer.length) this.buffer = Buffer.allocUnsafe(maxBytes);
+    }
+    const start = this.flushed + this.filled;
+    if (start / WORD > MAX_WORDS) throw new Error(`key log above ${(MAX_WORDS * WORD) / 2 ** 30} GiB: too many or too long keys`);
+    const length = writeUtf8(this.buffer, key, this.filled + RECORD_HEADER);
+    this.buffer.writeUInt32LE(line >>> 0, this.filled);
+    this.buffer.writeUInt32LE(length, this.filled + 4);
+    this.filled += RECORD_HEADER + Math.ceil(length / WORD) * WORD;
+    return start / WORD;
+  }
+
+  private flush(): void {
+    let done = 0;
+    while (done < this.filled) done += fs.writeSync(this.fd, this.buffer, done, this.filled - done, this.flushed + done);
+    this.flushed += this.filled;
+    this.filled = 0;
+  }
+
+  /** Reads the record at `word` and returns its line when its key equals `key`. */
+  private lineIfSameKey(word: number, key: string): number | undefined {
+    const offset = word * WORD;
+    if (offset >= this.flushed) {
+      const at = offset - this.flushed;
+      const length = this.buffer.readUInt32LE(at + 4);
+      return this.buffer.toString("utf8", at + RECORD_HEADER, at + RECORD_HEADER + length) === key
+        ? this.buffer.readUInt32LE(at)
+        : undefined;
+    }
+    this.readAt(this.scratch, offset);
+    const length = this.scratch.readUInt32LE(4);
+    // A key of another byte length cannot be equal: no need to read it.
+    if (length !== Buffer.byteLength(key, "utf8")) return undefined;
+    const bytes = Buffer.allocUnsafe(length);
+    this.readAt(bytes, offset + RECORD_HEADER);
+    return bytes.toString("utf8") === key ? this.scratch.readUInt32LE(0) : undefined;
+  }
+
+  private readAt(target: Buffer, position: number): void {
+    let done = 0;
+    while (done < target.length) {
+      const n = fs.readSync(this.fd, target, done, target.length - done, position + done);
+      if (n === 0) throw new Error(`key log ${this.file} ends early at byte ${position + done}`);
+      done += n;
+    }
+  }
+
+  /** A larger table; entries move by their stored hash (the keys stay in the log). */
+  private grow(): void {
+    const oldHashes = this.hashes;
+    const oldPlaces = this.places;
+    const capacity = Math.ceil(oldHashes.length * GROWTH);
+    this.hashes = new Uint32Array(capacity);
+    this.places = new Uint32Array(capacity);
+    for (let i = 0; i < oldHashes.length; i++) {
+      const place = oldPlaces[i];
+      if (place === 0) continue;
+      const hash = oldHashes[i];
+      let slot = home(hash, capacity);
+      while (this.places[slot] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
+      this.hashes[slot] = hash;
+      this.places[slot] = place;
+    }
+  }
+}
+
+/** Buffer.write is slow for short strings; ids and addresses are nearly always ASCII, copied here byte by byte. */
+function writeUtf8(buffer: Buffer, text: string, at: number): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return buffer.write(text, at, "utf8");
+    buffer[at + i] = c;
+  }
+  return text.length;
+}
+
+/** The slot a hash starts probing at: multiply-shift onto [0, capacity), so capacities need not be powers of two. */
+function home(hash: number, capacity: number): number {
+  const slot = Math.floor((hash / 4294967296) * capacity);
+  return slot < capacity ? slot : capacity - 1;
+}
+
+/** FNV-1a over UTF-16 code units with a final avalanche (murmur3's fmix32), so the high bits that pick the slot mix well. */
+export function fnv1a32(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

@@ -1,0 +1,112 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { fnv1a32, SeenKeys } from "../../scripts/lib/core/seen-keys";
+
+/** Feeds keys as lines 2, 3, …; returns each key's answer next to what a plain Map says (the reference). */
+function compareWithMap(keys: string[], set: SeenKeys) {
+  const reference = new Map<string, number>();
+  const mismatches: string[] = [];
+  keys.forEach((key, i) => {
+    const line = i + 2;
+    const expected = reference.get(key);
+    if (expected === undefined) reference.set(key, line);
+    const got = set.firstLineOrAdd(key, line);
+    if (got !== expected) mismatches.push(`${JSON.stringify(key)} on line ${line}: got ${got}, expected ${expected}`);
+  });
+  return { mismatches, distinct: reference.size };
+}
+
+describe("SeenKeys: exact duplicate detection in a compact table", () => {
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-seen-test-"));
+  after(() => fs.rmSync(tmpDir, { recursive: true, force: true }));
+
+  it("answers the first line of a repeated key and undefined for a new one", () => {
+    const set = new SeenKeys({ tmpDir });
+    try {
+      assert.strictEqual(set.firstLineOrAdd("a1", 2), undefined);
+      assert.strictEqual(set.firstLineOrAdd("a2", 3), undefined);
+      assert.strictEqual(set.firstLineOrAdd("a1", 7), 2);
+      assert.strictEqual(set.firstLineOrAdd("a1", 9), 2, "the first line stays the first");
+      assert.strictEqual(set.size, 2);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("a forced hash collision never rejects a distinct key, and every true duplicate is still found", () => {
+    // Every key hashes to 42: each lookup must compare the keys themselves.
+    const set = new SeenKeys({ hash: () => 42, tmpDir });
+    try {
+      // Keys that differ only in ways a hash or a sloppy compare might miss: case, spaces, Unicode normalization.
+      const keys = [
+        "ana@example.com",
+        "Ana@example.com",
+        "ana@example.com ",
+        "caf\u00e9",
+        "cafe\u0301",
+        "1",
+        "01",
+        "ana@example.com",
+        "caf\u00e9",
+        "01",
+      ];
+      const { mismatches, distinct } = compareWithMap(keys, set);
+      assert.deepStrictEqual(mismatches, []);
+      assert.strictEqual(distinct, 7);
+      assert.strictEqual(set.size, 7);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("stays exact when colliding keys have been flushed to the log file, across table growth", () => {
+    // 64 hash values for 2,000 keys of 1,000 characters (2 MB of log, past the 1 MB write buffer) with repeats.
+    const set = new SeenKeys({ hash: (k) => fnv1a32(k) & 63, initialCapacity: 16, tmpDir });
+    try {
+      const keys: string[] = [];
+      for (let i = 0; i < 2_000; i++) keys.push(`${"x".repeat(990)}${String(i).padStart(10, "0")}`);
+      for (let i = 0; i < 2_000; i += 7) keys.push(keys[i]);
+      const { mismatches, distinct } = compareWithMap(keys, set);
+      assert.deepStrictEqual(mismatches.slice(0, 3), []);
+      assert.strictEqual(set.size, distinct);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("matches a Map on 200,000 random keys with the real hash (many growths, many duplicates)", () => {
+    const set = new SeenKeys({ initialCapacity: 16, tmpDir });
+    try {
+      let seed = 7;
+      const random = () => {
+        seed ^= seed << 13;
+        seed ^= seed >>> 17;
+        seed ^= seed << 5;
+        return (seed >>> 0) / 4294967296;
+      };
+      const keys = Array.from({ length: 200_000 }, () => `user${Math.floor(random() * 150_000)}@example.com`);
+      const { mismatches, distinct } = compareWithMap(keys, set);
+      assert.deepStrictEqual(mismatches.slice(0, 3), []);
+      assert.ok(distinct < 200_000 && distinct > 100_000, `distinct ${distinct}`);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("spreads ordinary ids over the whole 32-bit range (the slot comes from the high bits)", () => {
+    const buckets = new Array(16).fill(0);
+    for (let i = 0; i < 16_000; i++) buckets[fnv1a32(`u${i}`) >>> 28]++;
+    for (const b of buckets) assert.ok(b > 800 && b < 1200, `bucket counts ${buckets.join(",")}`);
+  });
+
+  it("close() removes its key log", () => {
+    const before = fs.readdirSync(tmpDir).length;
+    const set = new SeenKeys({ tmpDir });
+    set.firstLineOrAdd("k", 2);
+    assert.strictEqual(fs.readdirSync(tmpDir).length, before + 1);
+    set.close();
+    assert.strictEqual(fs.readdirSync(tmpDir).length, before);
+  });
+});
