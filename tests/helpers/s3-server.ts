@@ -1,0 +1,116 @@
+/**
+ * A small S3 on 127.0.0.1 speaking the real REST/XML wire format (path-style), enough for the launcher: GetObject
+ * (optionally stalling mid-body), PutObject, the multipart calls, DeleteObject. Clients reach it through
+ * AWS_ENDPOINT_URL_S3. Objects live in `objects` ("bucket/key" → bytes); every request is recorded.
+ */
+import * as http from "http";
+
+export interface S3Request {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  bytes: number;
+}
+
+export interface LocalS3 {
+  endpoint: string;
+  objects: Map<string, Buffer>;
+  requests: S3Request[];
+  /** Multipart uploads started and not completed or aborted. */
+  openUploads: Map<string, Buffer[]>;
+  /** GetObject of this "bucket/key" sends the first `bytes` bytes and then nothing more. */
+  stall: { object: string; bytes: number } | undefined;
+  /** Requests to fail with this S3 error code (e.g. "AccessDenied"), by method. */
+  failures: Map<string, { code: string; status: number }>;
+  close(): Promise<void>;
+}
+
+export async function startLocalS3(): Promise<LocalS3> {
+  const state = {
+    objects: new Map<string, Buffer>(),
+    requests: [] as S3Request[],
+    openUploads: new Map<string, Buffer[]>(),
+    stall: undefined as LocalS3["stall"],
+    failures: new Map<string, { code: string; status: number }>(),
+  };
+  let uploads = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (d: Buffer) => chunks.push(d));
+    req.on("end", () => {
+      const url = new URL(req.url!, "http://local");
+      const object = decodeURIComponent(url.pathname.slice(1));
+      const body = Buffer.concat(chunks);
+      const method = req.method!;
+      state.requests.push({ method, path: object, query: url.searchParams, bytes: body.length });
+      const fail = (status: number, code: string) => {
+        res.statusCode = status;
+        res.setHeader("content-type", "application/xml");
+        res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
+      };
+      const failure = state.failures.get(method);
+      if (failure) return fail(failure.status, failure.code);
+      const q = url.searchParams;
+      if (method === "GET" || method === "HEAD") {
+        const data = state.objects.get(object);
+        if (!data) return fail(404, "NoSuchKey");
+        res.setHeader("content-length", data.length);
+        res.setHeader("etag", '"etag"');
+        if (method === "HEAD") return res.end();
+        if (state.stall?.object === object) {
+          res.write(data.subarray(0, state.stall.bytes));
+          return; // never ends: the client must give up
+        }
+        return res.end(data);
+      }
+      if (method === "POST" && q.has("uploads")) {
+        const id = `upload-${++uploads}`;
+        state.openUploads.set(id, []);
+        return res.end(
+          `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>${object.split("/")[0]}</Bucket><Key>${object.slice(object.indexOf("/") + 1)}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+        );
+      }
+      if (method === "PUT" && q.has("uploadId")) {
+        const parts = state.openUploads.get(q.get("uploadId")!);
+        if (!parts) return fail(404, "NoSuchUpload");
+        parts[Number(q.get("partNumber")) - 1] = body;
+        res.setHeader("etag", `"part-${q.get("partNumber")}"`);
+        return res.end();
+      }
+      if (method === "POST" && q.has("uploadId")) {
+        const parts = state.openUploads.get(q.get("uploadId")!);
+        if (!parts) return fail(404, "NoSuchUpload");
+        state.openUploads.delete(q.get("uploadId")!);
+        state.objects.set(object, Buffer.concat(parts));
+        return res.end(
+          `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Key>${object}</Key><ETag>"done"</ETag></CompleteMultipartUploadResult>`,
+        );
+      }
+      if (method === "DELETE" && q.has("uploadId")) {
+        state.openUploads.delete(q.get("uploadId")!);
+        res.statusCode = 204;
+        return res.end();
+      }
+      if (method === "PUT") {
+        state.objects.set(object, body);
+        res.setHeader("etag", '"put"');
+        return res.end();
+      }
+      if (method === "DELETE") {
+        state.objects.delete(object);
+        res.statusCode = 204;
+        return res.end();
+      }
+      fail(400, "NotImplemented");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return Object.assign(state, {
+    endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  });
+}
