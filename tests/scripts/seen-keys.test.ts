@@ -2,10 +2,10 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { fnv1a32, SeenKeys } from "../../scripts/lib/core/seen-keys";
+import { fnv1a32, CompactSeenKeys } from "../../scripts/lib/core/seen-keys";
 
 /** Feeds keys as lines 2, 3, …; returns each key's answer next to what a plain Map says (the reference). */
-function compareWithMap(keys: string[], set: SeenKeys) {
+function compareWithMap(keys: string[], set: CompactSeenKeys) {
   const reference = new Map<string, number>();
   const mismatches: string[] = [];
   keys.forEach((key, i) => {
@@ -18,12 +18,12 @@ function compareWithMap(keys: string[], set: SeenKeys) {
   return { mismatches, distinct: reference.size };
 }
 
-describe("SeenKeys: exact duplicate detection in a compact table", () => {
+describe("CompactSeenKeys: exact duplicate detection in a compact table", () => {
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-seen-test-"));
   after(() => fs.rmSync(tmpDir, { recursive: true, force: true }));
 
   it("answers the first line of a repeated key and undefined for a new one", () => {
-    const set = new SeenKeys({ tmpDir });
+    const set = new CompactSeenKeys({ tmpDir });
     try {
       assert.strictEqual(set.firstLineOrAdd("a1", 2), undefined);
       assert.strictEqual(set.firstLineOrAdd("a2", 3), undefined);
@@ -37,7 +37,7 @@ describe("SeenKeys: exact duplicate detection in a compact table", () => {
 
   it("a forced hash collision never rejects a distinct key, and every true duplicate is still found", () => {
     // Every key hashes to 42: each lookup must compare the keys themselves.
-    const set = new SeenKeys({ hash: () => 42, tmpDir });
+    const set = new CompactSeenKeys({ hash: () => 42, tmpDir });
     try {
       // Keys that differ only in ways a hash or a sloppy compare might miss: case, spaces, Unicode normalization.
       const keys = [
@@ -63,7 +63,7 @@ describe("SeenKeys: exact duplicate detection in a compact table", () => {
 
   it("stays exact when colliding keys have been flushed to the log file, across table growth", () => {
     // 64 hash values for 2,000 keys of 1,000 characters (2 MB of log, past the 1 MB write buffer) with repeats.
-    const set = new SeenKeys({ hash: (k) => fnv1a32(k) & 63, initialCapacity: 16, tmpDir });
+    const set = new CompactSeenKeys({ hash: (k) => fnv1a32(k) & 63, initialCapacity: 16, tmpDir });
     try {
       const keys: string[] = [];
       for (let i = 0; i < 2_000; i++) keys.push(`${"x".repeat(990)}${String(i).padStart(10, "0")}`);
@@ -77,7 +77,7 @@ describe("SeenKeys: exact duplicate detection in a compact table", () => {
   });
 
   it("matches a Map on 200,000 random keys with the real hash (many growths, many duplicates)", () => {
-    const set = new SeenKeys({ initialCapacity: 16, tmpDir });
+    const set = new CompactSeenKeys({ initialCapacity: 16, tmpDir });
     try {
       let seed = 7;
       const random = () => {
@@ -101,9 +101,25 @@ describe("SeenKeys: exact duplicate detection in a compact table", () => {
     for (const b of buckets) assert.ok(b > 800 && b < 1200, `bucket counts ${buckets.join(",")}`);
   });
 
+  it("firstLine then add (the checker's pattern) behaves like firstLineOrAdd, also with another key in between", () => {
+    const set = new CompactSeenKeys({ hash: () => 1, tmpDir });
+    try {
+      assert.strictEqual(set.firstLine("a"), undefined);
+      assert.strictEqual(set.firstLine("b"), undefined);
+      set.add("a", 2); // not the key looked up last: probed again
+      set.add("b", 3);
+      assert.strictEqual(set.firstLine("a"), 2);
+      assert.strictEqual(set.firstLine("b"), 3);
+      assert.throws(() => set.add("a", 9), /already present/);
+      assert.strictEqual(set.size, 2);
+    } finally {
+      set.close();
+    }
+  });
+
   it("close() removes its key log", () => {
     const before = fs.readdirSync(tmpDir).length;
-    const set = new SeenKeys({ tmpDir });
+    const set = new CompactSeenKeys({ tmpDir });
     set.firstLineOrAdd("k", 2);
     assert.strictEqual(fs.readdirSync(tmpDir).length, before + 1);
     set.close();

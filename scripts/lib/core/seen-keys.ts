@@ -32,7 +32,7 @@ process.once("exit", () => {
   for (const dir of openDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-export class SeenKeys {
+export class CompactSeenKeys {
   private readonly hashOf: KeyHash;
   private hashes: Uint32Array;
   /** Word index of the key's log record, plus one; 0 = empty slot. */
@@ -46,6 +46,8 @@ export class SeenKeys {
   private buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   private filled = 0;
   private readonly scratch = Buffer.allocUnsafe(RECORD_HEADER);
+  /** The empty slot firstLine() ended on, for the add() that usually follows; any other insert invalidates it. */
+  private pending: { key: string; hash: number; slot: number } | undefined;
 
   constructor(options: { hash?: KeyHash; initialCapacity?: number; tmpDir?: string } = {}) {
     this.hashOf = options.hash ?? fnv1a32;
@@ -62,10 +64,8 @@ export class SeenKeys {
     return this.count;
   }
 
-  /**
-   * The line `key` was first seen on, or undefined when it is new — and then it is recorded as first seen on `line`.
-   */
-  firstLineOrAdd(key: string, line: number): number | undefined {
+  /** The line `key` was first seen on, or undefined when it has not been added. */
+  firstLine(key: string): number | undefined {
     const hash = this.hashOf(key) >>> 0;
     const capacity = this.hashes.length;
     let slot = home(hash, capacity);
@@ -78,12 +78,31 @@ export class SeenKeys {
       }
       slot = slot + 1 === capacity ? 0 : slot + 1;
     }
-    const word = this.append(key, line);
-    this.hashes[slot] = hash;
-    this.places[slot] = word + 1;
-    this.count++;
-    if (this.count > capacity * MAX_LOAD) this.grow();
+    // Where add(key) will go if it comes next (the usual pattern: look up, then add).
+    this.pending = { key, hash, slot };
     return undefined;
+  }
+
+  /** Records `key` as first seen on `line`; the caller has checked that it is new (firstLine returned undefined). */
+  add(key: string, line: number): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (!pending || pending.key !== key) {
+      if (this.firstLine(key) !== undefined) throw new Error("add() of a key already present");
+      return this.add(key, line);
+    }
+    const word = this.append(key, line);
+    this.hashes[pending.slot] = pending.hash;
+    this.places[pending.slot] = word + 1;
+    this.count++;
+    if (this.count > this.hashes.length * MAX_LOAD) this.grow();
+  }
+
+  /** firstLine, then add when new: the line `key` was first seen on, or undefined (and it is now recorded). */
+  firstLineOrAdd(key: string, line: number): number | undefined {
+    const first = this.firstLine(key);
+    if (first === undefined) this.add(key, line);
+    return first;
   }
 
   /** Deletes the key log. The set cannot be used afterwards. */
@@ -149,6 +168,7 @@ export class SeenKeys {
 
   /** A larger table; entries move by their stored hash (the keys stay in the log). */
   private grow(): void {
+    this.pending = undefined;
     const oldHashes = this.hashes;
     const oldPlaces = this.places;
     const capacity = Math.ceil(oldHashes.length * GROWTH);
