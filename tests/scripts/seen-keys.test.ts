@@ -63,7 +63,7 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
 
   it("stays exact when colliding keys have been flushed to the log file, across table growth", () => {
     // 64 hash values for 2,000 keys of 1,000 characters (2 MB of log, past the 1 MB write buffer) with repeats.
-    const set = new CompactSeenKeys({ hash: (k) => fnv1a32(k) & 63, initialCapacity: 16, tmpDir });
+    const set = new CompactSeenKeys({ hash: (k) => (fnv1a32(k) & 63) << 8, initialCapacity: 16, tmpDir });
     try {
       const keys: string[] = [];
       for (let i = 0; i < 2_000; i++) keys.push(`${"x".repeat(990)}${String(i).padStart(10, "0")}`);
@@ -71,6 +71,18 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
       const { mismatches, distinct } = compareWithMap(keys, set);
       assert.deepStrictEqual(mismatches.slice(0, 3), []);
       assert.strictEqual(set.size, distinct);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("collisions inside every segment (one hash value per top byte) are each resolved by the keys", () => {
+    const set = new CompactSeenKeys({ hash: (k) => (fnv1a32(k) & 0xff000000) | 5, initialCapacity: 16, tmpDir });
+    try {
+      const keys = Array.from({ length: 6_000 }, (_, i) => `id-${i % 4_000}`);
+      const { mismatches, distinct } = compareWithMap(keys, set);
+      assert.deepStrictEqual(mismatches.slice(0, 3), []);
+      assert.strictEqual(distinct, 4_000);
     } finally {
       set.close();
     }

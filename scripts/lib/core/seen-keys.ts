@@ -3,13 +3,14 @@
  * on, for lists of tens of millions of rows.
  *
  * Why not a Map: a JavaScript Map holds at most 2^24 (16.7M) entries ("Map maximum size exceeded") and costs ~100 bytes
- * an entry. Here the table is two typed arrays (8 bytes a slot: a 32-bit hash and where the key is kept) and the keys
- * themselves go to an append-only log file on disk, so memory stays around 10 bytes a key at any count.
+ * an entry. Here the table is typed arrays (8 bytes a slot: a 32-bit hash and where the key is kept) and the keys
+ * themselves go to an append-only log file on disk, so memory stays around 11 bytes a key at any count. The table is
+ * 256 segments (by the hash's top byte), each growing on its own, so a growth briefly holds 1/256 of it twice, not all.
  *
  * Why it is exact: a hash match is never taken as a duplicate on its own. The candidate's key is read back from the log
  * (from the write buffer, or one positioned read of the file) and compared; only an equal key is a duplicate. Every
- * true duplicate costs that one read; a false 32-bit match (about n²/2^33 of them over n keys) costs one more and the
- * key is then added as new.
+ * true duplicate costs that one read; a false match of the 32-bit hash (about n²/2^33 of them over n keys) costs one
+ * more and the key is then added as new.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -22,8 +23,9 @@ export type KeyHash = (key: string) => number;
 const WORD = 4;
 const RECORD_HEADER = 8;
 const MAX_WORDS = 0xffff_fffe; // slot value is word index + 1; 0 marks an empty slot
-const MAX_LOAD = 0.8;
-const GROWTH = 1.5;
+const MAX_LOAD = 0.85;
+const GROWTH = 1.3;
+const SEGMENTS = 256;
 const BUFFER_BYTES = 1 << 20;
 
 /** Logs still open, removed if the process exits without closing them (an error mid-plan). */
@@ -34,9 +36,10 @@ process.once("exit", () => {
 
 export class CompactSeenKeys {
   private readonly hashOf: KeyHash;
-  private hashes: Uint32Array;
-  /** Word index of the key's log record, plus one; 0 = empty slot. */
-  private places: Uint32Array;
+  /** Per segment: each slot's hash, and the word index of its key's log record plus one (0 = empty slot). */
+  private readonly hashes: Uint32Array[] = [];
+  private readonly places: Uint32Array[] = [];
+  private readonly counts = new Array<number>(SEGMENTS).fill(0);
   private count = 0;
   private readonly dir: string;
   private readonly file: string;
@@ -47,13 +50,15 @@ export class CompactSeenKeys {
   private filled = 0;
   private readonly scratch = Buffer.allocUnsafe(RECORD_HEADER);
   /** The empty slot firstLine() ended on, for the add() that usually follows; any other insert invalidates it. */
-  private pending: { key: string; hash: number; slot: number } | undefined;
+  private pending: { key: string; hash: number; segment: number; slot: number } | undefined;
 
   constructor(options: { hash?: KeyHash; initialCapacity?: number; tmpDir?: string } = {}) {
     this.hashOf = options.hash ?? fnv1a32;
-    const capacity = Math.max(16, Math.ceil((options.initialCapacity ?? 1 << 16) / MAX_LOAD));
-    this.hashes = new Uint32Array(capacity);
-    this.places = new Uint32Array(capacity);
+    const capacity = Math.max(8, Math.ceil((options.initialCapacity ?? 1 << 16) / MAX_LOAD / SEGMENTS));
+    for (let i = 0; i < SEGMENTS; i++) {
+      this.hashes.push(new Uint32Array(capacity));
+      this.places.push(new Uint32Array(capacity));
+    }
     this.dir = fs.mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), "sendtime-seen-"));
     this.file = path.join(this.dir, "keys.log");
     this.fd = fs.openSync(this.file, "w+");
@@ -67,19 +72,22 @@ export class CompactSeenKeys {
   /** The line `key` was first seen on, or undefined when it has not been added. */
   firstLine(key: string): number | undefined {
     const hash = this.hashOf(key) >>> 0;
-    const capacity = this.hashes.length;
+    const segment = hash >>> 24;
+    const hashes = this.hashes[segment];
+    const places = this.places[segment];
+    const capacity = hashes.length;
     let slot = home(hash, capacity);
     for (;;) {
-      const place = this.places[slot];
+      const place = places[slot];
       if (place === 0) break;
-      if (this.hashes[slot] === hash) {
+      if (hashes[slot] === hash) {
         const first = this.lineIfSameKey(place - 1, key);
         if (first !== undefined) return first;
       }
       slot = slot + 1 === capacity ? 0 : slot + 1;
     }
     // Where add(key) will go if it comes next (the usual pattern: look up, then add).
-    this.pending = { key, hash, slot };
+    this.pending = { key, hash, segment, slot };
     return undefined;
   }
 
@@ -91,11 +99,12 @@ export class CompactSeenKeys {
       if (this.firstLine(key) !== undefined) throw new Error("add() of a key already present");
       return this.add(key, line);
     }
+    const { segment, slot, hash } = pending;
     const word = this.append(key, line);
-    this.hashes[pending.slot] = pending.hash;
-    this.places[pending.slot] = word + 1;
+    this.hashes[segment][slot] = hash;
+    this.places[segment][slot] = word + 1;
     this.count++;
-    if (this.count > this.hashes.length * MAX_LOAD) this.grow();
+    if (++this.counts[segment] > this.hashes[segment].length * MAX_LOAD) this.grow(segment);
   }
 
   /** firstLine, then add when new: the line `key` was first seen on, or undefined (and it is now recorded). */
@@ -166,23 +175,25 @@ export class CompactSeenKeys {
     }
   }
 
-  /** A larger table; entries move by their stored hash (the keys stay in the log). */
-  private grow(): void {
+  /** A larger segment; entries move by their stored hash (the keys stay in the log). */
+  private grow(segment: number): void {
     this.pending = undefined;
-    const oldHashes = this.hashes;
-    const oldPlaces = this.places;
+    const oldHashes = this.hashes[segment];
+    const oldPlaces = this.places[segment];
     const capacity = Math.ceil(oldHashes.length * GROWTH);
-    this.hashes = new Uint32Array(capacity);
-    this.places = new Uint32Array(capacity);
+    const hashes = new Uint32Array(capacity);
+    const places = new Uint32Array(capacity);
     for (let i = 0; i < oldHashes.length; i++) {
       const place = oldPlaces[i];
       if (place === 0) continue;
       const hash = oldHashes[i];
       let slot = home(hash, capacity);
-      while (this.places[slot] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
-      this.hashes[slot] = hash;
-      this.places[slot] = place;
+      while (places[slot] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
+      hashes[slot] = hash;
+      places[slot] = place;
     }
+    this.hashes[segment] = hashes;
+    this.places[segment] = places;
   }
 }
 
@@ -196,9 +207,12 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
   return text.length;
 }
 
-/** The slot a hash starts probing at: multiply-shift onto [0, capacity), so capacities need not be powers of two. */
+/**
+ * The slot a hash starts probing at in its segment: the low 24 bits (the top 8 chose the segment) multiply-shifted
+ * onto [0, capacity), so capacities need not be powers of two.
+ */
 function home(hash: number, capacity: number): number {
-  const slot = Math.floor((hash / 4294967296) * capacity);
+  const slot = Math.floor(((hash & 0xffffff) / 16777216) * capacity);
   return slot < capacity ? slot : capacity - 1;
 }
 
