@@ -20,6 +20,7 @@ import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError }
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/aws/launch";
 import { MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
+import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
@@ -47,6 +48,8 @@ line and reason, sizes the flexible window, then (without --dry-run) uploads the
   --create-tps C          CreateSchedule rate for the fan-out ETA (default: half the stack's createScheduleTps, 2,500)
   --out DIR               where plan.jsonl, rejects.csv and summary.json go (default out/<campaign>)
   --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
+  --max-schedules N       the Region's EventBridge Scheduler schedule quota: a plan with more schedules is not
+                          launched (default: the stack output maxSchedules, else Scheduler's default, 10,000,000)
 ${STACK_FLAGS_HELP}
   --wait                  follow the fan-out to its end (progress on stderr)
   --json                  print the summary as JSON
@@ -77,6 +80,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       "launch-id": { type: "string" },
+      "max-schedules": { type: "string" },
       ...STACK_FLAGS,
       wait: { type: "boolean", default: false },
       "poll-seconds": { type: "string" },
@@ -104,6 +108,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" })
     : undefined;
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
+  const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
 
   const summary = await planCampaign({
@@ -133,12 +138,17 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
           },
   });
   const launchId = launchIdFlag ?? summary.planSha256.slice(0, 16);
-  const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching };
+  const quotaFinding = scheduleQuotaFinding(
+    { schedules: summary.schedules, recipients: summary.recipientsPlanned, steps: summary.steps.length },
+    quota,
+  );
+  const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching, scheduleQuota: { ...quota, fits: !quotaFinding } };
 
   const finish = (code: number, lines: string[]) => {
     io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : [...formatSummary(summary), ...lines].join("\n") + "\n");
     return code;
   };
+  if (quotaFinding) return finish(1, [`${quotaFinding} The plan is kept for review; nothing was uploaded or started.`]);
   if (!summary.window.fits) {
     return finish(1, [
       `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`,
@@ -170,6 +180,17 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   if (result.results) lines.push(`  results (failed batches, for redrive): s3://${result.results.bucket}/${result.results.key}`);
   return finish(result.status === "SUCCEEDED" && failed === 0 ? 0 : 1, lines);
+}
+
+/** --max-schedules, else the stack output maxSchedules, else Scheduler's default quota; says which. */
+function scheduleQuotaFrom(flag: string | undefined, output: number | undefined): ScheduleQuota {
+  if (flag !== undefined) return { maxSchedules: intFlag("max-schedules", flag, 1, 1e12), source: "--max-schedules" };
+  if (output !== undefined) {
+    if (!(Number.isInteger(output) && output > 0))
+      throw new UsageError(`stack output maxSchedules ${output}: must be a whole number above 0`);
+    return { maxSchedules: output, source: "stack output maxSchedules" };
+  }
+  return { maxSchedules: scheduler.maxSchedules, source: "EventBridge Scheduler's default quota; --max-schedules if yours is raised" };
 }
 
 function formatSummary(s: PlanSummary): string[] {

@@ -17,6 +17,8 @@ export interface StackOutputs {
   region?: string;
   defaultWindowMinutes?: number;
   createScheduleTps?: number;
+  /** The Region's EventBridge Scheduler schedule quota the stack was configured with. */
+  maxSchedules?: number;
 }
 
 export interface OutputSources {

@@ -14,6 +14,7 @@ import { PlanFiles, PlanPaths } from "./plan-files";
 import { MissedPolicy, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { Columns, isReject, RecipientChecker, recipientColumns, RecipientRow, Reject, RejectReason, STEP_KEY } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
+import { CompactSeenKeys } from "./seen-keys";
 import { LocalTime, Step, stepOffset } from "./send-time";
 import { EffectiveTps, fanOutSeconds, InstantHistogram, minimumWindowMinutes } from "./window";
 
@@ -74,7 +75,14 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   const etaSeconds = fanOutSeconds((await countLines(o.file)) * o.steps.length, o.createTps);
   const cutoffMs = o.now + etaSeconds * 1000 + o.marginMinutes * 60_000;
 
-  const checker = new RecipientChecker(columns, { allowDuplicateEmails: o.recipients.allowDuplicateEmails });
+  // Ids and addresses seen so far, exact and compact (a Map stops at 2^24 entries and costs ~100 bytes a key).
+  const seenIds = new CompactSeenKeys();
+  const seenEmails = o.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys();
+  const checker = new RecipientChecker(columns, {
+    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
+    ids: seenIds,
+    emails: seenEmails,
+  });
   const decider = new SendDecider({ base: o.base, steps: o.steps, defaultZone: o.defaultZone, missed: { ...o.missed, cutoffMs } });
   const lines = new PlanLines(columns, o.steps);
   const tally = new PlanTally(o.steps.length);
@@ -110,6 +118,9 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   } catch (e) {
     files.abort();
     throw e;
+  } finally {
+    seenIds.close();
+    seenEmails?.close();
   }
   const summary = summarize(o, tally, decider, cutoffMs, planSha256, files.paths);
   files.commit(summary);

@@ -1,0 +1,104 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { S3Client } from "@aws-sdk/client-s3";
+import { SFNClient } from "@aws-sdk/client-sfn";
+import { mockClient } from "aws-sdk-client-mock";
+import { main } from "../../scripts/launch-campaign";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
+let runs = 0;
+
+/** Runs the launcher in-process on the 8-row fixture (4 recipients planned × 2 steps = 8 schedules). */
+async function launch(...more: string[]) {
+  const out = path.join(tmp, `run-${++runs}`);
+  let stdout = "",
+    stderr = "";
+  const code = await main(
+    [
+      ...["--campaign", "spring", "--recipients", "tests/fixtures/campaign.csv", "--template", "spring-sale"],
+      ...["--date", "2026-12-01", "--hour", "9", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z"],
+      ...["--out", out, ...more],
+    ],
+    { out: (t) => (stdout += t), err: (t) => (stderr += t) },
+  );
+  return { code, stdout, stderr, out, planKept: fs.existsSync(path.join(out, "plan.jsonl")) };
+}
+
+function outputs(extra: object) {
+  const file = path.join(tmp, `outputs-${++runs}.json`);
+  const stateMachineArn = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
+  fs.writeFileSync(file, JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn, region: "us-east-1", ...extra }));
+  return file;
+}
+
+describe("launch-campaign: the schedule quota is checked before anything is uploaded", () => {
+  // Any AWS call fails the test: the refusal must come before the first one.
+  const s3 = mockClient(S3Client);
+  const sfn = mockClient(SFNClient);
+  beforeEach(() => {
+    s3.reset();
+    sfn.reset();
+    s3.onAnyCommand().rejects(new Error("no S3 call expected"));
+    sfn.onAnyCommand().rejects(new Error("no Step Functions call expected"));
+  });
+  after(() => {
+    s3.restore();
+    sfn.restore();
+  });
+
+  it("refuses a plan above the stack output maxSchedules: exit 1, the count, the quota, what to do; nothing uploaded", async () => {
+    const r = await launch("--outputs", outputs({ maxSchedules: 7 }));
+    assert.strictEqual(r.code, 1, r.stderr);
+    assert.match(
+      r.stdout,
+      /Not launched: the plan has 8 schedules \(4 recipients, 2 steps\), above the schedule quota of 7 \(stack output maxSchedules\)/,
+    );
+    // 7 ÷ 2 steps = 3 recipients a campaign; 4 recipients → 2 campaigns.
+    assert.match(r.stdout, /split the list into 2 campaigns of at most 3 recipients each/);
+    assert.match(
+      r.stdout,
+      /raise the EventBridge Scheduler schedules quota of the Region \(Service Quotas\) and pass the new value with --max-schedules/,
+    );
+    assert.match(r.stdout, /nothing was uploaded or started/);
+    assert.strictEqual(s3.calls().length, 0, "no S3 call");
+    assert.strictEqual(sfn.calls().length, 0, "no Step Functions call");
+    assert.ok(r.planKept, "the plan is kept for review");
+  });
+
+  it("--max-schedules wins over the stack output; a plan exactly at the quota is not refused by it", async () => {
+    const refused = await launch("--outputs", outputs({ maxSchedules: 100 }), "--max-schedules", "7");
+    assert.strictEqual(refused.code, 1);
+    assert.match(refused.stdout, /above the schedule quota of 7 \(--max-schedules\)/);
+    assert.strictEqual(s3.calls().length + sfn.calls().length, 0);
+
+    const atQuota = await launch("--dry-run", "--max-schedules", "8", "--json");
+    assert.strictEqual(atQuota.code, 0, atQuota.stdout);
+    assert.deepStrictEqual(JSON.parse(atQuota.stdout).scheduleQuota, { maxSchedules: 8, source: "--max-schedules", fits: true });
+  });
+
+  it("a dry run reports the same refusal and exits 1", async () => {
+    const r = await launch("--dry-run", "--max-schedules", "5");
+    assert.strictEqual(r.code, 1);
+    assert.match(
+      r.stdout,
+      /Not launched: the plan has 8 schedules \(4 recipients, 2 steps\), above the schedule quota of 5 \(--max-schedules\)/,
+    );
+    const json = await launch("--dry-run", "--max-schedules", "5", "--json");
+    assert.strictEqual(json.code, 1);
+    assert.deepStrictEqual(JSON.parse(json.stdout).scheduleQuota, { maxSchedules: 5, source: "--max-schedules", fits: false });
+  });
+
+  it("without a flag or stack output the quota is Scheduler's default, 10,000,000, and says so", async () => {
+    const r = await launch("--dry-run", "--json");
+    assert.strictEqual(r.code, 0);
+    const q = JSON.parse(r.stdout).scheduleQuota;
+    assert.strictEqual(q.maxSchedules, 10_000_000);
+    assert.match(q.source, /EventBridge Scheduler's default quota/);
+  });
+
+  it("a bad --max-schedules is a usage error naming the flag", async () => {
+    await assert.rejects(launch("--dry-run", "--max-schedules", "lots"), /--max-schedules lots: must be a whole number from 1/);
+  });
+});
