@@ -36,6 +36,8 @@ export interface StackConfig {
   unsubscribe?: { contactList: string; topic: string };
   /** Customer-managed KMS key for the bucket and the dead-letter queue; none means AWS-managed encryption. */
   kmsKeyArn?: string;
+  /** Custom domain for open and click tracking links; none means SES's own tracking domain. */
+  trackingDomain?: string;
 }
 
 /** A value CloudWatch Logs accepts for retention. */
@@ -146,6 +148,11 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     fail("kmsKeyArn", kmsKeyArn, "a KMS key or alias ARN (arn:aws:kms:<region>:<account>:key/<id>)");
   }
 
+  const trackingDomain = optional("trackingDomain");
+  if (trackingDomain !== undefined && !DOMAIN.test(trackingDomain)) {
+    fail("trackingDomain", trackingDomain, "a host name such as track.example.com (no scheme, path or port)");
+  }
+
   return {
     senderIdentity,
     fromAddress,
@@ -162,6 +169,7 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     alarmEmail,
     unsubscribe: contactList && topic ? { contactList, topic } : undefined,
     kmsKeyArn,
+    trackingDomain,
   };
 }
 

@@ -23,7 +23,11 @@ const recipients = new RecipientBucket("recipients", {
   kmsKeyArn: config.kmsKeyArn,
 });
 
-const sender = new Sender("sender", { identity: config.senderIdentity, unsubscribe: config.unsubscribe });
+const sender = new Sender("sender", {
+  identity: config.senderIdentity,
+  unsubscribe: config.unsubscribe,
+  trackingDomain: config.trackingDomain,
+});
 
 const target = new SchedulerTarget("scheduler-target", {
   scope,

@@ -1,5 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
+import { EMAIL_EVENTS, EVENT_DIMENSIONS } from "./email-events";
 
 export interface SenderArgs {
   /**
@@ -12,9 +13,19 @@ export interface SenderArgs {
    * @default none
    */
   unsubscribe?: { contactList: string; topic: string };
+  /**
+   * Host name for open and click tracking links instead of SES's own; it must be verified in SES and serve HTTPS
+   * (https://docs.aws.amazon.com/ses/latest/dg/configure-custom-open-click-domains.html).
+   * @default none
+   * @example "track.example.com"
+   */
+  trackingDomain?: string;
 }
 
-/** SES sending: the identity, a configuration set with reputation metrics and suppression, event metrics, unsubscribe. */
+/**
+ * SES sending: the identity, a configuration set with reputation metrics and suppression, open and click tracking,
+ * every event type published to CloudWatch per campaign, step and variant (the sends' EmailTags), unsubscribe.
+ */
 export class Sender extends pulumi.ComponentResource {
   public readonly identityArn: pulumi.Output<string>;
   public readonly configurationSetName: pulumi.Output<string>;
@@ -49,6 +60,8 @@ export class Sender extends pulumi.ComponentResource {
           reputationOptions: { reputationMetricsEnabled: true },
           suppressionOptions: { suppressedReasons: ["BOUNCE", "COMPLAINT"] },
           sendingOptions: { sendingEnabled: true },
+          // Open and click tracking is on whenever an event destination takes OPEN/CLICK; this only moves its links.
+          trackingOptions: args.trackingDomain ? { customRedirectDomain: args.trackingDomain, httpsPolicy: "REQUIRE" } : undefined,
         },
         { parent },
       );
@@ -73,15 +86,14 @@ export class Sender extends pulumi.ComponentResource {
           eventDestinationName: "sendtime-metrics",
           eventDestination: {
             enabled: true,
-            matchingEventTypes: ["SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "RENDERING_FAILURE"],
+            matchingEventTypes: EMAIL_EVENTS.map((e) => e.type),
             cloudWatchDestination: {
-              dimensionConfigurations: [
-                {
-                  dimensionName: "ses:configuration-set",
-                  dimensionValueSource: "MESSAGE_TAG",
-                  defaultDimensionValue: "none",
-                },
-              ],
+              // One metric per event and combination of these values (each a CloudWatch custom metric).
+              dimensionConfigurations: EVENT_DIMENSIONS.map((d) => ({
+                dimensionName: d.name,
+                dimensionValueSource: "MESSAGE_TAG",
+                defaultDimensionValue: d.defaultValue,
+              })),
             },
           },
         },

@@ -128,4 +128,17 @@ describe("stack config", () => {
     rejects({ logRetentionDays: "31" }, /logRetentionDays = "31" is not valid: one of CloudWatch Logs' values/));
   it("rejects a KMS key that is not an ARN", () =>
     rejects({ kmsKeyArn: "alias/mine" }, /kmsKeyArn = "alias\/mine" is not valid: a KMS key or alias ARN/));
+  it("takes a tracking domain as a bare host name and refuses URLs, addresses and bad labels", () => {
+    assert.strictEqual(parseStackConfig(getter({ trackingDomain: "track.example.com" })).config.trackingDomain, "track.example.com");
+    assert.strictEqual(parseStackConfig(getter()).config.trackingDomain, undefined);
+    for (const bad of [
+      "https://track.example.com",
+      "track.example.com/x",
+      "track.example.com:443",
+      "news@example.com",
+      "-a.example.com",
+      "localhost",
+    ])
+      rejects({ trackingDomain: bad }, new RegExp(`^sendtime:trackingDomain = ".*" is not valid: a host name such as track.example.com`));
+  });
 });

@@ -57,10 +57,31 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(cs.reputationOptions.reputationMetricsEnabled, true);
       assert.strictEqual(stack.outputs.configurationSetName, cs.configurationSetName);
     });
-    it("publishes bounce, complaint and delivery events", () => {
-      const types = only(stack, "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination").inputs.eventDestination
-        .matchingEventTypes;
-      for (const t of ["BOUNCE", "COMPLAINT", "DELIVERY"]) assert.ok(types.includes(t), t);
+    it("publishes every event type to CloudWatch per campaign, step and variant (message tags)", () => {
+      const dest = only(stack, "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination").inputs;
+      assert.strictEqual(dest.configurationSetName, stack.outputs.configurationSetName);
+      assert.strictEqual(dest.eventDestination.enabled, true);
+      assert.deepStrictEqual([...dest.eventDestination.matchingEventTypes].sort(), [
+        "BOUNCE",
+        "CLICK",
+        "COMPLAINT",
+        "DELIVERY",
+        "DELIVERY_DELAY",
+        "OPEN",
+        "REJECT",
+        "RENDERING_FAILURE",
+        "SEND",
+        "SUBSCRIPTION",
+      ]);
+      assert.deepStrictEqual(dest.eventDestination.cloudWatchDestination.dimensionConfigurations, [
+        { dimensionName: "campaign", dimensionValueSource: "MESSAGE_TAG", defaultDimensionValue: "none" },
+        { dimensionName: "step", dimensionValueSource: "MESSAGE_TAG", defaultDimensionValue: "none" },
+        { dimensionName: "variant", dimensionValueSource: "MESSAGE_TAG", defaultDimensionValue: "no-variant" },
+      ]);
+    });
+    it("tracks opens and clicks on SES's own domain unless trackingDomain is set", () => {
+      const cs = only(stack, "aws:sesv2/configurationSet:ConfigurationSet").inputs;
+      assert.strictEqual(cs.trackingOptions, undefined);
     });
     it("exports the DKIM tokens of a domain identity", () => assert.strictEqual((stack.outputs.dkimTokens as string[]).length, 3));
     it("creates the unsubscribe contact list with its topic", () => {
@@ -226,6 +247,14 @@ describe("the stack with other config", () => {
   it("tags the state machine with the quota it was sized for, so the policy pack can compare", async () => {
     const stack = await renderWith({ createScheduleTps: "100", maxConcurrency: "1" });
     assert.deepStrictEqual(only(stack, "aws:sfn/stateMachine:StateMachine").inputs.tags, { [STACK_QUOTA_TAG]: "100" });
+  });
+
+  it("with trackingDomain: tracking links on that domain, over HTTPS only", async () => {
+    const stack = await renderWith({ trackingDomain: "track.mail.example.com" });
+    assert.deepStrictEqual(only(stack, "aws:sesv2/configurationSet:ConfigurationSet").inputs.trackingOptions, {
+      customRedirectDomain: "track.mail.example.com",
+      httpsPolicy: "REQUIRE",
+    });
   });
 
   it("stops with one line naming the key on bad config", async () => {
