@@ -108,3 +108,11 @@ export function sdkIntegrationArn(partition: string, service: string, action: st
 /** Plan objects live under `plans/` (keys: infra/plan-row.ts), fan-out results under `results/`; both hold addresses and expire. */
 export const PLANS_PREFIX = "plans/";
 export const RESULTS_PREFIX = "results/";
+
+/** One launch's record (its plan summary and scheduled counts, no addresses): kept, unlike plans, for reports. */
+export const LAUNCHES_PREFIX = "launches/";
+
+/** The S3 key of one launch's record. */
+export function launchRecordKey(campaignId: string, launchId: string): string {
+  return `${LAUNCHES_PREFIX}${campaignId}/${launchId}.json`;
+}

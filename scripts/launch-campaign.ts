@@ -17,10 +17,11 @@ import {
 } from "./lib/cli/campaign-flags";
 import { count, formatDuration, plural } from "./lib/cli/format";
 import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
-import { checkLaunchId, executionName, followFanOut, startFanOut, uploadPlan } from "./lib/aws/launch";
+import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
 import { MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
+import { buildLaunchRecord } from "./lib/core/launch-record";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
@@ -161,6 +162,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const s3 = s3Client(outputs.region);
   const sfn = sfnClient(outputs.region);
   const key = await uploadPlan(s3, target.bucketName, campaignId, launchId, summary.files.plan, progress);
+  const files = { plan: summary.files.plan, holdout: path.join(path.dirname(summary.files.plan), "holdout.csv") };
+  const record = await buildLaunchRecord(summary, files, { id: launchId, planKey: key, at: new Date(now) });
+  const recordKey = await uploadLaunchRecord(s3, target.bucketName, record);
   const name = executionName(campaignId, launchId);
   const executionArn = await startFanOut(sfn, target.stateMachineArn, name, {
     campaign_id: campaignId,
@@ -168,7 +172,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     plan_key: key,
     window_minutes: summary.window.minutes,
   });
-  Object.assign(report, { plan: { bucket: target.bucketName, key }, execution: { name, arn: executionArn } });
+  Object.assign(report, { plan: { bucket: target.bucketName, key }, launchRecord: recordKey, execution: { name, arn: executionArn } });
   const lines = [`Launched: s3://${target.bucketName}/${key} → execution ${name}`, `  ${executionArn}`];
   if (!f.wait) return finish(0, lines);
 

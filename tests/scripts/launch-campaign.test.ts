@@ -338,6 +338,42 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
   });
 
+  it("stores the launch record (summary, schedules per step and variant, holdout) under launches/ before starting", async () => {
+    s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
+    sfn
+      .on(StartExecutionCommand)
+      .resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
+    const r = await launch([...base(ZONES), "--outputs", outputsFile]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const launchId = r.summary.planSha256.slice(0, 16);
+    const puts = s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
+    const put = puts.find((p) => p.Key === `launches/spring/${launchId}.json`)!;
+    assert.ok(put, puts.map((p) => p.Key).join(", "));
+    const record = JSON.parse(String(put.Body));
+    const byStep = new Map<number, number>();
+    for (const line of r.planText!.trim().split("\n")) byStep.set(JSON.parse(line).step, (byStep.get(JSON.parse(line).step) ?? 0) + 1);
+    assert.deepStrictEqual(
+      record.scheduled,
+      [...byStep].map(([step, schedules]) => ({ step, variant: null, schedules })),
+    );
+    assert.strictEqual(record.holdoutRecipients, 0);
+    assert.strictEqual(record.planSha256, r.summary.planSha256);
+    assert.deepStrictEqual(record.launch, { id: launchId, planKey: `plans/spring/${launchId}.jsonl`, at: record.launch.at });
+    assert.ok(!String(put.Body).includes("@example.com"), "no addresses in the record");
+  });
+
+  it("a failed launch-record upload stops before starting anything", async () => {
+    s3.on(PutObjectCommand).callsFake((input) => {
+      if (String(input.Key).startsWith("launches/")) throw Object.assign(new Error("Access Denied"), { name: "AccessDenied" });
+      return {};
+    });
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", outputsFile, "--launch-id", "rec-1"]),
+      /upload of the launch record to s3:\/\/recipients-ce6a540\/launches\/spring\/rec-1\.json failed \(nothing started\): AccessDenied/,
+    );
+    assert.strictEqual(sfn.commandCalls(StartExecutionCommand).length, 0);
+  });
+
   it("the same plan gets the same execution name; a second submit is refused with a clear message", async () => {
     s3.on(PutObjectCommand).resolves({});
     sfn

@@ -3,12 +3,14 @@
  * with a deterministic execution name (a double submit is refused by Step Functions, not run twice), and follow it.
  */
 import * as fs from "fs";
-import { S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { Upload } from "@aws-sdk/lib-storage";
 import { FanOutInput } from "../../../infra/fanout-definition";
 import { campaignTag } from "../../../infra/email-events";
 import { planKey } from "../../../infra/plan-row";
+import { launchRecordKey } from "../../../infra/naming";
+import { LaunchRecord } from "../core/launch-record";
 import { awsErrorLine, isAwsError } from "./clients";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
@@ -54,6 +56,20 @@ export async function uploadPlan(
 }
 
 /** Starts the fan-out; the input's campaign_tag (the sends' `campaign` EmailTag) is derived here from campaign_id. */
+/** Stores the launch's record next to the plans (`launches/<campaign>/<launch id>.json`) for campaign-report. */
+export async function uploadLaunchRecord(s3: S3Client, bucket: string, record: LaunchRecord): Promise<string> {
+  const key = launchRecordKey(record.campaignId, record.launch.id);
+  try {
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(record, null, 2) + "\n", ContentType: "application/json" }),
+      { abortSignal: AbortSignal.timeout(60_000) },
+    );
+  } catch (e) {
+    throw new FindingsError(awsErrorLine(`upload of the launch record to s3://${bucket}/${key} failed (nothing started)`, e));
+  }
+  return key;
+}
+
 export async function startFanOut(
   sfn: SFNClient,
   stateMachineArn: string,
