@@ -3,6 +3,7 @@
  * AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> variables), adaptive retries for throttling, and AWS errors turned
  * into one line.
  */
+import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { SFNClient } from "@aws-sdk/client-sfn";
@@ -24,6 +25,7 @@ export const s3Client = (region?: string) =>
 export const sfnClient = (region?: string) => new SFNClient(common(region));
 export const schedulerClient = (region?: string) => new SchedulerClient(common(region));
 export const sqsClient = (region?: string) => new SQSClient(common(region));
+export const cloudWatchClient = (region?: string) => new CloudWatchClient(common(region));
 
 /** `what failed: ErrorName: message` — one line, no stack. */
 export function awsErrorLine(what: string, e: unknown): string {

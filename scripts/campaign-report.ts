@@ -1,0 +1,84 @@
+/**
+ * How a campaign did: the funnel per step and variant from its launch records and SES event metrics. See USAGE.
+ */
+import * as fs from "fs";
+import { campaignTag } from "../infra/email-events";
+import { LAUNCHES_PREFIX, launchRecordKey } from "../infra/naming";
+import { cloudWatchClient, s3Client } from "./lib/aws/clients";
+import { requireCampaign } from "./lib/aws/campaign-ops";
+import { discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
+import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { buildReport, formatReport, metricQueries, reportRange, segmentsOf } from "./lib/core/campaign-report";
+import { renderReportHtml } from "./lib/core/report-html";
+
+const USAGE = `
+Usage: campaign-report --campaign ID [--json] [--html FILE] [--from ISO] [--to ISO] (--stack NAME | --outputs FILE | ...)
+
+The funnel per step and variant: scheduled (from the launch records the launcher stores in the bucket under
+${launchRecordKey("<ID>", "<launch id>")}), then sent, delivered, bounced, complained, rejected, opens, clicks and
+unsubscribed (hourly sums of the SES event metrics, namespace AWS/SES, dimensions campaign, step, variant), with
+rates, per variant and in total, and the holdout's size. Hours without data count as zero.
+
+  --json                  the report as JSON
+  --html FILE             also write one self-contained page (inline SVG: sends per hour, funnel per variant)
+  --from ISO, --to ISO    the event range (default: the first scheduled send, or 14 days back, to now)
+  --timeout-seconds S     time limit of each AWS call (default 30)
+${STACK_FLAGS_HELP}
+
+Exit codes: 0 ok (also for a campaign with no sends yet), 1 nothing known of the campaign or an AWS error, 2 bad flags.
+`;
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const f = parseFlags(
+    argv,
+    {
+      campaign: { type: "string" },
+      json: { type: "boolean", default: false },
+      html: { type: "string" },
+      from: { type: "string" },
+      to: { type: "string" },
+      "timeout-seconds": { type: "string" },
+      ...STACK_FLAGS,
+    },
+    USAGE,
+  );
+  const campaignId = requireCampaign(f.campaign);
+  const tag = campaignTag(campaignId);
+  const to = f.to === undefined ? Date.now() : instantFlag("to", f.to);
+  const from = f.from === undefined ? undefined : instantFlag("from", f.from);
+  if (from !== undefined && from >= to) throw new UsageError(`--from ${f.from}: must be before --to`);
+  const timeoutMs = intFlag("timeout-seconds", f["timeout-seconds"], 1, 600, 30) * 1000;
+  const outputs = requireOutputs(outputsFromFlags(f), ["bucketName"], { bucketName: "bucket" });
+
+  const records = await readLaunchRecords(s3Client(outputs.region), outputs.bucketName, campaignId, timeoutMs);
+  const cw = cloudWatchClient(outputs.region);
+  const segments = segmentsOf(records, await discoverSegments(cw, tag, timeoutMs));
+  if (segments.length === 0) {
+    io.err(
+      `campaign ${campaignId}: no launch record in s3://${outputs.bucketName}/${LAUNCHES_PREFIX}${campaignId}/ and no SES metrics for tag ${tag}: nothing to report (launched with an older launcher, or a different id?)\n`,
+    );
+    return 1;
+  }
+  const range = reportRange(records, to, from);
+  const queries = metricQueries(segments);
+  const series = await fetchSeries(cw, tag, queries, range, timeoutMs);
+  const report = buildReport({ campaignId, campaignTag: tag, records, queries, series, range });
+  if (f.html !== undefined) {
+    try {
+      fs.writeFileSync(f.html, renderReportHtml(report));
+    } catch (e) {
+      throw new UsageError(`--html ${f.html}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report) + (f.html ? `  page: ${f.html}\n` : ""));
+  return 0;
+}
+
+function instantFlag(name: string, raw: string): number {
+  const t = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(raw) ? Date.parse(raw) : NaN;
+  if (Number.isNaN(t)) throw new UsageError(`--${name} ${raw}: an ISO instant with Z or an offset, e.g. 2026-12-01T00:00Z`);
+  return t;
+}

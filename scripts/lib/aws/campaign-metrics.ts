@@ -1,0 +1,176 @@
+/**
+ * What campaign-report reads from AWS: the campaign's launch records in the bucket, which (step, variant) metrics
+ * CloudWatch has for its tag, and their hourly sums. Every call has a time limit; every paginated call follows its
+ * tokens to the end and refuses a token it has already seen.
+ */
+import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, MetricDataQuery } from "@aws-sdk/client-cloudwatch";
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/email-events";
+import { LAUNCHES_PREFIX } from "../../../infra/naming";
+import { FindingsError } from "../cli/run";
+import { LaunchRecord } from "../core/launch-record";
+import { HOUR_MS, MetricQuery, Segment, Series } from "../core/campaign-report";
+import { awsErrorLine } from "./clients";
+
+/** GetMetricData takes at most 500 queries a request. */
+const MAX_QUERIES_PER_REQUEST = 500;
+
+/**
+ * One AWS call with a time limit: the SDK is asked to abort the request, and the wait ends at the limit even if a
+ * request does not honour the signal. An error becomes one line saying what failed.
+ */
+async function bounded<T>(what: string, timeoutMs: number, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new FindingsError(`${what}: no answer within ${Math.round(timeoutMs / 1000)} s`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([call(controller.signal), timeout]);
+  } catch (e) {
+    if (e instanceof FindingsError) throw e;
+    throw new FindingsError(awsErrorLine(what, e));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Follows a paginated call; a repeated token is an error, not a loop. */
+async function paginate<T>(what: string, page: (token: string | undefined) => Promise<{ next?: string; items: T[] }>): Promise<T[]> {
+  const out: T[] = [];
+  const seen = new Set<string>();
+  let token: string | undefined;
+  do {
+    const r = await page(token);
+    out.push(...r.items);
+    if (r.next !== undefined && seen.has(r.next)) throw new FindingsError(`${what}: the service repeated a page token`);
+    if (r.next !== undefined) seen.add(r.next);
+    token = r.next;
+  } while (token !== undefined);
+  return out;
+}
+
+export async function readLaunchRecords(s3: S3Client, bucket: string, campaignId: string, timeoutMs: number): Promise<LaunchRecord[]> {
+  const prefix = `${LAUNCHES_PREFIX}${campaignId}/`;
+  const what = `listing s3://${bucket}/${prefix}`;
+  const keys = await paginate(what, async (token) => {
+    const r = await bounded(what, timeoutMs, (abortSignal) =>
+      s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }), { abortSignal }),
+    );
+    return { next: r.IsTruncated ? r.NextContinuationToken : undefined, items: (r.Contents ?? []).map((o) => o.Key!) };
+  });
+  const records: LaunchRecord[] = [];
+  for (const key of keys.filter((k) => k.endsWith(".json"))) {
+    const where = `s3://${bucket}/${key}`;
+    const text = await bounded(`reading ${where}`, timeoutMs, async (abortSignal) => {
+      const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
+      return r.Body!.transformToString("utf8");
+    });
+    records.push(parseLaunchRecord(text, where));
+  }
+  return records;
+}
+
+function parseLaunchRecord(text: string, where: string): LaunchRecord {
+  let r: LaunchRecord;
+  try {
+    r = JSON.parse(text);
+  } catch (e) {
+    throw new FindingsError(`${where}: not a launch record (${(e as Error).message})`);
+  }
+  const ok =
+    r &&
+    typeof r.planSha256 === "string" &&
+    typeof r.launch?.at === "string" &&
+    Array.isArray(r.scheduled) &&
+    r.scheduled.every(
+      (c) => Number.isInteger(c?.step) && Number.isInteger(c?.schedules) && (c.variant === null || typeof c.variant === "string"),
+    );
+  if (!ok) throw new FindingsError(`${where}: not a launch record (needs planSha256, launch.at, scheduled [{step, variant, schedules}])`);
+  return r;
+}
+
+/** The (step, variant) pairs CloudWatch has metrics for under this campaign tag (the last two weeks, per ListMetrics). */
+export async function discoverSegments(cw: CloudWatchClient, tag: string, timeoutMs: number): Promise<Segment[]> {
+  const what = `ListMetrics for campaign tag ${tag}`;
+  const metrics = await paginate(what, async (token) => {
+    const r = await bounded(what, timeoutMs, (abortSignal) =>
+      cw.send(
+        new ListMetricsCommand({
+          Namespace: SES_METRICS_NAMESPACE,
+          Dimensions: [{ Name: EMAIL_TAGS.campaign, Value: tag }],
+          NextToken: token,
+        }),
+        { abortSignal },
+      ),
+    );
+    return { next: r.NextToken, items: r.Metrics ?? [] };
+  });
+  const segments: Segment[] = [];
+  for (const m of metrics) {
+    const dims = new Map((m.Dimensions ?? []).map((d) => [d.Name!, d.Value!]));
+    const step = dims.get(EMAIL_TAGS.step);
+    const variant = dims.get(EMAIL_TAGS.variant);
+    if (dims.size === 3 && step !== undefined && variant !== undefined) segments.push({ step, variant });
+  }
+  return segments;
+}
+
+/** Hourly sums of every query over [from, to); missing data stays missing (the report counts it as zero). */
+export async function fetchSeries(
+  cw: CloudWatchClient,
+  tag: string,
+  queries: MetricQuery[],
+  range: { from: number; to: number },
+  timeoutMs: number,
+): Promise<Series> {
+  const series: Series = new Map();
+  for (let i = 0; i < queries.length; i += MAX_QUERIES_PER_REQUEST) {
+    const chunk = queries.slice(i, i + MAX_QUERIES_PER_REQUEST);
+    const what = `GetMetricData for campaign tag ${tag}`;
+    const results = await paginate(what, async (token) => {
+      const r = await bounded(what, timeoutMs, (abortSignal) =>
+        cw.send(
+          new GetMetricDataCommand({
+            MetricDataQueries: chunk.map((q) => metricDataQuery(tag, q)),
+            StartTime: new Date(range.from),
+            EndTime: new Date(range.to),
+            ScanBy: "TimestampAscending",
+            NextToken: token,
+          }),
+          { abortSignal },
+        ),
+      );
+      return { next: r.NextToken, items: r.MetricDataResults ?? [] };
+    });
+    for (const res of results) {
+      const points = series.get(res.Id!) ?? [];
+      (res.Timestamps ?? []).forEach((t, k) => points.push({ t: new Date(t).getTime(), v: res.Values?.[k] ?? 0 }));
+      series.set(res.Id!, points);
+    }
+  }
+  return series;
+}
+
+function metricDataQuery(tag: string, q: MetricQuery): MetricDataQuery {
+  return {
+    Id: q.id,
+    MetricStat: {
+      Metric: {
+        Namespace: SES_METRICS_NAMESPACE,
+        MetricName: q.metric,
+        Dimensions: [
+          { Name: EMAIL_TAGS.campaign, Value: tag },
+          { Name: EMAIL_TAGS.step, Value: q.step },
+          { Name: EMAIL_TAGS.variant, Value: q.variant },
+        ],
+      },
+      Period: HOUR_MS / 1000,
+      Stat: "Sum",
+    },
+    ReturnData: true,
+  };
+}
