@@ -15,10 +15,10 @@ import {
   templateFlag,
   timingFromFlags,
 } from "./lib/cli/campaign-flags";
-import { count, formatDuration, plural } from "./lib/cli/format";
+import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
-import { MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
+import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
 import { buildLaunchRecord } from "./lib/core/launch-record";
@@ -35,7 +35,8 @@ plans one schedule per recipient per step into DIR/plan.jsonl, writes every othe
 line and reason, sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.
 
   --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
-  --default-timezone Z    zone for rows with a missing or unknown zone (default UTC)
+  --default-timezone Z    zone for rows with a missing or unknown zone (default UTC); each such row is in notes.csv
+  --strict-zones          reject rows with a missing or unknown zone instead (unknown-zone)
   --missed POLICY         sends due before now + fan-out + margin: skip (default), send-now (within the grace),
                           next-day (same local time tomorrow)
   --grace-minutes G       how late send-now may still send (default 60)
@@ -77,6 +78,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       "window-minutes": { type: "string" },
       ...RATE_FLAGS,
       ...RECIPIENT_FLAGS,
+      "strict-zones": { type: "boolean", default: false },
       "create-tps": { type: "string" },
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
@@ -120,6 +122,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
+    strictZones: f["strict-zones"] === true,
     missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
     marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
@@ -145,6 +148,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching, scheduleQuota: { ...quota, fits: !quotaFinding } };
 
+  const shortfall = windowShortfall(summary);
+  if (shortfall) io.err(`warning: --window-minutes ${summary.window.minutes} is${shortfall.slice(1)}\n`);
   const finish = (code: number, lines: string[]) => {
     io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : [...formatSummary(summary), ...lines].join("\n") + "\n");
     return code;
@@ -201,14 +206,41 @@ function formatSummary(s: PlanSummary): string[] {
   const reasons = Object.entries(s.rejected.byReason)
     .map(([r, c]) => `${r} ${count(c!)}`)
     .join(", ");
-  return [
+  const lines = [
     `Campaign ${s.campaignId}: ${count(s.rows)} rows → ${count(s.recipientsPlanned)} recipients planned, ${count(s.schedules)} schedules; ${count(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}`,
     `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,
-    `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased`,
+    `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed`,
     `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${count(s.missed.skipped)} skipped, ${count(s.missed.sentNow)} sent now, ${count(s.missed.movedToNextDay)} moved to the next day`,
-    `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
-    `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
-    `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
-    `  files: ${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…), ${s.files.rejects}, ${s.files.summary}`,
   ];
+  if (s.collisions.length)
+    lines.push(
+      `  collisions: ${s.collisions
+        .map(
+          (c) =>
+            `step ${c.step} not planned for ${counted(c.recipients, "recipient")} (within ${MIN_STEP_GAP_MINUTES} minutes of step ${c.with})`,
+        )
+        .join("; ")}`,
+    );
+  if (s.idsDifferingOnlyInCase)
+    lines.push(
+      `  ids: ${count(s.idsDifferingOnlyInCase)} differ from an earlier id only in case or surrounding spaces (planned separately)`,
+    );
+  lines.push(
+    `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
+    `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
+    `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
+    `  files: ${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…), ${s.files.rejects}, ${s.files.notes}, ${s.files.summary}`,
+  );
+  return lines;
+}
+
+/** When a given window is smaller than the sends need: by how much, and the peak rate it gives. */
+function windowShortfall(s: PlanSummary): string | undefined {
+  const w = s.window;
+  if (w.peakTps === undefined || w.peakTps <= w.effectiveTps) return undefined;
+  const need =
+    w.minimumMinutes === undefined
+      ? "no window up to 1,440 minutes holds the sends"
+      : `below the ${w.minimumMinutes} minutes the sends need`;
+  return `; ${need}: peak ${count(w.peakTps)}/s against ${count(w.effectiveTps)}/s, so sends will be throttled and arrive late`;
 }

@@ -120,3 +120,118 @@ describe("plan safety: smaller ones", () => {
     assert.strictEqual(r.summary.rejected.byReason["send-time-passed"], 1);
   });
 });
+
+describe("plan safety: wrong hour, silently (zones)", () => {
+  const list =
+    "id,email,timezone\nny,a@example.com, America/New_York\nmars,b@example.com,Mars/Base\nnone,c@example.com,\nok,d@example.com,Asia/Tokyo\n";
+  it("trims spaces around a zone like case, and notes every row changed or defaulted", async () => {
+    const r = await plan(write(list));
+    assert.strictEqual(r.code, 0, r.stderr);
+    const ny = r.rows.find((p) => p.recipient_id === "ny")!;
+    // 09:00 in New York on 2026-12-01 is 14:00Z (EST, UTC-5), not 09:00Z
+    assert.deepStrictEqual([ny.timezone, ny.utc], ["America/New_York", "2026-12-01T14:00:00.000Z"]);
+    assert.deepStrictEqual(r.notes!.trim().split("\n"), [
+      "line,id,note",
+      '2,ny,"timezone "" America/New_York"" read as America/New_York"',
+      '3,mars,"timezone ""Mars/Base"" is not an IANA zone: sent in UTC, the default zone"',
+      '4,none,"no timezone: sent in UTC, the default zone"',
+    ]);
+    assert.deepStrictEqual(r.summary.zones, { defaultTimezone: "UTC", defaulted: 2, canonicalised: 1 });
+  });
+  it("--strict-zones rejects instead of defaulting", async () => {
+    const r = await plan(write(list), "--strict-zones");
+    assert.deepStrictEqual(
+      r.rows.map((p) => p.recipient_id),
+      ["ny", "ok"],
+    );
+    assert.deepStrictEqual(r.rejects!.trim().split("\n").slice(1), [
+      '3,mars,"timezone ""Mars/Base"" is not an IANA zone (strict zones: no default)"',
+      "4,none,no timezone (strict zones: no default)",
+    ]);
+    assert.deepStrictEqual(r.summary.rejected.byReason, { "unknown-zone": 2 });
+  });
+  it("notes trimmed addresses and partly missed steps", async () => {
+    const r = await plan(
+      write("id,email,timezone\nk,  k@example.com ,Asia/Kolkata\nn,n@example.com,America/New_York\n"),
+      "--step",
+      "+1d",
+      "--now",
+      "2026-12-01T05:00:00Z",
+    );
+    assert.deepStrictEqual(r.notes!.trim().split("\n"), [
+      "line,id,note",
+      '2,k,"email ""  k@example.com "" trimmed"',
+      "2,k,step 1 (due 2026-12-01T03:30:00.000Z) missed: skipped",
+    ]);
+  });
+});
+
+describe("plan safety: two sends at the same instant", () => {
+  for (const steps of [
+    ["+3d", "+3d"],
+    ["+3d:a", "+3d:b"],
+    ["+12h", "+12h:x"],
+  ])
+    it(`refuses identical steps when reading the flags (${steps.join(" ")})`, async () => {
+      const r = await plan(write("id,email\na1,a@example.com\n"), ...steps.flatMap((s) => ["--step", s]));
+      assert.strictEqual(r.code, 2);
+      assert.ok(r.stderr.startsWith(`error: --step ${steps[1]}: the same offset as step 2 (${steps[0]})`), r.stderr);
+    });
+
+  it("+24h and +1d land on one instant outside DST changes: the later step is not planned, and says so", async () => {
+    const r = await plan(write("id,email,timezone\na1,a@example.com,Asia/Kolkata\n"), "--step", "+24h", "--step", "+1d");
+    assert.deepStrictEqual(
+      r.rows.map((p) => [p.step, p.utc]),
+      [
+        [1, "2026-12-01T03:30:00.000Z"],
+        [2, "2026-12-02T03:30:00.000Z"],
+      ],
+    );
+    assert.deepStrictEqual(r.summary.collisions, [{ step: 3, with: 2, recipients: 1 }]);
+    assert.match(r.stdout, /collisions: step 3 not planned for 1 recipient \(within 60 minutes of step 2\)/);
+    assert.deepStrictEqual(r.notes!.trim().split("\n").slice(1), [
+      "2,a1,step 3 not planned: 2026-12-02T03:30:00.000Z is within 60 minutes of step 2 (2026-12-02T03:30:00.000Z)",
+    ]);
+  });
+
+  it("--missed next-day that moves step 1 onto step 2 (Kolkata, +1d) plans step 2 once", async () => {
+    const r = await plan(
+      write("id,email,timezone\nk,k@example.com,Asia/Kolkata\nn,n@example.com,America/New_York\n"),
+      "--step",
+      "+1d",
+      "--missed",
+      "next-day",
+      "--now",
+      "2026-12-01T05:00:00Z",
+    );
+    const k = r.rows.filter((p) => p.recipient_id === "k");
+    assert.deepStrictEqual(
+      k.map((p) => [p.step, p.utc]),
+      [[1, "2026-12-02T03:30:00.000Z"]],
+      "one send at 2026-12-02T03:30Z (the first mail, moved), not two",
+    );
+    assert.deepStrictEqual(r.summary.collisions, [{ step: 2, with: 1, recipients: 1 }]);
+    const instants = r.rows.map((p) => `${p.recipient_id} ${p.utc}`);
+    assert.strictEqual(new Set(instants).size, instants.length, "no recipient twice at one instant");
+  });
+});
+
+describe("plan safety: smaller ones (2)", () => {
+  it("--window-minutes below the computed minimum: a warning with the peak rate", async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => `u${i},u${i}@example.com`).join("\n");
+    const r = await plan(write(`id,email\n${rows}\n`), "--tps", "1", "--window-minutes", "1");
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual([r.summary.window.minutes, r.summary.window.minimumMinutes, r.summary.window.peakTps], [1, 4, 3.33]);
+    assert.match(r.stdout, /window: 1 minute \(--window-minutes; below the 4 minutes the sends need: peak 3\.33\/s against 1\/s/);
+    assert.match(r.stderr, /warning: --window-minutes 1 is below the 4 minutes the sends need/);
+  });
+  it("ids differing only in case or surrounding spaces are planned, with a note and a count", async () => {
+    const r = await plan(write("id,email\nA1,a@example.com\na1,b@example.com\n a1,c@example.com\nb,d@example.com\n"));
+    assert.strictEqual(r.rows.length, 4);
+    assert.deepStrictEqual(r.notes!.trim().split("\n").slice(1), [
+      "3,a1,id differs from line 2's only in case or surrounding spaces: a separate recipient (schedule names assume case matters)",
+      "4, a1,id differs from line 2\'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)",
+    ]);
+    assert.strictEqual(r.summary.idsDifferingOnlyInCase, 2);
+  });
+});

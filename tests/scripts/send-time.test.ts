@@ -32,6 +32,7 @@ describe("send-time rules", () => {
       const r = new ZoneResolver("Europe/Paris");
       assert.deepStrictEqual(r.resolve("Asia/Tokyo"), { zone: "Asia/Tokyo", status: "ok" });
       assert.deepStrictEqual(r.resolve("asia/tokyo"), { zone: "Asia/Tokyo", status: "canonicalised" });
+      assert.deepStrictEqual(r.resolve(" Asia/Tokyo\t"), { zone: "Asia/Tokyo", status: "canonicalised" });
       assert.deepStrictEqual(r.resolve("Nowhere/Town"), { zone: "Europe/Paris", status: "defaulted" });
       assert.deepStrictEqual(r.resolve(""), { zone: "Europe/Paris", status: "defaulted" });
       assert.deepStrictEqual(r.resolve(undefined), { zone: "Europe/Paris", status: "defaulted" });

@@ -7,7 +7,7 @@ import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
 import { scheduler } from "../../../infra/quotas";
 import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
 import { parseInstant } from "../core/send-rules";
-import { canonicalZone, LocalTime, parseLocalTime, Step } from "../core/send-time";
+import { canonicalZone, LocalTime, parseLocalTime, sameOffset, Step } from "../core/send-time";
 import { EffectiveTps } from "../core/window";
 import { intFlag, positiveFlag, UsageError } from "./run";
 
@@ -59,9 +59,16 @@ export function timingFromFlags(
   const base = parseLocalTime(f.date, intFlag("hour", f.hour, 0, 23), intFlag("minute", f.minute, 0, 59, 0));
   if (typeof base === "string") throw new UsageError(`--date ${base}`);
   const steps: Step[] = [{ number: 1, days: 0, template }];
+  const raws = ["the first send"];
   for (const raw of f.step ?? []) {
     const step = parseStepFlag(raw, steps.length + 1);
+    const same = steps.findIndex((s) => sameOffset(s, step));
+    if (same !== -1)
+      throw new UsageError(
+        `--step ${raw}: the same offset as step ${same + 1} (${raws[same]}): two sends to each recipient at one instant`,
+      );
     steps.push({ ...step, template: step.template ?? template });
+    raws.push(raw);
   }
   const rawZone = f["default-timezone"] ?? "UTC";
   const defaultZone = canonicalZone(rawZone);

@@ -1,5 +1,6 @@
 /**
- * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`) and summary.json.
+ * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
+ * (`line,id,note`: every planned row that was changed or defaulted) and summary.json.
  * Written under temporary names and renamed at the end: a failed run leaves no half plan.
  */
 import { createHash, Hash } from "crypto";
@@ -10,6 +11,7 @@ import { Reject } from "./recipient-rows";
 export interface PlanPaths {
   plan: string;
   rejects: string;
+  notes: string;
   summary: string;
 }
 
@@ -18,17 +20,21 @@ export class PlanFiles {
   private readonly hash = createHash("sha256");
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
+  private readonly notes: LineWriter;
 
   constructor(outDir: string) {
     fs.mkdirSync(outDir, { recursive: true });
     this.paths = {
       plan: path.join(outDir, "plan.jsonl"),
       rejects: path.join(outDir, "rejects.csv"),
+      notes: path.join(outDir, "notes.csv"),
       summary: path.join(outDir, "summary.json"),
     };
     this.plan = new LineWriter(this.paths.plan + ".partial", this.hash);
     this.rejects = new LineWriter(this.paths.rejects + ".partial");
     this.rejects.write("line,id,reason\n");
+    this.notes = new LineWriter(this.paths.notes + ".partial");
+    this.notes.write("line,id,note\n");
   }
 
   /** Appends plan lines; resolves at once unless the disk is behind. */
@@ -40,10 +46,15 @@ export class PlanFiles {
     return this.rejects.write(`${r.line},${csvField(r.id)},${csvField(r.text)}\n`);
   }
 
+  note(row: { line: number; id: string }, note: string): Promise<void> | undefined {
+    return this.notes.write(`${row.line},${csvField(row.id)},${csvField(note)}\n`);
+  }
+
   /** Flushes and closes the plan and rejects; returns the plan's sha256. */
   async close(): Promise<string> {
     await this.plan.close();
     await this.rejects.close();
+    await this.notes.close();
     return this.hash.digest("hex");
   }
 
@@ -51,12 +62,14 @@ export class PlanFiles {
   commit(summary: object): void {
     fs.renameSync(this.paths.plan + ".partial", this.paths.plan);
     fs.renameSync(this.paths.rejects + ".partial", this.paths.rejects);
+    fs.renameSync(this.paths.notes + ".partial", this.paths.notes);
     fs.writeFileSync(this.paths.summary, JSON.stringify(summary, null, 2) + "\n");
   }
 
   abort(): void {
     this.plan.abort();
     this.rejects.abort();
+    this.notes.abort();
   }
 }
 

@@ -16,7 +16,7 @@ import { Columns, isReject, RecipientChecker, recipientColumns, RecipientRow, Re
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
 import { LocalTime, Step, stepOffset } from "./send-time";
-import { EffectiveTps, fanOutSeconds, InstantHistogram, minimumWindowMinutes } from "./window";
+import { EffectiveTps, fanOutSeconds, InstantHistogram, minimumWindowMinutes, peakTpsWith } from "./window";
 
 /** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
 export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
@@ -30,6 +30,8 @@ export interface PlanRequest {
   /** Every step, each with its SES template. */
   steps: (Step & { template: string })[];
   defaultZone: string;
+  /** Reject rows with a missing or unknown zone instead of sending them in the default zone. */
+  strictZones: boolean;
   missed: { policy: MissedPolicy; graceMinutes: number };
   /** Safety margin after the fan-out's estimated end before a send counts as reachable. */
   marginMinutes: number;
@@ -59,7 +61,14 @@ export interface PlanSummary {
     effectiveTpsSource: string;
     fits: boolean;
     requiredTps?: number;
+    /** With a window given by the caller: the smallest that holds the rate, and the peak rate with the given one. */
+    minimumMinutes?: number;
+    peakTps?: number;
   };
+  /** Steps not planned for some recipients because an earlier step's send came within MIN_STEP_GAP_MINUTES. */
+  collisions: { step: number; with: number; recipients: number }[];
+  /** Planned rows whose id differs from an earlier row's only in case or surrounding spaces. */
+  idsDifferingOnlyInCase: number;
   fanOut: { etaSeconds: number; createTps: number };
   firstSend: string | null;
   lastSend: string | null;
@@ -78,12 +87,20 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // Ids and addresses seen so far, exact and compact (a Map stops at 2^24 entries and costs ~100 bytes a key).
   const seenIds = new CompactSeenKeys();
   const seenEmails = o.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys();
+  const seenFoldedIds = new CompactSeenKeys();
   const checker = new RecipientChecker(columns, {
     allowDuplicateEmails: o.recipients.allowDuplicateEmails,
     ids: seenIds,
     emails: seenEmails,
+    foldedIds: seenFoldedIds,
   });
-  const decider = new SendDecider({ base: o.base, steps: o.steps, defaultZone: o.defaultZone, missed: { ...o.missed, cutoffMs } });
+  const decider = new SendDecider({
+    base: o.base,
+    steps: o.steps,
+    defaultZone: o.defaultZone,
+    strictZones: o.strictZones,
+    missed: { ...o.missed, cutoffMs },
+  });
   const lines = new PlanLines(columns, o.steps);
   const tally = new PlanTally(o.steps.length);
   const files = new PlanFiles(o.outDir);
@@ -101,6 +118,10 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
         continue;
       }
       const decided = decider.decide(row.rawZone);
+      if (decided.reject) {
+        await reject({ line: row.line, id: row.id, ...decided.reject });
+        continue;
+      }
       const planned = lines.of(row, decided.steps);
       if (typeof planned !== "string") {
         await reject(planned);
@@ -111,8 +132,10 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
         await reject(missedReject(row, cutoffMs, o.missed.policy));
         continue;
       }
-      tally.plan(decided);
+      tally.plan(row, decided);
       await files.writePlan(planned);
+      for (const note of row.notes ?? []) await files.note(row, note);
+      for (const note of decided.notes) await files.note(row, note);
     }
     planSha256 = await files.close();
   } catch (e) {
@@ -121,6 +144,7 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   } finally {
     seenIds.close();
     seenEmails?.close();
+    seenFoldedIds.close();
   }
   const summary = summarize(o, tally, decider, cutoffMs, planSha256, files.paths);
   files.commit(summary);
@@ -208,6 +232,9 @@ class PlanTally {
   sentNow = 0;
   movedToNextDay = 0;
   readonly schedulesByStep: number[];
+  /** Recipients per "step with": a step not planned because it came too close to another. */
+  readonly collisions = new Map<string, number>();
+  idsDifferingOnlyInCase = 0;
   /** Planned recipients per zone: with the per-zone decisions, the histogram of send instants. */
   readonly plannedByZone = new Map<string, number>();
 
@@ -224,13 +251,17 @@ class PlanTally {
     this.skipped += steps;
   }
 
-  plan(d: ZoneDecisions): void {
+  plan(row: RecipientRow, d: ZoneDecisions): void {
     this.planned++;
+    if (row.sameIdButCase !== undefined) this.idsDifferingOnlyInCase++;
     if (d.status === "defaulted") this.defaulted++;
     if (d.status === "canonicalised") this.canonicalised++;
     d.steps.forEach((s, k) => {
       if (s.outcome === "skipped") this.skipped++;
-      else this.schedulesByStep[k]++;
+      else if (s.outcome === "collided") {
+        const key = `${s.step.number} ${s.collidedWith}`;
+        this.collisions.set(key, (this.collisions.get(key) ?? 0) + 1);
+      } else this.schedulesByStep[k]++;
       if (s.outcome === "sent-now") this.sentNow++;
       if (s.outcome === "next-day") this.movedToNextDay++;
     });
@@ -251,10 +282,13 @@ function summarize(
   const instants = histogram.instants();
   const schedules = histogram.total;
   const rate = { effectiveTps: o.rate.tps, effectiveTpsSource: o.rate.source };
+  const sized = minimumWindowMinutes(instants, o.rate.tps);
   let window: PlanSummary["window"];
-  if (o.window) window = { minutes: o.window.minutes, source: o.window.source, ...rate, fits: true };
-  else {
-    const sized = minimumWindowMinutes(instants, o.rate.tps);
+  if (o.window) {
+    const minimumMinutes = sized.fits ? sized.windowMinutes : undefined;
+    const peakTps = Math.round(peakTpsWith(instants, o.window.minutes) * 100) / 100;
+    window = { minutes: o.window.minutes, source: o.window.source, ...rate, fits: true, minimumMinutes, peakTps };
+  } else
     window = {
       minutes: sized.windowMinutes,
       source: "computed",
@@ -262,7 +296,6 @@ function summarize(
       fits: sized.fits,
       requiredTps: sized.fits ? undefined : sized.requiredTps,
     };
-  }
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     campaignId: o.campaignId,
@@ -281,6 +314,11 @@ function summarize(
       movedToNextDay: t.movedToNextDay,
     },
     window,
+    collisions: [...t.collisions].map(([key, recipients]) => {
+      const [step, other] = key.split(" ").map(Number);
+      return { step, with: other, recipients };
+    }),
+    idsDifferingOnlyInCase: t.idsDifferingOnlyInCase,
     fanOut: { etaSeconds: fanOutSeconds(schedules, o.createTps), createTps: o.createTps },
     firstSend: instants.length ? iso(instants[0].utcMs) : null,
     lastSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,

@@ -18,7 +18,14 @@ export const STEP_KEY = "step";
 const MAX_EMAIL_LENGTH = 254;
 
 export type RejectReason =
-  "wrong-field-count" | "missing-id" | "duplicate-id" | "invalid-email" | "duplicate-email" | "too-large" | "send-time-passed";
+  | "wrong-field-count"
+  | "missing-id"
+  | "duplicate-id"
+  | "invalid-email"
+  | "duplicate-email"
+  | "unknown-zone"
+  | "too-large"
+  | "send-time-passed";
 
 export interface Reject {
   line: number;
@@ -36,6 +43,10 @@ export interface RecipientRow {
   /** The timezone column as written (undefined when the file has none). */
   rawZone: string | undefined;
   fields: string[];
+  /** What was changed or deserves a look (a trimmed address, an id like another but for case), for the notes file. */
+  notes?: string[];
+  /** The earlier line whose id differs from this one only in case or surrounding spaces. */
+  sameIdButCase?: number;
 }
 
 /** Where the reserved columns are; every other column is personalization. */
@@ -97,6 +108,8 @@ export interface CheckOptions {
   allowDuplicateEmails?: boolean;
   ids?: SeenKeys;
   emails?: SeenKeys;
+  /** Ids trimmed and lower-cased, to notice ids that differ only in case or spaces. */
+  foldedIds?: SeenKeys;
 }
 
 export function isReject(r: RecipientRow | Reject): r is Reject {
@@ -108,6 +121,7 @@ export class RecipientChecker {
   private readonly ids: SeenKeys;
   /** Undefined when duplicate addresses are allowed. */
   private readonly emails?: SeenKeys;
+  private readonly foldedIds: SeenKeys;
 
   constructor(
     private readonly columns: Columns,
@@ -115,6 +129,7 @@ export class RecipientChecker {
   ) {
     this.ids = o.ids ?? new SeenMap();
     if (!o.allowDuplicateEmails) this.emails = o.emails ?? new SeenMap();
+    this.foldedIds = o.foldedIds ?? new SeenMap();
   }
 
   /** The row, or why it is rejected (a Reject has a `reason`). */
@@ -137,6 +152,17 @@ export class RecipientChecker {
         return reject("duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
       this.emails.add(key, rec.line);
     }
-    return { line: rec.line, id, email, rawZone: c.timezone === undefined ? undefined : f[c.timezone], fields: f };
+    const row: RecipientRow = { line: rec.line, id, email, rawZone: c.timezone === undefined ? undefined : f[c.timezone], fields: f };
+    if (email !== f[c.email]) (row.notes ??= []).push(`email "${f[c.email]}" trimmed`);
+    const folded = id.trim().toLowerCase();
+    const firstFolded = this.foldedIds.firstLine(folded);
+    if (firstFolded === undefined) this.foldedIds.add(folded, rec.line);
+    else {
+      row.sameIdButCase = firstFolded;
+      (row.notes ??= []).push(
+        `id differs from line ${firstFolded}'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)`,
+      );
+    }
+    return row;
   }
 }

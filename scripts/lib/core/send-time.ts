@@ -38,8 +38,10 @@ export class ZoneResolver {
     if (canonicalZone(defaultZone) !== defaultZone) throw new Error(`default time zone "${defaultZone}" is not an IANA zone name`);
   }
 
+  /** Surrounding spaces are trimmed like case is corrected: either way the row reports the zone "canonicalised". */
   resolve(raw: string | undefined): ResolvedZone {
-    const zone = raw === undefined || raw === "" ? undefined : canonicalZone(raw);
+    const trimmed = raw?.trim();
+    const zone = trimmed === undefined || trimmed === "" ? undefined : canonicalZone(trimmed);
     return zone === undefined ? { zone: this.defaultZone, status: "defaulted" } : { zone, status: zone === raw ? "ok" : "canonicalised" };
   }
 }

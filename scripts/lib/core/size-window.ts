@@ -67,7 +67,7 @@ export async function sizeRecipientList(
   }
 
   const histogram = new InstantHistogram();
-  for (const [zone, count] of rowsByZone) for (const d of decider.forZone(zone)) histogram.add(d.time!.utcMs, zone, count);
+  for (const [zone, count] of rowsByZone) for (const d of decider.forZone(zone)) if (d.time) histogram.add(d.time.utcMs, zone, count);
   const instants = histogram.instants();
   const sized = minimumWindowMinutes(instants, r.rate.tps);
   if (!sized.fits) return { fits: false, requiredTps: sized.requiredTps };

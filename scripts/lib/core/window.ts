@@ -65,6 +65,19 @@ function maxOverlappingSends(minutes: number[], counts: number[], w: number): nu
   return best;
 }
 
+/** The highest summed send rate (per second) with a window of `w` minutes. */
+export function peakTpsWith(instants: { utcMs: number; count: number }[], w: number): number {
+  const minutes = instants.map((i) => Math.floor(i.utcMs / MINUTE_MS));
+  return (
+    maxOverlappingSends(
+      minutes,
+      instants.map((i) => i.count),
+      w,
+    ) /
+    (w * 60)
+  );
+}
+
 /** The smallest W (1–1440) whose summed rate stays within `tps`; when none does, the TPS that 1440 would need. */
 export function minimumWindowMinutes(instants: { utcMs: number; count: number }[], tps: number): WindowResult {
   const minutes = instants.map((i) => Math.floor(i.utcMs / MINUTE_MS));
