@@ -1,0 +1,85 @@
+/**
+ * The CreateSchedule request of one schedule, built in TypeScript: the same request the fan-out's CreateSchedule
+ * task builds in ASL (infra/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
+ * use it; a test runs the fan-out through the ASL interpreter and checks both give identical requests for a row.
+ * Pure: no AWS SDK, no Pulumi.
+ */
+import type { FanOutParameters, PlanRow } from "./fanout-definition";
+import { campaignGroupName, sesSendEmailTargetArn } from "./naming";
+
+/** What every schedule's SES target carries, from the stack (the fan-out's parameters of the same name). */
+export type ScheduleTarget = Pick<
+  FanOutParameters,
+  | "partition"
+  | "targetRoleArn"
+  | "deadLetterQueueArn"
+  | "fromAddress"
+  | "configurationSetName"
+  | "listManagement"
+  | "maxEventAgeSeconds"
+  | "maxRetryAttempts"
+>;
+
+/** The plan-row fields one schedule is made of. */
+export type ScheduleRow = Pick<PlanRow, "schedule_name" | "send_at" | "timezone" | "email" | "template" | "template_data">;
+
+export interface CreateScheduleRequest {
+  Name: string;
+  GroupName: string;
+  ScheduleExpression: string;
+  ScheduleExpressionTimezone: string;
+  FlexibleTimeWindow: { Mode: "FLEXIBLE"; MaximumWindowInMinutes: number };
+  ActionAfterCompletion: "DELETE";
+  Target: {
+    Arn: string;
+    RoleArn: string;
+    /** The SES v2 SendEmail request, as JSON text. */
+    Input: string;
+    RetryPolicy: { MaximumEventAgeInSeconds: number; MaximumRetryAttempts: number };
+    DeadLetterConfig: { Arn: string };
+  };
+}
+
+/** DeleteSchedule of one schedule: what an exit event sends per step. */
+export interface DeleteScheduleRequest {
+  Name: string;
+  GroupName: string;
+}
+
+/** The SendEmail request a schedule's target sends; fields in the order the fan-out writes them. */
+export function sendEmailInput(t: ScheduleTarget, row: ScheduleRow): Record<string, unknown> {
+  const email: Record<string, unknown> = {
+    FromEmailAddress: t.fromAddress,
+    Destination: { ToAddresses: [row.email] },
+    Content: { Template: { TemplateName: row.template, TemplateData: JSON.stringify(row.template_data) } },
+    ConfigurationSetName: t.configurationSetName,
+  };
+  if (t.listManagement) {
+    email.ListManagementOptions = { ContactListName: t.listManagement.contactListName, TopicName: t.listManagement.topicName };
+  }
+  return email;
+}
+
+/** The CreateSchedule request for `row` in campaign (or journey) `campaignId`'s group. */
+export function createScheduleRequest(
+  t: ScheduleTarget,
+  campaignId: string,
+  windowMinutes: number,
+  row: ScheduleRow,
+): CreateScheduleRequest {
+  return {
+    Name: row.schedule_name,
+    GroupName: campaignGroupName(campaignId),
+    ScheduleExpression: `at(${row.send_at})`,
+    ScheduleExpressionTimezone: row.timezone,
+    FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
+    ActionAfterCompletion: "DELETE",
+    Target: {
+      Arn: sesSendEmailTargetArn(t.partition),
+      RoleArn: t.targetRoleArn,
+      Input: JSON.stringify(sendEmailInput(t, row)),
+      RetryPolicy: { MaximumEventAgeInSeconds: t.maxEventAgeSeconds, MaximumRetryAttempts: t.maxRetryAttempts },
+      DeadLetterConfig: { Arn: t.deadLetterQueueArn },
+    },
+  };
+}

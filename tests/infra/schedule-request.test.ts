@@ -1,0 +1,103 @@
+import * as assert from "assert";
+import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/fanout-definition";
+import { createScheduleRequest } from "../../infra/schedule-request";
+import { runStateMachine } from "../helpers/asl-interpreter";
+
+const PARAMS: FanOutParameters = {
+  partition: "aws",
+  targetRoleArn: "arn:aws:iam::123456789012:role/target",
+  deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+  resultsBucket: "recipients-bucket",
+  fromAddress: "news@mail.example.com",
+  configurationSetName: "sendtime-dev",
+  listManagement: { contactListName: "sendtime-dev", topicName: "campaigns" },
+  maxConcurrency: 10,
+  batchSize: 2,
+  innerConcurrency: 2,
+  toleratedFailurePercentage: 0,
+  maxEventAgeSeconds: 3600,
+  maxRetryAttempts: 7,
+};
+
+const ROWS: PlanRow[] = [
+  {
+    schedule_name: "a1-1",
+    send_at: "2026-12-01T09:00:00",
+    timezone: "Asia/Kathmandu",
+    email: "a1@example.com",
+    template: "welcome",
+    template_data: { first_name: 'Zoë "the" \\ one', note: "line1\nline2 \u{1F600}", step: "1" },
+    recipient_id: "a1",
+    step: 1,
+    utc: "2026-12-01T03:15:00.000Z",
+  },
+  {
+    schedule_name: "h.0123456789abcdef0123456789abcdef-2",
+    send_at: "2026-03-08T07:30:00",
+    timezone: "UTC",
+    email: "o'brien+tag@example.co.uk",
+    template: "tips",
+    template_data: { step: "2" },
+    recipient_id: "odd id/ü",
+    step: 2,
+    utc: "2026-03-08T07:30:00.000Z",
+  },
+  {
+    schedule_name: "c3-1",
+    send_at: "2026-12-01T09:00:00",
+    timezone: "America/New_York",
+    email: "c3@example.com",
+    template: "welcome",
+    template_data: {},
+    recipient_id: "c3",
+    step: 1,
+    utc: "2026-12-01T14:00:00.000Z",
+  },
+];
+
+/** The CreateSchedule requests the deployed fan-out makes for `rows`, run through the ASL interpreter. */
+function fanOutRequests(params: FanOutParameters, rows: PlanRow[], campaign: string, windowMinutes: number): any[] {
+  const requests: any[] = [];
+  runStateMachine(
+    fanOutDefinition(params),
+    { campaign_id: campaign, plan_bucket: "recipients-bucket", plan_key: "plans/x.jsonl", window_minutes: windowMinutes },
+    {
+      getObject: () => rows.map((r) => JSON.stringify(r)).join("\n") + "\n",
+      sdk: (_service, action, request) => {
+        if (action === "createSchedule") requests.push(request);
+        return {};
+      },
+    },
+  );
+  return requests;
+}
+
+describe("createScheduleRequest: the fan-out's CreateSchedule request, built in TypeScript", () => {
+  for (const [label, params] of [
+    ["with one-click unsubscribe", PARAMS],
+    ["without a contact list", { ...PARAMS, listManagement: undefined }],
+  ] as const) {
+    it(`gives exactly the request the fan-out makes for the same row (${label})`, () => {
+      const viaAsl = fanOutRequests(params, ROWS, "onboarding", 9);
+      assert.strictEqual(viaAsl.length, ROWS.length);
+      const viaBuilder = ROWS.map((row) => createScheduleRequest(params, "onboarding", 9, row));
+      // Byte for byte: the Input JSON text included (field order, escaping of quotes, backslashes, newlines, emoji).
+      assert.deepStrictEqual(viaBuilder, viaAsl);
+      assert.strictEqual(JSON.stringify(viaBuilder), JSON.stringify(viaAsl));
+    });
+  }
+
+  it("is a request SES and Scheduler accept: the target, role, retry policy, DLQ and the SendEmail input", () => {
+    const r = createScheduleRequest(PARAMS, "onboarding", 9, ROWS[0]);
+    assert.strictEqual(r.GroupName, "campaign-onboarding");
+    assert.strictEqual(r.Target.Arn, "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail");
+    assert.strictEqual(r.ActionAfterCompletion, "DELETE");
+    assert.deepStrictEqual(JSON.parse(r.Target.Input), {
+      FromEmailAddress: "news@mail.example.com",
+      Destination: { ToAddresses: ["a1@example.com"] },
+      Content: { Template: { TemplateName: "welcome", TemplateData: JSON.stringify(ROWS[0].template_data) } },
+      ConfigurationSetName: "sendtime-dev",
+      ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
+    });
+  });
+});
