@@ -7,12 +7,16 @@ import * as pulumi from "@pulumi/pulumi";
 import { Alarms } from "./alarms";
 import { ConfigError, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
+import { Journeys } from "./journeys";
+import { Journey, JourneyDefinitionError, parseJourneyConfig } from "./journeys-definition";
 import { ArnScope, CAMPAIGN_PREFIX } from "./naming";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { Sender } from "./sender";
+import { isIanaZone } from "../scripts/lib/core/journeys";
 
 const config = readConfig();
+const journeyConfig = readJourneyConfig();
 
 const scope: pulumi.Output<ArnScope> = pulumi
   .all([aws.getPartitionOutput(), aws.getRegionOutput(), aws.getCallerIdentityOutput()])
@@ -58,6 +62,29 @@ const fanOut = new FanOut("fanout", {
   kmsKeyArn: config.kmsKeyArn,
 });
 
+// Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries and DLQ.
+const journeys = journeyConfig.journeys.length
+  ? new Journeys("journeys", {
+      journeys: journeyConfig.journeys,
+      eventBusName: journeyConfig.eventBusName,
+      scope,
+      target: pulumi
+        .all([scope, target.roleArn, target.deadLetterQueue.arn, sender.configurationSetName, sender.contactListName])
+        .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName]) => ({
+          partition: s.partition,
+          targetRoleArn,
+          deadLetterQueueArn,
+          fromAddress: config.fromAddress,
+          configurationSetName,
+          listManagement: contactListName && config.unsubscribe ? { contactListName, topicName: config.unsubscribe.topic } : undefined,
+          maxEventAgeSeconds: config.maxEventAgeSeconds,
+          maxRetryAttempts: config.maxRetryAttempts,
+        })),
+      windowMinutes: config.defaultWindowMinutes,
+      logRetentionDays: config.logRetentionDays,
+    })
+  : undefined;
+
 const alarms = new Alarms("alarms", {
   deadLetterQueueName: target.deadLetterQueue.name,
   stateMachineArn: fanOut.arn,
@@ -76,6 +103,22 @@ export const defaultWindowMinutes = config.defaultWindowMinutes;
 export const createScheduleTps = config.createScheduleTps;
 export const dkimTokens = sender.dkimTokens;
 export const alarmTopicArn = alarms.topic.arn;
+/** The validated journeys and the settings their handler runs with: scripts/enrol.ts makes the same requests. */
+export const journeyDefinitions: Journey[] = journeyConfig.journeys;
+export const journeyEnrolment = journeys?.enrolment;
+export const journeyFunctionName = journeys?.function.name;
+export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
+export const eventBusName = journeyConfig.eventBusName;
+
+function readJourneyConfig() {
+  const raw = new pulumi.Config("sendtime");
+  try {
+    return parseJourneyConfig((key) => raw.get(key), isIanaZone);
+  } catch (e) {
+    if (e instanceof JourneyDefinitionError) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}
 
 function readConfig(): StackConfig {
   const raw = new pulumi.Config("sendtime");

@@ -49,10 +49,12 @@ export function readStackConfig(stack: string, rootDir = ROOT_DIR): Record<strin
   }
   const config: Record<string, string> = {};
   for (const [key, value] of Object.entries(doc.config ?? {})) {
-    if (value !== null && typeof value === "object") {
-      throw new StackConfigError(`${file}: ${key} is a secret or structured value; the offline preview reads plain values only`);
+    if (value !== null && typeof value === "object" && "secure" in value) {
+      throw new StackConfigError(`${file}: ${key} is a secret; the offline preview reads plain values only`);
     }
-    config[key.includes(":") ? key : `${PROJECT}:${key}`] = String(value);
+    // Structured values (lists, objects) reach a Pulumi program as JSON text, as the CLI passes them.
+    config[key.includes(":") ? key : `${PROJECT}:${key}`] =
+      value !== null && typeof value === "object" ? JSON.stringify(value) : String(value);
   }
   return config;
 }
@@ -137,6 +139,24 @@ function mockResource(type: string, name: string, inputs: any, region: string): 
     }
     case "aws:sesv2/contactList:ContactList":
       return { id: inputs.contactListName, state: { arn: `arn:${part}:ses:${region}:${acct}:contact-list/${inputs.contactListName}` } };
+    case "aws:lambda/function:Function": {
+      const fnName = inputs.name ?? autoName(name);
+      const arn = `arn:${part}:lambda:${region}:${acct}:function:${fnName}`;
+      return {
+        id: fnName,
+        state: { name: fnName, arn, invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations` },
+      };
+    }
+    case "aws:cloudwatch/eventRule:EventRule": {
+      const ruleName = inputs.name ?? autoName(name);
+      const bus = inputs.eventBusName ?? "default";
+      const path = bus === "default" ? ruleName : `${bus}/${ruleName}`;
+      return { id: path, state: { name: ruleName, arn: `arn:${part}:events:${region}:${acct}:rule/${path}` } };
+    }
+    case "aws:scheduler/scheduleGroup:ScheduleGroup": {
+      const groupName = inputs.name ?? autoName(name);
+      return { id: groupName, state: { name: groupName, arn: `arn:${part}:scheduler:${region}:${acct}:schedule-group/${groupName}` } };
+    }
     default:
       return { id: `${name}-id`, state: {} };
   }

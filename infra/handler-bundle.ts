@@ -1,0 +1,40 @@
+/**
+ * Bundles the journey enrolment handler (scripts/lib/aws/journey-handler.ts) and everything it imports, the AWS SDK's
+ * Scheduler client included, into one CommonJS file with esbuild, at program time: what `pulumi up` deploys is built
+ * from the same source as the tests and scripts/enrol.ts run. esbuild ships its binary in its npm package.
+ */
+import { createHash } from "crypto";
+import * as path from "path";
+
+export const HANDLER_ENTRY = path.join(__dirname, "..", "scripts", "lib", "aws", "journey-handler.ts");
+/** The file name inside the deployment package, and the Lambda handler setting that points at it. */
+export const HANDLER_FILE = "index.js";
+export const HANDLER_NAME = "index.handler";
+
+export interface HandlerBundle {
+  code: string;
+  sha256: string;
+}
+
+// The offline preview and the tests load the program many times in one process; the bundle is built once.
+const CACHE = Symbol.for("sendtime.journeyHandlerBundle");
+
+export function bundleJourneyHandler(): HandlerBundle {
+  const cache = globalThis as unknown as Record<symbol, HandlerBundle | undefined>;
+  if (cache[CACHE]) return cache[CACHE]!;
+  // Required here, not at the top: stacks without journeys never load esbuild.
+  const esbuild: typeof import("esbuild") = require("esbuild");
+  const result = esbuild.buildSync({
+    entryPoints: [HANDLER_ENTRY],
+    bundle: true,
+    platform: "node",
+    // Runs on the Lambda runtime (infra/journeys.ts) and, in tests, on this project's Node 20.
+    target: "node20",
+    format: "cjs",
+    write: false,
+    legalComments: "none",
+    logLevel: "silent",
+  });
+  const code = result.outputFiles[0].text;
+  return (cache[CACHE] = { code, sha256: createHash("sha256").update(code).digest("hex") });
+}

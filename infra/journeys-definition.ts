@@ -1,0 +1,161 @@
+/**
+ * Journey definitions: per-subscriber sequences started by an event (signed up → welcome now, tips 3 days later at
+ * 09:00 their time) and stopped by another (upgraded). Read from stack config `sendtime:journeys` (a JSON list) and,
+ * for scripts/enrol.ts, from a file with the same list. Pure: no Pulumi, no AWS SDK.
+ *
+ * A journey: {name, trigger: {source, detailType}, exit?: {source, detailType},
+ *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template}], defaultTimezone?}
+ * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
+ */
+import { campaignIdProblem, SES_NAME } from "./naming";
+
+export interface EventMatch {
+  /** The event's `source`, e.g. `com.example.app`. */
+  source: string;
+  /** The event's `detail-type`, e.g. `UserSignedUp`. */
+  detailType: string;
+}
+
+export interface JourneyStep {
+  /** `+Nh`: N hours after the trigger; `+Nd`: the trigger's local date N days later (at `at`, or at the trigger's local time). */
+  after: string;
+  /** Local time `HH:MM` for a `+Nd` step. */
+  at?: string;
+  /** The SES template this step sends. */
+  template: string;
+}
+
+export interface Journey {
+  name: string;
+  trigger: EventMatch;
+  exit?: EventMatch;
+  steps: JourneyStep[];
+  /** Zone of a subscriber whose event has no (or an unknown) zone. @default "UTC" */
+  defaultTimezone?: string;
+}
+
+/** A bad journey definition: one line naming the journey and the field. */
+export class JourneyDefinitionError extends Error {}
+
+/** The step offsets journeys accept: `+0h`…`+999h`, `+0d`…`+999d`. */
+export const STEP_AFTER = /^\+(\d{1,3})([hd])$/;
+const AT = /^([01]\d|2[0-3]):([0-5]\d)$/;
+/** EventBridge `source` and `detail-type`: non-empty, at most 256 and 128 characters (PutEvents). */
+const MAX_SOURCE = 256;
+const MAX_DETAIL_TYPE = 128;
+const MAX_STEPS = 20;
+const JOURNEY_KEYS = ["name", "trigger", "exit", "steps", "defaultTimezone", "quietHours", "quietDays"];
+const STEP_KEYS = ["after", "at", "template"];
+
+/**
+ * Validates a list of journeys. `where` prefixes every message (`sendtime:journeys`, a file name); `isZone` tells
+ * whether a defaultTimezone is an IANA name (the caller's zone database: infra has none of its own).
+ */
+export function parseJourneys(value: unknown, where: string, isZone: (zone: string) => boolean = () => true): Journey[] {
+  if (!Array.isArray(value)) throw new JourneyDefinitionError(`${where}: expected a list of journeys, got ${describe(value)}`);
+  const names = new Set<string>();
+  return value.map((raw, i) => {
+    const label = typeof raw?.name === "string" ? `journey "${raw.name}"` : `journey ${i + 1}`;
+    const fail = (field: string, problem: string): never => {
+      throw new JourneyDefinitionError(`${where}: ${label}: ${field} ${problem}`);
+    };
+    const journey = parseJourney(raw, fail, isZone);
+    if (names.has(journey.name)) fail("name", `"${journey.name}" is used by another journey: names must be unique`);
+    names.add(journey.name);
+    return journey;
+  });
+}
+
+type Fail = (field: string, problem: string) => never;
+
+function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): Journey {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail("", `must be an object, got ${describe(raw)}`);
+  for (const key of Object.keys(raw))
+    if (!JOURNEY_KEYS.includes(key)) fail(key, `is not a journey field (allowed: ${JOURNEY_KEYS.join(", ")})`);
+  // Quiet hours need the quiet-time rules of the launcher; until journeys apply them, refusing is safer than
+  // silently sending inside a subscriber's quiet hours.
+  for (const key of ["quietHours", "quietDays"]) if (raw[key] !== undefined) fail(key, "is not supported for journeys yet: remove it");
+  if (typeof raw.name !== "string") fail("name", "is required: 1–55 characters of 0-9 a-z A-Z - _ .");
+  const problem = campaignIdProblem(raw.name);
+  if (problem) fail("name", problem.replace(/^campaign id/, "journey name"));
+  const trigger = parseMatch(raw.trigger, "trigger", fail);
+  const exit = raw.exit === undefined ? undefined : parseMatch(raw.exit, "exit", fail);
+  if (exit && exit.source === trigger.source && exit.detailType === trigger.detailType) fail("exit", "matches the same events as trigger");
+  if (!Array.isArray(raw.steps) || raw.steps.length === 0 || raw.steps.length > MAX_STEPS)
+    fail("steps", `must be a list of 1 to ${MAX_STEPS} steps, got ${describe(raw.steps)}`);
+  const steps = raw.steps.map((s: any, k: number) => parseStep(s, `steps[${k}]`, fail));
+  let defaultTimezone: string | undefined;
+  if (raw.defaultTimezone !== undefined) {
+    if (typeof raw.defaultTimezone !== "string" || !isZone(raw.defaultTimezone))
+      fail("defaultTimezone", `${JSON.stringify(raw.defaultTimezone)} is not an IANA time zone name (e.g. America/New_York)`);
+    defaultTimezone = raw.defaultTimezone;
+  }
+  return { name: raw.name, trigger, ...(exit ? { exit } : {}), steps, ...(defaultTimezone ? { defaultTimezone } : {}) };
+}
+
+function parseMatch(raw: any, field: string, fail: Fail): EventMatch {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail(field, `must be {source, detailType}, got ${describe(raw)}`);
+  for (const key of Object.keys(raw))
+    if (!["source", "detailType"].includes(key)) fail(`${field}.${key}`, "is not a field (source, detailType)");
+  if (typeof raw.source !== "string" || raw.source.trim() === "" || raw.source.length > MAX_SOURCE)
+    fail(`${field}.source`, `must be the event's source, 1–${MAX_SOURCE} characters (e.g. com.example.app)`);
+  if (typeof raw.detailType !== "string" || raw.detailType.trim() === "" || raw.detailType.length > MAX_DETAIL_TYPE)
+    fail(`${field}.detailType`, `must be the event's detail-type, 1–${MAX_DETAIL_TYPE} characters (e.g. UserSignedUp)`);
+  return { source: raw.source, detailType: raw.detailType };
+}
+
+function parseStep(raw: any, field: string, fail: Fail): JourneyStep {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail(field, `must be {after, at?, template}, got ${describe(raw)}`);
+  for (const key of Object.keys(raw))
+    if (!STEP_KEYS.includes(key)) fail(`${field}.${key}`, `is not a step field (${STEP_KEYS.join(", ")})`);
+  const m = typeof raw.after === "string" ? STEP_AFTER.exec(raw.after) : null;
+  if (!m) fail(`${field}.after`, `${JSON.stringify(raw.after)} is not valid: +Nh or +Nd, N from 0 to 999 (e.g. +0h, +3d)`);
+  if (raw.at !== undefined) {
+    if (m![2] !== "d") fail(`${field}.at`, `goes with a +Nd step only (${raw.after} is a number of hours after the trigger)`);
+    if (typeof raw.at !== "string" || !AT.test(raw.at))
+      fail(`${field}.at`, `${JSON.stringify(raw.at)} is not valid: local time HH:MM (00:00–23:59)`);
+  }
+  if (typeof raw.template !== "string" || !SES_NAME.test(raw.template))
+    fail(`${field}.template`, `${JSON.stringify(raw.template)} is not valid: an SES template name, 1–64 of A-Z a-z 0-9 _ -`);
+  return { after: raw.after, ...(raw.at !== undefined ? { at: raw.at } : {}), template: raw.template };
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return "nothing";
+  if (Array.isArray(v)) return `a list of ${v.length}`;
+  return v === null ? "null" : typeof v === "object" ? "an object" : JSON.stringify(v);
+}
+
+/** EventBridge event bus names: 1–256 of A-Z a-z 0-9 . _ - / (a partner bus name has slashes). */
+export const EVENT_BUS_NAME = /^[/.\-_A-Za-z0-9]{1,256}$/;
+
+/**
+ * The function's environment holds the journeys as JSON, and Lambda allows 4 KB of environment in all; the rest
+ * (the SES target settings) needs about 1 KB.
+ */
+export const MAX_JOURNEYS_JSON = 3_000;
+
+/** Stack config: `sendtime:journeys` (a list, JSON) and `sendtime:eventBusName`. `get` returns a key's raw string. */
+export function parseJourneyConfig(
+  get: (key: string) => string | undefined,
+  isZone: (zone: string) => boolean,
+): { journeys: Journey[]; eventBusName: string } {
+  const bus = get("eventBusName")?.trim() || "default";
+  if (!EVENT_BUS_NAME.test(bus))
+    throw new JourneyDefinitionError(`sendtime:eventBusName = "${bus}" is not valid: an event bus name, 1–256 of A-Z a-z 0-9 . _ - /`);
+  const raw = get("journeys");
+  if (raw === undefined || raw.trim() === "") return { journeys: [], eventBusName: bus };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (e) {
+    throw new JourneyDefinitionError(`sendtime:journeys is not valid JSON (${(e as Error).message}): give a list of journeys`);
+  }
+  const journeys = parseJourneys(value, "sendtime:journeys", isZone);
+  const size = JSON.stringify(journeys).length;
+  if (size > MAX_JOURNEYS_JSON)
+    throw new JourneyDefinitionError(
+      `sendtime:journeys is ${size} characters as JSON, over ${MAX_JOURNEYS_JSON}: the enrolment function's environment (4 KB in all) cannot hold it; shorten the journeys or split them across stacks`,
+    );
+  return { journeys, eventBusName: bus };
+}

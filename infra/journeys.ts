@@ -1,0 +1,240 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { bundleJourneyHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-bundle";
+import { Journey, EventMatch } from "./journeys-definition";
+import { ArnScope, campaignGroupName, campaignSchedulesArn, SCHEDULER_SERVICE } from "./naming";
+import { sqs } from "./quotas";
+import { ScheduleTarget } from "./schedule-request";
+
+/** Lambda's runtime for the handler: Node.js 24, supported until April 2028 (AWS Lambda runtimes page). */
+export const HANDLER_RUNTIME = aws.lambda.Runtime.NodeJS24dX;
+
+/**
+ * How failed events are retried and then kept. EventBridge retries delivering to the function (throttled, not
+ * reachable) up to a day, then puts the event in the dead-letter queue; the function's asynchronous invocation
+ * retries a failed run (an AWS error) twice, then sends the event to the same queue (on-failure destination).
+ */
+export const JOURNEY_RETRY = {
+  ruleTarget: { maximumEventAgeInSeconds: 86_400, maximumRetryAttempts: 185 },
+  invocation: { maximumEventAgeInSeconds: 21_600, maximumRetryAttempts: 2 },
+} as const;
+
+export interface JourneysArgs {
+  /** The validated journeys (infra/journeys-definition.ts); one rule per trigger and per exit. */
+  journeys: Journey[];
+  /**
+   * The event bus the app puts its events on.
+   * @default "default"
+   */
+  eventBusName: string;
+  /** The account and Region the handler acts in. */
+  scope: pulumi.Input<ArnScope>;
+  /** The SES target every journey schedule carries: the same as the fan-out's. */
+  target: pulumi.Input<ScheduleTarget>;
+  /** Flexible window of journey schedules, in minutes. */
+  windowMinutes: number;
+  /** Days the handler's logs are kept. */
+  logRetentionDays: number;
+}
+
+/**
+ * Journeys: per-subscriber sequences started by an app event. Each journey's trigger (and exit) rule invokes one
+ * enrolment function, which creates (or deletes) the subscriber's step schedules in `campaign-<journey>`.
+ */
+export class Journeys extends pulumi.ComponentResource {
+  public readonly function: aws.lambda.Function;
+  public readonly role: aws.iam.Role;
+  public readonly deadLetterQueue: aws.sqs.Queue;
+  public readonly rules: aws.cloudwatch.EventRule[] = [];
+  /** What the function is configured with: scripts/enrol.ts reads it from the stack outputs. */
+  public readonly enrolment: pulumi.Output<{ target: ScheduleTarget; windowMinutes: number }>;
+
+  constructor(name: string, args: JourneysArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:Journeys", name, {}, opts);
+    const parent = this;
+    const scope = pulumi.output(args.scope);
+    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
+    const enrolment = pulumi.output(args.target).apply((target) => ({ target, windowMinutes: args.windowMinutes }));
+
+    const deadLetterQueue = createDeadLetterQueue();
+    const logGroup = createLogGroup();
+    const role = createRole();
+    const permissions = allowEnrolment();
+    args.journeys.forEach(createScheduleGroup);
+    const fn = createFunction();
+    keepFailedInvocations();
+    const rules = args.journeys.flatMap((j) => [routeEvents(j, "trigger", j.trigger), ...(j.exit ? [routeEvents(j, "exit", j.exit)] : [])]);
+    allowRulesToDeadLetter();
+
+    this.function = fn;
+    this.role = role;
+    this.deadLetterQueue = deadLetterQueue;
+    this.rules = rules;
+    this.enrolment = enrolment;
+    this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
+
+    function createDeadLetterQueue() {
+      // SQS-managed encryption: EventBridge can write to it without a key policy of yours.
+      return new aws.sqs.Queue(`${name}-dlq`, { messageRetentionSeconds: sqs.maxRetentionSeconds, sqsManagedSseEnabled: true }, { parent });
+    }
+
+    function createLogGroup() {
+      return new aws.cloudwatch.LogGroup(
+        `${name}-logs`,
+        { name: `/aws/lambda/${functionName}`, retentionInDays: args.logRetentionDays },
+        { parent },
+      );
+    }
+
+    function createRole() {
+      return new aws.iam.Role(
+        `${name}-role`,
+        {
+          description: "Assumed by the sendtime journey enrolment function to create and delete journey schedules",
+          assumeRolePolicy: pulumi.jsonStringify({
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Effect: "Allow",
+                Principal: { Service: "lambda.amazonaws.com" },
+                Action: "sts:AssumeRole",
+                Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
+              },
+            ],
+          }),
+        },
+        { parent },
+      );
+    }
+
+    function allowEnrolment() {
+      const statements: unknown[] = [
+        {
+          Sid: "EnrolAndExit",
+          Effect: "Allow",
+          Action: ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"],
+          Resource: scope.apply(campaignSchedulesArn),
+        },
+        {
+          Sid: "PassTargetRoleToScheduler",
+          Effect: "Allow",
+          Action: "iam:PassRole",
+          Resource: pulumi.output(args.target).targetRoleArn,
+          Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
+        },
+        {
+          Sid: "Logs",
+          Effect: "Allow",
+          Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+          Resource: pulumi.interpolate`${logGroup.arn}:*`,
+        },
+        { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: deadLetterQueue.arn },
+      ];
+      return new aws.iam.RolePolicy(
+        `${name}-permissions`,
+        { role: role.id, policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }) },
+        { parent },
+      );
+    }
+
+    function createScheduleGroup(j: Journey) {
+      return new aws.scheduler.ScheduleGroup(
+        `${name}-group-${j.name}`,
+        { name: campaignGroupName(j.name), tags: { "sendtime:campaign": j.name } },
+        { parent },
+      );
+    }
+
+    function createFunction() {
+      const bundle = bundleJourneyHandler();
+      return new aws.lambda.Function(
+        `${name}-function`,
+        {
+          name: functionName,
+          description: "sendtime: enrols subscribers in journeys (creates and deletes their step schedules)",
+          runtime: HANDLER_RUNTIME,
+          architectures: ["arm64"],
+          handler: HANDLER_NAME,
+          code: new pulumi.asset.AssetArchive({ [HANDLER_FILE]: new pulumi.asset.StringAsset(bundle.code) }),
+          role: role.arn,
+          timeout: 60,
+          memorySize: 256,
+          environment: {
+            variables: {
+              SENDTIME_JOURNEYS: JSON.stringify(args.journeys),
+              SENDTIME_ENROLMENT: enrolment.apply((e) => JSON.stringify(e)),
+            },
+          },
+          loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
+        },
+        { parent, dependsOn: [permissions] },
+      );
+    }
+
+    function keepFailedInvocations() {
+      return new aws.lambda.FunctionEventInvokeConfig(
+        `${name}-failures`,
+        {
+          functionName: fn.name,
+          ...JOURNEY_RETRY.invocation,
+          destinationConfig: { onFailure: { destination: deadLetterQueue.arn } },
+        },
+        { parent },
+      );
+    }
+
+    function routeEvents(j: Journey, kind: "trigger" | "exit", match: EventMatch) {
+      const rule = new aws.cloudwatch.EventRule(
+        `${name}-${j.name}-${kind}`,
+        {
+          eventBusName: args.eventBusName,
+          description: `sendtime journey ${j.name}: ${kind === "trigger" ? "enrol" : "stop"} on ${match.source} ${match.detailType}`,
+          eventPattern: JSON.stringify({ source: [match.source], "detail-type": [match.detailType] }),
+        },
+        { parent },
+      );
+      new aws.lambda.Permission(
+        `${name}-${j.name}-${kind}-invoke`,
+        { action: "lambda:InvokeFunction", function: fn.name, principal: "events.amazonaws.com", sourceArn: rule.arn },
+        { parent },
+      );
+      new aws.cloudwatch.EventTarget(
+        `${name}-${j.name}-${kind}-target`,
+        {
+          rule: rule.name,
+          eventBusName: args.eventBusName,
+          arn: fn.arn,
+          // The handler learns the journey and which rule matched from the input; the event travels whole.
+          inputTransformer: { inputTemplate: `{"journey":${JSON.stringify(j.name)},"kind":"${kind}","event":<aws.events.event.json>}` },
+          retryPolicy: JOURNEY_RETRY.ruleTarget,
+          deadLetterConfig: { arn: deadLetterQueue.arn },
+        },
+        { parent },
+      );
+      return rule;
+    }
+
+    function allowRulesToDeadLetter() {
+      new aws.sqs.QueuePolicy(
+        `${name}-dlq-policy`,
+        {
+          queueUrl: deadLetterQueue.url,
+          policy: pulumi.jsonStringify({
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Sid: "RulesDeadLetter",
+                Effect: "Allow",
+                Principal: { Service: "events.amazonaws.com" },
+                Action: "sqs:SendMessage",
+                Resource: deadLetterQueue.arn,
+                Condition: { ArnEquals: { "aws:SourceArn": rules.map((r) => r.arn) } },
+              },
+            ],
+          }),
+        },
+        { parent },
+      );
+    }
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Carries out a journey decision (scripts/lib/core/journeys.ts) against EventBridge Scheduler: CreateSchedule per
+ * step (ConflictException = already enrolled), DeleteSchedule per step on exit (ResourceNotFoundException = not
+ * pending). Both are safe to repeat, which is what at-least-once delivery needs. Every call is bounded in time.
+ * Imports the Scheduler client only, so the deployed handler's bundle stays small.
+ */
+import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
+import { Decision, EventKind, RejectReason } from "../core/journeys";
+import { ZoneStatus } from "../core/send-time";
+
+/** Longest one Scheduler call may take, SDK retries included. */
+export const CALL_TIMEOUT_MS = 10_000;
+
+export function enrolmentSchedulerClient(region?: string): SchedulerClient {
+  return new SchedulerClient({
+    region: region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION,
+    retryMode: "adaptive",
+    maxAttempts: 5,
+    requestHandler: { connectionTimeout: 3_000, requestTimeout: 5_000 },
+  });
+}
+
+export interface StepOutcome {
+  step: number;
+  schedule: string;
+  template: string;
+  utc: string;
+  send_at: string;
+  timezone: string;
+  /** created now; exists: created by an earlier delivery; passed: due already, not created (see core/journeys.ts). */
+  status: "created" | "exists" | "passed";
+}
+
+/** The handler's result and log line. Holds no address: the recipient is its schedule-name stem. */
+export interface EnrolmentResult {
+  journey: string;
+  kind: EventKind;
+  outcome: "enrolled" | "exited" | "rejected";
+  recipient?: string;
+  zone?: string;
+  zoneStatus?: ZoneStatus;
+  steps?: StepOutcome[];
+  /** Exit: schedules deleted now, and those that were not pending (sent, deleted before, or never created). */
+  deleted?: string[];
+  notPending?: string[];
+  reason?: RejectReason;
+  message?: string;
+}
+
+/** An AWS failure, one line, with anything that looks like an address removed (logs hold no addresses). */
+export class EnrolmentError extends Error {}
+
+export async function applyDecision(
+  client: SchedulerClient,
+  kind: EventKind,
+  d: Decision,
+  callTimeoutMs = CALL_TIMEOUT_MS,
+): Promise<EnrolmentResult> {
+  const base = { journey: d.journey, kind };
+  if (d.outcome === "rejected")
+    return { ...base, outcome: "rejected", ...(d.recipient ? { recipient: d.recipient } : {}), reason: d.reason, message: d.message };
+  if (d.outcome === "exit") {
+    const deleted: string[] = [];
+    const notPending: string[] = [];
+    for (const request of d.deletes) {
+      const gone = await call(
+        `DeleteSchedule ${request.GroupName}/${request.Name}`,
+        "ResourceNotFoundException",
+        callTimeoutMs,
+        (abortSignal) => client.send(new DeleteScheduleCommand(request), { abortSignal }),
+      );
+      (gone ? notPending : deleted).push(request.Name);
+    }
+    return { ...base, outcome: "exited", recipient: d.recipient, deleted, notPending };
+  }
+  const steps: StepOutcome[] = [];
+  for (const { request, ...step } of d.steps) {
+    let status: StepOutcome["status"] = "passed";
+    if (request) {
+      const exists = await call(`CreateSchedule ${request.GroupName}/${request.Name}`, "ConflictException", callTimeoutMs, (abortSignal) =>
+        client.send(new CreateScheduleCommand(request), { abortSignal }),
+      );
+      status = exists ? "exists" : "created";
+    }
+    steps.push({ ...step, status });
+  }
+  return { ...base, outcome: "enrolled", recipient: d.recipient, zone: d.zone, zoneStatus: d.zoneStatus, steps };
+}
+
+/** Runs one bounded call; true when it failed with `expected` (the idempotent case), throws on any other failure. */
+async function call(what: string, expected: string, timeoutMs: number, send: (signal: AbortSignal) => Promise<unknown>): Promise<boolean> {
+  try {
+    await send(AbortSignal.timeout(timeoutMs));
+    return false;
+  } catch (e) {
+    const err = e as { name?: string; message?: string };
+    if (err?.name === expected) return true;
+    const reason =
+      err?.name === "AbortError" || err?.name === "TimeoutError"
+        ? `no answer within ${timeoutMs / 1000} s`
+        : `${err?.name}: ${err?.message}`;
+    throw new EnrolmentError(withoutAddresses(`${what}: ${String(reason).split("\n")[0]}`));
+  }
+}
+
+export function withoutAddresses(text: string): string {
+  return text.replace(/[^\s"'<>(),;:@]+@[^\s"'<>(),;:@]+/g, "<address>");
+}

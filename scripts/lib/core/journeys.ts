@@ -1,0 +1,218 @@
+/**
+ * Journeys' core: what one event means for one subscriber — the schedules to create (trigger) or delete (exit) —
+ * decided with the launcher's send-time rules (zones, DST gap and overlap, schedule names, the SES target).
+ * Pure: the deployed handler and scripts/enrol.ts both call it, then do the AWS calls (scripts/lib/aws/enrolment.ts).
+ *
+ * Step time: `+Nh` = trigger + N hours; `+Nd` = the trigger's local wall-clock time N days later, or with `at` that
+ * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
+ * least one minute after the trigger moves to the next day (with `at`) or to trigger + 1 minute. Minutes round up.
+ */
+import { isEmailAddress } from "../../../infra/config";
+import { Journey, JourneyStep, STEP_AFTER } from "../../../infra/journeys-definition";
+import { campaignGroupName, scheduleName } from "../../../infra/naming";
+import { ses } from "../../../infra/quotas";
+import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../../../infra/schedule-request";
+import {
+  addDays,
+  canonicalZone,
+  Fold,
+  LocalTime,
+  localTimeOf,
+  scheduledTime,
+  ScheduledTime,
+  ZoneResolver,
+  ZoneStatus,
+  zonedInstant,
+} from "./send-time";
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+/**
+ * A step is created only when due at least this long after the handler runs (a bounded CreateSchedule call takes at
+ * most 10 s): Scheduler's handling of an at() in the past is undocumented.
+ */
+export const CREATE_MARGIN_MS = 10_000;
+
+/** Recipient fields that steer sending; every other field is personalization (template data). */
+const CONTROL_FIELDS = ["id", "email", "timezone"];
+const STEP_KEY = "step";
+
+export type EventKind = "trigger" | "exit";
+
+/** What the rule target hands the enrolment handler: the journey, which of its rules matched, and the event. */
+export interface JourneyInvocation {
+  journey: string;
+  kind: EventKind;
+  event: JourneyEvent;
+}
+
+/** An EventBridge event as delivered; `detail.recipient` is the subscriber. */
+export interface JourneyEvent {
+  id?: string;
+  source?: string;
+  "detail-type"?: string;
+  time?: string;
+  detail?: { recipient?: Record<string, unknown> } & Record<string, unknown>;
+}
+
+/** How schedules are made: the stack's SES target and flexible window. */
+export interface EnrolmentSettings {
+  target: ScheduleTarget;
+  windowMinutes: number;
+}
+
+export type RejectReason = "invalid-event" | "missing-id" | "missing-email" | "invalid-email" | "too-large";
+
+/** One step of one subscriber: its schedule, or why it is not created. */
+export interface PlannedStep {
+  step: number;
+  schedule: string;
+  template: string;
+  utc: string;
+  send_at: string;
+  timezone: string;
+  /** `passed`: due before the enrolment runs; it may have been sent already, so it is never created again. */
+  status: "planned" | "passed";
+  request?: CreateScheduleRequest;
+}
+
+/** The recipient is named by its schedule-name stem: the id when it is a valid name, else a hash (never an address). */
+export type Decision =
+  | { outcome: "enrol"; journey: string; recipient: string; zone: string; zoneStatus: ZoneStatus; steps: PlannedStep[] }
+  | { outcome: "exit"; journey: string; recipient: string; deletes: DeleteScheduleRequest[] }
+  | { outcome: "rejected"; journey: string; recipient?: string; reason: RejectReason; message: string };
+
+/** The recipient's stem in schedule names, safe to log: `<id>` or `h.<hash>`. */
+export function recipientStem(id: string): string {
+  return scheduleName(id, 1).replace(/-1$/, "");
+}
+
+/**
+ * What `event` means for `journey`: the CreateSchedule requests of a trigger, the DeleteSchedule requests of an exit,
+ * or why the subscriber is rejected. `now` decides which steps have passed.
+ */
+export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, settings: EnrolmentSettings, now: number): Decision {
+  const base = { journey: journey.name };
+  const recipient = event?.detail?.recipient;
+  if (recipient === null || typeof recipient !== "object" || Array.isArray(recipient))
+    return { ...base, outcome: "rejected", reason: "invalid-event", message: "the event has no detail.recipient object" };
+  const id = typeof recipient.id === "number" && Number.isInteger(recipient.id) ? String(recipient.id) : recipient.id;
+  if (typeof id !== "string" || id.trim() === "")
+    return { ...base, outcome: "rejected", reason: "missing-id", message: "detail.recipient.id is missing (a string)" };
+  const stem = recipientStem(id);
+  if (kind === "exit") {
+    const GroupName = campaignGroupName(journey.name);
+    return {
+      ...base,
+      outcome: "exit",
+      recipient: stem,
+      deletes: journey.steps.map((_, k) => ({ Name: scheduleName(id, k + 1), GroupName })),
+    };
+  }
+  const triggerMs = typeof event.time === "string" ? Date.parse(event.time) : NaN;
+  if (Number.isNaN(triggerMs))
+    return { ...base, outcome: "rejected", recipient: stem, reason: "invalid-event", message: "the event has no valid time (ISO 8601)" };
+  const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
+  if (email === "")
+    return { ...base, outcome: "rejected", recipient: stem, reason: "missing-email", message: "detail.recipient.email is missing" };
+  if (!isEmailAddress(email) || email.length > 254)
+    return {
+      ...base,
+      outcome: "rejected",
+      recipient: stem,
+      reason: "invalid-email",
+      message: "detail.recipient.email is not a valid address",
+    };
+
+  const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolve(
+    typeof recipient.timezone === "string" ? recipient.timezone : undefined,
+  );
+  const data = personalization(recipient);
+  const steps: PlannedStep[] = [];
+  for (const [k, step] of journey.steps.entries()) {
+    const number = k + 1;
+    const time = journeyStepTime(resolved.zone, triggerMs, step);
+    const template_data = { ...data, [STEP_KEY]: String(number) };
+    if (JSON.stringify(template_data).length > ses.maxTemplateDataChars)
+      return {
+        ...base,
+        outcome: "rejected",
+        recipient: stem,
+        reason: "too-large",
+        message: `personalization over ${ses.maxTemplateDataChars} characters`,
+      };
+    const row = {
+      schedule_name: scheduleName(id, number),
+      send_at: time.send_at,
+      timezone: time.timezone,
+      email,
+      template: step.template,
+      template_data,
+    };
+    // A step whose time has passed may already have been sent by an earlier delivery of this event, its schedule
+    // deleted after sending: creating it again could send twice. It is reported as passed instead.
+    const passed = time.utcMs < now + CREATE_MARGIN_MS;
+    steps.push({
+      step: number,
+      schedule: row.schedule_name,
+      template: step.template,
+      utc: new Date(time.utcMs).toISOString(),
+      send_at: time.send_at,
+      timezone: time.timezone,
+      status: passed ? "passed" : "planned",
+      ...(passed ? {} : { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) }),
+    });
+  }
+  return { ...base, outcome: "enrol", recipient: stem, zone: resolved.zone, zoneStatus: resolved.status, steps };
+}
+
+/** Personalization: every recipient field but the control ones, as strings (objects as JSON). */
+function personalization(recipient: Record<string, unknown>): Record<string, string> {
+  const data: Record<string, string> = {};
+  for (const [key, value] of Object.entries(recipient)) {
+    if (CONTROL_FIELDS.includes(key) || key === STEP_KEY || value === undefined || value === null) continue;
+    data[key] = typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
+  }
+  return data;
+}
+
+/** The instant of one step for a subscriber in `zone` triggered at `triggerMs` (see the file header). */
+export function journeyStepTime(zone: string, triggerMs: number, step: JourneyStep): ScheduledTime {
+  const m = STEP_AFTER.exec(step.after);
+  if (!m) throw new Error(`step after "${step.after}" is not +Nh or +Nd`);
+  const n = Number(m[1]);
+  const earliest = triggerMs + MINUTE;
+  if (m[2] === "h") return exactOrUtc(zone, ceilMinute(Math.max(triggerMs + n * HOUR, earliest)));
+
+  const triggerLocal = localTimeOf(zone, triggerMs);
+  if (step.at !== undefined) {
+    const [hour, minute] = step.at.split(":").map(Number);
+    let at = zonedInstant(zone, { ...addDays(triggerLocal, n), hour, minute });
+    if (at.utcMs < earliest) at = zonedInstant(zone, { ...addDays(triggerLocal, n + 1), hour, minute });
+    return scheduledTime(zone, at.utcMs, at.fold);
+  }
+  // The trigger's wall clock N days later; its seconds carry over (zone offsets are whole minutes), then round up.
+  const seconds = triggerMs - Math.floor(triggerMs / MINUTE) * MINUTE;
+  const later = zonedInstant(zone, addDays(triggerLocal, n));
+  const utcMs = ceilMinute(later.utcMs + seconds);
+  if (utcMs < earliest) return exactOrUtc(zone, ceilMinute(earliest));
+  // A requested time in a gap or an overlap is written in UTC, as the launcher does.
+  return later.fold === "exact" ? exactOrUtc(zone, utcMs) : scheduledTime(zone, utcMs, later.fold);
+}
+
+/** An instant found by arithmetic: local in `zone` unless its wall clock is repeated (then UTC). */
+function exactOrUtc(zone: string, utcMs: number): ScheduledTime {
+  const wall: LocalTime = localTimeOf(zone, utcMs);
+  const back = zonedInstant(zone, wall);
+  const fold: Fold = back.fold === "overlap" ? "overlap" : "exact";
+  return scheduledTime(zone, utcMs, fold);
+}
+
+function ceilMinute(ms: number): number {
+  return Math.ceil(ms / MINUTE) * MINUTE;
+}
+
+/** Whether `zone` is an IANA zone name, exact case (for journey definitions). */
+export function isIanaZone(zone: string): boolean {
+  return canonicalZone(zone) === zone;
+}

@@ -1,0 +1,321 @@
+/**
+ * The journey enrolment handler as deployed: bundled by the stack's own esbuild step into one file, required from
+ * disk, its (bundled) Scheduler client mocked with aws-sdk-client-mock. Expected instants are worked out by hand
+ * from the zones' offsets (Asia/Kathmandu UTC+5:45; America/New_York EST −5, EDT −4 from 2026-03-08 02:00 local;
+ * America/Sao_Paulo −3 all year).
+ */
+import * as assert from "assert";
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { mockClient } from "aws-sdk-client-mock";
+import { bundleJourneyHandler } from "../../infra/handler-bundle";
+import type { Journey } from "../../infra/journeys-definition";
+
+const ONBOARDING: Journey = {
+  name: "onboarding",
+  trigger: { source: "com.example.app", detailType: "UserSignedUp" },
+  exit: { source: "com.example.app", detailType: "UserUpgraded" },
+  steps: [
+    { after: "+0h", template: "onboarding-welcome" },
+    { after: "+3d", at: "09:00", template: "onboarding-tips" },
+    { after: "+7d", at: "09:00", template: "onboarding-offer" },
+  ],
+};
+const CLOCK: Journey = {
+  name: "clock",
+  trigger: { source: "com.example.app", detailType: "CartAbandoned" },
+  steps: [
+    { after: "+0d", at: "02:30", template: "same-day" },
+    { after: "+2h", template: "reminder" },
+    { after: "+1d", template: "next-day" },
+  ],
+};
+const ENROLMENT = {
+  target: {
+    partition: "aws",
+    targetRoleArn: "arn:aws:iam::123456789012:role/scheduler-target-role",
+    deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:scheduler-target-dlq",
+    fromAddress: "news@mail.example.com",
+    configurationSetName: "sendtime-dev",
+    listManagement: { contactListName: "sendtime-dev", topicName: "campaigns" },
+    maxEventAgeSeconds: 7200,
+    maxRetryAttempts: 5,
+  },
+  windowMinutes: 15,
+};
+
+const awsError = (name: string) => Object.assign(new Error(`${name} from the fake`), { name });
+
+/** A fake Scheduler behind the mock: keeps schedules, answers ConflictException and ResourceNotFoundException. */
+class FakeScheduler {
+  schedules = new Map<string, any>();
+  creates: any[] = [];
+  deletes: any[] = [];
+  throttle = 0;
+  send(command: any) {
+    const input = command.input;
+    const key = `${input.GroupName}/${input.Name}`;
+    if ("ScheduleExpression" in input) {
+      assert.match(command.constructor.name, /^CreateScheduleCommand/);
+      this.creates.push(input);
+      if (this.throttle-- > 0) throw awsError("ThrottlingException");
+      if (this.schedules.has(key)) throw awsError("ConflictException");
+      this.schedules.set(key, input);
+      return { ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${key}` };
+    }
+    assert.match(command.constructor.name, /^DeleteScheduleCommand/);
+    this.deletes.push(input);
+    if (!this.schedules.delete(key)) throw awsError("ResourceNotFoundException");
+    return {};
+  }
+}
+
+const event = (detailType: string, time: string, recipient: Record<string, unknown>) => ({
+  version: "0",
+  id: "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+  "detail-type": detailType,
+  source: "com.example.app",
+  account: "123456789012",
+  time,
+  region: "us-east-1",
+  resources: [],
+  detail: { recipient },
+});
+
+describe("journey enrolment handler (the esbuild bundle the stack deploys)", function () {
+  this.timeout(60_000);
+  let handler: (input: any) => Promise<any>;
+  let fake: FakeScheduler;
+  let logs: string[];
+  let now: number;
+  const realNow = Date.now;
+  const realLog = console.log;
+  const realWarn = console.warn;
+  let mock: ReturnType<typeof mockClient>;
+
+  before(() => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-handler-"));
+    const file = path.join(dir, "index.js");
+    fs.writeFileSync(file, bundleJourneyHandler().code);
+    process.env.SENDTIME_JOURNEYS = JSON.stringify([ONBOARDING, CLOCK]);
+    process.env.SENDTIME_ENROLMENT = JSON.stringify(ENROLMENT);
+    process.env.AWS_REGION = "us-east-1";
+    const bundle = require(file);
+    handler = bundle.handler;
+    mock = mockClient(bundle.SchedulerClient);
+  });
+  beforeEach(() => {
+    fake = new FakeScheduler();
+    mock.reset();
+    // aws-sdk-client-mock passes the input only; route on the command itself through sinon's call list.
+    (mock as any).send.callsFake((command: any) => Promise.resolve().then(() => fake.send(command)));
+    logs = [];
+    console.log = console.warn = (line: string) => logs.push(String(line));
+    Date.now = () => now;
+  });
+  afterEach(() => {
+    Date.now = realNow;
+    console.log = realLog;
+    console.warn = realWarn;
+  });
+  after(() => mock.restore());
+
+  const trigger = (journey: string, e: object) => handler({ journey, kind: "trigger", event: e });
+  const when = (r: any) => [r.Name, r.ScheduleExpression, r.ScheduleExpressionTimezone];
+
+  it("a signup in Kathmandu at 23:50 local: welcome at 23:51, tips and offer at 09:00 their time 3 and 7 days later", async () => {
+    // 2026-03-10 23:50 +05:45 = 18:05 UTC.
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const result = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "u-42",
+        email: "ann@example.com",
+        timezone: "Asia/Kathmandu",
+        first_name: "Ann",
+      }),
+    );
+    assert.deepStrictEqual(fake.creates.map(when), [
+      ["u-42-1", "at(2026-03-10T23:51:00)", "Asia/Kathmandu"],
+      ["u-42-2", "at(2026-03-13T09:00:00)", "Asia/Kathmandu"],
+      ["u-42-3", "at(2026-03-17T09:00:00)", "Asia/Kathmandu"],
+    ]);
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => [s.utc, s.status]),
+      [
+        ["2026-03-10T18:06:00.000Z", "created"],
+        ["2026-03-13T03:15:00.000Z", "created"],
+        ["2026-03-17T03:15:00.000Z", "created"],
+      ],
+    );
+    const first = fake.creates[0];
+    assert.strictEqual(first.GroupName, "campaign-onboarding");
+    assert.deepStrictEqual(first.FlexibleTimeWindow, { Mode: "FLEXIBLE", MaximumWindowInMinutes: 15 });
+    assert.strictEqual(first.ActionAfterCompletion, "DELETE");
+    assert.strictEqual(first.Target.RoleArn, ENROLMENT.target.targetRoleArn);
+    assert.deepStrictEqual(first.Target.DeadLetterConfig, { Arn: ENROLMENT.target.deadLetterQueueArn });
+    const email = JSON.parse(first.Target.Input);
+    assert.deepStrictEqual(email.Destination, { ToAddresses: ["ann@example.com"] });
+    assert.deepStrictEqual(JSON.parse(email.Content.Template.TemplateData), { first_name: "Ann", step: "1" });
+    assert.strictEqual(email.Content.Template.TemplateName, "onboarding-welcome");
+    assert.deepStrictEqual(email.ListManagementOptions, { ContactListName: "sendtime-dev", TopicName: "campaigns" });
+    assert.strictEqual(result.zoneStatus, "ok");
+    assert.strictEqual(logs.length, 1);
+    assert.ok(!logs[0].includes("@"), logs[0]);
+  });
+
+  it("seconds round up: a trigger at 23:59:30 in Kathmandu sends the welcome at 00:01 the next day", async () => {
+    // 2026-03-10 23:59:30 +05:45 = 18:14:30 UTC; + 1 minute = 18:15:30 → 18:16 UTC = 00:01 local on the 11th.
+    now = Date.parse("2026-03-10T18:14:31Z");
+    await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:14:30Z", { id: "u-7", email: "b@example.com", timezone: "Asia/Kathmandu" }),
+    );
+    assert.deepStrictEqual(when(fake.creates[0]), ["u-7-1", "at(2026-03-11T00:01:00)", "Asia/Kathmandu"]);
+    // Tips: the trigger's local date (the 10th) + 3 days, not the UTC date's.
+    assert.deepStrictEqual(when(fake.creates[1]), ["u-7-2", "at(2026-03-13T09:00:00)", "Asia/Kathmandu"]);
+  });
+
+  it("a trigger on a spring-forward day: 02:30 does not exist (moved to 03:30 EDT, written in UTC); +2h is two real hours", async () => {
+    // New York, 2026-03-08 01:30 EST = 06:30 UTC; clocks jump 02:00 → 03:00.
+    now = Date.parse("2026-03-08T06:30:01Z");
+    const result = await trigger(
+      "clock",
+      event("CartAbandoned", "2026-03-08T06:30:00Z", { id: "c1", email: "c@example.com", timezone: "America/New_York" }),
+    );
+    assert.deepStrictEqual(fake.creates.map(when), [
+      ["c1-1", "at(2026-03-08T07:30:00)", "UTC"], // 03:30 EDT
+      ["c1-2", "at(2026-03-08T04:30:00)", "America/New_York"], // 08:30 UTC
+      ["c1-3", "at(2026-03-09T01:30:00)", "America/New_York"], // 05:30 UTC, EDT
+    ]);
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => s.utc),
+      ["2026-03-08T07:30:00.000Z", "2026-03-08T08:30:00.000Z", "2026-03-09T05:30:00.000Z"],
+    );
+  });
+
+  it("an `at` time already passed today moves to the next day", async () => {
+    // São Paulo 2026-06-15 10:00 −03:00 = 13:00 UTC: 02:30 today has passed → 02:30 on the 16th = 05:30 UTC.
+    now = Date.parse("2026-06-15T13:00:00Z");
+    await trigger(
+      "clock",
+      event("CartAbandoned", "2026-06-15T13:00:00Z", { id: "s1", email: "s@example.com", timezone: "America/Sao_Paulo" }),
+    );
+    assert.deepStrictEqual(fake.creates.map(when), [
+      ["s1-1", "at(2026-06-16T02:30:00)", "America/Sao_Paulo"],
+      ["s1-2", "at(2026-06-15T12:00:00)", "America/Sao_Paulo"],
+      ["s1-3", "at(2026-06-16T10:00:00)", "America/Sao_Paulo"],
+    ]);
+  });
+
+  it("a re-delivered event creates each step once (ConflictException = already enrolled)", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" });
+    await trigger("onboarding", e);
+    now += 20_000;
+    const again = await trigger("onboarding", e);
+    assert.strictEqual(fake.schedules.size, 3);
+    assert.deepStrictEqual(
+      again.steps.map((s: any) => s.status),
+      ["exists", "exists", "exists"],
+    );
+  });
+
+  it("a step already due when the event arrives late is not created (it may have sent and deleted itself)", async () => {
+    now = Date.parse("2026-03-10T18:30:00Z"); // 25 minutes after the trigger: the welcome (18:06) has passed
+    const result = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+    );
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => [s.schedule, s.status]),
+      [
+        ["u-42-1", "passed"],
+        ["u-42-2", "created"],
+        ["u-42-3", "created"],
+      ],
+    );
+    assert.deepStrictEqual(
+      fake.creates.map((c) => c.Name),
+      ["u-42-2", "u-42-3"],
+    );
+  });
+
+  it("an exit event deletes the pending steps; re-delivered, it finds nothing left and still succeeds", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+    );
+    fake.schedules.delete("campaign-onboarding/u-42-1"); // the welcome was sent and deleted itself
+    const exit = { journey: "onboarding", kind: "exit", event: event("UserUpgraded", "2026-03-11T10:00:00Z", { id: "u-42" }) };
+    const first = await handler(exit);
+    assert.deepStrictEqual([first.deleted, first.notPending], [["u-42-2", "u-42-3"], ["u-42-1"]]);
+    assert.strictEqual(fake.schedules.size, 0);
+    const again = await handler(exit);
+    assert.deepStrictEqual([again.deleted, again.notPending], [[], ["u-42-1", "u-42-2", "u-42-3"]]);
+    assert.deepStrictEqual(
+      fake.deletes.map((d) => `${d.GroupName}/${d.Name}`),
+      [1, 2, 3, 1, 2, 3].map((k) => `campaign-onboarding/u-42-${k}`),
+    );
+  });
+
+  it("an odd id (an address, non-ASCII) gets the planner's hashed names, and the log names the hash", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const id = "Zoë.Müller@example.com";
+    const stem = "h." + createHash("sha256").update(id, "utf8").digest("hex").slice(0, 32);
+    const result = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id, email: "zoe@example.com", timezone: "Asia/Kathmandu" }),
+    );
+    assert.deepStrictEqual(
+      fake.creates.map((c) => c.Name),
+      [`${stem}-1`, `${stem}-2`, `${stem}-3`],
+    );
+    assert.strictEqual(result.recipient, stem);
+    assert.ok(!logs.join("\n").includes("@"), logs.join("\n"));
+  });
+
+  it("a missing email is rejected, reported in the result and the log (no address), and nothing is created", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const result = await trigger("onboarding", event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-9", timezone: "Asia/Kathmandu" }));
+    assert.deepStrictEqual([result.outcome, result.reason, result.recipient], ["rejected", "missing-email", "u-9"]);
+    const bad = await trigger("onboarding", event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-10", email: "ann at example.com" }));
+    assert.deepStrictEqual([bad.outcome, bad.reason], ["rejected", "invalid-email"]);
+    assert.strictEqual(fake.creates.length, 0);
+    assert.strictEqual(logs.length, 2);
+    assert.ok(
+      logs.every((l) => JSON.parse(l).outcome === "rejected" && !l.includes("example.com")),
+      logs.join("\n"),
+    );
+  });
+
+  it("an unknown zone falls back to the journey's default (UTC) and says so; a mis-cased one is re-cased", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const r1 = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "z1", email: "z@example.com", timezone: "Mars/Olympus" }),
+    );
+    assert.deepStrictEqual([r1.zone, r1.zoneStatus], ["UTC", "defaulted"]);
+    assert.deepStrictEqual(when(fake.creates[1]), ["z1-2", "at(2026-03-13T09:00:00)", "UTC"]);
+    const r2 = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "z2", email: "z@example.com", timezone: "asia/kathmandu" }),
+    );
+    assert.deepStrictEqual([r2.zone, r2.zoneStatus], ["Asia/Kathmandu", "canonicalised"]);
+  });
+
+  it("an AWS failure fails the invocation (so Lambda retries, then keeps the event), with no address in the error", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    fake.throttle = 100;
+    await assert.rejects(
+      trigger(
+        "onboarding",
+        event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+      ),
+      (e: Error) => /CreateSchedule campaign-onboarding\/u-42-1: ThrottlingException/.test(e.message) && !e.message.includes("@"),
+    );
+  });
+});
