@@ -1,5 +1,6 @@
 /** Every policy of the sendtime-guard pack. Tests import this module; only index.ts constructs (and serves) the pack. */
 import { Policies } from "@pulumi/policy";
+import { enrolmentTargetFailureHandling } from "./events";
 import { fanOutConcurrencyBelowQuota, fanOutBatchedChildren, fanOutScheduleSafety, fanOutLogsExcludeExecutionData } from "./fanout";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "./iam";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
@@ -17,4 +18,5 @@ export const policies: Policies = [
   fanOutLogsExcludeExecutionData,
   recipientBucketPrivate,
   recipientBucketRetention,
+  enrolmentTargetFailureHandling,
 ];

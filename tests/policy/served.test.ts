@@ -29,6 +29,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "fanout-logs-exclude-execution-data": "advisory",
       "recipient-bucket-private": "mandatory",
       "recipient-bucket-retention": "advisory",
+      "enrolment-target-failure-handling": "mandatory",
     });
   });
 

@@ -1,0 +1,223 @@
+import * as assert from "assert";
+import * as pulumi from "@pulumi/pulumi";
+import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns } from "../../policy/iam";
+import { JourneyDefinitionError, parseJourneyConfig } from "../../infra/journeys-definition";
+import { isIanaZone } from "../../scripts/lib/core/journeys";
+import { all, only, renderWith } from "../helpers/stack";
+import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "../policy/util";
+
+const ACCOUNT = "123456789012";
+const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];
+const ONBOARDING = {
+  name: "onboarding",
+  trigger: { source: "com.example.app", detailType: "UserSignedUp" },
+  steps: [{ after: "+0h", template: "welcome" }],
+};
+
+describe("journeys in the stack under Pulumi mocks (dev config: the onboarding journey)", () => {
+  let stack: RenderedStack;
+  before(async () => {
+    stack = await renderWith();
+  });
+
+  it("one rule for the trigger and one for the exit, on the configured bus, each targeting the function", () => {
+    const rules = all(stack, "aws:cloudwatch/eventRule:EventRule");
+    assert.deepStrictEqual(
+      rules.map((r) => [r.name, r.inputs.eventBusName, JSON.parse(r.inputs.eventPattern)]),
+      [
+        ["journeys-onboarding-trigger", "default", { source: ["com.example.app"], "detail-type": ["UserSignedUp"] }],
+        ["journeys-onboarding-exit", "default", { source: ["com.example.app"], "detail-type": ["UserUpgraded"] }],
+      ],
+    );
+    const fn = only(stack, "aws:lambda/function:Function");
+    for (const [kind, rule] of [
+      ["trigger", rules[0]],
+      ["exit", rules[1]],
+    ] as const) {
+      const t = only(stack, "aws:cloudwatch/eventTarget:EventTarget", `journeys-onboarding-${kind}-target`).inputs;
+      assert.strictEqual(t.rule, rule.outputs.name);
+      assert.strictEqual(t.arn, fn.outputs.arn);
+      assert.strictEqual(t.inputTransformer.inputTemplate, `{"journey":"onboarding","kind":"${kind}","event":<aws.events.event.json>}`);
+      const permission = only(stack, "aws:lambda/permission:Permission", `journeys-onboarding-${kind}-invoke`).inputs;
+      assert.deepStrictEqual(
+        [permission.principal, permission.sourceArn, permission.function],
+        ["events.amazonaws.com", rule.outputs.arn, fn.outputs.name],
+      );
+    }
+  });
+
+  it("the function: a current Node.js runtime, the bundled handler, configured with the journeys and the fan-out's SES target", () => {
+    const fn = only(stack, "aws:lambda/function:Function").inputs;
+    assert.strictEqual(fn.runtime, "nodejs24.x");
+    assert.strictEqual(fn.handler, "index.handler");
+    const env = fn.environment.variables;
+    assert.strictEqual(JSON.parse(env.SENDTIME_JOURNEYS)[0].name, "onboarding");
+    const enrolment = JSON.parse(env.SENDTIME_ENROLMENT);
+    assert.strictEqual(enrolment.target.targetRoleArn, stack.outputs.schedulerRoleArn);
+    assert.strictEqual(enrolment.target.fromAddress, stack.outputs.fromAddress);
+    assert.strictEqual(enrolment.target.configurationSetName, stack.outputs.configurationSetName);
+    assert.deepStrictEqual(enrolment.target.listManagement, { contactListName: "sendtime-dev", topicName: "campaigns" });
+    assert.strictEqual(enrolment.target.deadLetterQueueArn, only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn);
+    assert.deepStrictEqual(stack.outputs.journeyEnrolment, enrolment);
+    assert.strictEqual(fn.loggingConfig.logGroup, only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").inputs.name);
+    assert.strictEqual(only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs.name, "campaign-onboarding");
+  });
+
+  it("its role may create and delete campaign schedules only, pass only the target role to Scheduler, log, and dead-letter", () => {
+    const trust = statements(only(stack, "aws:iam/role:Role", "journeys-role").inputs.assumeRolePolicy);
+    assert.deepStrictEqual(
+      trust.map((s) => [s.Principal, s.Condition]),
+      [[{ Service: "lambda.amazonaws.com" }, { StringEquals: { "aws:SourceAccount": ACCOUNT } }]],
+    );
+    const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy);
+    const bySid = Object.fromEntries(s.map((x) => [x.Sid, x]));
+    assert.deepStrictEqual(bySid.EnrolAndExit.Action, ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]);
+    assert.strictEqual(bySid.EnrolAndExit.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/*`);
+    assert.strictEqual(bySid.PassTargetRoleToScheduler.Resource, stack.outputs.schedulerRoleArn);
+    assert.deepStrictEqual(bySid.PassTargetRoleToScheduler.Condition, {
+      StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" },
+    });
+    assert.strictEqual(bySid.KeepFailedEvents.Resource, only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs.arn);
+    assert.deepStrictEqual(
+      s.map((x) => x.Sid),
+      ["EnrolAndExit", "PassTargetRoleToScheduler", "Logs", "KeepFailedEvents"],
+    );
+  });
+
+  it("failed events are retried and then kept: rule targets with a retry policy and DLQ, the function with an on-failure destination", () => {
+    const dlq = only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs;
+    for (const t of all(stack, "aws:cloudwatch/eventTarget:EventTarget")) {
+      assert.deepStrictEqual(t.inputs.deadLetterConfig, { arn: dlq.arn });
+      assert.ok(t.inputs.retryPolicy.maximumRetryAttempts > 0 && t.inputs.retryPolicy.maximumEventAgeInSeconds >= 3600);
+    }
+    const invoke = only(stack, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").inputs;
+    assert.strictEqual(invoke.functionName, only(stack, "aws:lambda/function:Function").outputs.name);
+    assert.strictEqual(invoke.maximumRetryAttempts, 2);
+    assert.deepStrictEqual(invoke.destinationConfig, { onFailure: { destination: dlq.arn } });
+    // EventBridge may write to the queue for these rules only.
+    const [allow] = statements(only(stack, "aws:sqs/queuePolicy:QueuePolicy").inputs.policy);
+    assert.deepStrictEqual(allow.Principal, { Service: "events.amazonaws.com" });
+    assert.deepStrictEqual(
+      allow.Condition.ArnEquals["aws:SourceArn"],
+      all(stack, "aws:cloudwatch/eventRule:EventRule").map((r) => r.outputs.arn),
+    );
+  });
+
+  it("the handler's role is covered by the scoping policies: it passes them, and a wildcard in it is caught", async () => {
+    const policy = only(stack, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy;
+    const args = (doc: string) =>
+      resourceArgs("aws:iam/rolePolicy:RolePolicy", { role: "journeys-role", policy: doc }, {}, "journeys-permissions");
+    await assertNoResourceViolations(schedulerActionsScopedToCampaigns, args(policy));
+    await assertNoResourceViolations(passRoleOnlyToScheduler, args(policy));
+    const widened = (sid: string, resource: string) =>
+      JSON.stringify({
+        Version: "2012-10-17",
+        Statement: statements(policy).map((s) => (s.Sid === sid ? { ...s, Resource: resource } : s)),
+      });
+    await assertHasResourceViolation(schedulerActionsScopedToCampaigns, args(widened("EnrolAndExit", "*")), {
+      message:
+        'RolePolicy "journeys-permissions" statement "EnrolAndExit" allows scheduler:CreateSchedule, scheduler:DeleteSchedule on "*"',
+    });
+    await assertHasResourceViolation(passRoleOnlyToScheduler, args(widened("PassTargetRoleToScheduler", "*")), {
+      message: 'statement "PassTargetRoleToScheduler" allows iam:PassRole on "*"',
+    });
+  });
+
+  it("without journeys there is no function, rule or journey output", async () => {
+    const bare = await renderWith({ journeys: undefined });
+    assert.strictEqual(all(bare, "aws:lambda/function:Function").length, 0);
+    assert.strictEqual(all(bare, "aws:cloudwatch/eventRule:EventRule").length, 0);
+    assert.strictEqual(bare.outputs.journeyEnrolment, undefined);
+  });
+
+  it("eventBusName puts the rules and targets on that bus", async () => {
+    const custom = await renderWith({ eventBusName: "app-events", journeys: JSON.stringify([ONBOARDING]) });
+    assert.strictEqual(only(custom, "aws:cloudwatch/eventRule:EventRule").inputs.eventBusName, "app-events");
+    assert.strictEqual(only(custom, "aws:cloudwatch/eventTarget:EventTarget").inputs.eventBusName, "app-events");
+  });
+
+  describe("a bad journey stops the program with one line naming the journey and the field", () => {
+    const cases: [string, unknown, string][] = [
+      [
+        "a step offset",
+        [{ ...ONBOARDING, steps: [{ after: "+3x", template: "t" }] }],
+        'sendtime:journeys: journey "onboarding": steps[0].after "+3x" is not valid: +Nh or +Nd, N from 0 to 999 (e.g. +0h, +3d)',
+      ],
+      [
+        "an `at` on an hours step",
+        [{ ...ONBOARDING, steps: [{ after: "+2h", at: "09:00", template: "t" }] }],
+        'sendtime:journeys: journey "onboarding": steps[0].at goes with a +Nd step only (+2h is a number of hours after the trigger)',
+      ],
+      [
+        "a bad time",
+        [{ ...ONBOARDING, steps: [{ after: "+1d", at: "9am", template: "t" }] }],
+        'sendtime:journeys: journey "onboarding": steps[0].at "9am" is not valid: local time HH:MM (00:00–23:59)',
+      ],
+      [
+        "a name the group cannot take",
+        [{ ...ONBOARDING, name: "on boarding" }],
+        'sendtime:journeys: journey "on boarding": name journey name "on boarding" must be 1–55 characters',
+      ],
+      [
+        "a missing trigger",
+        [{ name: "x", steps: ONBOARDING.steps }],
+        'sendtime:journeys: journey "x": trigger must be {source, detailType}, got nothing',
+      ],
+      ["a typo'd field", [{ ...ONBOARDING, stpes: [] }], 'sendtime:journeys: journey "onboarding": stpes is not a journey field'],
+      [
+        "a duplicate name",
+        [ONBOARDING, ONBOARDING],
+        'sendtime:journeys: journey "onboarding": name "onboarding" is used by another journey',
+      ],
+      [
+        "quiet hours (not yet applied to journeys)",
+        [{ ...ONBOARDING, quietHours: "21:00-08:00" }],
+        'sendtime:journeys: journey "onboarding": quietHours is not supported for journeys yet',
+      ],
+      [
+        "an unknown default zone",
+        [{ ...ONBOARDING, defaultTimezone: "Mars/Olympus" }],
+        'sendtime:journeys: journey "onboarding": defaultTimezone "Mars/Olympus" is not an IANA time zone name',
+      ],
+      ["not a list", { name: "x" }, "sendtime:journeys: expected a list of journeys, got an object"],
+    ];
+    // The program reads the config with parseJourneyConfig; one case goes through the whole program.
+    it("through the program: pulumi.RunError, one line", () =>
+      assert.rejects(renderWith({ journeys: JSON.stringify(cases[0][1]) }), (e: Error) => {
+        assert.ok(e instanceof pulumi.RunError, String(e));
+        assert.strictEqual(e.message, cases[0][2]);
+        return true;
+      }));
+    for (const [label, journeys, message] of cases) {
+      it(label, () =>
+        assert.throws(
+          () => parseJourneyConfig((key) => (key === "journeys" ? JSON.stringify(journeys) : undefined), isIanaZone),
+          (e: Error) => {
+            assert.ok(e instanceof JourneyDefinitionError, String(e));
+            assert.ok(e.message.startsWith(message), `${e.message}\n  should start with\n${message}`);
+            assert.ok(!e.message.includes("\n"));
+            return true;
+          },
+        ),
+      );
+    }
+    it("JSON that does not parse", () =>
+      assert.throws(
+        () => parseJourneyConfig((key) => (key === "journeys" ? "[{name: onboarding}]" : undefined), isIanaZone),
+        /^Error: sendtime:journeys is not valid JSON \(/,
+      ));
+    it("a bad event bus name", () =>
+      assert.throws(
+        () => parseJourneyConfig((key) => (key === "eventBusName" ? "my bus" : undefined), isIanaZone),
+        /sendtime:eventBusName = "my bus" is not valid: an event bus name/,
+      ));
+    it("journeys too large for the function's environment", () => {
+      const many = Array.from({ length: 40 }, (_, i) => ({ ...ONBOARDING, name: `journey-${i}` }));
+      assert.throws(
+        () => parseJourneyConfig((key) => (key === "journeys" ? JSON.stringify(many) : undefined), isIanaZone),
+        /sendtime:journeys is \d+ characters as JSON, over 3000/,
+      );
+    });
+  });
+});
