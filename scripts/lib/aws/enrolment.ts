@@ -8,6 +8,9 @@ import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@
 import { Decision, EventKind, RejectReason } from "../core/journeys";
 import { ZoneStatus } from "../core/send-time";
 
+// As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 /** Longest one Scheduler call may take, SDK retries included. */
 export const CALL_TIMEOUT_MS = 10_000;
 

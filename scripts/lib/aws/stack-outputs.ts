@@ -19,6 +19,9 @@ export interface StackOutputs {
   createScheduleTps?: number;
   /** The Region's EventBridge Scheduler schedule quota the stack was configured with. */
   maxSchedules?: number;
+  /** Journeys (scripts/enrol.ts): the validated list, and the SES target and window their handler runs with. */
+  journeyDefinitions?: unknown;
+  journeyEnrolment?: unknown;
 }
 
 export interface OutputSources {

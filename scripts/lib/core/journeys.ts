@@ -61,7 +61,15 @@ export interface EnrolmentSettings {
   windowMinutes: number;
 }
 
-export type RejectReason = "invalid-event" | "missing-id" | "missing-email" | "invalid-email" | "too-large";
+export type RejectReason =
+  | "invalid-event"
+  | "missing-id"
+  | "missing-email"
+  | "invalid-email"
+  | "too-large"
+  /** A backlog CSV's own checks (scripts/enrol.ts). */
+  | "duplicate-id"
+  | "wrong-field-count";
 
 /** One step of one subscriber: its schedule, or why it is not created. */
 export interface PlannedStep {

@@ -1,0 +1,252 @@
+/**
+ * Enrols subscribers in a journey from a shell, with the deployed handler's own code: one event, or a CSV backlog.
+ * See USAGE.
+ */
+import * as fs from "fs";
+import { parse as parseYaml } from "yaml";
+import { Journey, JourneyDefinitionError, parseJourneys } from "../infra/journeys-definition";
+import { ScheduleTarget } from "../infra/schedule-request";
+import { applyDecision, EnrolmentError, EnrolmentResult, enrolmentSchedulerClient } from "./lib/aws/enrolment";
+import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
+import { nowFromFlag } from "./lib/cli/campaign-flags";
+import { FindingsError, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEvent, RejectReason } from "./lib/core/journeys";
+import { openRecipientCsv } from "./lib/core/recipients";
+
+const USAGE = `
+Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]
+             (--stack NAME | --outputs FILE) [--region R]
+
+Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell.
+  --event FILE       one EventBridge event as delivered (JSON: source, detail-type, time, detail.recipient); it
+                     enrols when it matches the journey's trigger and removes pending steps when it matches its exit
+  --recipients CSV   a backlog: columns id, email, timezone (optional) and personalization, each row enrolled as if
+                     triggered at --now; a repeated id is rejected, never enrolled twice
+  --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
+  --now ISO          the time of the run (default: now); steps due before it are not created (reported "passed")
+  --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
+                     requests
+  --json             print JSON instead of text
+
+The SES target (role, DLQ, sender, configuration set, retry policy, window) comes from the stack output
+journeyEnrolment, exactly as the deployed function gets it.
+${STACK_FLAGS_HELP}
+
+Exit codes: 0 done, 1 a subscriber was rejected or an AWS call failed, 2 bad flags or input.
+`;
+
+/** Scheduler calls at once when enrolling a backlog. */
+const BACKLOG_CONCURRENCY = 8;
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));
+
+interface Subscriber {
+  /** Where it came from: the event file, or `file:line`. */
+  source: string;
+  decision: Decision;
+  kind: EventKind;
+}
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const f = parseFlags(
+    argv,
+    {
+      journey: { type: "string" },
+      event: { type: "string" },
+      recipients: { type: "string" },
+      journeys: { type: "string" },
+      now: { type: "string" },
+      "dry-run": { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+      ...STACK_FLAGS,
+    },
+    USAGE,
+  );
+  if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
+  if ((f.event === undefined) === (f.recipients === undefined)) throw new UsageError("give one of --event FILE and --recipients CSV");
+  const now = nowFromFlag(f.now);
+  const outputs = outputsFromFlags(f);
+  const journey = findJourney(f.journey, f.journeys, outputs);
+  const settings = enrolmentSettings(outputs);
+
+  const subscribers =
+    f.event !== undefined ? [fromEventFile(f.event, journey, settings, now)] : await fromCsv(f.recipients!, journey, settings, now);
+  const dryRun = f["dry-run"] as boolean;
+  const results: (EnrolmentResult & { source: string })[] = [];
+  if (dryRun && f.json) {
+    io.out(
+      JSON.stringify(
+        subscribers.flatMap((s) => requestsOf(s.decision)),
+        null,
+        2,
+      ) + "\n",
+    );
+    return subscribers.some((s) => s.decision.outcome === "rejected") ? 1 : 0;
+  }
+  const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
+  let failure: string | undefined;
+  await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
+    try {
+      results.push({ source: s.source, ...(client ? await applyDecision(client, s.kind, s.decision) : plannedResult(s)) });
+    } catch (e) {
+      if (!(e instanceof EnrolmentError)) throw e;
+      failure ??= `${s.source}: ${e.message}`;
+    }
+  });
+  results.sort((a, b) => subscribers.findIndex((s) => s.source === a.source) - subscribers.findIndex((s) => s.source === b.source));
+  io.out(f.json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
+  if (failure) throw new FindingsError(failure);
+  return results.some((r) => r.outcome === "rejected") ? 1 : 0;
+}
+
+function findJourney(name: string, file: string | undefined, outputs: StackOutputs): Journey {
+  let journeys: Journey[];
+  try {
+    if (file !== undefined) {
+      let text: string;
+      try {
+        text = fs.readFileSync(file, "utf8");
+      } catch (e) {
+        throw new UsageError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+      let value: unknown;
+      try {
+        value = parseYaml(text); // YAML is a superset of JSON
+      } catch (e) {
+        throw new UsageError(`${file}: not YAML or JSON: ${(e as Error).message.split("\n")[0]}`);
+      }
+      journeys = parseJourneys(value, file, isIanaZone);
+    } else if (outputs.journeyDefinitions !== undefined) {
+      journeys = parseJourneys(outputs.journeyDefinitions, "stack output journeyDefinitions", isIanaZone);
+    } else throw new UsageError("no journeys: give --journeys FILE, or --outputs/--stack of a stack with journeys");
+  } catch (e) {
+    if (e instanceof JourneyDefinitionError) throw new UsageError(e.message);
+    throw e;
+  }
+  const journey = journeys.find((j) => j.name === name);
+  if (!journey) throw new UsageError(`--journey ${name}: no such journey (known: ${journeys.map((j) => j.name).join(", ") || "none"})`);
+  return journey;
+}
+
+function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
+  const e = outputs.journeyEnrolment as { target?: ScheduleTarget; windowMinutes?: number } | undefined;
+  if (!e?.target?.targetRoleArn || !e.target.deadLetterQueueArn || !e.target.fromAddress || !(Number(e.windowMinutes) >= 1))
+    throw new UsageError(
+      "missing stack output journeyEnrolment (the SES target journey schedules carry): give --stack NAME or --outputs FILE of a stack with journeys",
+    );
+  return { target: e.target, windowMinutes: Number(e.windowMinutes) };
+}
+
+function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Subscriber {
+  let event: JourneyEvent;
+  try {
+    event = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`${file}: ${code ? `cannot read (${code})` : `not JSON: ${(e as Error).message}`}`);
+  }
+  const matches = (m?: { source: string; detailType: string }) =>
+    m && event?.source === m.source && event?.["detail-type"] === m.detailType;
+  const kind: EventKind | undefined = matches(journey.trigger) ? "trigger" : matches(journey.exit) ? "exit" : undefined;
+  if (!kind) {
+    const expected = [journey.trigger, journey.exit]
+      .filter(Boolean)
+      .map((m) => `${m!.source} ${m!.detailType}`)
+      .join(" or ");
+    throw new UsageError(
+      `${file}: source ${JSON.stringify(event?.source)} detail-type ${JSON.stringify(event?.["detail-type"])} is neither of journey "${journey.name}"'s events (${expected})`,
+    );
+  }
+  return { source: file, kind, decision: decide(journey, kind, event, settings, now) };
+}
+
+async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Promise<Subscriber[]> {
+  const csv = await openRecipientCsv(file);
+  for (const required of ["id", "email"])
+    if (csv.column(required) === undefined)
+      throw new UsageError(`${file}:1: the header needs a column "${required}" (found: ${csv.header.join(", ")})`);
+  const time = new Date(now).toISOString();
+  const seen = new Map<string, number>();
+  const subscribers: Subscriber[] = [];
+  for await (const rec of csv.records) {
+    const source = `${file}:${rec.line}`;
+    const recipient = Object.fromEntries(csv.header.map((h, i) => [h, rec.fields[i]]).filter(([, v]) => v !== undefined));
+    const rejected = (reason: RejectReason, message: string): Subscriber => ({
+      source,
+      kind: "trigger",
+      decision: { outcome: "rejected", journey: journey.name, reason, message },
+    });
+    if (rec.fields.length !== csv.header.length) {
+      subscribers.push(rejected("wrong-field-count", `${rec.fields.length} fields where the header has ${csv.header.length}`));
+      continue;
+    }
+    const id = String(recipient.id ?? "");
+    const first = seen.get(id);
+    if (id !== "" && first !== undefined) {
+      subscribers.push(rejected("duplicate-id", `duplicate id (first on line ${first}); a subscriber is enrolled once`));
+      continue;
+    }
+    seen.set(id, rec.line);
+    const event: JourneyEvent = { source: journey.trigger.source, "detail-type": journey.trigger.detailType, time, detail: { recipient } };
+    subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, now) });
+  }
+  return subscribers;
+}
+
+function requestsOf(d: Decision): object[] {
+  if (d.outcome === "enrol") return d.steps.flatMap((s) => (s.request ? [s.request] : []));
+  if (d.outcome === "exit") return d.deletes;
+  return [];
+}
+
+/** What a dry run would do, in the shape of a real run's result. */
+function plannedResult(s: Subscriber): EnrolmentResult {
+  const d = s.decision;
+  const base = { journey: d.journey, kind: s.kind };
+  if (d.outcome === "rejected") return { ...base, outcome: "rejected", recipient: d.recipient, reason: d.reason, message: d.message };
+  if (d.outcome === "exit")
+    return { ...base, outcome: "exited", recipient: d.recipient, deleted: d.deletes.map((x) => x.Name), notPending: [] };
+  return {
+    ...base,
+    outcome: "enrolled",
+    recipient: d.recipient,
+    zone: d.zone,
+    zoneStatus: d.zoneStatus,
+    steps: d.steps.map(({ request, ...step }) => ({ ...step, status: request ? ("created" as const) : ("passed" as const) })),
+  };
+}
+
+function report(journey: Journey, results: (EnrolmentResult & { source: string })[], dryRun: boolean): string {
+  const count = (o: string) => results.filter((r) => r.outcome === o).length;
+  const created = results.flatMap((r) => r.steps ?? []).filter((s) => s.status === "created").length;
+  const verb = dryRun ? "to create" : "created";
+  const lines = [
+    `Journey ${journey.name}: ${results.length} subscriber${results.length === 1 ? "" : "s"} → ${count("enrolled")} enrolled (${created} schedules ${verb}), ${count("exited")} exited, ${count("rejected")} rejected`,
+  ];
+  for (const r of results) {
+    if (r.outcome === "rejected")
+      lines.push(`  ${r.source}: rejected ${r.recipient ?? ""} ${r.reason}: ${r.message}`.replace(/  +/g, " ").replace(/^ /, "  "));
+    else if (r.outcome === "exited")
+      lines.push(
+        `  ${r.recipient}: exit: ${dryRun ? "would delete" : "deleted"} ${r.deleted!.join(", ") || "nothing"}${r.notPending!.length ? `; not pending: ${r.notPending!.join(", ")}` : ""}`,
+      );
+    else {
+      const zone = r.zoneStatus === "ok" ? r.zone : `${r.zone} (${r.zoneStatus})`;
+      lines.push(`  ${r.recipient} in ${zone}`);
+      for (const s of r.steps!) {
+        const status = dryRun && s.status === "created" ? "planned" : s.status;
+        lines.push(`    ${s.step} ${s.template.padEnd(20)} at(${s.send_at}) ${s.timezone.padEnd(16)} ${s.utc}  ${status}`);
+      }
+    }
+  }
+  if (dryRun) lines.push("Dry run: no schedule created or deleted.");
+  return lines.join("\n") + "\n";
+}
+
+async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

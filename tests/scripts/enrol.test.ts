@@ -1,0 +1,341 @@
+import * as assert from "assert";
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as http from "http";
+import * as os from "os";
+import * as path from "path";
+import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
+import { mockClient } from "aws-sdk-client-mock";
+import { bundleJourneyHandler } from "../../infra/handler-bundle";
+import { main as enrol } from "../../scripts/enrol";
+import { applyDecision, enrolmentSchedulerClient } from "../../scripts/lib/aws/enrolment";
+import { UsageError } from "../../scripts/lib/cli/run";
+import { ROOT } from "../helpers/cli";
+import { only, renderWith } from "../helpers/stack";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-enrol-"));
+const file = (name: string, content: unknown) => {
+  const p = path.join(tmp, name);
+  fs.writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
+  return p;
+};
+const event = (detailType: string, recipient: object, time = "2026-03-10T18:05:00Z") => ({
+  version: "0",
+  id: "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+  "detail-type": detailType,
+  source: "com.example.app",
+  account: "123456789012",
+  time,
+  region: "us-east-1",
+  resources: [],
+  detail: { recipient },
+});
+const ANN = { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu", first_name: "Ann" };
+const NOW = "2026-03-10T18:05:02Z";
+
+async function run(args: string[]) {
+  let stdout = "",
+    stderr = "";
+  const code = await enrol(args, { out: (t) => (stdout += t), err: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+describe("scripts/enrol.ts", function () {
+  this.timeout(60_000);
+  let outputs: string;
+  let functionEnvironment: Record<string, string>;
+  const scheduler = mockClient(SchedulerClient);
+  before(async () => {
+    // The outputs and the function's configuration of the dev stack, rendered under mocks.
+    const stack = await renderWith();
+    outputs = file("outputs.json", stack.outputs);
+    functionEnvironment = only(stack, "aws:lambda/function:Function").inputs.environment.variables;
+  });
+  beforeEach(() => scheduler.reset());
+  after(() => scheduler.restore());
+
+  it("--dry-run --json prints exactly the CreateSchedule requests the deployed handler makes for the same event", async () => {
+    const signup = event("UserSignedUp", ANN);
+    const r = await run([
+      "--journey",
+      "onboarding",
+      "--event",
+      file("signup.json", signup),
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+      "--dry-run",
+      "--json",
+    ]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const printed = JSON.parse(r.stdout);
+    assert.deepStrictEqual(
+      printed.map((q: any) => [q.Name, q.ScheduleExpression, q.ScheduleExpressionTimezone]),
+      [
+        ["u-42-1", "at(2026-03-10T23:51:00)", "Asia/Kathmandu"],
+        ["u-42-2", "at(2026-03-13T09:00:00)", "Asia/Kathmandu"],
+        ["u-42-3", "at(2026-03-17T09:00:00)", "Asia/Kathmandu"],
+      ],
+    );
+    // The bundle as deployed, configured with the rendered function's environment.
+    const bundleFile = path.join(tmp, "index.js");
+    fs.writeFileSync(bundleFile, bundleJourneyHandler().code);
+    Object.assign(process.env, functionEnvironment, { AWS_REGION: "us-east-1" });
+    const bundle = require(bundleFile);
+    const bundled = mockClient(bundle.SchedulerClient);
+    const sent: any[] = [];
+    (bundled as any).send.callsFake((command: any) => (sent.push(command.input), Promise.resolve({})));
+    const [realNow, realLog] = [Date.now, console.log];
+    Date.now = () => Date.parse(NOW);
+    console.log = () => undefined; // the handler's log line
+    try {
+      await bundle.handler({ journey: "onboarding", kind: "trigger", event: signup });
+    } finally {
+      [Date.now, console.log] = [realNow, realLog];
+      bundled.restore();
+    }
+    assert.deepStrictEqual(printed, sent);
+  });
+
+  it("creates the schedules, and a second run finds them (ConflictException = already enrolled)", async () => {
+    const created = new Set<string>();
+    scheduler.on(CreateScheduleCommand).callsFake((input) => {
+      if (created.has(input.Name)) throw Object.assign(new Error("exists"), { name: "ConflictException" });
+      created.add(input.Name);
+      return {};
+    });
+    const args = [
+      "--journey",
+      "onboarding",
+      "--event",
+      file("signup.json", event("UserSignedUp", ANN)),
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+    ];
+    const first = await run(args);
+    assert.strictEqual(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^Journey onboarding: 1 subscriber → 1 enrolled \(3 schedules created\), 0 exited, 0 rejected\n/);
+    const second = await run([...args, "--json"]);
+    assert.deepStrictEqual(
+      JSON.parse(second.stdout)[0].steps.map((s: any) => s.status),
+      ["exists", "exists", "exists"],
+    );
+    assert.strictEqual(scheduler.commandCalls(CreateScheduleCommand).length, 6);
+  });
+
+  it("an exit event deletes the subscriber's pending steps", async () => {
+    scheduler.on(DeleteScheduleCommand).callsFake((input) => {
+      if (input.Name === "u-42-1") throw Object.assign(new Error("gone"), { name: "ResourceNotFoundException" });
+      return {};
+    });
+    const upgrade = file("upgrade.json", event("UserUpgraded", { id: "u-42" }));
+    const dry = await run(["--journey", "onboarding", "--event", upgrade, "--outputs", outputs, "--dry-run", "--json"]);
+    assert.deepStrictEqual(
+      JSON.parse(dry.stdout),
+      [1, 2, 3].map((k) => ({ Name: `u-42-${k}`, GroupName: "campaign-onboarding" })),
+    );
+    const r = await run(["--journey", "onboarding", "--event", upgrade, "--outputs", outputs]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(
+      r.stdout,
+      "Journey onboarding: 1 subscriber → 0 enrolled (0 schedules created), 1 exited, 0 rejected\n  u-42: exit: deleted u-42-2, u-42-3; not pending: u-42-1\n",
+    );
+  });
+
+  it("--recipients enrols a backlog at --now, rejecting what the launcher rejects (exit 1), each id once", async () => {
+    const r = await run([
+      "--journey",
+      "onboarding",
+      "--recipients",
+      path.join(ROOT, "tests/fixtures/campaign.csv"),
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+      "--dry-run",
+      "--json",
+    ]);
+    assert.strictEqual(r.code, 1);
+    const names = JSON.parse(r.stdout).map((q: any) => q.Name);
+    assert.strictEqual(names.length, 4 * 3);
+    assert.deepStrictEqual(
+      names.filter((n: string) => n.endsWith("-1")).map((n: string) => n.replace(/^h\.[0-9a-f]{32}/, "h.<hash>")),
+      ["a1-1", "a2-1", "h.<hash>-1", "a5-1"],
+    );
+    const text = await run([
+      "--journey",
+      "onboarding",
+      "--recipients",
+      path.join(ROOT, "tests/fixtures/campaign.csv"),
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+      "--dry-run",
+    ]);
+    assert.match(text.stdout, /^Journey onboarding: 8 subscribers → 4 enrolled \(12 schedules to create\), 0 exited, 4 rejected\n/);
+    for (const line of [
+      /campaign.csv:5: rejected duplicate-id: duplicate id \(first on line 2\)/,
+      /campaign.csv:6: rejected missing-id/,
+      /campaign.csv:7: rejected a3 invalid-email/,
+      /campaign.csv:10: rejected wrong-field-count/,
+      /h\.[0-9a-f]{32} in UTC \(defaulted\)/,
+      /a5 in Europe\/Paris \(canonicalised\)/,
+    ])
+      assert.match(text.stdout, line);
+    assert.ok(!text.stdout.includes("@"), "no addresses in the report");
+  });
+
+  it("bad input is one line and exit 2", async () => {
+    const signup = file("signup.json", event("UserSignedUp", ANN));
+    const cases: [string[], RegExp][] = [
+      [["--event", signup, "--outputs", outputs], /^--journey NAME is required/],
+      [["--journey", "onboarding", "--outputs", outputs], /^give one of --event FILE and --recipients CSV$/],
+      [["--journey", "nope", "--event", signup, "--outputs", outputs], /^--journey nope: no such journey \(known: onboarding\)$/],
+      [
+        ["--journey", "onboarding", "--event", file("other.json", event("Other", ANN)), "--outputs", outputs],
+        /detail-type "Other" is neither of journey "onboarding"'s events \(com.example.app UserSignedUp or com.example.app UserUpgraded\)$/,
+      ],
+      [["--journey", "onboarding", "--event", signup, "--outputs", file("empty.json", {})], /^no journeys: give --journeys FILE/],
+      [
+        [
+          "--journey",
+          "onboarding",
+          "--event",
+          signup,
+          "--outputs",
+          file("no-target.json", { journeyDefinitions: [] }),
+          "--journeys",
+          file(
+            "j.yaml",
+            "- name: onboarding\n  trigger: {source: com.example.app, detailType: UserSignedUp}\n  steps: [{after: +0h, template: w}]\n",
+          ),
+        ],
+        /^missing stack output journeyEnrolment/,
+      ],
+      [
+        [
+          "--journey",
+          "onboarding",
+          "--event",
+          signup,
+          "--outputs",
+          outputs,
+          "--journeys",
+          file("bad.yaml", "- name: onboarding\n  trigger: {source: a, detailType: b}\n  steps: [{after: +1w, template: w}]\n"),
+        ],
+        /bad.yaml: journey "onboarding": steps\[0\].after "\+1w" is not valid/,
+      ],
+    ];
+    for (const [args, message] of cases)
+      await assert.rejects(run(args), (e: Error) => e instanceof UsageError && message.test(e.message) && !e.message.includes("\n"));
+  });
+
+  it("every call is bounded in time: a Scheduler that never answers is one line naming the call", async () => {
+    const server = http.createServer(() => undefined); // accepts and never answers
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_SCHEDULER: `http://127.0.0.1:${(server.address() as any).port}`,
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+    });
+    scheduler.restore();
+    try {
+      const client = enrolmentSchedulerClient("us-east-1");
+      const decision = {
+        outcome: "exit" as const,
+        journey: "onboarding",
+        recipient: "u-42",
+        deletes: [{ Name: "u-42-1", GroupName: "campaign-onboarding" }],
+      };
+      const started = Date.now();
+      await assert.rejects(
+        applyDecision(client, "exit", decision, 300),
+        /^Error: DeleteSchedule campaign-onboarding\/u-42-1: no answer within 0.3 s$/,
+      );
+      assert.ok(Date.now() - started < 5_000);
+    } finally {
+      process.env = saved;
+      server.closeAllConnections();
+      server.close();
+      scheduler.restore();
+    }
+  });
+
+  it("over the wire (AWS_ENDPOINT_URL_SCHEDULER): POSTs each schedule with the dry run's exact request; an existing one (409 ConflictException) counts as enrolled", async () => {
+    const signup = file("wire-signup.json", event("UserSignedUp", ANN));
+    const dry = JSON.parse(
+      (await run(["--journey", "onboarding", "--event", signup, "--outputs", outputs, "--now", NOW, "--dry-run", "--json"])).stdout,
+    );
+    const requests: { method: string; url: string; body: any }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        requests.push({ method: req.method!, url: req.url!, body: JSON.parse(body || "{}") });
+        res.setHeader("content-type", "application/json");
+        if (req.url!.startsWith("/schedules/u-42-2")) {
+          res.statusCode = 409;
+          res.setHeader("x-amzn-errortype", "ConflictException");
+          return res.end(JSON.stringify({ Message: "Schedule u-42-2 already exists." }));
+        }
+        res.end(JSON.stringify({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-onboarding/x" }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const child = spawn(
+      process.execPath,
+      [
+        require.resolve("ts-node/dist/bin"),
+        "--transpile-only",
+        "scripts/enrol.ts",
+        "--journey",
+        "onboarding",
+        "--event",
+        signup,
+        "--outputs",
+        outputs,
+        "--now",
+        NOW,
+        "--json",
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          AWS_ENDPOINT_URL_SCHEDULER: `http://127.0.0.1:${(server.address() as any).port}`,
+          AWS_ACCESS_KEY_ID: "test",
+          AWS_SECRET_ACCESS_KEY: "test",
+        },
+      },
+    );
+    let stdout = "",
+      stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise((r) => child.on("exit", r));
+    server.close();
+    assert.strictEqual(code, 0, stderr);
+    assert.deepStrictEqual(
+      requests.map((q) => `${q.method} ${q.url}`),
+      ["POST /schedules/u-42-1", "POST /schedules/u-42-2", "POST /schedules/u-42-3"],
+    );
+    // The body is the request minus Name (in the path) plus the SDK's idempotency token: every other field exactly
+    // as the dry run printed it.
+    requests.forEach((q, i) => {
+      const { Name, ...rest } = dry[i];
+      const { ClientToken, ...body } = q.body;
+      assert.strictEqual(q.url, `/schedules/${Name}`);
+      assert.match(ClientToken, /^[0-9a-f-]{36}$/);
+      assert.deepStrictEqual(body, rest);
+    });
+    assert.deepStrictEqual(
+      JSON.parse(stdout)[0].steps.map((s: any) => s.status),
+      ["created", "exists", "created"],
+    );
+  });
+});
