@@ -6,6 +6,8 @@
 import {
   ArnScope,
   campaignGroupsArn,
+  EVENTS_SERVICE,
+  LAMBDA_SERVICE,
   campaignSchedulesArn,
   PLANS_PREFIX,
   RESULTS_PREFIX,
@@ -131,6 +133,54 @@ export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
     statements.push({ Sid: "PlanEncryption", Effect: "Allow", Action: ["kms:Decrypt", "kms:GenerateDataKey"], Resource: g.kmsKeyArn });
   }
   return statements;
+}
+
+/** The role the journey enrolment function runs as. */
+export const journeyTrustPolicy = (accountId: string) => serviceTrustPolicy(LAMBDA_SERVICE, accountId);
+
+export interface JourneyGrants {
+  scope: ArnScope;
+  /** The role passed to Scheduler with every schedule (and to nothing else). */
+  targetRoleArn: string;
+  /** The function's log group. */
+  logGroupArn: string;
+  /** Where failed events are kept (the function's on-failure destination). */
+  deadLetterQueueArn: string;
+}
+
+/** What the enrolment function may do: create and delete journey schedules (`campaign-*` groups), log, keep failures. */
+export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
+  return [
+    {
+      Sid: "EnrolAndExit",
+      Effect: "Allow",
+      Action: ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"],
+      Resource: campaignSchedulesArn(g.scope),
+    },
+    {
+      Sid: "PassTargetRoleToScheduler",
+      Effect: "Allow",
+      Action: "iam:PassRole",
+      Resource: g.targetRoleArn,
+      Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
+    },
+    { Sid: "Logs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${g.logGroupArn}:*` },
+    { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+  ];
+}
+
+/** The journeys' dead-letter queue policy: EventBridge may write to it for the journeys' own rules only. */
+export function journeyDeadLetterQueuePolicy(queueArn: string, ruleArns: string[]): PolicyDocument {
+  return policyDocument([
+    {
+      Sid: "RulesDeadLetter",
+      Effect: "Allow",
+      Principal: { Service: EVENTS_SERVICE },
+      Action: "sqs:SendMessage",
+      Resource: queueArn,
+      Condition: { ArnEquals: { "aws:SourceArn": ruleArns } },
+    },
+  ]);
 }
 
 /** https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html#cloudwatch-iam-policy */

@@ -2,7 +2,8 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { bundleJourneyHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./journeys-definition";
-import { ArnScope, campaignGroupName, campaignSchedulesArn, SCHEDULER_SERVICE } from "./naming";
+import { journeyDeadLetterQueuePolicy, journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
+import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./naming";
 import { sqs } from "./quotas";
 import { ScheduleTarget } from "./schedule-request";
 
@@ -91,50 +92,19 @@ export class Journeys extends pulumi.ComponentResource {
         `${name}-role`,
         {
           description: "Assumed by the sendtime journey enrolment function to create and delete journey schedules",
-          assumeRolePolicy: pulumi.jsonStringify({
-            Version: "2012-10-17",
-            Statement: [
-              {
-                Effect: "Allow",
-                Principal: { Service: "lambda.amazonaws.com" },
-                Action: "sts:AssumeRole",
-                Condition: { StringEquals: { "aws:SourceAccount": scope.accountId } },
-              },
-            ],
-          }),
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
         },
         { parent },
       );
     }
 
     function allowEnrolment() {
-      const statements: unknown[] = [
-        {
-          Sid: "EnrolAndExit",
-          Effect: "Allow",
-          Action: ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"],
-          Resource: scope.apply(campaignSchedulesArn),
-        },
-        {
-          Sid: "PassTargetRoleToScheduler",
-          Effect: "Allow",
-          Action: "iam:PassRole",
-          Resource: pulumi.output(args.target).targetRoleArn,
-          Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
-        },
-        {
-          Sid: "Logs",
-          Effect: "Allow",
-          Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
-          Resource: pulumi.interpolate`${logGroup.arn}:*`,
-        },
-        { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: deadLetterQueue.arn },
-      ];
-      return new aws.iam.RolePolicy(
-        `${name}-permissions`,
-        { role: role.id, policy: pulumi.jsonStringify({ Version: "2012-10-17", Statement: statements }) },
-        { parent },
-      );
+      const policy = pulumi
+        .all([scope, pulumi.output(args.target).targetRoleArn, logGroup.arn, deadLetterQueue.arn])
+        .apply(([s, targetRoleArn, logGroupArn, deadLetterQueueArn]) =>
+          JSON.stringify(policyDocument(journeyStatements({ scope: s, targetRoleArn, logGroupArn, deadLetterQueueArn }))),
+        );
+      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }
 
     function createScheduleGroup(j: Journey) {
@@ -195,7 +165,7 @@ export class Journeys extends pulumi.ComponentResource {
       );
       new aws.lambda.Permission(
         `${name}-${j.name}-${kind}-invoke`,
-        { action: "lambda:InvokeFunction", function: fn.name, principal: "events.amazonaws.com", sourceArn: rule.arn },
+        { action: "lambda:InvokeFunction", function: fn.name, principal: EVENTS_SERVICE, sourceArn: rule.arn },
         { parent },
       );
       new aws.cloudwatch.EventTarget(
@@ -215,26 +185,10 @@ export class Journeys extends pulumi.ComponentResource {
     }
 
     function allowRulesToDeadLetter() {
-      new aws.sqs.QueuePolicy(
-        `${name}-dlq-policy`,
-        {
-          queueUrl: deadLetterQueue.url,
-          policy: pulumi.jsonStringify({
-            Version: "2012-10-17",
-            Statement: [
-              {
-                Sid: "RulesDeadLetter",
-                Effect: "Allow",
-                Principal: { Service: "events.amazonaws.com" },
-                Action: "sqs:SendMessage",
-                Resource: deadLetterQueue.arn,
-                Condition: { ArnEquals: { "aws:SourceArn": rules.map((r) => r.arn) } },
-              },
-            ],
-          }),
-        },
-        { parent },
-      );
+      const policy = pulumi
+        .all([deadLetterQueue.arn, pulumi.all(rules.map((r) => r.arn))])
+        .apply(([queueArn, ruleArns]) => JSON.stringify(journeyDeadLetterQueuePolicy(queueArn, ruleArns)));
+      new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: deadLetterQueue.url, policy }, { parent });
     }
   }
 }

@@ -20,6 +20,10 @@ export const STACK_QUOTA_TAG = "sendtime:createScheduleTps";
 /** The service principal of Step Functions, which runs the fan-out. */
 export const STATES_SERVICE = "states.amazonaws.com";
 
+/** The service principals of journeys: EventBridge invokes the enrolment function and dead-letters to its queue. */
+export const LAMBDA_SERVICE = "lambda.amazonaws.com";
+export const EVENTS_SERVICE = "events.amazonaws.com";
+
 /** Scheduler Name and GroupName: 1–64 characters of [0-9a-zA-Z-_.]. */
 const NAME_PATTERN = /^[0-9A-Za-z_.-]{1,64}$/;
 /** The shape of a hashed schedule name's stem; an id of this shape is hashed too, so the two kinds never meet. */

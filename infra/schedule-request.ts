@@ -4,6 +4,7 @@
  * use it; a test runs the fan-out through the ASL interpreter and checks both give identical requests for a row.
  * Pure: no AWS SDK, no Pulumi.
  */
+import { campaignTag, EMAIL_TAGS } from "./email-events";
 import type { FanOutParameters, PlanRow } from "./fanout-definition";
 import { campaignGroupName, sesSendEmailTargetArn } from "./naming";
 
@@ -21,7 +22,10 @@ export type ScheduleTarget = Pick<
 >;
 
 /** The plan-row fields one schedule is made of. */
-export type ScheduleRow = Pick<PlanRow, "schedule_name" | "send_at" | "timezone" | "email" | "template" | "template_data">;
+export type ScheduleRow = Pick<
+  PlanRow,
+  "schedule_name" | "send_at" | "timezone" | "email" | "template" | "template_data" | "step" | "variant"
+>;
 
 export interface CreateScheduleRequest {
   Name: string;
@@ -46,13 +50,22 @@ export interface DeleteScheduleRequest {
   GroupName: string;
 }
 
-/** The SendEmail request a schedule's target sends; fields in the order the fan-out writes them. */
-export function sendEmailInput(t: ScheduleTarget, row: ScheduleRow): Record<string, unknown> {
+/**
+ * The SendEmail request a schedule's target sends, fields in the order the fan-out writes them, with the EmailTags
+ * `campaign` (campaignTag of the campaign or journey), `step` and, when the row has one, `variant`.
+ */
+export function sendEmailInput(t: ScheduleTarget, campaignId: string, row: ScheduleRow): Record<string, unknown> {
+  const tags: { Name: string; Value: string }[] = [
+    { Name: EMAIL_TAGS.campaign, Value: campaignTag(campaignId) },
+    { Name: EMAIL_TAGS.step, Value: String(row.step) },
+  ];
+  if (row.variant !== undefined && row.variant !== null) tags.push({ Name: EMAIL_TAGS.variant, Value: row.variant });
   const email: Record<string, unknown> = {
     FromEmailAddress: t.fromAddress,
     Destination: { ToAddresses: [row.email] },
     Content: { Template: { TemplateName: row.template, TemplateData: JSON.stringify(row.template_data) } },
     ConfigurationSetName: t.configurationSetName,
+    EmailTags: tags,
   };
   if (t.listManagement) {
     email.ListManagementOptions = { ContactListName: t.listManagement.contactListName, TopicName: t.listManagement.topicName };
@@ -77,7 +90,7 @@ export function createScheduleRequest(
     Target: {
       Arn: sesSendEmailTargetArn(t.partition),
       RoleArn: t.targetRoleArn,
-      Input: JSON.stringify(sendEmailInput(t, row)),
+      Input: JSON.stringify(sendEmailInput(t, campaignId, row)),
       RetryPolicy: { MaximumEventAgeInSeconds: t.maxEventAgeSeconds, MaximumRetryAttempts: t.maxRetryAttempts },
       DeadLetterConfig: { Arn: t.deadLetterQueueArn },
     },

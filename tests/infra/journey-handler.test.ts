@@ -160,6 +160,10 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.deepStrictEqual(email.Destination, { ToAddresses: ["ann@example.com"] });
     assert.deepStrictEqual(JSON.parse(email.Content.Template.TemplateData), { first_name: "Ann", step: "1" });
     assert.strictEqual(email.Content.Template.TemplateName, "onboarding-welcome");
+    assert.deepStrictEqual(email.EmailTags, [
+      { Name: "campaign", Value: "onboarding" },
+      { Name: "step", Value: "1" },
+    ]);
     assert.deepStrictEqual(email.ListManagementOptions, { ContactListName: "sendtime-dev", TopicName: "campaigns" });
     assert.strictEqual(result.zoneStatus, "ok");
     assert.strictEqual(logs.length, 1);

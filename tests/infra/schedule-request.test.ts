@@ -1,4 +1,5 @@
 import * as assert from "assert";
+import { campaignTag } from "../../infra/email-events";
 import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/fanout-definition";
 import { createScheduleRequest } from "../../infra/schedule-request";
 import { runStateMachine } from "../helpers/asl-interpreter";
@@ -41,6 +42,7 @@ const ROWS: PlanRow[] = [
     recipient_id: "odd id/ü",
     step: 2,
     utc: "2026-03-08T07:30:00.000Z",
+    variant: "B",
   },
   {
     schedule_name: "c3-1",
@@ -52,6 +54,7 @@ const ROWS: PlanRow[] = [
     recipient_id: "c3",
     step: 1,
     utc: "2026-12-01T14:00:00.000Z",
+    variant: null,
   },
 ];
 
@@ -60,7 +63,13 @@ function fanOutRequests(params: FanOutParameters, rows: PlanRow[], campaign: str
   const requests: any[] = [];
   runStateMachine(
     fanOutDefinition(params),
-    { campaign_id: campaign, plan_bucket: "recipients-bucket", plan_key: "plans/x.jsonl", window_minutes: windowMinutes },
+    {
+      campaign_id: campaign,
+      plan_bucket: "recipients-bucket",
+      plan_key: "plans/x.jsonl",
+      window_minutes: windowMinutes,
+      campaign_tag: campaignTag(campaign),
+    },
     {
       getObject: () => rows.map((r) => JSON.stringify(r)).join("\n") + "\n",
       sdk: (_service, action, request) => {
@@ -78,9 +87,10 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
     ["without a contact list", { ...PARAMS, listManagement: undefined }],
   ] as const) {
     it(`gives exactly the request the fan-out makes for the same row (${label})`, () => {
-      const viaAsl = fanOutRequests(params, ROWS, "onboarding", 9);
+      // A journey name with a dot exercises the campaign tag's mapping (SES tags take no dot).
+      const viaAsl = fanOutRequests(params, ROWS, "onboarding.v2", 9);
       assert.strictEqual(viaAsl.length, ROWS.length);
-      const viaBuilder = ROWS.map((row) => createScheduleRequest(params, "onboarding", 9, row));
+      const viaBuilder = ROWS.map((row) => createScheduleRequest(params, "onboarding.v2", 9, row));
       // Byte for byte: the Input JSON text included (field order, escaping of quotes, backslashes, newlines, emoji).
       assert.deepStrictEqual(viaBuilder, viaAsl);
       assert.strictEqual(JSON.stringify(viaBuilder), JSON.stringify(viaAsl));
@@ -97,6 +107,10 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
       Destination: { ToAddresses: ["a1@example.com"] },
       Content: { Template: { TemplateName: "welcome", TemplateData: JSON.stringify(ROWS[0].template_data) } },
       ConfigurationSetName: "sendtime-dev",
+      EmailTags: [
+        { Name: "campaign", Value: "onboarding" },
+        { Name: "step", Value: "1" },
+      ],
       ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
     });
   });

@@ -107,12 +107,12 @@ describe("the stack under Pulumi mocks (dev config)", () => {
         `arn:aws:ses:us-east-1:${ACCOUNT}:template/*`,
         `arn:aws:ses:us-east-1:${ACCOUNT}:contact-list/sendtime-dev`,
       ]);
-      const dlq = only(stack, "aws:sqs/queue:Queue").outputs;
+      const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;
       assert.deepStrictEqual(s.find((x) => x.Action === "sqs:SendMessage").Resource, dlq.arn);
       assert.strictEqual(s.length, 2);
     });
     it("has an encrypted dead-letter queue keeping messages 14 days", () => {
-      const q = only(stack, "aws:sqs/queue:Queue");
+      const q = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq");
       assert.strictEqual(q.inputs.messageRetentionSeconds, 14 * 24 * 3600);
       assert.strictEqual(q.inputs.sqsManagedSseEnabled, true);
       assert.match(q.outputs.arn, /^arn:aws:sqs:us-east-1:123456789012:scheduler-target-dlq-[0-9a-f]{7}$/);
@@ -126,13 +126,13 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       const target = def.States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule.Parameters.Target;
       assert.strictEqual(target.RoleArn, only(stack, "aws:iam/role:Role", "scheduler-target-role").outputs.arn);
       assert.strictEqual(target.RoleArn, stack.outputs.schedulerRoleArn);
-      assert.strictEqual(target.DeadLetterConfig.Arn, only(stack, "aws:sqs/queue:Queue").outputs.arn);
+      assert.strictEqual(target.DeadLetterConfig.Arn, only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn);
       assert.deepStrictEqual(target.RetryPolicy, { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 });
       assert.strictEqual(def.States.FanOut.ResultWriter.Parameters.Bucket, stack.outputs.bucketName);
     });
     it("logs errors only, without execution data, to a log group with retention", () => {
       const sm = only(stack, "aws:sfn/stateMachine:StateMachine").inputs;
-      const lg = only(stack, "aws:cloudwatch/logGroup:LogGroup");
+      const lg = only(stack, "aws:cloudwatch/logGroup:LogGroup", "fanout-logs");
       assert.deepStrictEqual(sm.loggingConfiguration, {
         level: "ERROR",
         includeExecutionData: false,
@@ -171,7 +171,7 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       const alarms = all(stack, "aws:cloudwatch/metricAlarm:MetricAlarm").map((a) => a.inputs);
       const metric = (ns: string, name: string) => alarms.find((a) => a.namespace === ns && a.metricName === name);
       assert.deepStrictEqual(metric("AWS/SQS", "ApproximateNumberOfMessagesVisible")!.dimensions, {
-        QueueName: only(stack, "aws:sqs/queue:Queue").outputs.name,
+        QueueName: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.name,
       });
       assert.deepStrictEqual(metric("AWS/States", "ExecutionsFailed")!.dimensions, { StateMachineArn: stack.outputs.stateMachineArn });
       assert.ok(metric("AWS/Scheduler", "InvocationThrottleCount"));
@@ -205,7 +205,7 @@ describe("the stack with other config", () => {
     const stack = await renderWith({ kmsKeyArn: key });
     const sse = only(stack, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs.rules[0];
     assert.deepStrictEqual(sse.applyServerSideEncryptionByDefault, { sseAlgorithm: "aws:kms", kmsMasterKeyId: key });
-    assert.strictEqual(only(stack, "aws:sqs/queue:Queue").inputs.kmsMasterKeyId, key);
+    assert.strictEqual(only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").inputs.kmsMasterKeyId, key);
     for (const name of ["fanout-permissions", "scheduler-target-send"]) {
       assert.ok(
         statements(only(stack, "aws:iam/rolePolicy:RolePolicy", name).inputs.policy).some((s) => s.Resource === key),

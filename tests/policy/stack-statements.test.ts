@@ -6,6 +6,8 @@ import * as assert from "assert";
 import {
   fanOutStatements,
   fanOutTrustPolicy,
+  journeyStatements,
+  journeyTrustPolicy,
   policyDocument,
   PolicyStatement,
   schedulerTargetStatements,
@@ -33,6 +35,12 @@ const fanOutGrants = {
   bucketArn: "arn:aws:s3:::recipients-0123abc",
   kmsKeyArn: targetGrants.kmsKeyArn,
 };
+const journeyGrants = {
+  scope,
+  targetRoleArn: fanOutGrants.targetRoleArn,
+  logGroupArn: "arn:aws:logs:eu-west-1:210987654321:log-group:/aws/lambda/sendtime-journeys-prod",
+  deadLetterQueueArn: "arn:aws:sqs:eu-west-1:210987654321:journeys-dlq-0123abc",
+};
 const IAM_POLICIES = [schedulerActionsScopedToCampaigns, passRoleOnlyToScheduler, schedulerRoleTrust, sesSendScoped];
 const rolePolicy = (statements: PolicyStatement[]) =>
   resourceArgs("aws:iam/rolePolicy:RolePolicy", { role: "r", policy: JSON.stringify(policyDocument(statements)) }, {}, "permissions");
@@ -52,6 +60,10 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
         rolePolicy(schedulerTargetStatements({ ...targetGrants, contactListArn: undefined, kmsKeyArn: undefined })),
       );
       await assertNoResourceViolations(policy, role(schedulerTrustPolicy(scope.accountId)));
+    });
+    it(`${policy.name}: the journey enrolment function's permissions and trust pass`, async () => {
+      await assertNoResourceViolations(policy, rolePolicy(journeyStatements(journeyGrants)));
+      await assertNoResourceViolations(policy, role(journeyTrustPolicy(scope.accountId)));
     });
   }
 
@@ -79,7 +91,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
           identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
           configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,
           contactListArn: contactList,
-          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue").outputs.arn,
+          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn,
         }),
       ),
     );
@@ -95,6 +107,21 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       ),
     );
     assert.deepStrictEqual(JSON.parse(targetRole.inputs.assumeRolePolicy), schedulerTrustPolicy("123456789012"));
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 2);
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy),
+      policyDocument(
+        journeyStatements({
+          scope: accountScope,
+          targetRoleArn: targetRole.outputs.arn,
+          logGroupArn: only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").outputs.arn,
+          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs.arn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/role:Role", "journeys-role").inputs.assumeRolePolicy),
+      journeyTrustPolicy("123456789012"),
+    );
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 3);
   });
 });

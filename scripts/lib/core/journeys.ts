@@ -156,6 +156,7 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
       email,
       template: step.template,
       template_data,
+      step: number,
     };
     // A step whose time has passed may already have been sent by an earlier delivery of this event, its schedule
     // deleted after sending: creating it again could send twice. It is reported as passed instead.
