@@ -5,8 +5,9 @@
  * Pure: no AWS SDK, no Pulumi.
  */
 import { campaignTag, EMAIL_TAGS } from "./email-events";
-import type { FanOutParameters, PlanRow } from "./fanout-definition";
+import type { FanOutParameters } from "./fanout-definition";
 import { campaignGroupName, sesSendEmailTargetArn } from "./naming";
+import { atExpression, PlanRow } from "./plan-row";
 
 /** What every schedule's SES target carries, from the stack (the fan-out's parameters of the same name). */
 export type ScheduleTarget = Pick<
@@ -83,7 +84,7 @@ export function createScheduleRequest(
   return {
     Name: row.schedule_name,
     GroupName: campaignGroupName(campaignId),
-    ScheduleExpression: `at(${row.send_at})`,
+    ScheduleExpression: atExpression(row.send_at),
     ScheduleExpressionTimezone: row.timezone,
     FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
     ActionAfterCompletion: "DELETE",

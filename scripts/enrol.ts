@@ -18,8 +18,9 @@ Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] 
              (--stack NAME | --outputs FILE) [--region R]
 
 Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell.
-  --event FILE       one EventBridge event as delivered (JSON: source, detail-type, time, detail.recipient); it
-                     enrols when it matches the journey's trigger and removes pending steps when it matches its exit
+  --event FILE       one EventBridge event as delivered (JSON: source, detail-type, time, detail.recipient), or a
+                     failure record from the journeys' dead-letter queue; it enrols when it matches the journey's
+                     trigger and removes pending steps when it matches its exit
   --recipients CSV   a backlog: columns id, email, timezone (optional) and personalization, each row enrolled as if
                      triggered at --now; a repeated id is rejected, never enrolled twice
   --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
@@ -138,13 +139,19 @@ function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
 }
 
 function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Subscriber {
-  let event: JourneyEvent;
+  let parsed: any;
   try {
-    event = JSON.parse(fs.readFileSync(file, "utf8"));
+    parsed = JSON.parse(fs.readFileSync(file, "utf8"));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UsageError(`${file}: ${code ? `cannot read (${code})` : `not JSON: ${(e as Error).message}`}`);
   }
+  // A record from the journeys' dead-letter queue replays as is: Lambda's on-failure record carries the function's
+  // input ({journey, kind, event}) as requestPayload.
+  const invocation = parsed?.requestPayload ?? parsed;
+  if (invocation?.event !== undefined && invocation?.journey !== undefined && invocation.journey !== journey.name)
+    throw new UsageError(`${file}: the event is for journey "${invocation.journey}", not "${journey.name}"`);
+  const event: JourneyEvent = invocation?.event !== undefined ? invocation.event : parsed;
   const matches = (m?: { source: string; detailType: string }) =>
     m && event?.source === m.source && event?.["detail-type"] === m.detailType;
   const kind: EventKind | undefined = matches(journey.trigger) ? "trigger" : matches(journey.exit) ? "exit" : undefined;

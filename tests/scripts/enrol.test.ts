@@ -98,6 +98,33 @@ describe("scripts/enrol.ts", function () {
     assert.deepStrictEqual(printed, sent);
   });
 
+  it("replays a failure record from the journeys' dead-letter queue (Lambda's on-failure record) as the event it holds", async () => {
+    const signup = event("UserSignedUp", ANN);
+    const record = {
+      version: "1.0",
+      requestContext: {
+        requestId: "c0ffee",
+        functionArn: "arn:aws:lambda:us-east-1:123456789012:function:sendtime-journeys-dev:$LATEST",
+        condition: "RetriesExhausted",
+        approximateInvokeCount: 3,
+      },
+      requestPayload: { journey: "onboarding", kind: "trigger", event: signup },
+      responseContext: { statusCode: 200, executedVersion: "$LATEST", functionError: "Unhandled" },
+      responsePayload: {
+        errorType: "EnrolmentError",
+        errorMessage: "CreateSchedule campaign-onboarding/u-42-1: ThrottlingException: Rate exceeded",
+      },
+    };
+    const args = (f: string) => ["--journey", "onboarding", "--event", f, "--outputs", outputs, "--now", NOW, "--dry-run", "--json"];
+    const replayed = await run(args(file("record.json", record)));
+    assert.strictEqual(replayed.code, 0, replayed.stderr);
+    assert.deepStrictEqual(JSON.parse(replayed.stdout), JSON.parse((await run(args(file("plain.json", signup)))).stdout));
+    await assert.rejects(
+      run(args(file("other-journey.json", { ...record, requestPayload: { ...record.requestPayload, journey: "clock" } }))),
+      /the event is for journey "clock", not "onboarding"/,
+    );
+  });
+
   it("creates the schedules, and a second run finds them (ConflictException = already enrolled)", async () => {
     const created = new Set<string>();
     scheduler.on(CreateScheduleCommand).callsFake((input) => {
