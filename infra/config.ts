@@ -2,6 +2,7 @@
  * The stack's configuration (namespace `sendtime:`), typed and validated. A bad value stops `pulumi up` with one
  * line naming the key, the value and what is allowed.
  */
+import { JOURNEY_CONFIG_KEYS } from "./journeys-definition";
 import { SES_NAME } from "./naming";
 import { scheduler, stepFunctions, worstCaseBatchSeconds } from "./quotas";
 
@@ -67,7 +68,8 @@ export function parseStackConfig(read: (key: string) => string | undefined, pres
     return read(key);
   };
   const config = parseKeys(get);
-  rejectUnknownKeys(presentKeys, known);
+  // Journeys' keys are read and validated by infra/journeys-definition.ts.
+  rejectUnknownKeys(presentKeys, [...known, ...JOURNEY_CONFIG_KEYS]);
   return { config };
 }
 

@@ -135,6 +135,9 @@ export const EVENT_BUS_NAME = /^[/.\-_A-Za-z0-9]{1,256}$/;
  */
 export const MAX_JOURNEYS_JSON = 3_000;
 
+/** The stack config keys parseJourneyConfig reads. */
+export const JOURNEY_CONFIG_KEYS = ["journeys", "eventBusName"] as const;
+
 /** Stack config: `sendtime:journeys` (a list, JSON) and `sendtime:eventBusName`. `get` returns a key's raw string. */
 export function parseJourneyConfig(
   get: (key: string) => string | undefined,

@@ -2,6 +2,7 @@ import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns } from "../../policy/iam";
+import { parseStackConfig } from "../../infra/config";
 import { JourneyDefinitionError, parseJourneyConfig } from "../../infra/journeys-definition";
 import { isIanaZone } from "../../scripts/lib/core/journeys";
 import { all, only, renderWith } from "../helpers/stack";
@@ -207,6 +208,14 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
         () => parseJourneyConfig((key) => (key === "journeys" ? "[{name: onboarding}]" : undefined), isIanaZone),
         /^Error: sendtime:journeys is not valid JSON \(/,
       ));
+    it("the journey keys are known settings: a misspelt one names them", () => {
+      const config: Record<string, string> = { senderIdentity: "mail.example.com", fromAddress: "news@mail.example.com", journeys: "[]" };
+      assert.doesNotThrow(() => parseStackConfig((k) => config[k], ["sendtime:journeys", "sendtime:eventBusName"]));
+      assert.throws(
+        () => parseStackConfig((k) => config[k], ["sendtime:journey"]),
+        /^Error: sendtime:journey is not a sendtime setting: did you mean sendtime:journeys\?$/,
+      );
+    });
     it("a bad event bus name", () =>
       assert.throws(
         () => parseJourneyConfig((key) => (key === "eventBusName" ? "my bus" : undefined), isIanaZone),
