@@ -252,6 +252,12 @@ describe("timing rules", () => {
     it("shares decisions between rows with the same zone and values, and reports invalid rows", () => {
       const timer = new SendTimer({ kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 }, [STEP1], onTime);
       assert.strictEqual(timer.decide("UTC", { after: "2026-10-15" }), timer.decide("UTC", { after: "2026-10-15" }));
+      // +Nd reads only the local date: two logins on 2026-10-15 in UTC share one result
+      assert.strictEqual(
+        timer.decide("UTC", { after: "2026-10-15T08:00:00Z" }),
+        timer.decide("UTC", { after: "2026-10-15T23:59:59.9+00:00" }),
+      );
+      assert.notStrictEqual(timer.decide("UTC", { after: "2026-10-15T08:00:00Z" }), timer.decide("UTC", { after: "2026-10-16T00:00:00Z" }));
       assert.deepStrictEqual(timer.decide("UTC", { after: "soon" }), {
         reason: "invalid-date",
         text: 'last_login "soon" is not a date YYYY-MM-DD or an ISO instant with Z or an offset',

@@ -6,7 +6,7 @@
  * rules), so each distinct combination is computed once.
  */
 import { endOfQuietTime, QuietTime } from "./quiet-time";
-import { BaseRule, firstSend, requestedLocal, RowTiming, stepFromFirst, TimingProblem } from "./send-rules";
+import { BaseRule, firstSend, reduceAfter, requestedLocal, RowTiming, stepFromFirst, TimingProblem } from "./send-rules";
 import { addDays, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
@@ -45,6 +45,12 @@ export class SendTimer {
 
   /** Each step's decision for a row in `zone`, or why the row has no valid send time. The result is shared. */
   decide(zone: string, row: RowTiming): StepDecision[] | TimingProblem {
+    if (this.rule.kind === "after" && !row.sendAt) {
+      // Distinct instants (a login time per row) mostly reduce to a few dates or minutes: key on the reduced value.
+      const after = reduceAfter(this.rule, zone, row.after ?? "");
+      if (typeof after !== "string") return after;
+      row = { ...row, after };
+    }
     const key = cacheKey(this.rule, zone, row);
     let hit = this.cache.get(key);
     if (hit === undefined) {

@@ -12,7 +12,7 @@
  * days later, `+Nh` N hours after. at() has minute precision: an instant with seconds rounds up to the next minute,
  * so nothing is sent early. Pure: no AWS, no I/O.
  */
-import { addDays, Fold, LocalTime, localTimeOf, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
+import { addDays, Fold, LocalTime, localTimeOf, scheduledTime, ScheduledTime, Step, wallClock, zonedInstant } from "./send-time";
 
 export interface LocalDate {
   year: number;
@@ -151,11 +151,16 @@ export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSe
   return afterColumn(rule, zone, row.after ?? "");
 }
 
-function afterColumn(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): FirstSend | TimingProblem {
+/**
+ * The `--after` column's value reduced to what the rule reads, as text that `firstSend` reads back the same way: for
+ * `+Nd` the local date in `zone` (YYYY-MM-DD), for `+Nh` the date or the instant rounded up to the minute (ISO, UTC). Rows with different
+ * values but the same reduced value share one computation.
+ */
+export function reduceAfter(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): string | TimingProblem {
   const value = raw.trim();
-  const date = parseDate(value);
-  const instant = date ? undefined : parseInstant(value);
-  if (!date && typeof instant !== "number") {
+  if (parseDate(value)) return value;
+  const instant = parseInstant(value);
+  if (typeof instant !== "number") {
     const why =
       value === ""
         ? "is empty"
@@ -164,12 +169,20 @@ function afterColumn(rule: Extract<BaseRule, { kind: "after" }>, zone: string, r
           : "is not a date YYYY-MM-DD or an ISO instant with Z or an offset";
     return { reason: "invalid-date", text: `${rule.column} "${raw}" ${why}` };
   }
+  if ("days" in rule) return wallClock(zone, instant).slice(0, 10);
+  // (ceil(t) + N h = ceil(t + N h): rounding first changes nothing and lets more rows share the result.)
+  return new Date(ceilToMinute(instant)).toISOString();
+}
+
+function afterColumn(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): FirstSend | TimingProblem {
+  const value = reduceAfter(rule, zone, raw);
+  if (typeof value !== "string") return value;
+  const date = parseDate(value);
   if ("days" in rule) {
-    const from = date ?? localTimeOf(zone, instant as number);
-    const local = addDays({ ...from, hour: rule.hour, minute: rule.minute }, rule.days);
+    const local = addDays({ ...date!, hour: rule.hour, minute: rule.minute }, rule.days);
     return fromLocal(zone, local);
   }
-  const start = date ? zonedInstant(zone, { ...date, hour: 0, minute: 0 }).utcMs : (instant as number);
+  const start = date ? zonedInstant(zone, { ...date, hour: 0, minute: 0 }).utcMs : (parseInstant(value) as number);
   return fromInstant(zone, start + rule.hours * HOUR);
 }
 
