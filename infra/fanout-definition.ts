@@ -4,8 +4,9 @@
  * fields into CreateSchedule parameters.
  *
  * Execution input: {"campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"}.
- * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc} and
- * optionally `variant` (a name of A-Z a-z 0-9 _ -, or null); infra/plan-row.ts owns the format.
+ * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc,
+ * variant, schedule_expression}; `variant` is a name of A-Z a-z 0-9 _ - or null (older plans: absent);
+ * CreateSchedule's ScheduleExpression is the row's `schedule_expression` as is. infra/plan-row.ts owns the format.
  *
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
@@ -215,8 +216,8 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
   }
   return {
     "name.$": `${row}.schedule_name`,
-    // atExpression (plan-row.ts), in States Language
-    "expression.$": `States.Format('at({})', ${row}.send_at)`,
+    // The planner writes the exact expression (at(...) now; recurring rows will carry cron(...)).
+    "expression.$": `${row}.schedule_expression`,
     "timezone.$": `${row}.timezone`,
     "group.$": "$.group",
     "window_minutes.$": "$.window_minutes",

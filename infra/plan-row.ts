@@ -22,11 +22,13 @@ export interface PlanRow {
   step: number;
   /** The same instant as send_at + timezone, ISO 8601 in UTC. */
   utc: string;
-  /** The A/B variant the recipient is in (SES tag characters), absent or null without variants. */
-  variant?: string | null;
+  /** The A/B variant the recipient is in (A-Z a-z 0-9 _ -, SES tag characters), null without variants. */
+  variant: string | null;
+  /** The schedule's expression, which the fan-out passes to CreateSchedule as is: `at(<send_at>)`. */
+  schedule_expression: string;
 }
 
-/** The fields every plan line has, in the order they are written (an optional `variant` follows them). */
+/** The fields of a plan line, in the order they are written. */
 export const PLAN_ROW_FIELDS = [
   "schedule_name",
   "send_at",
@@ -37,6 +39,8 @@ export const PLAN_ROW_FIELDS = [
   "recipient_id",
   "step",
   "utc",
+  "variant",
+  "schedule_expression",
 ] as const satisfies readonly (keyof PlanRow)[];
 
 /** A plan row whose every field is already JSON text: what the planner caches per zone and per row. */
@@ -49,8 +53,8 @@ export type PlanRowJson = { [K in keyof PlanRow]: string };
 export function planLineFromJson(j: PlanRowJson): string {
   return (
     `{"schedule_name":${j.schedule_name},"send_at":${j.send_at},"timezone":${j.timezone},"email":${j.email},` +
-    `"template":${j.template},"template_data":${j.template_data},"recipient_id":${j.recipient_id},"step":${j.step},"utc":${j.utc}` +
-    (j.variant === undefined ? "}\n" : `,"variant":${j.variant}}\n`)
+    `"template":${j.template},"template_data":${j.template_data},"recipient_id":${j.recipient_id},"step":${j.step},"utc":${j.utc},` +
+    `"variant":${j.variant},"schedule_expression":${j.schedule_expression}}\n`
   );
 }
 
@@ -58,7 +62,6 @@ export function planLineFromJson(j: PlanRowJson): string {
 export function formatPlanRow(row: PlanRow): string {
   const j = {} as PlanRowJson;
   for (const k of PLAN_ROW_FIELDS) j[k] = JSON.stringify(row[k]);
-  if (row.variant !== undefined) j.variant = JSON.stringify(row.variant);
   return planLineFromJson(j);
 }
 
@@ -73,11 +76,11 @@ export function parsePlanRow(line: string): PlanRow {
         ? Number.isInteger(v)
         : k === "template_data"
           ? v !== null && typeof v === "object" && Object.values(v as object).every((x) => typeof x === "string")
-          : typeof v === "string";
+          : k === "variant"
+            ? v === null || typeof v === "string"
+            : typeof v === "string";
     if (!ok) throw new Error(`plan line field "${k}" is missing or of the wrong type`);
   }
-  if (value.variant !== undefined && value.variant !== null && typeof value.variant !== "string")
-    throw new Error(`plan line field "variant" must be a name or null`);
   if (parseSendAt(value.send_at as string) === undefined)
     throw new Error(`plan line send_at "${value.send_at}" is not YYYY-MM-DDTHH:MM:SS`);
   return value as unknown as PlanRow;

@@ -16,6 +16,7 @@ import {
   timingFromFlags,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
+import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
@@ -25,14 +26,22 @@ import { buildLaunchRecord } from "./lib/core/launch-record";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
-Usage: launch-campaign --campaign ID --recipients FILE --template NAME --date YYYY-MM-DD --hour H [--minute M]
-         [--step +3d:TEMPLATE ...] [--default-timezone ZONE] [--missed skip|send-now|next-day] [--grace-minutes G]
-         [--now ISO] [--out DIR] [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
-         [--wait] [--json]
+Usage: launch-campaign --campaign ID --recipients FILE --template NAME
+         (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh [--hour H] | --at INSTANT)
+         [--step +3d:TEMPLATE ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
+         [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
+         [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--out DIR]
+         [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)] [--wait] [--json]
 
-Validates the recipients (columns id and email required, timezone optional, every other column is personalization),
-plans one schedule per recipient per step into DIR/plan.jsonl, writes every other row to DIR/rejects.csv with its
-line and reason, sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.
+Validates the recipients (columns id and email required; timezone, send_at, send_hour and send_minute optional;
+every other column is personalization), plans one schedule per recipient per step into DIR/plan.jsonl, writes every
+other row to DIR/rejects.csv with its line and reason and the holdout to DIR/holdout.csv, sizes the flexible
+window, then (without --dry-run) uploads the plan and starts the fan-out. Per step: the send-time rule, then the
+missed-time policy, then quiet time. rows = planned + rejected + held out.
+
+${TIMING_FLAGS_HELP}
+
+Other flags:
 
   --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
   --default-timezone Z    zone for rows with a missing or unknown zone (default UTC); each such row is in notes.csv
@@ -118,11 +127,13 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     campaignId,
     file: need("recipients"),
     outDir: f.out ?? path.join("out", campaignId),
-    base: timing.base,
+    rule: timing.rule,
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
     strictZones: f["strict-zones"] === true,
+    quiet: timing.quiet,
+    audience: timing.audience,
     missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
     marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
@@ -207,11 +218,21 @@ function formatSummary(s: PlanSummary): string[] {
     .map(([r, c]) => `${r} ${count(c!)}`)
     .join(", ");
   const lines = [
-    `Campaign ${s.campaignId}: ${count(s.rows)} rows → ${count(s.recipientsPlanned)} recipients planned, ${count(s.schedules)} schedules; ${count(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}`,
+    `Campaign ${s.campaignId}: ${count(s.rows)} rows → ${count(s.recipientsPlanned)} recipients planned, ${count(s.schedules)} schedules; ${count(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}${s.audience?.holdout.percent ? `; ${count(s.heldOut)} held out` : ""}`,
+    `  send time: ${s.sendTime}`,
     `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,
     `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed`,
     `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${count(s.missed.skipped)} skipped, ${count(s.missed.sentNow)} sent now, ${count(s.missed.movedToNextDay)} moved to the next day`,
   ];
+  if (s.audience) {
+    const groups = s.audience.variants.map((v) => `${v.name} ${v.percent}% (${v.step1Template}): ${count(v.recipients)}`);
+    if (s.audience.holdout.percent) groups.push(`holdout ${s.audience.holdout.percent}%: ${count(s.audience.holdout.recipients)}`);
+    lines.splice(3, 0, `  ${s.audience.variants.length ? "variants" : "audience"}: ${groups.join("; ")}`);
+  }
+  if (s.quiet)
+    lines.push(
+      `  quiet time (${s.quiet.rule}, --quiet ${s.quiet.policy}): ${count(s.quiet.delayed)} delayed, ${count(s.quiet.skipped)} skipped`,
+    );
   if (s.collisions.length)
     lines.push(
       `  collisions: ${s.collisions
@@ -229,7 +250,7 @@ function formatSummary(s: PlanSummary): string[] {
     `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
     `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
     `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
-    `  files: ${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…), ${s.files.rejects}, ${s.files.notes}, ${s.files.summary}`,
+    `  files: ${[`${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,
   );
   return lines;
 }

@@ -3,27 +3,35 @@
  * See USAGE.
  */
 import { scheduler } from "../infra/quotas";
-import { nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, timingFromFlags } from "./lib/cli/campaign-flags";
-import { count, formatDuration, plural } from "./lib/cli/format";
+import { campaignFlag, nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, timingFromFlags } from "./lib/cli/campaign-flags";
+import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { FindingsError, intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
+import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { sizeRecipientList, WindowReport } from "./lib/core/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
 
 const USAGE = `
 Usage:
   size-window --schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]
-  size-window --recipients FILE --date YYYY-MM-DD --hour H [--minute M] [--step +3d ...]
-              [--default-timezone ZONE] [--tps T | --invocation-tps T --ses-rate R] [--create-tps C]
-              [--now ISO] [--json]
+  size-window --recipients FILE (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh | --at INSTANT)
+              [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
+              [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
+              [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--now ISO] [--json]
 
 Computes the smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS: --tps, or the lower
 of the Scheduler invocation quota (--invocation-tps, default ${scheduler.invocationTps}) and the SES maximum send rate (--ses-rate).
 
 From volume: ⌈schedules ÷ TPS ÷ 60⌉ (500,000 at 5,000 TPS → 2 minutes).
 From a recipient list (CSV with a header; column "timezone", IANA names; missing or unknown → --default-timezone,
-default UTC): every recipient's send instant per step, windows of nearby instants added up.
+default UTC): every recipient's send instant per step, windows of nearby instants added up. The send-time and
+audience flags are launch-campaign's, with the same code: the instants are the plan's, rows the launcher rejects
+for their send time and the holdout left out, assuming a launch in time (nothing missed). Rows it would reject for
+other reasons (missing or repeated id, bad address) are counted here.
+
+${TIMING_FLAGS_HELP}
 
   --step +Nd | +Nh   a later step, N days (same local time) or hours after the first send; repeatable
+  --campaign ID      with --variant or --holdout: the id the assignment hashes
   --create-tps C     CreateSchedule rate for the fan-out time (default ${scheduler.createScheduleTps})
   --now ISO          reference time for "launch by" (default: now)
   --json             machine-readable report
@@ -42,6 +50,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       ...RATE_FLAGS,
       "create-tps": { type: "string" },
       recipients: { type: "string" },
+      campaign: { type: "string" },
       ...SEND_TIME_FLAGS,
       json: { type: "boolean", default: false },
     },
@@ -69,7 +78,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       fanOutSeconds: fanOutSeconds(schedules, createTps),
     };
   } else if (f.recipients !== undefined) {
-    const sized = await sizeRecipientList({ file: f.recipients, ...timingFromFlags(f), rate, createTps, now: nowFromFlag(f.now) });
+    const timing = timingFromFlags(f);
+    const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
+    if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
+      throw new UsageError("--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids");
+    const sized = await sizeRecipientList({ file: f.recipients, campaignId, ...timing, rate, createTps, now: nowFromFlag(f.now) });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
     report = sized.report;
   } else {
@@ -99,9 +112,20 @@ function formatReport(r: WindowReport): string {
       r.defaulted ? `${count(r.defaulted!)} without a known zone → ${r.defaultTimezone}` : "",
       r.canonicalised ? `${count(r.canonicalised!)} zone ${plural(r.canonicalised!, "name")} re-cased` : "",
     ].filter(Boolean);
+    const rejected = Object.entries(r.rejected ?? {});
+    const left = rejected.reduce((n, [, c]) => n + c!, r.heldOut ?? 0);
+    const steps = `${r.steps} ${plural(r.steps!, "step")}`;
     out.push(
-      `Recipients: ${count(r.rows!)} rows${notes.length ? ` (${notes.join(", ")})` : ""} × ${r.steps} ${plural(r.steps!, "step")} = ${count(r.schedules)} schedules`,
+      `Recipients: ${count(r.rows!)} rows${notes.length ? ` (${notes.join(", ")})` : ""}${left ? `, ${steps}: ` : ` × ${steps} = `}${count(r.schedules)} schedules`,
     );
+    if (left) {
+      const reasons = rejected.map(([reason, c]) => `${reason} ${count(c!)}`).join(", ");
+      out.push(
+        `  not sent: ${reasons ? `${count(left - (r.heldOut ?? 0))} rejected for their send time (${reasons})` : ""}${reasons && r.heldOut ? ", " : ""}${r.heldOut ? `${count(r.heldOut)} held out` : ""}`,
+      );
+    }
+    if (r.quiet && (r.quiet.delayed || r.quiet.skipped))
+      out.push(`  quiet time: ${counted(r.quiet.delayed, "send")} delayed, ${count(r.quiet.skipped)} skipped`);
     if (r.instants!.length) {
       out.push("", "Send instants (UTC)");
       const widest = Math.max(...r.instants!.map((i) => i.count));

@@ -9,7 +9,8 @@ import * as readline from "readline";
 function timingValues(i: number): string {
   const day = String(1 + (i % 28)).padStart(2, "0");
   let lastLogin: string;
-  if (i % 500 === 7) lastLogin = `2026-10-${day}T10:00:00`; // no offset: invalid-date
+  if (i % 500 === 7)
+    lastLogin = `2026-10-${day}T10:00:00`; // no offset: invalid-date
   else if (i % 500 === 9) lastLogin = "";
   else if (i % 2) lastLogin = `2026-10-${day}`;
   else {

@@ -54,6 +54,7 @@ const PLAN_FIELDS: (keyof PlanRow)[] = [
   "step",
   "utc",
   "variant",
+  "schedule_expression",
 ];
 const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"];
 
@@ -108,6 +109,8 @@ function planRows(n: number): PlanRow[] {
     recipient_id: `r${i}`,
     step: 1,
     utc: "2026-12-01T14:00:00.000Z",
+    variant: null,
+    schedule_expression: "at(2026-12-01T09:00:00)",
   }));
 }
 
@@ -126,7 +129,7 @@ function assertValidCreateSchedule(req: any, row: PlanRow) {
   assert.match(req.GroupName, /^[0-9a-zA-Z\-_.]{1,64}$/);
   assert.strictEqual(req.Name, row.schedule_name);
   assert.strictEqual(req.GroupName, "campaign-spring");
-  assert.strictEqual(req.ScheduleExpression, `at(${row.send_at})`);
+  assert.strictEqual(req.ScheduleExpression, row.schedule_expression);
   assert.match(req.ScheduleExpression, /^at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)$/);
   assert.strictEqual(req.ScheduleExpressionTimezone, row.timezone);
   assert.deepStrictEqual(req.FlexibleTimeWindow, { Mode: "FLEXIBLE", MaximumWindowInMinutes: 7 });

@@ -11,6 +11,8 @@ const ROW: PlanRow = {
   recipient_id: "a1",
   step: 2,
   utc: "2026-12-04T14:00:00.000Z",
+  variant: null,
+  schedule_expression: "at(2026-12-04T09:00:00)",
 };
 
 describe("plan row format", () => {
@@ -34,6 +36,8 @@ describe("plan row format", () => {
       "recipient_id",
       "step",
       "utc",
+      "variant",
+      "schedule_expression",
     ]);
   });
 

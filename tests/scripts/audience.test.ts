@@ -66,7 +66,7 @@ describe("variants and holdout", () => {
       ],
       holdoutBasisPoints: 0,
     };
-    assert.deepStrictEqual(templatesByVariant(audience, "bf-{variant}", [undefined, "reminder-{variant}", undefined]), [
+    assert.deepStrictEqual(templatesByVariant(audience, ["bf-{variant}", "reminder-{variant}", "bf-{variant}"]), [
       ["bf-subject-short", "bf-long", "bf-{variant}"],
       ["reminder-short", "reminder-long", "reminder-{variant}"],
       ["bf-short", "bf-long", "bf-{variant}"],

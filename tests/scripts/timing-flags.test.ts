@@ -41,7 +41,8 @@ describe("timing and audience flags", () => {
   });
 
   it("bad base-rule flags name the flag and what is allowed", () => {
-    rejects(() => baseRuleFromFlags({ date: "2026-02-30", hour: "9" }), /^--date 2026-02-30: expected a date YYYY-MM-DD$/);
+    rejects(() => baseRuleFromFlags({ date: "2026-02-30", hour: "9" }), /^--date 2026-02-30: no such date$/);
+    rejects(() => baseRuleFromFlags({ date: "1 Dec", hour: "9" }), /^--date 1 Dec: expected YYYY-MM-DD$/);
     rejects(() => baseRuleFromFlags({ date: "2026-12-01" }), /^--date 2026-12-01 needs --hour H/);
     rejects(() => baseRuleFromFlags({ date: "2026-12-01", hour: "24" }), /^--hour 24: must be a whole number from 0 to 23$/);
     rejects(() => baseRuleFromFlags({ after: "last_login:+30d" }), /^--after last_login:\+30d needs --hour H/);

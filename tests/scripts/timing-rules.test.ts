@@ -6,13 +6,13 @@
  */
 import * as assert from "assert";
 import { endOfQuietTime, isQuiet, QuietTime } from "../../scripts/lib/core/quiet-time";
-import { SendTimer } from "../../scripts/lib/core/send-decisions";
-import { atExpression, BaseRule, firstSend, parseInstant, RowTiming } from "../../scripts/lib/core/send-rules";
+import { MissedRule, SendDecider } from "../../scripts/lib/core/decisions";
+import { BaseRule, firstSend, parseInstant, RowTiming } from "../../scripts/lib/core/send-rules";
 import { Step } from "../../scripts/lib/core/send-time";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const LONG_AGO = Date.parse("2020-01-01T00:00:00Z");
-const onTime = { policy: "skip" as const, graceMinutes: 60, cutoff: LONG_AGO };
+const onTime: MissedRule = { policy: "skip", graceMinutes: 60, cutoffMs: LONG_AGO };
 
 function first(rule: BaseRule, zone: string, row: RowTiming = {}) {
   const r = firstSend(rule, zone, row);
@@ -20,13 +20,18 @@ function first(rule: BaseRule, zone: string, row: RowTiming = {}) {
   return { utc: iso(r.utcMs), fold: r.fold };
 }
 
-function times(timer: SendTimer, zone: string, row: RowTiming = {}) {
-  const d = timer.decide(zone, row);
-  if ("reason" in d) throw new Error(d.text);
-  return d.map((s) =>
+/** A decider for one rule; `zone` is used as the default zone (rows pass no zone of their own). */
+function timer(rule: BaseRule, steps: Step[], missed: MissedRule, quiet?: QuietTime) {
+  return { rule, steps, missed, quiet };
+}
+
+function times(rules: ReturnType<typeof timer>, zone: string, row: RowTiming = {}) {
+  const d = new SendDecider({ ...rules, defaultZone: zone }).decide(zone, row);
+  if (d.reject) throw new Error(d.reject.text);
+  return d.steps.map((s) =>
     s.time
-      ? { utc: iso(s.time.utcMs), send_at: s.time.send_at, tz: s.time.timezone, quiet: s.quiet, missed: s.missed }
-      : { quiet: s.quiet, missed: s.missed },
+      ? { utc: iso(s.time.utcMs), send_at: s.time.send_at, tz: s.time.timezone, quiet: s.quiet, missed: s.outcome }
+      : { quiet: s.quiet, missed: s.outcome },
   );
 }
 
@@ -116,22 +121,22 @@ describe("timing rules", () => {
     });
     it("--at is one instant for everyone; a local time that happens twice is written in UTC", () => {
       const rule: BaseRule = { kind: "at", utcMs: Date.parse("2026-11-26T14:00:00Z") };
-      const timer = new SendTimer(rule, [STEP1, { number: 2, days: 1 }], onTime);
-      assert.deepStrictEqual(times(timer, "Asia/Kolkata")[0], {
+      const rules = timer(rule, [STEP1, { number: 2, days: 1 }], onTime);
+      assert.deepStrictEqual(times(rules, "Asia/Kolkata")[0], {
         utc: "2026-11-26T14:00:00.000Z",
         send_at: "2026-11-26T19:30:00",
         tz: "Asia/Kolkata",
         quiet: "none",
-        missed: "on-time",
+        missed: "planned",
       });
       // 2026-11-01 01:30 happens twice in New York; 05:30Z is the first (EDT)
-      const ambiguous = new SendTimer({ kind: "at", utcMs: Date.parse("2026-11-01T05:30:00Z") }, [STEP1], onTime);
+      const ambiguous = timer({ kind: "at", utcMs: Date.parse("2026-11-01T05:30:00Z") }, [STEP1], onTime);
       assert.deepStrictEqual(times(ambiguous, "America/New_York")[0], {
         utc: "2026-11-01T05:30:00.000Z",
         send_at: "2026-11-01T05:30:00",
         tz: "UTC",
         quiet: "none",
-        missed: "on-time",
+        missed: "planned",
       });
     });
     it("parses ISO instants with Z, offsets and fractions", () => {
@@ -141,9 +146,6 @@ describe("timing rules", () => {
       assert.strictEqual(parseInstant("2026-11-26T14:00"), "no-offset");
       assert.strictEqual(parseInstant("2026-11-26T14:00+25:00"), undefined);
       assert.strictEqual(parseInstant("tomorrow"), undefined);
-    });
-    it("schedule_expression is at() of send_at", () => {
-      assert.strictEqual(atExpression("2026-12-01T09:00:00"), "at(2026-12-01T09:00:00)");
     });
   });
 
@@ -186,50 +188,40 @@ describe("timing rules", () => {
   describe("per row: base rule → missed time → quiet time", () => {
     const night: QuietTime = { hours: { start: 21 * 60, end: 8 * 60 }, days: [], policy: "delay" };
     it("a 36-hour step counts from step 1's time before quiet hours delayed it", () => {
-      const timer = new SendTimer(
-        { kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 },
-        [STEP1, { number: 2, hours: 36 }],
-        onTime,
-        night,
-      );
+      const rules = timer({ kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 }, [STEP1, { number: 2, hours: 36 }], onTime, night);
       // send_at 2026-12-01 22:30 London → step 1 at 12-02 08:00Z; step 2 = 22:30 + 36 h = 12-03T10:30Z (not 20:00)
-      assert.deepStrictEqual(times(timer, "Europe/London", { sendAt: "2026-12-01T22:30" }), [
-        { utc: "2026-12-02T08:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Europe/London", quiet: "delayed", missed: "on-time" },
-        { utc: "2026-12-03T10:30:00.000Z", send_at: "2026-12-03T10:30:00", tz: "Europe/London", quiet: "none", missed: "on-time" },
+      assert.deepStrictEqual(times(rules, "Europe/London", { sendAt: "2026-12-01T22:30" }), [
+        { utc: "2026-12-02T08:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Europe/London", quiet: "delayed", missed: "planned" },
+        { utc: "2026-12-03T10:30:00.000Z", send_at: "2026-12-03T10:30:00", tz: "Europe/London", quiet: "none", missed: "planned" },
       ]);
     });
     it("skip drops quiet steps only", () => {
-      const timer = new SendTimer(
-        { kind: "date", date: date("2026-12-01"), hour: 22, minute: 0 },
-        [STEP1, { number: 2, hours: 12 }],
-        onTime,
-        {
-          ...night,
-          policy: "skip",
-        },
-      );
-      assert.deepStrictEqual(times(timer, "UTC"), [
-        { quiet: "skipped", missed: "on-time" },
-        { utc: "2026-12-02T10:00:00.000Z", send_at: "2026-12-02T10:00:00", tz: "UTC", quiet: "none", missed: "on-time" },
+      const rules = timer({ kind: "date", date: date("2026-12-01"), hour: 22, minute: 0 }, [STEP1, { number: 2, hours: 12 }], onTime, {
+        ...night,
+        policy: "skip",
+      });
+      assert.deepStrictEqual(times(rules, "UTC"), [
+        { quiet: "skipped", missed: "planned" },
+        { utc: "2026-12-02T10:00:00.000Z", send_at: "2026-12-02T10:00:00", tz: "UTC", quiet: "none", missed: "planned" },
       ]);
     });
     it("a send-now lands in quiet hours and is delayed, in the recipient's zone", () => {
       const cutoff = Date.parse("2026-12-01T13:00:30Z");
-      const timer = new SendTimer(
+      const rules = timer(
         { kind: "date", date: date("2026-12-01"), hour: 13, minute: 0 },
         [STEP1],
-        { policy: "send-now", graceMinutes: 60, cutoff },
+        { policy: "send-now", graceMinutes: 60, cutoffMs: cutoff },
         night,
       );
       // 13:00 London = 13:00Z is 30 s before the cutoff → send-now at 13:01Z (written in UTC), not quiet in London.
-      assert.deepStrictEqual(times(timer, "Europe/London"), [
+      assert.deepStrictEqual(times(rules, "Europe/London"), [
         { utc: "2026-12-01T13:01:00.000Z", send_at: "2026-12-01T13:01:00", tz: "UTC", quiet: "none", missed: "sent-now" },
       ]);
       // --at 12:30Z, 30.5 min late → send-now at 13:01Z; in Asia/Tokyo (+09:00) that is 22:01, quiet: delayed to 08:00 Tokyo on 12-02 = 12-01T23:00Z
-      const late = new SendTimer(
+      const late = timer(
         { kind: "at", utcMs: Date.parse("2026-12-01T12:30:00Z") },
         [STEP1],
-        { policy: "send-now", graceMinutes: 60, cutoff },
+        { policy: "send-now", graceMinutes: 60, cutoffMs: cutoff },
         night,
       );
       assert.deepStrictEqual(times(late, "Asia/Tokyo"), [
@@ -238,27 +230,35 @@ describe("timing rules", () => {
     });
     it("next-day repeats the requested local time, then quiet time applies", () => {
       const cutoff = Date.parse("2026-12-01T12:00:00Z");
-      const timer = new SendTimer(
+      const rules = timer(
         { kind: "date", date: date("2026-12-01"), hour: 7, minute: 30 },
         [STEP1],
-        { policy: "next-day", graceMinutes: 60, cutoff },
+        { policy: "next-day", graceMinutes: 60, cutoffMs: cutoff },
         night,
       );
       // 07:30 London 12-01 is missed → 12-02 07:30, quiet (before 08:00) → 08:00Z
-      assert.deepStrictEqual(times(timer, "Europe/London"), [
+      assert.deepStrictEqual(times(rules, "Europe/London"), [
         { utc: "2026-12-02T08:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Europe/London", quiet: "delayed", missed: "next-day" },
       ]);
     });
     it("shares decisions between rows with the same zone and values, and reports invalid rows", () => {
-      const timer = new SendTimer({ kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 }, [STEP1], onTime);
-      assert.strictEqual(timer.decide("UTC", { after: "2026-10-15" }), timer.decide("UTC", { after: "2026-10-15" }));
+      const timer = new SendDecider({
+        rule: { kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 },
+        steps: [STEP1],
+        missed: onTime,
+        defaultZone: "UTC",
+      });
+      assert.strictEqual(timer.decide("UTC", { after: "2026-10-15" }).steps, timer.decide("UTC", { after: "2026-10-15" }).steps);
       // +Nd reads only the local date: two logins on 2026-10-15 in UTC share one result
       assert.strictEqual(
-        timer.decide("UTC", { after: "2026-10-15T08:00:00Z" }),
-        timer.decide("UTC", { after: "2026-10-15T23:59:59.9+00:00" }),
+        timer.decide("UTC", { after: "2026-10-15T08:00:00Z" }).steps,
+        timer.decide("UTC", { after: "2026-10-15T23:59:59.9+00:00" }).steps,
       );
-      assert.notStrictEqual(timer.decide("UTC", { after: "2026-10-15T08:00:00Z" }), timer.decide("UTC", { after: "2026-10-16T00:00:00Z" }));
-      assert.deepStrictEqual(timer.decide("UTC", { after: "soon" }), {
+      assert.notStrictEqual(
+        timer.decide("UTC", { after: "2026-10-15T08:00:00Z" }).steps,
+        timer.decide("UTC", { after: "2026-10-16T00:00:00Z" }).steps,
+      );
+      assert.deepStrictEqual(timer.decide("UTC", { after: "soon" }).reject, {
         reason: "invalid-date",
         text: 'last_login "soon" is not a date YYYY-MM-DD or an ISO instant with Z or an offset',
       });

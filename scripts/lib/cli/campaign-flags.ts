@@ -1,20 +1,34 @@
 /**
  * The flags size-window and launch-campaign share, validated here into typed values the core takes: when the
- * campaign sends (--date, --hour, --minute, --step, --default-timezone), the rate its sends must hold (--tps, or
- * --invocation-tps and --ses-rate), and --now. Every message names the flag and what is allowed.
+ * campaign sends (one base rule: --date/--hour/--minute, --after or --at; --step, --default-timezone; quiet time and
+ * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
+ * and --now. Every message names the flag and what is allowed.
  */
 import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
 import { scheduler } from "../../../infra/quotas";
+import { Audience, VARIANT_PLACEHOLDER } from "../core/audience";
+import { QuietTime } from "../core/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
-import { parseInstant } from "../core/send-rules";
-import { canonicalZone, LocalTime, parseLocalTime, sameOffset, Step } from "../core/send-time";
+import { BaseRule, parseInstant } from "../core/send-rules";
+import { canonicalZone, sameOffset, Step } from "../core/send-time";
 import { EffectiveTps } from "../core/window";
-import { intFlag, positiveFlag, UsageError } from "./run";
+import { positiveFlag, UsageError } from "./run";
+import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";
+
+/** The raw values of the timing flags (strings as typed). */
+type TimingFlagValues = { date?: string; hour?: string; minute?: string; after?: string; at?: string } & {
+  "quiet-hours"?: string;
+  "quiet-days"?: string;
+  quiet?: string;
+  variant?: string[];
+  holdout?: string;
+};
 
 export const SEND_TIME_FLAGS = {
   date: { type: "string" },
   hour: { type: "string" },
   minute: { type: "string" },
+  ...TIMING_FLAGS,
   step: { type: "string", multiple: true },
   "default-timezone": { type: "string" },
   now: { type: "string" },
@@ -43,21 +57,18 @@ export const RATE_FLAGS = {
   "ses-rate": { type: "string" },
 } as const;
 
-/** When a campaign sends: step 1's local time, every step, and the zone for rows without a usable one. */
+/** When a campaign sends, and to whom: the base rule, every step, the default zone, quiet time and variants. */
 export interface CampaignTiming {
-  base: LocalTime;
+  rule: BaseRule;
   steps: Step[];
   defaultZone: string;
+  quiet?: QuietTime;
+  audience: Audience;
 }
 
 /** The send-time flags, checked. `template` (launcher) is step 1's and the default of later steps. */
-export function timingFromFlags(
-  f: { date?: string; hour?: string; minute?: string; step?: string[]; "default-timezone"?: string },
-  template?: string,
-): CampaignTiming {
-  if (f.date === undefined) throw new UsageError("--date YYYY-MM-DD is required");
-  const base = parseLocalTime(f.date, intFlag("hour", f.hour, 0, 23), intFlag("minute", f.minute, 0, 59, 0));
-  if (typeof base === "string") throw new UsageError(`--date ${base}`);
+export function timingFromFlags(f: TimingFlagValues & { step?: string[]; "default-timezone"?: string }, template?: string): CampaignTiming {
+  const rule = baseRuleFromFlags(f);
   const steps: Step[] = [{ number: 1, days: 0, template }];
   const raws = ["the first send"];
   for (const raw of f.step ?? []) {
@@ -73,7 +84,13 @@ export function timingFromFlags(
   const rawZone = f["default-timezone"] ?? "UTC";
   const defaultZone = canonicalZone(rawZone);
   if (!defaultZone) throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
-  return { base, steps, defaultZone };
+  const audience = audienceFromFlags(f);
+  if (template !== undefined)
+    checkTemplates(audience, [
+      { flag: "--template", template },
+      ...(f.step ?? []).map((raw, k) => ({ flag: `--step ${raw}`, template: steps[k + 1].template })),
+    ]);
+  return { rule, steps, defaultZone, quiet: quietTimeFromFlags(f), audience };
 }
 
 const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
@@ -81,7 +98,8 @@ const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
 /** `+3d`, `+3d:followup`, `+12h:reminder`: offsets from step 1, optionally the step's SES template. */
 export function parseStepFlag(raw: string, number: number): Step {
   const m = STEP_FLAG.exec(raw);
-  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3])))
+  // `{variant}` is checked once the variants are known (checkTemplates).
+  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3].split(VARIANT_PLACEHOLDER).join("v"))))
     throw new UsageError(
       `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`,
     );

@@ -19,6 +19,32 @@ export const TIMING_FLAGS = {
   holdout: { type: "string" },
 } as const;
 
+/** The help text of these flags, shared by launch-campaign and size-window. */
+export const TIMING_FLAGS_HELP = `Send time, exactly one rule (times are local to each recipient's zone):
+  --date D --hour H [--minute M]  that local date and time; a row's send_hour / send_minute columns replace H / M
+                          (best hour per recipient: --date 2026-12-01 --hour 9 with a send_hour column)
+  --after COLUMN:+Nd --hour H [--minute M]
+                          N days after the date in the row's COLUMN, at H:M (win-back 30 days after the last login:
+                          --after last_login:+30d --hour 10); COLUMN holds a date YYYY-MM-DD or an ISO instant
+                          with Z or an offset (2026-10-02T18:30:00Z), whose local date counts
+  --after COLUMN:+Nh      N hours after COLUMN's instant (a date means local midnight); --after cart_at:+2h
+  --at INSTANT            one instant for everyone, with Z or an offset (the eve of a Black Friday sale that opens
+                          on 2026-11-27 at 09:00 New York time: --at 2026-11-26T09:00-05:00)
+  A row's send_at column (local YYYY-MM-DDTHH:MM) replaces the rule for that row. A bad send_at, send_hour or
+  send_minute rejects the row (invalid-send-time), a bad or empty COLUMN value too (invalid-date). Seconds round
+  up to the next minute. Later steps count from step 1's time before quiet time moves it.
+Quiet time, in each recipient's zone, applied after the missed-time policy:
+  --quiet-hours HH:MM-HH:MM  e.g. 21:00-08:00 (start inclusive, end exclusive, may wrap midnight)
+  --quiet-days DAY,...    whole days: MON,TUE,WED,THU,FRI,SAT,SUN
+  --quiet delay|skip      delay a quiet send to the first minute that is not quiet (default), or skip it; a row
+                          left without any send is rejected (quiet-hours)
+Variants and holdout (a recipient's bucket: the first 8 bytes of sha256("CAMPAIGN:ID") as a big-endian number,
+mod 10,000; variants take consecutive ranges of basis points in the order given, the holdout the last range):
+  --variant NAME:PERCENT[:TEMPLATE]  2-8 variants (NAME: 1-32 of A-Z a-z 0-9 _ -; PERCENT: up to 2 decimals);
+                          TEMPLATE replaces --template for step 1, {variant} in any template name is replaced
+  --holdout PERCENT       recipients not sent (listed in holdout.csv); with variants, all percents sum to 100
+                          (A/B test with a 10% holdout: --variant A:45 --variant B:45 --holdout 10)`;
+
 export const BASE_RULE_HELP = "one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:+Nd|+Nh, or --at INSTANT";
 
 const MAX_AFTER = { d: 3_650, h: 87_600 };
@@ -45,7 +71,7 @@ export function baseRuleFromFlags(f: { date?: string; hour?: string; minute?: st
 
   if (f.date !== undefined) {
     const date = parseDate(f.date);
-    if (!date) throw new UsageError(`--date ${f.date}: expected a date YYYY-MM-DD`);
+    if (!date) throw new UsageError(`--date ${f.date}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.date) ? "no such date" : "expected YYYY-MM-DD"}`);
     return { kind: "date", date, ...hourAndMinute(`--date ${f.date}`) };
   }
   if (f.at !== undefined) {

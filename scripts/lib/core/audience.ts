@@ -74,15 +74,12 @@ export class AudienceSplit {
 
 /**
  * The template of each step for each group: `templates[step][variant index]`, and `[step][variants.length]` for
- * recipients without a variant. Step 1 uses the variant's TEMPLATE when it has one, else the campaign template;
- * `{variant}` in any of them becomes the variant's name. `stepTemplates[k]` undefined means the campaign template.
+ * recipients without a variant. `stepTemplates[0]` is the campaign's template: a variant's own TEMPLATE replaces it
+ * for step 1. `{variant}` in any of them becomes the variant's name.
  */
-export function templatesByVariant(audience: Audience, campaignTemplate: string | undefined, stepTemplates: (string | undefined)[]) {
-  return stepTemplates.map((own, k) => {
-    const forVariant = audience.variants.map((v) => {
-      const t = k === 0 ? (v.template ?? own ?? campaignTemplate) : (own ?? campaignTemplate);
-      return t?.split(VARIANT_PLACEHOLDER).join(v.name);
-    });
-    return [...forVariant, own ?? campaignTemplate];
-  });
+export function templatesByVariant(audience: Audience, stepTemplates: string[]): string[][] {
+  return stepTemplates.map((own, k) => [
+    ...audience.variants.map((v) => (k === 0 ? (v.template ?? own) : own).split(VARIANT_PLACEHOLDER).join(v.name)),
+    own,
+  ]);
 }

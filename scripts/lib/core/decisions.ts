@@ -1,23 +1,17 @@
 /**
  * Step 2 of planning, shared by the launcher and size-window: a recipient's zone, and what happens to each step's
- * send in it. Per step the stages run in order — base rule (the campaign's local time, then the step's offset) →
- * missed-time policy — then the steps are checked against each other (two sends of one recipient less than
- * MIN_STEP_GAP_MINUTES apart: the later step is not planned). The result depends only on the zone, so it is computed
- * once per distinct zone and cached here (the one per-zone cache), with the notes a row in that zone gets. A rule that
- * depends on the row (a per-row send time) adds a stage and a cache key.
+ * send in it. Per step the stages run in order — base rule (the campaign's rule or the row's send_at, then the
+ * step's offset from step 1 as requested) → missed-time policy → quiet time — then the steps are checked against
+ * each other (two sends of one recipient less than MIN_STEP_GAP_MINUTES apart: the later step is not planned).
+ *
+ * The result depends only on the zone and on the row's timing values the rule reads (none under most rules), so each
+ * distinct combination is computed once, with the notes a row with it gets, and shared by every row that has it:
+ * per-row work is a cache lookup.
  */
-import {
-  addDays,
-  LocalTime,
-  localTimeOf,
-  ScheduledTime,
-  scheduledTime,
-  Step,
-  stepTime,
-  ZoneResolver,
-  ZoneStatus,
-  zonedInstant,
-} from "./send-time";
+import { endOfQuietTime, QuietTime } from "./quiet-time";
+import { BaseRule, firstSend, reduceAfter, requestedLocal, RowTiming, stepFromFirst, TimingProblem } from "./send-rules";
+import { addDays, LocalTime, ScheduledTime, scheduledTime, Step, ZoneResolver, ZoneStatus, zonedInstant } from "./send-time";
+import { InstantHistogram } from "./window";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
 export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];
@@ -36,15 +30,18 @@ export interface MissedRule {
 }
 
 export type StepOutcome = "planned" | "sent-now" | "next-day" | "skipped" | "collided";
+export type QuietOutcome = "none" | "delayed" | "skipped";
 
-/** What happens to one step's send in one zone; `time` is absent when the step is not sent. */
+/** What happens to one step's send; `time` is absent when the step is not sent. */
 export interface StepDecision {
   step: Step;
+  /** The missed-time outcome, or "collided". */
   outcome: StepOutcome;
+  quiet: QuietOutcome;
   time?: ScheduledTime;
   /** The step this one came too close to (outcome "collided"). */
   collidedWith?: number;
-  /** When a step that is not sent was due (skipped or collided), for its note. */
+  /** When a step that is not sent or was moved by quiet time was due, for its note. */
   due?: string;
 }
 
@@ -52,15 +49,14 @@ export interface ZoneDecisions {
   zone: string;
   status: ZoneStatus;
   steps: StepDecision[];
-  /** What a row in this zone has changed or defaulted, one line each, for the notes file. */
+  /** What a row with these decisions has changed or defaulted, one line each, for the notes file. */
   notes: string[];
-  /** Set when the row cannot be planned in any zone (strict zones and no usable zone). */
-  reject?: { reason: "unknown-zone"; text: string };
+  /** Set when the row cannot be planned: strict zones and no usable zone, or a bad send time in the row. */
+  reject?: { reason: "unknown-zone" | TimingProblem["reason"]; text: string };
 }
 
 export interface SendRules {
-  /** Step 1's local time. */
-  base: LocalTime;
+  rule: BaseRule;
   steps: Step[];
   /** For rows with a missing or unknown zone. */
   defaultZone: string;
@@ -68,70 +64,125 @@ export interface SendRules {
   strictZones?: boolean;
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
+  quiet?: QuietTime;
 }
+
+const NO_ROW_VALUES: RowTiming = {};
+const NO_NOTES: string[] = [];
+const MAX_CACHED = 200_000;
+
+/** A zone as written, resolved once: the zone, its status, its note, or the strict-zones reject. */
+interface ResolvedRawZone {
+  zone: string;
+  status: ZoneStatus;
+  notes: string[];
+  reject?: ZoneDecisions["reject"];
+}
+
+/** Steps for one zone and timing values, with their notes; or the row's send-time problem. */
+type SharedSteps = { steps: StepDecision[]; notes: string[] } | TimingProblem;
 
 export class SendDecider {
   private readonly zones: ZoneResolver;
-  private readonly byZone = new Map<string, StepDecision[]>();
-  /** The same answers by the zone as written, so a row costs one lookup (bounded). */
-  private readonly byRawZone = new Map<string, ZoneDecisions>();
+  private readonly byRawZone = new Map<string, ResolvedRawZone>();
+  private readonly cache = new Map<string, SharedSteps>();
 
   constructor(readonly rules: SendRules) {
     this.zones = new ZoneResolver(rules.defaultZone);
   }
 
-  /** The row's zone (as written, or undefined when the file has no timezone column) and its steps' sends. */
-  decide(rawZone: string | undefined): ZoneDecisions {
-    const key = rawZone ?? "";
-    let decided = this.byRawZone.get(key);
-    if (!decided) {
-      decided = this.compute(rawZone);
-      if (this.byRawZone.size < 100_000) this.byRawZone.set(key, decided);
-    }
-    return decided;
+  /** The row's zone (as written, or undefined when the file has no timezone column), its steps' sends and notes. */
+  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES): ZoneDecisions {
+    const z = this.resolve(rawZone);
+    if (z.reject) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: z.reject };
+    const shared = this.shared(z.zone, timing);
+    if ("reason" in shared) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: shared };
+    const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
+    return { zone: z.zone, status: z.status, steps: shared.steps, notes };
   }
 
-  /** Each step's decision in a resolved zone, computed once per zone. */
+  /** Each step's decision in a resolved zone for a row without timing values (what most rules read). */
   forZone(zone: string): StepDecision[] {
-    let decisions = this.byZone.get(zone);
-    if (!decisions) {
-      decisions = separateSteps(this.rules.steps.map((step) => this.applyMissed(zone, step, stepTime(zone, this.rules.base, step))));
-      this.byZone.set(zone, decisions);
-    }
-    return decisions;
+    const shared = this.shared(zone, NO_ROW_VALUES);
+    if ("reason" in shared) throw new Error(`the send-time rule needs row values: ${shared.text}`);
+    return shared.steps;
   }
 
-  private compute(rawZone: string | undefined): ZoneDecisions {
-    const { zone, status } = this.zones.resolve(rawZone);
-    const written = rawZone === undefined || rawZone === "" ? "no timezone" : `timezone "${rawZone}"`;
-    const problem = rawZone === undefined || rawZone === "" ? written : `${written} is not an IANA zone`;
-    if (status === "defaulted" && this.rules.strictZones)
-      return { zone, status, steps: [], notes: [], reject: { reason: "unknown-zone", text: `${problem} (strict zones: no default)` } };
-    const notes: string[] = [];
-    // (A file without a timezone column sends everyone in the default zone: nothing to note per row.)
-    if (status === "defaulted" && rawZone !== undefined) notes.push(`${problem}: sent in ${zone}, the default zone`);
-    if (status === "canonicalised") notes.push(`${written} read as ${zone}`);
-    const steps = this.forZone(zone);
-    for (const d of steps) {
-      const note = stepNote(d, steps);
-      if (note) notes.push(note);
+  private resolve(rawZone: string | undefined): ResolvedRawZone {
+    const key = rawZone ?? "";
+    let r = this.byRawZone.get(key);
+    if (!r) {
+      const { zone, status } = this.zones.resolve(rawZone);
+      const written = rawZone === undefined || rawZone === "" ? "no timezone" : `timezone "${rawZone}"`;
+      const problem = rawZone === undefined || rawZone === "" ? written : `${written} is not an IANA zone`;
+      const notes: string[] = [];
+      let reject: ZoneDecisions["reject"];
+      if (status === "defaulted" && this.rules.strictZones)
+        reject = { reason: "unknown-zone", text: `${problem} (strict zones: no default)` };
+      // (A file without a timezone column sends everyone in the default zone: nothing to note per row.)
+      else if (status === "defaulted" && rawZone !== undefined) notes.push(`${problem}: sent in ${zone}, the default zone`);
+      if (status === "canonicalised") notes.push(`${written} read as ${zone}`);
+      r = { zone, status, notes, reject };
+      if (this.byRawZone.size < 100_000) this.byRawZone.set(key, r);
     }
-    return { zone, status, steps, notes };
+    return r;
   }
 
-  private applyMissed(zone: string, step: Step, time: ScheduledTime): StepDecision {
+  private shared(zone: string, timing: RowTiming): SharedSteps {
+    const rule = this.rules.rule;
+    // A blank send_at is no send_at (and must not key the cache).
+    if (timing.sendAt !== undefined && timing.sendAt.trim() === "") timing = { ...timing, sendAt: undefined };
+    if (rule.kind === "after" && !timing.sendAt) {
+      // Distinct instants (a login time per row) mostly reduce to a few dates or minutes: key on the reduced value.
+      const after = reduceAfter(rule, zone, timing.after ?? "");
+      if (typeof after !== "string") return after;
+      timing = { ...timing, after };
+    }
+    const key = cacheKey(rule, zone, timing);
+    let hit = this.cache.get(key);
+    if (hit === undefined) {
+      hit = this.compute(zone, timing);
+      if (this.cache.size >= MAX_CACHED) this.cache.clear();
+      this.cache.set(key, hit);
+    }
+    return hit;
+  }
+
+  private compute(zone: string, timing: RowTiming): SharedSteps {
+    const first = firstSend(this.rules.rule, zone, timing);
+    if ("reason" in first) return first;
+    const steps = separateSteps(
+      this.rules.steps.map((step) => {
+        const requested = stepFromFirst(zone, first, step);
+        return this.applyQuiet(zone, this.applyMissed(zone, step, requested, requestedLocal(zone, first, step, requested)));
+      }),
+    );
+    const notes = steps.map((d) => stepNote(d, steps)).filter((n): n is string => n !== undefined);
+    return { steps, notes: notes.length ? notes : NO_NOTES };
+  }
+
+  private applyMissed(zone: string, step: Step, time: ScheduledTime, requested: LocalTime): StepDecision {
     const m = this.rules.missed;
-    if (!m || time.utcMs >= m.cutoffMs) return { step, outcome: "planned", time };
+    if (!m || time.utcMs >= m.cutoffMs) return { step, outcome: "planned", quiet: "none", time };
     if (m.policy === "send-now" && m.cutoffMs - time.utcMs < m.graceMinutes * 60_000) {
       const sendNowAt = Math.ceil(m.cutoffMs / 60_000) * 60_000;
-      return { step, outcome: "sent-now", time: scheduledTime("UTC", sendNowAt, "exact") };
+      return { step, outcome: "sent-now", quiet: "none", time: scheduledTime("UTC", sendNowAt, "exact") };
     }
     if (m.policy === "next-day") {
-      const requested = step.hours ? localTimeOf(zone, time.utcMs) : addDays(this.rules.base, step.days ?? 0);
       const { utcMs, fold } = zonedInstant(zone, addDays(requested, 1));
-      if (utcMs >= m.cutoffMs) return { step, outcome: "next-day", time: scheduledTime(zone, utcMs, fold) };
+      if (utcMs >= m.cutoffMs) return { step, outcome: "next-day", quiet: "none", time: scheduledTime(zone, utcMs, fold) };
     }
-    return { step, outcome: "skipped", due: time.utc };
+    return { step, outcome: "skipped", quiet: "none", due: time.utc };
+  }
+
+  /** Quiet time is in the recipient's zone, whatever zone the time is written in (a send-now is in UTC). */
+  private applyQuiet(zone: string, d: StepDecision): StepDecision {
+    const q = this.rules.quiet;
+    if (!q || !d.time) return d;
+    const end = endOfQuietTime(q, zone, d.time.utcMs);
+    if (!end) return d;
+    if (q.policy === "skip") return { step: d.step, outcome: d.outcome, quiet: "skipped", due: d.time.utc };
+    return { step: d.step, outcome: d.outcome, quiet: "delayed", due: d.time.utc, time: scheduledTime(zone, end.utcMs, end.fold) };
   }
 }
 
@@ -141,7 +192,7 @@ function separateSteps(decisions: StepDecision[]): StepDecision[] {
   const result: StepDecision[] = [];
   for (const d of decisions) {
     const clash = d.time && result.find((e) => e.time && Math.abs(e.time.utcMs - d.time!.utcMs) < gap);
-    result.push(clash ? { step: d.step, outcome: "collided", collidedWith: clash.step.number, due: d.time!.utc } : d);
+    result.push(clash ? { step: d.step, outcome: "collided", quiet: d.quiet, collidedWith: clash.step.number, due: d.time!.utc } : d);
   }
   return result;
 }
@@ -149,18 +200,73 @@ function separateSteps(decisions: StepDecision[]): StepDecision[] {
 /** The note a step's outcome needs, if any. */
 function stepNote(d: StepDecision, all: StepDecision[]): string | undefined {
   const n = d.step.number;
+  if (d.quiet === "skipped") return `step ${n} (due ${d.due}) in quiet time: skipped`;
   switch (d.outcome) {
     case "skipped":
       return `step ${n} (due ${d.due}) missed: skipped`;
     case "sent-now":
-      return `step ${n} missed: sent at ${d.time!.utc} instead`;
+      return `step ${n} missed: sent at ${d.time!.utc} instead${d.quiet === "delayed" ? ", delayed by quiet time" : ""}`;
     case "next-day":
-      return `step ${n} missed: moved to the next day, ${d.time!.utc}`;
+      return `step ${n} missed: moved to the next day, ${d.time!.utc}${d.quiet === "delayed" ? " after quiet time" : ""}`;
     case "collided": {
       const other = all.find((e) => e.step.number === d.collidedWith)!;
       return `step ${n} not planned: ${d.due} is within ${MIN_STEP_GAP_MINUTES} minutes of step ${d.collidedWith} (${other.time!.utc})`;
     }
     default:
-      return undefined;
+      return d.quiet === "delayed" ? `step ${n} (due ${d.due}) in quiet time: delayed to ${d.time!.utc}` : undefined;
+  }
+}
+
+/**
+ * Why a row has no send left, if it has none: quiet time skipped a send that was not missed ("quiet-hours"), or
+ * every send was missed ("send-time-passed").
+ */
+export function nothingLeft(steps: StepDecision[]): "quiet-hours" | "send-time-passed" | undefined {
+  if (steps.some((s) => s.time)) return undefined;
+  return steps.some((s) => s.quiet === "skipped") ? "quiet-hours" : "send-time-passed";
+}
+
+/**
+ * The send instants of planned rows, for the window. Rows that share a decision list (same zone and timing values)
+ * are counted together and added to the histogram in bulk, not once per row and step; the pending counts are bounded
+ * for lists with a send time per row.
+ */
+export class PlannedSends {
+  private readonly histogram = new InstantHistogram();
+  private readonly pending = new Map<StepDecision[], { zone: string; count: number }>();
+  private static readonly MAX_PENDING = 50_000;
+
+  add(zone: string, decisions: StepDecision[]): void {
+    const shared = this.pending.get(decisions);
+    if (shared) shared.count++;
+    else {
+      if (this.pending.size >= PlannedSends.MAX_PENDING) this.flush();
+      this.pending.set(decisions, { zone, count: 1 });
+    }
+  }
+
+  /** Every planned send so far. */
+  instants(): InstantHistogram {
+    this.flush();
+    return this.histogram;
+  }
+
+  private flush(): void {
+    for (const [decisions, { zone, count }] of this.pending)
+      for (const d of decisions) if (d.time) this.histogram.add(d.time.utcMs, zone, count);
+    this.pending.clear();
+  }
+}
+
+/** What a row's decisions depend on, given the rule: its zone and only the timing values the rule reads. */
+function cacheKey(rule: BaseRule, zone: string, t: RowTiming): string {
+  if (t.sendAt) return `${zone}\u0000@${t.sendAt}`;
+  switch (rule.kind) {
+    case "at":
+      return zone;
+    case "date":
+      return t.sendHour || t.sendMinute ? `${zone}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : zone;
+    case "after":
+      return "days" in rule ? `${zone}\u0000${t.after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : `${zone}\u0000${t.after}`;
   }
 }

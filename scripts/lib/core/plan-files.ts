@@ -1,18 +1,21 @@
 /**
  * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
- * (`line,id,note`: every planned row that was changed or defaulted) and summary.json.
+ * (`line,id,note`: every planned row that was changed or defaulted), summary.json and, with a holdout, holdout.csv
+ * (`line,id,email`: the recipients deliberately not sent).
  * Written under temporary names and renamed at the end: a failed run leaves no half plan.
  */
 import { createHash, Hash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { Reject } from "./recipient-rows";
+import { RecipientRow, Reject } from "./recipient-rows";
 
 export interface PlanPaths {
   plan: string;
   rejects: string;
   notes: string;
   summary: string;
+  /** Only with a holdout. */
+  holdout?: string;
 }
 
 export class PlanFiles {
@@ -21,8 +24,10 @@ export class PlanFiles {
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
+  private readonly heldOut?: LineWriter;
+  private readonly staleHoldout: string;
 
-  constructor(outDir: string) {
+  constructor(outDir: string, o: { holdout?: boolean } = {}) {
     fs.mkdirSync(outDir, { recursive: true });
     this.paths = {
       plan: path.join(outDir, "plan.jsonl"),
@@ -35,6 +40,12 @@ export class PlanFiles {
     this.rejects.write("line,id,reason\n");
     this.notes = new LineWriter(this.paths.notes + ".partial");
     this.notes.write("line,id,note\n");
+    this.staleHoldout = path.join(outDir, "holdout.csv");
+    if (o.holdout) {
+      this.paths.holdout = this.staleHoldout;
+      this.heldOut = new LineWriter(this.paths.holdout + ".partial");
+      this.heldOut.write("line,id,email\n");
+    }
   }
 
   /** Appends plan lines; resolves at once unless the disk is behind. */
@@ -50,11 +61,17 @@ export class PlanFiles {
     return this.notes.write(`${row.line},${csvField(row.id)},${csvField(note)}\n`);
   }
 
-  /** Flushes and closes the plan and rejects; returns the plan's sha256. */
+  /** A recipient in the holdout group: listed, not planned. */
+  holdout(row: RecipientRow): Promise<void> | undefined {
+    return this.heldOut!.write(`${row.line},${csvField(row.id)},${csvField(row.email)}\n`);
+  }
+
+  /** Flushes and closes the files; returns the plan's sha256. */
   async close(): Promise<string> {
     await this.plan.close();
     await this.rejects.close();
     await this.notes.close();
+    await this.heldOut?.close();
     return this.hash.digest("hex");
   }
 
@@ -63,6 +80,9 @@ export class PlanFiles {
     fs.renameSync(this.paths.plan + ".partial", this.paths.plan);
     fs.renameSync(this.paths.rejects + ".partial", this.paths.rejects);
     fs.renameSync(this.paths.notes + ".partial", this.paths.notes);
+    // A holdout.csv left by an earlier run in this folder would describe another plan.
+    if (this.paths.holdout) fs.renameSync(this.paths.holdout + ".partial", this.paths.holdout);
+    else fs.rmSync(this.staleHoldout, { force: true });
     fs.writeFileSync(this.paths.summary, JSON.stringify(summary, null, 2) + "\n");
   }
 
@@ -70,6 +90,7 @@ export class PlanFiles {
     this.plan.abort();
     this.rejects.abort();
     this.notes.abort();
+    this.heldOut?.abort();
   }
 }
 

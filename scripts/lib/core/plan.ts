@@ -2,21 +2,26 @@
  * The launcher's core: plans every valid recipient × step of a CSV into plan.jsonl, every other row into rejects.csv,
  * streaming. A row goes through the pipeline
  *
- *   check it (recipient-rows.ts) → decide its zone and each step's send (decisions.ts)
- *     → write its plan lines or a reject (plan-row format: infra/plan-row.ts; files: plan-files.ts) → count it
+ *   check it (recipient-rows.ts) → decide its zone and each step's send (decisions.ts: base rule → missed time
+ *     → quiet time) → hold it out or not (audience.ts) → write its plan lines, a reject or a holdout line
+ *     (plan-row format: infra/plan-row.ts; files: plan-files.ts) → count it
  *
- * and the counts become the summary. Every per-recipient decision is made here, once, and recorded in the plan.
+ * and the counts become the summary: rows = planned + rejected + held out. Every per-recipient decision is made
+ * here, once, and recorded in the plan.
  */
 import { scheduleName } from "../../../infra/naming";
-import { planLineFromJson } from "../../../infra/plan-row";
+import { atExpression, planLineFromJson } from "../../../infra/plan-row";
 import { ses, stepFunctions } from "../../../infra/quotas";
 import { PlanFiles, PlanPaths } from "./plan-files";
-import { MissedPolicy, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
+import { MissedPolicy, nothingLeft, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { QuietTime, describeQuietTime } from "./quiet-time";
 import { Columns, isReject, RecipientChecker, recipientColumns, RecipientRow, Reject, RejectReason, STEP_KEY } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
-import { LocalTime, Step, stepOffset } from "./send-time";
-import { EffectiveTps, fanOutSeconds, InstantHistogram, minimumWindowMinutes, peakTpsWith } from "./window";
+import { BaseRule, describeRule } from "./send-rules";
+import { Step, stepOffset } from "./send-time";
+import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, peakTpsWith } from "./window";
 
 /** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
 export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
@@ -25,13 +30,16 @@ export interface PlanRequest {
   campaignId: string;
   file: string;
   outDir: string;
-  /** Step 1's local time. */
-  base: LocalTime;
-  /** Every step, each with its SES template. */
+  /** When step 1 is sent (a row's send_at replaces it). */
+  rule: BaseRule;
+  /** Every step, each with its SES template (`{variant}` in it is replaced by the recipient's variant). */
   steps: (Step & { template: string })[];
   defaultZone: string;
   /** Reject rows with a missing or unknown zone instead of sending them in the default zone. */
   strictZones: boolean;
+  quiet?: QuietTime;
+  /** Variants and holdout; none when both are empty. */
+  audience: Audience;
   missed: { policy: MissedPolicy; graceMinutes: number };
   /** Safety margin after the fan-out's estimated end before a send counts as reachable. */
   marginMinutes: number;
@@ -54,6 +62,16 @@ export interface PlanSummary {
   rejected: { total: number; byReason: Partial<Record<RejectReason, number>> };
   zones: { defaultTimezone: string; defaulted: number; canonicalised: number };
   missed: { policy: MissedPolicy; graceMinutes: number; cutoff: string; skipped: number; sentNow: number; movedToNextDay: number };
+  /** The base rule, in words. */
+  sendTime: string;
+  /** Sends moved (delayed) or dropped (skipped) by quiet time; null without quiet time. */
+  quiet: { rule: string; policy: string; delayed: number; skipped: number } | null;
+  /** Recipients and schedules per variant, and the holdout; null without variants or holdout. */
+  audience: {
+    variants: { name: string; percent: number; step1Template: string; recipients: number; schedules: number }[];
+    holdout: { percent: number; recipients: number };
+  } | null;
+  heldOut: number;
   window: {
     minutes: number;
     source: string;
@@ -78,7 +96,7 @@ export interface PlanSummary {
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   const csv = await openRecipientCsv(o.file, o.recipients.encoding);
-  const columns = recipientColumns(o.file, csv.header);
+  const columns = recipientColumns(o.file, csv.header, o.rule.kind === "after" ? o.rule.column : undefined);
   // The fan-out must finish before a send is due. Its length depends on the schedule count, known only at the
   // end; the file's line count bounds it from above, so the cutoff is safe (a little early) without a second pass.
   const etaSeconds = fanOutSeconds((await countLines(o.file)) * o.steps.length, o.createTps);
@@ -95,15 +113,17 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
     foldedIds: seenFoldedIds,
   });
   const decider = new SendDecider({
-    base: o.base,
+    rule: o.rule,
     steps: o.steps,
     defaultZone: o.defaultZone,
     strictZones: o.strictZones,
     missed: { ...o.missed, cutoffMs },
+    quiet: o.quiet,
   });
-  const lines = new PlanLines(columns, o.steps);
-  const tally = new PlanTally(o.steps.length);
-  const files = new PlanFiles(o.outDir);
+  const split = new AudienceSplit(o.campaignId, o.audience);
+  const lines = new PlanLines(columns, o.steps, o.audience);
+  const tally = new PlanTally(o.steps.length, o.audience.variants.length);
+  const files = new PlanFiles(o.outDir, { holdout: o.audience.holdoutBasisPoints > 0 });
   const reject = (r: Reject) => {
     tally.reject(r.reason);
     return files.reject(r);
@@ -117,22 +137,30 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
         await reject(row);
         continue;
       }
-      const decided = decider.decide(row.rawZone);
+      const decided = decider.decide(row.rawZone, row.timing);
       if (decided.reject) {
         await reject({ line: row.line, id: row.id, ...decided.reject });
         continue;
       }
-      const planned = lines.of(row, decided.steps);
+      const none = nothingLeft(decided.steps);
+      if (none) {
+        tally.steps(decided.steps);
+        await reject(noSendLeft(row, none, cutoffMs, o));
+        continue;
+      }
+      // Held out only when it would have been sent: the holdout stays comparable with the recipients who are.
+      const group = split.groupOfRecipient(row.id);
+      if (group === HOLDOUT) {
+        tally.heldOut++;
+        await files.holdout(row);
+        continue;
+      }
+      const planned = lines.of(row, decided.steps, group);
       if (typeof planned !== "string") {
         await reject(planned);
         continue;
       }
-      if (planned === "") {
-        tally.missedAll(decided.steps.length);
-        await reject(missedReject(row, cutoffMs, o.missed.policy));
-        continue;
-      }
-      tally.plan(row, decided);
+      tally.plan(row, decided, group);
       await files.writePlan(planned);
       for (const note of row.notes ?? []) await files.note(row, note);
       for (const note of decided.notes) await files.note(row, note);
@@ -146,37 +174,45 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
     seenEmails?.close();
     seenFoldedIds.close();
   }
-  const summary = summarize(o, tally, decider, cutoffMs, planSha256, files.paths);
+  if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
+    throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
+  const summary = summarize(o, tally, cutoffMs, planSha256, files.paths);
   files.commit(summary);
   return summary;
 }
 
-function missedReject(row: RecipientRow, cutoffMs: number, policy: MissedPolicy): Reject {
-  const cutoff = new Date(cutoffMs).toISOString();
-  return {
-    line: row.line,
-    id: row.id,
-    reason: "send-time-passed",
-    text: `every send time is before ${cutoff} (now + fan-out + margin); missed-time policy ${policy}`,
-  };
+function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest): Reject {
+  const text =
+    why === "quiet-hours"
+      ? `no send left: quiet time (${describeQuietTime(o.quiet!)}) skips every send that was not missed`
+      : `every send time is before ${new Date(cutoffMs).toISOString()} (now + fan-out + margin); missed-time policy ${o.missed.policy}`;
+  return { line: row.line, id: row.id, reason: why, text };
 }
 
 /**
- * A recipient's plan lines. Everything that does not change per row is serialized once: each step's template, and
- * per zone each step's time (through the decisions, which are cached per zone).
+ * A recipient's plan lines. Everything that does not change per row is serialized once: each step's template per
+ * variant, and the variant; times come from the decisions, which rows share.
  */
 class PlanLines {
-  private readonly templateJson: string[];
+  /** `templateJson[step][group]`: group is the variant index, or the last slot for no variant. */
+  private readonly templateJson: string[][];
+  private readonly variantJson: string[];
   constructor(
     private readonly columns: Columns,
     steps: (Step & { template: string })[],
+    audience: Audience,
   ) {
-    this.templateJson = steps.map((s) => JSON.stringify(s.template));
+    this.templateJson = templatesByVariant(
+      audience,
+      steps.map((s) => s.template),
+    ).map((byGroup) => byGroup.map((t) => JSON.stringify(t)));
+    this.variantJson = [...audience.variants.map((v) => JSON.stringify(v.name)), "null"];
   }
 
-  /** The row's lines (empty when every step was skipped), or a too-large reject. */
-  of(row: RecipientRow, decisions: StepDecision[]): string | Reject {
+  /** The row's lines, or a too-large reject. */
+  of(row: RecipientRow, decisions: StepDecision[], group: number): string | Reject {
     const { header, data } = this.columns;
+    const slot = group === NO_VARIANT ? this.variantJson.length - 1 : group;
     // Personalization: every other column, as strings, plus the step; serialized once per row. No prototype, so
     // a column named __proto__ is data like any other.
     const values: Record<string, string> = Object.create(null);
@@ -190,17 +226,19 @@ class PlanLines {
       const { step, time } = decisions[k];
       if (!time) continue;
       const templateData = `${dataPrefix}"${STEP_KEY}":"${step.number}"}`;
-      // Schedule names, send_at, IANA zone names and ISO instants hold nothing JSON escapes: quoted as they are.
+      // Schedule names, send_at, IANA zone names, ISO instants and variant names hold nothing JSON escapes.
       const line = planLineFromJson({
         schedule_name: `"${scheduleName(row.id, step.number)}"`,
         send_at: `"${time.send_at}"`,
         timezone: `"${time.timezone}"`,
         email: emailJson,
-        template: this.templateJson[k],
+        template: this.templateJson[k][slot],
         template_data: templateData,
         recipient_id: idJson,
         step: String(step.number),
         utc: `"${time.utc}"`,
+        variant: this.variantJson[slot],
+        schedule_expression: `"${atExpression(time.send_at)}"`,
       });
       // (UTF-16 length × 3 bounds the UTF-8 size: count bytes only when it could matter.)
       if (
@@ -225,21 +263,29 @@ class PlanTally {
   rows = 0;
   planned = 0;
   rejected = 0;
+  heldOut = 0;
   readonly byReason: Partial<Record<RejectReason, number>> = {};
   defaulted = 0;
   canonicalised = 0;
   skipped = 0;
   sentNow = 0;
   movedToNextDay = 0;
+  quietDelayed = 0;
+  quietSkipped = 0;
   readonly schedulesByStep: number[];
   /** Recipients per "step with": a step not planned because it came too close to another. */
   readonly collisions = new Map<string, number>();
   idsDifferingOnlyInCase = 0;
-  /** Planned recipients per zone: with the per-zone decisions, the histogram of send instants. */
-  readonly plannedByZone = new Map<string, number>();
+  /** Per variant, the last slot for no variant. */
+  readonly recipientsByGroup: number[];
+  readonly schedulesByGroup: number[];
+  /** Send instants of the planned schedules. */
+  readonly sends = new PlannedSends();
 
-  constructor(steps: number) {
+  constructor(steps: number, variants: number) {
     this.schedulesByStep = new Array(steps).fill(0);
+    this.recipientsByGroup = new Array(variants + 1).fill(0);
+    this.schedulesByGroup = new Array(variants + 1).fill(0);
   }
 
   reject(reason: RejectReason): void {
@@ -247,38 +293,42 @@ class PlanTally {
     this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
   }
 
-  missedAll(steps: number): void {
-    this.skipped += steps;
+  /** Counts what happened to each step's send; returns how many are sent. */
+  steps(decisions: StepDecision[]): number {
+    let sent = 0;
+    for (let k = 0; k < decisions.length; k++) {
+      const d = decisions[k];
+      if (d.outcome === "skipped") this.skipped++;
+      if (d.outcome === "sent-now") this.sentNow++;
+      if (d.outcome === "next-day") this.movedToNextDay++;
+      if (d.quiet === "delayed") this.quietDelayed++;
+      if (d.quiet === "skipped") this.quietSkipped++;
+      if (d.outcome === "collided") {
+        const key = `${d.step.number} ${d.collidedWith}`;
+        this.collisions.set(key, (this.collisions.get(key) ?? 0) + 1);
+      }
+      if (d.time) {
+        this.schedulesByStep[k]++;
+        sent++;
+      }
+    }
+    return sent;
   }
 
-  plan(row: RecipientRow, d: ZoneDecisions): void {
+  plan(row: RecipientRow, d: ZoneDecisions, group: number): void {
     this.planned++;
     if (row.sameIdButCase !== undefined) this.idsDifferingOnlyInCase++;
     if (d.status === "defaulted") this.defaulted++;
     if (d.status === "canonicalised") this.canonicalised++;
-    d.steps.forEach((s, k) => {
-      if (s.outcome === "skipped") this.skipped++;
-      else if (s.outcome === "collided") {
-        const key = `${s.step.number} ${s.collidedWith}`;
-        this.collisions.set(key, (this.collisions.get(key) ?? 0) + 1);
-      } else this.schedulesByStep[k]++;
-      if (s.outcome === "sent-now") this.sentNow++;
-      if (s.outcome === "next-day") this.movedToNextDay++;
-    });
-    this.plannedByZone.set(d.zone, (this.plannedByZone.get(d.zone) ?? 0) + 1);
+    const slot = group === NO_VARIANT ? this.recipientsByGroup.length - 1 : group;
+    this.recipientsByGroup[slot]++;
+    this.schedulesByGroup[slot] += this.steps(d.steps);
+    this.sends.add(d.zone, d.steps);
   }
 }
 
-function summarize(
-  o: PlanRequest,
-  t: PlanTally,
-  decider: SendDecider,
-  cutoffMs: number,
-  planSha256: string,
-  files: PlanPaths,
-): PlanSummary {
-  const histogram = new InstantHistogram();
-  for (const [zone, count] of t.plannedByZone) for (const d of decider.forZone(zone)) if (d.time) histogram.add(d.time.utcMs, zone, count);
+function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths): PlanSummary {
+  const histogram = t.sends.instants();
   const instants = histogram.instants();
   const schedules = histogram.total;
   const rate = { effectiveTps: o.rate.tps, effectiveTpsSource: o.rate.source };
@@ -297,6 +347,11 @@ function summarize(
       requiredTps: sized.fits ? undefined : sized.requiredTps,
     };
   const iso = (ms: number) => new Date(ms).toISOString();
+  const { variants, holdoutBasisPoints } = o.audience;
+  const step1Templates = templatesByVariant(
+    o.audience,
+    o.steps.map((s) => s.template),
+  )[0];
   return {
     campaignId: o.campaignId,
     rows: t.rows,
@@ -313,6 +368,22 @@ function summarize(
       sentNow: t.sentNow,
       movedToNextDay: t.movedToNextDay,
     },
+    sendTime: describeRule(o.rule),
+    quiet: o.quiet ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped } : null,
+    audience:
+      variants.length || holdoutBasisPoints
+        ? {
+            variants: variants.map((v, i) => ({
+              name: v.name,
+              percent: v.basisPoints / 100,
+              step1Template: step1Templates[i],
+              recipients: t.recipientsByGroup[i],
+              schedules: t.schedulesByGroup[i],
+            })),
+            holdout: { percent: holdoutBasisPoints / 100, recipients: t.heldOut },
+          }
+        : null,
+    heldOut: t.heldOut,
     window,
     collisions: [...t.collisions].map(([key, recipients]) => {
       const [step, other] = key.split(" ").map(Number);

@@ -22,6 +22,15 @@ export interface QuietTime {
 
 const MINUTE = 60_000;
 
+const clock = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+
+/** "21:00-08:00, SAT SUN": the quiet time in words, for summaries and rejects. */
+export function describeQuietTime(q: QuietTime): string {
+  const hours = q.hours ? `${clock(q.hours.start)}-${clock(q.hours.end)}` : "";
+  const days = q.days.map((d) => WEEKDAY_NAMES[d]).join(" ");
+  return [hours, days].filter(Boolean).join(", ") + " local";
+}
+
 function weekday(t: LocalTime): number {
   return new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay();
 }

@@ -6,6 +6,7 @@
 import { isEmailAddress } from "../../../infra/config";
 import { InputError } from "./errors";
 import { CsvRecord } from "./recipients";
+import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "./send-rules";
 
 /** Reserved columns: the rest of the CSV becomes template data. */
 export const ID_COLUMN = "id";
@@ -25,7 +26,10 @@ export type RejectReason =
   | "duplicate-email"
   | "unknown-zone"
   | "too-large"
-  | "send-time-passed";
+  | "send-time-passed"
+  | "invalid-send-time"
+  | "invalid-date"
+  | "quiet-hours";
 
 export interface Reject {
   line: number;
@@ -42,6 +46,8 @@ export interface RecipientRow {
   email: string;
   /** The timezone column as written (undefined when the file has none). */
   rawZone: string | undefined;
+  /** The send-time control columns' values (send_at, send_hour, send_minute) and the --after column's. */
+  timing: RowTiming;
   fields: string[];
   /** What was changed or deserves a look (a trimmed address, an id like another but for case), for the notes file. */
   notes?: string[];
@@ -55,12 +61,40 @@ export interface Columns {
   id: number;
   email: number;
   timezone?: number;
-  /** Indices of the personalization columns. */
+  timing: TimingColumns;
+  /** Indices of the personalization columns: not id, email, timezone or a send-time control column. */
   data: number[];
 }
 
+/** Where the send-time control columns are, and the column `--after` reads (it stays personalization). */
+export interface TimingColumns {
+  sendAt?: number;
+  sendHour?: number;
+  sendMinute?: number;
+  after?: number;
+}
+
+/** The timing columns of a header; the `--after` column must be there. */
+export function timingColumns(file: string, header: string[], afterColumn?: string): TimingColumns {
+  const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
+  const after = afterColumn === undefined ? undefined : index(afterColumn);
+  if (afterColumn !== undefined && after === undefined)
+    throw new InputError(`${file}:1: --after ${afterColumn}: the header has no column "${afterColumn}" (found: ${header.join(", ")})`);
+  return { sendAt: index(SEND_AT_COLUMN), sendHour: index(SEND_HOUR_COLUMN), sendMinute: index(SEND_MINUTE_COLUMN), after };
+}
+
+/** A row's timing values (undefined for an absent column). */
+export function rowTiming(fields: string[], c: TimingColumns): RowTiming {
+  return {
+    sendAt: c.sendAt === undefined ? undefined : fields[c.sendAt],
+    sendHour: c.sendHour === undefined ? undefined : fields[c.sendHour],
+    sendMinute: c.sendMinute === undefined ? undefined : fields[c.sendMinute],
+    after: c.after === undefined ? undefined : fields[c.after],
+  };
+}
+
 /** The header must name id and email once each; `step` is reserved for the step number. */
-export function recipientColumns(file: string, header: string[]): Columns {
+export function recipientColumns(file: string, header: string[], afterColumn?: string): Columns {
   const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
   const missing = [ID_COLUMN, EMAIL_COLUMN].filter((c) => index(c) === undefined);
   if (missing.length)
@@ -72,7 +106,9 @@ export function recipientColumns(file: string, header: string[]): Columns {
   const id = index(ID_COLUMN)!;
   const email = index(EMAIL_COLUMN)!;
   const timezone = index(TIMEZONE_COLUMN);
-  return { header, id, email, timezone, data: header.map((_, i) => i).filter((i) => ![id, email, timezone].includes(i)) };
+  const timing = timingColumns(file, header, afterColumn);
+  const control = [id, email, timezone, timing.sendAt, timing.sendHour, timing.sendMinute];
+  return { header, id, email, timezone, timing, data: header.map((_, i) => i).filter((i) => !control.includes(i)) };
 }
 
 /**
@@ -152,7 +188,8 @@ export class RecipientChecker {
         return reject("duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
       this.emails.add(key, rec.line);
     }
-    const row: RecipientRow = { line: rec.line, id, email, rawZone: c.timezone === undefined ? undefined : f[c.timezone], fields: f };
+    const rawZone = c.timezone === undefined ? undefined : f[c.timezone];
+    const row: RecipientRow = { line: rec.line, id, email, rawZone, timing: rowTiming(f, c.timing), fields: f };
     if (email !== f[c.email]) (row.notes ??= []).push(`email "${f[c.email]}" trimmed`);
     const folded = id.trim().toLowerCase();
     const firstFolded = this.foldedIds.firstLine(folded);

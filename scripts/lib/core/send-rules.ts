@@ -199,7 +199,18 @@ export function requestedLocal(zone: string, first: FirstSend, step: Step, time:
   return step.hours ? localTimeOf(zone, time.utcMs) : addDays(first.local, step.days ?? 0);
 }
 
-/** EventBridge Scheduler's one-time expression for a plan row's `send_at` (`YYYY-MM-DDTHH:MM:SS`). */
-export function atExpression(sendAt: string): string {
-  return `at(${sendAt})`;
+const hhmm = (hour: number, minute: number) => `${String(hour).padStart(2, "0")}:${String(minute).padStart(2, "0")}`;
+
+/** The rule in words, for summaries: "2026-12-01 09:00 local", "last_login +30d at 10:00 local", … */
+export function describeRule(rule: BaseRule): string {
+  switch (rule.kind) {
+    case "date": {
+      const d = rule.date;
+      return `${d.year}-${String(d.month).padStart(2, "0")}-${String(d.day).padStart(2, "0")} ${hhmm(rule.hour, rule.minute)} local`;
+    }
+    case "at":
+      return `${new Date(rule.utcMs).toISOString().replace(".000Z", "Z")} for everyone`;
+    case "after":
+      return "days" in rule ? `${rule.column} +${rule.days}d at ${hhmm(rule.hour, rule.minute)} local` : `${rule.column} +${rule.hours}h`;
+  }
 }

@@ -5,10 +5,11 @@
  * - a local time in a spring-forward gap moves forward by the gap; one that occurs twice (fall-back) takes the
  *   earlier instant; either is written in UTC, so `send_at` + `timezone` always denote exactly one instant;
  * - step k is `+Nd` (the same local time N days after step 1) or `+Nh` (N hours after it).
- * Pure: no AWS, no I/O. Offsets come from the IANA database through luxon's IANAZone (Intl underneath).
+ * Pure: no AWS, no I/O. Offsets come from the IANA database through luxon's IANAZone (Intl underneath), cached per
+ * zone and UTC day (zone-offsets.ts).
  */
-import { IANAZone } from "luxon";
 import { IANA_ZONE_NAMES } from "./iana-zones";
+import { cachedOffsetMinutes } from "./zone-offsets";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -58,16 +59,9 @@ export interface LocalTime {
 /** exact: one instant; gap: the time does not exist (moved forward by the gap); overlap: it exists twice (earlier taken). */
 export type Fold = "exact" | "gap" | "overlap";
 
-const zones = new Map<string, IANAZone>();
-function zoneOf(name: string): IANAZone {
-  let z = zones.get(name);
-  if (!z) zones.set(name, (z = IANAZone.create(name)));
-  return z;
-}
-
 /** Offset from UTC, in minutes, of `zone` at instant `utcMs`. */
 export function offsetMinutes(zone: string, utcMs: number): number {
-  return zoneOf(zone).offset(utcMs);
+  return cachedOffsetMinutes(zone, utcMs);
 }
 
 /** The instant a local time denotes in `zone`: a gap moves forward by the gap, an overlap takes the earlier instant. */
