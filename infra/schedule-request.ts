@@ -7,7 +7,7 @@
 import { campaignTag, EMAIL_TAGS } from "./email-events";
 import type { FanOutParameters } from "./fanout-definition";
 import { campaignGroupName, sesSendEmailTargetArn } from "./naming";
-import { atExpression, PlanRow } from "./plan-row";
+import { PlanRow } from "./plan-row";
 
 /** What every schedule's SES target carries, from the stack (the fan-out's parameters of the same name). */
 export type ScheduleTarget = Pick<
@@ -25,7 +25,7 @@ export type ScheduleTarget = Pick<
 /** The plan-row fields one schedule is made of. */
 export type ScheduleRow = Pick<
   PlanRow,
-  "schedule_name" | "send_at" | "timezone" | "email" | "template" | "template_data" | "step" | "variant"
+  "schedule_name" | "schedule_expression" | "timezone" | "email" | "template" | "template_data" | "step" | "variant"
 >;
 
 export interface CreateScheduleRequest {
@@ -84,7 +84,7 @@ export function createScheduleRequest(
   return {
     Name: row.schedule_name,
     GroupName: campaignGroupName(campaignId),
-    ScheduleExpression: atExpression(row.send_at),
+    ScheduleExpression: row.schedule_expression,
     ScheduleExpressionTimezone: row.timezone,
     FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
     ActionAfterCompletion: "DELETE",

@@ -24,17 +24,20 @@ const ROWS: PlanRow[] = [
   {
     schedule_name: "a1-1",
     send_at: "2026-12-01T09:00:00",
+    schedule_expression: "at(2026-12-01T09:00:00)",
     timezone: "Asia/Kathmandu",
     email: "a1@example.com",
     template: "welcome",
     template_data: { first_name: 'Zoë "the" \\ one', note: "line1\nline2 \u{1F600}", step: "1" },
     recipient_id: "a1",
     step: 1,
+    variant: null,
     utc: "2026-12-01T03:15:00.000Z",
   },
   {
     schedule_name: "h.0123456789abcdef0123456789abcdef-2",
     send_at: "2026-03-08T07:30:00",
+    schedule_expression: "at(2026-03-08T07:30:00)",
     timezone: "UTC",
     email: "o'brien+tag@example.co.uk",
     template: "tips",
@@ -47,6 +50,7 @@ const ROWS: PlanRow[] = [
   {
     schedule_name: "c3-1",
     send_at: "2026-12-01T09:00:00",
+    schedule_expression: "at(2026-12-01T09:00:00)",
     timezone: "America/New_York",
     email: "c3@example.com",
     template: "welcome",

@@ -11,6 +11,7 @@ import { isEmailAddress } from "../../../infra/config";
 import { Journey, JourneyStep, STEP_AFTER } from "../../../infra/journeys-definition";
 import { campaignGroupName, scheduleName } from "../../../infra/naming";
 import { ses } from "../../../infra/quotas";
+import { atExpression } from "../../../infra/plan-row";
 import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../../../infra/schedule-request";
 import {
   addDays,
@@ -151,12 +152,13 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
       };
     const row = {
       schedule_name: scheduleName(id, number),
-      send_at: time.send_at,
+      schedule_expression: atExpression(time.send_at),
       timezone: time.timezone,
       email,
       template: step.template,
       template_data,
       step: number,
+      variant: null,
     };
     // A step whose time has passed may already have been sent by an earlier delivery of this event, its schedule
     // deleted after sending: creating it again could send twice. It is reported as passed instead.
