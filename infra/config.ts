@@ -4,7 +4,7 @@
  */
 import { JOURNEY_CONFIG_KEYS } from "./journeys-definition";
 import { SES_NAME } from "./naming";
-import { scheduler, stepFunctions, worstCaseBatchSeconds } from "./quotas";
+import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */
@@ -15,10 +15,12 @@ export interface StackConfig {
   createScheduleTps: number;
   /** Distributed Map MaxConcurrency: fan-out child executions at once. */
   maxConcurrency: number;
-  /** Plan rows per child execution. */
+  /** Plan rows per child execution (at most; 256 KB fills first for large rows). */
   batchSize: number;
   /** CreateSchedule calls at once inside one child (inline Map, at most 40). */
   innerConcurrency: number;
+  /** The account's schedule quota in the Region: exported for the launcher, which refuses plans above it. */
+  maxSchedules: number;
   /** Percentage of plan rows whose batch may fail before the whole fan-out fails. */
   toleratedFailurePercentage: number;
   /** Flexible time window used when a launch does not size its own. */
@@ -45,6 +47,12 @@ export interface StackConfig {
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
 
 export class ConfigError extends Error {}
+
+/**
+ * Rows per child by default: about 650 bytes a row fill the 256 KB batch limit, a plan row with a few personalization
+ * fields is 300–600 bytes, and larger rows make smaller batches by bytes (README "The fan-out": the cost arithmetic).
+ */
+export const DEFAULT_BATCH_SIZE = 400;
 
 // SES takes 7-bit ASCII addresses (no SMTPUTF8; an international domain must be given in Punycode): RFC 5322 atoms.
 const EMAIL =
@@ -105,18 +113,20 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
   }
 
   const createScheduleTps = int("createScheduleTps", scheduler.createScheduleTps, 1, 1_000_000);
-  const innerConcurrency = int("innerConcurrency", stepFunctions.inlineMapMaxConcurrency, 1, stepFunctions.inlineMapMaxConcurrency);
-  const maxConcurrency = int("maxConcurrency", 60, 1, stepFunctions.distributedMapMaxConcurrency);
-  const batchSize = int("batchSize", 80, 1, 10_000);
-  const worst = worstCaseBatchSeconds(batchSize, innerConcurrency);
-  if (worst > stepFunctions.expressMaxSeconds) {
-    const largest = Math.floor(stepFunctions.expressMaxSeconds / worstCaseBatchSeconds(1, 1)) * innerConcurrency;
+  const paced = pacedConcurrency(createScheduleTps);
+  const innerConcurrency = int("innerConcurrency", paced.innerConcurrency, 1, stepFunctions.inlineMapMaxConcurrency);
+  const maxConcurrency = int("maxConcurrency", paced.maxConcurrency, 1, stepFunctions.distributedMapMaxConcurrency);
+  const batchSize = int("batchSize", DEFAULT_BATCH_SIZE, 1, 10_000);
+  const batchSeconds = batchSecondsWithOneSlowRow(batchSize, innerConcurrency);
+  if (batchSeconds > stepFunctions.expressMaxSeconds) {
+    const rounds = Math.floor((stepFunctions.expressMaxSeconds - worstCaseRowSeconds()) / pacing.callSeconds);
     fail(
       "batchSize",
       String(batchSize),
-      `with innerConcurrency ${innerConcurrency} a batch can take ${worst} s when CreateSchedule is throttled, over the ${stepFunctions.expressMaxSeconds} s EXPRESS limit; use at most ${largest}`,
+      `with innerConcurrency ${innerConcurrency} a batch takes ${Math.round(batchSeconds)} s at ${pacing.callSeconds} s a call with one row retried to its limit (${worstCaseRowSeconds()} s), over the ${stepFunctions.expressMaxSeconds} s EXPRESS limit; use at most ${rounds * innerConcurrency}`,
     );
   }
+  const maxSchedules = int("maxSchedules", scheduler.maxSchedules, 1, 1_000_000_000);
   const toleratedFailurePercentage = int("toleratedFailurePercentage", 5, 0, 100);
   const { min: wMin, max: wMax } = scheduler.flexibleWindowMinutes;
   const defaultWindowMinutes = int("defaultWindowMinutes", 15, wMin, wMax);
@@ -162,6 +172,7 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     maxConcurrency,
     batchSize,
     innerConcurrency,
+    maxSchedules,
     toleratedFailurePercentage,
     defaultWindowMinutes,
     maxEventAgeSeconds,

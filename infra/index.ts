@@ -101,6 +101,7 @@ export const scheduleGroupPrefix = CAMPAIGN_PREFIX;
 export const region = scope.region;
 export const defaultWindowMinutes = config.defaultWindowMinutes;
 export const createScheduleTps = config.createScheduleTps;
+export const maxSchedules = config.maxSchedules;
 export const dkimTokens = sender.dkimTokens;
 export const alarmTopicArn = alarms.topic.arn;
 /** The validated journeys and the settings their handler runs with: scripts/enrol.ts makes the same requests. */

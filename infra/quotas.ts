@@ -74,9 +74,15 @@ export function worstCaseRowSeconds(retry = createScheduleRetry): number {
   return total;
 }
 
-/** Seconds an EXPRESS child takes in the worst case for a batch of `batchSize` rows, `innerConcurrency` at once. */
-export function worstCaseBatchSeconds(batchSize: number, innerConcurrency: number): number {
-  return Math.ceil(batchSize / innerConcurrency) * worstCaseRowSeconds();
+/**
+ * Seconds an EXPRESS child takes for a batch when one of its rows is retried to the limit: the batch's rows at the
+ * pace of `innerConcurrency` calls of `pacing.callSeconds` each, plus that one row's worst case. Beyond that (heavy
+ * throttling from other callers) the child may hit the 5-minute limit and fail: its batch goes to the results for a
+ * redrive, which is safe since an existing schedule counts as done.
+ */
+export function batchSecondsWithOneSlowRow(batchSize: number, innerConcurrency: number): number {
+  // Rounded to the microsecond: 1,720 rounds of 0.1 s are 172 s, not 172.00000000000003.
+  return Math.round((Math.ceil(batchSize / innerConcurrency) * pacing.callSeconds + worstCaseRowSeconds()) * 1e6) / 1e6;
 }
 
 /**
@@ -93,13 +99,70 @@ export function peakConcurrentCreates(maps: { distributed: boolean; maxConcurren
 }
 
 /**
- * The fan-out's pacing: the share of the account's CreateSchedule quota it plans to use (the rest absorbs retries and
- * other callers). The policy pack's concurrency check defaults to it, and the launcher and size-window estimate the
- * fan-out's duration at `fanOutCreateRate`, so "launch by" and the launcher's missed-time cutoff agree.
+ * The fan-out's pacing. Step Functions cannot rate-limit, only bound concurrency, so the fan-out is sized by Little's
+ * law: calls in flight = rate × call latency. At `callSeconds` a call (an assumption: a CreateSchedule round trip as a
+ * Step Functions task sees it; measure yours and set maxConcurrency/innerConcurrency and the policy's callLatencyMs),
+ * `createScheduleTps × FANOUT_HEADROOM × callSeconds` calls in flight ask for FANOUT_HEADROOM of the quota: high
+ * enough to use ≥ 90% of it, low enough that throttling is rare. The policy pack's concurrency check defaults to these,
+ * and the launcher and size-window estimate the fan-out's duration at `fanOutCreateRate`.
  */
-export const FANOUT_HEADROOM = 0.5;
+export const FANOUT_HEADROOM = 0.95;
+
+export const pacing = {
+  /** Assumed CreateSchedule round trip from a Step Functions task, in seconds. */
+  callSeconds: 0.1,
+} as const;
 
 /** CreateSchedule calls per second the fan-out is expected to sustain on a stack with this quota. */
 export function fanOutCreateRate(createScheduleTps: number): number {
   return createScheduleTps * FANOUT_HEADROOM;
+}
+
+/** The most CreateSchedule calls the fan-out may have in flight: the quota's share times the call latency. */
+export function maxCallsInFlight(createScheduleTps: number, headroom = FANOUT_HEADROOM, callSeconds: number = pacing.callSeconds): number {
+  return Math.max(1, Math.floor(createScheduleTps * headroom * callSeconds + 1e-9));
+}
+
+/**
+ * The default fan-out concurrency for a quota: the inline concurrency (≤ 40) and Distributed Map MaxConcurrency whose
+ * product comes closest to maxCallsInFlight without exceeding it (ties: the larger inline concurrency, fewer children).
+ */
+export function pacedConcurrency(createScheduleTps: number): { maxConcurrency: number; innerConcurrency: number } {
+  const target = maxCallsInFlight(createScheduleTps);
+  let best = { maxConcurrency: target, innerConcurrency: 1 };
+  for (let inner = 2; inner <= Math.min(stepFunctions.inlineMapMaxConcurrency, target); inner++) {
+    const outer = Math.floor(target / inner);
+    if (outer * inner >= best.maxConcurrency * best.innerConcurrency) best = { maxConcurrency: outer, innerConcurrency: inner };
+  }
+  return {
+    maxConcurrency: Math.min(best.maxConcurrency, stepFunctions.distributedMapMaxConcurrency),
+    innerConcurrency: best.innerConcurrency,
+  };
+}
+
+/**
+ * Prices the fan-out's orchestration is billed at (US East (N. Virginia), https://aws.amazon.com/step-functions/pricing/):
+ * the Distributed Map bills one Standard state transition per child it starts; an EXPRESS child bills one request and
+ * its duration (rounded up to 100 ms) times its memory (64 MB chunks). CreateSchedule calls themselves are free.
+ */
+export const stepFunctionsPricing = {
+  standardTransition: 0.025 / 1_000,
+  expressRequest: 1.0 / 1_000_000,
+  expressGbSecond: 0.00001667,
+  /** Memory billed per child: one 64 MB chunk (a ≤ 256 KB batch and a small definition). */
+  expressMemoryGb: 64 / 1024,
+} as const;
+
+/** Rows per child when rows average `rowBytes`: MaxItemsPerBatch, or fewer when 256 KB fills first. */
+export function rowsPerBatch(batchSize: number, rowBytes: number): number {
+  return Math.max(1, Math.min(batchSize, Math.floor(stepFunctions.maxBatchBytes / rowBytes)));
+}
+
+/** Orchestration dollars per million plan rows, unthrottled, for rows of `rowBytes` on average. */
+export function fanOutCostPerMillionRows(shape: { batchSize: number; innerConcurrency: number }, rowBytes: number): number {
+  const rows = rowsPerBatch(shape.batchSize, rowBytes);
+  const children = Math.ceil(1_000_000 / rows);
+  const seconds = Math.ceil((Math.ceil(rows / shape.innerConcurrency) * pacing.callSeconds) / 0.1 - 1e-9) * 0.1;
+  const p = stepFunctionsPricing;
+  return children * (p.standardTransition + p.expressRequest + seconds * p.expressMemoryGb * p.expressGbSecond);
 }

@@ -3,7 +3,7 @@
  */
 import { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
 import { STACK_QUOTA_TAG } from "../infra/naming";
-import { FANOUT_HEADROOM, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
+import { FANOUT_HEADROOM, maxCallsInFlight, pacing, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 const CREATE_SCHEDULE = /^arn:aws[a-z-]*:states:::aws-sdk:scheduler:createSchedule$/;
@@ -62,15 +62,18 @@ function createScheduleTasks(machine: any, maps: MapOnPath[] = [], out: CreateSc
 export interface ConcurrencyConfig {
   /** The account's CreateSchedule quota in the Region (requests per second). */
   createScheduleTps?: number;
-  /** Share of the quota the fan-out may use at once; the rest absorbs retries and other callers. */
+  /** Share of the quota the fan-out may ask for; the rest absorbs retries and other callers. */
   headroom?: number;
+  /** A CreateSchedule round trip, in milliseconds: calls in flight ÷ latency is the rate asked for. */
+  callLatencyMs?: number;
 }
 
 const n = (x: number) => x.toLocaleString("en-US");
 
 export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
   name: "fanout-concurrency-below-quota",
-  description: "The fan-out never has more CreateSchedule calls in flight than createScheduleTps × headroom.",
+  description:
+    "The fan-out never asks for more than createScheduleTps × headroom CreateSchedule calls a second: calls in flight ≤ createScheduleTps × headroom × call latency.",
   enforcementLevel: "mandatory",
   configSchema: {
     properties: {
@@ -85,13 +88,23 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
         exclusiveMinimum: 0,
         maximum: 1,
         default: FANOUT_HEADROOM,
-        description: "share of the quota the fan-out may use at once",
+        description: "share of the quota the fan-out may ask for",
+      },
+      callLatencyMs: {
+        type: "integer",
+        minimum: 1,
+        default: pacing.callSeconds * 1000,
+        description: "a CreateSchedule round trip as a Step Functions task sees it (calls in flight ÷ latency = calls a second)",
       },
     },
   },
   validateResource: (args, report) => {
-    const { createScheduleTps = scheduler.createScheduleTps, headroom = FANOUT_HEADROOM } = args.getConfig<ConcurrencyConfig>();
-    const limit = Math.floor(createScheduleTps * headroom);
+    const {
+      createScheduleTps = scheduler.createScheduleTps,
+      headroom = FANOUT_HEADROOM,
+      callLatencyMs = pacing.callSeconds * 1000,
+    } = args.getConfig<ConcurrencyConfig>();
+    const limit = maxCallsInFlight(createScheduleTps, headroom, callLatencyMs / 1000);
     const { tasks } = tasksOf(args);
     if (tasks.length) checkStackQuota(args, createScheduleTps, report);
     for (const task of tasks) {
@@ -117,7 +130,7 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
         ? `set the Distributed Map "${distributed.name}" MaxConcurrency to at most ${n(Math.max(1, Math.floor(limit / perChild)))}`
         : "lower the Maps' MaxConcurrency";
       report(
-        `${where} can make ${n(peak)} CreateSchedule calls at once (${factors || "no Map"}), above ${n(limit)} (createScheduleTps ${n(createScheduleTps)} × headroom ${headroom}): ${fix}, or raise the quota and createScheduleTps`,
+        `${where} can make ${n(peak)} CreateSchedule calls at once (${factors || "no Map"}), above ${n(limit)} (createScheduleTps ${n(createScheduleTps)} × headroom ${headroom} × ${n(callLatencyMs)} ms a call): ${fix}, or raise the quota and createScheduleTps`,
       );
     }
   },

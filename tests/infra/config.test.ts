@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { ConfigError, isEmailAddress, parseStackConfig } from "../../infra/config";
-import { worstCaseBatchSeconds } from "../../infra/quotas";
+import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/quotas";
 import { devConfig } from "../helpers/stack";
 
 /** The dev stack's config as `get(key)`, with overrides. */
@@ -25,7 +25,7 @@ describe("stack config", () => {
   it("accepts the shipped dev config", () => {
     const { config } = parseStackConfig(getter());
     assert.strictEqual(config.senderIdentity, "mail.example.com");
-    assert.strictEqual(config.batchSize, 80);
+    assert.strictEqual(config.batchSize, 400);
     assert.deepStrictEqual(config.unsubscribe, { contactList: "sendtime-dev", topic: "campaigns" });
   });
 
@@ -36,7 +36,7 @@ describe("stack config", () => {
     assert.strictEqual(config.createScheduleTps, 5000);
     assert.strictEqual(config.maxEventAgeSeconds, 7200);
     assert.strictEqual(config.maxRetryAttempts, 5);
-    assert.strictEqual(config.innerConcurrency, 40);
+    assert.strictEqual(config.innerConcurrency, 25);
     assert.strictEqual(config.alarmEmail, undefined);
     assert.strictEqual(config.unsubscribe, undefined);
   });
@@ -68,14 +68,35 @@ describe("stack config", () => {
     assert.strictEqual(config.maxRetryAttempts, 0);
   });
 
-  it("rejects a batch whose worst-case run exceeds the 5-minute EXPRESS limit, saying the largest that fits", () => {
-    assert.ok(worstCaseBatchSeconds(120, 40) > 300 && worstCaseBatchSeconds(80, 40) <= 300);
+  it("rejects a batch that cannot finish in EXPRESS's 5 minutes even unthrottled but for one row, saying the largest that fits", () => {
+    // 1,720 rounds of 0.1 s plus one row retried to its limit (128 s) is exactly 300 s
+    assert.strictEqual(batchSecondsWithOneSlowRow(1720, 1), 300);
+    assert.strictEqual(parseStackConfig(getter({ batchSize: "1720", innerConcurrency: "1", maxConcurrency: "1" })).config.batchSize, 1720);
     rejects(
-      { batchSize: "120" },
-      /sendtime:batchSize = "120" is not valid: with innerConcurrency 40 a batch can take 384 s when CreateSchedule is throttled, over the 300 s EXPRESS limit; use at most 80$/,
+      { batchSize: "1721", innerConcurrency: "1" },
+      /^sendtime:batchSize = "1721" is not valid: with innerConcurrency 1 a batch takes 300 s at 0.1 s a call with one row retried to its limit \(128 s\), over the 300 s EXPRESS limit; use at most 1720$/,
     );
-    assert.strictEqual(parseStackConfig(getter({ batchSize: "80" })).config.batchSize, 80);
-    rejects({ batchSize: "10", innerConcurrency: "1" }, /use at most 2$/);
+    assert.strictEqual(parseStackConfig(getter({ batchSize: "10000" })).config.batchSize, 10000);
+  });
+
+  it("sizes the fan-out from the quota by default: calls in flight = quota × 0.95 × 0.1 s, as close as whole Maps allow", () => {
+    const shape = (tps: string) => {
+      const { config } = parseStackConfig(
+        (k) => ({ senderIdentity: "example.com", fromAddress: "a@example.com", createScheduleTps: tps })[k],
+      );
+      return [config.maxConcurrency, config.innerConcurrency, config.batchSize];
+    };
+    // 5,000 × 0.95 × 0.1 = 475 = 19 × 25; 20,000 → 1,900 = 50 × 38; 100 → 9.5 → 9 calls in one child
+    assert.deepStrictEqual(shape("5000"), [19, 25, 400]);
+    assert.deepStrictEqual(shape("20000"), [50, 38, 400]);
+    assert.deepStrictEqual(shape("100"), [1, 9, 400]);
+    assert.strictEqual(maxCallsInFlight(5000), 475);
+  });
+
+  it("exports the schedule quota for the launcher: 10,000,000 by default, or the configured one", () => {
+    assert.strictEqual(parseStackConfig(getter()).config.maxSchedules, 10_000_000);
+    assert.strictEqual(parseStackConfig(getter({ maxSchedules: "25000000" })).config.maxSchedules, 25_000_000);
+    rejects({ maxSchedules: "0" }, /^sendtime:maxSchedules = "0" is not valid: a whole number from 1 to 1000000000$/);
   });
 
   it("rejects an unknown key, naming the closest known one", () => {

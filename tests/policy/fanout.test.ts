@@ -15,9 +15,9 @@ const PARAMS: FanOutParameters = {
   resultsBucket: "b",
   fromAddress: "news@mail.example.com",
   configurationSetName: "cs",
-  maxConcurrency: 60,
-  batchSize: 80,
-  innerConcurrency: 40,
+  maxConcurrency: 19,
+  batchSize: 400,
+  innerConcurrency: 25,
   toleratedFailurePercentage: 5,
   maxEventAgeSeconds: 7200,
   maxRetryAttempts: 5,
@@ -34,25 +34,37 @@ function edited(edit: (def: any, task: any) => void, params: Partial<FanOutParam
 
 describe("policy: fanout-concurrency-below-quota", () => {
   const p = fanOutConcurrencyBelowQuota;
-  it("passes the shipped shape (60 × 40 = 2,400 ≤ 2,500)", () => assertNoResourceViolations(p, machine(fanOutDefinition(PARAMS))));
-  it("passes exactly at the limit (2,500 × 1)", () =>
-    assertNoResourceViolations(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 2500, innerConcurrency: 1 }))));
+  it("passes the shipped shape (19 × 25 = 475 = 5,000/s × 0.95 × 0.1 s)", () =>
+    assertNoResourceViolations(p, machine(fanOutDefinition(PARAMS))));
+  it("passes exactly at the limit (475 × 1)", () =>
+    assertNoResourceViolations(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 475, innerConcurrency: 1 }))));
   it("fails one above the limit, showing the numbers and the largest allowed MaxConcurrency", () =>
-    assertHasResourceViolation(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 2501, innerConcurrency: 1 })), {
+    assertHasResourceViolation(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 476, innerConcurrency: 1 })), {
       message:
-        'can make 2,501 CreateSchedule calls at once (Distributed Map "FanOut" MaxConcurrency 2501 × inline Map "CreateSchedules" MaxConcurrency 1), above 2,500 (createScheduleTps 5,000 × headroom 0.5): set the Distributed Map "FanOut" MaxConcurrency to at most 2,500',
+        'can make 476 CreateSchedule calls at once (Distributed Map "FanOut" MaxConcurrency 476 × inline Map "CreateSchedules" MaxConcurrency 1), above 475 (createScheduleTps 5,000 × headroom 0.95 × 100 ms a call): set the Distributed Map "FanOut" MaxConcurrency to at most 475',
     }));
-  it("uses the quota and headroom from policy config", () =>
-    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 4000, headroom: 0.5 }), {
-      message: 'above 2,000 (createScheduleTps 4,000 × headroom 0.5): set the Distributed Map "FanOut" MaxConcurrency to at most 50',
+  it("fails the old shape (60 × 40 = 2,400 calls in flight: about 24,000 calls a second asked of 5,000)", () =>
+    assertHasResourceViolation(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 60, innerConcurrency: 40 })), {
+      message: "can make 2,400 CreateSchedule calls at once",
     }));
+  it("uses the quota, headroom and call latency from policy config", async () => {
+    await assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 4000, headroom: 0.5 }), {
+      message:
+        'above 200 (createScheduleTps 4,000 × headroom 0.5 × 100 ms a call): set the Distributed Map "FanOut" MaxConcurrency to at most 8',
+    });
+    // faster calls: the same concurrency asks for more calls a second
+    await assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { callLatencyMs: 50 }), {
+      message: "above 237 (createScheduleTps 5,000 × headroom 0.95 × 50 ms a call)",
+    });
+    await assertNoResourceViolations(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 38 }), { callLatencyMs: 200 }));
+  });
   it("counts an absent MaxConcurrency as the service default (10,000)", () =>
     assertHasResourceViolation(p, machine(edited((d) => delete d.States.FanOut.MaxConcurrency)), {
       message: "MaxConcurrency unset (10,000)",
     }));
   it("counts MaxConcurrency 0 as unlimited too", () =>
     assertHasResourceViolation(p, machine(edited((d) => (d.States.FanOut.MaxConcurrency = 0))), {
-      message: "can make 400,000 CreateSchedule calls",
+      message: "can make 250,000 CreateSchedule calls",
     }));
   it("counts an inner Map without MaxConcurrency at the inline limit (40)", () =>
     assertHasResourceViolation(
