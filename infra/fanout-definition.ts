@@ -13,9 +13,16 @@
  * variant. A Choice state tests the row for a variant: JSONPath cannot read a field that may be missing.
  */
 import { EMAIL_TAGS } from "./email-events";
-import { CAMPAIGN_PREFIX, RESULTS_PREFIX, sdkIntegrationArn, sesSendEmailTargetArn } from "./naming";
+import {
+  CAMPAIGN_PREFIX,
+  CLEANUP_SCHEDULE_NAME,
+  RESULTS_PREFIX,
+  schedulerDeleteGroupTargetArn,
+  sdkIntegrationArn,
+  sesSendEmailTargetArn,
+} from "./naming";
 import type { PlanRow } from "./plan-row";
-import { createScheduleRetry, stepFunctions } from "./quotas";
+import { createScheduleRetry, scheduler, stepFunctions } from "./quotas";
 
 export type { PlanRow };
 
@@ -27,6 +34,23 @@ export interface FanOutInput {
   window_minutes: number;
   /** The `campaign` EmailTag value: campaignTag(campaign_id). */
   campaign_tag: string;
+  /**
+   * When the campaign's group deletes itself, in UTC, `YYYY-MM-DDTHH:MM:SS` (at()'s format): cleanupAt(). Absent (an
+   * execution started by hand): no housekeeping schedule, the group stays until cancel-campaign.
+   */
+  cleanup_at?: string;
+}
+
+/** Minutes Scheduler may spread the housekeeping call over (it is one call; any window would do). */
+const CLEANUP_WINDOW_MINUTES = 60;
+
+/**
+ * When a campaign's group may go: after its last send, that send's flexible window, and the longest Scheduler keeps
+ * retrying a send (the API's maximum MaximumEventAgeInSeconds, whatever the stack sets), rounded up to the minute.
+ */
+export function cleanupAt(lastSendUtc: Date, windowMinutes: number): string {
+  const ms = lastSendUtc.getTime() + windowMinutes * 60_000 + scheduler.maxEventAgeSeconds.max * 1000;
+  return new Date(Math.ceil(ms / 60_000) * 60_000).toISOString().slice(0, 19);
 }
 
 /** How the fan-out runs, from the stack config (infra/config.ts). */
@@ -61,12 +85,11 @@ export interface FanOutParameters extends FanOutShape {
   listManagement?: { contactListName: string; topicName: string };
 }
 
-/** Errors worth retrying: the service is busy or briefly broken. Anything else fails the row's batch. */
-export const RETRYABLE_SCHEDULER_ERRORS = [
-  "Scheduler.ThrottlingException",
-  "Scheduler.ServiceQuotaExceededException",
-  "Scheduler.InternalServerException",
-];
+/**
+ * Errors worth retrying: the service is busy or briefly broken. Anything else fails the row's batch, notably
+ * ServiceQuotaExceededException: the account is out of schedules (or groups), which no retry fixes.
+ */
+export const RETRYABLE_SCHEDULER_ERRORS = ["Scheduler.ThrottlingException", "Scheduler.InternalServerException"];
 
 /** CreateSchedule/CreateScheduleGroup of a name that exists: a re-run or a redrive, and not an error. */
 export const ALREADY_EXISTS = "Scheduler.ConflictException";
@@ -80,6 +103,12 @@ export const STATE_NAMES = {
   request: "Request",
   createSchedule: "CreateSchedule",
   scheduleExists: "ScheduleExists",
+  hasCleanupTime: "HasCleanupTime",
+  cleanupRequest: "CleanupRequest",
+  scheduleCleanup: "ScheduleCleanup",
+  readCleanup: "ReadCleanup",
+  isCleanupLater: "IsCleanupLater",
+  moveCleanup: "MoveCleanup",
 } as const;
 
 const retryThrottles = () => [
@@ -103,6 +132,7 @@ export function fanOutDefinition(p: FanOutParameters): Record<string, unknown> {
     StartAt: S.ensureGroup,
     States: {
       [S.ensureGroup]: ensureScheduleGroup(p),
+      ...cleanupStates(p),
       [S.fanOut]: distributedFanOut(p),
     },
   };
@@ -123,8 +153,86 @@ function ensureScheduleGroup(p: FanOutParameters) {
     },
     ResultPath: null,
     Retry: retryThrottles(),
-    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.fanOut }],
-    Next: STATE_NAMES.fanOut,
+    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.hasCleanupTime }],
+    Next: STATE_NAMES.hasCleanupTime,
+  };
+}
+
+/**
+ * Housekeeping: one schedule in the campaign's own group that deletes the group at `cleanup_at` (after the last send
+ * and its retries), so finished campaigns do not use up the account's 500 groups. It lives in the group it deletes, so
+ * cancel-campaign removes it with the rest. A re-run whose cleanup_at is later moves it (UpdateSchedule); an earlier
+ * one leaves it: the group stays until the latest launch's sends are done. Without cleanup_at (an execution started
+ * by hand) there is none.
+ */
+function cleanupStates(p: FanOutParameters) {
+  const S = STATE_NAMES;
+  const task = (action: string, parameters: object, next: string) => ({
+    Type: "Task",
+    Resource: sdkIntegrationArn(p.partition, "scheduler", action),
+    Parameters: parameters,
+    ResultPath: null,
+    Retry: retryThrottles(),
+    Next: next,
+  });
+  const description = "$.cleanup.existing.Description";
+  return {
+    [S.hasCleanupTime]: {
+      Type: "Choice",
+      Choices: [{ Variable: "$.cleanup_at", IsPresent: true, Next: S.cleanupRequest }],
+      Default: S.fanOut,
+    },
+    [S.cleanupRequest]: {
+      Type: "Pass",
+      Parameters: {
+        "group.$": groupNameExpression("$.campaign_id"),
+        "expression.$": "States.Format('at({})', $.cleanup_at)",
+        // The instant, also kept as the schedule's Description, where a re-run reads it back to compare.
+        "instant.$": "States.Format('{}Z', $.cleanup_at)",
+        target_input: { "Name.$": groupNameExpression("$.campaign_id") },
+      },
+      ResultPath: "$.cleanup",
+      Next: S.scheduleCleanup,
+    },
+    [S.scheduleCleanup]: {
+      ...task("createSchedule", cleanupSchedule(p), S.fanOut),
+      Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: S.readCleanup }],
+    },
+    [S.readCleanup]: {
+      ...task("getSchedule", { Name: CLEANUP_SCHEDULE_NAME, "GroupName.$": "$.cleanup.group" }, S.isCleanupLater),
+      ResultPath: "$.cleanup.existing",
+    },
+    [S.isCleanupLater]: {
+      Type: "Choice",
+      Choices: [
+        // Rules run in order: a Description that is missing or not ours is replaced, never compared.
+        { Variable: description, IsPresent: false, Next: S.moveCleanup },
+        { Not: { Variable: description, IsTimestamp: true }, Next: S.moveCleanup },
+        { Variable: "$.cleanup.instant", TimestampGreaterThanPath: description, Next: S.moveCleanup },
+      ],
+      Default: S.fanOut,
+    },
+    [S.moveCleanup]: task("updateSchedule", cleanupSchedule(p), S.fanOut),
+  };
+}
+
+/** The housekeeping schedule, for CreateSchedule and UpdateSchedule alike (an update replaces every field). */
+function cleanupSchedule(p: FanOutParameters) {
+  return {
+    Name: CLEANUP_SCHEDULE_NAME,
+    "GroupName.$": "$.cleanup.group",
+    "ScheduleExpression.$": "$.cleanup.expression",
+    ScheduleExpressionTimezone: "UTC",
+    "Description.$": "$.cleanup.instant",
+    FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: CLEANUP_WINDOW_MINUTES },
+    ActionAfterCompletion: "DELETE",
+    Target: {
+      Arn: schedulerDeleteGroupTargetArn(p.partition),
+      RoleArn: p.targetRoleArn,
+      "Input.$": "States.JsonToString($.cleanup.target_input)",
+      RetryPolicy: { MaximumEventAgeInSeconds: p.maxEventAgeSeconds, MaximumRetryAttempts: p.maxRetryAttempts },
+      DeadLetterConfig: { Arn: p.deadLetterQueueArn },
+    },
   };
 }
 

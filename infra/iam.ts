@@ -63,7 +63,10 @@ export interface SchedulerTargetGrants {
   kmsKeyArn?: string;
 }
 
-/** What a schedule may do when it fires: send through SES and dead-letter what it could not deliver. */
+/**
+ * What a schedule may do when it fires: send through SES, dead-letter what it could not deliver, and (the campaign's
+ * housekeeping schedule) delete a campaign's group — campaign groups only, as every Scheduler grant.
+ */
 export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyStatement[] {
   const { partition, region, accountId } = g.scope;
   const sesResources = [g.identityArn, g.configurationSetArn, `arn:${partition}:ses:${region}:${accountId}:template/*`];
@@ -71,6 +74,7 @@ export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyState
   const statements: PolicyStatement[] = [
     { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesResources },
     { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+    { Sid: "DeleteFinishedCampaignGroups", Effect: "Allow", Action: "scheduler:DeleteScheduleGroup", Resource: campaignGroupsArn(g.scope) },
   ];
   if (g.kmsKeyArn) {
     statements.push({
@@ -98,7 +102,13 @@ export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
   const self = stateMachineArn(g.scope, g.stateMachineName);
   const executions = self.replace(":stateMachine:", ":execution:");
   const statements: PolicyStatement[] = [
-    { Sid: "CreateCampaignSchedules", Effect: "Allow", Action: "scheduler:CreateSchedule", Resource: campaignSchedulesArn(g.scope) },
+    {
+      // Get and Update for the housekeeping schedule only: a re-run moves it later (fanout-definition.ts).
+      Sid: "CreateCampaignSchedules",
+      Effect: "Allow",
+      Action: ["scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"],
+      Resource: campaignSchedulesArn(g.scope),
+    },
     {
       Sid: "CreateCampaignGroups",
       Effect: "Allow",

@@ -104,6 +104,17 @@ export function sesSendEmailTargetArn(partition: string): string {
   return `arn:${partition}:scheduler:::aws-sdk:sesv2:sendEmail`;
 }
 
+/** The Scheduler universal target that deletes a schedule group (a campaign's housekeeping schedule calls it). */
+export function schedulerDeleteGroupTargetArn(partition: string): string {
+  return `arn:${partition}:scheduler:::aws-sdk:scheduler:deleteScheduleGroup`;
+}
+
+/**
+ * The housekeeping schedule in every campaign group. Plan schedule names always end in `-<step>`; this one has no
+ * `-`, so it never meets a recipient's schedule.
+ */
+export const CLEANUP_SCHEDULE_NAME = "sendtime.cleanup";
+
 /** Step Functions' AWS SDK integration for one API action, e.g. ("scheduler", "createSchedule"). */
 export function sdkIntegrationArn(partition: string, service: string, action: string): string {
   return `arn:${partition}:states:::aws-sdk:${service}:${action}`;

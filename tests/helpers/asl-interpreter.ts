@@ -1,6 +1,6 @@
 /**
  * A small interpreter for the subset of Amazon States Language (JSONPath) the fan-out uses: Task (aws-sdk
- * integrations, answered by a fake), Pass, Choice (IsPresent, IsNull, StringEquals, Not/And/Or), Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
+ * integrations, answered by a fake), Pass, Choice (IsPresent, IsNull, StringEquals, IsTimestamp, TimestampGreaterThanPath, Not/And/Or), Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
  * and INLINE), Parameters/ItemSelector with paths and intrinsics (States.Format, States.Array, States.JsonToString),
  * ResultSelector, ResultPath, OutputPath, Retry and Catch. It runs the definition the stack deploys, so tests can
  * check what CreateSchedule requests it would make. Unknown constructs throw: the interpreter never guesses.
@@ -155,7 +155,18 @@ function choiceMatches(rule: any, input: any, ctx: Context): boolean {
   const value = getPath(input, rule.Variable, ctx);
   if (rule.IsNull !== undefined) return (value === null) === rule.IsNull;
   if (rule.StringEquals !== undefined) return value === rule.StringEquals;
+  if (rule.IsTimestamp !== undefined) return isTimestamp(value) === rule.IsTimestamp;
+  if (rule.TimestampGreaterThanPath !== undefined) {
+    const other = getPath(input, rule.TimestampGreaterThanPath, ctx);
+    // Step Functions: a comparison of values that are not both timestamps is false.
+    return isTimestamp(value) && isTimestamp(other) && Date.parse(value) > Date.parse(other);
+  }
   throw new Error(`interpreter does not support the Choice rule ${JSON.stringify(rule)}`);
+}
+
+/** An RFC 3339 timestamp as Choice rules take it: date, time, a zone (Z or an offset). */
+function isTimestamp(v: unknown): v is string {
+  return typeof v === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v) && !Number.isNaN(Date.parse(v));
 }
 
 function matches(errorEquals: string[], error: string): boolean {

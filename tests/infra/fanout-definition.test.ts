@@ -1,7 +1,14 @@
 import * as assert from "assert";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow, RETRYABLE_SCHEDULER_ERRORS } from "../../infra/fanout-definition";
-import { stepFunctions, worstCaseBatchSeconds } from "../../infra/quotas";
+import {
+  cleanupAt,
+  fanOutDefinition,
+  FanOutInput,
+  FanOutParameters,
+  PlanRow,
+  RETRYABLE_SCHEDULER_ERRORS,
+} from "../../infra/fanout-definition";
+import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/quotas";
 import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
 import { definitionOf, renderWith } from "../helpers/stack";
 
@@ -56,13 +63,14 @@ const PLAN_FIELDS: (keyof PlanRow)[] = [
   "variant",
   "schedule_expression",
 ];
-const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"];
+const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag", "cleanup_at"];
 
 /** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
 class FakeScheduler {
   groups = new Set<string>();
   schedules = new Map<string, any>();
   requests: any[] = [];
+  updates: any[] = [];
   /** How many times each schedule name is throttled before it goes through. */
   throttle = new Map<string, { times: number; error: string }>();
 
@@ -81,6 +89,18 @@ class FakeScheduler {
           if (this.groups.has(params.Name)) throw new StatesError("Scheduler.ConflictException", "group exists");
           this.groups.add(params.Name);
           return { ScheduleGroupArn: `arn:aws:scheduler:us-east-1:123456789012:schedule-group/${params.Name}` };
+        }
+        if (action === "getSchedule") {
+          const found = this.schedules.get(`${params.GroupName}/${params.Name}`);
+          if (!found) throw new StatesError("Scheduler.ResourceNotFoundException", "no such schedule");
+          return structuredClone(found);
+        }
+        if (action === "updateSchedule") {
+          const key = `${params.GroupName}/${params.Name}`;
+          if (!this.schedules.has(key)) throw new StatesError("Scheduler.ResourceNotFoundException", "no such schedule");
+          this.updates.push(params);
+          this.schedules.set(key, params);
+          return { ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${key}` };
         }
         assert.strictEqual(action, "createSchedule");
         this.requests.push(params);
@@ -188,6 +208,11 @@ describe("fan-out definition", () => {
         "$.timezone",
         "$.window_minutes",
         "$.email",
+        "$.cleanup.group",
+        "$.cleanup.expression",
+        "$.cleanup.instant",
+        "$.cleanup.target_input",
+        "$.cleanup.existing.Description",
       ].includes(ref);
       assert.ok(
         (row && PLAN_FIELDS.includes(row[1] as keyof PlanRow)) || (input && INPUT_FIELDS.includes(input[1] as keyof FanOutInput)) || local,
@@ -207,14 +232,27 @@ describe("fan-out definition", () => {
     assert.strictEqual(fanOut.ResultWriter.Parameters.Bucket, "recipients-bucket");
   });
 
-  it("retries throttling with capped exponential backoff and full jitter, within the EXPRESS limit", () => {
+  it("retries throttling with capped exponential backoff and full jitter; a default batch fits EXPRESS's limit with one row retried out", () => {
     const task = (fanOutDefinition(PARAMS) as any).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule;
     const [retry] = task.Retry;
-    assert.deepStrictEqual(retry.ErrorEquals, RETRYABLE_SCHEDULER_ERRORS);
+    assert.deepStrictEqual(retry.ErrorEquals, ["Scheduler.ThrottlingException", "Scheduler.InternalServerException"]);
     assert.strictEqual(retry.JitterStrategy, "FULL");
     assert.ok(retry.MaxDelaySeconds > 0 && retry.BackoffRate > 1);
     assert.strictEqual(retry.MaxAttempts, 16);
-    assert.ok(worstCaseBatchSeconds(80, 40) <= stepFunctions.expressMaxSeconds);
+    assert.ok(batchSecondsWithOneSlowRow(400, 25) <= stepFunctions.expressMaxSeconds);
+  });
+
+  it("retries no ServiceQuotaExceededException anywhere: out of schedules or groups is not transient", () => {
+    const retriers: any[] = [];
+    const walk = (node: any) => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === "object")
+        for (const [k, v] of Object.entries(node)) k === "Retry" ? retriers.push(...(v as any[])) : walk(v);
+    };
+    walk(fanOutDefinition(PARAMS));
+    assert.ok(retriers.length >= 5);
+    for (const r of retriers)
+      assert.ok(!r.ErrorEquals.includes("Scheduler.ServiceQuotaExceededException") && !r.ErrorEquals.includes("States.ALL"));
   });
 
   describe("run on a plan (interpreted)", () => {
@@ -274,6 +312,7 @@ describe("fan-out definition", () => {
       const rows = planRows(20);
       const fake = new FakeScheduler();
       const errors = RETRYABLE_SCHEDULER_ERRORS;
+      assert.strictEqual(errors.length, 2);
       rows.forEach((r, i) => fake.throttle.set(r.schedule_name, { times: i % 17, error: errors[i % errors.length] }));
       const stats: RunStats = { retries: [] };
       runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)), stats);
@@ -319,6 +358,89 @@ describe("fan-out definition", () => {
       assert.ok(!fake.schedules.has("campaign-spring/r4-1"));
       runStateMachine(tolerant, INPUT, fake.services(toJsonl(rows)));
       assert.strictEqual(fake.schedules.size, 9);
+    });
+
+    it("a quota error fails the row's batch at once, without a retry, into the results", () => {
+      const rows = planRows(6);
+      const fake = new FakeScheduler();
+      fake.throttle.set("r1-1", { times: 1, error: "Scheduler.ServiceQuotaExceededException" });
+      const stats: RunStats = { retries: [] };
+      const services = fake.services(toJsonl(rows));
+      const out = runStateMachine(fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 50 }), INPUT, services, stats);
+      assert.deepStrictEqual(stats.retries, []);
+      assert.strictEqual(fake.requests.filter((r) => r.Name === "r1-1").length, 1, "asked once");
+      assert.strictEqual(out.fan_out.failedItems, 3);
+      assert.strictEqual(services.results[0].failed[0].error, "Scheduler.ServiceQuotaExceededException");
+      for (const id of ["r3", "r4", "r5"]) assert.ok(fake.schedules.has(`campaign-spring/${id}-1`), `the other batch: ${id}`);
+      assert.ok(!fake.schedules.has("campaign-spring/r1-1"));
+    });
+
+    describe("housekeeping: the campaign's group deletes itself after the last send", () => {
+      const CLEANUP = "campaign-spring/sendtime.cleanup";
+      const run = (fake: FakeScheduler, cleanup_at: string | undefined, rows = planRows(3)) =>
+        runStateMachine(fanOutDefinition(PARAMS), cleanup_at ? { ...INPUT, cleanup_at } : INPUT, fake.services(toJsonl(rows)));
+
+      it("creates one schedule in the group that calls scheduler:deleteScheduleGroup on it, at cleanup_at UTC", () => {
+        const fake = new FakeScheduler();
+        run(fake, "2026-12-06T15:00:00");
+        const req = fake.schedules.get(CLEANUP);
+        assert.deepStrictEqual(req, {
+          Name: "sendtime.cleanup",
+          GroupName: "campaign-spring",
+          ScheduleExpression: "at(2026-12-06T15:00:00)",
+          ScheduleExpressionTimezone: "UTC",
+          Description: "2026-12-06T15:00:00Z",
+          FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: 60 },
+          ActionAfterCompletion: "DELETE",
+          Target: {
+            Arn: "arn:aws:scheduler:::aws-sdk:scheduler:deleteScheduleGroup",
+            RoleArn: PARAMS.targetRoleArn,
+            Input: '{"Name":"campaign-spring"}',
+            RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 },
+            DeadLetterConfig: { Arn: PARAMS.deadLetterQueueArn },
+          },
+        });
+        assert.strictEqual(fake.schedules.size, 4, "3 sends and the housekeeping schedule");
+        // created before the fan-out: even a fan-out that fails leaves a group that goes away
+        assert.strictEqual(fake.requests[0].Name, "sendtime.cleanup");
+      });
+
+      it("a re-run with a later cleanup_at moves it; the same or an earlier one leaves it (the latest launch wins)", () => {
+        const fake = new FakeScheduler();
+        run(fake, "2026-12-06T15:00:00");
+        run(fake, "2026-12-06T15:00:00");
+        assert.deepStrictEqual(fake.updates, []);
+        run(fake, "2026-12-02T08:00:00", planRows(4));
+        assert.deepStrictEqual(fake.updates, []);
+        assert.strictEqual(fake.schedules.get(CLEANUP).ScheduleExpression, "at(2026-12-06T15:00:00)");
+        run(fake, "2026-12-09T10:30:00");
+        assert.strictEqual(fake.updates.length, 1);
+        assert.strictEqual(fake.schedules.get(CLEANUP).ScheduleExpression, "at(2026-12-09T10:30:00)");
+        assert.strictEqual(fake.schedules.get(CLEANUP).Target.Input, '{"Name":"campaign-spring"}');
+        assert.strictEqual(fake.schedules.size, 5, "4 sends, one housekeeping schedule, nothing duplicated");
+      });
+
+      it("a schedule of that name without our Description is replaced, not compared", () => {
+        const fake = new FakeScheduler();
+        fake.groups.add("campaign-spring");
+        fake.schedules.set(CLEANUP, { Name: "sendtime.cleanup", Description: "made by hand" });
+        run(fake, "2026-12-06T15:00:00");
+        assert.strictEqual(fake.updates.length, 1);
+        assert.strictEqual(fake.schedules.get(CLEANUP).Description, "2026-12-06T15:00:00Z");
+      });
+
+      it("an execution started by hand without cleanup_at creates none", () => {
+        const fake = new FakeScheduler();
+        run(fake, undefined);
+        assert.ok(!fake.schedules.has(CLEANUP));
+        assert.strictEqual(fake.schedules.size, 3);
+      });
+
+      it("cleanupAt: last send + its window + 24 h of Scheduler retries, rounded up to the minute, in at()'s format", () => {
+        // 2026-12-04T17:00:00Z + 15 min + 86,400 s = 2026-12-05T17:15:00
+        assert.strictEqual(cleanupAt(new Date("2026-12-04T17:00:00.000Z"), 15), "2026-12-05T17:15:00");
+        assert.strictEqual(cleanupAt(new Date("2026-12-31T23:59:30.000Z"), 1), "2027-01-02T00:01:00");
+      });
     });
 
     it("fails the execution when more items fail than tolerated", () => {

@@ -109,7 +109,12 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       ]);
       const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;
       assert.deepStrictEqual(s.find((x) => x.Action === "sqs:SendMessage").Resource, dlq.arn);
-      assert.strictEqual(s.length, 2);
+      // the housekeeping schedule deletes its campaign's group, and only campaign groups
+      assert.deepStrictEqual(
+        s.find((x) => x.Action === "scheduler:DeleteScheduleGroup").Resource,
+        `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`,
+      );
+      assert.strictEqual(s.length, 3);
     });
     it("has an encrypted dead-letter queue keeping messages 14 days", () => {
       const q = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq");

@@ -72,7 +72,8 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       s.Sid === "CreateCampaignSchedules" ? { ...s, Resource: "arn:aws:scheduler:eu-west-1:210987654321:schedule/*/*" } : s,
     );
     await assertHasResourceViolation(schedulerActionsScopedToCampaigns, rolePolicy(widened), {
-      message: 'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule on',
+      message:
+        'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule, scheduler:GetSchedule, scheduler:UpdateSchedule on',
     });
     const sendAnywhere = schedulerTargetStatements(targetGrants).map((s) => (s.Sid === "SendCampaignEmail" ? { ...s, Resource: "*" } : s));
     await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), { message: 'allows ses:SendEmail on "*"' });
