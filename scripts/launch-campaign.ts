@@ -2,7 +2,8 @@
  * Plans a campaign from a recipient CSV and launches it on a deployed stack. See USAGE.
  */
 import * as path from "path";
-import { scheduler } from "../infra/quotas";
+import { cleanupAt } from "../infra/fanout-definition";
+import { fanOutCreateRate, scheduler } from "../infra/quotas";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
@@ -56,7 +57,7 @@ Other flags:
   --encoding utf8|latin1  how the file is encoded (default utf8; invalid UTF-8 stops with the line and byte offset)
   --window-minutes W      use this flexible window instead of sizing one (1-1440)
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
-  --create-tps C          CreateSchedule rate for the fan-out ETA (default: half the stack's createScheduleTps, 2,500)
+  --create-tps C          CreateSchedule rate for the fan-out ETA (default: the fan-out's pace, 95% of the stack's createScheduleTps: 4,750)
   --out DIR               where plan.jsonl, rejects.csv and summary.json go (default out/<campaign>)
   --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
   --max-schedules N       the Region's EventBridge Scheduler schedule quota: a plan with more schedules is not
@@ -137,7 +138,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
     marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
-    createTps: positiveFlag("create-tps", f["create-tps"], (outputs.createScheduleTps ?? scheduler.createScheduleTps) / 2),
+    createTps: positiveFlag("create-tps", f["create-tps"], fanOutCreateRate(outputs.createScheduleTps ?? scheduler.createScheduleTps)),
     rate,
     window:
       f["window-minutes"] === undefined
@@ -187,6 +188,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     plan_bucket: target.bucketName,
     plan_key: key,
     window_minutes: summary.window.minutes,
+    cleanup_at: cleanupAt(new Date(summary.lastSend!), summary.window.minutes),
   });
   Object.assign(report, { plan: { bucket: target.bucketName, key }, launchRecord: recordKey, execution: { name, arn: executionArn } });
   const lines = [`Launched: s3://${target.bucketName}/${key} → execution ${name}`, `  ${executionArn}`];

@@ -307,13 +307,13 @@ describe("reschedule", () => {
 });
 
 describe("campaign-status", () => {
-  function stack(count: number) {
+  function stack(count: number, extra: { Name: string; GroupName: string; State: "ENABLED" }[] = []) {
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     const all = Array.from({ length: count }, (_, i) => ({
       Name: `r${i}-1`,
       GroupName: "campaign-spring",
       State: (i % 10 ? "ENABLED" : "DISABLED") as "ENABLED" | "DISABLED",
-    }));
+    })).concat(extra);
     scheduler
       .on(ListSchedulesCommand, { GroupName: "campaign-spring", MaxResults: 100, NextToken: undefined })
       .resolves({ Schedules: all.slice(0, 100), NextToken: count > 100 ? "p2" : undefined });
@@ -369,6 +369,13 @@ describe("campaign-status", () => {
       })
       .resolves({ Attributes: { ApproximateNumberOfMessages: "2", ApproximateNumberOfMessagesNotVisible: "1" } });
   }
+
+  it("does not count the campaign's housekeeping schedule (it deletes the group; it sends nothing)", async () => {
+    stack(150, [{ Name: "sendtime.cleanup", GroupName: "campaign-spring", State: "ENABLED" }]);
+    const s = JSON.parse((await run(status, ["--campaign", "spring", "--json"])).stdout);
+    assert.deepStrictEqual(s.schedules, { total: 150, byState: { DISABLED: 15, ENABLED: 135 } });
+    assert.strictEqual(scheduler.commandCalls(GetScheduleCommand).length, 150);
+  });
 
   it("counts every page of schedules by state, reads each when few, and shows fan-outs and the DLQ", async () => {
     stack(150);

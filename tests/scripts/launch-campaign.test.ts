@@ -333,8 +333,11 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       plan_bucket: "recipients-ce6a540",
       plan_key: `plans/spring/${launchId}.jsonl`,
       window_minutes: 1,
+      // by hand: the last send, 2026-12-01T15:00Z, + its 1-minute window + 24 h of Scheduler retries
+      cleanup_at: "2026-12-02T15:01:00",
       campaign_tag: "spring",
     });
+    assert.strictEqual(r.summary.lastSend, "2026-12-01T15:00:00.000Z");
     assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
   });
 
@@ -506,6 +509,7 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
       "plan_bucket",
       "plan_key",
       "window_minutes",
+      "cleanup_at",
       "campaign_tag",
     ]);
   });

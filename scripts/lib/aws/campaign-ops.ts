@@ -21,7 +21,7 @@ import {
   StopExecutionCommand,
 } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { campaignGroupName, campaignIdProblem, scheduleName } from "../../../infra/naming";
+import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/naming";
 import { atExpression, parseAtExpression } from "../../../infra/plan-row";
 import { awsErrorLine, isAwsError } from "./clients";
 import { FindingsError, UsageError } from "../cli/run";
@@ -270,6 +270,7 @@ export async function campaignStatus(
         clients.scheduler.send(new ListSchedulesCommand({ GroupName, MaxResults: 100, NextToken })),
       );
       for (const s of page.Schedules ?? []) {
+        if (s.Name === CLEANUP_SCHEDULE_NAME) continue; // the group's own housekeeping, not a send
         total++;
         byState[s.State ?? "UNKNOWN"] = (byState[s.State ?? "UNKNOWN"] ?? 0) + 1;
         // Reservoir sampling: every schedule equally likely to be read, memory bounded by the sample size.
