@@ -4,9 +4,11 @@
  * for scripts/enrol.ts, from a file with the same list. Pure: no Pulumi, no AWS SDK.
  *
  * A journey: {name, trigger: {source, detailType}, exit?: {source, detailType},
- *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template}], defaultTimezone?}
+ *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template}], defaultTimezone?,
+ *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"]}
  * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
  */
+import { WEEKDAY_NAMES } from "../scripts/lib/core/quiet-time";
 import { campaignIdProblem, SES_NAME } from "./naming";
 
 export interface EventMatch {
@@ -32,7 +34,13 @@ export interface Journey {
   steps: JourneyStep[];
   /** Zone of a subscriber whose event has no (or an unknown) zone. @default "UTC" */
   defaultTimezone?: string;
+  /** Local quiet hours, start inclusive, end exclusive, may wrap midnight: a step due then waits for their end. */
+  quietHours?: string;
+  /** Whole local days without sends (MON … SUN), upper case; a step due then waits for the next day that is not. */
+  quietDays?: string[];
 }
+
+const QUIET_HOURS = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$/;
 
 /** A bad journey definition: one line naming the journey and the field. */
 export class JourneyDefinitionError extends Error {}
@@ -72,9 +80,6 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail("", `must be an object, got ${describe(raw)}`);
   for (const key of Object.keys(raw))
     if (!JOURNEY_KEYS.includes(key)) fail(key, `is not a journey field (allowed: ${JOURNEY_KEYS.join(", ")})`);
-  // Quiet hours need the quiet-time rules of the launcher; until journeys apply them, refusing is safer than
-  // silently sending inside a subscriber's quiet hours.
-  for (const key of ["quietHours", "quietDays"]) if (raw[key] !== undefined) fail(key, "is not supported for journeys yet: remove it");
   if (typeof raw.name !== "string") fail("name", "is required: 1–55 characters of 0-9 a-z A-Z - _ .");
   const problem = campaignIdProblem(raw.name);
   if (problem) fail("name", problem.replace(/^campaign id/, "journey name"));
@@ -90,7 +95,29 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
       fail("defaultTimezone", `${JSON.stringify(raw.defaultTimezone)} is not an IANA time zone name (e.g. America/New_York)`);
     defaultTimezone = raw.defaultTimezone;
   }
-  return { name: raw.name, trigger, ...(exit ? { exit } : {}), steps, ...(defaultTimezone ? { defaultTimezone } : {}) };
+  const quiet = parseQuiet(raw, fail);
+  return { name: raw.name, trigger, ...(exit ? { exit } : {}), steps, ...(defaultTimezone ? { defaultTimezone } : {}), ...quiet };
+}
+
+function parseQuiet(raw: any, fail: Fail): Pick<Journey, "quietHours" | "quietDays"> {
+  const out: Pick<Journey, "quietHours" | "quietDays"> = {};
+  if (raw.quietHours !== undefined) {
+    const m = typeof raw.quietHours === "string" ? QUIET_HOURS.exec(raw.quietHours) : null;
+    if (!m) fail("quietHours", `${JSON.stringify(raw.quietHours)} is not valid: HH:MM-HH:MM in the subscriber's zone (e.g. 21:00-08:00)`);
+    if (m![1] === m![3] && m![2] === m![4])
+      fail("quietHours", `${raw.quietHours} starts and ends at the same minute; whole days are quietDays`);
+    out.quietHours = raw.quietHours;
+  }
+  if (raw.quietDays !== undefined) {
+    const list = typeof raw.quietDays === "string" ? raw.quietDays.split(",") : raw.quietDays;
+    const names = Array.isArray(list) ? list.map((d: unknown) => (typeof d === "string" ? d.trim().toUpperCase() : "")) : [];
+    if (!names.length || names.some((d: string) => !(WEEKDAY_NAMES as readonly string[]).includes(d)))
+      fail("quietDays", `${JSON.stringify(raw.quietDays)} is not valid: day names ${WEEKDAY_NAMES.join(",")} (e.g. "SAT,SUN")`);
+    const unique = [...new Set<string>(names)];
+    if (unique.length === 7) fail("quietDays", "makes every day quiet: nothing would ever be sent");
+    out.quietDays = unique;
+  }
+  return out;
 }
 
 function parseMatch(raw: any, field: string, fail: Fail): EventMatch {

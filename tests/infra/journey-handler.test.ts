@@ -32,6 +32,17 @@ const CLOCK: Journey = {
     { after: "+1d", template: "next-day" },
   ],
 };
+const QUIET: Journey = {
+  name: "quiet",
+  trigger: { source: "com.example.app", detailType: "TrialStarted" },
+  steps: [
+    { after: "+0h", template: "welcome" },
+    { after: "+4d", at: "09:00", template: "weekend" },
+    { after: "+1d", at: "07:00", template: "early" },
+  ],
+  quietHours: "21:00-08:00",
+  quietDays: ["SAT", "SUN"],
+};
 const ENROLMENT = {
   target: {
     partition: "aws",
@@ -99,7 +110,7 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-handler-"));
     const file = path.join(dir, "index.js");
     fs.writeFileSync(file, bundleJourneyHandler().code);
-    process.env.SENDTIME_JOURNEYS = JSON.stringify([ONBOARDING, CLOCK]);
+    process.env.SENDTIME_JOURNEYS = JSON.stringify([ONBOARDING, CLOCK, QUIET]);
     process.env.SENDTIME_ENROLMENT = JSON.stringify(ENROLMENT);
     process.env.AWS_REGION = "us-east-1";
     const bundle = require(file);
@@ -211,6 +222,17 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
       ["s1-1", "at(2026-06-16T02:30:00)", "America/Sao_Paulo"],
       ["s1-2", "at(2026-06-15T12:00:00)", "America/Sao_Paulo"],
       ["s1-3", "at(2026-06-16T10:00:00)", "America/Sao_Paulo"],
+    ]);
+  });
+
+  it("quiet hours and days delay a step to their end in the subscriber's zone (the launcher's quiet time, delay)", async () => {
+    // Kathmandu, Tuesday 2026-03-10 23:50 (18:05 UTC); quiet 21:00–08:00 and on Saturdays and Sundays.
+    now = Date.parse("2026-03-10T18:05:02Z");
+    await trigger("quiet", event("TrialStarted", "2026-03-10T18:05:00Z", { id: "q1", email: "q@example.com", timezone: "Asia/Kathmandu" }));
+    assert.deepStrictEqual(fake.creates.map(when), [
+      ["q1-1", "at(2026-03-11T08:00:00)", "Asia/Kathmandu"], // 23:51 is quiet → 08:00 Wednesday (02:15 UTC)
+      ["q1-2", "at(2026-03-16T08:00:00)", "Asia/Kathmandu"], // Saturday 09:00 → Monday, after the night's quiet hours
+      ["q1-3", "at(2026-03-11T08:00:00)", "Asia/Kathmandu"], // 07:00 Wednesday is quiet → 08:00
     ]);
   });
 

@@ -172,9 +172,24 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
         'sendtime:journeys: journey "onboarding": name "onboarding" is used by another journey',
       ],
       [
-        "quiet hours (not yet applied to journeys)",
-        [{ ...ONBOARDING, quietHours: "21:00-08:00" }],
-        'sendtime:journeys: journey "onboarding": quietHours is not supported for journeys yet',
+        "quiet hours that are not HH:MM-HH:MM",
+        [{ ...ONBOARDING, quietHours: "9pm-8am" }],
+        'sendtime:journeys: journey "onboarding": quietHours "9pm-8am" is not valid: HH:MM-HH:MM in the subscriber\'s zone (e.g. 21:00-08:00)',
+      ],
+      [
+        "quiet hours of no length",
+        [{ ...ONBOARDING, quietHours: "21:00-21:00" }],
+        'sendtime:journeys: journey "onboarding": quietHours 21:00-21:00 starts and ends at the same minute',
+      ],
+      [
+        "an unknown quiet day",
+        [{ ...ONBOARDING, quietDays: "SAT,FUNDAY" }],
+        'sendtime:journeys: journey "onboarding": quietDays "SAT,FUNDAY" is not valid: day names SUN,MON,TUE,WED,THU,FRI,SAT',
+      ],
+      [
+        "every day quiet",
+        [{ ...ONBOARDING, quietDays: ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"] }],
+        'sendtime:journeys: journey "onboarding": quietDays makes every day quiet: nothing would ever be sent',
       ],
       [
         "an unknown default zone",
@@ -221,6 +236,12 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
         () => parseJourneyConfig((key) => (key === "eventBusName" ? "my bus" : undefined), isIanaZone),
         /sendtime:eventBusName = "my bus" is not valid: an event bus name/,
       ));
+    it("quiet time is accepted and normalised (days upper case, from a list or a comma string)", () => {
+      const read = (quiet: object) =>
+        parseJourneyConfig((key) => (key === "journeys" ? JSON.stringify([{ ...ONBOARDING, ...quiet }]) : undefined), isIanaZone);
+      assert.deepStrictEqual(read({ quietHours: "21:00-08:00", quietDays: "sat, Sun" }).journeys[0].quietDays, ["SAT", "SUN"]);
+      assert.strictEqual(read({ quietHours: "21:00-08:00" }).journeys[0].quietHours, "21:00-08:00");
+    });
     it("journeys too large for the function's environment", () => {
       const many = Array.from({ length: 40 }, (_, i) => ({ ...ONBOARDING, name: `journey-${i}` }));
       assert.throws(

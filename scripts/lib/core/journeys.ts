@@ -6,6 +6,8 @@
  * Step time: `+Nh` = trigger + N hours; `+Nd` = the trigger's local wall-clock time N days later, or with `at` that
  * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
  * least one minute after the trigger moves to the next day (with `at`) or to trigger + 1 minute. Minutes round up.
+ * Then quiet time (quietHours, quietDays in the subscriber's zone) delays a step to its end, as the launcher's
+ * `--quiet delay` does (scripts/lib/core/quiet-time.ts).
  */
 import { isEmailAddress } from "../../../infra/config";
 import { Journey, JourneyStep, STEP_AFTER } from "../../../infra/journeys-definition";
@@ -13,6 +15,7 @@ import { campaignGroupName, scheduleName } from "../../../infra/naming";
 import { ses } from "../../../infra/quotas";
 import { atExpression } from "../../../infra/plan-row";
 import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../../../infra/schedule-request";
+import { endOfQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import {
   addDays,
   canonicalZone,
@@ -137,10 +140,11 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
     typeof recipient.timezone === "string" ? recipient.timezone : undefined,
   );
   const data = personalization(recipient);
+  const quiet = journeyQuietTime(journey);
   const steps: PlannedStep[] = [];
   for (const [k, step] of journey.steps.entries()) {
     const number = k + 1;
-    const time = journeyStepTime(resolved.zone, triggerMs, step);
+    const time = journeyStepTime(resolved.zone, triggerMs, step, quiet);
     const template_data = { ...data, [STEP_KEY]: String(number) };
     if (JSON.stringify(template_data).length > ses.maxTemplateDataChars)
       return {
@@ -188,7 +192,25 @@ function personalization(recipient: Record<string, unknown>): Record<string, str
 }
 
 /** The instant of one step for a subscriber in `zone` triggered at `triggerMs` (see the file header). */
-export function journeyStepTime(zone: string, triggerMs: number, step: JourneyStep): ScheduledTime {
+export function journeyStepTime(zone: string, triggerMs: number, step: JourneyStep, quiet?: QuietTime): ScheduledTime {
+  const time = stepTimeBeforeQuiet(zone, triggerMs, step);
+  const end = quiet ? endOfQuietTime(quiet, zone, time.utcMs) : undefined;
+  return end ? scheduledTime(zone, end.utcMs, end.fold) : time;
+}
+
+/** A journey's quiet time in the launcher's terms: a step due in it is delayed to its end. */
+export function journeyQuietTime(journey: Journey): QuietTime | undefined {
+  if (journey.quietHours === undefined && journey.quietDays === undefined) return undefined;
+  const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+  const [start, end] = journey.quietHours?.split("-") ?? [];
+  return {
+    ...(start !== undefined ? { hours: { start: minutes(start), end: minutes(end) } } : {}),
+    days: (journey.quietDays ?? []).map((d) => (WEEKDAY_NAMES as readonly string[]).indexOf(d)),
+    policy: "delay",
+  };
+}
+
+function stepTimeBeforeQuiet(zone: string, triggerMs: number, step: JourneyStep): ScheduledTime {
   const m = STEP_AFTER.exec(step.after);
   if (!m) throw new Error(`step after "${step.after}" is not +Nh or +Nd`);
   const n = Number(m[1]);
