@@ -174,6 +174,7 @@ async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettin
       throw new UsageError(`${file}:1: the header needs a column "${required}" (found: ${csv.header.join(", ")})`);
   const time = new Date(now).toISOString();
   const seen = new Map<string, number>();
+  const seenAddresses = new Map<string, number>();
   const subscribers: Subscriber[] = [];
   for await (const rec of csv.records) {
     const source = `${file}:${rec.line}`;
@@ -194,6 +195,16 @@ async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettin
       continue;
     }
     seen.set(id, rec.line);
+    // As the launcher: a person is mailed once, whatever ids their address comes with.
+    const address = String(recipient.email ?? "")
+      .trim()
+      .toLowerCase();
+    const firstAddress = seenAddresses.get(address);
+    if (address !== "" && firstAddress !== undefined) {
+      subscribers.push(rejected("duplicate-email", `address already on line ${firstAddress}; a person is enrolled once`));
+      continue;
+    }
+    seenAddresses.set(address, rec.line);
     const event: JourneyEvent = { source: journey.trigger.source, "detail-type": journey.trigger.detailType, time, detail: { recipient } };
     subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, now) });
   }

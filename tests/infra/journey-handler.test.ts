@@ -304,14 +304,20 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.ok(!logs.join("\n").includes("@"), logs.join("\n"));
   });
 
-  it("a missing email is rejected, reported in the result and the log (no address), and nothing is created", async () => {
+  it("a missing or bad email (or a reserved field) is rejected, reported in the result and the log (no address), and nothing is created", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
     const result = await trigger("onboarding", event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-9", timezone: "Asia/Kathmandu" }));
     assert.deepStrictEqual([result.outcome, result.reason, result.recipient], ["rejected", "missing-email", "u-9"]);
     const bad = await trigger("onboarding", event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-10", email: "ann at example.com" }));
     assert.deepStrictEqual([bad.outcome, bad.reason], ["rejected", "invalid-email"]);
+    // A personalization field the step number would overwrite is refused, not silently dropped.
+    const reserved = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-11", email: "c@example.com", step: "x" }),
+    );
+    assert.deepStrictEqual([reserved.outcome, reserved.reason], ["rejected", "reserved-field"]);
     assert.strictEqual(fake.creates.length, 0);
-    assert.strictEqual(logs.length, 2);
+    assert.strictEqual(logs.length, 3);
     assert.ok(
       logs.every((l) => JSON.parse(l).outcome === "rejected" && !l.includes("example.com")),
       logs.join("\n"),

@@ -216,6 +216,14 @@ describe("scripts/enrol.ts", function () {
     assert.ok(!text.stdout.includes("@"), "no addresses in the report");
   });
 
+  it("--recipients rejects a second row with the same address (any case), as the launcher does", async () => {
+    const csv = file("dup-email.csv", "id,email,timezone\nx1,Ann@Example.com,UTC\nx2,ann@example.com ,UTC\n");
+    const r = await run(["--journey", "onboarding", "--recipients", csv, "--outputs", outputs, "--now", NOW, "--dry-run"]);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /^Journey onboarding: 2 subscribers → 1 enrolled .* 1 rejected\n/);
+    assert.match(r.stdout, /dup-email.csv:3: rejected duplicate-email: address already on line 2; a person is enrolled once/);
+  });
+
   it("bad input is one line and exit 2", async () => {
     const signup = file("signup.json", event("UserSignedUp", ANN));
     const cases: [string[], RegExp][] = [

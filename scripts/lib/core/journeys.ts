@@ -71,8 +71,10 @@ export type RejectReason =
   | "missing-email"
   | "invalid-email"
   | "too-large"
+  | "reserved-field"
   /** A backlog CSV's own checks (scripts/enrol.ts). */
   | "duplicate-id"
+  | "duplicate-email"
   | "wrong-field-count";
 
 /** One step of one subscriber: its schedule, or why it is not created. */
@@ -136,6 +138,14 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
       message: "detail.recipient.email is not a valid address",
     };
 
+  if (recipient[STEP_KEY] !== undefined)
+    return {
+      ...base,
+      outcome: "rejected",
+      recipient: stem,
+      reason: "reserved-field",
+      message: `detail.recipient.${STEP_KEY} is reserved: sendtime adds the step number to the template data; rename it`,
+    };
   const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolve(
     typeof recipient.timezone === "string" ? recipient.timezone : undefined,
   );
@@ -185,7 +195,7 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
 function personalization(recipient: Record<string, unknown>): Record<string, string> {
   const data: Record<string, string> = {};
   for (const [key, value] of Object.entries(recipient)) {
-    if (CONTROL_FIELDS.includes(key) || key === STEP_KEY || value === undefined || value === null) continue;
+    if (CONTROL_FIELDS.includes(key) || value === undefined || value === null) continue;
     data[key] = typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
   }
   return data;
