@@ -9,6 +9,7 @@
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
+import { pinpointBench } from "./bench/pinpoint";
 import { count } from "./lib/cli/format";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -146,3 +147,4 @@ process.stdout.write(`launch-campaign --dry-run targets (≤ 300 MB, ≥ ${count
 const SEEN_KEYS = Number(process.env.BENCH_SEEN_KEYS ?? 17_000_000);
 const seen = measure("CompactSeenKeys", "scripts/bench/seen-keys.ts", [String(SEEN_KEYS)]);
 row(`duplicate set, ${(SEEN_KEYS / 1e6).toFixed(1)}M ids`, seen, undefined, SEEN_KEYS);
+pinpointBench(ROWS, CACHE, measure);
