@@ -34,7 +34,8 @@ an s3:// prefix, in key order) and writes DIR/recipients.csv for launch-campaign
   Skipped, with the reason: not-email (another ChannelType), inactive (EndpointStatus not ACTIVE), opted-out
   (OptOut not NONE), invalid-address, missing-id, duplicate-user (the user already has a row: the first usable
   EMAIL endpoint of a user in export order is kept), duplicate-id (an endpoint Id already used as an id).
-  Memory stays flat: ids written are kept as 64-bit hashes (8 bytes each).
+  Memory stays nearly flat: the ids written are kept in a compact exact set (about 11 bytes an id, the ids in a
+  temporary file).
 
 Campaign: given what aws pinpoint get-campaign prints (--campaign FILE), prints the launch-campaign command with
 the same schedule, quiet time, template(s), treatments and holdout, and send rate, and one line for every setting

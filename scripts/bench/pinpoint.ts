@@ -7,7 +7,8 @@
 import * as fs from "fs";
 import * as path from "path";
 
-type Measure = (label: string, script: string, args: string[]) => { ms: number; maxRssBytes: number };
+type Measured = { ms: number; cpuMs: number; maxRssBytes: number };
+type Measure = (label: string, script: string, args: string[]) => Measured;
 
 const ZONES = ["America/New_York", "America/Chicago", "America/Los_Angeles", "Europe/London", "Europe/Paris", "Asia/Kolkata", "Asia/Tokyo"];
 const INTERESTS = ["Science", "Music", "Travel", "Food", "Sport"];
@@ -56,14 +57,14 @@ export function pinpointBench(rows: number, cache: string, measure: Measure): vo
   const file = path.join(cache, `pinpoint-endpoints-${rows}.jsonl`);
   fs.mkdirSync(cache, { recursive: true });
   generate(file, rows);
-  const line = (label: string, m: { ms: number; maxRssBytes: number }, base?: number) =>
+  const line = (label: string, m: Measured, base?: Measured) => {
+    const rate = Math.round(rows / (m.ms / 1000)).toLocaleString("en-US");
+    const ratio = base ? `  ${(m.cpuMs / base.cpuMs).toFixed(2)}× bare pass (cpu)` : "";
     process.stdout.write(
-      `${label.padEnd(28)} ${(m.ms / 1000).toFixed(2).padStart(6)} s  ${Math.round(rows / (m.ms / 1000))
-        .toLocaleString("en-US")
-        .padStart(
-          10,
-        )} endpoints/s  peak RSS ${Math.round(m.maxRssBytes / 1048576)} MB${base ? `  ${(m.ms / base).toFixed(2)}× bare pass` : ""}\n`,
+      `${label.padEnd(28)} ${(m.ms / 1000).toFixed(2).padStart(6)} s  ${rate.padStart(10)} endpoints/s  ` +
+        `cpu ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s  peak RSS ${Math.round(m.maxRssBytes / 1048576)} MB${ratio}\n`,
     );
+  };
   process.stdout.write(
     `\n${rows.toLocaleString("en-US")} Pinpoint endpoints, ${(fs.statSync(file).size / 1048576).toFixed(0)} MB (${path.relative(path.resolve(cache, ".."), file)})\n`,
   );
@@ -76,5 +77,5 @@ export function pinpointBench(rows: number, cache: string, measure: Measure): vo
     path.join(cache, "pinpoint-out"),
     "--json",
   ]);
-  line("import-pinpoint --endpoints", imported, bare.ms);
+  line("import-pinpoint --endpoints", imported, bare);
 }

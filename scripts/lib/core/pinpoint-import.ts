@@ -1,7 +1,8 @@
 /**
  * Streams a Pinpoint endpoint export (newline-delimited JSON, each file plain or gzip, detected by its first bytes)
- * into a sendtime recipient CSV and a skipped file, with memory that does not grow with the export: the only state
- * per endpoint is an 8-byte hash of each id written (HashedIdSet), to skip later duplicates of a user.
+ * into a sendtime recipient CSV and a skipped file, with memory that barely grows with the export: the only state
+ * per endpoint is the ids written, in the launcher's exact compact set (CompactSeenKeys: about 11 bytes an id in
+ * memory, the ids themselves in a temporary file), to skip later duplicates of a user.
  *
  * The CSV header depends on every attribute name in the export, so rows go first to a temporary file (JSON arrays
  * by attribute position) and are written out as CSV once the names are known. All files are written under temporary
@@ -13,7 +14,6 @@ import { Readable } from "stream";
 import { StringDecoder } from "string_decoder";
 import { createGunzip } from "zlib";
 import { UsageError } from "../cli/run";
-import { HashedIdSet } from "./id-set";
 import {
   AttributeSource,
   columnNames,
@@ -23,6 +23,7 @@ import {
   PinpointEndpoint,
   SkipReason,
 } from "./pinpoint-endpoints";
+import { CompactSeenKeys } from "./seen-keys";
 import { canonicalZone } from "./send-time";
 
 /** One file of the export: a local file or an S3 object. `open` gives its bytes as stored (gzip or not). */
@@ -71,7 +72,8 @@ class ImportRun {
   private readonly skipped: BufferedFile;
   private readonly keys = new Map<string, number>();
   private readonly keyList: { source: AttributeSource; name: string }[] = [];
-  private readonly written = new HashedIdSet();
+  /** Each id written, with its row number in recipients.csv (1 = the first row after the header). */
+  private readonly written = new CompactSeenKeys();
 
   constructor(
     private readonly o: ImportOptions,
@@ -100,16 +102,16 @@ class ImportRun {
     if ("skip" in outcome) return this.skip(file, line, endpoint, outcome.skip, outcome.detail);
     const r = outcome.recipient;
     // Only rows written count: an SMS or opted-out endpoint of a user does not keep the user's EMAIL endpoint out.
-    if (!this.written.add(r.id)) {
-      return r.idFrom === "UserId"
-        ? this.skip(
-            file,
-            line,
-            endpoint,
-            "duplicate-user",
-            `user ${r.id} already has a row (its first usable EMAIL endpoint in export order)`,
-          )
-        : this.skip(file, line, endpoint, "duplicate-id", `id ${r.id} already has a row`);
+    const row = this.written.firstLineOrAdd(r.id, s.recipients + 1);
+    if (row !== undefined) {
+      const detail = `already has row ${row} (its first usable EMAIL endpoint in export order)`;
+      return this.skip(
+        file,
+        line,
+        endpoint,
+        r.idFrom === "UserId" ? "duplicate-user" : "duplicate-id",
+        `${r.idFrom === "UserId" ? "user" : "id"} ${r.id} ${detail}`,
+      );
     }
     s.recipients++;
     s.idsFrom[r.idFrom]++;
@@ -132,6 +134,7 @@ class ImportRun {
 
   /** Closes and removes whatever is left under a temporary name (everything, when the import failed). */
   discard() {
+    this.written.close();
     this.rows.close();
     this.skipped.close();
     for (const p of [this.rowsFile, this.output.recipients + ".partial", this.output.skipped + ".partial"]) fs.rmSync(p, { force: true });
