@@ -229,7 +229,11 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     assert.strictEqual(c.command, null);
     const freq = c.notes.find((n: { setting: string }) => n.setting === "Schedule.Frequency");
     assert.match(freq.instead, /use a journey.*"cart\.abandoned"/);
-    assert.ok(c.notes.some((n: { setting: string }) => n.setting === "Limits.Daily"));
+    for (const setting of ["Limits.Daily", "Limits.Session", "SegmentId"])
+      assert.ok(
+        c.notes.some((n: { setting: string }) => n.setting === setting),
+        `a note for ${setting}`,
+      );
   });
 
   it("maps a weekly campaign at a half-hour offset to --every weekly:DAY --until the last send date", async () => {
