@@ -161,7 +161,7 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
       r.skipped!.map((x) => [x.line, x.reason]),
       [["2", "duplicate-id"]],
     );
-    assert.match(r.skipped![0].detail, /^id x1 already has row 1 /);
+    assert.match(r.skipped![0].detail, /^id x1 already has row 1$/);
   });
 });
 

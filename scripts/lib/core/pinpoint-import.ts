@@ -104,14 +104,9 @@ class ImportRun {
     // Only rows written count: an SMS or opted-out endpoint of a user does not keep the user's EMAIL endpoint out.
     const row = this.written.firstLineOrAdd(r.id, s.recipients + 1);
     if (row !== undefined) {
-      const detail = `already has row ${row} (its first usable EMAIL endpoint in export order)`;
-      return this.skip(
-        file,
-        line,
-        endpoint,
-        r.idFrom === "UserId" ? "duplicate-user" : "duplicate-id",
-        `${r.idFrom === "UserId" ? "user" : "id"} ${r.id} ${detail}`,
-      );
+      if (r.idFrom === "Id") return this.skip(file, line, endpoint, "duplicate-id", `id ${r.id} already has row ${row}`);
+      const detail = `user ${r.id} already has row ${row} (a user's first usable EMAIL endpoint in export order is kept)`;
+      return this.skip(file, line, endpoint, "duplicate-user", detail);
     }
     s.recipients++;
     s.idsFrom[r.idFrom]++;
