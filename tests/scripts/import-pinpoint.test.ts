@@ -1,5 +1,6 @@
 import * as assert from "assert";
 import { spawn } from "child_process";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
@@ -9,6 +10,7 @@ import { parse } from "csv-parse/sync";
 import { IANAZone } from "luxon";
 import { parseArgs } from "util";
 import { main } from "../../scripts/import-pinpoint";
+import { main as launch } from "../../scripts/launch-campaign";
 import { audienceFromFlags, baseRuleFromFlags, quietTimeFromFlags, TIMING_FLAGS } from "../../scripts/lib/cli/timing-flags";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/core/pinpoint-endpoints";
@@ -210,6 +212,39 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       ],
       holdoutBasisPoints: 1000,
     });
+  });
+
+  it("the generated command plans the imported CSV in the real launcher (dry run)", async () => {
+    const imported = await run(["--endpoints", EXPORT, "--campaign", `${FIXTURES}/campaign-ab.json`, "--json"]);
+    const out = path.join(tmp, "launched");
+    const command = JSON.parse(imported.stdout).campaign.command;
+    const code = await launch([...command, "--dry-run", "--now", "2026-11-30T12:00:00Z", "--out", out], {
+      out: () => undefined,
+      err: () => undefined,
+    });
+    assert.strictEqual(code, 0);
+    const plan = fs
+      .readFileSync(path.join(out, "plan.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const heldOut = parse(fs.readFileSync(path.join(out, "holdout.csv"), "utf8"), { columns: true }) as unknown[];
+    // The contract's assignment, computed here: sha256(campaign:id), first 8 bytes big-endian, mod 10000, against
+    // consecutive basis-point ranges in the order given (40/30/20), the holdout last.
+    const bucketOf = (id: string) => Number(createHash("sha256").update(`spring-sale-2026:${id}`).digest().readBigUInt64BE(0) % 10000n);
+    const expected = (id: string) => {
+      const b = bucketOf(id);
+      return b < 4000 ? "Control" : b < 7000 ? "Subject-B" : b < 9000 ? "C" : "holdout";
+    };
+    const ids = ["u1", "u2", "u3", "ep-008", "u7", "u9"];
+    assert.deepStrictEqual(
+      Object.fromEntries(plan.map((r) => [r.recipient_id, r.variant])),
+      Object.fromEntries(ids.filter((id) => expected(id) !== "holdout").map((id) => [id, expected(id)])),
+    );
+    assert.strictEqual(heldOut.length, ids.filter((id) => expected(id) === "holdout").length);
+    // By hand: 09:00 on 2026-12-01 in New York (EST, UTC-5) is 14:00Z; in Kolkata (UTC+5:30) 03:30Z; Paris 08:00Z.
+    const utc: Record<string, string> = { u1: "2026-12-01T14:00:00.000Z", u2: "2026-12-01T08:00:00.000Z", u3: "2026-12-01T03:30:00.000Z" };
+    for (const r of plan) if (utc[r.recipient_id]) assert.strictEqual(r.utc, utc[r.recipient_id], r.recipient_id);
   });
 
   it("prints the command as one shell line and each unmapped setting as a line", async () => {
