@@ -6,6 +6,10 @@
  * a CSV field would arrive corrupted; JSONL keeps types and text exactly.
  */
 import { PLANS_PREFIX } from "./naming";
+import { stepFunctions } from "./quotas";
+
+/** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
+export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
 
 /** One line of plan.jsonl: one schedule. The planner writes it; the state machine reads these fields only. */
 export interface PlanRow {

@@ -3,14 +3,18 @@
  */
 import * as path from "path";
 import { cleanupAt } from "../infra/fanout-definition";
-import { fanOutCreateRate, scheduler } from "../infra/quotas";
+import { scheduler } from "../infra/quotas";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
   nowFromFlag,
   RATE_FLAGS,
   rateFromFlags,
+  PACE_FLAGS,
+  PACE_FLAGS_HELP,
+  paceFromFlags,
   RECIPIENT_FLAGS,
+  RECIPIENT_FLAGS_HELP,
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
   templateFlag,
@@ -18,7 +22,7 @@ import {
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
-import { intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
+import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
@@ -46,19 +50,16 @@ Other flags:
 
   --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
   --default-timezone Z    zone for rows with a missing or unknown zone (default UTC); each such row is in notes.csv
-  --strict-zones          reject rows with a missing or unknown zone instead (unknown-zone)
   --missed POLICY         sends due before now + fan-out + margin: skip (default), send-now (within the grace),
                           next-day (same local time tomorrow)
   --grace-minutes G       how late send-now may still send (default 60)
-  --margin-minutes M      safety margin after the fan-out's estimated end (default 5)
   --now INSTANT           the time to plan against (default: now), for reproducible runs: ISO 8601 with Z or an
                           offset (2026-12-01T08:00:00Z)
-  --allow-duplicate-emails  plan rows that share an address (by default the later ones are rejected)
-  --encoding utf8|latin1  how the file is encoded (default utf8; invalid UTF-8 stops with the line and byte offset)
+${RECIPIENT_FLAGS_HELP}
   --window-minutes W      use this flexible window instead of sizing one (1-1440)
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
-  --create-tps C          CreateSchedule rate for the fan-out ETA (default: the fan-out's pace, 95% of the stack's createScheduleTps: 4,750)
-  --out DIR               where plan.jsonl, rejects.csv and summary.json go (default out/<campaign>)
+${PACE_FLAGS_HELP}
+  --out DIR               where plan.jsonl, rejects.csv, notes.csv and summary.json go (default out/<campaign>)
   --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
   --max-schedules N       the Region's EventBridge Scheduler schedule quota: a plan with more schedules is not
                           launched (default: the stack output maxSchedules, else Scheduler's default, 10,000,000)
@@ -84,12 +85,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       ...SEND_TIME_FLAGS,
       missed: { type: "string" },
       "grace-minutes": { type: "string" },
-      "margin-minutes": { type: "string" },
       "window-minutes": { type: "string" },
       ...RATE_FLAGS,
       ...RECIPIENT_FLAGS,
-      "strict-zones": { type: "boolean", default: false },
-      "create-tps": { type: "string" },
+      ...PACE_FLAGS,
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       "launch-id": { type: "string" },
@@ -132,13 +131,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
-    strictZones: f["strict-zones"] === true,
     quiet: timing.quiet,
     audience: timing.audience,
     missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
-    marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
     now,
-    createTps: positiveFlag("create-tps", f["create-tps"], fanOutCreateRate(outputs.createScheduleTps ?? scheduler.createScheduleTps)),
+    ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window:
       f["window-minutes"] === undefined

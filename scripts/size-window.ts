@@ -3,9 +3,22 @@
  * See USAGE.
  */
 import { scheduler } from "../infra/quotas";
-import { campaignFlag, nowFromFlag, RATE_FLAGS, rateFromFlags, SEND_TIME_FLAGS, timingFromFlags } from "./lib/cli/campaign-flags";
+import {
+  campaignFlag,
+  nowFromFlag,
+  PACE_FLAGS,
+  PACE_FLAGS_HELP,
+  paceFromFlags,
+  RATE_FLAGS,
+  rateFromFlags,
+  RECIPIENT_FLAGS,
+  RECIPIENT_FLAGS_HELP,
+  recipientOptionsFromFlags,
+  SEND_TIME_FLAGS,
+  timingFromFlags,
+} from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
-import { FindingsError, intFlag, Io, parseFlags, positiveFlag, processIo, runMain, UsageError } from "./lib/cli/run";
+import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { sizeRecipientList, WindowReport } from "./lib/core/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
@@ -16,24 +29,26 @@ Usage:
   size-window --recipients FILE (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh | --at INSTANT)
               [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
               [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
-              [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--now ISO] [--json]
+              [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--margin-minutes M] [--strict-zones]
+              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--json]
 
 Computes the smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS: --tps, or the lower
 of the Scheduler invocation quota (--invocation-tps, default ${scheduler.invocationTps}) and the SES maximum send rate (--ses-rate).
 
 From volume: ⌈schedules ÷ TPS ÷ 60⌉ (500,000 at 5,000 TPS → 2 minutes).
 From a recipient list (CSV with a header; column "timezone", IANA names; missing or unknown → --default-timezone,
-default UTC): every recipient's send instant per step, windows of nearby instants added up. The send-time and
-audience flags are launch-campaign's, with the same code: the instants are the plan's, rows the launcher rejects
-for their send time and the holdout left out, assuming a launch in time (nothing missed). Rows it would reject for
-other reasons (missing or repeated id, bad address) are counted here.
+default UTC): every recipient's send instant per step, windows of nearby instants added up. The row checks, the
+send-time and the audience flags are launch-campaign's, with the same code: only the rows the launcher would plan
+count (its rejects and the holdout are left out and reported), assuming a launch in time. "Launch by" is the latest
+launch the launcher's missed-time cutoff (now + fan-out + margin) lets reach the first send.
 
 ${TIMING_FLAGS_HELP}
 
   --step +Nd | +Nh   a later step, N days (same local time) or hours after the first send; repeatable
   --campaign ID      with --variant or --holdout: the id the assignment hashes
-  --create-tps C     CreateSchedule rate for the fan-out time (default ${scheduler.createScheduleTps})
-  --now ISO          reference time for "launch by" (default: now)
+${PACE_FLAGS_HELP}
+${RECIPIENT_FLAGS_HELP}
+  --now INSTANT      reference time for "launch by" (default: now), ISO 8601 with Z or an offset
   --json             machine-readable report
 
 Exit codes: 0 ok, 1 no window up to 1,440 minutes fits, 2 bad flags or input.
@@ -48,16 +63,17 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     {
       schedules: { type: "string" },
       ...RATE_FLAGS,
-      "create-tps": { type: "string" },
+      ...PACE_FLAGS,
       recipients: { type: "string" },
       campaign: { type: "string" },
       ...SEND_TIME_FLAGS,
+      ...RECIPIENT_FLAGS,
       json: { type: "boolean", default: false },
     },
     USAGE,
   );
   const rate = rateFromFlags(f);
-  const createTps = positiveFlag("create-tps", f["create-tps"] as string | undefined, scheduler.createScheduleTps);
+  const { createTps, marginMinutes } = paceFromFlags(f);
 
   let report: WindowReport;
   if (f.schedules !== undefined) {
@@ -82,7 +98,16 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
     if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
       throw new UsageError("--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids");
-    const sized = await sizeRecipientList({ file: f.recipients, campaignId, ...timing, rate, createTps, now: nowFromFlag(f.now) });
+    const sized = await sizeRecipientList({
+      file: f.recipients,
+      campaignId,
+      ...timing,
+      recipients: recipientOptionsFromFlags(f),
+      rate,
+      createTps,
+      marginMinutes,
+      now: nowFromFlag(f.now),
+    });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
     report = sized.report;
   } else {
@@ -110,7 +135,7 @@ function formatReport(r: WindowReport): string {
   if (r.mode === "recipients") {
     const notes = [
       r.defaulted ? `${count(r.defaulted!)} without a known zone → ${r.defaultTimezone}` : "",
-      r.canonicalised ? `${count(r.canonicalised!)} zone ${plural(r.canonicalised!, "name")} re-cased` : "",
+      r.canonicalised ? `${count(r.canonicalised!)} zone ${plural(r.canonicalised!, "name")} re-cased or trimmed` : "",
     ].filter(Boolean);
     const rejected = Object.entries(r.rejected ?? {});
     const left = rejected.reduce((n, [, c]) => n + c!, r.heldOut ?? 0);
@@ -121,7 +146,7 @@ function formatReport(r: WindowReport): string {
     if (left) {
       const reasons = rejected.map(([reason, c]) => `${reason} ${count(c!)}`).join(", ");
       out.push(
-        `  not sent: ${reasons ? `${count(left - (r.heldOut ?? 0))} rejected for their send time (${reasons})` : ""}${reasons && r.heldOut ? ", " : ""}${r.heldOut ? `${count(r.heldOut)} held out` : ""}`,
+        `  not sent: ${reasons ? `${count(left - (r.heldOut ?? 0))} rejected as the launcher would (${reasons})` : ""}${reasons && r.heldOut ? ", " : ""}${r.heldOut ? `${count(r.heldOut)} held out` : ""}`,
       );
     }
     if (r.quiet && (r.quiet.delayed || r.quiet.skipped))
@@ -150,7 +175,7 @@ function formatReport(r: WindowReport): string {
   out.push(`Fan-out: ${count(r.schedules)} CreateSchedule calls at ${count(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`);
   if (r.earliestSend) {
     out.push(
-      `First send ${utcLabel(r.earliestSend)} UTC, last ${utcLabel(r.latestSend!)} UTC: launch by ${utcLabel(r.launchBy!)} UTC${r.fanOutEndsBeforeFirstSend ? "" : " — too late from now: early sends would be missed"}`,
+      `First send ${utcLabel(r.earliestSend)} UTC, last ${utcLabel(r.latestSend!)} UTC: launch by ${utcLabel(r.launchBy!)} UTC (the launcher's cutoff: fan-out + ${r.marginMinutes}-minute margin)${r.fanOutEndsBeforeFirstSend ? "" : " — too late from now: early sends would be missed"}`,
     );
   }
   return out.join("\n") + "\n";

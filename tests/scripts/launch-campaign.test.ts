@@ -92,6 +92,8 @@ describe("launch-campaign: planning (dry run)", () => {
     const sized = await sizeRecipientList({
       file: ZONES,
       ...timingFromFlags({ date: "2026-12-01", hour: "9", step: ["+3d"] }),
+      recipients: { encoding: "utf8", allowDuplicateEmails: false, strictZones: false },
+      marginMinutes: 5,
       rate: { tps: 1000, source: "" },
       createTps: 5000,
       now: 0,

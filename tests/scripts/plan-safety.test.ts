@@ -7,7 +7,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { PlanRow } from "../../infra/plan-row";
+import { FANOUT_HEADROOM, scheduler } from "../../infra/quotas";
 import { main } from "../../scripts/launch-campaign";
+import { main as sizeWindowMain } from "../../scripts/size-window";
 import { runMain } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-safety-"));
@@ -233,5 +235,58 @@ describe("plan safety: smaller ones (2)", () => {
       "4, a1,id differs from line 2\'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)",
     ]);
     assert.strictEqual(r.summary.idsDifferingOnlyInCase, 2);
+  });
+});
+
+describe("plan safety: size-window and the launcher agree", () => {
+  const sizeWindow = (...args: string[]) => runMain(sizeWindowMain, args);
+  const ZONES = "tests/fixtures/zones.csv";
+  const CAMPAIGN = "tests/fixtures/campaign.csv";
+  const when = ["--date", "2026-12-01", "--hour", "9"];
+
+  it("the same rows, the same checks, the same counts (the README's own fixture)", async () => {
+    const sized = await sizeWindow("--recipients", CAMPAIGN, ...when, "--step", "+3d", "--json");
+    assert.strictEqual(sized.code, 0, sized.stderr);
+    const report = JSON.parse(sized.stdout);
+    const launched = await plan(CAMPAIGN, "--step", "+3d");
+    assert.deepStrictEqual(
+      [report.rows, report.recipients, report.rejected, report.schedules],
+      [launched.summary.rows, launched.summary.recipientsPlanned, launched.summary.rejected.byReason, launched.summary.schedules],
+    );
+    assert.deepStrictEqual([report.rows, report.recipients, report.schedules], [8, 4, 8]);
+  });
+
+  it("size-window needs id and email like the launcher, and leaves out duplicate ids and bad addresses", async () => {
+    const noId = await sizeWindow("--recipients", write("email,timezone\na@example.com,UTC\n"), ...when);
+    assert.strictEqual(noId.code, 2);
+    assert.match(noId.stderr, /:1: the header needs columns "id"/);
+    const r = await sizeWindow(
+      "--recipients",
+      write("id,email\na,a@example.com\na,b@example.com\nb,nope\nc,c@example.com\n"),
+      ...when,
+      "--json",
+    );
+    assert.deepStrictEqual(JSON.parse(r.stdout).schedules, 2);
+  });
+
+  it("one fan-out rate: both use the stack quota × the fan-out's headroom, --create-tps overrides", async () => {
+    const report = JSON.parse((await sizeWindow("--recipients", ZONES, ...when, "--json")).stdout);
+    const launched = await plan(ZONES);
+    const expected = scheduler.createScheduleTps * FANOUT_HEADROOM;
+    assert.deepStrictEqual([report.createTps, launched.summary.fanOut.createTps], [expected, expected]);
+    const faster = JSON.parse((await sizeWindow("--recipients", ZONES, ...when, "--create-tps", "100", "--json")).stdout);
+    assert.strictEqual(faster.createTps, 100);
+  });
+
+  it("a launch at size-window's printed 'launch by' loses nothing; a minute later loses the first sends", async () => {
+    // Kiritimati (UTC+14) sends first: 2026-12-01 09:00 local is 2026-11-30T19:00Z.
+    const sized = await sizeWindow("--recipients", ZONES, ...when, "--now", "2026-11-29T00:00:00Z");
+    const launchBy = /launch by (\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC/.exec(sized.stdout)!;
+    const at = `${launchBy[1]}T${launchBy[2]}:00Z`;
+    assert.ok(at < "2026-11-30T19:00:00Z");
+    const inTime = await plan(ZONES, "--now", at);
+    assert.deepStrictEqual([inTime.summary.missed.skipped, inTime.summary.schedules], [0, 10]);
+    const late = await plan(ZONES, "--now", new Date(Date.parse(at) + 60_000).toISOString());
+    assert.deepStrictEqual([late.summary.missed.skipped, late.summary.schedules], [1, 9]);
   });
 });

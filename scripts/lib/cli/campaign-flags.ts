@@ -5,14 +5,15 @@
  * and --now. Every message names the flag and what is allowed.
  */
 import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
-import { scheduler } from "../../../infra/quotas";
+import { FANOUT_HEADROOM, fanOutCreateRate, scheduler } from "../../../infra/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../core/audience";
 import { QuietTime } from "../core/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
 import { BaseRule, parseInstant } from "../core/send-rules";
 import { canonicalZone, sameOffset, Step } from "../core/send-time";
 import { EffectiveTps } from "../core/window";
-import { positiveFlag, UsageError } from "./run";
+import { count } from "./format";
+import { intFlag, positiveFlag, UsageError } from "./run";
 import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";
 
 /** The raw values of the timing flags (strings as typed). */
@@ -38,17 +39,48 @@ export const SEND_TIME_FLAGS = {
 export const RECIPIENT_FLAGS = {
   encoding: { type: "string" },
   "allow-duplicate-emails": { type: "boolean", default: false },
+  "strict-zones": { type: "boolean", default: false },
 } as const;
+
+export const RECIPIENT_FLAGS_HELP = `  --encoding utf8|latin1  how the file is encoded (default utf8; invalid UTF-8 stops with the line and byte offset)
+  --allow-duplicate-emails  plan rows that share an address (by default the later ones are rejected)
+  --strict-zones          reject rows with a missing or unknown zone (unknown-zone) instead of defaulting them`;
 
 export interface RecipientOptions {
   encoding: CsvEncoding;
   allowDuplicateEmails: boolean;
+  strictZones: boolean;
 }
 
-export function recipientOptionsFromFlags(f: { encoding?: string; "allow-duplicate-emails"?: boolean }): RecipientOptions {
+export function recipientOptionsFromFlags(f: {
+  encoding?: string;
+  "allow-duplicate-emails"?: boolean;
+  "strict-zones"?: boolean;
+}): RecipientOptions {
   const encoding = (f.encoding ?? "utf8") as CsvEncoding;
   if (!CSV_ENCODINGS.includes(encoding)) throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
-  return { encoding, allowDuplicateEmails: f["allow-duplicate-emails"] === true };
+  return { encoding, allowDuplicateEmails: f["allow-duplicate-emails"] === true, strictZones: f["strict-zones"] === true };
+}
+
+/** How fast the fan-out creates schedules and how much margin a launch keeps: the launcher and size-window alike. */
+export const PACE_FLAGS = {
+  "create-tps": { type: "string" },
+  "margin-minutes": { type: "string" },
+} as const;
+
+export const PACE_FLAGS_HELP = `  --create-tps C          CreateSchedule calls per second of the fan-out (default: the stack's createScheduleTps ×
+                          ${FANOUT_HEADROOM} headroom, ${count(fanOutCreateRate(scheduler.createScheduleTps))} on the default quota)
+  --margin-minutes M      safety margin after the fan-out's estimated end (default 5)`;
+
+/** The fan-out rate and margin; `stackCreateScheduleTps` is the stack's quota when known. */
+export function paceFromFlags(
+  f: { "create-tps"?: string; "margin-minutes"?: string },
+  stackCreateScheduleTps: number = scheduler.createScheduleTps,
+): { createTps: number; marginMinutes: number } {
+  return {
+    createTps: positiveFlag("create-tps", f["create-tps"], fanOutCreateRate(stackCreateScheduleTps)),
+    marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
+  };
 }
 
 export const RATE_FLAGS = {

@@ -11,20 +11,26 @@
  */
 import { scheduleName } from "../../../infra/naming";
 import { atExpression, planLineFromJson } from "../../../infra/plan-row";
-import { ses, stepFunctions } from "../../../infra/quotas";
 import { PlanFiles, PlanPaths } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
 import { MissedPolicy, nothingLeft, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { QuietTime, describeQuietTime } from "./quiet-time";
-import { Columns, isReject, RecipientChecker, recipientColumns, RecipientRow, Reject, RejectReason, STEP_KEY } from "./recipient-rows";
+import {
+  Columns,
+  isReject,
+  RecipientChecker,
+  recipientColumns,
+  RecipientRow,
+  Reject,
+  RejectReason,
+  STEP_KEY,
+  templateDataPrefix,
+} from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
 import { BaseRule, describeRule } from "./send-rules";
 import { Step, stepOffset } from "./send-time";
-import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, peakTpsWith } from "./window";
-
-/** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
-export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
+import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith } from "./window";
 
 export interface PlanRequest {
   campaignId: string;
@@ -35,8 +41,6 @@ export interface PlanRequest {
   /** Every step, each with its SES template (`{variant}` in it is replaced by the recipient's variant). */
   steps: (Step & { template: string })[];
   defaultZone: string;
-  /** Reject rows with a missing or unknown zone instead of sending them in the default zone. */
-  strictZones: boolean;
   quiet?: QuietTime;
   /** Variants and holdout; none when both are empty. */
   audience: Audience;
@@ -47,8 +51,8 @@ export interface PlanRequest {
   /** CreateSchedule rate the fan-out is expected to sustain, for its ETA. */
   createTps: number;
   rate: EffectiveTps;
-  /** How the list is read and checked. */
-  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean };
+  /** How the list is read and checked; strictZones rejects rows with no usable zone instead of defaulting them. */
+  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
 }
@@ -97,16 +101,16 @@ export interface PlanSummary {
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   const csv = await openRecipientCsv(o.file, o.recipients.encoding);
   const columns = recipientColumns(o.file, csv.header, o.rule.kind === "after" ? o.rule.column : undefined);
-  // The fan-out must finish before a send is due. Its length depends on the schedule count, known only at the
-  // end; the file's line count bounds it from above, so the cutoff is safe (a little early) without a second pass.
-  const etaSeconds = fanOutSeconds((await countLines(o.file)) * o.steps.length, o.createTps);
-  const cutoffMs = o.now + etaSeconds * 1000 + o.marginMinutes * 60_000;
+  // The fan-out must finish before a send is due: the same cutoff size-window's "launch by" is computed from.
+  const pace = { rowBound: await countLines(o.file), steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
+  const cutoffMs = missedCutoff(o.now, pace);
 
   // Ids and addresses seen so far, exact and compact (a Map stops at 2^24 entries and costs ~100 bytes a key).
   const seenIds = new CompactSeenKeys();
   const seenEmails = o.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys();
   const seenFoldedIds = new CompactSeenKeys();
   const checker = new RecipientChecker(columns, {
+    steps: o.steps.length,
     allowDuplicateEmails: o.recipients.allowDuplicateEmails,
     ids: seenIds,
     emails: seenEmails,
@@ -116,7 +120,7 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
     rule: o.rule,
     steps: o.steps,
     defaultZone: o.defaultZone,
-    strictZones: o.strictZones,
+    strictZones: o.recipients.strictZones,
     missed: { ...o.missed, cutoffMs },
     quiet: o.quiet,
   });
@@ -156,10 +160,6 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
         continue;
       }
       const planned = lines.of(row, decided.steps, group);
-      if (typeof planned !== "string") {
-        await reject(planned);
-        continue;
-      }
       tally.plan(row, decided, group);
       await files.writePlan(planned);
       for (const note of row.notes ?? []) await files.note(row, note);
@@ -209,49 +209,33 @@ class PlanLines {
     this.variantJson = [...audience.variants.map((v) => JSON.stringify(v.name)), "null"];
   }
 
-  /** The row's lines, or a too-large reject. */
-  of(row: RecipientRow, decisions: StepDecision[], group: number): string | Reject {
-    const { header, data } = this.columns;
+  /** The row's lines. */
+  of(row: RecipientRow, decisions: StepDecision[], group: number): string {
     const slot = group === NO_VARIANT ? this.variantJson.length - 1 : group;
-    // Personalization: every other column, as strings, plus the step; serialized once per row. No prototype, so
-    // a column named __proto__ is data like any other.
-    const values: Record<string, string> = Object.create(null);
-    for (const i of data) values[header[i]] = row.fields[i];
-    const dataJson = JSON.stringify(values);
-    const dataPrefix = dataJson.length > 2 ? dataJson.slice(0, -1) + "," : "{";
+    // Personalization: every other column, as strings, plus the step; serialized once per row.
+    const dataPrefix = templateDataPrefix(this.columns, row.fields);
     const emailJson = JSON.stringify(row.email);
     const idJson = JSON.stringify(row.id);
     const lines: string[] = [];
     for (let k = 0; k < decisions.length; k++) {
       const { step, time } = decisions[k];
       if (!time) continue;
-      const templateData = `${dataPrefix}"${STEP_KEY}":"${step.number}"}`;
       // Schedule names, send_at, IANA zone names, ISO instants and variant names hold nothing JSON escapes.
-      const line = planLineFromJson({
-        schedule_name: `"${scheduleName(row.id, step.number)}"`,
-        send_at: `"${time.send_at}"`,
-        timezone: `"${time.timezone}"`,
-        email: emailJson,
-        template: this.templateJson[k][slot],
-        template_data: templateData,
-        recipient_id: idJson,
-        step: String(step.number),
-        utc: `"${time.utc}"`,
-        variant: this.variantJson[slot],
-        schedule_expression: `"${atExpression(time.send_at)}"`,
-      });
-      // (UTF-16 length × 3 bounds the UTF-8 size: count bytes only when it could matter.)
-      if (
-        templateData.length > ses.maxTemplateDataChars ||
-        (line.length * 3 > MAX_PLAN_ROW_BYTES && Buffer.byteLength(line) > MAX_PLAN_ROW_BYTES)
-      )
-        return {
-          line: row.line,
-          id: row.id,
-          reason: "too-large",
-          text: `personalization too large: a plan row must fit a ${MAX_PLAN_ROW_BYTES}-byte batch and TemplateData ${ses.maxTemplateDataChars} characters`,
-        };
-      lines.push(line);
+      lines.push(
+        planLineFromJson({
+          schedule_name: `"${scheduleName(row.id, step.number)}"`,
+          send_at: `"${time.send_at}"`,
+          timezone: `"${time.timezone}"`,
+          email: emailJson,
+          template: this.templateJson[k][slot],
+          template_data: `${dataPrefix}"${STEP_KEY}":"${step.number}"}`,
+          recipient_id: idJson,
+          step: String(step.number),
+          utc: `"${time.utc}"`,
+          variant: this.variantJson[slot],
+          schedule_expression: `"${atExpression(time.send_at)}"`,
+        }),
+      );
     }
     // Joined, not appended line by line: a flat string hashes and writes without flattening a rope first.
     return lines.join("");

@@ -4,6 +4,8 @@
  * in both tools.
  */
 import { isEmailAddress } from "../../../infra/config";
+import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/plan-row";
+import { scheduler, ses } from "../../../infra/quotas";
 import { InputError } from "./errors";
 import { CsvRecord } from "./recipients";
 import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "./send-rules";
@@ -144,8 +146,10 @@ export interface CheckOptions {
   allowDuplicateEmails?: boolean;
   ids?: SeenKeys;
   emails?: SeenKeys;
-  /** Ids trimmed and lower-cased, to notice ids that differ only in case or spaces. */
+  /** Ids trimmed and lower-cased, to notice ids that differ only in case or spaces (none given: not checked). */
   foldedIds?: SeenKeys;
+  /** How many steps each row gets (the step number is in each line's template data). */
+  steps: number;
 }
 
 export function isReject(r: RecipientRow | Reject): r is Reject {
@@ -157,15 +161,17 @@ export class RecipientChecker {
   private readonly ids: SeenKeys;
   /** Undefined when duplicate addresses are allowed. */
   private readonly emails?: SeenKeys;
-  private readonly foldedIds: SeenKeys;
+  private readonly foldedIds?: SeenKeys;
+  private readonly lineBound: PlanLineBound;
 
   constructor(
     private readonly columns: Columns,
-    o: CheckOptions = {},
+    o: CheckOptions,
   ) {
     this.ids = o.ids ?? new SeenMap();
     if (!o.allowDuplicateEmails) this.emails = o.emails ?? new SeenMap();
-    this.foldedIds = o.foldedIds ?? new SeenMap();
+    this.foldedIds = o.foldedIds;
+    this.lineBound = new PlanLineBound(columns, o.steps);
   }
 
   /** The row, or why it is rejected (a Reject has a `reason`). */
@@ -188,12 +194,17 @@ export class RecipientChecker {
         return reject("duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
       this.emails.add(key, rec.line);
     }
+    if (this.lineBound.tooLarge(id, email, f))
+      return reject(
+        "too-large",
+        `personalization too large: a plan row must fit a ${MAX_PLAN_ROW_BYTES}-byte batch and TemplateData ${ses.maxTemplateDataChars} characters`,
+      );
     const rawZone = c.timezone === undefined ? undefined : f[c.timezone];
     const row: RecipientRow = { line: rec.line, id, email, rawZone, timing: rowTiming(f, c.timing), fields: f };
     if (email !== f[c.email]) (row.notes ??= []).push(`email "${f[c.email]}" trimmed`);
     const folded = id.trim().toLowerCase();
-    const firstFolded = this.foldedIds.firstLine(folded);
-    if (firstFolded === undefined) this.foldedIds.add(folded, rec.line);
+    const firstFolded = this.foldedIds?.firstLine(folded);
+    if (firstFolded === undefined) this.foldedIds?.add(folded, rec.line);
     else {
       row.sameIdButCase = firstFolded;
       (row.notes ??= []).push(
@@ -201,5 +212,57 @@ export class RecipientChecker {
       );
     }
     return row;
+  }
+}
+
+/** The personalization of a row as JSON text (no prototype: a column named __proto__ is data like any other). */
+export function templateDataPrefix(columns: Columns, fields: string[]): string {
+  const values: Record<string, string> = Object.create(null);
+  for (const i of columns.data) values[columns.header[i]] = fields[i];
+  const json = JSON.stringify(values);
+  // Open for the step number, which each step's line adds.
+  return json.length > 2 ? json.slice(0, -1) + "," : "{";
+}
+
+/**
+ * Whether a row's plan lines could exceed what one Distributed Map batch or SES TemplateData takes, whatever its zone,
+ * step, variant and template: the parts that vary are counted at their longest. Most rows are far below and pass on
+ * their field lengths alone (a UTF-16 unit is at most 6 bytes of JSON).
+ */
+class PlanLineBound {
+  /** Bytes of a line without its row-specific parts, with zone, time, name, template and variant at their longest. */
+  private readonly fixedBytes: number;
+  private readonly stepJson: string;
+
+  constructor(
+    private readonly columns: Columns,
+    steps: number,
+  ) {
+    this.stepJson = `"${STEP_KEY}":"${steps}"}`;
+    const longest = (n: number) => `"${"x".repeat(n)}"`;
+    this.fixedBytes = planLineFromJson({
+      schedule_name: longest(scheduler.nameMaxLength),
+      send_at: longest(19),
+      timezone: longest(scheduler.timezoneMaxLength),
+      email: "",
+      template: longest(64),
+      template_data: "",
+      recipient_id: "",
+      step: String(steps),
+      utc: longest(24),
+      variant: longest(32),
+      schedule_expression: longest(256),
+    }).length;
+  }
+
+  tooLarge(id: string, email: string, fields: string[]): boolean {
+    let units = id.length + email.length;
+    for (const i of this.columns.data) units += fields[i].length + this.columns.header[i].length + 6;
+    if (this.fixedBytes + units * 6 + 64 <= Math.min(MAX_PLAN_ROW_BYTES, ses.maxTemplateDataChars)) return false;
+    const templateData = templateDataPrefix(this.columns, fields) + this.stepJson;
+    if (templateData.length > ses.maxTemplateDataChars) return true;
+    const bytes =
+      this.fixedBytes + Buffer.byteLength(templateData) + Buffer.byteLength(JSON.stringify(email)) + Buffer.byteLength(JSON.stringify(id));
+    return bytes > MAX_PLAN_ROW_BYTES;
   }
 }

@@ -4,13 +4,13 @@
  */
 import { Audience, AudienceSplit, HOLDOUT } from "./audience";
 import { nothingLeft, PlannedSends, SendDecider } from "./decisions";
-import { InputError } from "./errors";
 import { QuietTime } from "./quiet-time";
-import { ID_COLUMN, RejectReason, rowTiming, timingColumns, TIMEZONE_COLUMN } from "./recipient-rows";
-import { openRecipientCsv } from "./recipients";
+import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "./recipient-rows";
+import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
+import { CompactSeenKeys } from "./seen-keys";
 import { BaseRule } from "./send-rules";
 import { Step, ZoneStatus } from "./send-time";
-import { EffectiveTps, fanOutSeconds, minimumWindowMinutes } from "./window";
+import { EffectiveTps, fanOutSeconds, latestLaunch, minimumWindowMinutes } from "./window";
 
 export interface WindowReport {
   mode: "volume" | "recipients";
@@ -21,13 +21,17 @@ export interface WindowReport {
   createTps: number;
   /** Seconds the fan-out needs to create every schedule at createTps. */
   fanOutSeconds: number;
+  /** Safety margin after the fan-out before a send counts as reachable (as the launcher's). */
+  marginMinutes?: number;
   rows?: number;
+  /** Rows the launcher would plan: rows = recipients + rejected (every reason) + heldOut. */
+  recipients?: number;
   steps?: number;
   defaultTimezone?: string;
   /** Rows whose zone was missing or unknown and took the default; rows whose zone differed only in case. */
   defaulted?: number;
   canonicalised?: number;
-  /** Rows the launcher would not plan for their send time (invalid-send-time, invalid-date, quiet-hours). */
+  /** Rows the launcher would reject, by its reasons (the same checks: recipient-rows.ts, decisions.ts). */
   rejected?: Partial<Record<RejectReason, number>>;
   /** Rows in the holdout group (not sent). */
   heldOut?: number;
@@ -40,9 +44,9 @@ export interface WindowReport {
   peakTps?: number;
   earliestSend?: string | null;
   latestSend?: string | null;
-  /** The fan-out must finish by the earliest send: start it no later than this. */
+  /** The latest launch whose missed-time cutoff (now + fan-out bound + margin) is not after the earliest send. */
   launchBy?: string | null;
-  /** Whether a fan-out started at --now ends before the earliest send. */
+  /** Whether a launch at `now` is no later than launchBy. */
   fanOutEndsBeforeFirstSend?: boolean | null;
 }
 
@@ -55,49 +59,64 @@ export interface RecipientListRequest {
   defaultZone: string;
   quiet?: QuietTime;
   audience: Audience;
+  /** Read and checked as the launcher does. */
+  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean };
   rate: EffectiveTps;
   createTps: number;
+  marginMinutes: number;
   now: number;
 }
 
 export async function sizeRecipientList(
   r: RecipientListRequest,
 ): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number }> {
-  const csv = await openRecipientCsv(r.file);
-  const zoneColumn = csv.column(TIMEZONE_COLUMN);
-  const idColumn = csv.column(ID_COLUMN);
-  const timing = timingColumns(r.file, csv.header, r.rule.kind === "after" ? r.rule.column : undefined);
-  // The launcher's decisions, without a missed-time cutoff: a launch in time (see launchBy) misses nothing.
-  const decider = new SendDecider({ rule: r.rule, steps: r.steps, defaultZone: r.defaultZone, quiet: r.quiet });
+  const csv = await openRecipientCsv(r.file, r.recipients.encoding);
+  // The launcher's checks and decisions (without a missed-time cutoff: a launch in time, see launchBy, misses nothing).
+  const columns = recipientColumns(r.file, csv.header, r.rule.kind === "after" ? r.rule.column : undefined);
+  const seenIds = new CompactSeenKeys();
+  const seenEmails = r.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys();
+  const checker = new RecipientChecker(columns, { steps: r.steps.length, ids: seenIds, emails: seenEmails, ...r.recipients });
+  const decider = new SendDecider({
+    rule: r.rule,
+    steps: r.steps,
+    defaultZone: r.defaultZone,
+    quiet: r.quiet,
+    strictZones: r.recipients.strictZones,
+  });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
-  if (split.active && idColumn === undefined)
-    throw new InputError(`${r.file}:1: variants and the holdout are assigned from the "${ID_COLUMN}" column, which the header lacks`);
   const sends = new PlannedSends();
   const byStatus: Record<ZoneStatus, number> = { ok: 0, canonicalised: 0, defaulted: 0 };
   const rejected: Partial<Record<RejectReason, number>> = {};
   const quiet = { delayed: 0, skipped: 0 };
   let rows = 0;
+  let recipients = 0;
   let heldOut = 0;
-  for await (const rec of csv.records) {
-    if (rec.fields.length !== csv.header.length) {
-      throw new InputError(`${r.file}:${rec.line}: ${rec.fields.length} fields where the header has ${csv.header.length}`);
+  try {
+    for await (const rec of csv.records) {
+      rows++;
+      // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
+      const row = checker.check(rec);
+      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing);
+      const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? nothingLeft(decided!.steps));
+      if (reason) {
+        rejected[reason] = (rejected[reason] ?? 0) + 1;
+        continue;
+      }
+      if (split.active && split.groupOfRecipient((row as RecipientRow).id) === HOLDOUT) {
+        heldOut++;
+        continue;
+      }
+      recipients++;
+      byStatus[decided!.status]++;
+      for (const d of decided!.steps) {
+        if (d.quiet === "delayed") quiet.delayed++;
+        if (d.quiet === "skipped") quiet.skipped++;
+      }
+      sends.add(decided!.zone, decided!.steps);
     }
-    rows++;
-    const decided = decider.decide(zoneColumn === undefined ? undefined : rec.fields[zoneColumn], rowTiming(rec.fields, timing));
-    byStatus[decided.status]++;
-    // The launcher's order: a send-time problem or no send left is a reject; then the holdout; then planned.
-    const reason = decided.reject ? decided.reject.reason : nothingLeft(decided.steps);
-    if (reason) rejected[reason] = (rejected[reason] ?? 0) + 1;
-    if (decided.reject) continue;
-    if (!reason && split.active && split.groupOfRecipient(rec.fields[idColumn!]) === HOLDOUT) {
-      heldOut++;
-      continue;
-    }
-    for (const d of decided.steps) {
-      if (d.quiet === "delayed") quiet.delayed++;
-      if (d.quiet === "skipped") quiet.skipped++;
-    }
-    if (!reason) sends.add(decided.zone, decided.steps);
+  } finally {
+    seenIds.close();
+    seenEmails?.close();
   }
 
   const histogram = sends.instants();
@@ -107,6 +126,7 @@ export async function sizeRecipientList(
 
   const schedules = histogram.total;
   const fanOut = fanOutSeconds(schedules, r.createTps);
+  const pace = { rowBound: await countLines(r.file), steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
   const first = instants[0];
   const peak = instants.reduce<(typeof instants)[number] | undefined>((best, i) => (!best || i.count > best.count ? i : best), undefined);
@@ -120,7 +140,9 @@ export async function sizeRecipientList(
       windowMinutes: sized.windowMinutes,
       createTps: r.createTps,
       fanOutSeconds: fanOut,
+      marginMinutes: r.marginMinutes,
       rows,
+      recipients,
       steps: r.steps.length,
       defaultTimezone: r.defaultZone,
       defaulted: byStatus.defaulted,
@@ -133,8 +155,8 @@ export async function sizeRecipientList(
       peakTps: Math.round(sized.peakTps * 100) / 100,
       earliestSend: first ? iso(first.utcMs) : null,
       latestSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
-      launchBy: first ? iso(first.utcMs - fanOut * 1000) : null,
-      fanOutEndsBeforeFirstSend: first ? r.now + fanOut * 1000 < first.utcMs : null,
+      launchBy: first ? iso(latestLaunch(first.utcMs, pace)) : null,
+      fanOutEndsBeforeFirstSend: first ? r.now <= latestLaunch(first.utcMs, pace) : null,
     },
   };
 }

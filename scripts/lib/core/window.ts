@@ -94,3 +94,33 @@ export function minimumWindowMinutes(instants: { utcMs: number; count: number }[
 export function fanOutSeconds(schedules: number, createTps: number): number {
   return Math.ceil(schedules / createTps);
 }
+
+/**
+ * How a launch is paced. The fan-out's length depends on the schedule count, known only after planning; the list's
+ * line count times the steps bounds it from above, so the launcher needs no second pass (its cutoff is a little early,
+ * never late).
+ */
+export interface LaunchPace {
+  /** Lines in the recipient list (countLines): an upper bound on its rows. */
+  rowBound: number;
+  steps: number;
+  /** CreateSchedule calls per second the fan-out sustains. */
+  createTps: number;
+  /** Safety margin after the fan-out's estimated end. */
+  marginMinutes: number;
+}
+
+/** Milliseconds from the launch to the first reachable send: the fan-out's bound plus the margin. */
+function leadMs(p: LaunchPace): number {
+  return fanOutSeconds(p.rowBound * p.steps, p.createTps) * 1000 + p.marginMinutes * 60_000;
+}
+
+/** The launcher's missed-time cutoff for a launch at `nowMs`: sends due before it cannot be reached. */
+export function missedCutoff(nowMs: number, p: LaunchPace): number {
+  return nowMs + leadMs(p);
+}
+
+/** The latest launch whose cutoff is not after `sendMs`: a launch then (or earlier) reaches that send. */
+export function latestLaunch(sendMs: number, p: LaunchPace): number {
+  return sendMs - leadMs(p);
+}
