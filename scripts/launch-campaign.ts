@@ -28,7 +28,7 @@ import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/
 import { planCampaign, PlanSummary } from "./lib/core/plan";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
 import { buildLaunchRecord } from "./lib/core/launch-record";
-import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE --template NAME
@@ -119,6 +119,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const target = launching
     ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" })
     : undefined;
+  if (journeyNamed(outputs, campaignId))
+    throw new UsageError(
+      `--campaign ${campaignId}: this stack has a journey of that name, whose subscribers' schedules are in group campaign-${campaignId}; a campaign would share it (and its housekeeping would delete them): choose another id`,
+    );
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);

@@ -14,6 +14,7 @@ import { scheduler } from "../../infra/quotas";
 import { main } from "../../scripts/launch-campaign";
 import { timingFromFlags } from "../../scripts/lib/cli/campaign-flags";
 import { InputError } from "../../scripts/lib/core/errors";
+import { UsageError } from "../../scripts/lib/cli/run";
 import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
 import { zonedInstant } from "../../scripts/lib/core/send-time";
 import { sizeRecipientList } from "../../scripts/lib/core/size-window";
@@ -313,6 +314,19 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
   after(() => {
     s3.restore();
     sfn.restore();
+  });
+
+  it("refuses a campaign id that is one of the stack's journeys (they would share the group), before any upload", async () => {
+    const withJourney = path.join(tmp, "outputs-journey.json");
+    fs.writeFileSync(
+      withJourney,
+      JSON.stringify({ ...JSON.parse(fs.readFileSync(outputsFile, "utf8")), journeyDefinitions: [{ name: "spring" }] }),
+    );
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", withJourney]),
+      (e: unknown) => e instanceof UsageError && /^--campaign spring: this stack has a journey of that name/.test((e as Error).message),
+    );
+    assert.strictEqual(s3.commandCalls(PutObjectCommand).length + sfn.commandCalls(StartExecutionCommand).length, 0);
   });
 
   it("uploads plan.jsonl under plans/<campaign>/<launch id>.jsonl and starts the fan-out with the contract input", async () => {

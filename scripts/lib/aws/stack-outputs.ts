@@ -110,3 +110,13 @@ export function outputsFromFlags(f: {
     overrides: { region: f.region, bucketName: f.bucket, stateMachineArn: f["state-machine-arn"], deadLetterQueueUrl: f["dlq-url"] },
   });
 }
+
+/**
+ * A campaign id that is one of the stack's journeys, or undefined. A journey's schedules live in `campaign-<journey>`:
+ * a campaign of that id would share the group, and its housekeeping (or a cancel) would delete the journey's pending
+ * sends.
+ */
+export function journeyNamed(outputs: StackOutputs, campaignId: string): string | undefined {
+  const journeys = Array.isArray(outputs.journeyDefinitions) ? (outputs.journeyDefinitions as { name?: unknown }[]) : [];
+  return journeys.some((j) => j?.name === campaignId) ? campaignId : undefined;
+}
