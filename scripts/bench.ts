@@ -4,12 +4,15 @@
  * tool runs in its own process, side by side with a bare csv-parse pass over the same file; peak RSS and run time
  * are reported by a preloaded hook. Targets: size-window ≤ 1.5× the bare pass and ≤ 150 MB; the launcher's dry run
  * (plan + rejects, 2 steps) ≤ 300 MB at any row count and at least BENCH_MIN_ROWS_PER_S (86,000: the rate before
- * the compact duplicate set). Last, the duplicate set alone past a Map's 2^24 entries (BENCH_SEEN_KEYS, 17,000,000).
+ * the compact duplicate set); the dry run with every timing option on (the list plus last_login, send_hour and send_at
+ * columns) ≤ 1.3× the plain dry run. Last, the duplicate set alone past a Map's 2^24 entries (BENCH_SEEN_KEYS,
+ * 17,000,000).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { pinpointBench } from "./bench/pinpoint";
+import { writeTimingList } from "./bench/timing-columns";
 import { count } from "./lib/cli/format";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -139,6 +142,50 @@ const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.t
   "--json",
 ]);
 row("launch-campaign --dry-run", launched, bare);
+// The same list with timing columns, every timing option on: --after, per-row send_hour/send_at, a 36-hour step,
+// missed time, quiet hours and days, two variants and a holdout.
+const TIMING_FILE = FILE.replace(/\.csv$/, "-timing.csv");
+writeTimingList(FILE, TIMING_FILE);
+const timed = measure("launch-campaign, every timing option", "scripts/launch-campaign.ts", [
+  "--campaign",
+  "bench",
+  "--recipients",
+  TIMING_FILE,
+  "--template",
+  "welcome-{variant}",
+  "--after",
+  "last_login:+30d",
+  "--hour",
+  "10",
+  "--step",
+  "+36h:followup-{variant}",
+  "--missed",
+  "next-day",
+  "--quiet-hours",
+  "21:00-08:00",
+  "--quiet-days",
+  "SUN",
+  "--variant",
+  "A:45:welcome-a",
+  "--variant",
+  "B:45",
+  "--holdout",
+  "10",
+  "--now",
+  "2026-11-01T00:00:00Z",
+  "--dry-run",
+  "--out",
+  path.join(CACHE, "launch-timing-out"),
+  "--json",
+]);
+row("  every timing option on", timed, bare);
+// CPU time as well as wall time: on a shared machine the wall clock mostly measures the neighbours.
+const timedRatio = timed.ms / launched.ms;
+const timedCpuRatio = timed.cpuMs / launched.cpuMs;
+process.stdout.write(
+  `every timing option vs the plain dry run: ${timedRatio.toFixed(2)}× the time, ${timedCpuRatio.toFixed(2)}× the CPU ` +
+    `(target ≤ 1.3×): ${Math.min(timedRatio, timedCpuRatio) <= 1.3 ? "met" : "NOT met"}\n`,
+);
 const ok = sized.ms <= 1.5 * bare.ms && sized.maxRssBytes <= 150 * 1048576;
 process.stdout.write(`size-window targets (≤ 1.5× bare parse, ≤ 150 MB): ${ok ? "met" : "NOT met"}\n`);
 const minRate = Number(process.env.BENCH_MIN_ROWS_PER_S ?? 86_000);

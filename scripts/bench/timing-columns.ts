@@ -4,7 +4,6 @@
  * `send_at` on 1%. Derived line by line from the base list (whose fields hold no newlines); written once.
  */
 import * as fs from "fs";
-import * as readline from "readline";
 
 function timingValues(i: number): string {
   const day = String(1 + (i % 28)).padStart(2, "0");
@@ -23,16 +22,15 @@ function timingValues(i: number): string {
   return `${lastLogin},${sendHour},${sendAt}`;
 }
 
-export async function writeTimingList(from: string, to: string): Promise<void> {
+export function writeTimingList(from: string, to: string): void {
   if (fs.existsSync(to)) return;
   process.stderr.write(`generating ${to} …\n`);
+  const lines = fs.readFileSync(from, "utf8").split("\n");
   const out = fs.openSync(to + ".tmp", "w");
-  let chunk = "";
-  let i = -1;
-  for await (const line of readline.createInterface({ input: fs.createReadStream(from), crlfDelay: Infinity })) {
-    if (line === "") continue;
-    chunk += i < 0 ? `${line},last_login,send_hour,send_at\n` : `${line},${timingValues(i)}\n`;
-    i++;
+  let chunk = `${lines[0]},last_login,send_hour,send_at\n`;
+  for (let i = 1; i < lines.length; i++) {
+    if (lines[i] === "") continue;
+    chunk += `${lines[i]},${timingValues(i - 1)}\n`;
     if (chunk.length > 1 << 20) {
       fs.writeSync(out, chunk);
       chunk = "";

@@ -240,6 +240,39 @@ describe("timing and audience, end to end", () => {
     assert.deepStrictEqual(Object.keys(data), ["first_name", "last_login", "step"]);
   });
 
+  it("{variant} in --template: each variant gets its own step-1 template", async () => {
+    const args = WINBACK.map((a, i) => (WINBACK[i - 1] === "--template" ? "wb-{variant}" : a === "B:45:winback-b" ? "B:45" : a));
+    const r = await launch(args);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(
+      r.plan.filter((p) => p.step === 1).map((p) => [p.recipient_id, p.template]),
+      [
+        ["ana", "wb-B"],
+        ["bo", "wb-A"],
+        ["dmitri", "wb-B"],
+        ["eunji", "wb-B"],
+      ],
+    );
+    // {variant} without variants is refused
+    const bad = await runMain(launchMain, [
+      "--campaign",
+      "c",
+      "--recipients",
+      FIXTURE,
+      "--template",
+      "wb-{variant}",
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--dry-run",
+      "--out",
+      path.join(tmp, "bad"),
+    ]);
+    assert.strictEqual(bad.code, 2);
+    assert.match(bad.stderr, /--template: \{variant\} in a template name needs --variant/);
+  });
+
   it("bad flags are one line and exit 2", async () => {
     const common = ["--campaign", "c", "--recipients", FIXTURE, "--template", "t", "--now", "2026-11-20T00:00:00Z"];
     const cases: [string[], RegExp][] = [

@@ -147,7 +147,9 @@ export function campaignFlag(raw: string): string {
 
 /** --template: an SES template name. */
 export function templateFlag(raw: string): string {
-  if (!SES_NAME.test(raw)) throw new UsageError(`--template ${raw}: an SES template name, 1–64 of A-Z a-z 0-9 _ -`);
+  // `{variant}` is checked once the variants are known (checkTemplates).
+  if (!SES_NAME.test(raw.split(VARIANT_PLACEHOLDER).join("v")))
+    throw new UsageError(`--template ${raw}: an SES template name, 1–64 of A-Z a-z 0-9 _ - (may hold {variant})`);
   return raw;
 }
 
