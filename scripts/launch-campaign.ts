@@ -47,7 +47,6 @@ missed-time policy, then quiet time. rows = planned + rejected + held out.
 ${TIMING_FLAGS_HELP}
 
 Other flags:
-
   --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
   --default-timezone Z    zone for rows with a missing or unknown zone (default UTC); each such row is in notes.csv
   --missed POLICY         sends due before now + fan-out + margin: skip (default), send-now (within the grace),

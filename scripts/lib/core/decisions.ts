@@ -77,6 +77,8 @@ interface ResolvedRawZone {
   status: ZoneStatus;
   notes: string[];
   reject?: ZoneDecisions["reject"];
+  /** The last answer for this zone as written: consecutive rows with the same steps share it. */
+  last?: { shared: SharedSteps; decisions: ZoneDecisions };
 }
 
 /** Steps for one zone and timing values, with their notes; or the row's send-time problem. */
@@ -96,9 +98,12 @@ export class SendDecider {
     const z = this.resolve(rawZone);
     if (z.reject) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: z.reject };
     const shared = this.shared(z.zone, timing);
+    if (z.last?.shared === shared) return z.last.decisions;
     if ("reason" in shared) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: shared };
     const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
-    return { zone: z.zone, status: z.status, steps: shared.steps, notes };
+    const decisions = { zone: z.zone, status: z.status, steps: shared.steps, notes };
+    z.last = { shared, decisions };
+    return decisions;
   }
 
   /** Each step's decision in a resolved zone for a row without timing values (what most rules read). */

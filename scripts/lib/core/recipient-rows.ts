@@ -85,8 +85,11 @@ export function timingColumns(file: string, header: string[], afterColumn?: stri
   return { sendAt: index(SEND_AT_COLUMN), sendHour: index(SEND_HOUR_COLUMN), sendMinute: index(SEND_MINUTE_COLUMN), after };
 }
 
+const NO_TIMING_COLUMNS: RowTiming = Object.freeze({});
+
 /** A row's timing values (undefined for an absent column). */
 export function rowTiming(fields: string[], c: TimingColumns): RowTiming {
+  if (c.sendAt === undefined && c.sendHour === undefined && c.sendMinute === undefined && c.after === undefined) return NO_TIMING_COLUMNS;
   return {
     sendAt: c.sendAt === undefined ? undefined : fields[c.sendAt],
     sendHour: c.sendHour === undefined ? undefined : fields[c.sendHour],
