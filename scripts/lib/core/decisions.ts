@@ -51,6 +51,8 @@ export interface ZoneDecisions {
   steps: StepDecision[];
   /** What a row with these decisions has changed or defaulted, one line each, for the notes file. */
   notes: string[];
+  /** Set when no step is sent: why (see nothingLeft). */
+  noSendLeft?: "quiet-hours" | "send-time-passed";
   /** Set when the row cannot be planned: strict zones and no usable zone, or a bad send time in the row. */
   reject?: { reason: "unknown-zone" | TimingProblem["reason"]; text: string };
 }
@@ -77,12 +79,13 @@ interface ResolvedRawZone {
   status: ZoneStatus;
   notes: string[];
   reject?: ZoneDecisions["reject"];
-  /** The last answer for this zone as written: consecutive rows with the same steps share it. */
-  last?: { shared: SharedSteps; decisions: ZoneDecisions };
 }
 
-/** Steps for one zone and timing values, with their notes; or the row's send-time problem. */
-type SharedSteps = { steps: StepDecision[]; notes: string[] } | TimingProblem;
+/**
+ * Steps for one zone and timing values, with their notes; or the row's send-time problem. `answer` keeps the last
+ * full answer built from it (almost always the only one: the zone is part of the key), so rows allocate nothing.
+ */
+type SharedSteps = { steps: StepDecision[]; notes: string[]; answer?: { z: ResolvedRawZone; decisions: ZoneDecisions } } | TimingProblem;
 
 export class SendDecider {
   private readonly zones: ZoneResolver;
@@ -98,11 +101,11 @@ export class SendDecider {
     const z = this.resolve(rawZone);
     if (z.reject) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: z.reject };
     const shared = this.shared(z.zone, timing);
-    if (z.last?.shared === shared) return z.last.decisions;
     if ("reason" in shared) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: shared };
+    if (shared.answer?.z === z) return shared.answer.decisions;
     const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
-    const decisions = { zone: z.zone, status: z.status, steps: shared.steps, notes };
-    z.last = { shared, decisions };
+    const decisions: ZoneDecisions = { zone: z.zone, status: z.status, steps: shared.steps, notes, noSendLeft: nothingLeft(shared.steps) };
+    shared.answer = { z, decisions };
     return decisions;
   }
 
@@ -135,18 +138,19 @@ export class SendDecider {
 
   private shared(zone: string, timing: RowTiming): SharedSteps {
     const rule = this.rules.rule;
-    // A blank send_at is no send_at (and must not key the cache).
-    if (timing.sendAt !== undefined && timing.sendAt.trim() === "") timing = { ...timing, sendAt: undefined };
-    if (rule.kind === "after" && !timing.sendAt) {
+    // A blank send_at is no send_at (and must not key the cache); most rows of a file with the column have none.
+    const sendAt = timing.sendAt !== undefined && timing.sendAt !== "" && timing.sendAt.trim() !== "" ? timing.sendAt : undefined;
+    let after: string | undefined;
+    if (rule.kind === "after" && sendAt === undefined) {
       // Distinct instants (a login time per row) mostly reduce to a few dates or minutes: key on the reduced value.
-      const after = reduceAfter(rule, zone, timing.after ?? "");
-      if (typeof after !== "string") return after;
-      timing = { ...timing, after };
+      const reduced = reduceAfter(rule, zone, timing.after ?? "");
+      if (typeof reduced !== "string") return reduced;
+      after = reduced;
     }
-    const key = cacheKey(rule, zone, timing);
+    const key = cacheKey(rule, zone, timing, sendAt, after);
     let hit = this.cache.get(key);
     if (hit === undefined) {
-      hit = this.compute(zone, timing);
+      hit = this.compute(zone, { ...timing, sendAt, after: after ?? timing.after });
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
       this.cache.set(key, hit);
     }
@@ -264,14 +268,14 @@ export class PlannedSends {
 }
 
 /** What a row's decisions depend on, given the rule: its zone and only the timing values the rule reads. */
-function cacheKey(rule: BaseRule, zone: string, t: RowTiming): string {
-  if (t.sendAt) return `${zone}\u0000@${t.sendAt}`;
+function cacheKey(rule: BaseRule, zone: string, t: RowTiming, sendAt: string | undefined, after: string | undefined): string {
+  if (sendAt !== undefined) return `${zone}\u0000@${sendAt}`;
   switch (rule.kind) {
     case "at":
       return zone;
     case "date":
       return t.sendHour || t.sendMinute ? `${zone}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : zone;
     case "after":
-      return "days" in rule ? `${zone}\u0000${t.after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : `${zone}\u0000${t.after}`;
+      return "days" in rule ? `${zone}\u0000${after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : `${zone}\u0000${after}`;
   }
 }

@@ -13,7 +13,7 @@ import { scheduleName } from "../../../infra/naming";
 import { atExpression, planLineFromJson } from "../../../infra/plan-row";
 import { PlanFiles, PlanPaths } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
-import { MissedPolicy, nothingLeft, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { QuietTime, describeQuietTime } from "./quiet-time";
 import {
   Columns,
@@ -146,7 +146,7 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
         await reject({ line: row.line, id: row.id, ...decided.reject });
         continue;
       }
-      const none = nothingLeft(decided.steps);
+      const none = decided.noSendLeft;
       if (none) {
         tally.steps(decided.steps);
         await reject(noSendLeft(row, none, cutoffMs, o));

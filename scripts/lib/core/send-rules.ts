@@ -12,7 +12,7 @@
  * days later, `+Nh` N hours after. at() has minute precision: an instant with seconds rounds up to the next minute,
  * so nothing is sent early. Pure: no AWS, no I/O.
  */
-import { addDays, Fold, LocalTime, localTimeOf, scheduledTime, ScheduledTime, Step, wallClock, zonedInstant } from "./send-time";
+import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
 
 export interface LocalDate {
   year: number;
@@ -151,6 +151,17 @@ export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSe
   return afterColumn(rule, zone, row.after ?? "");
 }
 
+const DAY = 86_400_000;
+const dateTexts = new Map<number, string>();
+
+/** `YYYY-MM-DD` of an instant's local date in `zone`; the texts of the few distinct days are kept. */
+function localDateText(zone: string, utcMs: number): string {
+  const day = Math.floor((utcMs + offsetMinutes(zone, utcMs) * MINUTE) / DAY);
+  let text = dateTexts.get(day);
+  if (text === undefined) dateTexts.set(day, (text = new Date(day * DAY).toISOString().slice(0, 10)));
+  return text;
+}
+
 /**
  * The `--after` column's value reduced to what the rule reads, as text that `firstSend` reads back the same way: for
  * `+Nd` the local date in `zone` (YYYY-MM-DD), for `+Nh` the date or the instant rounded up to the minute (ISO, UTC). Rows with different
@@ -169,7 +180,7 @@ export function reduceAfter(rule: Extract<BaseRule, { kind: "after" }>, zone: st
           : "is not a date YYYY-MM-DD or an ISO instant with Z or an offset";
     return { reason: "invalid-date", text: `${rule.column} "${raw}" ${why}` };
   }
-  if ("days" in rule) return wallClock(zone, instant).slice(0, 10);
+  if ("days" in rule) return localDateText(zone, instant);
   // (ceil(t) + N h = ceil(t + N h): rounding first changes nothing and lets more rows share the result.)
   return new Date(ceilToMinute(instant)).toISOString();
 }

@@ -3,7 +3,7 @@
  * Memory is per distinct zone and instant, never per row.
  */
 import { Audience, AudienceSplit, HOLDOUT } from "./audience";
-import { nothingLeft, PlannedSends, SendDecider } from "./decisions";
+import { PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "./quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
@@ -97,7 +97,7 @@ export async function sizeRecipientList(
       // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
       const row = checker.check(rec);
       const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing);
-      const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? nothingLeft(decided!.steps));
+      const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? decided!.noSendLeft);
       if (reason) {
         rejected[reason] = (rejected[reason] ?? 0) + 1;
         continue;
