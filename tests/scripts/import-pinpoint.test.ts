@@ -318,6 +318,56 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     }
   });
 
+  it("maps the other schedules: DAILY, MONTHLY on day 31, HOURLY, IMMEDIATE, an offset only a DST zone has", async () => {
+    const mapped = async (schedule: object) => {
+      const file = path.join(tmp, `schedule-${++runs}.json`);
+      const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-weekly.json`, "utf8"));
+      Object.assign(c.CampaignResponse.Schedule, schedule);
+      fs.writeFileSync(file, JSON.stringify(c));
+      const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+      const m = commandOf(r.stdout);
+      return { code: r.code, command: m.command?.slice(6), notes: m.notes as { setting: string; value: string; instead: string }[] };
+    };
+    // By hand: 2026-12-31T02:00Z at UTC-05 is 21:00 on 2026-12-30; EndTime 2027-01-10T03:00Z is 22:00 on 01-09,
+    // after 21:00, so 2027-01-09 has a send.
+    const daily = await mapped({
+      Frequency: "DAILY",
+      StartTime: "2026-12-31T02:00:00Z",
+      EndTime: "2027-01-10T03:00:00Z",
+      Timezone: "UTC-05",
+    });
+    assert.deepStrictEqual(daily.command, [
+      "--every",
+      "daily",
+      "--until",
+      "2027-01-09",
+      "--hour",
+      "21",
+      "--minute",
+      "0",
+      "--default-timezone",
+      "Etc/GMT+5",
+    ]);
+    // 2027-01-31T09:15Z at UTC is 09:15 on the 31st: months without a 31st get nothing, and the note says so.
+    const monthly = await mapped({
+      Frequency: "MONTHLY",
+      StartTime: "2027-01-31T09:15:00Z",
+      EndTime: "2027-06-01T00:00:00Z",
+      Timezone: "UTC",
+    });
+    assert.deepStrictEqual(monthly.command.slice(0, 4), ["--every", "monthly:31", "--until", "2027-05-31"]);
+    assert.ok(monthly.notes.some((n) => n.value === "day 31 of the month"));
+    const hourly = await mapped({ Frequency: "HOURLY" });
+    assert.strictEqual(hourly.code, 1);
+    assert.strictEqual(hourly.command, undefined);
+    assert.match(hourly.notes.find((n) => n.setting === "Schedule.Frequency")!.instead, /at most daily/);
+    const immediate = await mapped({ Frequency: "ONCE", StartTime: "IMMEDIATE" });
+    assert.deepStrictEqual(immediate.command, ["--at", "<INSTANT>"]);
+    const lordHowe = await mapped({ Timezone: "UTC+10:30" });
+    assert.strictEqual(lordHowe.command.at(-1), "Australia/Lord_Howe");
+    assert.match(lordHowe.notes.find((n) => n.setting === "Schedule.Timezone")!.instead, /no IANA zone stays at UTC\+10:30 all year/);
+  });
+
   it("rejects a campaign file it cannot read as Pinpoint's, naming the key", async () => {
     const write = (name: string, edit: (c: any) => void) => {
       const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-ab.json`, "utf8"));
