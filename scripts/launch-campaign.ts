@@ -26,6 +26,7 @@ import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/c
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
+import { OutputLock } from "./lib/core/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
 import { buildLaunchRecord } from "./lib/core/launch-record";
 import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
@@ -75,6 +76,16 @@ if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const locks: OutputLock[] = [];
+  try {
+    return await planAndLaunch(argv, io, locks);
+  } finally {
+    for (const lock of locks) lock.release();
+  }
+}
+
+/** main's work; the output folder's lock goes into `locks`, held until the plan is uploaded and started. */
+async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
   const f = parseFlags(
     argv,
     {
@@ -126,10 +137,13 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
 
+  // No other run may write or replace this folder's plan until it is uploaded.
+  const lock = OutputLock.acquire(f.out ?? path.join("out", campaignId));
+  locks.push(lock);
   const summary = await planCampaign({
     campaignId,
     file: need("recipients"),
-    outDir: f.out ?? path.join("out", campaignId),
+    out: lock,
     rule: timing.rule,
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
     defaultZone: timing.defaultZone,

@@ -10,7 +10,8 @@ import { PlanRow } from "../../infra/plan-row";
 import { FANOUT_HEADROOM, scheduler } from "../../infra/quotas";
 import { main } from "../../scripts/launch-campaign";
 import { main as sizeWindowMain } from "../../scripts/size-window";
-import { runMain } from "../helpers/cli";
+import { spawn } from "child_process";
+import { ROOT, runMain } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-safety-"));
 let n = 0;
@@ -288,5 +289,103 @@ describe("plan safety: size-window and the launcher agree", () => {
     assert.deepStrictEqual([inTime.summary.missed.skipped, inTime.summary.schedules], [0, 10]);
     const late = await plan(ZONES, "--now", new Date(Date.parse(at) + 60_000).toISOString());
     assert.deepStrictEqual([late.summary.missed.skipped, late.summary.schedules], [1, 9]);
+  });
+});
+
+describe("plan safety: the output folder (issue 10)", () => {
+  const LIST = "id,email,timezone\n" + Array.from({ length: 3000 }, (_, i) => `u${i},u${i}@example.com,Asia/Tokyo`).join("\n") + "\n";
+  const run = (out: string, ...more: string[]) => runMain(main, ["--recipients", write(LIST), ...BASE, "--out", out, ...more]);
+  const leftovers = (out: string) =>
+    fs.existsSync(out) ? fs.readdirSync(out).filter((f) => f.includes("partial") || f.startsWith(".")) : [];
+
+  it("two concurrent runs into one folder: the second is refused naming who holds it; the first writes a whole plan", async () => {
+    const out = path.join(tmp, "race");
+    const [a, b] = await Promise.all([run(out), run(out)]);
+    const refused = [a, b].filter((r) => r.code !== 0);
+    assert.strictEqual(refused.length, 1, `${a.code} ${a.stderr} / ${b.code} ${b.stderr}`);
+    assert.match(
+      refused[0].stderr,
+      new RegExp(
+        `^error: ${out}: in use by another run \\(pid ${process.pid} on ${os.hostname()}, started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)`,
+      ),
+    );
+    assert.strictEqual(refused[0].stderr.split("\n").length, 2, "one line");
+    const plan = fs.readFileSync(path.join(out, "plan.jsonl"), "utf8");
+    assert.strictEqual(plan.split("\n").filter(Boolean).length, 3000);
+    const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+    assert.strictEqual(require("crypto").createHash("sha256").update(plan).digest("hex"), summary.planSha256);
+    assert.deepStrictEqual(leftovers(out), []);
+    assert.strictEqual((await run(out)).code, 0, "the folder is free again afterwards");
+  });
+
+  it("across processes: a run started while another process plans into the folder is refused, naming that process", async function () {
+    this.timeout(60_000);
+    const out = path.join(tmp, "race-processes");
+    const big = write(
+      "id,email,timezone\n" + Array.from({ length: 20_000 }, (_, i) => `p${i},p${i}@example.com,Europe/Paris`).join("\n") + "\n",
+    );
+    const first = spawn(
+      process.execPath,
+      [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/launch-campaign.ts", "--recipients", big, ...BASE, "--out", out],
+      { cwd: ROOT },
+    );
+    let firstErr = "";
+    first.stderr.on("data", (d) => (firstErr += d));
+    const exited = new Promise<number | null>((r) => first.on("exit", r));
+    const lock = path.join(out, ".sendtime.lock");
+    while (!fs.existsSync(lock)) await new Promise((r) => setTimeout(r, 20));
+    const second = await run(out);
+    assert.strictEqual(second.code, 1);
+    assert.match(second.stderr, new RegExp(`^error: ${out}: in use by another run \\(pid ${first.pid} on ${os.hostname()}, `));
+    assert.strictEqual(await exited, 0, firstErr);
+    assert.strictEqual(
+      fs.readFileSync(path.join(out, "plan.jsonl"), "utf8").split("\n").filter(Boolean).length,
+      60_000,
+      "the first run's plan, whole",
+    );
+  });
+
+  it("a lock left by a process that is gone (same host) is taken over", async () => {
+    const out = path.join(tmp, "stale");
+    fs.mkdirSync(out, { recursive: true });
+    fs.writeFileSync(
+      path.join(out, ".sendtime.lock"),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: os.hostname(), started: "2026-01-01T00:00:00.000Z" }),
+    );
+    const r = await run(out);
+    assert.strictEqual(r.code, 0, r.stderr);
+  });
+
+  it("an unwritable folder: one line, exit 1, no files", async () => {
+    const file = write("not a folder", "plain-file");
+    const r = await run(path.join(file, "out"));
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stderr, /^error: .*plain-file\/out: cannot write the output folder \(ENOTDIR\)\n$/);
+  });
+
+  it("--out '': one line, exit 1", async () => {
+    const r = await run("");
+    assert.deepStrictEqual([r.code, r.stderr], [1, "error: --out '': cannot write the output folder (an empty path)\n"]);
+  });
+
+  it("a full disk mid-plan: one line, exit 1, partial files removed, and the previous plan gone", async () => {
+    const out = path.join(tmp, "full");
+    assert.strictEqual((await run(out)).code, 0);
+    assert.ok(fs.existsSync(path.join(out, "plan.jsonl")));
+    // The kernel's own ENOSPC: the plan's bytes go to /dev/full (patched on the fs module itself, which the
+    // planner's `import * as fs` reads through).
+    const realFs = require("fs");
+    const original = realFs.createWriteStream;
+    realFs.createWriteStream = (p: string, ...rest: unknown[]) =>
+      String(p).includes("plan.jsonl") ? original("/dev/full", ...rest) : original(p, ...rest);
+    let r;
+    try {
+      r = await run(out, "--step", "+1d");
+    } finally {
+      realFs.createWriteStream = original;
+    }
+    assert.strictEqual(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^error: .*full: cannot write plan\.jsonl \(ENOSPC\)\n$/);
+    assert.deepStrictEqual(fs.readdirSync(out), [], "nothing left that could be taken for this run's plan");
   });
 });

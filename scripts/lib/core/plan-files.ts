@@ -2,12 +2,24 @@
  * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
  * (`line,id,note`: every planned row that was changed or defaulted), summary.json and, with a holdout, holdout.csv
  * (`line,id,email`: the recipients deliberately not sent).
- * Written under temporary names and renamed at the end: a failed run leaves no half plan.
+ *
+ * A folder holds one run at a time and only whole runs:
+ * - the run locks the folder (`.sendtime.lock`: pid, host, start); a second run is refused naming the holder, and a
+ *   lock whose process is gone (same host) is taken over;
+ * - the previous run's files are removed when the run starts, so a failed run leaves nothing that could be taken
+ *   for its plan;
+ * - files are written under names unique to the run and renamed into place at the end, the summary last;
+ * - a write that fails (a full disk, an unwritable folder) is one line naming the file, and the run's partial files
+ *   are removed.
  */
-import { createHash, Hash } from "crypto";
+import { createHash, Hash, randomBytes } from "crypto";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { RecipientRow, Reject } from "./recipient-rows";
+
+/** The folder cannot be written: exit 1, like any other run that could not finish. */
+export class OutputError extends Error {}
 
 export interface PlanPaths {
   plan: string;
@@ -18,34 +30,111 @@ export interface PlanPaths {
   holdout?: string;
 }
 
+const FINAL_NAMES = ["summary.json", "plan.jsonl", "rejects.csv", "notes.csv", "holdout.csv"];
+const LOCK_NAME = ".sendtime.lock";
+
+const failure = (where: string, e: unknown) => {
+  const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  return new OutputError(`${where} (${code})`);
+};
+
+/** Exclusive use of an output folder by this run, until release(). */
+export class OutputLock {
+  private released = false;
+  private constructor(
+    readonly dir: string,
+    private readonly file: string,
+  ) {}
+
+  /** Creates the folder if needed and locks it; throws OutputError naming the holder when another run has it. */
+  static acquire(dir: string): OutputLock {
+    if (dir === "") throw new OutputError(`--out '': cannot write the output folder (an empty path)`);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw failure(`${dir}: cannot write the output folder`, e);
+    }
+    const file = path.join(dir, LOCK_NAME);
+    const holder = { pid: process.pid, host: os.hostname(), started: new Date().toISOString() };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        fs.writeFileSync(file, JSON.stringify(holder) + "\n", { flag: "wx" });
+        return new OutputLock(dir, file);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
+      }
+      const other = readHolder(file);
+      if (!other || !gone(other)) {
+        const who = other ? `pid ${other.pid} on ${other.host}, started ${other.started}` : "unreadable lock";
+        throw new OutputError(`${dir}: in use by another run (${who}); wait for it to finish, or remove ${file} if that process is gone`);
+      }
+      fs.rmSync(file, { force: true }); // its process is gone: take it over
+    }
+    throw new OutputError(`${dir}: in use by another run (the lock ${file} keeps coming back)`);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    fs.rmSync(this.file, { force: true });
+  }
+}
+
+function readHolder(file: string): { pid: number; host: string; started: string } | undefined {
+  try {
+    const h = JSON.parse(fs.readFileSync(file, "utf8"));
+    return typeof h.pid === "number" && typeof h.host === "string" ? h : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the lock's process is known to be gone: only decidable on the same host. */
+function gone(h: { pid: number; host: string }): boolean {
+  if (h.host !== os.hostname()) return false;
+  try {
+    process.kill(h.pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
 export class PlanFiles {
   readonly paths: PlanPaths;
   private readonly hash = createHash("sha256");
+  private readonly writers: LineWriter[] = [];
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
   private readonly heldOut?: LineWriter;
-  private readonly staleHoldout: string;
 
-  constructor(outDir: string, o: { holdout?: boolean } = {}) {
-    fs.mkdirSync(outDir, { recursive: true });
-    this.paths = {
-      plan: path.join(outDir, "plan.jsonl"),
-      rejects: path.join(outDir, "rejects.csv"),
-      notes: path.join(outDir, "notes.csv"),
-      summary: path.join(outDir, "summary.json"),
-    };
-    this.plan = new LineWriter(this.paths.plan + ".partial", this.hash);
-    this.rejects = new LineWriter(this.paths.rejects + ".partial");
-    this.rejects.write("line,id,reason\n");
-    this.notes = new LineWriter(this.paths.notes + ".partial");
-    this.notes.write("line,id,note\n");
-    this.staleHoldout = path.join(outDir, "holdout.csv");
-    if (o.holdout) {
-      this.paths.holdout = this.staleHoldout;
-      this.heldOut = new LineWriter(this.paths.holdout + ".partial");
-      this.heldOut.write("line,id,email\n");
+  /** Opens the run's files in a folder this run has locked; earlier runs' files there are removed first. */
+  constructor(lock: OutputLock, o: { holdout?: boolean } = {}) {
+    const dir = lock.dir;
+    try {
+      for (const name of FINAL_NAMES) fs.rmSync(path.join(dir, name), { force: true });
+    } catch (e) {
+      throw failure(`${dir}: cannot remove the previous run's files`, e);
     }
+    this.paths = {
+      plan: path.join(dir, "plan.jsonl"),
+      rejects: path.join(dir, "rejects.csv"),
+      notes: path.join(dir, "notes.csv"),
+      summary: path.join(dir, "summary.json"),
+    };
+    if (o.holdout) this.paths.holdout = path.join(dir, "holdout.csv");
+    const suffix = `.${process.pid}-${randomBytes(4).toString("hex")}.partial`;
+    const open = (final: string, header?: string, hash?: Hash) => {
+      const w = new LineWriter(final, final + suffix, hash);
+      this.writers.push(w);
+      if (header) w.write(header);
+      return w;
+    };
+    this.plan = open(this.paths.plan, undefined, this.hash);
+    this.rejects = open(this.paths.rejects, "line,id,reason\n");
+    this.notes = open(this.paths.notes, "line,id,note\n");
+    if (this.paths.holdout) this.heldOut = open(this.paths.holdout, "line,id,email\n");
   }
 
   /** Appends plan lines; resolves at once unless the disk is behind. */
@@ -68,29 +157,27 @@ export class PlanFiles {
 
   /** Flushes and closes the files; returns the plan's sha256. */
   async close(): Promise<string> {
-    await this.plan.close();
-    await this.rejects.close();
-    await this.notes.close();
-    await this.heldOut?.close();
+    for (const w of this.writers) await w.close();
     return this.hash.digest("hex");
   }
 
   /** Puts every file in place under its final name, the summary last. */
   commit(summary: object): void {
-    fs.renameSync(this.paths.plan + ".partial", this.paths.plan);
-    fs.renameSync(this.paths.rejects + ".partial", this.paths.rejects);
-    fs.renameSync(this.paths.notes + ".partial", this.paths.notes);
-    // A holdout.csv left by an earlier run in this folder would describe another plan.
-    if (this.paths.holdout) fs.renameSync(this.paths.holdout + ".partial", this.paths.holdout);
-    else fs.rmSync(this.staleHoldout, { force: true });
-    fs.writeFileSync(this.paths.summary, JSON.stringify(summary, null, 2) + "\n");
+    try {
+      for (const w of this.writers) fs.renameSync(w.temp, w.final);
+      const temp = this.paths.summary + this.writers[0].temp.slice(this.paths.plan.length);
+      fs.writeFileSync(temp, JSON.stringify(summary, null, 2) + "\n");
+      fs.renameSync(temp, this.paths.summary);
+    } catch (e) {
+      this.abort();
+      for (const w of this.writers) fs.rmSync(w.final, { force: true });
+      throw failure(`${path.dirname(this.paths.plan)}: cannot put the plan in place`, e);
+    }
   }
 
+  /** Removes this run's partial files. */
   abort(): void {
-    this.plan.abort();
-    this.rejects.abort();
-    this.notes.abort();
-    this.heldOut?.abort();
+    for (const w of this.writers) w.abort();
   }
 }
 
@@ -99,33 +186,59 @@ function csvField(v: string): string {
   return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-/** Buffered writes with backpressure; optionally hashes what it writes. */
+/** Buffered writes with backpressure to a temporary file; optionally hashes what it writes. A write error is kept
+ * and thrown at the next write or close as one OutputError naming the file. */
 class LineWriter {
   private readonly stream: fs.WriteStream;
   private buffer = "";
+  private error?: Error;
+
   constructor(
-    readonly file: string,
+    readonly final: string,
+    readonly temp: string,
     private readonly hash?: Hash,
   ) {
-    this.stream = fs.createWriteStream(file);
+    this.stream = fs.createWriteStream(temp);
+    this.stream.on("error", (e) => (this.error ??= e));
   }
+
   /** Appends; resolves at once unless the buffer is full and the disk is behind. */
   write(text: string): Promise<void> | undefined {
     this.buffer += text;
     return this.buffer.length >= 1 << 20 ? this.flush() : undefined;
   }
+
   private async flush(): Promise<void> {
+    this.check();
     const chunk = this.buffer;
     this.buffer = "";
     this.hash?.update(chunk);
-    if (!this.stream.write(chunk)) await new Promise<void>((r) => this.stream.once("drain", () => r()));
+    if (!this.stream.write(chunk))
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.stream.off("drain", done);
+          this.stream.off("error", done);
+          resolve();
+        };
+        this.stream.once("drain", done);
+        this.stream.once("error", done);
+      });
+    this.check();
   }
+
   async close(): Promise<void> {
     await this.flush();
-    await new Promise<void>((resolve, reject) => this.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve) => this.stream.end(() => resolve()));
+    if (!this.error && this.stream.errored) this.error = this.stream.errored;
+    this.check();
   }
+
+  private check(): void {
+    if (this.error) throw failure(`${path.dirname(this.final)}: cannot write ${path.basename(this.final)}`, this.error);
+  }
+
   abort(): void {
     this.stream.destroy();
-    fs.rmSync(this.file, { force: true });
+    fs.rmSync(this.temp, { force: true });
   }
 }

@@ -11,7 +11,7 @@
  */
 import { scheduleName } from "../../../infra/naming";
 import { atExpression, planLineFromJson } from "../../../infra/plan-row";
-import { PlanFiles, PlanPaths } from "./plan-files";
+import { OutputLock, PlanFiles, PlanPaths } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
 import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { QuietTime, describeQuietTime } from "./quiet-time";
@@ -35,7 +35,8 @@ import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTp
 export interface PlanRequest {
   campaignId: string;
   file: string;
-  outDir: string;
+  /** The output folder, locked by the caller for this run (OutputLock.acquire). */
+  out: OutputLock;
   /** When step 1 is sent (a row's send_at replaces it). */
   rule: BaseRule;
   /** Every step, each with its SES template (`{variant}` in it is replaced by the recipient's variant). */
@@ -99,6 +100,20 @@ export interface PlanSummary {
 }
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
+  // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
+  const files = new PlanFiles(o.out, { holdout: o.audience.holdoutBasisPoints > 0 });
+  try {
+    const summary = await planInto(files, o);
+    files.commit(summary);
+    return summary;
+  } catch (e) {
+    files.abort();
+    throw e;
+  }
+}
+
+/** Streams the list through the pipeline into `files`; returns the summary (the files are not yet in place). */
+async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
   const csv = await openRecipientCsv(o.file, o.recipients.encoding);
   const columns = recipientColumns(o.file, csv.header, o.rule.kind === "after" ? o.rule.column : undefined);
   // The fan-out must finish before a send is due: the same cutoff size-window's "launch by" is computed from.
@@ -127,7 +142,6 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
-  const files = new PlanFiles(o.outDir, { holdout: o.audience.holdoutBasisPoints > 0 });
   const reject = (r: Reject) => {
     tally.reject(r.reason);
     return files.reject(r);
@@ -166,9 +180,6 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
       for (const note of decided.notes) await files.note(row, note);
     }
     planSha256 = await files.close();
-  } catch (e) {
-    files.abort();
-    throw e;
   } finally {
     seenIds.close();
     seenEmails?.close();
@@ -176,9 +187,7 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   }
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
     throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
-  const summary = summarize(o, tally, cutoffMs, planSha256, files.paths);
-  files.commit(summary);
-  return summary;
+  return summarize(o, tally, cutoffMs, planSha256, files.paths);
 }
 
 function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest): Reject {
