@@ -8,6 +8,11 @@ export interface AlarmsArgs {
   /** The fan-out state machine. */
   stateMachineArn: pulumi.Input<string>;
   /**
+   * Name of the journeys' dead-letter queue: any message in it is an enrolment or exit that did not happen.
+   * @default none: the stack has no journeys
+   */
+  journeyDeadLetterQueueName?: pulumi.Input<string>;
+  /**
    * Address subscribed to the alarm topic (confirm the email SNS sends).
    * @default none: subscribe to the `alarmTopicArn` output yourself
    */
@@ -36,6 +41,15 @@ export class Alarms extends pulumi.ComponentResource {
       dimensions: { QueueName: args.deadLetterQueueName },
       threshold: 0,
     });
+    if (args.journeyDeadLetterQueueName) {
+      alarm("journeys-dlq-not-empty", "Journey events were dead-lettered: not enrolled or not exited (replay them with enrol --event)", {
+        namespace: "AWS/SQS",
+        metricName: "ApproximateNumberOfMessagesVisible",
+        statistic: "Maximum",
+        dimensions: { QueueName: args.journeyDeadLetterQueueName },
+        threshold: 0,
+      });
+    }
     alarm("fanout-failed", "A campaign fan-out execution failed: some schedules were not created (redrive it)", {
       namespace: "AWS/States",
       metricName: "ExecutionsFailed",

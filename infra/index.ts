@@ -88,6 +88,7 @@ const journeys = journeyConfig.journeys.length
 const alarms = new Alarms("alarms", {
   deadLetterQueueName: target.deadLetterQueue.name,
   stateMachineArn: fanOut.arn,
+  journeyDeadLetterQueueName: journeys?.deadLetterQueue.name,
   email: config.alarmEmail,
 });
 

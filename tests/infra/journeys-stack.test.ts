@@ -105,6 +105,21 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     );
   });
 
+  it("an alarm fires when a journey event lands in the dead-letter queue", () => {
+    const alarm = only(stack, "aws:cloudwatch/metricAlarm:MetricAlarm", "alarms-journeys-dlq-not-empty").inputs;
+    assert.deepStrictEqual(
+      [alarm.namespace, alarm.metricName, alarm.dimensions, alarm.threshold, alarm.comparisonOperator],
+      [
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+        { QueueName: only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs.name },
+        0,
+        "GreaterThanThreshold",
+      ],
+    );
+    assert.deepStrictEqual(alarm.alarmActions, [only(stack, "aws:sns/topic:Topic").outputs.arn]);
+  });
+
   it("the handler's role is covered by the scoping policies: it passes them, and a wildcard in it is caught", async () => {
     const policy = only(stack, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy;
     const args = (doc: string) =>
@@ -130,6 +145,7 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     assert.strictEqual(all(bare, "aws:lambda/function:Function").length, 0);
     assert.strictEqual(all(bare, "aws:cloudwatch/eventRule:EventRule").length, 0);
     assert.strictEqual(bare.outputs.journeyEnrolment, undefined);
+    assert.ok(!all(bare, "aws:cloudwatch/metricAlarm:MetricAlarm").some((a) => a.name.includes("journeys")));
   });
 
   it("eventBusName puts the rules and targets on that bus", async () => {
