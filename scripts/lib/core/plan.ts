@@ -120,17 +120,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const pace = { rowBound: await countLines(o.file), steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
   const cutoffMs = missedCutoff(o.now, pace);
 
-  // Ids and addresses seen so far, exact and compact (a Map stops at 2^24 entries and costs ~100 bytes a key).
-  const seenIds = new CompactSeenKeys();
-  const seenEmails = o.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys();
-  const seenFoldedIds = new CompactSeenKeys();
-  const checker = new RecipientChecker(columns, {
-    steps: o.steps.length,
-    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
-    ids: seenIds,
-    emails: seenEmails,
-    foldedIds: seenFoldedIds,
-  });
+  const { checker, closeChecker } = recipientChecker(columns, o);
   const decider = new SendDecider({
     rule: o.rule,
     steps: o.steps,
@@ -181,13 +171,26 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     }
     planSha256 = await files.close();
   } finally {
-    seenIds.close();
-    seenEmails?.close();
-    seenFoldedIds.close();
+    closeChecker();
   }
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
     throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
   return summarize(o, tally, cutoffMs, planSha256, files.paths);
+}
+
+/** The row checks, with the ids and addresses seen so far kept exact and compact (a Map stops at 2^24 entries). */
+function recipientChecker(columns: Columns, o: PlanRequest): { checker: RecipientChecker; closeChecker: () => void } {
+  const seen = {
+    ids: new CompactSeenKeys(),
+    emails: o.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys(),
+    foldedIds: new CompactSeenKeys(),
+  };
+  const checker = new RecipientChecker(columns, {
+    steps: o.steps.length,
+    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
+    ...seen,
+  });
+  return { checker, closeChecker: () => [seen.ids, seen.emails, seen.foldedIds].forEach((s) => s?.close()) };
 }
 
 function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest): Reject {
