@@ -24,6 +24,7 @@ import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
+import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
 import { OutputLock } from "./lib/core/plan-files";
@@ -32,7 +33,7 @@ import { buildLaunchRecord } from "./lib/core/launch-record";
 import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
-Usage: launch-campaign --campaign ID --recipients FILE --template NAME
+Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --template NAME
          (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh [--hour H] | --at INSTANT)
          [--step +3d:TEMPLATE ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
          [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
@@ -48,6 +49,8 @@ missed-time policy, then quiet time. rows = planned + rejected + held out.
 ${TIMING_FLAGS_HELP}
 
 Other flags:
+  --recipients s3://B/K   stream the list from S3 (one GetObject, no local copy; the fan-out ETA for the missed-time
+                          cutoff is then bounded by the object's size instead of its line count)
   --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
   --default-timezone Z    zone for rows with a missing or unknown zone (default UTC); each such row is in notes.csv
   --missed POLICY         sends due before now + fan-out + margin: skip (default), send-now (within the grace),
@@ -136,13 +139,18 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
+  // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
+  const recipients = need("recipients");
+  const listInS3 = parseS3Url(recipients, "--recipients");
+  const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
 
   // No other run may write or replace this folder's plan until it is uploaded.
   const lock = OutputLock.acquire(f.out ?? path.join("out", campaignId));
   locks.push(lock);
   const summary = await planCampaign({
     campaignId,
-    file: need("recipients"),
+    file: recipients,
+    input: input && { stream: input.body, bytes: input.bytes },
     out: lock,
     rule: timing.rule,
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),

@@ -6,6 +6,8 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { mockClient } from "aws-sdk-client-mock";
 import { main } from "../../scripts/launch-campaign";
+import { UsageError } from "../../scripts/lib/cli/run";
+import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
 let runs = 0;
@@ -100,5 +102,63 @@ describe("launch-campaign: the schedule quota is checked before anything is uplo
 
   it("a bad --max-schedules is a usage error naming the flag", async () => {
     await assert.rejects(launch("--dry-run", "--max-schedules", "lots"), /--max-schedules lots: must be a whole number from 1/);
+  });
+});
+
+describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire format)", function () {
+  this.timeout(30_000);
+  let server: LocalS3;
+  const saved: Record<string, string | undefined> = {};
+  before(async () => {
+    server = await startLocalS3();
+    const env = { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: server.endpoint };
+    for (const [k, v] of Object.entries(env)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  });
+  after(async () => {
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    await server.close();
+  });
+
+  it("plans the same recipients as from the local file, reading the object once (one GET, nothing else)", async () => {
+    server.objects.set("lists/dec/campaign.csv", fs.readFileSync("tests/fixtures/campaign.csv"));
+    server.requests.length = 0;
+    const local = await launch("--dry-run");
+    const fromS3 = await launch("--dry-run", "--recipients", "s3://lists/dec/campaign.csv");
+    assert.strictEqual(fromS3.code, 0, fromS3.stderr);
+    assert.deepStrictEqual(
+      server.requests.map((r) => `${r.method} ${r.path}`),
+      ["GET lists/dec/campaign.csv"],
+    );
+    const read = (r: { out: string }, f: string) => fs.readFileSync(path.join(r.out, f), "utf8");
+    assert.strictEqual(read(fromS3, "plan.jsonl"), read(local, "plan.jsonl"));
+    assert.strictEqual(read(fromS3, "rejects.csv"), read(local, "rejects.csv"));
+  });
+
+  it("bounds the fan-out ETA by the object's size (no second read): 412 bytes ÷ 11-byte shortest row = 37 rows", async () => {
+    server.objects.set("lists/dec/campaign.csv", fs.readFileSync("tests/fixtures/campaign.csv"));
+    const r = await launch("--dry-run", "--json", "--create-tps", "1", "--recipients", "s3://lists/dec/campaign.csv");
+    // 5 columns: id (1) + address a@b.c (5) + 4 commas + line break = 11 bytes; 412 ÷ 11 → 37 rows × 2 steps at 1/s
+    // = 74 s, + 5 minutes of margin after now (12:00:00).
+    assert.strictEqual(JSON.parse(r.stdout).missed.cutoff, "2026-11-30T12:06:14.000Z");
+  });
+
+  it("a missing object is one line naming it (exit 2), before anything is planned", async () => {
+    await assert.rejects(
+      launch("--dry-run", "--recipients", "s3://lists/nope.csv"),
+      (e: unknown) => e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
+    );
+  });
+
+  it("a malformed row in the object is reported with the S3 URL and line, like a local file", async () => {
+    server.objects.set("lists/bad.csv", Buffer.from('id,email\nu1,a@example.com\nu2,"b@example.com\n'));
+    await assert.rejects(
+      launch("--dry-run", "--recipients", "s3://lists/bad.csv"),
+      /s3:\/\/lists\/bad\.csv:3: malformed CSV: the file ends inside a quoted field/,
+    );
   });
 });

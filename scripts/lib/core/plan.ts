@@ -9,6 +9,7 @@
  * and the counts become the summary: rows = planned + rejected + held out. Every per-recipient decision is made
  * here, once, and recorded in the plan.
  */
+import { Readable } from "stream";
 import { scheduleName } from "../../../infra/naming";
 import { atExpression, planLineFromJson } from "../../../infra/plan-row";
 import { OutputLock, PlanFiles, PlanPaths } from "./plan-files";
@@ -34,9 +35,12 @@ import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTp
 
 export interface PlanRequest {
   campaignId: string;
+  /** The recipient CSV's path, or its name in messages when `input` is given. */
   file: string;
   /** The output folder, locked by the caller for this run (OutputLock.acquire). */
   out: OutputLock;
+  /** The list as a stream read once (e.g. from S3), with its size in bytes; without it, `file` is read from disk. */
+  input?: { stream: Readable; bytes: number };
   /** When step 1 is sent (a row's send_at replaces it). */
   rule: BaseRule;
   /** Every step, each with its SES template (`{variant}` in it is replaced by the recipient's variant). */
@@ -114,10 +118,13 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
 
 /** Streams the list through the pipeline into `files`; returns the summary (the files are not yet in place). */
 async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
-  const csv = await openRecipientCsv(o.file, o.recipients.encoding);
+  const csv = await openRecipientCsv(o.file, o.recipients.encoding, o.input?.stream);
   const columns = recipientColumns(o.file, csv.header, o.rule.kind === "after" ? o.rule.column : undefined);
-  // The fan-out must finish before a send is due: the same cutoff size-window's "launch by" is computed from.
-  const pace = { rowBound: await countLines(o.file), steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
+  // The fan-out must finish before a send is due: the same cutoff size-window's "launch by" is computed from. The row
+  // bound is known up front, so the list is read once: a local file's line count, or for a streamed list (S3) its
+  // size over the shortest row that can be planned.
+  const rowBound = o.input ? plannableRowBound(o.input.bytes, columns.header.length) : await countLines(o.file);
+  const pace = { rowBound, steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
   const cutoffMs = missedCutoff(o.now, pace);
 
   const { checker, closeChecker } = recipientChecker(columns, o);
@@ -199,6 +206,14 @@ function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", 
       ? `no send left: quiet time (${describeQuietTime(o.quiet!)}) skips every send that was not missed`
       : `every send time is before ${new Date(cutoffMs).toISOString()} (now + fan-out + margin); missed-time policy ${o.missed.policy}`;
   return { line: row.line, id: row.id, reason: why, text };
+}
+
+/**
+ * The most rows a list of `bytes` bytes can plan: a plannable row has an id (1 byte or more), an address (5 or more:
+ * a@b.c), a comma between each two of its `columns` fields and a line break.
+ */
+export function plannableRowBound(bytes: number, columns: number): number {
+  return Math.floor(bytes / (1 + 5 + (columns - 1) + 1));
 }
 
 /**

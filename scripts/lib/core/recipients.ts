@@ -8,8 +8,8 @@
  */
 import { isUtf8 } from "buffer";
 import * as fs from "fs";
-import { pipeline, Transform, TransformCallback } from "stream";
-import { parse } from "csv-parse";
+import { pipeline, Readable, Transform, TransformCallback } from "stream";
+import { CsvError, parse } from "csv-parse";
 import { InputError } from "./errors";
 
 export interface CsvRecord {
@@ -39,18 +39,30 @@ const CSV_ERRORS: Record<string, string> = {
   CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: "a closing quote is followed by more characters (double quotes inside a quoted field)",
 };
 
-/** Opens `file`; throws InputError (one line, file and line) when it cannot be read or is not CSV. */
-export async function openRecipientCsv(file: string, encoding: CsvEncoding = "utf8"): Promise<RecipientCsv> {
-  try {
-    const stat = await fs.promises.stat(file);
-    if (!stat.isFile()) throw new InputError(`${file}: not a file`);
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+/**
+ * Opens `file`; throws InputError (one line, file and line) when it cannot be read or is not CSV. With `input` (a
+ * list streamed from elsewhere, e.g. S3), reads that stream once instead and `file` only names it in messages; an
+ * error of the stream itself (a stalled download) comes through as it is.
+ */
+export async function openRecipientCsv(file: string, encoding: CsvEncoding = "utf8", input?: Readable): Promise<RecipientCsv> {
+  let source: Readable;
+  let lineBreak: string;
+  if (input) {
+    const head = await peek(input, 65_536);
+    source = head.stream;
+    lineBreak = endsInCrOnly(head.bytes) ? "\r" : "\n";
+  } else {
+    try {
+      const stat = await fs.promises.stat(file);
+      if (!stat.isFile()) throw new InputError(`${file}: not a file`);
+    } catch (e) {
+      if (e instanceof InputError) throw e;
+      throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    lineBreak = (await crOnly(file)) ? "\r" : "\n";
+    source = fs.createReadStream(file);
   }
-  const lineBreak = (await crOnly(file)) ? "\r" : "\n";
   const parser = parse({ ...CSV_OPTIONS, encoding, record_delimiter: lineBreak === "\r" ? ["\r"] : CSV_OPTIONS.record_delimiter });
-  const source = fs.createReadStream(file);
   if (encoding === "utf8") pipeline(source, new Utf8Check(file, lineBreak), parser, () => undefined);
   else pipeline(source, parser, () => undefined);
   const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
@@ -62,7 +74,7 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
       try {
         r = await iterator.next();
       } catch (e) {
-        if (e instanceof InputError) throw e;
+        if (!(e instanceof CsvError)) throw e;
         // csv-parse's line is exact; records parsed ahead of the error are dropped by the stream, so ours may lag.
         const err = e as Error & { code?: string; lines?: number };
         const what = CSV_ERRORS[err.code ?? ""] ?? err.message.split("\n")[0];
@@ -107,13 +119,41 @@ async function crOnly(file: string): Promise<boolean> {
   const handle = await fs.promises.open(file, "r");
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(65_536), 0, 65_536, 0);
-    const head = buffer.subarray(0, bytesRead);
-    const cr = head.indexOf(13);
-    const lf = head.indexOf(10);
-    return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < bytesRead || lf === -1);
+    return endsInCrOnly(buffer.subarray(0, bytesRead));
   } finally {
     await handle.close();
   }
+}
+
+/** Whether the first line of `head` (the start of a file) ends in CR alone. */
+function endsInCrOnly(head: Buffer): boolean {
+  const cr = head.indexOf(13);
+  const lf = head.indexOf(10);
+  return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < head.length || lf === -1);
+}
+
+/** The first `n` bytes of `stream` (fewer if it ends sooner), and a stream that still yields every byte. */
+async function peek(stream: Readable, n: number): Promise<{ bytes: Buffer; stream: Readable }> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const iterator = stream[Symbol.asyncIterator]();
+  let done = false;
+  while (length < n) {
+    const r = await iterator.next();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    const chunk = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value);
+    chunks.push(chunk);
+    length += chunk.length;
+  }
+  const rest = async function* () {
+    yield* chunks;
+    if (done) return;
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value as Buffer;
+  };
+  return { bytes: Buffer.concat(chunks).subarray(0, n), stream: Readable.from(rest(), { objectMode: false }) };
 }
 
 /**
