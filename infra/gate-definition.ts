@@ -1,0 +1,184 @@
+/**
+ * The send gate (Amazon States Language, JSONata): with a frequency cap, Scheduler starts this small EXPRESS state
+ * machine instead of calling SES. Pure: parameters in, ASL object out; no Lambda.
+ *
+ * Input (the schedule's Target.Input, written by the fan-out; Scheduler fills the two context attributes):
+ *   {"email": <SES SendEmail input>, "campaign": "<campaign tag>",
+ *    "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>"}
+ *
+ * 1. Admit: one conditional DynamoDB UpdateItem on `<address>#<period>` (the period of the scheduled time, UTC) adds
+ *    1 to `sends` and the schedule's ARN to `schedules` only while `sends < max` and the schedule is not already in
+ *    `schedules`. The scheduled time and the ARN are the same on every invocation of a schedule, so an invocation
+ *    Scheduler repeats (it retries StartExecution) finds itself already admitted and neither counts nor sends again.
+ * 2. Refused: GetItem tells a repeat (the ARN is there: nothing to do) from a capped send (counted in CloudWatch,
+ *    `sendtime` / `CappedSends` per campaign, and not sent).
+ * 3. Send: SES v2 SendEmail with the input as the fan-out built it.
+ * Any failure (DynamoDB, SES, CloudWatch) sends the input and the error to the dead-letter queue, as Scheduler does
+ * for a send it gives up on, then fails the execution.
+ */
+import { sdkIntegrationArn } from "./naming";
+
+export type CapPeriod = "day" | "month";
+
+export interface FrequencyCap {
+  /** Sends an address may get per period, across campaigns. */
+  max: number;
+  /** Calendar period in UTC. */
+  per: CapPeriod;
+}
+
+export interface GateParameters {
+  partition: string;
+  cap: FrequencyCap;
+  tableName: string;
+  deadLetterQueueUrl: string;
+}
+
+/** The gate's input, as the fan-out writes it into each schedule. */
+export interface GateInput {
+  email: Record<string, unknown>;
+  campaign: string;
+  schedule: string;
+  scheduled_time: string;
+}
+
+/** Where capped sends are counted. */
+export const CAPPED_METRIC = { namespace: "sendtime", name: "CappedSends" } as const;
+
+export const GATE_STATES = {
+  admit: "Admit",
+  lookUp: "LookUp",
+  repeatOrCapped: "RepeatOrCapped",
+  repeat: "AlreadyAdmitted",
+  countCapped: "CountCapped",
+  capped: "Capped",
+  send: "Send",
+  deadLetter: "DeadLetter",
+  failed: "Failed",
+} as const;
+
+/** JSONata: the period key of the scheduled time, and when its item may expire (a day after the period ends). */
+const PERIOD: Record<CapPeriod, { key: string; expiresAt: string }> = {
+  day: {
+    key: "$substring($states.input.scheduled_time, 0, 10)",
+    expiresAt: "$string($toMillis($substring($states.input.scheduled_time, 0, 10) & 'T00:00:00Z') / 1000 + 2 * 86400)",
+  },
+  month: {
+    key: "$substring($states.input.scheduled_time, 0, 7)",
+    expiresAt: "$string($toMillis($substring($states.input.scheduled_time, 0, 7) & '-01T00:00:00Z') / 1000 + 33 * 86400)",
+  },
+};
+
+export function gateDefinition(p: GateParameters): Record<string, unknown> {
+  const S = GATE_STATES;
+  const period = PERIOD[p.cap.per];
+  const key = `{% { 'pk': { 'S': $states.input.email.Destination.ToAddresses[0] & '#' & ${period.key} } } %}`;
+  const toDeadLetter = [
+    { ErrorEquals: ["States.ALL"], Next: S.deadLetter, Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}" },
+  ];
+  return {
+    Comment: `sendtime send gate: at most ${p.cap.max} sends per address per ${p.cap.per} (UTC), then SES`,
+    QueryLanguage: "JSONata",
+    StartAt: S.admit,
+    States: {
+      [S.admit]: {
+        Type: "Task",
+        Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
+        Arguments: {
+          TableName: p.tableName,
+          Key: key,
+          UpdateExpression: "ADD sends :one, schedules :schedules SET expires_at = if_not_exists(expires_at, :expires)",
+          ConditionExpression: "attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :schedule))",
+          ExpressionAttributeValues: {
+            ":one": { N: "1" },
+            ":max": { N: String(p.cap.max) },
+            ":schedule": { S: "{% $states.input.schedule %}" },
+            ":schedules": { SS: ["{% $states.input.schedule %}"] },
+            ":expires": { N: `{% ${period.expiresAt} %}` },
+          },
+        },
+        Output: "{% $states.input %}",
+        Retry: [
+          retryBusy([
+            "DynamoDB.ProvisionedThroughputExceededException",
+            "DynamoDB.ThrottlingException",
+            "DynamoDB.InternalServerErrorException",
+          ]),
+        ],
+        Catch: [
+          { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: S.lookUp, Output: "{% $states.input %}" },
+          ...toDeadLetter,
+        ],
+        Next: S.send,
+      },
+      [S.lookUp]: {
+        Type: "Task",
+        Comment: "Refused: a repeat of an admitted schedule, or the cap.",
+        Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
+        Arguments: { TableName: p.tableName, Key: key, ConsistentRead: true },
+        Output: "{% { 'input': $states.input, 'repeat': $states.input.schedule in $states.result.Item.schedules.SS } %}",
+        Retry: [
+          retryBusy([
+            "DynamoDB.ProvisionedThroughputExceededException",
+            "DynamoDB.ThrottlingException",
+            "DynamoDB.InternalServerErrorException",
+          ]),
+        ],
+        Catch: toDeadLetter,
+        Next: S.repeatOrCapped,
+      },
+      [S.repeatOrCapped]: {
+        Type: "Choice",
+        Choices: [{ Condition: "{% $states.input.repeat %}", Next: S.repeat }],
+        Default: S.countCapped,
+      },
+      [S.repeat]: { Type: "Succeed", Comment: "This schedule was admitted before: not counted, not sent again." },
+      [S.countCapped]: {
+        Type: "Task",
+        Resource: sdkIntegrationArn(p.partition, "cloudwatch", "putMetricData"),
+        Arguments: {
+          Namespace: CAPPED_METRIC.namespace,
+          MetricData: [
+            {
+              MetricName: CAPPED_METRIC.name,
+              Dimensions: [{ Name: "campaign", Value: "{% $states.input.input.campaign %}" }],
+              Value: 1,
+              Unit: "Count",
+            },
+          ],
+        },
+        Output: "{% $states.input %}",
+        Retry: [retryBusy(["CloudWatch.InternalServiceException", "CloudWatch.ThrottlingException"])],
+        Catch: [
+          {
+            ErrorEquals: ["States.ALL"],
+            Next: S.deadLetter,
+            Output: "{% { 'input': $states.input.input, 'error': $states.errorOutput } %}",
+          },
+        ],
+        Next: S.capped,
+      },
+      [S.capped]: { Type: "Succeed", Comment: "Over the cap: counted, not sent." },
+      [S.send]: {
+        Type: "Task",
+        Resource: sdkIntegrationArn(p.partition, "sesv2", "sendEmail"),
+        Arguments: "{% $states.input.email %}",
+        Retry: [retryBusy(["SesV2.TooManyRequestsException", "SesV2.LimitExceededException"])],
+        Catch: toDeadLetter,
+        End: true,
+      },
+      [S.deadLetter]: {
+        Type: "Task",
+        Resource: `arn:${p.partition}:states:::sqs:sendMessage`,
+        Arguments: { QueueUrl: p.deadLetterQueueUrl, MessageBody: "{% $string($states.input) %}" },
+        Retry: [retryBusy(["States.ALL"])],
+        Next: S.failed,
+      },
+      [S.failed]: { Type: "Fail", Error: "SendGate.Failed", Cause: "the send failed and was put in the dead-letter queue" },
+    },
+  };
+}
+
+function retryBusy(errors: string[]) {
+  return { ErrorEquals: errors, IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 4, MaxDelaySeconds: 8, JitterStrategy: "FULL" };
+}
