@@ -2,6 +2,7 @@
 import { Policies } from "@pulumi/policy";
 import { enrolmentTargetFailureHandling } from "./events";
 import { fanOutConcurrencyBelowQuota, fanOutBatchedChildren, fanOutScheduleSafety, fanOutLogsExcludeExecutionData } from "./fanout";
+import { sendGateTableProtected, sendGateTableScoped } from "./gate";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "./iam";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
 
@@ -19,4 +20,6 @@ export const policies: Policies = [
   recipientBucketPrivate,
   recipientBucketRetention,
   enrolmentTargetFailureHandling,
+  sendGateTableScoped,
+  sendGateTableProtected,
 ];

@@ -1,0 +1,70 @@
+/**
+ * Frequency-cap guards: the send gate's role may only update its own table (and send, which ses-send-scoped keeps to
+ * the stack's identity); the table that holds every address's send counts is encrypted and recoverable.
+ */
+import { ResourceValidationPolicy } from "@pulumi/policy";
+import { allowedActions, describeStatement, permissionDocuments } from "./iam-document";
+
+/** DynamoDB actions a role could use on a table, data and control plane. */
+const DYNAMODB_ACTIONS = [
+  "dynamodb:GetItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:PutItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchGetItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:Query",
+  "dynamodb:Scan",
+  "dynamodb:PartiQLSelect",
+  "dynamodb:PartiQLUpdate",
+  "dynamodb:PartiQLInsert",
+  "dynamodb:PartiQLDelete",
+  "dynamodb:CreateTable",
+  "dynamodb:UpdateTable",
+  "dynamodb:DeleteTable",
+  "dynamodb:RestoreTableToPointInTime",
+  "dynamodb:ExportTableToPointInTime",
+  "dynamodb:UpdateTimeToLive",
+] as const;
+const GATE_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:GetItem"];
+/** One named table: no wildcard in its name, no index or stream under it. */
+const TABLE_ARN = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/[A-Za-z0-9_.-]+$/;
+
+export const sendGateTableScoped: ResourceValidationPolicy = {
+  name: "send-gate-table-scoped",
+  description: "DynamoDB grants (the send gate's) are UpdateItem and GetItem on one named table, nothing else.",
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    for (const doc of permissionDocuments(args.type, args.name, args.props)) {
+      doc.statements.forEach((s, i) => {
+        const allowed = allowedActions(s, DYNAMODB_ACTIONS);
+        if (!allowed.length) return;
+        const label = `${doc.where} ${describeStatement(s, i)}`;
+        const fix =
+          'allow only "dynamodb:UpdateItem" and "dynamodb:GetItem" on the gate table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)';
+        if (s.notActions || s.notResources) return report(`${label} uses NotAction or NotResource with DynamoDB: ${fix}`);
+        const extra = allowed.filter((a) => !GATE_ACTIONS.includes(a));
+        if (extra.length) return report(`${label} allows ${extra.join(", ")}: ${fix}`);
+        const outside = (s.resources ?? []).filter((r) => !TABLE_ARN.test(r));
+        if (outside.length || !s.resources?.length)
+          report(
+            `${label} allows ${allowed.join(", ")} on ${outside.length ? outside.map((r) => `"${r}"`).join(", ") : "no resource"}: ${fix}`,
+          );
+      });
+    }
+  },
+};
+
+export const sendGateTableProtected: ResourceValidationPolicy = {
+  name: "send-gate-table-protected",
+  description: "DynamoDB tables (the send gate's holds every address's send counts) use KMS encryption and point-in-time recovery.",
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    if (args.type !== "aws:dynamodb/table:Table") return;
+    const label = `Table "${args.name}"`;
+    if (args.props.serverSideEncryption?.enabled !== true)
+      report(`${label} is not encrypted with KMS: set serverSideEncryption {enabled: true} (optionally with kmsKeyArn)`);
+    if (args.props.pointInTimeRecovery?.enabled !== true)
+      report(`${label} has no point-in-time recovery: set pointInTimeRecovery {enabled: true}`);
+  },
+};

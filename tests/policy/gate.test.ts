@@ -1,0 +1,72 @@
+import { sendGateStatements } from "../../infra/iam";
+import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
+import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
+
+const TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/send-gate-sends-1a2b3c4";
+const rolePolicy = (...statements: object[]) => resourceArgs("aws:iam/rolePolicy:RolePolicy", { policy: doc(...statements) });
+
+describe("send-gate-table-scoped", () => {
+  it("passes the gate's own statements", async () => {
+    const statements = sendGateStatements({
+      scope: { partition: "aws", region: "us-east-1", accountId: "123456789012" },
+      tableArn: TABLE,
+      identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
+      configurationSetArn: "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",
+      deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+      metricNamespace: "sendtime",
+    });
+    await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...statements));
+  });
+
+  it("refuses any other DynamoDB action, also through a wildcard", async () => {
+    await assertHasResourceViolation(
+      sendGateTableScoped,
+      rolePolicy({ Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:DeleteItem"], Resource: TABLE }),
+      {
+        message: 'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem" and "dynamodb:GetItem"',
+      },
+    );
+    await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", Action: "dynamodb:*", Resource: TABLE }), {
+      message: /allows dynamodb:PutItem, .*dynamodb:Scan/,
+    });
+  });
+
+  it("refuses a table wildcard, an index, or everything", async () => {
+    for (const resource of ["arn:aws:dynamodb:us-east-1:123456789012:table/*", `${TABLE}/index/by-email`, "*"])
+      await assertHasResourceViolation(
+        sendGateTableScoped,
+        rolePolicy({ Effect: "Allow", Action: "dynamodb:UpdateItem", Resource: resource }),
+        {
+          message: `allows dynamodb:UpdateItem on "${resource}"`,
+        },
+      );
+  });
+
+  it("refuses NotAction, which would grant DynamoDB by omission", async () => {
+    await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", NotAction: "s3:*", Resource: TABLE }), {
+      message: "uses NotAction or NotResource with DynamoDB",
+    });
+  });
+});
+
+describe("send-gate-table-protected", () => {
+  const table = (props: object) =>
+    resourceArgs("aws:dynamodb/table:Table", { billingMode: "PAY_PER_REQUEST", ...props }, {}, "send-gate-sends");
+  it("passes an encrypted table with point-in-time recovery", () =>
+    assertNoResourceViolations(
+      sendGateTableProtected,
+      table({ serverSideEncryption: { enabled: true }, pointInTimeRecovery: { enabled: true } }),
+    ));
+  it("refuses a table without KMS encryption", () =>
+    assertHasResourceViolation(sendGateTableProtected, table({ pointInTimeRecovery: { enabled: true } }), {
+      message: 'Table "send-gate-sends" is not encrypted with KMS: set serverSideEncryption {enabled: true}',
+    }));
+  it("refuses a table without point-in-time recovery", () =>
+    assertHasResourceViolation(
+      sendGateTableProtected,
+      table({ serverSideEncryption: { enabled: true }, pointInTimeRecovery: { enabled: false } }),
+      {
+        message: 'Table "send-gate-sends" has no point-in-time recovery',
+      },
+    ));
+});
