@@ -3,6 +3,7 @@
  * line naming the key, the value and what is allowed.
  */
 import { JOURNEY_CONFIG_KEYS } from "./journeys-definition";
+import { CAP_PERIODS, FrequencyCap } from "./gate-definition";
 import { SES_NAME } from "./naming";
 import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
 
@@ -41,6 +42,8 @@ export interface StackConfig {
   kmsKeyArn?: string;
   /** Custom domain for open and click tracking links; none means SES's own tracking domain. */
   trackingDomain?: string;
+  /** At most `max` sends per address per UTC `per` across campaigns, checked at send time; none means no cap. */
+  frequencyCap?: FrequencyCap;
 }
 
 /** A value CloudWatch Logs accepts for retention. */
@@ -165,6 +168,8 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     fail("trackingDomain", trackingDomain, "a host name such as track.example.com (no scheme, path or port)");
   }
 
+  const frequencyCap = parseFrequencyCap(optional("frequencyCap"), fail);
+
   return {
     senderIdentity,
     fromAddress,
@@ -183,8 +188,39 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     unsubscribe: contactList && topic ? { contactList, topic } : undefined,
     kmsKeyArn,
     trackingDomain,
+    frequencyCap,
   };
 }
+
+/** `{"max": 2, "per": "day"}`: max a whole number 1–1000, per one of CAP_PERIODS, nothing else. */
+function parseFrequencyCap(
+  raw: string | undefined,
+  fail: (key: string, value: string, allowed: string) => never,
+): FrequencyCap | undefined {
+  if (raw === undefined) return undefined;
+  const allowed = `JSON {"max": N, "per": P} with N a whole number from 1 to ${MAX_CAP} and P one of ${CAP_PERIODS.join(", ")} (UTC periods)`;
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return fail("frequencyCap", raw, allowed);
+  }
+  const o = v as Record<string, unknown>;
+  const ok =
+    o !== null &&
+    typeof o === "object" &&
+    !Array.isArray(o) &&
+    Object.keys(o).every((k) => k === "max" || k === "per") &&
+    Number.isInteger(o.max) &&
+    (o.max as number) >= 1 &&
+    (o.max as number) <= MAX_CAP &&
+    CAP_PERIODS.includes(o.per as FrequencyCap["per"]);
+  if (!ok) return fail("frequencyCap", raw, allowed);
+  return { max: o.max as number, per: o.per as FrequencyCap["per"] };
+}
+
+/** Sends per address and period; more is no cap worth a DynamoDB write per send. */
+const MAX_CAP = 1000;
 
 const NAMESPACE = "sendtime:";
 

@@ -83,6 +83,8 @@ export interface FanOutParameters extends FanOutShape {
   configurationSetName: string;
   /** SendEmail ListManagementOptions for one-click unsubscribe, when configured. */
   listManagement?: { contactListName: string; topicName: string };
+  /** With a frequency cap: schedules start the send gate (gate-definition.ts) with the email instead of calling SES. */
+  sendGateArn?: string;
 }
 
 /**
@@ -322,6 +324,11 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
   if (p.listManagement) {
     email.ListManagementOptions = { ContactListName: p.listManagement.contactListName, TopicName: p.listManagement.topicName };
   }
+  // The gate gets the email plus what makes each schedule's invocations recognisable: Scheduler fills in the
+  // schedule's ARN and scheduled time (the same on every retry).
+  const targetInput = p.sendGateArn
+    ? { email, "campaign.$": "$.campaign_tag", schedule: "<aws.scheduler.schedule-arn>", scheduled_time: "<aws.scheduler.scheduled-time>" }
+    : email;
   return {
     "name.$": `${row}.schedule_name`,
     // The planner writes the exact expression (at(...) now; recurring rows will carry cron(...)).
@@ -329,7 +336,7 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
     "timezone.$": `${row}.timezone`,
     "group.$": "$.group",
     "window_minutes.$": "$.window_minutes",
-    email,
+    target_input: targetInput,
   };
 }
 
@@ -345,9 +352,9 @@ function createSchedule(p: FanOutParameters) {
       FlexibleTimeWindow: { Mode: "FLEXIBLE", "MaximumWindowInMinutes.$": "$.window_minutes" },
       ActionAfterCompletion: "DELETE",
       Target: {
-        Arn: sesSendEmailTargetArn(p.partition),
+        Arn: p.sendGateArn ?? sesSendEmailTargetArn(p.partition),
         RoleArn: p.targetRoleArn,
-        "Input.$": "States.JsonToString($.email)",
+        "Input.$": "States.JsonToString($.target_input)",
         RetryPolicy: { MaximumEventAgeInSeconds: p.maxEventAgeSeconds, MaximumRetryAttempts: p.maxRetryAttempts },
         DeadLetterConfig: { Arn: p.deadLetterQueueArn },
       },

@@ -26,6 +26,11 @@ export interface FanOutArgs extends FanOutShape {
   logRetentionDays: number;
   /** KMS key of the bucket, when it has a customer-managed one. */
   kmsKeyArn?: string;
+  /**
+   * With a frequency cap: schedules start this send gate instead of calling SES.
+   * @default none
+   */
+  sendGateArn?: pulumi.Input<string>;
 }
 
 /** The fan-out: a Step Functions state machine that turns a campaign plan into one schedule per row. */
@@ -88,8 +93,16 @@ export class FanOut extends pulumi.ComponentResource {
 
     function createStateMachine() {
       const definition = pulumi
-        .all([scope, args.targetRoleArn, args.deadLetterQueueArn, args.bucketName, args.configurationSetName, args.contactListName])
-        .apply(([s, targetRoleArn, deadLetterQueueArn, resultsBucket, configurationSetName, contactListName]) =>
+        .all([
+          scope,
+          args.targetRoleArn,
+          args.deadLetterQueueArn,
+          args.bucketName,
+          args.configurationSetName,
+          args.contactListName,
+          args.sendGateArn,
+        ])
+        .apply(([s, targetRoleArn, deadLetterQueueArn, resultsBucket, configurationSetName, contactListName, sendGateArn]) =>
           JSON.stringify(
             fanOutDefinition({
               partition: s.partition,
@@ -105,6 +118,7 @@ export class FanOut extends pulumi.ComponentResource {
               toleratedFailurePercentage: args.toleratedFailurePercentage,
               maxEventAgeSeconds: args.maxEventAgeSeconds,
               maxRetryAttempts: args.maxRetryAttempts,
+              sendGateArn,
             }),
             null,
             2,

@@ -18,7 +18,8 @@
  */
 import { sdkIntegrationArn } from "./naming";
 
-export type CapPeriod = "day" | "month";
+export const CAP_PERIODS = ["day", "month"] as const;
+export type CapPeriod = (typeof CAP_PERIODS)[number];
 
 export interface FrequencyCap {
   /** Sends an address may get per period, across campaigns. */

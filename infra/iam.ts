@@ -61,24 +61,74 @@ export interface SchedulerTargetGrants {
   contactListArn?: string;
   deadLetterQueueArn: string;
   kmsKeyArn?: string;
+  /** With a frequency cap: the send gate's state machine name; schedules start it instead of calling SES. */
+  sendGateName?: string;
+}
+
+/** SES resources a templated send uses: the identity, the configuration set, the templates, the contact list. */
+function sesSendResources(g: { scope: ArnScope; identityArn: string; configurationSetArn: string; contactListArn?: string }): string[] {
+  const { partition, region, accountId } = g.scope;
+  const resources = [g.identityArn, g.configurationSetArn, `arn:${partition}:ses:${region}:${accountId}:template/*`];
+  if (g.contactListArn) resources.push(g.contactListArn);
+  return resources;
 }
 
 /**
- * What a schedule may do when it fires: send through SES, dead-letter what it could not deliver, and (the campaign's
- * housekeeping schedule) delete a campaign's group — campaign groups only, as every Scheduler grant.
+ * What a schedule may do when it fires: send through SES (or, with a frequency cap, start the send gate, which
+ * sends), dead-letter what it could not deliver, and (the campaign's housekeeping schedule) delete a campaign's
+ * group — campaign groups only, as every Scheduler grant.
  */
 export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyStatement[] {
-  const { partition, region, accountId } = g.scope;
-  const sesResources = [g.identityArn, g.configurationSetArn, `arn:${partition}:ses:${region}:${accountId}:template/*`];
-  if (g.contactListArn) sesResources.push(g.contactListArn);
+  const send: PolicyStatement = g.sendGateName
+    ? { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: stateMachineArn(g.scope, g.sendGateName) }
+    : { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) };
   const statements: PolicyStatement[] = [
-    { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesResources },
+    send,
     { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
     { Sid: "DeleteFinishedCampaignGroups", Effect: "Allow", Action: "scheduler:DeleteScheduleGroup", Resource: campaignGroupsArn(g.scope) },
   ];
   if (g.kmsKeyArn) {
     statements.push({
       Sid: "DeadLetterEncryption",
+      Effect: "Allow",
+      Action: ["kms:GenerateDataKey", "kms:Decrypt"],
+      Resource: g.kmsKeyArn,
+    });
+  }
+  return statements;
+}
+
+export interface SendGateGrants {
+  scope: ArnScope;
+  /** The gate's DynamoDB table: the only one it may touch, and only UpdateItem and GetItem. */
+  tableArn: string;
+  identityArn: string;
+  configurationSetArn: string;
+  contactListArn?: string;
+  deadLetterQueueArn: string;
+  /** The namespace capped sends are counted in. */
+  metricNamespace: string;
+  kmsKeyArn?: string;
+}
+
+/** The send gate: update its table, send as the stack's identity, count capped sends, dead-letter failures. */
+export function sendGateStatements(g: SendGateGrants): PolicyStatement[] {
+  const statements: PolicyStatement[] = [
+    { Sid: "CountSends", Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"], Resource: g.tableArn },
+    { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) },
+    {
+      Sid: "CountCappedSends",
+      Effect: "Allow",
+      Action: "cloudwatch:PutMetricData",
+      // PutMetricData has no resource; the namespace condition keeps it to the gate's own metric.
+      Resource: "*",
+      Condition: { StringEquals: { "cloudwatch:namespace": g.metricNamespace } },
+    },
+    { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+  ];
+  if (g.kmsKeyArn) {
+    statements.push({
+      Sid: "TableAndQueueEncryption",
       Effect: "Allow",
       Action: ["kms:GenerateDataKey", "kms:Decrypt"],
       Resource: g.kmsKeyArn,

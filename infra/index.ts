@@ -9,9 +9,10 @@ import { ConfigError, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey, JourneyDefinitionError, parseJourneyConfig } from "./journeys-definition";
-import { ArnScope, CAMPAIGN_PREFIX } from "./naming";
+import { ArnScope, CAMPAIGN_PREFIX, sendGateName } from "./naming";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
+import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
 import { isIanaZone } from "../scripts/lib/core/journeys";
 
@@ -39,7 +40,23 @@ const target = new SchedulerTarget("scheduler-target", {
   configurationSetArn: sender.configurationSetArn,
   contactListArn: sender.contactListArn,
   kmsKeyArn: config.kmsKeyArn,
+  sendGateName: config.frequencyCap ? sendGateName(pulumi.getStack()) : undefined,
 });
+
+// Optional: a frequency cap across campaigns, checked when each mail is sent.
+const gate = config.frequencyCap
+  ? new SendGate("send-gate", {
+      scope,
+      cap: config.frequencyCap,
+      stateMachineName: sendGateName(pulumi.getStack()),
+      identityArn: sender.identityArn,
+      configurationSetArn: sender.configurationSetArn,
+      contactListArn: sender.contactListArn,
+      deadLetterQueueArn: target.deadLetterQueue.arn,
+      deadLetterQueueUrl: target.deadLetterQueue.url,
+      kmsKeyArn: config.kmsKeyArn,
+    })
+  : undefined;
 
 const fanOut = new FanOut("fanout", {
   scope,
@@ -60,6 +77,7 @@ const fanOut = new FanOut("fanout", {
   maxRetryAttempts: config.maxRetryAttempts,
   logRetentionDays: config.logRetentionDays,
   kmsKeyArn: config.kmsKeyArn,
+  sendGateArn: gate?.arn,
 });
 
 // Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries and DLQ.
@@ -111,6 +129,7 @@ export const journeyEnrolment = journeys?.enrolment;
 export const journeyFunctionName = journeys?.function.name;
 export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
 export const eventBusName = journeyConfig.eventBusName;
+export const sendGateArn = gate?.arn;
 
 function readJourneyConfig() {
   const raw = new pulumi.Config("sendtime");

@@ -80,6 +80,11 @@ export function campaignGroupsArn(s: ArnScope): string {
 }
 
 /** A state machine's ARN. */
+/** The send gate's state machine name in a stack (its ARN is known before it exists: the target role names it). */
+export function sendGateName(stack: string): string {
+  return `sendtime-gate-${stack}`;
+}
+
 export function stateMachineArn(s: ArnScope, name: string): string {
   return `arn:${s.partition}:states:${s.region}:${s.accountId}:stateMachine:${name}`;
 }

@@ -16,6 +16,11 @@ export interface SchedulerTargetArgs {
    * @default none
    */
   kmsKeyArn?: string;
+  /**
+   * With a frequency cap: the send gate's state machine name; the role may then only start it (and dead-letter).
+   * @default none: schedules call SES directly
+   */
+  sendGateName?: string;
 }
 
 /** What EventBridge Scheduler needs to send: a role that may only send through SES, and a dead-letter queue. */
@@ -73,6 +78,7 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 contactListArn,
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
+                sendGateName: args.sendGateName,
               }),
             ),
           ),

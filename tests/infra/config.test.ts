@@ -162,4 +162,29 @@ describe("stack config", () => {
     ])
       rejects({ trackingDomain: bad }, new RegExp(`^sendtime:trackingDomain = ".*" is not valid: a host name such as track.example.com`));
   });
+  it("takes a frequency cap as JSON {max, per} and refuses anything else, naming what is allowed", () => {
+    assert.deepStrictEqual(parseStackConfig(getter({ frequencyCap: '{"max": 2, "per": "day"}' })).config.frequencyCap, {
+      max: 2,
+      per: "day",
+    });
+    assert.deepStrictEqual(parseStackConfig(getter({ frequencyCap: '{"per":"month","max":1}' })).config.frequencyCap, {
+      max: 1,
+      per: "month",
+    });
+    assert.strictEqual(parseStackConfig(getter()).config.frequencyCap, undefined);
+    for (const bad of [
+      '{"max": 0, "per": "day"}',
+      '{"max": 2.5, "per": "day"}',
+      '{"max": 2, "per": "week"}',
+      '{"max": 2}',
+      '{"max": 2, "per": "day", "tz": "x"}',
+      "2/day",
+      "[2]",
+      "null",
+    ])
+      rejects(
+        { frequencyCap: bad },
+        /^sendtime:frequencyCap = ".*" is not valid: JSON \{"max": N, "per": P\} with N a whole number from 1 to 1000 and P one of day, month/,
+      );
+  });
 });

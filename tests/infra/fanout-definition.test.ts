@@ -179,7 +179,8 @@ function assertValidCreateSchedule(req: any, row: PlanRow) {
 
 describe("fan-out definition", () => {
   it("passes asl-validator (checkPaths, checkArn) and AWS's language service, with and without unsubscribe", async () => {
-    for (const params of [PARAMS, { ...PARAMS, listManagement: undefined }]) {
+    const withGate = { ...PARAMS, sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev" };
+    for (const params of [PARAMS, { ...PARAMS, listManagement: undefined }, withGate]) {
       const def = fanOutDefinition(params);
       const { isValid, errors } = aslValidator(structuredClone(def), { checkPaths: true, checkArn: true });
       assert.deepStrictEqual(errors, []);
@@ -207,7 +208,7 @@ describe("fan-out definition", () => {
         "$.expression",
         "$.timezone",
         "$.window_minutes",
-        "$.email",
+        "$.target_input",
         "$.cleanup.group",
         "$.cleanup.expression",
         "$.cleanup.instant",

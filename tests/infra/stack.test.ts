@@ -225,8 +225,8 @@ describe("the stack with other config", () => {
     assert.strictEqual(all(stack, "aws:sesv2/contactList:ContactList").length, 0);
     const child = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States;
     for (const request of [child.Request, child.RequestWithVariant]) {
-      assert.strictEqual(request.Parameters.email.ConfigurationSetName, "sendtime-dev");
-      assert.strictEqual(request.Parameters.email.ListManagementOptions, undefined);
+      assert.strictEqual(request.Parameters.target_input.ConfigurationSetName, "sendtime-dev");
+      assert.strictEqual(request.Parameters.target_input.ListManagementOptions, undefined);
     }
   });
 

@@ -30,12 +30,21 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "recipient-bucket-private": "mandatory",
       "recipient-bucket-retention": "advisory",
       "enrolment-target-failure-handling": "mandatory",
+      "send-gate-table-scoped": "mandatory",
+      "send-gate-table-protected": "mandatory",
     });
   });
 
   it("the shipped stack with the dev config has no violations", async () => {
     await pack.configure(readPolicyConfig(DEV), "dev.json");
     assert.deepStrictEqual(await pack.analyze(await renderWith()), []);
+  });
+
+  it("the prod stack (with the frequency cap's gate and table) has no violations under the prod config", async () => {
+    await pack.configure(readPolicyConfig(path.join(POLICY_DIR, "config", "prod.json")), "prod.json");
+    const stack = await renderStack({ stack: "prod", config: readStackConfig("prod") });
+    assert.ok(stack.resources.some((r) => r.type === "aws:dynamodb/table:Table"));
+    assert.deepStrictEqual(await pack.analyze(stack), []);
   });
 
   it("the same stack with maxConcurrency raised above the limit fails, on the state machine", async () => {

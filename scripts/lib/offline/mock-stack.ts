@@ -106,6 +106,10 @@ function mockResource(type: string, name: string, inputs: any, region: string): 
       const arn = `arn:${part}:states:${region}:${acct}:stateMachine:${smName}`;
       return { id: arn, state: { name: smName, arn, status: "ACTIVE" } };
     }
+    case "aws:dynamodb/table:Table": {
+      const tableName = inputs.name ?? autoName(name);
+      return { id: tableName, state: { name: tableName, arn: `arn:${part}:dynamodb:${region}:${acct}:table/${tableName}` } };
+    }
     case "aws:cloudwatch/logGroup:LogGroup": {
       const lgName = inputs.name ?? autoName(name);
       return { id: lgName, state: { name: lgName, arn: `arn:${part}:logs:${region}:${acct}:log-group:${lgName}` } };

@@ -1,0 +1,138 @@
+import * as assert from "assert";
+import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { FanOutInput, PlanRow } from "../../infra/fanout-definition";
+import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
+import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
+import { all, only, renderWith } from "../helpers/stack";
+
+const aslValidator = require("asl-validator");
+
+const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];
+const GATE_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev";
+const CAP = '{"max": 2, "per": "day"}';
+
+const stateMachine = (stack: RenderedStack, name: string) => only(stack, "aws:sfn/stateMachine:StateMachine", name).inputs;
+
+describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
+  let stack: RenderedStack;
+  before(async () => {
+    stack = await renderWith({ frequencyCap: CAP });
+  });
+
+  it("without it: no gate, no table, schedules call SES directly", async () => {
+    const plain = await renderWith();
+    assert.strictEqual(all(plain, "aws:dynamodb/table:Table").length, 0);
+    assert.strictEqual(all(plain, "aws:sfn/stateMachine:StateMachine").length, 1);
+    assert.strictEqual(plain.outputs.sendGateArn, undefined);
+  });
+
+  it("adds an on-demand table, encrypted, recoverable, expiring old periods", () => {
+    const table = only(stack, "aws:dynamodb/table:Table").inputs;
+    assert.strictEqual(table.billingMode, "PAY_PER_REQUEST");
+    assert.strictEqual(table.hashKey, "pk");
+    assert.deepStrictEqual(table.ttl, { attributeName: "expires_at", enabled: true });
+    assert.deepStrictEqual(table.serverSideEncryption, { enabled: true });
+    assert.deepStrictEqual(table.pointInTimeRecovery, { enabled: true });
+  });
+
+  it("adds the EXPRESS gate; its definition passes asl-validator and names the table and the dead-letter queue", () => {
+    const gate = stateMachine(stack, "send-gate");
+    assert.strictEqual(gate.type, "EXPRESS");
+    assert.strictEqual(gate.name, "sendtime-gate-dev");
+    assert.strictEqual(stack.outputs.sendGateArn, GATE_ARN);
+    const def = JSON.parse(gate.definition);
+    assert.deepStrictEqual(aslValidator(structuredClone(def), { checkPaths: true, checkArn: true }).errors, []);
+    assert.strictEqual(
+      def.States.Admit.Arguments.TableName,
+      only(stack, "aws:dynamodb/table:Table").inputs.name ?? def.States.Admit.Arguments.TableName,
+    );
+    assert.strictEqual(def.States.Admit.Arguments.ExpressionAttributeValues[":max"].N, "2");
+    assert.strictEqual(def.States.DeadLetter.Arguments.QueueUrl, stack.outputs.deadLetterQueueUrl);
+  });
+
+  it("the gate's role: UpdateItem/GetItem on its table, SES on the identity, its own metric, the dead-letter queue", () => {
+    const table = only(stack, "aws:dynamodb/table:Table");
+    const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "send-gate-permissions").inputs.policy);
+    assert.deepStrictEqual(
+      s.map((x) => [x.Sid, x.Action]),
+      [
+        ["CountSends", ["dynamodb:UpdateItem", "dynamodb:GetItem"]],
+        ["SendCampaignEmail", "ses:SendEmail"],
+        ["CountCappedSends", "cloudwatch:PutMetricData"],
+        ["DeadLetter", "sqs:SendMessage"],
+      ],
+    );
+    const tableName = JSON.parse(stateMachine(stack, "send-gate").definition).States.Admit.Arguments.TableName;
+    assert.strictEqual(s[0].Resource, `arn:aws:dynamodb:us-east-1:123456789012:table/${tableName}`);
+    assert.ok(table.urn);
+    assert.ok(s[1].Resource.includes("arn:aws:ses:us-east-1:123456789012:identity/mail.example.com"));
+    assert.deepStrictEqual(s[2].Condition, { StringEquals: { "cloudwatch:namespace": "sendtime" } });
+    const trust = statements(only(stack, "aws:iam/role:Role", "send-gate-role").inputs.assumeRolePolicy);
+    assert.deepStrictEqual(trust[0].Principal, { Service: "states.amazonaws.com" });
+  });
+
+  it("Scheduler's role may then only start the gate (no SES), and dead-letter", () => {
+    const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
+    assert.deepStrictEqual(s[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
+    assert.ok(!JSON.stringify(s).includes("ses:"));
+  });
+
+  it("end to end: the fan-out schedules the gate; Scheduler's invocation of it admits, caps and sends", async () => {
+    const fanOut = JSON.parse(stateMachine(stack, "fanout").definition);
+    const gate = JSON.parse(stateMachine(stack, "send-gate").definition);
+    const rows: PlanRow[] = ["spring", "summer", "autumn"].map((c, i) => ({
+      schedule_name: `ann-${i + 1}`,
+      send_at: `2026-12-01T0${9 + i}:00:00`,
+      timezone: "UTC",
+      email: "ann@example.com",
+      template: c,
+      template_data: { step: String(i + 1) },
+      recipient_id: "ann",
+      step: i + 1,
+      utc: `2026-12-01T0${9 + i}:00:00.000Z`,
+    }));
+    const input: FanOutInput = {
+      campaign_id: "spring",
+      plan_bucket: "b",
+      plan_key: "plans/spring/x.jsonl",
+      window_minutes: 5,
+      campaign_tag: "spring",
+    };
+    const created: any[] = [];
+    runStateMachine(fanOut, input, {
+      getObject: () => rows.map((r) => JSON.stringify(r)).join("\n"),
+      sdk: (_s, action, params) => (action === "createSchedule" ? created.push(params) : undefined, {}),
+    });
+    assert.strictEqual(created.length, 3);
+    for (const c of created) assert.strictEqual(c.Target.Arn, GATE_ARN);
+
+    // Scheduler fills in the context attributes of the target input when it invokes the gate
+    const table = new FakeTable(gate.States.Admit.Arguments.TableName);
+    const sent: any[] = [];
+    const services = {
+      call: (service: string, action: string, args: any) => {
+        if (service === "dynamodb") return table.call(action, args);
+        if (service === "sesv2") return (sent.push(args), { MessageId: "m" });
+        if (service === "cloudwatch") return {};
+        throw new StatesError("Unexpected", `${service}:${action}`);
+      },
+    };
+    const invoke = (c: any) => {
+      const text = c.Target.Input.replace(
+        "<aws.scheduler.schedule-arn>",
+        `arn:aws:scheduler:us-east-1:123456789012:schedule/${c.GroupName}/${c.Name}`,
+      ).replace("<aws.scheduler.scheduled-time>", `${c.ScheduleExpression.slice(3, -1)}Z`);
+      return runJsonataMachine(gate, JSON.parse(text), services, { startTime: "2026-12-01T12:00:00Z" });
+    };
+    for (const c of created) await invoke(c);
+    await invoke(created[0]); // Scheduler retrying the first invocation
+    assert.deepStrictEqual(
+      sent.map((e) => [e.Content.Template.TemplateName, e.EmailTags.map((t: any) => t.Value).join("/")]),
+      [
+        ["spring", "spring/1"],
+        ["summer", "spring/2"],
+      ],
+    );
+    assert.strictEqual(table.items.get("ann@example.com#2026-12-01")!.sends.N, "2");
+  });
+});
