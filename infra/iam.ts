@@ -61,8 +61,10 @@ export interface SchedulerTargetGrants {
   contactListArn?: string;
   deadLetterQueueArn: string;
   kmsKeyArn?: string;
-  /** With a frequency cap: the send gate's state machine name; schedules start it instead of calling SES. */
+  /** With a frequency cap: the send gate's state machine name; campaign schedules start it instead of calling SES. */
   sendGateName?: string;
+  /** Whether some schedules still call SES themselves (journeys do, even with a cap). Default: without a gate. */
+  sendsDirectly?: boolean;
 }
 
 /** SES resources a templated send uses: the identity, the configuration set, the templates, the contact list. */
@@ -79,14 +81,25 @@ function sesSendResources(g: { scope: ArnScope; identityArn: string; configurati
  * group — campaign groups only, as every Scheduler grant.
  */
 export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyStatement[] {
-  const send: PolicyStatement = g.sendGateName
-    ? { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: stateMachineArn(g.scope, g.sendGateName) }
-    : { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) };
-  const statements: PolicyStatement[] = [
-    send,
-    { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
-    { Sid: "DeleteFinishedCampaignGroups", Effect: "Allow", Action: "scheduler:DeleteScheduleGroup", Resource: campaignGroupsArn(g.scope) },
-  ];
+  const statements: PolicyStatement[] = [];
+  if (g.sendGateName) {
+    statements.push({
+      Sid: "StartSendGate",
+      Effect: "Allow",
+      Action: "states:StartExecution",
+      Resource: stateMachineArn(g.scope, g.sendGateName),
+    });
+  }
+  if (g.sendsDirectly ?? !g.sendGateName) {
+    statements.push({ Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) });
+  }
+  statements.push({ Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn });
+  statements.push({
+    Sid: "DeleteFinishedCampaignGroups",
+    Effect: "Allow",
+    Action: "scheduler:DeleteScheduleGroup",
+    Resource: campaignGroupsArn(g.scope),
+  });
   if (g.kmsKeyArn) {
     statements.push({
       Sid: "DeadLetterEncryption",

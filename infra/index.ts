@@ -41,6 +41,8 @@ const target = new SchedulerTarget("scheduler-target", {
   contactListArn: sender.contactListArn,
   kmsKeyArn: config.kmsKeyArn,
   sendGateName: config.frequencyCap ? sendGateName(pulumi.getStack()) : undefined,
+  // Journeys' schedules call SES directly (the cap does not apply to them yet), so they keep the role's SES grant.
+  sendsDirectly: !config.frequencyCap || journeyConfig.journeys.length > 0,
 });
 
 // Optional: a frequency cap across campaigns, checked when each mail is sent.
