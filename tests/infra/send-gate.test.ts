@@ -71,10 +71,19 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     assert.deepStrictEqual(trust[0].Principal, { Service: "states.amazonaws.com" });
   });
 
-  it("Scheduler's role may then only start the gate (no SES), and dead-letter", () => {
-    const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
-    assert.deepStrictEqual(s[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
-    assert.ok(!JSON.stringify(s).includes("ses:"));
+  it("Scheduler's role may then only start the gate (no SES) and dead-letter; with journeys (they call SES) it keeps SES", async () => {
+    const campaignsOnly = await renderWith({ frequencyCap: CAP, journeys: undefined });
+    const only_ = statements(only(campaignsOnly, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
+    assert.deepStrictEqual(only_[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
+    assert.deepStrictEqual(
+      only_.map((x) => x.Sid),
+      ["StartSendGate", "DeadLetter"],
+    );
+    const withJourneys = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
+    assert.deepStrictEqual(
+      withJourneys.map((x) => x.Sid),
+      ["StartSendGate", "SendCampaignEmail", "DeadLetter"],
+    );
   });
 
   it("end to end: the fan-out schedules the gate; Scheduler's invocation of it admits, caps and sends", async () => {
@@ -90,6 +99,8 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
       recipient_id: "ann",
       step: i + 1,
       utc: `2026-12-01T0${9 + i}:00:00.000Z`,
+      variant: null,
+      schedule_expression: `at(2026-12-01T0${9 + i}:00:00)`,
     }));
     const input: FanOutInput = {
       campaign_id: "spring",
