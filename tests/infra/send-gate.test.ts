@@ -77,12 +77,12 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     assert.deepStrictEqual(only_[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
     assert.deepStrictEqual(
       only_.map((x) => x.Sid),
-      ["StartSendGate", "DeadLetter"],
+      ["StartSendGate", "DeadLetter", "DeleteFinishedCampaignGroups"],
     );
     const withJourneys = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
     assert.deepStrictEqual(
       withJourneys.map((x) => x.Sid),
-      ["StartSendGate", "SendCampaignEmail", "DeadLetter"],
+      ["StartSendGate", "SendCampaignEmail", "DeadLetter", "DeleteFinishedCampaignGroups"],
     );
   });
 
