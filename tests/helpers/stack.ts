@@ -24,5 +24,5 @@ export function all(stack: RenderedStack, type: string): RenderedResource[] {
 }
 
 export function definitionOf(stack: RenderedStack): any {
-  return JSON.parse(only(stack, "aws:sfn/stateMachine:StateMachine").inputs.definition);
+  return JSON.parse(only(stack, "aws:sfn/stateMachine:StateMachine", "fanout").inputs.definition);
 }
