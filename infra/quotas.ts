@@ -104,7 +104,7 @@ export function peakConcurrentCreates(maps: { distributed: boolean; maxConcurren
  * Step Functions task sees it; measure yours and set maxConcurrency/innerConcurrency and the policy's callLatencyMs),
  * `createScheduleTps × FANOUT_HEADROOM × callSeconds` calls in flight ask for FANOUT_HEADROOM of the quota: high
  * enough to use ≥ 90% of it, low enough that throttling is rare. The policy pack's concurrency check defaults to these,
- * and the launcher and size-window estimate the fan-out's duration at `fanOutCreateRate`.
+ * and the launcher estimates the fan-out's duration at `fanOutCreateRate` (size-window takes --create-tps, default the quota).
  */
 export const FANOUT_HEADROOM = 0.95;
 

@@ -4,6 +4,10 @@
  * and INLINE), Parameters/ItemSelector with paths and intrinsics (States.Format, States.Array, States.JsonToString),
  * ResultSelector, ResultPath, OutputPath, Retry and Catch. It runs the definition the stack deploys, so tests can
  * check what CreateSchedule requests it would make. Unknown constructs throw: the interpreter never guesses.
+ *
+ * Time is virtual: every aws-sdk call takes `Services.callSeconds`, every retry waits its capped delay (the worst case
+ * of full jitter), an inline Map runs its items in waves of MaxConcurrency, and an EXPRESS child that passes 5
+ * minutes fails with States.Timeout, as Step Functions ends it.
  */
 
 export class StatesError extends Error {
@@ -20,6 +24,8 @@ export interface Services {
   sdk(service: string, action: string, params: any): any;
   /** S3 object text for the ItemReader. */
   getObject(bucket: string, key: string): string;
+  /** Virtual seconds each aws-sdk call takes (default 0). */
+  callSeconds?: number;
   /** Where the Distributed Map writes results; receives failed batches. */
   writeResults?(bucket: string, prefix: string, results: { failed: { input: any; error: string }[]; succeeded: any[] }): void;
 }
@@ -32,10 +38,15 @@ export interface RunStats {
 interface Context {
   execution: { Input: any };
   map?: { Item: { Value: any; Index: number } };
+  /** Virtual seconds since the execution started, and when it is ended (EXPRESS: 300). */
+  clock: { seconds: number; limit?: number };
 }
 
+/** EXPRESS executions run at most 5 minutes. */
+const EXPRESS_LIMIT_SECONDS = 300;
+
 export function runStateMachine(definition: any, input: any, services: Services, stats: RunStats = { retries: [] }): any {
-  return runStates(definition, input, { execution: { Input: input } }, services, stats);
+  return runStates(definition, input, { execution: { Input: input }, clock: { seconds: 0 } }, services, stats);
 }
 
 function runStates(machine: any, input: any, ctx: Context, services: Services, stats: RunStats): any {
@@ -45,6 +56,8 @@ function runStates(machine: any, input: any, ctx: Context, services: Services, s
     const state = machine.States[name];
     if (!state) throw new Error(`no state ${name}`);
     const { output, next } = runState(name, state, data, ctx, services, stats);
+    const { seconds, limit } = ctx.clock;
+    if (limit !== undefined && seconds > limit) throw new StatesError("States.Timeout", `execution ran ${seconds} s, over ${limit} s`);
     data = output;
     if (next === undefined) return data;
     name = next;
@@ -94,7 +107,9 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
       case "Task": {
         const m = /^arn:[^:]+:states:::aws-sdk:([a-z0-9]+):([A-Za-z]+)$/.exec(state.Resource);
         if (!m) throw new Error(`unsupported resource ${state.Resource}`);
-        return services.sdk(m[1], m[2], resolveTemplate(state.Parameters ?? {}, input, ctx));
+        const params = resolveTemplate(state.Parameters ?? {}, input, ctx);
+        ctx.clock.seconds += services.callSeconds ?? 0;
+        return services.sdk(m[1], m[2], params);
       }
       case "Map":
         return state.ItemProcessor.ProcessorConfig?.Mode === "DISTRIBUTED"
@@ -127,6 +142,7 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
             attempt: done + 1,
             maxDelaySeconds: Math.min(base, retrier.MaxDelaySeconds ?? Infinity),
           });
+          ctx.clock.seconds += Math.min(base, retrier.MaxDelaySeconds ?? Infinity);
           continue;
         }
       }
@@ -176,11 +192,22 @@ function matches(errorEquals: string[], error: string): boolean {
 function runInlineMap(state: any, input: any, ctx: Context, services: Services, stats: RunStats): any[] {
   const items = selectPath(input, state.ItemsPath ?? "$");
   if (!Array.isArray(items)) throw new StatesError("States.Runtime", "ItemsPath is not an array");
-  return items.map((value, index) => {
-    const itemCtx: Context = { ...ctx, map: { Item: { Value: value, Index: index } } };
-    const itemInput = state.ItemSelector ? resolveTemplate(state.ItemSelector, input, itemCtx) : value;
-    return runStates(state.ItemProcessor, itemInput, itemCtx, services, stats);
-  });
+  const concurrency = state.MaxConcurrency || 40;
+  const out: any[] = [];
+  for (let wave = 0; wave < items.length; wave += concurrency) {
+    // The items of a wave run side by side from the same instant; the wave ends with its slowest.
+    const start = ctx.clock.seconds;
+    let end = start;
+    items.slice(wave, wave + concurrency).forEach((value, i) => {
+      const index = wave + i;
+      const itemCtx: Context = { ...ctx, map: { Item: { Value: value, Index: index } }, clock: { ...ctx.clock, seconds: start } };
+      const itemInput = state.ItemSelector ? resolveTemplate(state.ItemSelector, input, itemCtx) : value;
+      out.push(runStates(state.ItemProcessor, itemInput, itemCtx, services, stats));
+      end = Math.max(end, itemCtx.clock.seconds);
+    });
+    ctx.clock.seconds = end;
+  }
+  return out;
 }
 
 function runDistributedMap(state: any, input: any, ctx: Context, services: Services, stats: RunStats): any {
@@ -207,7 +234,9 @@ function runDistributedMap(state: any, input: any, ctx: Context, services: Servi
   for (const batch of batches) {
     const childInput = batcher ? { Items: batch, BatchInput: batchInput } : batch[0];
     try {
-      succeeded.push(runStates(state.ItemProcessor, childInput, { execution: { Input: childInput } }, services, stats));
+      const express = state.ItemProcessor.ProcessorConfig?.ExecutionType === "EXPRESS";
+      const clock = { seconds: 0, limit: express ? EXPRESS_LIMIT_SECONDS : undefined };
+      succeeded.push(runStates(state.ItemProcessor, childInput, { execution: { Input: childInput }, clock }, services, stats));
     } catch (e) {
       if (!(e instanceof StatesError)) throw e;
       failed.push({ input: childInput, error: e.error, items: batch.length });

@@ -361,6 +361,33 @@ describe("fan-out definition", () => {
       assert.strictEqual(fake.schedules.size, 9);
     });
 
+    it("a child that would outlast EXPRESS's 5 minutes fails into the results; a redrive completes its batch exactly once", () => {
+      const rows = planRows(6);
+      const fake = new FakeScheduler();
+      // 12 s a call: r1-1 gets through on its 17th try, after 17 × 12 s + 111 s of backoff = 315 s
+      fake.throttle.set("r1-1", { times: 16, error: "Scheduler.ThrottlingException" });
+      const tolerant = fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 50 });
+      const first = { ...fake.services(toJsonl(rows)), callSeconds: 12 };
+      const out = runStateMachine(tolerant, INPUT, first);
+      assert.strictEqual(out.fan_out.failedItems, 3);
+      assert.strictEqual(first.results[0].failed[0].error, "States.Timeout");
+      assert.deepStrictEqual(
+        first.results[0].failed[0].input.Items.map((r: PlanRow) => r.recipient_id),
+        ["r0", "r1", "r2"],
+      );
+      assert.ok(fake.schedules.has("campaign-spring/r1-1"), "created just before the child was ended");
+      assert.ok(!fake.schedules.has("campaign-spring/r2-1"));
+
+      const redrive = { ...fake.services(toJsonl(rows)), callSeconds: 12 };
+      runStateMachine(tolerant, INPUT, redrive);
+      assert.deepStrictEqual(redrive.results[0].failed, []);
+      assert.deepStrictEqual(redrive.results[0].succeeded, [
+        ["exists", "exists", "created"],
+        ["exists", "exists", "exists"],
+      ]);
+      assert.strictEqual(fake.schedules.size, 6);
+    });
+
     it("a quota error fails the row's batch at once, without a retry, into the results", () => {
       const rows = planRows(6);
       const fake = new FakeScheduler();
