@@ -7,7 +7,7 @@
 import * as assert from "assert";
 import { endOfQuietTime, isQuiet, QuietTime } from "../../scripts/lib/core/quiet-time";
 import { MissedRule, SendDecider } from "../../scripts/lib/core/decisions";
-import { BaseRule, firstSend, parseInstant, RowTiming } from "../../scripts/lib/core/send-rules";
+import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../scripts/lib/core/send-rules";
 import { Step } from "../../scripts/lib/core/send-time";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -146,6 +146,20 @@ describe("timing rules", () => {
       assert.strictEqual(parseInstant("2026-11-26T14:00"), "no-offset");
       assert.strictEqual(parseInstant("2026-11-26T14:00+25:00"), undefined);
       assert.strictEqual(parseInstant("tomorrow"), undefined);
+    });
+    it("reads the common date and instant forms of an --after column by hand, the same as the general parsers", () => {
+      const hours = { kind: "after", column: "c", hours: 1 } as const;
+      const days = { kind: "after", column: "c", days: 1, hour: 9, minute: 0 } as const;
+      // Dates stay dates, leap days checked; instants round up to the minute (expected values from Date.parse).
+      assert.strictEqual(reduceAfter(hours, "UTC", " 2024-02-29 "), "2024-02-29");
+      const minuteAfter = (iso: string) => new Date(Math.ceil(Date.parse(iso) / 60_000) * 60_000).toISOString();
+      for (const iso of ["2026-10-05T10:00:00Z", "2026-10-05T10:00:00.007Z", "2026-12-31T23:59:59.999Z", "2026-10-05T10:00:00.000Z"])
+        assert.strictEqual(reduceAfter(hours, "UTC", iso), minuteAfter(iso), iso);
+      // +Nd reads the local date: 02:30Z on Oct 5 is Oct 4 in Los Angeles.
+      assert.strictEqual(reduceAfter(days, "America/Los_Angeles", "2026-10-05T02:30:00.250Z"), "2026-10-04");
+      const invalid = (v: string) => (reduceAfter(hours, "UTC", v) as { reason: string }).reason;
+      for (const bad of ["2026-02-29", "2026-13-01", "2026-10-05T24:00:00Z", "2026-10-05T10:60:00.000Z", "2026-10-05T10:00:00"])
+        assert.strictEqual(invalid(bad), "invalid-date", bad);
     });
   });
 

@@ -89,6 +89,58 @@ export function parseInstant(raw: string): number | "no-offset" | undefined {
   return Date.UTC(date.year, date.month - 1, date.day, hour, minute, second) + fraction - offset * MINUTE;
 }
 
+/** The number written in ASCII digits at `s[from, from + n)`, or -1. */
+function digitsAt(s: string, from: number, n: number): number {
+  let value = 0;
+  for (let i = from; i < from + n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+const daysInMonth = (year: number, month: number) =>
+  month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : month === 4 || month === 6 || month === 9 || month === 11
+      ? 30
+      : 31;
+
+/** parseInstant's milliseconds for each 3-digit fraction, computed its way (`Number("0.fff") * 1000`, not always whole). */
+const MILLIS_OF_FRACTION = Array.from({ length: 1000 }, (_, f) => Number(`0.${String(f).padStart(3, "0")}`) * 1000);
+
+/**
+ * parseDate and parseInstant for the two forms a date column mostly holds, read by hand (a column of per-row login
+ * times is read once per row): a valid `YYYY-MM-DD` → "date", a valid `YYYY-MM-DDTHH:MM:SS[.fff]Z` → what
+ * parseInstant returns. Anything else, valid or not, → undefined: the general parsers decide.
+ */
+function quickDateOrInstant(v: string): "date" | number | undefined {
+  const n = v.length;
+  if (n < 10 || v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45) return undefined;
+  const year = digitsAt(v, 0, 4);
+  const month = digitsAt(v, 5, 2);
+  const day = digitsAt(v, 8, 2);
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (n === 10) return "date";
+  // "T", ":" and ":" at their places, "Z" last, and nothing or "." and 3 digits between the seconds and the "Z".
+  if ((n !== 20 && n !== 24) || v.charCodeAt(10) !== 84 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(n - 1) !== 90)
+    return undefined;
+  const hour = digitsAt(v, 11, 2);
+  const minute = digitsAt(v, 14, 2);
+  const second = digitsAt(v, 17, 2);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  let fraction = 0;
+  if (n === 24) {
+    const f = digitsAt(v, 20, 3);
+    if (v.charCodeAt(19) !== 46 || f < 0) return undefined;
+    fraction = MILLIS_OF_FRACTION[f];
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second) + fraction;
+}
+
 /** Rounds up to a whole minute: at() cannot say seconds, and a send must never be early. */
 export const ceilToMinute = (ms: number) => Math.ceil(ms / MINUTE) * MINUTE;
 
@@ -169,8 +221,12 @@ function localDateText(zone: string, utcMs: number): string {
  */
 export function reduceAfter(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): string | TimingProblem {
   const value = raw.trim();
-  if (parseDate(value)) return value;
-  const instant = parseInstant(value);
+  let instant: number | "date" | "no-offset" | undefined = quickDateOrInstant(value);
+  if (instant === "date") return value;
+  if (instant === undefined) {
+    if (parseDate(value)) return value;
+    instant = parseInstant(value);
+  }
   if (typeof instant !== "number") {
     const why =
       value === ""
