@@ -107,6 +107,7 @@ export class PlanFiles {
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
+  private readonly noteFields = new Map<string, string>();
   private readonly heldOut?: LineWriter;
 
   /** Opens the run's files in a folder this run has locked; earlier runs' files there are removed first. */
@@ -146,8 +147,21 @@ export class PlanFiles {
     return this.rejects.write(`${r.line},${csvField(r.id)},${csvField(r.text)}\n`);
   }
 
-  note(row: { line: number; id: string }, note: string): Promise<void> | undefined {
-    return this.notes.write(`${row.line},${csvField(row.id)},${csvField(note)}\n`);
+  /** A row's notes, one line each, in one write; rows share most notes, so each note is quoted once. */
+  notesOf(row: { line: number; id: string }, ...lists: (readonly string[] | undefined)[]): Promise<void> | undefined {
+    let text = "";
+    let start: string | undefined;
+    for (const list of lists)
+      for (const note of list ?? []) {
+        let field = this.noteFields.get(note);
+        if (field === undefined) {
+          field = csvField(note);
+          if (this.noteFields.size >= 10_000) this.noteFields.clear();
+          this.noteFields.set(note, field);
+        }
+        text += `${(start ??= `${row.line},${csvField(row.id)},`)}${field}\n`;
+      }
+    return text === "" ? undefined : this.notes.write(text);
   }
 
   /** A recipient in the holdout group: listed, not planned. */

@@ -173,8 +173,8 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       const planned = lines.of(row, decided.steps, group);
       tally.plan(row, decided, group);
       await files.writePlan(planned);
-      for (const note of row.notes ?? []) await files.note(row, note);
-      for (const note of decided.notes) await files.note(row, note);
+      const noted = files.notesOf(row, row.notes, decided.notes);
+      if (noted) await noted;
     }
     planSha256 = await files.close();
   } finally {
