@@ -1,4 +1,5 @@
 import * as assert from "assert";
+import { hash } from "crypto";
 import { audienceBucket, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../../scripts/lib/core/audience";
 
 describe("variants and holdout", () => {
@@ -13,6 +14,17 @@ describe("variants and holdout", () => {
       ["spring-sale", "12345", 6198],
     ];
     for (const [campaign, id, bucket] of expected) assert.strictEqual(audienceBucket(campaign, id), bucket, `${campaign}:${id}`);
+  });
+
+  it("buckets agree with crypto's sha256 at every message length around one block (55 bytes), in any script", () => {
+    const expected = (campaign: string, id: string) => {
+      const d = hash("sha256", `${campaign}:${id}`, "buffer");
+      return Number((d.readBigUInt64BE(0) % 10000n).toString());
+    };
+    const ids = ["", "Zoë", "名前-😀", "\ud800-lone-surrogate", ...Array.from({ length: 70 }, (_, n) => "x".repeat(n))];
+    for (const campaign of ["", "bf-2026", "é".repeat(26), "c".repeat(54), "c".repeat(55), "c".repeat(80)])
+      for (const id of [...ids, ...Array.from({ length: 2000 }, (_, i) => `u${i}${"é".repeat(i % 30)}`)])
+        assert.strictEqual(audienceBucket(campaign, id), expected(campaign, id), `${campaign}:${id}`);
   });
 
   it("variants take consecutive basis-point ranges in the order given, the holdout the last range", () => {
