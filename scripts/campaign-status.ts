@@ -1,24 +1,29 @@
 /**
  * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See USAGE.
  */
+import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { count } from "./lib/cli/format";
+import { count, plural } from "./lib/cli/format";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
-Usage: campaign-status --campaign ID [--sample N] [--json] (--stack NAME | --outputs FILE | ...)
+Usage: campaign-status --campaign ID [--sample N] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)
 
   - the schedule group campaign-<ID> and its pending schedules by state (ListSchedules, every page);
   - when the next sends fall, per UTC hour: from GetSchedule on every schedule when there are at most --sample
     (default 500), otherwise on a uniform random sample of that size, scaled up (marked as an estimate);
-  - the campaign's fan-out executions with their Map Run item counts (needs stateMachineArn);
+    (a schedule in a zone this Node does not know is counted apart, named, never guessed);
+  - the campaign's fan-out executions with their Map Run item counts (needs stateMachineArn): every RUNNING
+    execution of the stack is read to match its input's campaign_id, finished ones only when named <ID>-…;
   - the dead-letter queue's depth (needs deadLetterQueueUrl; the queue is shared by every campaign of the stack).
+    If it cannot be read, that line says why and the rest of the report is still printed (exit 1).
+  --timeout-seconds S   the whole command's time limit, every AWS call included (default 300); progress on stderr
 
 ${STACK_FLAGS_HELP}
 
-Exit codes: 0 ok, 1 an AWS error, 2 bad flags.
+Exit codes: 0 ok, 1 an AWS error or the time limit (a failing DLQ read still prints the report), 2 bad flags.
 `;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
@@ -26,22 +31,31 @@ if (require.main === module) runMain(() => main(process.argv.slice(2)));
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const f = parseFlags(
     argv,
-    { campaign: { type: "string" }, sample: { type: "string" }, json: { type: "boolean", default: false }, ...STACK_FLAGS },
+    {
+      campaign: { type: "string" },
+      sample: { type: "string" },
+      json: { type: "boolean", default: false },
+      ...TIMEOUT_FLAG,
+      ...STACK_FLAGS,
+    },
     USAGE,
   );
   const campaignId = requireCampaign(f.campaign);
   const outputs = outputsFromFlags(f);
+  const sampleSize = intFlag("sample", f.sample, 1, 100_000, 500);
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
   const report = await campaignStatus(
+    deadline,
     { scheduler: schedulerClient(outputs.region), sfn: sfnClient(outputs.region), sqs: sqsClient(outputs.region) },
     {
       campaignId,
       stateMachineArn: outputs.stateMachineArn,
       deadLetterQueueUrl: outputs.deadLetterQueueUrl,
-      sampleSize: intFlag("sample", f.sample, 1, 100_000, 500),
+      sampleSize,
     },
-  );
+  ).finally(() => deadline.dispose());
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatStatus(report));
-  return 0;
+  return report.deadLetterQueue && "error" in report.deadLetterQueue ? 1 : 0;
 }
 
 function formatStatus(r: StatusReport): string {
@@ -59,6 +73,12 @@ function formatStatus(r: StatusReport): string {
         `    ${h.hour.padEnd(17)} ${count(h.count).padStart(10)}  ${"█".repeat(Math.max(1, Math.round((h.count / widest) * 30)))}`,
       );
   }
+  if (r.unknownZones.count) {
+    const examples = r.unknownZones.examples.map((e) => `${e.schedule} in "${e.zone}"`).join(", ");
+    lines.push(
+      `  ${count(r.unknownZones.count)} sampled ${plural(r.unknownZones.count, "schedule is", "schedules are")} in a time zone this Node does not know (${examples}): not counted above`,
+    );
+  }
   if (r.executions.length) {
     lines.push("  fan-outs:");
     for (const e of r.executions) {
@@ -68,9 +88,8 @@ function formatStatus(r: StatusReport): string {
       lines.push(`    ${e.name}  ${e.status}  ${items}`);
     }
   } else lines.push("  fan-outs: none found");
-  if (r.deadLetterQueue)
-    lines.push(
-      `  dead-letter queue (all campaigns): ${count(r.deadLetterQueue.visible)} messages waiting, ${count(r.deadLetterQueue.inFlight)} in flight`,
-    );
+  const dlq = r.deadLetterQueue;
+  if (dlq && "error" in dlq) lines.push(`  dead-letter queue (all campaigns): could not be read: ${dlq.error}`);
+  else if (dlq) lines.push(`  dead-letter queue (all campaigns): ${count(dlq.visible)} messages waiting, ${count(dlq.inFlight)} in flight`);
   return lines.join("\n") + "\n";
 }

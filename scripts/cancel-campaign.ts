@@ -1,23 +1,29 @@
 /**
  * Cancels a campaign: stops its running fan-outs, deletes its schedule group, waits for the group to go. See USAGE.
  */
+import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient, sfnClient } from "./lib/aws/clients";
-import { cancelCampaign, requireCampaign } from "./lib/aws/campaign-ops";
+import { cancelCampaign, CancelReport, requireCampaign } from "./lib/aws/campaign-ops";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { counted, plural } from "./lib/cli/format";
+import { counted } from "./lib/cli/format";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
-Usage: cancel-campaign --campaign ID [--dry-run] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)
+Usage: cancel-campaign --campaign ID [--dry-run] [--timeout-seconds S] [--poll-seconds P] [--json]
+                       (--stack NAME | --outputs FILE | ...)
 
-Stops every running fan-out execution of the campaign (so no new schedule appears), deletes its schedule group
-campaign-<ID> (and with it every pending schedule), then waits up to --timeout-seconds (default 60) for the group to
-be gone. While a group is DELETING, AWS is still removing its schedules and some may still fire.
+Stops every running fan-out execution of the campaign, whatever its name (found by its input's campaign_id), so no
+new schedule appears; deletes its schedule group campaign-<ID> (and with it every pending schedule); then waits for
+the group to be gone, checking every --poll-seconds (default 5, at least 1). While a group is DELETING, AWS is still
+removing its schedules and some may still fire.
+  --timeout-seconds S   the whole command's time limit, every AWS call included (default 60)
 Nothing running and no group: "nothing to cancel", exit 0. --dry-run lists what it would stop and delete.
 
 ${STACK_FLAGS_HELP}
 
-Exit codes: 0 cancelled (or nothing to cancel), 1 AWS error or the group still DELETING at the timeout, 2 bad flags.
+Exit codes: 0 cancelled (or nothing to cancel); 1 when any send of the campaign could still fire (the group still
+ACTIVE or DELETING, a fan-out not stopped, an AWS error or the time limit on the way), listing what is still there;
+2 bad flags.
 `;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
@@ -28,7 +34,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     {
       campaign: { type: "string" },
       "dry-run": { type: "boolean", default: false },
-      "timeout-seconds": { type: "string" },
+      ...TIMEOUT_FLAG,
       "poll-seconds": { type: "string" },
       json: { type: "boolean", default: false },
       ...STACK_FLAGS,
@@ -37,44 +43,46 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   const campaignId = requireCampaign(f.campaign);
   const outputs = requireOutputs(outputsFromFlags(f), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
+  const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], 1, 60, 5);
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
   const clients = { sfn: sfnClient(outputs.region), scheduler: schedulerClient(outputs.region) };
-  const report = await cancelCampaign(
-    clients,
-    {
-      campaignId,
-      stateMachineArn: outputs.stateMachineArn,
-      dryRun: f["dry-run"] as boolean,
-      timeoutSeconds: intFlag("timeout-seconds", f["timeout-seconds"], 0, 3600, 60),
-      pollSeconds: intFlag("poll-seconds", f["poll-seconds"], 0, 60, 5),
-    },
-    (t) => io.err(`${t}\n`),
-  );
-  const stillDeleting = report.groupAfter === "DELETING";
-  if (f.json) io.out(JSON.stringify(report, null, 2) + "\n");
-  else {
-    const lines: string[] = [];
-    if (report.nothingToCancel) lines.push(`Campaign ${campaignId}: nothing to cancel (no running fan-out, no group ${report.group}).`);
-    else if (report.dryRun) {
-      lines.push(
-        `Campaign ${campaignId} (dry run): would stop ${report.executionsStopped.length} running ${plural(report.executionsStopped.length, "fan-out")}${report.executionsStopped.length ? `: ${report.executionsStopped.join(", ")}` : ""}`,
-      );
-      lines.push(
-        report.groupBefore
-          ? `  and delete schedule group ${report.group} (${report.groupBefore}) with every pending schedule in it.`
-          : `  (no schedule group ${report.group}).`,
-      );
-    } else {
-      lines.push(
-        `Campaign ${campaignId}: stopped ${counted(report.executionsStopped.length, "fan-out")}${report.executionsStopped.length ? ` (${report.executionsStopped.join(", ")})` : ""}.`,
-      );
-      if (report.groupAfter === "deleted") lines.push(`  Schedule group ${report.group} deleted: no send of this campaign remains.`);
-      else if (report.groupAfter === "absent") lines.push(`  No schedule group ${report.group} existed.`);
-      else
-        lines.push(
-          `  Schedule group ${report.group} is still ${report.groupAfter}: AWS is deleting its schedules, and some may still fire until it is gone. Run again to check.`,
-        );
+  const report = await cancelCampaign(deadline, clients, {
+    campaignId,
+    stateMachineArn: outputs.stateMachineArn,
+    dryRun: f["dry-run"] as boolean,
+    pollSeconds,
+  }).finally(() => deadline.dispose());
+  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatCancel(report));
+  return report.stillThere.length || (report.dryRun && report.problems.length) ? 1 : 0;
+}
+
+function formatCancel(r: CancelReport): string {
+  const lines: string[] = [];
+  const problems = r.problems.map((p) => `  problem: ${p}`);
+  if (r.nothingToCancel) lines.push(`Campaign ${r.campaign}: nothing to cancel (no running fan-out, no group ${r.group}).`);
+  else if (r.dryRun) {
+    const found = r.executionsFound;
+    lines.push(
+      `Campaign ${r.campaign} (dry run): would stop ${counted(found.length, "running fan-out")}${found.length ? `: ${found.join(", ")}` : ""}`,
+    );
+    lines.push(
+      r.groupBefore && r.groupBefore !== "absent"
+        ? `  and delete schedule group ${r.group} (${r.groupBefore}) with every pending schedule in it.`
+        : r.groupBefore === "absent"
+          ? `  (no schedule group ${r.group}).`
+          : `  and delete schedule group ${r.group} (its state could not be read).`,
+      ...problems,
+    );
+  } else {
+    const stopped = r.executionsStopped;
+    lines.push(`Campaign ${r.campaign}: stopped ${counted(stopped.length, "fan-out")}${stopped.length ? ` (${stopped.join(", ")})` : ""}.`);
+    if (r.groupAfter === "deleted")
+      lines.push(`  Schedule group ${r.group} deleted${r.stillThere.length ? "." : ": no send of this campaign remains."}`);
+    else if (r.groupAfter === "absent") lines.push(`  No schedule group ${r.group} existed.`);
+    if (r.stillThere.length) {
+      lines.push("  NOT fully cancelled; what can still send:", ...r.stillThere.map((t) => `    - ${t}`), ...problems);
+      lines.push("  Run cancel-campaign again (it is safe to repeat) to finish.");
     }
-    io.out(lines.join("\n") + "\n");
   }
-  return stillDeleting && !report.dryRun ? 1 : 0;
+  return lines.join("\n") + "\n";
 }

@@ -1,6 +1,8 @@
 /**
  * Moves or removes one recipient's send in a launched campaign. See USAGE.
  */
+import { SchedulerClient } from "@aws-sdk/client-scheduler";
+import { Deadline, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient } from "./lib/aws/clients";
 import { moveSchedule, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
@@ -10,7 +12,7 @@ import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack
 
 const USAGE = `
 Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM [--timezone ZONE] | --remove)
-                  [--now ISO] [--json] (--stack NAME | --outputs FILE | --region R)
+                  [--now ISO] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | --region R)
 
 Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a hash for odd ids) in campaign-<ID>.
   --at       moves it: GetSchedule, then UpdateSchedule with every field kept but the time. The local time is read in
@@ -18,6 +20,7 @@ Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a
              hour takes the earlier; such times are written in UTC) and must be in the future.
   --remove   deletes it: that recipient will not get that step.
   --step N   which step (default 1).
+  --timeout-seconds S   the whole command's time limit, every AWS call included (default 60).
 
 ${STACK_FLAGS_HELP}
 
@@ -38,6 +41,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       remove: { type: "boolean", default: false },
       now: { type: "string" },
       json: { type: "boolean", default: false },
+      ...TIMEOUT_FLAG,
       ...STACK_FLAGS,
     },
     USAGE,
@@ -47,12 +51,27 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const step = intFlag("step", f.step, 1, 999, 1);
   if ((f.at === undefined) === !f.remove) throw new UsageError("give --at YYYY-MM-DDTHH:MM to move the send, or --remove to delete it");
   const scheduler = schedulerClient(outputsFromFlags(f).region);
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
+  try {
+    return await change(f, campaignId, step, scheduler, deadline, io);
+  } finally {
+    deadline.dispose();
+  }
+}
 
+async function change(
+  f: { recipient?: string; at?: string; timezone?: string; remove?: boolean; now?: string; json?: boolean },
+  campaignId: string,
+  step: number,
+  scheduler: SchedulerClient,
+  deadline: Deadline,
+  io: Io,
+): Promise<number> {
   let report: object;
   let line: string;
   if (f.remove) {
     if (f.timezone !== undefined) throw new UsageError("--timezone goes with --at");
-    report = await removeSchedule(scheduler, { campaignId, recipientId: f.recipient, step });
+    report = await removeSchedule(deadline, scheduler, { campaignId, recipientId: f.recipient!, step });
     line = `Removed ${campaignId}/${(report as { schedule: string }).schedule}: recipient ${f.recipient} will not get step ${step}.`;
   } else {
     const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::00)?$/.exec(f.at!);
@@ -62,7 +81,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
     if (f.timezone !== undefined && !timezone)
       throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
-    const moved = await moveSchedule(scheduler, { campaignId, recipientId: f.recipient, step, at, timezone, now: nowFromFlag(f.now) });
+    const moved = await moveSchedule(deadline, scheduler, {
+      campaignId,
+      recipientId: f.recipient!,
+      step,
+      at,
+      timezone,
+      now: nowFromFlag(f.now),
+    });
     report = moved;
     line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${moved.to.utc}).`;
   }

@@ -22,7 +22,10 @@ import {
   StopExecutionCommand,
 } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { mockClient } from "aws-sdk-client-mock";
+import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
+import { clock } from "../../scripts/lib/aws/call";
+import { HTTP_TIMEOUTS } from "../../scripts/lib/aws/clients";
+import { Answer, Endpoint, startEndpoint, withEnv } from "../helpers/aws-endpoint";
 import { scheduleName } from "../../infra/naming";
 import { main as cancel } from "../../scripts/cancel-campaign";
 import { main as status } from "../../scripts/campaign-status";
@@ -45,11 +48,28 @@ async function run(cli: (argv: string[], io: any) => Promise<number>, args: stri
   return { code, stdout, stderr };
 }
 
-const scheduler = mockClient(SchedulerClient);
-const sfn = mockClient(SFNClient);
-const sqs = mockClient(SQSClient);
-beforeEach(() => [scheduler, sfn, sqs].forEach((m) => m.reset()));
-after(() => [scheduler, sfn, sqs].forEach((m) => m.restore()));
+let scheduler: AwsClientStub<SchedulerClient>;
+let sfn: AwsClientStub<SFNClient>;
+let sqs: AwsClientStub<SQSClient>;
+
+/**
+ * Mocked clients (and polls that wait 10 ms instead of seconds) for one describe block only: the wire tests at the
+ * end of this file need the real clients.
+ */
+function useMocks() {
+  const realSleep = clock.sleep;
+  before(() => {
+    scheduler = mockClient(SchedulerClient);
+    sfn = mockClient(SFNClient);
+    sqs = mockClient(SQSClient);
+    clock.sleep = (ms, signal) => realSleep(Math.min(ms, 10), signal);
+  });
+  beforeEach(() => [scheduler, sfn, sqs].forEach((m) => m.reset()));
+  after(() => {
+    [scheduler, sfn, sqs].forEach((m) => m.restore());
+    clock.sleep = realSleep;
+  });
+}
 
 /** Two pages of executions: ours, another campaign whose name shares the prefix, and an older one of ours. */
 function executions() {
@@ -99,6 +119,7 @@ function executions() {
 }
 
 describe("cancel-campaign", () => {
+  useMocks();
   it("stops the campaign's running fan-outs (all pages, not a look-alike campaign's), then deletes the group and waits", async () => {
     executions();
     scheduler
@@ -108,7 +129,7 @@ describe("cancel-campaign", () => {
       .rejects(notFound("campaign-spring"));
     sfn.on(StopExecutionCommand).resolves({ stopDate: new Date() });
     scheduler.on(DeleteScheduleGroupCommand).resolves({});
-    const r = await run(cancel, ["--campaign", "spring", "--poll-seconds", "0"]);
+    const r = await run(cancel, ["--campaign", "spring", "--poll-seconds", "1"]);
     assert.strictEqual(r.code, 0);
     assert.deepStrictEqual(
       sfn.commandCalls(StopExecutionCommand).map((c) => c.args[0].input),
@@ -146,22 +167,82 @@ describe("cancel-campaign", () => {
   it("a group still DELETING at the timeout: exit 1, saying schedules may still fire", async () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "DELETING" });
-    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0"]);
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "1"]);
     assert.strictEqual(r.code, 1);
     assert.strictEqual(scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0, "already being deleted: not deleted again");
     assert.match(r.stdout, /campaign-spring is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone/);
   });
 
-  it("throttling that outlasts the SDK's retries is one line naming the call and campaign", async () => {
+  it("throttling that outlasts the SDK's retries: exit 1, the failed call named, and the group still there said", async () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     scheduler.on(DeleteScheduleGroupCommand).rejects(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
-    await assert.rejects(
-      run(cancel, ["--campaign", "spring"]),
-      (e: unknown) =>
-        e instanceof FindingsError &&
-        e.message === "campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded",
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "1"]);
+    assert.strictEqual(r.code, 1);
+    assert.match(
+      r.stdout,
+      /NOT fully cancelled; what can still send:\n {4}- schedule group campaign-spring is still ACTIVE: its pending schedules will fire\n/,
     );
+    assert.match(r.stdout, /problem: campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded\n/);
+  });
+
+  it("a group that stays ACTIVE after DeleteScheduleGroup: exit 1, not 'deleting' (issue 10, item 2)", async () => {
+    sfn.on(ListExecutionsCommand).resolves({ executions: [] });
+    scheduler.on(GetScheduleGroupCommand).resolves({ Name: "campaign-spring", State: "ACTIVE" });
+    scheduler.on(DeleteScheduleGroupCommand).resolves({});
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "1", "--json"]);
+    assert.strictEqual(r.code, 1);
+    const report = JSON.parse(r.stdout);
+    assert.strictEqual(report.groupAfter, "ACTIVE");
+    assert.deepStrictEqual(report.stillThere, ["schedule group campaign-spring is still ACTIVE: its pending schedules will fire"]);
+    assert.match(report.problems[0], /group campaign-spring still ACTIVE at the command's time limit of 1 s/);
+  });
+
+  it("a fan-out that cannot be stopped: exit 1, named, even when the group is gone", async () => {
+    executions();
+    scheduler.on(GetScheduleGroupCommand).resolvesOnce({ State: "ACTIVE" }).rejects(notFound("campaign-spring"));
+    scheduler.on(DeleteScheduleGroupCommand).resolves({});
+    sfn.on(StopExecutionCommand, { executionArn: execArn("spring-aaa") }).resolves({ stopDate: new Date() });
+    sfn
+      .on(StopExecutionCommand, { executionArn: execArn("spring-ccc") })
+      .rejects(Object.assign(new Error("User is not authorized"), { name: "AccessDeniedException" }));
+    const r = await run(cancel, ["--campaign", "spring"]);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted\.\n/);
+    assert.match(r.stdout, /- fan-out spring-ccc is still RUNNING \(StopExecution failed\): it can still create schedules/);
+    assert.match(r.stdout, /problem: campaign spring: StopExecution spring-ccc: AccessDeniedException: User is not authorized/);
+  });
+
+  it("finds a fan-out started by hand under any name by its input's campaign_id (issue 10, item 8)", async () => {
+    sfn.on(ListExecutionsCommand).resolves({
+      executions: [
+        { executionArn: execArn("manual-rerun-1"), name: "manual-rerun-1", status: "RUNNING", stateMachineArn: SM, startDate: new Date() },
+        { executionArn: execArn("other-x"), name: "other-x", status: "RUNNING", stateMachineArn: SM, startDate: new Date() },
+      ],
+    });
+    sfn
+      .on(DescribeExecutionCommand, { executionArn: execArn("manual-rerun-1") })
+      .resolves({ status: "RUNNING", input: JSON.stringify({ campaign_id: "spring" }) } as any);
+    sfn
+      .on(DescribeExecutionCommand, { executionArn: execArn("other-x") })
+      .resolves({ status: "RUNNING", input: JSON.stringify({ campaign_id: "autumn" }) } as any);
+    scheduler.on(GetScheduleGroupCommand).rejects(notFound("campaign-spring"));
+    sfn.on(StopExecutionCommand).resolves({ stopDate: new Date() });
+    const r = await run(cancel, ["--campaign", "spring"]);
+    assert.strictEqual(r.code, 0, r.stdout);
+    assert.deepStrictEqual(
+      sfn.commandCalls(StopExecutionCommand).map((c) => c.args[0].input.executionArn),
+      [execArn("manual-rerun-1")],
+    );
+    assert.deepStrictEqual(sfn.commandCalls(ListExecutionsCommand)[0].args[0].input.statusFilter, "RUNNING");
+  });
+
+  it("--poll-seconds below 1 and --timeout-seconds 0 are refused (exit 2)", async () => {
+    await assert.rejects(
+      run(cancel, ["--campaign", "spring", "--poll-seconds", "0"]),
+      /--poll-seconds 0: must be a whole number from 1 to 60/,
+    );
+    await assert.rejects(run(cancel, ["--campaign", "spring", "--timeout-seconds", "0"]), UsageError);
   });
 });
 
@@ -191,6 +272,7 @@ const SCHEDULE = {
 } as const;
 
 describe("reschedule", () => {
+  useMocks();
   it("moves a send: UpdateSchedule carries every field GetSchedule returned, with the new time", async () => {
     scheduler.on(GetScheduleCommand, { Name: "a1-1", GroupName: "campaign-spring" }).resolves(SCHEDULE as any);
     scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: SCHEDULE.Arn });
@@ -294,6 +376,18 @@ describe("reschedule", () => {
     );
   });
 
+  it("a schedule in a zone this Node does not know: one line naming the schedule and the zone (exit 1)", async () => {
+    scheduler.on(GetScheduleCommand).resolves({ ...SCHEDULE, ScheduleExpressionTimezone: "Mars/Olympus_Mons" } as any);
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]),
+      (e: unknown) =>
+        e instanceof FindingsError &&
+        e.message ===
+          'campaign spring: schedule a1-1 (recipient a1, step 1) is in time zone "Mars/Olympus_Mons", which this Node\'s time zone data does not know; give --timezone with a zone it knows, or update Node',
+    );
+    assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+  });
+
   it("needs exactly one of --at and --remove", async () => {
     await assert.rejects(
       run(reschedule, ["--campaign", "spring", "--recipient", "a1"]),
@@ -307,6 +401,7 @@ describe("reschedule", () => {
 });
 
 describe("campaign-status", () => {
+  useMocks();
   function stack(count: number, extra: { Name: string; GroupName: string; State: "ENABLED" }[] = []) {
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     const all = Array.from({ length: count }, (_, i) => ({
@@ -409,6 +504,22 @@ describe("campaign-status", () => {
     assert.match(r.stdout, /dead-letter queue \(all campaigns\): 2 messages waiting, 1 in flight/);
   });
 
+  it("schedules in a zone this Node does not know are counted apart and named, the rest still reported", async () => {
+    stack(150);
+    scheduler.on(GetScheduleCommand).callsFake((input: any) => ({
+      Name: input.Name,
+      ScheduleExpression: "at(2026-12-01T09:30:00)",
+      ScheduleExpressionTimezone: input.Name === "r7-1" ? "Mars/Olympus_Mons" : "America/New_York",
+    }));
+    const r = await run(status, ["--campaign", "spring"]);
+    assert.strictEqual(r.code, 0);
+    assert.match(r.stdout, /2026-12-01T14:00Z +149 /);
+    assert.match(
+      r.stdout,
+      /  1 sampled schedule is in a time zone this Node does not know \(r7-1 in "Mars\/Olympus_Mons"\): not counted above\n/,
+    );
+  });
+
   it("a campaign without a group has no pending schedules", async () => {
     scheduler.on(GetScheduleGroupCommand).rejects(notFound("campaign-gone"));
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
@@ -492,5 +603,149 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
       assert.ok(k in put, k);
     assert.deepStrictEqual(put.Target, SCHEDULE.Target);
     assert.ok(!("Arn" in put) && !("CreationDate" in put));
+  });
+});
+
+describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10, items 1, 2, 6, 8)", function () {
+  this.timeout(20_000);
+  const realHeartbeat = clock.heartbeatMs;
+  let endpoint: Endpoint | undefined;
+  before(() => (clock.heartbeatMs = 300));
+  after(() => (clock.heartbeatMs = realHeartbeat));
+  afterEach(async () => endpoint?.close());
+  const everyService = (url: string) => ({ AWS_ENDPOINT_URL_SCHEDULER: url, AWS_ENDPOINT_URL_SFN: url, AWS_ENDPOINT_URL_SQS: url });
+  const groupMissing: Answer = {
+    status: 404,
+    headers: { "x-amzn-errortype": "ResourceNotFoundException" },
+    json: { Message: "Schedule group campaign-spring does not exist." },
+  };
+
+  it("an endpoint that never answers: cancel ends at --timeout-seconds, exit 1, saying what may still send, with progress", async () => {
+    endpoint = await startEndpoint(() => "hang");
+    const started = Date.now();
+    const r = await withEnv(everyService(endpoint.url), () => run(cancel, ["--campaign", "spring", "--timeout-seconds", "2"]));
+    const seconds = (Date.now() - started) / 1000;
+    assert.ok(seconds >= 1.9 && seconds < 4, `took ${seconds} s`);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /- fan-outs: could not list the running fan-outs, so any of them may still be creating schedules/);
+    assert.match(r.stdout, /- schedule group campaign-spring: state unknown, its pending schedules may still fire/);
+    assert.match(
+      r.stdout,
+      /problem: campaign spring: ListExecutions RUNNING on .*: no result within the command's time limit of 2 s \(--timeout-seconds\)/,
+    );
+    assert.match(r.stderr, /still waiting for campaign spring: ListExecutions RUNNING on .* \(\d s\)/);
+  });
+
+  it("an endpoint that never answers: campaign-status ends at --timeout-seconds with one line naming the call", async () => {
+    endpoint = await startEndpoint(() => "hang");
+    const started = Date.now();
+    await assert.rejects(
+      withEnv(everyService(endpoint.url), () => run(status, ["--campaign", "spring", "--timeout-seconds", "1"])),
+      (e: unknown) =>
+        e instanceof FindingsError &&
+        e.message ===
+          "campaign spring: GetScheduleGroup campaign-spring: no result within the command's time limit of 1 s (--timeout-seconds)",
+    );
+    assert.ok(Date.now() - started < 3000);
+  });
+
+  it("each HTTP request has its own timeout (HTTP_TIMEOUTS), so one hung attempt fails and is retried", async () => {
+    endpoint = await startEndpoint(() => "hang");
+    const timeouts = HTTP_TIMEOUTS as { requestMs: number };
+    const saved = timeouts.requestMs;
+    timeouts.requestMs = 300;
+    try {
+      await assert.rejects(
+        withEnv({ ...everyService(endpoint.url), AWS_MAX_ATTEMPTS: "2" }, () =>
+          run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--remove", "--timeout-seconds", "10"]),
+        ),
+        /campaign spring: DeleteSchedule a1-1 \(recipient a1, step 1\): TimeoutError: .*300/,
+      );
+    } finally {
+      timeouts.requestMs = saved;
+    }
+    assert.strictEqual(endpoint.requests.length, 2, "the first attempt timed out and the SDK retried once");
+  });
+
+  it("a NextToken that repeats is an error, not an endless listing", async () => {
+    endpoint = await startEndpoint((q) => {
+      if (q.url.startsWith("/schedule-groups/")) return { json: { Name: "campaign-spring", State: "ACTIVE" } };
+      if (q.url.startsWith("/schedules?")) return { json: { Schedules: [{ Name: "a1-1", State: "ENABLED" }], NextToken: "same-token" } };
+      return { status: 400, json: {} };
+    });
+    await assert.rejects(
+      withEnv(everyService(endpoint.url), () => run(status, ["--campaign", "spring", "--timeout-seconds", "10"])),
+      (e: unknown) =>
+        e instanceof FindingsError &&
+        e.message ===
+          'campaign spring: ListSchedules in campaign-spring: the service returned page token "same-token" a second time (page 2); stopped instead of looping',
+    );
+    assert.strictEqual(endpoint.requests.filter((q) => q.url.startsWith("/schedules?")).length, 2);
+  });
+
+  it("an HTTP 500 without a body names the call and the status, not 'Unknown: UnknownError'", async () => {
+    endpoint = await startEndpoint(() => ({ status: 500 }));
+    await assert.rejects(
+      withEnv({ ...everyService(endpoint.url), AWS_MAX_ATTEMPTS: "1" }, () => run(status, ["--campaign", "spring"])),
+      (e: unknown) =>
+        e instanceof FindingsError &&
+        e.message === "campaign spring: GetScheduleGroup campaign-spring: HTTP 500 with no error details in the response",
+    );
+  });
+
+  it("a group the endpoint keeps ACTIVE after DeleteScheduleGroup: exit 1 at the timeout, saying it is ACTIVE", async () => {
+    endpoint = await startEndpoint((q) => {
+      if (q.target === "AWSStepFunctions.ListExecutions") return { json: { executions: [] } };
+      if (q.url === "/schedule-groups/campaign-spring")
+        return { json: q.method === "GET" ? { Name: "campaign-spring", State: "ACTIVE" } : {} };
+      return { status: 400, json: {} };
+    });
+    const r = await withEnv(everyService(endpoint.url), () =>
+      run(cancel, ["--campaign", "spring", "--timeout-seconds", "2", "--poll-seconds", "1"]),
+    );
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /- schedule group campaign-spring is still ACTIVE: its pending schedules will fire/);
+    assert.deepStrictEqual(
+      endpoint.requests.filter((q) => q.method === "DELETE").map((q) => q.url.split("?")[0]),
+      ["/schedule-groups/campaign-spring"],
+    );
+  });
+
+  it("AWS_ENDPOINT_URL_SQS is honoured with the stack's real https://sqs.<region>.amazonaws.com/… queue URL", async () => {
+    endpoint = await startEndpoint((q) =>
+      q.target === "AmazonSQS.GetQueueAttributes"
+        ? { json: { Attributes: { ApproximateNumberOfMessages: "4", ApproximateNumberOfMessagesNotVisible: "0" } } }
+        : groupMissing,
+    );
+    const dlqOnly = path.join(tmp, "dlq-only.json");
+    fs.writeFileSync(dlqOnly, JSON.stringify({ deadLetterQueueUrl: DLQ, region: "us-east-1" }));
+    let stdout = "";
+    const code = await withEnv(everyService(endpoint.url), () =>
+      status(["--campaign", "spring", "--outputs", dlqOnly], { out: (t) => (stdout += t), err: () => {} }),
+    );
+    assert.strictEqual(code, 0);
+    assert.match(stdout, /dead-letter queue \(all campaigns\): 4 messages waiting, 0 in flight/);
+    const sqsCall = endpoint.requests.find((q) => q.target === "AmazonSQS.GetQueueAttributes")!;
+    assert.strictEqual(JSON.parse(sqsCall.body).QueueUrl, DLQ);
+  });
+
+  it("a failing DLQ read degrades that line only: the rest of the report is printed, exit 1", async () => {
+    endpoint = await startEndpoint((q) =>
+      q.target === "AmazonSQS.GetQueueAttributes"
+        ? { status: 400, json: { __type: "com.amazonaws.sqs#QueueDoesNotExist", message: "The specified queue does not exist." } }
+        : groupMissing,
+    );
+    const dlqOnly = path.join(tmp, "dlq-only.json");
+    fs.writeFileSync(dlqOnly, JSON.stringify({ deadLetterQueueUrl: DLQ, region: "us-east-1" }));
+    let stdout = "";
+    const code = await withEnv(everyService(endpoint.url), () =>
+      status(["--campaign", "spring", "--outputs", dlqOnly], { out: (t) => (stdout += t), err: () => {} }),
+    );
+    assert.strictEqual(code, 1);
+    assert.match(stdout, /^Campaign spring: group campaign-spring does not exist\n  pending schedules: 0\n/);
+    assert.match(
+      stdout,
+      /dead-letter queue \(all campaigns\): could not be read: GetQueueAttributes https:\/\/sqs\.us-east-1\.amazonaws\.com\/.*: QueueDoesNotExist: The specified queue does not exist\. \(HTTP 400\)/,
+    );
   });
 });

@@ -49,4 +49,25 @@ describe("stack outputs", () => {
       /missing stack outputs: bucketName \(--bucket\), stateMachineArn; give --stack NAME, --outputs FILE, or the flags/,
     );
   });
+
+  it("refuses outputs the scripts cannot use, naming the output and what is allowed (issue 10, item 6)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-outputs-"));
+    const cases: [Record<string, unknown>, string][] = [
+      [{ createScheduleTps: 0 }, "output createScheduleTps is 0: expected the CreateSchedule quota, a number above 0"],
+      [{ createScheduleTps: -100 }, "output createScheduleTps is -100: expected the CreateSchedule quota, a number above 0"],
+      [{ createScheduleTps: "100" }, 'output createScheduleTps is "100": expected the CreateSchedule quota, a number above 0'],
+      [{ defaultWindowMinutes: 0 }, "output defaultWindowMinutes is 0: expected a whole number of minutes from 1 to 1440"],
+      [{ stateMachineArn: 42 }, "output stateMachineArn is 42: expected a string"],
+    ];
+    for (const [outputs, message] of cases) {
+      const file = path.join(dir, "outputs.json");
+      fs.writeFileSync(file, JSON.stringify(outputs));
+      assert.throws(
+        () => readStackOutputs({ outputsFile: file }),
+        (e: unknown) => e instanceof UsageError && e.message === `${file}: ${message}`,
+      );
+    }
+    fs.writeFileSync(path.join(dir, "ok.json"), JSON.stringify({ createScheduleTps: 2500, defaultWindowMinutes: 15, region: "us-east-1" }));
+    assert.strictEqual(readStackOutputs({ outputsFile: path.join(dir, "ok.json") }).createScheduleTps, 2500);
+  });
 });

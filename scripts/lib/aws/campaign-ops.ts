@@ -23,7 +23,9 @@ import {
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/naming";
 import { atExpression, parseAtExpression } from "../../../infra/plan-row";
-import { awsErrorLine, isAwsError } from "./clients";
+import { IANAZone } from "luxon";
+import { allPages, awsCall, Deadline, throttled } from "./call";
+import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
 import { LocalTime, scheduledTime, zonedInstant } from "../core/send-time";
 
@@ -43,64 +45,63 @@ export interface CampaignExecution {
 }
 
 /**
- * Wraps an AWS call so a failure is one line naming what failed and for which campaign; `ifNotFound` answers (or
- * throws) when the resource does not exist.
- */
-async function aws<T, U = never>(what: string, call: () => Promise<T>, ifNotFound?: () => U): Promise<T | U> {
-  try {
-    return await call();
-  } catch (e) {
-    if (ifNotFound && isAwsError(e, "ResourceNotFoundException")) return ifNotFound();
-    throw new FindingsError(awsErrorLine(what, e));
-  }
-}
-
-/**
- * The fan-out executions of one campaign: names start with `<campaign>-` (the launcher's naming), confirmed by the
- * execution input's campaign_id (so campaign "spring" does not match "spring-sale").
+ * The fan-out executions of one campaign, recognised by their input's campaign_id whatever their name (a fan-out
+ * started by hand may be named anything). Cost: ListExecutions (100 per page) and one DescribeExecution per
+ * candidate. `running` lists only RUNNING executions and reads every one of them (cancel: a fan-out that is still
+ * creating schedules must be found); `all` also lists finished ones, reading those named `<campaign>-…` (the
+ * launcher's naming), so a long history of other campaigns is not read one by one.
  */
 export async function campaignExecutions(
+  d: Deadline,
   sfn: SFNClient,
   stateMachineArn: string,
   campaignId: string,
-  statusFilter?: "RUNNING",
+  which: "running" | "all",
+  progress: (text: () => string) => void = () => {},
 ): Promise<CampaignExecution[]> {
   const found: CampaignExecution[] = [];
-  let nextToken: string | undefined;
-  do {
-    const page = await aws(`campaign ${campaignId}: ListExecutions on ${stateMachineArn}`, () =>
-      sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter, maxResults: 100, nextToken })),
-    );
+  let listed = 0;
+  const statusFilter = which === "running" ? "RUNNING" : undefined;
+  for await (const page of allPages(
+    d,
+    `campaign ${campaignId}: ListExecutions${statusFilter ? " RUNNING" : ""} on ${stateMachineArn}`,
+    (nextToken, o) => sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter, maxResults: 100, nextToken }), o),
+    (p) => p.nextToken,
+  )) {
     for (const e of page.executions ?? []) {
-      if (!e.name?.startsWith(`${campaignId}-`)) continue;
-      const d = await aws(`campaign ${campaignId}: DescribeExecution ${e.name}`, () =>
-        sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn })),
+      listed++;
+      progress(() => `looking for campaign ${campaignId}'s fan-outs: ${count(listed)} executions listed`);
+      if (e.status !== "RUNNING" && !e.name?.startsWith(`${campaignId}-`)) continue;
+      const described = await awsCall(d, `campaign ${campaignId}: DescribeExecution ${e.name}`, (o) =>
+        sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn }), o),
       );
-      let input: { campaign_id?: string } = {};
-      try {
-        input = JSON.parse(d.input ?? "{}");
-      } catch {
-        // not one of ours
-      }
-      if (input.campaign_id === campaignId)
+      if (inputCampaignId(described.input) === campaignId)
         found.push({
-          name: e.name,
+          name: e.name!,
           arn: e.executionArn!,
-          status: d.status ?? e.status ?? "UNKNOWN",
+          status: described.status ?? e.status ?? "UNKNOWN",
           startDate: e.startDate?.toISOString(),
         });
     }
-    nextToken = page.nextToken;
-  } while (nextToken);
+  }
   return found;
 }
 
+function inputCampaignId(input: string | undefined): string | undefined {
+  try {
+    return JSON.parse(input ?? "{}")?.campaign_id;
+  } catch {
+    return undefined; // not one of ours
+  }
+}
+
 /** ACTIVE, DELETING, or undefined when the group does not exist. */
-export async function groupState(scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
+export async function groupState(d: Deadline, scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
   const Name = campaignGroupName(campaignId);
-  return aws(
+  return awsCall(
+    d,
     `campaign ${campaignId}: GetScheduleGroup ${Name}`,
-    async () => (await scheduler.send(new GetScheduleGroupCommand({ Name }))).State ?? "ACTIVE",
+    async (o) => (await scheduler.send(new GetScheduleGroupCommand({ Name }), o)).State ?? "ACTIVE",
     () => undefined,
   );
 }
@@ -110,64 +111,139 @@ export interface CancelReport {
   group: string;
   dryRun: boolean;
   nothingToCancel: boolean;
+  /** Running fan-outs found (dry run: that would be stopped). */
+  executionsFound: string[];
   executionsStopped: string[];
   groupBefore: string | null;
-  /** deleted, DELETING (still being deleted when we stopped waiting), or absent. */
+  /** deleted, absent, ACTIVE, DELETING, or unknown (could not be read). */
   groupAfter: string;
+  /** Everything of the campaign that could still send when the command ended; empty when the cancel is complete. */
+  stillThere: string[];
+  /** What went wrong on the way (AWS errors, the time limit), one line each. */
+  problems: string[];
 }
 
+/**
+ * Stops the campaign's running fan-outs first (so no new schedule appears), deletes its schedule group, and waits
+ * until the group is gone or the deadline comes. Whatever fails is recorded, never hidden: `stillThere` lists every
+ * part of the campaign that could still send.
+ */
 export async function cancelCampaign(
+  d: Deadline,
   clients: { sfn: SFNClient; scheduler: SchedulerClient },
-  o: { campaignId: string; stateMachineArn: string; dryRun: boolean; timeoutSeconds: number; pollSeconds: number },
-  progress: (text: string) => void,
+  o: { campaignId: string; stateMachineArn: string; dryRun: boolean; pollSeconds: number },
 ): Promise<CancelReport> {
   const group = campaignGroupName(o.campaignId);
-  // Stop the fan-out first, so no new schedule appears in a group being deleted.
-  const running = await campaignExecutions(clients.sfn, o.stateMachineArn, o.campaignId, "RUNNING");
-  const before = await groupState(clients.scheduler, o.campaignId);
-  const report: CancelReport = {
+  const r: CancelReport = {
     campaign: o.campaignId,
     group,
     dryRun: o.dryRun,
-    nothingToCancel: running.length === 0 && before === undefined,
-    executionsStopped: running.map((e) => e.name),
-    groupBefore: before ?? null,
-    groupAfter: before === undefined ? "absent" : before,
+    nothingToCancel: false,
+    executionsFound: [],
+    executionsStopped: [],
+    groupBefore: null,
+    groupAfter: "unknown",
+    stillThere: [],
+    problems: [],
   };
-  if (o.dryRun || report.nothingToCancel) return report;
+  const attempt = async <T>(step: () => Promise<T>): Promise<T | Failed> => {
+    try {
+      return await step();
+    } catch (e) {
+      if (!(e instanceof FindingsError)) throw e;
+      if (!r.problems.includes(e.message)) r.problems.push(e.message);
+      return FAILED;
+    }
+  };
+  const running = await attempt(() =>
+    campaignExecutions(d, clients.sfn, o.stateMachineArn, o.campaignId, "running", throttled(d.progress)),
+  );
+  const before = await attempt(() => groupState(d, clients.scheduler, o.campaignId));
+  if (running !== FAILED) r.executionsFound = running.map((e) => e.name);
+  if (before !== FAILED) r.groupBefore = r.groupAfter = before ?? "absent";
+  r.nothingToCancel = running !== FAILED && running.length === 0 && before === undefined;
+  if (o.dryRun || r.nothingToCancel) return finishCancel(r, running);
 
-  for (const e of running) {
-    progress(`stopping fan-out ${e.name}`);
-    await aws(`campaign ${o.campaignId}: StopExecution ${e.name}`, () =>
-      clients.sfn.send(
-        new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${o.campaignId} cancelled` }),
+  const notStopped: string[] = [];
+  for (const e of running === FAILED ? [] : running) {
+    d.progress(`stopping fan-out ${e.name}`);
+    const stopped = await attempt(() =>
+      awsCall(d, `campaign ${o.campaignId}: StopExecution ${e.name}`, (opts) =>
+        clients.sfn.send(
+          new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${o.campaignId} cancelled` }),
+          opts,
+        ),
+      ),
+    );
+    if (stopped === FAILED) notStopped.push(e.name);
+    else r.executionsStopped.push(e.name);
+  }
+  if (before === "ACTIVE") {
+    d.progress(`deleting schedule group ${group}`);
+    await attempt(() =>
+      awsCall(
+        d,
+        `campaign ${o.campaignId}: DeleteScheduleGroup ${group}`,
+        (opts) => clients.scheduler.send(new DeleteScheduleGroupCommand({ Name: group }), opts),
+        () => "already gone",
       ),
     );
   }
-  if (before === "ACTIVE") {
-    progress(`deleting schedule group ${group}`);
-    await aws(
-      `campaign ${o.campaignId}: DeleteScheduleGroup ${group}`,
-      () => clients.scheduler.send(new DeleteScheduleGroupCommand({ Name: group })),
-      () => "already gone",
-    );
-  }
-  const deadline = Date.now() + o.timeoutSeconds * 1000;
-  for (;;) {
-    const state = await groupState(clients.scheduler, o.campaignId);
-    if (state === undefined) {
-      report.groupAfter = before === undefined ? "absent" : "deleted";
-      return report;
+  if (before !== undefined) await waitForGroup(d, clients.scheduler, o, r, attempt);
+  return finishCancel(r, running, notStopped);
+}
+
+const FAILED = Symbol("failed");
+type Failed = typeof FAILED;
+
+/** Polls the group until it is gone or the deadline comes; the last state seen goes into the report. */
+async function waitForGroup(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: { campaignId: string; pollSeconds: number },
+  r: CancelReport,
+  attempt: <T>(step: () => Promise<T>) => Promise<T | Failed>,
+): Promise<void> {
+  while (!d.expired) {
+    const state = await attempt(() => groupState(d, scheduler, o.campaignId));
+    if (state === FAILED) {
+      r.groupAfter = "unknown";
+      return;
     }
-    report.groupAfter = state;
-    if (Date.now() >= deadline) return report;
-    progress(`group ${group} is ${state}; waiting`);
-    await new Promise((r) => setTimeout(r, o.pollSeconds * 1000));
+    if (state === undefined) {
+      r.groupAfter = "deleted";
+      return;
+    }
+    r.groupAfter = state;
+    d.progress(`group ${r.group} is ${state}; waiting`);
+    await d.sleep(o.pollSeconds * 1000);
   }
+  if (!r.problems.some((p) => p.includes("--timeout-seconds")))
+    r.problems.push(
+      `campaign ${o.campaignId}: group ${r.group} still ${r.groupAfter} at the command's time limit of ${d.seconds} s (--timeout-seconds)`,
+    );
+}
+
+function finishCancel(r: CancelReport, running: CampaignExecution[] | Failed, notStopped: string[] = []): CancelReport {
+  if (r.dryRun) return r;
+  if (running === FAILED)
+    r.stillThere.push("fan-outs: could not list the running fan-outs, so any of them may still be creating schedules");
+  for (const name of notStopped)
+    r.stillThere.push(`fan-out ${name} is still RUNNING (StopExecution failed): it can still create schedules`);
+  if (r.groupAfter === "ACTIVE") r.stillThere.push(`schedule group ${r.group} is still ACTIVE: its pending schedules will fire`);
+  else if (r.groupAfter === "DELETING")
+    r.stillThere.push(
+      `schedule group ${r.group} is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone`,
+    );
+  else if (r.groupAfter === "unknown") r.stillThere.push(`schedule group ${r.group}: state unknown, its pending schedules may still fire`);
+  return r;
 }
 
 /** UpdateSchedule replaces the whole schedule: carry over every field GetSchedule returned except the read-only ones. */
 const READ_ONLY_SCHEDULE_FIELDS = new Set(["$metadata", "Arn", "CreationDate", "LastModificationDate"]);
+
+/** Whether this Node's time zone data knows `zone` (a schedule written by a newer tzdata may name one it does not). */
+const zoneKnown = (zone: string) => IANAZone.isValidZone(zone);
 
 export interface MoveReport {
   campaign: string;
@@ -178,13 +254,18 @@ export interface MoveReport {
 }
 
 export async function moveSchedule(
+  d: Deadline,
   scheduler: SchedulerClient,
   o: { campaignId: string; recipientId: string; step: number; at: LocalTime; timezone?: string; now: number },
 ): Promise<MoveReport> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  const current = await getSchedule(scheduler, o.campaignId, o.recipientId, o.step);
+  const current = await getSchedule(d, scheduler, o.campaignId, o.recipientId, o.step);
   const zone = o.timezone ?? current.ScheduleExpressionTimezone ?? "UTC";
+  if (!zoneKnown(zone))
+    throw new FindingsError(
+      `campaign ${o.campaignId}: schedule ${Name} (recipient ${o.recipientId}, step ${o.step}) is in time zone "${zone}", which this Node's time zone data does not know; give --timezone with a zone it knows, or update Node`,
+    );
   const { utcMs, fold } = zonedInstant(zone, o.at);
   if (utcMs <= o.now) {
     throw new UsageError(
@@ -195,8 +276,8 @@ export async function moveSchedule(
   const input: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(current)) if (!READ_ONLY_SCHEDULE_FIELDS.has(k) && v !== undefined) input[k] = v;
   Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
-  await aws(`campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, () =>
-    scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput)),
+  await awsCall(d, `campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, (opts) =>
+    scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput), opts),
   );
   return {
     campaign: o.campaignId,
@@ -208,14 +289,16 @@ export async function moveSchedule(
 }
 
 export async function removeSchedule(
+  d: Deadline,
   scheduler: SchedulerClient,
   o: { campaignId: string; recipientId: string; step: number },
 ): Promise<{ campaign: string; schedule: string; group: string; removed: true }> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  await aws(
+  await awsCall(
+    d,
     `campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`,
-    () => scheduler.send(new DeleteScheduleCommand({ Name, GroupName })),
+    (opts) => scheduler.send(new DeleteScheduleCommand({ Name, GroupName }), opts),
     () => {
       throw new FindingsError(notFound(o.campaignId, o.recipientId, o.step));
     },
@@ -223,11 +306,12 @@ export async function removeSchedule(
   return { campaign: o.campaignId, schedule: Name, group: GroupName, removed: true };
 }
 
-async function getSchedule(scheduler: SchedulerClient, campaignId: string, recipientId: string, step: number) {
+async function getSchedule(d: Deadline, scheduler: SchedulerClient, campaignId: string, recipientId: string, step: number) {
   const Name = scheduleName(recipientId, step);
-  return aws(
+  return awsCall(
+    d,
     `campaign ${campaignId}: GetSchedule ${Name} (recipient ${recipientId}, step ${step})`,
-    () => scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) })),
+    (opts) => scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) }), opts),
     () => {
       throw new FindingsError(notFound(campaignId, recipientId, step));
     },
@@ -243,8 +327,11 @@ export interface StatusReport {
   schedules: { total: number; byState: Record<string, number> };
   /** Pending sends per UTC hour, from GetSchedule on every schedule or on a sample (then scaled, `sampled` > 0). */
   nextSends: { sampled: number; estimated: boolean; byHour: { hour: string; count: number }[] };
+  /** Sampled schedules whose zone this Node does not know: counted apart, with a few names, never guessed. */
+  unknownZones: { count: number; examples: { schedule: string; zone: string }[] };
   executions: (CampaignExecution & { items: Record<string, number> | null })[];
-  deadLetterQueue: { url: string; visible: number; inFlight: number } | null;
+  /** The queue's depth, or why it could not be read (that line of the report only). */
+  deadLetterQueue: { url: string; visible: number; inFlight: number } | { url: string; error: string } | null;
 }
 
 /** The instant of an `at(...)` expression in its zone. */
@@ -254,96 +341,135 @@ export function atInstant(expression: string | undefined, timezone: string | und
 }
 
 export async function campaignStatus(
+  d: Deadline,
   clients: { scheduler: SchedulerClient; sfn?: SFNClient; sqs?: SQSClient },
   o: { campaignId: string; stateMachineArn?: string; deadLetterQueueUrl?: string; sampleSize: number; random?: () => number },
 ): Promise<StatusReport> {
   const GroupName = campaignGroupName(o.campaignId);
-  const state = await groupState(clients.scheduler, o.campaignId);
-  const byState: Record<string, number> = {};
-  let total = 0;
-  const sample: string[] = [];
-  const random = o.random ?? Math.random;
-  if (state !== undefined) {
-    let NextToken: string | undefined;
-    do {
-      const page = await aws(`campaign ${o.campaignId}: ListSchedules in ${GroupName}`, () =>
-        clients.scheduler.send(new ListSchedulesCommand({ GroupName, MaxResults: 100, NextToken })),
-      );
-      for (const s of page.Schedules ?? []) {
-        if (s.Name === CLEANUP_SCHEDULE_NAME) continue; // the group's own housekeeping, not a send
-        total++;
-        byState[s.State ?? "UNKNOWN"] = (byState[s.State ?? "UNKNOWN"] ?? 0) + 1;
-        // Reservoir sampling: every schedule equally likely to be read, memory bounded by the sample size.
-        if (sample.length < o.sampleSize) sample.push(s.Name!);
-        else {
-          const j = Math.floor(random() * total);
-          if (j < o.sampleSize) sample[j] = s.Name!;
-        }
-      }
-      NextToken = page.NextToken;
-    } while (NextToken);
-  }
-  const hours = new Map<string, number>();
-  for (const Name of sample) {
-    const s = await aws(`campaign ${o.campaignId}: GetSchedule ${Name}`, () =>
-      clients.scheduler.send(new GetScheduleCommand({ Name, GroupName })),
-    );
-    const utc = atInstant(s.ScheduleExpression, s.ScheduleExpressionTimezone);
-    const hour = utc === undefined ? "not a one-time schedule" : new Date(utc).toISOString().slice(0, 13) + ":00Z";
-    hours.set(hour, (hours.get(hour) ?? 0) + 1);
-  }
-  const scale = sample.length ? total / sample.length : 0;
-  const executions: StatusReport["executions"] = [];
-  if (clients.sfn && o.stateMachineArn) {
-    for (const e of await campaignExecutions(clients.sfn, o.stateMachineArn, o.campaignId)) {
-      const runs = await aws(`campaign ${o.campaignId}: ListMapRuns ${e.name}`, () =>
-        clients.sfn!.send(new ListMapRunsCommand({ executionArn: e.arn })),
-      );
-      const mapRunArn = runs.mapRuns?.[0]?.mapRunArn;
-      const counts = mapRunArn
-        ? (await aws(`campaign ${o.campaignId}: DescribeMapRun`, () => clients.sfn!.send(new DescribeMapRunCommand({ mapRunArn }))))
-            .itemCounts
-        : undefined;
-      executions.push({
-        ...e,
-        items: counts
-          ? {
-              total: counts.total ?? 0,
-              succeeded: counts.succeeded ?? 0,
-              failed: counts.failed ?? 0,
-              pending: counts.pending ?? 0,
-              running: counts.running ?? 0,
-            }
-          : null,
-      });
-    }
-  }
-  let deadLetterQueue: StatusReport["deadLetterQueue"] = null;
-  if (clients.sqs && o.deadLetterQueueUrl) {
-    const a = await aws(`GetQueueAttributes ${o.deadLetterQueueUrl}`, () =>
-      clients.sqs!.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: o.deadLetterQueueUrl,
-          AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        }),
-      ),
-    );
-    deadLetterQueue = {
-      url: o.deadLetterQueueUrl,
-      visible: Number(a.Attributes?.ApproximateNumberOfMessages ?? 0),
-      inFlight: Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
-    };
-  }
+  const state = await groupState(d, clients.scheduler, o.campaignId);
+  const listing = state === undefined ? { total: 0, byState: {}, sample: [] } : await listSchedules(d, clients.scheduler, o);
+  const { hours, unknownZones } = await nextSendsOf(d, clients.scheduler, o.campaignId, listing.sample);
+  const scale = listing.sample.length ? listing.total / listing.sample.length : 0;
   return {
     campaign: o.campaignId,
     group: { name: GroupName, state: state ?? null },
-    schedules: { total, byState },
+    schedules: { total: listing.total, byState: listing.byState },
     nextSends: {
-      sampled: sample.length,
-      estimated: sample.length < total,
+      sampled: listing.sample.length,
+      estimated: listing.sample.length < listing.total,
       byHour: [...hours].sort().map(([hour, count]) => ({ hour, count: Math.round(count * scale) })),
     },
-    executions,
-    deadLetterQueue,
+    unknownZones,
+    executions: clients.sfn && o.stateMachineArn ? await executionsWithCounts(d, clients.sfn, o.stateMachineArn, o.campaignId) : [],
+    deadLetterQueue: clients.sqs && o.deadLetterQueueUrl ? await deadLetterDepth(d, clients.sqs, o.deadLetterQueueUrl) : null,
   };
+}
+
+/** Every page of the group's schedules, counted by state, with a uniform sample of names (reservoir sampling). */
+async function listSchedules(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: { campaignId: string; sampleSize: number; random?: () => number },
+): Promise<{ total: number; byState: Record<string, number>; sample: string[] }> {
+  const GroupName = campaignGroupName(o.campaignId);
+  const byState: Record<string, number> = {};
+  const sample: string[] = [];
+  const random = o.random ?? Math.random;
+  const progress = throttled(d.progress);
+  let total = 0;
+  for await (const page of allPages(
+    d,
+    `campaign ${o.campaignId}: ListSchedules in ${GroupName}`,
+    (NextToken, opts) => scheduler.send(new ListSchedulesCommand({ GroupName, MaxResults: 100, NextToken }), opts),
+    (p) => p.NextToken,
+  )) {
+    for (const s of page.Schedules ?? []) {
+      if (s.Name === CLEANUP_SCHEDULE_NAME) continue; // the group's own housekeeping, not a send
+      total++;
+      byState[s.State ?? "UNKNOWN"] = (byState[s.State ?? "UNKNOWN"] ?? 0) + 1;
+      // Every schedule equally likely to be read, memory bounded by the sample size.
+      if (sample.length < o.sampleSize) sample.push(s.Name!);
+      else {
+        const j = Math.floor(random() * total);
+        if (j < o.sampleSize) sample[j] = s.Name!;
+      }
+    }
+    progress(() => `listing schedules in ${GroupName}: ${count(total)} so far`);
+  }
+  return { total, byState, sample };
+}
+
+/** GetSchedule on each sampled name: sends per UTC hour; a zone this Node does not know is counted apart. */
+async function nextSendsOf(d: Deadline, scheduler: SchedulerClient, campaignId: string, sample: string[]) {
+  const GroupName = campaignGroupName(campaignId);
+  const hours = new Map<string, number>();
+  const unknownZones: StatusReport["unknownZones"] = { count: 0, examples: [] };
+  const progress = throttled(d.progress);
+  for (const [i, Name] of sample.entries()) {
+    progress(() => `reading schedules in ${GroupName}: ${count(i)} of ${count(sample.length)}`);
+    const s = await awsCall(d, `campaign ${campaignId}: GetSchedule ${Name}`, (opts) =>
+      scheduler.send(new GetScheduleCommand({ Name, GroupName }), opts),
+    );
+    const zone = s.ScheduleExpressionTimezone ?? "UTC";
+    if (!zoneKnown(zone)) {
+      unknownZones.count++;
+      if (unknownZones.examples.length < 3) unknownZones.examples.push({ schedule: Name, zone });
+      continue;
+    }
+    const utc = atInstant(s.ScheduleExpression, zone);
+    const hour = utc === undefined ? "not a one-time schedule" : new Date(utc).toISOString().slice(0, 13) + ":00Z";
+    hours.set(hour, (hours.get(hour) ?? 0) + 1);
+  }
+  return { hours, unknownZones };
+}
+
+async function executionsWithCounts(d: Deadline, sfn: SFNClient, stateMachineArn: string, campaignId: string) {
+  const executions: StatusReport["executions"] = [];
+  for (const e of await campaignExecutions(d, sfn, stateMachineArn, campaignId, "all", throttled(d.progress))) {
+    const runs = await awsCall(d, `campaign ${campaignId}: ListMapRuns ${e.name}`, (opts) =>
+      sfn.send(new ListMapRunsCommand({ executionArn: e.arn }), opts),
+    );
+    const mapRunArn = runs.mapRuns?.[0]?.mapRunArn;
+    const counts = mapRunArn
+      ? (
+          await awsCall(d, `campaign ${campaignId}: DescribeMapRun ${mapRunArn}`, (opts) =>
+            sfn.send(new DescribeMapRunCommand({ mapRunArn }), opts),
+          )
+        ).itemCounts
+      : undefined;
+    const items = counts
+      ? {
+          total: counts.total ?? 0,
+          succeeded: counts.succeeded ?? 0,
+          failed: counts.failed ?? 0,
+          pending: counts.pending ?? 0,
+          running: counts.running ?? 0,
+        }
+      : null;
+    executions.push({ ...e, items });
+  }
+  return executions;
+}
+
+/** The DLQ's depth; a failure here is reported on that line only (the queue is shared and may be elsewhere). */
+async function deadLetterDepth(d: Deadline, sqs: SQSClient, url: string): Promise<NonNullable<StatusReport["deadLetterQueue"]>> {
+  try {
+    const a = await awsCall(d, `GetQueueAttributes ${url}`, (opts) =>
+      sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        }),
+        opts,
+      ),
+    );
+    return {
+      url,
+      visible: Number(a.Attributes?.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    };
+  } catch (e) {
+    if (!(e instanceof FindingsError) || d.expired) throw e;
+    return { url, error: e.message };
+  }
 }

@@ -1,7 +1,7 @@
 /**
- * AWS clients for the operator scripts: the standard SDK configuration (region, credential chain, and the
- * AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> variables), adaptive retries for throttling, and AWS errors turned
- * into one line.
+ * AWS clients for the operator scripts: the standard SDK configuration (region, credential chain, AWS_MAX_ATTEMPTS,
+ * and the AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> variables), adaptive retries for throttling, a connection and
+ * a request timeout on every HTTP call, and AWS errors turned into one line.
  */
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import { S3Client } from "@aws-sdk/client-s3";
@@ -13,27 +13,57 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 // every run's stderr (where it buried the one-line errors). Set the variable to "false" to see it.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
+/**
+ * Per HTTP request, in milliseconds: connecting, the whole request and response, and a silent socket. One attempt
+ * that hangs fails after these and is retried by the SDK; the command's own --timeout-seconds bounds the total.
+ * An S3 upload part (8 MiB) gets longer for the whole request, not for silence.
+ */
+export const HTTP_TIMEOUTS = { connectionMs: 5_000, requestMs: 30_000, uploadRequestMs: 300_000, idleMs: 30_000 } as const;
+
+const requestHandler = (requestMs: number) => ({
+  connectionTimeout: HTTP_TIMEOUTS.connectionMs,
+  requestTimeout: requestMs,
+  // Without this the SDK only logs a warning when requestTimeout passes.
+  throwOnRequestTimeout: true,
+  socketTimeout: HTTP_TIMEOUTS.idleMs,
+});
+
 const common = (region?: string) => ({
   region: region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION,
   retryMode: "adaptive",
-  maxAttempts: 8,
+  // The SDK reads AWS_MAX_ATTEMPTS only when the code sets no value; keep that standard variable working.
+  maxAttempts: Number(process.env.AWS_MAX_ATTEMPTS) || 8,
+  requestHandler: requestHandler(HTTP_TIMEOUTS.requestMs),
 });
+
+/** Whether an endpoint override applies to this service (AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL). */
+const endpointOverridden = (service: string) => Boolean(process.env[`AWS_ENDPOINT_URL_${service}`] || process.env.AWS_ENDPOINT_URL);
 
 export const s3Client = (region?: string) =>
   // A custom endpoint (a local S3) rarely serves virtual-hosted buckets: use path style there.
-  new S3Client({ ...common(region), forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3 || process.env.AWS_ENDPOINT_URL) });
+  new S3Client({
+    ...common(region),
+    requestHandler: requestHandler(HTTP_TIMEOUTS.uploadRequestMs),
+    forcePathStyle: endpointOverridden("S3"),
+  });
 export const sfnClient = (region?: string) => new SFNClient(common(region));
 export const schedulerClient = (region?: string) => new SchedulerClient(common(region));
-export const sqsClient = (region?: string) => new SQSClient(common(region));
+export const sqsClient = (region?: string) =>
+  // By default the SQS client sends to the host of the QueueUrl it is given, ignoring an endpoint override; with an
+  // override, send there (a stack's real https://sqs.<region>.amazonaws.com/… URL still names the queue).
+  new SQSClient({ ...common(region), useQueueUrlAsEndpoint: !endpointOverridden("SQS") });
 export const cloudWatchClient = (region?: string) => new CloudWatchClient(common(region));
 
 /** `what failed: ErrorName: message` — one line, no stack. */
 export function awsErrorLine(what: string, e: unknown): string {
-  const err = e as { name?: string; message?: string; Code?: string };
+  const err = e as { name?: string; message?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
   const name = err.name && err.name !== "Error" ? err.name : (err.Code ?? "Error");
   const message = (err.message ?? String(e)).split("\n")[0];
+  const status = err.$metadata?.httpStatusCode;
+  // An error response without a body (a proxy's 500, a load balancer's 503) has no name the SDK can read.
+  if (status && (name === "Unknown" || message === "UnknownError")) return `${what}: HTTP ${status} with no error details in the response`;
   const hint = /Region is missing/.test(message) ? " (set AWS_REGION, or give --region, or --outputs with a region)" : "";
-  return `${what}: ${name}: ${message}${hint}`;
+  return `${what}: ${name}: ${message}${status ? ` (HTTP ${status})` : ""}${hint}`;
 }
 
 export function isAwsError(e: unknown, ...names: string[]): boolean {

@@ -4,6 +4,7 @@
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
+import { scheduler } from "../../../infra/quotas";
 import { UsageError } from "../cli/run";
 
 export interface StackOutputs {
@@ -72,13 +73,41 @@ function readFile(file: string): string {
 }
 
 function parseOutputs(text: string, source: string): StackOutputs {
+  let v: Record<string, unknown>;
   try {
-    const v = JSON.parse(text);
+    v = JSON.parse(text);
     if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
-    return v;
   } catch (e) {
     throw new UsageError(`${source}: not the JSON of \`pulumi stack output --json\` (${(e as Error).message})`);
   }
+  const problem = outputProblem(v);
+  if (problem) throw new UsageError(`${source}: ${problem}`);
+  return v as StackOutputs;
+}
+
+const STRING_OUTPUTS = [
+  "bucketName",
+  "stateMachineArn",
+  "schedulerRoleArn",
+  "deadLetterQueueUrl",
+  "configurationSetName",
+  "fromAddress",
+  "scheduleGroupPrefix",
+  "region",
+] as const;
+
+/** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */
+function outputProblem(v: Record<string, unknown>): string | undefined {
+  for (const k of STRING_OUTPUTS)
+    if (v[k] !== undefined && typeof v[k] !== "string") return `output ${k} is ${JSON.stringify(v[k])}: expected a string`;
+  const tps = v.createScheduleTps;
+  if (tps !== undefined && !(typeof tps === "number" && Number.isFinite(tps) && tps > 0))
+    return `output createScheduleTps is ${JSON.stringify(tps)}: expected the CreateSchedule quota, a number above 0`;
+  const { min, max } = scheduler.flexibleWindowMinutes;
+  const w = v.defaultWindowMinutes;
+  if (w !== undefined && !(Number.isInteger(w) && (w as number) >= min && (w as number) <= max))
+    return `output defaultWindowMinutes is ${JSON.stringify(w)}: expected a whole number of minutes from ${min} to ${max}`;
+  return undefined;
 }
 
 /** The flags every operator script takes to find the deployed stack. */

@@ -1,0 +1,143 @@
+/**
+ * How every AWS call of the operator scripts is made: within the command's time limit (a Deadline, from
+ * --timeout-seconds), as one line naming what failed when it fails, with "still waiting" progress when it is slow,
+ * and with pagination that refuses a page token the service already returned (instead of looping forever).
+ */
+import { awsErrorLine, isAwsError } from "./clients";
+import { FindingsError, intFlag } from "../cli/run";
+
+/** Waiting, replaceable by tests so that polling loops run without real sleeps. */
+export const clock = {
+  sleep: (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done);
+    }),
+  /** How long a call may run before "still waiting" is printed, and how often after that. */
+  heartbeatMs: 5_000,
+};
+
+/** The command ran out of time (--timeout-seconds): exit 1, naming the call it was waiting for. */
+export class DeadlineExceeded extends FindingsError {}
+
+/** The time limit of one command: every AWS call and every wait between polls takes its signal. */
+export class Deadline {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  readonly signal = this.controller.signal;
+
+  constructor(
+    readonly seconds: number,
+    /** Where "still waiting" lines go (stderr in the CLIs). */
+    readonly progress: (text: string) => void = () => {},
+  ) {
+    this.timer = setTimeout(() => this.controller.abort(), seconds * 1000);
+    this.timer.unref();
+  }
+
+  get expired(): boolean {
+    return this.signal.aborted;
+  }
+
+  exceeded(what: string): DeadlineExceeded {
+    return new DeadlineExceeded(`${what}: no result within the command's time limit of ${this.seconds} s (--timeout-seconds)`);
+  }
+
+  /** Waits `ms`, or less when the deadline comes first (the caller then finds `expired`). */
+  sleep(ms: number): Promise<void> {
+    return clock.sleep(ms, this.signal);
+  }
+
+  /** Releases the timer (a finished command). */
+  dispose(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
+ * One AWS call: `call` gets the abort signal to pass to `client.send`; a failure becomes one line naming `what`;
+ * `ifNotFound` answers (or throws) when the resource does not exist. The deadline is enforced here too (a race),
+ * so a retry back-off inside the SDK cannot outlive it.
+ */
+export async function awsCall<T, U = never>(
+  d: Deadline,
+  what: string,
+  call: (options: { abortSignal: AbortSignal }) => Promise<T>,
+  ifNotFound?: () => U,
+): Promise<T | U> {
+  if (d.expired) throw d.exceeded(what);
+  const started = Date.now();
+  const heartbeat = setInterval(
+    () => d.progress(`still waiting for ${what} (${Math.round((Date.now() - started) / 1000)} s)`),
+    clock.heartbeatMs,
+  );
+  heartbeat.unref();
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(d.exceeded(what));
+    d.signal.addEventListener("abort", onAbort);
+  });
+  try {
+    return await Promise.race([call({ abortSignal: d.signal }), aborted]);
+  } catch (e) {
+    if (e instanceof DeadlineExceeded || d.expired) throw d.exceeded(what);
+    if (e instanceof FindingsError) throw e; // already worded by the caller
+    if (ifNotFound && isAwsError(e, "ResourceNotFoundException")) return ifNotFound();
+    throw new FindingsError(awsErrorLine(what, e));
+  } finally {
+    clearInterval(heartbeat);
+    d.signal.removeEventListener("abort", onAbort);
+    aborted.catch(() => {});
+  }
+}
+
+/**
+ * Every page of a paginated AWS call, in order. A page token the service already returned is an error (a
+ * misbehaving endpoint would otherwise keep the command listing the same pages forever).
+ */
+export async function* allPages<P>(
+  d: Deadline,
+  what: string,
+  fetchPage: (token: string | undefined, options: { abortSignal: AbortSignal }) => Promise<P>,
+  nextToken: (page: P) => string | undefined,
+): AsyncGenerator<P> {
+  const seen = new Set<string>();
+  let token: string | undefined;
+  for (let page = 1; ; page++) {
+    const result = await awsCall(d, page === 1 ? what : `${what} (page ${page})`, (o) => fetchPage(token, o));
+    yield result;
+    token = nextToken(result);
+    if (!token) return;
+    if (seen.has(token)) {
+      const shown = token.length > 24 ? `${token.slice(0, 24)}…` : token;
+      throw new FindingsError(
+        `${what}: the service returned page token "${shown}" a second time (page ${page}); stopped instead of looping`,
+      );
+    }
+    seen.add(token);
+  }
+}
+
+/** A progress line at most every `everyMs` (slow listings report how far they are without flooding stderr). */
+export function throttled(progress: (text: string) => void, everyMs = 2_000): (text: () => string) => void {
+  let last = 0;
+  return (text) => {
+    const now = Date.now();
+    if (now - last < everyMs) return;
+    last = now;
+    progress(text());
+  };
+}
+
+/** --timeout-seconds: the whole command's limit, 1 s to a day. */
+export const TIMEOUT_FLAG = { "timeout-seconds": { type: "string" } } as const;
+
+export function deadlineFromFlag(raw: string | undefined, defaultSeconds: number, progress: (text: string) => void): Deadline {
+  return new Deadline(intFlag("timeout-seconds", raw, 1, 86_400, defaultSeconds), progress);
+}
