@@ -35,6 +35,13 @@ export const stepFunctions = {
   maxBatchBytes: 262_144,
   /** An EXPRESS execution runs at most this long. */
   expressMaxSeconds: 300,
+  /** Execution names: 1–80 characters. */
+  executionNameMaxLength: 80,
+  /**
+   * DescribeExecution refill rate, per second, outside the three largest Regions (15 in them): the polling budget
+   * of `launch-campaign --wait`, shared with every other caller in the account.
+   */
+  describeExecutionRefillPerSecond: 10,
 } as const;
 
 /** SES v2 — https://docs.aws.amazon.com/ses/latest/dg/quotas.html */

@@ -4,6 +4,7 @@
 import * as path from "path";
 import { cleanupAt } from "../infra/fanout-definition";
 import { scheduler } from "../infra/quotas";
+import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
@@ -23,7 +24,15 @@ import {
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
-import { checkLaunchId, executionName, followFanOut, startFanOut, uploadLaunchRecord, uploadPlan } from "./lib/aws/launch";
+import {
+  checkLaunchId,
+  executionName,
+  followFanOut,
+  MIN_POLL_SECONDS,
+  startFanOut,
+  uploadLaunchRecord,
+  uploadPlan,
+} from "./lib/aws/launch";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanSummary } from "./lib/core/plan";
@@ -38,7 +47,8 @@ Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --templat
          [--step +3d:TEMPLATE ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
          [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
          [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--out DIR]
-         [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)] [--wait] [--json]
+         [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
+         [--wait [--poll-seconds P]] [--timeout-seconds S] [--json]
 
 Validates the recipients (columns id and email required; timezone, send_at, send_hour and send_minute optional;
 every other column is personalization), plans one schedule per recipient per step into DIR/plan.jsonl, writes every
@@ -68,11 +78,16 @@ ${PACE_FLAGS_HELP}
                           launched (default: the stack output maxSchedules, else Scheduler's default, 10,000,000)
 ${STACK_FLAGS_HELP}
   --wait                  follow the fan-out to its end (progress on stderr)
+  --poll-seconds P        how often --wait polls (default 5, at least ${MIN_POLL_SECONDS}: each poll is one DescribeExecution
+                          and one DescribeMapRun, and the account's DescribeExecution budget is 10-15 a second)
+  --timeout-seconds S     the whole command's time limit, every AWS call included (default 3600); when it runs out
+                          during --wait, the fan-out goes on and only the following stops
   --json                  print the summary as JSON
 
 AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3 / _SFN.
-Exit codes: 0 ok, 1 not launched or fan-out failures (nothing would be sent, window does not fit, AWS error, failed
-rows), 2 bad flags or file.
+Before StartExecution the uploaded object's SHA-256 checksum (S3's) must match the plan's; otherwise nothing starts.
+Exit codes: 0 ok, 1 not launched or fan-out failures (nothing would be sent, window does not fit, AWS error, upload
+not matching the plan, failed rows, the time limit), 2 bad flags or file.
 `;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
@@ -109,6 +124,7 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
       ...STACK_FLAGS,
       wait: { type: "boolean", default: false },
       "poll-seconds": { type: "string" },
+      ...TIMEOUT_FLAG,
       json: { type: "boolean", default: false },
     },
     USAGE,
@@ -143,6 +159,8 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
+  const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
 
   // No other run may write or replace this folder's plan until it is uploaded.
   const lock = OutputLock.acquire(f.out ?? path.join("out", campaignId));
@@ -185,6 +203,7 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   const shortfall = windowShortfall(summary);
   if (shortfall) io.err(`warning: --window-minutes ${summary.window.minutes} is${shortfall.slice(1)}\n`);
   const finish = (code: number, lines: string[]) => {
+    deadline.dispose();
     io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : [...formatSummary(summary), ...lines].join("\n") + "\n");
     return code;
   };
@@ -200,12 +219,17 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
 
   const s3 = s3Client(outputs.region);
   const sfn = sfnClient(outputs.region);
-  const key = await uploadPlan(s3, target.bucketName, campaignId, launchId, summary.files.plan, progress);
+  const key = await uploadPlan(
+    deadline,
+    s3,
+    { bucket: target.bucketName, campaignId, launchId, file: summary.files.plan, planSha256: summary.planSha256 },
+    progress,
+  );
   const files = { plan: summary.files.plan, holdout: path.join(path.dirname(summary.files.plan), "holdout.csv") };
   const record = await buildLaunchRecord(summary, files, { id: launchId, planKey: key, at: new Date(now) });
-  const recordKey = await uploadLaunchRecord(s3, target.bucketName, record);
+  const recordKey = await uploadLaunchRecord(deadline, s3, target.bucketName, record);
   const name = executionName(campaignId, launchId);
-  const executionArn = await startFanOut(sfn, target.stateMachineArn, name, {
+  const executionArn = await startFanOut(deadline, sfn, target.stateMachineArn, name, {
     campaign_id: campaignId,
     plan_bucket: target.bucketName,
     plan_key: key,
@@ -216,7 +240,7 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   const lines = [`Launched: s3://${target.bucketName}/${key} → execution ${name}`, `  ${executionArn}`];
   if (!f.wait) return finish(0, lines);
 
-  const result = await followFanOut(sfn, executionArn, f["poll-seconds"] === undefined ? 5 : Number(f["poll-seconds"]), progress);
+  const result = await followFanOut(deadline, sfn, { executionArn, resultsBucket: target.bucketName, pollSeconds }, progress);
   report.fanOut = result;
   const failed = result.items ? result.items.failed + result.items.timedOut + result.items.aborted : 0;
   lines.push(

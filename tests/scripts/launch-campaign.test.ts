@@ -1,12 +1,22 @@
 import * as assert from "assert";
 import { spawn } from "child_process";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
 import * as path from "path";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { mockClient } from "aws-sdk-client-mock";
+import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
+import { clock, Deadline } from "../../scripts/lib/aws/call";
+import { uploadPlan } from "../../scripts/lib/aws/launch";
 import { fanOutDefinition, PlanRow } from "../../infra/fanout-definition";
 import { isValidSchedulerName } from "../../infra/naming";
 import { formatPlanRow, parsePlanRow } from "../../infra/plan-row";
@@ -299,8 +309,21 @@ describe("launch-campaign: planning (dry run)", () => {
 });
 
 describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
-  const s3 = mockClient(S3Client);
-  const sfn = mockClient(SFNClient);
+  // Installed for this block only (the wire tests need the real clients); polls wait 10 ms instead of seconds.
+  let s3: AwsClientStub<S3Client>;
+  let sfn: AwsClientStub<SFNClient>;
+  const realSleep = clock.sleep;
+  before(() => {
+    s3 = mockClient(S3Client);
+    sfn = mockClient(SFNClient);
+    clock.sleep = (ms, signal) => realSleep(Math.min(ms, 10), signal);
+  });
+  /** S3's answer to HeadObject for what it stored: the SHA-256 of the bytes PutObject carried, computed here. */
+  const headFromPut = () =>
+    s3.on(HeadObjectCommand).callsFake(() => {
+      const body = s3.commandCalls(PutObjectCommand)[0].args[0].input.Body as Uint8Array;
+      return { ChecksumSHA256: createHash("sha256").update(body).digest("base64"), ChecksumType: "FULL_OBJECT" };
+    });
   const outputsFile = path.join(tmp, "outputs.json");
   const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
   fs.writeFileSync(
@@ -314,6 +337,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
   after(() => {
     s3.restore();
     sfn.restore();
+    clock.sleep = realSleep;
   });
 
   it("refuses a campaign id that is one of the stack's journeys (they would share the group), before any upload", async () => {
@@ -331,6 +355,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 
   it("uploads plan.jsonl under plans/<campaign>/<launch id>.jsonl and starts the fan-out with the contract input", async () => {
     s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
+    headFromPut();
     sfn
       .on(StartExecutionCommand)
       .resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
@@ -395,6 +420,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 
   it("the same plan gets the same execution name; a second submit is refused with a clear message", async () => {
     s3.on(PutObjectCommand).resolves({});
+    headFromPut();
     sfn
       .on(StartExecutionCommand)
       .rejects(Object.assign(new Error("Execution Already Exists: 'arn:...'"), { name: "ExecutionAlreadyExists" }));
@@ -415,6 +441,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 
   it("--wait follows the Map Run to its end and says where failed batches were written", async () => {
     s3.on(PutObjectCommand).resolves({});
+    headFromPut();
     const executionArn = "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x";
     sfn.on(StartExecutionCommand).resolves({ executionArn, startDate: new Date() });
     sfn
@@ -445,11 +472,153 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       .resolves({
         itemCounts: { total: 10, succeeded: 7, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 },
       } as any);
-    const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--poll-seconds", "0"]);
+    const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--poll-seconds", "2"]);
     assert.strictEqual(r.code, 1, "failed rows make the exit code 1");
     assert.match(r.stderr, /\[#{12}\.{18}\] 4\/10 rows, 0 failed/);
     assert.match(r.stdout, /Fan-out SUCCEEDED: 7 of 10 rows scheduled, 3 failed/);
     assert.match(r.stdout, /results \(failed batches, for redrive\): s3:\/\/recipients-ce6a540\/results\/abc\/manifest\.json/);
+  });
+
+  it("S3 holding other bytes than the plan (its checksum differs): refused, the fan-out is not started", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    s3.on(HeadObjectCommand).resolves({
+      ChecksumSHA256: createHash("sha256").update("something else").digest("base64"),
+      ChecksumType: "FULL_OBJECT",
+    });
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", outputsFile]),
+      /s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl does not hold the planned bytes: S3 reports ChecksumSHA256 .* \(FULL_OBJECT\), .*plan\.jsonl gives .*; fan-out not started/,
+    );
+    assert.strictEqual(sfn.commandCalls(StartExecutionCommand).length, 0);
+    const put = s3.commandCalls(PutObjectCommand)[0].args[0].input;
+    assert.strictEqual(
+      put.ChecksumSHA256,
+      createHash("sha256")
+        .update(put.Body as Uint8Array)
+        .digest("base64"),
+      "the PUT carries the plan's SHA-256 for S3 to check",
+    );
+  });
+
+  it("--wait on an execution that FAILED because failures exceeded the tolerance still says where the failed batches are", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    headFromPut();
+    const executionArn = "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x";
+    sfn.on(StartExecutionCommand).resolves({ executionArn, startDate: new Date() });
+    sfn.on(DescribeExecutionCommand).resolves({
+      status: "FAILED",
+      executionArn,
+      stateMachineArn: STATE_MACHINE,
+      startDate: new Date(),
+      error: "States.ExceedToleratedFailureThreshold",
+      cause: "The specified tolerated failure threshold was exceeded",
+    });
+    sfn.on(ListMapRunsCommand).resolves({
+      mapRuns: [
+        {
+          mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:4f1c2d3e-0000-4000-8000-123456789abc",
+          executionArn,
+          stateMachineArn: STATE_MACHINE,
+          startDate: new Date(),
+        },
+      ],
+    });
+    sfn.on(DescribeMapRunCommand).resolves({
+      itemCounts: { total: 10, succeeded: 2, failed: 8, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 },
+    } as any);
+    const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait"]);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /Fan-out FAILED: 2 of 10 rows scheduled, 8 failed \(States\.ExceedToleratedFailureThreshold: /);
+    assert.match(
+      r.stdout,
+      /results \(failed batches, for redrive\): s3:\/\/recipients-ce6a540\/results\/4f1c2d3e-0000-4000-8000-123456789abc\/manifest\.json/,
+    );
+  });
+
+  it("--wait that outlasts --timeout-seconds stops following and says the fan-out goes on", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    headFromPut();
+    const executionArn = "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x";
+    sfn.on(StartExecutionCommand).resolves({ executionArn, startDate: new Date() });
+    sfn.on(DescribeExecutionCommand).resolves({ status: "RUNNING", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() });
+    sfn.on(ListMapRunsCommand).resolves({ mapRuns: [] });
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--timeout-seconds", "1"]),
+      /no result within the command's time limit of 1 s \(--timeout-seconds\); stopped following, the fan-out goes on \(execution arn:.*spring-x\)/,
+    );
+  });
+
+  it("--poll-seconds below the floor that keeps polling within Step Functions' API rates is refused", async () => {
+    await assert.rejects(
+      launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--poll-seconds", "1"]),
+      /--poll-seconds 1: must be a whole number from 2 to 3600/,
+    );
+  });
+});
+
+describe("uploadPlan: the bytes S3 holds are the planned bytes (multipart, aws-sdk-client-mock)", () => {
+  let s3: AwsClientStub<S3Client>;
+  const file = path.join(tmp, "big-plan.jsonl");
+  const MiB = 1024 * 1024;
+  // 17 MiB + 5 bytes: three parts of 8, 8 and 1 MiB + 5 bytes.
+  const bytes = Buffer.alloc(17 * MiB + 5, "x");
+  bytes.write('{"a":1}\n', 100);
+  fs.writeFileSync(file, bytes);
+  const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
+  const planSha256 = sha256(bytes).toString("hex");
+  // S3's composite checksum, by hand: the SHA-256 of the three parts' SHA-256 digests, then "-3".
+  const composite =
+    sha256(
+      Buffer.concat([sha256(bytes.subarray(0, 8 * MiB)), sha256(bytes.subarray(8 * MiB, 16 * MiB)), sha256(bytes.subarray(16 * MiB))]),
+    ).toString("base64") + "-3";
+  before(() => (s3 = mockClient(S3Client)));
+  beforeEach(() => {
+    s3.reset();
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: "u1" });
+    s3.on(UploadPartCommand).callsFake((input: any) => ({ ETag: `"p${input.PartNumber}"` }));
+    s3.on(CompleteMultipartUploadCommand).resolves({});
+  });
+  after(() => s3.restore());
+  const upload = (sha = planSha256) =>
+    uploadPlan(
+      new Deadline(60),
+      new S3Client({ region: "us-east-1" }),
+      { bucket: "b", campaignId: "spring", launchId: "l1", file, planSha256: sha },
+      () => {},
+    );
+
+  it("accepts S3's composite SHA-256 when it matches the plan's parts, asking for SHA-256 part checksums", async () => {
+    s3.on(HeadObjectCommand).resolves({ ChecksumSHA256: composite, ChecksumType: "COMPOSITE" });
+    assert.strictEqual(await upload(), "plans/spring/l1.jsonl");
+    assert.strictEqual(s3.commandCalls(CreateMultipartUploadCommand)[0].args[0].input.ChecksumAlgorithm, "SHA256");
+    assert.deepStrictEqual(
+      s3.commandCalls(UploadPartCommand).map((c) => (c.args[0].input.Body as Uint8Array).length),
+      [8 * MiB, 8 * MiB, MiB + 5],
+    );
+    assert.deepStrictEqual(s3.commandCalls(HeadObjectCommand)[0].args[0].input, {
+      Bucket: "b",
+      Key: "plans/spring/l1.jsonl",
+      ChecksumMode: "ENABLED",
+    });
+  });
+
+  it("refuses when S3's composite checksum is not the plan's (a part changed on the way or on disk)", async () => {
+    s3.on(HeadObjectCommand).resolves({
+      ChecksumSHA256: sha256(Buffer.from("other")).toString("base64") + "-3",
+      ChecksumType: "COMPOSITE",
+    });
+    await assert.rejects(
+      upload(),
+      /s3:\/\/b\/plans\/spring\/l1\.jsonl does not hold the planned bytes: S3 reports ChecksumSHA256 .*-3 \(COMPOSITE\)/,
+    );
+  });
+
+  it("refuses before uploading when the file is not the plan the summary describes", async () => {
+    await assert.rejects(
+      upload("0".repeat(64)),
+      /big-plan\.jsonl changed since it was planned \(sha256 [0-9a-f]{16}…, the summary says 0000000000000000…\): not uploaded/,
+    );
+    assert.strictEqual(s3.commandCalls(CreateMultipartUploadCommand).length + s3.commandCalls(PutObjectCommand).length, 0);
   });
 });
 
@@ -470,6 +639,12 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
               startDate: 1.8e9,
             }),
           );
+        } else if (req.method === "HEAD") {
+          // What S3 reports: the SHA-256 of the bytes it received.
+          const put = requests.find((q) => q.method === "PUT")!;
+          res.setHeader("x-amz-checksum-sha256", createHash("sha256").update(put.body).digest("base64"));
+          res.setHeader("x-amz-checksum-type", "FULL_OBJECT");
+          res.end();
         } else {
           res.setHeader("ETag", '"abc"');
           res.end();
@@ -515,6 +690,11 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
     const put = requests.find((q) => q.method === "PUT")!;
     assert.match(put.url, /^\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl/);
     assert.strictEqual(put.body, fs.readFileSync(path.join(out, "plan.jsonl"), "utf8"));
+    assert.strictEqual(put.headers["x-amz-checksum-sha256"], createHash("sha256").update(put.body).digest("base64"));
+    assert.ok(
+      requests.some((q) => q.method === "HEAD"),
+      "the upload is checked before the start",
+    );
     assert.match(String(put.headers.authorization), /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/s3\/aws4_request/);
     const start = requests.find((q) => q.headers["x-amz-target"] === "AWSStepFunctions.StartExecution")!;
     const body = JSON.parse(start.body);
