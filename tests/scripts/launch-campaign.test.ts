@@ -384,6 +384,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 
   it("stores the launch record (summary, schedules per step and variant, holdout) under launches/ before starting", async () => {
     s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
+    headFromPut();
     sfn
       .on(StartExecutionCommand)
       .resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
@@ -411,6 +412,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       if (String(input.Key).startsWith("launches/")) throw Object.assign(new Error("Access Denied"), { name: "AccessDenied" });
       return {};
     });
+    headFromPut();
     await assert.rejects(
       launch([...base(ZONES), "--outputs", outputsFile, "--launch-id", "rec-1"]),
       /upload of the launch record to s3:\/\/recipients-ce6a540\/launches\/spring\/rec-1\.json failed \(nothing started\): AccessDenied/,

@@ -153,13 +153,13 @@ async function verifyUpload(d: Deadline, s3: S3Client, o: { bucket: string; key:
   const head = await awsCall(d, `checking the uploaded plan ${where} (HeadObject)`, (opts) =>
     s3.send(new HeadObjectCommand({ Bucket: o.bucket, Key: o.key, ChecksumMode: "ENABLED" }), opts),
   );
-  const reported = head.ChecksumSHA256;
+  const reported = head?.ChecksumSHA256;
   const expected = o.expected.s3ChecksumSha256;
   // S3 may give a composite checksum with or without its "-<parts>" suffix; the digest must match either way.
   const matches = reported !== undefined && (reported === expected || `${reported}-${o.expected.parts}` === expected);
   if (!matches)
     throw new FindingsError(
-      `${where} does not hold the planned bytes: S3 reports ChecksumSHA256 ${reported ?? "(none)"}${head.ChecksumType ? ` (${head.ChecksumType})` : ""}, ${o.file} gives ${expected}; fan-out not started`,
+      `${where} does not hold the planned bytes: S3 reports ChecksumSHA256 ${reported ?? "(none)"}${head?.ChecksumType ? ` (${head.ChecksumType})` : ""}, ${o.file} gives ${expected}; fan-out not started`,
     );
 }
 
