@@ -12,19 +12,13 @@ import {
   UpdateScheduleCommand,
   UpdateScheduleCommandInput,
 } from "@aws-sdk/client-scheduler";
-import {
-  DescribeExecutionCommand,
-  DescribeMapRunCommand,
-  ListExecutionsCommand,
-  ListMapRunsCommand,
-  SFNClient,
-  StopExecutionCommand,
-} from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/naming";
 import { atExpression, parseAtExpression } from "../../../infra/plan-row";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
+import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
 import { LocalTime, scheduledTime, zonedInstant } from "../core/send-time";
@@ -329,7 +323,7 @@ export interface StatusReport {
   nextSends: { sampled: number; estimated: boolean; byHour: { hour: string; count: number }[] };
   /** Sampled schedules whose zone this Node does not know: counted apart, with a few names, never guessed. */
   unknownZones: { count: number; examples: { schedule: string; zone: string }[] };
-  executions: (CampaignExecution & { items: Record<string, number> | null })[];
+  executions: (CampaignExecution & { items: MapRunItems | null })[];
   /** The queue's depth, or why it could not be read (that line of the report only). */
   deadLetterQueue: { url: string; visible: number; inFlight: number } | { url: string; error: string } | null;
 }
@@ -430,22 +424,7 @@ async function executionsWithCounts(d: Deadline, sfn: SFNClient, stateMachineArn
       sfn.send(new ListMapRunsCommand({ executionArn: e.arn }), opts),
     );
     const mapRunArn = runs.mapRuns?.[0]?.mapRunArn;
-    const counts = mapRunArn
-      ? (
-          await awsCall(d, `campaign ${campaignId}: DescribeMapRun ${mapRunArn}`, (opts) =>
-            sfn.send(new DescribeMapRunCommand({ mapRunArn }), opts),
-          )
-        ).itemCounts
-      : undefined;
-    const items = counts
-      ? {
-          total: counts.total ?? 0,
-          succeeded: counts.succeeded ?? 0,
-          failed: counts.failed ?? 0,
-          pending: counts.pending ?? 0,
-          running: counts.running ?? 0,
-        }
-      : null;
+    const items = await mapRunItems(d, sfn, mapRunArn, `campaign ${campaignId}: `);
     executions.push({ ...e, items });
   }
   return executions;

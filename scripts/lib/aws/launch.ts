@@ -199,9 +199,37 @@ export async function startFanOut(
   return r.executionArn!;
 }
 
+/** A Map Run's rows by state (DescribeMapRun itemCounts). */
+export interface MapRunItems {
+  total: number;
+  succeeded: number;
+  failed: number;
+  pending: number;
+  running: number;
+  timedOut: number;
+  aborted: number;
+}
+
+/** The item counts of a Map Run, or null when there is none yet; `what` names the campaign or execution in errors. */
+export async function mapRunItems(d: Deadline, sfn: SFNClient, mapRunArn: string | undefined, what: string): Promise<MapRunItems | null> {
+  if (!mapRunArn) return null;
+  const c = (await awsCall(d, `${what}DescribeMapRun ${mapRunArn}`, (opts) => sfn.send(new DescribeMapRunCommand({ mapRunArn }), opts)))
+    .itemCounts;
+  if (!c) return null;
+  return {
+    total: c.total ?? 0,
+    succeeded: c.succeeded ?? 0,
+    failed: c.failed ?? 0,
+    pending: c.pending ?? 0,
+    running: c.running ?? 0,
+    timedOut: c.timedOut ?? 0,
+    aborted: c.aborted ?? 0,
+  };
+}
+
 export interface FanOutResult {
   status: string;
-  items: { total: number; succeeded: number; failed: number; pending: number; running: number; timedOut: number; aborted: number } | null;
+  items: MapRunItems | null;
   /** Where the Map Run wrote its results (failed batches included), also when the execution FAILED. */
   results: { bucket: string; key: string } | null;
   error?: string;
@@ -231,20 +259,7 @@ export async function followFanOut(
           sfn.send(new ListMapRunsCommand({ executionArn: o.executionArn }), opts),
         )
       ).mapRuns?.[0]?.mapRunArn;
-      const counts = mapRunArn
-        ? (await awsCall(d, `DescribeMapRun ${mapRunArn}`, (opts) => sfn.send(new DescribeMapRunCommand({ mapRunArn }), opts))).itemCounts
-        : undefined;
-      const items = counts
-        ? {
-            total: counts.total ?? 0,
-            succeeded: counts.succeeded ?? 0,
-            failed: counts.failed ?? 0,
-            pending: counts.pending ?? 0,
-            running: counts.running ?? 0,
-            timedOut: counts.timedOut ?? 0,
-            aborted: counts.aborted ?? 0,
-          }
-        : null;
+      const items = await mapRunItems(d, sfn, mapRunArn, "");
       if (items) progress(progressBar(items));
       if (ex.status !== "RUNNING") {
         return {
