@@ -141,3 +141,34 @@ export const TIMEOUT_FLAG = { "timeout-seconds": { type: "string" } } as const;
 export function deadlineFromFlag(raw: string | undefined, defaultSeconds: number, progress: (text: string) => void): Deadline {
   return new Deadline(intFlag("timeout-seconds", raw, 1, 86_400, defaultSeconds), progress);
 }
+
+/**
+ * One AWS call with its own time limit (tools that have no command deadline): the signal fires after `ms`, and a
+ * call that ignores it is abandoned all the same; a failure becomes one line naming `what`, as `Failure` (exit 1 by
+ * default; the importer's S3 reads are input errors, exit 2).
+ */
+export async function boundedCall<T>(
+  what: string,
+  ms: number,
+  call: (abortSignal: AbortSignal) => Promise<T>,
+  Failure: new (message: string) => Error = FindingsError,
+): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Failure(`${what}: no answer within ${Math.round(ms / 1000)} s`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([call(controller.signal), timeout]);
+  } catch (e) {
+    if (e instanceof Failure) throw e;
+    if (controller.signal.aborted) throw new Failure(`${what}: no answer within ${Math.round(ms / 1000)} s`);
+    throw new Failure(awsErrorLine(what, e));
+  } finally {
+    clearTimeout(timer);
+    timeout.catch(() => {});
+  }
+}

@@ -10,33 +10,10 @@ import { LAUNCHES_PREFIX } from "../../../infra/naming";
 import { FindingsError } from "../cli/run";
 import { LaunchRecord } from "../core/launch-record";
 import { HOUR_MS, MetricQuery, Segment, Series } from "../core/campaign-report";
-import { awsErrorLine } from "./clients";
+import { boundedCall } from "./call";
 
 /** GetMetricData takes at most 500 queries a request. */
 const MAX_QUERIES_PER_REQUEST = 500;
-
-/**
- * One AWS call with a time limit: the SDK is asked to abort the request, and the wait ends at the limit even if a
- * request does not honour the signal. An error becomes one line saying what failed.
- */
-async function bounded<T>(what: string, timeoutMs: number, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new FindingsError(`${what}: no answer within ${Math.round(timeoutMs / 1000)} s`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([call(controller.signal), timeout]);
-  } catch (e) {
-    if (e instanceof FindingsError) throw e;
-    throw new FindingsError(awsErrorLine(what, e));
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Follows a paginated call; a repeated token is an error, not a loop. */
 async function paginate<T>(what: string, page: (token: string | undefined) => Promise<{ next?: string; items: T[] }>): Promise<T[]> {
@@ -57,7 +34,7 @@ export async function readLaunchRecords(s3: S3Client, bucket: string, campaignId
   const prefix = `${LAUNCHES_PREFIX}${campaignId}/`;
   const what = `listing s3://${bucket}/${prefix}`;
   const keys = await paginate(what, async (token) => {
-    const r = await bounded(what, timeoutMs, (abortSignal) =>
+    const r = await boundedCall(what, timeoutMs, (abortSignal) =>
       s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }), { abortSignal }),
     );
     return { next: r.IsTruncated ? r.NextContinuationToken : undefined, items: (r.Contents ?? []).map((o) => o.Key!) };
@@ -65,7 +42,7 @@ export async function readLaunchRecords(s3: S3Client, bucket: string, campaignId
   const records: LaunchRecord[] = [];
   for (const key of keys.filter((k) => k.endsWith(".json"))) {
     const where = `s3://${bucket}/${key}`;
-    const text = await bounded(`reading ${where}`, timeoutMs, async (abortSignal) => {
+    const text = await boundedCall(`reading ${where}`, timeoutMs, async (abortSignal) => {
       const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
       return r.Body!.transformToString("utf8");
     });
@@ -97,7 +74,7 @@ function parseLaunchRecord(text: string, where: string): LaunchRecord {
 export async function discoverSegments(cw: CloudWatchClient, tag: string, timeoutMs: number): Promise<Segment[]> {
   const what = `ListMetrics for campaign tag ${tag}`;
   const metrics = await paginate(what, async (token) => {
-    const r = await bounded(what, timeoutMs, (abortSignal) =>
+    const r = await boundedCall(what, timeoutMs, (abortSignal) =>
       cw.send(
         new ListMetricsCommand({
           Namespace: SES_METRICS_NAMESPACE,
@@ -132,7 +109,7 @@ export async function fetchSeries(
     const chunk = queries.slice(i, i + MAX_QUERIES_PER_REQUEST);
     const what = `GetMetricData for campaign tag ${tag}`;
     const results = await paginate(what, async (token) => {
-      const r = await bounded(what, timeoutMs, (abortSignal) =>
+      const r = await boundedCall(what, timeoutMs, (abortSignal) =>
         cw.send(
           new GetMetricDataCommand({
             MetricDataQueries: chunk.map((q) => metricDataQuery(tag, q)),

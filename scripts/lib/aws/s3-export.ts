@@ -8,7 +8,7 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/clien
 import { Readable } from "stream";
 import { UsageError } from "../cli/run";
 import type { ExportSource } from "../core/pinpoint-import";
-import { awsErrorLine } from "./clients";
+import { boundedCall } from "./call";
 
 export interface S3Location {
   bucket: string;
@@ -36,8 +36,12 @@ export async function s3ExportSources(s3: S3Client, at: S3Location, t: S3Timeout
   let token: string | undefined;
   const seen = new Set<string>();
   do {
-    const page = await bounded(`list s3://${at.bucket}/${at.prefix}`, t.callTimeoutMs, (abortSignal) =>
-      s3.send(new ListObjectsV2Command({ Bucket: at.bucket, Prefix: at.prefix, ContinuationToken: token }), { abortSignal }),
+    const page = await boundedCall(
+      `list s3://${at.bucket}/${at.prefix}`,
+      t.callTimeoutMs,
+      (abortSignal) =>
+        s3.send(new ListObjectsV2Command({ Bucket: at.bucket, Prefix: at.prefix, ContinuationToken: token }), { abortSignal }),
+      UsageError,
     );
     for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith("/")) keys.push(o.Key);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -49,27 +53,16 @@ export async function s3ExportSources(s3: S3Client, at: S3Location, t: S3Timeout
   return keys.map((key) => ({
     name: `s3://${at.bucket}/${key}`,
     open: async () => {
-      const r = await bounded(`read s3://${at.bucket}/${key}`, t.callTimeoutMs, (abortSignal) =>
-        s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: key }), { abortSignal }),
+      const r = await boundedCall(
+        `read s3://${at.bucket}/${key}`,
+        t.callTimeoutMs,
+        (abortSignal) => s3.send(new GetObjectCommand({ Bucket: at.bucket, Key: key }), { abortSignal }),
+        UsageError,
       );
       if (!(r.Body instanceof Readable)) throw new UsageError(`read s3://${at.bucket}/${key}: no body`);
       return withIdleTimeout(r.Body, t.idleTimeoutMs);
     },
   }));
-}
-
-/** Runs one AWS call with an abort signal firing after `ms`; errors become one line naming what failed. */
-async function bounded<T>(what: string, ms: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  try {
-    return await call(controller.signal);
-  } catch (e) {
-    if (controller.signal.aborted) throw new UsageError(`${what}: no answer within ${ms / 1000} s`);
-    throw new UsageError(awsErrorLine(what, e));
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** `body`, failing when no data arrives for `ms` while it is being read (a stalled connection would hang the import). */
