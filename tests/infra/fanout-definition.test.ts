@@ -8,6 +8,7 @@ import {
   PlanRow,
   RETRYABLE_SCHEDULER_ERRORS,
 } from "../../infra/fanout-definition";
+import { PLAN_ROW_FIELDS } from "../../infra/plan-row";
 import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/quotas";
 import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
 import { definitionOf, renderWith } from "../helpers/stack";
@@ -50,19 +51,7 @@ function expressions(node: any, out: string[] = []): string[] {
   return out;
 }
 
-const PLAN_FIELDS: (keyof PlanRow)[] = [
-  "schedule_name",
-  "send_at",
-  "timezone",
-  "email",
-  "template",
-  "template_data",
-  "recipient_id",
-  "step",
-  "utc",
-  "variant",
-  "schedule_expression",
-];
+const PLAN_FIELDS: readonly (keyof PlanRow)[] = PLAN_ROW_FIELDS; // pinned to the contract in plan-row.test.ts
 const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag", "cleanup_at"];
 
 /** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
