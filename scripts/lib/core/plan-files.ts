@@ -56,19 +56,31 @@ export class OutputLock {
     }
     const file = path.join(dir, LOCK_NAME);
     const holder = { pid: process.pid, host: os.hostname(), started: new Date().toISOString() };
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        fs.writeFileSync(file, JSON.stringify(holder) + "\n", { flag: "wx" });
-        return new OutputLock(dir, file);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
+    // The lock appears whole or not at all: written under a private name, then hard-linked into place (link fails
+    // if the lock exists). A lock created empty and then written could be read, by a second run, between the two.
+    const draft = `${file}.${process.pid}-${randomBytes(4).toString("hex")}`;
+    try {
+      fs.writeFileSync(draft, JSON.stringify(holder) + "\n", { flag: "wx" });
+    } catch (e) {
+      throw failure(`${dir}: cannot write the output folder`, e);
+    }
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          fs.linkSync(draft, file);
+          return new OutputLock(dir, file);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
+        }
+        const other = readHolder(file);
+        if (!other || !gone(other)) {
+          const who = other ? `pid ${other.pid} on ${other.host}, started ${other.started}` : "unreadable lock";
+          throw new OutputError(`${dir}: in use by another run (${who}); wait for it to finish, or remove ${file} if that process is gone`);
+        }
+        fs.rmSync(file, { force: true }); // its process is gone: take it over
       }
-      const other = readHolder(file);
-      if (!other || !gone(other)) {
-        const who = other ? `pid ${other.pid} on ${other.host}, started ${other.started}` : "unreadable lock";
-        throw new OutputError(`${dir}: in use by another run (${who}); wait for it to finish, or remove ${file} if that process is gone`);
-      }
-      fs.rmSync(file, { force: true }); // its process is gone: take it over
+    } finally {
+      fs.rmSync(draft, { force: true });
     }
     throw new OutputError(`${dir}: in use by another run (the lock ${file} keeps coming back)`);
   }
