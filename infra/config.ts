@@ -84,68 +84,101 @@ export function parseStackConfig(read: (key: string) => string | undefined, pres
   return { config };
 }
 
-function parseKeys(get: (key: string) => string | undefined): StackConfig {
-  const fail = (key: string, value: string, allowed: string): never => {
+/** The key readers every section uses: each failure is one line naming the key, the value and what is allowed. */
+class KeyReader {
+  constructor(private readonly get: (key: string) => string | undefined) {}
+
+  fail(key: string, value: string, allowed: string): never {
     throw new ConfigError(`sendtime:${key} = "${value}" is not valid: ${allowed}`);
-  };
-  const required = (key: string, example: string): string => {
-    const v = get(key);
+  }
+
+  required(key: string, example: string): string {
+    const v = this.get(key);
     if (v === undefined || v.trim() === "") throw new ConfigError(`sendtime:${key} is required (e.g. pulumi config set ${key} ${example})`);
     return v.trim();
-  };
-  const optional = (key: string): string | undefined => {
-    const v = get(key);
+  }
+
+  optional(key: string): string | undefined {
+    const v = this.get(key);
     return v === undefined || v.trim() === "" ? undefined : v.trim();
-  };
-  const int = (key: string, def: number, min: number, max: number): number => {
-    const raw = get(key);
+  }
+
+  int(key: string, def: number, min: number, max: number): number {
+    const raw = this.get(key);
     if (raw === undefined || raw.trim() === "") return def;
     const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-    if (!(n >= min && n <= max)) fail(key, raw, `a whole number from ${min} to ${max}`);
+    if (!(n >= min && n <= max)) this.fail(key, raw, `a whole number from ${min} to ${max}`);
     return n;
-  };
+  }
+}
 
-  const senderIdentity = required("senderIdentity", "example.com");
+function parseKeys(get: (key: string) => string | undefined): StackConfig {
+  const r = new KeyReader(get);
+  return { ...parseSender(r), ...parseFanOut(r), ...parseDelivery(r), ...parseOptions(r) };
+}
+
+function parseSender(r: KeyReader): Pick<StackConfig, "senderIdentity" | "fromAddress"> {
+  const senderIdentity = r.required("senderIdentity", "example.com");
   if (!DOMAIN.test(senderIdentity) && !EMAIL.test(senderIdentity)) {
-    fail("senderIdentity", senderIdentity, "a domain (example.com) or an email address (news@example.com)");
+    r.fail("senderIdentity", senderIdentity, "a domain (example.com) or an email address (news@example.com)");
   }
-  const fromAddress = required("fromAddress", `news@${senderIdentity.includes("@") ? senderIdentity.split("@")[1] : senderIdentity}`);
-  if (!EMAIL.test(fromAddress)) fail("fromAddress", fromAddress, "an email address such as news@example.com");
+  const fromAddress = r.required("fromAddress", `news@${senderIdentity.includes("@") ? senderIdentity.split("@")[1] : senderIdentity}`);
+  if (!EMAIL.test(fromAddress)) r.fail("fromAddress", fromAddress, "an email address such as news@example.com");
   if (!belongsToIdentity(fromAddress, senderIdentity)) {
-    fail("fromAddress", fromAddress, `an address of the sender identity "${senderIdentity}" (SES sends only from verified identities)`);
+    r.fail("fromAddress", fromAddress, `an address of the sender identity "${senderIdentity}" (SES sends only from verified identities)`);
   }
+  return { senderIdentity, fromAddress };
+}
 
-  const createScheduleTps = int("createScheduleTps", scheduler.createScheduleTps, 1, 1_000_000);
+/** The fan-out's pace: defaults follow the CreateSchedule quota; a batch must finish inside EXPRESS's limit. */
+function parseFanOut(
+  r: KeyReader,
+): Pick<
+  StackConfig,
+  "createScheduleTps" | "maxConcurrency" | "batchSize" | "innerConcurrency" | "maxSchedules" | "toleratedFailurePercentage"
+> {
+  const createScheduleTps = r.int("createScheduleTps", scheduler.createScheduleTps, 1, 1_000_000);
   const paced = pacedConcurrency(createScheduleTps);
-  const innerConcurrency = int("innerConcurrency", paced.innerConcurrency, 1, stepFunctions.inlineMapMaxConcurrency);
-  const maxConcurrency = int("maxConcurrency", paced.maxConcurrency, 1, stepFunctions.distributedMapMaxConcurrency);
-  const batchSize = int("batchSize", DEFAULT_BATCH_SIZE, 1, 10_000);
+  const innerConcurrency = r.int("innerConcurrency", paced.innerConcurrency, 1, stepFunctions.inlineMapMaxConcurrency);
+  const maxConcurrency = r.int("maxConcurrency", paced.maxConcurrency, 1, stepFunctions.distributedMapMaxConcurrency);
+  const batchSize = r.int("batchSize", DEFAULT_BATCH_SIZE, 1, 10_000);
   const batchSeconds = batchSecondsWithOneSlowRow(batchSize, innerConcurrency);
   if (batchSeconds > stepFunctions.expressMaxSeconds) {
     const rounds = Math.floor((stepFunctions.expressMaxSeconds - worstCaseRowSeconds()) / pacing.callSeconds);
-    fail(
+    r.fail(
       "batchSize",
       String(batchSize),
       `with innerConcurrency ${innerConcurrency} a batch takes ${Math.round(batchSeconds)} s at ${pacing.callSeconds} s a call with one row retried to its limit (${worstCaseRowSeconds()} s), over the ${stepFunctions.expressMaxSeconds} s EXPRESS limit; use at most ${rounds * innerConcurrency}`,
     );
   }
-  const maxSchedules = int("maxSchedules", scheduler.maxSchedules, 1, 1_000_000_000);
-  const toleratedFailurePercentage = int("toleratedFailurePercentage", 5, 0, 100);
+  const maxSchedules = r.int("maxSchedules", scheduler.maxSchedules, 1, 1_000_000_000);
+  const toleratedFailurePercentage = r.int("toleratedFailurePercentage", 5, 0, 100);
+  return { createScheduleTps, maxConcurrency, batchSize, innerConcurrency, maxSchedules, toleratedFailurePercentage };
+}
+
+/** Sending windows, Scheduler's retries and how long data and logs are kept. */
+function parseDelivery(
+  r: KeyReader,
+): Pick<StackConfig, "defaultWindowMinutes" | "maxEventAgeSeconds" | "maxRetryAttempts" | "recipientRetentionDays" | "logRetentionDays"> {
   const { min: wMin, max: wMax } = scheduler.flexibleWindowMinutes;
-  const defaultWindowMinutes = int("defaultWindowMinutes", 15, wMin, wMax);
-  const maxEventAgeSeconds = int("maxEventAgeSeconds", 7_200, scheduler.maxEventAgeSeconds.min, scheduler.maxEventAgeSeconds.max);
-  const maxRetryAttempts = int("maxRetryAttempts", 5, scheduler.maxRetryAttempts.min, scheduler.maxRetryAttempts.max);
-  const recipientRetentionDays = int("recipientRetentionDays", 30, 1, 3_650);
-  const logRetentionDays = int("logRetentionDays", 30, 1, 3_653);
+  const defaultWindowMinutes = r.int("defaultWindowMinutes", 15, wMin, wMax);
+  const maxEventAgeSeconds = r.int("maxEventAgeSeconds", 7_200, scheduler.maxEventAgeSeconds.min, scheduler.maxEventAgeSeconds.max);
+  const maxRetryAttempts = r.int("maxRetryAttempts", 5, scheduler.maxRetryAttempts.min, scheduler.maxRetryAttempts.max);
+  const recipientRetentionDays = r.int("recipientRetentionDays", 30, 1, 3_650);
+  const logRetentionDays = r.int("logRetentionDays", 30, 1, 3_653);
   if (!LOG_RETENTION_DAYS.includes(logRetentionDays)) {
-    fail("logRetentionDays", String(logRetentionDays), `one of CloudWatch Logs' values: ${LOG_RETENTION_DAYS.join(", ")}`);
+    r.fail("logRetentionDays", String(logRetentionDays), `one of CloudWatch Logs' values: ${LOG_RETENTION_DAYS.join(", ")}`);
   }
+  return { defaultWindowMinutes, maxEventAgeSeconds, maxRetryAttempts, recipientRetentionDays, logRetentionDays };
+}
 
-  const alarmEmail = optional("alarmEmail");
-  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) fail("alarmEmail", alarmEmail, "an email address");
+/** The optional features: alarm email, one-click unsubscribe, a KMS key, a tracking domain, a frequency cap. */
+function parseOptions(r: KeyReader): Pick<StackConfig, "alarmEmail" | "unsubscribe" | "kmsKeyArn" | "trackingDomain" | "frequencyCap"> {
+  const alarmEmail = r.optional("alarmEmail");
+  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) r.fail("alarmEmail", alarmEmail, "an email address");
 
-  const contactList = optional("unsubscribeContactList");
-  const topic = optional("unsubscribeTopic");
+  const contactList = r.optional("unsubscribeContactList");
+  const topic = r.optional("unsubscribeTopic");
   if ((contactList === undefined) !== (topic === undefined)) {
     const [set, missing] =
       contactList === undefined ? ["unsubscribeTopic", "unsubscribeContactList"] : ["unsubscribeContactList", "unsubscribeTopic"];
@@ -155,41 +188,21 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     ["unsubscribeContactList", contactList],
     ["unsubscribeTopic", topic],
   ] as const) {
-    if (value !== undefined && !SES_NAME.test(value)) fail(key, value, "1–64 characters of A-Z a-z 0-9 _ -");
+    if (value !== undefined && !SES_NAME.test(value)) r.fail(key, value, "1–64 characters of A-Z a-z 0-9 _ -");
   }
 
-  const kmsKeyArn = optional("kmsKeyArn");
+  const kmsKeyArn = r.optional("kmsKeyArn");
   if (kmsKeyArn !== undefined && !KMS_KEY_ARN.test(kmsKeyArn)) {
-    fail("kmsKeyArn", kmsKeyArn, "a KMS key or alias ARN (arn:aws:kms:<region>:<account>:key/<id>)");
+    r.fail("kmsKeyArn", kmsKeyArn, "a KMS key or alias ARN (arn:aws:kms:<region>:<account>:key/<id>)");
   }
 
-  const trackingDomain = optional("trackingDomain");
+  const trackingDomain = r.optional("trackingDomain");
   if (trackingDomain !== undefined && !DOMAIN.test(trackingDomain)) {
-    fail("trackingDomain", trackingDomain, "a host name such as track.example.com (no scheme, path or port)");
+    r.fail("trackingDomain", trackingDomain, "a host name such as track.example.com (no scheme, path or port)");
   }
 
-  const frequencyCap = parseFrequencyCap(optional("frequencyCap"), fail);
-
-  return {
-    senderIdentity,
-    fromAddress,
-    createScheduleTps,
-    maxConcurrency,
-    batchSize,
-    innerConcurrency,
-    maxSchedules,
-    toleratedFailurePercentage,
-    defaultWindowMinutes,
-    maxEventAgeSeconds,
-    maxRetryAttempts,
-    recipientRetentionDays,
-    logRetentionDays,
-    alarmEmail,
-    unsubscribe: contactList && topic ? { contactList, topic } : undefined,
-    kmsKeyArn,
-    trackingDomain,
-    frequencyCap,
-  };
+  const frequencyCap = parseFrequencyCap(r.optional("frequencyCap"), (key, value, allowed) => r.fail(key, value, allowed));
+  return { alarmEmail, unsubscribe: contactList && topic ? { contactList, topic } : undefined, kmsKeyArn, trackingDomain, frequencyCap };
 }
 
 /** `{"max": 2, "per": "day"}`: max a whole number 1–1000, per one of CAP_PERIODS, nothing else. */
