@@ -90,11 +90,13 @@ export interface PlannedStep {
   request?: CreateScheduleRequest;
 }
 
+type Rejection = { outcome: "rejected"; journey: string; recipient?: string; reason: RejectReason; message: string };
+
 /** The recipient is named by its schedule-name stem: the id when it is a valid name, else a hash (never an address). */
 export type Decision =
   | { outcome: "enrol"; journey: string; recipient: string; zone: string; zoneStatus: ZoneStatus; steps: PlannedStep[] }
   | { outcome: "exit"; journey: string; recipient: string; deletes: DeleteScheduleRequest[] }
-  | { outcome: "rejected"; journey: string; recipient?: string; reason: RejectReason; message: string };
+  | Rejection;
 
 /** The recipient's stem in schedule names, safe to log: `<id>` or `h.<hash>`. */
 export function recipientStem(id: string): string {
@@ -106,89 +108,80 @@ export function recipientStem(id: string): string {
  * or why the subscriber is rejected. `now` decides which steps have passed.
  */
 export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, settings: EnrolmentSettings, now: number): Decision {
-  const base = { journey: journey.name };
+  const reject = (reason: RejectReason, message: string, recipient?: string): Rejection => ({
+    outcome: "rejected",
+    journey: journey.name,
+    ...(recipient === undefined ? {} : { recipient }),
+    reason,
+    message,
+  });
   const recipient = event?.detail?.recipient;
   if (recipient === null || typeof recipient !== "object" || Array.isArray(recipient))
-    return { ...base, outcome: "rejected", reason: "invalid-event", message: "the event has no detail.recipient object" };
+    return reject("invalid-event", "the event has no detail.recipient object");
   const id = typeof recipient.id === "number" && Number.isInteger(recipient.id) ? String(recipient.id) : recipient.id;
-  if (typeof id !== "string" || id.trim() === "")
-    return { ...base, outcome: "rejected", reason: "missing-id", message: "detail.recipient.id is missing (a string)" };
+  if (typeof id !== "string" || id.trim() === "") return reject("missing-id", "detail.recipient.id is missing (a string)");
   const stem = recipientStem(id);
   if (kind === "exit") {
     const GroupName = campaignGroupName(journey.name);
-    return {
-      ...base,
-      outcome: "exit",
-      recipient: stem,
-      deletes: journey.steps.map((_, k) => ({ Name: scheduleName(id, k + 1), GroupName })),
-    };
+    const deletes = journey.steps.map((_, k) => ({ Name: scheduleName(id, k + 1), GroupName }));
+    return { outcome: "exit", journey: journey.name, recipient: stem, deletes };
   }
   const triggerMs = typeof event.time === "string" ? Date.parse(event.time) : NaN;
-  if (Number.isNaN(triggerMs))
-    return { ...base, outcome: "rejected", recipient: stem, reason: "invalid-event", message: "the event has no valid time (ISO 8601)" };
+  if (Number.isNaN(triggerMs)) return reject("invalid-event", "the event has no valid time (ISO 8601)", stem);
   const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
-  if (email === "")
-    return { ...base, outcome: "rejected", recipient: stem, reason: "missing-email", message: "detail.recipient.email is missing" };
-  if (!isEmailAddress(email) || email.length > 254)
-    return {
-      ...base,
-      outcome: "rejected",
-      recipient: stem,
-      reason: "invalid-email",
-      message: "detail.recipient.email is not a valid address",
-    };
-
+  if (email === "") return reject("missing-email", "detail.recipient.email is missing", stem);
+  if (!isEmailAddress(email) || email.length > 254) return reject("invalid-email", "detail.recipient.email is not a valid address", stem);
   if (recipient[STEP_KEY] !== undefined)
-    return {
-      ...base,
-      outcome: "rejected",
-      recipient: stem,
-      reason: "reserved-field",
-      message: `detail.recipient.${STEP_KEY} is reserved: sendtime adds the step number to the template data; rename it`,
-    };
+    return reject(
+      "reserved-field",
+      `detail.recipient.${STEP_KEY} is reserved: sendtime adds the step number to the template data; rename it`,
+      stem,
+    );
   const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolve(
     typeof recipient.timezone === "string" ? recipient.timezone : undefined,
   );
   const data = personalization(recipient);
-  const quiet = journeyQuietTime(journey);
-  const steps: PlannedStep[] = [];
-  for (const [k, step] of journey.steps.entries()) {
-    const number = k + 1;
-    const time = journeyStepTime(resolved.zone, triggerMs, step, quiet);
-    const template_data = { ...data, [STEP_KEY]: String(number) };
-    if (JSON.stringify(template_data).length > ses.maxTemplateDataChars)
-      return {
-        ...base,
-        outcome: "rejected",
-        recipient: stem,
-        reason: "too-large",
-        message: `personalization over ${ses.maxTemplateDataChars} characters`,
-      };
-    const row = {
-      schedule_name: scheduleName(id, number),
-      schedule_expression: atExpression(time.send_at),
-      timezone: time.timezone,
-      email,
-      template: step.template,
-      template_data,
-      step: number,
-      variant: null,
-    };
-    // A step whose time has passed may already have been sent by an earlier delivery of this event, its schedule
-    // deleted after sending: creating it again could send twice. It is reported as passed instead.
-    const passed = time.utcMs < now + CREATE_MARGIN_MS;
-    steps.push({
-      step: number,
-      schedule: row.schedule_name,
-      template: step.template,
-      utc: new Date(time.utcMs).toISOString(),
-      send_at: time.send_at,
-      timezone: time.timezone,
-      status: passed ? "passed" : "planned",
-      ...(passed ? {} : { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) }),
-    });
-  }
-  return { ...base, outcome: "enrol", recipient: stem, zone: resolved.zone, zoneStatus: resolved.status, steps };
+  if (journey.steps.some((_, k) => JSON.stringify({ ...data, [STEP_KEY]: String(k + 1) }).length > ses.maxTemplateDataChars))
+    return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
+  const steps = journey.steps.map((step, k) =>
+    planStep(journey, k + 1, { id, email, zone: resolved.zone, data, triggerMs }, settings, now),
+  );
+  return { outcome: "enrol", journey: journey.name, recipient: stem, zone: resolved.zone, zoneStatus: resolved.status, steps };
+}
+
+/** Step `number` of one subscriber: its time and, unless it has passed, its CreateSchedule request. */
+function planStep(
+  journey: Journey,
+  number: number,
+  who: { id: string; email: string; zone: string; data: Record<string, string>; triggerMs: number },
+  settings: EnrolmentSettings,
+  now: number,
+): PlannedStep {
+  const step = journey.steps[number - 1];
+  const time = journeyStepTime(who.zone, who.triggerMs, step, journeyQuietTime(journey));
+  const row = {
+    schedule_name: scheduleName(who.id, number),
+    schedule_expression: atExpression(time.send_at),
+    timezone: time.timezone,
+    email: who.email,
+    template: step.template,
+    template_data: { ...who.data, [STEP_KEY]: String(number) },
+    step: number,
+    variant: null,
+  };
+  // A step whose time has passed may already have been sent by an earlier delivery of this event, its schedule
+  // deleted after sending: creating it again could send twice. It is reported as passed instead.
+  const passed = time.utcMs < now + CREATE_MARGIN_MS;
+  return {
+    step: number,
+    schedule: row.schedule_name,
+    template: step.template,
+    utc: new Date(time.utcMs).toISOString(),
+    send_at: time.send_at,
+    timezone: time.timezone,
+    status: passed ? "passed" : "planned",
+    ...(passed ? {} : { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) }),
+  };
 }
 
 /** Personalization: every recipient field but the control ones, as strings (objects as JSON). */
