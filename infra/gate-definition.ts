@@ -70,10 +70,15 @@ const PERIOD: Record<CapPeriod, { key: string; expiresAt: string }> = {
   },
 };
 
+const DYNAMODB_BUSY = [
+  "DynamoDB.ProvisionedThroughputExceededException",
+  "DynamoDB.ThrottlingException",
+  "DynamoDB.InternalServerErrorException",
+];
+
 export function gateDefinition(p: GateParameters): Record<string, unknown> {
   const S = GATE_STATES;
-  const period = PERIOD[p.cap.per];
-  const key = `{% { 'pk': { 'S': $states.input.email.Destination.ToAddresses[0] & '#' & ${period.key} } } %}`;
+  const key = `{% { 'pk': { 'S': $states.input.email.Destination.ToAddresses[0] & '#' & ${PERIOD[p.cap.per].key} } } %}`;
   const toDeadLetter = [
     { ErrorEquals: ["States.ALL"], Next: S.deadLetter, Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}" },
   ];
@@ -83,29 +88,7 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
     StartAt: S.admit,
     States: {
       [S.admit]: {
-        Type: "Task",
-        Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
-        Arguments: {
-          TableName: p.tableName,
-          Key: key,
-          UpdateExpression: "ADD sends :one, schedules :schedules SET expires_at = if_not_exists(expires_at, :expires)",
-          ConditionExpression: "attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :schedule))",
-          ExpressionAttributeValues: {
-            ":one": { N: "1" },
-            ":max": { N: String(p.cap.max) },
-            ":schedule": { S: "{% $states.input.schedule %}" },
-            ":schedules": { SS: ["{% $states.input.schedule %}"] },
-            ":expires": { N: `{% ${period.expiresAt} %}` },
-          },
-        },
-        Output: "{% $states.input %}",
-        Retry: [
-          retryBusy([
-            "DynamoDB.ProvisionedThroughputExceededException",
-            "DynamoDB.ThrottlingException",
-            "DynamoDB.InternalServerErrorException",
-          ]),
-        ],
+        ...admitState(p, key),
         Catch: [
           { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: S.lookUp, Output: "{% $states.input %}" },
           ...toDeadLetter,
@@ -118,13 +101,7 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
         Arguments: { TableName: p.tableName, Key: key, ConsistentRead: true },
         Output: "{% { 'input': $states.input, 'repeat': $states.input.schedule in $states.result.Item.schedules.SS } %}",
-        Retry: [
-          retryBusy([
-            "DynamoDB.ProvisionedThroughputExceededException",
-            "DynamoDB.ThrottlingException",
-            "DynamoDB.InternalServerErrorException",
-          ]),
-        ],
+        Retry: [retryBusy(DYNAMODB_BUSY)],
         Catch: toDeadLetter,
         Next: S.repeatOrCapped,
       },
@@ -134,31 +111,7 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Default: S.countCapped,
       },
       [S.repeat]: { Type: "Succeed", Comment: "This schedule was admitted before: not counted, not sent again." },
-      [S.countCapped]: {
-        Type: "Task",
-        Resource: sdkIntegrationArn(p.partition, "cloudwatch", "putMetricData"),
-        Arguments: {
-          Namespace: CAPPED_METRIC.namespace,
-          MetricData: [
-            {
-              MetricName: CAPPED_METRIC.name,
-              Dimensions: [{ Name: "campaign", Value: "{% $states.input.input.campaign %}" }],
-              Value: 1,
-              Unit: "Count",
-            },
-          ],
-        },
-        Output: "{% $states.input %}",
-        Retry: [retryBusy(["CloudWatch.InternalServiceException", "CloudWatch.ThrottlingException"])],
-        Catch: [
-          {
-            ErrorEquals: ["States.ALL"],
-            Next: S.deadLetter,
-            Output: "{% { 'input': $states.input.input, 'error': $states.errorOutput } %}",
-          },
-        ],
-        Next: S.capped,
-      },
+      [S.countCapped]: countCappedState(p),
       [S.capped]: { Type: "Succeed", Comment: "Over the cap: counted, not sent." },
       [S.send]: {
         Type: "Task",
@@ -177,6 +130,61 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
       },
       [S.failed]: { Type: "Fail", Error: "SendGate.Failed", Cause: "the send failed and was put in the dead-letter queue" },
     },
+  };
+}
+
+/**
+ * One conditional update admits the send: the address's count for the period goes up by one and the schedule joins
+ * its set, only while the count is under the cap and the schedule is not already in the set (a repeat delivery).
+ */
+function admitState(p: GateParameters, key: string) {
+  return {
+    Type: "Task",
+    Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
+    Arguments: {
+      TableName: p.tableName,
+      Key: key,
+      UpdateExpression: "ADD sends :one, schedules :schedules SET expires_at = if_not_exists(expires_at, :expires)",
+      ConditionExpression: "attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :schedule))",
+      ExpressionAttributeValues: {
+        ":one": { N: "1" },
+        ":max": { N: String(p.cap.max) },
+        ":schedule": { S: "{% $states.input.schedule %}" },
+        ":schedules": { SS: ["{% $states.input.schedule %}"] },
+        ":expires": { N: `{% ${PERIOD[p.cap.per].expiresAt} %}` },
+      },
+    },
+    Output: "{% $states.input %}",
+    Retry: [retryBusy(DYNAMODB_BUSY)],
+  };
+}
+
+/** A capped send is counted per campaign (a metric), then the execution succeeds without sending. */
+function countCappedState(p: GateParameters) {
+  return {
+    Type: "Task",
+    Resource: sdkIntegrationArn(p.partition, "cloudwatch", "putMetricData"),
+    Arguments: {
+      Namespace: CAPPED_METRIC.namespace,
+      MetricData: [
+        {
+          MetricName: CAPPED_METRIC.name,
+          Dimensions: [{ Name: "campaign", Value: "{% $states.input.input.campaign %}" }],
+          Value: 1,
+          Unit: "Count",
+        },
+      ],
+    },
+    Output: "{% $states.input %}",
+    Retry: [retryBusy(["CloudWatch.InternalServiceException", "CloudWatch.ThrottlingException"])],
+    Catch: [
+      {
+        ErrorEquals: ["States.ALL"],
+        Next: GATE_STATES.deadLetter,
+        Output: "{% { 'input': $states.input.input, 'error': $states.errorOutput } %}",
+      },
+    ],
+    Next: GATE_STATES.capped,
   };
 }
 
