@@ -76,7 +76,7 @@ function partitionOf(region: string): string {
   return "aws";
 }
 
-/** Ids and outputs of each AWS resource type, in the formats AWS returns them. */
+/** Ids and outputs of each AWS resource type, in the formats AWS returns them (one case per type: a table, read as one). */
 function mockResource(type: string, name: string, inputs: any, region: string): { id: string; state: Record<string, any> } {
   const acct = MOCK_ACCOUNT;
   const part = partitionOf(region);
@@ -191,30 +191,7 @@ export async function renderStack(options: { stack?: string; config: Record<stri
         registered.push({ type: args.type, name: args.name, custom: !!args.custom, inputs: args.inputs, id, state: outputs });
         return { id: args.custom ? id : undefined, state: outputs };
       },
-      call(args) {
-        switch (args.token) {
-          case "aws:index/getCallerIdentity:getCallerIdentity":
-            return {
-              accountId: MOCK_ACCOUNT,
-              arn: `arn:${partitionOf(region)}:iam::${MOCK_ACCOUNT}:user/preview`,
-              userId: "AIDAPREVIEW",
-              id: MOCK_ACCOUNT,
-            };
-          case "aws:index/getRegion:getRegion":
-            return { region, name: region, id: region, endpoint: `ec2.${region}.amazonaws.com`, description: region };
-          case "aws:index/getPartition:getPartition": {
-            const partition = partitionOf(region);
-            return {
-              partition,
-              id: partition,
-              dnsSuffix: partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com",
-              reverseDnsPrefix: "com.amazonaws",
-            };
-          }
-          default:
-            throw new Error(`offline preview has no mock for ${args.token}`);
-        }
-      },
+      call: (args) => mockCall(args.token, region),
     },
     PROJECT,
     stack,
@@ -247,6 +224,32 @@ export async function renderStack(options: { stack?: string; config: Record<stri
     };
   });
   return { stack, resources, outputs };
+}
+
+/** The provider functions the program calls, answered as AWS would for the mock account and this Region. */
+function mockCall(token: string, region: string): Record<string, unknown> {
+  switch (token) {
+    case "aws:index/getCallerIdentity:getCallerIdentity":
+      return {
+        accountId: MOCK_ACCOUNT,
+        arn: `arn:${partitionOf(region)}:iam::${MOCK_ACCOUNT}:user/preview`,
+        userId: "AIDAPREVIEW",
+        id: MOCK_ACCOUNT,
+      };
+    case "aws:index/getRegion:getRegion":
+      return { region, name: region, id: region, endpoint: `ec2.${region}.amazonaws.com`, description: region };
+    case "aws:index/getPartition:getPartition": {
+      const partition = partitionOf(region);
+      return {
+        partition,
+        id: partition,
+        dnsSuffix: partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com",
+        reverseDnsPrefix: "com.amazonaws",
+      };
+    }
+    default:
+      throw new Error(`offline preview has no mock for ${token}`);
+  }
 }
 
 /** The URN whose type chain is this URN's chain minus its last type, and whose name is the parent's. */
