@@ -100,15 +100,12 @@ export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyState
     Action: "scheduler:DeleteScheduleGroup",
     Resource: campaignGroupsArn(g.scope),
   });
-  if (g.kmsKeyArn) {
-    statements.push({
-      Sid: "DeadLetterEncryption",
-      Effect: "Allow",
-      Action: ["kms:GenerateDataKey", "kms:Decrypt"],
-      Resource: g.kmsKeyArn,
-    });
-  }
-  return statements;
+  return [...statements, ...keyUse("DeadLetterEncryption", g.kmsKeyArn)];
+}
+
+/** With a customer-managed key: encrypting and decrypting with that key only (SQS, DynamoDB and S3 need both). */
+function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
+  return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: kmsKeyArn }] : [];
 }
 
 export interface SendGateGrants {
@@ -139,15 +136,7 @@ export function sendGateStatements(g: SendGateGrants): PolicyStatement[] {
     },
     { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
-  if (g.kmsKeyArn) {
-    statements.push({
-      Sid: "TableAndQueueEncryption",
-      Effect: "Allow",
-      Action: ["kms:GenerateDataKey", "kms:Decrypt"],
-      Resource: g.kmsKeyArn,
-    });
-  }
-  return statements;
+  return [...statements, ...keyUse("TableAndQueueEncryption", g.kmsKeyArn)];
 }
 
 export interface FanOutGrants {
@@ -202,10 +191,7 @@ export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
     // Step Functions' log delivery cannot be scoped to a log group: AWS requires these on "*".
     { Sid: "DeliverLogs", Effect: "Allow", Action: LOG_DELIVERY_ACTIONS, Resource: "*" },
   ];
-  if (g.kmsKeyArn) {
-    statements.push({ Sid: "PlanEncryption", Effect: "Allow", Action: ["kms:Decrypt", "kms:GenerateDataKey"], Resource: g.kmsKeyArn });
-  }
-  return statements;
+  return [...statements, ...keyUse("PlanEncryption", g.kmsKeyArn)];
 }
 
 /** The role the journey enrolment function runs as. */
