@@ -35,6 +35,13 @@ export const stepFunctions = {
   maxBatchBytes: 262_144,
   /** An EXPRESS execution runs at most this long. */
   expressMaxSeconds: 300,
+  /**
+   * The largest S3 object a Distributed Map's ItemReader reads (a CSV, JSON or JSONL file): 10 GB, per the ItemReader
+   * page of the Step Functions Developer Guide
+   * (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html), read here as 10^10 bytes,
+   * the smaller reading of "GB". The launcher splits a larger plan into objects below it, one execution each.
+   */
+  maxItemReaderObjectBytes: 10_000_000_000,
   /** Execution names: 1–80 characters. */
   executionNameMaxLength: 80,
   /**

@@ -1,8 +1,13 @@
 /**
  * A small S3 on 127.0.0.1 speaking the real REST/XML wire format (path-style), enough for the launcher: GetObject
- * (optionally stalling mid-body), PutObject, the multipart calls, DeleteObject. Clients reach it through
+ * (optionally stalling mid-body), PutObject, the multipart calls, DeleteObject, HeadObject. Clients reach it through
  * AWS_ENDPOINT_URL_S3. Objects live in `objects` ("bucket/key" → bytes); every request is recorded.
+ *
+ * SHA-256 checksums as S3 keeps them: a PUT or part carrying x-amz-checksum-sha256 is refused (BadDigest) when the
+ * bytes differ; HeadObject with x-amz-checksum-mode ENABLED reports the object's digest (one PUT) or the composite
+ * digest of its parts' digests with "-<parts>" (multipart), computed here from the bytes received.
  */
+import { createHash } from "crypto";
 import * as http from "http";
 
 export interface S3Request {
@@ -18,6 +23,8 @@ export interface LocalS3 {
   requests: S3Request[];
   /** Multipart uploads started and not completed or aborted. */
   openUploads: Map<string, Buffer[]>;
+  /** The checksum HeadObject reports per "bucket/key", with its type. */
+  checksums: Map<string, { sha256: string; type: "FULL_OBJECT" | "COMPOSITE" }>;
   /** GetObject of this "bucket/key" sends the first `bytes` bytes and then nothing more. */
   stall: { object: string; bytes: number } | undefined;
   /** Requests to fail with this S3 error code (e.g. "AccessDenied"), by method. */
@@ -30,6 +37,7 @@ export async function startLocalS3(): Promise<LocalS3> {
     objects: new Map<string, Buffer>(),
     requests: [] as S3Request[],
     openUploads: new Map<string, Buffer[]>(),
+    checksums: new Map<string, { sha256: string; type: "FULL_OBJECT" | "COMPOSITE" }>(),
     stall: undefined as LocalS3["stall"],
     failures: new Map<string, { code: string; status: number }>(),
   };
@@ -51,11 +59,19 @@ export async function startLocalS3(): Promise<LocalS3> {
       const failure = state.failures.get(method);
       if (failure) return fail(failure.status, failure.code);
       const q = url.searchParams;
+      const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
+      const claimed = req.headers["x-amz-checksum-sha256"];
+      if (method === "PUT" && claimed !== undefined && claimed !== sha256(body).toString("base64")) return fail(400, "BadDigest");
       if (method === "GET" || method === "HEAD") {
         const data = state.objects.get(object);
         if (!data) return fail(404, "NoSuchKey");
         res.setHeader("content-length", data.length);
         res.setHeader("etag", '"etag"');
+        const checksum = state.checksums.get(object);
+        if (method === "HEAD" && checksum && req.headers["x-amz-checksum-mode"] === "ENABLED") {
+          res.setHeader("x-amz-checksum-sha256", checksum.sha256);
+          res.setHeader("x-amz-checksum-type", checksum.type);
+        }
         if (method === "HEAD") return res.end();
         if (state.stall?.object === object) {
           res.write(data.subarray(0, state.stall.bytes));
@@ -82,6 +98,8 @@ export async function startLocalS3(): Promise<LocalS3> {
         if (!parts) return fail(404, "NoSuchUpload");
         state.openUploads.delete(q.get("uploadId")!);
         state.objects.set(object, Buffer.concat(parts));
+        const composite = sha256(Buffer.concat(parts.map(sha256))).toString("base64");
+        state.checksums.set(object, { sha256: `${composite}-${parts.length}`, type: "COMPOSITE" });
         return res.end(
           `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Key>${object}</Key><ETag>"done"</ETag></CompleteMultipartUploadResult>`,
         );
@@ -93,11 +111,13 @@ export async function startLocalS3(): Promise<LocalS3> {
       }
       if (method === "PUT") {
         state.objects.set(object, body);
+        state.checksums.set(object, { sha256: sha256(body).toString("base64"), type: "FULL_OBJECT" });
         res.setHeader("etag", '"put"');
         return res.end();
       }
       if (method === "DELETE") {
         state.objects.delete(object);
+        state.checksums.delete(object);
         res.statusCode = 204;
         return res.end();
       }

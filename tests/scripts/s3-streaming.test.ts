@@ -1,5 +1,7 @@
 import * as assert from "assert";
+import { createHash } from "crypto";
 import { S3Client } from "@aws-sdk/client-s3";
+import { Deadline } from "../../scripts/lib/aws/call";
 import { s3Client } from "../../scripts/lib/aws/clients";
 import { StreamingPlanUpload } from "../../scripts/lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "../../scripts/lib/aws/s3-objects";
@@ -23,6 +25,8 @@ function withLocalS3() {
     ctx.server.objects.clear();
     ctx.server.requests.length = 0;
     ctx.server.failures.clear();
+    ctx.server.openUploads.clear();
+    ctx.server.checksums.clear();
     ctx.server.stall = undefined;
   });
   after(async () => {
@@ -95,86 +99,124 @@ describe("StreamingPlanUpload: the plan goes to S3 while it is written, split be
   this.timeout(30_000);
   const ctx = withLocalS3();
   const line = (i: number) => `{"schedule_name":"u${i}-1","n":${i}}\n`;
+  const MiB = 1024 * 1024;
+  const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
+  const upload = (keyOf: (n: number) => string, limits = { objectBytes: 1e12, partBytes: 8 * MiB }) =>
+    new StreamingPlanUpload(new Deadline(60), ctx.client, "b", keyOf, limits);
+  const write = async (u: StreamingPlanUpload, text: string) => {
+    const pending = u.write(text);
+    if (pending) await pending;
+  };
+  const calls = () =>
+    ctx.server.requests.map(
+      (r) =>
+        `${r.method}${r.query.has("uploads") ? " create" : r.query.has("partNumber") ? " part" : r.query.has("uploadId") ? " upload" : ""}`,
+    );
 
-  it("uploads what is written as one object (multipart above 8 MiB), byte for byte", async () => {
-    const upload = new StreamingPlanUpload(ctx.client, "plans-bucket", (n) => `plans/spring/up1/part-${n}.jsonl`, 1e12);
+  it("sends full 8 MiB parts while writing, nothing visible until complete(), then the object byte for byte, checked", async () => {
+    const u = upload((n) => `plans/spring/up1/part-${n}.jsonl`);
     let expected = "";
-    for (let chunk = 0; chunk < 20; chunk++) {
+    for (let chunk = 0; chunk < 30; chunk++) {
       let text = "";
       for (let i = 0; i < 20_000; i++) text += line(chunk * 20_000 + i);
       expected += text;
-      const pending = upload.write(text);
-      if (pending) await pending;
+      await write(u, text);
     }
-    const parts = await upload.close();
-    assert.deepStrictEqual(
-      parts.map((p) => [p.key, p.lines, p.bytes]),
-      [["plans/spring/up1/part-1.jsonl", 400_000, Buffer.byteLength(expected)]],
-    );
-    assert.ok(Buffer.byteLength(expected) > 8 * 1024 * 1024, "big enough for a multipart upload");
-    assert.strictEqual(ctx.server.objects.get("plans-bucket/plans/spring/up1/part-1.jsonl")!.toString(), expected);
-    assert.ok(
-      ctx.server.requests.some((r) => r.query.has("partNumber")),
-      "sent as parts",
-    );
+    const bytes = Buffer.byteLength(expected);
+    assert.ok(bytes > 2 * 8 * MiB, "big enough for three parts");
+    // Parts are sent during the writes; the object is not there yet.
+    for (let waited = 0; ctx.server.openUploads.get("upload-1")?.filter(Boolean).length !== 2 && waited < 5_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.strictEqual(ctx.server.openUploads.get("upload-1")!.filter(Boolean).length, 2, "two full parts sent while writing");
+    assert.strictEqual(ctx.server.objects.size, 0);
+    const objects = await u.complete();
+    const body = ctx.server.objects.get("b/plans/spring/up1/part-1.jsonl")!;
+    assert.strictEqual(body.toString(), expected);
+    // S3's composite checksum, by hand: the SHA-256 of the parts' SHA-256 digests, then "-3".
+    const parts = [body.subarray(0, 8 * MiB), body.subarray(8 * MiB, 16 * MiB), body.subarray(16 * MiB)];
+    assert.deepStrictEqual(objects, [
+      {
+        bucket: "b",
+        key: "plans/spring/up1/part-1.jsonl",
+        bytes,
+        lines: 600_000,
+        checksumSha256: `${sha256(Buffer.concat(parts.map(sha256))).toString("base64")}-3`,
+      },
+    ]);
+    assert.deepStrictEqual(calls(), ["POST create", "PUT part", "PUT part", "PUT part", "POST upload", "HEAD"]);
     assert.strictEqual(ctx.server.openUploads.size, 0);
   });
 
-  it("splits on line boundaries into parts no larger than the limit; the parts joined are the plan", async () => {
+  it("a plan below one part is one PUT at complete() carrying its SHA-256, and the key is asked for only then", async () => {
+    let asked = 0;
+    const u = upload(() => `plans/c/${++asked}.jsonl`);
+    await write(u, line(1) + line(2));
+    assert.strictEqual(asked, 0);
+    assert.strictEqual(ctx.server.requests.length, 0, "nothing sent while writing");
+    const [object] = await u.complete();
+    assert.strictEqual(object.key, "plans/c/1.jsonl");
+    assert.strictEqual(object.checksumSha256, sha256(Buffer.from(line(1) + line(2))).toString("base64"));
+    assert.deepStrictEqual(calls(), ["PUT", "HEAD"]);
+  });
+
+  it("splits on line boundaries into objects no larger than the limit; the objects joined are the plan", async () => {
     const limit = 1_000;
-    const upload = new StreamingPlanUpload(ctx.client, "b", (n) => `plans/c/u/part-${n}.jsonl`, limit);
+    const u = upload((n) => `plans/c/u/part-${n}.jsonl`, { objectBytes: limit, partBytes: 300 });
     let expected = "";
     for (let i = 0; i < 200; i += 10) {
       const text = Array.from({ length: 10 }, (_, k) => line(i + k)).join("");
       expected += text;
-      await upload.write(text);
+      await write(u, text);
     }
-    const parts = await upload.close();
-    assert.ok(parts.length > 3, `${parts.length} parts`);
-    const bodies = parts.map((p) => ctx.server.objects.get(`b/${p.key}`)!.toString());
+    const objects = await u.complete();
+    assert.ok(objects.length > 3, `${objects.length} objects`);
+    const bodies = objects.map((p) => ctx.server.objects.get(`b/${p.key}`)!.toString());
     assert.strictEqual(bodies.join(""), expected);
     for (const [i, body] of bodies.entries()) {
-      assert.ok(Buffer.byteLength(body) <= limit, `part ${i + 1} is ${Buffer.byteLength(body)} bytes`);
+      assert.ok(Buffer.byteLength(body) <= limit, `object ${i + 1} is ${Buffer.byteLength(body)} bytes`);
       assert.ok(
         body.endsWith("\n") &&
           body
             .split("\n")
             .slice(0, -1)
             .every((l) => JSON.parse(l)),
-        `part ${i + 1} holds whole lines`,
+        `object ${i + 1} holds whole lines`,
       );
     }
     assert.deepStrictEqual(
-      parts.map((p) => p.key),
-      parts.map((_, i) => `plans/c/u/part-${i + 1}.jsonl`),
+      objects.map((p) => p.key),
+      objects.map((_, i) => `plans/c/u/part-${i + 1}.jsonl`),
     );
     assert.strictEqual(
-      parts.reduce((s, p) => s + p.lines, 0),
+      objects.reduce((s, p) => s + p.lines, 0),
       200,
     );
   });
 
-  it("abort() leaves nothing in the bucket: open multipart uploads aborted, finished parts deleted", async () => {
-    const upload = new StreamingPlanUpload(ctx.client, "b", (n) => `plans/c/u/part-${n}.jsonl`, 1_000);
-    for (let i = 0; i < 100; i++) await upload.write(line(i));
-    for (let waited = 0; ctx.server.objects.size < 2 && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(ctx.server.objects.size >= 2, "finished parts are in the bucket before the abort");
-    await upload.abort();
+  it("abort() before complete(): the open multipart uploads are aborted, no object is ever completed", async () => {
+    const u = upload((n) => `plans/c/u/part-${n}.jsonl`, { objectBytes: 1_000, partBytes: 300 });
+    for (let i = 0; i < 100; i++) await write(u, line(i));
+    for (let waited = 0; ctx.server.openUploads.size < 2 && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(ctx.server.openUploads.size >= 2, "parts of several objects were sent");
+    assert.deepStrictEqual(await u.abort(), []);
     assert.deepStrictEqual([...ctx.server.objects.keys()], []);
     assert.strictEqual(ctx.server.openUploads.size, 0);
+    assert.ok(!calls().includes("POST upload"), "CompleteMultipartUpload never sent");
   });
 
-  it("an S3 error ends the writes with one line naming the object (no hang on a full stream)", async () => {
+  it("an S3 error ends the writes with one line naming the object (no hang while S3 is behind)", async () => {
     ctx.server.failures.set("PUT", { code: "AccessDenied", status: 403 });
-    ctx.server.failures.set("POST", { code: "AccessDenied", status: 403 });
-    const upload = new StreamingPlanUpload(ctx.client, "b", (n) => `plans/c/u/part-${n}.jsonl`, 1e12);
+    const u = upload((n) => `plans/c/u/part-${n}.jsonl`);
     const big = line(1).repeat(200_000);
     await assert.rejects(
       (async () => {
-        for (let i = 0; i < 10; i++) await upload.write(big);
-        await upload.close();
+        for (let i = 0; i < 10; i++) await write(u, big);
+        await u.complete();
       })(),
-      /upload of the plan to s3:\/\/b\/plans\/c\/u\/part-1\.jsonl failed: AccessDenied/,
+      /upload of the plan to s3:\/\/b\/plans\/c\/u\/part-1\.jsonl failed \(part 1\): AccessDenied/,
     );
+    ctx.server.failures.clear();
+    assert.deepStrictEqual(await u.abort(), []);
+    assert.strictEqual(ctx.server.openUploads.size, 0, calls().join(" "));
   });
 });

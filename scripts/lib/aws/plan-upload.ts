@@ -1,146 +1,324 @@
 /**
- * Uploads the plan while it is being written: each write goes into a multipart upload (8 MiB parts, 4 in flight), so
- * a launch needs no local copy of a plan of any size and no second pass over it.
+ * Uploads the plan while it is being written, so a launch needs no second pass over the plan and, with
+ * --no-local-plan, no local copy of it: each full 8 MiB goes to S3 as one part of a multipart upload (4 parts in
+ * flight at most; the writer waits beyond that).
  *
- * A Distributed Map reads one S3 object per execution, and Step Functions limits the size of that object
- * (`stepFunctions.maxItemReaderObjectBytes`): the plan is split into parts below it, on line boundaries, each its own
- * object (`keyOfPart(1)`, `keyOfPart(2)`, …) for its own execution.
+ * Nothing is visible in S3 until `complete()`: the caller checks the finished plan first (the schedule quota, the
+ * window), and `abort()` then leaves nothing behind (AbortMultipartUpload; a plan below one part was never sent).
+ * Every part carries its own SHA-256, which S3 checks on arrival; after completion HeadObject must report the
+ * checksum computed here from the bytes written (the digest for one PUT, the composite `-<parts>` digest of the
+ * parts' digests for a multipart upload), or the launch stops.
+ *
+ * A Distributed Map reads one S3 object per execution, and Step Functions limits that object's size
+ * (`stepFunctions.maxItemReaderObjectBytes`): the plan is split on line boundaries into objects below it,
+ * `keyOf(1)`, `keyOf(2)`, …, each for its own execution. A key is asked for only when its object's first request is
+ * made, so a plan below one part can be named after its own hash.
  */
-import { PassThrough } from "stream";
-import { DeleteObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
+import { createHash } from "crypto";
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
+import { stepFunctions } from "../../../infra/quotas";
 import { FindingsError } from "../cli/run";
-import { awsErrorLine } from "./clients";
+import { count } from "../cli/format";
+import { awsCall, boundedCall, Deadline } from "./call";
+
+/** Multipart part size (S3: at least 5 MiB except the last part, at most 10,000 parts). */
+export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 4;
+/** Each clean-up call's own time limit: an abort runs also after the command's deadline has passed. */
+const CLEANUP_CALL_MS = 30_000;
+const CONTENT_TYPE = "application/x-ndjson";
 
 export interface PlanObject {
   bucket: string;
   key: string;
   bytes: number;
   lines: number;
+  /** What S3 reports as ChecksumSHA256 for the object (checked by HeadObject). */
+  checksumSha256: string;
 }
 
-interface OpenPart extends PlanObject {
-  body: PassThrough;
-  upload: Upload;
-  /** Settles when S3 has the whole object (or the upload failed). */
-  done: Promise<void>;
+export interface UploadLimits {
+  /** The largest object one execution may read (on line boundaries). */
+  objectBytes: number;
+  partBytes: number;
+}
+
+/** The limits every upload uses unless given its own; tests shrink them to split a small plan. */
+export const uploadLimits: UploadLimits = { objectBytes: stepFunctions.maxItemReaderObjectBytes, partBytes: UPLOAD_PART_BYTES };
+
+const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
+
+/** One object of the plan: buffered up to a part, then a multipart upload started on its first full part. */
+class ObjectUpload {
+  key?: string;
+  bytes = 0;
+  lines = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private uploadId?: Promise<string>;
+  private readonly partDigests: Buffer[] = [];
+  private readonly parts: { PartNumber: number; ETag?: string; ChecksumSHA256: string }[] = [];
+  completed = false;
+
+  constructor(
+    private readonly up: StreamingPlanUpload,
+    readonly index: number,
+  ) {}
+
+  get where(): string {
+    return `s3://${this.up.bucket}/${this.keyNow()}`;
+  }
+
+  keyNow(): string {
+    return (this.key ??= this.up.keyOf(this.index));
+  }
+
+  get multipart(): boolean {
+    return this.uploadId !== undefined;
+  }
+
+  /** Appends whole lines; returns the parts it filled, to be sent. */
+  append(data: Buffer, lines: number): Buffer[] {
+    this.bytes += data.length;
+    this.lines += lines;
+    this.pending.push(data);
+    this.pendingBytes += data.length;
+    const full: Buffer[] = [];
+    const partBytes = this.up.limits.partBytes;
+    if (this.pendingBytes < partBytes) return full;
+    let joined = Buffer.concat(this.pending, this.pendingBytes);
+    while (joined.length >= partBytes) {
+      full.push(joined.subarray(0, partBytes));
+      joined = joined.subarray(partBytes);
+    }
+    this.pending = joined.length ? [joined] : [];
+    this.pendingBytes = joined.length;
+    return full;
+  }
+
+  /** Sends one part (CreateMultipartUpload first when it is the object's first). */
+  async sendPart(body: Buffer): Promise<void> {
+    const PartNumber = this.partDigests.length + 1;
+    const digest = sha256(body);
+    this.partDigests.push(digest);
+    const ChecksumSHA256 = digest.toString("base64");
+    const Bucket = this.up.bucket;
+    const Key = this.keyNow();
+    this.uploadId ??= this.up
+      .call(`upload of the plan to ${this.where} failed (CreateMultipartUpload)`, (o) =>
+        this.up.s3.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: CONTENT_TYPE, ChecksumAlgorithm: "SHA256" }), o),
+      )
+      .then((r) => r.UploadId!);
+    const UploadId = await this.uploadId;
+    const r = await this.up.call(`upload of the plan to ${this.where} failed (part ${PartNumber})`, (o) =>
+      this.up.s3.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: body, ChecksumSHA256 }), o),
+    );
+    this.parts.push({ PartNumber, ETag: r.ETag, ChecksumSHA256 });
+  }
+
+  /** The rest as the last part (multipart) or as the whole object (one PUT); once every part has arrived. */
+  async complete(): Promise<PlanObject> {
+    const Bucket = this.up.bucket;
+    const Key = this.keyNow();
+    const rest = Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    let checksumSha256: string;
+    if (!this.multipart) {
+      checksumSha256 = sha256(rest).toString("base64");
+      await this.up.call(`upload of the plan to ${this.where} failed`, (o) =>
+        this.up.s3.send(new PutObjectCommand({ Bucket, Key, Body: rest, ContentType: CONTENT_TYPE, ChecksumSHA256: checksumSha256 }), o),
+      );
+    } else {
+      if (rest.length) await this.sendPart(rest);
+      const UploadId = await this.uploadId!;
+      const Parts = [...this.parts].sort((a, b) => a.PartNumber - b.PartNumber);
+      await this.up.call(`upload of the plan to ${this.where} failed (CompleteMultipartUpload)`, (o) =>
+        this.up.s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts } }), o),
+      );
+      checksumSha256 = `${sha256(Buffer.concat(this.partDigests)).toString("base64")}-${this.partDigests.length}`;
+    }
+    this.completed = true;
+    return { bucket: Bucket, key: Key, bytes: this.bytes, lines: this.lines, checksumSha256 };
+  }
+
+  /** Removes whatever this object left in S3; returns a problem line, or undefined. */
+  async abort(): Promise<string | undefined> {
+    const Bucket = this.up.bucket;
+    try {
+      if (this.completed)
+        await boundedCall(`removing ${this.where}`, CLEANUP_CALL_MS, (abortSignal) =>
+          this.up.s3.send(new DeleteObjectCommand({ Bucket, Key: this.key! }), { abortSignal }),
+        );
+      else if (this.uploadId) {
+        const UploadId = await this.uploadId.catch(() => undefined);
+        if (UploadId)
+          await boundedCall(`aborting the multipart upload of ${this.where}`, CLEANUP_CALL_MS, (abortSignal) =>
+            this.up.s3.send(new AbortMultipartUploadCommand({ Bucket, Key: this.key!, UploadId }), { abortSignal }),
+          );
+      }
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
 }
 
 export class StreamingPlanUpload {
-  private readonly parts: OpenPart[] = [];
-  private aborted = false;
+  private readonly objects: ObjectUpload[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private failure?: unknown;
+  private state: "writing" | "completing" | "completed" | "aborted" = "writing";
 
   constructor(
-    private readonly s3: S3Client,
+    private readonly d: Deadline,
+    readonly s3: S3Client,
     readonly bucket: string,
-    private readonly keyOfPart: (part: number) => string,
-    private readonly maxPartBytes: number,
+    readonly keyOf: (object: number) => string,
+    readonly limits: UploadLimits = { ...uploadLimits },
     private readonly progress: (text: string) => void = () => {},
-  ) {}
-
-  /** Appends whole lines (each ending in "\n"). Resolves at once unless S3 is behind. */
-  write(lines: string): Promise<void> | undefined {
-    if (this.aborted) throw new Error("write after abort");
-    if (lines.length === 0) return undefined;
-    const part = this.parts[this.parts.length - 1];
-    const bytes = Buffer.byteLength(lines);
-    if (part && part.bytes + bytes <= this.maxPartBytes) return this.append(part, lines, bytes);
-    return this.writeAcrossParts(lines);
+  ) {
+    if (limits.partBytes > limits.objectBytes) this.limits = { ...limits, partBytes: limits.objectBytes };
   }
 
-  /** Ends the upload; resolves with every part once S3 has all of them. */
-  async close(): Promise<PlanObject[]> {
-    const last = this.parts[this.parts.length - 1];
-    last?.body.end();
-    await Promise.all(this.parts.map((p) => p.done));
-    return this.parts.map(({ bucket, key, bytes, lines }) => ({ bucket, key, bytes, lines }));
+  /** An AWS call within the command's time limit, as one line naming `what` when it fails. */
+  call<T>(what: string, send: (o: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
+    return awsCall(this.d, what, send);
   }
 
-  /** Stops uploading and leaves nothing behind: open multipart uploads are aborted, finished parts deleted. */
-  async abort(): Promise<void> {
-    if (this.aborted) return;
-    this.aborted = true;
-    await Promise.all(
-      this.parts.map(async (p) => {
-        p.body.destroy();
-        await p.upload.abort().catch(() => undefined);
-        await p.done.catch(() => undefined);
-        await this.s3.send(new DeleteObjectCommand({ Bucket: p.bucket, Key: p.key })).catch(() => undefined);
-      }),
+  /** Appends whole lines (each ending in "\n"). Resolves at once unless S3 is behind; rejects once an upload failed. */
+  write(text: string): Promise<void> | undefined {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.state !== "writing") throw new Error(`internal: plan write after ${this.state}`);
+    if (text.length === 0) return undefined;
+    const data = Buffer.from(text, "utf8");
+    const current = this.objects[this.objects.length - 1];
+    let full: Buffer[];
+    if (current && current.bytes + data.length <= this.limits.objectBytes) full = current.append(data, countLines(data));
+    else full = this.appendAcrossObjects(data);
+    for (const part of full) this.send(this.objects[this.objects.length - 1], part);
+    return this.inFlight.size >= PARTS_IN_FLIGHT ? this.roomForAPart() : undefined;
+  }
+
+  /**
+   * Sends what is left, completes every object and checks each with HeadObject; returns them. Call it only once the
+   * plan is known to be launched: before it, nothing is visible in S3.
+   */
+  async complete(): Promise<PlanObject[]> {
+    this.state = "completing";
+    await this.settled();
+    if (this.failure) throw this.failure;
+    const done: PlanObject[] = [];
+    for (const o of this.objects) {
+      const object = await o.complete();
+      await this.verify(object);
+      this.progress(`uploaded ${o.where}: ${count(object.lines)} lines, ${count(object.bytes)} bytes`);
+      done.push(object);
+    }
+    this.state = "completed";
+    return done;
+  }
+
+  /**
+   * Leaves nothing behind: open multipart uploads are aborted and completed objects deleted, each call with its own
+   * time limit (it runs also when the command's has run out). Returns what could not be cleaned up.
+   */
+  async abort(): Promise<string[]> {
+    if (this.state === "aborted") return [];
+    this.state = "aborted";
+    await this.settled();
+    const problems = await Promise.all(this.objects.map((o) => o.abort()));
+    return problems.filter((p): p is string => p !== undefined);
+  }
+
+  /** The objects started so far (for messages). */
+  get objectCount(): number {
+    return this.objects.length;
+  }
+
+  private send(object: ObjectUpload, part: Buffer): void {
+    const sent: Promise<void> = object.sendPart(part).then(
+      () => {
+        this.inFlight.delete(sent);
+      },
+      (e) => {
+        this.inFlight.delete(sent);
+        this.failure ??= e;
+      },
     );
+    this.inFlight.add(sent);
   }
 
-  /** Slow path, once per part boundary: fill the current part up to the limit, then start the next. */
-  private async writeAcrossParts(lines: string): Promise<void> {
+  private async roomForAPart(): Promise<void> {
+    while (this.inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(this.inFlight);
+    if (this.failure) throw this.failure;
+  }
+
+  private async settled(): Promise<void> {
+    while (this.inFlight.size) await Promise.race(this.inFlight);
+  }
+
+  /** Slow path, once per object boundary: fill the current object up to the limit, then start the next. */
+  private appendAcrossObjects(data: Buffer): Buffer[] {
+    const full: Buffer[] = [];
     let start = 0;
-    while (start < lines.length) {
-      const part = this.parts[this.parts.length - 1] ?? this.startPart();
+    while (start < data.length) {
+      const object = this.objects[this.objects.length - 1] ?? this.startObject();
       let end = start;
-      let bytes = 0;
-      for (let nl = lines.indexOf("\n", start); nl !== -1; nl = lines.indexOf("\n", nl + 1)) {
-        const lineBytes = Buffer.byteLength(lines.slice(end, nl + 1));
-        if (part.bytes + bytes + lineBytes > this.maxPartBytes) break;
-        bytes += lineBytes;
+      let lines = 0;
+      for (let nl = data.indexOf(10, start); nl !== -1; nl = data.indexOf(10, nl + 1)) {
+        if (object.bytes + (nl + 1 - start) > this.limits.objectBytes) break;
         end = nl + 1;
+        lines++;
       }
       if (end === start) {
-        if (part.bytes === 0) throw new Error(`a plan line is longer than a whole part (${this.maxPartBytes} bytes)`);
-        this.startPart();
+        if (object.bytes === 0)
+          throw new FindingsError(`a plan line is longer than one ItemReader object may be (${count(this.limits.objectBytes)} bytes)`);
+        // The object is full: its parts so far go out, and the next object starts.
+        for (const part of full.splice(0)) this.send(object, part);
+        this.startObject();
         continue;
       }
-      const pending = this.append(part, lines.slice(start, end), bytes);
-      if (pending) await pending;
+      full.push(...object.append(data.subarray(start, end), lines));
       start = end;
     }
+    return full;
   }
 
-  private append(part: OpenPart, lines: string, bytes: number): Promise<void> | undefined {
-    part.bytes += bytes;
-    for (let nl = lines.indexOf("\n"); nl !== -1; nl = lines.indexOf("\n", nl + 1)) part.lines++;
-    if (part.body.write(lines)) return undefined;
-    // Wait for S3 to take more, but not forever: a failed upload stops reading its stream.
-    return new Promise<void>((resolve, reject) => {
-      part.body.once("drain", resolve);
-      part.done.catch(reject);
-    });
+  private startObject(): ObjectUpload {
+    const object = new ObjectUpload(this, this.objects.length + 1);
+    this.objects.push(object);
+    return object;
   }
 
-  private startPart(): OpenPart {
-    const previous = this.parts[this.parts.length - 1];
-    previous?.body.end();
-    const key = this.keyOfPart(this.parts.length + 1);
-    const body = new PassThrough({ highWaterMark: 1 << 20 });
-    const upload = new Upload({
-      client: this.s3,
-      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: "application/x-ndjson" },
-      partSize: 8 * 1024 * 1024,
-      queueSize: 4,
-      leavePartsOnError: false,
-    });
-    let reported = 0;
-    upload.on("httpUploadProgress", (p) => {
-      const loaded = p.loaded ?? 0;
-      if (loaded - reported >= 64 * 1024 * 1024) {
-        reported = loaded;
-        this.progress(`uploading s3://${this.bucket}/${key}: ${Math.round(loaded / 1048576)} MB`);
-      }
-    });
-    const part: OpenPart = {
-      bucket: this.bucket,
-      key,
-      bytes: 0,
-      lines: 0,
-      body,
-      upload,
-      done: upload.done().then(
-        () => this.progress(`uploaded s3://${this.bucket}/${key}: ${part.lines.toLocaleString("en-US")} lines`),
-        (e) => {
-          throw new FindingsError(awsErrorLine(`upload of the plan to s3://${this.bucket}/${key} failed`, e));
-        },
-      ),
-    };
-    part.done.catch(() => undefined); // observed in close(); avoids an unhandled rejection while still writing
-    this.parts.push(part);
-    return part;
+  /** HeadObject with checksums: S3's ChecksumSHA256 must be the one computed from the bytes written. */
+  private async verify(o: PlanObject): Promise<void> {
+    const where = `s3://${o.bucket}/${o.key}`;
+    const head = await this.call(`checking the uploaded plan ${where} (HeadObject)`, (opts) =>
+      this.s3.send(new HeadObjectCommand({ Bucket: o.bucket, Key: o.key, ChecksumMode: "ENABLED" }), opts),
+    );
+    const reported = head?.ChecksumSHA256;
+    const parts = /-(\d+)$/.exec(o.checksumSha256)?.[1];
+    // S3 may give a composite checksum with or without its "-<parts>" suffix; the digest must match either way.
+    const matches =
+      reported !== undefined && (reported === o.checksumSha256 || (parts !== undefined && `${reported}-${parts}` === o.checksumSha256));
+    if (!matches)
+      throw new FindingsError(
+        `${where} does not hold the planned bytes: S3 reports ChecksumSHA256 ${reported ?? "(none)"}${head?.ChecksumType ? ` (${head.ChecksumType})` : ""}, the plan written gives ${o.checksumSha256}; fan-out not started`,
+      );
   }
+}
+
+function countLines(data: Buffer): number {
+  let n = 0;
+  for (let nl = data.indexOf(10); nl !== -1; nl = data.indexOf(10, nl + 1)) n++;
+  return n;
 }
