@@ -1,10 +1,12 @@
 /**
  * Plans a campaign from a recipient CSV and launches it on a deployed stack. See USAGE.
  */
+import { randomBytes } from "crypto";
 import * as path from "path";
+import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../infra/fanout-definition";
 import { scheduler } from "../infra/quotas";
-import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
+import { Deadline, DeadlineExceeded, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
@@ -27,15 +29,18 @@ import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/c
 import {
   checkLaunchId,
   executionName,
+  FanOutResult,
   followFanOut,
+  MapRunItems,
   MIN_POLL_SECONDS,
+  planObjectKey,
   startFanOut,
   uploadLaunchRecord,
-  uploadPlan,
 } from "./lib/aws/launch";
+import { PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
-import { planCampaign, PlanSummary } from "./lib/core/plan";
+import { planCampaign, PlanRequest, PlanSummary } from "./lib/core/plan";
 import { OutputLock } from "./lib/core/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
 import { buildLaunchRecord } from "./lib/core/launch-record";
@@ -73,6 +78,8 @@ ${RECIPIENT_FLAGS_HELP}
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
 ${PACE_FLAGS_HELP}
   --out DIR               where plan.jsonl, rejects.csv, notes.csv and summary.json go (default out/<campaign>)
+  --no-local-plan         do not write plan.jsonl (a launch then keeps the plan only in S3: no local disk for it);
+                          the summary still holds its sha256 and counts
   --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
   --max-schedules N       the Region's EventBridge Scheduler schedule quota: a plan with more schedules is not
                           launched (default: the stack output maxSchedules, else Scheduler's default, 10,000,000)
@@ -85,10 +92,38 @@ ${STACK_FLAGS_HELP}
   --json                  print the summary as JSON
 
 AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3 / _SFN.
-Before StartExecution the uploaded object's SHA-256 checksum (S3's) must match the plan's; otherwise nothing starts.
+The plan is uploaded while it is written (multipart, 8 MiB parts, each with its SHA-256) and completed only once
+it is known to be launched; a refused or failed launch aborts the upload. Before StartExecution the uploaded
+object's SHA-256 checksum (S3's) must match the plan's; otherwise nothing starts. A plan above the largest object a
+Distributed Map reads (10 GB) is split on line boundaries into several objects, each run by its own execution, one
+after another (the command follows them, so give it a --timeout-seconds long enough).
 Exit codes: 0 ok, 1 not launched or fan-out failures (nothing would be sent, window does not fit, AWS error, upload
 not matching the plan, failed rows, the time limit), 2 bad flags or file.
 `;
+
+const FLAGS = {
+  campaign: { type: "string" },
+  recipients: { type: "string" },
+  template: { type: "string" },
+  ...SEND_TIME_FLAGS,
+  missed: { type: "string" },
+  "grace-minutes": { type: "string" },
+  "window-minutes": { type: "string" },
+  ...RATE_FLAGS,
+  ...RECIPIENT_FLAGS,
+  ...PACE_FLAGS,
+  out: { type: "string" },
+  "no-local-plan": { type: "boolean", default: false },
+  "dry-run": { type: "boolean", default: false },
+  "launch-id": { type: "string" },
+  "max-schedules": { type: "string" },
+  ...STACK_FLAGS,
+  wait: { type: "boolean", default: false },
+  "poll-seconds": { type: "string" },
+  ...TIMEOUT_FLAG,
+  json: { type: "boolean", default: false },
+} as const;
+type Flags = ReturnType<typeof parseFlags<typeof FLAGS>>;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
@@ -102,33 +137,67 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
 }
 
-/** main's work; the output folder's lock goes into `locks`, held until the plan is uploaded and started. */
+/** Everything a run needs, checked before any file is written or any AWS call made (but the list's GetObject). */
+interface Run {
+  f: Flags;
+  campaignId: string;
+  /** Where and what to launch; undefined in a dry run. */
+  target?: { bucketName: string; stateMachineArn: string; region?: string };
+  quota: ScheduleQuota;
+  /** --launch-id, or undefined: the plan's hash, known once it is written. */
+  launchIdFlag?: string;
+  request: Omit<PlanRequest, "out" | "planSink" | "localPlan">;
+  pollSeconds: number;
+  deadline: Deadline;
+  progress: (text: string) => void;
+}
+
+/**
+ * main's work, in the order a reader follows: check the flags, plan (the plan streams to S3 as it is written when
+ * launching), refuse what must not be launched (the upload is then aborted: nothing becomes visible), complete and
+ * check the upload, start the fan-out (one execution per plan object), follow it with --wait. The output folder's
+ * lock goes into `locks`, held until the plan is uploaded and started.
+ */
 async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      campaign: { type: "string" },
-      recipients: { type: "string" },
-      template: { type: "string" },
-      ...SEND_TIME_FLAGS,
-      missed: { type: "string" },
-      "grace-minutes": { type: "string" },
-      "window-minutes": { type: "string" },
-      ...RATE_FLAGS,
-      ...RECIPIENT_FLAGS,
-      ...PACE_FLAGS,
-      out: { type: "string" },
-      "dry-run": { type: "boolean", default: false },
-      "launch-id": { type: "string" },
-      "max-schedules": { type: "string" },
-      ...STACK_FLAGS,
-      wait: { type: "boolean", default: false },
-      "poll-seconds": { type: "string" },
-      ...TIMEOUT_FLAG,
-      json: { type: "boolean", default: false },
-    },
-    USAGE,
-  );
+  const run = await prepareRun(parseFlags(argv, FLAGS, USAGE), io);
+  const lock = OutputLock.acquire(run.f.out ?? path.join("out", run.campaignId));
+  locks.push(lock);
+  // The plan's key must be known when its first part is sent: --launch-id, else the plan's hash when the whole plan
+  // fits one part (sent at the end), else a key unique to this upload.
+  let launchId = run.launchIdFlag;
+  const uploadId = `${new Date(run.request.now).toISOString().replace(/[-:]|\.\d+Z$/g, "")}-${randomBytes(4).toString("hex")}`;
+  const upload =
+    run.target &&
+    new StreamingPlanUpload(
+      run.deadline,
+      s3Client(run.target.region),
+      run.target.bucketName,
+      (n) => planObjectKey(run.campaignId, launchId ?? uploadId, n),
+      undefined,
+      run.progress,
+    );
+  let completed = false;
+  try {
+    const summary = await planCampaign({ ...run.request, out: lock, planSink: upload, localPlan: !run.f["no-local-plan"] });
+    launchId ??= summary.planSha256.slice(0, 16);
+    const report = new LaunchReport(run, summary, launchId, io);
+    const refusal = refusalOf(run, summary, report);
+    if (refusal || !upload) {
+      await abortUpload(upload, io);
+      return report.finish(refusal ? 1 : 0, [refusal ?? "Dry run: nothing uploaded or started."]);
+    }
+    const objects = await upload.complete();
+    completed = true;
+    return await launchPlan(run, summary, launchId, objects, report);
+  } catch (e) {
+    if (!completed) await abortUpload(upload, io);
+    run.deadline.dispose();
+    throw e;
+  }
+}
+
+/** The flags, checked and turned into a Run; the list in S3 is opened (one GetObject) so a missing one stops here. */
+async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const need = (name: "campaign" | "recipients" | "template") => {
     const v = f[name];
     if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
@@ -141,7 +210,6 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
   const now = nowFromFlag(f.now);
   const rate = rateFromFlags(f);
-
   // Stack outputs are needed to launch; a dry run uses them when given (quota, region) but does not require them.
   const launching = !f["dry-run"];
   const outputs = launching || f.stack !== undefined || f.outputs !== undefined ? outputsFromFlags(f) : {};
@@ -155,99 +223,169 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
+  const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
+  const graceMinutes = intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60);
+  const windowMinutes = windowFromFlag(f["window-minutes"]);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
-  const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
   const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
-
-  // No other run may write or replace this folder's plan until it is uploaded.
-  const lock = OutputLock.acquire(f.out ?? path.join("out", campaignId));
-  locks.push(lock);
-  const summary = await planCampaign({
+  const request: Run["request"] = {
     campaignId,
     file: recipients,
     input: input && { stream: input.body, bytes: input.bytes },
-    out: lock,
     rule: timing.rule,
     steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
     quiet: timing.quiet,
     audience: timing.audience,
-    missed: { policy: missed, graceMinutes: intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60) },
+    missed: { policy: missed, graceMinutes },
     now,
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
-    window:
-      f["window-minutes"] === undefined
-        ? undefined
-        : {
-            minutes: intFlag(
-              "window-minutes",
-              f["window-minutes"],
-              scheduler.flexibleWindowMinutes.min,
-              scheduler.flexibleWindowMinutes.max,
-            ),
-            source: "--window-minutes",
-          },
-  });
-  const launchId = launchIdFlag ?? summary.planSha256.slice(0, 16);
+    window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
+  };
+  return {
+    f,
+    campaignId,
+    target: target && { ...target, region: outputs.region },
+    quota,
+    launchIdFlag,
+    request,
+    pollSeconds,
+    deadline,
+    progress,
+  };
+}
+
+function windowFromFlag(raw: string | undefined): number | undefined {
+  const { min, max } = scheduler.flexibleWindowMinutes;
+  return raw === undefined ? undefined : intFlag("window-minutes", raw, min, max);
+}
+
+/** Why this plan must not be launched (the schedule quota, no window that fits, nothing to send), or undefined. */
+function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string | undefined {
   const quotaFinding = scheduleQuotaFinding(
     { schedules: summary.schedules, recipients: summary.recipientsPlanned, steps: summary.steps.length },
-    quota,
+    run.quota,
   );
-  const report: Record<string, unknown> = { ...summary, launchId, dryRun: !launching, scheduleQuota: { ...quota, fits: !quotaFinding } };
+  report.data.scheduleQuota = { ...run.quota, fits: !quotaFinding };
+  if (quotaFinding) return `${quotaFinding} The plan is kept for review; nothing was uploaded or started.`;
+  if (!summary.window.fits)
+    return `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`;
+  if (summary.schedules === 0) return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
+  return undefined;
+}
 
-  const shortfall = windowShortfall(summary);
-  if (shortfall) io.err(`warning: --window-minutes ${summary.window.minutes} is${shortfall.slice(1)}\n`);
-  const finish = (code: number, lines: string[]) => {
-    deadline.dispose();
-    io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : [...formatSummary(summary), ...lines].join("\n") + "\n");
-    return code;
-  };
-  if (quotaFinding) return finish(1, [`${quotaFinding} The plan is kept for review; nothing was uploaded or started.`]);
-  if (!summary.window.fits) {
-    return finish(1, [
-      `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`,
-    ]);
+/** Aborts a plan upload that must not (or could not) be completed; what it could not clean up is a warning. */
+async function abortUpload(upload: StreamingPlanUpload | undefined, io: Io): Promise<void> {
+  for (const problem of (await upload?.abort()) ?? [])
+    io.err(`warning: ${problem}; the bucket's lifecycle rule removes incomplete uploads after a day\n`);
+}
+
+/** The summary (text or --json) and what happened, printed once at the end. */
+class LaunchReport {
+  readonly data: Record<string, unknown>;
+  readonly lines: string[] = [];
+  constructor(
+    private readonly run: Run,
+    private readonly summary: PlanSummary,
+    launchId: string,
+    private readonly io: Io,
+  ) {
+    this.data = { ...summary, launchId, dryRun: !run.target };
+    const shortfall = windowShortfall(summary);
+    if (shortfall) io.err(`warning: --window-minutes ${summary.window.minutes} is${shortfall.slice(1)}\n`);
   }
-  if (summary.schedules === 0)
-    return finish(1, [`Nothing would be sent: no schedule in the plan${launching ? "; nothing launched" : ""}.`]);
-  if (!launching || !target) return finish(0, ["Dry run: nothing uploaded or started."]);
 
-  const s3 = s3Client(outputs.region);
-  const sfn = sfnClient(outputs.region);
-  const key = await uploadPlan(
-    deadline,
-    s3,
-    { bucket: target.bucketName, campaignId, launchId, file: summary.files.plan, planSha256: summary.planSha256 },
-    progress,
-  );
-  const files = { plan: summary.files.plan, holdout: path.join(path.dirname(summary.files.plan), "holdout.csv") };
-  const record = await buildLaunchRecord(summary, files, { id: launchId, planKey: key, at: new Date(now) });
-  const recordKey = await uploadLaunchRecord(deadline, s3, target.bucketName, record);
-  const name = executionName(campaignId, launchId);
-  const executionArn = await startFanOut(deadline, sfn, target.stateMachineArn, name, {
-    campaign_id: campaignId,
-    plan_bucket: target.bucketName,
-    plan_key: key,
-    window_minutes: summary.window.minutes,
-    cleanup_at: cleanupAt(new Date(summary.lastSend!), summary.window.minutes),
-  });
-  Object.assign(report, { plan: { bucket: target.bucketName, key }, launchRecord: recordKey, execution: { name, arn: executionArn } });
-  const lines = [`Launched: s3://${target.bucketName}/${key} → execution ${name}`, `  ${executionArn}`];
-  if (!f.wait) return finish(0, lines);
+  finish(code: number, lines: string[] = []): number {
+    this.run.deadline.dispose();
+    this.lines.push(...lines);
+    this.io.out(
+      this.run.f.json ? JSON.stringify(this.data, null, 2) + "\n" : [...formatSummary(this.summary), ...this.lines].join("\n") + "\n",
+    );
+    return code;
+  }
+}
 
-  const result = await followFanOut(deadline, sfn, { executionArn, resultsBucket: target.bucketName, pollSeconds }, progress);
-  report.fanOut = result;
-  const failed = result.items ? result.items.failed + result.items.timedOut + result.items.aborted : 0;
-  lines.push(
-    `Fan-out ${result.status}: ${result.items ? `${count(result.items.succeeded)} of ${count(result.items.total)} rows scheduled, ${failed} failed` : "no Map Run started"}${result.error ? ` (${result.error})` : ""}`,
+/**
+ * Stores the launch record and starts one execution per plan object. One object (the usual case): started, then
+ * followed with --wait. Several (a plan above the ItemReader limit): started one after another, each once the one
+ * before has ended (two at once would together ask for twice the CreateSchedule rate the fan-out is paced for), so
+ * the command follows them whether or not --wait is given; a part that does not succeed stops the rest.
+ */
+async function launchPlan(run: Run, summary: PlanSummary, launchId: string, objects: PlanObject[], report: LaunchReport): Promise<number> {
+  const { deadline: d, target } = { deadline: run.deadline, target: run.target! };
+  const s3 = s3Client(target.region);
+  const sfn = sfnClient(target.region);
+  const planKeys = objects.map((o) => o.key);
+  const record = buildLaunchRecord(summary, { id: launchId, planKeys, at: new Date(run.request.now) });
+  const recordKey = await uploadLaunchRecord(d, s3, target.bucketName, record);
+  Object.assign(report.data, { plan: { bucket: target.bucketName, key: planKeys[0], keys: planKeys }, launchRecord: recordKey });
+  const executions: { name: string; arn: string; key: string }[] = [];
+  report.data.executions = executions;
+  const results: FanOutResult[] = [];
+  for (const [i, object] of objects.entries()) {
+    const name = executionName(run.campaignId, launchId, i + 1);
+    const arn = await startFanOut(d, sfn, target.stateMachineArn, name, {
+      campaign_id: run.campaignId,
+      plan_bucket: target.bucketName,
+      plan_key: object.key,
+      window_minutes: summary.window.minutes,
+      cleanup_at: cleanupAt(new Date(summary.lastSend!), summary.window.minutes),
+    });
+    executions.push({ name, arn, key: object.key });
+    if (i === 0) report.data.execution = { name, arn };
+    const of = objects.length > 1 ? ` part ${i + 1} of ${objects.length} (${count(object.lines)} schedules)` : "";
+    report.lines.push(`Launched${of}: s3://${target.bucketName}/${object.key} → execution ${name}`, `  ${arn}`);
+    if (objects.length === 1 && !run.f.wait) return report.finish(0);
+    if (objects.length > 1) run.progress(report.lines.slice(-2).join("\n"));
+    const result = await followPart(run, sfn, arn, objects.slice(i + 1), target.bucketName);
+    results.push(result);
+    if (result.status !== "SUCCEEDED" && i + 1 < objects.length) {
+      report.lines.push(
+        `Part ${i + 1} ended ${result.status}: the remaining ${counted(objects.length - i - 1, "part")} (${objects
+          .slice(i + 1)
+          .map((o) => o.key)
+          .join(
+            ", ",
+          )}) not started. Re-run the launch with a new --launch-id when the cause is fixed (existing schedules are kept, missing ones created).`,
+      );
+      break;
+    }
+  }
+  return report.finish(fanOutOutcome(results, report), []);
+}
+
+/** Follows one execution to its end; running out of time names the parts that were then not started. */
+async function followPart(run: Run, sfn: SFNClient, executionArn: string, rest: PlanObject[], bucket: string): Promise<FanOutResult> {
+  try {
+    return await followFanOut(run.deadline, sfn, { executionArn, resultsBucket: bucket, pollSeconds: run.pollSeconds }, run.progress);
+  } catch (e) {
+    if (!(e instanceof DeadlineExceeded) || rest.length === 0) throw e;
+    throw new DeadlineExceeded(
+      `${e.message}. Not started: ${rest.map((o) => `s3://${bucket}/${o.key}`).join(", ")}; re-run the launch with a new --launch-id and a longer --timeout-seconds (existing schedules are kept, missing ones created)`,
+    );
+  }
+}
+
+/** The fan-out's line(s) over every part followed; exit 0 only when every part succeeded without a failed row. */
+function fanOutOutcome(results: FanOutResult[], report: LaunchReport): number {
+  const items = results.map((r) => r.items).filter((i): i is MapRunItems => i !== null);
+  const total = items.reduce((n, i) => n + i.total, 0);
+  const succeeded = items.reduce((n, i) => n + i.succeeded, 0);
+  const failed = items.reduce((n, i) => n + i.failed + i.timedOut + i.aborted, 0);
+  const status = results.every((r) => r.status === "SUCCEEDED") ? "SUCCEEDED" : results.find((r) => r.status !== "SUCCEEDED")!.status;
+  const errors = results.map((r) => r.error).filter(Boolean);
+  report.data.fanOut = results.length === 1 ? results[0] : { status, parts: results };
+  report.lines.push(
+    `Fan-out ${status}: ${items.length ? `${count(succeeded)} of ${count(total)} rows scheduled, ${failed} failed` : "no Map Run started"}${errors.length ? ` (${errors.join("; ")})` : ""}`,
   );
-  if (result.results) lines.push(`  results (failed batches, for redrive): s3://${result.results.bucket}/${result.results.key}`);
-  return finish(result.status === "SUCCEEDED" && failed === 0 ? 0 : 1, lines);
+  for (const r of results)
+    if (r.results) report.lines.push(`  results (failed batches, for redrive): s3://${r.results.bucket}/${r.results.key}`);
+  return status === "SUCCEEDED" && failed === 0 ? 0 : 1;
 }
 
 /** --max-schedules, else the stack output maxSchedules, else Scheduler's default quota; says which. */
@@ -298,7 +436,7 @@ function formatSummary(s: PlanSummary): string[] {
     `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
     `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
     `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
-    `  files: ${[`${s.files.plan} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,
+    `  files: ${[`${s.files.plan ?? "plan.jsonl not kept (--no-local-plan)"} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,
   );
   return lines;
 }

@@ -362,13 +362,3 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     });
   });
 });
-
-describe("launch record counts", () => {
-  it("counts holdout.csv records, not lines (a quoted field may hold a newline); no file is 0", async () => {
-    const { countCsvRecords } = await import("../../scripts/lib/core/launch-record");
-    const file = path.join(tmp, "holdout.csv");
-    fs.writeFileSync(file, 'line,id,email\n2,"a\nb",a@example.com\n5,c,c@example.com\n');
-    assert.strictEqual(await countCsvRecords(file), 2);
-    assert.strictEqual(await countCsvRecords(path.join(tmp, "none.csv")), 0);
-  });
-});

@@ -21,8 +21,15 @@ import { RecipientRow, Reject } from "./recipient-rows";
 /** The folder cannot be written: exit 1, like any other run that could not finish. */
 export class OutputError extends Error {}
 
+/** Where plan lines go besides (or instead of) plan.jsonl: e.g. an upload to S3 while planning. Whole lines only. */
+export interface PlanSink {
+  /** Resolves at once (undefined) unless the sink is behind; rejects when it failed. */
+  write(lines: string): Promise<void> | undefined;
+}
+
 export interface PlanPaths {
-  plan: string;
+  /** None when the plan is not kept locally (it went only to `planSink`). */
+  plan?: string;
   rejects: string;
   notes: string;
   summary: string;
@@ -122,8 +129,11 @@ export class PlanFiles {
   private readonly noteFields = new Map<string, string>();
   private readonly heldOut?: LineWriter;
 
-  /** Opens the run's files in a folder this run has locked; earlier runs' files there are removed first. */
-  constructor(lock: OutputLock, o: { holdout?: boolean } = {}) {
+  /**
+   * Opens the run's files in a folder this run has locked; earlier runs' files there are removed first. The plan
+   * lines also go to `planSink`, in the same chunks that are hashed; `localPlan: false` writes no plan.jsonl.
+   */
+  constructor(lock: OutputLock, o: { holdout?: boolean; planSink?: PlanSink; localPlan?: boolean } = {}) {
     const dir = lock.dir;
     try {
       for (const name of FINAL_NAMES) fs.rmSync(path.join(dir, name), { force: true });
@@ -131,20 +141,22 @@ export class PlanFiles {
       throw failure(`${dir}: cannot remove the previous run's files`, e);
     }
     this.paths = {
-      plan: path.join(dir, "plan.jsonl"),
+      plan: o.localPlan === false ? undefined : path.join(dir, "plan.jsonl"),
       rejects: path.join(dir, "rejects.csv"),
       notes: path.join(dir, "notes.csv"),
       summary: path.join(dir, "summary.json"),
     };
     if (o.holdout) this.paths.holdout = path.join(dir, "holdout.csv");
     const suffix = `.${process.pid}-${randomBytes(4).toString("hex")}.partial`;
-    const open = (final: string, header?: string, hash?: Hash) => {
-      const w = new LineWriter(final, final + suffix, hash);
+    const open = (final: string, header?: string) => {
+      const w = new LineWriter(final, final + suffix);
       this.writers.push(w);
       if (header) w.write(header);
       return w;
     };
-    this.plan = open(this.paths.plan, undefined, this.hash);
+    const planFile = path.join(dir, "plan.jsonl");
+    this.plan = new LineWriter(planFile, planFile + suffix, { hash: this.hash, sink: o.planSink, local: this.paths.plan !== undefined });
+    this.writers.push(this.plan);
     this.rejects = open(this.paths.rejects, "line,id,reason\n");
     this.notes = open(this.paths.notes, "line,id,note\n");
     if (this.paths.holdout) this.heldOut = open(this.paths.holdout, "line,id,email\n");
@@ -190,14 +202,14 @@ export class PlanFiles {
   /** Puts every file in place under its final name, the summary last. */
   commit(summary: object): void {
     try {
-      for (const w of this.writers) fs.renameSync(w.temp, w.final);
-      const temp = this.paths.summary + this.writers[0].temp.slice(this.paths.plan.length);
+      for (const w of this.writers) if (w.local) fs.renameSync(w.temp, w.final);
+      const temp = this.paths.summary + this.writers[0].temp.slice(this.writers[0].final.length);
       fs.writeFileSync(temp, JSON.stringify(summary, null, 2) + "\n");
       fs.renameSync(temp, this.paths.summary);
     } catch (e) {
       this.abort();
       for (const w of this.writers) fs.rmSync(w.final, { force: true });
-      throw failure(`${path.dirname(this.paths.plan)}: cannot put the plan in place`, e);
+      throw failure(`${path.dirname(this.paths.summary)}: cannot put the plan in place`, e);
     }
   }
 
@@ -212,20 +224,33 @@ function csvField(v: string): string {
   return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-/** Buffered writes with backpressure to a temporary file; optionally hashes what it writes. A write error is kept
- * and thrown at the next write or close as one OutputError naming the file. */
+/**
+ * Buffered writes with backpressure to a temporary file; optionally hashes what it writes and hands it to a sink
+ * (then the file itself may be left out: `local: false`). A write error is kept and thrown at the next write or close
+ * as one OutputError naming the file; a sink's error is thrown as it is.
+ */
 class LineWriter {
-  private readonly stream: fs.WriteStream;
+  private readonly stream?: fs.WriteStream;
   private buffer = "";
   private error?: Error;
+  private readonly hash?: Hash;
+  private readonly sink?: PlanSink;
 
   constructor(
     readonly final: string,
     readonly temp: string,
-    private readonly hash?: Hash,
+    o: { hash?: Hash; sink?: PlanSink; local?: boolean } = {},
   ) {
+    this.hash = o.hash;
+    this.sink = o.sink;
+    if (o.local === false) return;
     this.stream = fs.createWriteStream(temp);
     this.stream.on("error", (e) => (this.error ??= e));
+  }
+
+  /** Whether the file is written (and renamed into place at the end). */
+  get local(): boolean {
+    return this.stream !== undefined;
   }
 
   /** Appends; resolves at once unless the buffer is full and the disk is behind. */
@@ -239,23 +264,28 @@ class LineWriter {
     const chunk = this.buffer;
     this.buffer = "";
     this.hash?.update(chunk);
-    if (!this.stream.write(chunk))
+    const sent = chunk ? this.sink?.write(chunk) : undefined;
+    const stream = this.stream;
+    if (stream && !stream.write(chunk))
       await new Promise<void>((resolve) => {
         const done = () => {
-          this.stream.off("drain", done);
-          this.stream.off("error", done);
+          stream.off("drain", done);
+          stream.off("error", done);
           resolve();
         };
-        this.stream.once("drain", done);
-        this.stream.once("error", done);
+        stream.once("drain", done);
+        stream.once("error", done);
       });
+    if (sent) await sent;
     this.check();
   }
 
   async close(): Promise<void> {
     await this.flush();
-    await new Promise<void>((resolve) => this.stream.end(() => resolve()));
-    if (!this.error && this.stream.errored) this.error = this.stream.errored;
+    const stream = this.stream;
+    if (!stream) return;
+    await new Promise<void>((resolve) => stream.end(() => resolve()));
+    if (!this.error && stream.errored) this.error = stream.errored;
     this.check();
   }
 
@@ -264,6 +294,7 @@ class LineWriter {
   }
 
   abort(): void {
+    if (!this.stream) return;
     this.stream.destroy();
     fs.rmSync(this.temp, { force: true });
   }

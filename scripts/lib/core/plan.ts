@@ -12,7 +12,7 @@
 import { Readable } from "stream";
 import { scheduleName } from "../../../infra/naming";
 import { atExpression, planLineFromJson } from "../../../infra/plan-row";
-import { OutputLock, PlanFiles, PlanPaths } from "./plan-files";
+import { OutputLock, PlanFiles, PlanPaths, PlanSink } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
 import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { QuietTime, describeQuietTime } from "./quiet-time";
@@ -41,6 +41,9 @@ export interface PlanRequest {
   out: OutputLock;
   /** The list as a stream read once (e.g. from S3), with its size in bytes; without it, `file` is read from disk. */
   input?: { stream: Readable; bytes: number };
+  /** Where the plan lines go as they are written (an upload), besides plan.jsonl; `localPlan: false` leaves that out. */
+  planSink?: PlanSink;
+  localPlan?: boolean;
   /** When step 1 is sent (a row's send_at replaces it). */
   rule: BaseRule;
   /** Every step, each with its SES template (`{variant}` in it is replaced by the recipient's variant). */
@@ -97,6 +100,8 @@ export interface PlanSummary {
   /** Planned rows whose id differs from an earlier row's only in case or surrounding spaces. */
   idsDifferingOnlyInCase: number;
   fanOut: { etaSeconds: number; createTps: number };
+  /** Schedules per step and variant (variant null without one), in step then variant order. */
+  scheduled: { step: number; variant: string | null; schedules: number }[];
   firstSend: string | null;
   lastSend: string | null;
   planSha256: string;
@@ -105,7 +110,7 @@ export interface PlanSummary {
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
-  const files = new PlanFiles(o.out, { holdout: o.audience.holdoutBasisPoints > 0 });
+  const files = new PlanFiles(o.out, { holdout: o.audience.holdoutBasisPoints > 0, planSink: o.planSink, localPlan: o.localPlan });
   try {
     const summary = await planInto(files, o);
     files.commit(summary);
@@ -290,6 +295,8 @@ class PlanTally {
   /** Per variant, the last slot for no variant. */
   readonly recipientsByGroup: number[];
   readonly schedulesByGroup: number[];
+  /** `schedulesByStepAndGroup[step][group]`. */
+  readonly schedulesByStepAndGroup: number[][];
   /** Send instants of the planned schedules. */
   readonly sends = new PlannedSends();
 
@@ -297,6 +304,7 @@ class PlanTally {
     this.schedulesByStep = new Array(steps).fill(0);
     this.recipientsByGroup = new Array(variants + 1).fill(0);
     this.schedulesByGroup = new Array(variants + 1).fill(0);
+    this.schedulesByStepAndGroup = Array.from({ length: steps }, () => new Array(variants + 1).fill(0));
   }
 
   reject(reason: RejectReason): void {
@@ -334,8 +342,22 @@ class PlanTally {
     const slot = group === NO_VARIANT ? this.recipientsByGroup.length - 1 : group;
     this.recipientsByGroup[slot]++;
     this.schedulesByGroup[slot] += this.steps(d.steps);
+    for (let k = 0; k < d.steps.length; k++) if (d.steps[k].time) this.schedulesByStepAndGroup[k][slot]++;
     this.sends.add(d.zone, d.steps);
   }
+}
+
+/** The non-zero counts of schedules per step and variant; variants sorted by name, no variant first. */
+function scheduledByStepAndVariant(o: PlanRequest, t: PlanTally): PlanSummary["scheduled"] {
+  const names = [...o.audience.variants.map((v) => v.name), null];
+  const counts: PlanSummary["scheduled"] = [];
+  o.steps.forEach((s, k) =>
+    names.forEach((variant, slot) => {
+      const schedules = t.schedulesByStepAndGroup[k][slot];
+      if (schedules) counts.push({ step: s.number, variant, schedules });
+    }),
+  );
+  return counts.sort((a, b) => a.step - b.step || (a.variant ?? "").localeCompare(b.variant ?? ""));
 }
 
 function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths): PlanSummary {
@@ -402,6 +424,7 @@ function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: s
     }),
     idsDifferingOnlyInCase: t.idsDifferingOnlyInCase,
     fanOut: { etaSeconds: fanOutSeconds(schedules, o.createTps), createTps: o.createTps },
+    scheduled: scheduledByStepAndVariant(o, t),
     firstSend: instants.length ? iso(instants[0].utcMs) : null,
     lastSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
     planSha256,
