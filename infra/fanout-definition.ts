@@ -5,12 +5,14 @@
  *
  * Execution input: {"campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag"}.
  * Plan row (JSONL): {schedule_name, send_at, timezone, email, template, template_data, recipient_id, step, utc,
- * variant, schedule_expression}; `variant` is a name of A-Z a-z 0-9 _ - or null (older plans: absent);
- * CreateSchedule's ScheduleExpression is the row's `schedule_expression` as is. infra/plan-row.ts owns the format.
+ * variant, schedule_expression} and, on recurring rows only, {start_date, end_date}; `variant` is a name of A-Z a-z
+ * 0-9 _ - or null (older plans: absent); CreateSchedule's ScheduleExpression is the row's `schedule_expression` as is
+ * (`at(...)` or `cron(...)`), and a row with `start_date` is created by a second CreateSchedule task that also passes
+ * StartDate and EndDate. infra/plan-row.ts owns the format.
  *
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
- * variant. A Choice state tests the row for a variant: JSONPath cannot read a field that may be missing.
+ * variant. Choice states test the row for a variant and for dates: JSONPath cannot read a field that may be missing.
  */
 import { EMAIL_TAGS } from "./email-events";
 import {
@@ -103,7 +105,9 @@ export const STATE_NAMES = {
   hasVariant: "HasVariant",
   requestWithVariant: "RequestWithVariant",
   request: "Request",
+  isRecurring: "IsRecurring",
   createSchedule: "CreateSchedule",
+  createRecurringSchedule: "CreateRecurringSchedule",
   scheduleExists: "ScheduleExists",
   hasCleanupTime: "HasCleanupTime",
   cleanupRequest: "CleanupRequest",
@@ -294,9 +298,19 @@ function createSchedulesOfBatch(p: FanOutParameters) {
           ],
           Default: S.requestWithVariant,
         },
-        [S.requestWithVariant]: { Type: "Pass", Parameters: scheduleRequest(p, true), Next: S.createSchedule },
-        [S.request]: { Type: "Pass", Parameters: scheduleRequest(p, false), Next: S.createSchedule },
-        [S.createSchedule]: createSchedule(p),
+        [S.requestWithVariant]: { Type: "Pass", Parameters: scheduleRequest(p, true), Next: S.isRecurring },
+        [S.request]: { Type: "Pass", Parameters: scheduleRequest(p, false), Next: S.isRecurring },
+        [S.isRecurring]: {
+          Type: "Choice",
+          Comment: "A recurring (cron) row carries start_date and end_date; a one-time row has none (older plans, null: none).",
+          Choices: [
+            { Variable: "$.row.start_date", IsPresent: false, Next: S.createSchedule },
+            { Variable: "$.row.start_date", IsNull: true, Next: S.createSchedule },
+          ],
+          Default: S.createRecurringSchedule,
+        },
+        [S.createSchedule]: createSchedule(p, false),
+        [S.createRecurringSchedule]: createSchedule(p, true),
         [S.scheduleExists]: { Type: "Pass", Result: "exists", End: true },
       },
     },
@@ -331,16 +345,20 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
     : email;
   return {
     "name.$": `${row}.schedule_name`,
-    // The planner writes the exact expression (at(...) now; recurring rows will carry cron(...)).
+    // The planner writes the exact expression: at(...), or cron(...) for a recurring row.
     "expression.$": `${row}.schedule_expression`,
     "timezone.$": `${row}.timezone`,
     "group.$": "$.group",
     "window_minutes.$": "$.window_minutes",
     target_input: targetInput,
+    // Kept for IsRecurring and the recurring task's dates.
+    "row.$": row,
   };
 }
 
-function createSchedule(p: FanOutParameters) {
+/** CreateSchedule of one row; a recurring row's also passes its StartDate and EndDate (ISO instants). */
+function createSchedule(p: FanOutParameters, recurring: boolean) {
+  const dates = recurring ? { "StartDate.$": "$.row.start_date", "EndDate.$": "$.row.end_date" } : {};
   return {
     Type: "Task",
     Resource: sdkIntegrationArn(p.partition, "scheduler", "createSchedule"),
@@ -349,6 +367,7 @@ function createSchedule(p: FanOutParameters) {
       "GroupName.$": "$.group",
       "ScheduleExpression.$": "$.expression",
       "ScheduleExpressionTimezone.$": "$.timezone",
+      ...dates,
       FlexibleTimeWindow: { Mode: "FLEXIBLE", "MaximumWindowInMinutes.$": "$.window_minutes" },
       ActionAfterCompletion: "DELETE",
       Target: {

@@ -1,6 +1,12 @@
 /**
  * The plan format, owned here and nowhere else: one line of plan.jsonl is one schedule. The launcher writes it, the
- * fan-out state machine reads its fields, the operator scripts read `at(...)` expressions back. Pure: no I/O.
+ * fan-out state machine reads its fields, the operator scripts read `at(...)` and `cron(...)` expressions back.
+ * Pure: no I/O.
+ *
+ * A one-time row's expression is `at(<send_at>)` and it has no `start_date`/`end_date` (absent, never null: plans of
+ * one-time campaigns stay byte for byte what they were). A recurring row's expression is `cron(M H …)` in `timezone`,
+ * and it also carries `start_date` and `end_date` (ISO instants in UTC) for CreateSchedule's StartDate and EndDate;
+ * its `send_at`/`utc` are its first occurrence.
  *
  * Why JSON Lines and not CSV: Step Functions' CSV reader treats a backslash as an escape and drops it, so JSON text in
  * a CSV field would arrive corrupted; JSONL keeps types and text exactly.
@@ -28,11 +34,15 @@ export interface PlanRow {
   utc: string;
   /** The A/B variant the recipient is in (A-Z a-z 0-9 _ -, SES tag characters), null without variants. */
   variant: string | null;
-  /** The schedule's expression, which the fan-out passes to CreateSchedule as is: `at(<send_at>)`. */
+  /** The schedule's expression, which the fan-out passes to CreateSchedule as is: `at(<send_at>)` or `cron(…)`. */
   schedule_expression: string;
+  /** Recurring rows only: CreateSchedule's StartDate, ISO 8601 in UTC. Absent on one-time rows. */
+  start_date?: string;
+  /** Recurring rows only: CreateSchedule's EndDate, ISO 8601 in UTC. Absent on one-time rows. */
+  end_date?: string;
 }
 
-/** The fields of a plan line, in the order they are written. */
+/** The fields of every plan line, in the order they are written (a recurring row's dates follow them). */
 export const PLAN_ROW_FIELDS = [
   "schedule_name",
   "send_at",
@@ -47,8 +57,11 @@ export const PLAN_ROW_FIELDS = [
   "schedule_expression",
 ] as const satisfies readonly (keyof PlanRow)[];
 
+/** The fields only recurring rows have, in the order they are written, after PLAN_ROW_FIELDS. */
+export const RECURRING_ROW_FIELDS = ["start_date", "end_date"] as const satisfies readonly (keyof PlanRow)[];
+
 /** A plan row whose every field is already JSON text: what the planner caches per zone and per row. */
-export type PlanRowJson = { [K in keyof PlanRow]: string };
+export type PlanRowJson = { [K in (typeof PLAN_ROW_FIELDS)[number]]: string } & { start_date?: string; end_date?: string };
 
 /**
  * One plan line (with its newline) from fields already serialized as JSON. The planner calls this two million times
@@ -58,7 +71,8 @@ export function planLineFromJson(j: PlanRowJson): string {
   return (
     `{"schedule_name":${j.schedule_name},"send_at":${j.send_at},"timezone":${j.timezone},"email":${j.email},` +
     `"template":${j.template},"template_data":${j.template_data},"recipient_id":${j.recipient_id},"step":${j.step},"utc":${j.utc},` +
-    `"variant":${j.variant},"schedule_expression":${j.schedule_expression}}\n`
+    `"variant":${j.variant},"schedule_expression":${j.schedule_expression}` +
+    (j.start_date === undefined ? "}\n" : `,"start_date":${j.start_date},"end_date":${j.end_date}}\n`)
   );
 }
 
@@ -66,6 +80,7 @@ export function planLineFromJson(j: PlanRowJson): string {
 export function formatPlanRow(row: PlanRow): string {
   const j = {} as PlanRowJson;
   for (const k of PLAN_ROW_FIELDS) j[k] = JSON.stringify(row[k]);
+  if (row.start_date !== undefined) for (const k of RECURRING_ROW_FIELDS) j[k] = JSON.stringify(row[k]);
   return planLineFromJson(j);
 }
 
@@ -87,8 +102,19 @@ export function parsePlanRow(line: string): PlanRow {
   }
   if (parseSendAt(value.send_at as string) === undefined)
     throw new Error(`plan line send_at "${value.send_at}" is not YYYY-MM-DDTHH:MM:SS`);
+  const recurring = (value.schedule_expression as string).startsWith("cron(");
+  for (const k of RECURRING_ROW_FIELDS) {
+    const v = value[k];
+    if (recurring && !(typeof v === "string" && ISO_UTC.test(v) && !Number.isNaN(Date.parse(v))))
+      throw new Error(`plan line field "${k}" of a recurring (cron) row must be an ISO instant in UTC (YYYY-MM-DDTHH:MM:SS[.sss]Z)`);
+    if (!recurring && v !== undefined) throw new Error(`plan line field "${k}" is only for recurring (cron) rows`);
+  }
+  if (recurring && Date.parse(value.start_date as string) >= Date.parse(value.end_date as string))
+    throw new Error(`plan line start_date ${value.start_date} is not before end_date ${value.end_date}`);
   return value as unknown as PlanRow;
 }
+
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z$/;
 
 /** A wall-clock time as `send_at` writes it; `month` is 1–12. */
 export interface WallClock {
@@ -121,6 +147,63 @@ export function atExpression(sendAt: string): string {
 export function parseAtExpression(expression: string | undefined): WallClock | undefined {
   const m = AT_EXPRESSION.exec(expression ?? "");
   return m ? parseSendAt(m[1]) : undefined;
+}
+
+/** Day names as cron writes them, indexed like Date#getUTCDay (0 = Sunday; cron's 1–7 are SUN–SAT). */
+export const CRON_DAY_NAMES = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] as const;
+
+/** How a recurring schedule repeats. Weekdays are 0 = Sunday … 6 = Saturday; a monthly day is 1–31. */
+export type Recurrence = { kind: "daily" } | { kind: "weekdays" } | { kind: "weekly"; days: number[] } | { kind: "monthly"; day: number };
+
+/** A recurring schedule: the days it repeats on, at a local hour and minute in its zone. */
+export interface RecurringTime {
+  recurrence: Recurrence;
+  hour: number;
+  minute: number;
+}
+
+/** Weekly days in the order a reader expects, Monday first. */
+const weekOrder = (day: number) => (day + 6) % 7;
+
+/**
+ * The Scheduler expression of a recurring schedule, one of four shapes (fields: minute hour day-of-month month
+ * day-of-week year): `cron(M H * * ? *)` daily, `cron(M H ? * MON-FRI *)` weekdays, `cron(M H ? * MON,THU *)`
+ * weekly, `cron(M H D * ? *)` monthly (a month without day D has no send: cron's rule).
+ */
+export function cronExpression(t: RecurringTime): string {
+  const r = t.recurrence;
+  const fields =
+    r.kind === "daily"
+      ? "* * ? *"
+      : r.kind === "weekdays"
+        ? "? * MON-FRI *"
+        : r.kind === "weekly"
+          ? `? * ${[...new Set(r.days)]
+              .sort((a, b) => weekOrder(a) - weekOrder(b))
+              .map((d) => CRON_DAY_NAMES[d])
+              .join(",")} *`
+          : `${r.day} * ? *`;
+  return `cron(${t.minute} ${t.hour} ${fields})`;
+}
+
+const CRON = /^cron\((\d{1,2}) (\d{1,2}) (\S+) \* (\S+) \*\)$/;
+
+/** The recurring time of a cron expression of cronExpression's four shapes, or undefined (anything else). */
+export function parseCronExpression(expression: string | undefined): RecurringTime | undefined {
+  const m = CRON.exec(expression ?? "");
+  if (!m) return undefined;
+  const [minute, hour] = [Number(m[1]), Number(m[2])];
+  if (minute > 59 || hour > 23) return undefined;
+  const [dayOfMonth, dayOfWeek] = [m[3], m[4]];
+  let recurrence: Recurrence | undefined;
+  if (dayOfMonth === "*" && dayOfWeek === "?") recurrence = { kind: "daily" };
+  else if (dayOfMonth === "?" && dayOfWeek === "MON-FRI") recurrence = { kind: "weekdays" };
+  else if (dayOfMonth === "?") {
+    const days = dayOfWeek.split(",").map((n) => (CRON_DAY_NAMES as readonly string[]).indexOf(n));
+    if (days.length && days.every((d) => d >= 0) && new Set(days).size === days.length) recurrence = { kind: "weekly", days };
+  } else if (dayOfWeek === "?" && /^\d{1,2}$/.test(dayOfMonth) && Number(dayOfMonth) >= 1 && Number(dayOfMonth) <= 31)
+    recurrence = { kind: "monthly", day: Number(dayOfMonth) };
+  return recurrence && { recurrence, hour, minute };
 }
 
 /** The S3 key of one launch's plan. */

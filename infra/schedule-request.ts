@@ -25,7 +25,16 @@ export type ScheduleTarget = Pick<
 /** The plan-row fields one schedule is made of. */
 export type ScheduleRow = Pick<
   PlanRow,
-  "schedule_name" | "schedule_expression" | "timezone" | "email" | "template" | "template_data" | "step" | "variant"
+  | "schedule_name"
+  | "schedule_expression"
+  | "timezone"
+  | "email"
+  | "template"
+  | "template_data"
+  | "step"
+  | "variant"
+  | "start_date"
+  | "end_date"
 >;
 
 export interface CreateScheduleRequest {
@@ -33,6 +42,9 @@ export interface CreateScheduleRequest {
   GroupName: string;
   ScheduleExpression: string;
   ScheduleExpressionTimezone: string;
+  /** A recurring row's start_date and end_date (ISO instants); absent for a one-time schedule. */
+  StartDate?: string;
+  EndDate?: string;
   FlexibleTimeWindow: { Mode: "FLEXIBLE"; MaximumWindowInMinutes: number };
   ActionAfterCompletion: "DELETE";
   Target: {
@@ -86,6 +98,8 @@ export function createScheduleRequest(
     GroupName: campaignGroupName(campaignId),
     ScheduleExpression: row.schedule_expression,
     ScheduleExpressionTimezone: row.timezone,
+    // In the fan-out's order: the dates come right after the zone, only on a row that has them.
+    ...(row.start_date === undefined || row.start_date === null ? {} : { StartDate: row.start_date, EndDate: row.end_date }),
     FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
     ActionAfterCompletion: "DELETE",
     Target: {

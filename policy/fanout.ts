@@ -107,7 +107,13 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
     const limit = maxCallsInFlight(createScheduleTps, headroom, callLatencyMs / 1000);
     const { tasks } = tasksOf(args);
     if (tasks.length) checkStackQuota(args, createScheduleTps, report);
+    // Tasks inside the same Maps run one at a time per iteration (the fan-out's Choice picks the one-time or the
+    // recurring CreateSchedule): they share one concurrency, checked once.
+    const checked = new Set<string>();
     for (const task of tasks) {
+      const path = task.maps.map((m) => m.name).join("/");
+      if (checked.has(path)) continue;
+      checked.add(path);
       const where = `StateMachine "${args.name}" task "${task.name}"`;
       const dynamic = task.maps.find((m) => m.dynamic);
       if (dynamic) {

@@ -8,7 +8,7 @@ import {
   PlanRow,
   RETRYABLE_SCHEDULER_ERRORS,
 } from "../../infra/fanout-definition";
-import { PLAN_ROW_FIELDS } from "../../infra/plan-row";
+import { PLAN_ROW_FIELDS, RECURRING_ROW_FIELDS } from "../../infra/plan-row";
 import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/quotas";
 import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
 import { definitionOf, renderWith } from "../helpers/stack";
@@ -51,7 +51,8 @@ function expressions(node: any, out: string[] = []): string[] {
   return out;
 }
 
-const PLAN_FIELDS: readonly (keyof PlanRow)[] = PLAN_ROW_FIELDS; // pinned to the contract in plan-row.test.ts
+// Pinned to the contract in plan-row.test.ts.
+const PLAN_FIELDS: readonly (keyof PlanRow)[] = [...PLAN_ROW_FIELDS, ...RECURRING_ROW_FIELDS];
 const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag", "cleanup_at"];
 
 /** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
@@ -192,6 +193,7 @@ describe("fan-out definition", () => {
       const local = [
         "$$.Map.Item.Value",
         "$.Items",
+        "$.row",
         "$.name",
         "$.group",
         "$.expression",
@@ -262,6 +264,62 @@ describe("fan-out definition", () => {
         ["created", "created", "created"],
         ["created"],
       ]);
+    });
+
+    it("a recurring plan: cron(...) in the row's zone with StartDate and EndDate; one-time rows beside it get no dates", () => {
+      // A weekly digest, Mondays 09:00 local, launched 2026-11-30T12:05:01Z, --until 2027-01-31. The end is local
+      // midnight after 2027-01-31, worked out by hand: Kathmandu is UTC+05:45 (no DST), so 2027-02-01T00:00+05:45 is
+      // 2027-01-31T18:15:00Z; New York is UTC-05:00 in February, so 2027-02-01T05:00:00Z.
+      const base = planRows(3);
+      const rows: PlanRow[] = [
+        {
+          ...base[0],
+          timezone: "Asia/Kathmandu",
+          send_at: "2026-12-07T09:00:00",
+          utc: "2026-12-07T03:15:00.000Z",
+          schedule_expression: "cron(0 9 ? * MON *)",
+          start_date: "2026-11-30T12:05:01.000Z",
+          end_date: "2027-01-31T18:15:00.000Z",
+        },
+        {
+          ...base[1],
+          timezone: "America/New_York",
+          send_at: "2026-11-30T09:00:00",
+          utc: "2026-11-30T14:00:00.000Z",
+          schedule_expression: "cron(0 9 ? * MON *)",
+          start_date: "2026-11-30T12:05:01.000Z",
+          end_date: "2027-02-01T05:00:00.000Z",
+          variant: "B",
+        },
+        base[2],
+      ];
+      const fake = new FakeScheduler();
+      const services = fake.services(toJsonl(rows));
+      const out = runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
+      assert.strictEqual(out.fan_out.failedItems, 0);
+      assert.strictEqual(fake.requests.length, 3);
+      const [kathmandu, newYork, oneTime] = fake.requests;
+      assert.deepStrictEqual(
+        [kathmandu.ScheduleExpression, kathmandu.ScheduleExpressionTimezone, kathmandu.StartDate, kathmandu.EndDate],
+        ["cron(0 9 ? * MON *)", "Asia/Kathmandu", "2026-11-30T12:05:01.000Z", "2027-01-31T18:15:00.000Z"],
+      );
+      assert.deepStrictEqual(
+        [newYork.ScheduleExpression, newYork.ScheduleExpressionTimezone, newYork.StartDate, newYork.EndDate],
+        ["cron(0 9 ? * MON *)", "America/New_York", "2026-11-30T12:05:01.000Z", "2027-02-01T05:00:00.000Z"],
+      );
+      for (const r of [kathmandu, newYork]) {
+        assert.strictEqual(r.ActionAfterCompletion, "DELETE");
+        assert.deepStrictEqual(r.FlexibleTimeWindow, { Mode: "FLEXIBLE", MaximumWindowInMinutes: 7 });
+        assert.deepStrictEqual(r.Target.DeadLetterConfig, { Arn: PARAMS.deadLetterQueueArn });
+      }
+      assert.deepStrictEqual(JSON.parse(newYork.Target.Input).EmailTags[2], { Name: "variant", Value: "B" });
+      assertValidCreateSchedule(oneTime, rows[2]);
+      assert.ok(!("StartDate" in oneTime) && !("EndDate" in oneTime), "a one-time schedule has no dates");
+
+      // A re-run: the recurring schedules exist, and are left as they are.
+      const again = runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
+      assert.strictEqual(again.fan_out.failedItems, 0);
+      assert.deepStrictEqual(services.results[1].succeeded, [["exists", "exists", "exists"]]);
     });
 
     it("tags every send with campaign and step, and variant only for rows that have one (absent, null or named)", () => {

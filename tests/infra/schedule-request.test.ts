@@ -60,6 +60,21 @@ const ROWS: PlanRow[] = [
     utc: "2026-12-01T14:00:00.000Z",
     variant: null,
   },
+  {
+    schedule_name: "d4-1",
+    send_at: "2026-12-07T09:00:00",
+    schedule_expression: "cron(0 9 ? * MON,THU *)",
+    timezone: "Europe/Paris",
+    email: "d4@example.com",
+    template: "digest",
+    template_data: { step: "1" },
+    recipient_id: "d4",
+    step: 1,
+    utc: "2026-12-07T08:00:00.000Z",
+    variant: "A",
+    start_date: "2026-11-30T12:05:01.000Z",
+    end_date: "2027-01-31T23:00:00.000Z",
+  },
 ];
 
 /** The CreateSchedule requests the deployed fan-out makes for `rows`, run through the ASL interpreter. */
@@ -100,6 +115,20 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
       assert.strictEqual(JSON.stringify(viaBuilder), JSON.stringify(viaAsl));
     });
   }
+
+  it("passes a recurring row's start_date and end_date as StartDate and EndDate, right after the zone", () => {
+    const r = createScheduleRequest(PARAMS, "digest", 9, ROWS[3]);
+    assert.deepStrictEqual(Object.keys(r).slice(0, 6), [
+      "Name",
+      "GroupName",
+      "ScheduleExpression",
+      "ScheduleExpressionTimezone",
+      "StartDate",
+      "EndDate",
+    ]);
+    assert.deepStrictEqual([r.StartDate, r.EndDate], ["2026-11-30T12:05:01.000Z", "2027-01-31T23:00:00.000Z"]);
+    assert.ok(!("StartDate" in createScheduleRequest(PARAMS, "digest", 9, ROWS[0])));
+  });
 
   it("is a request SES and Scheduler accept: the target, role, retry policy, DLQ and the SendEmail input", () => {
     const r = createScheduleRequest(PARAMS, "onboarding", 9, ROWS[0]);

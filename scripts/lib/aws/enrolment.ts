@@ -4,7 +4,8 @@
  * pending). Both are safe to repeat, which is what at-least-once delivery needs. Every call is bounded in time.
  * Imports the Scheduler client only, so the deployed handler's bundle stays small.
  */
-import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
+import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
+import type { CreateScheduleRequest } from "../../../infra/schedule-request";
 import { Decision, EventKind, RejectReason } from "../core/journeys";
 import { ZoneStatus } from "../core/send-time";
 
@@ -81,13 +82,18 @@ export async function applyDecision(
     let status: StepOutcome["status"] = "passed";
     if (request) {
       const exists = await call(`CreateSchedule ${request.GroupName}/${request.Name}`, "ConflictException", callTimeoutMs, (abortSignal) =>
-        client.send(new CreateScheduleCommand(request), { abortSignal }),
+        client.send(new CreateScheduleCommand(sdkRequest(request)), { abortSignal }),
       );
       status = exists ? "exists" : "created";
     }
     steps.push({ ...step, status });
   }
   return { ...base, outcome: "enrolled", recipient: d.recipient, zone: d.zone, zoneStatus: d.zoneStatus, steps };
+}
+
+/** The SDK takes StartDate/EndDate (recurring schedules only; journeys have none) as Dates, not ISO text. */
+function sdkRequest({ StartDate, EndDate, ...rest }: CreateScheduleRequest): CreateScheduleCommandInput {
+  return { ...rest, ...(StartDate === undefined ? {} : { StartDate: new Date(StartDate), EndDate: new Date(EndDate!) }) };
 }
 
 /** Runs one bounded call; true when it failed with `expected` (the idempotent case), throws on any other failure. */
