@@ -21,7 +21,17 @@ export const scheduler = {
   maxEventAgeSeconds: { min: 60, max: 86_400 },
   /** RetryPolicy.MaximumRetryAttempts range. */
   maxRetryAttempts: { min: 0, max: 185 },
+  /** A cron expression's year field (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html). */
+  cronYears: { min: 1970, max: 2199 },
+  /** A recurring schedule's StartDate may not be earlier than this before the CreateSchedule call (ValidationException). */
+  startDateMaxPastMinutes: 5,
 } as const;
+
+/**
+ * sendtime's own bound on a recurring campaign (--until): each recipient's schedule holds one of the Region's
+ * schedules until its EndDate, so a date years ahead (a typo) would hold quota for nothing. Launch again instead.
+ */
+export const recurringSends = { maxYears: 5 } as const;
 
 /** Step Functions — https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html */
 export const stepFunctions = {

@@ -48,7 +48,8 @@ import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAG
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --template NAME
-         (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh [--hour H] | --at INSTANT)
+         (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh [--hour H] | --at INSTANT
+          | --every daily|weekdays|weekly:DAYS|monthly:D --until YYYY-MM-DD --hour H [--minute M])
          [--step +3d:TEMPLATE ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
          [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
          [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--out DIR]
@@ -206,6 +207,12 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const campaignId = campaignFlag(need("campaign"));
   const template = templateFlag(need("template"));
   const timing = timingFromFlags(f, template);
+  const recurringFlag =
+    f.every !== undefined && ([f.missed && "--missed", f["grace-minutes"] && "--grace-minutes"].find(Boolean) as string);
+  if (recurringFlag)
+    throw new UsageError(
+      `${recurringFlag} does not apply to --every ${f.every}: occurrences before the launch's start (now + fan-out + margin) are simply not sent`,
+    );
   const missed = (f.missed ?? "skip") as MissedPolicy;
   if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
   const now = nowFromFlag(f.now);
@@ -334,7 +341,8 @@ async function launchPlan(run: Run, summary: PlanSummary, launchId: string, obje
       plan_bucket: target.bucketName,
       plan_key: object.key,
       window_minutes: summary.window.minutes,
-      cleanup_at: cleanupAt(new Date(summary.lastSend!), summary.window.minutes),
+      // A recurring campaign's group stays until its last schedule has ended (its EndDate), not its first occurrence.
+      cleanup_at: cleanupAt(new Date(summary.recurring?.lastEndDate ?? summary.lastSend!), summary.window.minutes),
     });
     executions.push({ name, arn, key: object.key });
     if (i === 0) report.data.execution = { name, arn };
@@ -406,9 +414,19 @@ function formatSummary(s: PlanSummary): string[] {
   const lines = [
     `Campaign ${s.campaignId}: ${count(s.rows)} rows → ${count(s.recipientsPlanned)} recipients planned, ${count(s.schedules)} schedules; ${count(s.rejected.total)} rejected${reasons ? ` (${reasons})` : ""}${s.audience?.holdout.percent ? `; ${count(s.heldOut)} held out` : ""}`,
     `  send time: ${s.sendTime}`,
+    ...(s.recurring
+      ? [
+          `  recurring: one schedule per recipient from ${s.recurring.startDate} (now + fan-out + margin) to local midnight after --until (last ${s.recurring.lastEndDate ?? "-"}); each holds one of the Region's schedules until then`,
+        ]
+      : []),
     `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,
     `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed`,
-    `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${count(s.missed.skipped)} skipped, ${count(s.missed.sentNow)} sent now, ${count(s.missed.movedToNextDay)} moved to the next day`,
+    // A recurring schedule starts at the cutoff: nothing is missed, moved or sent now.
+    ...(s.recurring
+      ? []
+      : [
+          `  missed (--missed ${s.missed.policy}, due before ${s.missed.cutoff}): ${count(s.missed.skipped)} skipped, ${count(s.missed.sentNow)} sent now, ${count(s.missed.movedToNextDay)} moved to the next day`,
+        ]),
   ];
   if (s.audience) {
     const groups = s.audience.variants.map((v) => `${v.name} ${v.percent}% (${v.step1Template}): ${count(v.recipients)}`);
@@ -433,7 +451,9 @@ function formatSummary(s: PlanSummary): string[] {
       `  ids: ${count(s.idsDifferingOnlyInCase)} differ from an earlier id only in case or surrounding spaces (planned separately)`,
     );
   lines.push(
-    `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
+    s.recurring
+      ? `  sends: first ${s.firstSend ?? "-"}; the window is sized on the occurrences of the first ${s.recurring.sizedOnDays} days (last ${s.lastSend ?? "-"})`
+      : `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
     `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
     `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
     `  files: ${[`${s.files.plan ?? "plan.jsonl not kept (--no-local-plan)"} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,

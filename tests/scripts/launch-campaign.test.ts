@@ -384,6 +384,22 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
   });
 
+  it("a recurring campaign's group is kept until its last schedule ends: cleanup_at is after the latest EndDate", async () => {
+    s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
+    headFromPut();
+    sfn
+      .on(StartExecutionCommand)
+      .resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
+    const recurring = base(ZONES).map((a) => (a === "--date" ? "--every" : a === "2026-12-01" ? "daily" : a));
+    const r = await launch([...recurring, "--until", "2026-12-31", "--outputs", outputsFile]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const input = JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!);
+    // By hand: the latest end is Chicago's (UTC-6), local midnight after 2026-12-31 = 2027-01-01T06:00Z; + the
+    // 1-minute window + 24 h of Scheduler retries.
+    assert.strictEqual(r.summary.recurring.lastEndDate, "2027-01-01T06:00:00.000Z");
+    assert.strictEqual(input.cleanup_at, "2027-01-02T06:01:00");
+  });
+
   it("stores the launch record (summary, schedules per step and variant, holdout) under launches/ before starting", async () => {
     s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
     headFromPut();

@@ -31,7 +31,7 @@ describe("timing and audience flags", () => {
     assert.deepStrictEqual(baseRuleFromFlags({ at: "2026-11-26T09:00-05:00" }), { kind: "at", utcMs: Date.parse("2026-11-26T14:00:00Z") });
     rejects(
       () => baseRuleFromFlags({}),
-      /^give one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:\+Nd\|\+Nh, or --at INSTANT$/,
+      /^give one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:\+Nd\|\+Nh, --at INSTANT, or --every … --until YYYY-MM-DD --hour H$/,
     );
     rejects(
       () => baseRuleFromFlags({ date: "2026-12-01", hour: "9", at: "2026-11-26T14:00Z" }),

@@ -5,9 +5,9 @@
  * and --now. Every message names the flag and what is allowed.
  */
 import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
-import { FANOUT_HEADROOM, fanOutCreateRate, scheduler } from "../../../infra/quotas";
+import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../core/audience";
-import { QuietTime } from "../core/quiet-time";
+import { inQuietHours, QuietTime } from "../core/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
 import { BaseRule, parseInstant } from "../core/send-rules";
 import { canonicalZone, sameOffset, Step } from "../core/send-time";
@@ -17,7 +17,7 @@ import { intFlag, positiveFlag, UsageError } from "./run";
 import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";
 
 /** The raw values of the timing flags (strings as typed). */
-type TimingFlagValues = { date?: string; hour?: string; minute?: string; after?: string; at?: string } & {
+type TimingFlagValues = { date?: string; hour?: string; minute?: string; after?: string; at?: string; every?: string; until?: string } & {
   "quiet-hours"?: string;
   "quiet-days"?: string;
   quiet?: string;
@@ -99,8 +99,12 @@ export interface CampaignTiming {
 }
 
 /** The send-time flags, checked. `template` (launcher) is step 1's and the default of later steps. */
-export function timingFromFlags(f: TimingFlagValues & { step?: string[]; "default-timezone"?: string }, template?: string): CampaignTiming {
+export function timingFromFlags(
+  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: string },
+  template?: string,
+): CampaignTiming {
   const rule = baseRuleFromFlags(f);
+  if (rule.kind === "every") checkRecurring(f, rule, nowFromFlag(f.now));
   const steps: Step[] = [{ number: 1, days: 0, template }];
   const raws = ["the first send"];
   for (const raw of f.step ?? []) {
@@ -123,6 +127,39 @@ export function timingFromFlags(f: TimingFlagValues & { step?: string[]; "defaul
       ...(f.step ?? []).map((raw, k) => ({ flag: `--step ${raw}`, template: steps[k + 1].template })),
     ]);
   return { rule, steps, defaultZone, quiet: quietTimeFromFlags(f), audience };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * What a recurring send cannot be combined with, and a --until it cannot reach: each refused with one line naming the
+ * flag. The recurring time is the same local time at every occurrence, so quiet hours are checked once, here.
+ */
+function checkRecurring(f: TimingFlagValues & { step?: string[] }, rule: Extract<BaseRule, { kind: "every" }>, now: number): void {
+  const every = `--every ${f.every}`;
+  if (f.step?.length)
+    throw new UsageError(
+      `--step ${f.step[0]} does not apply to ${every}: a recurring send is one message per occurrence (launch another recurring campaign for another message)`,
+    );
+  if (f["quiet-days"] !== undefined)
+    throw new UsageError(
+      `--quiet-days ${f["quiet-days"]} does not apply to ${every}: choose the days to send instead (--every weekly:MON,TUE,...)`,
+    );
+  const quiet = quietTimeFromFlags(f);
+  const at = `${String(rule.hour).padStart(2, "0")}:${String(rule.minute).padStart(2, "0")}`;
+  if (quiet?.hours && inQuietHours(quiet, rule.hour * 60 + rule.minute))
+    throw new UsageError(`--hour/--minute ${at} is inside --quiet-hours ${f["quiet-hours"]}: every occurrence of ${every} would be quiet`);
+  const { year, month, day } = rule.until;
+  const untilMs = Date.UTC(year, month - 1, day);
+  // Local midnight after --until comes last at UTC-12: past that, the date has ended in every zone.
+  if (untilMs + DAY_MS + 12 * 3_600_000 <= now)
+    throw new UsageError(`--until ${f.until}: that date has ended in every time zone (now is ${new Date(now).toISOString()})`);
+  if (year > scheduler.cronYears.max)
+    throw new UsageError(`--until ${f.until}: EventBridge Scheduler's cron expressions end with the year ${scheduler.cronYears.max}`);
+  if (untilMs > now + recurringSends.maxYears * 365.25 * DAY_MS)
+    throw new UsageError(
+      `--until ${f.until}: more than ${recurringSends.maxYears} years ahead; each recipient's schedule holds one of the Region's schedules until then (launch again later instead)`,
+    );
 }
 
 const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;

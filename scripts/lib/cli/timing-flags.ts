@@ -5,6 +5,7 @@
  */
 import { SES_NAME } from "../../../infra/naming";
 import { Audience, BASIS_POINTS, MAX_VARIANTS, MIN_VARIANTS, Variant, VARIANT_NAME, VARIANT_PLACEHOLDER } from "../core/audience";
+import type { Recurrence } from "../../../infra/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../core/quiet-time";
 import { BaseRule, parseDate, parseInstant } from "../core/send-rules";
 import { UsageError } from "./run";
@@ -12,6 +13,8 @@ import { UsageError } from "./run";
 export const TIMING_FLAGS = {
   after: { type: "string" },
   at: { type: "string" },
+  every: { type: "string" },
+  until: { type: "string" },
   "quiet-hours": { type: "string" },
   "quiet-days": { type: "string" },
   quiet: { type: "string" },
@@ -30,6 +33,13 @@ export const TIMING_FLAGS_HELP = `Send time, exactly one rule (times are local t
   --after COLUMN:+Nh      N hours after COLUMN's instant (a date means local midnight); --after cart_at:+2h
   --at INSTANT            one instant for everyone, with Z or an offset (the eve of a Black Friday sale that opens
                           on 2026-11-27 at 09:00 New York time: --at 2026-11-26T09:00-05:00)
+  --every daily|weekdays|weekly:MON[,THU...]|monthly:D --until YYYY-MM-DD --hour H [--minute M]
+                          a recurring send: one schedule per recipient, at H:M local on those days, from the launch
+                          (now + fan-out + margin) to the end of --until in the recipient's zone (a weekly digest:
+                          --every weekly:MON --until 2027-06-30 --hour 9); monthly:29-31 sends nothing in months
+                          without that day; one step only, no send_at column values, no --quiet-days (choose the
+                          days instead), and an hour inside --quiet-hours is refused (a row's send_hour inside them
+                          rejects the row: quiet-hours)
   A row's send_at column (local YYYY-MM-DDTHH:MM) replaces the rule for that row. A bad send_at, send_hour or
   send_minute rejects the row (invalid-send-time), a bad or empty COLUMN value too (invalid-date). Seconds round
   up to the next minute. Later steps count from step 1's time before quiet time moves it.
@@ -45,7 +55,10 @@ mod 10,000; variants take consecutive ranges of basis points in the order given,
   --holdout PERCENT       recipients not sent (listed in holdout.csv); with variants, all percents sum to 100
                           (A/B test with a 10% holdout: --variant A:45 --variant B:45 --holdout 10)`;
 
-export const BASE_RULE_HELP = "one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:+Nd|+Nh, or --at INSTANT";
+export const BASE_RULE_HELP =
+  "one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:+Nd|+Nh, --at INSTANT, or --every … --until YYYY-MM-DD --hour H";
+
+const EVERY_HELP = "daily, weekdays, weekly:MON[,THU...] (days MON TUE WED THU FRI SAT SUN) or monthly:D (D 1-31)";
 
 const MAX_AFTER = { d: 3_650, h: 87_600 };
 
@@ -55,9 +68,35 @@ function wholeNumber(flag: string, raw: string, min: number, max: number): numbe
   return n;
 }
 
-/** Exactly one base rule from --date/--hour/--minute, --after and --at. */
-export function baseRuleFromFlags(f: { date?: string; hour?: string; minute?: string; after?: string; at?: string }): BaseRule {
-  const given = (["date", "after", "at"] as const).filter((k) => f[k] !== undefined);
+/** --every's value: how the send repeats. */
+export function parseEvery(raw: string): Recurrence {
+  const [kind, arg, ...rest] = raw.split(":");
+  const bad = () => new UsageError(`--every ${raw}: expected ${EVERY_HELP}`);
+  if (rest.length) throw bad();
+  if ((kind === "daily" || kind === "weekdays") && arg === undefined) return { kind };
+  if (kind === "weekly" && arg) {
+    const days = arg.split(",").map((name) => (WEEKDAY_NAMES as readonly string[]).indexOf(name.trim().toUpperCase()));
+    if (days.some((d) => d < 0)) throw bad();
+    if (new Set(days).size !== days.length) throw new UsageError(`--every ${raw}: a day is given twice`);
+    return { kind, days };
+  }
+  if (kind === "monthly" && arg !== undefined && /^\d{1,2}$/.test(arg) && Number(arg) >= 1 && Number(arg) <= 31)
+    return { kind, day: Number(arg) };
+  throw bad();
+}
+
+/** Exactly one base rule from --date/--hour/--minute, --after, --at and --every/--until. */
+export function baseRuleFromFlags(f: {
+  date?: string;
+  hour?: string;
+  minute?: string;
+  after?: string;
+  at?: string;
+  every?: string;
+  until?: string;
+}): BaseRule {
+  if (f.until !== undefined && f.every === undefined) throw new UsageError(`--until ${f.until} goes with --every (a recurring send)`);
+  const given = (["date", "after", "at", "every"] as const).filter((k) => f[k] !== undefined);
   if (given.length === 0) throw new UsageError(`give ${BASE_RULE_HELP}`);
   if (given.length > 1) throw new UsageError(`--${given[0]} and --${given[1]} are two send-time rules: give ${BASE_RULE_HELP}`);
   const hourAndMinute = (what: string) => {
@@ -69,6 +108,13 @@ export function baseRuleFromFlags(f: { date?: string; hour?: string; minute?: st
     if (flag) throw new UsageError(`${flag} does not apply to ${what}: ${why}`);
   };
 
+  if (f.every !== undefined) {
+    const recurrence = parseEvery(f.every);
+    if (f.until === undefined) throw new UsageError(`--every ${f.every} needs --until YYYY-MM-DD: the last local date with a send`);
+    const until = parseDate(f.until);
+    if (!until) throw new UsageError(`--until ${f.until}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.until) ? "no such date" : "expected YYYY-MM-DD"}`);
+    return { kind: "every", recurrence, until, ...hourAndMinute(`--every ${f.every}`) };
+  }
   if (f.date !== undefined) {
     const date = parseDate(f.date);
     if (!date) throw new UsageError(`--date ${f.date}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.date) ? "no such date" : "expected YYYY-MM-DD"}`);

@@ -8,9 +8,21 @@
  * distinct combination is computed once, with the notes a row with it gets, and shared by every row that has it:
  * per-row work is a cache lookup.
  */
-import { endOfQuietTime, QuietTime } from "./quiet-time";
-import { BaseRule, firstSend, reduceAfter, requestedLocal, RowTiming, stepFromFirst, TimingProblem } from "./send-rules";
-import { addDays, LocalTime, ScheduledTime, scheduledTime, Step, ZoneResolver, ZoneStatus, zonedInstant } from "./send-time";
+import { cronExpression } from "../../../infra/plan-row";
+import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "./quiet-time";
+import { endOfLocalDate, nextOccurrence, occurrences, sizingSpanDays } from "./recurrence";
+import {
+  BaseRule,
+  firstSend,
+  reduceAfter,
+  requestedLocal,
+  rowHourAndMinute,
+  RowTiming,
+  SEND_AT_COLUMN,
+  stepFromFirst,
+  TimingProblem,
+} from "./send-rules";
+import { addDays, LocalTime, ScheduledTime, scheduledTime, Step, wallClock, ZoneResolver, ZoneStatus, zonedInstant } from "./send-time";
 import { InstantHistogram } from "./window";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
@@ -43,6 +55,19 @@ export interface StepDecision {
   collidedWith?: number;
   /** When a step that is not sent or was moved by quiet time was due, for its note. */
   due?: string;
+  /** A recurring send (rule `every`): `time` is its first occurrence. */
+  recurring?: RecurringSend;
+}
+
+/** What a recurring schedule is created with, and the occurrences its flexible window is sized on. */
+export interface RecurringSend {
+  expression: string;
+  /** CreateSchedule StartDate and EndDate, ISO 8601 in UTC. */
+  startDate: string;
+  endDate: string;
+  endMs: number;
+  /** Its occurrences in the sizing span (recurrence.ts sizingSpanDays), ascending. */
+  sized: number[];
 }
 
 export interface ZoneDecisions {
@@ -67,6 +92,8 @@ export interface SendRules {
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
   quiet?: QuietTime;
+  /** Rule `every`: the schedules' StartDate (the launch cutoff: now + fan-out + margin), epoch ms. */
+  recurringStartMs?: number;
 }
 
 const NO_ROW_VALUES: RowTiming = {};
@@ -158,6 +185,7 @@ export class SendDecider {
   }
 
   private compute(zone: string, timing: RowTiming): SharedSteps {
+    if (this.rules.rule.kind === "every") return this.recurring(zone, timing);
     const first = firstSend(this.rules.rule, zone, timing);
     if ("reason" in first) return first;
     const steps = separateSteps(
@@ -168,6 +196,53 @@ export class SendDecider {
     );
     const notes = steps.map((d) => stepNote(d, steps)).filter((n): n is string => n !== undefined);
     return { steps, notes: notes.length ? notes : NO_NOTES };
+  }
+
+  /**
+   * A recurring send in `zone`: one cron schedule from the start to local midnight after --until. A row's send_at
+   * (a one-time time) cannot be recurring: the row is rejected. A recurring time in quiet hours would be quiet at every
+   * occurrence: the step is skipped (the row then rejected), whatever the quiet policy.
+   */
+  private recurring(zone: string, timing: RowTiming): SharedSteps {
+    const rule = this.rules.rule as Extract<BaseRule, { kind: "every" }>;
+    const step = this.rules.steps[0];
+    if (this.rules.steps.length !== 1) throw new Error("internal: a recurring send has one step");
+    if (timing.sendAt !== undefined)
+      return {
+        reason: "invalid-send-time",
+        text: `${SEND_AT_COLUMN} "${timing.sendAt}" is a one-time send time; recurring sends (--every) take the hour from send_hour/send_minute`,
+      };
+    const hm = rowHourAndMinute(rule, timing);
+    if ("reason" in hm) return hm;
+    const time = { recurrence: rule.recurrence, ...hm };
+    const startMs = this.rules.recurringStartMs;
+    if (startMs === undefined) throw new Error("internal: a recurring send needs its start");
+    const endMs = endOfLocalDate(zone, rule.until);
+    const q = this.rules.quiet;
+    const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;
+    if (q && inQuietHours(q, hm.hour * 60 + hm.minute)) {
+      const decision: StepDecision = { step, outcome: "planned", quiet: "skipped", due: `${at} local` };
+      return { steps: [decision], notes: [`step 1 at ${at} local, every occurrence in quiet time (${describeQuietTime(q)}): not planned`] };
+    }
+    const sized = occurrences(time, zone, startMs, Math.min(endMs, startMs + sizingSpanDays(rule.recurrence) * 86_400_000));
+    const first = sized[0] ?? nextOccurrence(time, zone, startMs, endMs);
+    if (first === undefined) return { steps: [{ step, outcome: "skipped", quiet: "none", due: `${at} local` }], notes: NO_NOTES };
+    const recurring: RecurringSend = {
+      expression: cronExpression(time),
+      startDate: new Date(startMs).toISOString(),
+      endDate: new Date(endMs).toISOString(),
+      endMs,
+      sized: sized.length ? sized : [first],
+    };
+    // The schedule is evaluated in the zone (never UTC); send_at is the first occurrence's wall clock there.
+    const t: ScheduledTime = {
+      utcMs: first,
+      utc: new Date(first).toISOString(),
+      send_at: wallClock(zone, first),
+      timezone: zone,
+      fold: "exact",
+    };
+    return { steps: [{ step, outcome: "planned", quiet: "none", time: t, recurring }], notes: NO_NOTES };
   }
 
   private applyMissed(zone: string, step: Step, time: ScheduledTime, requested: LocalTime): StepDecision {
@@ -242,6 +317,8 @@ export function nothingLeft(steps: StepDecision[]): "quiet-hours" | "send-time-p
  */
 export class PlannedSends {
   private readonly histogram = new InstantHistogram();
+  /** Schedules planned (a recurring schedule is one, however many of its occurrences the histogram holds). */
+  schedules = 0;
   private readonly pending = new Map<StepDecision[], { zone: string; count: number }>();
   private static readonly MAX_PENDING = 50_000;
 
@@ -262,7 +339,12 @@ export class PlannedSends {
 
   private flush(): void {
     for (const [decisions, { zone, count }] of this.pending)
-      for (const d of decisions) if (d.time) this.histogram.add(d.time.utcMs, zone, count);
+      for (const d of decisions) {
+        if (!d.time) continue;
+        this.schedules += count;
+        if (d.recurring) for (const utcMs of d.recurring.sized) this.histogram.add(utcMs, zone, count);
+        else this.histogram.add(d.time.utcMs, zone, count);
+      }
     this.pending.clear();
   }
 }
@@ -274,6 +356,7 @@ function cacheKey(rule: BaseRule, zone: string, t: RowTiming, sendAt: string | u
     case "at":
       return zone;
     case "date":
+    case "every":
       return t.sendHour || t.sendMinute ? `${zone}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : zone;
     case "after":
       return "days" in rule ? `${zone}\u0000${after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : `${zone}\u0000${after}`;

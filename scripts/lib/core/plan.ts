@@ -29,6 +29,7 @@ import {
 } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
+import { sizingSpanDays } from "./recurrence";
 import { BaseRule, describeRule } from "./send-rules";
 import { Step, stepOffset } from "./send-time";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith } from "./window";
@@ -76,6 +77,11 @@ export interface PlanSummary {
   missed: { policy: MissedPolicy; graceMinutes: number; cutoff: string; skipped: number; sentNow: number; movedToNextDay: number };
   /** The base rule, in words. */
   sendTime: string;
+  /**
+   * Recurring sends: each schedule's StartDate (the cutoff), the latest EndDate of any of them, and the days after the
+   * start the window was sized on (firstSend and lastSend are then the first and last occurrence in those days).
+   */
+  recurring: { startDate: string; lastEndDate: string | null; sizedOnDays: number } | null;
   /** Sends moved (delayed) or dropped (skipped) by quiet time; null without quiet time. */
   quiet: { rule: string; policy: string; delayed: number; skipped: number } | null;
   /** Recipients and schedules per variant, and the holdout; null without variants or holdout. */
@@ -140,6 +146,8 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     strictZones: o.recipients.strictZones,
     missed: { ...o.missed, cutoffMs },
     quiet: o.quiet,
+    // A recurring schedule starts at the cutoff: its occurrences before the fan-out can have created it are not sent.
+    recurringStartMs: cutoffMs,
   });
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
@@ -165,7 +173,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       const none = decided.noSendLeft;
       if (none) {
         tally.steps(decided.steps);
-        await reject(noSendLeft(row, none, cutoffMs, o));
+        await reject(noSendLeft(row, none, cutoffMs, o, decided.steps[0]?.due));
         continue;
       }
       // Held out only when it would have been sent: the holdout stays comparable with the recipients who are.
@@ -205,11 +213,15 @@ function recipientChecker(columns: Columns, o: PlanRequest): { checker: Recipien
   return { checker, closeChecker: () => [seen.ids, seen.emails, seen.foldedIds].forEach((s) => s?.close()) };
 }
 
-function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest): Reject {
+function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest, due?: string): Reject {
   const text =
     why === "quiet-hours"
-      ? `no send left: quiet time (${describeQuietTime(o.quiet!)}) skips every send that was not missed`
-      : `every send time is before ${new Date(cutoffMs).toISOString()} (now + fan-out + margin); missed-time policy ${o.missed.policy}`;
+      ? o.rule.kind === "every"
+        ? `no send left: its recurring time ${due} is in quiet time (${describeQuietTime(o.quiet!)}) at every occurrence`
+        : `no send left: quiet time (${describeQuietTime(o.quiet!)}) skips every send that was not missed`
+      : o.rule.kind === "every"
+        ? `no occurrence of ${describeRule(o.rule)} after ${new Date(cutoffMs).toISOString()} (now + fan-out + margin)`
+        : `every send time is before ${new Date(cutoffMs).toISOString()} (now + fan-out + margin); missed-time policy ${o.missed.policy}`;
   return { line: row.line, id: row.id, reason: why, text };
 }
 
@@ -250,7 +262,7 @@ class PlanLines {
     const idJson = JSON.stringify(row.id);
     const lines: string[] = [];
     for (let k = 0; k < decisions.length; k++) {
-      const { step, time } = decisions[k];
+      const { step, time, recurring } = decisions[k];
       if (!time) continue;
       // Schedule names, send_at, IANA zone names, ISO instants and variant names hold nothing JSON escapes.
       lines.push(
@@ -265,7 +277,8 @@ class PlanLines {
           step: String(step.number),
           utc: `"${time.utc}"`,
           variant: this.variantJson[slot],
-          schedule_expression: `"${atExpression(time.send_at)}"`,
+          schedule_expression: `"${recurring ? recurring.expression : atExpression(time.send_at)}"`,
+          ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
         }),
       );
     }
@@ -299,6 +312,8 @@ class PlanTally {
   readonly schedulesByStepAndGroup: number[][];
   /** Send instants of the planned schedules. */
   readonly sends = new PlannedSends();
+  /** Recurring sends: the latest EndDate of any planned schedule. */
+  lastEndMs = 0;
 
   constructor(steps: number, variants: number) {
     this.schedulesByStep = new Array(steps).fill(0);
@@ -344,6 +359,8 @@ class PlanTally {
     this.schedulesByGroup[slot] += this.steps(d.steps);
     for (let k = 0; k < d.steps.length; k++) if (d.steps[k].time) this.schedulesByStepAndGroup[k][slot]++;
     this.sends.add(d.zone, d.steps);
+    const recurring = d.steps[0]?.recurring;
+    if (recurring && recurring.endMs > this.lastEndMs) this.lastEndMs = recurring.endMs;
   }
 }
 
@@ -363,7 +380,7 @@ function scheduledByStepAndVariant(o: PlanRequest, t: PlanTally): PlanSummary["s
 function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
-  const schedules = histogram.total;
+  const schedules = t.sends.schedules;
   const rate = { effectiveTps: o.rate.tps, effectiveTpsSource: o.rate.source };
   const sized = minimumWindowMinutes(instants, o.rate.tps);
   let window: PlanSummary["window"];
@@ -402,6 +419,14 @@ function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: s
       movedToNextDay: t.movedToNextDay,
     },
     sendTime: describeRule(o.rule),
+    recurring:
+      o.rule.kind === "every"
+        ? {
+            startDate: iso(cutoffMs),
+            lastEndDate: t.lastEndMs ? iso(t.lastEndMs) : null,
+            sizedOnDays: sizingSpanDays(o.rule.recurrence),
+          }
+        : null,
     quiet: o.quiet ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped } : null,
     audience:
       variants.length || holdoutBasisPoints

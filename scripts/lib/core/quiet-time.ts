@@ -35,7 +35,8 @@ function weekday(t: LocalTime): number {
   return new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay();
 }
 
-function inQuietHours(q: QuietTime, minuteOfDay: number): boolean {
+/** Whether a local minute of the day (0–1439) is in the quiet hours. */
+export function inQuietHours(q: QuietTime, minuteOfDay: number): boolean {
   if (!q.hours) return false;
   const { start, end } = q.hours;
   return start < end ? minuteOfDay >= start && minuteOfDay < end : minuteOfDay >= start || minuteOfDay < end;

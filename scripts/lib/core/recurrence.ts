@@ -7,7 +7,7 @@
  * Pure: no AWS, no I/O.
  */
 import { Recurrence, RecurringTime } from "../../../infra/plan-row";
-import { LocalDate } from "./send-rules";
+import type { LocalDate } from "./send-rules";
 import { addDays, localTimeOf, zonedInstant } from "./send-time";
 
 const DAY = 86_400_000;

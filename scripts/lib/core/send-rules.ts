@@ -6,12 +6,15 @@
  *          the row's zone) N days later at the campaign/row hour; `+Nh` is N hours after the instant (a date means
  *          local midnight).
  * - at:    one instant for everyone (`--at INSTANT`).
+ * - every: a recurring send (`--every … --until D`) at a local hour and minute (recurrence.ts; decisions.ts plans it).
  * - a row's `send_at` (local `YYYY-MM-DDTHH:MM` in the row's zone) replaces the rule for that row.
  *
  * Later steps count from step 1's time (before any missed-time or quiet-time move): `+Nd` is the same local time N
  * days later, `+Nh` N hours after. at() has minute precision: an instant with seconds rounds up to the next minute,
  * so nothing is sent early. Pure: no AWS, no I/O.
  */
+import type { Recurrence } from "../../../infra/plan-row";
+import { describeRecurrence } from "./recurrence";
 import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
 
 export interface LocalDate {
@@ -24,7 +27,9 @@ export type BaseRule =
   | { kind: "date"; date: LocalDate; hour: number; minute: number }
   | { kind: "after"; column: string; days: number; hour: number; minute: number }
   | { kind: "after"; column: string; hours: number }
-  | { kind: "at"; utcMs: number };
+  | { kind: "at"; utcMs: number }
+  /** Repeats until local midnight after `until`; a row's send_hour/send_minute replace hour/minute. */
+  | { kind: "every"; recurrence: Recurrence; hour: number; minute: number; until: LocalDate };
 
 /** Control columns: they steer the send time and are never personalization. */
 export const SEND_AT_COLUMN = "send_at";
@@ -161,7 +166,8 @@ function fromInstant(zone: string, utcMs: number): FirstSend {
 
 const SEND_AT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::00)?$/;
 
-function rowHourAndMinute(rule: { hour: number; minute: number }, row: RowTiming): { hour: number; minute: number } | TimingProblem {
+/** The rule's hour and minute, or the row's send_hour/send_minute when it has them. */
+export function rowHourAndMinute(rule: { hour: number; minute: number }, row: RowTiming): { hour: number; minute: number } | TimingProblem {
   let { hour, minute } = rule;
   if (row.sendHour !== undefined && row.sendHour.trim() !== "") {
     const h = row.sendHour.trim();
@@ -190,6 +196,7 @@ export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSe
       };
     return fromLocal(zone, { ...date, hour: Number(m[4]), minute: Number(m[5]) });
   }
+  if (rule.kind === "every") throw new Error("internal: a recurring send has no first send of its own (decisions.ts plans it)");
   if (rule.kind === "at") return fromInstant(zone, rule.utcMs);
   if (rule.kind === "date") {
     const hm = rowHourAndMinute(rule, row);
@@ -279,5 +286,7 @@ export function describeRule(rule: BaseRule): string {
       return `${new Date(rule.utcMs).toISOString().replace(".000Z", "Z")} for everyone`;
     case "after":
       return "days" in rule ? `${rule.column} +${rule.days}d at ${hhmm(rule.hour, rule.minute)} local` : `${rule.column} +${rule.hours}h`;
+    case "every":
+      return describeRecurrence(rule, rule.until);
   }
 }

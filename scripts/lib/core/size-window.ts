@@ -10,7 +10,7 @@ import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
 import { BaseRule } from "./send-rules";
 import { Step, ZoneStatus } from "./send-time";
-import { EffectiveTps, fanOutSeconds, latestLaunch, minimumWindowMinutes } from "./window";
+import { EffectiveTps, fanOutSeconds, latestLaunch, minimumWindowMinutes, missedCutoff } from "./window";
 
 export interface WindowReport {
   mode: "volume" | "recipients";
@@ -82,6 +82,11 @@ export async function sizeRecipientList(
     defaultZone: r.defaultZone,
     quiet: r.quiet,
     strictZones: r.recipients.strictZones,
+    // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
+    recurringStartMs:
+      r.rule.kind === "every"
+        ? missedCutoff(r.now, { rowBound: await countLines(r.file), steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
+        : undefined,
   });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
   const sends = new PlannedSends();
@@ -124,7 +129,8 @@ export async function sizeRecipientList(
   const sized = minimumWindowMinutes(instants, r.rate.tps);
   if (!sized.fits) return { fits: false, requiredTps: sized.requiredTps };
 
-  const schedules = histogram.total;
+  // (A recurring schedule is one schedule; the histogram holds each of its occurrences in the sizing span.)
+  const schedules = sends.schedules;
   const fanOut = fanOutSeconds(schedules, r.createTps);
   const pace = { rowBound: await countLines(r.file), steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
