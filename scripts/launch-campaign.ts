@@ -44,7 +44,7 @@ import { planCampaign, PlanRequest, PlanSummary } from "./lib/core/plan";
 import { OutputLock } from "./lib/core/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
 import { buildLaunchRecord } from "./lib/core/launch-record";
-import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --template NAME
@@ -166,7 +166,7 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
   // The plan's key must be known when its first part is sent: --launch-id, else the plan's hash when the whole plan
   // fits one part (sent at the end), else a key unique to this upload.
   let launchId = run.launchIdFlag;
-  const uploadId = `${new Date(run.request.now).toISOString().replace(/[-:]|\.\d+Z$/g, "")}-${randomBytes(4).toString("hex")}`;
+  const uploadId = `${new Date().toISOString().replace(/[-:]|\.\d+Z$/g, "")}-${randomBytes(4).toString("hex")}`;
   const upload =
     run.target &&
     new StreamingPlanUpload(
@@ -217,16 +217,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
   const now = nowFromFlag(f.now);
   const rate = rateFromFlags(f);
-  // Stack outputs are needed to launch; a dry run uses them when given (quota, region) but does not require them.
-  const launching = !f["dry-run"];
-  const outputs = launching || f.stack !== undefined || f.outputs !== undefined ? outputsFromFlags(f) : {};
-  const target = launching
-    ? requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" })
-    : undefined;
-  if (journeyNamed(outputs, campaignId))
-    throw new UsageError(
-      `--campaign ${campaignId}: this stack has a journey of that name, whose subscribers' schedules are in group campaign-${campaignId}; a campaign would share it (and its housekeeping would delete them): choose another id`,
-    );
+  const { outputs, target } = stackOf(f, campaignId);
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
@@ -257,7 +248,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   return {
     f,
     campaignId,
-    target: target && { ...target, region: outputs.region },
+    target,
     quota,
     launchIdFlag,
     request,
@@ -265,6 +256,22 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     deadline,
     progress,
   };
+}
+
+/**
+ * The stack outputs and, when launching, where to launch. Stack outputs are needed to launch; a dry run uses them when
+ * given (quota, region) but does not require them. A campaign may not share its group with one of the stack's journeys.
+ */
+function stackOf(f: Flags, campaignId: string): { outputs: StackOutputs; target?: Run["target"] } {
+  const launching = !f["dry-run"];
+  const outputs = launching || f.stack !== undefined || f.outputs !== undefined ? outputsFromFlags(f) : {};
+  if (journeyNamed(outputs, campaignId))
+    throw new UsageError(
+      `--campaign ${campaignId}: this stack has a journey of that name, whose subscribers' schedules are in group campaign-${campaignId}; a campaign would share it (and its housekeeping would delete them): choose another id`,
+    );
+  if (!launching) return { outputs };
+  const target = requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" });
+  return { outputs, target: { ...target, region: outputs.region } };
 }
 
 function windowFromFlag(raw: string | undefined): number | undefined {
@@ -279,7 +286,12 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
     run.quota,
   );
   report.data.scheduleQuota = { ...run.quota, fits: !quotaFinding };
-  if (quotaFinding) return `${quotaFinding} The plan is kept for review; nothing was uploaded or started.`;
+  if (quotaFinding) {
+    const kept = run.f["no-local-plan"] ? "The plan is not kept (--no-local-plan)" : "The plan is kept for review";
+    // Parts of a large plan go to S3 while it is written; the refusal aborts that upload, so none of it stays.
+    const discarded = run.target ? " (any parts sent while planning are discarded: AbortMultipartUpload)" : "";
+    return `${quotaFinding} ${kept}; nothing was uploaded or started${discarded}.`;
+  }
   if (!summary.window.fits)
     return `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`;
   if (summary.schedules === 0) return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;

@@ -603,7 +603,10 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       multipartS3();
       const r = await launch([...base(ZONES), "--outputs", outputsFile, "--max-schedules", "5"]);
       assert.strictEqual(r.code, 1, r.stderr);
-      assert.match(r.stdout, /Not launched: the plan has 10 schedules .* nothing was uploaded or started\.$/m);
+      assert.match(
+        r.stdout,
+        /Not launched: the plan has 10 schedules .* nothing was uploaded or started \(any parts sent while planning are discarded: AbortMultipartUpload\)\.$/m,
+      );
       assert.strictEqual(parts().length, 6, "the full parts went out while the plan was written");
       const abort = s3.commandCalls(AbortMultipartUploadCommand).map((c) => c.args[0].input);
       assert.deepStrictEqual(abort, [{ Bucket: "recipients-ce6a540", Key: parts()[0].Key, UploadId: "u1" }]);
