@@ -494,6 +494,43 @@ describe("campaign-status", () => {
     assert.deepStrictEqual(s.deadLetterQueue, { url: DLQ, visible: 2, inFlight: 1 });
   });
 
+  it("a plan launched in parts (one execution per ItemReader object): each part's fan-out with its own Map Run counts", async () => {
+    stack(10);
+    const parts = [
+      { name: "spring-aaa", status: "SUCCEEDED", total: 6, succeeded: 6 },
+      { name: "spring-aaa-p2", status: "RUNNING", total: 4, succeeded: 1 },
+    ];
+    sfn.on(ListExecutionsCommand).resolves({
+      executions: parts.map((p) => ({
+        executionArn: execArn(p.name),
+        name: p.name,
+        status: p.status as any,
+        stateMachineArn: SM,
+        startDate: new Date(),
+      })),
+    });
+    sfn.on(DescribeExecutionCommand).callsFake((input: any) => ({
+      status: parts.find((p) => execArn(p.name) === input.executionArn)!.status,
+      input: JSON.stringify({ campaign_id: "spring" }),
+    }));
+    sfn
+      .on(ListMapRunsCommand)
+      .callsFake((input: any) => ({ mapRuns: [{ mapRunArn: `${input.executionArn}/FanOut:m`, executionArn: input.executionArn }] }));
+    sfn.on(DescribeMapRunCommand).callsFake((input: any) => {
+      const p = parts.find((q) => input.mapRunArn === `${execArn(q.name)}/FanOut:m`)!;
+      const pending = p.total - p.succeeded;
+      return { itemCounts: { total: p.total, succeeded: p.succeeded, failed: 0, pending, running: 0, timedOut: 0, aborted: 0 } };
+    });
+    const s = JSON.parse((await run(status, ["--campaign", "spring", "--json"])).stdout);
+    assert.deepStrictEqual(
+      s.executions.map((e: any) => [e.name, e.status, e.items.succeeded, e.items.total]),
+      [
+        ["spring-aaa", "SUCCEEDED", 6, 6],
+        ["spring-aaa-p2", "RUNNING", 1, 4],
+      ],
+    );
+  });
+
   it("samples GetSchedule when there are more schedules than --sample, and says it estimates", async () => {
     stack(150);
     const r = await run(status, ["--campaign", "spring", "--sample", "20"]);

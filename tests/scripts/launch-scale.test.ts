@@ -3,9 +3,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { S3Client } from "@aws-sdk/client-s3";
-import { SFNClient } from "@aws-sdk/client-sfn";
+import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { mockClient } from "aws-sdk-client-mock";
 import { main } from "../../scripts/launch-campaign";
+import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 
@@ -152,6 +153,48 @@ describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire 
       launch("--dry-run", "--recipients", "s3://lists/nope.csv"),
       (e: unknown) => e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
     );
+  });
+
+  it("list in S3, plan to S3 (--no-local-plan): one GET, the plan's parts streamed and checked, no local copy of either", async () => {
+    server.objects.set("lists/dec/campaign.csv", fs.readFileSync("tests/fixtures/campaign.csv"));
+    server.requests.length = 0;
+    const local = await launch("--dry-run");
+    const planText = fs.readFileSync(path.join(local.out, "plan.jsonl"));
+    const saved = { ...uploadLimits };
+    uploadLimits.partBytes = 1_024; // the 3 KB plan: multipart, parts sent while it is written
+    const sfn = mockClient(SFNClient);
+    sfn.on(StartExecutionCommand).resolves({ executionArn: "arn:aws:states:us-east-1:123456789012:execution:f:x" });
+    try {
+      const r = await launch(
+        "--outputs",
+        outputs({}),
+        "--recipients",
+        "s3://lists/dec/campaign.csv",
+        "--no-local-plan",
+        "--launch-id",
+        "s3-1",
+      );
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.ok(!r.planKept, "no plan.jsonl on disk");
+      const key = "recipients-ce6a540/plans/spring/s3-1.jsonl";
+      assert.deepStrictEqual(server.objects.get(key), planText, "S3 holds the plan byte for byte");
+      const calls = server.requests.map(
+        (q) => `${q.method} ${q.path}${q.query.has("partNumber") ? ` part ${q.query.get("partNumber")}` : ""}`,
+      );
+      const parts = Math.ceil(planText.length / 1_024);
+      assert.deepStrictEqual(calls, [
+        "GET lists/dec/campaign.csv",
+        `POST ${key}`,
+        ...Array.from({ length: parts }, (_, i) => `PUT ${key} part ${i + 1}`),
+        `POST ${key}`,
+        `HEAD ${key}`,
+        "PUT recipients-ce6a540/launches/spring/s3-1.json",
+      ]);
+      assert.strictEqual(JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!).plan_key, "plans/spring/s3-1.jsonl");
+    } finally {
+      sfn.restore();
+      Object.assign(uploadLimits, saved);
+    }
   });
 
   it("a malformed row in the object is reported with the S3 URL and line, like a local file", async () => {
