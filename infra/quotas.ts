@@ -46,10 +46,11 @@ export const stepFunctions = {
   /** An EXPRESS execution runs at most this long. */
   expressMaxSeconds: 300,
   /**
-   * The largest S3 object a Distributed Map's ItemReader reads (a CSV, JSON or JSONL file): 10 GB, per the ItemReader
-   * page of the Step Functions Developer Guide
-   * (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html), read here as 10^10 bytes,
-   * the smaller reading of "GB". The launcher splits a larger plan into objects below it, one execution each.
+   * The largest S3 object a Distributed Map's ItemReader reads: "Step Functions supports 10 GB as the maximum size of
+   * an individual file in Amazon S3", stated for JSON, JSON Lines and CSV files on the ItemReader page of the Step
+   * Functions Developer Guide (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html).
+   * Read here as 10^10 bytes, the smaller reading of "GB". The launcher splits a larger plan into objects below it,
+   * one execution each (scripts/lib/aws/plan-upload.ts).
    */
   maxItemReaderObjectBytes: 10_000_000_000,
   /** Execution names: 1–80 characters. */
