@@ -23,8 +23,6 @@ export const scheduler = {
   maxRetryAttempts: { min: 0, max: 185 },
   /** A cron expression's year field (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html). */
   cronYears: { min: 1970, max: 2199 },
-  /** A recurring schedule's StartDate may not be earlier than this before the CreateSchedule call (ValidationException). */
-  startDateMaxPastMinutes: 5,
 } as const;
 
 /**

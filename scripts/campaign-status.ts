@@ -4,21 +4,24 @@
 import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
+import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { count, plural } from "./lib/cli/format";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
-Usage: campaign-status --campaign ID [--sample N] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)
+Usage: campaign-status --campaign ID [--sample N] [--now ISO] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)
 
   - the schedule group campaign-<ID> and its pending schedules by state (ListSchedules, every page);
-  - when the next sends fall, per UTC hour: from GetSchedule on every schedule when there are at most --sample
+  - when the next sends fall, per UTC hour (a recurring schedule: its next occurrence, in its zone, DST included):
+    from GetSchedule on every schedule when there are at most --sample
     (default 500), otherwise on a uniform random sample of that size, scaled up (marked as an estimate);
     (a schedule in a zone this Node does not know is counted apart, named, never guessed);
   - the campaign's fan-out executions with their Map Run item counts (needs stateMachineArn): every RUNNING
     execution of the stack is read to match its input's campaign_id, finished ones only when named <ID>-…;
   - the dead-letter queue's depth (needs deadLetterQueueUrl; the queue is shared by every campaign of the stack).
     If it cannot be read, that line says why and the rest of the report is still printed (exit 1).
+  --now ISO             count next occurrences from this instant (default: now), for reproducible runs
   --timeout-seconds S   the whole command's time limit, every AWS call included (default 300); progress on stderr
 
 ${STACK_FLAGS_HELP}
@@ -34,6 +37,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     {
       campaign: { type: "string" },
       sample: { type: "string" },
+      now: { type: "string" },
       json: { type: "boolean", default: false },
       ...TIMEOUT_FLAG,
       ...STACK_FLAGS,
@@ -52,6 +56,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       stateMachineArn: outputs.stateMachineArn,
       deadLetterQueueUrl: outputs.deadLetterQueueUrl,
       sampleSize,
+      now: nowFromFlag(f.now),
     },
   ).finally(() => deadline.dispose());
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatStatus(report));
@@ -66,7 +71,10 @@ function formatStatus(r: StatusReport): string {
     .join(", ");
   lines.push(`  pending schedules: ${count(r.schedules.total)}${states ? ` (${states})` : ""}`);
   if (r.nextSends.byHour.length) {
-    lines.push(`  next sends per UTC hour${r.nextSends.estimated ? ` (estimated from ${count(r.nextSends.sampled)} sampled)` : ""}:`);
+    const recurring = r.nextSends.recurring ? `; ${count(r.nextSends.recurring)} recurring, each at its next occurrence` : "";
+    lines.push(
+      `  next sends per UTC hour${r.nextSends.estimated ? ` (estimated from ${count(r.nextSends.sampled)} sampled)` : ""}${recurring}:`,
+    );
     const widest = Math.max(...r.nextSends.byHour.map((h) => h.count));
     for (const h of r.nextSends.byHour)
       lines.push(

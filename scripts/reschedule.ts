@@ -4,20 +4,22 @@
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { Deadline, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient } from "./lib/aws/clients";
-import { moveSchedule, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
+import { moveSchedule, MoveTarget, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "./lib/core/send-time";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `
-Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM [--timezone ZONE] | --remove)
+Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM|HH:MM [--timezone ZONE] | --remove)
                   [--now ISO] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | --region R)
 
 Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a hash for odd ids) in campaign-<ID>.
   --at       moves it: GetSchedule, then UpdateSchedule with every field kept but the time. The local time is read in
              --timezone (default: the schedule's own zone) by the send-time rules (a DST gap moves forward, a repeated
              hour takes the earlier; such times are written in UTC) and must be in the future.
+             A recurring schedule (launch-campaign --every) takes --at HH:MM: every occurrence moves to that local time,
+             on the same days, with the same EndDate (a StartDate already passed becomes now); it says the next one.
   --remove   deletes it: that recipient will not get that step.
   --step N   which step (default 1).
   --timeout-seconds S   the whole command's time limit, every AWS call included (default 60).
@@ -59,6 +61,20 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
 }
 
+/** --at: a local date and time YYYY-MM-DDTHH:MM (a one-time send), or a local time of day HH:MM (a recurring one). */
+function moveTargetFlag(raw: string): MoveTarget {
+  const time = /^(\d{2}):(\d{2})$/.exec(raw);
+  if (time) {
+    if (Number(time[1]) > 23 || Number(time[2]) > 59) throw new UsageError(`--at ${raw}: no such time`);
+    return { hour: Number(time[1]), minute: Number(time[2]) };
+  }
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::00)?$/.exec(raw);
+  if (!m) throw new UsageError(`--at ${raw}: expected local time YYYY-MM-DDTHH:MM, or HH:MM for a recurring schedule`);
+  const at = parseLocalTime(m[1], Number(m[2]), Number(m[3]));
+  if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59) throw new UsageError(`--at ${raw}: no such time`);
+  return at;
+}
+
 async function change(
   f: { recipient?: string; at?: string; timezone?: string; remove?: boolean; now?: string; json?: boolean },
   campaignId: string,
@@ -74,10 +90,7 @@ async function change(
     report = await removeSchedule(deadline, scheduler, { campaignId, recipientId: f.recipient!, step });
     line = `Removed ${campaignId}/${(report as { schedule: string }).schedule}: recipient ${f.recipient} will not get step ${step}.`;
   } else {
-    const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::00)?$/.exec(f.at!);
-    if (!m) throw new UsageError(`--at ${f.at}: expected local time YYYY-MM-DDTHH:MM`);
-    const at = parseLocalTime(m[1], Number(m[2]), Number(m[3]));
-    if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59) throw new UsageError(`--at ${f.at}: no such time`);
+    const at = moveTargetFlag(f.at!);
     const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
     if (f.timezone !== undefined && !timezone)
       throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
@@ -90,7 +103,12 @@ async function change(
       now: nowFromFlag(f.now),
     });
     report = moved;
-    line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${moved.to.utc}).`;
+    const when = moved.to.expression.startsWith("cron(")
+      ? moved.to.utc
+        ? `next ${moved.to.utc}`
+        : "no occurrence left before its EndDate"
+      : moved.to.utc;
+    line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${when}).`;
   }
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : line + "\n");
   return 0;

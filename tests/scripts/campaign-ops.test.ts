@@ -482,6 +482,7 @@ describe("campaign-status", () => {
     assert.deepStrictEqual(s.nextSends, {
       sampled: 150,
       estimated: false,
+      recurring: 0,
       byHour: [
         { hour: "2026-12-01T13:00Z", count: 75 },
         { hour: "2026-12-01T14:00Z", count: 75 },

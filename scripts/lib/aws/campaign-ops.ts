@@ -15,12 +15,13 @@ import {
 import { DescribeExecutionCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/naming";
-import { atExpression, parseAtExpression } from "../../../infra/plan-row";
+import { atExpression, cronExpression, parseAtExpression, parseCronExpression } from "../../../infra/plan-row";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
+import { nextOccurrence } from "../core/recurrence";
 import { LocalTime, scheduledTime, zonedInstant } from "../core/send-time";
 
 /** The --campaign flag, checked: `campaign-<id>` must be a valid group name. */
@@ -244,32 +245,59 @@ export interface MoveReport {
   schedule: string;
   group: string;
   from: { expression?: string; timezone?: string };
-  to: { expression: string; timezone: string; utc: string };
+  /** `utc`: the send, or a recurring schedule's next occurrence (null when none is left before its EndDate). */
+  to: { expression: string; timezone: string; utc: string | null };
 }
+
+/** Where a send moves: a local date and time (a one-time schedule), or a local time of day (a recurring one). */
+export type MoveTarget = LocalTime | { hour: number; minute: number };
+
+const hhmm = (t: { hour: number; minute: number }) => `${String(t.hour).padStart(2, "0")}:${String(t.minute).padStart(2, "0")}`;
 
 export async function moveSchedule(
   d: Deadline,
   scheduler: SchedulerClient,
-  o: { campaignId: string; recipientId: string; step: number; at: LocalTime; timezone?: string; now: number },
+  o: { campaignId: string; recipientId: string; step: number; at: MoveTarget; timezone?: string; now: number },
 ): Promise<MoveReport> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
   const current = await getSchedule(d, scheduler, o.campaignId, o.recipientId, o.step);
+  const which = `schedule ${Name} (recipient ${o.recipientId}, step ${o.step})`;
   const zone = o.timezone ?? current.ScheduleExpressionTimezone ?? "UTC";
   if (!zoneKnown(zone))
     throw new FindingsError(
-      `campaign ${o.campaignId}: schedule ${Name} (recipient ${o.recipientId}, step ${o.step}) is in time zone "${zone}", which this Node's time zone data does not know; give --timezone with a zone it knows, or update Node`,
+      `campaign ${o.campaignId}: ${which} is in time zone "${zone}", which this Node's time zone data does not know; give --timezone with a zone it knows, or update Node`,
     );
-  const { utcMs, fold } = zonedInstant(zone, o.at);
-  if (utcMs <= o.now) {
-    throw new UsageError(
-      `--at: ${new Date(utcMs).toISOString()} (${zone}) is not in the future; a schedule can only move to a time to come`,
-    );
-  }
-  const t = scheduledTime(zone, utcMs, fold);
+  const recurring = parseCronExpression(current.ScheduleExpression);
   const input: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(current)) if (!READ_ONLY_SCHEDULE_FIELDS.has(k) && v !== undefined) input[k] = v;
-  Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
+  let to: MoveReport["to"];
+  if (recurring) {
+    if ("year" in o.at)
+      throw new UsageError(`--at: ${which} repeats (${current.ScheduleExpression}): give the new local time of every occurrence as HH:MM`);
+    const expression = cronExpression({ ...recurring, hour: o.at.hour, minute: o.at.minute });
+    const endMs = current.EndDate?.getTime() ?? Infinity;
+    if (endMs <= o.now) throw new FindingsError(`campaign ${o.campaignId}: ${which} has ended (EndDate ${current.EndDate!.toISOString()})`);
+    // Scheduler refuses a StartDate more than a few minutes past: one already passed becomes now (nothing earlier
+    // could be sent anyway); a StartDate to come and the EndDate are kept.
+    const startMs = Math.max(current.StartDate?.getTime() ?? o.now, o.now);
+    if (current.StartDate && current.StartDate.getTime() < o.now) input.StartDate = new Date(o.now);
+    const next = nextOccurrence({ ...recurring, ...o.at }, zone, startMs, Math.min(endMs, o.now + 400 * 86_400_000));
+    Object.assign(input, { Name, GroupName, ScheduleExpression: expression, ScheduleExpressionTimezone: zone });
+    to = { expression, timezone: zone, utc: next === undefined ? null : new Date(next).toISOString() };
+  } else {
+    if (!("year" in o.at))
+      throw new UsageError(`--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`);
+    const { utcMs, fold } = zonedInstant(zone, o.at);
+    if (utcMs <= o.now) {
+      throw new UsageError(
+        `--at: ${new Date(utcMs).toISOString()} (${zone}) is not in the future; a schedule can only move to a time to come`,
+      );
+    }
+    const t = scheduledTime(zone, utcMs, fold);
+    Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
+    to = { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
+  }
   await awsCall(d, `campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, (opts) =>
     scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput), opts),
   );
@@ -278,7 +306,7 @@ export async function moveSchedule(
     schedule: Name,
     group: GroupName,
     from: { expression: current.ScheduleExpression, timezone: current.ScheduleExpressionTimezone },
-    to: { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() },
+    to,
   };
 }
 
@@ -319,8 +347,12 @@ export interface StatusReport {
   campaign: string;
   group: { name: string; state: string | null };
   schedules: { total: number; byState: Record<string, number> };
-  /** Pending sends per UTC hour, from GetSchedule on every schedule or on a sample (then scaled, `sampled` > 0). */
-  nextSends: { sampled: number; estimated: boolean; byHour: { hour: string; count: number }[] };
+  /**
+   * Pending sends per UTC hour, from GetSchedule on every schedule or on a sample (then scaled, `sampled` > 0). A
+   * recurring schedule counts at its next occurrence (in its zone, from now or its StartDate, before its EndDate);
+   * `recurring` is how many of the schedules repeat (scaled likewise).
+   */
+  nextSends: { sampled: number; estimated: boolean; recurring: number; byHour: { hour: string; count: number }[] };
   /** Sampled schedules whose zone this Node does not know: counted apart, with a few names, never guessed. */
   unknownZones: { count: number; examples: { schedule: string; zone: string }[] };
   executions: (CampaignExecution & { items: MapRunItems | null })[];
@@ -337,12 +369,20 @@ export function atInstant(expression: string | undefined, timezone: string | und
 export async function campaignStatus(
   d: Deadline,
   clients: { scheduler: SchedulerClient; sfn?: SFNClient; sqs?: SQSClient },
-  o: { campaignId: string; stateMachineArn?: string; deadLetterQueueUrl?: string; sampleSize: number; random?: () => number },
+  o: {
+    campaignId: string;
+    stateMachineArn?: string;
+    deadLetterQueueUrl?: string;
+    sampleSize: number;
+    random?: () => number;
+    /** What "next" is counted from (default: the current time). */
+    now?: number;
+  },
 ): Promise<StatusReport> {
   const GroupName = campaignGroupName(o.campaignId);
   const state = await groupState(d, clients.scheduler, o.campaignId);
   const listing = state === undefined ? { total: 0, byState: {}, sample: [] } : await listSchedules(d, clients.scheduler, o);
-  const { hours, unknownZones } = await nextSendsOf(d, clients.scheduler, o.campaignId, listing.sample);
+  const { hours, unknownZones, recurring } = await nextSendsOf(d, clients.scheduler, o.campaignId, listing.sample, o.now ?? Date.now());
   const scale = listing.sample.length ? listing.total / listing.sample.length : 0;
   return {
     campaign: o.campaignId,
@@ -351,6 +391,7 @@ export async function campaignStatus(
     nextSends: {
       sampled: listing.sample.length,
       estimated: listing.sample.length < listing.total,
+      recurring: Math.round(recurring * scale),
       byHour: [...hours].sort().map(([hour, count]) => ({ hour, count: Math.round(count * scale) })),
     },
     unknownZones,
@@ -393,11 +434,18 @@ async function listSchedules(
   return { total, byState, sample };
 }
 
-/** GetSchedule on each sampled name: sends per UTC hour; a zone this Node does not know is counted apart. */
-async function nextSendsOf(d: Deadline, scheduler: SchedulerClient, campaignId: string, sample: string[]) {
+/** Days ahead a recurring schedule's next occurrence is looked for: every shape fires within two months. */
+const NEXT_OCCURRENCE_DAYS = 400;
+
+/**
+ * GetSchedule on each sampled name: sends per UTC hour (a recurring schedule's next occurrence); a zone this Node
+ * does not know is counted apart.
+ */
+async function nextSendsOf(d: Deadline, scheduler: SchedulerClient, campaignId: string, sample: string[], now: number) {
   const GroupName = campaignGroupName(campaignId);
   const hours = new Map<string, number>();
   const unknownZones: StatusReport["unknownZones"] = { count: 0, examples: [] };
+  let recurring = 0;
   const progress = throttled(d.progress);
   for (const [i, Name] of sample.entries()) {
     progress(() => `reading schedules in ${GroupName}: ${count(i)} of ${count(sample.length)}`);
@@ -410,11 +458,17 @@ async function nextSendsOf(d: Deadline, scheduler: SchedulerClient, campaignId: 
       if (unknownZones.examples.length < 3) unknownZones.examples.push({ schedule: Name, zone });
       continue;
     }
-    const utc = atInstant(s.ScheduleExpression, zone);
-    const hour = utc === undefined ? "not a one-time schedule" : new Date(utc).toISOString().slice(0, 13) + ":00Z";
+    const cron = parseCronExpression(s.ScheduleExpression);
+    if (cron) recurring++;
+    const from = Math.max(now, s.StartDate?.getTime() ?? now);
+    const utc = cron
+      ? nextOccurrence(cron, zone, from, Math.min(s.EndDate?.getTime() ?? Infinity, from + NEXT_OCCURRENCE_DAYS * 86_400_000))
+      : atInstant(s.ScheduleExpression, zone);
+    const hour =
+      utc !== undefined ? new Date(utc).toISOString().slice(0, 13) + ":00Z" : cron ? "no occurrence left" : "not a schedule of ours";
     hours.set(hour, (hours.get(hour) ?? 0) + 1);
   }
-  return { hours, unknownZones };
+  return { hours, unknownZones, recurring };
 }
 
 async function executionsWithCounts(d: Deadline, sfn: SFNClient, stateMachineArn: string, campaignId: string) {
