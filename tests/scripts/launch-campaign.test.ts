@@ -430,6 +430,23 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     assert.ok(!String(put.Body).includes("@example.com"), "no addresses in the record");
   });
 
+  it("the launch record's schedules per step and variant are the plan's own lines, counted here", async () => {
+    s3.on(PutObjectCommand).resolves({});
+    headFromPut();
+    sfn.on(StartExecutionCommand).resolves({ executionArn: "arn:aws:states:us-east-1:123456789012:execution:f:x" });
+    const r = await launch([...base(ZONES), "--outputs", outputsFile, "--step", "+3d:later", "--variant", "a:50", "--variant", "b:50"]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const counts = new Map<string, number>();
+    for (const row of r.plan) counts.set(`${row.step} ${row.variant}`, (counts.get(`${row.step} ${row.variant}`) ?? 0) + 1);
+    const expected = [...counts]
+      .map(([k, schedules]) => ({ step: Number(k.split(" ")[0]), variant: k.split(" ")[1], schedules }))
+      .sort((x, y) => x.step - y.step || x.variant.localeCompare(y.variant));
+    assert.ok(new Set(expected.map((e) => e.variant)).size === 2, "both variants planned");
+    const put = s3.commandCalls(PutObjectCommand).find((c) => c.args[0].input.Key!.startsWith("launches/"))!;
+    assert.deepStrictEqual(JSON.parse(String(put.args[0].input.Body)).scheduled, expected);
+    assert.deepStrictEqual(r.summary.scheduled, expected);
+  });
+
   it("the launch record's holdout count is holdout.csv's records (a quoted field may hold a newline)", async () => {
     s3.on(PutObjectCommand).resolves({});
     headFromPut();
