@@ -697,6 +697,18 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       assert.strictEqual(sfn.commandCalls(StartExecutionCommand).length, 0);
     });
 
+    it("S3 that stops answering mid-upload: the time limit ends the run, and the upload is still aborted", async () => {
+      uploadLimits.partBytes = 512;
+      multipartS3();
+      s3.on(UploadPartCommand).callsFake(() => new Promise(() => {}));
+      await assert.rejects(
+        launch([...base(ZONES), "--outputs", outputsFile, "--timeout-seconds", "1"]),
+        /upload of the plan to s3:\/\/recipients-ce6a540\/plans\/spring\/.*\.jsonl failed \(part \d\): no result within the command's time limit of 1 s/,
+      );
+      assert.strictEqual(s3.commandCalls(AbortMultipartUploadCommand).length, 1, "aborted after the deadline, with its own limit");
+      assert.strictEqual(s3.commandCalls(CompleteMultipartUploadCommand).length + sfn.commandCalls(StartExecutionCommand).length, 0);
+    });
+
     describe("a plan above the ItemReader object limit (forced down to 1,200 bytes)", () => {
       const bodies = new Map<string, Uint8Array>();
       const order: string[] = [];
