@@ -168,7 +168,7 @@ describe("recurring sends", () => {
       assert.deepStrictEqual(r.summary.recurring, {
         startDate: start,
         lastEndDate: "2027-04-01T04:00:00.000Z", // New York, EDT from 2027-03-14: the latest end of the five zones
-        sizedOnDays: 7,
+        sizedOnDays: 14,
       });
       assert.match(r.stdout, /send time: every Monday, Thursday at 09:00 local until 2027-03-31/);
       assert.doesNotMatch(r.stdout, /missed \(--missed/);
@@ -308,7 +308,21 @@ describe("recurring sends", () => {
     // New York (EST) and Bogota are both UTC-5 in December: 600 sends at 14:00Z each day; at 5/s that is 2 minutes.
     assert.strictEqual(r.windowMinutes, 2);
     assert.deepStrictEqual(r.peak, { utc: "2026-11-30T14:00:00.000Z", count: 600 });
-    assert.strictEqual(r.instants.length, 7, "a week of daily occurrences");
+    assert.strictEqual(r.instants.length, 14, "two weeks of daily occurrences");
+  });
+
+  it("size-window --every: a spike is sized whole even when the first occurrences of its zones fall in different weeks", async () => {
+    // Launched Monday 2026-11-30 09:30Z: UTC's Monday 09:00 has passed (its first is 12-07 09:00Z), Cape Verde's
+    // (UTC-1, 10:00Z) has not. On 12-07 both send, an hour apart: 1,800 each at 0.1/s needs, by hand, a window W with
+    // 2 × 1,800 / (60 W) ≤ 0.1, so W = 600 minutes (one spike alone would need 300).
+    const rows = Array.from({ length: 3600 }, (_, i) => `u${i},u${i}@example.com,${i % 2 ? "Atlantic/Cape_Verde" : "UTC"}`);
+    const file = write("two-zones.csv", "id,email,timezone\n" + rows.join("\n") + "\n");
+    const r = await runMain(sizeMain, [
+      ...["--recipients", file, "--every", "weekly:MON", "--until", "2027-06-30", "--hour", "9", "--tps", "0.1"],
+      ...["--now", "2026-11-30T09:30:00Z", "--json"],
+    ]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(JSON.parse(r.stdout).windowMinutes, 600);
   });
 
   it("the Pinpoint importer's command for a recurring campaign is one the launcher accepts and plans", async () => {

@@ -57,11 +57,13 @@ export function endOfLocalDate(zone: string, until: LocalDate): number {
 }
 
 /**
- * How far ahead of the start the flexible window is sized: a week holds every weekday's send next to the days
- * before and after it; two months hold at least one month with a day 29–31.
+ * How far ahead of the start the flexible window is sized. The sends of one local date span 26 hours of UTC (UTC+14
+ * to UTC-12), and a window is at most 24 hours: two weeks always hold one whole week of occurrences with the days
+ * before and after each (a day's block of sends is complete, with its neighbours); two months always hold one whole
+ * month's block of a monthly send (a month without day D has none, and the next has one).
  */
 export function sizingSpanDays(r: Recurrence): number {
-  return r.kind === "monthly" ? 62 : 7;
+  return r.kind === "monthly" ? 62 : 14;
 }
 
 /** "every Monday and Thursday at 09:00 local until 2027-01-31", for summaries. */
