@@ -300,8 +300,7 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
 
 /** Aborts a plan upload that must not (or could not) be completed; what it could not clean up is a warning. */
 async function abortUpload(upload: StreamingPlanUpload | undefined, io: Io): Promise<void> {
-  for (const problem of (await upload?.abort()) ?? [])
-    io.err(`warning: ${problem}; the bucket's lifecycle rule removes incomplete uploads after a day\n`);
+  for (const problem of (await upload?.abort()) ?? []) io.err(`warning: ${problem}\n`);
 }
 
 /** The summary (text or --json) and what happened, printed once at the end. */

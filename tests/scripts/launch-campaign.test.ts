@@ -9,6 +9,7 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
   S3Client,
@@ -670,15 +671,23 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       assert.strictEqual(JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!).plan_key, complete.Key);
     });
 
-    it("S3 reporting another composite checksum: refused, nothing started", async () => {
+    it("S3 reporting another composite checksum: refused, nothing started, the completed object left in place (never deleted)", async () => {
       uploadLimits.partBytes = 512;
       multipartS3();
       s3.on(HeadObjectCommand).resolves({ ChecksumSHA256: `${sha256(Buffer.from("x")).toString("base64")}-7`, ChecksumType: "COMPOSITE" });
+      let stderr = "";
+      const args = [...base(ZONES), "--outputs", outputsFile, "--launch-id", "same-1", "--out", path.join(tmp, "checksum-left")];
       await assert.rejects(
-        launch([...base(ZONES), "--outputs", outputsFile]),
+        main(args, { out: () => {}, err: (t) => (stderr += t) }),
         /does not hold the planned bytes: S3 reports ChecksumSHA256 .*-7 \(COMPOSITE\)/,
       );
       assert.strictEqual(sfn.commandCalls(StartExecutionCommand).length, 0);
+      // Its key may be one an earlier launch of the same plan is reading: a failed launch must not take it away.
+      assert.strictEqual(s3.commandCalls(DeleteObjectCommand).length, 0);
+      assert.match(
+        stderr,
+        /warning: s3:\/\/recipients-ce6a540\/plans\/spring\/same-1\.jsonl was completed before the launch stopped and is left in place/,
+      );
     });
 
     it("a part that fails to upload aborts the multipart upload; nothing starts", async () => {

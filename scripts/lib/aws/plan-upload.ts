@@ -19,7 +19,6 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  DeleteObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
   S3Client,
@@ -150,15 +149,17 @@ class ObjectUpload {
     return { bucket: Bucket, key: Key, bytes: this.bytes, lines: this.lines, checksumSha256 };
   }
 
-  /** Removes whatever this object left in S3; returns a problem line, or undefined. */
+  /**
+   * Aborts this object's open multipart upload; returns a problem line, or undefined. A completed object is left as it
+   * is (said so): its key may be one an earlier launch of the same plan is reading, which must not lose it; the
+   * bucket's lifecycle rule expires plans.
+   */
   async abort(): Promise<string | undefined> {
     const Bucket = this.up.bucket;
+    if (this.completed)
+      return `${this.where} was completed before the launch stopped and is left in place (plans expire with the bucket's lifecycle rule)`;
     try {
-      if (this.completed)
-        await boundedCall(`removing ${this.where}`, CLEANUP_CALL_MS, (abortSignal) =>
-          this.up.s3.send(new DeleteObjectCommand({ Bucket, Key: this.key! }), { abortSignal }),
-        );
-      else if (this.uploadId) {
+      if (this.uploadId) {
         const UploadId = await this.uploadId.catch(() => undefined);
         if (UploadId)
           await boundedCall(`aborting the multipart upload of ${this.where}`, CLEANUP_CALL_MS, (abortSignal) =>
@@ -167,7 +168,7 @@ class ObjectUpload {
       }
       return undefined;
     } catch (e) {
-      return (e as Error).message;
+      return `${(e as Error).message}; the bucket's lifecycle rule removes incomplete uploads after a day`;
     }
   }
 }
@@ -228,8 +229,8 @@ export class StreamingPlanUpload {
   }
 
   /**
-   * Leaves nothing behind: open multipart uploads are aborted and completed objects deleted, each call with its own
-   * time limit (it runs also when the command's has run out). Returns what could not be cleaned up.
+   * Leaves no incomplete upload behind: open multipart uploads are aborted, each call with its own time limit (it
+   * runs also when the command's has run out). Returns what was not cleaned up, one line each.
    */
   async abort(): Promise<string[]> {
     if (this.state === "aborted") return [];
