@@ -442,7 +442,9 @@ function formatSummary(s: PlanSummary): string[] {
   if (s.audience) {
     const groups = s.audience.variants.map((v) => `${v.name} ${v.percent}% (${v.step1Template}): ${count(v.recipients)}`);
     if (s.audience.holdout.percent) groups.push(`holdout ${s.audience.holdout.percent}%: ${count(s.audience.holdout.recipients)}`);
-    lines.splice(3, 0, `  ${s.audience.variants.length ? "variants" : "audience"}: ${groups.join("; ")}`);
+    // Right after the steps line, wherever it is (a recurring campaign has a line before it).
+    const afterSteps = lines.findIndex((l) => l.startsWith("  steps:")) + 1;
+    lines.splice(afterSteps, 0, `  ${s.audience.variants.length ? "variants" : "audience"}: ${groups.join("; ")}`);
   }
   if (s.quiet)
     lines.push(

@@ -26,7 +26,8 @@ import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
 const USAGE = `
 Usage:
   size-window --schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]
-  size-window --recipients FILE (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh | --at INSTANT)
+  size-window --recipients FILE (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh | --at INSTANT
+                                | --every daily|weekdays|weekly:DAYS|monthly:D --until YYYY-MM-DD --hour H)
               [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
               [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
               [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--margin-minutes M] [--strict-zones]

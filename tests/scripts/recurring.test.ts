@@ -174,6 +174,17 @@ describe("recurring sends", () => {
       assert.doesNotMatch(r.stdout, /missed \(--missed/);
     });
 
+    it("variants split the recipients as for a one-time send, each variant's template on its schedules", async () => {
+      const r = await dryRun(weekly("--variant", "A:50", "--variant", "B:50:digest-b"));
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.ok(r.plan.every((p) => (p.variant === "B" ? p.template === "digest-b" : p.template === "weekly-digest")));
+      const lines = r.stdout.split("\n");
+      assert.match(
+        lines[lines.findIndex((l) => l.startsWith("  steps:")) + 1],
+        /^  variants: A 50% \(weekly-digest\): \d+; B 50% \(digest-b\): \d+$/,
+      );
+    });
+
     it("the fan-out creates that plan's schedules: cron(...), the zone, StartDate and EndDate", async () => {
       const r = await dryRun(weekly());
       const params: FanOutParameters = {
