@@ -210,25 +210,7 @@ const pad = (n: number) => String(n).padStart(2, "0");
 /** The send time, or undefined (with a note saying what to do) when sendtime has no campaign equivalent. */
 function sendTimeOf(s: PinpointSchedule, note: Note): SendTime | undefined {
   const frequency = s.Frequency ?? "ONCE";
-  if (frequency === "EVENT" || frequency === "IN_APP_EVENT") {
-    const types = s.EventFilter?.Dimensions?.EventType?.Values ?? [];
-    note(
-      "Schedule.Frequency",
-      `${frequency}${types.length ? ` (event types ${types.join(", ")})` : ""}`,
-      `event-triggered sends are not campaigns in sendtime: use a journey (sendtime:journeys) triggered by an EventBridge event${types.length ? ` whose detail-type is ${types.map((t) => JSON.stringify(t)).join(" or ")}` : ""}, one step per message`,
-    );
-    return undefined;
-  }
-  if (frequency === "HOURLY") {
-    note(
-      "Schedule.Frequency",
-      "HOURLY",
-      `sendtime repeats at most daily (${note.flag.every} daily|weekdays|weekly|monthly): launch one daily campaign per hour you need, or use a journey`,
-    );
-    return undefined;
-  }
-  if (!["ONCE", "DAILY", "WEEKLY", "MONTHLY"].includes(frequency))
-    throw new CampaignShapeError(`Schedule.Frequency "${frequency}": expected ONCE, HOURLY, DAILY, WEEKLY, MONTHLY, EVENT or IN_APP_EVENT`);
+  if (!supportedFrequency(frequency, s, note)) return undefined;
   if (s.StartTime === undefined) throw new CampaignShapeError("Schedule.StartTime is missing");
   const offset = offsetOf(s.Timezone);
   const zone = zoneForOffset(offset, s.Timezone, note);
@@ -244,26 +226,62 @@ function sendTimeOf(s: PinpointSchedule, note: Note): SendTime | undefined {
   }
   const startMs = instantOf("Schedule.StartTime", s.StartTime);
   const local = new Date(startMs + offset.minutes * MINUTE); // its UTC fields are the wall clock at the offset
+  return frequency === "ONCE" ? oneTimeOf(s, startMs, local, offset, zone, note) : recurringOf(s, frequency, local, offset, zone, note);
+}
+
+/** False (with a note saying what to do instead) for frequencies sendtime campaigns do not have; throws on unknown ones. */
+function supportedFrequency(frequency: string, s: PinpointSchedule, note: Note): boolean {
+  if (frequency === "EVENT" || frequency === "IN_APP_EVENT") {
+    const types = s.EventFilter?.Dimensions?.EventType?.Values ?? [];
+    note(
+      "Schedule.Frequency",
+      `${frequency}${types.length ? ` (event types ${types.join(", ")})` : ""}`,
+      `event-triggered sends are not campaigns in sendtime: use a journey (sendtime:journeys) triggered by an EventBridge event${types.length ? ` whose detail-type is ${types.map((t) => JSON.stringify(t)).join(" or ")}` : ""}, one step per message`,
+    );
+    return false;
+  }
+  if (frequency === "HOURLY") {
+    note(
+      "Schedule.Frequency",
+      "HOURLY",
+      `sendtime repeats at most daily (${note.flag.every} daily|weekdays|weekly|monthly): launch one daily campaign per hour you need, or use a journey`,
+    );
+    return false;
+  }
+  if (!["ONCE", "DAILY", "WEEKLY", "MONTHLY"].includes(frequency))
+    throw new CampaignShapeError(`Schedule.Frequency "${frequency}": expected ONCE, HOURLY, DAILY, WEEKLY, MONTHLY, EVENT or IN_APP_EVENT`);
+  return true;
+}
+
+type Offset = { minutes: number; text: string };
+
+/** A one-time campaign: each recipient's own wall-clock time (IsLocalTime), or one instant for everyone. */
+function oneTimeOf(s: PinpointSchedule, startMs: number, local: Date, offset: Offset, zone: string, note: Note): SendTime {
   const date = local.toISOString().slice(0, 10);
   const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
   const wall = `${date} ${pad(hour)}:${pad(minute)}`;
-  if (frequency === "ONCE") {
-    if (s.IsLocalTime) {
-      note(
-        "Schedule.IsLocalTime",
-        `true (${wall} at ${offset.text})`,
-        `each recipient gets ${pad(hour)}:${pad(minute)} on ${date} in their own zone, those without a zone at ${note.flag.defaultTimezone} ${zone}; a send whose local time has passed at launch follows ${note.flag.missed} (default skip)`,
-      );
-      return { kind: "local", date, hour, minute, defaultTimezone: zone };
-    }
-    const at = new Date(startMs).toISOString().replace(".000Z", "Z");
+  if (s.IsLocalTime) {
     note(
       "Schedule.IsLocalTime",
-      "false",
-      `everyone gets the one instant ${at}, as in Pinpoint; for each recipient's own ${pad(hour)}:${pad(minute)} use ${note.flag.date} ${date} ${note.flag.hour} ${hour} ${note.flag.minute} ${minute} instead`,
+      `true (${wall} at ${offset.text})`,
+      `each recipient gets ${pad(hour)}:${pad(minute)} on ${date} in their own zone, those without a zone at ${note.flag.defaultTimezone} ${zone}; a send whose local time has passed at launch follows ${note.flag.missed} (default skip)`,
     );
-    return { kind: "instant", at };
+    return { kind: "local", date, hour, minute, defaultTimezone: zone };
   }
+  const at = new Date(startMs).toISOString().replace(".000Z", "Z");
+  note(
+    "Schedule.IsLocalTime",
+    "false",
+    `everyone gets the one instant ${at}, as in Pinpoint; for each recipient's own ${pad(hour)}:${pad(minute)} use ${note.flag.date} ${date} ${note.flag.hour} ${hour} ${note.flag.minute} ${minute} instead`,
+  );
+  return { kind: "instant", at };
+}
+
+/** A daily, weekly or monthly campaign: `--every` at the start time's wall clock, until the last date before EndTime. */
+function recurringOf(s: PinpointSchedule, frequency: string, local: Date, offset: Offset, zone: string, note: Note): SendTime {
+  const date = local.toISOString().slice(0, 10);
+  const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
+  const wall = `${date} ${pad(hour)}:${pad(minute)}`;
   const every =
     frequency === "DAILY" ? "daily" : frequency === "WEEKLY" ? `weekly:${DAY_NAMES[local.getUTCDay()]}` : `monthly:${local.getUTCDate()}`;
   if (frequency === "MONTHLY" && local.getUTCDate() > 28)
@@ -309,7 +327,7 @@ function instantOf(key: string, value: string): number {
 }
 
 /** Pinpoint's Timezone (`UTC`, `UTC+05:30`, `UTC-05`) as minutes east of UTC; missing means UTC. */
-function offsetOf(timezone: string | undefined): { minutes: number; text: string } {
+function offsetOf(timezone: string | undefined): Offset {
   if (timezone === undefined || timezone === "UTC") return { minutes: 0, text: "UTC" };
   const m = /^UTC([+-])(\d\d)(?::(\d\d))?$/.exec(timezone);
   if (!m || Number(m[2]) > 14 || !["00", "15", "30", "45", undefined].includes(m[3]))
@@ -350,18 +368,7 @@ function treatmentsOf(
   const holdoutPercent = holdout > 0 ? holdout : undefined;
   if (extra.length === 0) return { template: mainTemplate, variants: [], holdoutPercent };
 
-  const names = new Set<string>();
-  const nameOf = (raw: string | undefined, fallback: string) => {
-    const base =
-      (raw ?? "")
-        .replace(/[^A-Za-z0-9_-]+/g, "-")
-        .replace(/^-+|-+$/g, "")
-        .slice(0, 32) || fallback;
-    let name = base;
-    for (let n = 2; names.has(name); n++) name = `${base.slice(0, 30)}-${n}`;
-    names.add(name);
-    return name;
-  };
+  const nameOf = variantNamer();
   const shares = extra.map((t, i) => percentOf(`AdditionalTreatments[${i}].SizePercent`, t.SizePercent ?? NaN));
   const mainShare = 100 - holdout - shares.reduce((a, b) => a + b, 0);
   if (mainShare < 0)
@@ -369,22 +376,7 @@ function treatmentsOf(
   const variants: Variant[] = [{ name: nameOf(c.TreatmentName, "A"), percent: mainShare, template: mainTemplate }];
   extra.forEach((t, i) => {
     const name = nameOf(t.TreatmentName, String.fromCharCode(66 + i)); // B, C, …
-    const own = templateOf(
-      t.TemplateConfiguration,
-      t.MessageConfiguration,
-      sesName(`${campaignId}-${name}`),
-      `AdditionalTreatments[${i}].`,
-      note,
-    );
-    if (own === undefined)
-      note(`AdditionalTreatments[${i}]`, name, `no email content of its own: it gets the campaign's template ${mainTemplate}`);
-    if (t.Schedule && JSON.stringify(t.Schedule) !== JSON.stringify(c.Schedule))
-      note(
-        `AdditionalTreatments[${i}].Schedule`,
-        JSON.stringify(t.Schedule),
-        "sendtime sends every variant at the campaign's time: launch this treatment as a campaign of its own to keep its schedule",
-      );
-    variants.push({ name, percent: shares[i], template: own ?? mainTemplate });
+    variants.push({ name, percent: shares[i], template: treatmentTemplate(c, t, i, name, campaignId, mainTemplate, note) });
   });
   note(
     "AdditionalTreatments",
@@ -404,6 +396,50 @@ function treatmentsOf(
   if (kept.length === 1) return { template: kept[0].template, variants: [], holdoutPercent };
   if (kept.length > 8) throw new CampaignShapeError(`${kept.length} treatments: sendtime takes at most 8 variants`);
   return { template: mainTemplate, variants: kept, holdoutPercent };
+}
+
+/** Variant names from treatment names: SES tag characters, at most 32, unique (`-2`, `-3`, … on a repeat). */
+function variantNamer(): (raw: string | undefined, fallback: string) => string {
+  const names = new Set<string>();
+  return (raw, fallback) => {
+    const base =
+      (raw ?? "")
+        .replace(/[^A-Za-z0-9_-]+/g, "-")
+        .replace(/^-+|-+$/g, "")
+        .slice(0, 32) || fallback;
+    let name = base;
+    for (let n = 2; names.has(name); n++) name = `${base.slice(0, 30)}-${n}`;
+    names.add(name);
+    return name;
+  };
+}
+
+/** AdditionalTreatments[i]'s template, or the campaign's (noted); a schedule of its own is noted, not kept. */
+function treatmentTemplate(
+  c: PinpointCampaign,
+  t: NonNullable<PinpointCampaign["AdditionalTreatments"]>[number],
+  i: number,
+  name: string,
+  campaignId: string,
+  mainTemplate: string,
+  note: Note,
+): string {
+  const own = templateOf(
+    t.TemplateConfiguration,
+    t.MessageConfiguration,
+    sesName(`${campaignId}-${name}`),
+    `AdditionalTreatments[${i}].`,
+    note,
+  );
+  if (own === undefined)
+    note(`AdditionalTreatments[${i}]`, name, `no email content of its own: it gets the campaign's template ${mainTemplate}`);
+  if (t.Schedule && JSON.stringify(t.Schedule) !== JSON.stringify(c.Schedule))
+    note(
+      `AdditionalTreatments[${i}].Schedule`,
+      JSON.stringify(t.Schedule),
+      "sendtime sends every variant at the campaign's time: launch this treatment as a campaign of its own to keep its schedule",
+    );
+  return own ?? mainTemplate;
 }
 
 function percentOf(key: string, v: number): number {
