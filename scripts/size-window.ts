@@ -20,6 +20,7 @@ import {
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
+import { sizingSpanDays } from "./lib/core/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/core/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
 
@@ -77,6 +78,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const { createTps, marginMinutes } = paceFromFlags(f);
 
   let report: WindowReport;
+  let recurringDays: number | undefined;
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
     const schedules = intFlag("schedules", f.schedules as string, 0, Number.MAX_SAFE_INTEGER);
@@ -111,11 +113,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
     report = sized.report;
+    if (timing.rule.kind === "every") recurringDays = sizingSpanDays(timing.rule.recurrence);
   } else {
     throw new UsageError("give --schedules N or --recipients FILE (see --help)");
   }
 
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
+  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, recurringDays));
   return 0;
 }
 
@@ -130,8 +133,8 @@ function tooLarge(requiredTps: number, tps: number): string {
 
 const utcLabel = (iso: string) => iso.slice(0, 16).replace("T", " ");
 
-/** The human-readable report. */
-function formatReport(r: WindowReport): string {
+/** The human-readable report; `recurringDays`: a recurring send, sized on that many days of occurrences. */
+function formatReport(r: WindowReport, recurringDays?: number): string {
   const out: string[] = [];
   if (r.mode === "recipients") {
     const notes = [
@@ -150,6 +153,10 @@ function formatReport(r: WindowReport): string {
         `  not sent: ${reasons ? `${count(left - (r.heldOut ?? 0))} rejected as the launcher would (${reasons})` : ""}${reasons && r.heldOut ? ", " : ""}${r.heldOut ? `${count(r.heldOut)} held out` : ""}`,
       );
     }
+    if (recurringDays)
+      out.push(
+        `  recurring: one schedule per recipient; below, its occurrences in the first ${recurringDays} days after the start, which the window holds`,
+      );
     if (r.quiet && (r.quiet.delayed || r.quiet.skipped))
       out.push(`  quiet time: ${counted(r.quiet.delayed, "send")} delayed, ${count(r.quiet.skipped)} skipped`);
     if (r.instants!.length) {
@@ -174,7 +181,11 @@ function formatReport(r: WindowReport): string {
     `Flexible window: ${r.windowMinutes} ${plural(r.windowMinutes, "minute")}${r.peakTps !== undefined ? ` (peak ${count(r.peakTps)}/s)` : ""}`,
   );
   out.push(`Fan-out: ${count(r.schedules)} CreateSchedule calls at ${count(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`);
-  if (r.earliestSend) {
+  if (r.earliestSend && recurringDays)
+    out.push(
+      `First occurrence ${utcLabel(r.earliestSend)} UTC: a launch after ${utcLabel(r.launchBy!)} UTC starts with a later one (the launcher's cutoff: fan-out + ${r.marginMinutes}-minute margin)`,
+    );
+  else if (r.earliestSend) {
     out.push(
       `First send ${utcLabel(r.earliestSend)} UTC, last ${utcLabel(r.latestSend!)} UTC: launch by ${utcLabel(r.launchBy!)} UTC (the launcher's cutoff: fan-out + ${r.marginMinutes}-minute margin)${r.fanOutEndsBeforeFirstSend ? "" : " — too late from now: early sends would be missed"}`,
     );

@@ -320,6 +320,14 @@ describe("recurring sends", () => {
     assert.strictEqual(r.windowMinutes, 2);
     assert.deepStrictEqual(r.peak, { utc: "2026-11-30T14:00:00.000Z", count: 600 });
     assert.strictEqual(r.instants.length, 14, "two weeks of daily occurrences");
+    const text = await runMain(sizeMain, [
+      ...["--recipients", many, "--every", "daily", "--until", "2027-06-30", "--hour", "9", "--tps", "5", "--now", "2026-11-30T12:00:00Z"],
+    ]);
+    assert.match(
+      text.stdout,
+      /^Recipients: 600 rows × 1 step = 600 schedules\n  recurring: one schedule per recipient; below, its occurrences in the first 14 days/,
+    );
+    assert.match(text.stdout, /\nFirst occurrence 2026-11-30 14:00 UTC: a launch after 2026-11-30 13:54 UTC starts with a later one/);
   });
 
   it("size-window --every: a spike is sized whole even when the first occurrences of its zones fall in different weeks", async () => {
