@@ -159,20 +159,7 @@ export async function cancelCampaign(
   r.nothingToCancel = running !== FAILED && running.length === 0 && before === undefined;
   if (o.dryRun || r.nothingToCancel) return finishCancel(r, running);
 
-  const notStopped: string[] = [];
-  for (const e of running === FAILED ? [] : running) {
-    d.progress(`stopping fan-out ${e.name}`);
-    const stopped = await attempt(() =>
-      awsCall(d, `campaign ${o.campaignId}: StopExecution ${e.name}`, (opts) =>
-        clients.sfn.send(
-          new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${o.campaignId} cancelled` }),
-          opts,
-        ),
-      ),
-    );
-    if (stopped === FAILED) notStopped.push(e.name);
-    else r.executionsStopped.push(e.name);
-  }
+  const notStopped = await stopExecutions(d, clients.sfn, o.campaignId, running === FAILED ? [] : running, r, attempt);
   if (before === "ACTIVE") {
     d.progress(`deleting schedule group ${group}`);
     await attempt(() =>
@@ -190,6 +177,33 @@ export async function cancelCampaign(
 
 const FAILED = Symbol("failed");
 type Failed = typeof FAILED;
+type Attempt = <T>(step: () => Promise<T>) => Promise<T | Failed>;
+
+/** Stops each running fan-out (no new schedule may appear while the group is deleted); returns those not stopped. */
+async function stopExecutions(
+  d: Deadline,
+  sfn: SFNClient,
+  campaignId: string,
+  running: { name: string; arn: string }[],
+  r: CancelReport,
+  attempt: Attempt,
+): Promise<string[]> {
+  const notStopped: string[] = [];
+  for (const e of running) {
+    d.progress(`stopping fan-out ${e.name}`);
+    const stopped = await attempt(() =>
+      awsCall(d, `campaign ${campaignId}: StopExecution ${e.name}`, (opts) =>
+        sfn.send(
+          new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${campaignId} cancelled` }),
+          opts,
+        ),
+      ),
+    );
+    if (stopped === FAILED) notStopped.push(e.name);
+    else r.executionsStopped.push(e.name);
+  }
+  return notStopped;
+}
 
 /** Polls the group until it is gone or the deadline comes; the last state seen goes into the report. */
 async function waitForGroup(
@@ -197,7 +211,7 @@ async function waitForGroup(
   scheduler: SchedulerClient,
   o: { campaignId: string; pollSeconds: number },
   r: CancelReport,
-  attempt: <T>(step: () => Promise<T>) => Promise<T | Failed>,
+  attempt: Attempt,
 ): Promise<void> {
   while (!d.expired) {
     const state = await attempt(() => groupState(d, scheduler, o.campaignId));
