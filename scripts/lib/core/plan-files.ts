@@ -264,7 +264,14 @@ class LineWriter {
     const chunk = this.buffer;
     this.buffer = "";
     this.hash?.update(chunk);
-    const sent = chunk ? this.sink?.write(chunk) : undefined;
+    // Observed at once: the sink may fail while the local file waits for the disk, and a rejection nobody listens to
+    // yet would end the process with a stack trace (and leave the upload open).
+    const sent = chunk
+      ? this.sink?.write(chunk)?.then(
+          () => ({ failed: false as const }),
+          (error: unknown) => ({ failed: true as const, error }),
+        )
+      : undefined;
     const stream = this.stream;
     if (stream && !stream.write(chunk))
       await new Promise<void>((resolve) => {
@@ -276,7 +283,8 @@ class LineWriter {
         stream.once("drain", done);
         stream.once("error", done);
       });
-    if (sent) await sent;
+    const outcome = await sent;
+    if (outcome?.failed) throw outcome.error;
     this.check();
   }
 
