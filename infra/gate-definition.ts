@@ -7,10 +7,11 @@
  *    "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>"}
  *
  * 1. Admit: one conditional DynamoDB UpdateItem on `<address>#<period>` (the period of the scheduled time, UTC) adds
- *    1 to `sends` and the schedule's ARN to `schedules` only while `sends < max` and the schedule is not already in
- *    `schedules`. The scheduled time and the ARN are the same on every invocation of a schedule, so an invocation
- *    Scheduler repeats (it retries StartExecution) finds itself already admitted and neither counts nor sends again.
- * 2. Refused: GetItem tells a repeat (the ARN is there: nothing to do) from a capped send (counted in CloudWatch,
+ *    1 to `sends` and the occurrence (`<schedule ARN>@<scheduled time>`) to `schedules` only while `sends < max` and
+ *    the occurrence is not already in `schedules`. Both are the same on every invocation of one occurrence, so an
+ *    invocation Scheduler repeats (it retries StartExecution) finds itself already admitted and neither counts nor
+ *    sends again; a recurring schedule keeps its ARN, and each of its occurrences is a send of its own.
+ * 2. Refused: GetItem tells a repeat (the occurrence is there: nothing to do) from a capped send (counted in CloudWatch,
  *    `sendtime` / `CappedSends` per campaign, and not sent).
  * 3. Send: SES v2 SendEmail with the input as the fan-out built it.
  * Any failure (DynamoDB, SES, CloudWatch) sends the input and the error to the dead-letter queue, as Scheduler does
@@ -58,6 +59,9 @@ export const GATE_STATES = {
   failed: "Failed",
 } as const;
 
+/** JSONata: one occurrence of one schedule, the same on every retry of it (a recurring schedule has many). */
+const INVOCATION = "$states.input.schedule & '@' & $states.input.scheduled_time";
+
 /** JSONata: the period key of the scheduled time, and when its item may expire (a day after the period ends). */
 const PERIOD: Record<CapPeriod, { key: string; expiresAt: string }> = {
   day: {
@@ -100,7 +104,7 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Comment: "Refused: a repeat of an admitted schedule, or the cap.",
         Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
         Arguments: { TableName: p.tableName, Key: key, ConsistentRead: true },
-        Output: "{% { 'input': $states.input, 'repeat': $states.input.schedule in $states.result.Item.schedules.SS } %}",
+        Output: `{% { 'input': $states.input, 'repeat': ${INVOCATION} in $states.result.Item.schedules.SS } %}`,
         Retry: [retryBusy(DYNAMODB_BUSY)],
         Catch: toDeadLetter,
         Next: S.repeatOrCapped,
@@ -149,8 +153,8 @@ function admitState(p: GateParameters, key: string) {
       ExpressionAttributeValues: {
         ":one": { N: "1" },
         ":max": { N: String(p.cap.max) },
-        ":schedule": { S: "{% $states.input.schedule %}" },
-        ":schedules": { SS: ["{% $states.input.schedule %}"] },
+        ":schedule": { S: `{% ${INVOCATION} %}` },
+        ":schedules": { SS: [`{% ${INVOCATION} %}`] },
         ":expires": { N: `{% ${PERIOD[p.cap.per].expiresAt} %}` },
       },
     },

@@ -133,6 +133,18 @@ describe("send gate definition", () => {
       assert.strictEqual(f.sent.length, 2);
     });
 
+    it("a recurring schedule's occurrences in one period are separate sends (one ARN, other scheduled times); a repeat of one occurrence is not", async () => {
+      const f = new Fakes();
+      const monthly = { ...PARAMS, cap: { max: 4, per: "month" as const } };
+      const weekly = ["2026-12-07T09:00:00Z", "2026-12-14T09:00:00Z", "2026-12-21T09:00:00Z", "2026-12-28T09:00:00Z"];
+      for (const t of weekly) await f.run(gateInput("ann@example.com", "digest", "digest/a1-1", t), monthly);
+      assert.strictEqual(f.sent.length, 4, "every weekly occurrence is sent");
+      const again = await f.run(gateInput("ann@example.com", "digest", "digest/a1-1", weekly[1]), monthly);
+      assert.deepStrictEqual(again.path, ["Admit", "LookUp", "RepeatOrCapped", "AlreadyAdmitted"]);
+      assert.strictEqual(f.sent.length, 4);
+      assert.strictEqual(f.table.items.get("ann@example.com#2026-12")!.sends.N, "4");
+    });
+
     it("the next UTC day starts a new period", async () => {
       const f = new Fakes();
       for (const [campaign, t] of [
