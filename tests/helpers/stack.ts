@@ -10,7 +10,35 @@ export async function renderWith(overrides: Record<string, string | undefined> =
     if (v === undefined) delete config[key];
     else config[key] = v;
   }
-  return renderStack({ config });
+  return renderOnce("dev", config);
+}
+
+/** Renders a shipped stack (`Pulumi.<stack>.yaml`) as it is. */
+export const renderShipped = (stack: string): Promise<RenderedStack> => renderOnce(stack, readStackConfig(stack));
+
+/**
+ * A render is about half a second and the same config renders the same stack, so each stack and config is
+ * rendered once per test run; every caller gets its own copy (a test that edits its stack cannot change
+ * another's). Failed renders are not kept: a test of bad config sees its own error.
+ */
+const rendered = new Map<string, Promise<RenderedStack>>();
+async function renderOnce(stack: string, config: Record<string, string>): Promise<RenderedStack> {
+  const key = JSON.stringify([stack, Object.entries(config).sort()]);
+  let render = rendered.get(key);
+  if (!render) {
+    render = renderStack({ stack, config });
+    rendered.set(key, render);
+    render.catch(() => rendered.delete(key));
+  }
+  return copyOf(await render);
+}
+
+/** Plain objects and arrays copied; anything else (a Pulumi asset, which holds promises) shared. */
+function copyOf<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyOf) as T;
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyOf(v)])) as T;
+  return value;
 }
 
 export function only(stack: RenderedStack, type: string, name?: string): RenderedResource {

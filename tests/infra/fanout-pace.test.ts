@@ -5,8 +5,8 @@
 import * as assert from "assert";
 import { PlanRow } from "../../infra/fanout-definition";
 import { fanOutCostPerMillionRows, pacing, rowsPerBatch, stepFunctionsPricing } from "../../infra/quotas";
-import { readStackConfig, renderStack } from "../../scripts/lib/offline/mock-stack";
-import { definitionOf } from "../helpers/stack";
+import { readStackConfig } from "../../scripts/lib/offline/mock-stack";
+import { definitionOf, renderShipped } from "../helpers/stack";
 
 /** A plan row as the planner writes it, with a variant and a schedule expression, and five personalization fields. */
 const ROW: PlanRow & { schedule_expression: string } = {
@@ -37,7 +37,7 @@ describe("fan-out pace and cost of the shipped stacks", function () {
     it(`${stack}: asks for 90–95% of its CreateSchedule quota at 0.1 s a call, for under $0.10 per million rows`, async () => {
       const config = readStackConfig(stack);
       const quota = Number(config["sendtime:createScheduleTps"]);
-      const fanOut = definitionOf(await renderStack({ stack, config })).States.FanOut;
+      const fanOut = definitionOf(await renderShipped(stack)).States.FanOut;
       const outer = fanOut.MaxConcurrency;
       const inner = fanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency;
       const asked = (outer * inner) / pacing.callSeconds;
