@@ -32,8 +32,18 @@ with its key inputs and the stack outputs, then runs the policy pack (policy/) o
 Exit codes: 0 ok (advisory findings allowed), 1 a mandatory policy violation, 2 bad flags or config.
 `;
 
-/** The whole CLI: flags in, exit code out (0 ok, 1 a mandatory violation); bad flags or config throw UsageError. */
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
+/** A served policy pack as the preview uses it: configured, asked, then closed. */
+export type PolicyPack = Pick<ServedPolicyPack, "configure" | "analyze" | "close">;
+
+/**
+ * The whole CLI: flags in, exit code out (0 ok, 1 a mandatory violation); bad flags or config throw UsageError.
+ * `startPolicyPack` serves the pack; a test that already serves one passes it here instead of starting another.
+ */
+export async function main(
+  argv: string[],
+  io: Io = processIo,
+  startPolicyPack: () => Promise<PolicyPack> = () => ServedPolicyPack.start(),
+): Promise<number> {
   const flags = parseFlags(
     argv,
     {
@@ -56,7 +66,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     throw e;
   }
   const custom = rendered.resources.filter((r) => r.custom);
-  const violations = flags["no-policy"] ? [] : await runPolicyPack(rendered, policyConfig, policyConfigFile);
+  const violations = flags["no-policy"] ? [] : await runPolicyPack(startPolicyPack, rendered, policyConfig, policyConfigFile);
   const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
   if (flags.json) {
     const out = {
@@ -77,11 +87,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 async function runPolicyPack(
+  startPolicyPack: () => Promise<PolicyPack>,
   rendered: RenderedStack,
   config: Record<string, unknown>,
   configFile: string | undefined,
 ): Promise<Violation[]> {
-  const pack = await ServedPolicyPack.start();
+  const pack = await startPolicyPack();
   try {
     await pack.configure(config, configFile ? path.relative(process.cwd(), configFile) : "(no policy config)");
     return await pack.analyze(rendered);
