@@ -5,6 +5,7 @@
  * (a nonexistent local time with fold=0 takes the offset before the change: Python's "moved forward by the gap").
  */
 import * as assert from "assert";
+import { DateTime } from "luxon";
 import { endOfQuietTime, isQuiet, QuietTime } from "../../scripts/lib/core/quiet-time";
 import { MissedRule, SendDecider } from "../../scripts/lib/core/decisions";
 import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../scripts/lib/core/send-rules";
@@ -254,6 +255,62 @@ describe("timing rules", () => {
       assert.deepStrictEqual(times(rules, "Europe/London"), [
         { utc: "2026-12-02T08:00:00.000Z", send_at: "2026-12-02T08:00:00", tz: "Europe/London", quiet: "delayed", missed: "next-day" },
       ]);
+    });
+    it("never answers a row from another row's cached decision when it needs another instant", () => {
+      // Rows that share a zone, a date, an hour or the key's number with an earlier row but need another instant,
+      // decided in this order, twice (the second time from the cache). Expected instants from luxon's own date math.
+      const longBefore = { ...onTime, cutoffMs: Date.UTC(1960, 0, 1) };
+      const step1 = (rule: BaseRule) => new SendDecider({ rule, steps: [STEP1], missed: longBefore, defaultZone: "UTC" });
+      const local = (zone: string, text: string) => DateTime.fromISO(text, { zone });
+      const days = step1({ kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 });
+      const hours = step1({ kind: "after", column: "last_login", hours: 2 });
+      const best = step1({ kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 });
+      const rows: [SendDecider, string, RowTiming, DateTime][] = [
+        [days, "Asia/Kolkata", { after: "2026-10-15", sendHour: "" }, local("Asia/Kolkata", "2026-10-15T10:00").plus({ days: 30 })],
+        // the same values in a zone 15 minutes away
+        [days, "Asia/Kathmandu", { after: "2026-10-15", sendHour: "" }, local("Asia/Kathmandu", "2026-10-15T10:00").plus({ days: 30 })],
+        // the same date, the row's own hour and minute
+        [days, "Asia/Kolkata", { after: "2026-10-15", sendHour: "9" }, local("Asia/Kolkata", "2026-10-15T09:00").plus({ days: 30 })],
+        [
+          days,
+          "Asia/Kolkata",
+          { after: "2026-10-15", sendHour: "9", sendMinute: "30" },
+          local("Asia/Kolkata", "2026-10-15T09:30").plus({ days: 30 }),
+        ],
+        [
+          days,
+          "Asia/Kolkata",
+          { after: "2026-10-15", sendHour: "09", sendMinute: "30" },
+          local("Asia/Kolkata", "2026-10-15T09:30").plus({ days: 30 }),
+        ],
+        // an instant whose local date is the next UTC day's (01:30 IST on the 15th), and one still on the 14th (23:30)
+        [days, "Asia/Kolkata", { after: "2026-10-14T20:00:00Z" }, local("Asia/Kolkata", "2026-10-15T10:00").plus({ days: 30 })],
+        [days, "Asia/Kolkata", { after: "2026-10-14T18:00:00Z" }, local("Asia/Kolkata", "2026-10-14T10:00").plus({ days: 30 })],
+        // the zone written in another case, and a zone whose +30d crosses the end of DST
+        [days, "asia/kolkata", { after: "2026-10-15" }, local("Asia/Kolkata", "2026-10-15T10:00").plus({ days: 30 })],
+        [days, "America/New_York", { after: "2026-10-15" }, local("America/New_York", "2026-10-15T10:00").plus({ days: 30 })],
+        // +Nh: a date is local midnight, not the instant at UTC midnight; instants round up to the minute
+        [hours, "America/New_York", { after: "2026-10-15" }, local("America/New_York", "2026-10-15T00:00").plus({ hours: 2 })],
+        [hours, "America/New_York", { after: "2026-10-15T00:00:00Z" }, local("UTC", "2026-10-15T02:00")],
+        [hours, "America/New_York", { after: "2026-10-15T00:00:00.001Z" }, local("UTC", "2026-10-15T02:01")],
+        [hours, "America/New_York", { after: "2026-10-15T00:01:00Z" }, local("UTC", "2026-10-15T02:01")],
+        [hours, "America/New_York", { after: "2026-10-16T00:00:00Z" }, local("UTC", "2026-10-16T02:00")],
+        // (the 14th minute of 1970 and its 14th day: one number apart in the key, never the same)
+        [hours, "America/New_York", { after: "1970-01-01T00:14:00Z" }, local("UTC", "1970-01-01T02:14")],
+        [hours, "America/New_York", { after: "1970-01-15" }, local("America/New_York", "1970-01-15T00:00").plus({ hours: 2 })],
+        // --date with a best hour per row, and a row's send_at (keyed by its text)
+        [best, "Asia/Tokyo", { sendHour: "18", sendMinute: "45" }, local("Asia/Tokyo", "2026-12-01T18:45")],
+        [best, "Asia/Tokyo", { sendHour: "18", sendMinute: "" }, local("Asia/Tokyo", "2026-12-01T18:00")],
+        [best, "Asia/Tokyo", { sendHour: "", sendMinute: "45" }, local("Asia/Tokyo", "2026-12-01T09:45")],
+        [best, "Asia/Tokyo", {}, local("Asia/Tokyo", "2026-12-01T09:00")],
+        [best, "Asia/Tokyo", { sendAt: "2026-12-02T18:45", sendHour: "18", sendMinute: "45" }, local("Asia/Tokyo", "2026-12-02T18:45")],
+        [best, "Europe/London", { sendHour: "18", sendMinute: "45" }, local("Europe/London", "2026-12-01T18:45")],
+      ];
+      for (let pass = 0; pass < 2; pass++)
+        for (const [decider, zone, row, expected] of rows) {
+          const d = decider.decide(zone, row);
+          assert.strictEqual(d.steps[0]?.time?.utc, expected.toUTC().toISO(), `${zone} ${JSON.stringify(row)} (pass ${pass + 1})`);
+        }
     });
     it("shares decisions between rows with the same zone and values, and reports invalid rows", () => {
       const timer = new SendDecider({

@@ -6,7 +6,8 @@
  *
  * The result depends only on the zone and on the row's timing values the rule reads (none under most rules), so each
  * distinct combination is computed once, with the notes a row with it gets, and shared by every row that has it:
- * per-row work is a cache lookup.
+ * per-row work is a cache lookup. The common forms of those values are keyed by a number per zone (send-rules.ts
+ * timingKey: no string is built per row); any other form by its text.
  */
 import { cronExpression } from "../../../infra/plan-row";
 import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "./quiet-time";
@@ -21,9 +22,11 @@ import {
   SEND_AT_COLUMN,
   stepFromFirst,
   TimingProblem,
+  timingKey,
 } from "./send-rules";
 import { addDays, LocalTime, ScheduledTime, scheduledTime, Step, wallClock, ZoneResolver, ZoneStatus, zonedInstant } from "./send-time";
 import { InstantHistogram } from "./window";
+import { ZoneOffsets, zoneOffsets } from "./zone-offsets";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
 export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];
@@ -106,6 +109,14 @@ interface ResolvedRawZone {
   status: ZoneStatus;
   notes: string[];
   reject?: ZoneDecisions["reject"];
+  /** Answers for rows with this zone as written, by timingKey (set when this is kept in byRawZone). */
+  byTimingKey?: TimingKeyed;
+}
+
+/** One written zone's answers keyed by send-rules.ts timingKey, and the zone's offsets that key reads. */
+interface TimingKeyed {
+  offsets: ZoneOffsets;
+  answers: Map<number, ZoneDecisions>;
 }
 
 /**
@@ -118,20 +129,45 @@ export class SendDecider {
   private readonly zones: ZoneResolver;
   private readonly byRawZone = new Map<string, ResolvedRawZone>();
   private readonly cache = new Map<string, SharedSteps>();
+  /** Every byTimingKey, and their entries together (bounded like the cache). */
+  private readonly keyed: TimingKeyed[] = [];
+  private keyedEntries = 0;
 
   constructor(readonly rules: SendRules) {
     this.zones = new ZoneResolver(rules.defaultZone);
   }
 
-  /** The row's zone (as written, or undefined when the file has no timezone column), its steps' sends and notes. */
+  /**
+   * The row's zone (as written, or undefined when the file has no timezone column), its steps' sends and notes. Rows
+   * whose values have a common form are answered by one lookup of a number (send-rules.ts timingKey: equal keys in
+   * one zone mean equal first sends, and so equal decisions, whatever the values' text); others by their text.
+   */
   decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES): ZoneDecisions {
     const z = this.resolve(rawZone);
-    if (z.reject) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: z.reject };
-    const shared = this.shared(z.zone, timing);
-    if ("reason" in shared) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, reject: shared };
+    // (One field order for every answer, like stepDecision's.)
+    if (z.reject) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: z.reject };
+    const keyed = z.byTimingKey;
+    const key = keyed && timingKey(this.rules.rule, timing, keyed.offsets);
+    if (key === undefined) return this.answer(z, this.shared(z.zone, timing));
+    let answer = keyed!.answers.get(key);
+    if (answer === undefined) {
+      answer = this.answer(z, this.shared(z.zone, timing));
+      if (this.keyedEntries >= MAX_CACHED) {
+        for (const k of this.keyed) k.answers.clear();
+        this.keyedEntries = 0;
+      }
+      keyed!.answers.set(key, answer);
+      this.keyedEntries++;
+    }
+    return answer;
+  }
+
+  private answer(z: ResolvedRawZone, shared: SharedSteps): ZoneDecisions {
+    if ("reason" in shared) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: shared };
     if (shared.answer?.z === z) return shared.answer.decisions;
     const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
-    const decisions: ZoneDecisions = { zone: z.zone, status: z.status, steps: shared.steps, notes, noSendLeft: nothingLeft(shared.steps) };
+    const noSendLeft = nothingLeft(shared.steps);
+    const decisions: ZoneDecisions = { zone: z.zone, status: z.status, steps: shared.steps, notes, noSendLeft, reject: undefined };
     shared.answer = { z, decisions };
     return decisions;
   }
@@ -157,8 +193,11 @@ export class SendDecider {
       // (A file without a timezone column sends everyone in the default zone: nothing to note per row.)
       else if (status === "defaulted" && rawZone !== undefined) notes.push(`${problem}: sent in ${zone}, the default zone`);
       if (status === "canonicalised") notes.push(`${written} read as ${zone}`);
-      r = { zone, status, notes, reject };
-      if (this.byRawZone.size < 100_000) this.byRawZone.set(key, r);
+      r = { zone, status, notes, reject, byTimingKey: undefined };
+      if (this.byRawZone.size < 100_000) {
+        this.byRawZone.set(key, r);
+        if (!reject) this.keyed.push((r.byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() }));
+      }
     }
     return r;
   }
@@ -221,12 +260,12 @@ export class SendDecider {
     const q = this.rules.quiet;
     const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;
     if (q && inQuietHours(q, hm.hour * 60 + hm.minute)) {
-      const decision: StepDecision = { step, outcome: "planned", quiet: "skipped", due: `${at} local` };
+      const decision = stepDecision(step, "planned", "skipped", undefined, `${at} local`);
       return { steps: [decision], notes: [`step 1 at ${at} local, every occurrence in quiet time (${describeQuietTime(q)}): not planned`] };
     }
     const sized = occurrences(time, zone, startMs, Math.min(endMs, startMs + sizingSpanDays(rule.recurrence) * 86_400_000));
     const first = sized[0] ?? nextOccurrence(time, zone, startMs, endMs);
-    if (first === undefined) return { steps: [{ step, outcome: "skipped", quiet: "none", due: `${at} local` }], notes: NO_NOTES };
+    if (first === undefined) return { steps: [stepDecision(step, "skipped", "none", undefined, `${at} local`)], notes: NO_NOTES };
     const recurring: RecurringSend = {
       expression: cronExpression(time),
       startDate: new Date(startMs).toISOString(),
@@ -242,21 +281,21 @@ export class SendDecider {
       timezone: zone,
       fold: "exact",
     };
-    return { steps: [{ step, outcome: "planned", quiet: "none", time: t, recurring }], notes: NO_NOTES };
+    return { steps: [stepDecision(step, "planned", "none", t, undefined, undefined, recurring)], notes: NO_NOTES };
   }
 
   private applyMissed(zone: string, step: Step, time: ScheduledTime, requested: LocalTime): StepDecision {
     const m = this.rules.missed;
-    if (!m || time.utcMs >= m.cutoffMs) return { step, outcome: "planned", quiet: "none", time };
+    if (!m || time.utcMs >= m.cutoffMs) return stepDecision(step, "planned", "none", time);
     if (m.policy === "send-now" && m.cutoffMs - time.utcMs < m.graceMinutes * 60_000) {
       const sendNowAt = Math.ceil(m.cutoffMs / 60_000) * 60_000;
-      return { step, outcome: "sent-now", quiet: "none", time: scheduledTime("UTC", sendNowAt, "exact") };
+      return stepDecision(step, "sent-now", "none", scheduledTime("UTC", sendNowAt, "exact"));
     }
     if (m.policy === "next-day") {
       const { utcMs, fold } = zonedInstant(zone, addDays(requested, 1));
-      if (utcMs >= m.cutoffMs) return { step, outcome: "next-day", quiet: "none", time: scheduledTime(zone, utcMs, fold) };
+      if (utcMs >= m.cutoffMs) return stepDecision(step, "next-day", "none", scheduledTime(zone, utcMs, fold));
     }
-    return { step, outcome: "skipped", quiet: "none", due: time.utc };
+    return stepDecision(step, "skipped", "none", undefined, time.utc);
   }
 
   /** Quiet time is in the recipient's zone, whatever zone the time is written in (a send-now is in UTC). */
@@ -265,9 +304,25 @@ export class SendDecider {
     if (!q || !d.time) return d;
     const end = endOfQuietTime(q, zone, d.time.utcMs);
     if (!end) return d;
-    if (q.policy === "skip") return { step: d.step, outcome: d.outcome, quiet: "skipped", due: d.time.utc };
-    return { step: d.step, outcome: d.outcome, quiet: "delayed", due: d.time.utc, time: scheduledTime(zone, end.utcMs, end.fold) };
+    if (q.policy === "skip") return stepDecision(d.step, d.outcome, "skipped", undefined, d.time.utc);
+    return stepDecision(d.step, d.outcome, "delayed", scheduledTime(zone, end.utcMs, end.fold), d.time.utc);
   }
+}
+
+/**
+ * A StepDecision with every field present, always in this order: all of them share one hidden class, so the code that
+ * reads them per row (the plan lines, the counts) stays monomorphic whichever outcomes a list mixes.
+ */
+function stepDecision(
+  step: Step,
+  outcome: StepOutcome,
+  quiet: QuietOutcome,
+  time?: ScheduledTime,
+  due?: string,
+  collidedWith?: number,
+  recurring?: RecurringSend,
+): StepDecision {
+  return { step, outcome, quiet, time, collidedWith, due, recurring };
 }
 
 /** A later step less than MIN_STEP_GAP_MINUTES from an earlier-numbered step that is sent is not planned. */
@@ -276,7 +331,7 @@ function separateSteps(decisions: StepDecision[]): StepDecision[] {
   const result: StepDecision[] = [];
   for (const d of decisions) {
     const clash = d.time && result.find((e) => e.time && Math.abs(e.time.utcMs - d.time!.utcMs) < gap);
-    result.push(clash ? { step: d.step, outcome: "collided", quiet: d.quiet, collidedWith: clash.step.number, due: d.time!.utc } : d);
+    result.push(clash ? stepDecision(d.step, "collided", d.quiet, undefined, d.time!.utc, clash.step.number) : d);
   }
   return result;
 }

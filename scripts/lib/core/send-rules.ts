@@ -119,17 +119,18 @@ const MILLIS_OF_FRACTION = Array.from({ length: 1000 }, (_, f) => Number(`0.${St
 
 /**
  * parseDate and parseInstant for the two forms a date column mostly holds, read by hand (a column of per-row login
- * times is read once per row): a valid `YYYY-MM-DD` → "date", a valid `YYYY-MM-DDTHH:MM:SS[.fff]Z` → what
- * parseInstant returns. Anything else, valid or not, → undefined: the general parsers decide.
+ * times is read once per row): a valid `YYYY-MM-DD` → its UTC midnight in epoch ms (the caller tells it by its length,
+ * 10), a valid `YYYY-MM-DDTHH:MM:SS[.fff]Z` → what parseInstant returns. Anything else, valid or not, → undefined:
+ * the general parsers decide.
  */
-function quickDateOrInstant(v: string): "date" | number | undefined {
+function quickUtcMs(v: string): number | undefined {
   const n = v.length;
   if (n < 10 || v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45) return undefined;
   const year = digitsAt(v, 0, 4);
   const month = digitsAt(v, 5, 2);
   const day = digitsAt(v, 8, 2);
   if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  if (n === 10) return "date";
+  if (n === 10) return Date.UTC(year, month - 1, day);
   // "T", ":" and ":" at their places, "Z" last, and nothing or "." and 3 digits between the seconds and the "Z".
   if ((n !== 20 && n !== 24) || v.charCodeAt(10) !== 84 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(n - 1) !== 90)
     return undefined;
@@ -145,6 +146,8 @@ function quickDateOrInstant(v: string): "date" | number | undefined {
   }
   return Date.UTC(year, month - 1, day, hour, minute, second) + fraction;
 }
+
+const QUICK_DATE_LENGTH = 10;
 
 /** Rounds up to a whole minute: at() cannot say seconds, and a send must never be early. */
 export const ceilToMinute = (ms: number) => Math.ceil(ms / MINUTE) * MINUTE;
@@ -228,8 +231,8 @@ function localDateText(zone: string, utcMs: number): string {
  */
 export function reduceAfter(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): string | TimingProblem {
   const value = raw.trim();
-  let instant: number | "date" | "no-offset" | undefined = quickDateOrInstant(value);
-  if (instant === "date") return value;
+  let instant: number | "no-offset" | undefined = quickUtcMs(value);
+  if (instant !== undefined && value.length === QUICK_DATE_LENGTH) return value;
   if (instant === undefined) {
     if (parseDate(value)) return value;
     instant = parseInstant(value);
@@ -246,6 +249,55 @@ export function reduceAfter(rule: Extract<BaseRule, { kind: "after" }>, zone: st
   if ("days" in rule) return localDateText(zone, instant);
   // (ceil(t) + N h = ceil(t + N h): rounding first changes nothing and lets more rows share the result.)
   return new Date(ceilToMinute(instant)).toISOString();
+}
+
+/** A send_hour/send_minute value read by hand: -1 when absent or empty, its number when 1–2 digits ≤ max, else -2. */
+function quickClockField(raw: string | undefined, max: number): number {
+  if (raw === undefined || raw.length === 0) return -1;
+  const value = raw.length <= 2 ? digitsAt(raw, 0, raw.length) : -1;
+  return value < 0 || value > max ? -2 : value;
+}
+
+/** The minute of the day step 1 is asked for (the rule's, or the row's send_hour/send_minute), or -1 (read by the rule). */
+function quickMinuteOfDay(rule: { hour: number; minute: number }, row: RowTiming): number {
+  const hour = quickClockField(row.sendHour, 23);
+  const minute = quickClockField(row.sendMinute, 59);
+  if (hour === -2 || minute === -2) return -1;
+  return (hour === -1 ? rule.hour : hour) * 60 + (minute === -1 ? rule.minute : minute);
+}
+
+/**
+ * A number standing for everything `firstSend` reads of a row under `rule` in one zone: two rows of that zone with
+ * the same number get the same first send (and so the same decisions). Computed by hand and without allocating, for
+ * the common forms only (decisions.ts keys its per-zone cache on it; a list of per-row login times reads it once per
+ * row): no send_at, send_hour/send_minute empty or 1–2 digits, an --after value in one of quickUtcMs's two forms.
+ * Anything else → undefined, and the caller keys on the text. `offsets.at` is the zone's UTC offset in minutes at an
+ * instant (+Nd reads an instant's local date).
+ *
+ *   at:                  0 (one instant for everyone)
+ *   date, every:         minute of the day (0–1439)
+ *   after +Nd:           local day number × 1440 + minute of the day
+ *   after +Nh:           2 × the instant in minutes rounded up (even), or 2 × the date's day number + 1 (odd: a
+ *                        date is local midnight, never the same as the instant at UTC midnight)
+ */
+export function timingKey(rule: BaseRule, row: RowTiming, offsets: { at(utcMs: number): number }): number | undefined {
+  if (row.sendAt !== undefined && row.sendAt.length !== 0) return undefined;
+  if (rule.kind === "at") return 0;
+  if (rule.kind !== "after") {
+    const minuteOfDay = quickMinuteOfDay(rule, row);
+    return minuteOfDay < 0 ? undefined : minuteOfDay;
+  }
+  const value = row.after ?? "";
+  const ms = quickUtcMs(value);
+  if (ms === undefined) return undefined;
+  const isDate = value.length === QUICK_DATE_LENGTH;
+  if ("days" in rule) {
+    const minuteOfDay = quickMinuteOfDay(rule, row);
+    if (minuteOfDay < 0) return undefined;
+    const localDay = isDate ? ms / DAY : Math.floor((ms + offsets.at(ms) * MINUTE) / DAY);
+    return localDay * 1440 + minuteOfDay;
+  }
+  return isDate ? (2 * ms) / DAY + 1 : 2 * Math.ceil(ms / MINUTE);
 }
 
 function afterColumn(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): FirstSend | TimingProblem {

@@ -14,16 +14,26 @@ const DAY = 86_400_000;
 /** A day's offset: constant, or changing once at `at`. */
 type DayOffsets = number | { at: number; before: number; after: number };
 
-class ZoneOffsets {
+/** One zone's offsets. */
+export class ZoneOffsets {
   private readonly days = new Map<number, DayOffsets>();
   private readonly midnights = new Map<number, number>();
+  /** The day looked up last (rows of one zone mostly ask about a few days): no map lookup when it is asked again. */
+  private lastDay = NaN;
+  private lastOffsets: DayOffsets = 0;
 
   constructor(private readonly zone: IANAZone) {}
 
+  /** Offset from UTC, in minutes, at instant `utcMs`. */
   at(utcMs: number): number {
     const day = Math.floor(utcMs / DAY);
-    let d = this.days.get(day);
-    if (d === undefined) this.days.set(day, (d = this.learn(day)));
+    let d: DayOffsets | undefined = this.lastOffsets;
+    if (day !== this.lastDay) {
+      d = this.days.get(day);
+      if (d === undefined) this.days.set(day, (d = this.learn(day)));
+      this.lastDay = day;
+      this.lastOffsets = d;
+    }
     return typeof d === "number" ? d : utcMs < d.at ? d.before : d.after;
   }
 
@@ -51,9 +61,14 @@ class ZoneOffsets {
 
 const byName = new Map<string, ZoneOffsets>();
 
-/** Offset from UTC, in minutes, of IANA zone `zone` at instant `utcMs`. */
-export function cachedOffsetMinutes(zone: string, utcMs: number): number {
+/** The cached offsets of IANA zone `zone`, for callers that look up many instants in one zone. */
+export function zoneOffsets(zone: string): ZoneOffsets {
   let z = byName.get(zone);
   if (!z) byName.set(zone, (z = new ZoneOffsets(IANAZone.create(zone))));
-  return z.at(utcMs);
+  return z;
+}
+
+/** Offset from UTC, in minutes, of IANA zone `zone` at instant `utcMs`. */
+export function cachedOffsetMinutes(zone: string, utcMs: number): number {
+  return zoneOffsets(zone).at(utcMs);
 }
