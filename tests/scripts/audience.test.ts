@@ -25,6 +25,12 @@ describe("variants and holdout", () => {
     for (const campaign of ["", "bf-2026", "é".repeat(26), "c".repeat(54), "c".repeat(55), "c".repeat(80)])
       for (const id of [...ids, ...Array.from({ length: 2000 }, (_, i) => `u${i}${"é".repeat(i % 30)}`)])
         assert.strictEqual(audienceBucket(campaign, id), expected(campaign, id), `${campaign}:${id}`);
+    // Campaigns taking turns (the campaign's bytes are kept between calls): each call still hashes its own.
+    for (let i = 0; i < 300; i++) {
+      const campaign = ["bf-2026", "é".repeat(26), "c".repeat(80), "b"][i % 4];
+      const id = i % 3 ? `u${i}` : `ü${i}`;
+      assert.strictEqual(audienceBucket(campaign, id), expected(campaign, id), `${campaign}:${id}`);
+    }
   });
 
   it("variants take consecutive basis-point ranges in the order given, the holdout the last range", () => {

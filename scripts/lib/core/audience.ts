@@ -33,9 +33,8 @@ export interface Audience {
 
 /** The recipient's bucket, 0–9,999. */
 export function audienceBucket(campaignId: string, recipientId: string): number {
-  const block = oneBlockMessage(campaignId, recipientId);
-  if (block) {
-    sha256Block(block);
+  if (oneBlockMessage(campaignId, recipientId)) {
+    sha256Block();
     return bucketOf(STATE[0] >>> 0, STATE[1] >>> 0);
   }
   const digest = hash("sha256", `${campaignId}:${recipientId}`, "buffer");
@@ -62,26 +61,49 @@ const K = new Int32Array([
 ]);
 const H = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 
-/** `campaign:id` as UTF-8 in BLOCK, padded as SHA-256's single last block; undefined when it needs two blocks. */
-function oneBlockMessage(campaignId: string, recipientId: string): Buffer | undefined {
-  // A write that returns at most 55 bytes was not cut short: the next character would have had room.
-  let n = BLOCK.write(campaignId, 0);
-  if (n > 54) return undefined;
-  BLOCK[n++] = 0x3a;
-  n += BLOCK.write(recipientId, n);
-  if (n > 55) return undefined;
+/** The campaign whose `campaign:` bytes are at the start of BLOCK (every row of a run has the same), and their length. */
+let prefixOf: string | undefined;
+let prefixLength = 0;
+
+/** `campaign:id` as UTF-8 in BLOCK, padded as SHA-256's single last block; false when it needs two blocks. */
+function oneBlockMessage(campaignId: string, recipientId: string): boolean {
+  if (campaignId !== prefixOf) {
+    prefixOf = undefined;
+    // A write that returns at most 55 bytes was not cut short: the next character would have had room.
+    const n = BLOCK.write(campaignId, 0);
+    if (n > 54) return false;
+    BLOCK[n] = 0x3a;
+    prefixLength = n + 1;
+    prefixOf = campaignId;
+  }
+  let n = prefixLength;
+  // An ASCII id is its own bytes (most ids); anything else is encoded by Buffer.
+  const length = recipientId.length;
+  let ascii = n + length <= 55;
+  for (let i = 0; ascii && i < length; i++) {
+    const c = recipientId.charCodeAt(i);
+    if (c < 0x80) BLOCK[n++] = c;
+    else ascii = false;
+  }
+  if (!ascii) {
+    n = prefixLength + BLOCK.write(recipientId, prefixLength);
+    if (n > 55) return false;
+  }
   BLOCK[n] = 0x80;
-  BLOCK.fill(0, n + 1, 60);
-  BLOCK.writeUInt32BE(n * 8, 60);
-  return BLOCK;
+  for (let i = n + 1; i < 62; i++) BLOCK[i] = 0;
+  // The length in bits, big-endian in the last 8 bytes: at most 440, so two bytes.
+  BLOCK[62] = (n * 8) >>> 8;
+  BLOCK[63] = (n * 8) & 0xff;
+  return true;
 }
 
 const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
 
-/** STATE = the SHA-256 state after the initial state and one block. */
-function sha256Block(block: Buffer): void {
+/** STATE = the SHA-256 state after the initial state and BLOCK. */
+function sha256Block(): void {
   const w = WORDS;
-  for (let i = 0; i < 16; i++) w[i] = block.readInt32BE(i * 4);
+  const m = BLOCK;
+  for (let i = 0; i < 16; i++) w[i] = (m[4 * i] << 24) | (m[4 * i + 1] << 16) | (m[4 * i + 2] << 8) | m[4 * i + 3];
   for (let i = 16; i < 64; i++) {
     const a = w[i - 15];
     const b = w[i - 2];
