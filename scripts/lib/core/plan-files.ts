@@ -126,7 +126,6 @@ export class PlanFiles {
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
-  private readonly noteFields = new Map<string, string>();
   private readonly heldOut?: LineWriter;
 
   /**
@@ -171,20 +170,14 @@ export class PlanFiles {
     return this.rejects.write(`${r.line},${csvField(r.id)},${csvField(r.text)}\n`);
   }
 
-  /** A row's notes, one line each, in one write; rows share most notes, so each note is quoted once. */
+  /**
+   * A row's notes, one line each, in one write. Each note is quoted as it comes: a table of quoted notes (rows share
+   * most) cost more than the quoting, its lookups missing the CPU's caches once a list has thousands of distinct notes.
+   */
   notesOf(row: { line: number; id: string }, ...lists: (readonly string[] | undefined)[]): Promise<void> | undefined {
     let text = "";
     let start: string | undefined;
-    for (const list of lists)
-      for (const note of list ?? []) {
-        let field = this.noteFields.get(note);
-        if (field === undefined) {
-          field = csvField(note);
-          if (this.noteFields.size >= 10_000) this.noteFields.clear();
-          this.noteFields.set(note, field);
-        }
-        text += `${(start ??= `${row.line},${csvField(row.id)},`)}${field}\n`;
-      }
+    for (const list of lists) for (const note of list ?? []) text += `${(start ??= `${row.line},${csvField(row.id)},`)}${csvField(note)}\n`;
     return text === "" ? undefined : this.notes.write(text);
   }
 
@@ -256,7 +249,7 @@ class LineWriter {
   /** Appends; resolves at once unless the buffer is full and the disk is behind. */
   write(text: string): Promise<void> | undefined {
     this.buffer += text;
-    return this.buffer.length >= 1 << 20 ? this.flush() : undefined;
+    return this.buffer.length >= 1 << 16 ? this.flush() : undefined;
   }
 
   private async flush(): Promise<void> {
