@@ -249,6 +249,7 @@ class LineWriter {
   /** Appends; resolves at once unless the buffer is full and the disk is behind. */
   write(text: string): Promise<void> | undefined {
     this.buffer += text;
+    // Small chunks: text held longer (notes and the holdout fill 64 KB slowly) would outlive V8's young generation.
     return this.buffer.length >= 1 << 16 ? this.flush() : undefined;
   }
 
