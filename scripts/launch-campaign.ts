@@ -25,8 +25,9 @@ import {
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
-import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import {
+  AlreadyLaunched,
   checkLaunchId,
   executionName,
   FanOutResult,
@@ -37,7 +38,7 @@ import {
   startFanOut,
   uploadLaunchRecord,
 } from "./lib/aws/launch";
-import { PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
+import { cleanupLimits, PlanKeyTaken, PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
 import { planCampaign, PlanRequest, PlanSummary } from "./lib/core/plan";
@@ -81,7 +82,8 @@ ${PACE_FLAGS_HELP}
   --out DIR               where plan.jsonl, rejects.csv, notes.csv and summary.json go (default out/<campaign>)
   --no-local-plan         do not write plan.jsonl (a launch then keeps the plan only in S3: no local disk for it);
                           the summary still holds its sha256 and counts
-  --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused)
+  --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused);
+                          an id that already holds another plan is refused (exit 1): nothing is ever overwritten
   --max-schedules N       the Region's EventBridge Scheduler schedule quota: a plan with more schedules is not
                           launched (default: the stack output maxSchedules, else Scheduler's default, 10,000,000)
 ${STACK_FLAGS_HELP}
@@ -89,12 +91,16 @@ ${STACK_FLAGS_HELP}
   --poll-seconds P        how often --wait polls (default 5, at least ${MIN_POLL_SECONDS}: each poll is one DescribeExecution
                           and one DescribeMapRun, and the account's DescribeExecution budget is 10-15 a second)
   --timeout-seconds S     the whole command's time limit, every AWS call included (default 3600); when it runs out
-                          during --wait, the fan-out goes on and only the following stops
+                          during --wait, the fan-out goes on and only the following stops; the clean-up after a
+                          failure (aborting the upload) may take up to ${cleanupLimits.afterDeadlineMs / 1000} s more
   --json                  print the summary as JSON
 
 AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3 / _SFN.
 The plan is uploaded while it is written (multipart, 8 MiB parts, each with its SHA-256) and completed only once
-it is known to be launched; a refused or failed launch aborts the upload. Before StartExecution the uploaded
+it is known to be launched; a refused or failed launch aborts the upload. The plan objects and the launch record are
+written only where no object is (If-None-Match: *): S3 already holding the same plan there is a re-submit (Step
+Functions then refuses or, for a running execution of identical input, answers with it), another plan is refused; a
+refused re-submit deletes the object it uploaded under a key unique to it. Before StartExecution the uploaded
 object's SHA-256 checksum (S3's) must match the plan's; otherwise nothing starts. A plan above the largest object a
 Distributed Map reads (10 GB) is split on line boundaries into several objects, each run by its own execution, one
 after another (the command follows them, so give it a --timeout-seconds long enough).
@@ -187,9 +193,12 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
       await abortUpload(upload, io);
       return report.finish(refusal ? 1 : 0, [refusal ?? "Dry run: nothing uploaded or started."]);
     }
-    const objects = await upload.complete();
+    const objects = await upload.complete().catch((e) => {
+      if (!(e instanceof PlanKeyTaken)) throw e;
+      throw new FindingsError(`launch id ${launchId} already holds another plan (${e.where}); use another --launch-id`);
+    });
     completed = true;
-    return await launchPlan(run, summary, launchId, objects, report);
+    return await launchPlan(run, summary, launchId, objects, report, (refused) => discardUnread(upload, refused, uploadId, io));
   } catch (e) {
     if (!completed) await abortUpload(upload, io);
     run.deadline.dispose();
@@ -334,14 +343,26 @@ class LaunchReport {
  * before has ended (two at once would together ask for twice the CreateSchedule rate the fan-out is paced for), so
  * the command follows them whether or not --wait is given; a part that does not succeed stops the rest.
  */
-async function launchPlan(run: Run, summary: PlanSummary, launchId: string, objects: PlanObject[], report: LaunchReport): Promise<number> {
+async function launchPlan(
+  run: Run,
+  summary: PlanSummary,
+  launchId: string,
+  objects: PlanObject[],
+  report: LaunchReport,
+  discard: (refused: PlanObject[]) => Promise<void>,
+): Promise<number> {
   const { deadline: d, target } = { deadline: run.deadline, target: run.target! };
   const s3 = s3Client(target.region);
   const sfn = sfnClient(target.region);
   const planKeys = objects.map((o) => o.key);
   const record = buildLaunchRecord(summary, { id: launchId, planKeys, at: new Date(run.request.now) });
-  const recordKey = await uploadLaunchRecord(d, s3, target.bucketName, record);
-  Object.assign(report.data, { plan: { bucket: target.bucketName, key: planKeys[0], keys: planKeys }, launchRecord: recordKey });
+  const stored = await uploadLaunchRecord(d, s3, target.bucketName, record).catch(async (e) => {
+    await discard(objects);
+    throw e;
+  });
+  if (stored.kept)
+    run.progress(`s3://${target.bucketName}/${stored.key} already records this plan (an earlier launch of it): kept as it is`);
+  Object.assign(report.data, { plan: { bucket: target.bucketName, key: planKeys[0], keys: planKeys }, launchRecord: stored.key });
   const executions: { name: string; arn: string; key: string }[] = [];
   report.data.executions = executions;
   const results: FanOutResult[] = [];
@@ -354,6 +375,10 @@ async function launchPlan(run: Run, summary: PlanSummary, launchId: string, obje
       window_minutes: summary.window.minutes,
       // A recurring campaign's group stays until its last schedule has ended (its EndDate), not its first occurrence.
       cleanup_at: cleanupAt(new Date(summary.recurring?.lastEndDate ?? summary.lastSend!), summary.window.minutes),
+    }).catch(async (e) => {
+      // Refused for certain: this object and the ones after it are read by no execution of this run.
+      if (e instanceof AlreadyLaunched) await discard(objects.slice(i));
+      throw e;
     });
     executions.push({ name, arn, key: object.key });
     if (i === 0) report.data.execution = { name, arn };
@@ -376,6 +401,21 @@ async function launchPlan(run: Run, summary: PlanSummary, launchId: string, obje
     }
   }
   return report.finish(fanOutOutcome(results, report), []);
+}
+
+/**
+ * After a launch refused for certain (nothing of this run reads `refused`): the objects this run wrote under a key
+ * unique to its upload are deleted; one it wrote under a launch id or plan hash is left (an execution of that name
+ * may read it) and named; one S3 already held is an earlier launch's, not ours to mention.
+ */
+async function discardUnread(upload: StreamingPlanUpload, refused: PlanObject[], uploadId: string, io: Io): Promise<void> {
+  const written = refused.filter((o) => !o.preexisting);
+  const ownKey = (o: PlanObject) => path.posix.basename(o.key).startsWith(`${uploadId}.`);
+  for (const line of await upload.deleteUnread(written.filter(ownKey))) io.err(`${line}\n`);
+  for (const o of written.filter((x) => !ownKey(x)))
+    io.err(
+      `warning: s3://${o.bucket}/${o.key} was written by this run and is left in place: an execution of the same name may read it (plans expire with the bucket's lifecycle rule)\n`,
+    );
 }
 
 /** Follows one execution to its end; running out of time names the parts that were then not started. */

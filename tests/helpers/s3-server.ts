@@ -6,6 +6,10 @@
  * SHA-256 checksums as S3 keeps them: a PUT or part carrying x-amz-checksum-sha256 is refused (BadDigest) when the
  * bytes differ; HeadObject with x-amz-checksum-mode ENABLED reports the object's digest (one PUT) or the composite
  * digest of its parts' digests with "-<parts>" (multipart), computed here from the bytes received.
+ *
+ * Conditional writes as S3 has them since 2024: PutObject or CompleteMultipartUpload with `If-None-Match: *` on a key
+ * that holds an object is refused with 412 PreconditionFailed and changes nothing (the multipart upload stays open,
+ * to be aborted or completed elsewhere).
  */
 import { createHash } from "crypto";
 import * as http from "http";
@@ -29,6 +33,8 @@ export interface LocalS3 {
   stall: { object: string; bytes: number } | undefined;
   /** Requests to fail with this S3 error code (e.g. "AccessDenied"), by method. */
   failures: Map<string, { code: string; status: number }>;
+  /** Requests never answered, by method (the client must give up). */
+  hangs: Set<string>;
   close(): Promise<void>;
 }
 
@@ -40,6 +46,7 @@ export async function startLocalS3(): Promise<LocalS3> {
     checksums: new Map<string, { sha256: string; type: "FULL_OBJECT" | "COMPOSITE" }>(),
     stall: undefined as LocalS3["stall"],
     failures: new Map<string, { code: string; status: number }>(),
+    hangs: new Set<string>(),
   };
   let uploads = 0;
   const server = http.createServer((req, res) => {
@@ -56,12 +63,14 @@ export async function startLocalS3(): Promise<LocalS3> {
         res.setHeader("content-type", "application/xml");
         res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
       };
+      if (state.hangs.has(method)) return;
       const failure = state.failures.get(method);
       if (failure) return fail(failure.status, failure.code);
       const q = url.searchParams;
       const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
       const claimed = req.headers["x-amz-checksum-sha256"];
       if (method === "PUT" && claimed !== undefined && claimed !== sha256(body).toString("base64")) return fail(400, "BadDigest");
+      const taken = req.headers["if-none-match"] === "*" && state.objects.has(object);
       if (method === "GET" || method === "HEAD") {
         const data = state.objects.get(object);
         if (!data) return fail(404, "NoSuchKey");
@@ -96,6 +105,7 @@ export async function startLocalS3(): Promise<LocalS3> {
       if (method === "POST" && q.has("uploadId")) {
         const parts = state.openUploads.get(q.get("uploadId")!);
         if (!parts) return fail(404, "NoSuchUpload");
+        if (taken) return fail(412, "PreconditionFailed");
         state.openUploads.delete(q.get("uploadId")!);
         state.objects.set(object, Buffer.concat(parts));
         const composite = sha256(Buffer.concat(parts.map(sha256))).toString("base64");
@@ -110,6 +120,7 @@ export async function startLocalS3(): Promise<LocalS3> {
         return res.end();
       }
       if (method === "PUT") {
+        if (taken) return fail(412, "PreconditionFailed");
         state.objects.set(object, body);
         state.checksums.set(object, { sha256: sha256(body).toString("base64"), type: "FULL_OBJECT" });
         res.setHeader("etag", '"put"');

@@ -141,6 +141,7 @@ describe("StreamingPlanUpload: the plan goes to S3 while it is written, split be
         bytes,
         lines: 600_000,
         checksumSha256: `${sha256(Buffer.concat(parts.map(sha256))).toString("base64")}-3`,
+        preexisting: false,
       },
     ]);
     assert.deepStrictEqual(calls(), ["POST create", "PUT part", "PUT part", "PUT part", "POST upload", "HEAD"]);

@@ -3,7 +3,7 @@
  * --timeout-seconds), as one line naming what failed when it fails, with "still waiting" progress when it is slow,
  * and with pagination that refuses a page token the service already returned (instead of looping forever).
  */
-import { awsErrorLine, isAwsError } from "./clients";
+import { awsErrorLine, isAwsError, lastAttemptError } from "./clients";
 import { FindingsError, intFlag } from "../cli/run";
 
 /** Waiting, replaceable by tests so that polling loops run without real sleeps. */
@@ -31,12 +31,15 @@ export class Deadline {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   readonly signal = this.controller.signal;
+  /** When the limit runs out (epoch ms): clean-up calls that run after it are bounded by it too. */
+  readonly endsAt: number;
 
   constructor(
     readonly seconds: number,
     /** Where "still waiting" lines go (stderr in the CLIs). */
     readonly progress: (text: string) => void = () => {},
   ) {
+    this.endsAt = Date.now() + seconds * 1000;
     this.timer = setTimeout(() => this.controller.abort(), seconds * 1000);
     this.timer.unref();
   }
@@ -45,8 +48,12 @@ export class Deadline {
     return this.signal.aborted;
   }
 
-  exceeded(what: string): DeadlineExceeded {
-    return new DeadlineExceeded(`${what}: no result within the command's time limit of ${this.seconds} s (--timeout-seconds)`);
+  /** The time-limit line; `since` (epoch ms): an AWS error seen from then on (a retried SlowDown) is named as the cause. */
+  exceeded(what: string, since?: number): DeadlineExceeded {
+    const seen = since === undefined ? undefined : lastAttemptError(since);
+    return new DeadlineExceeded(
+      `${what}: no result within the command's time limit of ${this.seconds} s (--timeout-seconds)${seen ? `; the last error from AWS: ${seen}` : ""}`,
+    );
   }
 
   /** Waits `ms`, or less when the deadline comes first (the caller then finds `expired`). */
@@ -73,20 +80,22 @@ export async function awsCall<T, U = never>(
 ): Promise<T | U> {
   if (d.expired) throw d.exceeded(what);
   const started = Date.now();
-  const heartbeat = setInterval(
-    () => d.progress(`still waiting for ${what} (${Math.round((Date.now() - started) / 1000)} s)`),
-    clock.heartbeatMs,
-  );
+  // The SDK retries throttling and 5xx answers by itself: what it saw is named when the time runs out.
+  const heartbeat = setInterval(() => {
+    const seen = lastAttemptError(started);
+    d.progress(`still waiting for ${what} (${Math.round((Date.now() - started) / 1000)} s${seen ? `; retrying after ${seen}` : ""})`);
+  }, clock.heartbeatMs);
   heartbeat.unref();
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(d.exceeded(what));
+    onAbort = () => reject(d.exceeded(what, started));
     d.signal.addEventListener("abort", onAbort);
   });
   try {
     return await Promise.race([call({ abortSignal: d.signal }), aborted]);
   } catch (e) {
-    if (e instanceof DeadlineExceeded || d.expired) throw d.exceeded(what);
+    if (e instanceof DeadlineExceeded) throw e;
+    if (d.expired) throw d.exceeded(what, started);
     if (e instanceof FindingsError) throw e; // already worded by the caller
     if (ifNotFound && isAwsError(e, "ResourceNotFoundException")) return ifNotFound();
     throw new FindingsError(awsErrorLine(what, e));
@@ -158,17 +167,20 @@ export async function boundedCall<T>(
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new Failure(`${what}: no answer within ${Math.round(ms / 1000)} s`));
+      reject(new Failure(`${what}: no answer within ${seconds(ms)} s`));
     }, ms);
   });
   try {
     return await Promise.race([call(controller.signal), timeout]);
   } catch (e) {
     if (e instanceof Failure) throw e;
-    if (controller.signal.aborted) throw new Failure(`${what}: no answer within ${Math.round(ms / 1000)} s`);
+    if (controller.signal.aborted) throw new Failure(`${what}: no answer within ${seconds(ms)} s`);
     throw new Failure(awsErrorLine(what, e));
   } finally {
     clearTimeout(timer);
     timeout.catch(() => {});
   }
 }
+
+/** Seconds for a message: whole from 1 s on, tenths below. */
+const seconds = (ms: number) => (ms >= 1_000 ? String(Math.round(ms / 1000)) : (Math.max(ms, 0) / 1000).toFixed(1));

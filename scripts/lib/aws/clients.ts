@@ -39,14 +39,42 @@ const common = (region?: string) => ({
 /** Whether an endpoint override applies to this service (AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL). */
 const endpointOverridden = (service: string) => Boolean(process.env[`AWS_ENDPOINT_URL_${service}`] || process.env.AWS_ENDPOINT_URL);
 
+/** The last error one attempt of any call got (the SDK retries it unseen), with when. */
+let lastAttempt: { at: number; error: unknown } | undefined;
+
+/** The last attempt's error since `since` (epoch ms) as "Name: message (HTTP n)", or undefined. */
+export function lastAttemptError(since: number): string | undefined {
+  if (!lastAttempt || lastAttempt.at < since) return undefined;
+  return awsErrorLine("", lastAttempt.error).replace(/^: /, "");
+}
+
+/** Records each failed attempt inside the SDK's retries (the deserialize step runs once per attempt). */
+function recordingAttempts<C extends { middlewareStack: { add: (...a: any[]) => void } }>(client: C): C {
+  client.middlewareStack.add(
+    (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        // Our own abort (the time limit) is not the cause of the wait.
+        if ((error as Error)?.name !== "AbortError") lastAttempt = { at: Date.now(), error };
+        throw error;
+      }
+    },
+    { step: "deserialize", priority: "high", name: "sendtimeLastAttemptError" },
+  );
+  return client;
+}
+
 export const s3Client = (region?: string) =>
   // A custom endpoint (a local S3) rarely serves virtual-hosted buckets: use path style there.
-  new S3Client({
-    ...common(region),
-    requestHandler: requestHandler(HTTP_TIMEOUTS.uploadRequestMs),
-    forcePathStyle: endpointOverridden("S3"),
-  });
-export const sfnClient = (region?: string) => new SFNClient(common(region));
+  recordingAttempts(
+    new S3Client({
+      ...common(region),
+      requestHandler: requestHandler(HTTP_TIMEOUTS.uploadRequestMs),
+      forcePathStyle: endpointOverridden("S3"),
+    }),
+  );
+export const sfnClient = (region?: string) => recordingAttempts(new SFNClient(common(region)));
 export const schedulerClient = (region?: string) => new SchedulerClient(common(region));
 export const sqsClient = (region?: string) =>
   // By default the SQS client sends to the host of the QueueUrl it is given, ignoring an endpoint override; with an

@@ -3,7 +3,7 @@
  * start the fan-out with a deterministic execution name (a double submit is refused by Step Functions, not run
  * twice), and follow it.
  */
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { FanOutInput } from "../../../infra/fanout-definition";
 import { campaignTag } from "../../../infra/email-events";
@@ -38,17 +38,48 @@ export function checkLaunchId(launchId: string): string {
   return launchId;
 }
 
-/** Stores the launch's record next to the plans (`launches/<campaign>/<launch id>.json`) for campaign-report. */
-export async function uploadLaunchRecord(d: Deadline, s3: S3Client, bucket: string, record: LaunchRecord): Promise<string> {
+/**
+ * Stores the launch's record next to the plans (`launches/<campaign>/<launch id>.json`) for campaign-report, never
+ * over another (`If-None-Match: *`). A record already there for the same plan (a re-submit) is kept as it is — it
+ * describes the launch that ran — and `kept` says so; one for another plan stops the launch.
+ */
+export async function uploadLaunchRecord(
+  d: Deadline,
+  s3: S3Client,
+  bucket: string,
+  record: LaunchRecord,
+): Promise<{ key: string; kept: boolean }> {
   const key = launchRecordKey(record.campaignId, record.launch.id);
-  await awsCall(d, `upload of the launch record to s3://${bucket}/${key} failed (nothing started)`, (opts) =>
-    s3.send(
-      new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(record, null, 2) + "\n", ContentType: "application/json" }),
-      opts,
-    ),
-  );
-  return key;
+  const where = `s3://${bucket}/${key}`;
+  const Body = JSON.stringify(record, null, 2) + "\n";
+  const written = await awsCall(d, `upload of the launch record to ${where} failed (nothing started)`, async (opts) => {
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body, ContentType: "application/json", IfNoneMatch: "*" }), opts);
+      return true;
+    } catch (e) {
+      if (isAwsError(e, "PreconditionFailed") || (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412)
+        return false;
+      throw e;
+    }
+  });
+  if (written) return { key, kept: false };
+  const existing = await awsCall(d, `reading the launch record ${where} already there (nothing started)`, async (opts) => {
+    const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), opts);
+    return (await r.Body!.transformToString()) ?? "";
+  });
+  let planSha256: unknown;
+  try {
+    planSha256 = JSON.parse(existing)?.planSha256;
+  } catch {
+    // not a record: another plan's as far as this launch can tell
+  }
+  if (planSha256 !== record.planSha256)
+    throw new FindingsError(`launch id ${record.launch.id} already holds another plan (${where}); use another --launch-id`);
+  return { key, kept: true };
 }
+
+/** Step Functions refused the start: an execution of that name exists (this plan was launched before). */
+export class AlreadyLaunched extends FindingsError {}
 
 /** Starts the fan-out; the input's campaign_tag (the sends' `campaign` EmailTag) is derived here from campaign_id. */
 
@@ -60,18 +91,27 @@ export async function startFanOut(
   fields: Omit<FanOutInput, "campaign_tag">,
 ): Promise<string> {
   const input: FanOutInput = { ...fields, campaign_tag: campaignTag(fields.campaign_id) };
-  const r = await awsCall(d, `campaign ${input.campaign_id}: StartExecution on ${stateMachineArn} failed`, async (opts) => {
-    try {
-      return await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }), opts);
-    } catch (e) {
-      if (!isAwsError(e, "ExecutionAlreadyExists")) throw e;
-      throw new FindingsError(
-        `campaign ${input.campaign_id}: this plan was already launched as execution "${name}"; Step Functions refuses to run it twice. ` +
-          `To run it again on purpose (existing schedules are kept, missing ones created), pass --launch-id with a new id`,
-      );
-    }
-  });
-  return r.executionArn!;
+  const start = () =>
+    awsCall(d, `campaign ${input.campaign_id}: StartExecution on ${stateMachineArn} failed`, async (opts) => {
+      try {
+        return await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }), opts);
+      } catch (e) {
+        if (!isAwsError(e, "ExecutionAlreadyExists")) throw e;
+        throw new AlreadyLaunched(
+          `campaign ${input.campaign_id}: this plan was already launched as execution "${name}"; Step Functions refuses to run it twice. ` +
+            `To run it again on purpose (existing schedules are kept, missing ones created), pass --launch-id with a new id`,
+        );
+      }
+    });
+  try {
+    return (await start()).executionArn!;
+  } catch (e) {
+    // The request may have reached Step Functions before the limit: not knowing is not "not started".
+    if (!(e instanceof DeadlineExceeded)) throw e;
+    throw new DeadlineExceeded(
+      `${e.message}; the execution ${name} may have started anyway: see campaign-status --campaign ${input.campaign_id}, and do not delete its plan`,
+    );
+  }
 }
 
 /** A Map Run's rows by state (DescribeMapRun itemCounts). */

@@ -13,6 +13,11 @@
  * (`stepFunctions.maxItemReaderObjectBytes`): the plan is split on line boundaries into objects below it,
  * `keyOf(1)`, `keyOf(2)`, …, each for its own execution. A key is asked for only when its object's first request is
  * made, so a plan below one part can be named after its own hash.
+ *
+ * Nothing is ever overwritten: the PUT and the CompleteMultipartUpload carry `If-None-Match: *` (S3 conditional
+ * writes). S3 refusing one (412 PreconditionFailed: the key holds an object) is fine when that object has our
+ * checksum — the same plan submitted again, whose execution name then decides (Step Functions' idempotency) — and
+ * otherwise the launch stops (`PlanKeyTaken`) with the open upload aborted.
  */
 import { createHash } from "crypto";
 import {
@@ -21,6 +26,7 @@ import {
   CreateMultipartUploadCommand,
   HeadObjectCommand,
   PutObjectCommand,
+  DeleteObjectCommand,
   S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
@@ -28,12 +34,16 @@ import { stepFunctions } from "../../../infra/quotas";
 import { FindingsError } from "../cli/run";
 import { count } from "../cli/format";
 import { awsCall, boundedCall, Deadline } from "./call";
+import { isAwsError } from "./clients";
 
 /** Multipart part size (S3: at least 5 MiB except the last part, at most 10,000 parts). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
-/** Each clean-up call's own time limit: an abort runs also after the command's deadline has passed. */
-const CLEANUP_CALL_MS = 30_000;
+/**
+ * Each clean-up call's own time limit (an abort runs also after the command's deadline has passed), and how far past
+ * that deadline it may go: --timeout-seconds is the limit, give or take these few seconds. Tests shrink them.
+ */
+export const cleanupLimits = { callMs: 30_000, afterDeadlineMs: 5_000 };
 const CONTENT_TYPE = "application/x-ndjson";
 
 export interface PlanObject {
@@ -43,6 +53,36 @@ export interface PlanObject {
   lines: number;
   /** What S3 reports as ChecksumSHA256 for the object (checked by HeadObject). */
   checksumSha256: string;
+  /** S3 already held this object (the same plan, launched before): this run did not write it. */
+  preexisting: boolean;
+}
+
+/** The plan's key holds an object with other bytes (another plan under the same launch id): nothing was written. */
+export class PlanKeyTaken extends FindingsError {
+  constructor(readonly where: string) {
+    super(`${where} already holds another plan`);
+  }
+}
+
+/** A clean-up call's time limit: its own, but not more than a few seconds past the command's. */
+function cleanupMs(d: Deadline): number {
+  return Math.max(0, Math.min(cleanupLimits.callMs, d.endsAt + cleanupLimits.afterDeadlineMs - Date.now()));
+}
+
+/** A conditional write: true when written, false when S3 already holds an object under the key (412). */
+async function unlessTaken(write: Promise<unknown>, where: string): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (e) {
+    const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (isAwsError(e, "PreconditionFailed") || status === 412) return false;
+    if (isAwsError(e, "ConditionalRequestConflict") || status === 409)
+      throw new FindingsError(
+        `${where}: another upload to this key was completing at the same moment (409 ConditionalRequestConflict); nothing started: run the launch again, it compares the plan with what S3 then holds`,
+      );
+    throw e;
+  }
 }
 
 export interface UploadLimits {
@@ -67,6 +107,7 @@ class ObjectUpload {
   private readonly partDigests: Buffer[] = [];
   private readonly parts: { PartNumber: number; ETag?: string; ChecksumSHA256: string }[] = [];
   completed = false;
+  preexisting = false;
 
   constructor(
     private readonly up: StreamingPlanUpload,
@@ -131,22 +172,36 @@ class ObjectUpload {
     const rest = Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
     let checksumSha256: string;
+    let written: boolean;
     if (!this.multipart) {
       checksumSha256 = sha256(rest).toString("base64");
-      await this.up.call(`upload of the plan to ${this.where} failed`, (o) =>
-        this.up.s3.send(new PutObjectCommand({ Bucket, Key, Body: rest, ContentType: CONTENT_TYPE, ChecksumSHA256: checksumSha256 }), o),
+      written = await this.up.call(`upload of the plan to ${this.where} failed`, (o) =>
+        unlessTaken(
+          this.up.s3.send(
+            new PutObjectCommand({ Bucket, Key, Body: rest, ContentType: CONTENT_TYPE, ChecksumSHA256: checksumSha256, IfNoneMatch: "*" }),
+            o,
+          ),
+          this.where,
+        ),
       );
     } else {
       if (rest.length) await this.sendPart(rest);
       const UploadId = await this.uploadId!;
       const Parts = [...this.parts].sort((a, b) => a.PartNumber - b.PartNumber);
-      await this.up.call(`upload of the plan to ${this.where} failed (CompleteMultipartUpload)`, (o) =>
-        this.up.s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts } }), o),
+      written = await this.up.call(`upload of the plan to ${this.where} failed (CompleteMultipartUpload)`, (o) =>
+        unlessTaken(
+          this.up.s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts }, IfNoneMatch: "*" }), o),
+          this.where,
+        ),
       );
       checksumSha256 = `${sha256(Buffer.concat(this.partDigests)).toString("base64")}-${this.partDigests.length}`;
+      // A refused completion leaves the upload open: its parts are not needed either way.
+      const problem = written ? undefined : await this.abortOpenUpload();
+      if (problem) this.up.progress(`warning: ${problem}`);
     }
     this.completed = true;
-    return { bucket: Bucket, key: Key, bytes: this.bytes, lines: this.lines, checksumSha256 };
+    this.preexisting = !written;
+    return { bucket: Bucket, key: Key, bytes: this.bytes, lines: this.lines, checksumSha256, preexisting: this.preexisting };
   }
 
   /**
@@ -155,14 +210,19 @@ class ObjectUpload {
    * bucket's lifecycle rule expires plans.
    */
   async abort(): Promise<string | undefined> {
-    const Bucket = this.up.bucket;
+    if (this.preexisting) return undefined; // not ours: an earlier launch of the same plan wrote it
     if (this.completed)
       return `${this.where} was completed before the launch stopped and is left in place (plans expire with the bucket's lifecycle rule)`;
+    return this.abortOpenUpload();
+  }
+
+  private async abortOpenUpload(): Promise<string | undefined> {
+    const Bucket = this.up.bucket;
     try {
       if (this.uploadId) {
         const UploadId = await this.uploadId.catch(() => undefined);
         if (UploadId)
-          await boundedCall(`aborting the multipart upload of ${this.where}`, CLEANUP_CALL_MS, (abortSignal) =>
+          await boundedCall(`aborting the multipart upload of ${this.where}`, cleanupMs(this.up.deadline), (abortSignal) =>
             this.up.s3.send(new AbortMultipartUploadCommand({ Bucket, Key: this.key!, UploadId }), { abortSignal }),
           );
       }
@@ -180,19 +240,19 @@ export class StreamingPlanUpload {
   private state: "writing" | "completing" | "completed" | "aborted" = "writing";
 
   constructor(
-    private readonly d: Deadline,
+    readonly deadline: Deadline,
     readonly s3: S3Client,
     readonly bucket: string,
     readonly keyOf: (object: number) => string,
     readonly limits: UploadLimits = { ...uploadLimits },
-    private readonly progress: (text: string) => void = () => {},
+    readonly progress: (text: string) => void = () => {},
   ) {
     if (limits.partBytes > limits.objectBytes) this.limits = { ...limits, partBytes: limits.objectBytes };
   }
 
   /** An AWS call within the command's time limit, as one line naming `what` when it fails. */
   call<T>(what: string, send: (o: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
-    return awsCall(this.d, what, send);
+    return awsCall(this.deadline, what, send);
   }
 
   /** Appends whole lines (each ending in "\n"). Resolves at once unless S3 is behind; rejects once an upload failed. */
@@ -221,7 +281,11 @@ export class StreamingPlanUpload {
     for (const o of this.objects) {
       const object = await o.complete();
       await this.verify(object);
-      this.progress(`uploaded ${o.where}: ${count(object.lines)} lines, ${count(object.bytes)} bytes`);
+      this.progress(
+        object.preexisting
+          ? `${o.where} already holds this plan (an earlier launch of it): kept as it is`
+          : `uploaded ${o.where}: ${count(object.lines)} lines, ${count(object.bytes)} bytes`,
+      );
       done.push(object);
     }
     this.state = "completed";
@@ -238,6 +302,26 @@ export class StreamingPlanUpload {
     await this.settled();
     const problems = await Promise.all(this.objects.map((o) => o.abort()));
     return problems.filter((p): p is string => p !== undefined);
+  }
+
+  /**
+   * Deletes objects this run wrote that no execution reads (the caller knows: their keys are unique to this run and
+   * the start that would have read them was refused); returns one line each, what was done or why not.
+   */
+  async deleteUnread(objects: PlanObject[]): Promise<string[]> {
+    const lines: string[] = [];
+    for (const o of objects) {
+      const where = `s3://${o.bucket}/${o.key}`;
+      try {
+        await boundedCall(`deleting ${where}`, cleanupMs(this.deadline), (abortSignal) =>
+          this.s3.send(new DeleteObjectCommand({ Bucket: o.bucket, Key: o.key }), { abortSignal }),
+        );
+        lines.push(`deleted ${where} (this run's own upload, read by no execution)`);
+      } catch (e) {
+        lines.push(`warning: ${(e as Error).message}; ${where} is this run's own upload, read by no execution: delete it`);
+      }
+    }
+    return lines;
   }
 
   /** The objects started so far (for messages). */
@@ -311,6 +395,7 @@ export class StreamingPlanUpload {
     // S3 may give a composite checksum with or without its "-<parts>" suffix; the digest must match either way.
     const matches =
       reported !== undefined && (reported === o.checksumSha256 || (parts !== undefined && `${reported}-${parts}` === o.checksumSha256));
+    if (!matches && o.preexisting) throw new PlanKeyTaken(where);
     if (!matches)
       throw new FindingsError(
         `${where} does not hold the planned bytes: S3 reports ChecksumSHA256 ${reported ?? "(none)"}${head?.ChecksumType ? ` (${head.ChecksumType})` : ""}, the plan written gives ${o.checksumSha256}; fan-out not started`,
