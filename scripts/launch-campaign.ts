@@ -22,6 +22,7 @@ import {
   SEND_TIME_FLAGS,
   templateFlag,
   timingFromFlags,
+  recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
@@ -233,6 +234,8 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
   const graceMinutes = intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60);
   const windowMinutes = windowFromFlag(f["window-minutes"]);
+  const tooLong = windowMinutes === undefined ? undefined : recurringWindowRefusal(timing.rule, f.every, windowMinutes, "--window-minutes");
+  if (tooLong) throw new UsageError(tooLong);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
@@ -303,6 +306,9 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
   }
   if (!summary.window.fits)
     return `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`;
+  const tooLong =
+    summary.window.source === "computed" && recurringWindowRefusal(run.request.rule, run.f.every, summary.window.minutes, "computed");
+  if (tooLong) return `Not launched: ${tooLong}. The plan is kept for review.`;
   if (summary.schedules === 0) return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
   return undefined;
 }
@@ -467,7 +473,7 @@ function formatSummary(s: PlanSummary): string[] {
     `  send time: ${s.sendTime}`,
     ...(s.recurring
       ? [
-          `  recurring: one schedule per recipient from ${s.recurring.startDate} (now + fan-out + margin) to local midnight after --until (last ${s.recurring.lastEndDate ?? "-"}); each holds one of the Region's schedules until then`,
+          `  recurring: one schedule per recipient from ${s.recurring.startDate} (now + fan-out + margin) to the end of --until (local midnight, later when the last send's window runs past it; last ${s.recurring.lastEndDate ?? "-"}); each holds one of the Region's schedules until then`,
         ]
       : []),
     `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,

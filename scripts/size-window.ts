@@ -16,6 +16,7 @@ import {
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
   timingFromFlags,
+  recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
@@ -112,6 +113,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       now: nowFromFlag(f.now),
     });
     if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
+    const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
+    if (tooLong) throw new FindingsError(tooLong);
     report = sized.report;
     if (timing.rule.kind === "every") recurringDays = sizingSpanDays(timing.rule.recurrence);
   } else {

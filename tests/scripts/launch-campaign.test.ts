@@ -395,10 +395,10 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     const r = await launch([...recurring, "--until", "2026-12-31", "--outputs", outputsFile]);
     assert.strictEqual(r.code, 0, r.stderr);
     const input = JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!);
-    // By hand: the latest end is Chicago's (UTC-6), local midnight after 2026-12-31 = 2027-01-01T06:00Z; + the
-    // 1-minute window + 24 h of Scheduler retries.
-    assert.strictEqual(r.summary.recurring.lastEndDate, "2027-01-01T06:00:00.000Z");
-    assert.strictEqual(input.cleanup_at, "2027-01-02T06:01:00");
+    // By hand: the latest end is Chicago's (UTC-6): a minute before the first daily 09:00 after 2026-12-31, 2027-01-01
+    // 08:59 CST = 14:59Z (the last send's window may run past midnight); + the 1-minute window + 24 h of retries.
+    assert.strictEqual(r.summary.recurring.lastEndDate, "2027-01-01T14:59:00.000Z");
+    assert.strictEqual(input.cleanup_at, "2027-01-02T15:00:00");
   });
 
   it("stores the launch record (summary, schedules per step and variant, holdout) under launches/ before starting", async () => {

@@ -7,6 +7,7 @@
 import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../core/audience";
+import { maxRecurringWindowMinutes, MIN_STEP_GAP_MINUTES } from "../core/decisions";
 import { inQuietHours, QuietTime } from "../core/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
 import { BaseRule, parseInstant } from "../core/send-rules";
@@ -224,4 +225,24 @@ export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?
     o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
   if (o.sesRate !== undefined && o.sesRate < invocation) return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
   return { tps: invocation, source: invocationSource };
+}
+
+/**
+ * A recurring send whose flexible window could put two of a recipient's occurrences less than MIN_STEP_GAP_MINUTES
+ * apart (or its last wanted one past its EndDate): why it is refused, naming the flags, or undefined when it fits.
+ */
+export function recurringWindowRefusal(
+  rule: BaseRule,
+  every: string | undefined,
+  windowMinutes: number,
+  source: "--window-minutes" | "computed",
+): string | undefined {
+  if (rule.kind !== "every") return undefined;
+  const max = maxRecurringWindowMinutes(rule.recurrence);
+  if (windowMinutes <= max) return undefined;
+  const fix =
+    source === "--window-minutes"
+      ? `give --window-minutes ${max} or less`
+      : `raise the send rate (--tps, or --invocation-tps and --ses-rate) so a smaller window holds the sends, or split the campaign`;
+  return `a flexible window of ${count(windowMinutes)} minutes (${source}) is too long for --every ${every}: two occurrences of one recipient could be sent less than ${MIN_STEP_GAP_MINUTES} minutes apart; at most ${count(max)} minutes: ${fix}`;
 }

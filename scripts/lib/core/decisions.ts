@@ -9,9 +9,9 @@
  * per-row work is a cache lookup. The common forms of those values are keyed by a number per zone (send-rules.ts
  * timingKey: no string is built per row); any other form by its text.
  */
-import { cronExpression } from "../../../infra/plan-row";
+import { cronExpression, Recurrence } from "../../../infra/plan-row";
 import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "./quiet-time";
-import { endOfLocalDate, nextOccurrence, occurrences, sizingSpanDays } from "./recurrence";
+import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "./recurrence";
 import {
   BaseRule,
   firstSend,
@@ -27,12 +27,21 @@ import {
 import { addDays, LocalTime, ScheduledTime, scheduledTime, Step, wallClock, ZoneResolver, ZoneStatus, zonedInstant } from "./send-time";
 import { InstantHistogram } from "./window";
 import { ZoneOffsets, zoneOffsets } from "./zone-offsets";
+import { scheduler } from "../../../infra/quotas";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
 export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];
 
 /** Two steps of one recipient closer than this are a double send to the reader: the later one is not planned. */
 export const MIN_STEP_GAP_MINUTES = 60;
+
+/**
+ * The largest flexible window a recurring send may have: one occurrence invoked at the end of its window and the next
+ * at the start of its own must stay MIN_STEP_GAP_MINUTES apart (and the last wanted one before its EndDate).
+ */
+export function maxRecurringWindowMinutes(r: Recurrence): number {
+  return Math.min(scheduler.flexibleWindowMinutes.max, shortestGapMinutes(r) - MIN_STEP_GAP_MINUTES);
+}
 
 /**
  * Sends due before `cutoffMs` are missed: skip; send-now (at the cutoff, in UTC) when late by less than the grace;
@@ -238,7 +247,8 @@ export class SendDecider {
   }
 
   /**
-   * A recurring send in `zone`: one cron schedule from the start to local midnight after --until. A row's send_at
+   * A recurring send in `zone`: one cron schedule from the start to an EndDate after --until's last occurrence and its
+   * window, before the next one (recurrence.ts recurringEndMs). A row's send_at
    * (a one-time time) cannot be recurring: the row is rejected. A recurring time in quiet hours would be quiet at every
    * occurrence: the step is skipped (the row then rejected), whatever the quiet policy.
    */
@@ -256,7 +266,7 @@ export class SendDecider {
     const time = { recurrence: rule.recurrence, ...hm };
     const startMs = this.rules.recurringStartMs;
     if (startMs === undefined) throw new Error("internal: a recurring send needs its start");
-    const endMs = endOfLocalDate(zone, rule.until);
+    const endMs = recurringEndMs(time, zone, rule.until);
     const q = this.rules.quiet;
     const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;
     if (q && inQuietHours(q, hm.hour * 60 + hm.minute)) {

@@ -7,10 +7,18 @@
  * Pure: no AWS, no I/O.
  */
 import { Recurrence, RecurringTime } from "../../../infra/plan-row";
+import { scheduler } from "../../../infra/quotas";
 import type { LocalDate } from "./send-rules";
 import { addDays, localTimeOf, zonedInstant } from "./send-time";
 
 const DAY = 86_400_000;
+const MINUTE = 60_000;
+
+/**
+ * The largest change of a zone's UTC offset between two days (Antarctica/Troll moves between UTC+0 and UTC+2; every
+ * other zone by an hour or less): two occurrences one local day apart are at least a day less this apart.
+ */
+const MAX_OFFSET_CHANGE_MINUTES = 120;
 
 /** Whether the recurrence fires on a local date. */
 export function firesOn(r: Recurrence, d: LocalDate): boolean {
@@ -49,6 +57,46 @@ export function occurrences(t: RecurringTime, zone: string, fromMs: number, toMs
 /** The next time it fires at or after `fromMs` and before `toMs`, or undefined when it never does. */
 export function nextOccurrence(t: RecurringTime, zone: string, fromMs: number, toMs: number): number | undefined {
   return occurrences(t, zone, fromMs, toMs, 1)[0];
+}
+
+/**
+ * CreateSchedule's EndDate for `--until D` in a zone. Scheduler invokes a target only "before" EndDate, and with a
+ * flexible window an occurrence is invoked up to the window after its time: so EndDate is local midnight after D, or
+ * later when the last occurrence on or before D plus the largest window (1,440 minutes) and a minute ends later — but
+ * never later than a minute before the first occurrence after D, which must not be invoked. (The launcher refuses a
+ * window that could reach that one: decisions.ts maxRecurringWindowMinutes.)
+ */
+export function recurringEndMs(t: RecurringTime, zone: string, until: LocalDate): number {
+  const midnight = endOfLocalDate(zone, until);
+  const span = sizingSpanDays(t.recurrence) * DAY;
+  const last = occurrences(t, zone, midnight - span, midnight).pop() ?? midnight;
+  const firstAfter = nextOccurrence(t, zone, midnight, midnight + span) ?? Infinity;
+  return Math.min(Math.max(midnight, last + (scheduler.flexibleWindowMinutes.max + 1) * MINUTE), firstAfter - MINUTE);
+}
+
+/**
+ * The local date (in `zone`) of a schedule's last occurrence before `endMs`: the --until date it was launched with, as
+ * far as the sends go (the same dates up to it fire). Undefined when none in the two spans before it.
+ */
+export function lastOccurrenceDate(t: RecurringTime, zone: string, endMs: number): LocalDate | undefined {
+  const last = occurrences(t, zone, endMs - 2 * sizingSpanDays(t.recurrence) * DAY, endMs).pop();
+  if (last === undefined) return undefined;
+  const { year, month, day } = localTimeOf(zone, last);
+  return { year, month, day };
+}
+
+/**
+ * The shortest time between two consecutive occurrences of one schedule, in minutes: the fewest days between two
+ * firing dates, less the largest offset change (a DST change in between brings them closer).
+ */
+export function shortestGapMinutes(r: Recurrence): number {
+  let days: number;
+  if (r.kind === "monthly") days = 28;
+  else if (r.kind === "weekly") {
+    const sorted = [...new Set(r.days)].sort((a, b) => a - b);
+    days = Math.min(...sorted.map((d, i) => (i + 1 < sorted.length ? sorted[i + 1] - d : sorted[0] + 7 - d)));
+  } else days = 1;
+  return days * 1_440 - MAX_OFFSET_CHANGE_MINUTES;
 }
 
 /** `--until D` in a zone: the instant of local midnight after D (a midnight in a DST gap moves forward by the gap). */
