@@ -18,8 +18,11 @@ Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a
   --at       moves it: GetSchedule, then UpdateSchedule with every field kept but the time. The local time is read in
              --timezone (default: the schedule's own zone) by the send-time rules (a DST gap moves forward, a repeated
              hour takes the earlier; such times are written in UTC) and must be in the future.
-             A recurring schedule (launch-campaign --every) takes --at HH:MM: every occurrence moves to that local time,
-             on the same days, with the same EndDate (a StartDate already passed becomes now); it says the next one.
+             A recurring schedule (launch-campaign --every) takes --at HH:MM: every occurrence moves to that local time
+             (in --timezone when given), on the same local days up to the same last day (EndDate worked out again for
+             the new time and zone); it says the next one. One send per local day: when the schedule's occurrence of
+             that day has gone or is due within 5 minutes, the new time starts the next local day (it says so);
+             otherwise now (a StartDate still to come is kept).
   --remove   deletes it: that recipient will not get that step.
   --step N   which step (default 1).
   --timeout-seconds S   the whole command's time limit, every AWS call included (default 60).
@@ -103,12 +106,12 @@ async function change(
       now: nowFromFlag(f.now),
     });
     report = moved;
-    const when = moved.to.expression.startsWith("cron(")
-      ? moved.to.utc
-        ? `next ${moved.to.utc}`
-        : "no occurrence left before its EndDate"
-      : moved.to.utc;
+    const when = moved.to.expression.startsWith("cron(") ? `next ${moved.to.utc}` : moved.to.utc;
     line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${when}).`;
+    if (moved.to.goneToday)
+      line += `\nIts occurrence of ${moved.to.goneToday} has gone or is under way: the new time starts the next local day (StartDate ${moved.to.startDate}), so that day gets no second send.`;
+    if (moved.to.endDate !== moved.to.previousEndDate && moved.to.previousEndDate)
+      line += `\nEndDate ${moved.to.endDate} (was ${moved.to.previousEndDate}): the same last day of sends, for the new time${moved.from.timezone === moved.to.timezone ? "" : " and zone"}.`;
   }
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : line + "\n");
   return 0;

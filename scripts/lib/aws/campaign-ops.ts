@@ -6,6 +6,7 @@ import {
   DeleteScheduleCommand,
   DeleteScheduleGroupCommand,
   GetScheduleCommand,
+  GetScheduleCommandOutput,
   GetScheduleGroupCommand,
   ListSchedulesCommand,
   SchedulerClient,
@@ -15,14 +16,16 @@ import {
 import { DescribeExecutionCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/naming";
-import { atExpression, cronExpression, parseAtExpression, parseCronExpression } from "../../../infra/plan-row";
+import { atExpression, cronExpression, parseAtExpression, parseCronExpression, RecurringTime } from "../../../infra/plan-row";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
-import { nextOccurrence } from "../core/recurrence";
-import { LocalTime, scheduledTime, zonedInstant } from "../core/send-time";
+import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../core/recurrence";
+import { LocalTime, localTimeOf, scheduledTime, zonedInstant } from "../core/send-time";
+
+const DAY_MS = 86_400_000;
 
 /** The --campaign flag, checked: `campaign-<id>` must be a valid group name. */
 export function requireCampaign(campaign: string | undefined): string {
@@ -259,8 +262,20 @@ export interface MoveReport {
   schedule: string;
   group: string;
   from: { expression?: string; timezone?: string };
-  /** `utc`: the send, or a recurring schedule's next occurrence (null when none is left before its EndDate). */
-  to: { expression: string; timezone: string; utc: string | null };
+  /**
+   * `utc`: the send, or a recurring schedule's next occurrence (null when none is left before its EndDate). A recurring
+   * one also has its new StartDate and EndDate (and the EndDate it had), and `goneToday`: the occurrence that has gone
+   * or is under way on the local date the new time would otherwise also send on (the new time starts the day after).
+   */
+  to: {
+    expression: string;
+    timezone: string;
+    utc: string | null;
+    startDate?: string | null;
+    endDate?: string | null;
+    previousEndDate?: string | null;
+    goneToday?: string | null;
+  };
 }
 
 /** Where a send moves: a local date and time (a one-time schedule), or a local time of day (a recurring one). */
@@ -289,16 +304,15 @@ export async function moveSchedule(
   if (recurring) {
     if ("year" in o.at)
       throw new UsageError(`--at: ${which} repeats (${current.ScheduleExpression}): give the new local time of every occurrence as HH:MM`);
-    const expression = cronExpression({ ...recurring, hour: o.at.hour, minute: o.at.minute });
-    const endMs = current.EndDate?.getTime() ?? Infinity;
-    if (endMs <= o.now) throw new FindingsError(`campaign ${o.campaignId}: ${which} has ended (EndDate ${current.EndDate!.toISOString()})`);
-    // Scheduler refuses a StartDate more than a few minutes past: one already passed becomes now (nothing earlier
-    // could be sent anyway); a StartDate to come and the EndDate are kept.
-    const startMs = Math.max(current.StartDate?.getTime() ?? o.now, o.now);
-    if (current.StartDate && current.StartDate.getTime() < o.now) input.StartDate = new Date(o.now);
-    const next = nextOccurrence({ ...recurring, ...o.at }, zone, startMs, Math.min(endMs, o.now + 400 * 86_400_000));
-    Object.assign(input, { Name, GroupName, ScheduleExpression: expression, ScheduleExpressionTimezone: zone });
-    to = { expression, timezone: zone, utc: next === undefined ? null : new Date(next).toISOString() };
+    const oldZone = current.ScheduleExpressionTimezone ?? "UTC";
+    if (!zoneKnown(oldZone))
+      throw new FindingsError(
+        `campaign ${o.campaignId}: ${which} is in time zone "${oldZone}", which this Node's time zone data does not know; update Node`,
+      );
+    const moved = recurringMove(current, recurring, { ...recurring, ...o.at }, zone, o.now, `campaign ${o.campaignId}: ${which}`);
+    const expression = cronExpression({ ...recurring, ...o.at });
+    Object.assign(input, { Name, GroupName, ScheduleExpression: expression, ScheduleExpressionTimezone: zone }, moved.dates);
+    to = { expression, timezone: zone, utc: moved.next, ...moved.report };
   } else {
     if (!("year" in o.at))
       throw new UsageError(`--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`);
@@ -321,6 +335,60 @@ export async function moveSchedule(
     group: GroupName,
     from: { expression: current.ScheduleExpression, timezone: current.ScheduleExpressionTimezone },
     to,
+  };
+}
+
+/** An occurrence due this soon may be under way already: UpdateSchedule does not stop it. */
+const UNDER_WAY_MS = 5 * 60_000;
+
+/**
+ * A recurring schedule's new StartDate and EndDate for a new time and zone. The dates it sends on are kept: its
+ * --until date is read back from its EndDate in its old zone, and the EndDate worked out again for the new time in
+ * the new zone (recurrence.ts recurringEndMs, untilOfEndDate): "until December 31" stays December 31 local. At most one send per local date: when an occurrence has gone
+ * or is under way (due before now + 5 minutes), the new time starts at local midnight after its date in the new zone;
+ * otherwise now (Scheduler refuses a StartDate more than minutes past); a StartDate still to come is kept.
+ */
+function recurringMove(
+  current: GetScheduleCommandOutput,
+  old: RecurringTime,
+  time: RecurringTime,
+  zone: string,
+  now: number,
+  which: string,
+) {
+  const oldZone = current.ScheduleExpressionTimezone ?? "UTC";
+  const oldStart = current.StartDate?.getTime();
+  const oldEnd = current.EndDate?.getTime();
+  if (oldEnd !== undefined && oldEnd <= now) throw new FindingsError(`${which} has ended (EndDate ${current.EndDate!.toISOString()})`);
+  let endMs = Infinity;
+  if (oldEnd !== undefined) {
+    const until = untilOfEndDate(old, oldZone, oldEnd);
+    if (!until) throw new FindingsError(`${which} has no occurrence left before its EndDate ${current.EndDate!.toISOString()}`);
+    endMs = recurringEndMs(time, zone, until);
+  }
+  let startMs = Math.max(oldStart ?? now, now);
+  const gone = occurrences(old, oldZone, Math.max(oldStart ?? 0, now - 3 * DAY_MS), Math.min(oldEnd ?? Infinity, now + UNDER_WAY_MS)).pop();
+  const dayAfterGone = gone === undefined ? undefined : endOfLocalDate(zone, localTimeOf(zone, gone));
+  const skipsGoneDay = dayAfterGone !== undefined && dayAfterGone > startMs;
+  if (skipsGoneDay) startMs = dayAfterGone;
+  const next = startMs < endMs ? nextOccurrence(time, zone, startMs, Math.min(endMs, now + 400 * DAY_MS)) : undefined;
+  if (next === undefined)
+    throw new FindingsError(
+      `${which}: nothing left to move, no occurrence at ${hhmm(time)} comes before its EndDate${gone === undefined ? "" : ` (its last one, ${new Date(gone).toISOString()}, has gone or is under way)`}; it ends by itself`,
+    );
+  const dates: { StartDate?: Date; EndDate?: Date } = {};
+  if (oldStart === undefined ? skipsGoneDay : startMs !== oldStart) dates.StartDate = new Date(startMs);
+  if (oldEnd !== undefined) dates.EndDate = new Date(endMs);
+  const iso = (ms: number | undefined) => (ms === undefined || ms === Infinity ? null : new Date(ms).toISOString());
+  return {
+    dates,
+    next: iso(next),
+    report: {
+      startDate: iso(startMs),
+      endDate: iso(endMs),
+      previousEndDate: iso(oldEnd),
+      goneToday: skipsGoneDay ? iso(gone) : null,
+    },
   };
 }
 

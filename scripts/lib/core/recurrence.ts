@@ -75,10 +75,14 @@ export function recurringEndMs(t: RecurringTime, zone: string, until: LocalDate)
 }
 
 /**
- * The local date (in `zone`) of a schedule's last occurrence before `endMs`: the --until date it was launched with, as
- * far as the sends go (the same dates up to it fire). Undefined when none in the two spans before it.
+ * The --until date a schedule's EndDate was made for (recurringEndMs), in its zone: the day before an EndDate at local
+ * midnight; otherwise (an EndDate moved past midnight for the last occurrence's window) that occurrence's date.
+ * Undefined when it has no occurrence in the two spans before its EndDate.
  */
-export function lastOccurrenceDate(t: RecurringTime, zone: string, endMs: number): LocalDate | undefined {
+export function untilOfEndDate(t: RecurringTime, zone: string, endMs: number): LocalDate | undefined {
+  const before = localTimeOf(zone, endMs - 1);
+  const dayBefore = { year: before.year, month: before.month, day: before.day };
+  if (endOfLocalDate(zone, dayBefore) === endMs) return dayBefore;
   const last = occurrences(t, zone, endMs - 2 * sizingSpanDays(t.recurrence) * DAY, endMs).pop();
   if (last === undefined) return undefined;
   const { year, month, day } = localTimeOf(zone, last);
