@@ -8,7 +8,7 @@ import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
-import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { Io, parseFlags, processIo, runMain, secondsFlag, UsageError } from "./lib/cli/run";
 import { buildReport, formatReport, metricQueries, reportRange, segmentsOf } from "./lib/core/campaign-report";
 import { renderReportHtml } from "./lib/core/report-html";
 
@@ -50,7 +50,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const to = f.to === undefined ? Date.now() : instantFlag("to", f.to);
   const from = f.from === undefined ? undefined : instantFlag("from", f.from);
   if (from !== undefined && from >= to) throw new UsageError(`--from ${f.from}: must be before --to`);
-  const timeoutMs = intFlag("timeout-seconds", f["timeout-seconds"], 1, 600, 30) * 1000;
+  const timeoutMs = Math.round(secondsFlag("timeout-seconds", f["timeout-seconds"], 0.1, 600, 30) * 1000);
   const outputs = requireOutputs(outputsFromFlags(f), ["bucketName"], { bucketName: "bucket" });
 
   const records = await readLaunchRecords(s3Client(outputs.region), outputs.bucketName, campaignId, timeoutMs);

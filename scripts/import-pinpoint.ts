@@ -6,7 +6,7 @@ import { scheduler } from "../infra/quotas";
 import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
-import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { Io, parseFlags, processIo, runMain, secondsFlag, UsageError } from "./lib/cli/run";
 import { CampaignMapping, CampaignShapeError, FlagNames, LaunchSettings, mapCampaign } from "./lib/core/pinpoint-campaign";
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/core/pinpoint-endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/core/pinpoint-import";
@@ -95,7 +95,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   if (f.endpoints === undefined && f.campaign === undefined) throw new UsageError("give --endpoints, --campaign or both (see --help)");
   const outDir = f.out ?? path.join("out", "pinpoint");
-  const timeoutMs = intFlag("timeout-seconds", f["timeout-seconds"], 1, 3600, DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000) * 1000;
+  const timeoutMs = Math.round(
+    secondsFlag("timeout-seconds", f["timeout-seconds"], 0.1, 3600, DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000) * 1000,
+  );
   if (f["campaign-id"] !== undefined && campaignIdProblem(f["campaign-id"]))
     throw new UsageError(`--campaign-id: ${campaignIdProblem(f["campaign-id"])}`);
   const campaign = f.campaign === undefined ? undefined : readCampaign(f.campaign, f["campaign-id"]);

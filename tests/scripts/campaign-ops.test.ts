@@ -167,7 +167,7 @@ describe("cancel-campaign", () => {
   it("a group still DELETING at the timeout: exit 1, saying schedules may still fire", async () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "DELETING" });
-    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "1"]);
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.2"]);
     assert.strictEqual(r.code, 1);
     assert.strictEqual(scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0, "already being deleted: not deleted again");
     assert.match(r.stdout, /campaign-spring is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone/);
@@ -177,7 +177,7 @@ describe("cancel-campaign", () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     scheduler.on(DeleteScheduleGroupCommand).rejects(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
-    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "1"]);
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.2"]);
     assert.strictEqual(r.code, 1);
     assert.match(
       r.stdout,
@@ -190,12 +190,12 @@ describe("cancel-campaign", () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ Name: "campaign-spring", State: "ACTIVE" });
     scheduler.on(DeleteScheduleGroupCommand).resolves({});
-    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "1", "--json"]);
+    const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.2", "--json"]);
     assert.strictEqual(r.code, 1);
     const report = JSON.parse(r.stdout);
     assert.strictEqual(report.groupAfter, "ACTIVE");
     assert.deepStrictEqual(report.stillThere, ["schedule group campaign-spring is still ACTIVE: its pending schedules will fire"]);
-    assert.match(report.problems[0], /group campaign-spring still ACTIVE at the command's time limit of 1 s/);
+    assert.match(report.problems[0], /group campaign-spring still ACTIVE at the command's time limit of 0.2 s/);
   });
 
   it("a fan-out that cannot be stopped: exit 1, named, even when the group is gone", async () => {
@@ -242,7 +242,10 @@ describe("cancel-campaign", () => {
       run(cancel, ["--campaign", "spring", "--poll-seconds", "0"]),
       /--poll-seconds 0: must be a whole number from 1 to 60/,
     );
-    await assert.rejects(run(cancel, ["--campaign", "spring", "--timeout-seconds", "0"]), UsageError);
+    await assert.rejects(
+      run(cancel, ["--campaign", "spring", "--timeout-seconds", "0"]),
+      (e: unknown) => e instanceof UsageError && e.message === "--timeout-seconds 0: must be a number of seconds from 0.1 to 86400",
+    );
   });
 });
 
@@ -648,7 +651,7 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   this.timeout(20_000);
   const realHeartbeat = clock.heartbeatMs;
   let endpoint: Endpoint | undefined;
-  before(() => (clock.heartbeatMs = 300));
+  before(() => (clock.heartbeatMs = 100));
   after(() => (clock.heartbeatMs = realHeartbeat));
   afterEach(async () => endpoint?.close());
   const everyService = (url: string) => ({ AWS_ENDPOINT_URL_SCHEDULER: url, AWS_ENDPOINT_URL_SFN: url, AWS_ENDPOINT_URL_SQS: url });
@@ -661,15 +664,15 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   it("an endpoint that never answers: cancel ends at --timeout-seconds, exit 1, saying what may still send, with progress", async () => {
     endpoint = await startEndpoint(() => "hang");
     const started = Date.now();
-    const r = await withEnv(everyService(endpoint.url), () => run(cancel, ["--campaign", "spring", "--timeout-seconds", "2"]));
+    const r = await withEnv(everyService(endpoint.url), () => run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5"]));
     const seconds = (Date.now() - started) / 1000;
-    assert.ok(seconds >= 1.9 && seconds < 4, `took ${seconds} s`);
+    assert.ok(seconds >= 0.45 && seconds < 2.5, `took ${seconds} s`);
     assert.strictEqual(r.code, 1);
     assert.match(r.stdout, /- fan-outs: could not list the running fan-outs, so any of them may still be creating schedules/);
     assert.match(r.stdout, /- schedule group campaign-spring: state unknown, its pending schedules may still fire/);
     assert.match(
       r.stdout,
-      /problem: campaign spring: ListExecutions RUNNING on .*: no result within the command's time limit of 2 s \(--timeout-seconds\)/,
+      /problem: campaign spring: ListExecutions RUNNING on .*: no result within the command's time limit of 0.5 s \(--timeout-seconds\)/,
     );
     assert.match(r.stderr, /still waiting for campaign spring: ListExecutions RUNNING on .* \(\d s\)/);
   });
@@ -678,11 +681,11 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
     endpoint = await startEndpoint(() => "hang");
     const started = Date.now();
     await assert.rejects(
-      withEnv(everyService(endpoint.url), () => run(status, ["--campaign", "spring", "--timeout-seconds", "1"])),
+      withEnv(everyService(endpoint.url), () => run(status, ["--campaign", "spring", "--timeout-seconds", "0.3"])),
       (e: unknown) =>
         e instanceof FindingsError &&
         e.message ===
-          "campaign spring: GetScheduleGroup campaign-spring: no result within the command's time limit of 1 s (--timeout-seconds)",
+          "campaign spring: GetScheduleGroup campaign-spring: no result within the command's time limit of 0.3 s (--timeout-seconds)",
     );
     assert.ok(Date.now() - started < 3000);
   });
@@ -739,7 +742,7 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       return { status: 400, json: {} };
     });
     const r = await withEnv(everyService(endpoint.url), () =>
-      run(cancel, ["--campaign", "spring", "--timeout-seconds", "2", "--poll-seconds", "1"]),
+      run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5", "--poll-seconds", "1"]),
     );
     assert.strictEqual(r.code, 1);
     assert.match(r.stdout, /- schedule group campaign-spring is still ACTIVE: its pending schedules will fire/);

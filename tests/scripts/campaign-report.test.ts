@@ -269,7 +269,7 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     s3 = mockS3([RECORD]);
     cw = mockCloudWatch(DATA);
     cw.cw.on(GetMetricDataCommand).callsFake(() => new Promise(() => {}));
-    await assert.rejects(run(["--timeout-seconds", "1"]), /GetMetricData for campaign tag spring: no answer within 1 s/);
+    await assert.rejects(run(["--timeout-seconds", "0.3"]), /GetMetricData for campaign tag spring: no answer within 0.3 s$/);
   });
 
   it("a token repeated forever is an error, not a loop", async () => {

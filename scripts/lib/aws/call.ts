@@ -4,7 +4,7 @@
  * and with pagination that refuses a page token the service already returned (instead of looping forever).
  */
 import { awsErrorLine, isAwsError, lastAttemptError } from "./clients";
-import { FindingsError, intFlag } from "../cli/run";
+import { FindingsError, secondsFlag } from "../cli/run";
 
 /** Waiting, replaceable by tests so that polling loops run without real sleeps. */
 export const clock = {
@@ -144,11 +144,11 @@ export function throttled(progress: (text: string) => void, everyMs = 2_000): (t
   };
 }
 
-/** --timeout-seconds: the whole command's limit, 1 s to a day. */
+/** --timeout-seconds: the whole command's limit, 0.1 s to a day (decimals allowed). */
 export const TIMEOUT_FLAG = { "timeout-seconds": { type: "string" } } as const;
 
 export function deadlineFromFlag(raw: string | undefined, defaultSeconds: number, progress: (text: string) => void): Deadline {
-  return new Deadline(intFlag("timeout-seconds", raw, 1, 86_400, defaultSeconds), progress);
+  return new Deadline(secondsFlag("timeout-seconds", raw, 0.1, 86_400, defaultSeconds), progress);
 }
 
 /**

@@ -44,6 +44,14 @@ export function intFlag(name: string, raw: string | undefined, min: number, max:
   return n;
 }
 
+/** A number of seconds within [min, max], decimals allowed (0.5), or a UsageError naming the flag. */
+export function secondsFlag(name: string, raw: string | undefined, min: number, max: number, def: number): number {
+  if (raw === undefined) return def;
+  const n = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`--${name} ${raw}: must be a number of seconds from ${min} to ${max}`);
+  return n;
+}
+
 /** A positive number (decimals allowed), or a UsageError naming the flag. */
 export function positiveFlag(name: string, raw: string | undefined, def?: number): number {
   if (raw === undefined) {
