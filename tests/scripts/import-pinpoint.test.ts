@@ -14,7 +14,8 @@ import { main as launch } from "../../scripts/launch-campaign";
 import { audienceFromFlags, baseRuleFromFlags, quietTimeFromFlags, TIMING_FLAGS } from "../../scripts/lib/cli/timing-flags";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/core/pinpoint-endpoints";
-import { ROOT } from "../helpers/cli";
+import { withEnv } from "../helpers/aws-endpoint";
+import { ROOT, runMain } from "../helpers/cli";
 
 const FIXTURES = "tests/fixtures/pinpoint";
 const EXPORT = `${FIXTURES}/export`;
@@ -436,10 +437,7 @@ function startS3(objects: Record<string, Buffer>) {
   );
 }
 
-/**
- * Runs the CLI in its own process, as a user does: another test file mocks S3Client's prototype for its whole
- * lifetime (aws-sdk-client-mock), which would intercept these calls in-process.
- */
+/** Runs the CLI in its own process, as a user does. */
 function runCli(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/import-pinpoint.ts", ...args], {
     cwd: ROOT,
@@ -493,16 +491,19 @@ describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDP
   });
 
   it("an empty prefix, a call with no answer and a stalled body each end with one line and exit 2, in bounded time", async () => {
+    // In this process (the test above runs the command as a user does): the same main, its error line and exit code.
     const started = Date.now();
-    const [empty, hangs, stalls] = await Promise.all([
-      runCli(["--endpoints", "s3://pinpoint-exports/nothing/"], env),
-      runCli(["--endpoints", "s3://hangs/x/", "--timeout-seconds", "1"], env),
-      runCli(["--endpoints", "s3://pinpoint-exports/stalled/", "--timeout-seconds", "1"], env),
-    ]);
+    const [empty, hangs, stalls] = await withEnv(env, () =>
+      Promise.all([
+        runMain(main, ["--endpoints", "s3://pinpoint-exports/nothing/", "--out", path.join(tmp, "nothing")]),
+        runMain(main, ["--endpoints", "s3://hangs/x/", "--timeout-seconds", "0.3", "--out", path.join(tmp, "hangs")]),
+        runMain(main, ["--endpoints", "s3://pinpoint-exports/stalled/", "--timeout-seconds", "0.3", "--out", path.join(tmp, "stalled")]),
+      ]),
+    );
     assert.deepStrictEqual([empty.code, hangs.code, stalls.code], [2, 2, 2]);
     assert.strictEqual(empty.stderr, "error: s3://pinpoint-exports/nothing/: no objects under this prefix\n");
-    assert.strictEqual(hangs.stderr, "error: list s3://hangs/x/: no answer within 1 s\n");
-    assert.strictEqual(stalls.stderr, "error: s3://pinpoint-exports/stalled/stalls.jsonl: read failed after line 0: no data for 1 s\n");
+    assert.strictEqual(hangs.stderr, "error: list s3://hangs/x/: no answer within 0.3 s\n");
+    assert.strictEqual(stalls.stderr, "error: s3://pinpoint-exports/stalled/stalls.jsonl: read failed after line 0: no data for 0.3 s\n");
     assert.ok(Date.now() - started < 20_000);
   });
 });

@@ -4,7 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { mockClient } from "aws-sdk-client-mock";
+import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { main } from "../../scripts/launch-campaign";
 import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { UsageError } from "../../scripts/lib/cli/run";
@@ -37,9 +37,14 @@ function outputs(extra: object) {
 }
 
 describe("launch-campaign: the schedule quota is checked before anything is uploaded", () => {
-  // Any AWS call fails the test: the refusal must come before the first one.
-  const s3 = mockClient(S3Client);
-  const sfn = mockClient(SFNClient);
+  // Any AWS call fails the test: the refusal must come before the first one. Mocked for this block only (from
+  // before(), not when the file loads): other files' tests call a real S3 on 127.0.0.1 in this process.
+  let s3: AwsClientStub<S3Client>;
+  let sfn: AwsClientStub<SFNClient>;
+  before(() => {
+    s3 = mockClient(S3Client);
+    sfn = mockClient(SFNClient);
+  });
   beforeEach(() => {
     s3.reset();
     sfn.reset();
