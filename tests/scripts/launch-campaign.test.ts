@@ -1,5 +1,4 @@
 import * as assert from "assert";
-import { spawn } from "child_process";
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as http from "http";
@@ -32,7 +31,8 @@ import { IANA_ZONE_NAMES } from "../../scripts/lib/core/iana-zones";
 import { zonedInstant } from "../../scripts/lib/core/send-time";
 import { sizeRecipientList } from "../../scripts/lib/core/size-window";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
-import { ROOT } from "../helpers/cli";
+import { withEnv } from "../helpers/aws-endpoint";
+import { runMain } from "../helpers/cli";
 
 const ZONES = "tests/fixtures/zones.csv";
 const CAMPAIGN = "tests/fixtures/campaign.csv";
@@ -843,12 +843,9 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     const endpoint = `http://127.0.0.1:${(server.address() as any).port}`;
     const out = path.join(tmp, "wire");
-    const child = spawn(
-      process.execPath,
-      [
-        require.resolve("ts-node/dist/bin"),
-        "--transpile-only",
-        "scripts/launch-campaign.ts",
+    // In this process, real HTTP to the endpoint (plan-safety runs this command as a separate process).
+    const r = await withEnv({ AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SFN: endpoint }, () =>
+      runMain(main, [
         ...base(ZONES),
         "--out",
         out,
@@ -858,24 +855,10 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
         "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev",
         "--region",
         "us-east-1",
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          AWS_ENDPOINT_URL_S3: endpoint,
-          AWS_ENDPOINT_URL_SFN: endpoint,
-          AWS_ACCESS_KEY_ID: "test",
-          AWS_SECRET_ACCESS_KEY: "test",
-          AWS_REGION: "us-east-1",
-        },
-      },
+      ]),
     );
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    const code = await new Promise((r) => child.on("exit", r));
     server.close();
-    assert.strictEqual(code, 0, stderr);
+    assert.strictEqual(r.code, 0, r.stderr);
     const put = requests.find((q) => q.method === "PUT")!;
     assert.match(put.url, /^\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl/);
     assert.strictEqual(put.body, fs.readFileSync(path.join(out, "plan.jsonl"), "utf8"));
