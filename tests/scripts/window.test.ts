@@ -1,5 +1,7 @@
 import * as assert from "assert";
 import { effectiveTps } from "../../scripts/lib/cli/campaign-flags";
+import { PlannedSends, StepDecision } from "../../scripts/lib/core/decisions";
+import { scheduledTime } from "../../scripts/lib/core/send-time";
 import { InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/core/window";
 
 const T0 = Date.UTC(2026, 11, 1, 3, 15);
@@ -64,5 +66,46 @@ describe("window sizing", () => {
       },
     ]);
     assert.strictEqual(h.total, 4);
+  });
+
+  it("planned sends count every row once, with lists shared by two counters, two zones and past a flush", () => {
+    const sent = (utcMs: number): StepDecision => ({
+      step: { number: 1 },
+      outcome: "planned",
+      quiet: "none",
+      time: scheduledTime("UTC", utcMs, "exact"),
+    });
+    const skipped: StepDecision = { step: { number: 2 }, outcome: "skipped", quiet: "none" };
+    const a = [sent(T0), skipped];
+    const b = [sent(T0 + MIN), sent(T0 + 2 * MIN)];
+    const x = new PlannedSends();
+    const y = new PlannedSends();
+    // interleaved: x and y take turns with the same lists; b also comes with another zone
+    for (let i = 0; i < 10; i++) {
+      x.add("UTC", a);
+      y.add("UTC", a);
+      x.add("UTC", b);
+      if (i % 2) x.add("Etc/GMT", b);
+    }
+    x.add("UTC", a);
+    // 60,000 other lists (more than are kept pending before a flush), then a and b again
+    for (let i = 0; i < 60_000; i++) x.add("UTC", [sent(T0 + 10 * MIN)]);
+    x.add("UTC", a);
+    x.add("UTC", b);
+    const counts = (s: PlannedSends) =>
+      s
+        .instants()
+        .instants()
+        .map((i) => [i.utcMs - T0, i.count, i.zones.map((z) => `${z.zone} ${z.count}`).join(", ")]);
+    // x: a 12 times (1 send each), b 11 times in UTC and 5 in Etc/GMT (2 sends each), 60,000 single sends
+    assert.deepStrictEqual(counts(x), [
+      [0, 12, "UTC 12"],
+      [MIN, 16, "UTC 11, Etc/GMT 5"],
+      [2 * MIN, 16, "UTC 11, Etc/GMT 5"],
+      [10 * MIN, 60_000, "UTC 60000"],
+    ]);
+    assert.strictEqual(x.schedules, 12 + 16 * 2 + 60_000);
+    assert.deepStrictEqual(counts(y), [[0, 10, "UTC 10"]]);
+    assert.strictEqual(y.schedules, 10);
   });
 });
