@@ -76,7 +76,7 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
     }
   });
 
-  it("collisions inside every segment (one hash value per top byte) are each resolved by the keys", () => {
+  it("256 hash values for 4,000 keys: every collision is resolved by the keys, across growths", () => {
     const set = new CompactSeenKeys({ hash: (k) => (fnv1a32(k) & 0xff000000) | 5, initialCapacity: 16, tmpDir });
     try {
       const keys = Array.from({ length: 6_000 }, (_, i) => `id-${i % 4_000}`);
@@ -107,7 +107,7 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
     }
   });
 
-  it("spreads ordinary ids over the whole 32-bit range (the slot comes from the high bits)", () => {
+  it("spreads ordinary ids over the whole 32-bit range", () => {
     const buckets = new Array(16).fill(0);
     for (let i = 0; i < 16_000; i++) buckets[fnv1a32(`u${i}`) >>> 28]++;
     for (const b of buckets) assert.ok(b > 800 && b < 1200, `bucket counts ${buckets.join(",")}`);
@@ -124,6 +124,57 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
       assert.strictEqual(set.firstLine("b"), 3);
       assert.throws(() => set.add("a", 9), /already present/);
       assert.strictEqual(set.size, 2);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("stays exact across the switch from 4-byte to 8-byte slots (lowered here to 1,000 keys)", () => {
+    const set = new CompactSeenKeys({ hash: (k) => fnv1a32(k) & 0xfff, initialCapacity: 16, narrowMaxKeys: 1_000, tmpDir });
+    try {
+      const keys = Array.from({ length: 9_000 }, (_, i) => `k${(i * 7919) % 3_000}`);
+      const narrowBytes = set.tableBytes;
+      const { mismatches, distinct } = compareWithMap(keys, set);
+      assert.deepStrictEqual(mismatches.slice(0, 3), []);
+      assert.strictEqual(distinct, 3_000);
+      assert.strictEqual(set.size, 3_000);
+      assert.ok(set.tableBytes > narrowBytes);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("sized for the expected count, 1,000,000 keys take under 5 bytes each of memory and the table does not grow", () => {
+    const set = new CompactSeenKeys({ initialCapacity: 1_000_000, tmpDir });
+    try {
+      const before = set.tableBytes;
+      for (let i = 0; i < 1_000_000; i++) set.add(`user${i}@example.com`, i + 2);
+      assert.strictEqual(set.tableBytes, before, "no growth");
+      assert.ok(set.tableBytes / set.size < 5, `${set.tableBytes / set.size} bytes a key`);
+      assert.strictEqual(set.firstLine("user0@example.com"), 2);
+      assert.strictEqual(set.firstLine("user999999@example.com"), 1_000_001);
+      assert.strictEqual(set.firstLine("user1000000@example.com"), undefined);
+    } finally {
+      set.close();
+    }
+  });
+
+  it("keys that fold alike: firstMarkedLineOfFold answers the earliest marked one, firstLine only the exact key", () => {
+    // Every key collides too: the fold must be compared on the keys read back, not taken from the hash.
+    const fold = (k: string) => k.trim().toLowerCase();
+    const set = new CompactSeenKeys({ fold, hash: () => 7, tmpDir });
+    try {
+      set.add("ABC", 2, false); // not marked (its row was rejected)
+      assert.strictEqual(set.firstMarkedLineOfFold("abc"), undefined);
+      set.add("xyz", 3, true);
+      set.add(" Abc", 4, true);
+      set.add("abc", 5, true);
+      assert.strictEqual(set.firstLine("abc"), 5);
+      assert.strictEqual(set.firstLine("ABC"), 2);
+      assert.strictEqual(set.firstLine("aBc"), undefined);
+      assert.strictEqual(set.firstMarkedLineOfFold("aBc"), 4);
+      assert.strictEqual(set.firstMarkedLineOfFold("XYZ "), 3);
+      assert.strictEqual(set.firstMarkedLineOfFold("xy"), undefined);
     } finally {
       set.close();
     }

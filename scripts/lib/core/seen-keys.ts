@@ -3,14 +3,20 @@
  * on, for lists of tens of millions of rows.
  *
  * Why not a Map: a JavaScript Map holds at most 2^24 (16.7M) entries ("Map maximum size exceeded") and costs ~100 bytes
- * an entry. Here the table is typed arrays (8 bytes a slot: a 32-bit hash and where the key is kept) and the keys
- * themselves go to an append-only log file on disk, so memory stays around 11 bytes a key at any count. The table is
- * 256 segments (by the hash's top byte), each growing on its own, so a growth briefly holds 1/256 of it twice, not all.
+ * an entry. Here memory holds only an open-addressing table of 4-byte slots (about 4.7 bytes a key when sized from
+ * the expected count, at most 6.7 after growing); the keys themselves go to an append-only log file on disk.
  *
- * Why it is exact: a hash match is never taken as a duplicate on its own. The candidate's key is read back from the log
- * (from the write buffer, or one positioned read of the file) and compared; only an equal key is a duplicate. Every
- * true duplicate costs that one read; a false match of the 32-bit hash (about n²/2^33 of them over n keys) costs one
- * more and the key is then added as new.
+ * A slot holds a 7-bit fingerprint of the key's hash and the key's ordinal (the n-th key added), which finds its record
+ * in the log: the byte offset of every 64th record is kept in memory, and a record is read with its group (a few KB).
+ * Past 2^25 - 2 keys the table switches to 8-byte slots (20-bit fingerprint, 32-bit ordinal). Each record keeps the
+ * full 32-bit hash, so the table grows by re-reading the log, without holding an old table and a new one at once.
+ *
+ * Why it is exact: a fingerprint match is never taken as a duplicate on its own. The candidate's key is read back from
+ * the log and compared; only an equal key is a duplicate. With a 7-bit fingerprint and at most 0.9 of the slots used,
+ * about 1% of new keys cost one such read for nothing (10M addresses: 103,212 reads), and a key whose hash collides with another's is added as new.
+ *
+ * Keys that fold alike (`fold`, e.g. trimmed and lower-cased ids) share a hash, so one table also answers "the first
+ * marked key that folds to this one" (firstMarkedLineOfFold): ids and ids differing only in case in one set.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -19,14 +25,21 @@ import * as path from "path";
 /** A 32-bit hash of a key; injectable so tests can force collisions. */
 export type KeyHash = (key: string) => number;
 
-/** Keys are stored as [line u32][byte length u32][UTF-8 bytes], padded to 4 bytes, so a 32-bit word index addresses 16 GiB. */
-const WORD = 4;
-const RECORD_HEADER = 8;
-const MAX_WORDS = 0xffff_fffe; // slot value is word index + 1; 0 marks an empty slot
-const MAX_LOAD = 0.85;
-const GROWTH = 1.3;
-const SEGMENTS = 256;
+/** A log record: [hash u32][line u32][mark bit | byte length u32][UTF-8 bytes]. */
+const RECORD_HEADER = 12;
+const MARK = 0x8000_0000;
+/** Every GROUP-th record's byte offset is kept in memory. */
+const GROUP = 64;
+const MAX_LOAD = 0.9;
+/** The load a table sized from the expected count starts towards: room for a few more keys before it grows. */
+const SIZED_LOAD = 0.85;
+const GROWTH = 1.5;
 const BUFFER_BYTES = 1 << 20;
+const NARROW = { fingerprintBits: 7, ordinalBits: 25 };
+const WIDE = { fingerprintBits: 20, ordinalBits: 32 };
+/** Ordinal + 1 must stay below 2^ordinalBits (0 marks an empty slot). */
+const NARROW_MAX_KEYS = 2 ** NARROW.ordinalBits - 2;
+const WIDE_MAX_KEYS = 2 ** WIDE.ordinalBits - 2;
 
 /** Logs still open, removed if the process exits without closing them (an error mid-plan). */
 const openDirs = new Set<string>();
@@ -34,13 +47,29 @@ process.once("exit", () => {
   for (const dir of openDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+export interface SeenKeysOptions {
+  hash?: KeyHash;
+  /** Keys sharing a fold share a hash (default: each key is its own fold). */
+  fold?: (key: string) => string;
+  /** How many keys to expect (e.g. the list's line count): the table is sized for it and need not grow. */
+  initialCapacity?: number;
+  tmpDir?: string;
+  /** Keys held in 4-byte slots before switching to 8-byte ones (tests lower it). */
+  narrowMaxKeys?: number;
+}
+
 export class CompactSeenKeys {
   private readonly hashOf: KeyHash;
-  /** Per segment: each slot's hash, and the word index of its key's log record plus one (0 = empty slot). */
-  private readonly hashes: Uint32Array[] = [];
-  private readonly places: Uint32Array[] = [];
-  private readonly counts = new Array<number>(SEGMENTS).fill(0);
+  private readonly fold: (key: string) => string;
+  private readonly narrowMaxKeys: number;
+  private slots: Uint32Array | Float64Array = new Uint32Array(0);
+  private capacity = 0;
+  /** 2^ordinalBits: a slot is fingerprint × span + ordinal + 1. */
+  private span = 0;
+  private fingerprintShift = 0;
   private count = 0;
+  /** Byte offset of records 0, GROUP, 2·GROUP, … in the log. */
+  private groupStarts: Float64Array;
   private readonly dir: string;
   private readonly file: string;
   private readonly fd: number;
@@ -48,63 +77,98 @@ export class CompactSeenKeys {
   private flushed = 0;
   private buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   private filled = 0;
-  private readonly scratch = Buffer.allocUnsafe(RECORD_HEADER);
-  /** The empty slot firstLine() ended on, for the add() that usually follows; any other insert invalidates it. */
-  private pending: { key: string; hash: number; segment: number; slot: number } | undefined;
+  private scratch = Buffer.allocUnsafe(4096);
+  /** The last key hashed, and its hash: a row's id is looked up more than once. */
+  private lastKey: string | undefined;
+  private lastHash = 0;
+  /** Set by readRecord: the record's line and mark, and where its key's bytes are in `recordBytes`. */
+  private recordLine = 0;
+  private recordMarked = false;
+  private recordBytes: Buffer = this.scratch;
+  private recordStart = 0;
+  private recordLength = 0;
+  /** The empty slot firstLine() ended on, for the add() of the same key that usually follows; a rebuild clears it. */
+  private pendingKey: string | undefined;
+  private pendingSlot = 0;
 
-  constructor(options: { hash?: KeyHash; initialCapacity?: number; tmpDir?: string } = {}) {
+  constructor(options: SeenKeysOptions = {}) {
     this.hashOf = options.hash ?? fnv1a32;
-    const capacity = Math.max(8, Math.ceil((options.initialCapacity ?? 1 << 16) / MAX_LOAD / SEGMENTS));
-    for (let i = 0; i < SEGMENTS; i++) {
-      this.hashes.push(new Uint32Array(capacity));
-      this.places.push(new Uint32Array(capacity));
-    }
+    this.fold = options.fold ?? ((key) => key);
+    this.narrowMaxKeys = Math.min(options.narrowMaxKeys ?? NARROW_MAX_KEYS, NARROW_MAX_KEYS);
     this.dir = fs.mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), "sendtime-seen-"));
     this.file = path.join(this.dir, "keys.log");
     this.fd = fs.openSync(this.file, "w+");
     openDirs.add(this.dir);
+    const expected = Math.max(8, options.initialCapacity ?? 1 << 16);
+    this.groupStarts = new Float64Array(Math.ceil(expected / GROUP) + 1);
+    this.allocate(primeAtLeast(Math.ceil(expected / SIZED_LOAD)), false);
   }
 
   get size(): number {
     return this.count;
   }
 
+  /** Bytes of memory the table and its offsets take (for the benchmark). */
+  get tableBytes(): number {
+    return this.slots.byteLength + this.groupStarts.byteLength;
+  }
+
   /** The line `key` was first seen on, or undefined when it has not been added. */
   firstLine(key: string): number | undefined {
-    const hash = this.hashOf(key) >>> 0;
-    const segment = hash >>> 24;
-    const hashes = this.hashes[segment];
-    const places = this.places[segment];
-    const capacity = hashes.length;
-    let slot = home(hash, capacity);
-    for (;;) {
-      const place = places[slot];
-      if (place === 0) break;
-      if (hashes[slot] === hash) {
-        const first = this.lineIfSameKey(place - 1, key);
-        if (first !== undefined) return first;
-      }
-      slot = slot + 1 === capacity ? 0 : slot + 1;
+    const hash = this.hashOfKey(key);
+    const { slots, capacity } = this;
+    const lo = this.fingerprint(hash) * this.span;
+    const hi = lo + this.span;
+    const step = stepOf(hash, capacity);
+    let slot = hash % capacity;
+    for (let v = slots[slot]; v !== 0; v = slots[slot]) {
+      if (v > lo && v < hi && this.readRecord(v - lo - 1) === hash && this.recordKeyEquals(key)) return this.recordLine;
+      slot += step;
+      if (slot >= capacity) slot -= capacity;
     }
     // Where add(key) will go if it comes next (the usual pattern: look up, then add).
-    this.pending = { key, hash, segment, slot };
+    this.pendingKey = key;
+    this.pendingSlot = slot;
     return undefined;
   }
 
-  /** Records `key` as first seen on `line`; the caller has checked that it is new (firstLine returned undefined). */
-  add(key: string, line: number): void {
-    const pending = this.pending;
-    this.pending = undefined;
-    if (!pending || pending.key !== key) {
-      if (this.firstLine(key) !== undefined) throw new Error("add() of a key already present");
-      return this.add(key, line);
+  /** The first line of a marked key that folds like `key` (itself included), or undefined. */
+  firstMarkedLineOfFold(key: string): number | undefined {
+    const folded = this.fold(key);
+    const hash = this.hashOfKey(key);
+    const { slots, capacity } = this;
+    const lo = this.fingerprint(hash) * this.span;
+    const hi = lo + this.span;
+    const step = stepOf(hash, capacity);
+    let first: number | undefined;
+    for (let slot = hash % capacity, v = slots[slot]; v !== 0; v = slots[slot]) {
+      const candidate = v > lo && v < hi && this.readRecord(v - lo - 1) === hash;
+      if (candidate && this.recordMarked && (first === undefined || this.recordLine < first)) {
+        const other = this.recordBytes.toString("utf8", this.recordStart, this.recordStart + this.recordLength);
+        if (this.fold(other) === folded) first = this.recordLine;
+      }
+      slot += step;
+      if (slot >= capacity) slot -= capacity;
     }
-    const { segment, slot, hash } = pending;
-    const word = this.append(key, line);
-    this.hashes[segment][slot] = hash;
-    this.places[segment][slot] = word + 1;
+    return first;
+  }
+
+  /** Records `key` as first seen on `line`; the caller has checked that it is new (firstLine returned undefined). */
+  add(key: string, line: number, marked = false): void {
+    if (this.pendingKey !== key) {
+      if (this.firstLine(key) !== undefined) throw new Error("add() of a key already present");
+      return this.add(key, line, marked);
+    }
+    this.pendingKey = undefined;
+    const hash = this.hashOfKey(key);
+    const ordinal = this.append(key, hash, line, marked);
+    this.slots[this.pendingSlot] = this.fingerprint(hash) * this.span + ordinal + 1;
     this.count++;
-    if (++this.counts[segment] > this.hashes[segment].length * MAX_LOAD) this.grow(segment);
+    if (this.count > this.capacity * MAX_LOAD || this.count === this.narrowMaxKeys) {
+      const wide = this.span === 2 ** WIDE.ordinalBits || this.count >= this.narrowMaxKeys;
+      const capacity = this.count > this.capacity * MAX_LOAD ? primeAtLeast(Math.ceil(this.capacity * GROWTH)) : this.capacity;
+      this.rebuild(capacity, wide);
+    }
   }
 
   /** firstLine, then add when new: the line `key` was first seen on, or undefined (and it is now recorded). */
@@ -125,19 +189,79 @@ export class CompactSeenKeys {
     openDirs.delete(this.dir);
   }
 
-  private append(key: string, line: number): number {
-    const maxBytes = RECORD_HEADER + key.length * 3 + WORD;
+  private hashOfKey(key: string): number {
+    if (key !== this.lastKey) {
+      this.lastKey = key;
+      this.lastHash = this.hashOf(this.fold(key)) >>> 0;
+    }
+    return this.lastHash;
+  }
+
+  private fingerprint(hash: number): number {
+    return mix(hash) >>> this.fingerprintShift;
+  }
+
+  /** An empty table of `capacity` slots, narrow (4 bytes) or wide (8). */
+  private allocate(capacity: number, wide: boolean): void {
+    const width = wide ? WIDE : NARROW;
+    this.slots = new Uint32Array(0); // let the old table go before the new one is allocated
+    this.slots = wide ? new Float64Array(capacity) : new Uint32Array(capacity);
+    this.capacity = capacity;
+    this.span = 2 ** width.ordinalBits;
+    this.fingerprintShift = 32 - width.fingerprintBits;
+    this.pendingKey = undefined;
+  }
+
+  /** A new table, filled from the log's records (their hashes, in order): no second table is held meanwhile. */
+  private rebuild(capacity: number, wide: boolean): void {
+    if (this.count > WIDE_MAX_KEYS) throw new Error(`more than ${WIDE_MAX_KEYS} distinct keys`);
+    this.flush();
+    this.allocate(capacity, wide);
+    const chunk = Buffer.allocUnsafe(BUFFER_BYTES);
+    let chunkStart = 0;
+    let chunkEnd = 0;
+    let position = 0;
+    for (let ordinal = 0; ordinal < this.count; ordinal++) {
+      if (position + RECORD_HEADER > chunkEnd) {
+        chunkStart = position;
+        chunkEnd = position + this.readAt(chunk, position, Math.min(chunk.length, this.flushed - position));
+      }
+      const hash = chunk.readUInt32LE(position - chunkStart);
+      const length = chunk.readUInt32LE(position - chunkStart + 8) & ~MARK;
+      position += RECORD_HEADER + length;
+      const step = stepOf(hash, capacity);
+      let slot = hash % capacity;
+      while (this.slots[slot] !== 0) {
+        slot += step;
+        if (slot >= capacity) slot -= capacity;
+      }
+      this.slots[slot] = this.fingerprint(hash) * this.span + ordinal + 1;
+    }
+  }
+
+  /** Appends a record to the log; returns its ordinal. */
+  private append(key: string, hash: number, line: number, marked: boolean): number {
+    const maxBytes = RECORD_HEADER + key.length * 3;
     if (this.filled + maxBytes > this.buffer.length) {
       this.flush();
       if (maxBytes > this.buffer.length) this.buffer = Buffer.allocUnsafe(maxBytes);
     }
-    const start = this.flushed + this.filled;
-    if (start / WORD > MAX_WORDS) throw new Error(`key log above ${(MAX_WORDS * WORD) / 2 ** 30} GiB: too many or too long keys`);
+    const ordinal = this.count;
+    if (ordinal % GROUP === 0) {
+      const group = ordinal / GROUP;
+      if (group === this.groupStarts.length) {
+        const grown = new Float64Array(group * 2);
+        grown.set(this.groupStarts);
+        this.groupStarts = grown;
+      }
+      this.groupStarts[group] = this.flushed + this.filled;
+    }
     const length = writeUtf8(this.buffer, key, this.filled + RECORD_HEADER);
-    this.buffer.writeUInt32LE(line >>> 0, this.filled);
-    this.buffer.writeUInt32LE(length, this.filled + 4);
-    this.filled += RECORD_HEADER + Math.ceil(length / WORD) * WORD;
-    return start / WORD;
+    this.buffer.writeUInt32LE(hash, this.filled);
+    this.buffer.writeUInt32LE(line >>> 0, this.filled + 4);
+    this.buffer.writeUInt32LE((marked ? MARK : 0) + length, this.filled + 8);
+    this.filled += RECORD_HEADER + length;
+    return ordinal;
   }
 
   private flush(): void {
@@ -147,53 +271,50 @@ export class CompactSeenKeys {
     this.filled = 0;
   }
 
-  /** Reads the record at `word` and returns its line when its key equals `key`. */
-  private lineIfSameKey(word: number, key: string): number | undefined {
-    const offset = word * WORD;
-    if (offset >= this.flushed) {
-      const at = offset - this.flushed;
-      const length = this.buffer.readUInt32LE(at + 4);
-      return this.buffer.toString("utf8", at + RECORD_HEADER, at + RECORD_HEADER + length) === key
-        ? this.buffer.readUInt32LE(at)
-        : undefined;
+  /** Finds record `ordinal` (reading its group from the buffer or the file); sets the record fields; returns its hash. */
+  private readRecord(ordinal: number): number {
+    const group = Math.floor(ordinal / GROUP);
+    const start = this.groupStarts[group];
+    const written = this.flushed + this.filled;
+    const end = (group + 1) * GROUP < this.count ? this.groupStarts[group + 1] : written;
+    let bytes: Buffer;
+    let at: number;
+    if (start >= this.flushed) {
+      bytes = this.buffer;
+      at = start - this.flushed;
+    } else {
+      if (this.scratch.length < end - start) this.scratch = Buffer.allocUnsafe(end - start);
+      const fromFile = Math.min(end, this.flushed) - start;
+      this.readAt(this.scratch, start, fromFile);
+      if (end > this.flushed) this.buffer.copy(this.scratch, fromFile, 0, end - this.flushed);
+      bytes = this.scratch;
+      at = 0;
     }
-    this.readAt(this.scratch, offset);
-    const length = this.scratch.readUInt32LE(4);
-    // A key of another byte length cannot be equal: no need to read it.
-    if (length !== Buffer.byteLength(key, "utf8")) return undefined;
-    const bytes = Buffer.allocUnsafe(length);
-    this.readAt(bytes, offset + RECORD_HEADER);
-    return bytes.toString("utf8") === key ? this.scratch.readUInt32LE(0) : undefined;
+    for (let skip = ordinal % GROUP; skip > 0; skip--) at += RECORD_HEADER + (bytes.readUInt32LE(at + 8) & ~MARK);
+    const lengthAndMark = bytes.readUInt32LE(at + 8);
+    this.recordLine = bytes.readUInt32LE(at + 4);
+    this.recordMarked = lengthAndMark >= MARK;
+    this.recordLength = lengthAndMark & ~MARK;
+    this.recordBytes = bytes;
+    this.recordStart = at + RECORD_HEADER;
+    return bytes.readUInt32LE(at);
   }
 
-  private readAt(target: Buffer, position: number): void {
+  private recordKeyEquals(key: string): boolean {
+    // A key of another byte length cannot be equal (ASCII keys: length in bytes = length in characters).
+    if (this.recordLength !== key.length && this.recordLength !== Buffer.byteLength(key, "utf8")) return false;
+    return this.recordBytes.toString("utf8", this.recordStart, this.recordStart + this.recordLength) === key;
+  }
+
+  /** Reads `length` bytes of the log at `position` into `target`; returns `length`. */
+  private readAt(target: Buffer, position: number, length: number): number {
     let done = 0;
-    while (done < target.length) {
-      const n = fs.readSync(this.fd, target, done, target.length - done, position + done);
+    while (done < length) {
+      const n = fs.readSync(this.fd, target, done, length - done, position + done);
       if (n === 0) throw new Error(`key log ${this.file} ends early at byte ${position + done}`);
       done += n;
     }
-  }
-
-  /** A larger segment; entries move by their stored hash (the keys stay in the log). */
-  private grow(segment: number): void {
-    this.pending = undefined;
-    const oldHashes = this.hashes[segment];
-    const oldPlaces = this.places[segment];
-    const capacity = Math.ceil(oldHashes.length * GROWTH);
-    const hashes = new Uint32Array(capacity);
-    const places = new Uint32Array(capacity);
-    for (let i = 0; i < oldHashes.length; i++) {
-      const place = oldPlaces[i];
-      if (place === 0) continue;
-      const hash = oldHashes[i];
-      let slot = home(hash, capacity);
-      while (places[slot] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
-      hashes[slot] = hash;
-      places[slot] = place;
-    }
-    this.hashes[segment] = hashes;
-    this.places[segment] = places;
+    return length;
   }
 }
 
@@ -207,16 +328,35 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
   return text.length;
 }
 
-/**
- * The slot a hash starts probing at in its segment: the low 24 bits (the top 8 chose the segment) multiply-shifted
- * onto [0, capacity), so capacities need not be powers of two.
- */
-function home(hash: number, capacity: number): number {
-  const slot = Math.floor(((hash & 0xffffff) / 16777216) * capacity);
-  return slot < capacity ? slot : capacity - 1;
+/** A second hash from the first (murmur3's fmix32 of a shifted value): the probe step and the fingerprint. */
+function mix(hash: number): number {
+  let h = (hash ^ 0x9e3779b9) >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }
 
-/** FNV-1a over UTF-16 code units with a final avalanche (murmur3's fmix32), so the high bits that pick the slot mix well. */
+/** Double hashing: the step is in [1, capacity - 1], and capacity is prime, so a probe visits every slot. */
+function stepOf(hash: number, capacity: number): number {
+  return 1 + ((mix(hash) & 0x1ffffff) % (capacity - 1));
+}
+
+function primeAtLeast(n: number): number {
+  for (let c = Math.max(11, n) | 1; ; c += 2) {
+    let prime = true;
+    for (let d = 3; d * d <= c; d += 2)
+      if (c % d === 0) {
+        prime = false;
+        break;
+      }
+    if (prime) return c;
+  }
+}
+
+/** FNV-1a over UTF-16 code units with a final avalanche (murmur3's fmix32), so every bit of the hash mixes well. */
 export function fnv1a32(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
