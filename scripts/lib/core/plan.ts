@@ -28,7 +28,6 @@ import {
   templateDataPrefix,
 } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
-import { CompactSeenKeys } from "./seen-keys";
 import { sizingSpanDays } from "./recurrence";
 import { BaseRule, describeRule } from "./send-rules";
 import { Step, stepOffset } from "./send-time";
@@ -138,7 +137,12 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const pace = { rowBound, steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
   const cutoffMs = missedCutoff(o.now, pace);
 
-  const { checker, closeChecker } = recipientChecker(columns, o);
+  const checker = new RecipientChecker(columns, {
+    steps: o.steps.length,
+    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
+    noticeIdsDifferingInCase: true,
+    expectedRows: o.input ? undefined : rowBound,
+  });
   const decider = new SendDecider({
     rule: o.rule,
     steps: o.steps,
@@ -191,26 +195,11 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     }
     planSha256 = await files.close();
   } finally {
-    closeChecker();
+    checker.close();
   }
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
     throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
   return summarize(o, tally, cutoffMs, planSha256, files.paths);
-}
-
-/** The row checks, with the ids and addresses seen so far kept exact and compact (a Map stops at 2^24 entries). */
-function recipientChecker(columns: Columns, o: PlanRequest): { checker: RecipientChecker; closeChecker: () => void } {
-  const seen = {
-    ids: new CompactSeenKeys(),
-    emails: o.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys(),
-    foldedIds: new CompactSeenKeys(),
-  };
-  const checker = new RecipientChecker(columns, {
-    steps: o.steps.length,
-    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
-    ...seen,
-  });
-  return { checker, closeChecker: () => [seen.ids, seen.emails, seen.foldedIds].forEach((s) => s?.close()) };
 }
 
 function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest, due?: string): Reject {

@@ -8,6 +8,7 @@ import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/plan-row";
 import { scheduler, ses } from "../../../infra/quotas";
 import { InputError } from "./errors";
 import { CsvRecord } from "./recipients";
+import { CompactSeenKeys } from "./seen-keys";
 import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "./send-rules";
 
 /** Reserved columns: the rest of the CSV becomes template data. */
@@ -125,32 +126,18 @@ export function normalizedEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/**
- * Keys already seen (ids, addresses), with the line each was first seen on. An interface so that a compact set can replace the
- * map for very large lists without touching the checks.
- */
-export interface SeenKeys {
-  firstLine(key: string): number | undefined;
-  add(key: string, line: number): void;
-}
-
-export class SeenMap implements SeenKeys {
-  private readonly lines = new Map<string, number>();
-  firstLine(key: string): number | undefined {
-    return this.lines.get(key);
-  }
-  add(key: string, line: number): void {
-    this.lines.set(key, line);
-  }
+/** The form of an id two rows may share only with a note: trimmed, lower-cased (schedule names treat case as distinct). */
+export function foldedId(id: string): string {
+  return id.trim().toLowerCase();
 }
 
 export interface CheckOptions {
   /** Plan rows that share an address (a list that means it); by default the later ones are rejected. */
   allowDuplicateEmails?: boolean;
-  ids?: SeenKeys;
-  emails?: SeenKeys;
-  /** Ids trimmed and lower-cased, to notice ids that differ only in case or spaces (none given: not checked). */
-  foldedIds?: SeenKeys;
+  /** Note rows whose id differs from an earlier planned row's only in case or surrounding spaces. */
+  noticeIdsDifferingInCase?: boolean;
+  /** Rows to expect (a line count): the sets of ids and addresses are sized for it. */
+  expectedRows?: number;
   /** How many steps each row gets (the step number is in each line's template data). */
   steps: number;
 }
@@ -159,21 +146,26 @@ export function isReject(r: RecipientRow | Reject): r is Reject {
   return "reason" in r;
 }
 
-/** Checks each record in file order: field count, id present and not seen before, a valid address. */
+/**
+ * Checks each record in file order: field count, id present and not seen before, a valid address. The ids and
+ * addresses seen so far are kept exact and compact (seen-keys.ts: a Map stops at 2^24 entries); one set serves the
+ * ids and their case-folded forms. close() removes the sets' files.
+ */
 export class RecipientChecker {
-  private readonly ids: SeenKeys;
+  /** Every id seen (a later row with the same id is a duplicate); marked when its row passed the checks. */
+  private readonly ids: CompactSeenKeys;
   /** Undefined when duplicate addresses are allowed. */
-  private readonly emails?: SeenKeys;
-  private readonly foldedIds?: SeenKeys;
+  private readonly emails?: CompactSeenKeys;
+  private readonly noticeCase: boolean;
   private readonly lineBound: PlanLineBound;
 
   constructor(
     private readonly columns: Columns,
     o: CheckOptions,
   ) {
-    this.ids = o.ids ?? new SeenMap();
-    if (!o.allowDuplicateEmails) this.emails = o.emails ?? new SeenMap();
-    this.foldedIds = o.foldedIds;
+    this.noticeCase = o.noticeIdsDifferingInCase ?? false;
+    this.ids = new CompactSeenKeys({ fold: this.noticeCase ? foldedId : undefined, initialCapacity: o.expectedRows });
+    if (!o.allowDuplicateEmails) this.emails = new CompactSeenKeys({ initialCapacity: o.expectedRows });
     this.lineBound = new PlanLineBound(columns, o.steps);
   }
 
@@ -182,40 +174,65 @@ export class RecipientChecker {
     const f = rec.fields;
     const c = this.columns;
     const id = f[c.id] ?? "";
-    const reject = (reason: RejectReason, text: string): Reject => ({ line: rec.line, id, reason, text });
-    if (f.length !== c.header.length) return reject("wrong-field-count", `${f.length} fields where the header has ${c.header.length}`);
-    if (id.trim() === "") return reject("missing-id", "missing id");
+    if (f.length !== c.header.length)
+      return reject(rec, id, "wrong-field-count", `${f.length} fields where the header has ${c.header.length}`);
+    if (id.trim() === "") return reject(rec, id, "missing-id", "missing id");
     const first = this.ids.firstLine(id);
-    if (first !== undefined) return reject("duplicate-id", `duplicate id (first on line ${first}); a recipient is sent once`);
-    this.ids.add(id, rec.line);
+    if (first !== undefined) return reject(rec, id, "duplicate-id", `duplicate id (first on line ${first}); a recipient is sent once`);
+    const row = this.checkAddressAndSize(rec, id);
+    if (isReject(row)) {
+      // Seen, so that a later row with this id is a duplicate; not marked: no note refers to a rejected row.
+      this.ids.add(id, rec.line, false);
+      return row;
+    }
+    if (this.noticeCase) {
+      const firstFolded = this.ids.firstMarkedLineOfFold(id);
+      if (firstFolded !== undefined) {
+        row.sameIdButCase = firstFolded;
+        (row.notes ??= []).push(
+          `id differs from line ${firstFolded}'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)`,
+        );
+      }
+    }
+    this.ids.add(id, rec.line, true);
+    return row;
+  }
+
+  /** Removes the sets' files. */
+  close(): void {
+    this.ids.close();
+    this.emails?.close();
+  }
+
+  private checkAddressAndSize(rec: CsvRecord, id: string): RecipientRow | Reject {
+    const f = rec.fields;
+    const c = this.columns;
     const email = f[c.email].trim();
-    if (!isEmailAddress(email) || email.length > MAX_EMAIL_LENGTH) return reject("invalid-email", `invalid email address "${f[c.email]}"`);
+    if (!isEmailAddress(email) || email.length > MAX_EMAIL_LENGTH)
+      return reject(rec, id, "invalid-email", `invalid email address "${f[c.email]}"`);
     if (this.emails) {
       const key = normalizedEmail(email);
       const firstEmail = this.emails.firstLine(key);
       if (firstEmail !== undefined)
-        return reject("duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
+        return reject(rec, id, "duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
       this.emails.add(key, rec.line);
     }
     if (this.lineBound.tooLarge(id, email, f))
       return reject(
+        rec,
+        id,
         "too-large",
         `personalization too large: a plan row must fit a ${MAX_PLAN_ROW_BYTES}-byte batch and TemplateData ${ses.maxTemplateDataChars} characters`,
       );
     const rawZone = c.timezone === undefined ? undefined : f[c.timezone];
     const row: RecipientRow = { line: rec.line, id, email, rawZone, timing: rowTiming(f, c.timing), fields: f };
     if (email !== f[c.email]) (row.notes ??= []).push(`email "${f[c.email]}" trimmed`);
-    const folded = id.trim().toLowerCase();
-    const firstFolded = this.foldedIds?.firstLine(folded);
-    if (firstFolded === undefined) this.foldedIds?.add(folded, rec.line);
-    else {
-      row.sameIdButCase = firstFolded;
-      (row.notes ??= []).push(
-        `id differs from line ${firstFolded}'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)`,
-      );
-    }
     return row;
   }
+}
+
+function reject(rec: CsvRecord, id: string, reason: RejectReason, text: string): Reject {
+  return { line: rec.line, id, reason, text };
 }
 
 /** The personalization of a row as JSON text (no prototype: a column named __proto__ is data like any other). */

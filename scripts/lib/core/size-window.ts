@@ -7,7 +7,6 @@ import { PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "./quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
-import { CompactSeenKeys } from "./seen-keys";
 import { BaseRule } from "./send-rules";
 import { Step, ZoneStatus } from "./send-time";
 import { EffectiveTps, fanOutSeconds, latestLaunch, minimumWindowMinutes, missedCutoff } from "./window";
@@ -73,9 +72,9 @@ export async function sizeRecipientList(
   const csv = await openRecipientCsv(r.file, r.recipients.encoding);
   // The launcher's checks and decisions (without a missed-time cutoff: a launch in time, see launchBy, misses nothing).
   const columns = recipientColumns(r.file, csv.header, r.rule.kind === "after" ? r.rule.column : undefined);
-  const seenIds = new CompactSeenKeys();
-  const seenEmails = r.recipients.allowDuplicateEmails ? undefined : new CompactSeenKeys();
-  const checker = new RecipientChecker(columns, { steps: r.steps.length, ids: seenIds, emails: seenEmails, ...r.recipients });
+  // The line count bounds the rows: the duplicate sets are sized for it (and the launch-by time needs it).
+  const rowBound = await countLines(r.file);
+  const checker = new RecipientChecker(columns, { steps: r.steps.length, expectedRows: rowBound, ...r.recipients });
   const decider = new SendDecider({
     rule: r.rule,
     steps: r.steps,
@@ -120,8 +119,7 @@ export async function sizeRecipientList(
       sends.add(decided!.zone, decided!.steps);
     }
   } finally {
-    seenIds.close();
-    seenEmails?.close();
+    checker.close();
   }
 
   const histogram = sends.instants();
@@ -132,7 +130,7 @@ export async function sizeRecipientList(
   // (A recurring schedule is one schedule; the histogram holds each of its occurrences in the sizing span.)
   const schedules = sends.schedules;
   const fanOut = fanOutSeconds(schedules, r.createTps);
-  const pace = { rowBound: await countLines(r.file), steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
+  const pace = { rowBound, steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
   const first = instants[0];
   const peak = instants.reduce<(typeof instants)[number] | undefined>((best, i) => (!best || i.count > best.count ? i : best), undefined);
