@@ -84,7 +84,7 @@ export async function sizeRecipientList(
     // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
     recurringStartMs:
       r.rule.kind === "every"
-        ? missedCutoff(r.now, { rowBound: await countLines(r.file), steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
+        ? missedCutoff(r.now, { rowBound, steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
         : undefined,
   });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
