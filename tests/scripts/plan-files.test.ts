@@ -1,5 +1,6 @@
 /** The plan's files when the plan also streams to a sink (the S3 upload): a failing sink is an error, never a crash. */
 import * as assert from "assert";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -33,5 +34,37 @@ describe("plan files with a plan sink", () => {
       files.abort();
       lock.release();
     }
+  });
+});
+
+describe("plan files: what is written is what was given, across the writers' 1 MB buffers", () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-plan-files-"))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("plan lines (non-ASCII, one longer than a buffer) and a reject with a 2 MB id arrive whole, in order, with the plan's sha256", async () => {
+    const lock = OutputLock.acquire(dir);
+    const files = new PlanFiles(lock);
+    const expected: string[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      // Multi-byte characters (2, 3 and 4 bytes of UTF-8) so that lines cross buffer boundaries mid-character.
+      const line = `{"n":${i},"name":"Chloé ${"日本".repeat(i % 50)} 🎉","pad":"${"x".repeat(i % 300)}"}\n`;
+      expected.push(line);
+      await files.writePlan(line);
+      if (i === 10_000) {
+        const long = `{"long":"${"é".repeat(600_000)}"}\n`; // 1.2 MB of UTF-8, more than a writer's buffer
+        expected.push(long);
+        await files.writePlan(long);
+      }
+    }
+    const longId = "i".repeat(2_000_000);
+    await files.reject({ line: 7, id: longId, reason: "missing-id", text: "why" });
+    const sha = await files.close();
+    files.commit({});
+    lock.release();
+    const plan = fs.readFileSync(path.join(dir, "plan.jsonl"));
+    assert.strictEqual(plan.toString("utf8"), expected.join(""));
+    assert.strictEqual(sha, createHash("sha256").update(plan).digest("hex"));
+    assert.strictEqual(fs.readFileSync(path.join(dir, "rejects.csv"), "utf8"), `line,id,reason\n7,${longId},why\n`);
   });
 });
