@@ -1,7 +1,7 @@
 /**
  * Streams a Pinpoint endpoint export (newline-delimited JSON, each file plain or gzip, detected by its first bytes)
  * into a sendtime recipient CSV and a skipped file, with memory that barely grows with the export: the only state
- * per endpoint is the ids written, in the launcher's exact compact set (CompactSeenKeys: about 5 to 7 bytes an id in
+ * per endpoint is the ids written, in the launcher's exact compact set (CompactSeenKeys: 4.4 to 6.7 bytes an id in
  * memory, the ids themselves in a temporary file), to skip later duplicates of a user.
  *
  * The CSV header depends on every attribute name in the export, so rows go first to a temporary file (JSON arrays
