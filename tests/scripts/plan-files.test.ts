@@ -37,7 +37,7 @@ describe("plan files with a plan sink", () => {
   });
 });
 
-describe("plan files: what is written is what was given, across the writers' 1 MB buffers", () => {
+describe("plan files: what is written is what was given, across the writers' flushes", () => {
   let dir: string;
   beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-plan-files-"))));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
