@@ -39,6 +39,8 @@ export interface PlanPaths {
 
 const FINAL_NAMES = ["summary.json", "plan.jsonl", "rejects.csv", "notes.csv", "holdout.csv"];
 const LOCK_NAME = ".sendtime.lock";
+/** Bytes a file's writer gathers before handing them on (the stream's own buffer is 16 KB). */
+const FLUSH_BYTES = 1 << 16;
 
 const failure = (where: string, e: unknown) => {
   const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -224,7 +226,12 @@ function csvField(v: string): string {
  */
 class LineWriter {
   private readonly stream?: fs.WriteStream;
-  private buffer = "";
+  /** Text is copied in as it comes: a line's string then dies young (held until a flush, lines outlived V8's young
+   * generation and filled the old one with garbage: a ten-million-row dry run peaked at 314 MB, 240 MB without). */
+  private buffer: Buffer = Buffer.allocUnsafe(FLUSH_BYTES);
+  private filled = 0;
+  /** Buffers the stream has written, for reuse: buffers dropped at each flush would pile up outside the heap. */
+  private readonly spare: Buffer[] = [];
   private error?: Error;
   private readonly hash?: Hash;
   private readonly sink?: PlanSink;
@@ -248,26 +255,25 @@ class LineWriter {
 
   /** Appends; resolves at once unless the buffer is full and the disk is behind. */
   write(text: string): Promise<void> | undefined {
-    this.buffer += text;
-    // Small chunks: text held longer (notes and the holdout fill 64 KB slowly) would outlive V8's young generation.
-    return this.buffer.length >= 1 << 16 ? this.flush() : undefined;
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (this.filled + text.length * 3 <= this.buffer.length) {
+      this.filled += this.buffer.write(text, this.filled);
+      return undefined;
+    }
+    return this.flush(text);
   }
 
-  private async flush(): Promise<void> {
+  /** Hands what the buffer holds (then `text`, if given) to the hash, the sink and the stream, in order. */
+  private async flush(text?: string): Promise<void> {
     this.check();
-    const chunk = this.buffer;
-    this.buffer = "";
-    this.hash?.update(chunk);
-    // Observed at once: the sink may fail while the local file waits for the disk, and a rejection nobody listens to
-    // yet would end the process with a stack trace (and leave the upload open).
-    const sent = chunk
-      ? this.sink?.write(chunk)?.then(
-          () => ({ failed: false as const }),
-          (error: unknown) => ({ failed: true as const, error }),
-        )
-      : undefined;
+    const sent = [this.handOver()];
+    if (text !== undefined && text.length * 3 > this.buffer.length) {
+      this.buffer = Buffer.from(text);
+      this.filled = this.buffer.length;
+      sent.push(this.handOver());
+    } else if (text !== undefined) this.filled += this.buffer.write(text, this.filled);
     const stream = this.stream;
-    if (stream && !stream.write(chunk))
+    if (stream?.writableNeedDrain)
       await new Promise<void>((resolve) => {
         const done = () => {
           stream.off("drain", done);
@@ -277,9 +283,31 @@ class LineWriter {
         stream.once("drain", done);
         stream.once("error", done);
       });
-    const outcome = await sent;
-    if (outcome?.failed) throw outcome.error;
+    for (const outcome of await Promise.all(sent)) if (outcome?.failed) throw outcome.error;
     this.check();
+  }
+
+  /** Gives the buffer's bytes to the hash, the sink and the stream at once; a spare buffer takes its place. */
+  private handOver(): Promise<{ failed: false } | { failed: true; error: unknown }> | undefined {
+    if (this.filled === 0) return undefined;
+    const full = this.buffer;
+    const chunk = full.subarray(0, this.filled);
+    this.filled = 0;
+    this.hash?.update(chunk);
+    // Observed at once: the sink may fail while the local file waits for the disk, and a rejection nobody listens to
+    // yet would end the process with a stack trace (and leave the upload open).
+    const sent = this.sink?.write(chunk.toString("utf8"))?.then(
+      () => ({ failed: false as const }),
+      (error: unknown) => ({ failed: true as const, error }),
+    );
+    const reusable = full.length === FLUSH_BYTES;
+    if (this.stream) {
+      this.buffer = this.spare.pop() ?? Buffer.allocUnsafe(FLUSH_BYTES);
+      this.stream.write(chunk, () => {
+        if (reusable && this.spare.length < 2) this.spare.push(full);
+      });
+    } else if (!reusable) this.buffer = Buffer.allocUnsafe(FLUSH_BYTES);
+    return sent;
   }
 
   async close(): Promise<void> {
