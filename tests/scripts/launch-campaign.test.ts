@@ -598,8 +598,8 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     sfn.on(DescribeExecutionCommand).resolves({ status: "RUNNING", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() });
     sfn.on(ListMapRunsCommand).resolves({ mapRuns: [] });
     await assert.rejects(
-      launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--timeout-seconds", "0.3"]),
-      /no result within the command's time limit of 0.3 s \(--timeout-seconds\); stopped following, the fan-out goes on \(execution arn:.*spring-x\)/,
+      launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--timeout-seconds", "0.5"]),
+      /no result within the command's time limit of 0.5 s \(--timeout-seconds\); stopped following, the fan-out goes on \(execution arn:.*spring-x\)/,
     );
   });
 

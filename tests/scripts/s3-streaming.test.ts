@@ -84,12 +84,12 @@ describe("S3 recipient lists (--recipients s3://…) against a local S3 endpoint
   it("a download that stalls mid-body fails within the idle limit with how far it got, instead of hanging", async () => {
     ctx.server.objects.set("lists/slow.csv", Buffer.from("id,email\n" + "u1,a@example.com\n".repeat(100)));
     ctx.server.stall = { object: "lists/slow.csv", bytes: 100 };
-    const opened = await openS3Object(ctx.client, { bucket: "lists", key: "slow.csv" }, { firstByteSeconds: 5, idleSeconds: 0.3 });
+    const opened = await openS3Object(ctx.client, { bucket: "lists", key: "slow.csv" }, { firstByteSeconds: 5, idleSeconds: 0.5 });
     const started = Date.now();
     await assert.rejects(
       readAll(opened.body),
       (e: unknown) =>
-        e instanceof FindingsError && /s3:\/\/lists\/slow\.csv: the download stalled \(no data for 0.3 s after 100 bytes\)/.test(e.message),
+        e instanceof FindingsError && /s3:\/\/lists\/slow\.csv: the download stalled \(no data for 0.5 s after 100 bytes\)/.test(e.message),
     );
     assert.ok(Date.now() - started < 5_000);
   });
