@@ -29,3 +29,39 @@ describe("recipient checks: ids and their case-folded forms in one set", () => {
     }
   });
 });
+
+describe("recipient CSV reader: records taken from the parser's buffer", () => {
+  const { Readable } = require("stream") as typeof import("stream");
+  const { openRecipientCsv } = require("../../scripts/lib/core/recipients") as typeof import("../../scripts/lib/core/recipients");
+
+  async function readAll(input: import("stream").Readable) {
+    const csv = await openRecipientCsv("list.csv", "utf8", input);
+    const lines: number[] = [];
+    for await (const rec of csv.records) lines.push(rec.line);
+    return lines;
+  }
+
+  it("yields every record with its line, across many chunks, then ends", async () => {
+    const rows = Array.from({ length: 50_000 }, (_, i) => `u${i},u${i}@example.com,"City, ${i % 7}"\n`);
+    const chunks = ["id,email,city\n", ...rows].join("").match(/[\s\S]{1,1000}/g)!;
+    const lines = await readAll(Readable.from(chunks.map((c) => Buffer.from(c))));
+    assert.strictEqual(lines.length, 50_000);
+    assert.strictEqual(lines[0], 2);
+    assert.strictEqual(lines[49_999], 50_001);
+  });
+
+  it("a stream that fails after some rows is an error, never an early end", async () => {
+    async function* failing() {
+      yield Buffer.from("id,email\n");
+      for (let i = 0; i < 2_000; i++) yield Buffer.from(`u${i},u${i}@example.com\n`);
+      throw new Error("download stalled");
+    }
+    await assert.rejects(readAll(Readable.from(failing())), /download stalled/);
+  });
+
+  it("bytes that are not UTF-8 after 100,000 good rows stop the read with the line", async () => {
+    const good = Array.from({ length: 100_000 }, (_, i) => `u${i},u${i}@example.com\n`).join("");
+    const bytes = Buffer.concat([Buffer.from("id,email\n" + good), Buffer.from([0x75, 0xff, 0x2c, 0x61, 0x40, 0x62, 0x2e, 0x63, 0x0a])]);
+    await assert.rejects(readAll(Readable.from([bytes])), /list\.csv:100002: not UTF-8/);
+  });
+});

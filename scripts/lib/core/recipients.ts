@@ -65,28 +65,59 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   const parser = parse({ ...CSV_OPTIONS, encoding, record_delimiter: lineBreak === "\r" ? ["\r"] : CSV_OPTIONS.record_delimiter });
   if (encoding === "utf8") pipeline(source, new Utf8Check(file, lineBreak), parser, () => undefined);
   else pipeline(source, parser, () => undefined);
-  const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
+  // Records are taken from the parser's buffer as they are there (one promise per row at most, for the caller's
+  // `for await`), waiting for 'readable' only when it is empty: an async iterator over the stream costs three.
+  let ended = false;
+  let failed: unknown;
+  parser.on("end", () => (ended = true));
+  parser.on("error", (e) => (failed ??= e));
+  const malformed = (e: unknown): unknown => {
+    if (!(e instanceof CsvError)) return e;
+    // csv-parse's line is exact; records parsed ahead of the error are dropped by the stream, so ours may lag.
+    const err = e as Error & { code?: string; lines?: number };
+    const what = CSV_ERRORS[err.code ?? ""] ?? err.message.split("\n")[0];
+    return new InputError(`${file}:${err.lines ?? line}: malformed CSV: ${what}`);
+  };
+  const waitForMore = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        parser.off("readable", done);
+        parser.off("end", done);
+        parser.off("error", done);
+        parser.off("close", done);
+        resolve();
+      };
+      parser.on("readable", done);
+      parser.on("end", done);
+      parser.on("error", done);
+      parser.on("close", done);
+    });
   // Line numbers are counted here rather than with csv-parse's `info` option, which costs a third more time.
   let line = 1;
-  const next = async (): Promise<CsvRecord | undefined> => {
+  /** The next record if one is buffered; undefined at the end; null when the parser has nothing yet. */
+  const take = (): CsvRecord | undefined | null => {
     for (;;) {
-      let r;
-      try {
-        r = await iterator.next();
-      } catch (e) {
-        if (!(e instanceof CsvError)) throw e;
-        // csv-parse's line is exact; records parsed ahead of the error are dropped by the stream, so ours may lag.
-        const err = e as Error & { code?: string; lines?: number };
-        const what = CSV_ERRORS[err.code ?? ""] ?? err.message.split("\n")[0];
-        throw new InputError(`${file}:${err.lines ?? line}: malformed CSV: ${what}`);
+      // errored is set as soon as the stream is destroyed with an error; the 'error' event comes a tick later.
+      const error = failed ?? parser.errored;
+      if (error) throw malformed(error);
+      const fields: string[] | null = parser.read();
+      if (fields === null) {
+        if (ended || parser.readableEnded) return undefined;
+        if (parser.destroyed) throw new InputError(`${file}: the list's stream closed before its end`);
+        return null;
       }
-      if (r.done) return undefined;
-      const fields = r.value;
       const start = line;
       line += 1;
       if (fields.length === 1 && fields[0] === "") continue; // a blank line
       for (const f of fields) for (let i = f.indexOf(lineBreak); i !== -1; i = f.indexOf(lineBreak, i + 1)) line++;
       return { line: start, fields };
+    }
+  };
+  const next = async (): Promise<CsvRecord | undefined> => {
+    for (;;) {
+      const rec = take();
+      if (rec !== null) return rec;
+      await waitForMore();
     }
   };
 
@@ -98,9 +129,18 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
     header,
     column: (name) => index.get(name),
     records: {
-      async *[Symbol.asyncIterator]() {
-        for (let rec = await next(); rec; rec = await next()) yield rec;
-      },
+      [Symbol.asyncIterator]: () => ({
+        next: (): Promise<IteratorResult<CsvRecord>> => {
+          try {
+            const rec = take();
+            if (rec) return Promise.resolve({ value: rec, done: false });
+            if (rec === undefined) return Promise.resolve({ value: undefined, done: true });
+          } catch (e) {
+            return Promise.reject(e);
+          }
+          return next().then((r) => (r ? { value: r, done: false } : { value: undefined, done: true }));
+        },
+      }),
     },
   };
 }
