@@ -66,9 +66,19 @@ export interface RecipientListRequest {
   now: number;
 }
 
-export async function sizeRecipientList(
-  r: RecipientListRequest,
-): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number }> {
+/** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
+interface ListTally {
+  rowBound: number;
+  rows: number;
+  recipients: number;
+  heldOut: number;
+  byStatus: Record<ZoneStatus, number>;
+  rejected: Partial<Record<RejectReason, number>>;
+  quiet: { delayed: number; skipped: number };
+  sends: PlannedSends;
+}
+
+async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   const csv = await openRecipientCsv(r.file, r.recipients.encoding);
   // The launcher's checks and decisions (without a missed-time cutoff: a launch in time, see launchBy, misses nothing).
   const columns = recipientColumns(r.file, csv.header, r.rule.kind === "after" ? r.rule.column : undefined);
@@ -121,7 +131,13 @@ export async function sizeRecipientList(
   } finally {
     checker.close();
   }
+  return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends };
+}
 
+export async function sizeRecipientList(
+  r: RecipientListRequest,
+): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number }> {
+  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends } = await tallyRecipientList(r);
   const histogram = sends.instants();
   const instants = histogram.instants();
   const sized = minimumWindowMinutes(instants, r.rate.tps);
