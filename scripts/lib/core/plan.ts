@@ -137,22 +137,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const pace = { rowBound, steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
   const cutoffMs = missedCutoff(o.now, pace);
 
-  const checker = new RecipientChecker(columns, {
-    steps: o.steps.length,
-    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
-    noticeIdsDifferingInCase: true,
-    expectedRows: o.input ? undefined : rowBound,
-  });
-  const decider = new SendDecider({
-    rule: o.rule,
-    steps: o.steps,
-    defaultZone: o.defaultZone,
-    strictZones: o.recipients.strictZones,
-    missed: { ...o.missed, cutoffMs },
-    quiet: o.quiet,
-    // A recurring schedule starts at the cutoff: its occurrences before the fan-out can have created it are not sent.
-    recurringStartMs: cutoffMs,
-  });
+  const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
@@ -200,6 +185,27 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
     throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
   return summarize(o, tally, cutoffMs, planSha256, files.paths);
+}
+
+/** The first two stages of the pipeline: a row's checks, then its zone and send times. */
+function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs: number) {
+  const checker = new RecipientChecker(columns, {
+    steps: o.steps.length,
+    allowDuplicateEmails: o.recipients.allowDuplicateEmails,
+    noticeIdsDifferingInCase: true,
+    expectedRows: o.input ? undefined : rowBound,
+  });
+  const decider = new SendDecider({
+    rule: o.rule,
+    steps: o.steps,
+    defaultZone: o.defaultZone,
+    strictZones: o.recipients.strictZones,
+    missed: { ...o.missed, cutoffMs },
+    quiet: o.quiet,
+    // A recurring schedule starts at the cutoff: its occurrences before the fan-out can have created it are not sent.
+    recurringStartMs: cutoffMs,
+  });
+  return { checker, decider };
 }
 
 function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest, due?: string): Reject {
@@ -366,31 +372,49 @@ function scheduledByStepAndVariant(o: PlanRequest, t: PlanTally): PlanSummary["s
   return counts.sort((a, b) => a.step - b.step || (a.variant ?? "").localeCompare(b.variant ?? ""));
 }
 
-function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths): PlanSummary {
-  const histogram = t.sends.instants();
-  const instants = histogram.instants();
-  const schedules = t.sends.schedules;
+/** The window given (with the minimum it could have been), or the one computed from the plan's instants. */
+function windowSummary(o: PlanRequest, instants: { utcMs: number; count: number }[]): PlanSummary["window"] {
   const rate = { effectiveTps: o.rate.tps, effectiveTpsSource: o.rate.source };
   const sized = minimumWindowMinutes(instants, o.rate.tps);
-  let window: PlanSummary["window"];
   if (o.window) {
     const minimumMinutes = sized.fits ? sized.windowMinutes : undefined;
     const peakTps = Math.round(peakTpsWith(instants, o.window.minutes) * 100) / 100;
-    window = { minutes: o.window.minutes, source: o.window.source, ...rate, fits: true, minimumMinutes, peakTps };
-  } else
-    window = {
-      minutes: sized.windowMinutes,
-      source: "computed",
-      ...rate,
-      fits: sized.fits,
-      requiredTps: sized.fits ? undefined : sized.requiredTps,
-    };
-  const iso = (ms: number) => new Date(ms).toISOString();
+    return { minutes: o.window.minutes, source: o.window.source, ...rate, fits: true, minimumMinutes, peakTps };
+  }
+  return {
+    minutes: sized.windowMinutes,
+    source: "computed",
+    ...rate,
+    fits: sized.fits,
+    requiredTps: sized.fits ? undefined : sized.requiredTps,
+  };
+}
+
+/** Variants and holdout with their recipients and schedules; null without either. */
+function audienceSummary(o: PlanRequest, t: PlanTally): PlanSummary["audience"] {
   const { variants, holdoutBasisPoints } = o.audience;
+  if (!variants.length && !holdoutBasisPoints) return null;
   const step1Templates = templatesByVariant(
     o.audience,
     o.steps.map((s) => s.template),
   )[0];
+  return {
+    variants: variants.map((v, i) => ({
+      name: v.name,
+      percent: v.basisPoints / 100,
+      step1Template: step1Templates[i],
+      recipients: t.recipientsByGroup[i],
+      schedules: t.schedulesByGroup[i],
+    })),
+    holdout: { percent: holdoutBasisPoints / 100, recipients: t.heldOut },
+  };
+}
+
+function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths): PlanSummary {
+  const histogram = t.sends.instants();
+  const instants = histogram.instants();
+  const schedules = t.sends.schedules;
+  const iso = (ms: number) => new Date(ms).toISOString();
   return {
     campaignId: o.campaignId,
     rows: t.rows,
@@ -417,21 +441,9 @@ function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: s
           }
         : null,
     quiet: o.quiet ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped } : null,
-    audience:
-      variants.length || holdoutBasisPoints
-        ? {
-            variants: variants.map((v, i) => ({
-              name: v.name,
-              percent: v.basisPoints / 100,
-              step1Template: step1Templates[i],
-              recipients: t.recipientsByGroup[i],
-              schedules: t.schedulesByGroup[i],
-            })),
-            holdout: { percent: holdoutBasisPoints / 100, recipients: t.heldOut },
-          }
-        : null,
+    audience: audienceSummary(o, t),
     heldOut: t.heldOut,
-    window,
+    window: windowSummary(o, instants),
     collisions: [...t.collisions].map(([key, recipients]) => {
       const [step, other] = key.split(" ").map(Number);
       return { step, with: other, recipients };
