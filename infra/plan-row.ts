@@ -163,7 +163,8 @@ export interface RecurringTime {
 }
 
 /** Weekly days in the order a reader expects, Monday first. */
-const weekOrder = (day: number) => (day + 6) % 7;
+/** A set of days (0 = Sunday) in the week's order Monday first, each once: how cron and summaries list them. */
+export const daysMondayFirst = (days: readonly number[]) => [...new Set(days)].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
 
 /**
  * The Scheduler expression of a recurring schedule, one of four shapes (fields: minute hour day-of-month month
@@ -178,8 +179,7 @@ export function cronExpression(t: RecurringTime): string {
       : r.kind === "weekdays"
         ? "? * MON-FRI *"
         : r.kind === "weekly"
-          ? `? * ${[...new Set(r.days)]
-              .sort((a, b) => weekOrder(a) - weekOrder(b))
+          ? `? * ${daysMondayFirst(r.days)
               .map((d) => CRON_DAY_NAMES[d])
               .join(",")} *`
           : `${r.day} * ? *`;

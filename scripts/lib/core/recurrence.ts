@@ -6,7 +6,7 @@
  * month without day D has no monthly:D send (cron's rule). Invocations are limited to [StartDate, EndDate).
  * Pure: no AWS, no I/O.
  */
-import { Recurrence, RecurringTime } from "../../../infra/plan-row";
+import { daysMondayFirst, Recurrence, RecurringTime } from "../../../infra/plan-row";
 import { scheduler } from "../../../infra/quotas";
 import type { LocalDate } from "./send-rules";
 import { addDays, localTimeOf, zonedInstant } from "./send-time";
@@ -128,8 +128,7 @@ export function describeRecurrence(t: RecurringTime, until: LocalDate): string {
       : r.kind === "weekdays"
         ? "every weekday (Monday to Friday)"
         : r.kind === "weekly"
-          ? `every ${[...r.days]
-              .sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7))
+          ? `every ${daysMondayFirst(r.days)
               .map((d) => names[d])
               .join(", ")}`
           : `on day ${r.day} of every month${r.day > 28 ? ` (none in months without day ${r.day})` : ""}`;

@@ -330,7 +330,11 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
 
 /** A second hash from the first (murmur3's fmix32 of a shifted value): the probe step and the fingerprint. */
 function mix(hash: number): number {
-  let h = (hash ^ 0x9e3779b9) >>> 0;
+  return fmix32((hash ^ 0x9e3779b9) >>> 0);
+}
+
+/** murmur3's finalizer: every input bit affects every output bit. */
+function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -360,10 +364,5 @@ function primeAtLeast(n: number): number {
 export function fnv1a32(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return fmix32(h);
 }
