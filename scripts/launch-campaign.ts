@@ -382,8 +382,9 @@ async function launchPlan(
       // A recurring campaign's group stays until its last schedule has ended (its EndDate), not its first occurrence.
       cleanup_at: cleanupAt(new Date(summary.recurring?.lastEndDate ?? summary.lastSend!), summary.window.minutes),
     }).catch(async (e) => {
-      // Refused for certain: this object and the ones after it are read by no execution of this run.
-      if (e instanceof AlreadyLaunched) await discard(objects.slice(i));
+      // Refused for certain: this object and the ones after it are read by no execution of this run. Not after a
+      // retried request: the execution found may be this run's own first attempt, reading this object.
+      if (e instanceof AlreadyLaunched && !e.afterRetry) await discard(objects.slice(i));
       throw e;
     });
     executions.push({ name, arn, key: object.key });

@@ -44,15 +44,25 @@ describe("launch-campaign: a second launch under the same name never replaces wh
   let sfnEndpoint: Endpoint;
   let sfn: ReturnType<typeof stepFunctions>;
   let hangStart = false;
+  let loseStartAnswer = false;
   const savedLimits = { ...uploadLimits };
   const savedCleanup = { ...cleanupLimits };
   before(async () => {
     s3 = await startLocalS3();
-    sfnEndpoint = await startEndpoint((r) => (hangStart ? "hang" : sfn.handler(r)));
+    sfnEndpoint = await startEndpoint((r) => {
+      if (hangStart) return "hang";
+      const answer = sfn.handler(r);
+      if (!loseStartAnswer || r.target !== "AWSStepFunctions.StartExecution") return answer;
+      // The execution started (and, a small plan, ended at once), but its answer is lost: the SDK retries.
+      loseStartAnswer = false;
+      for (const e of sfn.executions.values()) e.status = "SUCCEEDED";
+      return { status: 500, json: { __type: "InternalServerError", message: "lost" } };
+    });
   });
   beforeEach(() => {
     sfn = stepFunctions();
     hangStart = false;
+    loseStartAnswer = false;
     sfnEndpoint.requests.length = 0;
     s3.objects.clear();
     s3.checksums.clear();
@@ -184,6 +194,18 @@ describe("launch-campaign: a second launch under the same name never replaces wh
     assert.notStrictEqual(orphan[1], `s3://${firstKey}`);
     assert.deepStrictEqual(plansStored(), [firstKey], "only the launched plan stays");
     assert.strictEqual(s3.openUploads.size, 0);
+  });
+
+  it("ExecutionAlreadyExists after a retried StartExecution: this run's own first attempt may have started it, so its plan is kept", async () => {
+    uploadLimits.partBytes = 512; // a key unique to this run's upload: the one a refused run would delete
+    loseStartAnswer = true;
+    const r = await launch();
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stderr, /exists, found by a retried StartExecution: this run's own first attempt may have started it/);
+    assert.strictEqual(sfnEndpoint.requests.filter((q) => q.target === "AWSStepFunctions.StartExecution").length, 2);
+    const [key] = plansStored();
+    assert.ok(key, "the plan the first attempt's execution read is still there");
+    assert.doesNotMatch(r.stderr, /deleted s3:/);
   });
 
   it("S3 answering SlowDown to every PUT: the time-limit line names SlowDown, and the abort ends soon after the limit", async () => {

@@ -78,8 +78,19 @@ export async function uploadLaunchRecord(
   return { key, kept: true };
 }
 
-/** Step Functions refused the start: an execution of that name exists (this plan was launched before). */
-export class AlreadyLaunched extends FindingsError {}
+/**
+ * Step Functions refused the start: an execution of that name exists (this plan was launched before). `afterRetry`:
+ * the SDK had retried the request, so the execution may be this run's own first attempt (it reached Step Functions,
+ * its answer was lost, and the execution ended before the retry): its plan must be kept.
+ */
+export class AlreadyLaunched extends FindingsError {
+  constructor(
+    message: string,
+    readonly afterRetry: boolean,
+  ) {
+    super(message);
+  }
+}
 
 /** Starts the fan-out; the input's campaign_tag (the sends' `campaign` EmailTag) is derived here from campaign_id. */
 
@@ -97,9 +108,14 @@ export async function startFanOut(
         return await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }), opts);
       } catch (e) {
         if (!isAwsError(e, "ExecutionAlreadyExists")) throw e;
+        const afterRetry = ((e as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1) > 1;
         throw new AlreadyLaunched(
-          `campaign ${input.campaign_id}: this plan was already launched as execution "${name}"; Step Functions refuses to run it twice. ` +
-            `To run it again on purpose (existing schedules are kept, missing ones created), pass --launch-id with a new id`,
+          afterRetry
+            ? `campaign ${input.campaign_id}: execution "${name}" exists, found by a retried StartExecution: this run's own first attempt may have started it. ` +
+                `See campaign-status --campaign ${input.campaign_id} before launching again; its plan is kept`
+            : `campaign ${input.campaign_id}: this plan was already launched as execution "${name}"; Step Functions refuses to run it twice. ` +
+                `To run it again on purpose (existing schedules are kept, missing ones created), pass --launch-id with a new id`,
+          afterRetry,
         );
       }
     });
