@@ -1,5 +1,7 @@
 import * as assert from "assert";
 import { createHash } from "crypto";
+import * as http from "http";
+import { AddressInfo } from "net";
 import { S3Client } from "@aws-sdk/client-s3";
 import { Deadline } from "../../scripts/lib/aws/call";
 import { s3Client } from "../../scripts/lib/aws/clients";
@@ -72,6 +74,33 @@ describe("S3 recipient lists (--recipients s3://…) against a local S3 endpoint
       ctx.server.requests.map((r) => `${r.method} ${r.path}`),
       ["GET lists/dec.csv"],
     );
+  });
+
+  it("an object served without Content-Length is refused: its size bounds the fan-out's time (a late plan would look on time)", async () => {
+    // An S3-compatible store answering chunked: the body arrives, its size is never said.
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/csv" });
+      res.end("id,email\nu1,a@example.com\n");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    const client = new S3Client({
+      region: "us-east-1",
+      endpoint: `http://127.0.0.1:${port}`,
+      forcePathStyle: true,
+      credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    });
+    try {
+      await assert.rejects(
+        openS3Object(client, { bucket: "lists", key: "chunked.csv" }),
+        (e: unknown) =>
+          e instanceof FindingsError &&
+          /^s3:\/\/lists\/chunked\.csv: S3 did not give the object's size \(no Content-Length\)/.test(e.message),
+      );
+    } finally {
+      client.destroy();
+      server.close();
+    }
   });
 
   it("a missing object is bad input (exit 2) naming the URL", async () => {

@@ -55,7 +55,15 @@ export async function openS3Object(
   }
   const body = response.Body as Readable | undefined;
   if (!body || typeof body.on !== "function") throw new FindingsError(`${s3Url(where)}: GetObject returned no readable body`);
-  return { body: stallGuard(body, where, limits.idleSeconds, abort), bytes: response.ContentLength ?? 0 };
+  // The size bounds the list's rows, and so the fan-out's time and the missed-send cutoff: without it a late plan
+  // would look on time. S3 always sends it; an S3-compatible store that does not is refused.
+  if (response.ContentLength === undefined) {
+    body.destroy();
+    throw new FindingsError(
+      `${s3Url(where)}: S3 did not give the object's size (no Content-Length), which bounds the fan-out's time; download the list and pass the local file`,
+    );
+  }
+  return { body: stallGuard(body, where, limits.idleSeconds, abort), bytes: response.ContentLength };
 }
 
 /**
