@@ -32,7 +32,8 @@ an s3:// prefix, in key order) and writes DIR/recipients.csv for launch-campaign
                A multi-valued attribute ["Science","Music"] is joined with --value-separator (default "${DEFAULT_VALUE_SEPARATOR}"):
                Science${DEFAULT_VALUE_SEPARATOR}Music. Metrics, Location and other Demographic fields are not imported.
   Skipped, with the reason: not-email (another ChannelType), inactive (EndpointStatus not ACTIVE), opted-out
-  (OptOut not NONE), invalid-address, missing-id, duplicate-user (the user already has a row: the first usable
+  (OptOut not NONE), invalid-address, missing-id, invalid-text (an id or value holding a lone UTF-16
+  surrogate, which no UTF-8 file can carry), duplicate-user (the user already has a row: the first usable
   EMAIL endpoint of a user in export order is kept), duplicate-id (an endpoint Id already used as an id).
   Memory stays nearly flat: the ids written are kept in a compact exact set (about 11 bytes an id, the ids in a
   temporary file).

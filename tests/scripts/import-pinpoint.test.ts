@@ -150,9 +150,28 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
       endpointOutcome({ ...email, OptOut: "ALL" }),
       endpointOutcome({ ...email, Address: "a@@example.com" }),
       endpointOutcome({ ChannelType: "EMAIL", Address: "a@example.com", User: { UserId: " " } }),
+      endpointOutcome({ ...email, User: { UserId: JSON.parse('"u\\ud800"') } }),
     ].map((o) => ("skip" in o ? o.skip : "kept"));
-    assert.deepStrictEqual(reasons, ["not-email", "inactive", "opted-out", "invalid-address", "missing-id"]);
+    assert.deepStrictEqual(reasons, ["not-email", "inactive", "opted-out", "invalid-address", "missing-id", "invalid-text"]);
     assert.deepStrictEqual(SKIP_REASONS.slice(-2), ["duplicate-user", "duplicate-id"]); // those two need the stream: above
+  });
+
+  it("a lone surrogate (valid JSON, not valid Unicode) in an id or a value is skipped as invalid-text, never written as U+FFFD", () => {
+    const email = { ChannelType: "EMAIL", Address: "a@example.com", Id: "e1" };
+    const lone = (s: string) => JSON.parse(`"${s}"`) as string; // what the export's JSON text "\ud800" parses to
+    const cases = [
+      [{ ...email, User: { UserId: lone("u\\ud800") } }, "User.UserId is not valid Unicode (a lone surrogate)"],
+      [{ ...email, Id: lone("e\\udc00") }, "Id is not valid Unicode (a lone surrogate)"],
+      [{ ...email, Attributes: { plan: [lone("pro\\ud83d")] } }, "Attributes.plan is not valid Unicode (a lone surrogate)"],
+      [
+        { ...email, User: { UserId: "u1", UserAttributes: { [lone("n\\ud800")]: ["x"] } } },
+        "User.UserAttributes name is not valid Unicode (a lone surrogate)",
+      ],
+    ] as const;
+    for (const [endpoint, detail] of cases) assert.deepStrictEqual(endpointOutcome(endpoint), { skip: "invalid-text", detail });
+    // A surrogate pair (an emoji) is valid and kept.
+    const kept = endpointOutcome({ ...email, User: { UserId: lone("u\\ud83d\\ude00") } });
+    assert.ok("recipient" in kept && kept.recipient.id === "u\u{1F600}");
   });
 
   it("skips a second endpoint whose Id equals an id already written (duplicate-id)", async () => {

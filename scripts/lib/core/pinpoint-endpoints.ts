@@ -20,13 +20,15 @@ export interface PinpointEndpoint {
   User?: { UserId?: string; UserAttributes?: Record<string, unknown> };
 }
 
-export type SkipReason = "not-email" | "inactive" | "opted-out" | "invalid-address" | "missing-id" | "duplicate-user" | "duplicate-id";
+export type SkipReason =
+  "not-email" | "inactive" | "opted-out" | "invalid-address" | "missing-id" | "invalid-text" | "duplicate-user" | "duplicate-id";
 export const SKIP_REASONS: SkipReason[] = [
   "not-email",
   "inactive",
   "opted-out",
   "invalid-address",
   "missing-id",
+  "invalid-text",
   "duplicate-user",
   "duplicate-id",
 ];
@@ -71,15 +73,31 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
     attributes.push({ source: "endpoint", name, value: joinValues(value, separator) });
   for (const [name, value] of Object.entries(e.User?.UserAttributes ?? {}))
     attributes.push({ source: "user", name, value: joinValues(value, separator) });
-  return {
-    recipient: {
-      id: userId || endpointId,
-      idFrom: userId ? "UserId" : "Id",
-      email,
-      timezone: text(e.Demographic?.Timezone).trim(),
-      attributes,
-    },
+  const recipient: EndpointRecipient = {
+    id: userId || endpointId,
+    idFrom: userId ? "UserId" : "Id",
+    email,
+    timezone: text(e.Demographic?.Timezone).trim(),
+    attributes,
   };
+  // JSON can carry a lone UTF-16 surrogate (`"\ud800"`), which no UTF-8 file can: written out it would become U+FFFD,
+  // a mangled id (two users merged into one) or a mangled personalization value.
+  const bad = malformedField(recipient);
+  return bad ? { skip: "invalid-text", detail: `${bad} is not valid Unicode (a lone surrogate)` } : { recipient };
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The first field of the row to write that holds a lone surrogate, named as in the export; undefined when none. */
+function malformedField(r: EndpointRecipient): string | undefined {
+  if (LONE_SURROGATE.test(r.id)) return r.idFrom === "UserId" ? "User.UserId" : "Id";
+  if (LONE_SURROGATE.test(r.timezone)) return "Demographic.Timezone";
+  for (const a of r.attributes) {
+    const where = a.source === "user" ? "User.UserAttributes" : "Attributes";
+    if (LONE_SURROGATE.test(a.name)) return `${where} name`;
+    if (LONE_SURROGATE.test(a.value)) return `${where}.${a.name}`;
+  }
+  return undefined;
 }
 
 /** Pinpoint attribute values are lists of strings; they are joined in their order. A lone value is kept as is. */
