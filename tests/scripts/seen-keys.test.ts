@@ -35,6 +35,20 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
     }
   });
 
+  it("a key that UTF-8 cannot carry (a lone surrogate) is refused when added, never stored mangled and then missed as a duplicate", () => {
+    const set = new CompactSeenKeys({ tmpDir });
+    try {
+      const lone = JSON.parse('"u\\ud800"') as string;
+      assert.throws(() => set.firstLineOrAdd(lone, 2), /not well-formed Unicode/);
+      assert.strictEqual(set.size, 0);
+      // A surrogate pair (an emoji) is well formed: stored and found exactly.
+      assert.strictEqual(set.firstLineOrAdd("u\u{1F600}", 3), undefined);
+      assert.strictEqual(set.firstLineOrAdd("u\u{1F600}", 4), 3);
+    } finally {
+      set.close();
+    }
+  });
+
   it("a forced hash collision never rejects a distinct key, and every true duplicate is still found", () => {
     // Every key hashes to 42: each lookup must compare the keys themselves.
     const set = new CompactSeenKeys({ hash: () => 42, tmpDir });

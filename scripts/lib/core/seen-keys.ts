@@ -318,15 +318,26 @@ export class CompactSeenKeys {
   }
 }
 
-/** Buffer.write is slow for short strings; ids and addresses are nearly always ASCII, copied here byte by byte. */
+/**
+ * Buffer.write is slow for short strings; ids and addresses are nearly always ASCII, copied here byte by byte. A key
+ * holding a lone UTF-16 surrogate is refused: UTF-8 would store it as U+FFFD, and the key would never compare equal to
+ * itself again (a duplicate missed). Inputs never carry one (CSV is checked UTF-8; the Pinpoint importer skips such
+ * endpoints): this guards the invariant, on the non-ASCII path only.
+ */
 function writeUtf8(buffer: Buffer, text: string, at: number): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0x80) return buffer.write(text, at, "utf8");
+    if (c >= 0x80) {
+      if (LONE_SURROGATE.test(text))
+        throw new Error(`internal: a key that is not well-formed Unicode (a lone surrogate): ${JSON.stringify(text)}`);
+      return buffer.write(text, at, "utf8");
+    }
     buffer[at + i] = c;
   }
   return text.length;
 }
+
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** A second hash from the first (murmur3's fmix32 of a shifted value): the probe step and the fingerprint. */
 function mix(hash: number): number {
