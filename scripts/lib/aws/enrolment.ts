@@ -6,7 +6,7 @@
  */
 import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { CreateScheduleRequest } from "../../../infra/schedule-request";
-import { Decision, EventKind, RejectReason } from "../core/journeys";
+import { Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
 import { ZoneStatus } from "../core/send-time";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
@@ -24,16 +24,8 @@ export function enrolmentSchedulerClient(region?: string): SchedulerClient {
   });
 }
 
-export interface StepOutcome {
-  step: number;
-  schedule: string;
-  template: string;
-  utc: string;
-  send_at: string;
-  timezone: string;
-  /** created now; exists: created by an earlier delivery; passed: due already, not created (see core/journeys.ts). */
-  status: "created" | "exists" | "passed";
-}
+/** A planned step as it went: created now; exists: created by an earlier delivery; passed: due already, not created. */
+export type StepOutcome = Omit<PlannedStep, "status" | "request"> & { status: "created" | "exists" | "passed" };
 
 /** The handler's result and log line. Holds no address: the recipient is its schedule-name stem. */
 export interface EnrolmentResult {

@@ -171,7 +171,8 @@ function withRates(row: FunnelRow): FunnelRow {
   return { ...row, rates };
 }
 
-const COLUMNS: { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] }[] = [
+/** The funnel's columns: count, heading and rate, in the table's order (the HTML page draws them in its own). */
+export const FUNNEL_COLUMNS: { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] }[] = [
   { key: "scheduled", title: "scheduled" },
   { key: "sent", title: "sent", rate: "sent" },
   { key: "delivered", title: "delivered", rate: "delivered" },
@@ -193,12 +194,13 @@ export function formatReport(r: CampaignReport): string {
     `  events ${r.range.from.slice(0, 16)}Z → ${r.range.to.slice(0, 16)}Z, hourly sums of AWS/SES metrics by campaign, step, variant`,
   ];
   if (r.noSendsYet) lines.push("  no sends yet: every count below except scheduled is zero");
-  const cell = (row: FunnelRow, c: (typeof COLUMNS)[number]) => (c.rate ? `${n(row[c.key])} ${pct(row.rates[c.rate])}` : n(row[c.key]));
+  const cell = (row: FunnelRow, c: (typeof FUNNEL_COLUMNS)[number]) =>
+    c.rate ? `${n(row[c.key])} ${pct(row.rates[c.rate])}` : n(row[c.key]);
   const table = [
-    ["step", "variant", ...COLUMNS.map((c) => c.title)],
-    ...r.rows.map((row) => [row.step, row.variant, ...COLUMNS.map((c) => cell(row, c))]),
-    ...(r.rows.length > 1 ? r.variants.map((row) => ["all", row.variant, ...COLUMNS.map((c) => cell(row, c))]) : []),
-    ...(r.variants.length > 1 ? [["all", "all", ...COLUMNS.map((c) => cell(r.total, c))]] : []),
+    ["step", "variant", ...FUNNEL_COLUMNS.map((c) => c.title)],
+    ...r.rows.map((row) => [row.step, row.variant, ...FUNNEL_COLUMNS.map((c) => cell(row, c))]),
+    ...(r.rows.length > 1 ? r.variants.map((row) => ["all", row.variant, ...FUNNEL_COLUMNS.map((c) => cell(row, c))]) : []),
+    ...(r.variants.length > 1 ? [["all", "all", ...FUNNEL_COLUMNS.map((c) => cell(r.total, c))]] : []),
   ];
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
   for (const row of table) lines.push("  " + row.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join("  "));

@@ -2,7 +2,7 @@
  * The campaign report as one self-contained HTML page: inline CSS and SVG, no script, no font, no image, no link
  * to fetch — it opens the same offline, in a mail attachment or on a file share.
  */
-import { CampaignReport, FunnelRow, n, pct } from "./campaign-report";
+import { CampaignReport, FUNNEL_COLUMNS, FunnelRow, n, pct } from "./campaign-report";
 
 const PALETTE = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#4b5563"];
 
@@ -71,16 +71,10 @@ ${lines.join("\n")}
 </svg>`;
 }
 
-const FUNNEL_STAGES: { key: keyof FunnelRow & string; label: string; rate?: keyof FunnelRow["rates"] }[] = [
-  { key: "scheduled", label: "scheduled" },
-  { key: "sent", label: "sent", rate: "sent" },
-  { key: "delivered", label: "delivered", rate: "delivered" },
-  { key: "opened", label: "opens", rate: "opened" },
-  { key: "clicked", label: "clicks", rate: "clicked" },
-  { key: "bounced", label: "bounced", rate: "bounced" },
-  { key: "complained", label: "complained", rate: "complained" },
-  { key: "unsubscribed", label: "unsubscribed", rate: "unsubscribed" },
-];
+/** The bars, top to bottom: the path to a click first, then what went wrong (the rejected column is left out). */
+const FUNNEL_STAGES = (["scheduled", "sent", "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed"] as const).map(
+  (key) => FUNNEL_COLUMNS.find((c) => c.key === key)!,
+);
 
 function funnelSvg(row: FunnelRow, color: string): string {
   const W = 900,
@@ -94,7 +88,7 @@ function funnelSvg(row: FunnelRow, color: string): string {
     const v = row[s.key] as number;
     const y = 24 + i * (barH + gap);
     const w = Math.max(v > 0 ? 1 : 0, (v / max) * (W - labelW - valueW));
-    return `<g class="stage" data-stage="${s.key}"><text x="0" y="${y + 15}" font-size="12">${s.label}</text><rect x="${labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${color}" opacity="${i < 5 ? 0.85 : 0.45}"/><text x="${labelW + w + 6}" y="${y + 15}" font-size="12">${n(v)}${s.rate ? ` (${pct(row.rates[s.rate])})` : ""}</text></g>`;
+    return `<g class="stage" data-stage="${s.key}"><text x="0" y="${y + 15}" font-size="12">${s.title}</text><rect x="${labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${color}" opacity="${i < 5 ? 0.85 : 0.45}"/><text x="${labelW + w + 6}" y="${y + 15}" font-size="12">${n(v)}${s.rate ? ` (${pct(row.rates[s.rate])})` : ""}</text></g>`;
   });
   return `<svg class="funnel" data-variant="${escapeHtml(row.variant)}" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="Funnel of variant ${escapeHtml(row.variant)}">
 <text x="0" y="14" font-size="13" font-weight="600">variant ${escapeHtml(row.variant)}</text>
@@ -104,7 +98,7 @@ ${bars.join("\n")}
 
 function funnelTable(r: CampaignReport): string {
   const cols = FUNNEL_STAGES;
-  const head = `<tr><th>step</th><th>variant</th>${cols.map((c) => `<th>${c.label}</th>`).join("")}</tr>`;
+  const head = `<tr><th>step</th><th>variant</th>${cols.map((c) => `<th>${c.title}</th>`).join("")}</tr>`;
   const rows = [...r.rows, ...(r.rows.length > 1 ? r.variants : [])].map(
     (row) =>
       `<tr><td>${escapeHtml(row.step)}</td><td>${escapeHtml(row.variant)}</td>${cols
