@@ -6,14 +6,17 @@
  * an entry. Here memory holds only an open-addressing table of 4-byte slots (about 4.7 bytes a key when sized from
  * the expected count, at most 6.7 after growing); the keys themselves go to an append-only log file on disk.
  *
- * A slot holds a 7-bit fingerprint of the key's hash and the key's ordinal (the n-th key added), which finds its record
- * in the log: the byte offset of every 64th record is kept in memory, and a record is read with its group (a few KB).
- * Past 2^25 - 2 keys the table switches to 8-byte slots (20-bit fingerprint, 32-bit ordinal). Each record keeps the
- * full 32-bit hash, so the table grows by re-reading the log, without holding an old table and a new one at once.
+ * A slot holds the key's ordinal (the n-th key added), which finds its record in the log, and a fingerprint of the key's
+ * hash in the bits the ordinal leaves: 11 bits up to 2^21 slots (about 1.9M keys), 7 from 2^24 slots on. The byte
+ * offset of every 64th record is kept in memory, and a record is read with its group (a few KB). Past 2^25 - 2 keys the
+ * table switches to 8-byte slots (20-bit fingerprint, 32-bit ordinal). Each record keeps the full 32-bit hash, so the
+ * table grows by re-reading the log, without holding an old table and a new one at once.
  *
  * Why it is exact: a fingerprint match is never taken as a duplicate on its own. The candidate's key is read back from
- * the log and compared; only an equal key is a duplicate. With a 7-bit fingerprint and at most 0.9 of the slots used,
- * about 1% of new keys cost one such read for nothing (10M addresses: 103,212 reads), and a key whose hash collides with another's is added as new.
+ * the log and compared; only an equal key is a duplicate. With at most 0.9 of the slots used, about one new key in
+ * 2^bits costs such a read for nothing (1% with 7 bits), and a key whose hash collides with another's is added as new.
+ * An ASCII key (nearly every id and address) is compared as bytes: it is written where its record would go before the
+ * lookup, with its hash computed in the same pass, and add() then only writes the record's header.
  *
  * Keys that fold alike (`fold`, e.g. trimmed and lower-cased ids) share a hash, so one table also answers "the first
  * marked key that folds to this one" (firstMarkedLineOfFold): ids and ids differing only in case in one set.
@@ -35,7 +38,8 @@ const MAX_LOAD = 0.9;
 const SIZED_LOAD = 0.85;
 const GROWTH = 1.5;
 const BUFFER_BYTES = 1 << 20;
-const NARROW = { fingerprintBits: 7, ordinalBits: 25 };
+/** A narrow slot's ordinal takes at most 25 bits, a wide one's 32 (and 20 bits of fingerprint). */
+const NARROW = { ordinalBits: 25 };
 const WIDE = { fingerprintBits: 20, ordinalBits: 32 };
 /** Ordinal + 1 must stay below 2^ordinalBits (0 marks an empty slot). */
 const NARROW_MAX_KEYS = 2 ** NARROW.ordinalBits - 2;
@@ -90,10 +94,17 @@ export class CompactSeenKeys {
   /** The empty slot firstLine() ended on, for the add() of the same key that usually follows; a rebuild clears it. */
   private pendingKey: string | undefined;
   private pendingSlot = 0;
+  private pendingHash = 0;
+  /** The pending key's byte length when encodeAhead() wrote it, else -1. */
+  private pendingEncoded = -1;
+  /** encodeAhead()'s hash of the key it wrote: the default hash, used when there is no `hash` or `fold` option. */
+  private aheadHash = 0;
+  private readonly inlineHash: boolean;
 
   constructor(options: SeenKeysOptions = {}) {
     this.hashOf = options.hash ?? fnv1a32;
     this.fold = options.fold ?? ((key) => key);
+    this.inlineHash = options.hash === undefined && options.fold === undefined;
     this.narrowMaxKeys = Math.min(options.narrowMaxKeys ?? NARROW_MAX_KEYS, NARROW_MAX_KEYS);
     this.dir = fs.mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), "sendtime-seen-"));
     this.file = path.join(this.dir, "keys.log");
@@ -115,20 +126,31 @@ export class CompactSeenKeys {
 
   /** The line `key` was first seen on, or undefined when it has not been added. */
   firstLine(key: string): number | undefined {
-    const hash = this.hashOfKey(key);
+    // An ASCII key is written where its record would go (it is then compared as bytes, and add() only adds the
+    // record's header); the default hash is computed in the same pass.
+    const encoded = this.encodeAhead(key);
+    const hash = encoded >= 0 && this.inlineHash ? this.aheadHash : this.hashOfKey(key);
     const { slots, capacity } = this;
     const lo = this.fingerprint(hash) * this.span;
     const hi = lo + this.span;
     const step = stepOf(hash, capacity);
     let slot = hash % capacity;
     for (let v = slots[slot]; v !== 0; v = slots[slot]) {
-      if (v > lo && v < hi && this.readRecord(v - lo - 1) === hash && this.recordKeyEquals(key)) return this.recordLine;
+      if (
+        v > lo &&
+        v < hi &&
+        this.readRecord(v - lo - 1) === hash &&
+        (encoded >= 0 ? this.recordEqualsAhead(encoded) : this.recordKeyEquals(key))
+      )
+        return this.recordLine;
       slot += step;
       if (slot >= capacity) slot -= capacity;
     }
     // Where add(key) will go if it comes next (the usual pattern: look up, then add).
     this.pendingKey = key;
     this.pendingSlot = slot;
+    this.pendingHash = hash;
+    this.pendingEncoded = encoded;
     return undefined;
   }
 
@@ -160,8 +182,9 @@ export class CompactSeenKeys {
       return this.add(key, line, marked);
     }
     this.pendingKey = undefined;
-    const hash = this.hashOfKey(key);
-    const ordinal = this.append(key, hash, line, marked);
+    const hash = this.pendingHash;
+    const ordinal =
+      this.pendingEncoded >= 0 ? this.appendHeader(hash, line, marked, this.pendingEncoded) : this.append(key, hash, line, marked);
     this.slots[this.pendingSlot] = this.fingerprint(hash) * this.span + ordinal + 1;
     this.count++;
     if (this.count > this.capacity * MAX_LOAD || this.count === this.narrowMaxKeys) {
@@ -203,12 +226,14 @@ export class CompactSeenKeys {
 
   /** An empty table of `capacity` slots, narrow (4 bytes) or wide (8). */
   private allocate(capacity: number, wide: boolean): void {
-    const width = wide ? WIDE : NARROW;
     this.slots = new Uint32Array(0); // let the old table go before the new one is allocated
     this.slots = wide ? new Float64Array(capacity) : new Uint32Array(capacity);
     this.capacity = capacity;
-    this.span = 2 ** width.ordinalBits;
-    this.fingerprintShift = 32 - width.fingerprintBits;
+    // A narrow slot's ordinal needs only the bits the table's keys can count to (it grows before they are full): the
+    // fingerprint takes the rest, 11 bits at a million keys, so fewer lookups read a record for nothing.
+    const ordinalBits = wide ? WIDE.ordinalBits : Math.min(NARROW.ordinalBits, Math.ceil(Math.log2(capacity + 1)));
+    this.span = 2 ** ordinalBits;
+    this.fingerprintShift = wide ? 32 - WIDE.fingerprintBits : ordinalBits;
     this.pendingKey = undefined;
   }
 
@@ -241,11 +266,16 @@ export class CompactSeenKeys {
 
   /** Appends a record to the log; returns its ordinal. */
   private append(key: string, hash: number, line: number, marked: boolean): number {
-    const maxBytes = RECORD_HEADER + key.length * 3;
-    if (this.filled + maxBytes > this.buffer.length) {
-      this.flush();
-      if (maxBytes > this.buffer.length) this.buffer = Buffer.allocUnsafe(maxBytes);
-    }
+    this.makeRoom(RECORD_HEADER + key.length * 3);
+    const length = writeUtf8(this.buffer, key, this.filled + RECORD_HEADER);
+    return this.appendHeader(hash, line, marked, length);
+  }
+
+  /**
+   * Writes the header of a record whose `length` key bytes already follow it in the buffer (append, or encodeAhead
+   * with nothing written since) and counts the record in; returns its ordinal.
+   */
+  private appendHeader(hash: number, line: number, marked: boolean, length: number): number {
     const ordinal = this.count;
     if (ordinal % GROUP === 0) {
       const group = ordinal / GROUP;
@@ -256,12 +286,48 @@ export class CompactSeenKeys {
       }
       this.groupStarts[group] = this.flushed + this.filled;
     }
-    const length = writeUtf8(this.buffer, key, this.filled + RECORD_HEADER);
     this.buffer.writeUInt32LE(hash, this.filled);
     this.buffer.writeUInt32LE(line >>> 0, this.filled + 4);
     this.buffer.writeUInt32LE((marked ? MARK : 0) + length, this.filled + 8);
     this.filled += RECORD_HEADER + length;
     return ordinal;
+  }
+
+  /** Flushes the buffer if `bytes` more do not fit, and grows it if they never would. */
+  private makeRoom(bytes: number): void {
+    if (this.filled + bytes > this.buffer.length) {
+      this.flush();
+      if (bytes > this.buffer.length) this.buffer = Buffer.allocUnsafe(bytes);
+    }
+  }
+
+  /**
+   * Writes an ASCII key's bytes where its record's key would go, and its default hash (fnv1a32) to aheadHash; returns
+   * its length, or -1 for a key with another character (it takes the general path: hashed and compared as a string).
+   */
+  private encodeAhead(key: string): number {
+    this.makeRoom(RECORD_HEADER + key.length);
+    const buffer = this.buffer;
+    const at = this.filled + RECORD_HEADER;
+    let h = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) return -1;
+      buffer[at + i] = c;
+      h = Math.imul(h ^ c, 0x01000193);
+    }
+    this.aheadHash = fmix32(h);
+    return key.length;
+  }
+
+  /** Whether the record readRecord() found holds the `length` key bytes encodeAhead() wrote. */
+  private recordEqualsAhead(length: number): boolean {
+    if (this.recordLength !== length) return false;
+    const record = this.recordBytes;
+    const buffer = this.buffer;
+    const at = this.filled + RECORD_HEADER;
+    for (let i = 0, r = this.recordStart; i < length; i++, r++) if (record[r] !== buffer[at + i]) return false;
+    return true;
   }
 
   private flush(): void {
