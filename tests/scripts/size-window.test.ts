@@ -136,7 +136,7 @@ describe("size-window", async () => {
     [
       "open-quote.csv",
       'id,email,timezone\n1,a@example.com,"UTC\n2,b@example.com,UTC\n',
-      /open-quote\.csv:3: malformed CSV: the file ends inside a quoted field/,
+      /open-quote\.csv:2: malformed CSV: the file ends inside a quoted field: the quote opened on this line is never closed/,
     ],
     ["stray-quote.csv", 'id,email,timezone\n1,a@example.com,UT"C\n', /stray-quote\.csv:2: malformed CSV: a quote inside an unquoted field/],
   ] as const) {

@@ -1,5 +1,5 @@
 /**
- * Streams a recipient CSV (RFC 4180 via csv-parse: header row, BOM, quoted fields with commas, quotes and newlines).
+ * Streams a recipient CSV (RFC 4180, csv.ts: header row, BOM, quoted fields with commas, quotes and newlines).
  * Yields each record with the line it starts on; a syntax error stops with the file and line.
  *
  * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line. Encoding: UTF-8, checked
@@ -9,14 +9,10 @@
 import { isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
-import { CsvError, parse } from "csv-parse";
+import { CsvProblem, CsvReader, CsvRecord, CsvSyntaxError, MAX_RECORD_BYTES } from "./csv";
 import { InputError } from "./errors";
 
-export interface CsvRecord {
-  /** 1-based line where the record starts (the header is line 1). */
-  line: number;
-  fields: string[];
-}
+export { CsvRecord } from "./csv";
 
 export interface RecipientCsv {
   header: string[];
@@ -25,18 +21,18 @@ export interface RecipientCsv {
   records: AsyncIterable<CsvRecord>;
 }
 
-/** csv-parse options shared with the benchmark's bare pass, so the comparison is like for like. */
+/** csv-parse options that read what csv.ts reads: the benchmark's bare pass and the tests' reference use them. */
 export const CSV_OPTIONS = { bom: true, record_delimiter: ["\r\n", "\n"], relax_column_count: true };
 
 export type CsvEncoding = "utf8" | "latin1";
 export const CSV_ENCODINGS: CsvEncoding[] = ["utf8", "latin1"];
 
-/** What csv-parse's errors mean for someone fixing the file. */
-const CSV_ERRORS: Record<string, string> = {
-  CSV_QUOTE_NOT_CLOSED: "the file ends inside a quoted field: a quote opened on or before this line is never closed",
-  INVALID_OPENING_QUOTE: "a quote inside an unquoted field (quote the whole field and double the quotes in it)",
-  CSV_INVALID_CLOSING_QUOTE: "a closing quote is followed by more characters (double quotes inside a quoted field)",
-  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: "a closing quote is followed by more characters (double quotes inside a quoted field)",
+/** What the reader's errors mean for someone fixing the file. */
+const CSV_ERRORS: Record<CsvProblem, string> = {
+  "quote-not-closed": "the file ends inside a quoted field: the quote opened on this line is never closed",
+  "invalid-opening-quote": "a quote inside an unquoted field (quote the whole field and double the quotes in it)",
+  "invalid-closing-quote": "a closing quote is followed by more characters (double quotes inside a quoted field)",
+  "record-too-large": `a record over ${MAX_RECORD_BYTES / 1048576} MB starts on this line (a quote opened and never closed?)`,
 };
 
 /**
@@ -46,7 +42,7 @@ const CSV_ERRORS: Record<string, string> = {
  */
 export async function openRecipientCsv(file: string, encoding: CsvEncoding = "utf8", input?: Readable): Promise<RecipientCsv> {
   let source: Readable;
-  let lineBreak: string;
+  let lineBreak: "\n" | "\r";
   if (input) {
     const head = await peek(input, 65_536);
     source = head.stream;
@@ -62,62 +58,52 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
     lineBreak = (await crOnly(file)) ? "\r" : "\n";
     source = fs.createReadStream(file);
   }
-  const parser = parse({ ...CSV_OPTIONS, encoding, record_delimiter: lineBreak === "\r" ? ["\r"] : CSV_OPTIONS.record_delimiter });
-  if (encoding === "utf8") pipeline(source, new Utf8Check(file, lineBreak), parser, () => undefined);
-  else pipeline(source, parser, () => undefined);
-  // Records are taken from the parser's buffer as they are there (one promise per row at most, for the caller's
-  // `for await`), waiting for 'readable' only when it is empty: an async iterator over the stream costs three.
+  let bytes: Readable = source;
+  if (encoding === "utf8") {
+    const check = new Utf8Check(file, lineBreak);
+    pipeline(source, check, () => undefined);
+    bytes = check;
+  }
+  const chunks = bytes[Symbol.asyncIterator]();
+  const reader = new CsvReader({ lineBreak, encoding });
+  // Records are read a chunk at a time into `queue` and handed out from it: one promise per chunk, not per record.
+  let queue: CsvRecord[] = [];
+  let taken = 0;
   let ended = false;
-  let failed: unknown;
-  parser.on("end", () => (ended = true));
-  parser.on("error", (e) => (failed ??= e));
-  const malformed = (e: unknown): unknown => {
-    if (!(e instanceof CsvError)) return e;
-    // csv-parse's line is exact; records parsed ahead of the error are dropped by the stream, so ours may lag.
-    const err = e as Error & { code?: string; lines?: number };
-    const what = CSV_ERRORS[err.code ?? ""] ?? err.message.split("\n")[0];
-    return new InputError(`${file}:${err.lines ?? line}: malformed CSV: ${what}`);
-  };
-  const waitForMore = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        parser.off("readable", done);
-        parser.off("end", done);
-        parser.off("error", done);
-        parser.off("close", done);
-        resolve();
-      };
-      parser.on("readable", done);
-      parser.on("end", done);
-      parser.on("error", done);
-      parser.on("close", done);
-    });
-  // Line numbers are counted here rather than with csv-parse's `info` option, which costs a third more time.
-  let line = 1;
-  /** The next record if one is buffered; undefined at the end; null when the parser has nothing yet. */
-  const take = (): CsvRecord | undefined | null => {
-    for (;;) {
-      // errored is set as soon as the stream is destroyed with an error; the 'error' event comes a tick later.
-      const error = failed ?? parser.errored;
-      if (error) throw malformed(error);
-      const fields: string[] | null = parser.read();
-      if (fields === null) {
-        if (ended || parser.readableEnded) return undefined;
-        if (parser.destroyed) throw new InputError(`${file}: the list's stream closed before its end`);
-        return null;
+  /** A malformed record: thrown once the records before it are handed out. */
+  let failure: InputError | undefined;
+  const fill = async (): Promise<void> => {
+    queue = [];
+    taken = 0;
+    while (queue.length === 0 && !ended && !failure) {
+      const r = await chunks.next();
+      try {
+        if (r.done) {
+          ended = true;
+          reader.end(queue);
+        } else reader.push(r.value as Buffer, queue);
+      } catch (e) {
+        if (!(e instanceof CsvSyntaxError)) throw e;
+        failure = new InputError(`${file}:${e.line}: malformed CSV: ${CSV_ERRORS[e.problem]}`);
+        source.destroy();
       }
-      const start = line;
-      line += 1;
-      if (fields.length === 1 && fields[0] === "") continue; // a blank line
-      for (const f of fields) for (let i = f.indexOf(lineBreak); i !== -1; i = f.indexOf(lineBreak, i + 1)) line++;
-      return { line: start, fields };
     }
+  };
+  /** The next record if one is queued (blank lines skipped); undefined at the end; null when the queue is empty. */
+  const take = (): CsvRecord | undefined | null => {
+    while (taken < queue.length) {
+      const rec = queue[taken++];
+      if (rec.fields.length === 1 && rec.fields[0] === "") continue; // a blank line
+      return rec;
+    }
+    if (failure) throw failure;
+    return ended ? undefined : null;
   };
   const next = async (): Promise<CsvRecord | undefined> => {
     for (;;) {
       const rec = take();
       if (rec !== null) return rec;
-      await waitForMore();
+      await fill();
     }
   };
 
@@ -139,6 +125,11 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
             return Promise.reject(e);
           }
           return next().then((r) => (r ? { value: r, done: false } : { value: undefined, done: true }));
+        },
+        // A reader that stops early (an error in its loop) closes the file or stream.
+        return: (): Promise<IteratorResult<CsvRecord>> => {
+          source.destroy();
+          return Promise.resolve({ value: undefined, done: true });
         },
       }),
     },

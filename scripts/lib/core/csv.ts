@@ -1,0 +1,210 @@
+/**
+ * An RFC 4180 CSV reader over bytes, for recipient lists of millions of rows: records are separated by a line break
+ * outside quotes (LF or CRLF, or CR alone for old Excel for Mac), fields by commas; a field in double quotes may hold
+ * commas, line breaks and doubled quotes (""). A UTF-8 byte order mark at the start is dropped. Each record comes with
+ * the line it starts on (1-based), exact also after quoted line breaks. A blank line is a record of one empty field.
+ *
+ * It reads what csv-parse reads with { bom, record_delimiter, relax_column_count } and fails where it fails (a test
+ * compares the two on thousands of generated inputs), about four times faster: a record's end is found with native
+ * byte searches (a line break outside quotes: quotes toggle, a doubled one twice), the record is decoded once, and
+ * split with native string searches. A record without a quote is one `split`.
+ *
+ * Errors name the line: a quote inside an unquoted field, a closing quote followed by something other than a comma or
+ * the line break, and the end of the file inside a quoted field (the line the quote opened on). A record over
+ * MAX_RECORD_BYTES (a quote never closed, in practice) stops the read, so memory stays bounded.
+ */
+
+export interface CsvRecord {
+  /** 1-based line where the record starts (the header is line 1). */
+  line: number;
+  fields: string[];
+}
+
+export type CsvProblem = "invalid-opening-quote" | "invalid-closing-quote" | "quote-not-closed" | "record-too-large";
+
+export class CsvSyntaxError extends Error {
+  constructor(
+    readonly problem: CsvProblem,
+    readonly line: number,
+  ) {
+    super(`${problem} on line ${line}`);
+  }
+}
+
+/** No recipient row is anywhere near this; a record this large is a quote opened and never closed. */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+const QUOTE = 0x22;
+const CR = 0x0d;
+const LF = 0x0a;
+const BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * buffer.toString(encoding, start, end) without its argument checks: Node's own utf8Slice and latin1Slice, which
+ * toString calls (undocumented, in every Node release; toString if they are ever gone).
+ */
+type Slicer = (this: Buffer, start: number, end: number) => string;
+const SLICERS = Buffer.prototype as unknown as { utf8Slice?: Slicer; latin1Slice?: Slicer };
+const utf8Slice: Slicer =
+  SLICERS.utf8Slice ??
+  function (start, end) {
+    return this.toString("utf8", start, end);
+  };
+const latin1Slice: Slicer =
+  SLICERS.latin1Slice ??
+  function (start, end) {
+    return this.toString("latin1", start, end);
+  };
+function decode(bytes: Buffer, encoding: "utf8" | "latin1", start: number, end: number): string {
+  return (encoding === "utf8" ? utf8Slice : latin1Slice).call(bytes, start, end);
+}
+
+export class CsvReader {
+  private readonly breakByte: number;
+  private readonly breakChar: string;
+  private readonly latin1: boolean;
+  /** The next record's first line. */
+  private line = 1;
+  /** Bytes of a record not complete yet (its line break is in a later chunk), and whether they end inside quotes. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private inQuote = false;
+  /** Whether the start of the input has been checked for a byte order mark (it needs 3 bytes). */
+  private started = false;
+  /** Index of the next quote at or after the scan position in the chunk being read; -1 when none is left. */
+  private quoteAt = -1;
+
+  constructor(options: { lineBreak: "\n" | "\r"; encoding: "utf8" | "latin1" }) {
+    this.breakChar = options.lineBreak;
+    this.breakByte = options.lineBreak.charCodeAt(0);
+    this.latin1 = options.encoding === "latin1";
+  }
+
+  /** Reads the records `chunk` completes into `out`; throws CsvSyntaxError at the first malformed one. */
+  push(chunk: Buffer, out: CsvRecord[]): void {
+    if (!this.started) {
+      const head = this.pendingBytes ? Buffer.concat([...this.pending, chunk]) : chunk;
+      if (head.length < BOM.length && BOM.slice(0, head.length).every((b, i) => head[i] === b)) {
+        this.pending = [head];
+        this.pendingBytes = head.length;
+        return;
+      }
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.started = true;
+      chunk = BOM.every((b, i) => head[i] === b) ? head.subarray(BOM.length) : head;
+    }
+    let start = 0;
+    this.quoteAt = chunk.indexOf(QUOTE);
+    if (this.pendingBytes) {
+      const end = this.recordEnd(chunk, 0);
+      if (end === -1) return this.keep(chunk);
+      const whole = Buffer.concat([...this.pending, chunk.subarray(0, end)]);
+      this.pending = [];
+      this.pendingBytes = 0;
+      out.push(this.record(whole, 0, whole.length));
+      start = end + 1;
+    }
+    for (;;) {
+      const end = this.recordEnd(chunk, start);
+      if (end === -1) return this.keep(start === 0 ? chunk : chunk.subarray(start));
+      out.push(this.record(chunk, start, end));
+      start = end + 1;
+    }
+  }
+
+  /** Reads the last record, which need not end in a line break. */
+  end(out: CsvRecord[]): void {
+    if (!this.started && this.pendingBytes) {
+      // Fewer than 3 bytes in all, the start of a byte order mark: nothing but (part of) the mark.
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+    if (!this.pendingBytes) return;
+    const whole = Buffer.concat(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    out.push(this.record(whole, 0, whole.length, true));
+  }
+
+  /** Index of the line break ending the record that continues at `from` (quotes carried in inQuote), or -1. */
+  private recordEnd(chunk: Buffer, from: number): number {
+    let at = from;
+    for (;;) {
+      if (this.quoteAt !== -1 && this.quoteAt < at) this.quoteAt = chunk.indexOf(QUOTE, at);
+      if (this.inQuote) {
+        if (this.quoteAt === -1) return -1;
+        at = this.quoteAt + 1;
+        this.inQuote = false;
+        continue;
+      }
+      const lineBreak = chunk.indexOf(this.breakByte, at);
+      if (this.quoteAt === -1 || (lineBreak !== -1 && lineBreak < this.quoteAt)) return lineBreak;
+      at = this.quoteAt + 1;
+      this.inQuote = true;
+    }
+  }
+
+  private keep(rest: Buffer): void {
+    if (!rest.length) return;
+    // A chunk may be a view of a larger buffer the stream reuses: keep a copy.
+    this.pending.push(Buffer.from(rest));
+    this.pendingBytes += rest.length;
+    if (this.pendingBytes > MAX_RECORD_BYTES) throw new CsvSyntaxError("record-too-large", this.line);
+  }
+
+  /** The record in bytes [start, end) of `bytes` (without its line break). */
+  private record(bytes: Buffer, start: number, end: number, last = false): CsvRecord {
+    // CRLF: the CR belongs to the line break (outside quotes: a quoted field ends in a quote).
+    if (this.breakByte === LF && end > start && bytes[end - 1] === CR && !last) end--;
+    const text = this.latin1 ? decode(bytes, "latin1", start, end) : decode(bytes, "utf8", start, end);
+    const line = this.line;
+    if (text.indexOf('"') === -1) {
+      this.line++;
+      return { line, fields: text.split(",") };
+    }
+    const fields = this.quotedFields(text, line);
+    for (let i = text.indexOf(this.breakChar); i !== -1; i = text.indexOf(this.breakChar, i + 1)) this.line++;
+    this.line++;
+    return { line, fields };
+  }
+
+  /** The fields of a record that holds a quote. */
+  private quotedFields(text: string, line: number): string[] {
+    const fields: string[] = [];
+    const lineAt = (i: number) => {
+      let n = line;
+      for (let b = text.indexOf(this.breakChar); b !== -1 && b < i; b = text.indexOf(this.breakChar, b + 1)) n++;
+      return n;
+    };
+    let nextQuote = text.indexOf('"');
+    for (let at = 0; ;) {
+      if (at === nextQuote) {
+        let value = "";
+        for (let from = at + 1; ;) {
+          const q = text.indexOf('"', from);
+          if (q === -1) throw new CsvSyntaxError("quote-not-closed", lineAt(at));
+          if (text.charCodeAt(q + 1) === QUOTE) {
+            value += text.slice(from, q + 1);
+            from = q + 2;
+            continue;
+          }
+          fields.push(value + text.slice(from, q));
+          at = q + 1;
+          break;
+        }
+        nextQuote = text.indexOf('"', at);
+        if (at === text.length) return fields;
+        if (text.charCodeAt(at) !== 0x2c) throw new CsvSyntaxError("invalid-closing-quote", lineAt(at));
+        at++;
+        continue;
+      }
+      const comma = text.indexOf(",", at);
+      const end = comma === -1 ? text.length : comma;
+      if (nextQuote !== -1 && nextQuote < end) throw new CsvSyntaxError("invalid-opening-quote", lineAt(nextQuote));
+      fields.push(text.slice(at, end));
+      if (comma === -1) return fields;
+      at = comma + 1;
+    }
+  }
+}

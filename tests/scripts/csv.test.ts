@@ -1,0 +1,137 @@
+import * as assert from "assert";
+import { CsvError, parse } from "csv-parse/sync";
+import { CsvReader, CsvRecord, CsvSyntaxError } from "../../scripts/lib/core/csv";
+import { CSV_OPTIONS } from "../../scripts/lib/core/recipients";
+
+type Outcome = { records: CsvRecord[] } | { problem: string };
+
+/** csv.ts over `bytes` fed in chunks of the given sizes (the rest in one). */
+function ours(bytes: Buffer, lineBreak: "\n" | "\r", sizes: number[] = [], encoding: "utf8" | "latin1" = "utf8"): Outcome {
+  const reader = new CsvReader({ lineBreak, encoding });
+  const records: CsvRecord[] = [];
+  try {
+    let at = 0;
+    for (const size of sizes) {
+      reader.push(bytes.subarray(at, Math.min(at + size, bytes.length)), records);
+      at = Math.min(at + size, bytes.length);
+    }
+    reader.push(bytes.subarray(at), records);
+    reader.end(records);
+    return { records };
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    return { problem: e.problem };
+  }
+}
+
+/**
+ * The reference: csv-parse with the options the tools used before csv.ts. Lines are counted from its records, as the
+ * tools counted them: one per record and one per line break inside its fields.
+ */
+function reference(bytes: Buffer, lineBreak: "\n" | "\r"): Outcome {
+  const problems: Record<string, string> = {
+    INVALID_OPENING_QUOTE: "invalid-opening-quote",
+    CSV_INVALID_CLOSING_QUOTE: "invalid-closing-quote",
+    CSV_QUOTE_NOT_CLOSED: "quote-not-closed",
+  };
+  try {
+    const rows = parse(bytes, {
+      ...CSV_OPTIONS,
+      record_delimiter: lineBreak === "\r" ? ["\r"] : CSV_OPTIONS.record_delimiter,
+    }) as string[][];
+    let line = 1;
+    const records = rows.map((fields) => {
+      const record = { line, fields };
+      line += 1 + fields.reduce((n, f) => n + f.split(lineBreak).length - 1, 0);
+      return record;
+    });
+    return { records };
+  } catch (e) {
+    const code = (e as CsvError).code;
+    if (!(code in problems)) throw e;
+    return { problem: problems[code] };
+  }
+}
+
+/** A small seeded generator (the same inputs on every run). */
+function random(seed: number) {
+  return () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+}
+
+describe("csv.ts reads what csv-parse reads", () => {
+  it("on 6,000 generated inputs, whole and in random chunks: the same records, lines, and errors", () => {
+    const next = random(7);
+    const pieces = ["a", "b", "é", "€", ",", ",", '"', '"', '""', "\n", "\n", "\r", "\r\n", " ", "x y"];
+    let compared = 0;
+    let failed = 0;
+    for (let n = 0; n < 6_000; n++) {
+      const lineBreak = n % 4 === 3 ? "\r" : "\n";
+      let text = next() < 0.1 ? "\uFEFF" : "";
+      const length = Math.floor(next() * 30);
+      for (let i = 0; i < length; i++) text += pieces[Math.floor(next() * pieces.length)];
+      const bytes = Buffer.from(text);
+      const expected = reference(bytes, lineBreak);
+      const sizes = Array.from({ length: 6 }, () => 1 + Math.floor(next() * 5));
+      for (const got of [ours(bytes, lineBreak), ours(bytes, lineBreak, sizes), ours(bytes, lineBreak, [1, 1, 1, 1])]) {
+        assert.deepStrictEqual(got, expected, `input ${JSON.stringify(text)} (line break ${JSON.stringify(lineBreak)})`);
+        compared++;
+      }
+      if ("problem" in expected) failed++;
+    }
+    // The generator reaches both outcomes often.
+    assert.ok(failed > 1_000 && failed < 5_000, `${failed} inputs failed`);
+    assert.strictEqual(compared, 18_000);
+  });
+
+  it("a list-like file, in 64 KB chunks: the same records and lines", () => {
+    let text = "\uFEFFid,email,note\r\n";
+    for (let i = 0; i < 5_000; i++) text += `u${i},u${i}@example.com,${i % 3 ? "plain" : `"two\r\nlines, ""quoted"" ${i}"`}\r\n`;
+    const bytes = Buffer.from(text);
+    const expected = reference(bytes, "\n");
+    assert.deepStrictEqual(ours(bytes, "\n", Array(20).fill(65_536)), expected);
+    assert.strictEqual((expected as { records: CsvRecord[] }).records.length, 5_001);
+  });
+
+  it("names the line of each error: a stray quote, a closing quote followed by text, the quote never closed", () => {
+    const at = (text: string) => {
+      try {
+        new CsvReader({ lineBreak: "\n", encoding: "utf8" }).end([]);
+        const reader = new CsvReader({ lineBreak: "\n", encoding: "utf8" });
+        reader.push(Buffer.from(text), []);
+        reader.end([]);
+      } catch (e) {
+        return [(e as CsvSyntaxError).problem, (e as CsvSyntaxError).line];
+      }
+      return undefined;
+    };
+    assert.deepStrictEqual(at('id,email\n1,a@x.com\n2,"b@x.com\n3,c@x.com\n'), ["quote-not-closed", 3]);
+    assert.deepStrictEqual(at('id,note\n1,"a\nb"\n2,UT"C\n'), ["invalid-opening-quote", 4]);
+    assert.deepStrictEqual(at('id,note\n1,"a\nb"x\n'), ["invalid-closing-quote", 3]);
+  });
+
+  it("decodes Latin-1 when told to", () => {
+    const bytes = Buffer.from([0x69, 0x64, 0x0a, 0x5a, 0x6f, 0xeb, 0x0a]); // "id\nZo\xeb\n"
+    assert.deepStrictEqual(ours(bytes, "\n", [], "latin1"), {
+      records: [
+        { line: 1, fields: ["id"] },
+        { line: 2, fields: ["Zoë"] },
+      ],
+    });
+  });
+});
+
+describe("csv.ts bounds a record's memory", () => {
+  it("a quote never closed stops the read past 16 MB, naming the line the record starts on", () => {
+    const reader = new CsvReader({ lineBreak: "\n", encoding: "utf8" });
+    const records: CsvRecord[] = [];
+    const filler = Buffer.alloc(1 << 20, "x");
+    assert.throws(
+      () => {
+        reader.push(Buffer.from('id,note\n1,"open\n'), records);
+        for (let i = 0; i < 17; i++) reader.push(filler, records);
+      },
+      (e: unknown) => e instanceof CsvSyntaxError && e.problem === "record-too-large" && e.line === 2,
+    );
+    assert.deepStrictEqual(records, [{ line: 1, fields: ["id", "note"] }]);
+  });
+});
