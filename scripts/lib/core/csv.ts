@@ -38,6 +38,7 @@ const QUOTE = 0x22;
 const CR = 0x0d;
 const LF = 0x0a;
 const BOM = [0xef, 0xbb, 0xbf];
+const EMPTY = Buffer.alloc(0);
 
 /**
  * buffer.toString(encoding, start, end) without its argument checks: Node's own utf8Slice and latin1Slice, which
@@ -71,6 +72,9 @@ export class CsvReader {
   private inQuote = false;
   /** Whether the start of the input has been checked for a byte order mark (it needs 3 bytes). */
   private started = false;
+  /** The chunk being read, and where its next record starts. */
+  private chunk: Buffer = EMPTY;
+  private at = 0;
   /** Index of the next quote at or after the scan position in the chunk being read; -1 when none is left. */
   private quoteAt = -1;
 
@@ -80,51 +84,51 @@ export class CsvReader {
     this.latin1 = options.encoding === "latin1";
   }
 
-  /** Reads the records `chunk` completes into `out`; throws CsvSyntaxError at the first malformed one. */
-  push(chunk: Buffer, out: CsvRecord[]): void {
+  /** Takes the next chunk of input; read() then returns its records. Call once read() has returned null. */
+  feed(chunk: Buffer): void {
     if (!this.started) {
       const head = this.pendingBytes ? Buffer.concat([...this.pending, chunk]) : chunk;
-      if (head.length < BOM.length && BOM.slice(0, head.length).every((b, i) => head[i] === b)) {
-        this.pending = [head];
-        this.pendingBytes = head.length;
-        return;
-      }
       this.pending = [];
       this.pendingBytes = 0;
+      if (head.length < BOM.length && BOM.slice(0, head.length).every((b, i) => head[i] === b)) return this.keep(head);
       this.started = true;
       chunk = BOM.every((b, i) => head[i] === b) ? head.subarray(BOM.length) : head;
     }
-    let start = 0;
+    this.chunk = chunk;
+    this.at = 0;
     this.quoteAt = chunk.indexOf(QUOTE);
-    if (this.pendingBytes) {
-      const end = this.recordEnd(chunk, 0);
-      if (end === -1) return this.keep(chunk);
-      const whole = Buffer.concat([...this.pending, chunk.subarray(0, end)]);
-      this.pending = [];
-      this.pendingBytes = 0;
-      out.push(this.record(whole, 0, whole.length));
-      start = end + 1;
-    }
-    for (;;) {
-      const end = this.recordEnd(chunk, start);
-      if (end === -1) return this.keep(start === 0 ? chunk : chunk.subarray(start));
-      out.push(this.record(chunk, start, end));
-      start = end + 1;
-    }
   }
 
-  /** Reads the last record, which need not end in a line break. */
-  end(out: CsvRecord[]): void {
-    if (!this.started && this.pendingBytes) {
-      // Fewer than 3 bytes in all, the start of a byte order mark: nothing but (part of) the mark.
-      this.pending = [];
-      this.pendingBytes = 0;
+  /**
+   * The next record the input fed so far completes, or null when it needs more (feed, or end when there is no more).
+   * Throws CsvSyntaxError at a malformed record. Records are read one at a time: a large chunk is not turned into
+   * hundreds of live records at once.
+   */
+  read(): CsvRecord | null {
+    const start = this.at;
+    const end = this.recordEnd(this.chunk, start);
+    if (end === -1) {
+      this.keep(start === 0 ? this.chunk : this.chunk.subarray(start));
+      this.chunk = EMPTY;
+      this.at = 0;
+      this.quoteAt = -1;
+      return null;
     }
-    if (!this.pendingBytes) return;
-    const whole = Buffer.concat(this.pending);
+    this.at = end + 1;
+    if (!this.pendingBytes) return this.record(this.chunk, start, end);
+    const whole = Buffer.concat([...this.pending, this.chunk.subarray(start, end)]);
     this.pending = [];
     this.pendingBytes = 0;
-    out.push(this.record(whole, 0, whole.length, true));
+    return this.record(whole, 0, whole.length);
+  }
+
+  /** The last record, which need not end in a line break; null when there is none. Call once read() returned null. */
+  end(): CsvRecord | null {
+    const bytes = this.started && this.pendingBytes ? Buffer.concat(this.pending) : EMPTY;
+    // (Not started: fewer than 3 bytes in all, the start of a byte order mark and nothing else.)
+    this.pending = [];
+    this.pendingBytes = 0;
+    return bytes.length ? this.record(bytes, 0, bytes.length, true) : null;
   }
 
   /** Index of the line break ending the record that continues at `from` (quotes carried in inQuote), or -1. */

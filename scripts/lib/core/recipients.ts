@@ -66,44 +66,31 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   }
   const chunks = bytes[Symbol.asyncIterator]();
   const reader = new CsvReader({ lineBreak, encoding });
-  // Records are read a chunk at a time into `queue` and handed out from it: one promise per chunk, not per record.
-  let queue: CsvRecord[] = [];
-  let taken = 0;
   let ended = false;
-  /** A malformed record: thrown once the records before it are handed out. */
-  let failure: InputError | undefined;
-  const fill = async (): Promise<void> => {
-    queue = [];
-    taken = 0;
-    while (queue.length === 0 && !ended && !failure) {
-      const r = await chunks.next();
+  /** The next record the chunks read so far hold (blank lines skipped); undefined at the end; null to read more. */
+  const take = (): CsvRecord | undefined | null => {
+    for (;;) {
+      let rec: CsvRecord | null;
       try {
-        if (r.done) {
-          ended = true;
-          reader.end(queue);
-        } else reader.push(r.value as Buffer, queue);
+        rec = ended ? reader.end() : reader.read();
       } catch (e) {
         if (!(e instanceof CsvSyntaxError)) throw e;
-        failure = new InputError(`${file}:${e.line}: malformed CSV: ${CSV_ERRORS[e.problem]}`);
         source.destroy();
+        throw new InputError(`${file}:${e.line}: malformed CSV: ${CSV_ERRORS[e.problem]}`);
       }
-    }
-  };
-  /** The next record if one is queued (blank lines skipped); undefined at the end; null when the queue is empty. */
-  const take = (): CsvRecord | undefined | null => {
-    while (taken < queue.length) {
-      const rec = queue[taken++];
+      if (rec === null) return ended ? undefined : null;
       if (rec.fields.length === 1 && rec.fields[0] === "") continue; // a blank line
       return rec;
     }
-    if (failure) throw failure;
-    return ended ? undefined : null;
   };
+  /** One promise per chunk, not per record: records are taken synchronously while the chunk has them. */
   const next = async (): Promise<CsvRecord | undefined> => {
     for (;;) {
       const rec = take();
       if (rec !== null) return rec;
-      await fill();
+      const r = await chunks.next();
+      if (r.done) ended = true;
+      else reader.feed(r.value as Buffer);
     }
   };
 
@@ -117,13 +104,14 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
     records: {
       [Symbol.asyncIterator]: () => ({
         next: (): Promise<IteratorResult<CsvRecord>> => {
+          let rec: CsvRecord | undefined | null;
           try {
-            const rec = take();
-            if (rec) return Promise.resolve({ value: rec, done: false });
-            if (rec === undefined) return Promise.resolve({ value: undefined, done: true });
+            rec = take();
           } catch (e) {
             return Promise.reject(e);
           }
+          if (rec) return Promise.resolve({ value: rec, done: false });
+          if (rec === undefined) return Promise.resolve({ value: undefined, done: true });
           return next().then((r) => (r ? { value: r, done: false } : { value: undefined, done: true }));
         },
         // A reader that stops early (an error in its loop) closes the file or stream.
