@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { isReject, RecipientChecker, recipientColumns } from "../../scripts/lib/core/recipient-rows";
+import { isReject, RecipientChecker, recipientColumns, TemplateDataJson } from "../../scripts/lib/core/recipient-rows";
 
 describe("recipient checks: ids and their case-folded forms in one set", () => {
   it("a duplicate id is exact; an id differing only in case or spaces is noted against the first planned row only", () => {
@@ -30,7 +30,7 @@ describe("recipient checks: ids and their case-folded forms in one set", () => {
   });
 });
 
-describe("recipient CSV reader: records taken from the parser's buffer", () => {
+describe("recipient CSV reader: records taken a chunk at a time", () => {
   const { Readable } = require("stream") as typeof import("stream");
   const { openRecipientCsv } = require("../../scripts/lib/core/recipients") as typeof import("../../scripts/lib/core/recipients");
 
@@ -63,5 +63,24 @@ describe("recipient CSV reader: records taken from the parser's buffer", () => {
     const good = Array.from({ length: 100_000 }, (_, i) => `u${i},u${i}@example.com\n`).join("");
     const bytes = Buffer.concat([Buffer.from("id,email\n" + good), Buffer.from([0x75, 0xff, 0x2c, 0x61, 0x40, 0x62, 0x2e, 0x63, 0x0a])]);
     await assert.rejects(readAll(Readable.from([bytes])), /list\.csv:100002: not UTF-8/);
+  });
+});
+
+describe("template data: a row's personalization as JSON text", () => {
+  it("is what JSON.stringify gives for an object of the columns' values, key order and escapes included", () => {
+    // Integer-like names come first in JSON.stringify's order; __proto__ is data; quotes, controls and non-ASCII escape.
+    const header = ["id", "email", "timezone", "city", "10", "__proto__", "2", 'a"b', "ü", "send_hour"];
+    const columns = recipientColumns("list.csv", header);
+    const rows = [
+      ["u1", "a@example.com", "UTC", "Oslo", "x", 'q"uote', "y", "multi\nline", "é", "7"],
+      ["u2", "b@example.com", "UTC", "", "\\back", "\t", "z", "\u0001", "\u{1F600}", ""],
+    ];
+    for (const fields of rows) {
+      const reference: Record<string, string> = Object.create(null);
+      for (const name of ["city", "10", "__proto__", "2", 'a"b', "ü"]) reference[name] = fields[header.indexOf(name)];
+      const expected = JSON.stringify({ ...reference, step: "1" });
+      assert.strictEqual(new TemplateDataJson(columns).prefix(fields) + '"step":"1"}', expected);
+    }
+    assert.strictEqual(new TemplateDataJson(recipientColumns("list.csv", ["id", "email"])).prefix(["u1", "a@example.com"]), "{");
   });
 });

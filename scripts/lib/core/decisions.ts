@@ -69,6 +69,11 @@ export interface StepDecision {
   due?: string;
   /** A recurring send (rule `every`): `time` is its first occurrence. */
   recurring?: RecurringSend;
+  /**
+   * The planner's (plan.ts) rendering of this decision's plan lines, kept with it because rows share it; undefined
+   * until then, and present on every decision so that all have one hidden class.
+   */
+  rendered?: unknown;
 }
 
 /** What a recurring schedule is created with, and the occurrences its flexible window is sized on. */
@@ -332,7 +337,7 @@ function stepDecision(
   collidedWith?: number,
   recurring?: RecurringSend,
 ): StepDecision {
-  return { step, outcome, quiet, time, collidedWith, due, recurring };
+  return { step, outcome, quiet, time, collidedWith, due, recurring, rendered: undefined };
 }
 
 /** A later step less than MIN_STEP_GAP_MINUTES from an earlier-numbered step that is sent is not planned. */

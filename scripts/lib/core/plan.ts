@@ -11,7 +11,7 @@
  */
 import { Readable } from "stream";
 import { scheduleName } from "../../../infra/naming";
-import { atExpression, planLineFromJson } from "../../../infra/plan-row";
+import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/plan-row";
 import { OutputLock, PlanFiles, PlanPaths, PlanSink } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
 import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
@@ -25,7 +25,7 @@ import {
   Reject,
   RejectReason,
   STEP_KEY,
-  templateDataPrefix,
+  TemplateDataJson,
 } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { sizingSpanDays } from "./recurrence";
@@ -236,11 +236,13 @@ class PlanLines {
   /** `templateJson[step][group]`: group is the variant index, or the last slot for no variant. */
   private readonly templateJson: string[][];
   private readonly variantJson: string[];
-  constructor(
-    private readonly columns: Columns,
-    steps: (Step & { template: string })[],
-    audience: Audience,
-  ) {
+  private readonly templateData: TemplateDataJson;
+  /** What closes each step's template data: its step number. */
+  private readonly stepJson: string[];
+  private readonly lines: string[] = [];
+  constructor(columns: Columns, steps: (Step & { template: string })[], audience: Audience) {
+    this.templateData = new TemplateDataJson(columns);
+    this.stepJson = steps.map((s) => `"${STEP_KEY}":"${s.number}"}`);
     this.templateJson = templatesByVariant(
       audience,
       steps.map((s) => s.template),
@@ -252,33 +254,45 @@ class PlanLines {
   of(row: RecipientRow, decisions: StepDecision[], group: number): string {
     const slot = group === NO_VARIANT ? this.variantJson.length - 1 : group;
     // Personalization: every other column, as strings, plus the step; serialized once per row.
-    const dataPrefix = templateDataPrefix(this.columns, row.fields);
+    const dataPrefix = this.templateData.prefix(row.fields);
     const emailJson = JSON.stringify(row.email);
     const idJson = JSON.stringify(row.id);
-    const lines: string[] = [];
+    const lines = this.lines;
+    lines.length = 0;
     for (let k = 0; k < decisions.length; k++) {
-      const { step, time, recurring } = decisions[k];
-      if (!time) continue;
-      // Schedule names, send_at, IANA zone names, ISO instants and variant names hold nothing JSON escapes.
-      lines.push(
-        planLineFromJson({
-          schedule_name: `"${scheduleName(row.id, step.number)}"`,
-          send_at: `"${time.send_at}"`,
-          timezone: `"${time.timezone}"`,
-          email: emailJson,
-          template: this.templateJson[k][slot],
-          template_data: `${dataPrefix}"${STEP_KEY}":"${step.number}"}`,
-          recipient_id: idJson,
-          step: String(step.number),
-          utc: `"${time.utc}"`,
-          variant: this.variantJson[slot],
-          schedule_expression: `"${recurring ? recurring.expression : atExpression(time.send_at)}"`,
-          ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
-        }),
-      );
+      const d = decisions[k];
+      if (!d.time) continue;
+      // Schedule names hold nothing JSON escapes.
+      const name = `"${scheduleName(row.id, d.step.number)}"`;
+      lines.push(planLineFromParts(this.partsOf(d, k, slot), name, emailJson, dataPrefix + this.stepJson[k], idJson));
     }
     // Joined, not appended line by line: a flat string hashes and writes without flattening a rope first.
     return lines.join("");
+  }
+
+  /**
+   * The shared parts of the lines of step `k` with decision `d` for group `slot`, rendered once: kept on the decision
+   * (`rendered`), which the rows with it share (a property read, not a lookup in a table of thousands of decisions).
+   */
+  private partsOf(d: StepDecision, k: number, slot: number): PlanLineParts {
+    let cached = d.rendered as { owner: PlanLines; bySlot: PlanLineParts[] } | undefined;
+    if (cached === undefined || cached.owner !== this) d.rendered = cached = { owner: this, bySlot: [] };
+    let parts = cached.bySlot[slot];
+    if (parts === undefined) {
+      const { step, time, recurring } = d;
+      // send_at, IANA zone names, ISO instants and variant names hold nothing JSON escapes.
+      parts = cached.bySlot[slot] = planLineParts({
+        send_at: `"${time!.send_at}"`,
+        timezone: `"${time!.timezone}"`,
+        template: this.templateJson[k][slot],
+        step: String(step.number),
+        utc: `"${time!.utc}"`,
+        variant: this.variantJson[slot],
+        schedule_expression: `"${recurring ? recurring.expression : atExpression(time!.send_at)}"`,
+        ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
+      });
+    }
+    return parts;
   }
 }
 

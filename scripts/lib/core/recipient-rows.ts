@@ -235,13 +235,30 @@ function reject(rec: CsvRecord, id: string, reason: RejectReason, text: string):
   return { line: rec.line, id, reason, text };
 }
 
-/** The personalization of a row as JSON text (no prototype: a column named __proto__ is data like any other). */
-export function templateDataPrefix(columns: Columns, fields: string[]): string {
-  const values: Record<string, string> = Object.create(null);
-  for (const i of columns.data) values[columns.header[i]] = fields[i];
-  const json = JSON.stringify(values);
-  // Open for the step number, which each step's line adds.
-  return json.length > 2 ? json.slice(0, -1) + "," : "{";
+/**
+ * A row's personalization as JSON text, open for the step number: `{"first_name":"Ana","city":"Oslo",` (`{` without
+ * any). The text JSON.stringify gives for an object of the columns' values (no prototype: a column named __proto__ is
+ * data like any other), in its key order (integer-like names first); built from each column's key text, rendered once.
+ */
+export class TemplateDataJson {
+  /** Column indices in JSON.stringify's key order, and each one's `{"name":` or `,"name":`. */
+  private readonly order: number[];
+  private readonly keys: string[];
+
+  constructor(columns: Columns) {
+    const probe: Record<string, number> = Object.create(null);
+    for (const i of columns.data) probe[columns.header[i]] = i;
+    this.order = Object.keys(probe).map((name) => probe[name]);
+    this.keys = this.order.map((i, n) => (n === 0 ? "{" : ",") + JSON.stringify(columns.header[i]) + ":");
+  }
+
+  prefix(fields: string[]): string {
+    const { order, keys } = this;
+    if (order.length === 0) return "{";
+    let json = "";
+    for (let n = 0; n < order.length; n++) json += keys[n] + JSON.stringify(fields[order[n]]);
+    return json + ",";
+  }
 }
 
 /**
@@ -253,12 +270,14 @@ class PlanLineBound {
   /** Bytes of a line without its row-specific parts, with zone, time, name, template and variant at their longest. */
   private readonly fixedBytes: number;
   private readonly stepJson: string;
+  private readonly templateData: TemplateDataJson;
 
   constructor(
     private readonly columns: Columns,
     steps: number,
   ) {
     this.stepJson = `"${STEP_KEY}":"${steps}"}`;
+    this.templateData = new TemplateDataJson(columns);
     const longest = (n: number) => `"${"x".repeat(n)}"`;
     this.fixedBytes = planLineFromJson({
       schedule_name: longest(scheduler.nameMaxLength),
@@ -279,7 +298,7 @@ class PlanLineBound {
     let units = id.length + email.length;
     for (const i of this.columns.data) units += fields[i].length + this.columns.header[i].length + 6;
     if (this.fixedBytes + units * 6 + 64 <= Math.min(MAX_PLAN_ROW_BYTES, ses.maxTemplateDataChars)) return false;
-    const templateData = templateDataPrefix(this.columns, fields) + this.stepJson;
+    const templateData = this.templateData.prefix(fields) + this.stepJson;
     if (templateData.length > ses.maxTemplateDataChars) return true;
     const bytes =
       this.fixedBytes + Buffer.byteLength(templateData) + Buffer.byteLength(JSON.stringify(email)) + Buffer.byteLength(JSON.stringify(id));
