@@ -173,14 +173,17 @@ export class PlanFiles {
   }
 
   /**
-   * A row's notes, one line each, in one write. Each note is quoted as it comes: a table of quoted notes (rows share
-   * most) cost more than the quoting, its lookups missing the CPU's caches once a list has thousands of distinct notes.
+   * A row's notes, one line each, in one write: its own, then those of its decisions, which rows share. A shared list's
+   * notes are quoted once and kept on the list (a property read, not a lookup in a table of thousands of lists).
    */
-  notesOf(row: { line: number; id: string }, ...lists: (readonly string[] | undefined)[]): Promise<void> | undefined {
+  notesOf(row: { line: number; id: string }, own: readonly string[] | undefined, shared: readonly string[]): Promise<void> | undefined {
+    if (!own?.length && !shared.length) return undefined;
+    const start = `${row.line},${csvField(row.id)},`;
     let text = "";
-    let start: string | undefined;
-    for (const list of lists) for (const note of list ?? []) text += `${(start ??= `${row.line},${csvField(row.id)},`)}${csvField(note)}\n`;
-    return text === "" ? undefined : this.notes.write(text);
+    if (own) for (const note of own) text += `${start}${csvField(note)}\n`;
+    const quoted = quotedLines(shared);
+    for (let i = 0; i < quoted.length; i++) text += start + quoted[i];
+    return this.notes.write(text);
   }
 
   /** A recipient in the holdout group: listed, not planned. */
@@ -215,6 +218,20 @@ export class PlanFiles {
 }
 
 /** RFC 4180 quoting when needed. */
+const QUOTED = Symbol("quoted lines");
+
+/** `list`'s notes as CSV fields with their line breaks, quoted once per list (kept as a hidden property). */
+function quotedLines(list: readonly string[]): readonly string[] {
+  const shared = list as readonly string[] & { [QUOTED]?: readonly string[] };
+  if (shared.length === 0) return shared;
+  let quoted = shared[QUOTED];
+  if (quoted === undefined) {
+    quoted = shared.map((note) => `${csvField(note)}\n`);
+    Object.defineProperty(shared, QUOTED, { value: quoted });
+  }
+  return quoted;
+}
+
 function csvField(v: string): string {
   return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
