@@ -73,13 +73,24 @@ export type RecipientFields = "schedule_name" | "email" | "template_data" | "rec
 export type PlanLineParts = readonly [string, string, string, string, string];
 
 export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): PlanLineParts {
+  // Each part one flat string (joined, not concatenated into a rope): the planner copies these into every line.
   return [
     `{"schedule_name":`,
-    `,"send_at":${j.send_at},"timezone":${j.timezone},"email":`,
-    `,"template":${j.template},"template_data":`,
+    [`,"send_at":`, j.send_at, `,"timezone":`, j.timezone, `,"email":`].join(""),
+    [`,"template":`, j.template, `,"template_data":`].join(""),
     `,"recipient_id":`,
-    `,"step":${j.step},"utc":${j.utc},"variant":${j.variant},"schedule_expression":${j.schedule_expression}` +
-      (j.start_date === undefined ? "}\n" : `,"start_date":${j.start_date},"end_date":${j.end_date}}\n`),
+    [
+      `,"step":`,
+      j.step,
+      `,"utc":`,
+      j.utc,
+      `,"variant":`,
+      j.variant,
+      `,"schedule_expression":`,
+      j.schedule_expression,
+      ...(j.start_date === undefined ? [] : [`,"start_date":`, j.start_date, `,"end_date":`, j.end_date]),
+      "}\n",
+    ].join(""),
   ];
 }
 

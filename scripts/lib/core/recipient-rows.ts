@@ -244,20 +244,27 @@ export class TemplateDataJson {
   /** Column indices in JSON.stringify's key order, and each one's `{"name":` or `,"name":`. */
   private readonly order: number[];
   private readonly keys: string[];
+  /** Reused: the keys and values of a row, then the closing comma. */
+  private readonly pieces: string[];
 
   constructor(columns: Columns) {
     const probe: Record<string, number> = Object.create(null);
     for (const i of columns.data) probe[columns.header[i]] = i;
     this.order = Object.keys(probe).map((name) => probe[name]);
     this.keys = this.order.map((i, n) => (n === 0 ? "{" : ",") + JSON.stringify(columns.header[i]) + ":");
+    this.pieces = new Array<string>(2 * this.order.length + 1).fill("");
+    this.pieces[2 * this.order.length] = ",";
   }
 
+  /** One flat string (joined, not concatenated into a rope): each of the row's plan lines copies it. */
   prefix(fields: string[]): string {
-    const { order, keys } = this;
+    const { order, keys, pieces } = this;
     if (order.length === 0) return "{";
-    let json = "";
-    for (let n = 0; n < order.length; n++) json += keys[n] + JSON.stringify(fields[order[n]]);
-    return json + ",";
+    for (let n = 0; n < order.length; n++) {
+      pieces[2 * n] = keys[n];
+      pieces[2 * n + 1] = JSON.stringify(fields[order[n]]);
+    }
+    return pieces.join("");
   }
 }
 
