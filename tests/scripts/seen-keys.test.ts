@@ -143,6 +143,26 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
     }
   });
 
+  it("firstLine then add with other lookups in between (found, not found, non-ASCII): every key is still found", () => {
+    const set = new CompactSeenKeys({ tmpDir });
+    try {
+      set.firstLineOrAdd("bob@x.com", 1);
+      assert.strictEqual(set.firstLine("alice@x.com"), undefined);
+      assert.strictEqual(set.firstLine("bob@x.com"), 1); // found: its bytes were written where alice's wait
+      set.add("alice@x.com", 3);
+      assert.strictEqual(set.firstLine("carol@x.com"), undefined);
+      assert.strictEqual(set.firstLine("dörte@x.com"), undefined); // non-ASCII: the general path
+      set.add("carol@x.com", 4);
+      assert.deepStrictEqual(
+        ["alice@x.com", "bob@x.com", "carol@x.com", "dörte@x.com"].map((k) => set.firstLine(k)),
+        [3, 1, 4, undefined],
+      );
+      assert.strictEqual(set.size, 3);
+    } finally {
+      set.close();
+    }
+  });
+
   it("stays exact across the switch from 4-byte to 8-byte slots (lowered here to 1,000 keys)", () => {
     const set = new CompactSeenKeys({ hash: (k) => fnv1a32(k) & 0xfff, initialCapacity: 16, narrowMaxKeys: 1_000, tmpDir });
     try {

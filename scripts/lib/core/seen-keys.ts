@@ -126,6 +126,8 @@ export class CompactSeenKeys {
 
   /** The line `key` was first seen on, or undefined when it has not been added. */
   firstLine(key: string): number | undefined {
+    // Whatever was pending, its bytes are about to be overwritten: an add() of it looks it up again.
+    this.pendingKey = undefined;
     // An ASCII key is written where its record would go (it is then compared as bytes, and add() only adds the
     // record's header); the default hash is computed in the same pass.
     const encoded = this.encodeAhead(key);
