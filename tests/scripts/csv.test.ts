@@ -126,6 +126,30 @@ describe("csv.ts reads what csv-parse reads", () => {
   });
 });
 
+describe("csv.ts on what csv-parse does otherwise, and on long lines", () => {
+  const problemOf = (bytes: Buffer, encoding: "utf8" | "latin1" = "utf8") => {
+    const got = ours(bytes, "\n", [], encoding);
+    return "problem" in got ? got.problem : undefined;
+  };
+
+  it("a UTF-8 byte order mark in a file read as Latin-1 is an error (csv-parse decodes the rest as UTF-8, unchecked)", () => {
+    assert.strictEqual(
+      problemOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("id,name\nZoë,x\n")]), "latin1"),
+      "utf8-bom-in-latin1",
+    );
+    assert.strictEqual(problemOf(Buffer.from("id,name\nZo\xeb,x\n", "latin1"), "latin1"), undefined);
+  });
+
+  it("a NUL byte after a closing quote is an invalid closing quote (csv-parse ends the field there and keeps the NUL)", () => {
+    assert.strictEqual(problemOf(Buffer.from('id,email\n"1"\0,a@x\n')), "invalid-closing-quote");
+  });
+
+  it("a line of 2,000,000 quoted fields fed whole is read in one pass (searching again from each quote took minutes)", () => {
+    const got = ours(Buffer.from('"x",'.repeat(2_000_000) + '"y"\n'), "\n");
+    assert.ok("records" in got && got.records.length === 1 && got.records[0].fields.length === 2_000_001);
+  });
+});
+
 describe("csv.ts bounds a record's memory", () => {
   it("a quote never closed stops the read past 16 MB, naming the line the record starts on", () => {
     const reader = new CsvReader({ lineBreak: "\n", encoding: "utf8" });
@@ -138,5 +162,14 @@ describe("csv.ts bounds a record's memory", () => {
       (e: unknown) => e instanceof CsvSyntaxError && e.problem === "record-too-large" && e.line === 2,
     );
     assert.deepStrictEqual(records, [{ line: 1, fields: ["id", "note"] }]);
+  });
+
+  it("past 16 MB, a stray quote earlier in the record is named as the error, on its line", () => {
+    const filler = Buffer.from("u,a@example.com\n".repeat(1 << 16)); // 1 MB of rows
+    const reader = new CsvReader({ lineBreak: "\n", encoding: "utf8" });
+    assert.throws(
+      () => readAll(reader, [Buffer.from('id,note\n1,5" tv\n'), ...Array(17).fill(filler)]),
+      (e: unknown) => e instanceof CsvSyntaxError && e.problem === "invalid-opening-quote" && e.line === 2,
+    );
   });
 });

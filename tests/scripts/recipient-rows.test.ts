@@ -64,6 +64,21 @@ describe("recipient CSV reader: records taken a chunk at a time", () => {
     const bytes = Buffer.concat([Buffer.from("id,email\n" + good), Buffer.from([0x75, 0xff, 0x2c, 0x61, 0x40, 0x62, 0x2e, 0x63, 0x0a])]);
     await assert.rejects(readAll(Readable.from([bytes])), /list\.csv:100002: not UTF-8/);
   });
+
+  it("the stream given is closed when a row is malformed, when the bytes are not UTF-8, and when the reader stops early", async () => {
+    // Lists longer than the 64 KB read ahead to find the line endings, so the stream is still open when the read stops.
+    const rows = (from: number) => Array.from({ length: 10_000 }, (_, i) => Buffer.from(`u${from + i},u${from + i}@example.com\n`));
+    const malformed = Readable.from([Buffer.from('id,email\nu1,a@example.com\nu2,b@exa"mple.com\n'), ...rows(3)]);
+    await assert.rejects(readAll(malformed), /list\.csv:3: malformed CSV: a quote inside an unquoted field/);
+    assert.strictEqual(malformed.destroyed, true);
+    const notUtf8 = Readable.from([Buffer.from("id,email\nu1,a@example.com\n"), Buffer.from([0x75, 0xff, 0x0a]), ...rows(3)]);
+    await assert.rejects(readAll(notUtf8), /not UTF-8/);
+    assert.strictEqual(notUtf8.destroyed, true);
+    const long = Readable.from([Buffer.from("id,email\n"), ...rows(0)]);
+    const csv = await openRecipientCsv("list.csv", "utf8", long);
+    for await (const rec of csv.records) if (rec.line === 3) break;
+    assert.strictEqual(long.destroyed, true);
+  });
 });
 
 describe("template data: a row's personalization as JSON text", () => {

@@ -11,7 +11,10 @@
  *
  * Errors name the line: a quote inside an unquoted field, a closing quote followed by something other than a comma or
  * the line break, and the end of the file inside a quoted field (the line the quote opened on). A record over
- * MAX_RECORD_BYTES (a quote never closed, in practice) stops the read, so memory stays bounded.
+ * MAX_RECORD_BYTES (a quote never closed, in practice) stops the read, so memory stays bounded. Where csv-parse does
+ * otherwise, on purpose: a NUL byte after a closing quote is an error here (csv-parse ends the field there and keeps
+ * the NUL), and a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
+ * without checking it).
  */
 
 export interface CsvRecord {
@@ -20,7 +23,7 @@ export interface CsvRecord {
   fields: string[];
 }
 
-export type CsvProblem = "invalid-opening-quote" | "invalid-closing-quote" | "quote-not-closed" | "record-too-large";
+export type CsvProblem = "invalid-opening-quote" | "invalid-closing-quote" | "quote-not-closed" | "record-too-large" | "utf8-bom-in-latin1";
 
 export class CsvSyntaxError extends Error {
   constructor(
@@ -77,6 +80,8 @@ export class CsvReader {
   private at = 0;
   /** Index of the next quote at or after the scan position in the chunk being read; -1 when none is left. */
   private quoteAt = -1;
+  /** Index of the next line break at or after the scan position in the chunk being read; -1 when none is left. */
+  private breakAt = -1;
 
   constructor(options: { lineBreak: "\n" | "\r"; encoding: "utf8" | "latin1" }) {
     this.breakChar = options.lineBreak;
@@ -92,11 +97,15 @@ export class CsvReader {
       this.pendingBytes = 0;
       if (head.length < BOM.length && BOM.slice(0, head.length).every((b, i) => head[i] === b)) return this.keep(head);
       this.started = true;
-      chunk = BOM.every((b, i) => head[i] === b) ? head.subarray(BOM.length) : head;
+      const bom = BOM.every((b, i) => head[i] === b);
+      // (csv-parse decodes such a file as UTF-8 whatever it was told, unchecked.)
+      if (bom && this.latin1) throw new CsvSyntaxError("utf8-bom-in-latin1", 1);
+      chunk = bom ? head.subarray(BOM.length) : head;
     }
     this.chunk = chunk;
     this.at = 0;
     this.quoteAt = chunk.indexOf(QUOTE);
+    this.breakAt = chunk.indexOf(this.breakByte);
   }
 
   /**
@@ -112,6 +121,7 @@ export class CsvReader {
       this.chunk = EMPTY;
       this.at = 0;
       this.quoteAt = -1;
+      this.breakAt = -1;
       return null;
     }
     this.at = end + 1;
@@ -131,7 +141,11 @@ export class CsvReader {
     return bytes.length ? this.record(bytes, 0, bytes.length, true) : null;
   }
 
-  /** Index of the line break ending the record that continues at `from` (quotes carried in inQuote), or -1. */
+  /**
+   * Index of the line break ending the record that continues at `from` (quotes carried in inQuote), or -1. The next
+   * quote and the next line break are each searched for again only once the scan has passed them: a chunk is read in
+   * one pass, however many quotes a line holds.
+   */
   private recordEnd(chunk: Buffer, from: number): number {
     let at = from;
     for (;;) {
@@ -142,8 +156,8 @@ export class CsvReader {
         this.inQuote = false;
         continue;
       }
-      const lineBreak = chunk.indexOf(this.breakByte, at);
-      if (this.quoteAt === -1 || (lineBreak !== -1 && lineBreak < this.quoteAt)) return lineBreak;
+      if (this.breakAt !== -1 && this.breakAt < at) this.breakAt = chunk.indexOf(this.breakByte, at);
+      if (this.quoteAt === -1 || (this.breakAt !== -1 && this.breakAt < this.quoteAt)) return this.breakAt;
       at = this.quoteAt + 1;
       this.inQuote = true;
     }
@@ -154,7 +168,16 @@ export class CsvReader {
     // A chunk may be a view of a larger buffer the stream reuses: keep a copy.
     this.pending.push(Buffer.from(rest));
     this.pendingBytes += rest.length;
-    if (this.pendingBytes > MAX_RECORD_BYTES) throw new CsvSyntaxError("record-too-large", this.line);
+    if (this.pendingBytes > MAX_RECORD_BYTES) {
+      // A stray quote earlier in the record is the real error (it opened what never closes): named as such.
+      const bytes = Buffer.concat(this.pending);
+      try {
+        this.quotedFields(decode(bytes, this.latin1 ? "latin1" : "utf8", 0, bytes.length), this.line);
+      } catch (e) {
+        if (!(e instanceof CsvSyntaxError) || e.problem !== "quote-not-closed") throw e;
+      }
+      throw new CsvSyntaxError("record-too-large", this.line);
+    }
   }
 
   /** The record in bytes [start, end) of `bytes` (without its line break). */

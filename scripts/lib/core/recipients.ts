@@ -33,6 +33,7 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
   "invalid-opening-quote": "a quote inside an unquoted field (quote the whole field and double the quotes in it)",
   "invalid-closing-quote": "a closing quote is followed by more characters (double quotes inside a quoted field)",
   "record-too-large": `a record over ${MAX_RECORD_BYTES / 1048576} MB starts on this line (a quote opened and never closed?)`,
+  "utf8-bom-in-latin1": "the file starts with a UTF-8 byte order mark: it is UTF-8, not Latin-1 (leave out --encoding latin1)",
 };
 
 /**
@@ -66,6 +67,16 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   }
   const chunks = bytes[Symbol.asyncIterator]();
   const reader = new CsvReader({ lineBreak, encoding });
+  /** Closes the file, or the stream given and the one reading it. */
+  const stop = () => {
+    source.destroy();
+    input?.destroy();
+  };
+  const malformed = (e: unknown): unknown => {
+    if (!(e instanceof CsvSyntaxError)) return e;
+    stop();
+    return new InputError(`${file}:${e.line}: malformed CSV: ${CSV_ERRORS[e.problem]}`);
+  };
   let ended = false;
   /** The next record the chunks read so far hold (blank lines skipped); undefined at the end; null to read more. */
   const take = (): CsvRecord | undefined | null => {
@@ -74,9 +85,7 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
       try {
         rec = ended ? reader.end() : reader.read();
       } catch (e) {
-        if (!(e instanceof CsvSyntaxError)) throw e;
-        source.destroy();
-        throw new InputError(`${file}:${e.line}: malformed CSV: ${CSV_ERRORS[e.problem]}`);
+        throw malformed(e);
       }
       if (rec === null) return ended ? undefined : null;
       if (rec.fields.length === 1 && rec.fields[0] === "") continue; // a blank line
@@ -88,9 +97,20 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
     for (;;) {
       const rec = take();
       if (rec !== null) return rec;
-      const r = await chunks.next();
+      let r: IteratorResult<unknown>;
+      try {
+        r = await chunks.next();
+      } catch (e) {
+        stop(); // not UTF-8, or the stream failed: the stream given is closed too
+        throw e;
+      }
       if (r.done) ended = true;
-      else reader.feed(r.value as Buffer);
+      else
+        try {
+          reader.feed(r.value as Buffer);
+        } catch (e) {
+          throw malformed(e);
+        }
     }
   };
 
@@ -116,7 +136,7 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
         },
         // A reader that stops early (an error in its loop) closes the file or stream.
         return: (): Promise<IteratorResult<CsvRecord>> => {
-          source.destroy();
+          stop();
           return Promise.resolve({ value: undefined, done: true });
         },
       }),
