@@ -226,7 +226,7 @@ function quotedLines(list: readonly string[]): readonly string[] {
   if (shared.length === 0) return shared;
   let quoted = shared[QUOTED];
   if (quoted === undefined) {
-    quoted = shared.map((note) => `${csvField(note)}\n`);
+    quoted = shared.map((note) => [csvField(note), "\n"].join("")); // flat: copied into every row's text
     Object.defineProperty(shared, QUOTED, { value: quoted });
   }
   return quoted;
