@@ -59,14 +59,13 @@ const latin1Slice: Slicer =
   function (start, end) {
     return this.toString("latin1", start, end);
   };
-function decode(bytes: Buffer, encoding: "utf8" | "latin1", start: number, end: number): string {
-  return (encoding === "utf8" ? utf8Slice : latin1Slice).call(bytes, start, end);
-}
 
 export class CsvReader {
   private readonly breakByte: number;
   private readonly breakChar: string;
   private readonly latin1: boolean;
+  /** Decodes a record's bytes: utf8Slice or latin1Slice. */
+  private readonly decode: Slicer;
   /** The next record's first line. */
   private line = 1;
   /** Bytes of a record not complete yet (its line break is in a later chunk), and whether they end inside quotes. */
@@ -87,6 +86,7 @@ export class CsvReader {
     this.breakChar = options.lineBreak;
     this.breakByte = options.lineBreak.charCodeAt(0);
     this.latin1 = options.encoding === "latin1";
+    this.decode = this.latin1 ? latin1Slice : utf8Slice;
   }
 
   /** Takes the next chunk of input; read() then returns its records. Call once read() has returned null. */
@@ -172,7 +172,7 @@ export class CsvReader {
       // A stray quote earlier in the record is the real error (it opened what never closes): named as such.
       const bytes = Buffer.concat(this.pending);
       try {
-        this.quotedFields(decode(bytes, this.latin1 ? "latin1" : "utf8", 0, bytes.length), this.line);
+        this.quotedFields(this.decode.call(bytes, 0, bytes.length), this.line);
       } catch (e) {
         if (!(e instanceof CsvSyntaxError) || e.problem !== "quote-not-closed") throw e;
       }
@@ -184,7 +184,7 @@ export class CsvReader {
   private record(bytes: Buffer, start: number, end: number, last = false): CsvRecord {
     // CRLF: the CR belongs to the line break (outside quotes: a quoted field ends in a quote).
     if (this.breakByte === LF && end > start && bytes[end - 1] === CR && !last) end--;
-    const text = this.latin1 ? decode(bytes, "latin1", start, end) : decode(bytes, "utf8", start, end);
+    const text = this.decode.call(bytes, start, end);
     const line = this.line;
     if (text.indexOf('"') === -1) {
       this.line++;

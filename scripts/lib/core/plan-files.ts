@@ -217,7 +217,6 @@ export class PlanFiles {
   }
 }
 
-/** RFC 4180 quoting when needed. */
 const QUOTED = Symbol("quoted lines");
 
 /** `list`'s notes as CSV fields with their line breaks, quoted once per list (kept as a hidden property). */
@@ -232,6 +231,7 @@ function quotedLines(list: readonly string[]): readonly string[] {
   return quoted;
 }
 
+/** RFC 4180 quoting when needed. */
 function csvField(v: string): string {
   return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
