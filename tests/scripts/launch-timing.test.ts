@@ -338,3 +338,73 @@ describe("timing and audience, end to end", () => {
     assert.strictEqual(byName.get("ana-1").ScheduleExpression, "at(2026-11-27T08:00:00)");
   });
 });
+
+describe("the summary counts what the plan holds", () => {
+  it("with more distinct send times than are counted at once (60,100 rows, each its own send_at)", async () => {
+    // Rows sharing a zone and send time are counted together and taken into the summary in batches of 50,000 kinds;
+    // here every row has its own, the last 100 repeat the first 100's, and some rows' zone is unknown (defaulted).
+    const zones = ["UTC", "Asia/Kolkata", "America/New_York", "Mars/Olympus"];
+    const base = Date.UTC(2026, 11, 10); // send_at values from 2026-12-10T00:00 local, a minute apart
+    const lines = ["id,email,timezone,send_at"];
+    const rows: { zone: string; hour: number }[] = [];
+    for (let i = 0; i < 60_100; i++) {
+      const n = i < 60_000 ? i : i - 60_000;
+      const at = new Date(base + n * 60_000).toISOString().slice(0, 16);
+      lines.push(`u${i},u${i}@example.com,${zones[n % 4]},${at}`);
+      rows.push({ zone: zones[n % 4], hour: Math.floor(n / 60) % 24 });
+    }
+    const file = path.join(tmp, "distinct-send-times.csv");
+    fs.writeFileSync(file, lines.join("\n") + "\n");
+    const r = await launch([
+      ...["--campaign", "kinds", "--recipients", file, "--template", "t-{variant}", "--date", "2026-12-10", "--hour", "9"],
+      ...["--step", "+36h:t2", "--quiet-hours", "22:00-07:00", "--variant", "A:45", "--variant", "B:45", "--holdout", "10"],
+      ...["--now", "2026-12-01T00:00:00Z", "--max-schedules", "1000000"],
+    ]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const s = r.summary;
+    // Independent counts: the plan's own lines, the holdout file, and the quiet hours by hand (22:00-07:00 local;
+    // step 2 is 36 hours after step 1 as requested, 12 hours later on the clock: no zone here changes offset).
+    const heldOut = new Set(
+      (r.holdout ?? "")
+        .split("\n")
+        .slice(1, -1)
+        .map((l) => l.split(",")[1]),
+    );
+    const quiet = (h: number) => h >= 22 || h < 7;
+    let delayed = 0,
+      defaulted = 0;
+    rows.forEach((row, i) => {
+      if (heldOut.has(`u${i}`)) return;
+      delayed += Number(quiet(row.hour)) + Number(quiet((row.hour + 12) % 24));
+      defaulted += Number(row.zone === "Mars/Olympus");
+    });
+    const count = (f: (p: PlanRow) => boolean) => r.plan.filter(f).length;
+    const recipients = (v: string) => new Set(r.plan.filter((p) => p.variant === v).map((p) => p.recipient_id)).size;
+    assert.strictEqual(s.rows, 60_100);
+    assert.strictEqual(s.heldOut, heldOut.size);
+    assert.strictEqual(s.recipientsPlanned, 60_100 - heldOut.size);
+    assert.strictEqual(s.schedules, r.plan.length);
+    assert.strictEqual(r.plan.length, 2 * s.recipientsPlanned);
+    assert.deepStrictEqual(
+      s.steps.map((x: { schedules: number }) => x.schedules),
+      [count((p) => p.step === 1), count((p) => p.step === 2)],
+    );
+    assert.deepStrictEqual(
+      s.audience.variants.map((v: { recipients: number; schedules: number }) => [v.recipients, v.schedules]),
+      [
+        [recipients("A"), count((p) => p.variant === "A")],
+        [recipients("B"), count((p) => p.variant === "B")],
+      ],
+    );
+    assert.deepStrictEqual(
+      s.scheduled,
+      [1, 2].flatMap((step) =>
+        ["A", "B"].map((variant) => ({ step, variant, schedules: count((p) => p.step === step && p.variant === variant) })),
+      ),
+    );
+    assert.deepStrictEqual(s.quiet, { rule: "22:00-07:00 local", policy: "delay", delayed, skipped: 0 });
+    assert.strictEqual(s.zones.defaulted, defaulted);
+    const utcs = r.plan.map((p) => p.utc).sort();
+    assert.deepStrictEqual([s.firstSend, s.lastSend], [utcs[0], utcs[utcs.length - 1]]);
+  });
+});

@@ -69,11 +69,6 @@ export interface StepDecision {
   due?: string;
   /** A recurring send (rule `every`): `time` is its first occurrence. */
   recurring?: RecurringSend;
-  /**
-   * The planner's (plan.ts) rendering of this decision's plan lines, kept with it because rows share it; undefined
-   * until then, and present on every decision so that all have one hidden class.
-   */
-  rendered?: unknown;
 }
 
 /** What a recurring schedule is created with, and the occurrences its flexible window is sized on. */
@@ -97,6 +92,11 @@ export interface ZoneDecisions {
   noSendLeft?: "quiet-hours" | "send-time-passed";
   /** Set when the row cannot be planned: strict zones and no usable zone, or a bad send time in the row. */
   reject?: { reason: "unknown-zone" | TimingProblem["reason"]; text: string };
+  /**
+   * What the planner (plan.ts) prepared for the rows with these decisions, kept with them because those rows share
+   * them; undefined until then, and present on every answer so that all have one hidden class.
+   */
+  prepared: unknown;
 }
 
 export interface SendRules {
@@ -159,7 +159,8 @@ export class SendDecider {
   decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES): ZoneDecisions {
     const z = this.resolve(rawZone);
     // (One field order for every answer, like stepDecision's.)
-    if (z.reject) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: z.reject };
+    if (z.reject)
+      return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: z.reject, prepared: undefined };
     const keyed = z.byTimingKey;
     const key = keyed && timingKey(this.rules.rule, timing, keyed.offsets);
     if (key === undefined) return this.answer(z, this.shared(z.zone, timing));
@@ -177,11 +178,20 @@ export class SendDecider {
   }
 
   private answer(z: ResolvedRawZone, shared: SharedSteps): ZoneDecisions {
-    if ("reason" in shared) return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: shared };
+    if ("reason" in shared)
+      return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: shared, prepared: undefined };
     if (shared.answer?.z === z) return shared.answer.decisions;
     const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
     const noSendLeft = nothingLeft(shared.steps);
-    const decisions: ZoneDecisions = { zone: z.zone, status: z.status, steps: shared.steps, notes, noSendLeft, reject: undefined };
+    const decisions: ZoneDecisions = {
+      zone: z.zone,
+      status: z.status,
+      steps: shared.steps,
+      notes,
+      noSendLeft,
+      reject: undefined,
+      prepared: undefined,
+    };
     shared.answer = { z, decisions };
     return decisions;
   }
@@ -337,7 +347,7 @@ function stepDecision(
   collidedWith?: number,
   recurring?: RecurringSend,
 ): StepDecision {
-  return { step, outcome, quiet, time, collidedWith, due, recurring, rendered: undefined };
+  return { step, outcome, quiet, time, collidedWith, due, recurring };
 }
 
 /** A later step less than MIN_STEP_GAP_MINUTES from an earlier-numbered step that is sent is not planned. */
@@ -393,19 +403,19 @@ export class PlannedSends {
   private static readonly MAX_PENDING = 50_000;
 
   /**
-   * Counts one row. The count goes to the entry the list itself points to when it is this one's, still pending, for
+   * Counts `rows` rows. The count goes to the entry the list itself points to when it is this one's, still pending, for
    * the same zone (rows share lists: no lookup per row, which with thousands of lists missed the CPU's caches);
    * otherwise to a new entry the list then points to. Each add counts in exactly one of this one's pending entries.
    */
-  add(zone: string, decisions: StepDecision[]): void {
+  add(zone: string, decisions: StepDecision[], rows = 1): void {
     const list = decisions as CountedList;
     const entry = list[PENDING];
     if (entry !== undefined && entry.owner === this && entry.live && entry.zone === zone) {
-      entry.count++;
+      entry.count += rows;
       return;
     }
     if (this.pending.length >= PlannedSends.MAX_PENDING) this.flush();
-    const fresh: PendingSends = { owner: this, live: true, zone, count: 1, decisions };
+    const fresh: PendingSends = { owner: this, live: true, zone, count: rows, decisions };
     list[PENDING] = fresh;
     this.pending.push(fresh);
   }

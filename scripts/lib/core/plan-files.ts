@@ -173,16 +173,19 @@ export class PlanFiles {
   }
 
   /**
-   * A row's notes, one line each, in one write: its own, then those of its decisions, which rows share. A shared list's
-   * notes are quoted once and kept on the list (a property read, not a lookup in a table of thousands of lists).
+   * A row's notes, one line each, in one write: its own, then those its decisions share, already quoted
+   * (quotedNoteLines: once per shared list, not per row).
    */
-  notesOf(row: { line: number; id: string }, own: readonly string[] | undefined, shared: readonly string[]): Promise<void> | undefined {
-    if (!own?.length && !shared.length) return undefined;
+  notesOf(
+    row: { line: number; id: string },
+    own: readonly string[] | undefined,
+    sharedQuoted: readonly string[],
+  ): Promise<void> | undefined {
+    if (!own?.length && !sharedQuoted.length) return undefined;
     const start = `${row.line},${csvField(row.id)},`;
     let text = "";
     if (own) for (const note of own) text += `${start}${csvField(note)}\n`;
-    const quoted = quotedLines(shared);
-    for (let i = 0; i < quoted.length; i++) text += start + quoted[i];
+    for (let i = 0; i < sharedQuoted.length; i++) text += start + sharedQuoted[i];
     return this.notes.write(text);
   }
 
@@ -217,18 +220,9 @@ export class PlanFiles {
   }
 }
 
-const QUOTED = Symbol("quoted lines");
-
-/** `list`'s notes as CSV fields with their line breaks, quoted once per list (kept as a hidden property). */
-function quotedLines(list: readonly string[]): readonly string[] {
-  const shared = list as readonly string[] & { [QUOTED]?: readonly string[] };
-  if (shared.length === 0) return shared;
-  let quoted = shared[QUOTED];
-  if (quoted === undefined) {
-    quoted = shared.map((note) => [csvField(note), "\n"].join("")); // flat: copied into every row's text
-    Object.defineProperty(shared, QUOTED, { value: quoted });
-  }
-  return quoted;
+/** Notes as the note field of notes.csv lines with their line breaks (PlanFiles.notesOf's `sharedQuoted`). */
+export function quotedNoteLines(notes: readonly string[]): readonly string[] {
+  return notes.map((note) => [csvField(note), "\n"].join("")); // flat: copied into every row's text
 }
 
 /** RFC 4180 quoting when needed. */
