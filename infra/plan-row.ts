@@ -63,29 +63,24 @@ export const RECURRING_ROW_FIELDS = ["start_date", "end_date"] as const satisfie
 /** A plan row whose every field is already JSON text: what the planner caches per zone and per row. */
 export type PlanRowJson = { [K in (typeof PLAN_ROW_FIELDS)[number]]: string } & { start_date?: string; end_date?: string };
 
-/** The fields of a plan line that are the recipient's own; the others are shared by every recipient of a decision. */
-export type RecipientFields = "schedule_name" | "email" | "template_data" | "recipient_id";
+/**
+ * The fields of a plan line that are the recipient's own or its group's (variant, and the template that goes with it);
+ * the others are shared by every recipient of a decision.
+ */
+export type RecipientFields = "schedule_name" | "email" | "template" | "template_data" | "recipient_id" | "variant";
 
 /**
- * A plan line's text around its recipient's own fields, from the shared fields already serialized as JSON: the planner
- * renders these once per decision and variant, and each line is then nine pieces (planLineFromParts).
+ * A plan line's text around its recipient's and group's fields, from the shared fields already serialized as JSON: the
+ * planner renders these once per decision, for every group, and each line is then thirteen pieces (planLineFromParts).
  */
-export type PlanLineParts = readonly [string, string, string, string, string];
+export type PlanLineParts = readonly [afterName: string, afterId: string, afterVariant: string];
 
 export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): PlanLineParts {
   // Each part one flat string (joined, not concatenated into a rope): the planner copies these into every line.
   return [
-    `{"schedule_name":`,
     [`,"send_at":`, j.send_at, `,"timezone":`, j.timezone, `,"email":`].join(""),
-    [`,"template":`, j.template, `,"template_data":`].join(""),
-    `,"recipient_id":`,
+    [`,"step":`, j.step, `,"utc":`, j.utc, `,"variant":`].join(""),
     [
-      `,"step":`,
-      j.step,
-      `,"utc":`,
-      j.utc,
-      `,"variant":`,
-      j.variant,
       `,"schedule_expression":`,
       j.schedule_expression,
       ...(j.start_date === undefined ? [] : [`,"start_date":`, j.start_date, `,"end_date":`, j.end_date]),
@@ -94,20 +89,36 @@ export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): PlanLinePa
   ];
 }
 
-/** One plan line (with its newline) from its parts and the recipient's fields, already serialized as JSON. */
+/** One plan line (with its newline) from its parts and the recipient's and group's fields, already serialized as JSON. */
 export function planLineFromParts(
   p: PlanLineParts,
   scheduleName: string,
   email: string,
+  template: string,
   templateData: string,
   recipientId: string,
+  variant: string,
 ): string {
-  return p[0] + scheduleName + p[1] + email + p[2] + templateData + p[3] + recipientId + p[4];
+  return (
+    `{"schedule_name":` +
+    scheduleName +
+    p[0] +
+    email +
+    `,"template":` +
+    template +
+    `,"template_data":` +
+    templateData +
+    `,"recipient_id":` +
+    recipientId +
+    p[1] +
+    variant +
+    p[2]
+  );
 }
 
 /** One plan line (with its newline) from fields already serialized as JSON. */
 export function planLineFromJson(j: PlanRowJson): string {
-  return planLineFromParts(planLineParts(j), j.schedule_name, j.email, j.template_data, j.recipient_id);
+  return planLineFromParts(planLineParts(j), j.schedule_name, j.email, j.template, j.template_data, j.recipient_id, j.variant);
 }
 
 /** One plan line (with its newline). */

@@ -172,9 +172,10 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         await files.holdout(row);
         continue;
       }
-      const prepared = lines.prepared(decided, group);
-      const planned = lines.of(row, prepared);
-      tally.plan(row, prepared);
+      const prepared = lines.prepared(decided);
+      const slot = lines.slotOf(group);
+      const planned = lines.of(row, prepared, slot);
+      tally.plan(row, prepared, slot);
       await files.writePlan(planned);
       const noted = files.notesOf(row, row.notes, prepared.notes);
       if (noted) await noted;
@@ -235,26 +236,25 @@ export function plannableRowBound(bytes: number, columns: number): number {
  * variant, and the variant; times come from the decisions, which rows share.
  */
 /**
- * What every planned row with one answer of the decider (its decisions) in one group shares, prepared on the first of
- * them: the shared parts of its plan lines (one per step sent), its notes quoted, and how many rows with it are
- * counted but not yet tallied. Kept on the answer (`prepared`): a row reads the one object instead of each step's
- * decision, which with thousands of answers in a list's own order missed the CPU's caches (0.9 s a million rows).
+ * What every planned row with one answer of the decider (its decisions) shares, prepared on the first of them: its plan
+ * lines' shared parts (per step sent, for every group: the variant is one of a line's own pieces), its notes quoted,
+ * and its rows counted per group but not yet tallied. Kept on the answer (`prepared`): a row reads this instead of
+ * each step's decision, which with thousands of answers in a list's own order missed the CPU's caches (0.9 s a million
+ * rows), and it is small, because those answers' shared parts are what the caches have to hold.
  */
 interface Prepared {
   owner: PlanLines;
   decided: ZoneDecisions;
-  /** The variant index, or the last slot for no variant. */
-  slot: number;
-  /** The indexes of the steps sent, and their lines' shared parts. */
-  sent: number[];
-  parts: PlanLineParts[];
+  /** Each step's lines' shared parts; undefined for a step not sent. */
+  parts: (PlanLineParts | undefined)[];
   notes: readonly string[];
-  /** Rows counted since the tally last took them in (PlanTally.flush). */
-  untallied: number;
+  /** Rows counted since the tally last took them in (PlanTally.flush), per group slot, and in all. */
+  untallied: number[];
+  untalliedRows: number;
 }
 
 class PlanLines {
-  /** `templateJson[step][group]`: group is the variant index, or the last slot for no variant. */
+  /** `templateJson[step][slot]`: slot is the variant index, or the last slot for no variant. */
   private readonly templateJson: string[][];
   private readonly variantJson: string[];
   private readonly templateData: TemplateDataJson;
@@ -273,49 +273,48 @@ class PlanLines {
     this.variantJson = [...audience.variants.map((v) => JSON.stringify(v.name)), "null"];
   }
 
-  /** What the rows with `decided` in `group` share, prepared on the first of them. */
-  prepared(decided: ZoneDecisions, group: number): Prepared {
-    const slot = group === NO_VARIANT ? this.variantJson.length - 1 : group;
-    let bySlot = decided.prepared as Prepared[] | undefined;
-    const p = bySlot?.[slot];
-    if (p !== undefined && p.owner === this) return p;
-    if (bySlot === undefined || bySlot.some((other) => other?.owner !== this)) decided.prepared = bySlot = [];
-    const sent: number[] = [];
-    const parts: PlanLineParts[] = [];
-    decided.steps.forEach((d, k) => {
-      if (!d.time) return;
-      sent.push(k);
-      const { step, time, recurring } = d;
-      // send_at, IANA zone names, ISO instants and variant names hold nothing JSON escapes.
-      parts.push(
-        planLineParts({
-          send_at: `"${time.send_at}"`,
-          timezone: `"${time.timezone}"`,
-          template: this.templateJson[k][slot],
-          step: String(step.number),
-          utc: `"${time.utc}"`,
-          variant: this.variantJson[slot],
-          schedule_expression: `"${recurring ? recurring.expression : atExpression(time.send_at)}"`,
-          ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
-        }),
-      );
-    });
-    return (bySlot[slot] = { owner: this, decided, slot, sent, parts, notes: quotedNoteLines(decided.notes), untallied: 0 });
+  /** The group's slot in per-group tables: the variant index, or the last slot for no variant. */
+  slotOf(group: number): number {
+    return group === NO_VARIANT ? this.variantJson.length - 1 : group;
   }
 
-  /** The row's lines. */
-  of(row: RecipientRow, p: Prepared): string {
+  /** What the rows with `decided` share, prepared on the first of them. */
+  prepared(decided: ZoneDecisions): Prepared {
+    const p = decided.prepared as Prepared | undefined;
+    if (p !== undefined && p.owner === this) return p;
+    const parts = decided.steps.map(({ step, time, recurring }) => {
+      if (!time) return undefined;
+      // send_at, IANA zone names and ISO instants hold nothing JSON escapes.
+      return planLineParts({
+        send_at: `"${time.send_at}"`,
+        timezone: `"${time.timezone}"`,
+        step: String(step.number),
+        utc: `"${time.utc}"`,
+        schedule_expression: `"${recurring ? recurring.expression : atExpression(time.send_at)}"`,
+        ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
+      });
+    });
+    const notes = quotedNoteLines(decided.notes);
+    const untallied = new Array<number>(this.variantJson.length).fill(0);
+    return (decided.prepared = { owner: this, decided, parts, notes, untallied, untalliedRows: 0 });
+  }
+
+  /** The row's lines, in the group with `slot`. */
+  of(row: RecipientRow, p: Prepared, slot: number): string {
     // Personalization: every other column, as strings, plus the step; serialized once per row.
     const dataPrefix = this.templateData.prefix(row.fields);
     const emailJson = JSON.stringify(row.email);
     const idJson = JSON.stringify(row.id);
+    const variantJson = this.variantJson[slot];
     const lines = this.lines;
     lines.length = 0;
-    for (let i = 0; i < p.sent.length; i++) {
-      const k = p.sent[i];
+    for (let k = 0; k < p.parts.length; k++) {
+      const parts = p.parts[k];
+      if (parts === undefined) continue;
       // Schedule names hold nothing JSON escapes.
       const name = `"${scheduleName(row.id, this.stepNumbers[k])}"`;
-      lines.push(planLineFromParts(p.parts[i], name, emailJson, dataPrefix + this.stepJson[k], idJson));
+      const template = this.templateJson[k][slot];
+      lines.push(planLineFromParts(parts, name, emailJson, template, dataPrefix + this.stepJson[k], idJson, variantJson));
     }
     // Joined, not appended line by line: a flat string hashes and writes without flattening a rope first.
     return lines.join("");
@@ -388,13 +387,14 @@ class PlanTally {
   }
 
   /**
-   * Counts a planned row. Rows are taken in by what they share (`p`): its counts are added per row here and the rest
-   * in bulk when the tally is read (flush).
+   * Counts a planned row in the group with `slot`. Rows are taken in by what they share (`p`): its counts are added per
+   * row here and the rest in bulk when the tally is read (flush).
    */
-  plan(row: RecipientRow, p: Prepared): void {
+  plan(row: RecipientRow, p: Prepared, slot: number): void {
     this.planned++;
     if (row.sameIdButCase !== undefined) this.idsDifferingOnlyInCase++;
-    if (p.untallied++ === 0) {
+    p.untallied[slot]++;
+    if (p.untalliedRows++ === 0) {
       this.untallied.push(p);
       if (this.untallied.length >= PlanTally.MAX_UNTALLIED) this.flush();
     }
@@ -403,14 +403,18 @@ class PlanTally {
   /** Takes in every row counted by plan(); before the counts are read. */
   flush(): void {
     for (const p of this.untallied) {
-      const rows = p.untallied;
-      p.untallied = 0;
       const d = p.decided;
+      const rows = p.untalliedRows;
+      p.untalliedRows = 0;
       if (d.status === "defaulted") this.defaulted += rows;
       if (d.status === "canonicalised") this.canonicalised += rows;
-      this.recipientsByGroup[p.slot] += rows;
-      this.schedulesByGroup[p.slot] += this.steps(d.steps, rows) * rows;
-      for (const k of p.sent) this.schedulesByStepAndGroup[k][p.slot] += rows;
+      const sent = this.steps(d.steps, rows);
+      p.untallied.forEach((inSlot, slot) => {
+        this.recipientsByGroup[slot] += inSlot;
+        this.schedulesByGroup[slot] += sent * inSlot;
+        p.parts.forEach((parts, k) => parts && (this.schedulesByStepAndGroup[k][slot] += inSlot));
+        p.untallied[slot] = 0;
+      });
       this.sends.add(d.zone, d.steps, rows);
       const recurring = d.steps[0]?.recurring;
       if (recurring && recurring.endMs > this.lastEndMs) this.lastEndMs = recurring.endMs;
