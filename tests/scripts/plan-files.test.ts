@@ -4,7 +4,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { OutputLock, PlanFiles } from "../../scripts/lib/core/plan-files";
+import { lineText, OutputLock, PlanFiles } from "../../scripts/lib/core/plan-files";
 
 describe("plan files with a plan sink", () => {
   let tmp: string;
@@ -66,5 +66,13 @@ describe("plan files: what is written is what was given, across the writers' flu
     assert.strictEqual(plan.toString("utf8"), expected.join(""));
     assert.strictEqual(sha, createHash("sha256").update(plan).digest("hex"));
     assert.strictEqual(fs.readFileSync(path.join(dir, "rejects.csv"), "utf8"), `line,id,reason\n7,${longId},why\n`);
+  });
+});
+
+describe("line numbers in the files", () => {
+  it("are the decimal numbers, across every 3-digit group boundary (checked against Number.prototype.toString)", () => {
+    const ns = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 9999, 10_000, 100_007, 999_999, 1_000_000, 1_000_001, 1_234_567_890];
+    for (let n = 0; n < 20_000; n += 7) ns.push(n);
+    for (const n of ns) assert.strictEqual(lineText(n), n.toString(10), `line ${n}`);
   });
 });

@@ -169,7 +169,7 @@ export class PlanFiles {
   }
 
   reject(r: Reject): Promise<void> | undefined {
-    return this.rejects.write(`${r.line},${csvField(r.id)},${csvField(r.text)}\n`);
+    return this.rejects.write(`${lineText(r.line)},${csvField(r.id)},${csvField(r.text)}\n`);
   }
 
   /**
@@ -182,7 +182,7 @@ export class PlanFiles {
     sharedQuoted: readonly string[],
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
-    const start = `${row.line},${csvField(row.id)},`;
+    const start = `${lineText(row.line)},${csvField(row.id)},`;
     let text = "";
     if (own) for (const note of own) text += `${start}${csvField(note)}\n`;
     for (let i = 0; i < sharedQuoted.length; i++) text += start + sharedQuoted[i];
@@ -191,7 +191,7 @@ export class PlanFiles {
 
   /** A recipient in the holdout group: listed, not planned. */
   holdout(row: RecipientRow): Promise<void> | undefined {
-    return this.heldOut!.write(`${row.line},${csvField(row.id)},${csvField(row.email)}\n`);
+    return this.heldOut!.write(`${lineText(row.line)},${csvField(row.id)},${csvField(row.email)}\n`);
   }
 
   /** Flushes and closes the files; returns the plan's sha256. */
@@ -223,6 +223,18 @@ export class PlanFiles {
 /** Notes as the note field of notes.csv lines with their line breaks (PlanFiles.notesOf's `sharedQuoted`). */
 export function quotedNoteLines(notes: readonly string[]): readonly string[] {
   return notes.map((note) => [csvField(note), "\n"].join("")); // flat: copied into every row's text
+}
+
+const UNDER_1000 = Array.from({ length: 1000 }, (_, i) => String(i));
+const PADDED_TO_3 = UNDER_1000.map((digits) => digits.padStart(3, "0"));
+
+/**
+ * A line number (a whole number ≥ 0) in decimal, built from 3-digit groups rather than by `String(n)`: V8 keeps the
+ * strings it converts numbers to in a cache, so a string per noted row outlived the young generation (22 MB promoted
+ * and 0.2 s of GC over a million rows).
+ */
+export function lineText(n: number): string {
+  return n < 1000 ? UNDER_1000[n] : lineText(Math.floor(n / 1000)) + PADDED_TO_3[n % 1000];
 }
 
 /** RFC 4180 quoting when needed. */
