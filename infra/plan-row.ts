@@ -72,10 +72,12 @@ export type RecipientFields = "schedule_name" | "email" | "template" | "template
 /**
  * A plan line's text around its recipient's and group's fields, from the shared fields already serialized as JSON: the
  * planner renders these once per decision, for every group, and each line is then thirteen pieces (planLineFromParts).
+ * Three strings per line: after the name, after the recipient id, after the variant; a planner keeps the parts of
+ * several lines one after another in one array.
  */
-export type PlanLineParts = readonly [afterName: string, afterId: string, afterVariant: string];
+export type PlanLineParts = readonly string[];
 
-export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): PlanLineParts {
+export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): [afterName: string, afterId: string, afterVariant: string] {
   // Each part one flat string (joined, not concatenated into a rope): the planner copies these into every line.
   return [
     [`,"send_at":`, j.send_at, `,"timezone":`, j.timezone, `,"email":`].join(""),
@@ -89,9 +91,10 @@ export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): PlanLinePa
   ];
 }
 
-/** One plan line (with its newline) from its parts and the recipient's and group's fields, already serialized as JSON. */
+/** One plan line (with its newline) from its parts (`p[at]` to `p[at + 2]`) and the recipient's and group's fields, already serialized as JSON. */
 export function planLineFromParts(
   p: PlanLineParts,
+  at: number,
   scheduleName: string,
   email: string,
   template: string,
@@ -102,7 +105,7 @@ export function planLineFromParts(
   return (
     `{"schedule_name":` +
     scheduleName +
-    p[0] +
+    p[at] +
     email +
     `,"template":` +
     template +
@@ -110,15 +113,15 @@ export function planLineFromParts(
     templateData +
     `,"recipient_id":` +
     recipientId +
-    p[1] +
+    p[at + 1] +
     variant +
-    p[2]
+    p[at + 2]
   );
 }
 
 /** One plan line (with its newline) from fields already serialized as JSON. */
 export function planLineFromJson(j: PlanRowJson): string {
-  return planLineFromParts(planLineParts(j), j.schedule_name, j.email, j.template, j.template_data, j.recipient_id, j.variant);
+  return planLineFromParts(planLineParts(j), 0, j.schedule_name, j.email, j.template, j.template_data, j.recipient_id, j.variant);
 }
 
 /** One plan line (with its newline). */

@@ -41,6 +41,8 @@ const FINAL_NAMES = ["summary.json", "plan.jsonl", "rejects.csv", "notes.csv", "
 const LOCK_NAME = ".sendtime.lock";
 /** Bytes a file's writer gathers before handing them on (the stream's own buffer is 16 KB). */
 const FLUSH_BYTES = 1 << 16;
+/** Pieces of notes lines kept before they are written (a few hundred rows' notes). */
+const PENDING_PIECES = 1024;
 
 const failure = (where: string, e: unknown) => {
   const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -128,6 +130,8 @@ export class PlanFiles {
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
+  /** Notes lines' pieces not yet handed to the writer: notes come a few per row, and are written a few hundred at a time. */
+  private readonly pendingNotes: string[] = [];
   private readonly heldOut?: LineWriter;
 
   /**
@@ -183,9 +187,17 @@ export class PlanFiles {
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
     const start = `${lineText(row.line)},${csvField(row.id)},`;
-    let text = "";
-    if (own) for (const note of own) text += `${start}${csvField(note)}\n`;
-    for (let i = 0; i < sharedQuoted.length; i++) text += start + sharedQuoted[i];
+    const pending = this.pendingNotes;
+    if (own) for (const note of own) pending.push(start, csvField(note), "\n");
+    for (let i = 0; i < sharedQuoted.length; i++) pending.push(start, sharedQuoted[i]);
+    if (pending.length < PENDING_PIECES) return undefined;
+    return this.writeNotes();
+  }
+
+  /** Writes the notes waiting in pendingNotes, as one text. */
+  private writeNotes(): Promise<void> | undefined {
+    const text = this.pendingNotes.join("");
+    this.pendingNotes.length = 0;
     return this.notes.write(text);
   }
 
@@ -196,6 +208,7 @@ export class PlanFiles {
 
   /** Flushes and closes the files; returns the plan's sha256. */
   async close(): Promise<string> {
+    await this.writeNotes();
     for (const w of this.writers) await w.close();
     return this.hash.digest("hex");
   }

@@ -245,8 +245,8 @@ export function plannableRowBound(bytes: number, columns: number): number {
 interface Prepared {
   owner: PlanLines;
   decided: ZoneDecisions;
-  /** Each step's lines' shared parts; undefined for a step not sent. */
-  parts: (PlanLineParts | undefined)[];
+  /** Each step's lines' shared parts, three a step (planLineParts) in one array; "" for a step not sent. */
+  parts: PlanLineParts;
   notes: readonly string[];
   /** Rows counted since the tally last took them in (PlanTally.flush), per group slot, and in all. */
   untallied: number[];
@@ -282,8 +282,8 @@ class PlanLines {
   prepared(decided: ZoneDecisions): Prepared {
     const p = decided.prepared as Prepared | undefined;
     if (p !== undefined && p.owner === this) return p;
-    const parts = decided.steps.map(({ step, time, recurring }) => {
-      if (!time) return undefined;
+    const parts = decided.steps.flatMap(({ step, time, recurring }) => {
+      if (!time) return ["", "", ""];
       // send_at, IANA zone names and ISO instants hold nothing JSON escapes.
       return planLineParts({
         send_at: `"${time.send_at}"`,
@@ -308,13 +308,13 @@ class PlanLines {
     const variantJson = this.variantJson[slot];
     const lines = this.lines;
     lines.length = 0;
-    for (let k = 0; k < p.parts.length; k++) {
-      const parts = p.parts[k];
-      if (parts === undefined) continue;
+    const parts = p.parts;
+    for (let k = 0; k < this.stepNumbers.length; k++) {
+      if (parts[3 * k] === "") continue;
       // Schedule names hold nothing JSON escapes.
       const name = `"${scheduleName(row.id, this.stepNumbers[k])}"`;
       const template = this.templateJson[k][slot];
-      lines.push(planLineFromParts(parts, name, emailJson, template, dataPrefix + this.stepJson[k], idJson, variantJson));
+      lines.push(planLineFromParts(parts, 3 * k, name, emailJson, template, dataPrefix + this.stepJson[k], idJson, variantJson));
     }
     // Joined, not appended line by line: a flat string hashes and writes without flattening a rope first.
     return lines.join("");
@@ -412,7 +412,7 @@ class PlanTally {
       p.untallied.forEach((inSlot, slot) => {
         this.recipientsByGroup[slot] += inSlot;
         this.schedulesByGroup[slot] += sent * inSlot;
-        p.parts.forEach((parts, k) => parts && (this.schedulesByStepAndGroup[k][slot] += inSlot));
+        d.steps.forEach((step, k) => step.time && (this.schedulesByStepAndGroup[k][slot] += inSlot));
         p.untallied[slot] = 0;
       });
       this.sends.add(d.zone, d.steps, rows);
