@@ -99,7 +99,7 @@ function oneBlockMessage(campaignId: string, recipientId: string): boolean {
 
 const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
 
-/** STATE = the SHA-256 state after the initial state and BLOCK. */
+/** STATE = the SHA-256 state after the initial state and BLOCK. Every sum is cut to 32 bits (`| 0`): int32 arithmetic. */
 function sha256Block(): void {
   const w = WORDS;
   const m = BLOCK;
@@ -107,7 +107,7 @@ function sha256Block(): void {
   for (let i = 16; i < 64; i++) {
     const a = w[i - 15];
     const b = w[i - 2];
-    w[i] = (rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3)) + w[i - 16] + (rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10)) + w[i - 7];
+    w[i] = ((rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3)) + w[i - 16] + (rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10)) + w[i - 7]) | 0;
   }
   let a = H[0];
   let b = H[1];
@@ -118,8 +118,9 @@ function sha256Block(): void {
   let g = H[6];
   let h = H[7];
   for (let i = 0; i < 64; i++) {
-    const t1 = (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) | 0;
-    const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    // Ch(e, f, g) = g ^ (e & (f ^ g)); Maj(a, b, c) = (a & b) | (c & (a | b)): the same bits, fewer operations.
+    const t1 = (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + (g ^ (e & (f ^ g))) + K[i] + w[i]) | 0;
+    const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) | (c & (a | b)))) | 0;
     h = g;
     g = f;
     f = e;
