@@ -232,10 +232,6 @@ export function plannableRowBound(bytes: number, columns: number): number {
 }
 
 /**
- * A recipient's plan lines. Everything that does not change per row is serialized once: each step's template per
- * variant, and the variant; times come from the decisions, which rows share.
- */
-/**
  * What every planned row with one answer of the decider (its decisions) shares, prepared on the first of them: its plan
  * lines' shared parts (per step sent, for every group: the variant is one of a line's own pieces), its notes quoted,
  * and its rows counted per group but not yet tallied. Kept on the answer (`prepared`): a row reads this instead of
@@ -253,6 +249,10 @@ interface Prepared {
   untalliedRows: number;
 }
 
+/**
+ * A recipient's plan lines. Everything that does not change per row is serialized once: each step's template per
+ * variant, and the variant; times come from the decisions, which rows share (prepared).
+ */
 class PlanLines {
   /** `templateJson[step][slot]`: slot is the variant index, or the last slot for no variant. */
   private readonly templateJson: string[][];
