@@ -41,8 +41,8 @@ const FINAL_NAMES = ["summary.json", "plan.jsonl", "rejects.csv", "notes.csv", "
 const LOCK_NAME = ".sendtime.lock";
 /** Bytes a file's writer gathers before handing them on (the stream's own buffer is 16 KB). */
 const FLUSH_BYTES = 1 << 16;
-/** Pieces of notes lines kept before they are written (a few hundred rows' notes). */
-const PENDING_PIECES = 1024;
+/** Characters of notes lines kept before they are written (a few hundred rows' notes). */
+const PENDING_NOTES = 1 << 15;
 
 const failure = (where: string, e: unknown) => {
   const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -130,8 +130,8 @@ export class PlanFiles {
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
-  /** Notes lines' pieces not yet handed to the writer: notes come a few per row, and are written a few hundred at a time. */
-  private readonly pendingNotes: string[] = [];
+  /** Notes lines not yet handed to the writer: notes come a few per row, and are written a few hundred rows at a time. */
+  private pendingNotes = "";
   private readonly heldOut?: LineWriter;
 
   /**
@@ -187,17 +187,18 @@ export class PlanFiles {
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
     const start = `${lineText(row.line)},${csvField(row.id)},`;
-    const pending = this.pendingNotes;
-    if (own) for (const note of own) pending.push(start, csvField(note), "\n");
-    for (let i = 0; i < sharedQuoted.length; i++) pending.push(start, sharedQuoted[i]);
-    if (pending.length < PENDING_PIECES) return undefined;
+    let pending = this.pendingNotes;
+    if (own) for (const note of own) pending += `${start}${csvField(note)}\n`;
+    for (let i = 0; i < sharedQuoted.length; i++) pending += start + sharedQuoted[i];
+    this.pendingNotes = pending;
+    if (pending.length < PENDING_NOTES) return undefined;
     return this.writeNotes();
   }
 
-  /** Writes the notes waiting in pendingNotes, as one text. */
+  /** Writes the notes lines waiting in pendingNotes. */
   private writeNotes(): Promise<void> | undefined {
-    const text = this.pendingNotes.join("");
-    this.pendingNotes.length = 0;
+    const text = this.pendingNotes;
+    this.pendingNotes = "";
     return this.notes.write(text);
   }
 
