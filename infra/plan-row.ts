@@ -71,9 +71,9 @@ export type RecipientFields = "schedule_name" | "email" | "template" | "template
 
 /**
  * A plan line's text around its recipient's and group's fields, from the shared fields already serialized as JSON: the
- * planner renders these once per decision, for every group, and each line is then thirteen pieces (planLineFromParts).
- * Three strings per line: after the name, after the recipient id, after the variant; a planner keeps the parts of
- * several lines one after another in one array.
+ * planner renders these once per answer of its decider (the same for every group), and each line is then thirteen
+ * pieces (planLineFromParts). Three strings per line: after the name, after the recipient id, after the variant; a
+ * planner keeps the parts of several lines one after another in one array.
  */
 export type PlanLineParts = readonly string[];
 

@@ -336,3 +336,22 @@ describe("timing rules", () => {
     });
   });
 });
+
+describe("the decider's answers", () => {
+  it("rows whose zone is written two ways, taking turns, each get back their own answer, not a new one per row", () => {
+    // What a row's answer carries (its zone as written, its notes) differs by spelling; the planner prepares a row's
+    // lines once per answer, so an answer made anew for every row would be prepared anew for every row.
+    const rule: BaseRule = { kind: "date", date: date("2026-12-10"), hour: 9, minute: 0 };
+    const decider = new SendDecider({ rule, steps: [STEP1], missed: onTime, defaultZone: "UTC" });
+    const row = { sendAt: "2026-12-11T09:00" };
+    const first = { blank: decider.decide("", row), utc: decider.decide("UTC", row), lower: decider.decide("utc", row) };
+    assert.strictEqual(first.blank.steps, first.utc.steps, "one computation for the zone and send_at");
+    assert.notStrictEqual(first.blank, first.utc);
+    for (let i = 0; i < 3; i++) {
+      assert.strictEqual(decider.decide("", row), first.blank);
+      assert.strictEqual(decider.decide("UTC", row), first.utc);
+      assert.strictEqual(decider.decide("utc", row), first.lower);
+    }
+    assert.deepStrictEqual(first.blank.notes, ["no timezone: sent in UTC, the default zone"]);
+  });
+});

@@ -134,10 +134,12 @@ interface TimingKeyed {
 }
 
 /**
- * Steps for one zone and timing values, with their notes; or the row's send-time problem. `answer` keeps the last
- * full answer built from it (almost always the only one: the zone is part of the key), so rows allocate nothing.
+ * Steps for one zone and timing values, with their notes; or the row's send-time problem. `answers` keeps the full
+ * answers built from it, one per way the zone is written (usually one; at most MAX_SPELLINGS), so rows allocate
+ * nothing and rows with one answer share what the planner prepares for it, even when spellings take turns.
  */
-type SharedSteps = { steps: StepDecision[]; notes: string[]; answer?: { z: ResolvedRawZone; decisions: ZoneDecisions } } | TimingProblem;
+type SharedSteps = { steps: StepDecision[]; notes: string[]; answers?: { z: ResolvedRawZone; decisions: ZoneDecisions }[] } | TimingProblem;
+const MAX_SPELLINGS = 8;
 
 export class SendDecider {
   private readonly zones: ZoneResolver;
@@ -180,7 +182,8 @@ export class SendDecider {
   private answer(z: ResolvedRawZone, shared: SharedSteps): ZoneDecisions {
     if ("reason" in shared)
       return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: shared, prepared: undefined };
-    if (shared.answer?.z === z) return shared.answer.decisions;
+    const answers = (shared.answers ??= []);
+    for (let i = 0; i < answers.length; i++) if (answers[i].z === z) return answers[i].decisions;
     const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
     const noSendLeft = nothingLeft(shared.steps);
     const decisions: ZoneDecisions = {
@@ -192,7 +195,7 @@ export class SendDecider {
       reject: undefined,
       prepared: undefined,
     };
-    shared.answer = { z, decisions };
+    if (answers.length < MAX_SPELLINGS) answers.push({ z, decisions });
     return decisions;
   }
 

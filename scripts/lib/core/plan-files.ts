@@ -41,8 +41,11 @@ const FINAL_NAMES = ["summary.json", "plan.jsonl", "rejects.csv", "notes.csv", "
 const LOCK_NAME = ".sendtime.lock";
 /** Bytes a file's writer gathers before handing them on (the stream's own buffer is 16 KB). */
 const FLUSH_BYTES = 1 << 16;
-/** Characters of notes lines kept before they are written (a few hundred rows' notes). */
-const PENDING_NOTES = 1 << 15;
+/**
+ * Characters of notes lines kept before they are written (about a hundred rows' notes): well under the FLUSH_BYTES / 3
+ * characters a LineWriter copies into its buffer as they come, so each batch goes into the buffer too.
+ */
+const PENDING_NOTES = FLUSH_BYTES / 8;
 
 const failure = (where: string, e: unknown) => {
   const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -177,8 +180,9 @@ export class PlanFiles {
   }
 
   /**
-   * A row's notes, one line each, in one write: its own, then those its decisions share, already quoted
-   * (quotedNoteLines: once per shared list, not per row).
+   * A row's notes, one line each: its own, then those its decisions share, already quoted (quotedNoteLines: once per
+   * shared list, not per row). Kept with the rows' before it and written when they are PENDING_NOTES long (and at
+   * close): a promise only when that write waits for the disk.
    */
   notesOf(
     row: { line: number; id: string },

@@ -232,11 +232,12 @@ export function plannableRowBound(bytes: number, columns: number): number {
 }
 
 /**
- * What every planned row with one answer of the decider (its decisions) shares, prepared on the first of them: its plan
- * lines' shared parts (per step sent, for every group: the variant is one of a line's own pieces), its notes quoted,
- * and its rows counted per group but not yet tallied. Kept on the answer (`prepared`): a row reads this instead of
- * each step's decision, which with thousands of answers in a list's own order missed the CPU's caches (0.9 s a million
- * rows), and it is small, because those answers' shared parts are what the caches have to hold.
+ * What every planned row with one answer of the decider (its decisions) shares, prepared on the first row with that
+ * answer object: its plan lines' shared parts (per step sent, the same for every group: the variant and its template
+ * are pieces of the line), its notes quoted, and its rows counted per group but not yet tallied. Kept on the answer
+ * (`prepared`): a row reads this instead of each step's decision, which with thousands of answers in a list's own
+ * order missed the CPU's caches (0.9 s a million rows). The decider keeps one answer per zone spelling and timing
+ * values (decisions.ts), so this is prepared once for each.
  */
 interface Prepared {
   owner: PlanLines;
@@ -309,7 +310,7 @@ class PlanLines {
     const lines = this.lines;
     lines.length = 0;
     const parts = p.parts;
-    for (let k = 0; k < this.stepNumbers.length; k++) {
+    for (let k = 0; 3 * k < parts.length; k++) {
       if (parts[3 * k] === "") continue;
       // Schedule names hold nothing JSON escapes.
       const name = `"${scheduleName(row.id, this.stepNumbers[k])}"`;
@@ -387,8 +388,9 @@ class PlanTally {
   }
 
   /**
-   * Counts a planned row in the group with `slot`. Rows are taken in by what they share (`p`): its counts are added per
-   * row here and the rest in bulk when the tally is read (flush).
+   * Counts a planned row in the group with `slot`. Only the rows planned and ids differing in case are counted here;
+   * everything its answer decides (zones, schedules per step and variant, missed and quiet outcomes, collisions, send
+   * instants) is counted per answer and group, for all its rows at once, when the tally is read (flush).
    */
   plan(row: RecipientRow, p: Prepared, slot: number): void {
     this.planned++;
