@@ -91,7 +91,10 @@ export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): [afterName
   ];
 }
 
-/** One plan line (with its newline) from its parts (`p[at]` to `p[at + 2]`) and the recipient's and group's fields, already serialized as JSON. */
+/**
+ * One plan line (with its newline) from its parts (`p[at]` to `p[at + 2]`) and the recipient's and group's fields,
+ * already serialized as JSON.
+ */
 export function planLineFromParts(
   p: PlanLineParts,
   at: number,

@@ -133,7 +133,7 @@ export class PlanFiles {
   private readonly plan: LineWriter;
   private readonly rejects: LineWriter;
   private readonly notes: LineWriter;
-  /** Notes lines not yet handed to the writer: notes come a few per row, and are written a few hundred rows at a time. */
+  /** Notes lines not yet handed to the writer (PENDING_NOTES): notes come a few per row, and are written in batches. */
   private pendingNotes = "";
   private readonly heldOut?: LineWriter;
 
@@ -181,8 +181,8 @@ export class PlanFiles {
 
   /**
    * A row's notes, one line each: its own, then those its decisions share, already quoted (quotedNoteLines: once per
-   * shared list, not per row). Kept with the rows' before it and written when they are PENDING_NOTES long (and at
-   * close): a promise only when that write waits for the disk.
+   * shared list, not per row). They wait with earlier rows' notes until PENDING_NOTES characters (or close()) and are
+   * then written together: a promise only when that write waits for the disk.
    */
   notesOf(
     row: { line: number; id: string },
