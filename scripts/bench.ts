@@ -5,14 +5,16 @@
  * are reported by a preloaded hook. Targets: size-window ≤ 1.5× the bare pass and ≤ 150 MB; the launcher's dry run
  * (plan + rejects, 2 steps) ≤ 300 MB at any row count and at least BENCH_MIN_ROWS_PER_S (86,000: the rate before
  * the compact duplicate set); the dry run with every timing option on (the list plus last_login, send_hour and send_at
- * columns) ≤ 1.3× the plain dry run's CPU (the fastest of BENCH_REPEAT runs of each, taking turns). Last, the
- * duplicate set alone past a Map's 2^24 entries (BENCH_SEEN_KEYS, 17,000,000). BENCH_SKIP=timing,pinpoint leaves out
- * the every-timing-option run and the Pinpoint import (at ten million rows they would generate and read two more lists
- * of several GB).
+ * columns) ≤ 1.3× the CPU of the dry run as it was when that target was set (commit BASELINE_COMMIT, run from the
+ * repository's history with its own dependencies: bench/baseline.ts), and also reported against today's plain dry
+ * run; the fastest of BENCH_REPEAT runs of each, taking turns. Last, the duplicate set alone past a Map's 2^24
+ * entries (BENCH_SEEN_KEYS, 17,000,000). BENCH_SKIP=timing,pinpoint leaves out the every-timing-option run and the
+ * Pinpoint import (at ten million rows they would generate and read two more lists of several GB).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
+import { BASELINE_COMMIT, baselineCheckout, baselineDryRun } from "./bench/baseline";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
 import { count } from "./lib/cli/format";
@@ -23,7 +25,7 @@ Generates a recipient list once into .bench-cache/ and measures each tool in its
 csv-parse pass: time, CPU and peak RSS, and whether the targets are met. Takes minutes.
   BENCH_ROWS=N          rows in the list (default 1000000; 10000000 for the ten-million-row run)
   BENCH_SKIP=a,b        leave out runs: timing (every timing option), pinpoint (the Pinpoint import)
-  BENCH_REPEAT=N        runs of the plain and the every-timing-option dry run, taking turns (default 3)
+  BENCH_REPEAT=N        runs of the baseline, plain and every-timing-option dry runs, taking turns (default 3)
   BENCH_SEEN_KEYS=N     keys for the duplicate set run on its own (default 17000000)
   BENCH_MIN_ROWS_PER_S  the dry run's rate target (default 86000)
 `;
@@ -103,16 +105,14 @@ interface Measured {
   maxRssBytes: number;
 }
 
-function measure(label: string, script: string, args: string[]): Measured {
-  const r = spawnSync(
-    process.execPath,
-    ["-r", path.join(__dirname, "bench", "peak-rss.js"), require.resolve("ts-node/dist/bin"), "--transpile-only", script, ...args],
-    {
-      cwd: ROOT,
-      encoding: "utf8",
-      maxBuffer: 256 * 1024 * 1024,
-    },
-  );
+/** Runs `script` of the code in `root` (this repository, or the baseline) with that code's own ts-node. */
+function measure(label: string, script: string, args: string[], root = ROOT): Measured {
+  const tsNode = path.join(root, "node_modules", "ts-node", "dist", "bin");
+  const r = spawnSync(process.execPath, ["-r", path.join(__dirname, "bench", "peak-rss.js"), tsNode, "--transpile-only", script, ...args], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
   const m = /BENCH (\{.*\})/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`${label} failed (exit ${r.status}): ${r.stderr.slice(-500)}`);
   return JSON.parse(m[1]);
@@ -181,8 +181,9 @@ row(`duplicate set, ${(SEEN_KEYS / 1e6).toFixed(1)}M ids`, seen, undefined, SEEN
 if (!SKIP.has("pinpoint")) pinpointBench(ROWS, CACHE, measure);
 
 /**
- * The dry run with every timing option on, beside the plain one: BENCH_REPEAT times each (default 3), taking turns,
- * compared by each one's fastest run (on a shared machine a single pair moved the ratio by ±0.15).
+ * The dry run with every timing option on, side by side with the dry run as it was when its target was set (the
+ * baseline, baseline.ts) and with today's plain one: BENCH_REPEAT times each (default 3), taking turns, compared by
+ * each one's fastest run (on a shared machine a single pair moved the ratio by ±0.15).
  */
 function timingCase(first: Measured, bare: Measured): void {
   // The same list with timing columns, every timing option on: --after, per-row send_hour/send_at, a 36-hour step,
@@ -221,24 +222,35 @@ function timingCase(first: Measured, bare: Measured): void {
     path.join(CACHE, "launch-timing-out"),
     "--json",
   ];
+  const baseline = baselineCheckout(ROOT, CACHE);
+  const asFiled = (dir: string) =>
+    measure("the baseline's dry run", "scripts/launch-campaign.ts", baselineDryRun(FILE, path.join(CACHE, "launch-baseline-out")), dir);
   const plains = [first];
   const timeds: Measured[] = [];
+  const baselines: Measured[] = [];
   for (let i = 0; i < REPEAT; i++) {
+    if ("dir" in baseline) baselines.push(asFiled(baseline.dir));
     timeds.push(measure("launch-campaign, every timing option", "scripts/launch-campaign.ts", TIMED_DRY_RUN));
     if (i < REPEAT - 1) plains.push(measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN));
   }
   const cpus = (ms: Measured[]) => ms.map((m) => (m.cpuMs / 1000).toFixed(2)).join(", ");
-  process.stdout.write(`  CPU s of each run, taking turns: plain ${cpus(plains)}; every timing option ${cpus(timeds)}\n`);
+  const short = BASELINE_COMMIT.slice(0, 7);
+  process.stdout.write(
+    `  CPU s of each run, taking turns: ${baselines.length ? `as of ${short} ${cpus(baselines)}; ` : ""}` +
+      `plain ${cpus(plains)}; every timing option ${cpus(timeds)}\n`,
+  );
   const fastest = (ms: Measured[]) => ms.reduce((a, b) => (b.cpuMs < a.cpuMs ? b : a));
-  const launched = fastest(plains);
   const timed = fastest(timeds);
-  row("  plain (fastest)", launched, bare);
+  if (baselines.length) row(`  as of ${short} (fastest)`, fastest(baselines), bare);
+  row("  plain (fastest)", fastest(plains), bare);
   row("  every option (fastest)", timed, bare);
   // Judged on CPU time: on a shared machine the wall clock mostly measures the neighbours.
-  const timedRatio = timed.ms / launched.ms;
-  const timedCpuRatio = timed.cpuMs / launched.cpuMs;
-  process.stdout.write(
-    `every timing option vs the plain dry run: ${timedCpuRatio.toFixed(2)}× the CPU, ${timedRatio.toFixed(2)}× the time ` +
-      `(target ≤ 1.3× the CPU): ${timedCpuRatio <= 1.3 ? "met" : "NOT met"}\n`,
-  );
+  if ("dir" in baseline) {
+    const ratio = timed.cpuMs / fastest(baselines).cpuMs;
+    process.stdout.write(
+      `every timing option vs the dry run as of ${short} (when the target was set): ${ratio.toFixed(2)}× the CPU ` +
+        `(target ≤ 1.3×): ${ratio <= 1.3 ? "met" : "NOT met"}\n`,
+    );
+  } else process.stdout.write(`every timing option vs the dry run as of ${short}: not checked (${baseline.unavailable})\n`);
+  process.stdout.write(`every timing option vs today's plain dry run: ${(timed.cpuMs / fastest(plains).cpuMs).toFixed(2)}× the CPU\n`);
 }

@@ -1,0 +1,46 @@
+/**
+ * The launcher as it was when the every-timing-option target was set (issue 12: "the 1M-row dry run with 2 steps and
+ * every option on stays within 1.3× of today's"): commit BASELINE_COMMIT, the last before any work on the open issues.
+ * Its files come out of this repository's own history (`git archive`) into the bench cache, with its own locked
+ * dependencies (`npm ci`, from the npm registry), once; the bench then runs its dry run side by side with today's.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+
+export const BASELINE_COMMIT = "43bb9aff6aec01e521fd14199d75c0f30410a403";
+
+/** The baseline's flags for its plain dry run: the bench's dry run as that commit's own bench ran it. */
+export function baselineDryRun(file: string, out: string): string[] {
+  const flags = ["--campaign", "bench", "--recipients", file, "--template", "welcome", "--date", "2026-12-01", "--hour", "9"];
+  return [...flags, "--step", "+3d:followup", "--now", "2026-11-29T00:00:00Z", "--dry-run", "--out", out, "--json"];
+}
+
+/**
+ * The baseline's folder in `cache`, set up on first use; or why it cannot be (no git history with the commit, as in a
+ * shallow clone or a tarball, or no npm registry), as one line.
+ */
+export function baselineCheckout(root: string, cache: string): { dir: string } | { unavailable: string } {
+  const dir = path.join(cache, `baseline-${BASELINE_COMMIT.slice(0, 7)}`);
+  const ready = path.join(dir, ".ready");
+  if (fs.existsSync(ready)) return { dir };
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  process.stderr.write(`setting up the baseline (commit ${BASELINE_COMMIT.slice(0, 7)}) in ${path.relative(root, dir)} …\n`);
+  const archive = spawnSync("git", ["-C", root, "archive", "--format=tar", BASELINE_COMMIT], { maxBuffer: 1 << 30 });
+  if (archive.status !== 0) return { unavailable: `git archive ${BASELINE_COMMIT.slice(0, 7)} failed: ${firstLine(archive.stderr)}` };
+  const untar = spawnSync("tar", ["-x", "-C", dir], { input: archive.stdout });
+  if (untar.status !== 0) return { unavailable: `unpacking the baseline failed: ${firstLine(untar.stderr)}` };
+  const install = spawnSync("npm", ["ci", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir, encoding: "utf8" });
+  if (install.status !== 0) return { unavailable: `npm ci in the baseline failed: ${firstLine(install.stderr)}` };
+  fs.writeFileSync(ready, "");
+  return { dir };
+}
+
+function firstLine(text: Buffer | string | null): string {
+  return (
+    String(text ?? "")
+      .trim()
+      .split("\n")[0] || "(no message)"
+  );
+}
