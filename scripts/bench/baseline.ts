@@ -1,6 +1,6 @@
 /**
- * The launcher as it was when the every-timing-option target was set (issue 12: "the 1M-row dry run with 2 steps and
- * every option on stays within 1.3× of today's"): commit BASELINE_COMMIT, the last before any work on the open issues.
+ * The launcher as it was when the every-timing-option target was set ("the 1M-row dry run with 2 steps and every
+ * option on stays within 1.3× of today's"): commit BASELINE_COMMIT, the last before the work on the timing options.
  * Its files come out of this repository's own history (`git archive`) into the bench cache, with its own locked
  * dependencies (`npm ci`, from the npm registry), once; the bench then runs its dry run side by side with today's.
  */
