@@ -222,14 +222,20 @@ function timingCase(first: Measured, bare: Measured): void {
     path.join(CACHE, "launch-timing-out"),
     "--json",
   ];
-  const baseline = baselineCheckout(ROOT, CACHE);
-  const asFiled = (dir: string) =>
-    measure("the baseline's dry run", "scripts/launch-campaign.ts", baselineDryRun(FILE, path.join(CACHE, "launch-baseline-out")), dir);
+  let baseline = baselineCheckout(ROOT, CACHE);
+  const out = path.join(CACHE, "launch-baseline-out");
   const plains = [first];
   const timeds: Measured[] = [];
   const baselines: Measured[] = [];
   for (let i = 0; i < REPEAT; i++) {
-    if ("dir" in baseline) baselines.push(asFiled(baseline.dir));
+    if ("dir" in baseline) {
+      try {
+        baselines.push(measure("the baseline's dry run", "scripts/launch-campaign.ts", baselineDryRun(FILE, out), baseline.dir));
+      } catch (e) {
+        baseline = { unavailable: (e as Error).message.split("\n")[0] };
+        baselines.length = 0;
+      }
+    }
     timeds.push(measure("launch-campaign, every timing option", "scripts/launch-campaign.ts", TIMED_DRY_RUN));
     if (i < REPEAT - 1) plains.push(measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN));
   }
@@ -244,13 +250,15 @@ function timingCase(first: Measured, bare: Measured): void {
   if (baselines.length) row(`  as of ${short} (fastest)`, fastest(baselines), bare);
   row("  plain (fastest)", fastest(plains), bare);
   row("  every option (fastest)", timed, bare);
-  // Judged on CPU time: on a shared machine the wall clock mostly measures the neighbours.
+  const ratios = (base: Measured) => `${(timed.cpuMs / base.cpuMs).toFixed(2)}× the CPU, ${(timed.ms / base.ms).toFixed(2)}× the time`;
   if ("dir" in baseline) {
+    // Judged on CPU time: on a shared machine the wall clock mostly measures the neighbours.
     const ratio = timed.cpuMs / fastest(baselines).cpuMs;
+    const verdict = ROWS !== 1_000_000 ? "the target is for 1,000,000 rows" : ratio <= 1.3 ? "met" : "NOT met";
     process.stdout.write(
-      `every timing option vs the dry run as of ${short} (when the target was set): ${ratio.toFixed(2)}× the CPU ` +
-        `(target ≤ 1.3×): ${ratio <= 1.3 ? "met" : "NOT met"}\n`,
+      `every timing option vs the dry run as of ${short} (when the target was set): ${ratios(fastest(baselines))} ` +
+        `(target ≤ 1.3× the CPU): ${verdict}\n`,
     );
   } else process.stdout.write(`every timing option vs the dry run as of ${short}: not checked (${baseline.unavailable})\n`);
-  process.stdout.write(`every timing option vs today's plain dry run: ${(timed.cpuMs / fastest(plains).cpuMs).toFixed(2)}× the CPU\n`);
+  process.stdout.write(`every timing option vs today's plain dry run: ${ratios(fastest(plains))} (no target)\n`);
 }

@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as path from "path";
 
 export const BASELINE_COMMIT = "43bb9aff6aec01e521fd14199d75c0f30410a403";
+const NPM_CI_MS = 10 * 60_000;
 
 /** The baseline's flags for its plain dry run: the bench's dry run as that commit's own bench ran it. */
 export function baselineDryRun(file: string, out: string): string[] {
@@ -28,11 +29,17 @@ export function baselineCheckout(root: string, cache: string): { dir: string } |
   fs.mkdirSync(dir, { recursive: true });
   process.stderr.write(`setting up the baseline (commit ${BASELINE_COMMIT.slice(0, 7)}) in ${path.relative(root, dir)} …\n`);
   const archive = spawnSync("git", ["-C", root, "archive", "--format=tar", BASELINE_COMMIT], { maxBuffer: 1 << 30 });
-  if (archive.status !== 0) return { unavailable: `git archive ${BASELINE_COMMIT.slice(0, 7)} failed: ${firstLine(archive.stderr)}` };
-  const untar = spawnSync("tar", ["-x", "-C", dir], { input: archive.stdout });
-  if (untar.status !== 0) return { unavailable: `unpacking the baseline failed: ${firstLine(untar.stderr)}` };
-  const install = spawnSync("npm", ["ci", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir, encoding: "utf8" });
-  if (install.status !== 0) return { unavailable: `npm ci in the baseline failed: ${firstLine(install.stderr)}` };
+  if (archive.status !== 0)
+    return { unavailable: `git archive ${BASELINE_COMMIT.slice(0, 7)} failed: ${archive.error?.message ?? firstLine(archive.stderr)}` };
+  const untar = spawnSync("tar", ["-x", "-f", "-", "-C", dir], { input: archive.stdout });
+  if (untar.status !== 0) return { unavailable: `unpacking the baseline failed: ${untar.error?.message ?? firstLine(untar.stderr)}` };
+  // Bounded: without a registry npm can retry for many minutes. A failed install is started over on the next run.
+  const install = spawnSync("npm", ["ci", "--no-audit", "--no-fund", "--ignore-scripts"], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: NPM_CI_MS,
+  });
+  if (install.status !== 0) return { unavailable: `npm ci in the baseline failed: ${install.error?.message ?? firstLine(install.stderr)}` };
   fs.writeFileSync(ready, "");
   return { dir };
 }
