@@ -14,6 +14,7 @@ import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "./qu
 import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "./recurrence";
 import {
   BaseRule,
+  describeRule,
   firstSend,
   reduceAfter,
   requestedLocal,
@@ -24,7 +25,18 @@ import {
   TimingProblem,
   timingKey,
 } from "./send-rules";
-import { addDays, LocalTime, ScheduledTime, scheduledTime, Step, wallClock, ZoneResolver, ZoneStatus, zonedInstant } from "./send-time";
+import {
+  addDays,
+  LocalTime,
+  offsetMinutes,
+  ScheduledTime,
+  scheduledTime,
+  Step,
+  wallClock,
+  ZoneResolver,
+  ZoneStatus,
+  zonedInstant,
+} from "./send-time";
 import { InstantHistogram } from "./window";
 import { ZoneOffsets, zoneOffsets } from "./zone-offsets";
 import { scheduler } from "../../../infra/quotas";
@@ -41,6 +53,14 @@ export const MIN_STEP_GAP_MINUTES = 60;
  */
 export function maxRecurringWindowMinutes(r: Recurrence): number {
   return Math.min(scheduler.flexibleWindowMinutes.max, shortestGapMinutes(r) - MIN_STEP_GAP_MINUTES);
+}
+
+/** The first instant past the year 9999, which neither `at(YYYY-MM-DDTHH:MM:SS)` nor an ISO instant can write. */
+const YEAR_10000_MS = Date.UTC(10_000, 0, 1);
+
+/** Whether a send's instant and its wall clock in its zone both fall before the year 10000. */
+function writable(t: ScheduledTime): boolean {
+  return t.utcMs < YEAR_10000_MS && t.utcMs + offsetMinutes(t.timezone, t.utcMs) * 60_000 < YEAR_10000_MS;
 }
 
 /**
@@ -260,6 +280,14 @@ export class SendDecider {
         return this.applyQuiet(zone, this.applyMissed(zone, step, requested, requestedLocal(zone, first, step, requested)));
       }),
     );
+    const late = steps.find((d) => d.time && !writable(d.time));
+    if (late) {
+      const source = timing.sendAt !== undefined ? `${SEND_AT_COLUMN} "${timing.sendAt}"` : describeRule(this.rules.rule);
+      return {
+        reason: timing.sendAt === undefined && this.rules.rule.kind === "after" ? "invalid-date" : "invalid-send-time",
+        text: `${source}: step ${late.step.number} falls after 9999-12-31, the last date a schedule can be written for`,
+      };
+    }
     const notes = steps.map((d) => stepNote(d, steps)).filter((n): n is string => n !== undefined);
     return { steps, notes: notes.length ? notes : NO_NOTES };
   }
