@@ -152,6 +152,25 @@ describe("timing and audience, end to end", () => {
     );
   });
 
+  it("a step that quiet time moves onto another is not planned, and counted as a collision, not as a delayed send", async () => {
+    const list = path.join(tmp, "early.csv");
+    fs.writeFileSync(list, "id,email,timezone\nana,ana@example.com,UTC\n");
+    // Step 1 at 06:00 UTC and step 2 (+1h) at 07:00 are both quiet (21:00-08:00): both would go at 08:00.
+    const flags = ["--campaign", "early", "--recipients", list, "--date", "2026-12-01", "--hour", "6", "--step", "+1h:t2"];
+    const quiet = ["--quiet-hours", "21:00-08:00", "--now", "2026-11-20T00:00:00Z"];
+    const r = await launch([...flags, "--template", "t", ...quiet]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(
+      r.plan.map((p) => [p.step, p.utc]),
+      [[1, "2026-12-01T08:00:00.000Z"]],
+    );
+    assert.deepStrictEqual(r.summary.collisions, [{ step: 2, with: 1, recipients: 1 }]);
+    assert.deepStrictEqual(r.summary.quiet, { rule: "21:00-08:00 local", policy: "delay", delayed: 1, skipped: 0 });
+    const sized = await runMain(sizeMain, [...flags, ...quiet, "--json"]);
+    assert.strictEqual(sized.code, 0, sized.stderr);
+    assert.deepStrictEqual(JSON.parse(sized.stdout).quiet, { delayed: 1, skipped: 0 });
+  });
+
   it("--quiet skip drops quiet sends; a row left with none is rejected quiet-hours", async () => {
     const r = await launch([
       "--campaign",

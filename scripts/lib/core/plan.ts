@@ -373,7 +373,8 @@ class PlanTally {
       if (d.outcome === "skipped") this.skipped += rows;
       if (d.outcome === "sent-now") this.sentNow += rows;
       if (d.outcome === "next-day") this.movedToNextDay += rows;
-      if (d.quiet === "delayed") this.quietDelayed += rows;
+      // A delayed step that then came too close to another is not sent: a collision, not a delayed send.
+      if (d.quiet === "delayed" && d.time) this.quietDelayed += rows;
       if (d.quiet === "skipped") this.quietSkipped += rows;
       if (d.outcome === "collided") {
         const key = `${d.step.number} ${d.collidedWith}`;

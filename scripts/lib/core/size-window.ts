@@ -123,7 +123,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
       recipients++;
       byStatus[decided!.status]++;
       for (const d of decided!.steps) {
-        if (d.quiet === "delayed") quiet.delayed++;
+        if (d.quiet === "delayed" && d.time) quiet.delayed++; // (not a step that collided after the delay)
         if (d.quiet === "skipped") quiet.skipped++;
       }
       sends.add(decided!.zone, decided!.steps);
