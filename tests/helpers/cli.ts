@@ -31,3 +31,20 @@ export async function runMain(main: (argv: string[], io: Io) => Promise<number>,
   }
   return { code, stdout, stderr };
 }
+
+/**
+ * `base` with `more` on top: a flag of `more` that `base` already has replaces its value (or is dropped, for a flag
+ * without a value); the others are appended, each time given. For tests' common flags: the CLIs refuse a one-value
+ * flag given twice. Not for a flag given several times on purpose (--step, --variant) that `base` has too.
+ */
+export function withFlags(base: string[], more: string[]): string[] {
+  const args = [...base];
+  for (let i = 0; i < more.length; i++) {
+    const flag = more[i];
+    const value = flag.startsWith("--") && i + 1 < more.length && !more[i + 1].startsWith("--") ? more[++i] : undefined;
+    const at = flag.startsWith("--") ? base.indexOf(flag) : -1;
+    if (at < 0) args.push(...(value === undefined ? [flag] : [flag, value]));
+    else if (value !== undefined) args[at + 1] = value;
+  }
+  return args;
+}

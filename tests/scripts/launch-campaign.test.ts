@@ -32,7 +32,7 @@ import { zonedInstant } from "../../scripts/lib/core/send-time";
 import { sizeRecipientList } from "../../scripts/lib/core/size-window";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { withEnv } from "../helpers/aws-endpoint";
-import { runMain } from "../helpers/cli";
+import { runMain, withFlags } from "../helpers/cli";
 
 const ZONES = "tests/fixtures/zones.csv";
 const CAMPAIGN = "tests/fixtures/campaign.csv";
@@ -64,21 +64,24 @@ async function launch(args: string[]) {
     summary: JSON.parse(read("summary.json") ?? "null"),
   };
 }
-const base = (file: string, ...more: string[]) => [
-  "--campaign",
-  "spring",
-  "--recipients",
-  file,
-  "--template",
-  "spring-sale",
-  "--date",
-  "2026-12-01",
-  "--hour",
-  "9",
-  "--now",
-  "2026-11-29T12:00:00Z",
-  ...more,
-];
+const base = (file: string, ...more: string[]) =>
+  withFlags(
+    [
+      "--campaign",
+      "spring",
+      "--recipients",
+      file,
+      "--template",
+      "spring-sale",
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--now",
+      "2026-11-29T12:00:00Z",
+    ],
+    more,
+  );
 const dryRun = (file: string, ...more: string[]) => launch([...base(file, ...more), "--dry-run"]);
 
 /** The instant `send_at` + `timezone` denote, and whether it is unambiguous. */
@@ -144,14 +147,9 @@ describe("launch-campaign: planning (dry run)", () => {
   });
 
   it("writes a DST-gap or fall-back send in UTC, so it denotes one instant", async () => {
-    const gap = await launch([
-      ...base(ZONES).map((a) => (a === "2026-12-01" ? "2026-03-29" : a === "9" ? "2" : a)),
-      "--minute",
-      "30",
-      "--now",
-      "2026-03-01T00:00:00Z",
-      "--dry-run",
-    ]);
+    const gap = await launch(
+      base(ZONES, "--date", "2026-03-29", "--hour", "2", "--minute", "30", "--now", "2026-03-01T00:00:00Z", "--dry-run"),
+    );
     const paris = gap.plan.find((p) => p.recipient_id === "par-1")!;
     assert.deepStrictEqual([paris.send_at, paris.timezone, paris.utc], ["2026-03-29T01:30:00", "UTC", "2026-03-29T01:30:00.000Z"]);
   });

@@ -8,6 +8,7 @@ import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { main } from "../../scripts/launch-campaign";
 import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { UsageError } from "../../scripts/lib/cli/run";
+import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
@@ -19,11 +20,14 @@ async function launch(...more: string[]) {
   let stdout = "",
     stderr = "";
   const code = await main(
-    [
-      ...["--campaign", "spring", "--recipients", "tests/fixtures/campaign.csv", "--template", "spring-sale"],
-      ...["--date", "2026-12-01", "--hour", "9", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z"],
-      ...["--out", out, ...more],
-    ],
+    withFlags(
+      [
+        ...["--campaign", "spring", "--recipients", "tests/fixtures/campaign.csv", "--template", "spring-sale"],
+        ...["--date", "2026-12-01", "--hour", "9", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z"],
+        ...["--out", out],
+      ],
+      more,
+    ),
     { out: (t) => (stdout += t), err: (t) => (stderr += t) },
   );
   return { code, stdout, stderr, out, planKept: fs.existsSync(path.join(out, "plan.jsonl")) };

@@ -301,6 +301,12 @@ describe("timing and audience, end to end", () => {
       [["--date", "2026-12-01", "--hour", "9", "--quiet-hours", "08:00-08:00"], /--quiet-hours 08:00-08:00: start and end are the same/],
       [["--date", "2026-12-01", "--hour", "9", "--quiet-days", "SAT,SOM"], /--quiet-days SAT,SOM: unknown day "SOM"/],
       [["--after", "signup:+3d", "--hour", "9"], /:1: --after signup: the header has no column "signup"/],
+      // A flag that takes one value, given twice, is not "the last one wins" (a 20% holdout silently became 10%).
+      [
+        ["--date", "2026-12-01", "--hour", "9", "--variant", "A:45", "--variant", "B:45", "--holdout", "20", "--holdout", "10"],
+        /^error: --holdout is given twice \(20, 10\): give it once/,
+      ],
+      [["--date", "2026-12-01", "--hour", "9", "--campaign", "other"], /^error: --campaign is given twice \(c, other\)/],
     ];
     for (const [flags, message] of cases) {
       const r = await runMain(launchMain, [...common, ...flags, "--dry-run", "--out", path.join(tmp, "bad")]);

@@ -12,6 +12,7 @@ import { main } from "../../scripts/launch-campaign";
 import { uploadLimits, cleanupLimits } from "../../scripts/lib/aws/plan-upload";
 import { failure } from "../../scripts/lib/cli/run";
 import { Endpoint, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
+import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 
 const BUCKET = "recipients-ce6a540";
@@ -85,11 +86,14 @@ describe("launch-campaign: a second launch under the same name never replaces wh
     const out = path.join(tmp, `run-${++runs}`);
     let stdout = "",
       stderr = "";
-    const args = [
-      ...["--campaign", "spring", "--recipients", "tests/fixtures/campaign.csv", "--template", "spring-sale", "--hour", "9"],
-      ...["--date", "2026-12-01", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z", "--out", out],
-      ...["--bucket", BUCKET, "--state-machine-arn", STATE_MACHINE, "--region", "us-east-1", ...more],
-    ];
+    const args = withFlags(
+      [
+        ...["--campaign", "spring", "--recipients", "tests/fixtures/campaign.csv", "--template", "spring-sale", "--hour", "9"],
+        ...["--date", "2026-12-01", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z", "--out", out],
+        ...["--bucket", BUCKET, "--state-machine-arn", STATE_MACHINE, "--region", "us-east-1"],
+      ],
+      more,
+    );
     const started = Date.now();
     const code = await withEnv({ AWS_ENDPOINT_URL_S3: s3.endpoint, AWS_ENDPOINT_URL_SFN: sfnEndpoint.url }, () =>
       main(args, { out: (t) => (stdout += t), err: (t) => (stderr += t) }).catch((e) => {

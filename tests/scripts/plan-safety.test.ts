@@ -11,7 +11,7 @@ import { FANOUT_HEADROOM, scheduler } from "../../infra/quotas";
 import { main } from "../../scripts/launch-campaign";
 import { main as sizeWindowMain } from "../../scripts/size-window";
 import { spawn } from "child_process";
-import { ROOT, runMain } from "../helpers/cli";
+import { ROOT, runMain, withFlags } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-safety-"));
 let n = 0;
@@ -25,7 +25,7 @@ const BASE = ["--campaign", "t", "--template", "tpl", "--date", "2026-12-01", "-
 /** A dry run in-process; checks that every row is accounted for whenever a summary is written. */
 async function plan(file: string, ...more: string[]) {
   const out = path.join(tmp, `out-${++n}`);
-  const r = await runMain(main, ["--recipients", file, ...BASE, "--out", out, ...more]);
+  const r = await runMain(main, withFlags(["--recipients", file, ...BASE, "--out", out], more));
   const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
   const summary = JSON.parse(read("summary.json") ?? "null");
   if (summary)
@@ -294,7 +294,7 @@ describe("plan safety: size-window and the launcher agree", () => {
 
 describe("plan safety: the output folder (issue 10)", () => {
   const LIST = "id,email,timezone\n" + Array.from({ length: 3000 }, (_, i) => `u${i},u${i}@example.com,Asia/Tokyo`).join("\n") + "\n";
-  const run = (out: string, ...more: string[]) => runMain(main, ["--recipients", write(LIST), ...BASE, "--out", out, ...more]);
+  const run = (out: string, ...more: string[]) => runMain(main, withFlags(["--recipients", write(LIST), ...BASE, "--out", out], more));
   const leftovers = (out: string) =>
     fs.existsSync(out) ? fs.readdirSync(out).filter((f) => f.includes("partial") || f.startsWith(".")) : [];
 

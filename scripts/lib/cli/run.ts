@@ -20,17 +20,33 @@ export interface Io {
 }
 export const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
-/** Parses argv strictly; `--help` prints the usage and exits 0. */
+/**
+ * Parses argv strictly; `--help` prints the usage and exits 0. A flag that takes one value (not `multiple`) given
+ * twice is an error, not "the last one wins": `--holdout 20 … --holdout 10` would silently hold out 10%.
+ */
 export function parseFlags<O extends Options>(argv: string[], options: O, usage: string) {
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(usage.trim() + "\n");
     process.exit(0);
   }
+  let parsed;
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false, tokens: true });
   } catch (e) {
     throw new UsageError(`${(e as Error).message.replace(/\. To specify.*$/, "")} (see --help)`);
   }
+  const given = new Map<string, (string | undefined)[]>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== "option" || options[t.name]?.multiple) continue;
+    const values = given.get(t.name) ?? [];
+    values.push(t.value);
+    given.set(t.name, values);
+    if (values.length === 2) {
+      const shown = values.every((v) => v !== undefined) ? ` (${values.join(", ")})` : "";
+      throw new UsageError(`--${t.name} is given twice${shown}: give it once`);
+    }
+  }
+  return parsed.values;
 }
 
 /** A whole number within [min, max], or a UsageError naming the flag. */
