@@ -141,6 +141,23 @@ describe("plan safety: wrong hour, silently (zones)", () => {
     ]);
     assert.deepStrictEqual(r.summary.zones, { defaultTimezone: "UTC", defaulted: 2, canonicalised: 1 });
   });
+  it("refuses a control column written in another case (it would be personalization, its values unread)", async () => {
+    const cases: [string, RegExp][] = [
+      ["id,email,Timezone\nny,a@example.com,America/New_York\n", /:1: column "Timezone" is not "timezone"/],
+      ["id,email,timezone,Send_Hour\nny,a@example.com,America/New_York,7\n", /:1: column "Send_Hour" is not "send_hour"/],
+      ["id,email,timezone,SEND_MINUTE\nny,a@example.com,America/New_York,30\n", /:1: column "SEND_MINUTE" is not "send_minute"/],
+    ];
+    for (const [text, message] of cases) {
+      const r = await plan(write(text));
+      assert.strictEqual(r.code, 2, r.stderr);
+      assert.match(r.stderr, message);
+      assert.strictEqual(r.stderr.trim().split("\n").length, 1, r.stderr);
+    }
+    // Beside the control column itself, another spelling is the user's own personalization.
+    const both = await plan(write("id,email,timezone,Timezone\nny,a@example.com,America/New_York,Eastern\n"));
+    assert.strictEqual(both.code, 0, both.stderr);
+    assert.deepStrictEqual([both.rows[0].utc, both.rows[0].template_data.Timezone], ["2026-12-01T14:00:00.000Z", "Eastern"]);
+  });
   it("--strict-zones rejects instead of defaulting", async () => {
     const r = await plan(write(list), "--strict-zones");
     assert.deepStrictEqual(

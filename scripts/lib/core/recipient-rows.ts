@@ -107,6 +107,15 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
     throw new InputError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
   const dup = header.find((h, i) => header.indexOf(h) !== i);
   if (dup !== undefined) throw new InputError(`${file}:1: column "${dup}" appears twice in the header`);
+  // "Timezone" would be personalization, its values unread: everyone at the campaign's hour in UTC, without a note.
+  const CONTROL = [TIMEZONE_COLUMN, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN];
+  const misspelt = header.find((h) => CONTROL.includes(h.toLowerCase()) && !header.includes(h.toLowerCase()));
+  if (misspelt !== undefined) {
+    const name = misspelt.toLowerCase();
+    throw new InputError(
+      `${file}:1: column "${misspelt}" is not "${name}": control columns are read only as written (${CONTROL.join(", ")}); rename it`,
+    );
+  }
   if (index(STEP_KEY) !== undefined)
     throw new InputError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
   const id = index(ID_COLUMN)!;
