@@ -210,6 +210,46 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     assert.ok(settings.includes("MessageConfiguration.EmailMessage.FromAddress") === false); // FromAddress of a treatment
   });
 
+  it("gives distinct treatments distinct SES templates when names must be shortened or rewritten", async () => {
+    const ab = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-ab.json`, "utf8"));
+    const c = ab.CampaignResponse;
+    // Pinpoint template names reach 128 characters; SES's stop at 64: these three share their first 64.
+    const long = "newsletter-december-2026-returning-customers-europe-region-variant-";
+    c.TemplateConfiguration.EmailTemplate.Name = `${long}control`;
+    c.AdditionalTreatments[0].TemplateConfiguration.EmailTemplate.Name = `${long}b`;
+    // Two treatments with content of their own, named after a 50-character campaign id and the treatment name.
+    c.Name = "Holiday promotion for returning customers in Europe";
+    c.AdditionalTreatments[1].TreatmentName = "Subject Alpha";
+    c.AdditionalTreatments.push({ ...c.AdditionalTreatments[1], Id: "3", TreatmentName: "Subject Beta", SizePercent: 10 });
+    c.AdditionalTreatments[0].SizePercent = 20;
+    const file = path.join(tmp, "long-names.json");
+    fs.writeFileSync(file, JSON.stringify(ab));
+    const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const command: string[] = commandOf(r.stdout).command;
+    const templates = command.flatMap((a, i) => (command[i - 1] === "--variant" ? [a.split(":")[2]] : []));
+    // A name SES would not take becomes its SES characters, cut to leave room for "-" and the first 8 hex digits of
+    // its sha256: distinct sources, distinct names.
+    const expected = (source: string) =>
+      `${source.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 55)}-${createHash("sha256").update(source).digest("hex").slice(0, 8)}`;
+    const id = "holiday-promotion-for-returning-customers-in-europe";
+    assert.deepStrictEqual(templates, [
+      expected(`${long}control`),
+      expected(`${long}b`),
+      expected(`${id}-Subject-Alpha`), // 65 characters
+      `${id}-Subject-Beta`, // 64: an SES name as it is
+    ]);
+    assert.strictEqual(new Set(templates).size, 4);
+    for (const t of templates) assert.match(t, /^[A-Za-z0-9_-]{1,64}$/);
+    // A campaign id may hold ".", which SES names may not: content of the campaign's own gets a name SES takes.
+    delete c.TemplateConfiguration;
+    c.MessageConfiguration = { EmailMessage: { Title: "Hi", HtmlBody: "<p>Hi</p>" } };
+    c.Name = "Spring Sale 2.0";
+    fs.writeFileSync(file, JSON.stringify(ab));
+    const dotted = commandOf((await run(["--campaign", file, "--json", "--recipients", "r.csv"])).stdout).command;
+    assert.strictEqual(dotted[dotted.indexOf("--template") + 1], expected("spring-sale-2.0"));
+  });
+
   it("generates flags the launcher's own parsers accept with the same meaning", async () => {
     const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
     const options = {

@@ -9,6 +9,7 @@
  * every endpoint gets in its own zone, and endpoints without a zone get it at that offset; with IsLocalTime false,
  * everyone gets the one instant StartTime.
  */
+import { createHash } from "crypto";
 import { SES_NAME } from "../../../infra/naming";
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */
@@ -362,7 +363,8 @@ function treatmentsOf(
   note: Note,
 ): Pick<LaunchSettings, "template" | "variants" | "holdoutPercent"> {
   const holdout = percentOf("HoldoutPercent", c.HoldoutPercent ?? 0);
-  const mainTemplate = templateOf(c.TemplateConfiguration, c.MessageConfiguration, campaignId, "", note) ?? campaignId;
+  const fallback = sesName(campaignId); // a campaign id may hold "."
+  const mainTemplate = templateOf(c.TemplateConfiguration, c.MessageConfiguration, fallback, "", note) ?? fallback;
   const extra = c.AdditionalTreatments ?? [];
   if (!Array.isArray(extra)) throw new CampaignShapeError("AdditionalTreatments: must be a list");
   const holdoutPercent = holdout > 0 ? holdout : undefined;
@@ -480,9 +482,15 @@ function templateOf(
   return undefined;
 }
 
-/** A name SES takes (`[A-Za-z0-9_-]{1,64}`). */
+/**
+ * A name SES takes (`[A-Za-z0-9_-]{1,64}`): `name` itself when it is one; else its SES characters, cut to 55, then
+ * `-` and the first 8 hex digits of its sha256. Cutting alone made distinct names one (Pinpoint's reach 128
+ * characters): two treatments would have sent one template.
+ */
 function sesName(name: string): string {
-  return SES_NAME.test(name) ? name : name.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 64) || "template";
+  if (SES_NAME.test(name)) return name;
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, 8);
+  return `${name.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 64 - 1 - hash.length)}-${hash}`;
 }
 
 /**
