@@ -183,6 +183,31 @@ describe("size-window", async () => {
     assert.match(ok.stdout, /^Schedules: 500,000\n/);
   });
 
+  it("writes all of a report longer than a pipe holds (64 KiB) before it exits", function () {
+    this.timeout(20_000);
+    // 3,000 distinct send_at minutes: one JSON instant each, about 480 KB through the pipe to this process.
+    const rows = Array.from({ length: 3000 }, (_, i) => {
+      const at = new Date(Date.UTC(2026, 11, 1) + i * 60_000).toISOString().slice(0, 16);
+      return `u${i},u${i}@example.com,UTC,${at}`;
+    });
+    const file = path.join(tmp, "many-instants.csv");
+    fs.writeFileSync(file, ["id,email,timezone,send_at", ...rows].join("\n") + "\n");
+    const r = runScript("scripts/size-window.ts", [
+      "--recipients",
+      file,
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--now",
+      "2026-11-29T00:00:00Z",
+      "--json",
+    ]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.ok(r.stdout.length > 65_536, `${r.stdout.length} bytes`);
+    assert.strictEqual(JSON.parse(r.stdout).instants.length, 3000);
+  });
+
   it("runs as a script the way users call it: one error line and the exit code on stderr, nothing on stdout", function () {
     this.timeout(20_000);
     const bad = runScript("scripts/size-window.ts", ["--schedules", "ten"]);

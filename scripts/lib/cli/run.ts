@@ -88,12 +88,34 @@ export function failure(e: unknown): { code: number; line: string } {
 /** Runs a CLI body: its return value is the exit code; known errors become one line on stderr. */
 export function runMain(main: () => Promise<number | void>): void {
   main().then(
-    (code) => process.exit(code ?? 0),
+    (code) => exitWhenWritten(code ?? 0),
     (e: unknown) => {
       const { code, line } = failure(e);
       process.stderr.write(line);
       if (process.env.SENDTIME_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
-      process.exit(code);
+      exitWhenWritten(code);
     },
   );
+}
+
+/**
+ * Exits once stdout and stderr have taken everything written to them. To a pipe, a write the pipe cannot hold yet
+ * (64 KiB on Linux) is finished later: exiting at once cut a long --json report short with exit 0. The exit stays
+ * explicit (an SDK's idle sockets would keep the process alive); a reader that has gone (EPIPE) does not hold it.
+ */
+function exitWhenWritten(code: number): void {
+  let waiting = 2;
+  const written = () => {
+    if (--waiting === 0) process.exit(code);
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    let done = false;
+    const once = () => {
+      if (done) return;
+      done = true;
+      written();
+    };
+    stream.once("error", once);
+    stream.write("", once);
+  }
 }
