@@ -193,6 +193,12 @@ describe("timing rules", () => {
       const end = endOfQuietTime(q, "America/New_York", Date.parse("2026-03-08T04:00:00Z"))!;
       assert.deepStrictEqual({ utc: iso(end.utcMs), fold: end.fold }, { utc: "2026-03-08T07:30:00.000Z", fold: "gap" });
     });
+    it("when a DST gap takes the week's only free hour, the send waits for the next week's", () => {
+      // Free only on Sundays, 02:00-03:00 local. From Sun 2027-03-07 15:00 EST (20:00Z): Sun 03-14 02:00 does not
+      // exist (clocks go to 03:00 EDT, quiet again), so Sun 03-21 02:00 EDT = 06:00Z. Sixteen moves and more.
+      const q: QuietTime = { hours: { start: 3 * 60, end: 2 * 60 }, days: [1, 2, 3, 4, 5, 6], policy: "delay" };
+      assert.strictEqual(iso(endOfQuietTime(q, "America/New_York", Date.parse("2027-03-07T20:00:00Z"))!.utcMs), "2027-03-21T06:00:00.000Z");
+    });
     it("in the second pass of a fall-back hour, the quiet end is the later instant, never earlier than the send", () => {
       const q: QuietTime = { hours: { start: 60, end: 90 }, days: [], policy: "delay" };
       // 01:10 EST on 2026-11-01 = 06:10Z (the second 01:10); 01:30 EST = 06:30Z (01:30 EDT = 05:30Z is in the past)

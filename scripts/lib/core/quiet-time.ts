@@ -48,6 +48,9 @@ export function isQuiet(q: QuietTime, zone: string, utcMs: number): boolean {
   return q.days.includes(weekday(t)) || inQuietHours(q, t.hour * 60 + t.minute);
 }
 
+const YEAR_MS = 366 * 24 * 60 * MINUTE;
+const MAX_MOVES = 1_000;
+
 /**
  * The first instant at or after `utcMs` that is not quiet in `zone`, or undefined when `utcMs` is not quiet.
  * Each move goes to a quiet period's local end (the end of quiet hours, or midnight after a quiet day) and checks
@@ -58,8 +61,9 @@ export function isQuiet(q: QuietTime, zone: string, utcMs: number): boolean {
 export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utcMs: number; fold: Fold } | undefined {
   let at: { utcMs: number; fold: Fold } | undefined;
   let now = utcMs;
-  // Each move ends a quiet day or a quiet period: 6 quiet days with quiet hours need at most 14.
-  for (let moves = 0; moves < 16; moves++) {
+  // Each move ends a quiet day or a quiet period (6 quiet days with quiet hours: 14 a week), and the flags leave free
+  // time every week; a DST gap can take a week's free time, never a year's.
+  for (let moves = 0; now - utcMs <= YEAR_MS && moves < MAX_MOVES; moves++) {
     const t = localTimeOf(zone, now);
     const minuteOfDay = t.hour * 60 + t.minute;
     let end: LocalTime;
