@@ -144,6 +144,15 @@ describe("timing rules", () => {
       assert.strictEqual(parseInstant("2026-11-26T09:00-05:00"), Date.parse("2026-11-26T14:00:00Z"));
       assert.strictEqual(parseInstant("2026-11-26T19:30+0530"), Date.parse("2026-11-26T14:00:00Z"));
       assert.strictEqual(parseInstant("2026-11-26T14:00:00.5z"), Date.parse("2026-11-26T14:00:00.500Z"));
+      // Past the millisecond a fraction rounds up (a send is never early); to the millisecond it is exact.
+      assert.strictEqual(parseInstant("2027-03-14T05:00:00.0000001Z"), Date.parse("2027-03-14T05:00:00.001Z"));
+      assert.strictEqual(parseInstant("2027-03-14T05:00:00.123000000Z"), Date.parse("2027-03-14T05:00:00.123Z"));
+      assert.strictEqual(parseInstant("2027-03-14T05:00:00.123Z"), Date.parse("2027-03-14T05:00:00.123Z"));
+      const twoHours: BaseRule = { kind: "after", column: "cart_abandoned_at", hours: 2 };
+      assert.deepStrictEqual(first(twoHours, "UTC", { after: "2027-03-14T05:00:00.0000001Z" }), {
+        utc: "2027-03-14T07:01:00.000Z",
+        fold: "exact",
+      });
       assert.strictEqual(parseInstant("2026-11-26T14:00"), "no-offset");
       assert.strictEqual(parseInstant("2026-11-26T14:00+25:00"), undefined);
       assert.strictEqual(parseInstant("tomorrow"), undefined);

@@ -74,8 +74,8 @@ export function parseDate(raw: string): LocalDate | undefined {
 
 /**
  * An ISO 8601 / RFC 3339 instant: date, `T` (or a space), HH:MM[:SS[.fraction]] and `Z` or an offset
- * (`+02:00`, `+0200`, `+02`). Returns epoch ms (fractions kept), "no-offset" for a local time (ambiguous), or
- * undefined when malformed.
+ * (`+02:00`, `+0200`, `+02`). Returns epoch ms (a fraction past the millisecond rounded up), "no-offset" for a local
+ * time (ambiguous), or undefined when malformed.
  */
 export function parseInstant(raw: string): number | "no-offset" | undefined {
   const m = INSTANT.exec(raw);
@@ -90,7 +90,9 @@ export function parseInstant(raw: string): number | "no-offset" | undefined {
     if (oh > 23 || om > 59) return undefined;
     offset = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
   }
-  const fraction = m[7] ? Number(`0.${m[7]}`) * 1000 : 0;
+  // Whole milliseconds, exactly; digits past them round up (a send is never early; a double keeps no nanoseconds).
+  const digits = m[7] ?? "";
+  const fraction = Number(digits.slice(0, 3).padEnd(3, "0")) + (/[1-9]/.test(digits.slice(3)) ? 1 : 0);
   return Date.UTC(date.year, date.month - 1, date.day, hour, minute, second) + fraction - offset * MINUTE;
 }
 
