@@ -28,11 +28,11 @@ import {
 import {
   addDays,
   LocalTime,
-  offsetMinutes,
   ScheduledTime,
   scheduledTime,
   Step,
   wallClock,
+  writable,
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
@@ -53,14 +53,6 @@ export const MIN_STEP_GAP_MINUTES = 60;
  */
 export function maxRecurringWindowMinutes(r: Recurrence): number {
   return Math.min(scheduler.flexibleWindowMinutes.max, shortestGapMinutes(r) - MIN_STEP_GAP_MINUTES);
-}
-
-/** The first instant past the year 9999, which neither `at(YYYY-MM-DDTHH:MM:SS)` nor an ISO instant can write. */
-const YEAR_10000_MS = Date.UTC(10_000, 0, 1);
-
-/** Whether a send's instant and its wall clock in its zone both fall before the year 10000. */
-function writable(t: ScheduledTime): boolean {
-  return t.utcMs < YEAR_10000_MS && t.utcMs + offsetMinutes(t.timezone, t.utcMs) * 60_000 < YEAR_10000_MS;
 }
 
 /**

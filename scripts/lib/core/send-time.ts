@@ -107,6 +107,14 @@ export interface ScheduledTime {
   fold: Fold;
 }
 
+/** The first instant past the year 9999, which neither `at(YYYY-MM-DDTHH:MM:SS)` nor an ISO instant can write. */
+const YEAR_10000_MS = Date.UTC(10_000, 0, 1);
+
+/** Whether a send's instant and its wall clock in its zone both fall before the year 10000. */
+export function writable(t: ScheduledTime): boolean {
+  return t.utcMs < YEAR_10000_MS && t.utcMs + offsetMinutes(t.timezone, t.utcMs) * MINUTE < YEAR_10000_MS;
+}
+
 export function scheduledTime(zone: string, utcMs: number, fold: Fold): ScheduledTime {
   const utc = new Date(utcMs).toISOString();
   if (fold === "exact") return { utcMs, utc, send_at: wallClock(zone, utcMs), timezone: zone, fold };
