@@ -224,6 +224,32 @@ describe("scripts/enrol.ts", function () {
     assert.match(r.stdout, /dup-email.csv:3: rejected duplicate-email: address already on line 2; a person is enrolled once/);
   });
 
+  it("rejects an event whose id or time could be read wrong: an id past 2^53, a time without an offset or not a date", async () => {
+    // JSON numbers past 2^53 lose digits (9007199254740993 parses as …992): two subscribers would share schedules.
+    const cases: [object, RegExp][] = [
+      [event("UserSignedUp", { ...ANN, id: 9007199254740993 }), /detail.recipient.id 9007199254740992 is a number past 2\^53/],
+      [
+        event("UserSignedUp", ANN, "2026-03-10T18:05:00"),
+        /the event's time "2026-03-10T18:05:00" is not an ISO 8601 instant with Z or an offset/,
+      ],
+      [event("UserSignedUp", ANN, "March 10, 2026"), /the event's time "March 10, 2026" is not an ISO 8601 instant/],
+      [event("UserSignedUp", ANN, "2026-02-30T00:00:00Z"), /the event's time "2026-02-30T00:00:00Z" is not an ISO 8601 instant/],
+      [event("UserSignedUp", ANN, "9999-12-31T00:00:00Z"), /step 2 falls after 9999-12-31/],
+    ];
+    const dryRun = (e: object) =>
+      run(["--journey", "onboarding", "--event", file("odd.json", e), "--outputs", outputs, "--now", NOW, "--dry-run"]);
+    for (const [e, message] of cases) {
+      const r = await dryRun(e);
+      assert.strictEqual(r.code, 1, r.stderr);
+      assert.match(r.stdout, /0 enrolled .*1 rejected/);
+      assert.match(r.stdout, message);
+    }
+    // A safe integer id is still an id.
+    const numeric = await dryRun(event("UserSignedUp", { ...ANN, id: 42 }));
+    assert.strictEqual(numeric.code, 0, numeric.stdout);
+    assert.match(numeric.stdout, /^  42 in Asia\/Kathmandu$/m);
+  });
+
   it("bad input is one line and exit 2", async () => {
     const signup = file("signup.json", event("UserSignedUp", ANN));
     const cases: [string[], RegExp][] = [

@@ -24,10 +24,12 @@ import {
   localTimeOf,
   scheduledTime,
   ScheduledTime,
+  writable,
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
 } from "./send-time";
+import { parseInstant } from "./send-rules";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -118,6 +120,12 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
   const recipient = event?.detail?.recipient;
   if (recipient === null || typeof recipient !== "object" || Array.isArray(recipient))
     return reject("invalid-event", "the event has no detail.recipient object");
+  // A JSON number past 2^53 has lost digits when parsed: two subscribers could share one id, and their schedules.
+  if (typeof recipient.id === "number" && Number.isInteger(recipient.id) && !Number.isSafeInteger(recipient.id))
+    return reject(
+      "invalid-event",
+      `detail.recipient.id ${recipient.id} is a number past 2^53, digits may be lost: send the id as a string`,
+    );
   const id = typeof recipient.id === "number" && Number.isInteger(recipient.id) ? String(recipient.id) : recipient.id;
   if (typeof id !== "string" || id.trim() === "") return reject("missing-id", "detail.recipient.id is missing (a string)");
   const stem = recipientStem(id);
@@ -126,8 +134,16 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
     const deletes = journey.steps.map((_, k) => ({ Name: scheduleName(id, k + 1), GroupName }));
     return { outcome: "exit", journey: journey.name, recipient: stem, deletes };
   }
-  const triggerMs = typeof event.time === "string" ? Date.parse(event.time) : NaN;
-  if (Number.isNaN(triggerMs)) return reject("invalid-event", "the event has no valid time (ISO 8601)", stem);
+  // As EventBridge writes it; Date.parse would read a time without an offset in the machine's zone, and "1" as a year.
+  const triggerMs = typeof event.time === "string" ? parseInstant(event.time) : undefined;
+  if (typeof triggerMs !== "number")
+    return reject(
+      "invalid-event",
+      typeof event.time === "string"
+        ? `the event's time ${JSON.stringify(event.time)} is not an ISO 8601 instant with Z or an offset`
+        : "the event has no time (an ISO 8601 instant)",
+      stem,
+    );
   const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
   if (email === "") return reject("missing-email", "detail.recipient.email is missing", stem);
   if (!isEmailAddress(email) || email.length > 254) return reject("invalid-email", "detail.recipient.email is not a valid address", stem);
@@ -143,9 +159,11 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
   const data = personalization(recipient);
   if (journey.steps.some((_, k) => JSON.stringify({ ...data, [STEP_KEY]: String(k + 1) }).length > ses.maxTemplateDataChars))
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
-  const steps = journey.steps.map((step, k) =>
-    planStep(journey, k + 1, { id, email, zone: resolved.zone, data, triggerMs }, settings, now),
-  );
+  const times = journey.steps.map((step) => journeyStepTime(resolved.zone, triggerMs, step, journeyQuietTime(journey)));
+  const late = times.findIndex((t) => !writable(t));
+  if (late >= 0)
+    return reject("invalid-event", `step ${late + 1} falls after 9999-12-31, the last date a schedule can be written for`, stem);
+  const steps = times.map((time, k) => planStep(journey, k + 1, time, { id, email, data }, settings, now));
   return { outcome: "enrol", journey: journey.name, recipient: stem, zone: resolved.zone, zoneStatus: resolved.status, steps };
 }
 
@@ -153,12 +171,12 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
 function planStep(
   journey: Journey,
   number: number,
-  who: { id: string; email: string; zone: string; data: Record<string, string>; triggerMs: number },
+  time: ScheduledTime,
+  who: { id: string; email: string; data: Record<string, string> },
   settings: EnrolmentSettings,
   now: number,
 ): PlannedStep {
   const step = journey.steps[number - 1];
-  const time = journeyStepTime(who.zone, who.triggerMs, step, journeyQuietTime(journey));
   const row = {
     schedule_name: scheduleName(who.id, number),
     schedule_expression: atExpression(time.send_at),
