@@ -43,6 +43,16 @@ describe("stack outputs", () => {
       );
     }));
 
+  it("a pulumi that never answers is one line, not a hang", () =>
+    withFakePulumi(`exec sleep 30`, () => {
+      const started = Date.now();
+      assert.throws(
+        () => readStackOutputs({ stack: "prod", pulumiTimeoutMs: 500 }),
+        (e: unknown) => e instanceof UsageError && e.message === "pulumi stack output --stack prod: no answer within 0.5 s",
+      );
+      assert.ok(Date.now() - started < 10_000);
+    }));
+
   it("says which outputs are missing and how to give them", () => {
     assert.throws(
       () => requireOutputs({ region: "us-east-1" }, ["bucketName", "stateMachineArn"], { bucketName: "bucket" }),

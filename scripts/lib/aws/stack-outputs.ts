@@ -30,14 +30,22 @@ export interface OutputSources {
   outputsFile?: string;
   /** Explicit values (flags) win over the stack's. */
   overrides?: Partial<StackOutputs>;
+  /** How long `pulumi stack output` may take (default PULUMI_TIMEOUT_MS). */
+  pulumiTimeoutMs?: number;
 }
+
+/** A backend can be slow to answer (a login, a remote state), never this slow. */
+const PULUMI_TIMEOUT_MS = 120_000;
 
 export function readStackOutputs(s: OutputSources): StackOutputs {
   let outputs: StackOutputs = {};
   if (s.stack !== undefined && s.outputsFile !== undefined) throw new UsageError("give --stack or --outputs, not both");
   if (s.outputsFile !== undefined) outputs = parseOutputs(readFile(s.outputsFile), s.outputsFile);
   if (s.stack !== undefined) {
-    const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], { encoding: "utf8" });
+    const timeout = s.pulumiTimeoutMs ?? PULUMI_TIMEOUT_MS;
+    const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], { encoding: "utf8", timeout, killSignal: "SIGKILL" });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT")
+      throw new UsageError(`pulumi stack output --stack ${s.stack}: no answer within ${timeout / 1000} s`);
     if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT") {
       throw new UsageError(
         `--stack ${s.stack}: the Pulumi CLI is not installed here; save \`pulumi stack output --json --stack ${s.stack}\` to a file and pass --outputs FILE`,
