@@ -157,8 +157,8 @@ function describe(v: unknown): string {
 export const EVENT_BUS_NAME = /^[/.\-_A-Za-z0-9]{1,256}$/;
 
 /**
- * The function's environment holds the journeys as JSON, and Lambda allows 4 KB of environment in all; the rest
- * (the SES target settings) needs about 1 KB.
+ * The function's environment holds the journeys as JSON, and Lambda allows 4 KB (bytes) of environment in all; the
+ * rest (the SES target settings) needs about 1 KB.
  */
 export const MAX_JOURNEYS_JSON = 3_000;
 
@@ -182,10 +182,11 @@ export function parseJourneyConfig(
     throw new JourneyDefinitionError(`sendtime:journeys is not valid JSON (${(e as Error).message}): give a list of journeys`);
   }
   const journeys = parseJourneys(value, "sendtime:journeys", isZone);
-  const size = JSON.stringify(journeys).length;
+  // In bytes, as Lambda counts its environment: a character outside ASCII is 2 to 4 of them.
+  const size = Buffer.byteLength(JSON.stringify(journeys), "utf8");
   if (size > MAX_JOURNEYS_JSON)
     throw new JourneyDefinitionError(
-      `sendtime:journeys is ${size} characters as JSON, over ${MAX_JOURNEYS_JSON}: the enrolment function's environment (4 KB in all) cannot hold it; shorten the journeys or split them across stacks`,
+      `sendtime:journeys is ${size} bytes as JSON, over ${MAX_JOURNEYS_JSON}: the enrolment function's environment (4 KB in all) cannot hold it; shorten the journeys or split them across stacks`,
     );
   return { journeys, eventBusName: bus };
 }

@@ -262,7 +262,18 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       const many = Array.from({ length: 40 }, (_, i) => ({ ...ONBOARDING, name: `journey-${i}` }));
       assert.throws(
         () => parseJourneyConfig((key) => (key === "journeys" ? JSON.stringify(many) : undefined), isIanaZone),
-        /sendtime:journeys is \d+ characters as JSON, over 3000/,
+        /sendtime:journeys is \d+ bytes as JSON, over 3000/,
+      );
+      // Lambda counts bytes: a CJK character is 3 bytes of UTF-8.
+      const wide = Array.from({ length: 4 }, (_, i) => ({
+        ...ONBOARDING,
+        name: `journey-${i}`,
+        trigger: { source: "源".repeat(256), detailType: `${"登".repeat(127)}${i}` },
+      }));
+      assert.ok(JSON.stringify(wide).length < 3000);
+      assert.throws(
+        () => parseJourneyConfig((key) => (key === "journeys" ? JSON.stringify(wide) : undefined), isIanaZone),
+        /sendtime:journeys is \d+ bytes as JSON, over 3000/,
       );
     });
   });
