@@ -6,7 +6,7 @@ import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
 import { Journey, JourneyDefinitionError, parseJourneys } from "../infra/journeys-definition";
 import { ScheduleTarget } from "../infra/schedule-request";
-import { applyDecision, EnrolmentError, EnrolmentResult, enrolmentSchedulerClient } from "./lib/aws/enrolment";
+import { applyDecision, CALL_TIMEOUT_MS, EnrolmentError, EnrolmentResult, enrolmentSchedulerClient } from "./lib/aws/enrolment";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { FindingsError, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
@@ -22,9 +22,11 @@ Runs the journey enrolment handler's code (the same decisions, the same CreateSc
                      failure record from the journeys' dead-letter queue; it enrols when it matches the journey's
                      trigger and removes pending steps when it matches its exit
   --recipients CSV   a backlog: columns id, email, timezone (optional) and personalization, each row enrolled as if
-                     triggered at --now; a repeated id is rejected, never enrolled twice
+                     triggered at --now, which a real run needs: run the backlog again with the same --now and only
+                     what is missing is created; a repeated id is rejected, never enrolled twice
   --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
-  --now ISO          the time of the run (default: now); steps due before it are not created (reported "passed")
+  --now ISO          the time of the run (default: now); steps due before it are not created (reported "passed"),
+                     nor, in a real run, steps due before the real time when their call is made
   --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
                      requests
   --json             print JSON instead of text
@@ -48,7 +50,8 @@ interface Subscriber {
   kind: EventKind;
 }
 
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
+/** `clock` is the real time (tests pass their own): a real run never creates a step due before it. */
+export async function main(argv: string[], io: Io = processIo, clock: () => number = Date.now): Promise<number> {
   const f = parseFlags(
     argv,
     {
@@ -65,14 +68,20 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
   if ((f.event === undefined) === (f.recipients === undefined)) throw new UsageError("give one of --event FILE and --recipients CSV");
-  const now = nowFromFlag(f.now);
+  const dryRun = f["dry-run"] as boolean;
+  // A backlog's trigger time is --now: run again with another, and every step (the welcome sent minutes ago, its
+  // schedule deleted since) would be created anew.
+  if (f.recipients !== undefined && f.now === undefined && !dryRun)
+    throw new UsageError(
+      "--recipients needs --now: the backlog's trigger time, the same on every run of this backlog (a re-run then creates only what is missing)",
+    );
+  const now = f.now === undefined ? clock() : nowFromFlag(f.now);
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
 
   const subscribers =
     f.event !== undefined ? [fromEventFile(f.event, journey, settings, now)] : await fromCsv(f.recipients!, journey, settings, now);
-  const dryRun = f["dry-run"] as boolean;
   const results: (EnrolmentResult & { source: string })[] = [];
   if (dryRun && f.json) {
     io.out(
@@ -88,7 +97,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   let failure: string | undefined;
   await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
     try {
-      results.push({ source: s.source, ...(client ? await applyDecision(client, s.kind, s.decision) : plannedResult(s)) });
+      // Due is judged at each call on the later of --now and the real time: a step --now lets through but the clock
+      // has passed may have been sent by an earlier run.
+      const dueAfter = () => Math.max(now, clock());
+      const result = client ? await applyDecision(client, s.kind, s.decision, CALL_TIMEOUT_MS, dueAfter) : plannedResult(s);
+      results.push({ source: s.source, ...result });
     } catch (e) {
       if (!(e instanceof EnrolmentError)) throw e;
       failure ??= `${s.source}: ${e.message}`;

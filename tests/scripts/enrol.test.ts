@@ -36,7 +36,8 @@ const NOW = "2026-03-10T18:05:02Z";
 async function run(args: string[]) {
   let stdout = "",
     stderr = "";
-  const code = await enrol(args, { out: (t) => (stdout += t), err: (t) => (stderr += t) });
+  // The real time of these runs is NOW: a real run creates no step due before it.
+  const code = await enrol(args, { out: (t) => (stdout += t), err: (t) => (stderr += t) }, () => Date.parse(NOW));
   return { code, stdout, stderr };
 }
 
@@ -216,6 +217,48 @@ describe("scripts/enrol.ts", function () {
     assert.ok(!text.stdout.includes("@"), "no addresses in the report");
   });
 
+  it("a backlog run again never creates a step twice: --now is required, and a step due before the real time is not created", async () => {
+    const backlog = ["--journey", "onboarding", "--recipients", path.join(ROOT, "tests/fixtures/campaign.csv"), "--outputs", outputs];
+    // Without --now, a second run would trigger everyone later: a new welcome for each, the first one sent already.
+    await assert.rejects(run(backlog), (e: Error) => e instanceof UsageError && /^--recipients needs --now/.test(e.message));
+    const runAt = async (clock: () => number) => {
+      let stdout = "";
+      const code = await enrol([...backlog, "--now", NOW, "--json"], { out: (t) => (stdout += t), err: () => undefined }, clock);
+      return { code, results: JSON.parse(stdout) as { steps?: { schedule: string; status: string }[] }[] };
+    };
+    const created = () =>
+      scheduler
+        .commandCalls(CreateScheduleCommand)
+        .map((c) => c.args[0].input.Name!.replace(/^h\.[0-9a-f]{32}/, "h.<hash>"))
+        .sort();
+    scheduler.on(CreateScheduleCommand).resolves({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/x/y" });
+    await runAt(() => Date.parse(NOW));
+    assert.strictEqual(created().length, 12);
+    // Ten minutes later (the welcomes, due at 18:07, sent and their schedules deleted), the same command again.
+    scheduler.reset();
+    scheduler.on(CreateScheduleCommand).rejects(Object.assign(new Error("exists"), { name: "ConflictException" }));
+    const again = await runAt(() => Date.parse(NOW) + 10 * 60_000);
+    assert.deepStrictEqual(
+      created().filter((n) => n.endsWith("-1")),
+      [],
+    );
+    assert.strictEqual(created().length, 8);
+    const statuses = again.results.flatMap((r) => (r.steps ?? []).map((s) => `${s.schedule.replace(/^h\.[0-9a-f]{32}/, "h")} ${s.status}`));
+    assert.deepStrictEqual(statuses.filter((s) => s.includes("-1 ")).sort(), ["a1-1 passed", "a2-1 passed", "a5-1 passed", "h-1 passed"]);
+    // A slow Scheduler: each call takes 40 s of the clock, so later welcomes come due while the backlog is created.
+    scheduler.reset();
+    let t = Date.parse(NOW);
+    scheduler.on(CreateScheduleCommand).callsFake(async () => {
+      t += 40_000;
+      return { ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/x/y" };
+    });
+    const slow = await runAt(() => t);
+    const welcomes = slow.results.flatMap((r) => (r.steps ?? []).filter((s) => s.schedule.endsWith("-1")));
+    const createdWelcomes = created().filter((n) => n.endsWith("-1")).length;
+    assert.ok(createdWelcomes < 4, `${createdWelcomes} welcomes created`);
+    assert.strictEqual(welcomes.filter((s) => s.status === "passed").length, 4 - createdWelcomes);
+  });
+
   it("--recipients rejects a second row with the same address (any case), as the launcher does", async () => {
     const csv = file("dup-email.csv", "id,email,timezone\nx1,Ann@Example.com,UTC\nx2,ann@example.com ,UTC\n");
     const r = await run(["--journey", "onboarding", "--recipients", csv, "--outputs", outputs, "--now", NOW, "--dry-run"]);
@@ -328,9 +371,12 @@ describe("scripts/enrol.ts", function () {
   });
 
   it("over the wire (AWS_ENDPOINT_URL_SCHEDULER): POSTs each schedule with the dry run's exact request; an existing one (409 ConflictException) counts as enrolled", async () => {
-    const signup = file("wire-signup.json", event("UserSignedUp", ANN));
+    // A process of its own runs on the real clock: the signup is a day from now, so no step has passed.
+    const signedUp = new Date(Math.ceil(Date.now() / 86_400_000 + 1) * 86_400_000 + 18 * 3_600_000).toISOString();
+    const at = new Date(Date.parse(signedUp) + 2_000).toISOString();
+    const signup = file("wire-signup.json", event("UserSignedUp", ANN, signedUp));
     const dry = JSON.parse(
-      (await run(["--journey", "onboarding", "--event", signup, "--outputs", outputs, "--now", NOW, "--dry-run", "--json"])).stdout,
+      (await run(["--journey", "onboarding", "--event", signup, "--outputs", outputs, "--now", at, "--dry-run", "--json"])).stdout,
     );
     const requests: { method: string; url: string; body: any }[] = [];
     const server = http.createServer((req, res) => {
@@ -361,7 +407,7 @@ describe("scripts/enrol.ts", function () {
         "--outputs",
         outputs,
         "--now",
-        NOW,
+        at,
         "--json",
       ],
       {

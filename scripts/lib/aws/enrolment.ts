@@ -6,7 +6,7 @@
  */
 import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { CreateScheduleRequest } from "../../../infra/schedule-request";
-import { Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
+import { CREATE_MARGIN_MS, Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
 import { ZoneStatus } from "../core/send-time";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
@@ -46,11 +46,17 @@ export interface EnrolmentResult {
 /** An AWS failure, one line, with anything that looks like an address removed (logs hold no addresses). */
 export class EnrolmentError extends Error {}
 
+/**
+ * Carries out `d`. A step is created only if it is still due at least CREATE_MARGIN_MS after `clock()` when its call
+ * is made, not only when decided: a backlog's calls take minutes, and Scheduler's handling of an at() in the past is
+ * undocumented (it may send at once, a second time).
+ */
 export async function applyDecision(
   client: SchedulerClient,
   kind: EventKind,
   d: Decision,
   callTimeoutMs = CALL_TIMEOUT_MS,
+  clock: () => number = Date.now,
 ): Promise<EnrolmentResult> {
   const base = { journey: d.journey, kind };
   if (d.outcome === "rejected")
@@ -72,7 +78,7 @@ export async function applyDecision(
   const steps: StepOutcome[] = [];
   for (const { request, ...step } of d.steps) {
     let status: StepOutcome["status"] = "passed";
-    if (request) {
+    if (request && Date.parse(step.utc) >= clock() + CREATE_MARGIN_MS) {
       const exists = await call(`CreateSchedule ${request.GroupName}/${request.Name}`, "ConflictException", callTimeoutMs, (abortSignal) =>
         client.send(new CreateScheduleCommand(sdkRequest(request)), { abortSignal }),
       );
