@@ -48,6 +48,12 @@ export class JourneyDefinitionError extends Error {}
 /** The step offsets journeys accept: `+0h`…`+999h`, `+0d`…`+999d`. */
 export const STEP_AFTER = /^\+(\d{1,3})([hd])$/;
 const AT = /^([01]\d|2[0-3]):([0-5]\d)$/;
+/**
+ * A journey's name names its EventBridge rules, `journeys-<name>-trigger` and `-exit`, which Pulumi suffixes with `-`
+ * and 7 hex digits; a rule name is at most 64 characters.
+ */
+export const MAX_JOURNEY_NAME = 64 - "journeys-".length - "-trigger".length - 8;
+
 /** EventBridge `source` and `detail-type`: non-empty, at most 256 and 128 characters (PutEvents). */
 const MAX_SOURCE = 256;
 const MAX_DETAIL_TYPE = 128;
@@ -80,7 +86,12 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail("", `must be an object, got ${describe(raw)}`);
   for (const key of Object.keys(raw))
     if (!JOURNEY_KEYS.includes(key)) fail(key, `is not a journey field (allowed: ${JOURNEY_KEYS.join(", ")})`);
-  if (typeof raw.name !== "string") fail("name", "is required: 1–55 characters of 0-9 a-z A-Z - _ .");
+  if (typeof raw.name !== "string") fail("name", `is required: 1–${MAX_JOURNEY_NAME} characters of 0-9 a-z A-Z - _ .`);
+  if (raw.name.length > MAX_JOURNEY_NAME)
+    fail(
+      "name",
+      `is ${raw.name.length} characters: at most ${MAX_JOURNEY_NAME} (the EventBridge rule journeys-<name>-trigger, with Pulumi's 8-character suffix, must fit in 64)`,
+    );
   const problem = campaignIdProblem(raw.name);
   if (problem) fail("name", problem.replace(/^campaign id/, "journey name"));
   const trigger = parseMatch(raw.trigger, "trigger", fail);

@@ -171,6 +171,8 @@ export class Journeys extends pulumi.ComponentResource {
       new aws.cloudwatch.EventTarget(
         `${name}-${j.name}-${kind}-target`,
         {
+          // One target a rule: a short fixed id, not one derived from the resource's name (at most 64 characters).
+          targetId: `sendtime-${kind}`,
           rule: rule.name,
           eventBusName: args.eventBusName,
           arn: fn.arn,

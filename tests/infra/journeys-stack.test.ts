@@ -38,6 +38,8 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     ] as const) {
       const t = only(stack, "aws:cloudwatch/eventTarget:EventTarget", `journeys-onboarding-${kind}-target`).inputs;
       assert.strictEqual(t.rule, rule.outputs.name);
+      // Set, not left to auto-naming from the resource's (longer) name: a target id is at most 64 characters.
+      assert.strictEqual(t.targetId, `sendtime-${kind}`);
       assert.strictEqual(t.arn, fn.outputs.arn);
       assert.strictEqual(t.inputTransformer.inputTemplate, `{"journey":"onboarding","kind":"${kind}","event":<aws.events.event.json>}`);
       const permission = only(stack, "aws:lambda/permission:Permission", `journeys-onboarding-${kind}-invoke`).inputs;
@@ -175,6 +177,12 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
         "a name the group cannot take",
         [{ ...ONBOARDING, name: "on boarding" }],
         'sendtime:journeys: journey "on boarding": name journey name "on boarding" must be 1–55 characters',
+      ],
+      [
+        // Pulumi names the rule "journeys-<name>-trigger-<7 hex>": EventBridge takes 64 characters.
+        "a name too long for the rule named after it",
+        [{ ...ONBOARDING, name: "n".repeat(40) }],
+        `sendtime:journeys: journey "${"n".repeat(40)}": name is 40 characters: at most 39 (the EventBridge rule journeys-<name>-trigger, with Pulumi's 8-character suffix, must fit in 64)`,
       ],
       [
         "a missing trigger",
