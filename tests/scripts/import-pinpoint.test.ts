@@ -417,6 +417,15 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     });
     assert.deepStrictEqual(monthly.command.slice(0, 4), ["--every", "monthly:31", "--until", "2027-05-31"]);
     assert.ok(monthly.notes.some((n) => n.value === "day 31 of the month"));
+    // An EndTime more than 5 years on gives an --until the launcher refuses: the note says so.
+    const long = await mapped({ Frequency: "DAILY", StartTime: "2027-01-31T09:15:00Z", EndTime: "2035-01-01T00:00:00Z", Timezone: "UTC" });
+    assert.deepStrictEqual(long.command.slice(0, 4), ["--every", "daily", "--until", "2034-12-31"]);
+    assert.match(long.notes.find((n) => n.setting === "Schedule.EndTime")!.instead, /more than 5 years after the start/);
+    // An EndTime before the first send leaves nothing to send: refused, not a command that sends nothing.
+    await assert.rejects(
+      mapped({ Frequency: "DAILY", StartTime: "2027-02-01T09:15:00Z", EndTime: "2026-01-01T00:00:00Z", Timezone: "UTC" }),
+      /Schedule.EndTime "2026-01-01T00:00:00Z" is before the first send \(2027-02-01 09:15\)/,
+    );
     const hourly = await mapped({ Frequency: "HOURLY" });
     assert.strictEqual(hourly.code, 1);
     assert.strictEqual(hourly.command, undefined);

@@ -281,7 +281,7 @@ describe("recurring sends", () => {
       assert.match(r.stdout, /Nothing would be sent/);
       assert.match(
         r.rejects,
-        /^3,kat,"no occurrence of every Monday, Thursday at 09:00 local until 2026-11-30 after 2026-11-30T15:05:01\.000Z/m,
+        /^3,kat,"no occurrence \(every Monday, Thursday at 09:00 local until 2026-11-30\) after 2026-11-30T15:05:01\.000Z/m,
       );
     });
   });

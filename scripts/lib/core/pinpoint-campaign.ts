@@ -11,6 +11,7 @@
  */
 import { createHash } from "crypto";
 import { SES_NAME } from "../../../infra/naming";
+import { recurringSends } from "../../../infra/quotas";
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */
 export interface PinpointCampaign {
@@ -301,23 +302,43 @@ function recurringOf(s: PinpointSchedule, frequency: string, local: Date, offset
   return {
     kind: "recurring",
     every,
-    until: untilOf(s.EndTime, offset.minutes, hour * 60 + minute, note),
+    until: untilOf(s.EndTime, offset.minutes, { date, hour, minute }, note),
     hour,
     minute,
     defaultTimezone: zone,
   };
 }
 
-/** The last local date with a send before EndTime (the launcher's end date includes its whole day). */
-function untilOf(endTime: string | undefined, offsetMinutes: number, sendMinuteOfDay: number, note: Note): string {
+/**
+ * The last local date with a send before EndTime (the launcher's end date includes its whole day). An EndTime before
+ * the first send is refused (nothing would be sent); one past the launcher's limit on recurring sends is noted.
+ */
+function untilOf(
+  endTime: string | undefined,
+  offsetMinutes: number,
+  first: { date: string; hour: number; minute: number },
+  note: Note,
+): string {
   if (endTime === undefined) {
     note("Schedule.EndTime", "missing", `${note.flag.until} is required for recurring sends: put the last date in it`);
     return "<YYYY-MM-DD>";
   }
   const end = new Date(instantOf("Schedule.EndTime", endTime) + offsetMinutes * MINUTE);
   const endMinuteOfDay = end.getUTCHours() * 60 + end.getUTCMinutes() + (end.getUTCSeconds() || end.getUTCMilliseconds() ? 1 : 0);
-  const last = endMinuteOfDay > sendMinuteOfDay ? end : new Date(end.getTime() - 86_400_000);
-  return last.toISOString().slice(0, 10);
+  const last = endMinuteOfDay > first.hour * 60 + first.minute ? end : new Date(end.getTime() - 86_400_000);
+  const until = last.toISOString().slice(0, 10);
+  if (until < first.date)
+    throw new CampaignShapeError(
+      `Schedule.EndTime "${endTime}" is before the first send (${first.date} ${pad(first.hour)}:${pad(first.minute)}): nothing to send`,
+    );
+  const limit = new Date(Date.parse(first.date) + recurringSends.maxYears * 365.25 * 86_400_000).toISOString().slice(0, 10);
+  if (until > limit)
+    note(
+      "Schedule.EndTime",
+      endTime,
+      `${note.flag.until} ${until} is more than ${recurringSends.maxYears} years after the start, which the launcher refuses (each schedule would hold quota until then): give an earlier date and launch again later`,
+    );
+  return until;
 }
 
 function instantOf(key: string, value: string): number {

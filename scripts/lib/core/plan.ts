@@ -218,7 +218,7 @@ function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", 
         ? `no send left: its recurring time ${due} is in quiet time (${describeQuietTime(o.quiet!)}) at every occurrence`
         : `no send left: quiet time (${describeQuietTime(o.quiet!)}) skips every send that was not missed`
       : o.rule.kind === "every"
-        ? `no occurrence of ${describeRule(o.rule)} after ${new Date(cutoffMs).toISOString()} (now + fan-out + margin)`
+        ? `no occurrence (${describeRule(o.rule)}) after ${new Date(cutoffMs).toISOString()} (now + fan-out + margin)`
         : `every send time is before ${new Date(cutoffMs).toISOString()} (now + fan-out + margin); missed-time policy ${o.missed.policy}`;
   return { line: row.line, id: row.id, reason: why, text };
 }
