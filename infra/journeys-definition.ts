@@ -92,8 +92,7 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
       "name",
       `is ${raw.name.length} characters: at most ${MAX_JOURNEY_NAME} (the EventBridge rule journeys-<name>-trigger, with Pulumi's 8-character suffix, must fit in 64)`,
     );
-  const problem = campaignIdProblem(raw.name);
-  if (problem) fail("name", problem.replace(/^campaign id/, "journey name"));
+  if (campaignIdProblem(raw.name)) fail("name", `"${raw.name}" must be 1–${MAX_JOURNEY_NAME} characters of 0-9 a-z A-Z - _ .`);
   const trigger = parseMatch(raw.trigger, "trigger", fail);
   const exit = raw.exit === undefined ? undefined : parseMatch(raw.exit, "exit", fail);
   if (exit && exit.source === trigger.source && exit.detailType === trigger.detailType) fail("exit", "matches the same events as trigger");

@@ -176,7 +176,7 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       [
         "a name the group cannot take",
         [{ ...ONBOARDING, name: "on boarding" }],
-        'sendtime:journeys: journey "on boarding": name journey name "on boarding" must be 1–55 characters',
+        'sendtime:journeys: journey "on boarding": name "on boarding" must be 1–39 characters of 0-9 a-z A-Z - _ .',
       ],
       [
         // Pulumi names the rule "journeys-<name>-trigger-<7 hex>": EventBridge takes 64 characters.

@@ -349,6 +349,16 @@ describe("reschedule", () => {
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
   });
 
+  it("refuses a time past 9999-12-31 in UTC or the schedule's zone, which no schedule can write, changing nothing", async () => {
+    scheduler.on(GetScheduleCommand).resolves({ ...SCHEDULE, ScheduleExpressionTimezone: "Etc/GMT+12" } as any);
+    // 9999-12-31T23:00 at UTC-12 is 10000-01-01T11:00Z.
+    await assert.rejects(
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "9999-12-31T23:00", "--now", "2026-11-29T12:00:00Z"]),
+      (e: unknown) => e instanceof UsageError && /would move past 9999-12-31/.test(e.message),
+    );
+    assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+  });
+
   it("a missing schedule is a clear message (exit 1)", async () => {
     scheduler.on(GetScheduleCommand).rejects(notFound("Schedule a9-1"));
     await assert.rejects(

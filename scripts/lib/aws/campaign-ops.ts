@@ -23,7 +23,7 @@ import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
 import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../core/recurrence";
-import { LocalTime, localTimeOf, scheduledTime, zonedInstant } from "../core/send-time";
+import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../core/send-time";
 
 const DAY_MS = 86_400_000;
 
@@ -323,6 +323,7 @@ export async function moveSchedule(
       );
     }
     const t = scheduledTime(zone, utcMs, fold);
+    if (!writable(t)) throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
     Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
     to = { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
   }
