@@ -12,6 +12,7 @@ import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { FindingsError, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEvent, RejectReason } from "./lib/core/journeys";
 import { openRecipientCsv } from "./lib/core/recipients";
+import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/core/recipient-rows";
 
 const USAGE = `
 Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]
@@ -25,8 +26,9 @@ Runs the journey enrolment handler's code (the same decisions, the same CreateSc
                      triggered at --now, which a real run needs: run the backlog again with the same --now and only
                      what is missing is created; a repeated id is rejected, never enrolled twice
   --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
-  --now ISO          the time of the run (default: now); steps due before it are not created (reported "passed"),
-                     nor, in a real run, steps due before the real time when their call is made
+  --now ISO          the time of the run (default: now); steps due before it, or in a real run before the real
+                     time, are not created (reported "passed"); one that comes due before its call is made (a large
+                     backlog) is not created either, reported "late", and the run exits 1
   --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
                      requests
   --json             print JSON instead of text
@@ -80,8 +82,12 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
 
+  // Steps due before this, when the run starts, are passed (an earlier run may have sent them); a dry run judges at --now.
+  const dueAfter = dryRun ? now : Math.max(now, clock());
   const subscribers =
-    f.event !== undefined ? [fromEventFile(f.event, journey, settings, now)] : await fromCsv(f.recipients!, journey, settings, now);
+    f.event !== undefined
+      ? [fromEventFile(f.event, journey, settings, dueAfter)]
+      : await fromCsv(f.recipients!, journey, settings, now, dueAfter);
   const results: (EnrolmentResult & { source: string })[] = [];
   if (dryRun && f.json) {
     io.out(
@@ -97,10 +103,9 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   let failure: string | undefined;
   await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
     try {
-      // Due is judged at each call on the later of --now and the real time: a step --now lets through but the clock
-      // has passed may have been sent by an earlier run.
-      const dueAfter = () => Math.max(now, clock());
-      const result = client ? await applyDecision(client, s.kind, s.decision, CALL_TIMEOUT_MS, dueAfter) : plannedResult(s);
+      // And again at each call, on the real time: a large backlog takes minutes.
+      const at = () => Math.max(now, clock());
+      const result = client ? await applyDecision(client, s.kind, s.decision, CALL_TIMEOUT_MS, at) : plannedResult(s);
       results.push({ source: s.source, ...result });
     } catch (e) {
       if (!(e instanceof EnrolmentError)) throw e;
@@ -110,6 +115,11 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   results.sort((a, b) => subscribers.findIndex((s) => s.source === a.source) - subscribers.findIndex((s) => s.source === b.source));
   io.out(f.json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
   if (failure) throw new FindingsError(failure);
+  const late = results.filter((r) => r.steps?.some((s) => s.status === "late"));
+  if (late.length)
+    throw new FindingsError(
+      `${late.length} subscriber${late.length === 1 ? "" : "s"} had a step come due before it could be created (marked late: not created, never sent); enrol those again with a later --now, or give a large backlog a --now minutes ahead`,
+    );
   return results.some((r) => r.outcome === "rejected") ? 1 : 0;
 }
 
@@ -180,11 +190,13 @@ function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettin
   return { source: file, kind, decision: decide(journey, kind, event, settings, now) };
 }
 
-async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Promise<Subscriber[]> {
+/** Each row triggered at `now`; steps due before `dueAfter` are passed. */
+async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettings, now: number, dueAfter: number): Promise<Subscriber[]> {
   const csv = await openRecipientCsv(file);
   for (const required of ["id", "email"])
     if (csv.column(required) === undefined)
       throw new UsageError(`${file}:1: the header needs a column "${required}" (found: ${csv.header.join(", ")})`);
+  refuseMisspeltControlColumns(file, csv.header, [TIMEZONE_COLUMN]);
   const time = new Date(now).toISOString();
   const seen = new Map<string, number>();
   const seenAddresses = new Map<string, number>();
@@ -219,7 +231,7 @@ async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettin
     }
     seenAddresses.set(address, rec.line);
     const event: JourneyEvent = { source: journey.trigger.source, "detail-type": journey.trigger.detailType, time, detail: { recipient } };
-    subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, now) });
+    subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, dueAfter) });
   }
   return subscribers;
 }

@@ -10,7 +10,7 @@ import { bundleJourneyHandler } from "../../infra/handler-bundle";
 import { main as enrol } from "../../scripts/enrol";
 import { applyDecision, enrolmentSchedulerClient } from "../../scripts/lib/aws/enrolment";
 import { UsageError } from "../../scripts/lib/cli/run";
-import { ROOT } from "../helpers/cli";
+import { ROOT, runMain } from "../helpers/cli";
 import { only, renderWith } from "../helpers/stack";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-enrol-"));
@@ -222,9 +222,8 @@ describe("scripts/enrol.ts", function () {
     // Without --now, a second run would trigger everyone later: a new welcome for each, the first one sent already.
     await assert.rejects(run(backlog), (e: Error) => e instanceof UsageError && /^--recipients needs --now/.test(e.message));
     const runAt = async (clock: () => number) => {
-      let stdout = "";
-      const code = await enrol([...backlog, "--now", NOW, "--json"], { out: (t) => (stdout += t), err: () => undefined }, clock);
-      return { code, results: JSON.parse(stdout) as { steps?: { schedule: string; status: string }[] }[] };
+      const r = await runMain((argv, io) => enrol(argv, io, clock), [...backlog, "--now", NOW, "--json"]);
+      return { code: r.code, stderr: r.stderr, results: JSON.parse(r.stdout) as { steps?: { schedule: string; status: string }[] }[] };
     };
     const created = () =>
       scheduler
@@ -256,7 +255,17 @@ describe("scripts/enrol.ts", function () {
     const welcomes = slow.results.flatMap((r) => (r.steps ?? []).filter((s) => s.schedule.endsWith("-1")));
     const createdWelcomes = created().filter((n) => n.endsWith("-1")).length;
     assert.ok(createdWelcomes < 4, `${createdWelcomes} welcomes created`);
-    assert.strictEqual(welcomes.filter((s) => s.status === "passed").length, 4 - createdWelcomes);
+    // Not created, and said so: exit 1 naming how to enrol them.
+    assert.strictEqual(welcomes.filter((s) => s.status === "late").length, 4 - createdWelcomes);
+    assert.strictEqual(slow.code, 1);
+  });
+
+  it("--recipients stops at a Timezone column (not timezone): its zones would go unread, every subscriber in UTC", async () => {
+    const csv = file("cased.csv", "id,email,Timezone\nx1,ann@example.com,Asia/Tokyo\n");
+    await assert.rejects(
+      run(["--journey", "onboarding", "--recipients", csv, "--outputs", outputs, "--now", NOW, "--dry-run"]),
+      (e: Error) => /cased.csv:1: column "Timezone" is not "timezone"/.test(e.message) && !e.message.includes("\n"),
+    );
   });
 
   it("--recipients rejects a second row with the same address (any case), as the launcher does", async () => {

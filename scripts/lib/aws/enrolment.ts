@@ -24,8 +24,11 @@ export function enrolmentSchedulerClient(region?: string): SchedulerClient {
   });
 }
 
-/** A planned step as it went: created now; exists: created by an earlier delivery; passed: due already, not created. */
-export type StepOutcome = Omit<PlannedStep, "status" | "request"> & { status: "created" | "exists" | "passed" };
+/**
+ * A planned step as it went: created now; exists: created by an earlier delivery; passed: due already when decided,
+ * not created; late: came due before its call could be made (a slow backlog), not created, so never sent.
+ */
+export type StepOutcome = Omit<PlannedStep, "status" | "request"> & { status: "created" | "exists" | "passed" | "late" };
 
 /** The handler's result and log line. Holds no address: the recipient is its schedule-name stem. */
 export interface EnrolmentResult {
@@ -77,7 +80,7 @@ export async function applyDecision(
   }
   const steps: StepOutcome[] = [];
   for (const { request, ...step } of d.steps) {
-    let status: StepOutcome["status"] = "passed";
+    let status: StepOutcome["status"] = request ? "late" : "passed";
     if (request && Date.parse(step.utc) >= clock() + CREATE_MARGIN_MS) {
       const exists = await call(`CreateSchedule ${request.GroupName}/${request.Name}`, "ConflictException", callTimeoutMs, (abortSignal) =>
         client.send(new CreateScheduleCommand(sdkRequest(request)), { abortSignal }),

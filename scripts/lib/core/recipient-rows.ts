@@ -100,6 +100,18 @@ export function rowTiming(fields: string[], c: TimingColumns): RowTiming {
 }
 
 /** The header must name id and email once each; `step` is reserved for the step number. */
+/**
+ * Stops at a header column that is one of `controls` in another case ("Timezone") when the control column itself is
+ * absent: it would be personalization, its values unread (everyone at the campaign's hour in UTC, without a note).
+ */
+export function refuseMisspeltControlColumns(file: string, header: string[], controls: string[]): void {
+  const misspelt = header.find((h) => controls.includes(h.toLowerCase()) && !header.includes(h.toLowerCase()));
+  if (misspelt !== undefined)
+    throw new InputError(
+      `${file}:1: column "${misspelt}" is not "${misspelt.toLowerCase()}": control columns are read only as written (${controls.join(", ")}); rename it`,
+    );
+}
+
 export function recipientColumns(file: string, header: string[], afterColumn?: string): Columns {
   const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
   const missing = [ID_COLUMN, EMAIL_COLUMN].filter((c) => index(c) === undefined);
@@ -107,15 +119,7 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
     throw new InputError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
   const dup = header.find((h, i) => header.indexOf(h) !== i);
   if (dup !== undefined) throw new InputError(`${file}:1: column "${dup}" appears twice in the header`);
-  // "Timezone" would be personalization, its values unread: everyone at the campaign's hour in UTC, without a note.
-  const CONTROL = [TIMEZONE_COLUMN, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN];
-  const misspelt = header.find((h) => CONTROL.includes(h.toLowerCase()) && !header.includes(h.toLowerCase()));
-  if (misspelt !== undefined) {
-    const name = misspelt.toLowerCase();
-    throw new InputError(
-      `${file}:1: column "${misspelt}" is not "${name}": control columns are read only as written (${CONTROL.join(", ")}); rename it`,
-    );
-  }
+  refuseMisspeltControlColumns(file, header, [TIMEZONE_COLUMN, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN]);
   if (index(STEP_KEY) !== undefined)
     throw new InputError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
   const id = index(ID_COLUMN)!;
