@@ -328,35 +328,21 @@ describe("timing rules", () => {
         }
     });
     it("a send past 9999-12-31 (in UTC or in the zone) cannot be written in a schedule: the row is rejected, naming the step", () => {
-      const winback = new SendDecider({
-        rule: { kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 },
-        steps: [STEP1],
-        missed: onTime,
-        defaultZone: "UTC",
-      });
+      const deciderFor = (rule: BaseRule, steps: Step[] = [STEP1]) => new SendDecider({ rule, steps, missed: onTime, defaultZone: "UTC" });
+      const winback = deciderFor({ kind: "after", column: "last_login", days: 30, hour: 10, minute: 0 });
       // 9999-11-15 + 30 days = 9999-12-15 (November has 30 days): still writable
       assert.strictEqual(winback.decide("UTC", { after: "9999-11-15" }).steps[0].time?.send_at, "9999-12-15T10:00:00");
       assert.deepStrictEqual(winback.decide("UTC", { after: "9999-12-31T08:00:00Z" }).reject, {
         reason: "invalid-date",
         text: "last_login +30d at 10:00 local: step 1 falls after 9999-12-31, the last date a schedule can be written for",
       });
-      const drip = new SendDecider({
-        rule: { kind: "date", date: date("9999-12-30"), hour: 9, minute: 0 },
-        steps: [STEP1, { number: 2, days: 999 }],
-        missed: onTime,
-        defaultZone: "UTC",
-      });
+      const drip = deciderFor({ kind: "date", date: date("9999-12-30"), hour: 9, minute: 0 }, [STEP1, { number: 2, days: 999 }]);
       assert.deepStrictEqual(drip.decide("Asia/Tokyo").reject, {
         reason: "invalid-send-time",
         text: "9999-12-30 09:00 local: step 2 falls after 9999-12-31, the last date a schedule can be written for",
       });
       // send_at 9999-12-31T23:30 is 09:30Z in Kiritimati (UTC+14) but 10000-01-01T07:30Z in Los Angeles (UTC-8)
-      const own = new SendDecider({
-        rule: { kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 },
-        steps: [STEP1],
-        missed: onTime,
-        defaultZone: "UTC",
-      });
+      const own = deciderFor({ kind: "date", date: date("2026-12-01"), hour: 9, minute: 0 });
       assert.strictEqual(own.decide("Pacific/Kiritimati", { sendAt: "9999-12-31T23:30" }).steps[0].time?.utc, "9999-12-31T09:30:00.000Z");
       assert.deepStrictEqual(own.decide("America/Los_Angeles", { sendAt: "9999-12-31T23:30" }).reject, {
         reason: "invalid-send-time",
