@@ -101,10 +101,10 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   }
   const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
   let failure: string | undefined;
+  // Due is judged again at each call, on the real time: a large backlog takes minutes.
+  const at = () => Math.max(now, clock());
   await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
     try {
-      // And again at each call, on the real time: a large backlog takes minutes.
-      const at = () => Math.max(now, clock());
       const result = client ? await applyDecision(client, s.kind, s.decision, CALL_TIMEOUT_MS, at) : plannedResult(s);
       results.push({ source: s.source, ...result });
     } catch (e) {
