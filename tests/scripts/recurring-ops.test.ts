@@ -52,6 +52,28 @@ describe("operator scripts on recurring schedules", () => {
     const move = (...args: string[]) =>
       runMain(reschedule, ["--campaign", "digest", "--recipient", "par", ...args, "--now", "2026-12-10T12:00:00Z", ...region]);
 
+    /** One move of a recurring schedule (DIGEST unless given) at `now`: what it reports and what it sent. */
+    const moveAt = async (now: string, at: string, schedule: object = DIGEST, ...more: string[]) => {
+      scheduler.reset();
+      scheduler.on(GetScheduleCommand).resolves(schedule as any);
+      scheduler.on(UpdateScheduleCommand).resolves({});
+      const r = await runMain(reschedule, [
+        "--campaign",
+        "digest",
+        "--recipient",
+        "par",
+        "--at",
+        at,
+        "--now",
+        now,
+        ...more,
+        "--json",
+        ...region,
+      ]);
+      assert.strictEqual(r.code, 0, r.stderr);
+      return { to: JSON.parse(r.stdout).to, put: scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input };
+    };
+
     it("moves every occurrence to the new local time on the same days; EndDate kept, starting after the day's gone send", async () => {
       scheduler.on(GetScheduleCommand, { Name: "par-1", GroupName: "campaign-digest" }).resolves(DIGEST as any);
       scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: DIGEST.Arn });
@@ -83,26 +105,6 @@ describe("operator scripts on recurring schedules", () => {
     });
 
     describe("one send per local day: the day's occurrence gone or under way keeps its day", () => {
-      const moveAt = async (now: string, at: string, schedule: object = DIGEST, ...more: string[]) => {
-        scheduler.reset();
-        scheduler.on(GetScheduleCommand).resolves(schedule as any);
-        scheduler.on(UpdateScheduleCommand).resolves({});
-        const r = await runMain(reschedule, [
-          "--campaign",
-          "digest",
-          "--recipient",
-          "par",
-          "--at",
-          at,
-          "--now",
-          now,
-          ...more,
-          "--json",
-          ...region,
-        ]);
-        assert.strictEqual(r.code, 0, r.stderr);
-        return { to: JSON.parse(r.stdout).to, put: scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input };
-      };
       const paris = (iso: string) => DateTime.fromISO(iso, { zone: "Europe/Paris" }).toUTC().toISO();
 
       it("Thursday after its 09:00 send, --at 18:00: starts at Paris midnight, next is Monday (was: 18:00 the same Thursday)", async () => {
@@ -141,16 +143,7 @@ describe("operator scripts on recurring schedules", () => {
     describe("--timezone: the same last day, in the new zone", () => {
       // Daily 09:00 in Paris until 2026-12-31: EndDate at Paris midnight after it (CET, UTC+1) = 23:00Z.
       const DAILY = { ...DIGEST, ScheduleExpression: "cron(0 9 * * ? *)", EndDate: new Date("2026-12-31T23:00:00Z") };
-      const moveTo = async (zone: string, at: string) => {
-        scheduler.on(GetScheduleCommand).resolves(DAILY as any);
-        scheduler.on(UpdateScheduleCommand).resolves({});
-        const r = await runMain(reschedule, [
-          ...["--campaign", "digest", "--recipient", "par", "--at", at, "--timezone", zone, "--now", "2026-12-20T12:00:00Z", "--json"],
-          ...region,
-        ]);
-        assert.strictEqual(r.code, 0, r.stderr);
-        return { to: JSON.parse(r.stdout).to, put: scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input };
-      };
+      const moveTo = (zone: string, at: string) => moveAt("2026-12-20T12:00:00Z", at, DAILY, "--timezone", zone);
       const at = (zone: string, iso: string) => DateTime.fromISO(iso, { zone }).toMillis();
 
       for (const [zone, time] of [
@@ -169,21 +162,11 @@ describe("operator scripts on recurring schedules", () => {
 
       it("an EndDate past midnight (a daily 09:00 launched now: a minute before the 2027-01-01 send) moved to 07:00", async () => {
         // launch-campaign --every daily --hour 9 --until 2026-12-31 in Paris: EndDate 2027-01-01 08:59 local.
-        scheduler.on(GetScheduleCommand).resolves({ ...DAILY, EndDate: new Date(at("Europe/Paris", "2027-01-01T08:59")) } as any);
-        scheduler.on(UpdateScheduleCommand).resolves({});
-        const r = await runMain(reschedule, [
-          "--campaign",
-          "digest",
-          "--recipient",
-          "par",
-          "--at",
-          "07:00",
-          "--now",
-          "2026-12-20T12:00:00Z",
-          ...region,
-        ]);
-        assert.strictEqual(r.code, 0, r.stderr);
-        const end = scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input.EndDate!.getTime();
+        const { put } = await moveAt("2026-12-20T12:00:00Z", "07:00", {
+          ...DAILY,
+          EndDate: new Date(at("Europe/Paris", "2027-01-01T08:59")),
+        });
+        const end = put.EndDate!.getTime();
         // Kept as it was, 07:00 on 2027-01-01 would be sent: an extra day after --until.
         assert.ok(
           end > at("Europe/Paris", "2026-12-31T07:03") && end <= at("Europe/Paris", "2027-01-01T07:00"),
