@@ -8,7 +8,7 @@
  *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"]}
  * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
  */
-import { WEEKDAY_NAMES } from "../scripts/lib/core/quiet-time";
+import { WEEKDAY_NAMES } from "./rules/quiet-time";
 import { campaignIdProblem, SES_NAME } from "./naming";
 
 export interface EventMatch {

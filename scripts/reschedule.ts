@@ -7,7 +7,7 @@ import { schedulerClient } from "./lib/aws/clients";
 import { moveSchedule, MoveTarget, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
-import { canonicalZone, parseLocalTime } from "./lib/core/send-time";
+import { canonicalZone, parseLocalTime } from "../infra/rules/send-time";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 
 const USAGE = `

@@ -6,10 +6,10 @@
  */
 import * as assert from "assert";
 import { DateTime } from "luxon";
-import { endOfQuietTime, isQuiet, QuietTime } from "../../scripts/lib/core/quiet-time";
+import { endOfQuietTime, isQuiet, QuietTime } from "../../infra/rules/quiet-time";
 import { MissedRule, SendDecider } from "../../scripts/lib/core/decisions";
 import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../scripts/lib/core/send-rules";
-import { Step } from "../../scripts/lib/core/send-time";
+import { Step } from "../../infra/rules/send-time";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const LONG_AGO = Date.parse("2020-01-01T00:00:00Z");

@@ -23,7 +23,7 @@ import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
 import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../core/recurrence";
-import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../core/send-time";
+import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
 
 const DAY_MS = 86_400_000;
 

@@ -7,7 +7,7 @@
 import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { CreateScheduleRequest } from "../../../infra/schedule-request";
 import { CREATE_MARGIN_MS, Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
-import { ZoneStatus } from "../core/send-time";
+import { ZoneStatus } from "../../../infra/rules/send-time";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";

@@ -6,7 +6,7 @@
 import { SES_NAME } from "../../../infra/naming";
 import { Audience, BASIS_POINTS, MAX_VARIANTS, MIN_VARIANTS, Variant, VARIANT_NAME, VARIANT_PLACEHOLDER } from "../core/audience";
 import type { Recurrence } from "../../../infra/plan-row";
-import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../core/quiet-time";
+import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
 import { BaseRule, parseDate, parseInstant } from "../core/send-rules";
 import { UsageError } from "./run";
 

@@ -10,7 +10,7 @@
  * timingKey: no string is built per row); any other form by its text.
  */
 import { cronExpression, Recurrence } from "../../../infra/plan-row";
-import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "./quiet-time";
+import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "./recurrence";
 import {
   BaseRule,
@@ -36,9 +36,9 @@ import {
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
-} from "./send-time";
+} from "../../../infra/rules/send-time";
 import { InstantHistogram } from "./window";
-import { ZoneOffsets, zoneOffsets } from "./zone-offsets";
+import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
 import { scheduler } from "../../../infra/quotas";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";

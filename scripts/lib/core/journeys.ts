@@ -7,7 +7,7 @@
  * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
  * least one minute after the trigger moves to the next day (with `at`) or to trigger + 1 minute. Minutes round up.
  * Then quiet time (quietHours, quietDays in the subscriber's zone) delays a step to its end, as the launcher's
- * `--quiet delay` does (scripts/lib/core/quiet-time.ts).
+ * `--quiet delay` does (infra/rules/quiet-time.ts).
  */
 import { isEmailAddress } from "../../../infra/config";
 import { Journey, JourneyStep, STEP_AFTER } from "../../../infra/journeys-definition";
@@ -15,7 +15,7 @@ import { campaignGroupName, scheduleName } from "../../../infra/naming";
 import { ses } from "../../../infra/quotas";
 import { atExpression } from "../../../infra/plan-row";
 import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../../../infra/schedule-request";
-import { endOfQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
+import { endOfQuietTime, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
 import {
   addDays,
   canonicalZone,
@@ -28,7 +28,7 @@ import {
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
-} from "./send-time";
+} from "../../../infra/rules/send-time";
 import { parseInstant } from "./send-rules";
 
 const MINUTE = 60_000;

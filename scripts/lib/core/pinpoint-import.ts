@@ -24,7 +24,7 @@ import {
   SkipReason,
 } from "./pinpoint-endpoints";
 import { CompactSeenKeys } from "./seen-keys";
-import { canonicalZone } from "./send-time";
+import { canonicalZone } from "../../../infra/rules/send-time";
 
 /** One file of the export: a local file or an S3 object. `open` gives its bytes as stored (gzip or not). */
 export interface ExportSource {

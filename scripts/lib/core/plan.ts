@@ -15,7 +15,7 @@ import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from ".
 import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
 import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
-import { QuietTime, describeQuietTime } from "./quiet-time";
+import { QuietTime, describeQuietTime } from "../../../infra/rules/quiet-time";
 import {
   Columns,
   isReject,
@@ -30,7 +30,7 @@ import {
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { sizingSpanDays } from "./recurrence";
 import { BaseRule, describeRule } from "./send-rules";
-import { Step, stepOffset } from "./send-time";
+import { Step, stepOffset } from "../../../infra/rules/send-time";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith } from "./window";
 
 export interface PlanRequest {

@@ -9,7 +9,7 @@
 import { daysMondayFirst, Recurrence, RecurringTime } from "../../../infra/plan-row";
 import { scheduler } from "../../../infra/quotas";
 import type { LocalDate } from "./send-rules";
-import { addDays, localTimeOf, zonedInstant } from "./send-time";
+import { addDays, localTimeOf, zonedInstant } from "../../../infra/rules/send-time";
 
 const DAY = 86_400_000;
 const MINUTE = 60_000;

@@ -15,7 +15,17 @@
  */
 import type { Recurrence } from "../../../infra/plan-row";
 import { describeRecurrence } from "./recurrence";
-import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
+import {
+  addDays,
+  Fold,
+  LocalTime,
+  localTimeOf,
+  offsetMinutes,
+  scheduledTime,
+  ScheduledTime,
+  Step,
+  zonedInstant,
+} from "../../../infra/rules/send-time";
 
 export interface LocalDate {
   year: number;

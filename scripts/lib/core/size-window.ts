@@ -4,11 +4,11 @@
  */
 import { Audience, AudienceSplit, HOLDOUT } from "./audience";
 import { PlannedSends, SendDecider } from "./decisions";
-import { QuietTime } from "./quiet-time";
+import { QuietTime } from "../../../infra/rules/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "./recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { BaseRule } from "./send-rules";
-import { Step, ZoneStatus } from "./send-time";
+import { Step, ZoneStatus } from "../../../infra/rules/send-time";
 import { EffectiveTps, fanOutSeconds, latestLaunch, minimumWindowMinutes, missedCutoff } from "./window";
 
 export interface WindowReport {
