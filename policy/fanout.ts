@@ -6,7 +6,12 @@ import { STACK_QUOTA_TAG } from "../infra/naming";
 import { FANOUT_HEADROOM, maxCallsInFlight, pacing, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
-const CREATE_SCHEDULE = /^arn:aws[a-z-]*:states:::aws-sdk:scheduler:createSchedule$/;
+/**
+ * The CreateSchedule integration, with any integration-pattern suffix (`.sync`, `.waitForTaskToken`): a suffixed task
+ * still creates schedules, so every check applies to it (and fanout-schedule-safety refuses the suffix).
+ */
+const CREATE_SCHEDULE = /^arn:aws[a-z-]*:states:::aws-sdk:scheduler:createSchedule(\.[A-Za-z]+(:\d+)?)?$/i;
+const PATTERN_SUFFIX = /\.([A-Za-z]+)(:\d+)?$/;
 
 interface MapOnPath {
   name: string;
@@ -59,6 +64,39 @@ function createScheduleTasks(machine: any, maps: MapOnPath[] = [], out: CreateSc
   return out;
 }
 
+/** A Parallel whose branches create schedules at the same time, with each branch's peak CreateSchedule calls in flight. */
+interface ParallelCreates {
+  name: string;
+  branchPeaks: number[];
+}
+
+/**
+ * The most CreateSchedule calls a (sub-)machine can have in flight: its states run one at a time, so the largest of
+ * theirs; a Map multiplies its processor's by its concurrency; a Parallel runs its branches at once, so their sum.
+ * Parallels with more than one branch that creates schedules are collected in `parallels`.
+ */
+function peakCreates(machine: any, parallels: ParallelCreates[]): number {
+  let peak = 0;
+  for (const [name, state] of Object.entries<any>(machine?.States ?? {})) {
+    let here = 0;
+    if (state.Type === "Task" && CREATE_SCHEDULE.test(String(state.Resource))) here = 1;
+    if (state.Type === "Map") {
+      const processor = state.ItemProcessor ?? state.Iterator;
+      const inner = peakCreates(processor, parallels);
+      const distributed = processor?.ProcessorConfig?.Mode === "DISTRIBUTED";
+      const maxConcurrency = typeof state.MaxConcurrency === "number" ? state.MaxConcurrency : undefined;
+      here = inner * peakConcurrentCreates([{ distributed, maxConcurrency }]);
+    }
+    if (state.Type === "Parallel") {
+      const branchPeaks = (state.Branches ?? []).map((b: any) => peakCreates(b, parallels));
+      if (branchPeaks.filter((x: number) => x > 0).length > 1) parallels.push({ name, branchPeaks });
+      here = branchPeaks.reduce((a: number, b: number) => a + b, 0);
+    }
+    peak = Math.max(peak, here);
+  }
+  return peak;
+}
+
 export interface ConcurrencyConfig {
   /** The account's CreateSchedule quota in the Region (requests per second). */
   createScheduleTps?: number;
@@ -105,8 +143,21 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
       callLatencyMs = pacing.callSeconds * 1000,
     } = args.getConfig<ConcurrencyConfig>();
     const limit = maxCallsInFlight(createScheduleTps, headroom, callLatencyMs / 1000);
-    const { tasks } = tasksOf(args);
+    const { definition, tasks } = tasksOf(args);
     if (tasks.length) checkStackQuota(args, createScheduleTps, report);
+    // Branches of a Parallel run at once: their calls add up, which the per-task check below cannot see. The fan-out's
+    // pacing (and the launcher's ETA) assume one stream of CreateSchedule calls, so any such Parallel is refused.
+    const parallels: ParallelCreates[] = [];
+    const machinePeak = tasks.length ? peakCreates(definition, parallels) : 0;
+    for (const par of parallels) {
+      const branches = par.branchPeaks
+        .map((x, i) => (x > 0 ? `branch ${i + 1}: ${n(x)}` : undefined))
+        .filter(Boolean)
+        .join(", ");
+      report(
+        `StateMachine "${args.name}" Parallel "${par.name}" creates schedules in ${par.branchPeaks.filter((x) => x > 0).length} branches at once (${branches} CreateSchedule calls in flight), so the state machine can make ${n(machinePeak)} CreateSchedule calls at once (limit ${n(limit)}): run the branches one after another (Next), not in a Parallel`,
+      );
+    }
     // Tasks inside the same Maps run one at a time per iteration (the fan-out's Choice picks the one-time or the
     // recurring CreateSchedule): they share one concurrency, checked once.
     const checked = new Set<string>();
@@ -177,6 +228,17 @@ export const fanOutScheduleSafety: ResourceValidationPolicy = {
       const where = `StateMachine "${args.name}" task "${task.name}"`;
       const p = task.state.Parameters ?? task.state.Arguments ?? {};
       const w = scheduler.flexibleWindowMinutes;
+      const resource = String(task.state.Resource);
+      const suffix = PATTERN_SUFFIX.exec(resource.replace(/^.*:createSchedule/i, ""));
+      if (suffix) {
+        const why =
+          suffix[1] === "waitForTaskToken"
+            ? "which waits for a task token that CreateSchedule never returns (the child hangs until its timeout; EXPRESS children refuse it)"
+            : "which AWS SDK integrations do not support (there is no job to wait for)";
+        report(
+          `${where}: Resource "${resource}" uses the .${suffix[1]} integration pattern, ${why}: use "${resource.replace(/(:createSchedule)\..*$/i, "$1")}" (request-response)`,
+        );
+      }
       if (p.ActionAfterCompletion !== "DELETE") {
         report(
           `${where}: ActionAfterCompletion is ${JSON.stringify(p.ActionAfterCompletion ?? "unset")}, so spent schedules pile up toward the ${n(scheduler.maxSchedules)} quota: set "ActionAfterCompletion": "DELETE"`,

@@ -177,3 +177,81 @@ describe("policy: fanout-logs-exclude-execution-data (advisory)", () => {
       machine(fanOutDefinition(PARAMS), {}, { loggingConfiguration: { level: "ERROR", includeExecutionData: false } }),
     ));
 });
+
+/** The shipped definition with its FanOut Map run twice at once, in the two branches of a Parallel. */
+function fanOutInParallel(params: Partial<FanOutParameters> = {}) {
+  const def: any = fanOutDefinition({ ...PARAMS, ...params });
+  const branch = () => ({ StartAt: "FanOut", States: { FanOut: { ...JSON.parse(JSON.stringify(def.States.FanOut)), End: true } } });
+  const next = def.States.FanOut.Next;
+  def.States.FanOut = { Type: "Parallel", Branches: [branch(), branch()], ...(next ? { Next: next } : { End: true }) };
+  return def;
+}
+
+describe("policy: fanout-concurrency-below-quota, Maps run at once in a Parallel (issue 23)", () => {
+  const p = fanOutConcurrencyBelowQuota;
+  it("fails two Distributed Maps in a Parallel's branches, each within the limit alone (475 + 475 calls in flight)", () =>
+    assertHasResourceViolation(p, machine(fanOutInParallel()), {
+      message:
+        'StateMachine "fanout" Parallel "FanOut" creates schedules in 2 branches at once (branch 1: 475, branch 2: 475 CreateSchedule calls in flight), so the state machine can make 950 CreateSchedule calls at once (limit 475)',
+    }));
+  it("fails them even when their sum fits: the fan-out's pacing is sized for one stream of calls", () =>
+    assertHasResourceViolation(p, machine(fanOutInParallel({ maxConcurrency: 1, innerConcurrency: 1 })), {
+      message: /creates schedules in 2 branches at once .*: run the branches one after another \(Next\), not in a Parallel/,
+    }));
+  it("fails a Parallel inside the inner Map whose two branches each create schedules (inline Maps too)", () =>
+    assertHasResourceViolation(
+      p,
+      machine(
+        edited((d, t) => {
+          const inner = d.States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor;
+          const branch = () => ({ StartAt: "C", States: { C: { ...JSON.parse(JSON.stringify(t)), End: true } } });
+          inner.States = { Both: { Type: "Parallel", Branches: [branch(), branch()], End: true } };
+          inner.StartAt = "Both";
+        }),
+      ),
+      { message: 'Parallel "Both" creates schedules in 2 branches at once' },
+    ));
+  it("passes a Parallel with one branch that creates schedules", () =>
+    assertNoResourceViolations(
+      p,
+      machine(
+        (() => {
+          const def = fanOutInParallel();
+          def.States.FanOut.Branches[1] = { StartAt: "Noop", States: { Noop: { Type: "Pass", End: true } } };
+          return def;
+        })(),
+      ),
+    ));
+});
+
+describe("policy: fanout-schedule-safety, CreateSchedule integration patterns (issue 23)", () => {
+  const p = fanOutScheduleSafety;
+  for (const suffix of [".waitForTaskToken", ".sync", ".sync:2"]) {
+    it(`fails a CreateSchedule task with the ${suffix} suffix, naming the Resource to use`, () =>
+      assertHasResourceViolation(p, machine(edited((_, t) => (t.Resource += suffix))), {
+        message: `task "CreateSchedule": Resource "arn:aws:states:::aws-sdk:scheduler:createSchedule${suffix}" uses the ${suffix.split(":")[0]} integration pattern`,
+      }));
+  }
+  it("still checks a suffixed task's schedule: no ActionAfterCompletion is reported too", () =>
+    assertHasResourceViolation(
+      p,
+      machine(
+        edited((_, t) => {
+          t.Resource += ".waitForTaskToken";
+          delete t.Parameters.ActionAfterCompletion;
+        }),
+      ),
+      { message: 'ActionAfterCompletion is "unset"' },
+    ));
+  it("fails ActionAfterCompletion given by a path (it is not known to be DELETE)", () =>
+    assertHasResourceViolation(
+      p,
+      machine(
+        edited((_, t) => {
+          delete t.Parameters.ActionAfterCompletion;
+          t.Parameters["ActionAfterCompletion.$"] = "$.after";
+        }),
+      ),
+      { message: 'ActionAfterCompletion is "unset"' },
+    ));
+});
