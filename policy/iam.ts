@@ -16,7 +16,8 @@ import {
 } from "./iam-document";
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[^*?]+$/;
-const SES_SEND_RESOURCE = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:(identity|configuration-set|template|contact-list)\/.+$/;
+/** The identity and the configuration set are named (a wildcard would let a send skip the stack's); templates may not be. */
+const SES_SEND_RESOURCE = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:((identity|configuration-set)\/[^*?]+|(template|contact-list)\/.+)$/;
 
 /** AWS managed policies that grant Scheduler actions on every resource. */
 const BROAD_MANAGED_POLICIES = /:iam::aws:policy\/(AdministratorAccess|PowerUserAccess|AmazonEventBridgeSchedulerFullAccess)$/;
@@ -97,9 +98,44 @@ function trustsScheduler(s: Statement): boolean {
   return (Array.isArray(service) ? service : [service]).includes(SCHEDULER_SERVICE);
 }
 
+const ACCOUNT_ID = /^\d{12}$/;
+const WILDCARD = /[*?]/;
+
+/** Whether one condition value names exactly one account: a literal account id, or an ARN whose account field is one. */
+function pinsAccount(key: string, operator: string, value: string): boolean {
+  if (key === "aws:sourceaccount") return ACCOUNT_ID.test(value);
+  const fields = value.split(":");
+  if (fields.length < 6 || !ACCOUNT_ID.test(fields[4])) return false;
+  // StringLike's wildcards span colons (ArnLike's stay within a field): nothing before the account may be one.
+  return operator !== "stringlike" || !WILDCARD.test(fields.slice(0, 4).join(":"));
+}
+
+/**
+ * Whether a trust statement's condition pins the calling account: some aws:SourceAccount or aws:SourceArn block (the
+ * blocks of a condition all hold at once) whose every value (any one of them is enough to match) names one account.
+ * `loose` lists the values that do not, for the message.
+ */
+function accountPinning(s: Statement): { pinned: boolean; loose: { key: string; value: string }[] } {
+  const loose: { key: string; value: string }[] = [];
+  let pinned = false;
+  for (const [op, block] of Object.entries(s.condition ?? {})) {
+    const operator = op.toLowerCase();
+    if (!["stringequals", "stringlike", "arnequals", "arnlike"].includes(operator)) continue;
+    for (const [k, v] of Object.entries(block ?? {})) {
+      const key = k.toLowerCase();
+      if (key !== "aws:sourceaccount" && key !== "aws:sourcearn") continue;
+      const values = (Array.isArray(v) ? v : [v]).map(String);
+      const bad = values.filter((value) => !pinsAccount(key, operator, value));
+      if (values.length && !bad.length) pinned = true;
+      loose.push(...bad.map((value) => ({ key: key === "aws:sourceaccount" ? "aws:SourceAccount" : "aws:SourceArn", value })));
+    }
+  }
+  return { pinned, loose };
+}
+
 export const schedulerRoleTrust: ResourceValidationPolicy = {
   name: "scheduler-role-trust",
-  description: `A role EventBridge Scheduler assumes trusts only ${SCHEDULER_SERVICE}, from this account (aws:SourceAccount or aws:SourceArn).`,
+  description: `A role EventBridge Scheduler assumes trusts only ${SCHEDULER_SERVICE}, from one named account (aws:SourceAccount, or aws:SourceArn with the account in it; no wildcard).`,
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     if (args.type !== "aws:iam/role:Role") return;
@@ -115,25 +151,28 @@ export const schedulerRoleTrust: ResourceValidationPolicy = {
         report(`${label} lets ${JSON.stringify(p)} assume the role Scheduler uses: trust only {"Service": "${SCHEDULER_SERVICE}"}`);
         return;
       }
-      const scoped = ["aws:SourceAccount", "aws:SourceArn"].some(
-        (k) => conditionValues(s, ["StringEquals", "StringLike", "ArnEquals", "ArnLike"], k)?.length,
-      );
-      if (!scoped) {
+      const { pinned, loose } = accountPinning(s);
+      if (pinned) return;
+      const fix = `use {"StringEquals": {"aws:SourceAccount": "<your 12-digit account id>"}}`;
+      for (const { key, value } of loose) {
         report(
-          `${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition {"StringEquals": {"aws:SourceAccount": "<your account id>"}} (or aws:SourceArn)`,
+          key === "aws:SourceAccount"
+            ? `${label} aws:SourceAccount ${JSON.stringify(value)} does not pin one account: ${fix}`
+            : `${label} aws:SourceArn ${JSON.stringify(value)} does not pin one account: name your account id in it (arn:aws:scheduler:<region>:<account id>:schedule/…), or ${fix}`,
         );
       }
+      if (!loose.length) report(`${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition ${fix.slice(4)} (or aws:SourceArn)`);
     });
   },
 };
 
 export const sesSendScoped: ResourceValidationPolicy = {
   name: "ses-send-scoped",
-  description: "SES sending is allowed only on identity, configuration-set, template and contact-list ARNs.",
+  description: "SES sending is allowed only on named identities and configuration sets, and on template and contact-list ARNs.",
   enforcementLevel: "mandatory",
   validateResource: (args, report: ReportViolation) => {
     const fix =
-      "list the identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
+      "name the identity and the configuration set (no wildcard), and list only identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
     forEachGrant(args, SES_SEND_ACTIONS, (s, label, allowed) => {
       const what = allowed.filter((a) => a === "ses:SendEmail" || a === "ses:SendTemplatedEmail").join(", ") || allowed.join(", ");
       if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);

@@ -188,3 +188,76 @@ describe("policy: ses-send-scoped", () => {
       message: "with NotResource",
     }));
 });
+
+describe("policy: scheduler-role-trust, conditions that match anything (issue 23)", () => {
+  const p = schedulerRoleTrust;
+  const role = (Condition: object) =>
+    resourceArgs(
+      "aws:iam/role:Role",
+      {
+        assumeRolePolicy: doc({ Effect: "Allow", Action: "sts:AssumeRole", Principal: { Service: "scheduler.amazonaws.com" }, Condition }),
+      },
+      {},
+      "scheduler-target-role",
+    );
+  for (const value of ["*", "?*", "12345678901*", "????????????"]) {
+    it(`fails StringLike aws:SourceAccount ${JSON.stringify(value)}`, () =>
+      assertHasResourceViolation(p, role({ StringLike: { "aws:SourceAccount": value } }), {
+        message: `aws:SourceAccount ${JSON.stringify(value)} does not pin one account: use {"StringEquals": {"aws:SourceAccount": "<your 12-digit account id>"}}`,
+      }));
+  }
+  it('fails StringEquals aws:SourceAccount "*" (not an account id)', () =>
+    assertHasResourceViolation(p, role({ StringEquals: { "aws:SourceAccount": "*" } }), { message: 'aws:SourceAccount "*" does not pin' }));
+  it("fails one wildcard among the accounts (any of them is enough)", () =>
+    assertHasResourceViolation(p, role({ StringLike: { "aws:SourceAccount": ["123456789012", "*"] } }), {
+      message: 'aws:SourceAccount "*" does not pin',
+    }));
+  for (const arn of [
+    "arn:aws:scheduler:*:*:*",
+    "arn:aws:scheduler:us-east-1:*:schedule/campaign-*/*",
+    "*",
+    "arn:aws:scheduler:*:1234567890?2:*",
+  ]) {
+    it(`fails ArnLike aws:SourceArn ${arn} (account not pinned)`, () =>
+      assertHasResourceViolation(p, role({ ArnLike: { "aws:SourceArn": arn } }), {
+        message: `aws:SourceArn "${arn}" does not pin one account`,
+      }));
+  }
+  it("fails StringLike aws:SourceArn with the account wildcarded", () =>
+    assertHasResourceViolation(p, role({ StringLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:*:schedule/*" } }), {
+      message: "does not pin one account",
+    }));
+  it("passes aws:SourceArn with the account pinned and the region wildcarded", () =>
+    assertNoResourceViolations(p, role({ ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:123456789012:schedule/campaign-*/*" } })));
+  it("passes a pinned aws:SourceAccount beside a wildcard aws:SourceArn (conditions all hold at once)", () =>
+    assertNoResourceViolations(
+      p,
+      role({ StringEquals: { "aws:SourceAccount": "123456789012" }, ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:*:*" } }),
+    ));
+  it("fails ...IfExists operators (a request without the key passes them)", () =>
+    assertHasResourceViolation(p, role({ StringEqualsIfExists: { "aws:SourceAccount": "123456789012" } }), {
+      message: "trusts scheduler.amazonaws.com from any account",
+    }));
+});
+
+describe("policy: ses-send-scoped, wildcard identities (issue 23)", () => {
+  const p = sesSendScoped;
+  const ses = "arn:aws:ses:us-east-1:123456789012";
+  const named = [`${ses}:identity/mail.example.com`, `${ses}:configuration-set/sendtime-dev`, `${ses}:template/*`];
+  for (const wild of [`${ses}:identity/*`, `${ses}:identity/*.example.com`, `${ses}:identity/mail.example.co?`]) {
+    it(`fails ses:SendEmail on ${wild.split(":").pop()}`, () =>
+      assertHasResourceViolation(p, rolePolicy(allow("ses:SendEmail", [...named, wild])), {
+        message: `allows ses:SendEmail on "${wild}": name the identity`,
+      }));
+  }
+  it("fails a wildcard configuration set (sends could skip the stack's event tracking)", () =>
+    assertHasResourceViolation(p, rolePolicy(allow("ses:SendEmail", [named[0], `${ses}:configuration-set/*`])), {
+      message: `allows ses:SendEmail on "${ses}:configuration-set/*"`,
+    }));
+  for (const action of ["ses:SendBulkEmail", "ses:SendRawEmail", "ses:SendTemplatedEmail"]) {
+    it(`fails ${action} on identity/*`, () =>
+      assertHasResourceViolation(p, rolePolicy(allow(action, `${ses}:identity/*`)), {
+        message: `allows ${action} on "${ses}:identity/*"`,
+      }));
+  }
+});
