@@ -34,12 +34,13 @@ export const sendGateTableScoped: ResourceValidationPolicy = {
   name: "send-gate-table-scoped",
   description: "DynamoDB grants (the send gate's) are UpdateItem and GetItem on one named table, nothing else.",
   enforcementLevel: "mandatory",
-  validateResource: (args, report) => {
+  validateResource: (args, reportViolation) => {
     for (const doc of permissionDocuments(args.type, args.name, args.props)) {
       doc.statements.forEach((s, i) => {
         const allowed = allowedActions(s, DYNAMODB_ACTIONS);
         if (!allowed.length) return;
         const label = `${doc.where} ${describeStatement(s, i)}`;
+        const report = (message: string) => reportViolation(message + (doc.hint ?? ""));
         const fix =
           'allow only "dynamodb:UpdateItem" and "dynamodb:GetItem" on the gate table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)';
         if (s.notActions || s.notResources) return report(`${label} uses NotAction or NotResource with DynamoDB: ${fix}`);

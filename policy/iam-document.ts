@@ -3,6 +3,8 @@
  * attach one, with wildcard actions expanded against the actions that matter here.
  */
 
+import { awsManagedDocument } from "./managed-policies";
+
 export interface Statement {
   sid?: string;
   effect: string;
@@ -18,7 +20,41 @@ export interface Statement {
 export interface LocatedDocument {
   where: string;
   statements: Statement[];
+  /** Said after the fix, when the document cannot be edited (an attached AWS managed policy). */
+  hint?: string;
 }
+
+/** A policy attachment: the managed policy ARNs a resource attaches, and the roles it attaches them to. */
+export interface Attachment {
+  policyArns: unknown[];
+  roles: unknown[];
+}
+
+/**
+ * The managed policies a resource attaches: Role `managedPolicyArns`, RolePolicyAttachment `policyArn`,
+ * RolePolicyAttachmentsExclusive `policyArns`, PolicyAttachment `policyArn` (to `roles`, users, groups),
+ * User/GroupPolicyAttachment `policyArn`. Undefined for any other resource.
+ */
+export function attachmentOf(type: string, props: Record<string, any>): Attachment | undefined {
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+  switch (type) {
+    case "aws:iam/role:Role":
+      return { policyArns: list(props.managedPolicyArns), roles: [props.name] };
+    case "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+      return { policyArns: list(props.policyArn), roles: [props.role] };
+    case "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive":
+      return { policyArns: list(props.policyArns), roles: [props.roleName] };
+    case "aws:iam/policyAttachment:PolicyAttachment":
+      return { policyArns: list(props.policyArn), roles: [...list(props.roles), ...list(props.users), ...list(props.groups)] };
+    case "aws:iam/userPolicyAttachment:UserPolicyAttachment":
+      return { policyArns: list(props.policyArn), roles: [props.user] };
+    case "aws:iam/groupPolicyAttachment:GroupPolicyAttachment":
+      return { policyArns: list(props.policyArn), roles: [props.group] };
+  }
+  return undefined;
+}
+
+const MANAGED_HINT = "; an AWS managed policy cannot be narrowed: detach it and grant what the role needs in a policy of your own";
 
 const asList = (v: unknown): string[] | undefined => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).map(String));
 
@@ -67,6 +103,13 @@ export function permissionDocuments(type: string, name: string, props: Record<st
     case "aws:iam/role:Role":
       for (const p of props.inlinePolicies ?? []) add(`Role "${name}" inline policy "${p?.name ?? ""}"`, p?.policy);
       break;
+  }
+  // An attached AWS managed policy grants what its published document says: checked as if written here.
+  for (const arn of attachmentOf(type, props)?.policyArns ?? []) {
+    const known = awsManagedDocument(arn);
+    const statements = known && parseDocument(known);
+    if (statements)
+      docs.push({ where: `${shortType(type)} "${name}" attaches ${arn} (AWS managed), whose`, statements, hint: MANAGED_HINT });
   }
   return docs;
 }

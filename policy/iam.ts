@@ -1,7 +1,7 @@
 /**
  * IAM guards: what the fan-out and Scheduler may do, and who may assume the role Scheduler uses.
  */
-import { ResourceValidationArgs, ResourceValidationPolicy, ReportViolation } from "@pulumi/policy";
+import { ResourceValidationArgs, ResourceValidationPolicy, ReportViolation, StackValidationPolicy } from "@pulumi/policy";
 import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/naming";
 import {
   allowedActions,
@@ -19,19 +19,20 @@ const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[^*?]+$/;
 /** The identity and the configuration set are named (a wildcard would let a send skip the stack's); templates may not be. */
 const SES_SEND_RESOURCE = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:((identity|configuration-set)\/[^*?]+|(template|contact-list)\/.+)$/;
 
-/** AWS managed policies that grant Scheduler actions on every resource. */
-const BROAD_MANAGED_POLICIES = /:iam::aws:policy\/(AdministratorAccess|PowerUserAccess|AmazonEventBridgeSchedulerFullAccess)$/;
-
-/** Calls `check` for every Allow statement, in every document the resource attaches, that allows one of `actions`. */
+/**
+ * Calls `check` for every Allow statement, in every document the resource writes or attaches (a known AWS managed
+ * policy included), that allows one of `actions`; what it reports about a managed policy says how to replace it.
+ */
 function forEachGrant(
   args: ResourceValidationArgs,
+  report: ReportViolation,
   actions: readonly string[],
-  check: (s: Statement, label: string, allowed: string[]) => void,
+  check: (s: Statement, label: string, allowed: string[], report: (message: string) => void) => void,
 ) {
   for (const doc of permissionDocuments(args.type, args.name, args.props)) {
     doc.statements.forEach((s, i) => {
       const allowed = allowedActions(s, actions);
-      if (allowed.length) check(s, `${doc.where} ${describeStatement(s, i)}`, allowed);
+      if (allowed.length) check(s, `${doc.where} ${describeStatement(s, i)}`, allowed, (m) => report(m + (doc.hint ?? "")));
     });
   }
 }
@@ -44,7 +45,7 @@ export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     const fix = `list only arn:<partition>:scheduler:<region>:<account>:schedule/${CAMPAIGN_PREFIX}*/* and …:schedule-group/${CAMPAIGN_PREFIX}*`;
-    forEachGrant(args, SCHEDULER_ACTIONS, (s, label, allowed) => {
+    forEachGrant(args, report, SCHEDULER_ACTIONS, (s, label, allowed, report) => {
       const what = allowed.length > 3 ? `${allowed.length} Scheduler actions` : allowed.join(", ");
       if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
       if (s.notResources) return report(`${label} allows ${what} with NotResource, which reaches beyond campaigns: ${fix}`);
@@ -53,14 +54,6 @@ export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
         report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`);
       }
     });
-    const attached = [...(args.type === "aws:iam/role:Role" ? (args.props.managedPolicyArns ?? []) : []), args.props.policyArn].filter(
-      (a): a is string => typeof a === "string" && BROAD_MANAGED_POLICIES.test(a),
-    );
-    for (const arn of attached) {
-      report(
-        `${args.type.split(":").pop()} "${args.name}" attaches ${arn}, which allows Scheduler actions on every schedule: attach a policy that ${fix}`,
-      );
-    }
   },
 };
 
@@ -70,7 +63,7 @@ export const passRoleOnlyToScheduler: ResourceValidationPolicy = {
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     const condition = `Condition {"StringEquals": {"iam:PassedToService": "${SCHEDULER_SERVICE}"}}`;
-    forEachGrant(args, PASS_ROLE, (s, label) => {
+    forEachGrant(args, report, PASS_ROLE, (s, label, _allowed, report) => {
       if (s.notActions)
         return report(
           `${label} uses NotAction and so allows iam:PassRole: name the actions with Action, and pass only named roles with ${condition}`,
@@ -89,6 +82,40 @@ export const passRoleOnlyToScheduler: ResourceValidationPolicy = {
         );
       }
     });
+  },
+};
+
+/** The role name in a role ARN (`arn:aws:iam::<account>:role/<path/><name>`). */
+const roleNameOf = (arn: string) => arn.slice(arn.lastIndexOf("/") + 1);
+
+export const passRoleOnlyTargetRoles: StackValidationPolicy = {
+  name: "passrole-only-target-roles",
+  description: "iam:PassRole names only roles of this stack that EventBridge Scheduler assumes: a schedule runs as the role it is given.",
+  enforcementLevel: "mandatory",
+  validateStack: (args, report) => {
+    const targets = args.resources.filter(
+      (r) =>
+        r.type === "aws:iam/role:Role" &&
+        (parseDocument(r.props.assumeRolePolicy) ?? []).some((s) => s.effect === "Allow" && trustsScheduler(s)),
+    );
+    // By ARN, or by name while the ARN is not known yet (preview of a new stack).
+    const isTarget = (arn: string) =>
+      targets.some((t) => (typeof t.props.arn === "string" ? t.props.arn === arn : roleNameOf(arn) === t.props.name));
+    const names = targets.map((t) => t.props.name ?? t.name).join(", ") || "none";
+    for (const r of args.resources) {
+      for (const doc of permissionDocuments(r.type, r.name, r.props)) {
+        doc.statements.forEach((s, i) => {
+          if (!allowedActions(s, PASS_ROLE).length) return;
+          // Wildcards, NotResource and NotAction are passrole-only-to-scheduler's to report.
+          const others = (s.resources ?? []).filter((x) => ROLE_ARN.test(x) && !isTarget(x));
+          if (!others.length) return;
+          report(
+            `${doc.where} ${describeStatement(s, i)} allows iam:PassRole on ${quote(others)}, which ${others.length > 1 ? "are not roles" : "is not a role"} of this stack that Scheduler assumes (${names}): pass only the target role's ARN${doc.hint ?? ""}`,
+            r.urn,
+          );
+        });
+      }
+    }
   },
 };
 
@@ -173,7 +200,7 @@ export const sesSendScoped: ResourceValidationPolicy = {
   validateResource: (args, report: ReportViolation) => {
     const fix =
       "name the identity and the configuration set (no wildcard), and list only identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
-    forEachGrant(args, SES_SEND_ACTIONS, (s, label, allowed) => {
+    forEachGrant(args, report, SES_SEND_ACTIONS, (s, label, allowed, report) => {
       const what = allowed.filter((a) => a === "ses:SendEmail" || a === "ses:SendTemplatedEmail").join(", ") || allowed.join(", ");
       if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
       if (s.notResources) return report(`${label} allows ${what} with NotResource: ${fix}`);

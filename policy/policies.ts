@@ -3,7 +3,14 @@ import { Policies } from "@pulumi/policy";
 import { enrolmentTargetFailureHandling } from "./events";
 import { fanOutConcurrencyBelowQuota, fanOutBatchedChildren, fanOutScheduleSafety, fanOutLogsExcludeExecutionData } from "./fanout";
 import { sendGateTableProtected, sendGateTableScoped } from "./gate";
-import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "./iam";
+import { attachedPoliciesReadable } from "./attachments";
+import {
+  passRoleOnlyTargetRoles,
+  passRoleOnlyToScheduler,
+  schedulerActionsScopedToCampaigns,
+  schedulerRoleTrust,
+  sesSendScoped,
+} from "./iam";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
 
 export const PACK_NAME = "sendtime-guard";
@@ -11,8 +18,10 @@ export const PACK_NAME = "sendtime-guard";
 export const policies: Policies = [
   schedulerActionsScopedToCampaigns,
   passRoleOnlyToScheduler,
+  passRoleOnlyTargetRoles,
   schedulerRoleTrust,
   sesSendScoped,
+  attachedPoliciesReadable,
   fanOutConcurrencyBelowQuota,
   fanOutScheduleSafety,
   fanOutBatchedChildren,

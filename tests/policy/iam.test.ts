@@ -1,5 +1,19 @@
-import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "../../policy/iam";
-import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
+import {
+  passRoleOnlyTargetRoles,
+  passRoleOnlyToScheduler,
+  schedulerActionsScopedToCampaigns,
+  schedulerRoleTrust,
+  sesSendScoped,
+} from "../../policy/iam";
+import {
+  assertHasResourceViolation,
+  assertHasStackViolation,
+  assertNoResourceViolations,
+  assertNoStackViolations,
+  doc,
+  resourceArgs,
+  stackResource,
+} from "./util";
 
 const ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy";
 const SCHEDULES = "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*";
@@ -260,4 +274,68 @@ describe("policy: ses-send-scoped, wildcard identities (issue 23)", () => {
         message: `allows ${action} on "${ses}:identity/*"`,
       }));
   }
+});
+
+describe("policy: passrole-only-target-roles (issue 23)", () => {
+  const p = passRoleOnlyTargetRoles;
+  const TARGET = "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b";
+  const targetRole = (arn: string | undefined = TARGET) =>
+    stackResource("aws:iam/role:Role", "scheduler-target-role", {
+      name: "scheduler-target-role-1589d4b",
+      arn,
+      assumeRolePolicy: doc({
+        Effect: "Allow",
+        Principal: { Service: "scheduler.amazonaws.com" },
+        Action: "sts:AssumeRole",
+        Condition: { StringEquals: { "aws:SourceAccount": "123456789012" } },
+      }),
+    });
+  const toScheduler = { Condition: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } } };
+  const passing = (...roles: string[]) =>
+    stackResource("aws:iam/rolePolicy:RolePolicy", "fanout-permissions", {
+      role: "fanout-role-cc741ce",
+      policy: doc(allow("iam:PassRole", roles, toScheduler)),
+    });
+  it("passes PassRole of the stack's target role", () => assertNoStackViolations(p, [targetRole(), passing(TARGET)]));
+  it("fails the target role plus another role (a schedule could run as Admin), naming it", () =>
+    assertHasStackViolation(p, [targetRole(), passing(TARGET, "arn:aws:iam::123456789012:role/Admin")], {
+      message:
+        'RolePolicy "fanout-permissions" statement 1 allows iam:PassRole on "arn:aws:iam::123456789012:role/Admin", which is not a role of this stack that Scheduler assumes (scheduler-target-role-1589d4b): pass only the target role\'s ARN',
+      urn: "urn:pulumi:test::sendtime::aws:iam/rolePolicy:RolePolicy::fanout-permissions",
+    }));
+  it("fails a role of the same name in another account", () =>
+    assertHasStackViolation(p, [targetRole(), passing("arn:aws:iam::999999999999:role/scheduler-target-role-1589d4b")], {
+      message: 'on "arn:aws:iam::999999999999:role/scheduler-target-role-1589d4b"',
+    }));
+  it("fails PassRole of a stack role that Scheduler does not assume (the fan-out's own)", () =>
+    assertHasStackViolation(
+      p,
+      [
+        targetRole(),
+        stackResource("aws:iam/role:Role", "fanout-role", {
+          name: "fanout-role-cc741ce",
+          arn: "arn:aws:iam::123456789012:role/fanout-role-cc741ce",
+          assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "states.amazonaws.com" }, Action: "sts:AssumeRole" }),
+        }),
+        passing("arn:aws:iam::123456789012:role/fanout-role-cc741ce"),
+      ],
+      { message: 'on "arn:aws:iam::123456789012:role/fanout-role-cc741ce", which is not a role of this stack that Scheduler assumes' },
+    ));
+  it("matches the target role by name while its ARN is not known (preview)", async () => {
+    await assertNoStackViolations(p, [targetRole(undefined), passing(TARGET)]);
+    await assertHasStackViolation(p, [targetRole(undefined), passing("arn:aws:iam::123456789012:role/Admin")], { message: "role/Admin" });
+  });
+  it("fails PassRole when no role of the stack trusts Scheduler", () =>
+    assertHasStackViolation(p, [passing(TARGET)], { message: "which is not a role of this stack that Scheduler assumes (none)" }));
+  it("checks Role inline policies and customer managed policies too", async () => {
+    const inline = stackResource("aws:iam/role:Role", "j", {
+      name: "j",
+      inlinePolicies: [{ name: "x", policy: doc(allow("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", toScheduler)) }],
+    });
+    await assertHasStackViolation(p, [targetRole(), inline], { message: 'Role "j" inline policy "x" statement 1 allows iam:PassRole on' });
+    const policy = stackResource("aws:iam/policy:Policy", "ops", { policy: doc(allow("iam:*", "arn:aws:iam::123456789012:role/Admin")) });
+    await assertHasStackViolation(p, [targetRole(), policy], { message: 'Policy "ops" statement 1 allows iam:PassRole on' });
+  });
+  it("leaves wildcards to passrole-only-to-scheduler (one violation per mistake)", () =>
+    assertNoStackViolations(p, [targetRole(), passing("arn:aws:iam::123456789012:role/*")]));
 });
