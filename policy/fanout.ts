@@ -297,11 +297,14 @@ export const fanOutBatchedChildren: ResourceValidationPolicy = {
   },
 };
 
+/** The Map state of that name, inside Maps and Parallel branches too (a Parallel may share the name of a Map it runs). */
 function findState(machine: any, name: string): any {
   for (const [n, s] of Object.entries<any>(machine?.States ?? {})) {
-    if (n === name) return s;
-    const inner = findState(s.ItemProcessor ?? s.Iterator, name);
-    if (inner) return inner;
+    if (n === name && s.Type === "Map") return s;
+    for (const sub of [s.ItemProcessor ?? s.Iterator, ...(s.Branches ?? [])]) {
+      const inner = findState(sub, name);
+      if (inner) return inner;
+    }
   }
   return undefined;
 }

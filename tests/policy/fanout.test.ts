@@ -255,3 +255,16 @@ describe("policy: fanout-schedule-safety, CreateSchedule integration patterns (i
       { message: 'ActionAfterCompletion is "unset"' },
     ));
 });
+
+describe("policy: fanout-batched-children finds Maps inside a Parallel", () => {
+  it("passes batched EXPRESS children in a Parallel named like its Map (it had read the Parallel as the Map)", () =>
+    assertNoResourceViolations(fanOutBatchedChildren, machine(fanOutInParallel())));
+  it("still flags STANDARD per-item children inside a Parallel", () => {
+    const def = fanOutInParallel();
+    for (const b of def.States.FanOut.Branches) {
+      delete b.States.FanOut.ItemBatcher;
+      b.States.FanOut.ItemProcessor.ProcessorConfig.ExecutionType = "STANDARD";
+    }
+    return assertHasResourceViolation(fanOutBatchedChildren, machine(def), { message: "starts one STANDARD child per item" });
+  });
+});

@@ -3,7 +3,7 @@ import * as path from "path";
 import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/offline/policy-runner";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { listStacks, readStackConfig } from "../../scripts/lib/offline/mock-stack";
-import { renderShipped, renderWith } from "../helpers/stack";
+import { only, renderShipped, renderWith } from "../helpers/stack";
 import { main } from "../../scripts/preview";
 
 const DEV = path.join(POLICY_DIR, "config", "dev.json");
@@ -26,8 +26,10 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.deepStrictEqual(levels, {
       "scheduler-actions-scoped-to-campaigns": "mandatory",
       "passrole-only-to-scheduler": "mandatory",
+      "passrole-only-target-roles": "mandatory",
       "scheduler-role-trust": "mandatory",
       "ses-send-scoped": "mandatory",
+      "attached-policies-readable": "mandatory",
       "fanout-concurrency-below-quota": "mandatory",
       "fanout-schedule-safety": "mandatory",
       "fanout-batched-children": "advisory",
@@ -113,6 +115,71 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.deepStrictEqual(
       (await pack.analyze(prodStack)).map((v) => v.policyName),
       ["fanout-concurrency-below-quota", "fanout-concurrency-below-quota"],
+    );
+  });
+
+  it("an AWS managed policy attached to the fan-out's role (AmazonEventBridgeFullAccess: scheduler:* on *) fails, on the attachment", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const stack = await renderWith();
+    const role = only(stack, "aws:iam/role:Role", "fanout-role");
+    const props = { role: role.outputs.name, policyArn: "arn:aws:iam::aws:policy/AmazonEventBridgeFullAccess" };
+    const urn = role.urn.replace("aws:iam/role:Role::fanout-role", "aws:iam/rolePolicyAttachment:RolePolicyAttachment::fanout-extra");
+    stack.resources.push({
+      ...role,
+      type: "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+      name: "fanout-extra",
+      urn,
+      id: "fanout-extra-1",
+      inputs: props,
+      outputs: { ...props, id: "fanout-extra-1" },
+    });
+    const violations = await pack.analyze(stack);
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]),
+      [["scheduler-actions-scoped-to-campaigns", "mandatory", urn]],
+    );
+    assert.match(
+      violations[0].message,
+      /attaches arn:aws:iam::aws:policy\/AmazonEventBridgeFullAccess \(AWS managed\), whose statement "EventBridgeActions" allows 12 Scheduler actions on "\*".*detach it/,
+    );
+  });
+
+  it("an unknown managed policy attached exclusively (RolePolicyAttachmentsExclusive) fails: the pack cannot read it", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const stack = await renderWith();
+    const role = only(stack, "aws:iam/role:Role", "scheduler-target-role");
+    const type = "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive";
+    const props = { roleName: role.outputs.name, policyArns: ["arn:aws:iam::123456789012:policy/ops-wide"] };
+    const urn = role.urn.replace("aws:iam/role:Role::scheduler-target-role", `${type}::target-exclusive`);
+    stack.resources.push({ ...role, type, name: "target-exclusive", urn, id: "x", inputs: props, outputs: props });
+    const violations = await pack.analyze(stack);
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel]),
+      [["attached-policies-readable", "mandatory"]],
+    );
+    assert.match(
+      violations[0].message,
+      /attaches arn:aws:iam::123456789012:policy\/ops-wide to "scheduler-target-role-1589d4b", and the policy pack cannot read/,
+    );
+  });
+
+  it("the fan-out's Distributed Map run twice in a Parallel fails, on the state machine", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const stack = await renderWith();
+    const machine = only(stack, "aws:sfn/stateMachine:StateMachine", "fanout");
+    const def = JSON.parse(machine.inputs.definition);
+    const { Next, End, ...map } = def.States.FanOut;
+    const branch = () => ({ StartAt: "FanOut", States: { FanOut: { ...map, End: true } } });
+    def.States.FanOut = { Type: "Parallel", Branches: [branch(), branch()], ...(Next ? { Next } : { End }) };
+    machine.inputs.definition = machine.outputs.definition = JSON.stringify(def);
+    const violations = await pack.analyze(stack);
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]),
+      [["fanout-concurrency-below-quota", "mandatory", machine.urn]],
+    );
+    assert.match(
+      violations[0].message,
+      /Parallel "FanOut" creates schedules in 2 branches at once .* 950 CreateSchedule calls at once \(limit 475\)/,
     );
   });
 
