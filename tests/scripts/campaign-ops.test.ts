@@ -344,9 +344,52 @@ describe("reschedule", () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
     await assert.rejects(
       run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-11-29T06:00", "--now", "2026-11-29T12:00:00Z"]),
-      (e: unknown) => e instanceof UsageError && /is not in the future/.test(e.message),
+      (e: unknown) => e instanceof UsageError && /is less than a minute from now/.test(e.message),
     );
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+  });
+
+  describe("a one-time send that may have fired is not moved (issue 22, item 6; promises.ts mayHaveFired)", () => {
+    // SCHEDULE is at(2026-12-01T09:00:00) America/New_York = 14:00Z (EST, UTC-5; Python zoneinfo), window 7 minutes.
+    const moveAtNow = (now: string, at = "2026-12-02T10:30") =>
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", at, "--now", now]);
+    for (const [now, why] of [
+      ["2026-12-01T14:05:00Z", "5 minutes into its 7-minute window"],
+      ["2026-12-01T14:30:00Z", "after its window"],
+      ["2026-12-01T13:59:01Z", "59 s before its time, inside the one-minute lead"],
+    ])
+      it(`refuses (exit 1), changing nothing: now ${now}, ${why}`, async () => {
+        scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+        scheduler.on(UpdateScheduleCommand).resolves({});
+        await assert.rejects(
+          moveAtNow(now),
+          (e: unknown) =>
+            e instanceof FindingsError &&
+            e.message ===
+              "campaign spring: schedule a1-1 (recipient a1, step 1) is due at 2026-12-01T14:00:00.000Z (at(2026-12-01T09:00:00) America/New_York) and may have fired already (its time has passed, its window is open, or it is due within a minute): not moved, so the recipient cannot get it twice",
+        );
+        assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+      });
+
+    it("moves it when it is due a minute or more from now (13:59:00Z)", async () => {
+      scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+      scheduler.on(UpdateScheduleCommand).resolves({});
+      const r = await moveAtNow("2026-12-01T13:59:00Z");
+      assert.strictEqual(r.code, 0);
+      assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 1);
+    });
+
+    it("refuses a new time less than a minute away (exit 2): 07:00 New York = 12:00Z, 30 s after now", async () => {
+      scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+      await assert.rejects(
+        moveAtNow("2026-11-29T11:59:30Z", "2026-11-29T07:00"),
+        (e: unknown) =>
+          e instanceof UsageError &&
+          e.message ===
+            "--at: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
+      );
+      assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+    });
   });
 
   it("refuses a time past 9999-12-31 in UTC or the schedule's zone, which no schedule can write, changing nothing", async () => {
