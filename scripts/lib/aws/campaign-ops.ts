@@ -94,7 +94,7 @@ function inputCampaignId(input: string | undefined): string | undefined {
   }
 }
 
-/** ACTIVE, DELETING, or undefined when the group does not exist. */
+/** ACTIVE, DELETING (or any other state AWS reports), or undefined when the group does not exist. */
 export async function groupState(d: Deadline, scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
   const Name = campaignGroupName(campaignId);
   return awsCall(
@@ -123,8 +123,9 @@ export interface CancelReport {
 }
 
 /**
- * Stops the campaign's running fan-outs first (so no new schedule appears), deletes its schedule group, and waits
- * until the group is gone or the deadline comes. Whatever fails is recorded, never hidden: `stillThere` lists every
+ * Stops the campaign's running fan-outs first (so no new schedule appears), reads the group again (a stopped fan-out
+ * may have created it after the first read), deletes it in any state but DELETING, and waits until it is gone (read
+ * as absent) or the deadline comes. Whatever fails is recorded, never hidden: `stillThere` lists every
  * part of the campaign that could still send.
  */
 export async function cancelCampaign(
@@ -164,7 +165,13 @@ export async function cancelCampaign(
   if (o.dryRun || r.nothingToCancel) return finishCancel(r, running);
 
   const notStopped = await stopExecutions(d, clients.sfn, o.campaignId, running === FAILED ? [] : running, r, attempt);
-  if (before === "ACTIVE") {
+  // A fan-out creates the group first thing: one stopped after the read above may have created it meanwhile.
+  const afterStop =
+    r.executionsStopped.length || notStopped.length ? await attempt(() => groupState(d, clients.scheduler, o.campaignId)) : before;
+  if (afterStop !== FAILED) r.groupAfter = afterStop ?? "absent";
+  const present = afterStop === FAILED ? before : afterStop;
+  // Every state but absent is still there; one already DELETING is not deleted again, only waited for.
+  if (present !== undefined && present !== FAILED && present !== "DELETING") {
     d.progress(`deleting schedule group ${group}`);
     await attempt(() =>
       awsCall(
@@ -175,7 +182,7 @@ export async function cancelCampaign(
       ),
     );
   }
-  if (before !== undefined) await waitForGroup(d, clients.scheduler, o, r, attempt);
+  if (present !== undefined) await waitForGroup(d, clients.scheduler, o, r, attempt);
   return finishCancel(r, running, notStopped);
 }
 
@@ -243,12 +250,15 @@ function finishCancel(r: CancelReport, running: CampaignExecution[] | Failed, no
     r.stillThere.push("fan-outs: could not list the running fan-outs, so any of them may still be creating schedules");
   for (const name of notStopped)
     r.stillThere.push(`fan-out ${name} is still RUNNING (StopExecution failed): it can still create schedules`);
+  // Only a group read as absent is gone: every other state (one this code does not know too) may still send.
   if (r.groupAfter === "ACTIVE") r.stillThere.push(`schedule group ${r.group} is still ACTIVE: its pending schedules will fire`);
   else if (r.groupAfter === "DELETING")
     r.stillThere.push(
       `schedule group ${r.group} is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone`,
     );
   else if (r.groupAfter === "unknown") r.stillThere.push(`schedule group ${r.group}: state unknown, its pending schedules may still fire`);
+  else if (r.groupAfter !== "deleted" && r.groupAfter !== "absent")
+    r.stillThere.push(`schedule group ${r.group} is still there (state ${r.groupAfter}): its pending schedules may still fire`);
   return r;
 }
 
