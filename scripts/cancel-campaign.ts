@@ -13,16 +13,18 @@ Usage: cancel-campaign --campaign ID [--dry-run] [--timeout-seconds S] [--poll-s
                        (--stack NAME | --outputs FILE | ...)
 
 Stops every running fan-out execution of the campaign, whatever its name (found by its input's campaign_id), so no
-new schedule appears; deletes its schedule group campaign-<ID> (and with it every pending schedule); then waits for
-the group to be gone, checking every --poll-seconds (default 5, at least 1). While a group is DELETING, AWS is still
-removing its schedules and some may still fire.
+new schedule appears; reads the group again (a fan-out creates it first thing, maybe after the first read); deletes
+its schedule group campaign-<ID> (and with it every pending schedule) in whatever state it is but DELETING; then
+waits for the group to be gone, checking every --poll-seconds (default 5, at least 1), up to --timeout-seconds.
+Only a group that GetScheduleGroup says does not exist counts as gone: while it is DELETING (or in any other state),
+AWS may still fire some of its schedules, and the command exits 1 if it is still there at the time limit.
   --timeout-seconds S   the whole command's time limit, every AWS call included (default 60)
 Nothing running and no group: "nothing to cancel", exit 0. --dry-run lists what it would stop and delete.
 
 ${STACK_FLAGS_HELP}
 
 Exit codes: 0 cancelled (or nothing to cancel); 1 when any send of the campaign could still fire (the group still
-ACTIVE or DELETING, a fan-out not stopped, an AWS error or the time limit on the way), listing what is still there;
+there in any state, a fan-out not stopped, an AWS error or the time limit on the way), listing what is still there;
 2 bad flags.
 `;
 

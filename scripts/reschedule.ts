@@ -17,19 +17,21 @@ Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM
 Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a hash for odd ids) in campaign-<ID>.
   --at       moves it: GetSchedule, then UpdateSchedule with every field kept but the time. The local time is read in
              --timezone (default: the schedule's own zone) by the send-time rules (a DST gap moves forward, a repeated
-             hour takes the earlier; such times are written in UTC) and must be in the future.
+             hour takes the earlier; such times are written in UTC) and must be at least a minute ahead. A one-time
+             send that may have fired (its time has passed, its flexible window is open, or it is due within a
+             minute) is not moved: exit 1, so the recipient cannot get it twice.
              A recurring schedule (launch-campaign --every) takes --at HH:MM: every occurrence moves to that local time
              (in --timezone when given), on the same local days up to the same last day (EndDate worked out again for
              the new time and zone); it says the next one. One send per local day: when the schedule's occurrence of
-             that day has gone or is due within 5 minutes, the new time starts the next local day (it says so);
-             otherwise now (a StartDate still to come is kept).
+             that day may have fired (the same check: past, or due within a minute), the new time starts the next
+             local day (it says so); otherwise now (a StartDate still to come is kept).
   --remove   deletes it: that recipient will not get that step.
   --step N   which step (default 1).
   --timeout-seconds S   the whole command's time limit, every AWS call included (default 60).
 
 ${STACK_FLAGS_HELP}
 
-Exit codes: 0 done, 1 no such schedule or an AWS error, 2 bad flags.
+Exit codes: 0 done, 1 no such schedule, a send that may have fired, or an AWS error, 2 bad flags.
 `;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -125,6 +125,7 @@ describe("cancel-campaign", () => {
     scheduler
       .on(GetScheduleGroupCommand)
       .resolvesOnce({ Name: "campaign-spring", State: "ACTIVE" })
+      .resolvesOnce({ Name: "campaign-spring", State: "ACTIVE" }) // read again after the stop
       .resolvesOnce({ State: "DELETING" })
       .rejects(notFound("campaign-spring"));
     sfn.on(StopExecutionCommand).resolves({ stopDate: new Date() });
@@ -142,7 +143,7 @@ describe("cancel-campaign", () => {
       scheduler.commandCalls(DeleteScheduleGroupCommand).map((c) => c.args[0].input),
       [{ Name: "campaign-spring" }],
     );
-    assert.strictEqual(scheduler.commandCalls(GetScheduleGroupCommand).length, 3);
+    assert.strictEqual(scheduler.commandCalls(GetScheduleGroupCommand).length, 4);
     assert.match(r.stdout, /stopped 2 fan-outs \(spring-aaa, spring-ccc\)\.\n  Schedule group campaign-spring deleted/);
   });
 
@@ -200,7 +201,11 @@ describe("cancel-campaign", () => {
 
   it("a fan-out that cannot be stopped: exit 1, named, even when the group is gone", async () => {
     executions();
-    scheduler.on(GetScheduleGroupCommand).resolvesOnce({ State: "ACTIVE" }).rejects(notFound("campaign-spring"));
+    scheduler
+      .on(GetScheduleGroupCommand)
+      .resolvesOnce({ State: "ACTIVE" })
+      .resolvesOnce({ State: "ACTIVE" }) // read again after the stops
+      .rejects(notFound("campaign-spring"));
     scheduler.on(DeleteScheduleGroupCommand).resolves({});
     sfn.on(StopExecutionCommand, { executionArn: execArn("spring-aaa") }).resolves({ stopDate: new Date() });
     sfn
@@ -344,9 +349,52 @@ describe("reschedule", () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
     await assert.rejects(
       run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-11-29T06:00", "--now", "2026-11-29T12:00:00Z"]),
-      (e: unknown) => e instanceof UsageError && /is not in the future/.test(e.message),
+      (e: unknown) => e instanceof UsageError && /is less than a minute from now/.test(e.message),
     );
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+  });
+
+  describe("a one-time send that may have fired is not moved (issue 22, item 6; promises.ts mayHaveFired)", () => {
+    // SCHEDULE is at(2026-12-01T09:00:00) America/New_York = 14:00Z (EST, UTC-5; Python zoneinfo), window 7 minutes.
+    const moveAtNow = (now: string, at = "2026-12-02T10:30") =>
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", at, "--now", now]);
+    for (const [now, why] of [
+      ["2026-12-01T14:05:00Z", "5 minutes into its 7-minute window"],
+      ["2026-12-01T14:30:00Z", "after its window"],
+      ["2026-12-01T13:59:01Z", "59 s before its time, inside the one-minute lead"],
+    ])
+      it(`refuses (exit 1), changing nothing: now ${now}, ${why}`, async () => {
+        scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+        scheduler.on(UpdateScheduleCommand).resolves({});
+        await assert.rejects(
+          moveAtNow(now),
+          (e: unknown) =>
+            e instanceof FindingsError &&
+            e.message ===
+              "campaign spring: schedule a1-1 (recipient a1, step 1) is due at 2026-12-01T14:00:00.000Z (at(2026-12-01T09:00:00) America/New_York) and may have fired already (its time has passed, its window is open, or it is due within a minute): not moved, so the recipient cannot get it twice",
+        );
+        assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+      });
+
+    it("moves it when it is due a minute or more from now (13:59:00Z)", async () => {
+      scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+      scheduler.on(UpdateScheduleCommand).resolves({});
+      const r = await moveAtNow("2026-12-01T13:59:00Z");
+      assert.strictEqual(r.code, 0);
+      assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 1);
+    });
+
+    it("refuses a new time less than a minute away (exit 2): 07:00 New York = 12:00Z, 30 s after now", async () => {
+      scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+      await assert.rejects(
+        moveAtNow("2026-11-29T11:59:30Z", "2026-11-29T07:00"),
+        (e: unknown) =>
+          e instanceof UsageError &&
+          e.message ===
+            "--at: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
+      );
+      assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+    });
   });
 
   it("refuses a time past 9999-12-31 in UTC or the schedule's zone, which no schedule can write, changing nothing", async () => {
@@ -760,6 +808,75 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       endpoint.requests.filter((q) => q.method === "DELETE").map((q) => q.url.split("?")[0]),
       ["/schedule-groups/campaign-spring"],
     );
+  });
+
+  describe("cancel exits 0 only when no send can fire (issue 22, item 8)", () => {
+    const sfnAnswers = (q: { target?: string }, running: boolean): Answer | undefined => {
+      const e = { executionArn: execArn("spring-aaa"), name: "spring-aaa", stateMachineArn: SM, startDate: 1795946400 };
+      if (q.target === "AWSStepFunctions.ListExecutions") return { json: { executions: running ? [{ ...e, status: "RUNNING" }] : [] } };
+      if (q.target === "AWSStepFunctions.DescribeExecution")
+        return { json: { ...e, status: "RUNNING", input: JSON.stringify({ campaign_id: "spring" }) } };
+      if (q.target === "AWSStepFunctions.StopExecution") return { json: { stopDate: 1795946500 } };
+      return undefined;
+    };
+
+    it("a group in a state it does not know (not ACTIVE, not DELETING) is deleted too, and exit 1 while it stays", async () => {
+      endpoint = await startEndpoint((q) => {
+        const sfnAnswer = sfnAnswers(q, false);
+        if (sfnAnswer) return sfnAnswer;
+        if (q.url.split("?")[0] === "/schedule-groups/campaign-spring")
+          return { json: q.method === "GET" ? { Name: "campaign-spring", State: "SUSPENDED" } : {} };
+        return { status: 400, json: {} };
+      });
+      const r = await withEnv(everyService(endpoint.url), () =>
+        run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5", "--poll-seconds", "1", "--json"]),
+      );
+      assert.strictEqual(r.code, 1, r.stdout);
+      assert.deepStrictEqual(
+        endpoint.requests.filter((q) => q.method === "DELETE").map((q) => q.url.split("?")[0]),
+        ["/schedule-groups/campaign-spring"],
+      );
+      const report = JSON.parse(r.stdout);
+      assert.strictEqual(report.groupAfter, "SUSPENDED");
+      assert.deepStrictEqual(report.stillThere, [
+        "schedule group campaign-spring is still there (state SUSPENDED): its pending schedules may still fire",
+      ]);
+    });
+
+    it("a group the fan-out creates after cancel's first read is read again after the stop, and deleted", async () => {
+      let group: "absent" | "ACTIVE" | "gone" = "absent";
+      endpoint = await startEndpoint((q) => {
+        if (q.target === "AWSStepFunctions.StopExecution") group = group === "absent" ? "ACTIVE" : group; // created meanwhile
+        const sfnAnswer = sfnAnswers(q, true);
+        if (sfnAnswer) return sfnAnswer;
+        if (q.url.split("?")[0] === "/schedule-groups/campaign-spring") {
+          if (q.method === "DELETE") {
+            group = "gone";
+            return { json: {} };
+          }
+          return group === "ACTIVE" ? { json: { Name: "campaign-spring", State: "ACTIVE" } } : groupMissing;
+        }
+        return { status: 400, json: {} };
+      });
+      const r = await withEnv(everyService(endpoint.url), () => run(cancel, ["--campaign", "spring", "--timeout-seconds", "5"]));
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.deepStrictEqual(
+        endpoint.requests.map((q) => q.target ?? `${q.method} ${q.url.split("?")[0]}`),
+        [
+          "AWSStepFunctions.ListExecutions",
+          "AWSStepFunctions.DescribeExecution",
+          "GET /schedule-groups/campaign-spring",
+          "AWSStepFunctions.StopExecution",
+          "GET /schedule-groups/campaign-spring",
+          "DELETE /schedule-groups/campaign-spring",
+          "GET /schedule-groups/campaign-spring",
+        ],
+      );
+      assert.match(
+        r.stdout,
+        /stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted: no send of this campaign remains\.\n/,
+      );
+    });
   });
 
   it("AWS_ENDPOINT_URL_SQS is honoured with the stack's real https://sqs.<region>.amazonaws.com/… queue URL", async () => {

@@ -123,14 +123,14 @@ describe("operator scripts on recurring schedules", () => {
         );
       });
 
-      it("due within 5 minutes counts as gone; 6 minutes ahead, or a day without an occurrence, starts now", async () => {
-        // 07:57Z = 08:57 Paris, three minutes before Thursday's 09:00.
-        let { to, put } = await moveAt("2026-12-10T07:57:00Z", "18:00");
+      it("due within a minute counts as gone (promises.ts mayHaveFired, as for a one-time send); a minute ahead, or a day without an occurrence, starts now", async () => {
+        // 07:59:01Z = 08:59:01 Paris, 59 s before Thursday's 09:00 (08:00Z).
+        let { to, put } = await moveAt("2026-12-10T07:59:01Z", "18:00");
         assert.strictEqual(put.StartDate!.toISOString(), paris("2026-12-11T00:00"));
         assert.strictEqual(to.utc, paris("2026-12-14T18:00"));
-        // 07:54Z: 09:00 is six minutes away and is replaced by 18:00 the same day, one send.
-        ({ to, put } = await moveAt("2026-12-10T07:54:00Z", "18:00"));
-        assert.strictEqual(put.StartDate!.toISOString(), "2026-12-10T07:54:00.000Z");
+        // 07:59:00Z: 09:00 is a minute away and is replaced by 18:00 the same day, one send.
+        ({ to, put } = await moveAt("2026-12-10T07:59:00Z", "18:00"));
+        assert.strictEqual(put.StartDate!.toISOString(), "2026-12-10T07:59:00.000Z");
         assert.strictEqual(to.utc, paris("2026-12-10T18:00"));
         assert.strictEqual(to.goneToday, null);
         // Wednesday 12-09: no send that day, so 18:00 Thursday is next.

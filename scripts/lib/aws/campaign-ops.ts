@@ -24,6 +24,7 @@ import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
 import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../core/recurrence";
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
+import { CREATE_LEAD_MS, inTimeToCreate, mayHaveFired } from "../../../infra/rules/promises";
 
 const DAY_MS = 86_400_000;
 
@@ -93,7 +94,7 @@ function inputCampaignId(input: string | undefined): string | undefined {
   }
 }
 
-/** ACTIVE, DELETING, or undefined when the group does not exist. */
+/** ACTIVE, DELETING (or any other state AWS reports), or undefined when the group does not exist. */
 export async function groupState(d: Deadline, scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
   const Name = campaignGroupName(campaignId);
   return awsCall(
@@ -122,8 +123,9 @@ export interface CancelReport {
 }
 
 /**
- * Stops the campaign's running fan-outs first (so no new schedule appears), deletes its schedule group, and waits
- * until the group is gone or the deadline comes. Whatever fails is recorded, never hidden: `stillThere` lists every
+ * Stops the campaign's running fan-outs first (so no new schedule appears), reads the group again (a stopped fan-out
+ * may have created it after the first read), deletes it in any state but DELETING, and waits until it is gone (read
+ * as absent) or the deadline comes. Whatever fails is recorded, never hidden: `stillThere` lists every
  * part of the campaign that could still send.
  */
 export async function cancelCampaign(
@@ -163,7 +165,13 @@ export async function cancelCampaign(
   if (o.dryRun || r.nothingToCancel) return finishCancel(r, running);
 
   const notStopped = await stopExecutions(d, clients.sfn, o.campaignId, running === FAILED ? [] : running, r, attempt);
-  if (before === "ACTIVE") {
+  // A fan-out creates the group first thing: one stopped after the read above may have created it meanwhile.
+  const afterStop =
+    r.executionsStopped.length || notStopped.length ? await attempt(() => groupState(d, clients.scheduler, o.campaignId)) : before;
+  if (afterStop !== FAILED) r.groupAfter = afterStop ?? "absent";
+  const present = afterStop === FAILED ? before : afterStop;
+  // Every state but absent is still there; one already DELETING is not deleted again, only waited for.
+  if (present !== undefined && present !== FAILED && present !== "DELETING") {
     d.progress(`deleting schedule group ${group}`);
     await attempt(() =>
       awsCall(
@@ -174,7 +182,7 @@ export async function cancelCampaign(
       ),
     );
   }
-  if (before !== undefined) await waitForGroup(d, clients.scheduler, o, r, attempt);
+  if (present !== undefined) await waitForGroup(d, clients.scheduler, o, r, attempt);
   return finishCancel(r, running, notStopped);
 }
 
@@ -242,12 +250,15 @@ function finishCancel(r: CancelReport, running: CampaignExecution[] | Failed, no
     r.stillThere.push("fan-outs: could not list the running fan-outs, so any of them may still be creating schedules");
   for (const name of notStopped)
     r.stillThere.push(`fan-out ${name} is still RUNNING (StopExecution failed): it can still create schedules`);
+  // Only a group read as absent is gone: every other state (one this code does not know too) may still send.
   if (r.groupAfter === "ACTIVE") r.stillThere.push(`schedule group ${r.group} is still ACTIVE: its pending schedules will fire`);
   else if (r.groupAfter === "DELETING")
     r.stillThere.push(
       `schedule group ${r.group} is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone`,
     );
   else if (r.groupAfter === "unknown") r.stillThere.push(`schedule group ${r.group}: state unknown, its pending schedules may still fire`);
+  else if (r.groupAfter !== "deleted" && r.groupAfter !== "absent")
+    r.stillThere.push(`schedule group ${r.group} is still there (state ${r.groupAfter}): its pending schedules may still fire`);
   return r;
 }
 
@@ -316,10 +327,11 @@ export async function moveSchedule(
   } else {
     if (!("year" in o.at))
       throw new UsageError(`--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`);
+    refuseIfMayHaveFired(current, `campaign ${o.campaignId}: ${which}`, o.now);
     const { utcMs, fold } = zonedInstant(zone, o.at);
-    if (utcMs <= o.now) {
+    if (!inTimeToCreate(utcMs, o.now)) {
       throw new UsageError(
-        `--at: ${new Date(utcMs).toISOString()} (${zone}) is not in the future; a schedule can only move to a time to come`,
+        `--at: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now (${new Date(o.now).toISOString()}); a schedule can only move to a time at least a minute ahead`,
       );
     }
     const t = scheduledTime(zone, utcMs, fold);
@@ -339,14 +351,29 @@ export async function moveSchedule(
   };
 }
 
-/** An occurrence due this soon may be under way already: UpdateSchedule does not stop it. */
-const UNDER_WAY_MS = 5 * 60_000;
+/**
+ * A one-time send is not moved once it may have fired (promises.ts mayHaveFired: its time has passed, its window is
+ * open, or it is due within the create lead): UpdateSchedule does not stop an invocation under way, and the moved
+ * schedule would send a second time.
+ */
+function refuseIfMayHaveFired(current: GetScheduleCommandOutput, which: string, now: number): void {
+  const zone = current.ScheduleExpressionTimezone ?? "UTC";
+  const due = atInstant(current.ScheduleExpression, zone);
+  if (due === undefined)
+    throw new FindingsError(
+      `${which} has the expression ${JSON.stringify(current.ScheduleExpression)}, not at(...) or cron(...) of ours: not moved`,
+    );
+  if (mayHaveFired(due, now))
+    throw new FindingsError(
+      `${which} is due at ${new Date(due).toISOString()} (${current.ScheduleExpression} ${zone}) and may have fired already (its time has passed, its window is open, or it is due within a minute): not moved, so the recipient cannot get it twice`,
+    );
+}
 
 /**
  * A recurring schedule's new StartDate and EndDate for a new time and zone. The dates it sends on are kept: its
  * --until date is read back from its EndDate in its old zone, and the EndDate worked out again for the new time in
  * the new zone (recurrence.ts recurringEndMs, untilOfEndDate): "until December 31" stays December 31 local. At most one send per local date: when an occurrence has gone
- * or is under way (due before now + 5 minutes), the new time starts at local midnight after its date in the new zone;
+ * or may have fired (mayHaveFired: due within a minute, or past), the new time starts at local midnight after its date in the new zone;
  * otherwise now (Scheduler refuses a StartDate more than minutes past); a StartDate still to come is kept.
  */
 function recurringMove(
@@ -368,7 +395,10 @@ function recurringMove(
     endMs = recurringEndMs(time, zone, until);
   }
   let startMs = Math.max(oldStart ?? now, now);
-  const gone = occurrences(old, oldZone, Math.max(oldStart ?? 0, now - 3 * DAY_MS), Math.min(oldEnd ?? Infinity, now + UNDER_WAY_MS)).pop();
+  // The last occurrence that may have fired (the same check as a one-time send's): its local day is taken.
+  const gone = occurrences(old, oldZone, Math.max(oldStart ?? 0, now - 3 * DAY_MS), Math.min(oldEnd ?? Infinity, now + CREATE_LEAD_MS))
+    .filter((t) => mayHaveFired(t, now))
+    .pop();
   const dayAfterGone = gone === undefined ? undefined : endOfLocalDate(zone, localTimeOf(zone, gone));
   const skipsGoneDay = dayAfterGone !== undefined && dayAfterGone > startMs;
   if (skipsGoneDay) startMs = dayAfterGone;
