@@ -1,6 +1,6 @@
 /**
- * The docs check (`npm run docs:check`): every ```console block of README.md and docs/*.md is run and its output
- * compared, and every link between the pages must resolve (file and #anchor).
+ * The docs check (`npm run docs:check`): every ```console block of README.md, CHANGELOG.md and docs/*.md is run and
+ * its output compared, and every link between the pages must resolve (file and #anchor).
  *
  * A console block is a list of `$ command` lines (a line ending in `\` continues on the next), each followed by the
  * output it prints (stdout and stderr, in the order written). A line that is only `…` stands for any number of
@@ -187,7 +187,8 @@ export function pages(): string[] {
         .sort()
         .map((f) => path.join(docs, f))
     : [];
-  return [path.join(ROOT, "README.md"), ...inDocs];
+  const top = ["README.md", "CHANGELOG.md"].map((f) => path.join(ROOT, f)).filter((f) => fs.existsSync(f));
+  return [...top, ...inDocs];
 }
 
 /**
