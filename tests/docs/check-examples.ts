@@ -4,9 +4,9 @@
  *
  * A console block is a list of `$ command` lines (a line ending in `\` continues on the next), each followed by the
  * output it prints (stdout and stderr, in the order written). A line that is only `…` stands for any number of
- * lines. The blocks of one page run in order, in one temporary folder that holds a copy of the repository,
- * so a later block may read what an earlier one wrote (`out/…`). The exit code is not compared: examples of refusals
- * exit 1 or 2 on purpose.
+ * lines. The blocks of one page run in order, in one shell, in one temporary folder that holds a copy of the
+ * repository, so a later command may use what an earlier one wrote (`out/…`) or defined (a shell function). The exit
+ * code is not compared: examples of refusals exit 1 or 2 on purpose.
  *
  * Usage: npm run docs:check [-- PAGE …] [--links-only]. Exit 0 all match, 1 a mismatch or a broken link, 2 bad usage.
  */
@@ -205,42 +205,55 @@ function scratchRepository(): string {
   return dir;
 }
 
+/**
+ * Runs a page's examples in one shell, in order (so a function or variable a command defines serves the next), each
+ * command's output and exit code ended by a marker line, and compares each output with the page's.
+ */
 function runPage(page: string, out: (line: string) => void): number {
   const examples = parseExamples(fs.readFileSync(page, "utf8"));
   if (examples.length === 0) return 0;
   const dir = scratchRepository();
+  const marker = `sendtime-docs-check-${process.pid}-${Date.now()}`;
+  const script = ["exec 2>&1 </dev/null", ...examples.flatMap((ex) => [ex.command, `printf '\\n${marker} %d\\n' $?`])].join("\n");
+  const started = Date.now();
   let failures = 0;
   try {
-    for (const ex of examples) {
-      const started = Date.now();
-      const r = spawnSync("bash", ["-c", `${ex.command} 2>&1`], {
-        cwd: dir,
-        encoding: "utf8",
-        timeout: COMMAND_TIMEOUT_MS,
-        maxBuffer: 64 * 1024 * 1024,
-        // No AWS credentials or endpoints from the caller's shell: an example must not reach AWS.
-        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("AWS_"))),
-      });
-      const where = `${path.relative(ROOT, page)}:${ex.line}`;
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      if (r.error) {
+    const r = spawnSync("bash", ["-c", script], {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: COMMAND_TIMEOUT_MS * examples.length,
+      maxBuffer: 256 * 1024 * 1024,
+      // No AWS credentials or endpoints from the caller's shell: an example must not reach AWS.
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("AWS_"))),
+    });
+    const name = path.relative(ROOT, page);
+    if (r.error) {
+      out(`FAIL ${name}: ${r.error.message}`);
+      return 1;
+    }
+    const parts = r.stdout.split(new RegExp(`^${marker} (\\d+)$`, "m"));
+    examples.forEach((ex, i) => {
+      const where = `${name}:${ex.line}`;
+      if (2 * i + 1 >= parts.length) {
         failures++;
-        out(`FAIL ${where} (${seconds} s): ${r.error.message}`);
-        continue;
+        out(`FAIL ${where}: the shell ended before this command ran`);
+        return;
       }
-      const actual = r.stdout.split(/\r?\n/);
+      const actual = parts[2 * i].split(/\r?\n/);
+      const code = parts[2 * i + 1];
       const at = firstMismatch(ex.expected, actual);
       if (at === undefined) {
-        out(`ok   ${where} (${seconds} s, exit ${r.status})`);
-        continue;
+        out(`ok   ${where} (exit ${code})`);
+        return;
       }
       failures++;
       const expected = normalise(ex.expected);
-      out(`FAIL ${where} (exit ${r.status}): $ ${ex.command}`);
+      out(`FAIL ${where} (exit ${code}): $ ${ex.command}`);
       out(`  expected line ${at + 1}: ${expected[at] ?? "(end of output)"}`);
       out(`  actual output:`);
       for (const l of normalise(actual)) out(`    ${l}`);
-    }
+    });
+    out(`     ${name}: ${examples.length} examples in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
