@@ -95,7 +95,15 @@ describe("import-pinpoint: an endpoint Id read more than once (two export jobs u
       const superseded = r.skipped.find((s) => s.reason === "superseded")!;
       assert.match(superseded.detail, new RegExp(`^endpoint e1: \\S*${second}\\.jsonl:1 has a later EffectiveDate \\(${newer}\\)$`));
       assert.strictEqual(r.json.endpoints.repeatedIds, 1);
+      assert.deepStrictEqual(r.json.endpoints.skipped.byReason, { superseded: 1, "opted-out": 1 });
     }
+    let text = "";
+    await main(["--endpoints", path.join(tmp, `export-${runs}`), "--out", path.join(tmp, `out-${runs}-text`)], {
+      out: (t) => (text += t),
+      err: () => undefined,
+    });
+    assert.match(text, /2 read from 2 files → 0 recipients, 2 skipped \((superseded 1, opted-out 1|opted-out 1, superseded 1)\)/);
+    assert.match(text, /\n {2}endpoint Ids read more than once: 1 \(each counts its latest line; the others are skipped as superseded\)\n/);
   });
 
   it("a later opt-in of the same endpoint counts over its older opt-out (Pinpoint's current state)", async () => {
