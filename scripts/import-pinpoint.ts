@@ -31,12 +31,21 @@ an s3:// prefix, in key order) and writes DIR/recipients.csv for launch-campaign
                becomes attr_<name> (endpoint) or user_<name> (user), then _2, _3 … should that clash too.
                A multi-valued attribute ["Science","Music"] is joined with --value-separator (default "${DEFAULT_VALUE_SEPARATOR}"):
                Science${DEFAULT_VALUE_SEPARATOR}Music. Metrics, Location and other Demographic fields are not imported.
+  Consent comes first, over everything read: an address (trimmed, lower-cased) that any endpoint opts out (OptOut
+  other than NONE, on any channel or status, in any file) is imported from no endpoint. An endpoint Id read on
+  several lines (e.g. two export jobs under one prefix) counts its line with the latest EffectiveDate; a line
+  without a readable EffectiveDate may be the latest, so it ties. Of tied lines one that opts out wins (an opt-out
+  is never overridden by a tie), otherwise the first read counts; the other lines are listed as superseded.
   Skipped, with the reason: not-email (another ChannelType), inactive (EndpointStatus not ACTIVE), opted-out
-  (OptOut not NONE), invalid-address, missing-id, invalid-text (an id or value holding a lone UTF-16
-  surrogate, which no UTF-8 file can carry), duplicate-user (the user already has a row: the first usable
-  EMAIL endpoint of a user in export order is kept), duplicate-id (an endpoint Id already used as an id).
-  Memory stays nearly flat: the ids written are kept in a compact exact set (about 11 bytes an id, the ids in a
-  temporary file).
+  (OptOut not NONE), invalid-address, missing-id, invalid-text (a line that is not valid UTF-8, or an id or value
+  holding a lone UTF-16 surrogate: never merged with another id), imprecise-number (a number past 2^53 in an id or
+  value: its digits are lost when read; export it as a string), superseded (a later or tied line of the endpoint
+  counts), opted-out-elsewhere (another endpoint opts the address out: the detail names its file and line),
+  duplicate-user (the user already has a row: the first usable EMAIL endpoint of a user in export order is kept),
+  duplicate-id (an endpoint Id already used as an id).
+  Memory stays nearly flat: the export is read once (its outcomes go to a temporary file under DIR, read back once
+  every opt-out is known); the ids written and the endpoint Ids are kept in compact exact sets (4.4 to 6.7 bytes an id,
+  the ids in temporary files) and about 17 bytes more an endpoint Id.
 
 Campaign: given what aws pinpoint get-campaign prints (--campaign FILE), prints the launch-campaign command with
 the same schedule, quiet time, template(s), treatments and holdout, and send rate, and one line for every setting
@@ -47,7 +56,7 @@ that has no sendtime equivalent saying what to do instead.
   --recipients FILE       the CSV the command names (default DIR/recipients.csv)
   --region R              S3 region (default: the SDK's configuration)
   --timeout-seconds S     bound on each S3 call, and on a read that stalls (default ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000})
-  --json                  {"endpoints": {...counts, columns, output}, "campaign": {"command": [argv], "commandLine",
+  --json                  {"endpoints": {...counts, repeatedIds, columns, output}, "campaign": {"command": [argv], "commandLine",
                           "launch", "notes": [{"setting", "value", "instead"}]}}
 
 AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3.
@@ -179,6 +188,9 @@ function formatEndpoints(s: ImportSummary): string[] {
   return [
     `Pinpoint endpoints: ${n(s.endpoints)} read from ${n(s.files)} file${s.files === 1 ? "" : "s"} → ${n(s.recipients)} recipients, ${n(s.skipped.total)} skipped${reasons ? ` (${reasons})` : ""}`,
     `  ids: ${n(s.idsFrom.UserId)} from User.UserId, ${n(s.idsFrom.Id)} from the endpoint Id`,
+    ...(s.repeatedIds
+      ? [`  endpoint Ids read more than once: ${n(s.repeatedIds)} (each counts its latest line; the others are skipped as superseded)`]
+      : []),
     `  zones: ${n(s.zones.missing)} without Demographic.Timezone, ${n(s.zones.unknown)} not an IANA zone name (launch-campaign gives both --default-timezone)`,
     `  columns: ${s.columns.join(", ")}`,
     `  files: ${s.output.recipients}, ${s.output.skipped}`,

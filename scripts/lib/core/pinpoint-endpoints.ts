@@ -8,20 +8,34 @@
  */
 import { isEmailAddress } from "../../../infra/config";
 
-/** The parts of an EndpointResponse the importer reads; every field is optional in an export. */
+/**
+ * The parts of an EndpointResponse the importer reads; every field is optional in an export. Ids are strings in the
+ * API, but a hand-made or converted file may hold numbers (read exactly only up to 2^53).
+ */
 export interface PinpointEndpoint {
-  Id?: string;
+  Id?: string | number;
+  EffectiveDate?: string;
   ChannelType?: string;
   Address?: string;
   EndpointStatus?: string;
   OptOut?: string;
   Attributes?: Record<string, unknown>;
   Demographic?: { Timezone?: string };
-  User?: { UserId?: string; UserAttributes?: Record<string, unknown> };
+  User?: { UserId?: string | number; UserAttributes?: Record<string, unknown> };
 }
 
 export type SkipReason =
-  "not-email" | "inactive" | "opted-out" | "invalid-address" | "missing-id" | "invalid-text" | "duplicate-user" | "duplicate-id";
+  | "not-email"
+  | "inactive"
+  | "opted-out"
+  | "invalid-address"
+  | "missing-id"
+  | "invalid-text"
+  | "imprecise-number"
+  | "superseded"
+  | "opted-out-elsewhere"
+  | "duplicate-user"
+  | "duplicate-id";
 export const SKIP_REASONS: SkipReason[] = [
   "not-email",
   "inactive",
@@ -29,6 +43,9 @@ export const SKIP_REASONS: SkipReason[] = [
   "invalid-address",
   "missing-id",
   "invalid-text",
+  "imprecise-number",
+  "superseded",
+  "opted-out-elsewhere",
   "duplicate-user",
   "duplicate-id",
 ];
@@ -50,20 +67,27 @@ export type EndpointOutcome = { recipient: EndpointRecipient } | { skip: SkipRea
 export const DEFAULT_VALUE_SEPARATOR = ";";
 
 /**
- * Decides one endpoint, before duplicates (the caller knows which ids were written). Checked in this order: an
- * EMAIL channel, ACTIVE (a missing status counts as active), OptOut NONE or absent (any other value, ALL included,
- * counts as opted out: an email cannot be taken back), an address SES accepts, an id (User.UserId, else Id).
+ * Decides one endpoint on its own, before what needs the whole export (superseded lines, opt-outs elsewhere,
+ * duplicates: the importer's). Checked in this order: an EMAIL channel, ACTIVE (a missing status counts as active),
+ * OptOut NONE or absent (optsOut), an address SES accepts, no number past 2^53 in a field read, an id (User.UserId,
+ * else Id), well-formed text.
  */
 export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_SEPARATOR): EndpointOutcome {
   if (e.ChannelType !== "EMAIL") return { skip: "not-email", detail: `ChannelType ${e.ChannelType ?? "missing"}` };
   if (e.EndpointStatus !== undefined && e.EndpointStatus !== "ACTIVE")
     return { skip: "inactive", detail: `EndpointStatus ${e.EndpointStatus}` };
-  if (e.OptOut !== undefined && e.OptOut !== "NONE") return { skip: "opted-out", detail: `OptOut ${e.OptOut}` };
+  if (optsOut(e)) return { skip: "opted-out", detail: `OptOut ${e.OptOut}` };
   const email = typeof e.Address === "string" ? e.Address.trim() : "";
   if (!isEmailAddress(email) || email.length > 254)
     return {
       skip: "invalid-address",
       detail: e.Address === undefined ? "no Address" : `Address "${String(e.Address)}" is not an email address`,
+    };
+  const imprecise = impreciseField(e);
+  if (imprecise)
+    return {
+      skip: "imprecise-number",
+      detail: `${imprecise} is a number past 2^53: its digits are lost when read (export it as a string)`,
     };
   const userId = text(e.User?.UserId).trim();
   const endpointId = text(e.Id).trim();
@@ -87,6 +111,62 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
 }
 
 const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether `s` is well-formed Unicode (no lone surrogate), so that UTF-8 carries it exactly. */
+export function isWellFormed(s: string): boolean {
+  return !LONE_SURROGATE.test(s);
+}
+
+/**
+ * The first field read that holds a number JSON cannot carry exactly into a double (magnitude past 2^53 - 1:
+ * 12345678901234567890 and 12345678901234567891 both read as 12345678901234567000), named as in the export.
+ */
+function impreciseField(e: PinpointEndpoint): string | undefined {
+  const imprecise = (v: unknown): boolean =>
+    typeof v === "number"
+      ? !(Math.abs(v) <= Number.MAX_SAFE_INTEGER)
+      : typeof v === "object" && v !== null && Object.values(v).some(imprecise);
+  if (imprecise(e.User?.UserId)) return "User.UserId";
+  if (imprecise(e.Id)) return "Id";
+  if (imprecise(e.Demographic?.Timezone)) return "Demographic.Timezone";
+  for (const [name, value] of Object.entries(e.Attributes ?? {})) if (imprecise(value)) return `Attributes.${name}`;
+  for (const [name, value] of Object.entries(e.User?.UserAttributes ?? {})) if (imprecise(value)) return `User.UserAttributes.${name}`;
+  return undefined;
+}
+
+/** An endpoint opts out unless its OptOut is NONE or absent (ALL, or any other value: an email cannot be taken back). */
+export function optsOut(e: PinpointEndpoint): boolean {
+  return e.OptOut !== undefined && e.OptOut !== "NONE";
+}
+
+/** An address as opt-outs are matched: trimmed and lower-cased (`" D@Example.com"` opts out `d@example.com`). */
+export function foldAddress(address: string): string {
+  return address.trim().toLowerCase();
+}
+
+/** The endpoint's Address as text (an export's is a string; anything else as its JSON text). */
+export function addressText(e: PinpointEndpoint): string {
+  return text(e.Address);
+}
+
+/** The endpoint Id as it identifies the endpoint (exact, untrimmed); undefined when missing, empty or not exact text. */
+export function endpointIdKey(e: PinpointEndpoint): string | undefined {
+  const id = typeof e.Id === "string" ? e.Id : typeof e.Id === "number" && Number.isSafeInteger(e.Id) ? String(e.Id) : "";
+  return id !== "" && isWellFormed(id) ? id : undefined;
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * EffectiveDate as epoch milliseconds, or undefined when it is missing or not an ISO 8601 instant with a zone (Pinpoint
+ * writes `2026-10-01T12:00:00.000Z`): such a line cannot be ordered against the endpoint's other lines.
+ */
+export function effectiveDateMs(e: { EffectiveDate?: unknown }): number | undefined {
+  const d = e.EffectiveDate;
+  if (typeof d !== "string" || !ISO_INSTANT.test(d)) return undefined;
+  const ms = Date.parse(d);
+  return Number.isFinite(ms) ? ms : undefined;
+}
 
 /** The first field of the row to write that holds a lone surrogate, named as in the export; undefined when none. */
 function malformedField(r: EndpointRecipient): string | undefined {

@@ -1,17 +1,21 @@
 /**
  * Streams a Pinpoint endpoint export (newline-delimited JSON, each file plain or gzip, detected by its first bytes)
- * into a sendtime recipient CSV and a skipped file, with memory that barely grows with the export: the only state
- * per endpoint is the ids written, in the launcher's exact compact set (CompactSeenKeys: 4.4 to 6.7 bytes an id in
- * memory, the ids themselves in a temporary file), to skip later duplicates of a user.
+ * into a sendtime recipient CSV and a skipped file, in two passes so that no recipient is written before every
+ * opt-out of the export is known, with memory that barely grows with the export:
  *
- * The CSV header depends on every attribute name in the export, so rows go first to a temporary file (JSON arrays
- * by attribute position) and are written out as CSV once the names are known. All files are written under temporary
+ * 1. The export is read once. Each line is decided on its own (endpointOutcome) and that outcome goes to a temporary
+ *    file; the ledger (pinpoint-ledger.ts) learns each endpoint Id's latest EffectiveDate and the lines that opt out.
+ * 2. The temporary file is read back in the same order: a line that is superseded, opted out elsewhere or a duplicate
+ *    is skipped, the others are written. Only the ids written are kept, in the launcher's exact compact set
+ *    (CompactSeenKeys: 4.4 to 6.7 bytes an id in memory, the ids themselves in a temporary file).
+ *
+ * The CSV header depends on every attribute name written, so rows go first to a temporary file (JSON arrays by
+ * attribute position) and are written out as CSV once the names are known. All files are written under temporary
  * names and renamed at the end: a failed run leaves no half-written recipient list.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
-import { StringDecoder } from "string_decoder";
 import { createGunzip } from "zlib";
 import { UsageError } from "../cli/run";
 import {
@@ -19,12 +23,17 @@ import {
   columnNames,
   CONTROL_COLUMNS,
   csvField,
+  EndpointRecipient,
   endpointOutcome,
   PinpointEndpoint,
   SkipReason,
 } from "./pinpoint-endpoints";
+import { EndpointLedger, LedgerEntry } from "./pinpoint-ledger";
+import { BufferedFile, lines } from "./pinpoint-lines";
 import { CompactSeenKeys } from "./seen-keys";
 import { canonicalZone } from "../../../infra/rules/send-time";
+
+export { lines } from "./pinpoint-lines";
 
 /** One file of the export: a local file or an S3 object. `open` gives its bytes as stored (gzip or not). */
 export interface ExportSource {
@@ -44,6 +53,8 @@ export interface ImportSummary {
   endpoints: number;
   recipients: number;
   idsFrom: { UserId: number; Id: number };
+  /** Endpoint Ids read on more than one line: each counts its latest line, the others are skipped as superseded. */
+  repeatedIds: number;
   skipped: { total: number; byReason: Partial<Record<SkipReason, number>> };
   zones: { missing: number; unknown: number };
   columns: string[];
@@ -57,19 +68,28 @@ export async function importEndpoints(o: ImportOptions): Promise<ImportSummary> 
   const output = { recipients: path.join(o.outDir, "recipients.csv"), skipped: path.join(o.outDir, "skipped.csv") };
   const run = new ImportRun(o, output);
   try {
-    for (const source of o.sources) for await (const { line, endpoint } of endpointsOf(source)) run.take(source.name, line, endpoint);
+    let base = 0;
+    for (const [index, source] of o.sources.entries()) {
+      run.startFile(index, source.name, base);
+      for await (const { line, endpoint, invalidAt } of endpointsOf(source)) run.take(base + line, endpoint, invalidAt);
+      base += run.linesOf(index) + 1;
+    }
     return await run.finish();
   } finally {
     run.discard();
   }
 }
 
-/** The state of one import: counts, the attribute positions seen so far, the ids written, the open files. */
+/** The state of one import: counts, the ledger, the attribute positions seen so far, the ids written, the open files. */
 class ImportRun {
   readonly summary: ImportSummary;
+  private readonly ledger: EndpointLedger;
+  private readonly decidedFile: string;
+  private readonly decided: BufferedFile;
   private readonly rowsFile: string;
   private readonly rows: BufferedFile;
   private readonly skipped: BufferedFile;
+  private readonly files: { name: string; base: number; lines: number }[] = [];
   private readonly keys = new Map<string, number>();
   private readonly keyList: { source: AttributeSource; name: string }[] = [];
   /** Each id written, with its row number in recipients.csv (1 = the first row after the header). */
@@ -79,6 +99,9 @@ class ImportRun {
     private readonly o: ImportOptions,
     private readonly output: ImportSummary["output"],
   ) {
+    this.ledger = new EndpointLedger(o.outDir);
+    this.decidedFile = path.join(o.outDir, "endpoints.decided.partial");
+    this.decided = new BufferedFile(this.decidedFile);
     this.rowsFile = path.join(o.outDir, "recipients.rows.partial");
     this.rows = new BufferedFile(this.rowsFile);
     this.skipped = new BufferedFile(output.skipped + ".partial");
@@ -88,6 +111,7 @@ class ImportRun {
       endpoints: 0,
       recipients: 0,
       idsFrom: { UserId: 0, Id: 0 },
+      repeatedIds: 0,
       skipped: { total: 0, byReason: {} },
       zones: { missing: 0, unknown: 0 },
       columns: [],
@@ -95,29 +119,38 @@ class ImportRun {
     };
   }
 
-  take(file: string, line: number, endpoint: PinpointEndpoint) {
+  startFile(index: number, name: string, base: number) {
+    this.files[index] = { name, base, lines: 0 };
+    this.ledger.startFile(name, base);
+  }
+
+  linesOf(index: number): number {
+    return this.files[index].lines;
+  }
+
+  /** First pass: one line of the export, decided on its own and remembered for the second. */
+  take(ordinal: number, endpoint: PinpointEndpoint, invalidAt: number) {
     const s = this.summary;
     if (++s.endpoints % PROGRESS_EVERY === 0) this.o.progress?.(`${s.endpoints.toLocaleString("en-US")} endpoints read`);
-    const outcome = endpointOutcome(endpoint, this.o.separator);
-    if ("skip" in outcome) return this.skip(file, line, endpoint, outcome.skip, outcome.detail);
-    const r = outcome.recipient;
-    // Only rows written count: an SMS or opted-out endpoint of a user does not keep the user's EMAIL endpoint out.
-    const row = this.written.firstLineOrAdd(r.id, s.recipients + 1);
-    if (row !== undefined) {
-      if (r.idFrom === "Id") return this.skip(file, line, endpoint, "duplicate-id", `id ${r.id} already has row ${row}`);
-      const detail = `user ${r.id} already has row ${row} (a user's first usable EMAIL endpoint in export order is kept)`;
-      return this.skip(file, line, endpoint, "duplicate-user", detail);
-    }
-    s.recipients++;
-    s.idsFrom[r.idFrom]++;
-    if (r.timezone === "") s.zones.missing++;
-    else if (canonicalZone(r.timezone) === undefined) s.zones.unknown++;
-    const values: string[] = [r.id, r.email, r.timezone];
-    for (const a of r.attributes) values[3 + this.position(a.source, a.name)] = a.value;
-    this.rows.write(JSON.stringify(values) + "\n");
+    const file = this.files[this.files.length - 1];
+    file.lines = ordinal - file.base;
+    const entry = this.ledger.observe(ordinal, endpoint, invalidAt < 0);
+    const outcome =
+      invalidAt >= 0
+        ? { skip: "invalid-text" as const, detail: `the line is not valid UTF-8 (byte offset ${invalidAt}): no field of it is read` }
+        : endpointOutcome(endpoint, this.o.separator);
+    const ids = [endpoint.Id, endpoint.User?.UserId].map((v) => (typeof v === "string" ? v : ""));
+    const head = [ordinal, entry.idIndex, entry.date, ...ids];
+    const tail = "skip" in outcome ? [outcome.skip, outcome.detail] : [recipientFields(outcome.recipient)];
+    this.decided.write(JSON.stringify([...head, ...tail]) + "\n");
   }
 
   async finish(): Promise<ImportSummary> {
+    this.decided.close();
+    await this.ledger.settle();
+    this.summary.repeatedIds = this.ledger.repeatedIds;
+    if (this.summary.endpoints >= PROGRESS_EVERY) this.o.progress?.("opt-outs known; writing recipients");
+    for await (const { text } of lines(fs.createReadStream(this.decidedFile))) this.replay(JSON.parse(text) as unknown[]);
     this.rows.close();
     this.skipped.close();
     this.summary.columns = [...CONTROL_COLUMNS.slice(0, 3), ...columnNames(this.keyList)];
@@ -129,10 +162,54 @@ class ImportRun {
 
   /** Closes and removes whatever is left under a temporary name (everything, when the import failed). */
   discard() {
+    this.ledger.close();
     this.written.close();
+    this.decided.close();
     this.rows.close();
     this.skipped.close();
-    for (const p of [this.rowsFile, this.output.recipients + ".partial", this.output.skipped + ".partial"]) fs.rmSync(p, { force: true });
+    for (const p of [this.decidedFile, this.rowsFile, this.output.recipients + ".partial", this.output.skipped + ".partial"])
+      fs.rmSync(p, { force: true });
+  }
+
+  /** Second pass: one line's outcome, now that the whole export is known. */
+  private replay(d: unknown[]) {
+    const [ordinal, idIndex, date, endpointId, userId] = d as [number, number, number | null, string, string];
+    const place = this.place(ordinal);
+    const e: PinpointEndpoint = { Id: endpointId, User: { UserId: userId } };
+    const skip = (reason: SkipReason, detail: string) => this.skip(place.file, place.line, e, reason, detail);
+    const entry: LedgerEntry = { idIndex, date };
+    const isRecipient = d.length === 6;
+    const superseded = this.ledger.superseded(entry, endpointId, isRecipient);
+    if (superseded) return skip("superseded", superseded);
+    if (!isRecipient) return skip(d[5] as SkipReason, d[6] as string);
+    const r = recipientOf(d[5] as RecipientFields);
+    const optedOut = this.ledger.optedOutBy(r.email);
+    if (optedOut) return skip("opted-out-elsewhere", `${optedOut.file}:${optedOut.line} opts this address out`);
+    const s = this.summary;
+    // Only rows written count: an SMS or opted-out endpoint of a user does not keep the user's EMAIL endpoint out.
+    const row = this.written.firstLineOrAdd(r.id, s.recipients + 1);
+    if (row !== undefined) {
+      if (r.idFrom === "Id") return skip("duplicate-id", `id ${r.id} already has row ${row}`);
+      const detail = `user ${r.id} already has row ${row} (a user's first usable EMAIL endpoint in export order is kept)`;
+      return skip("duplicate-user", detail);
+    }
+    s.recipients++;
+    s.idsFrom[r.idFrom]++;
+    if (r.timezone === "") s.zones.missing++;
+    else if (canonicalZone(r.timezone) === undefined) s.zones.unknown++;
+    const values: string[] = [r.id, r.email, r.timezone];
+    for (const a of r.attributes) values[3 + this.position(a.source, a.name)] = a.value;
+    this.rows.write(JSON.stringify(values) + "\n");
+  }
+
+  private place(ordinal: number): { file: string; line: number } {
+    let lo = 0;
+    for (let hi = this.files.length - 1; lo < hi;) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.files[mid].base < ordinal) lo = mid;
+      else hi = mid - 1;
+    }
+    return { file: this.files[lo].name, line: ordinal - this.files[lo].base };
   }
 
   private skip(file: string, line: number, e: PinpointEndpoint, reason: SkipReason, detail: string) {
@@ -154,6 +231,24 @@ class ImportRun {
   }
 }
 
+/** A recipient as stored between the passes: [id, idFrom, email, timezone, [source, name, value] …]. */
+type RecipientFields = [string, EndpointRecipient["idFrom"], string, string, ...[AttributeSource, string, string][]];
+
+function recipientFields(r: EndpointRecipient): RecipientFields {
+  return [
+    r.id,
+    r.idFrom,
+    r.email,
+    r.timezone,
+    ...r.attributes.map((a) => [a.source, a.name, a.value] as [AttributeSource, string, string]),
+  ];
+}
+
+function recipientOf(f: RecipientFields): EndpointRecipient {
+  const [id, idFrom, email, timezone, ...attributes] = f;
+  return { id, idFrom, email, timezone, attributes: attributes.map(([source, name, value]) => ({ source, name, value })) };
+}
+
 /** The header, then each stored row padded to the header's width (rows stored before a new attribute are shorter). */
 async function writeCsv(rowsFile: string, csvFile: string, columns: string[]) {
   const csv = new BufferedFile(csvFile);
@@ -167,8 +262,11 @@ async function writeCsv(rowsFile: string, csvFile: string, columns: string[]) {
   csv.close();
 }
 
-/** The endpoints of one export file, with their line numbers; a line that is not a JSON object stops the import. */
-export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line: number; endpoint: PinpointEndpoint }> {
+/**
+ * The endpoints of one export file, with their line numbers and where a line stops being UTF-8 (-1: it does not; its
+ * invalid bytes are then U+FFFD in the endpoint); a line that is not a JSON object stops the import.
+ */
+export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line: number; endpoint: PinpointEndpoint; invalidAt: number }> {
   let stream: Readable;
   try {
     stream = await decompressIfGzip(await source.open());
@@ -178,7 +276,7 @@ export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line:
   }
   let last = 0;
   try {
-    for await (const { line, text } of lines(stream)) {
+    for await (const { line, text, invalidAt } of lines(stream)) {
       last = line;
       if (text.trim() === "") continue;
       let value: unknown;
@@ -189,7 +287,7 @@ export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line:
       }
       if (typeof value !== "object" || value === null || Array.isArray(value))
         throw new UsageError(`${source.name}:${line}: not a JSON object; an export has one endpoint object per line`);
-      yield { line, endpoint: value as PinpointEndpoint };
+      yield { line, endpoint: value as PinpointEndpoint, invalidAt };
     }
   } catch (e) {
     if (e instanceof UsageError) throw e;
@@ -221,48 +319,6 @@ export async function decompressIfGzip(stream: Readable): Promise<Readable> {
   const gunzip = createGunzip();
   whole.on("error", (e) => gunzip.destroy(e));
   return whole.pipe(gunzip);
-}
-
-/** Lines of UTF-8 text (LF or CRLF), numbered from 1, split as the bytes arrive. */
-export async function* lines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<{ line: number; text: string }> {
-  const decoder = new StringDecoder("utf8");
-  let rest = "";
-  let line = 0;
-  for await (const chunk of stream) {
-    rest += typeof chunk === "string" ? chunk : decoder.write(chunk);
-    let start = 0;
-    for (let nl = rest.indexOf("\n"); nl !== -1; nl = rest.indexOf("\n", start)) {
-      const end = nl > start && rest.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      yield { line: ++line, text: rest.slice(start, end) };
-      start = nl + 1;
-    }
-    rest = rest.slice(start);
-  }
-  rest += decoder.end();
-  if (rest !== "") yield { line: ++line, text: rest.endsWith("\r") ? rest.slice(0, -1) : rest };
-}
-
-/** Appends text to a file in ~1 MB writes. */
-class BufferedFile {
-  private fd: number | undefined;
-  private buffer = "";
-  constructor(file: string) {
-    this.fd = fs.openSync(file, "w");
-  }
-  write(text: string) {
-    this.buffer += text;
-    if (this.buffer.length > 1 << 20) this.flush();
-  }
-  close() {
-    if (this.fd === undefined) return;
-    this.flush();
-    fs.closeSync(this.fd);
-    this.fd = undefined;
-  }
-  private flush() {
-    fs.writeSync(this.fd!, this.buffer);
-    this.buffer = "";
-  }
 }
 
 /** A local export: one file, or every file under a directory (recursively, in path order), as an S3 prefix would be. */
