@@ -13,6 +13,12 @@
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
  * variant. Choice states test the row for a variant and for dates: JSONPath cannot read a field that may be missing.
+ *
+ * Never created late (infra/rules/promises.ts): a one-time row is created only when its `utc` is at least
+ * CREATE_LEAD_MS after the latest moment its CreateSchedule can be made — the time of its own check
+ * ($states.context.State.EnteredTime, just before the call) plus the worst case of the call's retries. Otherwise it is
+ * not created: the child's output says "passed" for it (beside "created" and "exists"), and the Distributed Map's
+ * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
  */
 import { EMAIL_TAGS } from "./email-events";
 import {
@@ -24,7 +30,8 @@ import {
   sesSendEmailTargetArn,
 } from "./naming";
 import type { PlanRow } from "./plan-row";
-import { createScheduleRetry, scheduler, stepFunctions } from "./quotas";
+import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
+import { CREATE_LEAD_MS } from "./rules/promises";
 
 export type { PlanRow };
 
@@ -109,6 +116,8 @@ export const STATE_NAMES = {
   createSchedule: "CreateSchedule",
   createRecurringSchedule: "CreateRecurringSchedule",
   scheduleExists: "ScheduleExists",
+  inTime: "InTime",
+  passed: "Passed",
   hasCleanupTime: "HasCleanupTime",
   cleanupRequest: "CleanupRequest",
   scheduleCleanup: "ScheduleCleanup",
@@ -127,6 +136,15 @@ const retryThrottles = () => [
     JitterStrategy: "FULL",
   },
 ];
+
+/** What a row's child output says for it: its schedule was made, was there already, or was due too soon to make. */
+export const ROW_OUTCOMES = { created: "created", exists: "exists", passed: "passed" } as const;
+
+/**
+ * How long before its `utc` a one-time row must be checked to be created: CREATE_LEAD_MS after the last moment its
+ * CreateSchedule can go through, i.e. after every retry the task allows (worstCaseRowSeconds, at its call budget).
+ */
+export const CREATE_CHECK_LEAD_MS = CREATE_LEAD_MS + worstCaseRowSeconds() * 1000;
 
 /** `campaign-<campaign_id>`, computed in the state machine from the execution input. */
 const groupNameExpression = (path: string) => `States.Format('${CAMPAIGN_PREFIX}{}', ${path})`;
@@ -304,14 +322,33 @@ function createSchedulesOfBatch(p: FanOutParameters) {
           Type: "Choice",
           Comment: "A recurring (cron) row carries start_date and end_date; a one-time row has none (older plans, null: none).",
           Choices: [
-            { Variable: "$.row.start_date", IsPresent: false, Next: S.createSchedule },
-            { Variable: "$.row.start_date", IsNull: true, Next: S.createSchedule },
+            { Variable: "$.row.start_date", IsPresent: false, Next: S.inTime },
+            { Variable: "$.row.start_date", IsNull: true, Next: S.inTime },
           ],
+          // A recurring row is not checked: cron() fires only after its StartDate, never for a time gone by.
           Default: S.createRecurringSchedule,
+        },
+        [S.inTime]: {
+          Type: "Choice",
+          QueryLanguage: "JSONata",
+          Comment: `Never created late: utc at least ${CREATE_CHECK_LEAD_MS / 1000} s after now (a minute after the last retry). A utc that is missing or not a timestamp fails the batch.`,
+          Choices: [
+            {
+              Condition: `{% $toMillis($states.input.row.utc) >= $toMillis($states.context.State.EnteredTime) + ${CREATE_CHECK_LEAD_MS} %}`,
+              Next: S.createSchedule,
+            },
+          ],
+          Default: S.passed,
         },
         [S.createSchedule]: createSchedule(p, false),
         [S.createRecurringSchedule]: createSchedule(p, true),
-        [S.scheduleExists]: { Type: "Pass", Result: "exists", End: true },
+        [S.scheduleExists]: { Type: "Pass", Result: ROW_OUTCOMES.exists, End: true },
+        [S.passed]: {
+          Type: "Pass",
+          Comment: "Due too soon to create: not created, counted in the results.",
+          Result: ROW_OUTCOMES.passed,
+          End: true,
+        },
       },
     },
     End: true,
@@ -378,7 +415,7 @@ function createSchedule(p: FanOutParameters, recurring: boolean) {
         DeadLetterConfig: { Arn: p.deadLetterQueueArn },
       },
     },
-    ResultSelector: { outcome: "created" },
+    ResultSelector: { outcome: ROW_OUTCOMES.created },
     OutputPath: "$.outcome",
     Retry: retryThrottles(),
     Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.scheduleExists }],
