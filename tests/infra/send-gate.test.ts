@@ -89,18 +89,20 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
   it("end to end: the fan-out schedules the gate; Scheduler's invocation of it admits, caps and sends", async () => {
     const fanOut = JSON.parse(stateMachine(stack, "fanout").definition);
     const gate = JSON.parse(stateMachine(stack, "send-gate").definition);
+    // 09:00, 10:00 and 11:00 UTC (the hour padded to two digits: "T010:00" is no time at all).
+    const hour = (i: number) => String(9 + i).padStart(2, "0");
     const rows: PlanRow[] = ["spring", "summer", "autumn"].map((c, i) => ({
       schedule_name: `ann-${i + 1}`,
-      send_at: `2026-12-01T0${9 + i}:00:00`,
+      send_at: `2026-12-01T${hour(i)}:00:00`,
       timezone: "UTC",
       email: "ann@example.com",
       template: c,
       template_data: { step: String(i + 1) },
       recipient_id: "ann",
       step: i + 1,
-      utc: `2026-12-01T0${9 + i}:00:00.000Z`,
+      utc: `2026-12-01T${hour(i)}:00:00.000Z`,
       variant: null,
-      schedule_expression: `at(2026-12-01T0${9 + i}:00:00)`,
+      schedule_expression: `at(2026-12-01T${hour(i)}:00:00)`,
     }));
     const input: FanOutInput = {
       campaign_id: "spring",
