@@ -21,6 +21,7 @@
  * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
  */
 import { EMAIL_TAGS } from "./email-events";
+import { SCHEDULER_CONTEXT } from "./gate-definition";
 import {
   CAMPAIGN_PREFIX,
   CLEANUP_SCHEDULE_NAME,
@@ -378,7 +379,7 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
   // The gate gets the email plus what makes each schedule's invocations recognisable: Scheduler fills in the
   // schedule's ARN and scheduled time (the same on every retry).
   const targetInput = p.sendGateArn
-    ? { email, "campaign.$": "$.campaign_tag", schedule: "<aws.scheduler.schedule-arn>", scheduled_time: "<aws.scheduler.scheduled-time>" }
+    ? { email, "campaign.$": "$.campaign_tag", schedule: SCHEDULER_CONTEXT.scheduleArn, scheduled_time: SCHEDULER_CONTEXT.scheduledTime }
     : email;
   return {
     "name.$": `${row}.schedule_name`,

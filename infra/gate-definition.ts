@@ -47,6 +47,9 @@ export interface GateInput {
   scheduled_time: string;
 }
 
+/** What Scheduler fills in, in a schedule's Target.Input, when it invokes the gate: the same on every retry. */
+export const SCHEDULER_CONTEXT = { scheduleArn: "<aws.scheduler.schedule-arn>", scheduledTime: "<aws.scheduler.scheduled-time>" } as const;
+
 /** Where capped sends are counted. */
 export const CAPPED_METRIC = { namespace: "sendtime", name: "CappedSends" } as const;
 

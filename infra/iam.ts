@@ -61,10 +61,11 @@ export interface SchedulerTargetGrants {
   contactListArn?: string;
   deadLetterQueueArn: string;
   kmsKeyArn?: string;
-  /** With a frequency cap: the send gate's state machine name; campaign schedules start it instead of calling SES. */
+  /**
+   * With a frequency cap: the send gate's state machine name; every schedule (campaigns and journeys) starts it
+   * instead of calling SES, and the role may not call SES itself.
+   */
   sendGateName?: string;
-  /** Whether some schedules still call SES themselves (journeys do, even with a cap). Default: without a gate. */
-  sendsDirectly?: boolean;
 }
 
 /** SES resources a templated send uses: the identity, the configuration set, the templates, the contact list. */
@@ -90,7 +91,7 @@ export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyState
       Resource: stateMachineArn(g.scope, g.sendGateName),
     });
   }
-  if (g.sendsDirectly ?? !g.sendGateName) {
+  if (!g.sendGateName) {
     statements.push({ Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) });
   }
   statements.push({ Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn });

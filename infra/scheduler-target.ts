@@ -21,11 +21,6 @@ export interface SchedulerTargetArgs {
    * @default none: schedules call SES directly
    */
   sendGateName?: string;
-  /**
-   * Whether some schedules still call SES themselves (journeys do, even with a frequency cap).
-   * @default true without a send gate, false with one
-   */
-  sendsDirectly?: boolean;
 }
 
 /** What EventBridge Scheduler needs to send: a role that may only send through SES, and a dead-letter queue. */
@@ -84,7 +79,6 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
                 sendGateName: args.sendGateName,
-                sendsDirectly: args.sendsDirectly,
               }),
             ),
           ),
