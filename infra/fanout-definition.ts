@@ -81,8 +81,14 @@ export interface FanOutShape {
 export interface FanOutParameters extends FanOutShape {
   /** AWS partition of the account, e.g. "aws". */
   partition: string;
-  /** Role EventBridge Scheduler assumes to call SES. */
+  /** Role EventBridge Scheduler assumes for a recipient's schedule: to call SES (or start the send gate). */
   targetRoleArn: string;
+  /**
+   * Role EventBridge Scheduler assumes for the housekeeping schedule, which deletes the campaign's group (the only
+   * role that may; the journeys cannot pass it).
+   * @default none: no housekeeping schedule, the group stays until cancel-campaign
+   */
+  housekeepingRoleArn?: string;
   /** SQS queue that receives sends Scheduler gave up on. */
   deadLetterQueueArn: string;
   /** Bucket the fan-out writes its results (failed batches) to, under `results/`. */
@@ -157,13 +163,14 @@ export function fanOutDefinition(p: FanOutParameters): Record<string, unknown> {
     StartAt: S.ensureGroup,
     States: {
       [S.ensureGroup]: ensureScheduleGroup(p),
-      ...cleanupStates(p),
+      ...(p.housekeepingRoleArn ? cleanupStates(p, p.housekeepingRoleArn) : {}),
       [S.fanOut]: distributedFanOut(p),
     },
   };
 }
 
 function ensureScheduleGroup(p: FanOutParameters) {
+  const next = p.housekeepingRoleArn ? STATE_NAMES.hasCleanupTime : STATE_NAMES.fanOut;
   return {
     Type: "Task",
     Comment: "The campaign's group; it exists already on a re-run.",
@@ -178,8 +185,8 @@ function ensureScheduleGroup(p: FanOutParameters) {
     },
     ResultPath: null,
     Retry: retryThrottles(),
-    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.hasCleanupTime }],
-    Next: STATE_NAMES.hasCleanupTime,
+    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: next }],
+    Next: next,
   };
 }
 
@@ -188,9 +195,9 @@ function ensureScheduleGroup(p: FanOutParameters) {
  * and its retries), so finished campaigns do not use up the account's 500 groups. It lives in the group it deletes, so
  * cancel-campaign removes it with the rest. A re-run whose cleanup_at is later moves it (UpdateSchedule); an earlier
  * one leaves it: the group stays until the latest launch's sends are done. Without cleanup_at (an execution started
- * by hand) there is none.
+ * by hand) there is none. It runs as the housekeeping role, the only one that may delete groups.
  */
-function cleanupStates(p: FanOutParameters) {
+function cleanupStates(p: FanOutParameters, roleArn: string) {
   const S = STATE_NAMES;
   const task = (action: string, parameters: object, next: string) => ({
     Type: "Task",
@@ -220,7 +227,7 @@ function cleanupStates(p: FanOutParameters) {
       Next: S.scheduleCleanup,
     },
     [S.scheduleCleanup]: {
-      ...task("createSchedule", cleanupSchedule(p), S.fanOut),
+      ...task("createSchedule", cleanupSchedule(p, roleArn), S.fanOut),
       Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: S.readCleanup }],
     },
     [S.readCleanup]: {
@@ -237,12 +244,12 @@ function cleanupStates(p: FanOutParameters) {
       ],
       Default: S.fanOut,
     },
-    [S.moveCleanup]: task("updateSchedule", cleanupSchedule(p), S.fanOut),
+    [S.moveCleanup]: task("updateSchedule", cleanupSchedule(p, roleArn), S.fanOut),
   };
 }
 
 /** The housekeeping schedule, for CreateSchedule and UpdateSchedule alike (an update replaces every field). */
-function cleanupSchedule(p: FanOutParameters) {
+function cleanupSchedule(p: FanOutParameters, roleArn: string) {
   return {
     Name: CLEANUP_SCHEDULE_NAME,
     "GroupName.$": "$.cleanup.group",
@@ -253,7 +260,7 @@ function cleanupSchedule(p: FanOutParameters) {
     ActionAfterCompletion: "DELETE",
     Target: {
       Arn: schedulerDeleteGroupTargetArn(p.partition),
-      RoleArn: p.targetRoleArn,
+      RoleArn: roleArn,
       "Input.$": "States.JsonToString($.cleanup.target_input)",
       RetryPolicy: { MaximumEventAgeInSeconds: p.maxEventAgeSeconds, MaximumRetryAttempts: p.maxRetryAttempts },
       DeadLetterConfig: { Arn: p.deadLetterQueueArn },

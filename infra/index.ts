@@ -64,6 +64,7 @@ const fanOut = new FanOut("fanout", {
   bucketName: recipients.name,
   bucketArn: recipients.arn,
   targetRoleArn: target.roleArn,
+  housekeepingRoleArn: target.housekeepingRoleArn,
   deadLetterQueueArn: target.deadLetterQueue.arn,
   fromAddress: config.fromAddress,
   configurationSetName: sender.configurationSetName,
@@ -116,6 +117,8 @@ const alarms = new Alarms("alarms", {
 export const bucketName = recipients.name;
 export const stateMachineArn = fanOut.arn;
 export const schedulerRoleArn = target.roleArn;
+/** The role only housekeeping schedules run as: it may delete campaign groups, and nothing else. */
+export const housekeepingRoleArn = target.housekeepingRoleArn;
 export const deadLetterQueueUrl = target.deadLetterQueue.url;
 export const configurationSetName = sender.configurationSetName;
 export const fromAddress = config.fromAddress;

@@ -19,6 +19,7 @@ const { getLanguageService } = require("amazon-states-language-service");
 const PARAMS: FanOutParameters = {
   partition: "aws",
   targetRoleArn: "arn:aws:iam::123456789012:role/target",
+  housekeepingRoleArn: "arn:aws:iam::123456789012:role/housekeeping",
   deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
   resultsBucket: "recipients-bucket",
   fromAddress: "news@mail.example.com",
@@ -531,7 +532,7 @@ describe("fan-out definition", () => {
           ActionAfterCompletion: "DELETE",
           Target: {
             Arn: "arn:aws:scheduler:::aws-sdk:scheduler:deleteScheduleGroup",
-            RoleArn: PARAMS.targetRoleArn,
+            RoleArn: PARAMS.housekeepingRoleArn,
             Input: '{"Name":"campaign-spring"}',
             RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 },
             DeadLetterConfig: { Arn: PARAMS.deadLetterQueueArn },
@@ -571,6 +572,18 @@ describe("fan-out definition", () => {
         run(fake, undefined);
         assert.ok(!fake.schedules.has(CLEANUP));
         assert.strictEqual(fake.schedules.size, 3);
+      });
+
+      it("a definition built without a housekeeping role creates none either: the send role may not delete groups", () => {
+        const fake = new FakeScheduler();
+        const { housekeepingRoleArn: _, ...withoutRole } = PARAMS;
+        runStateMachine(
+          fanOutDefinition(withoutRole),
+          { ...INPUT, cleanup_at: "2026-12-06T15:00:00" },
+          fake.services(toJsonl(planRows(2))),
+        );
+        assert.ok(!fake.schedules.has(CLEANUP));
+        assert.strictEqual(fake.schedules.size, 2);
       });
 
       it("cleanupAt: last send + its window + 24 h of Scheduler retries, rounded up to the minute, in at()'s format", () => {
