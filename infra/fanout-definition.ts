@@ -13,8 +13,15 @@
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
  * variant. Choice states test the row for a variant and for dates: JSONPath cannot read a field that may be missing.
+ *
+ * Never created late (infra/rules/promises.ts): a one-time row is created only when its `utc` is at least
+ * CREATE_LEAD_MS after the latest moment its CreateSchedule can be made — the time of its own check
+ * ($states.context.State.EnteredTime, just before the call) plus the worst case of the call's retries. Otherwise it is
+ * not created: the child's output says "passed" for it (beside "created" and "exists"), and the Distributed Map's
+ * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
  */
 import { EMAIL_TAGS } from "./email-events";
+import { SCHEDULER_CONTEXT } from "./gate-definition";
 import {
   CAMPAIGN_PREFIX,
   CLEANUP_SCHEDULE_NAME,
@@ -24,7 +31,8 @@ import {
   sesSendEmailTargetArn,
 } from "./naming";
 import type { PlanRow } from "./plan-row";
-import { createScheduleRetry, scheduler, stepFunctions } from "./quotas";
+import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
+import { CREATE_LEAD_MS } from "./rules/promises";
 
 export type { PlanRow };
 
@@ -73,8 +81,14 @@ export interface FanOutShape {
 export interface FanOutParameters extends FanOutShape {
   /** AWS partition of the account, e.g. "aws". */
   partition: string;
-  /** Role EventBridge Scheduler assumes to call SES. */
+  /** Role EventBridge Scheduler assumes for a recipient's schedule: to call SES (or start the send gate). */
   targetRoleArn: string;
+  /**
+   * Role EventBridge Scheduler assumes for the housekeeping schedule, which deletes the campaign's group (the only
+   * role that may; the journeys cannot pass it).
+   * @default none: no housekeeping schedule, the group stays until cancel-campaign
+   */
+  housekeepingRoleArn?: string;
   /** SQS queue that receives sends Scheduler gave up on. */
   deadLetterQueueArn: string;
   /** Bucket the fan-out writes its results (failed batches) to, under `results/`. */
@@ -109,6 +123,8 @@ export const STATE_NAMES = {
   createSchedule: "CreateSchedule",
   createRecurringSchedule: "CreateRecurringSchedule",
   scheduleExists: "ScheduleExists",
+  inTime: "InTime",
+  passed: "Passed",
   hasCleanupTime: "HasCleanupTime",
   cleanupRequest: "CleanupRequest",
   scheduleCleanup: "ScheduleCleanup",
@@ -128,6 +144,15 @@ const retryThrottles = () => [
   },
 ];
 
+/** What a row's child output says for it: its schedule was made, was there already, or was due too soon to make. */
+export const ROW_OUTCOMES = { created: "created", exists: "exists", passed: "passed" } as const;
+
+/**
+ * How long before its `utc` a one-time row must be checked to be created: CREATE_LEAD_MS after the last moment its
+ * CreateSchedule can go through, i.e. after every retry the task allows (worstCaseRowSeconds, at its call budget).
+ */
+export const CREATE_CHECK_LEAD_MS = CREATE_LEAD_MS + worstCaseRowSeconds() * 1000;
+
 /** `campaign-<campaign_id>`, computed in the state machine from the execution input. */
 const groupNameExpression = (path: string) => `States.Format('${CAMPAIGN_PREFIX}{}', ${path})`;
 
@@ -138,13 +163,14 @@ export function fanOutDefinition(p: FanOutParameters): Record<string, unknown> {
     StartAt: S.ensureGroup,
     States: {
       [S.ensureGroup]: ensureScheduleGroup(p),
-      ...cleanupStates(p),
+      ...(p.housekeepingRoleArn ? cleanupStates(p, p.housekeepingRoleArn) : {}),
       [S.fanOut]: distributedFanOut(p),
     },
   };
 }
 
 function ensureScheduleGroup(p: FanOutParameters) {
+  const next = p.housekeepingRoleArn ? STATE_NAMES.hasCleanupTime : STATE_NAMES.fanOut;
   return {
     Type: "Task",
     Comment: "The campaign's group; it exists already on a re-run.",
@@ -159,8 +185,8 @@ function ensureScheduleGroup(p: FanOutParameters) {
     },
     ResultPath: null,
     Retry: retryThrottles(),
-    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.hasCleanupTime }],
-    Next: STATE_NAMES.hasCleanupTime,
+    Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: next }],
+    Next: next,
   };
 }
 
@@ -169,9 +195,9 @@ function ensureScheduleGroup(p: FanOutParameters) {
  * and its retries), so finished campaigns do not use up the account's 500 groups. It lives in the group it deletes, so
  * cancel-campaign removes it with the rest. A re-run whose cleanup_at is later moves it (UpdateSchedule); an earlier
  * one leaves it: the group stays until the latest launch's sends are done. Without cleanup_at (an execution started
- * by hand) there is none.
+ * by hand) there is none. It runs as the housekeeping role, the only one that may delete groups.
  */
-function cleanupStates(p: FanOutParameters) {
+function cleanupStates(p: FanOutParameters, roleArn: string) {
   const S = STATE_NAMES;
   const task = (action: string, parameters: object, next: string) => ({
     Type: "Task",
@@ -201,7 +227,7 @@ function cleanupStates(p: FanOutParameters) {
       Next: S.scheduleCleanup,
     },
     [S.scheduleCleanup]: {
-      ...task("createSchedule", cleanupSchedule(p), S.fanOut),
+      ...task("createSchedule", cleanupSchedule(p, roleArn), S.fanOut),
       Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: S.readCleanup }],
     },
     [S.readCleanup]: {
@@ -218,12 +244,12 @@ function cleanupStates(p: FanOutParameters) {
       ],
       Default: S.fanOut,
     },
-    [S.moveCleanup]: task("updateSchedule", cleanupSchedule(p), S.fanOut),
+    [S.moveCleanup]: task("updateSchedule", cleanupSchedule(p, roleArn), S.fanOut),
   };
 }
 
 /** The housekeeping schedule, for CreateSchedule and UpdateSchedule alike (an update replaces every field). */
-function cleanupSchedule(p: FanOutParameters) {
+function cleanupSchedule(p: FanOutParameters, roleArn: string) {
   return {
     Name: CLEANUP_SCHEDULE_NAME,
     "GroupName.$": "$.cleanup.group",
@@ -234,7 +260,7 @@ function cleanupSchedule(p: FanOutParameters) {
     ActionAfterCompletion: "DELETE",
     Target: {
       Arn: schedulerDeleteGroupTargetArn(p.partition),
-      RoleArn: p.targetRoleArn,
+      RoleArn: roleArn,
       "Input.$": "States.JsonToString($.cleanup.target_input)",
       RetryPolicy: { MaximumEventAgeInSeconds: p.maxEventAgeSeconds, MaximumRetryAttempts: p.maxRetryAttempts },
       DeadLetterConfig: { Arn: p.deadLetterQueueArn },
@@ -304,14 +330,33 @@ function createSchedulesOfBatch(p: FanOutParameters) {
           Type: "Choice",
           Comment: "A recurring (cron) row carries start_date and end_date; a one-time row has none (older plans, null: none).",
           Choices: [
-            { Variable: "$.row.start_date", IsPresent: false, Next: S.createSchedule },
-            { Variable: "$.row.start_date", IsNull: true, Next: S.createSchedule },
+            { Variable: "$.row.start_date", IsPresent: false, Next: S.inTime },
+            { Variable: "$.row.start_date", IsNull: true, Next: S.inTime },
           ],
+          // A recurring row is not checked: cron() fires only after its StartDate, never for a time gone by.
           Default: S.createRecurringSchedule,
+        },
+        [S.inTime]: {
+          Type: "Choice",
+          QueryLanguage: "JSONata",
+          Comment: `Never created late: utc at least ${CREATE_CHECK_LEAD_MS / 1000} s after now (a minute after the last retry). A utc that is missing or not a timestamp fails the batch.`,
+          Choices: [
+            {
+              Condition: `{% $toMillis($states.input.row.utc) >= $toMillis($states.context.State.EnteredTime) + ${CREATE_CHECK_LEAD_MS} %}`,
+              Next: S.createSchedule,
+            },
+          ],
+          Default: S.passed,
         },
         [S.createSchedule]: createSchedule(p, false),
         [S.createRecurringSchedule]: createSchedule(p, true),
-        [S.scheduleExists]: { Type: "Pass", Result: "exists", End: true },
+        [S.scheduleExists]: { Type: "Pass", Result: ROW_OUTCOMES.exists, End: true },
+        [S.passed]: {
+          Type: "Pass",
+          Comment: "Due too soon to create: not created, counted in the results.",
+          Result: ROW_OUTCOMES.passed,
+          End: true,
+        },
       },
     },
     End: true,
@@ -341,7 +386,7 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
   // The gate gets the email plus what makes each schedule's invocations recognisable: Scheduler fills in the
   // schedule's ARN and scheduled time (the same on every retry).
   const targetInput = p.sendGateArn
-    ? { email, "campaign.$": "$.campaign_tag", schedule: "<aws.scheduler.schedule-arn>", scheduled_time: "<aws.scheduler.scheduled-time>" }
+    ? { email, "campaign.$": "$.campaign_tag", schedule: SCHEDULER_CONTEXT.scheduleArn, scheduled_time: SCHEDULER_CONTEXT.scheduledTime }
     : email;
   return {
     "name.$": `${row}.schedule_name`,
@@ -378,7 +423,7 @@ function createSchedule(p: FanOutParameters, recurring: boolean) {
         DeadLetterConfig: { Arn: p.deadLetterQueueArn },
       },
     },
-    ResultSelector: { outcome: "created" },
+    ResultSelector: { outcome: ROW_OUTCOMES.created },
     OutputPath: "$.outcome",
     Retry: retryThrottles(),
     Catch: [{ ErrorEquals: [ALREADY_EXISTS], ResultPath: null, Next: STATE_NAMES.scheduleExists }],

@@ -11,8 +11,10 @@ export interface FanOutArgs extends FanOutShape {
   /** The recipient bucket: plans are read from `plans/`, results written to `results/`. */
   bucketName: pulumi.Input<string>;
   bucketArn: pulumi.Input<string>;
-  /** The role every schedule runs as (passed to Scheduler, and to nothing else). */
+  /** The role every recipient's schedule runs as (passed to Scheduler, and to nothing else). */
   targetRoleArn: pulumi.Input<string>;
+  /** The role the housekeeping schedule runs as: it deletes the campaign's group when its sends are done. */
+  housekeepingRoleArn: pulumi.Input<string>;
   /** Where Scheduler sends what it could not deliver. */
   deadLetterQueueArn: pulumi.Input<string>;
   /** SendEmail fields every schedule carries. */
@@ -82,10 +84,12 @@ export class FanOut extends pulumi.ComponentResource {
 
     function allowFanOut() {
       const policy = pulumi
-        .all([scope, args.targetRoleArn, args.bucketArn])
-        .apply(([s, targetRoleArn, bucketArn]) =>
+        .all([scope, args.targetRoleArn, args.housekeepingRoleArn, args.bucketArn])
+        .apply(([s, targetRoleArn, housekeepingRoleArn, bucketArn]) =>
           JSON.stringify(
-            policyDocument(fanOutStatements({ scope: s, stateMachineName, targetRoleArn, bucketArn, kmsKeyArn: args.kmsKeyArn })),
+            policyDocument(
+              fanOutStatements({ scope: s, stateMachineName, targetRoleArn, housekeepingRoleArn, bucketArn, kmsKeyArn: args.kmsKeyArn }),
+            ),
           ),
         );
       return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
@@ -96,33 +100,46 @@ export class FanOut extends pulumi.ComponentResource {
         .all([
           scope,
           args.targetRoleArn,
+          args.housekeepingRoleArn,
           args.deadLetterQueueArn,
           args.bucketName,
           args.configurationSetName,
           args.contactListName,
           args.sendGateArn,
         ])
-        .apply(([s, targetRoleArn, deadLetterQueueArn, resultsBucket, configurationSetName, contactListName, sendGateArn]) =>
-          JSON.stringify(
-            fanOutDefinition({
-              partition: s.partition,
-              targetRoleArn,
-              deadLetterQueueArn,
-              resultsBucket,
-              fromAddress: args.fromAddress,
-              configurationSetName,
-              listManagement: contactListName && args.unsubscribeTopic ? { contactListName, topicName: args.unsubscribeTopic } : undefined,
-              maxConcurrency: args.maxConcurrency,
-              batchSize: args.batchSize,
-              innerConcurrency: args.innerConcurrency,
-              toleratedFailurePercentage: args.toleratedFailurePercentage,
-              maxEventAgeSeconds: args.maxEventAgeSeconds,
-              maxRetryAttempts: args.maxRetryAttempts,
-              sendGateArn,
-            }),
-            null,
-            2,
-          ),
+        .apply(
+          ([
+            s,
+            targetRoleArn,
+            housekeepingRoleArn,
+            deadLetterQueueArn,
+            resultsBucket,
+            configurationSetName,
+            contactListName,
+            sendGateArn,
+          ]) =>
+            JSON.stringify(
+              fanOutDefinition({
+                partition: s.partition,
+                targetRoleArn,
+                housekeepingRoleArn,
+                deadLetterQueueArn,
+                resultsBucket,
+                fromAddress: args.fromAddress,
+                configurationSetName,
+                listManagement:
+                  contactListName && args.unsubscribeTopic ? { contactListName, topicName: args.unsubscribeTopic } : undefined,
+                maxConcurrency: args.maxConcurrency,
+                batchSize: args.batchSize,
+                innerConcurrency: args.innerConcurrency,
+                toleratedFailurePercentage: args.toleratedFailurePercentage,
+                maxEventAgeSeconds: args.maxEventAgeSeconds,
+                maxRetryAttempts: args.maxRetryAttempts,
+                sendGateArn,
+              }),
+              null,
+              2,
+            ),
         );
       return new aws.sfn.StateMachine(
         `${name}`,

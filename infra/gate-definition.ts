@@ -14,8 +14,11 @@
  * 2. Refused: GetItem tells a repeat (the occurrence is there: nothing to do) from a capped send (counted in CloudWatch,
  *    `sendtime` / `CappedSends` per campaign, and not sent).
  * 3. Send: SES v2 SendEmail with the input as the fan-out built it.
- * Any failure (DynamoDB, SES, CloudWatch) sends the input and the error to the dead-letter queue, as Scheduler does
- * for a send it gives up on, then fails the execution.
+ * 4. Release: a send that fails after its admission gives the admission back (the count, and the occurrence from the
+ *    set) before it is dead-lettered, so that a redrive of the same input is admitted again rather than taken for a
+ *    repeat — and a failed send does not use up the address's cap.
+ * Any failure (DynamoDB, SES, CloudWatch) sends `{input, error}` to the dead-letter queue, as Scheduler does for a send
+ * it gives up on, then fails the execution; when the release itself fails, the message also has `release_error`.
  */
 import { sdkIntegrationArn } from "./naming";
 
@@ -44,6 +47,9 @@ export interface GateInput {
   scheduled_time: string;
 }
 
+/** What Scheduler fills in, in a schedule's Target.Input, when it invokes the gate: the same on every retry. */
+export const SCHEDULER_CONTEXT = { scheduleArn: "<aws.scheduler.schedule-arn>", scheduledTime: "<aws.scheduler.scheduled-time>" } as const;
+
 /** Where capped sends are counted. */
 export const CAPPED_METRIC = { namespace: "sendtime", name: "CappedSends" } as const;
 
@@ -55,24 +61,33 @@ export const GATE_STATES = {
   countCapped: "CountCapped",
   capped: "Capped",
   send: "Send",
+  release: "Release",
   deadLetter: "DeadLetter",
   failed: "Failed",
 } as const;
 
+/** JSONata paths to the gate's input: the state input itself, or (after a caught error) its `input` field. */
+const INPUT = "$states.input";
+const CAUGHT_INPUT = "$states.input.input";
+
 /** JSONata: one occurrence of one schedule, the same on every retry of it (a recurring schedule has many). */
-const INVOCATION = "$states.input.schedule & '@' & $states.input.scheduled_time";
+const invocation = (i: string) => `${i}.schedule & '@' & ${i}.scheduled_time`;
 
 /** JSONata: the period key of the scheduled time, and when its item may expire (a day after the period ends). */
-const PERIOD: Record<CapPeriod, { key: string; expiresAt: string }> = {
+const PERIOD: Record<CapPeriod, { key: (i: string) => string; expiresAt: string }> = {
   day: {
-    key: "$substring($states.input.scheduled_time, 0, 10)",
+    key: (i) => `$substring(${i}.scheduled_time, 0, 10)`,
     expiresAt: "$string($toMillis($substring($states.input.scheduled_time, 0, 10) & 'T00:00:00Z') / 1000 + 2 * 86400)",
   },
   month: {
-    key: "$substring($states.input.scheduled_time, 0, 7)",
+    key: (i) => `$substring(${i}.scheduled_time, 0, 7)`,
     expiresAt: "$string($toMillis($substring($states.input.scheduled_time, 0, 7) & '-01T00:00:00Z') / 1000 + 33 * 86400)",
   },
 };
+
+/** JSONata: the table key of the input's address and period. */
+const keyOf = (cap: FrequencyCap, i: string) =>
+  `{% { 'pk': { 'S': ${i}.email.Destination.ToAddresses[0] & '#' & ${PERIOD[cap.per].key(i)} } } %}`;
 
 const DYNAMODB_BUSY = [
   "DynamoDB.ProvisionedThroughputExceededException",
@@ -82,7 +97,7 @@ const DYNAMODB_BUSY = [
 
 export function gateDefinition(p: GateParameters): Record<string, unknown> {
   const S = GATE_STATES;
-  const key = `{% { 'pk': { 'S': $states.input.email.Destination.ToAddresses[0] & '#' & ${PERIOD[p.cap.per].key} } } %}`;
+  const key = keyOf(p.cap, INPUT);
   const toDeadLetter = [
     { ErrorEquals: ["States.ALL"], Next: S.deadLetter, Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}" },
   ];
@@ -104,7 +119,7 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Comment: "Refused: a repeat of an admitted schedule, or the cap.",
         Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
         Arguments: { TableName: p.tableName, Key: key, ConsistentRead: true },
-        Output: `{% { 'input': $states.input, 'repeat': ${INVOCATION} in $states.result.Item.schedules.SS } %}`,
+        Output: `{% { 'input': $states.input, 'repeat': ${invocation(INPUT)} in $states.result.Item.schedules.SS } %}`,
         Retry: [retryBusy(DYNAMODB_BUSY)],
         Catch: toDeadLetter,
         Next: S.repeatOrCapped,
@@ -122,9 +137,10 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Resource: sdkIntegrationArn(p.partition, "sesv2", "sendEmail"),
         Arguments: "{% $states.input.email %}",
         Retry: [retryBusy(["SesV2.TooManyRequestsException", "SesV2.LimitExceededException"])],
-        Catch: toDeadLetter,
+        Catch: [{ ErrorEquals: ["States.ALL"], Next: S.release, Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}" }],
         End: true,
       },
+      [S.release]: releaseState(p),
       [S.deadLetter]: {
         Type: "Task",
         Resource: `arn:${p.partition}:states:::sqs:sendMessage`,
@@ -153,13 +169,49 @@ function admitState(p: GateParameters, key: string) {
       ExpressionAttributeValues: {
         ":one": { N: "1" },
         ":max": { N: String(p.cap.max) },
-        ":schedule": { S: `{% ${INVOCATION} %}` },
-        ":schedules": { SS: [`{% ${INVOCATION} %}`] },
+        ":schedule": { S: `{% ${invocation(INPUT)} %}` },
+        ":schedules": { SS: [`{% ${invocation(INPUT)} %}`] },
         ":expires": { N: `{% ${PERIOD[p.cap.per].expiresAt} %}` },
       },
     },
     Output: "{% $states.input %}",
     Retry: [retryBusy(DYNAMODB_BUSY)],
+  };
+}
+
+/**
+ * Undoes the admission of a send that failed: one conditional UpdateItem takes 1 from `sends` and the occurrence out of
+ * `schedules`, only while the occurrence is there (so it never takes back what another execution admitted). Its input
+ * is `{input, error}` as the send's Catch made it, and so is its output, for the dead-letter queue. Nothing to give
+ * back (the condition fails) is fine; a release that fails is dead-lettered too, its error beside the send's.
+ */
+function releaseState(p: GateParameters) {
+  return {
+    Type: "Task",
+    Comment: "Gives the admission back, so that a redrive of this send is admitted again.",
+    Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
+    Arguments: {
+      TableName: p.tableName,
+      Key: keyOf(p.cap, CAUGHT_INPUT),
+      UpdateExpression: "ADD sends :minus_one DELETE schedules :schedules",
+      ConditionExpression: "contains(schedules, :schedule)",
+      ExpressionAttributeValues: {
+        ":minus_one": { N: "-1" },
+        ":schedule": { S: `{% ${invocation(CAUGHT_INPUT)} %}` },
+        ":schedules": { SS: [`{% ${invocation(CAUGHT_INPUT)} %}`] },
+      },
+    },
+    Output: "{% $states.input %}",
+    Retry: [retryBusy(DYNAMODB_BUSY)],
+    Catch: [
+      { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: GATE_STATES.deadLetter, Output: "{% $states.input %}" },
+      {
+        ErrorEquals: ["States.ALL"],
+        Next: GATE_STATES.deadLetter,
+        Output: "{% { 'input': $states.input.input, 'error': $states.input.error, 'release_error': $states.errorOutput } %}",
+      },
+    ],
+    Next: GATE_STATES.deadLetter,
   };
 }
 

@@ -5,7 +5,10 @@
  */
 import {
   ArnScope,
+  campaignGroupName,
   campaignGroupsArn,
+  groupSchedulesArn,
+  housekeepingSchedulesArn,
   EVENTS_SERVICE,
   LAMBDA_SERVICE,
   campaignSchedulesArn,
@@ -61,10 +64,11 @@ export interface SchedulerTargetGrants {
   contactListArn?: string;
   deadLetterQueueArn: string;
   kmsKeyArn?: string;
-  /** With a frequency cap: the send gate's state machine name; campaign schedules start it instead of calling SES. */
+  /**
+   * With a frequency cap: the send gate's state machine name; every schedule (campaigns and journeys) starts it
+   * instead of calling SES, and the role may not call SES itself.
+   */
   sendGateName?: string;
-  /** Whether some schedules still call SES themselves (journeys do, even with a cap). Default: without a gate. */
-  sendsDirectly?: boolean;
 }
 
 /** SES resources a templated send uses: the identity, the configuration set, the templates, the contact list. */
@@ -76,9 +80,9 @@ function sesSendResources(g: { scope: ArnScope; identityArn: string; configurati
 }
 
 /**
- * What a schedule may do when it fires: send through SES (or, with a frequency cap, start the send gate, which
- * sends), dead-letter what it could not deliver, and (the campaign's housekeeping schedule) delete a campaign's
- * group — campaign groups only, as every Scheduler grant.
+ * What a recipient's schedule (campaign or journey) may do when it fires: send through SES or, with a frequency cap,
+ * only start the send gate (which sends), and dead-letter what it could not deliver. It cannot delete a group: that
+ * is the housekeeping role's, which the journeys cannot pass.
  */
 export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
@@ -90,17 +94,29 @@ export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyState
       Resource: stateMachineArn(g.scope, g.sendGateName),
     });
   }
-  if (g.sendsDirectly ?? !g.sendGateName) {
+  if (!g.sendGateName) {
     statements.push({ Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) });
   }
   statements.push({ Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn });
-  statements.push({
-    Sid: "DeleteFinishedCampaignGroups",
-    Effect: "Allow",
-    Action: "scheduler:DeleteScheduleGroup",
-    Resource: campaignGroupsArn(g.scope),
-  });
   return [...statements, ...keyUse("DeadLetterEncryption", g.kmsKeyArn)];
+}
+
+export interface HousekeepingGrants {
+  scope: ArnScope;
+  deadLetterQueueArn: string;
+  kmsKeyArn?: string;
+}
+
+/**
+ * What a campaign's housekeeping schedule may do when it fires: delete a campaign's group (campaign groups only, as
+ * every Scheduler grant), and dead-letter a deletion that failed. Only the fan-out passes this role.
+ */
+export function housekeepingStatements(g: HousekeepingGrants): PolicyStatement[] {
+  return [
+    { Sid: "DeleteFinishedCampaignGroups", Effect: "Allow", Action: "scheduler:DeleteScheduleGroup", Resource: campaignGroupsArn(g.scope) },
+    { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+    ...keyUse("DeadLetterEncryption", g.kmsKeyArn),
+  ];
 }
 
 /** With a customer-managed key: encrypting and decrypting with that key only (SQS, DynamoDB and S3 need both). */
@@ -143,8 +159,10 @@ export interface FanOutGrants {
   scope: ArnScope;
   /** The state machine's own name: it starts and manages its child executions. */
   stateMachineName: string;
-  /** The role passed to Scheduler with every schedule (and to nothing else). */
+  /** The role passed to Scheduler with every recipient's schedule (and to nothing else). */
   targetRoleArn: string;
+  /** The role passed to Scheduler with the housekeeping schedule, which deletes the campaign's group. */
+  housekeepingRoleArn: string;
   /** The recipient bucket: plans read from `plans/`, results written to `results/`. */
   bucketArn: string;
   kmsKeyArn?: string;
@@ -154,12 +172,13 @@ export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
   const self = stateMachineArn(g.scope, g.stateMachineName);
   const executions = self.replace(":stateMachine:", ":execution:");
   const statements: PolicyStatement[] = [
+    { Sid: "CreateCampaignSchedules", Effect: "Allow", Action: "scheduler:CreateSchedule", Resource: campaignSchedulesArn(g.scope) },
     {
-      // Get and Update for the housekeeping schedule only: a re-run moves it later (fanout-definition.ts).
-      Sid: "CreateCampaignSchedules",
+      // A re-run reads the housekeeping schedule and moves it later (fanout-definition.ts); no recipient's schedule.
+      Sid: "MoveHousekeepingSchedule",
       Effect: "Allow",
-      Action: ["scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"],
-      Resource: campaignSchedulesArn(g.scope),
+      Action: ["scheduler:GetSchedule", "scheduler:UpdateSchedule"],
+      Resource: housekeepingSchedulesArn(g.scope),
     },
     {
       Sid: "CreateCampaignGroups",
@@ -168,10 +187,10 @@ export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
       Resource: campaignGroupsArn(g.scope),
     },
     {
-      Sid: "PassTargetRoleToScheduler",
+      Sid: "PassTargetRolesToScheduler",
       Effect: "Allow",
       Action: "iam:PassRole",
-      Resource: g.targetRoleArn,
+      Resource: [g.targetRoleArn, g.housekeepingRoleArn],
       Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
     },
     { Sid: "ReadPlans", Effect: "Allow", Action: "s3:GetObject", Resource: `${g.bucketArn}/${PLANS_PREFIX}*` },
@@ -199,7 +218,9 @@ export const journeyTrustPolicy = (accountId: string) => serviceTrustPolicy(LAMB
 
 export interface JourneyGrants {
   scope: ArnScope;
-  /** The role passed to Scheduler with every schedule (and to nothing else). */
+  /** The journeys (their names): the function creates and deletes schedules in their groups only. */
+  journeyNames: string[];
+  /** The role passed to Scheduler with every schedule (and to nothing else); it cannot delete groups. */
   targetRoleArn: string;
   /** The function's log group. */
   logGroupArn: string;
@@ -207,14 +228,18 @@ export interface JourneyGrants {
   deadLetterQueueArn: string;
 }
 
-/** What the enrolment function may do: create and delete journey schedules (`campaign-*` groups), log, keep failures. */
+/**
+ * What the enrolment function may do: create and delete schedules in its journeys' groups (`campaign-<journey>`,
+ * known at deploy time), pass the send role, log, keep failures.
+ */
 export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
+  if (!g.journeyNames.length) throw new Error("journeyStatements: no journey");
   return [
     {
       Sid: "EnrolAndExit",
       Effect: "Allow",
       Action: ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"],
-      Resource: campaignSchedulesArn(g.scope),
+      Resource: g.journeyNames.map((name) => groupSchedulesArn(g.scope, campaignGroupName(name))),
     },
     {
       Sid: "PassTargetRoleToScheduler",

@@ -40,9 +40,8 @@ const target = new SchedulerTarget("scheduler-target", {
   configurationSetArn: sender.configurationSetArn,
   contactListArn: sender.contactListArn,
   kmsKeyArn: config.kmsKeyArn,
+  // With a cap every schedule, journeys' too, starts the gate: the role may then not call SES itself.
   sendGateName: config.frequencyCap ? sendGateName(pulumi.getStack()) : undefined,
-  // Journeys' schedules call SES directly (the cap does not apply to them yet), so they keep the role's SES grant.
-  sendsDirectly: !config.frequencyCap || journeyConfig.journeys.length > 0,
 });
 
 // Optional: a frequency cap across campaigns, checked when each mail is sent.
@@ -65,6 +64,7 @@ const fanOut = new FanOut("fanout", {
   bucketName: recipients.name,
   bucketArn: recipients.arn,
   targetRoleArn: target.roleArn,
+  housekeepingRoleArn: target.housekeepingRoleArn,
   deadLetterQueueArn: target.deadLetterQueue.arn,
   fromAddress: config.fromAddress,
   configurationSetName: sender.configurationSetName,
@@ -82,15 +82,16 @@ const fanOut = new FanOut("fanout", {
   sendGateArn: gate?.arn,
 });
 
-// Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries and DLQ.
+// Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries, DLQ
+// and, with a frequency cap, the same send gate.
 const journeys = journeyConfig.journeys.length
   ? new Journeys("journeys", {
       journeys: journeyConfig.journeys,
       eventBusName: journeyConfig.eventBusName,
       scope,
       target: pulumi
-        .all([scope, target.roleArn, target.deadLetterQueue.arn, sender.configurationSetName, sender.contactListName])
-        .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName]) => ({
+        .all([scope, target.roleArn, target.deadLetterQueue.arn, sender.configurationSetName, sender.contactListName, gate?.arn])
+        .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, sendGateArn]) => ({
           partition: s.partition,
           targetRoleArn,
           deadLetterQueueArn,
@@ -99,6 +100,7 @@ const journeys = journeyConfig.journeys.length
           listManagement: contactListName && config.unsubscribe ? { contactListName, topicName: config.unsubscribe.topic } : undefined,
           maxEventAgeSeconds: config.maxEventAgeSeconds,
           maxRetryAttempts: config.maxRetryAttempts,
+          ...(sendGateArn ? { sendGateArn } : {}),
         })),
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
@@ -115,6 +117,8 @@ const alarms = new Alarms("alarms", {
 export const bucketName = recipients.name;
 export const stateMachineArn = fanOut.arn;
 export const schedulerRoleArn = target.roleArn;
+/** The role only housekeeping schedules run as: it may delete campaign groups, and nothing else. */
+export const housekeepingRoleArn = target.housekeepingRoleArn;
 export const deadLetterQueueUrl = target.deadLetterQueue.url;
 export const configurationSetName = sender.configurationSetName;
 export const fromAddress = config.fromAddress;

@@ -102,7 +102,17 @@ export class Journeys extends pulumi.ComponentResource {
       const policy = pulumi
         .all([scope, pulumi.output(args.target).targetRoleArn, logGroup.arn, deadLetterQueue.arn])
         .apply(([s, targetRoleArn, logGroupArn, deadLetterQueueArn]) =>
-          JSON.stringify(policyDocument(journeyStatements({ scope: s, targetRoleArn, logGroupArn, deadLetterQueueArn }))),
+          JSON.stringify(
+            policyDocument(
+              journeyStatements({
+                scope: s,
+                journeyNames: args.journeys.map((j) => j.name),
+                targetRoleArn,
+                logGroupArn,
+                deadLetterQueueArn,
+              }),
+            ),
+          ),
         );
       return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }

@@ -74,6 +74,16 @@ export function campaignSchedulesArn(s: ArnScope): string {
   return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule/${CAMPAIGN_PREFIX}*/*`;
 }
 
+/** The schedules of one group (a journey's `campaign-<journey>`): `schedule/<group>/*`. */
+export function groupSchedulesArn(s: ArnScope, groupName: string): string {
+  return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule/${groupName}/*`;
+}
+
+/** The housekeeping schedule of every campaign group: `schedule/campaign-*\/sendtime.cleanup`. */
+export function housekeepingSchedulesArn(s: ArnScope): string {
+  return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule/${CAMPAIGN_PREFIX}*/${CLEANUP_SCHEDULE_NAME}`;
+}
+
 /** Every campaign schedule group: `schedule-group/campaign-*`. */
 export function campaignGroupsArn(s: ArnScope): string {
   return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule-group/${CAMPAIGN_PREFIX}*`;

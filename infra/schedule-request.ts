@@ -2,10 +2,13 @@
  * The CreateSchedule request of one schedule, built in TypeScript: the same request the fan-out's CreateSchedule
  * task builds in ASL (infra/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
  * use it; a test runs the fan-out through the ASL interpreter and checks both give identical requests for a row.
+ * With a frequency cap (`sendGateArn`), the target is the send gate and its input the gate's (gate-definition.ts),
+ * for journeys as for campaigns.
  * Pure: no AWS SDK, no Pulumi.
  */
 import { campaignTag, EMAIL_TAGS } from "./email-events";
 import type { FanOutParameters } from "./fanout-definition";
+import { GateInput, SCHEDULER_CONTEXT } from "./gate-definition";
 import { campaignGroupName, sesSendEmailTargetArn } from "./naming";
 import { PlanRow } from "./plan-row";
 
@@ -20,6 +23,7 @@ export type ScheduleTarget = Pick<
   | "listManagement"
   | "maxEventAgeSeconds"
   | "maxRetryAttempts"
+  | "sendGateArn"
 >;
 
 /** The plan-row fields one schedule is made of. */
@@ -50,7 +54,7 @@ export interface CreateScheduleRequest {
   Target: {
     Arn: string;
     RoleArn: string;
-    /** The SES v2 SendEmail request, as JSON text. */
+    /** The SES v2 SendEmail request, or with a frequency cap the send gate's input, as JSON text. */
     Input: string;
     RetryPolicy: { MaximumEventAgeInSeconds: number; MaximumRetryAttempts: number };
     DeadLetterConfig: { Arn: string };
@@ -93,6 +97,13 @@ export function createScheduleRequest(
   windowMinutes: number,
   row: ScheduleRow,
 ): CreateScheduleRequest {
+  const email = sendEmailInput(t, campaignId, row);
+  const gateInput: GateInput = {
+    email,
+    campaign: campaignTag(campaignId),
+    schedule: SCHEDULER_CONTEXT.scheduleArn,
+    scheduled_time: SCHEDULER_CONTEXT.scheduledTime,
+  };
   return {
     Name: row.schedule_name,
     GroupName: campaignGroupName(campaignId),
@@ -103,9 +114,9 @@ export function createScheduleRequest(
     FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
     ActionAfterCompletion: "DELETE",
     Target: {
-      Arn: sesSendEmailTargetArn(t.partition),
+      Arn: t.sendGateArn ?? sesSendEmailTargetArn(t.partition),
       RoleArn: t.targetRoleArn,
-      Input: JSON.stringify(sendEmailInput(t, campaignId, row)),
+      Input: JSON.stringify(t.sendGateArn ? gateInput : email),
       RetryPolicy: { MaximumEventAgeInSeconds: t.maxEventAgeSeconds, MaximumRetryAttempts: t.maxRetryAttempts },
       DeadLetterConfig: { Arn: t.deadLetterQueueArn },
     },

@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
+import { housekeepingStatements, policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
 import { ArnScope } from "./naming";
 import { sqs } from "./quotas";
 
@@ -21,17 +21,17 @@ export interface SchedulerTargetArgs {
    * @default none: schedules call SES directly
    */
   sendGateName?: string;
-  /**
-   * Whether some schedules still call SES themselves (journeys do, even with a frequency cap).
-   * @default true without a send gate, false with one
-   */
-  sendsDirectly?: boolean;
 }
 
-/** What EventBridge Scheduler needs to send: a role that may only send through SES, and a dead-letter queue. */
+/**
+ * What EventBridge Scheduler needs: a send role that may only send through SES (or start the send gate), a
+ * housekeeping role that may only delete campaign groups (for each campaign's housekeeping schedule; the fan-out
+ * passes it, the journeys cannot), and a dead-letter queue both write to.
+ */
 export class SchedulerTarget extends pulumi.ComponentResource {
   public readonly role: aws.iam.Role;
   public readonly roleArn: pulumi.Output<string>;
+  public readonly housekeepingRoleArn: pulumi.Output<string>;
   public readonly deadLetterQueue: aws.sqs.Queue;
 
   constructor(name: string, args: SchedulerTargetArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -42,11 +42,13 @@ export class SchedulerTarget extends pulumi.ComponentResource {
     const deadLetterQueue = createDeadLetterQueue();
     const role = createRole();
     allowSendingAndDeadLettering();
+    const housekeepingRole = createHousekeepingRole();
 
     this.role = role;
     this.roleArn = role.arn;
+    this.housekeepingRoleArn = housekeepingRole.arn;
     this.deadLetterQueue = deadLetterQueue;
-    this.registerOutputs({ roleArn: this.roleArn, deadLetterQueueUrl: deadLetterQueue.url });
+    this.registerOutputs({ roleArn: this.roleArn, housekeepingRoleArn: this.housekeepingRoleArn, deadLetterQueueUrl: deadLetterQueue.url });
 
     function createDeadLetterQueue() {
       return new aws.sqs.Queue(
@@ -84,12 +86,29 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
                 sendGateName: args.sendGateName,
-                sendsDirectly: args.sendsDirectly,
               }),
             ),
           ),
         );
       new aws.iam.RolePolicy(`${name}-send`, { role: role.id, policy }, { parent });
+    }
+
+    function createHousekeepingRole() {
+      const housekeeping = new aws.iam.Role(
+        `${name}-housekeeping-role`,
+        {
+          description: "Assumed by EventBridge Scheduler to delete a finished campaign's schedule group",
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(schedulerTrustPolicy(s.accountId))),
+        },
+        { parent },
+      );
+      const policy = pulumi
+        .all([scope, deadLetterQueue.arn])
+        .apply(([s, deadLetterQueueArn]) =>
+          JSON.stringify(policyDocument(housekeepingStatements({ scope: s, deadLetterQueueArn, kmsKeyArn: args.kmsKeyArn }))),
+        );
+      new aws.iam.RolePolicy(`${name}-housekeeping`, { role: housekeeping.id, policy }, { parent });
+      return housekeeping;
     }
   }
 }

@@ -2,13 +2,17 @@
  * A small interpreter for the subset of Amazon States Language (JSONPath) the fan-out uses: Task (aws-sdk
  * integrations, answered by a fake), Pass, Choice (IsPresent, IsNull, StringEquals, IsTimestamp, TimestampGreaterThanPath, Not/And/Or), Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
  * and INLINE), Parameters/ItemSelector with paths and intrinsics (States.Format, States.Array, States.JsonToString),
- * ResultSelector, ResultPath, OutputPath, Retry and Catch. It runs the definition the stack deploys, so tests can
- * check what CreateSchedule requests it would make. Unknown constructs throw: the interpreter never guesses.
+ * ResultSelector, ResultPath, OutputPath, Retry and Catch; and a Choice state in JSONata (QueryLanguage "JSONata",
+ * Condition, evaluated by the jsonata library with `$states.input` and `$states.context`). It runs the definition
+ * the stack deploys, so tests can check what CreateSchedule requests it would make. Unknown constructs throw: the
+ * interpreter never guesses.
  *
- * Time is virtual: every aws-sdk call takes `Services.callSeconds`, every retry waits its capped delay (the worst case
- * of full jitter), an inline Map runs its items in waves of MaxConcurrency, and an EXPRESS child that passes 5
- * minutes fails with States.Timeout, as Step Functions ends it.
+ * Time is virtual: the execution starts at `Services.startTime`, every aws-sdk call takes `Services.callSeconds`,
+ * every retry waits its capped delay (the worst case of full jitter), an inline Map runs its items in waves of
+ * MaxConcurrency, the Distributed Map starts its children when it starts, and an EXPRESS child that passes 5 minutes
+ * fails with States.Timeout, as Step Functions ends it. The context object's State.EnteredTime is that clock.
  */
+import { evaluateJsonataSync, JsonataError } from "./jsonata-sync";
 
 export class StatesError extends Error {
   constructor(
@@ -26,6 +30,11 @@ export interface Services {
   getObject(bucket: string, key: string): string;
   /** Virtual seconds each aws-sdk call takes (default 0). */
   callSeconds?: number;
+  /**
+   * When the execution starts (ISO instant): State.EnteredTime counts from it. Absent: 1970-01-01T00:00:00Z, a start
+   * before any plan's sends (tests of the fan-out's timing pass their own).
+   */
+  startTime?: string;
   /** Where the Distributed Map writes results; receives failed batches. */
   writeResults?(bucket: string, prefix: string, results: { failed: { input: any; error: string }[]; succeeded: any[] }): void;
 }
@@ -38,15 +47,19 @@ export interface RunStats {
 interface Context {
   execution: { Input: any };
   map?: { Item: { Value: any; Index: number } };
-  /** Virtual seconds since the execution started, and when it is ended (EXPRESS: 300). */
-  clock: { seconds: number; limit?: number };
+  /** Virtual seconds since the execution started at `originMs`, and when it is ended (EXPRESS: 300). */
+  clock: { seconds: number; limit?: number; originMs: number };
+  /** The state being run and when it was entered, for the context object. */
+  state?: { Name: string; EnteredTime: string };
 }
 
 /** EXPRESS executions run at most 5 minutes. */
 const EXPRESS_LIMIT_SECONDS = 300;
 
 export function runStateMachine(definition: any, input: any, services: Services, stats: RunStats = { retries: [] }): any {
-  return runStates(definition, input, { execution: { Input: input }, clock: { seconds: 0 } }, services, stats);
+  const originMs = Date.parse(services.startTime ?? "1970-01-01T00:00:00Z");
+  if (Number.isNaN(originMs)) throw new Error(`startTime ${services.startTime} is not an ISO instant`);
+  return runStates(definition, input, { execution: { Input: input }, clock: { seconds: 0, originMs } }, services, stats);
 }
 
 function runStates(machine: any, input: any, ctx: Context, services: Services, stats: RunStats): any {
@@ -55,6 +68,7 @@ function runStates(machine: any, input: any, ctx: Context, services: Services, s
   for (let steps = 0; steps < 10_000; steps++) {
     const state = machine.States[name];
     if (!state) throw new Error(`no state ${name}`);
+    ctx.state = { Name: name, EnteredTime: new Date(ctx.clock.originMs + ctx.clock.seconds * 1000).toISOString() };
     const { output, next } = runState(name, state, data, ctx, services, stats);
     const { seconds, limit } = ctx.clock;
     if (limit !== undefined && seconds > limit) throw new StatesError("States.Timeout", `execution ran ${seconds} s, over ${limit} s`);
@@ -89,10 +103,16 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
     "ResultWriter",
     "Choices",
     "Default",
+    "QueryLanguage",
   ]);
   for (const k of Object.keys(state)) if (!known.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
   if (state.InputPath !== undefined) throw new Error("InputPath unsupported");
 
+  if (state.QueryLanguage !== undefined && state.QueryLanguage !== "JSONPath") {
+    if (state.QueryLanguage !== "JSONata" || state.Type !== "Choice")
+      throw new Error(`interpreter supports JSONata in Choice states only (state ${name})`);
+    return { output: input, next: jsonataChoice(name, state, input, ctx) };
+  }
   if (state.Type === "Choice") {
     const rule = state.Choices.find((r: any) => choiceMatches(r, input, ctx));
     const next = rule ? rule.Next : state.Default;
@@ -151,6 +171,36 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
       return { output: applyResultPath(input, { Error: e.error, Cause: e.cause }, catcher.ResultPath), next: catcher.Next };
     }
   }
+}
+
+/** A JSONata Choice: the first rule whose Condition is true; a Condition that is not a boolean is an error. */
+function jsonataChoice(name: string, state: any, input: any, ctx: Context): string {
+  for (const k of Object.keys(state))
+    if (!["Type", "Comment", "QueryLanguage", "Choices", "Default"].includes(k))
+      throw new Error(`interpreter does not support ${k} (state ${name})`);
+  const states = { input, context: contextObject(ctx) };
+  for (const rule of state.Choices) {
+    const m = /^\{%([\s\S]*)%\}$/.exec(rule.Condition ?? "");
+    if (!m || Object.keys(rule).some((k) => k !== "Condition" && k !== "Next"))
+      throw new Error(`unsupported JSONata rule ${JSON.stringify(rule)}`);
+    let value: unknown;
+    try {
+      value = evaluateJsonataSync(m[1], { states });
+    } catch (e) {
+      if (e instanceof JsonataError) throw new StatesError("States.QueryEvaluationError", `${name}: ${e.message}`);
+      throw e;
+    }
+    if (typeof value !== "boolean")
+      throw new StatesError("States.QueryEvaluationError", `${name}: Condition gave ${JSON.stringify(value)}, not a boolean`);
+    if (value) return rule.Next;
+  }
+  if (state.Default === undefined) throw new StatesError("States.NoChoiceMatched", `no rule of ${name} matched`);
+  return state.Default;
+}
+
+/** The context object: Execution, State (Name, EnteredTime) and, inside a Map, Map.Item. */
+function contextObject(ctx: Context): any {
+  return { Execution: ctx.execution, State: ctx.state, Map: ctx.map };
 }
 
 /** One Choice rule. Comparing a variable that is missing is a runtime error, as in Step Functions. */
@@ -235,7 +285,12 @@ function runDistributedMap(state: any, input: any, ctx: Context, services: Servi
     const childInput = batcher ? { Items: batch, BatchInput: batchInput } : batch[0];
     try {
       const express = state.ItemProcessor.ProcessorConfig?.ExecutionType === "EXPRESS";
-      const clock = { seconds: 0, limit: express ? EXPRESS_LIMIT_SECONDS : undefined };
+      // Every child starts when the Map does (MaxConcurrency is not modelled).
+      const clock = {
+        seconds: 0,
+        limit: express ? EXPRESS_LIMIT_SECONDS : undefined,
+        originMs: ctx.clock.originMs + ctx.clock.seconds * 1000,
+      };
       succeeded.push(runStates(state.ItemProcessor, childInput, { execution: { Input: childInput }, clock }, services, stats));
     } catch (e) {
       if (!(e instanceof StatesError)) throw e;
@@ -280,7 +335,7 @@ function getPath(data: any, path: string, ctx: Context | undefined): any {
   let keys: string[];
   if (path.startsWith("$$")) {
     if (!ctx) throw new Error("context path outside a state");
-    node = { Execution: ctx.execution, Map: ctx.map };
+    node = contextObject(ctx);
     keys = parsePath(path, "$$");
   } else {
     node = data;

@@ -155,7 +155,7 @@ async function template(t: any, states: any): Promise<any> {
 type Value = { S?: string; N?: string; SS?: string[] };
 type Item = Record<string, Value>;
 
-/** One DynamoDB table keyed by `pk`: UpdateItem with ConditionExpression (ADD, SET, if_not_exists) and GetItem. */
+/** One DynamoDB table keyed by `pk`: UpdateItem with ConditionExpression (ADD, DELETE, SET, if_not_exists) and GetItem. */
 export class FakeTable {
   items = new Map<string, Item>();
   updates: any[] = [];
@@ -261,11 +261,22 @@ export function evaluateCondition(expression: string, item: Item, values: Record
   return result;
 }
 
-/** UpdateExpression clauses ADD (numbers, string sets) and SET (a value or if_not_exists). */
+/**
+ * UpdateExpression clauses ADD (numbers, string sets), DELETE (elements of a string set; an empty set is removed, as
+ * DynamoDB does) and SET (a value or if_not_exists).
+ */
 function applyUpdate(expression: string, item: Item, values: Record<string, Value>): void {
-  for (const [, keyword, body] of expression.matchAll(/(ADD|SET)\s+(.*?)(?=\s+(?:ADD|SET)\s|$)/g)) {
+  for (const [, keyword, body] of expression.matchAll(/(ADD|SET|DELETE)\s+(.*?)(?=\s+(?:ADD|SET|DELETE)\s|$)/g)) {
     for (const clause of body.split(/,(?![^(]*\))/).map((c) => c.trim())) {
-      if (keyword === "ADD") {
+      if (keyword === "DELETE") {
+        const [name, placeholder] = clause.split(/\s+/);
+        const v = values[placeholder];
+        if (!v?.SS) throw new Error(`DELETE of ${JSON.stringify(v)}`);
+        if (item[name] !== undefined && !item[name].SS) throw new StatesError("DynamoDB.ValidationException", `${name} is not a set`);
+        const left = (item[name]?.SS ?? []).filter((x) => !v.SS!.includes(x));
+        if (left.length) item[name] = { SS: left };
+        else delete item[name];
+      } else if (keyword === "ADD") {
         const [name, placeholder] = clause.split(/\s+/);
         const v = values[placeholder];
         if (v.N !== undefined) item[name] = { N: String((item[name] ? number(item[name], name) : 0) + Number(v.N)) };

@@ -19,6 +19,7 @@ const { getLanguageService } = require("amazon-states-language-service");
 const PARAMS: FanOutParameters = {
   partition: "aws",
   targetRoleArn: "arn:aws:iam::123456789012:role/target",
+  housekeepingRoleArn: "arn:aws:iam::123456789012:role/housekeeping",
   deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
   resultsBucket: "recipients-bucket",
   fromAddress: "news@mail.example.com",
@@ -450,6 +451,68 @@ describe("fan-out definition", () => {
       assert.ok(!fake.schedules.has("campaign-spring/r1-1"));
     });
 
+    describe("never created late: a one-time row due too soon is passed, not created", () => {
+      // The lead, by hand: one minute, plus the longest a row's CreateSchedule can still be retried after its check:
+      // 17 calls of 1 s (the retry budget's call time) and 16 waits capped at 8 s (1 + 2 + 4 + 13 × 8 = 111 s): 188 s.
+      const LEAD_MS = 60_000 + (17 + 111) * 1000;
+      const START = Date.parse("2026-12-01T10:00:00.000Z");
+      const at = (ms: number) => new Date(ms).toISOString();
+      const oneTime = (i: number, utcMs: number): PlanRow => ({ ...planRows(i + 1)[i], utc: at(utcMs) });
+
+      it("compares each row's utc with the time of its own check: past and too-soon rows are counted as passed in the results", () => {
+        const recurring: PlanRow = {
+          ...planRows(5)[4],
+          utc: at(START - 3_600_000),
+          schedule_expression: "cron(0 9 ? * MON *)",
+          start_date: at(START - 3_600_000),
+          end_date: "2027-01-31T18:15:00.000Z",
+        };
+        const rows = [
+          oneTime(0, START - 60_000),
+          oneTime(1, START + LEAD_MS - 1),
+          oneTime(2, START + LEAD_MS),
+          oneTime(3, START + 30 * 60_000),
+          recurring,
+        ];
+        const fake = new FakeScheduler();
+        const services = { ...fake.services(toJsonl(rows)), startTime: at(START) };
+        const out = runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
+        assert.strictEqual(out.fan_out.failedItems, 0);
+        assert.deepStrictEqual(
+          fake.requests.map((r) => r.Name),
+          ["r2-1", "r3-1", "r4-1"],
+        );
+        assert.deepStrictEqual(services.results[0].succeeded, [
+          ["passed", "passed", "created"],
+          // A recurring row is created whatever its first occurrence: Scheduler only fires cron() after StartDate.
+          ["created", "created"],
+        ]);
+      });
+
+      it("a row checked late in a slow batch is passed although it was in time when the fan-out started", () => {
+        // 30 s a call: the group takes 30 s, the batch's first wave (r0, r1) is checked at 10:00:30, the second (r2)
+        // at 10:01:00. r0 is due exactly LEAD after its check; r2 1 ms less than LEAD after its own.
+        const rows = [oneTime(0, START + 30_000 + LEAD_MS), oneTime(1, START + 3_600_000), oneTime(2, START + 60_000 + LEAD_MS - 1)];
+        const fake = new FakeScheduler();
+        const services = { ...fake.services(toJsonl(rows)), startTime: at(START), callSeconds: 30 };
+        runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
+        assert.deepStrictEqual(services.results[0].succeeded, [["created", "created", "passed"]]);
+        assert.ok(!fake.schedules.has("campaign-spring/r2-1"));
+      });
+
+      it("a row whose utc is missing or not a timestamp fails its batch into the results, never created unchecked", () => {
+        const { utc: _, ...noUtc } = oneTime(0, START + 3_600_000);
+        for (const bad of [noUtc, { ...oneTime(0, 0), utc: "2026-12-01 10:00" }]) {
+          const fake = new FakeScheduler();
+          const services = { ...fake.services(toJsonl([bad as PlanRow])), startTime: at(START) };
+          const out = runStateMachine(fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 100 }), INPUT, services);
+          assert.strictEqual(out.fan_out.failedItems, 1);
+          assert.strictEqual(services.results[0].failed[0].error, "States.QueryEvaluationError");
+          assert.strictEqual(fake.requests.length, 0);
+        }
+      });
+    });
+
     describe("housekeeping: the campaign's group deletes itself after the last send", () => {
       const CLEANUP = "campaign-spring/sendtime.cleanup";
       const run = (fake: FakeScheduler, cleanup_at: string | undefined, rows = planRows(3)) =>
@@ -469,7 +532,7 @@ describe("fan-out definition", () => {
           ActionAfterCompletion: "DELETE",
           Target: {
             Arn: "arn:aws:scheduler:::aws-sdk:scheduler:deleteScheduleGroup",
-            RoleArn: PARAMS.targetRoleArn,
+            RoleArn: PARAMS.housekeepingRoleArn,
             Input: '{"Name":"campaign-spring"}',
             RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 },
             DeadLetterConfig: { Arn: PARAMS.deadLetterQueueArn },
@@ -509,6 +572,18 @@ describe("fan-out definition", () => {
         run(fake, undefined);
         assert.ok(!fake.schedules.has(CLEANUP));
         assert.strictEqual(fake.schedules.size, 3);
+      });
+
+      it("a definition built without a housekeeping role creates none either: the send role may not delete groups", () => {
+        const fake = new FakeScheduler();
+        const { housekeepingRoleArn: _, ...withoutRole } = PARAMS;
+        runStateMachine(
+          fanOutDefinition(withoutRole),
+          { ...INPUT, cleanup_at: "2026-12-06T15:00:00" },
+          fake.services(toJsonl(planRows(2))),
+        );
+        assert.ok(!fake.schedules.has(CLEANUP));
+        assert.strictEqual(fake.schedules.size, 2);
       });
 
       it("cleanupAt: last send + its window + 24 h of Scheduler retries, rounded up to the minute, in at()'s format", () => {

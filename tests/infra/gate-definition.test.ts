@@ -41,10 +41,17 @@ class Fakes {
   metrics: any[] = [];
   deadLetters: any[] = [];
   sesFailure?: string;
+  /** Every call, in order, as `service:action`. */
+  calls: string[] = [];
+  /** An UpdateItem that takes something away (DELETE) fails with this error. */
+  releaseFailure?: string;
 
   services() {
     return {
       call: (service: string, action: string, args: any) => {
+        this.calls.push(`${service}:${action}`);
+        if (service === "dynamodb" && this.releaseFailure && /DELETE/.test(args.UpdateExpression ?? ""))
+          throw new StatesError(this.releaseFailure, "Internal server error");
         if (service === "dynamodb") return this.table.call(action, args);
         if (service === "sesv2" && action === "sendEmail") {
           if (this.sesFailure) throw new StatesError(this.sesFailure, "Email address is not verified.");
@@ -184,6 +191,66 @@ describe("send gate definition", () => {
       const body = JSON.parse(f.deadLetters[0].MessageBody);
       assert.deepStrictEqual(body.input, input);
       assert.strictEqual(body.error.Error, "SesV2.MessageRejectedException");
+    });
+
+    describe("a send that fails after admission gives the admission back before it is dead-lettered", () => {
+      const KEY = "ann@example.com#2026-12-01";
+      const earlier = () => gateInput("ann@example.com", "summer", "summer/a1-1", "2026-12-01T08:00:00Z");
+      const failing = () => gateInput("ann@example.com", "spring", "spring/a1-1", "2026-12-01T09:00:00Z");
+
+      it("count and schedule set are as before the send, and then the message is written", async () => {
+        const f = new Fakes();
+        await f.run(earlier());
+        f.sesFailure = "SesV2.MessageRejectedException";
+        f.calls = [];
+        await assert.rejects(f.run(failing()), (e: any) => e instanceof StatesError && e.error === "SendGate.Failed");
+        const item = f.table.items.get(KEY)!;
+        assert.strictEqual(item.sends.N, "1", "only the earlier send is counted");
+        assert.deepStrictEqual(item.schedules.SS, [`${ARN("summer/a1-1")}@2026-12-01T08:00:00Z`]);
+        assert.deepStrictEqual(f.calls, ["dynamodb:updateItem", "sesv2:sendEmail", "dynamodb:updateItem", "sqs:sendMessage"]);
+        // The message is what it was: the input and the send's error.
+        const body = JSON.parse(f.deadLetters[0].MessageBody);
+        assert.deepStrictEqual(Object.keys(body).sort(), ["error", "input"]);
+        assert.deepStrictEqual(body.input, failing());
+        assert.strictEqual(body.error.Error, "SesV2.MessageRejectedException");
+      });
+
+      it("a redrive of the dead-lettered input is admitted and sent, and counted once", async () => {
+        const f = new Fakes();
+        await f.run(earlier());
+        f.sesFailure = "SesV2.MessageRejectedException";
+        await assert.rejects(f.run(failing()));
+        f.sesFailure = undefined;
+        const redrive = await f.run(JSON.parse(f.deadLetters[0].MessageBody).input);
+        assert.deepStrictEqual(redrive.path, ["Admit", "Send"]);
+        assert.deepStrictEqual(
+          f.sent.map((m) => m.EmailTags[0].Value),
+          ["summer", "spring"],
+        );
+        assert.strictEqual(f.table.items.get(KEY)!.sends.N, "2");
+      });
+
+      it("a failed send does not use up the cap: with max 1, another campaign's send that day still goes out", async () => {
+        const f = new Fakes();
+        const one = { ...PARAMS, cap: { max: 1, per: "day" as const } };
+        f.sesFailure = "SesV2.MessageRejectedException";
+        await assert.rejects(f.run(failing(), one));
+        f.sesFailure = undefined;
+        const other = await f.run(gateInput("ann@example.com", "autumn", "autumn/a1-1", "2026-12-01T12:00:00Z"), one);
+        assert.deepStrictEqual(other.path, ["Admit", "Send"]);
+      });
+
+      it("when the release itself fails, the send is still dead-lettered, with the release's error beside the send's", async () => {
+        const f = new Fakes();
+        f.sesFailure = "SesV2.MessageRejectedException";
+        f.releaseFailure = "DynamoDB.InternalServerErrorException";
+        await assert.rejects(f.run(failing()), (e: any) => e instanceof StatesError && e.error === "SendGate.Failed");
+        assert.strictEqual(f.deadLetters.length, 1);
+        const body = JSON.parse(f.deadLetters[0].MessageBody);
+        assert.deepStrictEqual(body.input, failing());
+        assert.strictEqual(body.error.Error, "SesV2.MessageRejectedException");
+        assert.strictEqual(body.release_error.Error, "DynamoDB.InternalServerErrorException");
+      });
     });
   });
 

@@ -67,7 +67,7 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     assert.strictEqual(only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs.name, "campaign-onboarding");
   });
 
-  it("its role may create and delete campaign schedules only, pass only the target role to Scheduler, log, and dead-letter", () => {
+  it("its role may create and delete schedules in its journeys' groups only, pass only the target role to Scheduler, log, and dead-letter", () => {
     const trust = statements(only(stack, "aws:iam/role:Role", "journeys-role").inputs.assumeRolePolicy);
     assert.deepStrictEqual(
       trust.map((s) => [s.Principal, s.Condition]),
@@ -76,7 +76,7 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy);
     const bySid = Object.fromEntries(s.map((x) => [x.Sid, x]));
     assert.deepStrictEqual(bySid.EnrolAndExit.Action, ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]);
-    assert.strictEqual(bySid.EnrolAndExit.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/*`);
+    assert.deepStrictEqual(bySid.EnrolAndExit.Resource, [`arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-onboarding/*`]);
     assert.strictEqual(bySid.PassTargetRoleToScheduler.Resource, stack.outputs.schedulerRoleArn);
     assert.deepStrictEqual(bySid.PassTargetRoleToScheduler.Condition, {
       StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" },

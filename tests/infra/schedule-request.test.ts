@@ -104,6 +104,10 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
   for (const [label, params] of [
     ["with one-click unsubscribe", PARAMS],
     ["without a contact list", { ...PARAMS, listManagement: undefined }],
+    [
+      "with a frequency cap: the send gate is the target",
+      { ...PARAMS, sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev" },
+    ],
   ] as const) {
     it(`gives exactly the request the fan-out makes for the same row (${label})`, () => {
       // A journey name with a dot exercises the campaign tag's mapping (SES tags take no dot).

@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { FanOutInput, PlanRow } from "../../infra/fanout-definition";
+import { createScheduleRequest } from "../../infra/schedule-request";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { all, only, renderWith } from "../helpers/stack";
@@ -71,36 +72,78 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     assert.deepStrictEqual(trust[0].Principal, { Service: "states.amazonaws.com" });
   });
 
-  it("Scheduler's role may then only start the gate (no SES) and dead-letter; with journeys (they call SES) it keeps SES", async () => {
+  it("Scheduler's role may then only start the gate and dead-letter, never call SES itself, with journeys or without", async () => {
     const campaignsOnly = await renderWith({ frequencyCap: CAP, journeys: undefined });
-    const only_ = statements(only(campaignsOnly, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
-    assert.deepStrictEqual(only_[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
-    assert.deepStrictEqual(
-      only_.map((x) => x.Sid),
-      ["StartSendGate", "DeadLetter", "DeleteFinishedCampaignGroups"],
+    for (const s of [campaignsOnly, stack]) {
+      const granted = statements(only(s, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
+      assert.deepStrictEqual(granted[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
+      assert.ok(!JSON.stringify(granted).includes("ses:"), JSON.stringify(granted));
+    }
+  });
+
+  it("journeys go through the gate too: the handler's schedules start it, and their invocations are admitted and capped", async () => {
+    const fn = only(stack, "aws:lambda/function:Function").inputs;
+    const enrolment = JSON.parse(fn.environment.variables.SENDTIME_ENROLMENT);
+    assert.strictEqual(enrolment.target.sendGateArn, GATE_ARN);
+    const gate = JSON.parse(stateMachine(stack, "send-gate").definition);
+    const row = (step: number, hour: string) => ({
+      schedule_name: `ann-${step}`,
+      schedule_expression: `at(2026-12-01T${hour}:00:00)`,
+      timezone: "UTC",
+      email: "ann@example.com",
+      template: `onboarding-${step}`,
+      template_data: { step: String(step) },
+      step,
+      variant: null,
+    });
+    // What the deployed handler creates (scripts/lib/core/journeys.ts calls this with the function's enrolment).
+    const requests = [row(1, "09:00"), row(2, "10:00"), row(3, "11:00")].map((r) =>
+      createScheduleRequest(enrolment.target, "onboarding", enrolment.windowMinutes, r),
     );
-    const withJourneys = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
+    for (const r of requests) assert.strictEqual(r.Target.Arn, GATE_ARN);
+    const table = new FakeTable(gate.States.Admit.Arguments.TableName);
+    const sent: any[] = [];
+    const services = {
+      call: (service: string, action: string, args: any) => {
+        if (service === "dynamodb") return table.call(action, args);
+        if (service === "sesv2") return (sent.push(args), { MessageId: "m" });
+        if (service === "cloudwatch") return {};
+        throw new StatesError("Unexpected", `${service}:${action}`);
+      },
+    };
+    for (const r of requests) {
+      const text = r.Target.Input.replace(
+        "<aws.scheduler.schedule-arn>",
+        `arn:aws:scheduler:us-east-1:123456789012:schedule/${r.GroupName}/${r.Name}`,
+      ).replace("<aws.scheduler.scheduled-time>", `${r.ScheduleExpression.slice(3, -1)}Z`);
+      await runJsonataMachine(gate, JSON.parse(text), services, { startTime: "2026-12-01T12:00:00Z" });
+    }
+    // A cap of 2 a day: the third journey mail is capped, and what was sent is the SendEmail the handler built.
     assert.deepStrictEqual(
-      withJourneys.map((x) => x.Sid),
-      ["StartSendGate", "SendCampaignEmail", "DeadLetter", "DeleteFinishedCampaignGroups"],
+      sent.map((e) => e.Content.Template.TemplateName),
+      ["onboarding-1", "onboarding-2"],
     );
+    assert.deepStrictEqual(sent[0], JSON.parse(requests[0].Target.Input).email);
+    assert.deepStrictEqual(sent[0].EmailTags[0], { Name: "campaign", Value: "onboarding" });
   });
 
   it("end to end: the fan-out schedules the gate; Scheduler's invocation of it admits, caps and sends", async () => {
     const fanOut = JSON.parse(stateMachine(stack, "fanout").definition);
     const gate = JSON.parse(stateMachine(stack, "send-gate").definition);
+    // 09:00, 10:00 and 11:00 UTC (the hour padded to two digits: "T010:00" is no time at all).
+    const hour = (i: number) => String(9 + i).padStart(2, "0");
     const rows: PlanRow[] = ["spring", "summer", "autumn"].map((c, i) => ({
       schedule_name: `ann-${i + 1}`,
-      send_at: `2026-12-01T0${9 + i}:00:00`,
+      send_at: `2026-12-01T${hour(i)}:00:00`,
       timezone: "UTC",
       email: "ann@example.com",
       template: c,
       template_data: { step: String(i + 1) },
       recipient_id: "ann",
       step: i + 1,
-      utc: `2026-12-01T0${9 + i}:00:00.000Z`,
+      utc: `2026-12-01T${hour(i)}:00:00.000Z`,
       variant: null,
-      schedule_expression: `at(2026-12-01T0${9 + i}:00:00)`,
+      schedule_expression: `at(2026-12-01T${hour(i)}:00:00)`,
     }));
     const input: FanOutInput = {
       campaign_id: "spring",

@@ -109,12 +109,20 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       ]);
       const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;
       assert.deepStrictEqual(s.find((x) => x.Action === "sqs:SendMessage").Resource, dlq.arn);
-      // the housekeeping schedule deletes its campaign's group, and only campaign groups
+      // deleting a group is the housekeeping role's, not this one's (the journeys may pass this one)
+      assert.strictEqual(s.length, 2);
+      const housekeeping = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-housekeeping").inputs.policy);
       assert.deepStrictEqual(
-        s.find((x) => x.Action === "scheduler:DeleteScheduleGroup").Resource,
-        `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`,
+        housekeeping.map((x) => [x.Action, x.Resource]),
+        [
+          ["scheduler:DeleteScheduleGroup", `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`],
+          ["sqs:SendMessage", dlq.arn],
+        ],
       );
-      assert.strictEqual(s.length, 3);
+      assert.strictEqual(
+        stack.outputs.housekeepingRoleArn,
+        only(stack, "aws:iam/role:Role", "scheduler-target-housekeeping-role").outputs.arn,
+      );
     });
     it("has an encrypted dead-letter queue keeping messages 14 days", () => {
       const q = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq");
@@ -146,13 +154,22 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(lg.inputs.retentionInDays, 30);
       assert.strictEqual(sm.type, "STANDARD");
     });
-    it("scopes the role: schedules and groups under campaign-*, PassRole of the target role to Scheduler only", () => {
+    it("scopes the role: schedules and groups under campaign-*, the housekeeping schedule alone read and moved, PassRole of the target roles to Scheduler only", () => {
       const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "fanout-permissions").inputs.policy);
       const bySid = Object.fromEntries(s.map((x) => [x.Sid, x]));
       assert.strictEqual(bySid.CreateCampaignSchedules.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/*`);
       assert.strictEqual(bySid.CreateCampaignGroups.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`);
-      assert.strictEqual(bySid.PassTargetRoleToScheduler.Resource, stack.outputs.schedulerRoleArn);
-      assert.deepStrictEqual(bySid.PassTargetRoleToScheduler.Condition, {
+      assert.deepStrictEqual(bySid.CreateCampaignSchedules.Action, "scheduler:CreateSchedule");
+      assert.deepStrictEqual(bySid.MoveHousekeepingSchedule.Action, ["scheduler:GetSchedule", "scheduler:UpdateSchedule"]);
+      assert.strictEqual(
+        bySid.MoveHousekeepingSchedule.Resource,
+        `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/sendtime.cleanup`,
+      );
+      assert.deepStrictEqual(bySid.PassTargetRolesToScheduler.Resource, [
+        stack.outputs.schedulerRoleArn,
+        stack.outputs.housekeepingRoleArn,
+      ]);
+      assert.deepStrictEqual(bySid.PassTargetRolesToScheduler.Condition, {
         StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" },
       });
       assert.strictEqual(bySid.ReadPlans.Resource, `arn:aws:s3:::${stack.outputs.bucketName}/plans/*`);

@@ -6,6 +6,7 @@ import * as assert from "assert";
 import {
   fanOutStatements,
   fanOutTrustPolicy,
+  housekeepingStatements,
   journeyStatements,
   journeyTrustPolicy,
   policyDocument,
@@ -32,11 +33,13 @@ const fanOutGrants = {
   scope,
   stateMachineName: "sendtime-fanout-prod",
   targetRoleArn: "arn:aws:iam::210987654321:role/scheduler-target-role-0123abc",
+  housekeepingRoleArn: "arn:aws:iam::210987654321:role/scheduler-target-housekeeping-role-0123abc",
   bucketArn: "arn:aws:s3:::recipients-0123abc",
   kmsKeyArn: targetGrants.kmsKeyArn,
 };
 const journeyGrants = {
   scope,
+  journeyNames: ["onboarding", "winback.v2"],
   targetRoleArn: fanOutGrants.targetRoleArn,
   logGroupArn: "arn:aws:logs:eu-west-1:210987654321:log-group:/aws/lambda/sendtime-journeys-prod",
   deadLetterQueueArn: "arn:aws:sqs:eu-west-1:210987654321:journeys-dlq-0123abc",
@@ -61,6 +64,10 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       );
       await assertNoResourceViolations(policy, role(schedulerTrustPolicy(scope.accountId)));
     });
+    it(`${policy.name}: the housekeeping role's permissions pass`, async () => {
+      await assertNoResourceViolations(policy, rolePolicy(housekeepingStatements(targetGrants)));
+      await assertNoResourceViolations(policy, rolePolicy(housekeepingStatements({ ...targetGrants, kmsKeyArn: undefined })));
+    });
     it(`${policy.name}: the journey enrolment function's permissions and trust pass`, async () => {
       await assertNoResourceViolations(policy, rolePolicy(journeyStatements(journeyGrants)));
       await assertNoResourceViolations(policy, role(journeyTrustPolicy(scope.accountId)));
@@ -72,8 +79,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       s.Sid === "CreateCampaignSchedules" ? { ...s, Resource: "arn:aws:scheduler:eu-west-1:210987654321:schedule/*/*" } : s,
     );
     await assertHasResourceViolation(schedulerActionsScopedToCampaigns, rolePolicy(widened), {
-      message:
-        'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule, scheduler:GetSchedule, scheduler:UpdateSchedule on',
+      message: 'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule on',
     });
     const sendAnywhere = schedulerTargetStatements(targetGrants).map((s) => (s.Sid === "SendCampaignEmail" ? { ...s, Resource: "*" } : s));
     await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), { message: 'allows ses:SendEmail on "*"' });
@@ -83,6 +89,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     const stack = await renderWith();
     const accountScope: ArnScope = { partition: "aws", region: "us-east-1", accountId: "123456789012" };
     const targetRole = only(stack, "aws:iam/role:Role", "scheduler-target-role");
+    const housekeepingRole = only(stack, "aws:iam/role:Role", "scheduler-target-housekeeping-role");
     const contactList = only(stack, "aws:sesv2/contactList:ContactList").outputs.arn;
     assert.deepStrictEqual(
       JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy),
@@ -103,6 +110,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
           scope: accountScope,
           stateMachineName: "sendtime-fanout-dev",
           targetRoleArn: targetRole.outputs.arn,
+          housekeepingRoleArn: housekeepingRole.outputs.arn,
           bucketArn: only(stack, "aws:s3/bucket:Bucket").outputs.arn,
         }),
       ),
@@ -113,6 +121,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       policyDocument(
         journeyStatements({
           scope: accountScope,
+          journeyNames: ["onboarding"],
           targetRoleArn: targetRole.outputs.arn,
           logGroupArn: only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").outputs.arn,
           deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs.arn,
@@ -123,6 +132,16 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       JSON.parse(only(stack, "aws:iam/role:Role", "journeys-role").inputs.assumeRolePolicy),
       journeyTrustPolicy("123456789012"),
     );
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 3);
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-housekeeping").inputs.policy),
+      policyDocument(
+        housekeepingStatements({
+          scope: accountScope,
+          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(JSON.parse(housekeepingRole.inputs.assumeRolePolicy), schedulerTrustPolicy("123456789012"));
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 4);
   });
 });

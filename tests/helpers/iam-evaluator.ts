@@ -1,0 +1,110 @@
+/**
+ * A small IAM policy evaluator for identity policies, written from the IAM reference and independent of the policy
+ * pack's reading of documents (policy/iam-document.ts): it answers whether a role's policies allow one request.
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html
+ *
+ * - An explicit Deny wins over any Allow; without an Allow the request is implicitly denied.
+ * - Action / NotAction: case-insensitive, with the wildcards `*` and `?`.
+ * - Resource / NotResource: case-sensitive; `*` and `?` stay within the ARN's colon-separated segments, except in the
+ *   last (resource) segment, where they match anything (`log-group:x:*` covers `log-group:x:log-stream:y`).
+ * - Condition: every operator of a statement, every key of an operator, must hold; a key holds when the request's
+ *   value equals (or matches) one of the listed values; a key the request lacks does not hold. Operators: StringEquals,
+ *   StringLike, ArnEquals, ArnLike, Bool. Condition keys are case-insensitive. Anything else throws: the evaluator
+ *   never guesses.
+ */
+
+export interface IamStatement {
+  Effect: "Allow" | "Deny";
+  Action?: string | string[];
+  NotAction?: string | string[];
+  Resource?: string | string[];
+  NotResource?: string | string[];
+  Condition?: Record<string, Record<string, string | string[] | boolean>>;
+  Principal?: unknown;
+  Sid?: string;
+}
+
+export interface IamRequest {
+  action: string;
+  resource: string;
+  /** Condition keys of the request, e.g. {"iam:PassedToService": "scheduler.amazonaws.com"}. */
+  context?: Record<string, string>;
+}
+
+export type Decision = "Allow" | "ImplicitDeny" | "ExplicitDeny";
+
+const list = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Whether `value` matches `pattern` with `*` (any run) and `?` (one character); `within` keeps them off `:`. */
+function wildcard(pattern: string, value: string, caseInsensitive: boolean, within = false): boolean {
+  const any = within ? "[^:]*" : "[\\s\\S]*";
+  const one = within ? "[^:]" : "[\\s\\S]";
+  const source = pattern
+    .split("")
+    .map((c) => (c === "*" ? any : c === "?" ? one : c.replace(/[.+^${}()|[\]\\/-]/g, "\\$&")))
+    .join("");
+  return new RegExp(`^${source}$`, caseInsensitive ? "i" : "").test(value);
+}
+
+function actionMatches(pattern: string, action: string): boolean {
+  return wildcard(pattern, action, true);
+}
+
+/** An ARN pattern against an ARN: the first five segments one by one, then the rest (the resource) as a whole. */
+export function resourceMatches(pattern: string, resource: string): boolean {
+  if (pattern === "*") return true;
+  const split = (arn: string) => {
+    const parts = arn.split(":");
+    return parts.length < 6 ? undefined : [...parts.slice(0, 5), parts.slice(5).join(":")];
+  };
+  const [p, r] = [split(pattern), split(resource)];
+  if (!p || !r) return wildcard(pattern, resource, false);
+  return p.every((seg, i) => (i < 5 ? wildcard(seg, r[i], false, true) : wildcard(seg, r[i], false)));
+}
+
+function conditionHolds(condition: IamStatement["Condition"], context: Record<string, string>): boolean {
+  if (!condition) return true;
+  const lower = Object.fromEntries(Object.entries(context).map(([k, v]) => [k.toLowerCase(), v]));
+  return Object.entries(condition).every(([operator, keys]) =>
+    Object.entries(keys).every(([key, expected]) => {
+      const actual = lower[key.toLowerCase()];
+      if (actual === undefined) return false;
+      const values = (Array.isArray(expected) ? expected : [expected]).map(String);
+      switch (operator) {
+        case "StringEquals":
+        case "ArnEquals":
+          return values.includes(actual);
+        case "StringLike":
+        case "ArnLike":
+          return values.some((v) => wildcard(v, actual, false));
+        case "Bool":
+          return values.some((v) => v.toLowerCase() === actual.toLowerCase());
+        default:
+          throw new Error(`the evaluator does not know the condition operator ${operator}`);
+      }
+    }),
+  );
+}
+
+function statementApplies(s: IamStatement, request: IamRequest): boolean {
+  if ((s.Action === undefined) === (s.NotAction === undefined))
+    throw new Error(`a statement needs Action or NotAction: ${JSON.stringify(s)}`);
+  if ((s.Resource === undefined) === (s.NotResource === undefined))
+    throw new Error(`an identity statement needs Resource or NotResource: ${JSON.stringify(s)}`);
+  const action =
+    s.Action !== undefined
+      ? list(s.Action).some((a) => actionMatches(a, request.action))
+      : !list(s.NotAction).some((a) => actionMatches(a, request.action));
+  const resource =
+    s.Resource !== undefined
+      ? list(s.Resource).some((r) => resourceMatches(r, request.resource))
+      : !list(s.NotResource).some((r) => resourceMatches(r, request.resource));
+  return action && resource && conditionHolds(s.Condition, request.context ?? {});
+}
+
+/** The decision of a role's identity policies (every statement of every document) on one request. */
+export function evaluate(statements: IamStatement[], request: IamRequest): Decision {
+  const applying = statements.filter((s) => statementApplies(s, request));
+  if (applying.some((s) => s.Effect === "Deny")) return "ExplicitDeny";
+  return applying.some((s) => s.Effect === "Allow") ? "Allow" : "ImplicitDeny";
+}

@@ -1,0 +1,193 @@
+/**
+ * Every role holds what its code calls, and no more: the stack's rendered role policies, evaluated request by request
+ * with an independent IAM evaluator (tests/helpers/iam-evaluator.ts). Each role gets the requests its code makes
+ * (allowed) and the ones a mistake or an attacker would make (denied).
+ */
+import * as assert from "assert";
+import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { Decision, evaluate, IamRequest, IamStatement, resourceMatches } from "../helpers/iam-evaluator";
+import { all, only, renderWith } from "../helpers/stack";
+
+const CAP = '{"max": 2, "per": "day"}';
+const ACCOUNT = "arn:aws:scheduler:us-east-1:123456789012";
+const schedule = (group: string, name: string) => `${ACCOUNT}:schedule/${group}/${name}`;
+const group = (name: string) => `${ACCOUNT}:schedule-group/${name}`;
+const SES = "arn:aws:ses:us-east-1:123456789012";
+const SCHEDULER = { "iam:PassedToService": "scheduler.amazonaws.com" };
+
+/** A role's ARN and the statements of every inline policy attached to it (the stack attaches no managed policy). */
+function role(stack: RenderedStack, name: string): { arn: string; statements: IamStatement[] } {
+  const r = only(stack, "aws:iam/role:Role", name);
+  const physical = r.outputs.arn.split("/").pop();
+  assert.deepStrictEqual(r.inputs.managedPolicyArns ?? [], []);
+  const statements = all(stack, "aws:iam/rolePolicy:RolePolicy")
+    .filter((p) => p.inputs.role === physical)
+    .flatMap((p) => JSON.parse(p.inputs.policy).Statement as IamStatement[]);
+  assert.ok(statements.length, `role ${name} has a policy`);
+  return { arn: r.outputs.arn, statements };
+}
+
+function expect(statements: IamStatement[], decision: "Allow" | "Deny", requests: IamRequest[]) {
+  for (const q of requests) {
+    const got: Decision = evaluate(statements, q);
+    assert.strictEqual(
+      got === "Allow" ? "Allow" : "Deny",
+      decision,
+      `${q.action} on ${q.resource} ${JSON.stringify(q.context ?? {})}: ${got}`,
+    );
+  }
+}
+
+describe("roles hold what their code calls (IAM evaluation of the rendered stack)", () => {
+  let capped: RenderedStack;
+  let plain: RenderedStack;
+  before(async () => {
+    capped = await renderWith({ frequencyCap: CAP });
+    plain = await renderWith();
+  });
+
+  it("the evaluator: Deny wins, wildcards stay within ARN segments but span the resource, missing condition keys fail", () => {
+    const allow: IamStatement = { Effect: "Allow", Action: "scheduler:Get*", Resource: `${ACCOUNT}:schedule/campaign-*/*` };
+    assert.strictEqual(evaluate([allow], { action: "Scheduler:GetSchedule", resource: schedule("campaign-a", "x") }), "Allow");
+    assert.strictEqual(evaluate([allow], { action: "scheduler:CreateSchedule", resource: schedule("campaign-a", "x") }), "ImplicitDeny");
+    assert.strictEqual(evaluate([allow], { action: "scheduler:GetSchedule", resource: schedule("default", "x") }), "ImplicitDeny");
+    const deny: IamStatement = { Effect: "Deny", NotAction: "scheduler:GetSchedule", Resource: "*" };
+    assert.strictEqual(
+      evaluate([allow, deny], { action: "scheduler:GetScheduleGroup", resource: schedule("campaign-a", "x") }),
+      "ExplicitDeny",
+    );
+    assert.ok(!resourceMatches("arn:aws:scheduler:*:123456789012:x", "arn:aws:scheduler:us-east-1:a:b:123456789012:x"));
+    assert.ok(resourceMatches("arn:aws:logs:us-east-1:1:log-group:/a:*", "arn:aws:logs:us-east-1:1:log-group:/a:log-stream:b"));
+    const pass: IamStatement = {
+      Effect: "Allow",
+      Action: "iam:PassRole",
+      Resource: "arn:aws:iam::1:role/t",
+      Condition: { StringEquals: SCHEDULER },
+    };
+    assert.strictEqual(evaluate([pass], { action: "iam:PassRole", resource: "arn:aws:iam::1:role/t" }), "ImplicitDeny");
+    assert.strictEqual(evaluate([pass], { action: "iam:PassRole", resource: "arn:aws:iam::1:role/t", context: SCHEDULER }), "Allow");
+    assert.throws(() =>
+      evaluate([{ ...pass, Condition: { NumericLessThan: { x: "1" } } }], {
+        action: "iam:PassRole",
+        resource: "arn:aws:iam::1:role/t",
+        context: { x: "0" },
+      }),
+    );
+  });
+
+  it("the journeys role creates and deletes schedules only in its journeys' groups, and passes only a role that cannot delete groups", () => {
+    const journeys = role(capped, "journeys-role");
+    const send = role(capped, "scheduler-target-role");
+    expect(journeys.statements, "Allow", [
+      { action: "scheduler:CreateSchedule", resource: schedule("campaign-onboarding", "ann-1") },
+      { action: "scheduler:DeleteSchedule", resource: schedule("campaign-onboarding", "ann-3") },
+      { action: "iam:PassRole", resource: send.arn, context: SCHEDULER },
+    ]);
+    const everyOtherRole = all(capped, "aws:iam/role:Role")
+      .map((r) => r.outputs.arn as string)
+      .filter((a) => a !== send.arn);
+    expect(journeys.statements, "Deny", [
+      { action: "scheduler:CreateSchedule", resource: schedule("campaign-spring", "ann-1") },
+      { action: "scheduler:DeleteSchedule", resource: schedule("campaign-spring", "ann-1") },
+      { action: "scheduler:CreateSchedule", resource: schedule("campaign-onboarding2", "ann-1") },
+      { action: "scheduler:DeleteSchedule", resource: schedule("campaign-spring", "sendtime.cleanup") },
+      { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-onboarding") },
+      { action: "scheduler:UpdateSchedule", resource: schedule("campaign-onboarding", "ann-1") },
+      { action: "iam:PassRole", resource: send.arn, context: { "iam:PassedToService": "lambda.amazonaws.com" } },
+      ...everyOtherRole.map((arn) => ({ action: "iam:PassRole", resource: arn, context: SCHEDULER })),
+    ]);
+    // Every role the journeys may pass (of all the stack's roles) may not delete a schedule group.
+    for (const r of all(capped, "aws:iam/role:Role")) {
+      if (evaluate(journeys.statements, { action: "iam:PassRole", resource: r.outputs.arn, context: SCHEDULER }) !== "Allow") continue;
+      expect(role(capped, r.name).statements, "Deny", [{ action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") }]);
+    }
+  });
+
+  it("the fan-out creates any campaign's schedules but reads and updates only the housekeeping schedule", () => {
+    const fanOut = role(capped, "fanout-role");
+    const send = role(capped, "scheduler-target-role");
+    const housekeeping = role(capped, "scheduler-target-housekeeping-role");
+    expect(fanOut.statements, "Allow", [
+      { action: "scheduler:CreateScheduleGroup", resource: group("campaign-spring") },
+      { action: "scheduler:TagResource", resource: group("campaign-spring") },
+      { action: "scheduler:CreateSchedule", resource: schedule("campaign-spring", "ann-1") },
+      { action: "scheduler:CreateSchedule", resource: schedule("campaign-spring", "sendtime.cleanup") },
+      { action: "scheduler:GetSchedule", resource: schedule("campaign-spring", "sendtime.cleanup") },
+      { action: "scheduler:UpdateSchedule", resource: schedule("campaign-spring", "sendtime.cleanup") },
+      { action: "iam:PassRole", resource: send.arn, context: SCHEDULER },
+      { action: "iam:PassRole", resource: housekeeping.arn, context: SCHEDULER },
+    ]);
+    expect(fanOut.statements, "Deny", [
+      { action: "scheduler:GetSchedule", resource: schedule("campaign-spring", "ann-1") },
+      { action: "scheduler:UpdateSchedule", resource: schedule("campaign-spring", "ann-1") },
+      { action: "scheduler:UpdateSchedule", resource: schedule("campaign-spring", "sendtime.cleanup-1") },
+      { action: "scheduler:DeleteSchedule", resource: schedule("campaign-spring", "ann-1") },
+      { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
+      { action: "scheduler:CreateSchedule", resource: schedule("default", "ann-1") },
+      { action: "iam:PassRole", resource: role(capped, "journeys-role").arn, context: SCHEDULER },
+      { action: "iam:PassRole", resource: send.arn, context: { "iam:PassedToService": "lambda.amazonaws.com" } },
+    ]);
+  });
+
+  it("the scheduler role under a cap only starts the gate and dead-letters: no SES, no group deletion", () => {
+    const send = role(capped, "scheduler-target-role");
+    const gateArn = capped.outputs.sendGateArn as string;
+    const dlq = only(capped, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
+    expect(send.statements, "Allow", [
+      { action: "states:StartExecution", resource: gateArn },
+      { action: "sqs:SendMessage", resource: dlq },
+    ]);
+    expect(send.statements, "Deny", [
+      { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+      { action: "ses:SendEmail", resource: `${SES}:configuration-set/sendtime-dev` },
+      { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
+      { action: "states:StartExecution", resource: capped.outputs.stateMachineArn as string },
+    ]);
+  });
+
+  it("without a cap the scheduler role sends through SES, and still cannot delete a group", () => {
+    const send = role(plain, "scheduler-target-role");
+    expect(send.statements, "Allow", [
+      { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+      { action: "ses:SendEmail", resource: `${SES}:template/onboarding-welcome` },
+    ]);
+    expect(send.statements, "Deny", [
+      { action: "ses:SendEmail", resource: `${SES}:identity/other.example.com` },
+      { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
+    ]);
+  });
+
+  it("only the housekeeping role deletes groups — campaign groups only — and the journeys cannot pass it", () => {
+    for (const stack of [capped, plain]) {
+      const housekeeping = role(stack, "scheduler-target-housekeeping-role");
+      expect(housekeeping.statements, "Allow", [
+        { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
+        { action: "sqs:SendMessage", resource: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn },
+      ]);
+      expect(housekeeping.statements, "Deny", [
+        { action: "scheduler:DeleteScheduleGroup", resource: group("default") },
+        { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+        { action: "states:StartExecution", resource: `arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev` },
+      ]);
+      expect(role(stack, "journeys-role").statements, "Deny", [{ action: "iam:PassRole", resource: housekeeping.arn, context: SCHEDULER }]);
+      const deleters = all(stack, "aws:iam/role:Role").filter(
+        (r) =>
+          evaluate(role(stack, r.name).statements, { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") }) ===
+          "Allow",
+      );
+      assert.deepStrictEqual(
+        deleters.map((r) => r.name),
+        ["scheduler-target-housekeeping-role"],
+      );
+    }
+  });
+
+  it("the housekeeping schedule the fan-out creates runs as the housekeeping role; recipients' schedules as the send role", () => {
+    const definition = JSON.parse(only(capped, "aws:sfn/stateMachine:StateMachine", "fanout").inputs.definition);
+    const cleanup = definition.States.ScheduleCleanup.Parameters.Target;
+    assert.strictEqual(cleanup.RoleArn, role(capped, "scheduler-target-housekeeping-role").arn);
+    assert.strictEqual(definition.States.MoveCleanup.Parameters.Target.RoleArn, cleanup.RoleArn);
+    const create = definition.States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule;
+    assert.strictEqual(create.Parameters.Target.RoleArn, role(capped, "scheduler-target-role").arn);
+  });
+});
