@@ -2,9 +2,10 @@
  * Streams a recipient CSV (RFC 4180, csv.ts: header row, BOM, quoted fields with commas, quotes and newlines).
  * Yields each record with the line it starts on; a syntax error stops with the file and line.
  *
- * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line. Encoding: UTF-8, checked
- * byte by byte — an invalid sequence (a Latin-1 export read as UTF-8 would turn "Zoë" into "Zo\uFFFD" and could make
- * two ids one) stops with the file, line and byte offset; "latin1" reads such exports.
+ * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line; CR CR LF, and an LF outside
+ * quotes in a CR file, stop with the line (they cannot be read exactly). Encoding: UTF-8, checked byte by byte — an
+ * invalid sequence (a Latin-1 export read as UTF-8 would turn "Zoë" into "Zo\uFFFD" and could make two ids one) stops
+ * with the file, line and byte offset; "latin1" reads such exports.
  */
 import { isUtf8 } from "buffer";
 import * as fs from "fs";
@@ -27,6 +28,8 @@ export const CSV_OPTIONS = { bom: true, record_delimiter: ["\r\n", "\n"], relax_
 export type CsvEncoding = "utf8" | "latin1";
 export const CSV_ENCODINGS: CsvEncoding[] = ["utf8", "latin1"];
 
+const ONE_LINE_ENDING = "end every line in LF, CRLF or CR alone, one kind throughout (e.g. dos2unix converts a file to LF)";
+
 /** What the reader's errors mean for someone fixing the file. */
 const CSV_ERRORS: Record<CsvProblem, string> = {
   "quote-not-closed": "the file ends inside a quoted field: the quote opened on this line is never closed",
@@ -34,6 +37,8 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
   "invalid-closing-quote": "a closing quote is followed by more characters (double quotes inside a quoted field)",
   "record-too-large": `a record over ${MAX_RECORD_BYTES / 1048576} MB starts on this line (a quote opened and never closed?)`,
   "utf8-bom-in-latin1": "the file starts with a UTF-8 byte order mark: it is UTF-8, not Latin-1 (leave out --encoding latin1)",
+  "cr-cr-lf": `the line ends in CR CR LF, which reads as a stray CR or an extra line; ${ONE_LINE_ENDING}`,
+  "lf-in-cr-file": `a line feed (LF) outside quotes in a file whose lines end in CR alone (a line ending in CR CR LF?); quote the field, or ${ONE_LINE_ENDING}`,
 };
 
 /**
@@ -47,7 +52,7 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   if (input) {
     const head = await peek(input, 65_536);
     source = head.stream;
-    lineBreak = endsInCrOnly(head.bytes) ? "\r" : "\n";
+    lineBreak = firstLineBreak(file, head.bytes, () => input.destroy());
   } else {
     try {
       const stat = await fs.promises.stat(file);
@@ -56,7 +61,7 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
       if (e instanceof InputError) throw e;
       throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
-    lineBreak = (await crOnly(file)) ? "\r" : "\n";
+    lineBreak = firstLineBreak(file, await fileHead(file));
     source = fs.createReadStream(file);
   }
   let bytes: Readable = source;
@@ -144,15 +149,25 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   };
 }
 
-/** Lines in a file: an upper bound on its records (a quoted field may span lines). One buffer, reused. */
+/**
+ * Lines in a file, whatever their endings (LF, CRLF and CR alone count one each): an upper bound on its records (a
+ * quoted field may span lines). One buffer, reused.
+ */
 export async function countLines(file: string): Promise<number> {
   const handle = await fs.promises.open(file, "r");
   try {
     const chunk = Buffer.allocUnsafe(1 << 20);
     let n = 0;
+    /** Whether the previous read ended in CR: an LF starting this one is the same line break. */
+    let crBefore = false;
     for (let read = 1; read > 0;) {
       ({ bytesRead: read } = await handle.read(chunk, 0, chunk.length, null));
-      for (let i = chunk.indexOf(10); i !== -1 && i < read; i = chunk.indexOf(10, i + 1)) n++;
+      if (read === 0) break;
+      for (let i = chunk.indexOf(LF); i !== -1 && i < read; i = chunk.indexOf(LF, i + 1)) n++;
+      // A CR counts unless an LF follows it (CRLF, counted above).
+      for (let i = chunk.indexOf(CR); i !== -1 && i < read; i = chunk.indexOf(CR, i + 1)) if (i + 1 === read || chunk[i + 1] !== LF) n++;
+      if (crBefore && chunk[0] === LF) n--; // that CR was counted alone at the end of the previous read
+      crBefore = chunk[read - 1] === CR;
     }
     return n + 1;
   } finally {
@@ -160,22 +175,33 @@ export async function countLines(file: string): Promise<number> {
   }
 }
 
-/** Whether the file's first line ends in CR alone. */
-async function crOnly(file: string): Promise<boolean> {
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** The first 64 KB of a file. */
+async function fileHead(file: string): Promise<Buffer> {
   const handle = await fs.promises.open(file, "r");
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(65_536), 0, 65_536, 0);
-    return endsInCrOnly(buffer.subarray(0, bytesRead));
+    return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
 }
 
-/** Whether the first line of `head` (the start of a file) ends in CR alone. */
-function endsInCrOnly(head: Buffer): boolean {
-  const cr = head.indexOf(13);
-  const lf = head.indexOf(10);
-  return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < head.length || lf === -1);
+/**
+ * The line break of a file, from its first line (`head`, the start of the file): CR when that line ends in CR alone,
+ * else LF (CRLF included). A first line ending in CR CR LF is refused (InputError, line 1; `stop` closes the input
+ * first): read with either, every line would keep a stray CR or gain an empty line and a leading LF.
+ */
+function firstLineBreak(file: string, head: Buffer, stop?: () => void): "\n" | "\r" {
+  const cr = head.indexOf(CR);
+  const lf = head.indexOf(LF);
+  if (cr !== -1 && head[cr + 1] === CR && head[cr + 2] === LF && (lf === -1 || lf > cr)) {
+    stop?.();
+    throw new InputError(`${file}:1: malformed CSV: ${CSV_ERRORS["cr-cr-lf"]}`);
+  }
+  return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < head.length || lf === -1) ? "\r" : "\n";
 }
 
 /** The first `n` bytes of `stream` (fewer if it ends sooner), and a stream that still yields every byte. */
