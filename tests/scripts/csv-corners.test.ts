@@ -106,7 +106,7 @@ describe("CSV corners: line endings the reader cannot read exactly are refused",
   });
 });
 
-describe.skip("CSV corners: --encoding latin1 on a file that is UTF-8", () => {
+describe("CSV corners: --encoding latin1 on a file that is UTF-8", () => {
   it("valid multi-byte UTF-8 read as Latin-1 is refused naming its first non-ASCII line (it turned Zoë into ZoÃ«)", async () => {
     const list = write("id,email,name\nu1,a@example.com,Ana\nu2,b@example.com,Zoë\nu3,c@example.com,Åsa\n");
     await assert.rejects(records(list, "latin1"), (e: Error) => {
@@ -114,7 +114,21 @@ describe.skip("CSV corners: --encoding latin1 on a file that is UTF-8", () => {
       assert.match(e.message, /leave out --encoding latin1/);
       return true;
     });
-    assertRefused(await dryRun(list, ["--encoding", "latin1"]), /list\.csv:3: .*looks like UTF-8/);
+    const r = await dryRun(list, ["--encoding", "latin1"]);
+    assertRefused(r, /list\.csv:3: .*looks like UTF-8/);
+    assert.deepStrictEqual(fs.readdirSync(r.out), [], "no plan, rejects or summary: the run's partial files are removed");
+  });
+
+  it("the line is right after 100,000 ASCII rows, with the UTF-8 character split across two chunks of a stream", async () => {
+    const { Readable } = await import("stream");
+    const text = Buffer.from(
+      "id,email,name\n" + Array.from({ length: 100_000 }, (_, i) => `u${i},u${i}@example.com,x\n`).join("") + "v,v@example.com,Zoë\n",
+    );
+    const split = text.indexOf(Buffer.from("ë")) + 1; // between the two bytes of ë
+    const csv = await openRecipientCsv("list.csv", "latin1", Readable.from([text.subarray(0, split), text.subarray(split)]));
+    await assert.rejects(async () => {
+      for await (const rec of csv.records) void rec;
+    }, /^Error: list\.csv:100002: --encoding latin1, but the file looks like UTF-8/);
   });
 
   it("a real Latin-1 file, and a pure ASCII one, are read as Latin-1", async () => {

@@ -5,9 +5,10 @@
  * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line; CR CR LF, and an LF outside
  * quotes in a CR file, stop with the line (they cannot be read exactly). Encoding: UTF-8, checked byte by byte — an
  * invalid sequence (a Latin-1 export read as UTF-8 would turn "Zoë" into "Zo\uFFFD" and could make two ids one) stops
- * with the file, line and byte offset; "latin1" reads such exports.
+ * with the file, line and byte offset; "latin1" reads such exports, and refuses a file that is valid UTF-8 with
+ * non-ASCII characters (read as Latin-1, "Zoë" would become "ZoÃ«").
  */
-import { isUtf8 } from "buffer";
+import { isAscii, isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
 import { CsvProblem, CsvReader, CsvRecord, CsvSyntaxError, MAX_RECORD_BYTES } from "./csv";
@@ -64,12 +65,9 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
     lineBreak = firstLineBreak(file, await fileHead(file));
     source = fs.createReadStream(file);
   }
-  let bytes: Readable = source;
-  if (encoding === "utf8") {
-    const check = new Utf8Check(file, lineBreak);
-    pipeline(source, check, () => undefined);
-    bytes = check;
-  }
+  const check = encoding === "utf8" ? new Utf8Check(file, lineBreak) : new NotUtf8Check(file, lineBreak);
+  pipeline(source, check, () => undefined);
+  const bytes: Readable = check;
   const chunks = bytes[Symbol.asyncIterator]();
   const reader = new CsvReader({ lineBreak, encoding });
   /** Closes the file, or the stream given and the one reading it. */
@@ -272,6 +270,61 @@ class Utf8Check extends Transform {
     return new InputError(
       `${this.file}:${this.lines}: not UTF-8 (byte offset ${this.offset}); for a Latin-1 export give --encoding latin1`,
     );
+  }
+}
+
+/**
+ * For a file read as Latin-1: passes bytes through unchanged, and fails at the end when the whole file is valid UTF-8
+ * with at least one non-ASCII character — UTF-8 read as Latin-1 ("Zoë" as "ZoÃ«"). A real Latin-1 file with accents is
+ * almost never valid UTF-8 (an accented capital followed by a symbol or a C1 control, at every accent), so it is read;
+ * one that is valid UTF-8 by chance can be converted to UTF-8 first. Checking stops at the first chunk that is not
+ * UTF-8: an ordinary Latin-1 file costs one isUtf8 call.
+ */
+class NotUtf8Check extends Transform {
+  /** Whether every byte so far is UTF-8 (a character split across chunks waits in `carry`). */
+  private utf8 = true;
+  private carry = Buffer.alloc(0);
+  /** The line of the first non-ASCII byte, once seen; lines counted until then. */
+  private firstNonAsciiLine?: number;
+  private lines = 1;
+  private readonly breakByte: number;
+
+  constructor(
+    private readonly file: string,
+    lineBreak: string,
+  ) {
+    super();
+    this.breakByte = lineBreak.charCodeAt(0);
+  }
+
+  _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    if (this.utf8) {
+      const bytes = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+      const cut = completeLength(bytes);
+      const whole = bytes.subarray(0, cut);
+      if (!isUtf8(whole)) this.utf8 = false;
+      else {
+        if (this.firstNonAsciiLine === undefined) this.findNonAscii(whole);
+        this.carry = Buffer.from(bytes.subarray(cut));
+      }
+    }
+    done(null, chunk);
+  }
+
+  _flush(done: TransformCallback): void {
+    if (!this.utf8 || this.carry.length || this.firstNonAsciiLine === undefined) return done();
+    done(
+      new InputError(
+        `${this.file}:${this.firstNonAsciiLine}: --encoding latin1, but the file looks like UTF-8: it is valid UTF-8 with non-ASCII characters from this line on, which Latin-1 would misread ("Zoë" as "ZoÃ«"); leave out --encoding latin1 (if it really is Latin-1, convert it first: iconv -f LATIN1 -t UTF-8)`,
+      ),
+    );
+  }
+
+  /** Counts lines up to the first non-ASCII byte of `bytes`, or through the end when there is none. */
+  private findNonAscii(bytes: Buffer): void {
+    const at = isAscii(bytes) ? bytes.length : bytes.findIndex((b) => b >= 0x80);
+    for (let i = bytes.indexOf(this.breakByte); i !== -1 && i < at; i = bytes.indexOf(this.breakByte, i + 1)) this.lines++;
+    if (at < bytes.length) this.firstNonAsciiLine = this.lines;
   }
 }
 
