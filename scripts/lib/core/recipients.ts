@@ -119,7 +119,8 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
 
   const first = await next();
   if (!first) throw new InputError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
-  const header = first.fields.map((h) => h.trim());
+  // Spaces and tabs around a name are trimmed; any other invisible character stays, for the header checks to show.
+  const header = first.fields.map((h) => h.replace(/^[ \t]+|[ \t]+$/g, ""));
   const index = new Map(header.map((h, i) => [h, i]));
   return {
     header,
