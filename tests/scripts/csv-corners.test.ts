@@ -51,7 +51,8 @@ const BASE = [
 async function dryRun(list: string, more: string[] = [], out = path.join(folder(), "out")) {
   const r = await runMain(launch, withFlags([...BASE, "--recipients", list, "--out", out], more));
   const read = (name: string) => (fs.existsSync(path.join(out, name)) ? fs.readFileSync(path.join(out, name), "utf8") : undefined);
-  const summary = read("summary.json");
+  // (Not JSON when summary.json is the list itself: the case of an input inside --out.)
+  const summary = r.code === 2 ? undefined : read("summary.json");
   return { ...r, out, read, summary: summary === undefined ? undefined : JSON.parse(summary) };
 }
 
@@ -221,7 +222,7 @@ describe("CSV corners: look-alike control headers are refused with the control c
   });
 });
 
-describe.skip("CSV corners: an input file inside --out is never deleted or overwritten", () => {
+describe("CSV corners: an input file inside --out is never deleted or overwritten", () => {
   const LIST = "id,email\nu1,a@example.com\nu2,b@example.com\n";
 
   for (const name of [

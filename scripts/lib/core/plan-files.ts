@@ -10,12 +10,16 @@
  *   for its plan;
  * - files are written under names unique to the run and renamed into place at the end, the summary last;
  * - a write that fails (a full disk, an unwritable folder) is one line naming the file, and the run's partial files
- *   are removed.
+ *   are removed;
+ * - the run never removes or replaces its input: a recipient list in the folder under a name the run writes or removes
+ *   (the files above, the lock, their temporary names), also through a symbolic link or as a hard link, stops the run
+ *   before anything is touched.
  */
 import { createHash, Hash, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { InputError } from "./errors";
 import { RecipientRow, Reject } from "./recipient-rows";
 
 /** The folder cannot be written: exit 1, like any other run that could not finish. */
@@ -52,17 +56,72 @@ const failure = (where: string, e: unknown) => {
   return new OutputError(`${where} (${code})`);
 };
 
+/** Whether a run writes or removes a file of this name in its folder: a final name, the lock, or a temporary one of theirs. */
+function isRunFileName(name: string): boolean {
+  return [...FINAL_NAMES, LOCK_NAME].some((n) => name === n || name.startsWith(n + "."));
+}
+
+/**
+ * Throws InputError when one of `inputs` (local files the run reads) is, in output folder `dir`, a file the run writes
+ * or removes: named so (as given, or where a symbolic link leads), or the same file under such a name (a hard or
+ * symbolic link to it there). Touches nothing; a few stat calls.
+ */
+export function refuseInputsInOutputFolder(dir: string, inputs: readonly string[]): void {
+  const realDir = realpathOrUndefined(dir);
+  if (realDir === undefined) return; // no folder yet: nothing in it
+  const runFiles = fs.readdirSync(realDir).filter(isRunFileName);
+  for (const input of inputs) {
+    const stat = statOrUndefined(input);
+    if (!stat) continue; // reading it will say so
+    const refuse = (name: string, how: string) => {
+      throw new InputError(
+        `--out ${dir}: ${path.join(dir, name)} is the recipient list${how} (--recipients ${input}); the run removes and rewrites ${name} before it reads the list: give another --out, or move or rename the list`,
+      );
+    };
+    const given = path.basename(input);
+    if (realpathOrUndefined(path.dirname(path.resolve(input))) === realDir && isRunFileName(given)) refuse(given, "");
+    const real = realpathOrUndefined(input)!;
+    if (path.dirname(real) === realDir && isRunFileName(path.basename(real))) refuse(path.basename(real), " (through a symbolic link)");
+    for (const name of runFiles) {
+      const other = statOrUndefined(path.join(realDir, name));
+      if (other && other.dev === stat.dev && other.ino === stat.ino) refuse(name, " (the same file under another name: a link)");
+    }
+  }
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function statOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Exclusive use of an output folder by this run, until release(). */
 export class OutputLock {
   private released = false;
   private constructor(
     readonly dir: string,
     private readonly file: string,
+    /** The local files the run reads, which it must never remove or replace. */
+    readonly inputs: readonly string[],
   ) {}
 
-  /** Creates the folder if needed and locks it; throws OutputError naming the holder when another run has it. */
-  static acquire(dir: string): OutputLock {
+  /**
+   * Creates the folder if needed and locks it; throws OutputError naming the holder when another run has it, and
+   * InputError, before creating anything, when one of `inputs` is a file the run would remove or replace there.
+   */
+  static acquire(dir: string, inputs: readonly string[] = []): OutputLock {
     if (dir === "") throw new OutputError(`--out '': cannot write the output folder (an empty path)`);
+    refuseInputsInOutputFolder(dir, inputs);
     try {
       fs.mkdirSync(dir, { recursive: true });
     } catch (e) {
@@ -82,7 +141,7 @@ export class OutputLock {
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
           fs.linkSync(draft, file);
-          return new OutputLock(dir, file);
+          return new OutputLock(dir, file, inputs);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
         }
@@ -143,6 +202,7 @@ export class PlanFiles {
    */
   constructor(lock: OutputLock, o: { holdout?: boolean; planSink?: PlanSink; localPlan?: boolean } = {}) {
     const dir = lock.dir;
+    refuseInputsInOutputFolder(dir, lock.inputs); // again: the folder may have changed since it was locked
     try {
       for (const name of FINAL_NAMES) fs.rmSync(path.join(dir, name), { force: true });
     } catch (e) {
