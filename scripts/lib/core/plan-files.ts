@@ -1,7 +1,8 @@
 /**
  * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
  * (`line,id,note`: every planned row that was changed or defaulted), summary.json and, with a holdout, holdout.csv
- * (`line,id,email`: the recipients deliberately not sent).
+ * (`line,id,email`: the recipients deliberately not sent). The CSV files are reports for people: their values are
+ * written with reportField (a value a spreadsheet would take for a formula gets a leading `'`); the plan is exact.
  *
  * A folder holds one run at a time and only whole runs:
  * - the run locks the folder (`.sendtime.lock`: pid, host, start); a second run is refused naming the holder, and a
@@ -19,6 +20,7 @@ import { createHash, Hash, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { reportField } from "./csv-fields";
 import { InputError } from "./errors";
 import { RecipientRow, Reject } from "./recipient-rows";
 
@@ -236,7 +238,7 @@ export class PlanFiles {
   }
 
   reject(r: Reject): Promise<void> | undefined {
-    return this.rejects.write(`${lineText(r.line)},${csvField(r.id)},${csvField(r.text)}\n`);
+    return this.rejects.write(`${lineText(r.line)},${reportField(r.id)},${reportField(r.text)}\n`);
   }
 
   /**
@@ -250,9 +252,9 @@ export class PlanFiles {
     sharedQuoted: readonly string[],
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
-    const start = `${lineText(row.line)},${csvField(row.id)},`;
+    const start = `${lineText(row.line)},${reportField(row.id)},`;
     let pending = this.pendingNotes;
-    if (own) for (const note of own) pending += `${start}${csvField(note)}\n`;
+    if (own) for (const note of own) pending += `${start}${reportField(note)}\n`;
     for (let i = 0; i < sharedQuoted.length; i++) pending += start + sharedQuoted[i];
     this.pendingNotes = pending;
     if (pending.length < PENDING_NOTES) return undefined;
@@ -268,7 +270,7 @@ export class PlanFiles {
 
   /** A recipient in the holdout group: listed, not planned. */
   holdout(row: RecipientRow): Promise<void> | undefined {
-    return this.heldOut!.write(`${lineText(row.line)},${csvField(row.id)},${csvField(row.email)}\n`);
+    return this.heldOut!.write(`${lineText(row.line)},${reportField(row.id)},${reportField(row.email)}\n`);
   }
 
   /** Flushes and closes the files; returns the plan's sha256. */
@@ -300,7 +302,7 @@ export class PlanFiles {
 
 /** Notes as the note field of notes.csv lines with their line breaks (PlanFiles.notesOf's `sharedQuoted`). */
 export function quotedNoteLines(notes: readonly string[]): readonly string[] {
-  return notes.map((note) => [csvField(note), "\n"].join("")); // flat: copied into every row's text
+  return notes.map((note) => [reportField(note), "\n"].join("")); // flat: copied into every row's text
 }
 
 const UNDER_1000 = Array.from({ length: 1000 }, (_, i) => String(i));
@@ -313,11 +315,6 @@ const PADDED_TO_3 = UNDER_1000.map((digits) => digits.padStart(3, "0"));
  */
 export function lineText(n: number): string {
   return n < 1000 ? UNDER_1000[n] : lineText(Math.floor(n / 1000)) + PADDED_TO_3[n % 1000];
-}
-
-/** RFC 4180 quoting when needed. */
-function csvField(v: string): string {
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /**
