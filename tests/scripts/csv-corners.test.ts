@@ -233,6 +233,7 @@ describe("CSV corners: an input file inside --out is never deleted or overwritte
     "summary.json",
     ".sendtime.lock",
     "plan.jsonl.123-0a1b2c3d.partial",
+    "Rejects.csv", // on the file systems of macOS and Windows it is rejects.csv
   ])
     it(`a list named ${name} inside --out is refused before anything is touched (it was deleted before it was read)`, async () => {
       const out = path.join(folder(), "out");

@@ -58,9 +58,13 @@ const failure = (where: string, e: unknown) => {
   return new OutputError(`${where} (${code})`);
 };
 
-/** Whether a run writes or removes a file of this name in its folder: a final name, the lock, or a temporary one of theirs. */
+/**
+ * Whether a run writes or removes a file of this name in its folder: a final name, the lock, or a temporary one of
+ * theirs. Without case: on the file systems of macOS and Windows, Rejects.csv is rejects.csv.
+ */
 function isRunFileName(name: string): boolean {
-  return [...FINAL_NAMES, LOCK_NAME].some((n) => name === n || name.startsWith(n + "."));
+  const lower = name.toLowerCase();
+  return [...FINAL_NAMES, LOCK_NAME].some((n) => lower === n || lower.startsWith(n + "."));
 }
 
 /**
