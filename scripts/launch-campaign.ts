@@ -168,7 +168,8 @@ interface Run {
  */
 async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
   const run = await prepareRun(parseFlags(argv, FLAGS, USAGE), io);
-  const lock = OutputLock.acquire(run.f.out ?? path.join("out", run.campaignId));
+  // A local list must not be one of the files the run removes and rewrites in its folder: refused before any is touched.
+  const lock = OutputLock.acquire(run.f.out ?? path.join("out", run.campaignId), run.request.input ? [] : [run.request.file]);
   locks.push(lock);
   // The plan's key must be known when its first part is sent: --launch-id, else the plan's hash when the whole plan
   // fits one part (sent at the end), else a key unique to this upload.

@@ -250,7 +250,8 @@ describe("plan safety: smaller ones (2)", () => {
     assert.strictEqual(r.rows.length, 4);
     assert.deepStrictEqual(r.notes!.trim().split("\n").slice(1), [
       "3,a1,id differs from line 2's only in case or surrounding spaces: a separate recipient (schedule names assume case matters)",
-      "4, a1,id differs from line 2\'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)",
+      // Quoted: a value that starts or ends in a space keeps it in readers that trim unquoted fields.
+      '4," a1",id differs from line 2\'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters)',
     ]);
     assert.strictEqual(r.summary.idsDifferingOnlyInCase, 2);
   });

@@ -10,11 +10,14 @@
  * split with native string searches. A record without a quote is one `split`.
  *
  * Errors name the line: a quote inside an unquoted field, a closing quote followed by something other than a comma or
- * the line break, and the end of the file inside a quoted field (the line the quote opened on). A record over
+ * the line break, and the end of the file inside a quoted field (the line the quote opened on). Line endings that mix
+ * the kinds cannot be read exactly, so they are errors too: a line ending in CR CR LF (LF mode: csv-parse keeps the
+ * first CR in the last field) and an LF outside quotes in a file read with CR alone (csv-parse keeps it in the field:
+ * the LF of a CR CR LF would start the next record's first field). A record over
  * MAX_RECORD_BYTES (a quote never closed, in practice) stops the read, so memory stays bounded. Where csv-parse does
  * otherwise, on purpose: a NUL byte after a closing quote is an error here (csv-parse ends the field there and keeps
- * the NUL), and a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
- * without checking it).
+ * the NUL), a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
+ * without checking it), and the two mixed line endings above.
  */
 
 export interface CsvRecord {
@@ -23,7 +26,14 @@ export interface CsvRecord {
   fields: string[];
 }
 
-export type CsvProblem = "invalid-opening-quote" | "invalid-closing-quote" | "quote-not-closed" | "record-too-large" | "utf8-bom-in-latin1";
+export type CsvProblem =
+  | "invalid-opening-quote"
+  | "invalid-closing-quote"
+  | "quote-not-closed"
+  | "record-too-large"
+  | "utf8-bom-in-latin1"
+  | "cr-cr-lf"
+  | "lf-in-cr-file";
 
 export class CsvSyntaxError extends Error {
   constructor(
@@ -182,10 +192,15 @@ export class CsvReader {
 
   /** The record in bytes [start, end) of `bytes` (without its line break). */
   private record(bytes: Buffer, start: number, end: number, last = false): CsvRecord {
-    // CRLF: the CR belongs to the line break (outside quotes: a quoted field ends in a quote).
-    if (this.breakByte === LF && end > start && bytes[end - 1] === CR && !last) end--;
+    // CRLF: the CR belongs to the line break (outside quotes: a quoted field ends in a quote). A second CR before it
+    // is neither data nor a line break anyone meant.
+    if (this.breakByte === LF && end > start && bytes[end - 1] === CR && !last) {
+      end--;
+      if (end > start && bytes[end - 1] === CR) throw new CsvSyntaxError("cr-cr-lf", this.line);
+    }
     const text = this.decode.call(bytes, start, end);
     const line = this.line;
+    if (this.breakByte === CR && text.indexOf("\n") !== -1) this.refuseUnquotedLf(text, line);
     if (text.indexOf('"') === -1) {
       this.line++;
       return { line, fields: text.split(",") };
@@ -194,6 +209,18 @@ export class CsvReader {
     for (let i = text.indexOf(this.breakChar); i !== -1; i = text.indexOf(this.breakChar, i + 1)) this.line++;
     this.line++;
     return { line, fields };
+  }
+
+  /** CR mode: throws at an LF outside quotes in the record's text (quotes toggle, a doubled one twice). */
+  private refuseUnquotedLf(text: string, line: number): void {
+    let quoted = false;
+    let n = line;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === QUOTE) quoted = !quoted;
+      else if (c === CR) n++;
+      else if (c === LF && !quoted) throw new CsvSyntaxError("lf-in-cr-file", n);
+    }
   }
 
   /** The fields of a record that holds a quote. */

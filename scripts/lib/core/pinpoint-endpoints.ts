@@ -217,8 +217,3 @@ export function columnNames(keys: { source: AttributeSource; name: string }[]): 
     return name;
   });
 }
-
-/** One CSV field, RFC 4180: quoted when it holds a comma, a quote, CR or LF (quotes doubled), or edge spaces. */
-export function csvField(value: string): string {
-  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}

@@ -22,12 +22,12 @@ import {
   AttributeSource,
   columnNames,
   CONTROL_COLUMNS,
-  csvField,
   EndpointRecipient,
   endpointOutcome,
   PinpointEndpoint,
   SkipReason,
 } from "./pinpoint-endpoints";
+import { csvField, reportField } from "./csv-fields";
 import { EndpointLedger, LedgerEntry } from "./pinpoint-ledger";
 import { BufferedFile, lines } from "./pinpoint-lines";
 import { CompactSeenKeys } from "./seen-keys";
@@ -216,8 +216,9 @@ class ImportRun {
     const s = this.summary.skipped;
     s.total++;
     s.byReason[reason] = (s.byReason[reason] ?? 0) + 1;
-    const ids = [e.Id, e.User?.UserId].map((v) => csvField(typeof v === "string" ? v : ""));
-    this.skipped.write(`${csvField(file)},${line},${ids.join(",")},${reason},${csvField(detail)}\n`);
+    // A report for people: values a spreadsheet would run as formulas are guarded (recipients.csv stays exact).
+    const ids = [e.Id, e.User?.UserId].map((v) => reportField(typeof v === "string" ? v : ""));
+    this.skipped.write(`${reportField(file)},${line},${ids.join(",")},${reason},${reportField(detail)}\n`);
   }
 
   private position(source: AttributeSource, name: string): number {

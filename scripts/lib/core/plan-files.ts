@@ -1,7 +1,8 @@
 /**
  * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
  * (`line,id,note`: every planned row that was changed or defaulted), summary.json and, with a holdout, holdout.csv
- * (`line,id,email`: the recipients deliberately not sent).
+ * (`line,id,email`: the recipients deliberately not sent). The CSV files are reports for people: their values are
+ * written with reportField (a value a spreadsheet would take for a formula gets a leading `'`); the plan is exact.
  *
  * A folder holds one run at a time and only whole runs:
  * - the run locks the folder (`.sendtime.lock`: pid, host, start); a second run is refused naming the holder, and a
@@ -10,12 +11,17 @@
  *   for its plan;
  * - files are written under names unique to the run and renamed into place at the end, the summary last;
  * - a write that fails (a full disk, an unwritable folder) is one line naming the file, and the run's partial files
- *   are removed.
+ *   are removed;
+ * - the run never removes or replaces its input: a recipient list in the folder under a name the run writes or removes
+ *   (the files above, the lock, their temporary names), also through a symbolic link or as a hard link, stops the run
+ *   before anything is touched.
  */
 import { createHash, Hash, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { reportField } from "./csv-fields";
+import { InputError } from "./errors";
 import { RecipientRow, Reject } from "./recipient-rows";
 
 /** The folder cannot be written: exit 1, like any other run that could not finish. */
@@ -52,17 +58,76 @@ const failure = (where: string, e: unknown) => {
   return new OutputError(`${where} (${code})`);
 };
 
+/**
+ * Whether a run writes or removes a file of this name in its folder: a final name, the lock, or a temporary one of
+ * theirs. Without case: on the file systems of macOS and Windows, Rejects.csv is rejects.csv.
+ */
+function isRunFileName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return [...FINAL_NAMES, LOCK_NAME].some((n) => lower === n || lower.startsWith(n + "."));
+}
+
+/**
+ * Throws InputError when one of `inputs` (local files the run reads) is, in output folder `dir`, a file the run writes
+ * or removes: named so (as given, or where a symbolic link leads), or the same file under such a name (a hard or
+ * symbolic link to it there). Touches nothing; a few stat calls.
+ */
+export function refuseInputsInOutputFolder(dir: string, inputs: readonly string[]): void {
+  const realDir = realpathOrUndefined(dir);
+  if (realDir === undefined) return; // no folder yet: nothing in it
+  const runFiles = fs.readdirSync(realDir).filter(isRunFileName);
+  for (const input of inputs) {
+    const stat = statOrUndefined(input);
+    if (!stat) continue; // reading it will say so
+    const refuse = (name: string, how: string) => {
+      throw new InputError(
+        `--out ${dir}: ${path.join(dir, name)} is the recipient list${how} (--recipients ${input}); the run removes and rewrites ${name} before it reads the list: give another --out, or move or rename the list`,
+      );
+    };
+    const given = path.basename(input);
+    if (realpathOrUndefined(path.dirname(path.resolve(input))) === realDir && isRunFileName(given)) refuse(given, "");
+    const real = realpathOrUndefined(input)!;
+    if (path.dirname(real) === realDir && isRunFileName(path.basename(real))) refuse(path.basename(real), " (through a symbolic link)");
+    for (const name of runFiles) {
+      const other = statOrUndefined(path.join(realDir, name));
+      if (other && other.dev === stat.dev && other.ino === stat.ino) refuse(name, " (the same file under another name: a link)");
+    }
+  }
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function statOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Exclusive use of an output folder by this run, until release(). */
 export class OutputLock {
   private released = false;
   private constructor(
     readonly dir: string,
     private readonly file: string,
+    /** The local files the run reads, which it must never remove or replace. */
+    readonly inputs: readonly string[],
   ) {}
 
-  /** Creates the folder if needed and locks it; throws OutputError naming the holder when another run has it. */
-  static acquire(dir: string): OutputLock {
+  /**
+   * Creates the folder if needed and locks it; throws OutputError naming the holder when another run has it, and
+   * InputError, before creating anything, when one of `inputs` is a file the run would remove or replace there.
+   */
+  static acquire(dir: string, inputs: readonly string[] = []): OutputLock {
     if (dir === "") throw new OutputError(`--out '': cannot write the output folder (an empty path)`);
+    refuseInputsInOutputFolder(dir, inputs);
     try {
       fs.mkdirSync(dir, { recursive: true });
     } catch (e) {
@@ -82,7 +147,7 @@ export class OutputLock {
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
           fs.linkSync(draft, file);
-          return new OutputLock(dir, file);
+          return new OutputLock(dir, file, inputs);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
         }
@@ -143,6 +208,7 @@ export class PlanFiles {
    */
   constructor(lock: OutputLock, o: { holdout?: boolean; planSink?: PlanSink; localPlan?: boolean } = {}) {
     const dir = lock.dir;
+    refuseInputsInOutputFolder(dir, lock.inputs); // again: the folder may have changed since it was locked
     try {
       for (const name of FINAL_NAMES) fs.rmSync(path.join(dir, name), { force: true });
     } catch (e) {
@@ -176,7 +242,7 @@ export class PlanFiles {
   }
 
   reject(r: Reject): Promise<void> | undefined {
-    return this.rejects.write(`${lineText(r.line)},${csvField(r.id)},${csvField(r.text)}\n`);
+    return this.rejects.write(`${lineText(r.line)},${reportField(r.id)},${reportField(r.text)}\n`);
   }
 
   /**
@@ -190,9 +256,9 @@ export class PlanFiles {
     sharedQuoted: readonly string[],
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
-    const start = `${lineText(row.line)},${csvField(row.id)},`;
+    const start = `${lineText(row.line)},${reportField(row.id)},`;
     let pending = this.pendingNotes;
-    if (own) for (const note of own) pending += `${start}${csvField(note)}\n`;
+    if (own) for (const note of own) pending += `${start}${reportField(note)}\n`;
     for (let i = 0; i < sharedQuoted.length; i++) pending += start + sharedQuoted[i];
     this.pendingNotes = pending;
     if (pending.length < PENDING_NOTES) return undefined;
@@ -208,7 +274,7 @@ export class PlanFiles {
 
   /** A recipient in the holdout group: listed, not planned. */
   holdout(row: RecipientRow): Promise<void> | undefined {
-    return this.heldOut!.write(`${lineText(row.line)},${csvField(row.id)},${csvField(row.email)}\n`);
+    return this.heldOut!.write(`${lineText(row.line)},${reportField(row.id)},${reportField(row.email)}\n`);
   }
 
   /** Flushes and closes the files; returns the plan's sha256. */
@@ -240,7 +306,7 @@ export class PlanFiles {
 
 /** Notes as the note field of notes.csv lines with their line breaks (PlanFiles.notesOf's `sharedQuoted`). */
 export function quotedNoteLines(notes: readonly string[]): readonly string[] {
-  return notes.map((note) => [csvField(note), "\n"].join("")); // flat: copied into every row's text
+  return notes.map((note) => [reportField(note), "\n"].join("")); // flat: copied into every row's text
 }
 
 const UNDER_1000 = Array.from({ length: 1000 }, (_, i) => String(i));
@@ -253,11 +319,6 @@ const PADDED_TO_3 = UNDER_1000.map((digits) => digits.padStart(3, "0"));
  */
 export function lineText(n: number): string {
   return n < 1000 ? UNDER_1000[n] : lineText(Math.floor(n / 1000)) + PADDED_TO_3[n % 1000];
-}
-
-/** RFC 4180 quoting when needed. */
-function csvField(v: string): string {
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /**

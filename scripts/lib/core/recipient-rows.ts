@@ -99,27 +99,102 @@ export function rowTiming(fields: string[], c: TimingColumns): RowTiming {
   };
 }
 
-/** The header must name id and email once each; `step` is reserved for the step number. */
 /**
- * Stops at a header column that is one of `controls` in another case ("Timezone") when the control column itself is
- * absent: it would be personalization, its values unread (everyone at the campaign's hour in UTC, without a note).
+ * Stops at a header name that cannot be read as written, before any row is: a column that looks like one of `controls`
+ * when that control column itself is absent — in another case ("Timezone"), spelt otherwise ("time_zone", "tz",
+ * "Time-Zone") or with an invisible character ("time\u200Bzone") — since it would be personalization, its values unread
+ * (everyone at the campaign's hour in UTC, without a note); and any name holding an invisible character (a no-break
+ * space, a byte order mark, a zero-width space: a template cannot name it). Each message shows the name with its
+ * invisible characters as code points and says what to rename.
  */
 export function refuseMisspeltControlColumns(file: string, header: string[], controls: string[]): void {
-  const misspelt = header.find((h) => controls.includes(h.toLowerCase()) && !header.includes(h.toLowerCase()));
-  if (misspelt !== undefined)
+  for (const name of header) {
+    if (controls.includes(name)) continue;
+    const key = headerKey(name);
+    const control = controls.find((c) => (LOOK_ALIKES[c] ?? [headerKey(c)]).includes(key));
+    if (control === undefined || header.includes(control)) continue;
+    if (name.toLowerCase() === control)
+      throw new InputError(
+        `${file}:1: column "${name}" is not "${control}": control columns are read only as written (${controls.join(", ")}); rename it`,
+      );
+    const holds = invisibleIn(name);
     throw new InputError(
-      `${file}:1: column "${misspelt}" is not "${misspelt.toLowerCase()}": control columns are read only as written (${controls.join(", ")}); rename it`,
+      `${file}:1: column "${shown(name)}"${holds ? ` (it holds ${holds})` : ""} looks like the control column "${control}" but is not it: control columns are read only as written (${controls.join(", ")}); rename it "${control}", or, if it is personalization, give it a name that does not look like one`,
     );
+  }
+  for (const name of header) {
+    const holds = invisibleIn(name);
+    if (holds) throw new InputError(`${file}:1: column "${shown(name)}" holds ${holds}: a template cannot name it; remove it`);
+  }
 }
 
+/** Names people give the control columns, as headerKey gives them. */
+const LOOK_ALIKES: Record<string, string[]> = {
+  [ID_COLUMN]: ["id"],
+  [EMAIL_COLUMN]: ["email", "emailaddress"],
+  [TIMEZONE_COLUMN]: ["timezone", "tz", "zone", "tzid", "tzname", "timezoneid", "timezonename", "ianatimezone", "ianazone"],
+  [SEND_AT_COLUMN]: ["sendat", "sendtime", "senddatetime"],
+  [SEND_HOUR_COLUMN]: ["sendhour"],
+  [SEND_MINUTE_COLUMN]: ["sendminute", "sendmin"],
+};
+
+/** A header name without case, separators (space _ - .), compatibility forms or invisible characters: "Time-Zone" → "timezone". */
+function headerKey(name: string): string {
+  return name
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[\p{Cf}\p{Cc}\p{Z}_.-]/gu, "");
+}
+
+/**
+ * Characters that do not show, or show as a plain space: format and control characters and every space but U+0020.
+ * Zero-width (non-)joiners inside a name are spelling in some scripts (Persian), so only the look-alike check sets them aside.
+ */
+const INVISIBLE = /(?![ \u200C\u200D])[\p{Cf}\p{Cc}\p{Z}]/gu;
+const SHOWN = /(?! )[\p{Cf}\p{Cc}\p{Z}]/gu;
+const CHARACTER_NAMES: Record<number, string> = {
+  0x09: "TAB",
+  0xa0: "NO-BREAK SPACE",
+  0xad: "SOFT HYPHEN",
+  0x200b: "ZERO WIDTH SPACE",
+  0x200c: "ZERO WIDTH NON-JOINER",
+  0x200d: "ZERO WIDTH JOINER",
+  0x2060: "WORD JOINER",
+  0x202f: "NARROW NO-BREAK SPACE",
+  0x3000: "IDEOGRAPHIC SPACE",
+  0xfeff: "BYTE ORDER MARK",
+};
+const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/** The name with every character that does not show as `<U+XXXX>`. */
+function shown(name: string): string {
+  return name.replace(SHOWN, (c) => `<${codePoint(c)}>`);
+}
+
+/** The invisible characters in a name, in words ("U+00A0 NO-BREAK SPACE"), or "" when there is none. */
+function invisibleIn(name: string): string {
+  const found = [...new Set(name.match(INVISIBLE) ?? [])];
+  return found
+    .map((c) => `${codePoint(c)}${CHARACTER_NAMES[c.codePointAt(0)!] ? ` ${CHARACTER_NAMES[c.codePointAt(0)!]}` : ""}`)
+    .join(", ");
+}
+
+/** The header must name id and email once each; `step` is reserved for the step number. */
 export function recipientColumns(file: string, header: string[], afterColumn?: string): Columns {
+  refuseMisspeltControlColumns(file, header, [
+    ID_COLUMN,
+    EMAIL_COLUMN,
+    TIMEZONE_COLUMN,
+    SEND_AT_COLUMN,
+    SEND_HOUR_COLUMN,
+    SEND_MINUTE_COLUMN,
+  ]);
   const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
   const missing = [ID_COLUMN, EMAIL_COLUMN].filter((c) => index(c) === undefined);
   if (missing.length)
     throw new InputError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
   const dup = header.find((h, i) => header.indexOf(h) !== i);
   if (dup !== undefined) throw new InputError(`${file}:1: column "${dup}" appears twice in the header`);
-  refuseMisspeltControlColumns(file, header, [TIMEZONE_COLUMN, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN]);
   if (index(STEP_KEY) !== undefined)
     throw new InputError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
   const id = index(ID_COLUMN)!;

@@ -2,11 +2,13 @@
  * Streams a recipient CSV (RFC 4180, csv.ts: header row, BOM, quoted fields with commas, quotes and newlines).
  * Yields each record with the line it starts on; a syntax error stops with the file and line.
  *
- * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line. Encoding: UTF-8, checked
- * byte by byte — an invalid sequence (a Latin-1 export read as UTF-8 would turn "Zoë" into "Zo\uFFFD" and could make
- * two ids one) stops with the file, line and byte offset; "latin1" reads such exports.
+ * Line endings: LF or CRLF, or CR alone (old Excel for Mac), told apart by the first line; CR CR LF, and an LF outside
+ * quotes in a CR file, stop with the line (they cannot be read exactly). Encoding: UTF-8, checked byte by byte — an
+ * invalid sequence (a Latin-1 export read as UTF-8 would turn "Zoë" into "Zo\uFFFD" and could make two ids one) stops
+ * with the file, line and byte offset; "latin1" reads such exports, and refuses a file that is valid UTF-8 with
+ * non-ASCII characters (read as Latin-1, "Zoë" would become "ZoÃ«").
  */
-import { isUtf8 } from "buffer";
+import { isAscii, isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
 import { CsvProblem, CsvReader, CsvRecord, CsvSyntaxError, MAX_RECORD_BYTES } from "./csv";
@@ -27,6 +29,8 @@ export const CSV_OPTIONS = { bom: true, record_delimiter: ["\r\n", "\n"], relax_
 export type CsvEncoding = "utf8" | "latin1";
 export const CSV_ENCODINGS: CsvEncoding[] = ["utf8", "latin1"];
 
+const ONE_LINE_ENDING = "end every line in LF, CRLF or CR alone, one kind throughout (e.g. dos2unix converts a file to LF)";
+
 /** What the reader's errors mean for someone fixing the file. */
 const CSV_ERRORS: Record<CsvProblem, string> = {
   "quote-not-closed": "the file ends inside a quoted field: the quote opened on this line is never closed",
@@ -34,6 +38,8 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
   "invalid-closing-quote": "a closing quote is followed by more characters (double quotes inside a quoted field)",
   "record-too-large": `a record over ${MAX_RECORD_BYTES / 1048576} MB starts on this line (a quote opened and never closed?)`,
   "utf8-bom-in-latin1": "the file starts with a UTF-8 byte order mark: it is UTF-8, not Latin-1 (leave out --encoding latin1)",
+  "cr-cr-lf": `the line ends in CR CR LF, which reads as a stray CR or an extra line; ${ONE_LINE_ENDING}`,
+  "lf-in-cr-file": `a line feed (LF) outside quotes in a file whose lines end in CR alone (a line ending in CR CR LF?); quote the field, or ${ONE_LINE_ENDING}`,
 };
 
 /**
@@ -47,7 +53,7 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   if (input) {
     const head = await peek(input, 65_536);
     source = head.stream;
-    lineBreak = endsInCrOnly(head.bytes) ? "\r" : "\n";
+    lineBreak = firstLineBreak(file, head.bytes, () => input.destroy());
   } else {
     try {
       const stat = await fs.promises.stat(file);
@@ -56,15 +62,12 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
       if (e instanceof InputError) throw e;
       throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
-    lineBreak = (await crOnly(file)) ? "\r" : "\n";
+    lineBreak = firstLineBreak(file, await fileHead(file));
     source = fs.createReadStream(file);
   }
-  let bytes: Readable = source;
-  if (encoding === "utf8") {
-    const check = new Utf8Check(file, lineBreak);
-    pipeline(source, check, () => undefined);
-    bytes = check;
-  }
+  const check = encoding === "utf8" ? new Utf8Check(file, lineBreak) : new NotUtf8Check(file, lineBreak);
+  pipeline(source, check, () => undefined);
+  const bytes: Readable = check;
   const chunks = bytes[Symbol.asyncIterator]();
   const reader = new CsvReader({ lineBreak, encoding });
   /** Closes the file, or the stream given and the one reading it. */
@@ -116,7 +119,8 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
 
   const first = await next();
   if (!first) throw new InputError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
-  const header = first.fields.map((h) => h.trim());
+  // Spaces and tabs around a name are trimmed; any other invisible character stays, for the header checks to show.
+  const header = first.fields.map((h) => h.replace(/^[ \t]+|[ \t]+$/g, ""));
   const index = new Map(header.map((h, i) => [h, i]));
   return {
     header,
@@ -144,15 +148,25 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
   };
 }
 
-/** Lines in a file: an upper bound on its records (a quoted field may span lines). One buffer, reused. */
+/**
+ * Lines in a file, whatever their endings (LF, CRLF and CR alone count one each): an upper bound on its records (a
+ * quoted field may span lines). One buffer, reused.
+ */
 export async function countLines(file: string): Promise<number> {
   const handle = await fs.promises.open(file, "r");
   try {
     const chunk = Buffer.allocUnsafe(1 << 20);
     let n = 0;
+    /** Whether the previous read ended in CR: an LF starting this one is the same line break. */
+    let crBefore = false;
     for (let read = 1; read > 0;) {
       ({ bytesRead: read } = await handle.read(chunk, 0, chunk.length, null));
-      for (let i = chunk.indexOf(10); i !== -1 && i < read; i = chunk.indexOf(10, i + 1)) n++;
+      if (read === 0) break;
+      for (let i = chunk.indexOf(LF); i !== -1 && i < read; i = chunk.indexOf(LF, i + 1)) n++;
+      // A CR counts unless an LF follows it (CRLF, counted above).
+      for (let i = chunk.indexOf(CR); i !== -1 && i < read; i = chunk.indexOf(CR, i + 1)) if (i + 1 === read || chunk[i + 1] !== LF) n++;
+      if (crBefore && chunk[0] === LF) n--; // that CR was counted alone at the end of the previous read
+      crBefore = chunk[read - 1] === CR;
     }
     return n + 1;
   } finally {
@@ -160,22 +174,33 @@ export async function countLines(file: string): Promise<number> {
   }
 }
 
-/** Whether the file's first line ends in CR alone. */
-async function crOnly(file: string): Promise<boolean> {
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** The first 64 KB of a file. */
+async function fileHead(file: string): Promise<Buffer> {
   const handle = await fs.promises.open(file, "r");
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(65_536), 0, 65_536, 0);
-    return endsInCrOnly(buffer.subarray(0, bytesRead));
+    return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
 }
 
-/** Whether the first line of `head` (the start of a file) ends in CR alone. */
-function endsInCrOnly(head: Buffer): boolean {
-  const cr = head.indexOf(13);
-  const lf = head.indexOf(10);
-  return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < head.length || lf === -1);
+/**
+ * The line break of a file, from its first line (`head`, the start of the file): CR when that line ends in CR alone,
+ * else LF (CRLF included). A first line ending in CR CR LF is refused (InputError, line 1; `stop` closes the input
+ * first): read with either, every line would keep a stray CR or gain an empty line and a leading LF.
+ */
+function firstLineBreak(file: string, head: Buffer, stop?: () => void): "\n" | "\r" {
+  const cr = head.indexOf(CR);
+  const lf = head.indexOf(LF);
+  if (cr !== -1 && head[cr + 1] === CR && head[cr + 2] === LF && (lf === -1 || lf > cr)) {
+    stop?.();
+    throw new InputError(`${file}:1: malformed CSV: ${CSV_ERRORS["cr-cr-lf"]}`);
+  }
+  return cr !== -1 && (lf === -1 || lf > cr + 1) && (cr + 1 < head.length || lf === -1) ? "\r" : "\n";
 }
 
 /** The first `n` bytes of `stream` (fewer if it ends sooner), and a stream that still yields every byte. */
@@ -246,6 +271,61 @@ class Utf8Check extends Transform {
     return new InputError(
       `${this.file}:${this.lines}: not UTF-8 (byte offset ${this.offset}); for a Latin-1 export give --encoding latin1`,
     );
+  }
+}
+
+/**
+ * For a file read as Latin-1: passes bytes through unchanged, and fails at the end when the whole file is valid UTF-8
+ * with at least one non-ASCII character — UTF-8 read as Latin-1 ("Zoë" as "ZoÃ«"). A real Latin-1 file with accents is
+ * almost never valid UTF-8 (an accented capital followed by a symbol or a C1 control, at every accent), so it is read;
+ * one that is valid UTF-8 by chance can be converted to UTF-8 first. Checking stops at the first chunk that is not
+ * UTF-8: an ordinary Latin-1 file costs one isUtf8 call.
+ */
+class NotUtf8Check extends Transform {
+  /** Whether every byte so far is UTF-8 (a character split across chunks waits in `carry`). */
+  private utf8 = true;
+  private carry = Buffer.alloc(0);
+  /** The line of the first non-ASCII byte, once seen; lines counted until then. */
+  private firstNonAsciiLine?: number;
+  private lines = 1;
+  private readonly breakByte: number;
+
+  constructor(
+    private readonly file: string,
+    lineBreak: string,
+  ) {
+    super();
+    this.breakByte = lineBreak.charCodeAt(0);
+  }
+
+  _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    if (this.utf8) {
+      const bytes = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+      const cut = completeLength(bytes);
+      const whole = bytes.subarray(0, cut);
+      if (!isUtf8(whole)) this.utf8 = false;
+      else {
+        if (this.firstNonAsciiLine === undefined) this.findNonAscii(whole);
+        this.carry = Buffer.from(bytes.subarray(cut));
+      }
+    }
+    done(null, chunk);
+  }
+
+  _flush(done: TransformCallback): void {
+    if (!this.utf8 || this.carry.length || this.firstNonAsciiLine === undefined) return done();
+    done(
+      new InputError(
+        `${this.file}:${this.firstNonAsciiLine}: --encoding latin1, but the file looks like UTF-8: it is valid UTF-8 with non-ASCII characters from this line on, which Latin-1 would misread ("Zoë" as "ZoÃ«"); leave out --encoding latin1 (if it really is Latin-1, convert it first: iconv -f LATIN1 -t UTF-8)`,
+      ),
+    );
+  }
+
+  /** Counts lines up to the first non-ASCII byte of `bytes`, or through the end when there is none. */
+  private findNonAscii(bytes: Buffer): void {
+    const at = isAscii(bytes) ? bytes.length : bytes.findIndex((b) => b >= 0x80);
+    for (let i = bytes.indexOf(this.breakByte); i !== -1 && i < at; i = bytes.indexOf(this.breakByte, i + 1)) this.lines++;
+    if (at < bytes.length) this.firstNonAsciiLine = this.lines;
   }
 }
 
