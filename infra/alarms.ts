@@ -1,6 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { ses } from "./quotas";
+import { LATE_STEPS_METRIC } from "./journeys-definition";
 
 export interface AlarmsArgs {
   /** Name of the dead-letter queue: any message in it is a send that did not happen. */
@@ -12,6 +13,11 @@ export interface AlarmsArgs {
    * @default none: the stack has no journeys
    */
   journeyDeadLetterQueueName?: pulumi.Input<string>;
+  /**
+   * Names of the stack's journeys: an alarm each on steps handled after their lateGraceMinutes (not sent).
+   * @default none
+   */
+  journeyNames?: string[];
   /**
    * Address subscribed to the alarm topic (confirm the email SNS sends).
    * @default none: subscribe to the `alarmTopicArn` output yourself
@@ -50,6 +56,18 @@ export class Alarms extends pulumi.ComponentResource {
         threshold: 0,
       });
     }
+    for (const journey of args.journeyNames ?? [])
+      alarm(
+        `journey-${journey}-late-steps`,
+        `Journey ${journey}: steps were handled after their lateGraceMinutes and not sent (the handler's log names them)`,
+        {
+          namespace: LATE_STEPS_METRIC.namespace,
+          metricName: LATE_STEPS_METRIC.name,
+          statistic: "Sum",
+          dimensions: { [LATE_STEPS_METRIC.dimension]: journey },
+          threshold: 0,
+        },
+      );
     alarm("fanout-failed", "A campaign fan-out execution failed: some schedules were not created (redrive it)", {
       namespace: "AWS/States",
       metricName: "ExecutionsFailed",

@@ -111,6 +111,7 @@ const alarms = new Alarms("alarms", {
   deadLetterQueueName: target.deadLetterQueue.name,
   stateMachineArn: fanOut.arn,
   journeyDeadLetterQueueName: journeys?.deadLetterQueue.name,
+  journeyNames: journeyConfig.journeys.map((j) => j.name),
   email: config.alarmEmail,
 });
 

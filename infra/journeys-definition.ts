@@ -5,10 +5,13 @@
  *
  * A journey: {name, trigger: {source, detailType}, exit?: {source, detailType},
  *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template}], defaultTimezone?,
- *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"]}
+ *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"], lateGraceMinutes?}
+ * Two steps with equal offsets (`+0h` twice, `+24h` and `+1d`, the same `after` and `at`) are refused
+ * (infra/rules/promises.ts: never two at once).
  * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
  */
 import { WEEKDAY_NAMES } from "./rules/quiet-time";
+import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "./rules/promises";
 import { campaignIdProblem, SES_NAME } from "./naming";
 
 export interface EventMatch {
@@ -38,7 +41,33 @@ export interface Journey {
   quietHours?: string;
   /** Whole local days without sends (MON … SUN), upper case; a step due then waits for the next day that is not. */
   quietDays?: string[];
+  /**
+   * Late, not lost: a step handled up to this many minutes after its time (a slow or retried delivery) is sent at
+   * once; a later one is reported late (a metric and an alarm) and not sent. 0–1440.
+   * @default 60 (DEFAULT_LATE_GRACE_MINUTES)
+   */
+  lateGraceMinutes?: number;
 }
+
+/** A journey's late grace, in minutes: its setting or the default. */
+export function lateGraceMinutes(journey: Journey): number {
+  return journey.lateGraceMinutes ?? DEFAULT_LATE_GRACE_MINUTES;
+}
+
+/** A journey step's offset in the promises' terms. */
+export function journeyStepOffset(step: JourneyStep): StepOffset {
+  const m = STEP_AFTER.exec(step.after);
+  if (!m) throw new Error(`step after "${step.after}" is not +Nh or +Nd`);
+  return { [m[2] === "h" ? "hours" : "days"]: Number(m[1]), ...(step.at !== undefined ? { at: step.at } : {}) };
+}
+
+const MAX_LATE_GRACE_MINUTES = 1_440;
+
+/**
+ * The metric of journey steps not sent because they were handled after their grace (the handler writes it in
+ * Embedded Metric Format; infra/alarms.ts alarms on it per journey).
+ */
+export const LATE_STEPS_METRIC = { namespace: "sendtime/journeys", name: "LateSteps", dimension: "journey" } as const;
 
 const QUIET_HOURS = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$/;
 
@@ -58,7 +87,7 @@ export const MAX_JOURNEY_NAME = 64 - "journeys-".length - "-trigger".length - 8;
 const MAX_SOURCE = 256;
 const MAX_DETAIL_TYPE = 128;
 const MAX_STEPS = 20;
-const JOURNEY_KEYS = ["name", "trigger", "exit", "steps", "defaultTimezone", "quietHours", "quietDays"];
+const JOURNEY_KEYS = ["name", "trigger", "exit", "steps", "defaultTimezone", "quietHours", "quietDays", "lateGraceMinutes"];
 const STEP_KEYS = ["after", "at", "template"];
 
 /**
@@ -98,7 +127,25 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
   if (exit && exit.source === trigger.source && exit.detailType === trigger.detailType) fail("exit", "matches the same events as trigger");
   if (!Array.isArray(raw.steps) || raw.steps.length === 0 || raw.steps.length > MAX_STEPS)
     fail("steps", `must be a list of 1 to ${MAX_STEPS} steps, got ${describe(raw.steps)}`);
-  const steps = raw.steps.map((s: any, k: number) => parseStep(s, `steps[${k}]`, fail));
+  const steps: JourneyStep[] = raw.steps.map((s: any, k: number) => parseStep(s, `steps[${k}]`, fail));
+  const equal = equalStepOffsets(steps.map(journeyStepOffset));
+  if (equal) {
+    const [i, j] = equal;
+    const written = (s: JourneyStep) => `${s.after}${s.at !== undefined ? ` at ${s.at}` : ""}`;
+    fail(
+      `steps[${j}]`,
+      `(${written(steps[j])}) has the same offset as steps[${i}] (${written(steps[i])}): two sends to each subscriber at one instant; remove one or change its offset`,
+    );
+  }
+  let grace: number | undefined;
+  if (raw.lateGraceMinutes !== undefined) {
+    if (!Number.isInteger(raw.lateGraceMinutes) || raw.lateGraceMinutes < 0 || raw.lateGraceMinutes > MAX_LATE_GRACE_MINUTES)
+      fail(
+        "lateGraceMinutes",
+        `${JSON.stringify(raw.lateGraceMinutes)} is not valid: a whole number of minutes from 0 to ${MAX_LATE_GRACE_MINUTES} (default ${DEFAULT_LATE_GRACE_MINUTES})`,
+      );
+    grace = raw.lateGraceMinutes;
+  }
   let defaultTimezone: string | undefined;
   if (raw.defaultTimezone !== undefined) {
     if (typeof raw.defaultTimezone !== "string" || !isZone(raw.defaultTimezone))
@@ -106,7 +153,15 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
     defaultTimezone = raw.defaultTimezone;
   }
   const quiet = parseQuiet(raw, fail);
-  return { name: raw.name, trigger, ...(exit ? { exit } : {}), steps, ...(defaultTimezone ? { defaultTimezone } : {}), ...quiet };
+  return {
+    name: raw.name,
+    trigger,
+    ...(exit ? { exit } : {}),
+    steps,
+    ...(defaultTimezone ? { defaultTimezone } : {}),
+    ...quiet,
+    ...(grace !== undefined ? { lateGraceMinutes: grace } : {}),
+  };
 }
 
 function parseQuiet(raw: any, fail: Fail): Pick<Journey, "quietHours" | "quietDays"> {

@@ -26,9 +26,12 @@ Runs the journey enrolment handler's code (the same decisions, the same CreateSc
                      triggered at --now, which a real run needs: run the backlog again with the same --now and only
                      what is missing is created; a repeated id is rejected, never enrolled twice
   --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
-  --now ISO          the time of the run (default: now); steps due before it, or in a real run before the real
-                     time, are not created (reported "passed"); one that comes due before its call is made (a large
-                     backlog) is not created either, reported "late", and the run exits 1
+  --now ISO          the time of the run (default: now). An event's step due before it can be created (a minute
+                     ahead) is sent at once when at most the journey's lateGraceMinutes (default 60) late, else
+                     reported "late" (not sent, exit 1). A backlog's steps due before the run starts (--now, or in
+                     a real run the real time, plus a minute) are not created (reported "passed": an earlier run
+                     may have sent them); one that comes due before its call is made is reported "late" (exit 1).
+                     A step within 60 minutes of, or before, an earlier one is "dropped" (not created)
   --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
                      requests
   --json             print JSON instead of text
@@ -97,7 +100,8 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
         2,
       ) + "\n",
     );
-    return subscribers.some((s) => s.decision.outcome === "rejected") ? 1 : 0;
+    const lateSteps = subscribers.some((s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"));
+    return lateSteps || subscribers.some((s) => s.decision.outcome === "rejected") ? 1 : 0;
   }
   const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
   let failure: string | undefined;
@@ -118,7 +122,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const late = results.filter((r) => r.steps?.some((s) => s.status === "late"));
   if (late.length)
     throw new FindingsError(
-      `${late.length} subscriber${late.length === 1 ? "" : "s"} had a step come due before it could be created (marked late: not created, never sent); enrol those again with a later --now, or give a large backlog a --now minutes ahead`,
+      `${late.length} subscriber${late.length === 1 ? "" : "s"} had a step come due before it could be created, or handled after the journey's lateGraceMinutes (marked late: not created, never sent); enrol those again with a later --now, or give a large backlog a --now minutes ahead`,
     );
   return results.some((r) => r.outcome === "rejected") ? 1 : 0;
 }
@@ -231,7 +235,7 @@ async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettin
     }
     seenAddresses.set(address, rec.line);
     const event: JourneyEvent = { source: journey.trigger.source, "detail-type": journey.trigger.detailType, time, detail: { recipient } };
-    subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, dueAfter) });
+    subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, dueAfter, { backlog: true }) });
   }
   return subscribers;
 }
@@ -255,7 +259,10 @@ function plannedResult(s: Subscriber): EnrolmentResult {
     recipient: d.recipient,
     zone: d.zone,
     zoneStatus: d.zoneStatus,
-    steps: d.steps.map(({ request, ...step }) => ({ ...step, status: request ? ("created" as const) : ("passed" as const) })),
+    steps: d.steps.map(({ request, ...step }) => ({
+      ...step,
+      status: request ? ("created" as const) : step.status === "planned" ? ("passed" as const) : step.status,
+    })),
   };
 }
 
@@ -278,7 +285,9 @@ function report(journey: Journey, results: (EnrolmentResult & { source: string }
       lines.push(`  ${r.recipient} in ${zone}`);
       for (const s of r.steps!) {
         const status = dryRun && s.status === "created" ? "planned" : s.status;
-        lines.push(`    ${s.step} ${s.template.padEnd(20)} at(${s.send_at}) ${s.timezone.padEnd(16)} ${s.utc}  ${status}`);
+        lines.push(
+          `    ${s.step} ${s.template.padEnd(20)} at(${s.send_at}) ${s.timezone.padEnd(16)} ${s.utc}  ${status}${s.note ? ` (${s.note})` : ""}`,
+        );
       }
     }
   }

@@ -41,7 +41,9 @@ import {
 } from "./lib/aws/launch";
 import { cleanupLimits, PlanKeyTaken, PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
-import { MIN_STEP_GAP_MINUTES, MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
+import { MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
+import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/rules/promises";
+import { quietWindowShortfall } from "./lib/core/window";
 import { planCampaign, PlanRequest, PlanSummary } from "./lib/core/plan";
 import { OutputLock } from "./lib/core/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
@@ -237,6 +239,10 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const windowMinutes = windowFromFlag(f["window-minutes"]);
   const tooLong = windowMinutes === undefined ? undefined : recurringWindowRefusal(timing.rule, f.every, windowMinutes, "--window-minutes");
   if (tooLong) throw new UsageError(tooLong);
+  if (windowMinutes !== undefined && timing.quiet && windowMinutes > longestFreeMinutes(timing.quiet))
+    throw new UsageError(
+      `--window-minutes ${windowMinutes}: longer than the longest free time quiet time leaves (${longestFreeMinutes(timing.quiet)} minutes): every send's window would touch quiet time`,
+    );
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
@@ -310,6 +316,9 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
   const tooLong =
     summary.window.source === "computed" && recurringWindowRefusal(run.request.rule, run.f.every, summary.window.minutes, "computed");
   if (tooLong) return `Not launched: ${tooLong}. The plan is kept for review.`;
+  const quietShort =
+    summary.window.quietCheckedMinutes !== undefined && quietWindowShortfall(summary.window.minutes, summary.window.quietCheckedMinutes);
+  if (quietShort) return `Not launched: ${quietShort}. The plan is kept for review.`;
   if (summary.schedules === 0) return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
   return undefined;
 }
@@ -496,14 +505,14 @@ function formatSummary(s: PlanSummary): string[] {
   }
   if (s.quiet)
     lines.push(
-      `  quiet time (${s.quiet.rule}, --quiet ${s.quiet.policy}): ${count(s.quiet.delayed)} delayed, ${count(s.quiet.skipped)} skipped`,
+      `  quiet time (${s.quiet.rule}, --quiet ${s.quiet.policy}, over each send's ${s.window.quietCheckedMinutes}-minute window): ${count(s.quiet.delayed)} delayed, ${count(s.quiet.skipped)} skipped`,
     );
   if (s.collisions.length)
     lines.push(
       `  collisions: ${s.collisions
         .map(
           (c) =>
-            `step ${c.step} not planned for ${counted(c.recipients, "recipient")} (within ${MIN_STEP_GAP_MINUTES} minutes of step ${c.with})`,
+            `step ${c.step} not planned for ${counted(c.recipients, "recipient")} (${c.reason === "out-of-order" ? "before" : `within ${MIN_GAP_MINUTES} minutes of`} step ${c.with})`,
         )
         .join("; ")}`,
     );

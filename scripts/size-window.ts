@@ -112,7 +112,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       marginMinutes,
       now: nowFromFlag(f.now),
     });
-    if (!sized.fits) throw new FindingsError(tooLarge(sized.requiredTps, rate.tps));
+    if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
     if (tooLong) throw new FindingsError(tooLong);
     report = sized.report;

@@ -135,11 +135,6 @@ export function stepOffset(step: Step): string {
   return step.hours ? `+${step.hours}h` : `+${step.days ?? 0}d`;
 }
 
-/** Whether two steps always send at the same instant: the same days, or the same hours. */
-export function sameOffset(a: Step, b: Step): boolean {
-  return (a.hours ?? 0) === (b.hours ?? 0) && (a.days ?? 0) === (b.days ?? 0);
-}
-
 /** The instant of `step` in `zone`, for a campaign whose first send is at local time `base`. */
 export function stepTime(zone: string, base: LocalTime, step: Step): ScheduledTime {
   if (step.hours) {

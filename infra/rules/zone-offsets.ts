@@ -37,6 +37,13 @@ export class ZoneOffsets {
     return typeof d === "number" ? d : utcMs < d.at ? d.before : d.after;
   }
 
+  /** The instant the offset changes on UTC day `day` (epoch ms ÷ 86,400,000), or undefined when it does not. */
+  changeOn(day: number): number | undefined {
+    let d = this.days.get(day);
+    if (d === undefined) this.days.set(day, (d = this.learn(day)));
+    return typeof d === "number" ? undefined : d.at;
+  }
+
   private learn(day: number): DayOffsets {
     const before = this.atMidnight(day);
     const after = this.atMidnight(day + 1);

@@ -43,6 +43,17 @@ const QUIET: Journey = {
   quietHours: "21:00-08:00",
   quietDays: ["SAT", "SUN"],
 };
+/** Issue 22's journey: a welcome, a 5-hour nudge and a 07:30 note, quiet at night. */
+const NIGHT: Journey = {
+  name: "night",
+  trigger: { source: "com.example.app", detailType: "NightSignup" },
+  steps: [
+    { after: "+0h", template: "welcome" },
+    { after: "+5h", template: "nudge" },
+    { after: "+0d", at: "07:30", template: "morning" },
+  ],
+  quietHours: "21:00-08:00",
+};
 const ENROLMENT = {
   target: {
     partition: "aws",
@@ -110,7 +121,7 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-handler-"));
     const file = path.join(dir, "index.js");
     fs.writeFileSync(file, bundleJourneyHandler().code);
-    process.env.SENDTIME_JOURNEYS = JSON.stringify([ONBOARDING, CLOCK, QUIET]);
+    process.env.SENDTIME_JOURNEYS = JSON.stringify([ONBOARDING, CLOCK, QUIET, NIGHT]);
     process.env.SENDTIME_ENROLMENT = JSON.stringify(ENROLMENT);
     process.env.AWS_REGION = "us-east-1";
     const bundle = require(file);
@@ -136,8 +147,9 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
   const trigger = (journey: string, e: object) => handler({ journey, kind: "trigger", event: e });
   const when = (r: any) => [r.Name, r.ScheduleExpression, r.ScheduleExpressionTimezone];
 
-  it("a signup in Kathmandu at 23:50 local: welcome at 23:51, tips and offer at 09:00 their time 3 and 7 days later", async () => {
-    // 2026-03-10 23:50 +05:45 = 18:05 UTC.
+  it("a signup in Kathmandu at 23:50 local: welcome at once, tips and offer at 09:00 their time 3 and 7 days later", async () => {
+    // 2026-03-10 23:50 +05:45 = 18:05 UTC. The welcome (18:06) is due within the minute a schedule needs: it goes
+    // at the first minute it can be created, 18:05:02 + 60 s rounded up = 18:07 UTC, written in UTC.
     now = Date.parse("2026-03-10T18:05:02Z");
     const result = await trigger(
       "onboarding",
@@ -149,14 +161,14 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
       }),
     );
     assert.deepStrictEqual(fake.creates.map(when), [
-      ["u-42-1", "at(2026-03-10T23:51:00)", "Asia/Kathmandu"],
+      ["u-42-1", "at(2026-03-10T18:07:00)", "UTC"],
       ["u-42-2", "at(2026-03-13T09:00:00)", "Asia/Kathmandu"],
       ["u-42-3", "at(2026-03-17T09:00:00)", "Asia/Kathmandu"],
     ]);
     assert.deepStrictEqual(
       result.steps.map((s: any) => [s.utc, s.status]),
       [
-        ["2026-03-10T18:06:00.000Z", "created"],
+        ["2026-03-10T18:07:00.000Z", "created"],
         ["2026-03-13T03:15:00.000Z", "created"],
         ["2026-03-17T03:15:00.000Z", "created"],
       ],
@@ -211,29 +223,63 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     );
   });
 
-  it("an `at` time already passed today moves to the next day", async () => {
+  it("an `at` time already passed today moves to the next day; a step that would then come before it is dropped", async () => {
     // São Paulo 2026-06-15 10:00 −03:00 = 13:00 UTC: 02:30 today has passed → 02:30 on the 16th = 05:30 UTC.
+    // Step 2 (+2h: 12:00 on the 15th) would reach the subscriber before step 1: in order, it is not created.
     now = Date.parse("2026-06-15T13:00:00Z");
-    await trigger(
+    const result = await trigger(
       "clock",
       event("CartAbandoned", "2026-06-15T13:00:00Z", { id: "s1", email: "s@example.com", timezone: "America/Sao_Paulo" }),
     );
     assert.deepStrictEqual(fake.creates.map(when), [
       ["s1-1", "at(2026-06-16T02:30:00)", "America/Sao_Paulo"],
-      ["s1-2", "at(2026-06-15T12:00:00)", "America/Sao_Paulo"],
       ["s1-3", "at(2026-06-16T10:00:00)", "America/Sao_Paulo"],
     ]);
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => [s.status, s.note]),
+      [
+        ["created", undefined],
+        ["dropped", "before step 1 (2026-06-16T05:30:00.000Z): steps go out in order; not created"],
+        ["created", undefined],
+      ],
+    );
   });
 
   it("quiet hours and days delay a step to their end in the subscriber's zone (the launcher's quiet time, delay)", async () => {
     // Kathmandu, Tuesday 2026-03-10 23:50 (18:05 UTC); quiet 21:00–08:00 and on Saturdays and Sundays.
     now = Date.parse("2026-03-10T18:05:02Z");
     await trigger("quiet", event("TrialStarted", "2026-03-10T18:05:00Z", { id: "q1", email: "q@example.com", timezone: "Asia/Kathmandu" }));
+    // Step 3 (07:00 Wednesday is quiet → 08:00) would go with step 1: never two at once, it is dropped.
     assert.deepStrictEqual(fake.creates.map(when), [
       ["q1-1", "at(2026-03-11T08:00:00)", "Asia/Kathmandu"], // 23:51 is quiet → 08:00 Wednesday (02:15 UTC)
       ["q1-2", "at(2026-03-16T08:00:00)", "Asia/Kathmandu"], // Saturday 09:00 → Monday, after the night's quiet hours
-      ["q1-3", "at(2026-03-11T08:00:00)", "Asia/Kathmandu"], // 07:00 Wednesday is quiet → 08:00
     ]);
+  });
+
+  it("issue 22 (1): +0h, +5h and +0d at 07:30 for a 23:10 signup with quiet nights: one send at 08:00, the others dropped", async () => {
+    // London, Tuesday 2026-03-10 23:10 GMT (UTC+0). Welcome 23:11 → quiet → 08:00 on the 11th; +5h 04:10 → 08:00;
+    // 07:30 on the 10th has passed → 07:30 on the 11th → quiet → 08:00. Only the welcome is created.
+    now = Date.parse("2026-03-10T23:10:01Z");
+    const result = await trigger(
+      "night",
+      event("NightSignup", "2026-03-10T23:10:00Z", { id: "n1", email: "n@example.com", timezone: "Europe/London" }),
+    );
+    assert.deepStrictEqual(fake.creates.map(when), [["n1-1", "at(2026-03-11T08:00:00)", "Europe/London"]]);
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => [s.status, s.note]),
+      [
+        ["created", undefined],
+        ["dropped", "within 60 minutes of step 1 (2026-03-11T08:00:00.000Z): not created"],
+        ["dropped", "within 60 minutes of step 1 (2026-03-11T08:00:00.000Z): not created"],
+      ],
+    );
+  });
+
+  it("issue 22 (2): quiet time covers the window: a welcome at 20:51 with the stack's 15-minute window waits for 08:00", async () => {
+    // London 2026-03-10 20:50 GMT: the welcome is due 20:51; its window [20:51, 21:06) reaches the quiet hours.
+    now = Date.parse("2026-03-10T20:48:00Z");
+    await trigger("night", event("NightSignup", "2026-03-10T20:50:00Z", { id: "n2", email: "n@example.com", timezone: "Europe/London" }));
+    assert.deepStrictEqual(when(fake.creates[0]), ["n2-1", "at(2026-03-11T08:00:00)", "Europe/London"]);
   });
 
   it("a re-delivered event creates each step once (ConflictException = already enrolled)", async () => {
@@ -249,24 +295,78 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     );
   });
 
-  it("a step already due when the event arrives late is not created (it may have sent and deleted itself)", async () => {
-    now = Date.parse("2026-03-10T18:30:00Z"); // 25 minutes after the trigger: the welcome (18:06) has passed
+  it("issue 22 (5): late, not lost: a welcome handled 24 minutes after its time is sent at once, in UTC", async () => {
+    now = Date.parse("2026-03-10T18:30:00Z"); // the welcome was due 18:06; 18:30 + 60 s = 18:31 UTC
     const result = await trigger(
       "onboarding",
       event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
     );
     assert.deepStrictEqual(
-      result.steps.map((s: any) => [s.schedule, s.status]),
+      result.steps.map((s: any) => [s.schedule, s.status, s.late]),
       [
-        ["u-42-1", "passed"],
-        ["u-42-2", "created"],
-        ["u-42-3", "created"],
+        ["u-42-1", "created", "2026-03-10T18:06:00.000Z"],
+        ["u-42-2", "created", undefined],
+        ["u-42-3", "created", undefined],
       ],
+    );
+    assert.deepStrictEqual(when(fake.creates[0]), ["u-42-1", "at(2026-03-10T18:31:00)", "UTC"]);
+  });
+
+  it("issue 22 (5): a step handled after its grace (60 minutes) is not sent: reported late, with a metric line", async () => {
+    now = Date.parse("2026-03-10T19:07:00Z"); // 61 minutes after the welcome's 18:06
+    const written: string[] = [];
+    const realWrite = process.stdout.write;
+    (process.stdout as any).write = (chunk: string) => (written.push(String(chunk)), true);
+    let result: any;
+    try {
+      result = await trigger(
+        "onboarding",
+        event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+      );
+    } finally {
+      process.stdout.write = realWrite;
+    }
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => s.status),
+      ["late", "created", "created"],
     );
     assert.deepStrictEqual(
       fake.creates.map((c) => c.Name),
       ["u-42-2", "u-42-3"],
     );
+    const metric = JSON.parse(written.find((l) => l.includes("_aws"))!);
+    assert.deepStrictEqual(metric._aws.CloudWatchMetrics, [
+      { Namespace: "sendtime/journeys", Dimensions: [["journey"]], Metrics: [{ Name: "LateSteps", Unit: "Count" }] },
+    ]);
+    assert.deepStrictEqual([metric.journey, metric.LateSteps], ["onboarding", 1]);
+  });
+
+  it("issue 22 (5): all-or-nothing: a failure deletes what the invocation created, so the retry sends the late welcome once", async () => {
+    now = Date.parse("2026-03-10T18:30:00Z");
+    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" });
+    // The welcome and the tips are created, then the offer fails (throttled past the SDK's retries).
+    const realSend = fake.send.bind(fake);
+    let calls = 0;
+    fake.send = (command: any) => {
+      if ("ScheduleExpression" in command.input && ++calls === 3) throw awsError("ThrottlingException");
+      return realSend(command);
+    };
+    await assert.rejects(trigger("onboarding", e), /ThrottlingException/);
+    // Deleted: the two it created and the one whose call failed (it may have been created before the failure).
+    assert.deepStrictEqual(
+      fake.deletes.map((d) => d.Name),
+      ["u-42-1", "u-42-2", "u-42-3"],
+    );
+    assert.strictEqual(fake.schedules.size, 0);
+    // Lambda's retry, a minute later: the welcome was never sent (deleted before its time), so it goes now, once.
+    fake.send = realSend;
+    now += 60_000;
+    const retry = await trigger("onboarding", e);
+    assert.deepStrictEqual(
+      retry.steps.map((s: any) => s.status),
+      ["created", "created", "created"],
+    );
+    assert.deepStrictEqual(when(fake.schedules.get("campaign-onboarding/u-42-1")), ["u-42-1", "at(2026-03-10T18:32:00)", "UTC"]);
   });
 
   it("an exit event deletes the pending steps; re-delivered, it finds nothing left and still succeeds", async () => {

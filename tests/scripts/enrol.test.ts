@@ -74,7 +74,8 @@ describe("scripts/enrol.ts", function () {
     assert.deepStrictEqual(
       printed.map((q: any) => [q.Name, q.ScheduleExpression, q.ScheduleExpressionTimezone]),
       [
-        ["u-42-1", "at(2026-03-10T23:51:00)", "Asia/Kathmandu"],
+        // Due 18:06, within the minute a schedule needs: at once, 18:05:02 + 60 s rounded up, in UTC.
+        ["u-42-1", "at(2026-03-10T18:07:00)", "UTC"],
         ["u-42-2", "at(2026-03-13T09:00:00)", "Asia/Kathmandu"],
         ["u-42-3", "at(2026-03-17T09:00:00)", "Asia/Kathmandu"],
       ],

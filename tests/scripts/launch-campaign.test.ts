@@ -280,17 +280,32 @@ describe("launch-campaign: planning (dry run)", () => {
   });
 
   it("drip steps: one schedule per recipient per step, each with its template", async () => {
-    const r = await dryRun(ZONES, "--step", "+3d:followup", "--step", "+36h:last-call");
+    const r = await dryRun(ZONES, "--step", "+36h:last-call", "--step", "+3d:followup");
     const nyc = r.plan.filter((p) => p.recipient_id === "nyc-1");
     assert.deepStrictEqual(
       nyc.map((p) => [p.schedule_name, p.template, p.send_at, p.template_data.step]),
       [
         ["nyc-1-1", "spring-sale", "2026-12-01T09:00:00", "1"],
-        ["nyc-1-2", "followup", "2026-12-04T09:00:00", "2"],
-        ["nyc-1-3", "last-call", "2026-12-02T21:00:00", "3"],
+        ["nyc-1-2", "last-call", "2026-12-02T21:00:00", "2"],
+        ["nyc-1-3", "followup", "2026-12-04T09:00:00", "3"],
       ],
     );
     assert.strictEqual(r.summary.schedules, 30);
+  });
+
+  it("in order: a step given after a step it would come before is not planned, and counted (out-of-order)", async () => {
+    // Step 3 (+36h: Dec 2 21:00) comes before step 2 (+3d: Dec 4 09:00): step 3 would follow the mail after it.
+    const r = await dryRun(ZONES, "--step", "+3d:followup", "--step", "+36h:last-call");
+    const nyc = r.plan.filter((p) => p.recipient_id === "nyc-1");
+    assert.deepStrictEqual(
+      nyc.map((p) => [p.schedule_name, p.send_at]),
+      [
+        ["nyc-1-1", "2026-12-01T09:00:00"],
+        ["nyc-1-2", "2026-12-04T09:00:00"],
+      ],
+    );
+    assert.strictEqual(r.summary.schedules, 20);
+    assert.deepStrictEqual(r.summary.collisions, [{ step: 3, with: 2, recipients: 10, reason: "out-of-order" }]);
   });
 
   it("bad input stops with one line and no plan files", async () => {

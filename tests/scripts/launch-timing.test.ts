@@ -115,7 +115,7 @@ describe("timing and audience, end to end", () => {
       /^Campaign winback: 10 rows → 4 recipients planned, 8 schedules; 4 rejected \(invalid-date 2, invalid-send-time 2\); 2 held out$/m,
     );
     assert.match(r.stdout, /^  variants: A 45% \(winback\): 1; B 45% \(winback-b\): 3; holdout 10%: 2$/m);
-    assert.match(r.stdout, /^  quiet time \(21:00-08:00 local, --quiet delay\): 4 delayed, 0 skipped$/m);
+    assert.match(r.stdout, /^  quiet time \(21:00-08:00 local, --quiet delay, over each send's 1-minute window\): 4 delayed, 0 skipped$/m);
   });
 
   it("--json reports the same counts", async () => {
@@ -164,7 +164,7 @@ describe("timing and audience, end to end", () => {
       r.plan.map((p) => [p.step, p.utc]),
       [[1, "2026-12-01T08:00:00.000Z"]],
     );
-    assert.deepStrictEqual(r.summary.collisions, [{ step: 2, with: 1, recipients: 1 }]);
+    assert.deepStrictEqual(r.summary.collisions, [{ step: 2, with: 1, recipients: 1, reason: "too-close" }]);
     assert.deepStrictEqual(r.summary.quiet, { rule: "21:00-08:00 local", policy: "delay", delayed: 1, skipped: 0 });
     const sized = await runMain(sizeMain, [...flags, ...quiet, "--json"]);
     assert.strictEqual(sized.code, 0, sized.stderr);
@@ -371,12 +371,12 @@ describe("the summary counts what the plan holds", () => {
     const zones = ["UTC", "Asia/Kolkata", "America/New_York", "Mars/Olympus"];
     const base = Date.UTC(2026, 11, 10); // send_at values from 2026-12-10T00:00 local, a minute apart
     const lines = ["id,email,timezone,send_at"];
-    const rows: { zone: string; hour: number }[] = [];
+    const rows: { zone: string; hour: number; minute: number }[] = [];
     for (let i = 0; i < 60_100; i++) {
       const n = i < 60_000 ? i : i - 60_000;
       const at = new Date(base + n * 60_000).toISOString().slice(0, 16);
       lines.push(`u${i},u${i}@example.com,${zones[n % 4]},${at}`);
-      rows.push({ zone: zones[n % 4], hour: Math.floor(n / 60) % 24 });
+      rows.push({ zone: zones[n % 4], hour: Math.floor(n / 60) % 24, minute: n % 60 });
     }
     const file = path.join(tmp, "distinct-send-times.csv");
     fs.writeFileSync(file, lines.join("\n") + "\n");
@@ -395,12 +395,17 @@ describe("the summary counts what the plan holds", () => {
         .slice(1, -1)
         .map((l) => l.split(",")[1]),
     );
-    const quiet = (h: number) => h >= 22 || h < 7;
+    // Quiet time covers each send's window: W = ⌈60,101 lines × 2 steps ÷ 1,000/s ÷ 60⌉ = 3 minutes, the bound the
+    // computed window cannot exceed; a send at 21:58 or 21:59 has minutes of its window after 22:00.
+    const W = Math.ceil((60_101 * 2) / 1_000 / 60);
+    assert.strictEqual(s.window.quietCheckedMinutes, W);
+    assert.ok(s.window.minutes <= W);
+    const quiet = (h: number, m: number) => h >= 22 || h < 7 || (h === 21 && m + W > 60);
     let delayed = 0,
       defaulted = 0;
     rows.forEach((row, i) => {
       if (heldOut.has(`u${i}`)) return;
-      delayed += Number(quiet(row.hour)) + Number(quiet((row.hour + 12) % 24));
+      delayed += Number(quiet(row.hour, row.minute)) + Number(quiet((row.hour + 12) % 24, row.minute));
       defaulted += Number(row.zone === "Mars/Olympus");
     });
     const count = (f: (p: PlanRow) => boolean) => r.plan.filter(f).length;

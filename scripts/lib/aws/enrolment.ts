@@ -2,11 +2,15 @@
  * Carries out a journey decision (scripts/lib/core/journeys.ts) against EventBridge Scheduler: CreateSchedule per
  * step (ConflictException = already enrolled), DeleteSchedule per step on exit (ResourceNotFoundException = not
  * pending). Both are safe to repeat, which is what at-least-once delivery needs. Every call is bounded in time.
+ * An event's schedules are created all-or-nothing: on any failure the schedules this call created are deleted again
+ * before it throws (each was created at least CREATE_LEAD_MS before it is due, and the whole call, undo included,
+ * ends within that lead: none can have fired), so a retry starts from nothing and may send a late step at once.
  * Imports the Scheduler client only, so the deployed handler's bundle stays small.
  */
 import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { CreateScheduleRequest } from "../../../infra/schedule-request";
-import { CREATE_MARGIN_MS, Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
+import { Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
+import { CREATE_LEAD_MS, inTimeToCreate } from "../../../infra/rules/promises";
 import { ZoneStatus } from "../../../infra/rules/send-time";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
@@ -14,6 +18,15 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 /** Longest one Scheduler call may take, SDK retries included. */
 export const CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * The deployed handler's budget: how long after it starts one invocation may still create a schedule. With its undo
+ * (each delete bounded by CALL_TIMEOUT_MS, all at once) it ends well inside the function's 60-second timeout, so
+ * Lambda never stops it between a create and its undo.
+ */
+export const CREATE_BUDGET_MS = CREATE_LEAD_MS / 2;
+/** An undo ends this long before the earliest schedule it deletes is due. */
+const UNDO_MARGIN_MS = 5_000;
 
 export function enrolmentSchedulerClient(region?: string): SchedulerClient {
   return new SchedulerClient({
@@ -25,10 +38,11 @@ export function enrolmentSchedulerClient(region?: string): SchedulerClient {
 }
 
 /**
- * A planned step as it went: created now; exists: created by an earlier delivery; passed: due already when decided,
- * not created; late: came due before its call could be made (a slow backlog), not created, so never sent.
+ * A planned step as it went: created now; exists: created by an earlier delivery; passed: a backlog's step due before
+ * the run, not created; late: due more than the journey's grace before it could be created, or (a slow backlog) came
+ * due before its call could be made: not created, so never sent; dropped: too close to or before an earlier step.
  */
-export type StepOutcome = Omit<PlannedStep, "status" | "request"> & { status: "created" | "exists" | "passed" | "late" };
+export type StepOutcome = Omit<PlannedStep, "status" | "request"> & { status: "created" | "exists" | "passed" | "late" | "dropped" };
 
 /** The handler's result and log line. Holds no address: the recipient is its schedule-name stem. */
 export interface EnrolmentResult {
@@ -50,9 +64,10 @@ export interface EnrolmentResult {
 export class EnrolmentError extends Error {}
 
 /**
- * Carries out `d`. A step is created only if it is still due at least CREATE_MARGIN_MS after `clock()` when its call
+ * Carries out `d`. A step is created only if it is still due at least CREATE_LEAD_MS after `clock()` when its call
  * is made, not only when decided: a backlog's calls take minutes, and Scheduler's handling of an at() in the past is
- * undocumented (it may send at once, a second time).
+ * undocumented (it may send at once, a second time). All-or-nothing (see the file header): a failure, or no time left
+ * within `budgetMs` (the handler's CREATE_BUDGET_MS), deletes what this call created, then throws.
  */
 export async function applyDecision(
   client: SchedulerClient,
@@ -60,6 +75,7 @@ export async function applyDecision(
   d: Decision,
   callTimeoutMs = CALL_TIMEOUT_MS,
   clock: () => number = Date.now,
+  budgetMs?: number,
 ): Promise<EnrolmentResult> {
   const base = { journey: d.journey, kind };
   if (d.outcome === "rejected")
@@ -79,17 +95,66 @@ export async function applyDecision(
     return { ...base, outcome: "exited", recipient: d.recipient, deleted, notPending };
   }
   const steps: StepOutcome[] = [];
-  for (const { request, ...step } of d.steps) {
-    let status: StepOutcome["status"] = request ? "late" : "passed";
-    if (request && Date.parse(step.utc) >= clock() + CREATE_MARGIN_MS) {
-      const exists = await call(`CreateSchedule ${request.GroupName}/${request.Name}`, "ConflictException", callTimeoutMs, (abortSignal) =>
-        client.send(new CreateScheduleCommand(sdkRequest(request)), { abortSignal }),
-      );
-      status = exists ? "exists" : "created";
+  const start = clock();
+  /** Every schedule this call asked to create and did not find already there (an unanswered call included). */
+  const attempted: CreateScheduleRequest[] = [];
+  try {
+    for (const { request, ...step } of d.steps) {
+      let status: StepOutcome["status"] = request ? "late" : step.status === "planned" ? "passed" : step.status;
+      if (request && inTimeToCreate(Date.parse(step.utc), clock())) {
+        const left = budgetMs === undefined ? callTimeoutMs : start + budgetMs - clock();
+        if (left <= 0)
+          throw new EnrolmentError(
+            `no time left to create ${request.GroupName}/${request.Name} within ${budgetMs! / 1000} s of the invocation`,
+          );
+        attempted.push(request);
+        const exists = await call(
+          `CreateSchedule ${request.GroupName}/${request.Name}`,
+          "ConflictException",
+          Math.min(callTimeoutMs, left),
+          (abortSignal) => client.send(new CreateScheduleCommand(sdkRequest(request)), { abortSignal }),
+        );
+        if (exists) attempted.pop(); // an earlier delivery's: not ours to undo
+        status = exists ? "exists" : "created";
+      }
+      steps.push({ ...step, status });
     }
-    steps.push({ ...step, status });
+  } catch (e) {
+    // Each was created at least CREATE_LEAD_MS before it is due: deleted before the earliest is due, none has fired.
+    const earliestDue = Math.min(...attempted.map((r) => Date.parse(d.steps.find((s) => s.request === r)!.utc)));
+    await undo(client, attempted, earliestDue - UNDO_MARGIN_MS, callTimeoutMs, clock, e as Error);
+    throw e;
   }
   return { ...base, outcome: "enrolled", recipient: d.recipient, zone: d.zone, zoneStatus: d.zoneStatus, steps };
+}
+
+/**
+ * Deletes the schedules a failed call created (all at once, each bounded, all before `byMs`); what cannot be deleted
+ * is named in the error thrown instead of `cause`: it stays and sends once (a retry finds it: ConflictException).
+ */
+async function undo(
+  client: SchedulerClient,
+  created: CreateScheduleRequest[],
+  byMs: number,
+  callTimeoutMs: number,
+  clock: () => number,
+  cause: Error,
+): Promise<void> {
+  const left = Math.max(1, Math.min(callTimeoutMs, byMs - clock()));
+  const results = await Promise.allSettled(
+    created.map(({ Name, GroupName }) =>
+      call(`DeleteSchedule ${GroupName}/${Name}`, "ResourceNotFoundException", left, (abortSignal) =>
+        client.send(new DeleteScheduleCommand({ Name, GroupName }), { abortSignal }),
+      ),
+    ),
+  );
+  const kept = created.filter((_, k) => results[k].status === "rejected").map((r) => `${r.GroupName}/${r.Name}`);
+  if (kept.length)
+    throw new EnrolmentError(
+      withoutAddresses(
+        `${cause.message}; could not undo ${kept.join(", ")} (it stays and sends once; a retry finds it and does not create it again)`,
+      ),
+    );
 }
 
 /** The SDK takes StartDate/EndDate (recurring schedules only; journeys have none) as Dates, not ISO text. */

@@ -9,11 +9,14 @@
  * A rejected subscriber (bad address, no id) is a result, not an error: retrying cannot fix it. An AWS failure
  * throws, so Lambda retries the event and then hands it to the on-failure destination: nothing is dropped.
  * The log line is the result, which names the recipient by its schedule-name stem and holds no address.
+ * Schedules are created all-or-nothing (enrolment.ts), so a retry starts from nothing. A step handled more than the
+ * journey's lateGraceMinutes after its time is not sent: the handler writes a LATE_STEPS_METRIC line in CloudWatch's
+ * Embedded Metric Format (no IAM needed), which the journeys' alarm watches.
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
-import { Journey, parseJourneys } from "../../../infra/journeys-definition";
+import { Journey, LATE_STEPS_METRIC, parseJourneys } from "../../../infra/journeys-definition";
 import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../core/journeys";
-import { applyDecision, EnrolmentResult, enrolmentSchedulerClient } from "./enrolment";
+import { applyDecision, CALL_TIMEOUT_MS, CREATE_BUDGET_MS, EnrolmentResult, enrolmentSchedulerClient } from "./enrolment";
 
 /** The client class the handler uses (its bundled copy): tests mock it with aws-sdk-client-mock. */
 export { SchedulerClient };
@@ -37,9 +40,27 @@ export async function handler(input: JourneyInvocation): Promise<EnrolmentResult
   if (input.kind !== "trigger" && input.kind !== "exit")
     throw new Error(`kind must be "trigger" or "exit", got ${JSON.stringify(input.kind)}`);
   const decision = decide(journey, input.kind, input.event, state.settings, Date.now());
-  const result = await applyDecision(state.client, input.kind, decision);
+  const result = await applyDecision(state.client, input.kind, decision, CALL_TIMEOUT_MS, Date.now, CREATE_BUDGET_MS);
   (result.outcome === "rejected" ? console.warn : console.log)(JSON.stringify(result));
+  const late = result.steps?.filter((s) => s.status === "late").length ?? 0;
+  if (late) process.stdout.write(lateStepsMetric(journey.name, late, Date.now()) + "\n");
   return result;
+}
+
+/**
+ * One Embedded Metric Format line: CloudWatch Logs turns it into the metric. Written straight to stdout, not through
+ * console.log, which with the function's JSON log format would wrap it in another object.
+ */
+export function lateStepsMetric(journey: string, count: number, atMs: number): string {
+  const { namespace, name, dimension } = LATE_STEPS_METRIC;
+  return JSON.stringify({
+    _aws: {
+      Timestamp: atMs,
+      CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [[dimension]], Metrics: [{ Name: name, Unit: "Count" }] }],
+    },
+    [dimension]: journey,
+    [name]: count,
+  });
 }
 
 function loadState(env: NodeJS.ProcessEnv): HandlerState {

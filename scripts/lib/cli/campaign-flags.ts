@@ -7,11 +7,12 @@
 import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../core/audience";
-import { maxRecurringWindowMinutes, MIN_STEP_GAP_MINUTES } from "../core/decisions";
+import { maxRecurringWindowMinutes } from "../core/decisions";
+import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/rules/promises";
 import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
 import { BaseRule, parseInstant } from "../core/send-rules";
-import { canonicalZone, sameOffset, Step } from "../../../infra/rules/send-time";
+import { canonicalZone, Step } from "../../../infra/rules/send-time";
 import { EffectiveTps } from "../core/window";
 import { count } from "./format";
 import { intFlag, positiveFlag, UsageError } from "./run";
@@ -110,7 +111,7 @@ export function timingFromFlags(
   const raws = ["the first send"];
   for (const raw of f.step ?? []) {
     const step = parseStepFlag(raw, steps.length + 1);
-    const same = steps.findIndex((s) => sameOffset(s, step));
+    const same = steps.findIndex((s) => sameStepOffset(s, step));
     if (same !== -1)
       throw new UsageError(
         `--step ${raw}: the same offset as step ${same + 1} (${raws[same]}): two sends to each recipient at one instant`,
@@ -228,7 +229,7 @@ export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?
 }
 
 /**
- * A recurring send whose flexible window could put two of a recipient's occurrences less than MIN_STEP_GAP_MINUTES
+ * A recurring send whose flexible window could put two of a recipient's occurrences less than MIN_GAP_MINUTES
  * apart (or its last wanted one past its EndDate): why it is refused, naming the flags, or undefined when it fits.
  */
 export function recurringWindowRefusal(
@@ -244,5 +245,5 @@ export function recurringWindowRefusal(
     source === "--window-minutes"
       ? `give --window-minutes ${max} or less`
       : `raise the send rate (--tps, or --invocation-tps and --ses-rate) so a smaller window holds the sends, or split the campaign`;
-  return `a flexible window of ${count(windowMinutes)} minutes (${source}) is too long for --every ${every}: two occurrences of one recipient could be sent less than ${MIN_STEP_GAP_MINUTES} minutes apart; at most ${count(max)} minutes: ${fix}`;
+  return `a flexible window of ${count(windowMinutes)} minutes (${source}) is too long for --every ${every}: two occurrences of one recipient could be sent less than ${MIN_GAP_MINUTES} minutes apart; at most ${count(max)} minutes: ${fix}`;
 }

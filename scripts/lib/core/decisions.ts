@@ -1,8 +1,9 @@
 /**
  * Step 2 of planning, shared by the launcher and size-window: a recipient's zone, and what happens to each step's
  * send in it. Per step the stages run in order — base rule (the campaign's rule or the row's send_at, then the
- * step's offset from step 1 as requested) → missed-time policy → quiet time — then the steps are checked against
- * each other (two sends of one recipient less than MIN_STEP_GAP_MINUTES apart: the later step is not planned).
+ * step's offset from step 1 as requested) → missed-time policy (a step moved to the next day takes the later steps
+ * with it) → quiet time over the send's whole flexible window — then the steps are checked against each other with
+ * infra/rules/promises.ts (a send within MIN_GAP_MINUTES of, or before, an earlier step kept is not planned).
  *
  * The result depends only on the zone and on the row's timing values the rule reads (none under most rules), so each
  * distinct combination is computed once, with the notes a row with it gets, and shared by every row that has it:
@@ -10,7 +11,8 @@
  * timingKey: no string is built per row); any other form by its text.
  */
 import { cronExpression, Recurrence } from "../../../infra/plan-row";
-import { describeQuietTime, endOfQuietTime, inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
+import { describeQuietTime, inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
+import { droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../../../infra/rules/promises";
 import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "./recurrence";
 import {
   BaseRule,
@@ -44,15 +46,12 @@ import { scheduler } from "../../../infra/quotas";
 export type MissedPolicy = "skip" | "send-now" | "next-day";
 export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];
 
-/** Two steps of one recipient closer than this are a double send to the reader: the later one is not planned. */
-export const MIN_STEP_GAP_MINUTES = 60;
-
 /**
  * The largest flexible window a recurring send may have: one occurrence invoked at the end of its window and the next
- * at the start of its own must stay MIN_STEP_GAP_MINUTES apart (and the last wanted one before its EndDate).
+ * at the start of its own must stay MIN_GAP_MINUTES apart (and the last wanted one before its EndDate).
  */
 export function maxRecurringWindowMinutes(r: Recurrence): number {
-  return Math.min(scheduler.flexibleWindowMinutes.max, shortestGapMinutes(r) - MIN_STEP_GAP_MINUTES);
+  return Math.min(scheduler.flexibleWindowMinutes.max, shortestGapMinutes(r) - MIN_GAP_MINUTES);
 }
 
 /**
@@ -65,18 +64,20 @@ export interface MissedRule {
   cutoffMs: number;
 }
 
-export type StepOutcome = "planned" | "sent-now" | "next-day" | "skipped" | "collided";
+export type StepOutcome = "planned" | "sent-now" | "next-day" | "skipped" | "collided" | "out-of-order";
 export type QuietOutcome = "none" | "delayed" | "skipped";
 
 /** What happens to one step's send; `time` is absent when the step is not sent. */
 export interface StepDecision {
   step: Step;
-  /** The missed-time outcome, or "collided". */
+  /** The missed-time outcome, or "collided" (too close to an earlier step) or "out-of-order" (before one). */
   outcome: StepOutcome;
   quiet: QuietOutcome;
   time?: ScheduledTime;
-  /** The step this one came too close to (outcome "collided"). */
+  /** The step this one came too close to or before (outcome "collided" or "out-of-order"). */
   collidedWith?: number;
+  /** An earlier step that moved to the next day and took this one with it, by a day. */
+  movedWith?: number;
   /** When a step that is not sent or was moved by quiet time was due, for its note. */
   due?: string;
   /** A recurring send (rule `every`): `time` is its first occurrence. */
@@ -121,6 +122,11 @@ export interface SendRules {
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
   quiet?: QuietTime;
+  /**
+   * The flexible window quiet time is checked over (a send is quiet when any minute of [t, t + window) is): at least
+   * the window the schedules are created with. @default 1
+   */
+  windowMinutes?: number;
   /** Rule `every`: the schedules' StartDate (the launch cutoff: now + fan-out + margin), epoch ms. */
   recurringStartMs?: number;
 }
@@ -266,10 +272,25 @@ export class SendDecider {
     if (this.rules.rule.kind === "every") return this.recurring(zone, timing);
     const first = firstSend(this.rules.rule, zone, timing);
     if ("reason" in first) return first;
+    // In order: a step moved to the next day takes the later steps with it (each a day later, then checked itself).
+    let shiftDays = 0;
+    let movedBy: number | undefined;
     const steps = separateSteps(
       this.rules.steps.map((step) => {
-        const requested = stepFromFirst(zone, first, step);
-        return this.applyQuiet(zone, this.applyMissed(zone, step, requested, requestedLocal(zone, first, step, requested)));
+        let requested = stepFromFirst(zone, first, step);
+        let local = requestedLocal(zone, first, step, requested);
+        if (shiftDays) {
+          local = addDays(local, shiftDays);
+          const moved = zonedInstant(zone, local);
+          requested = scheduledTime(zone, moved.utcMs, moved.fold);
+        }
+        let d = this.applyMissed(zone, step, requested, local);
+        if (movedBy !== undefined) d = { ...d, movedWith: movedBy };
+        if (d.outcome === "next-day") {
+          shiftDays++;
+          movedBy = step.number;
+        }
+        return this.applyQuiet(zone, d);
       }),
     );
     const late = steps.find((d) => d.time && !writable(d.time));
@@ -307,7 +328,9 @@ export class SendDecider {
     const endMs = recurringEndMs(time, zone, rule.until);
     const q = this.rules.quiet;
     const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;
-    if (q && inQuietHours(q, hm.hour * 60 + hm.minute)) {
+    // Quiet time covers the window: every minute of [hh:mm, hh:mm + window) must be free (the same at each occurrence).
+    const window = this.rules.windowMinutes ?? 1;
+    if (q && Array.from({ length: window }, (_, m) => (hm.hour * 60 + hm.minute + m) % 1440).some((m) => inQuietHours(q, m))) {
       const decision = stepDecision(step, "planned", "skipped", undefined, `${at} local`);
       return { steps: [decision], notes: [`step 1 at ${at} local, every occurrence in quiet time (${describeQuietTime(q)}): not planned`] };
     }
@@ -346,14 +369,26 @@ export class SendDecider {
     return stepDecision(step, "skipped", "none", undefined, time.utc);
   }
 
-  /** Quiet time is in the recipient's zone, whatever zone the time is written in (a send-now is in UTC). */
+  /**
+   * Quiet time is in the recipient's zone, whatever zone the time is written in (a send-now is in UTC), and covers the
+   * send's whole flexible window (promises.ts endOfQuietWindow).
+   */
   private applyQuiet(zone: string, d: StepDecision): StepDecision {
     const q = this.rules.quiet;
     if (!q || !d.time) return d;
-    const end = endOfQuietTime(q, zone, d.time.utcMs);
+    const end = endOfQuietWindow(q, zone, d.time.utcMs, this.rules.windowMinutes ?? 1);
     if (!end) return d;
-    if (q.policy === "skip") return stepDecision(d.step, d.outcome, "skipped", undefined, d.time.utc);
-    return stepDecision(d.step, d.outcome, "delayed", scheduledTime(zone, end.utcMs, end.fold), d.time.utc);
+    if (q.policy === "skip") return stepDecision(d.step, d.outcome, "skipped", undefined, d.time.utc, undefined, undefined, d.movedWith);
+    return stepDecision(
+      d.step,
+      d.outcome,
+      "delayed",
+      scheduledTime(zone, end.utcMs, end.fold),
+      d.time.utc,
+      undefined,
+      undefined,
+      d.movedWith,
+    );
   }
 }
 
@@ -369,19 +404,20 @@ function stepDecision(
   due?: string,
   collidedWith?: number,
   recurring?: RecurringSend,
+  movedWith?: number,
 ): StepDecision {
-  return { step, outcome, quiet, time, collidedWith, due, recurring };
+  return { step, outcome, quiet, time, collidedWith, due, recurring, movedWith };
 }
 
-/** A later step less than MIN_STEP_GAP_MINUTES from an earlier-numbered step that is sent is not planned. */
+/** Never two at once, in order (promises.ts droppedSends): a step too close to or before an earlier one kept is not planned. */
 function separateSteps(decisions: StepDecision[]): StepDecision[] {
-  const gap = MIN_STEP_GAP_MINUTES * 60_000;
-  const result: StepDecision[] = [];
-  for (const d of decisions) {
-    const clash = d.time && result.find((e) => e.time && Math.abs(e.time.utcMs - d.time!.utcMs) < gap);
-    result.push(clash ? stepDecision(d.step, "collided", d.quiet, undefined, d.time!.utc, clash.step.number) : d);
-  }
-  return result;
+  const dropped = droppedSends(decisions.map((d) => d.time?.utcMs));
+  return decisions.map((d, k) => {
+    const why = dropped[k];
+    if (!why) return d;
+    const outcome = why.reason === "too-close" ? "collided" : "out-of-order";
+    return stepDecision(d.step, outcome, d.quiet, undefined, d.time!.utc, decisions[why.with].step.number, undefined, d.movedWith);
+  });
 }
 
 /** The note a step's outcome needs, if any. */
@@ -397,9 +433,15 @@ function stepNote(d: StepDecision, all: StepDecision[]): string | undefined {
       return `step ${n} missed: moved to the next day, ${d.time!.utc}${d.quiet === "delayed" ? " after quiet time" : ""}`;
     case "collided": {
       const other = all.find((e) => e.step.number === d.collidedWith)!;
-      return `step ${n} not planned: ${d.due} is within ${MIN_STEP_GAP_MINUTES} minutes of step ${d.collidedWith} (${other.time!.utc})`;
+      return `step ${n} not planned: ${d.due} is within ${MIN_GAP_MINUTES} minutes of step ${d.collidedWith} (${other.time!.utc})`;
+    }
+    case "out-of-order": {
+      const other = all.find((e) => e.step.number === d.collidedWith)!;
+      return `step ${n} not planned: ${d.due} is before step ${d.collidedWith} (${other.time!.utc}); steps go out in order`;
     }
     default:
+      if (d.movedWith !== undefined)
+        return `step ${n} moved to the next day with step ${d.movedWith}: ${d.time!.utc}${d.quiet === "delayed" ? " after quiet time" : ""}`;
       return d.quiet === "delayed" ? `step ${n} (due ${d.due}) in quiet time: delayed to ${d.time!.utc}` : undefined;
   }
 }

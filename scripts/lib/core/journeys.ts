@@ -6,16 +6,20 @@
  * Step time: `+Nh` = trigger + N hours; `+Nd` = the trigger's local wall-clock time N days later, or with `at` that
  * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
  * least one minute after the trigger moves to the next day (with `at`) or to trigger + 1 minute. Minutes round up.
- * Then quiet time (quietHours, quietDays in the subscriber's zone) delays a step to its end, as the launcher's
- * `--quiet delay` does (infra/rules/quiet-time.ts).
+ * Then quiet time (quietHours, quietDays in the subscriber's zone) delays a step until its whole flexible window is
+ * free, as the launcher's `--quiet delay` does. Then the promises every path keeps (infra/rules/promises.ts): a step
+ * due before it can be created (now + CREATE_LEAD_MS) is sent at once when it is at most the journey's
+ * lateGraceMinutes late, reported `late` when later (late, not lost); a step within MIN_GAP_MINUTES of, or before, an
+ * earlier step kept is dropped and listed (never two at once, in order).
  */
 import { isEmailAddress } from "../../../infra/config";
-import { Journey, JourneyStep, STEP_AFTER } from "../../../infra/journeys-definition";
+import { Journey, JourneyStep, lateGraceMinutes, STEP_AFTER } from "../../../infra/journeys-definition";
+import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../../../infra/rules/promises";
 import { campaignGroupName, scheduleName } from "../../../infra/naming";
 import { ses } from "../../../infra/quotas";
 import { atExpression } from "../../../infra/plan-row";
 import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../../../infra/schedule-request";
-import { endOfQuietTime, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
+import { QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
 import {
   addDays,
   canonicalZone,
@@ -33,11 +37,6 @@ import { parseInstant } from "./send-rules";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
-/**
- * A step is created only when due at least this long after the handler runs (a bounded CreateSchedule call takes at
- * most 10 s): Scheduler's handling of an at() in the past is undocumented.
- */
-export const CREATE_MARGIN_MS = 10_000;
 
 /** Recipient fields that steer sending; every other field is personalization (template data). */
 const CONTROL_FIELDS = ["id", "email", "timezone"];
@@ -87,9 +86,27 @@ export interface PlannedStep {
   utc: string;
   send_at: string;
   timezone: string;
-  /** `passed`: due before the enrolment runs; it may have been sent already, so it is never created again. */
-  status: "planned" | "passed";
+  /**
+   * planned: to create (`late` set when it was due before it could be created and is sent at once, in UTC);
+   * passed: a backlog's step due before the run (an earlier run may have sent it), never created again;
+   * late: due more than the journey's lateGraceMinutes before it could be created: not sent, reported;
+   * dropped: within MIN_GAP_MINUTES of, or before, an earlier step kept: not created (`note` says which).
+   */
+  status: "planned" | "passed" | "late" | "dropped";
+  /** When a step sent late was due (ISO, UTC). */
+  late?: string;
+  /** Why a step is dropped, or moved. */
+  note?: string;
   request?: CreateScheduleRequest;
+}
+
+/** How `decide` treats steps due before they can be created. */
+export interface DueRule {
+  /**
+   * A backlog (enrol --recipients): such steps are `passed`, never sent late: a re-run with the same trigger time
+   * must not send again what an earlier run created and Scheduler has sent since.
+   */
+  backlog?: boolean;
 }
 
 type Rejection = { outcome: "rejected"; journey: string; recipient?: string; reason: RejectReason; message: string };
@@ -109,7 +126,14 @@ export function recipientStem(id: string): string {
  * What `event` means for `journey`: the CreateSchedule requests of a trigger, the DeleteSchedule requests of an exit,
  * or why the subscriber is rejected. `now` decides which steps have passed.
  */
-export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, settings: EnrolmentSettings, now: number): Decision {
+export function decide(
+  journey: Journey,
+  kind: EventKind,
+  event: JourneyEvent,
+  settings: EnrolmentSettings,
+  now: number,
+  due: DueRule = {},
+): Decision {
   const reject = (reason: RejectReason, message: string, recipient?: string): Rejection => ({
     outcome: "rejected",
     journey: journey.name,
@@ -159,23 +183,66 @@ export function decide(journey: Journey, kind: EventKind, event: JourneyEvent, s
   const data = personalization(recipient);
   if (journey.steps.some((_, k) => JSON.stringify({ ...data, [STEP_KEY]: String(k + 1) }).length > ses.maxTemplateDataChars))
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
-  const times = journey.steps.map((step) => journeyStepTime(resolved.zone, triggerMs, step, journeyQuietTime(journey)));
-  const late = times.findIndex((t) => !writable(t));
-  if (late >= 0)
-    return reject("invalid-event", `step ${late + 1} falls after 9999-12-31, the last date a schedule can be written for`, stem);
-  const steps = times.map((time, k) => planStep(journey, k + 1, time, { id, email, data }, settings, now));
+  const quiet = journeyQuietTime(journey);
+  const times = journey.steps.map((step) => journeyStepTime(resolved.zone, triggerMs, step, quiet, settings.windowMinutes));
+  const unwritable = times.findIndex((t) => !writable(t));
+  if (unwritable >= 0)
+    return reject("invalid-event", `step ${unwritable + 1} falls after 9999-12-31, the last date a schedule can be written for`, stem);
+  const timed = times.map((time) =>
+    whenCreated(time, resolved.zone, now, quiet, settings.windowMinutes, due.backlog ? 0 : lateGraceMinutes(journey)),
+  );
+  const dropped = droppedSends(timed.map((t) => (t.status === "planned" ? t.time.utcMs : undefined)));
+  const steps = timed.map((t, k) => {
+    const why = dropped[k];
+    if (!why) return planStep(journey, k + 1, t, { id, email, data }, settings, due.backlog);
+    const other = timed[why.with].time.utc;
+    const note =
+      why.reason === "too-close"
+        ? `within ${MIN_GAP_MINUTES} minutes of step ${why.with + 1} (${other}): not created`
+        : `before step ${why.with + 1} (${other}): steps go out in order; not created`;
+    return planStep(journey, k + 1, { ...t, status: "dropped", note }, { id, email, data }, settings, due.backlog);
+  });
   return { outcome: "enrol", journey: journey.name, recipient: stem, zone: resolved.zone, zoneStatus: resolved.status, steps };
 }
 
-/** Step `number` of one subscriber: its time and, unless it has passed, its CreateSchedule request. */
+/** A step's time as it will be created, or why it is not: see the file header (late, not lost). */
+interface TimedStep {
+  time: ScheduledTime;
+  status: "planned" | "late" | "dropped";
+  late?: string;
+  note?: string;
+}
+
+function whenCreated(
+  time: ScheduledTime,
+  zone: string,
+  now: number,
+  quiet: QuietTime | undefined,
+  windowMinutes: number,
+  graceMinutes: number,
+): TimedStep {
+  const earliest = now + CREATE_LEAD_MS;
+  if (time.utcMs >= earliest) return { time, status: "planned" };
+  // Lateness counts from the step's time: one not yet due goes at the first minute it can be created (not late).
+  if (now - time.utcMs > graceMinutes * MINUTE) return { time, status: "late" };
+  // Sent at once, in UTC (its own minute, rounded up); quiet time still holds for the new time.
+  const at = ceilMinute(earliest);
+  const end = quiet ? endOfQuietWindow(quiet, zone, at, windowMinutes) : undefined;
+  const sendAt = end ? scheduledTime(zone, end.utcMs, end.fold) : scheduledTime("UTC", at, "exact");
+  if (time.utcMs >= now) return { time: sendAt, status: "planned" };
+  return { time: sendAt, status: "planned", late: time.utc, note: `due ${time.utc}, handled late: sent at ${sendAt.utc}` };
+}
+
+/** Step `number` of one subscriber: its time and, when it is to be created, its CreateSchedule request. */
 function planStep(
   journey: Journey,
   number: number,
-  time: ScheduledTime,
+  timed: TimedStep,
   who: { id: string; email: string; data: Record<string, string> },
   settings: EnrolmentSettings,
-  now: number,
+  backlog = false,
 ): PlannedStep {
+  const time = timed.time;
   const step = journey.steps[number - 1];
   const row = {
     schedule_name: scheduleName(who.id, number),
@@ -187,9 +254,8 @@ function planStep(
     step: number,
     variant: null,
   };
-  // A step whose time has passed may already have been sent by an earlier delivery of this event, its schedule
-  // deleted after sending: creating it again could send twice. It is reported as passed instead.
-  const passed = time.utcMs < now + CREATE_MARGIN_MS;
+  // A backlog's step due before the run may have been sent by an earlier run (its schedule deleted after sending).
+  const status = backlog && timed.status === "late" ? "passed" : timed.status;
   return {
     step: number,
     schedule: row.schedule_name,
@@ -197,8 +263,10 @@ function planStep(
     utc: new Date(time.utcMs).toISOString(),
     send_at: time.send_at,
     timezone: time.timezone,
-    status: passed ? "passed" : "planned",
-    ...(passed ? {} : { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) }),
+    status,
+    ...(timed.late !== undefined ? { late: timed.late } : {}),
+    ...(timed.note !== undefined ? { note: timed.note } : {}),
+    ...(status === "planned" ? { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) } : {}),
   };
 }
 
@@ -212,10 +280,13 @@ function personalization(recipient: Record<string, unknown>): Record<string, str
   return data;
 }
 
-/** The instant of one step for a subscriber in `zone` triggered at `triggerMs` (see the file header). */
-export function journeyStepTime(zone: string, triggerMs: number, step: JourneyStep, quiet?: QuietTime): ScheduledTime {
+/**
+ * The instant of one step for a subscriber in `zone` triggered at `triggerMs` (see the file header); quiet time is
+ * checked over the schedule's flexible window of `windowMinutes`.
+ */
+export function journeyStepTime(zone: string, triggerMs: number, step: JourneyStep, quiet?: QuietTime, windowMinutes = 1): ScheduledTime {
   const time = stepTimeBeforeQuiet(zone, triggerMs, step);
-  const end = quiet ? endOfQuietTime(quiet, zone, time.utcMs) : undefined;
+  const end = quiet ? endOfQuietWindow(quiet, zone, time.utcMs, windowMinutes) : undefined;
   return end ? scheduledTime(zone, end.utcMs, end.fold) : time;
 }
 

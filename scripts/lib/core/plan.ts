@@ -31,7 +31,7 @@ import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { sizingSpanDays } from "./recurrence";
 import { BaseRule, describeRule } from "./send-rules";
 import { Step, stepOffset } from "../../../infra/rules/send-time";
-import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith } from "./window";
+import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith, quietCheckWindowMinutes } from "./window";
 
 export interface PlanRequest {
   campaignId: string;
@@ -99,9 +99,17 @@ export interface PlanSummary {
     /** With a window given by the caller: the smallest that holds the rate, and the peak rate with the given one. */
     minimumMinutes?: number;
     peakTps?: number;
+    /**
+     * With quiet time: the window every send's quiet check covered (no minute of [t, t + this) is quiet); the
+     * schedules' window is at most this, or the plan is not launched.
+     */
+    quietCheckedMinutes?: number;
   };
-  /** Steps not planned for some recipients because an earlier step's send came within MIN_STEP_GAP_MINUTES. */
-  collisions: { step: number; with: number; recipients: number }[];
+  /**
+   * Steps not planned for some recipients because their send came within MIN_GAP_MINUTES of an earlier step's
+   * ("too-close") or before it ("out-of-order"; promises.ts droppedSends).
+   */
+  collisions: { step: number; with: number; recipients: number; reason: "too-close" | "out-of-order" }[];
   /** Planned rows whose id differs from an earlier row's only in case or surrounding spaces. */
   idsDifferingOnlyInCase: number;
   fanOut: { etaSeconds: number; createTps: number };
@@ -137,7 +145,13 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const pace = { rowBound, steps: o.steps.length, createTps: o.createTps, marginMinutes: o.marginMinutes };
   const cutoffMs = missedCutoff(o.now, pace);
 
-  const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs);
+  const quietWindow = quietCheckWindowMinutes({
+    givenMinutes: o.window?.minutes,
+    quiet: o.quiet,
+    schedulesBound: rowBound * (o.rule.kind === "every" ? 1 : o.steps.length),
+    tps: o.rate.tps,
+  });
+  const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
@@ -187,11 +201,11 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   }
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
     throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
-  return summarize(o, tally, cutoffMs, planSha256, files.paths);
+  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow);
 }
 
 /** The first two stages of the pipeline: a row's checks, then its zone and send times. */
-function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs: number) {
+function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs: number, quietWindowMinutes: number) {
   const checker = new RecipientChecker(columns, {
     steps: o.steps.length,
     allowDuplicateEmails: o.recipients.allowDuplicateEmails,
@@ -205,6 +219,7 @@ function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs:
     strictZones: o.recipients.strictZones,
     missed: { ...o.missed, cutoffMs },
     quiet: o.quiet,
+    windowMinutes: quietWindowMinutes,
     // A recurring schedule starts at the cutoff: its occurrences before the fan-out can have created it are not sent.
     recurringStartMs: cutoffMs,
   });
@@ -376,8 +391,8 @@ class PlanTally {
       // A delayed step that then came too close to another is not sent: a collision, not a delayed send.
       if (d.quiet === "delayed" && d.time) this.quietDelayed += rows;
       if (d.quiet === "skipped") this.quietSkipped += rows;
-      if (d.outcome === "collided") {
-        const key = `${d.step.number} ${d.collidedWith}`;
+      if (d.outcome === "collided" || d.outcome === "out-of-order") {
+        const key = `${d.step.number} ${d.collidedWith} ${d.outcome === "collided" ? "too-close" : "out-of-order"}`;
         this.collisions.set(key, (this.collisions.get(key) ?? 0) + rows);
       }
       if (d.time) {
@@ -477,7 +492,7 @@ function audienceSummary(o: PlanRequest, t: PlanTally): PlanSummary["audience"] 
   };
 }
 
-function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths): PlanSummary {
+function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths, quietWindow: number): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
   const schedules = t.sends.schedules;
@@ -510,10 +525,10 @@ function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: s
     quiet: o.quiet ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped } : null,
     audience: audienceSummary(o, t),
     heldOut: t.heldOut,
-    window: windowSummary(o, instants),
+    window: { ...windowSummary(o, instants), ...(o.quiet ? { quietCheckedMinutes: quietWindow } : {}) },
     collisions: [...t.collisions].map(([key, recipients]) => {
-      const [step, other] = key.split(" ").map(Number);
-      return { step, with: other, recipients };
+      const [step, other, reason] = key.split(" ");
+      return { step: Number(step), with: Number(other), recipients, reason: reason as "too-close" | "out-of-order" };
     }),
     idsDifferingOnlyInCase: t.idsDifferingOnlyInCase,
     fanOut: { etaSeconds: fanOutSeconds(schedules, o.createTps), createTps: o.createTps },

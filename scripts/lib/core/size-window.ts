@@ -9,7 +9,15 @@ import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReaso
 import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
 import { BaseRule } from "./send-rules";
 import { Step, ZoneStatus } from "../../../infra/rules/send-time";
-import { EffectiveTps, fanOutSeconds, latestLaunch, minimumWindowMinutes, missedCutoff } from "./window";
+import {
+  EffectiveTps,
+  fanOutSeconds,
+  latestLaunch,
+  minimumWindowMinutes,
+  missedCutoff,
+  quietCheckWindowMinutes,
+  quietWindowShortfall,
+} from "./window";
 
 export interface WindowReport {
   mode: "volume" | "recipients";
@@ -36,6 +44,8 @@ export interface WindowReport {
   heldOut?: number;
   /** Sends moved or dropped by quiet time. */
   quiet?: { delayed: number; skipped: number };
+  /** With quiet time: the window each send's quiet check covered, chosen as the launcher chooses it. */
+  quietCheckedMinutes?: number;
   /** Ascending. */
   instants?: { utc: string; count: number; zones: { zone: string; count: number }[] }[];
   peak?: { utc: string; count: number } | null;
@@ -76,6 +86,7 @@ interface ListTally {
   rejected: Partial<Record<RejectReason, number>>;
   quiet: { delayed: number; skipped: number };
   sends: PlannedSends;
+  quietWindow: number;
 }
 
 async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
@@ -85,11 +96,18 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   // The line count bounds the rows: the duplicate sets are sized for it (and the launch-by time needs it).
   const rowBound = await countLines(r.file);
   const checker = new RecipientChecker(columns, { steps: r.steps.length, expectedRows: rowBound, ...r.recipients });
+  // The window quiet time covers, as the launcher chooses it (window.ts quietCheckWindowMinutes).
+  const quietWindow = quietCheckWindowMinutes({
+    quiet: r.quiet,
+    schedulesBound: rowBound * (r.rule.kind === "every" ? 1 : r.steps.length),
+    tps: r.rate.tps,
+  });
   const decider = new SendDecider({
     rule: r.rule,
     steps: r.steps,
     defaultZone: r.defaultZone,
     quiet: r.quiet,
+    windowMinutes: quietWindow,
     strictZones: r.recipients.strictZones,
     // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
     recurringStartMs:
@@ -131,17 +149,19 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   } finally {
     checker.close();
   }
-  return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends };
+  return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow };
 }
 
 export async function sizeRecipientList(
   r: RecipientListRequest,
-): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number }> {
-  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends } = await tallyRecipientList(r);
+): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number; quietShortfall?: string }> {
+  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow } = await tallyRecipientList(r);
   const histogram = sends.instants();
   const instants = histogram.instants();
   const sized = minimumWindowMinutes(instants, r.rate.tps);
   if (!sized.fits) return { fits: false, requiredTps: sized.requiredTps };
+  const quietShortfall = r.quiet && quietWindowShortfall(sized.windowMinutes, quietWindow);
+  if (quietShortfall) return { fits: false, requiredTps: r.rate.tps, quietShortfall };
 
   // (A recurring schedule is one schedule; the histogram holds each of its occurrences in the sizing span.)
   const schedules = sends.schedules;
@@ -170,6 +190,7 @@ export async function sizeRecipientList(
       rejected,
       heldOut,
       quiet,
+      ...(r.quiet ? { quietCheckedMinutes: quietWindow } : {}),
       instants: instants.map((i) => ({ utc: iso(i.utcMs), count: i.count, zones: i.zones })),
       peak: peak ? { utc: iso(peak.utcMs), count: peak.count } : null,
       peakTps: Math.round(sized.peakTps * 100) / 100,

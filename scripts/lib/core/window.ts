@@ -6,6 +6,8 @@
  * rates add. W is the smallest whole number of minutes for which the summed rate never exceeds the effective TPS.
  */
 import { scheduler } from "../../../infra/quotas";
+import { longestFreeMinutes } from "../../../infra/rules/promises";
+import type { QuietTime } from "../../../infra/rules/quiet-time";
 
 const MINUTE_MS = 60_000;
 
@@ -123,4 +125,25 @@ export function missedCutoff(nowMs: number, p: LaunchPace): number {
 /** The latest launch whose cutoff is not after `sendMs`: a launch then (or earlier) reaches that send. */
 export function latestLaunch(sendMs: number, p: LaunchPace): number {
   return sendMs - leadMs(p);
+}
+
+/**
+ * The flexible window quiet time is checked over when planning (a send is quiet when any minute of its window is:
+ * infra/rules/promises.ts), known before the plan: the window given; without quiet time, any (1: nothing depends on
+ * it); else one the computed window cannot exceed. With W minutes, the sends of all instants overlapping at any moment
+ * number at most the schedules, so the summed rate is at most schedules ÷ (60 W): ⌈schedules bound ÷ TPS ÷ 60⌉
+ * (volumeWindowMinutes) always holds the rate, and the smallest window that does is no larger. It is capped at
+ * Scheduler's 1,440 and at the longest free stretch quiet time leaves (a longer window is quiet wherever it starts);
+ * the caller then checks the computed window against it (quietWindowShortfall).
+ */
+export function quietCheckWindowMinutes(p: { givenMinutes?: number; quiet?: QuietTime; schedulesBound: number; tps: number }): number {
+  if (p.givenMinutes !== undefined) return p.givenMinutes;
+  if (!p.quiet) return scheduler.flexibleWindowMinutes.min;
+  return Math.min(volumeWindowMinutes(p.schedulesBound, p.tps), scheduler.flexibleWindowMinutes.max, longestFreeMinutes(p.quiet));
+}
+
+/** When the computed window is longer than the one quiet time was checked over: why the plan must not be sent. */
+export function quietWindowShortfall(computedMinutes: number, checkedMinutes: number): string | undefined {
+  if (computedMinutes <= checkedMinutes) return undefined;
+  return `the sends need a flexible window of ${computedMinutes} minutes, but quiet time was checked over ${checkedMinutes} (the longest its free time allows): every minute of a send's window must be outside quiet time; shorten the quiet time, raise the send rate, or split the campaign`;
 }

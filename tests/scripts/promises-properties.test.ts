@@ -1,0 +1,265 @@
+/**
+ * The promises as properties (fast-check, shrinking to a minimal failure), over random recipient lists and flags
+ * through the real launcher (in process, plans written to a temp dir) and random journeys and events through
+ * decide(). Quiet time is checked here with luxon, independently of infra/rules/quiet-time.ts and promises.ts.
+ * Bounded for npm test; SENDTIME_PROPERTY_RUNS=N runs each property N times.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import fc from "fast-check";
+import { DateTime } from "luxon";
+import { parseJourneys } from "../../infra/journeys-definition";
+import { parsePlanRow } from "../../infra/plan-row";
+import { main as launchMain } from "../../scripts/launch-campaign";
+import { decide } from "../../scripts/lib/core/journeys";
+import { runMain } from "../helpers/cli";
+
+const RUNS = Number(process.env.SENDTIME_PROPERTY_RUNS ?? 0);
+const runs = (n: number) => (RUNS > 0 ? RUNS : n);
+const MINUTE = 60_000;
+const ZONES = ["America/New_York", "Europe/London", "Australia/Lord_Howe", "Asia/Kathmandu", "UTC"];
+const DAY_NAMES = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-properties-"));
+let launches = 0;
+
+interface Quiet {
+  start?: number;
+  end?: number;
+  days: number[];
+}
+
+/** Whether the local minute of `utcMs` in `zone` is quiet, by luxon (weekday 1 = Monday … 7 = Sunday). */
+function quietAt(q: Quiet, zone: string, utcMs: number): boolean {
+  const t = DateTime.fromMillis(utcMs, { zone });
+  if (q.days.includes(t.weekday % 7)) return true;
+  if (q.start === undefined || q.end === undefined) return false;
+  const m = t.hour * 60 + t.minute;
+  return q.start < q.end ? m >= q.start && m < q.end : m >= q.start || m < q.end;
+}
+
+/** The first quiet minute of [t, t + window), or undefined. */
+function quietMinuteIn(q: Quiet, zone: string, t: number, windowMinutes: number): string | undefined {
+  for (let m = 0; m < windowMinutes; m++) if (quietAt(q, zone, t + m * MINUTE)) return new Date(t + m * MINUTE).toISOString();
+  return undefined;
+}
+
+const hhmm = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+
+/** Quiet hours of 1 to 14 hours (or none) and up to 2 quiet days (or none), never both absent. */
+const quietArb: fc.Arbitrary<Quiet> = fc
+  .record({
+    hours: fc.option(fc.record({ start: fc.integer({ min: 0, max: 1439 }), length: fc.integer({ min: 60, max: 14 * 60 }) }), {
+      nil: undefined,
+    }),
+    days: fc.uniqueArray(fc.integer({ min: 0, max: 6 }), { maxLength: 2 }),
+  })
+  .filter((q) => q.hours !== undefined || q.days.length > 0)
+  .map((q) => ({
+    ...(q.hours ? { start: q.hours.start, end: (q.hours.start + q.hours.length) % 1440 } : {}),
+    days: q.days,
+  }));
+
+const rowArb = fc.record({
+  zone: fc.constantFrom(...ZONES, "Mars/Olympus"),
+  // A row's own time: none, a send_at in the DST weeks, or a send_hour.
+  own: fc.oneof(
+    fc.constant({}),
+    fc.record({
+      sendAt: fc
+        .integer({ min: 0, max: 5 * 24 * 60 - 1 })
+        .map((m) => new Date(Date.UTC(2026, 2, 6) + m * MINUTE).toISOString().slice(0, 16)),
+    }),
+    fc.record({ sendHour: fc.integer({ min: 0, max: 23 }) }),
+  ),
+});
+
+const launchArb = fc.record({
+  rows: fc.array(rowArb, { minLength: 1, maxLength: 12 }),
+  hour: fc.integer({ min: 0, max: 23 }),
+  minute: fc.integer({ min: 0, max: 59 }),
+  // Later steps: distinct offsets in hours (as +Nh) or days (+Nd); refused equal ones are filtered out.
+  steps: fc.uniqueArray(
+    fc.oneof(
+      fc.integer({ min: 1, max: 30 }).map((h) => `+${h}h`),
+      fc.integer({ min: 1, max: 3 }).map((d) => `+${d}d`),
+    ),
+    {
+      maxLength: 3,
+    },
+  ),
+  missed: fc.constantFrom("skip", "send-now", "next-day"),
+  grace: fc.integer({ min: 0, max: 600 }),
+  quiet: fc.option(quietArb, { nil: undefined }),
+  policy: fc.constantFrom("delay", "skip"),
+  window: fc.option(fc.integer({ min: 1, max: 180 }), { nil: undefined }),
+  // --now from 2 days before the campaign date to 12 hours into it.
+  nowMinutes: fc.integer({ min: -2 * 1440, max: 12 * 60 }),
+});
+
+describe("the promises, as properties", function () {
+  this.timeout(60_000);
+
+  it("launcher: no recipient twice within 60 minutes, steps in order, no minute of a window quiet, nothing before the cutoff, rows = planned + rejected + held out", async () => {
+    await fc.assert(
+      fc.asyncProperty(launchArb, async (c) => {
+        const steps = new Set(c.steps.map((s) => (s.endsWith("d") ? Number(s.slice(1, -1)) * 24 : Number(s.slice(1, -1)))));
+        fc.pre(steps.size === c.steps.length && !steps.has(0));
+        const hours = c.quiet && c.quiet.start !== undefined ? `${hhmm(c.quiet.start)}-${hhmm(c.quiet.end!)}` : undefined;
+        const lines = ["id,email,timezone,send_at,send_hour"];
+        c.rows.forEach((r, i) =>
+          lines.push(
+            `r${i},r${i}@example.com,${r.zone},${"sendAt" in r.own ? r.own.sendAt : ""},${"sendHour" in r.own ? r.own.sendHour : ""}`,
+          ),
+        );
+        const file = path.join(tmp, `list-${++launches}.csv`);
+        fs.writeFileSync(file, lines.join("\n") + "\n");
+        const out = path.join(tmp, `out-${launches}`);
+        const now = new Date(Date.UTC(2026, 2, 8) + c.nowMinutes * MINUTE).toISOString();
+        const args = [
+          ...[
+            "--campaign",
+            "prop",
+            "--recipients",
+            file,
+            "--template",
+            "t",
+            "--date",
+            "2026-03-08",
+            "--hour",
+            String(c.hour),
+            "--minute",
+            String(c.minute),
+          ],
+          ...c.steps.flatMap((s) => ["--step", s]),
+          ...["--missed", c.missed, "--grace-minutes", String(c.grace), "--now", now],
+          ...(hours ? ["--quiet-hours", hours] : []),
+          ...(c.quiet?.days.length ? ["--quiet-days", c.quiet.days.map((d) => DAY_NAMES[d]).join(",")] : []),
+          ...(c.quiet ? ["--quiet", c.policy] : []),
+          ...(c.window !== undefined ? ["--window-minutes", String(c.window)] : []),
+          ...["--dry-run", "--json", "--out", out],
+        ];
+        const r = await runMain(launchMain, args);
+        if (r.code === 2) {
+          // Only a window longer than quiet time's free stretch is refused here.
+          assert.match(r.stderr, /--window-minutes \d+: longer than the longest free time/);
+          return;
+        }
+        assert.ok(r.code === 0 || r.code === 1, r.stderr);
+        const s = JSON.parse(r.stdout);
+        assert.strictEqual(s.rows, c.rows.length);
+        assert.strictEqual(s.rows, s.recipientsPlanned + s.rejected.total + s.heldOut);
+        const planText = fs.existsSync(path.join(out, "plan.jsonl")) ? fs.readFileSync(path.join(out, "plan.jsonl"), "utf8") : "";
+        const plan = planText.split("\n").filter(Boolean).map(parsePlanRow);
+        const cutoff = Date.parse(s.missed.cutoff);
+        const byRecipient = new Map<string, { step: number; t: number }[]>();
+        for (const p of plan) {
+          const t = Date.parse(p.utc);
+          assert.ok(t >= cutoff, `${p.schedule_name} at ${p.utc} before the cutoff ${s.missed.cutoff}`);
+          const zone = c.rows[Number(p.recipient_id.slice(1))].zone;
+          const recipientZone = ZONES.includes(zone) ? zone : "UTC";
+          if (c.quiet) {
+            const quiet = quietMinuteIn(c.quiet, recipientZone, t, s.window.minutes);
+            assert.strictEqual(
+              quiet,
+              undefined,
+              `${p.schedule_name} at ${p.utc}: ${quiet} of its ${s.window.minutes}-minute window is quiet`,
+            );
+          }
+          byRecipient.set(p.recipient_id, [...(byRecipient.get(p.recipient_id) ?? []), { step: p.step, t }]);
+        }
+        for (const [id, sends] of byRecipient) {
+          sends.sort((a, b) => a.step - b.step);
+          for (let k = 1; k < sends.length; k++) {
+            assert.ok(sends[k].t > sends[k - 1].t, `${id}: step ${sends[k].step} before step ${sends[k - 1].step}`);
+            assert.ok(
+              sends[k].t - sends[k - 1].t >= 60 * MINUTE,
+              `${id}: steps ${sends[k - 1].step} and ${sends[k].step} within 60 minutes`,
+            );
+          }
+        }
+      }),
+      { numRuns: runs(40) },
+    );
+  });
+
+  it("journeys: created steps are 60 minutes apart, in order, outside quiet time over the window, never due before now + 1 minute; late ones within the grace are sent", () => {
+    const stepArb = fc.oneof(
+      fc.integer({ min: 0, max: 48 }).map((h) => ({ after: `+${h}h` })),
+      fc.record({ d: fc.integer({ min: 0, max: 3 }), at: fc.option(fc.integer({ min: 0, max: 1439 }), { nil: undefined }) }).map((s) => ({
+        after: `+${s.d}d`,
+        ...(s.at !== undefined ? { at: hhmm(s.at) } : {}),
+      })),
+    );
+    const caseArb = fc.record({
+      steps: fc.array(stepArb, { minLength: 1, maxLength: 4 }),
+      quiet: fc.option(quietArb, { nil: undefined }),
+      grace: fc.option(fc.integer({ min: 0, max: 240 }), { nil: undefined }),
+      zone: fc.constantFrom(...ZONES),
+      // Triggers around the spring-forward and fall-back weeks of 2026.
+      trigger: fc.oneof(
+        fc.integer({ min: 0, max: 6 * 1440 }).map((m) => Date.UTC(2026, 2, 4) + m * MINUTE + 17_000),
+        fc.integer({ min: 0, max: 6 * 1440 }).map((m) => Date.UTC(2026, 9, 22) + m * MINUTE),
+      ),
+      delayMinutes: fc.integer({ min: -5, max: 300 }),
+      window: fc.integer({ min: 1, max: 60 }),
+    });
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        const raw = {
+          name: "p",
+          trigger: { source: "app", detailType: "Signup" },
+          steps: c.steps.map((s, k) => ({ ...s, template: `t${k}` })),
+          ...(c.quiet?.start !== undefined ? { quietHours: `${hhmm(c.quiet.start)}-${hhmm(c.quiet.end!)}` } : {}),
+          ...(c.quiet?.days.length ? { quietDays: c.quiet.days.map((d) => DAY_NAMES[d]) } : {}),
+          ...(c.grace !== undefined ? { lateGraceMinutes: c.grace } : {}),
+        };
+        let journey;
+        try {
+          journey = parseJourneys([raw], "p")[0];
+        } catch (e) {
+          // Only equal offsets are refused among these definitions.
+          assert.match((e as Error).message, /has the same offset as/);
+          return;
+        }
+        const now = c.trigger + c.delayMinutes * MINUTE;
+        const event = {
+          source: "app",
+          "detail-type": "Signup",
+          time: new Date(c.trigger).toISOString(),
+          detail: { recipient: { id: "s", email: "s@example.com", timezone: c.zone } },
+        };
+        const target = {
+          partition: "aws",
+          targetRoleArn: "arn:aws:iam::123456789012:role/r",
+          deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:q",
+          fromAddress: "a@example.com",
+          maxEventAgeSeconds: 3600,
+          maxRetryAttempts: 3,
+        };
+        const d = decide(journey, "trigger", event, { target: target as any, windowMinutes: c.window }, now);
+        assert.strictEqual(d.outcome, "enrol");
+        if (d.outcome !== "enrol") return;
+        const created = d.steps.filter((s) => s.status === "planned");
+        const quiet = c.quiet && { ...c.quiet, days: journey.quietDays ? c.quiet.days : [] };
+        let last: number | undefined;
+        for (const s of created) {
+          const t = Date.parse(s.utc);
+          assert.ok(t >= now + MINUTE, `step ${s.step} at ${s.utc} is due before it can be created (now ${new Date(now).toISOString()})`);
+          if (last !== undefined) {
+            assert.ok(t > last, `step ${s.step} before an earlier step`);
+            assert.ok(t - last >= 60 * MINUTE, `step ${s.step} within 60 minutes of an earlier step`);
+          }
+          last = t;
+          if (quiet)
+            assert.strictEqual(quietMinuteIn(quiet, c.zone, t, c.window), undefined, `step ${s.step} at ${s.utc} touches quiet time`);
+          // A step sent late was handled within the grace after its time.
+          if (s.late !== undefined) assert.ok(now - Date.parse(s.late) <= (c.grace ?? 60) * MINUTE);
+        }
+        for (const s of d.steps.filter((x) => x.status === "late")) assert.ok(now - Date.parse(s.utc) > (c.grace ?? 60) * MINUTE);
+      }),
+      { numRuns: runs(300) },
+    );
+  });
+});
