@@ -2,10 +2,10 @@
  * The stack's configuration (namespace `sendtime:`), typed and validated. A bad value stops `pulumi up` with one
  * line naming the key, the value and what is allowed.
  */
-import { JOURNEY_CONFIG_KEYS } from "./journeys-definition";
-import { CAP_PERIODS, FrequencyCap } from "./gate-definition";
-import { SES_NAME } from "./naming";
-import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
+import { JOURNEY_CONFIG_KEYS } from "./rules/journeys-definition";
+import { CAP_PERIODS, FrequencyCap } from "./rules/gate-definition";
+import { SES_NAME } from "./rules/naming";
+import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./rules/quotas";
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */
@@ -79,7 +79,7 @@ export function parseStackConfig(read: (key: string) => string | undefined, pres
     return read(key);
   };
   const config = parseKeys(get);
-  // Journeys' keys are read and validated by infra/journeys-definition.ts.
+  // Journeys' keys are read and validated by infra/rules/journeys-definition.ts.
   rejectUnknownKeys(presentKeys, [...known, ...JOURNEY_CONFIG_KEYS]);
   return { config };
 }

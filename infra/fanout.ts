@@ -1,8 +1,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { fanOutDefinition, FanOutShape } from "./fanout-definition";
+import { fanOutDefinition, FanOutShape } from "./rules/fanout-definition";
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, STACK_QUOTA_TAG } from "./naming";
+import { ArnScope, STACK_QUOTA_TAG } from "./rules/naming";
 
 /** `FanOutShape`: MaxConcurrency, batch size, inner concurrency, tolerated failures, retry policy (infra/config.ts). */
 export interface FanOutArgs extends FanOutShape {

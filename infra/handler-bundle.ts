@@ -1,12 +1,12 @@
 /**
- * Bundles the journey enrolment handler (scripts/lib/aws/journey-handler.ts) and everything it imports, the AWS SDK's
+ * Bundles the journey enrolment handler (infra/handlers/journeys.ts) and everything it imports, the AWS SDK's
  * Scheduler client included, into one CommonJS file with esbuild, at program time: what `pulumi up` deploys is built
  * from the same source as the tests and scripts/enrol.ts run. esbuild ships its binary in its npm package.
  */
 import { createHash } from "crypto";
 import * as path from "path";
 
-export const HANDLER_ENTRY = path.join(__dirname, "..", "scripts", "lib", "aws", "journey-handler.ts");
+export const HANDLER_ENTRY = path.join(__dirname, "handlers", "journeys.ts");
 /** The file name inside the deployment package, and the Lambda handler setting that points at it. */
 export const HANDLER_FILE = "index.js";
 export const HANDLER_NAME = "index.handler";

@@ -17,7 +17,7 @@ import {
   SCHEDULER_SERVICE,
   STATES_SERVICE,
   stateMachineArn,
-} from "./naming";
+} from "./rules/naming";
 
 export interface PolicyStatement {
   Sid?: string;

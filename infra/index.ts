@@ -8,13 +8,13 @@ import { Alarms } from "./alarms";
 import { ConfigError, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
-import { Journey, JourneyDefinitionError, parseJourneyConfig } from "./journeys-definition";
-import { ArnScope, CAMPAIGN_PREFIX, sendGateName } from "./naming";
+import { Journey, JourneyDefinitionError, parseJourneyConfig } from "./rules/journeys-definition";
+import { ArnScope, CAMPAIGN_PREFIX, sendGateName } from "./rules/naming";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
-import { isIanaZone } from "../scripts/lib/core/journeys";
+import { isIanaZone } from "./rules/journeys";
 
 const config = readConfig();
 const journeyConfig = readJourneyConfig();

@@ -1,11 +1,11 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { bundleJourneyHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-bundle";
-import { Journey, EventMatch } from "./journeys-definition";
+import { Journey, EventMatch } from "./rules/journeys-definition";
 import { journeyDeadLetterQueuePolicy, journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./naming";
-import { sqs } from "./quotas";
-import { ScheduleTarget } from "./schedule-request";
+import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./rules/naming";
+import { sqs } from "./rules/quotas";
+import { ScheduleTarget } from "./rules/schedule-request";
 
 /** Lambda's runtime for the handler: Node.js 24, supported until April 2028 (AWS Lambda runtimes page). */
 export const HANDLER_RUNTIME = aws.lambda.Runtime.NodeJS24dX;
@@ -21,7 +21,7 @@ export const JOURNEY_RETRY = {
 } as const;
 
 export interface JourneysArgs {
-  /** The validated journeys (infra/journeys-definition.ts); one rule per trigger and per exit. */
+  /** The validated journeys (infra/rules/journeys-definition.ts); one rule per trigger and per exit. */
   journeys: Journey[];
   /**
    * The event bus the app puts its events on.

@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { tlsOnlyBucketPolicy } from "./iam";
-import { PLANS_PREFIX, RESULTS_PREFIX } from "./naming";
+import { PLANS_PREFIX, RESULTS_PREFIX } from "./rules/naming";
 
 export interface RecipientBucketArgs {
   /**

@@ -1,8 +1,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { housekeepingStatements, policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
-import { ArnScope } from "./naming";
-import { sqs } from "./quotas";
+import { ArnScope } from "./rules/naming";
+import { sqs } from "./rules/quotas";
 
 export interface SchedulerTargetArgs {
   /** The account and Region the role may act in. */

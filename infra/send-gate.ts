@@ -1,8 +1,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { CAPPED_METRIC, FrequencyCap, gateDefinition } from "./gate-definition";
+import { CAPPED_METRIC, FrequencyCap, gateDefinition } from "./rules/gate-definition";
 import { fanOutTrustPolicy, policyDocument, sendGateStatements } from "./iam";
-import { ArnScope } from "./naming";
+import { ArnScope } from "./rules/naming";
 
 export interface SendGateArgs {
   /** The account and Region the gate acts in. */

@@ -2,8 +2,8 @@
  * Fan-out guards, read from the state machine definition the stack deploys.
  */
 import { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
-import { STACK_QUOTA_TAG } from "../infra/naming";
-import { FANOUT_HEADROOM, maxCallsInFlight, pacing, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/quotas";
+import { STACK_QUOTA_TAG } from "../infra/rules/naming";
+import { FANOUT_HEADROOM, maxCallsInFlight, pacing, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/rules/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 /**

@@ -2,7 +2,7 @@
  * IAM guards: what the fan-out and Scheduler may do, and who may assume the role Scheduler uses.
  */
 import { ResourceValidationArgs, ResourceValidationPolicy, ReportViolation, StackValidationPolicy } from "@pulumi/policy";
-import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/naming";
+import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/rules/naming";
 import {
   allowedActions,
   conditionValues,

@@ -2,15 +2,15 @@
  * How a campaign did: the funnel per step and variant from its launch records and SES event metrics. See USAGE.
  */
 import * as fs from "fs";
-import { campaignTag } from "../infra/email-events";
-import { LAUNCHES_PREFIX, launchRecordKey } from "../infra/naming";
+import { campaignTag } from "../infra/rules/email-events";
+import { LAUNCHES_PREFIX, launchRecordKey } from "../infra/rules/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 import { Io, parseFlags, processIo, runMain, secondsFlag, UsageError } from "./lib/cli/run";
-import { buildReport, formatReport, metricQueries, reportRange, segmentsOf } from "./lib/core/campaign-report";
-import { renderReportHtml } from "./lib/core/report-html";
+import { buildReport, formatReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
+import { renderReportHtml } from "./lib/report/html";
 
 const USAGE = `
 Usage: campaign-report --campaign ID [--json] [--html FILE] [--from ISO] [--to ISO] (--stack NAME | --outputs FILE | ...)

@@ -2,14 +2,14 @@
  * Moves an Amazon Pinpoint audience and campaign to sendtime. See USAGE.
  */
 import * as path from "path";
-import { scheduler } from "../infra/quotas";
-import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/naming";
+import { scheduler } from "../infra/rules/quotas";
+import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/rules/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
 import { Io, parseFlags, processIo, runMain, secondsFlag, UsageError } from "./lib/cli/run";
-import { CampaignMapping, CampaignShapeError, FlagNames, LaunchSettings, mapCampaign } from "./lib/core/pinpoint-campaign";
-import { DEFAULT_VALUE_SEPARATOR } from "./lib/core/pinpoint-endpoints";
-import { importEndpoints, ImportSummary, localExportSources } from "./lib/core/pinpoint-import";
+import { CampaignMapping, CampaignShapeError, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
+import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
+import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
 
 const USAGE = `

@@ -4,8 +4,8 @@
 import { randomBytes } from "crypto";
 import * as path from "path";
 import { SFNClient } from "@aws-sdk/client-sfn";
-import { cleanupAt } from "../infra/fanout-definition";
-import { scheduler } from "../infra/quotas";
+import { cleanupAt } from "../infra/rules/fanout-definition";
+import { scheduler } from "../infra/rules/quotas";
 import { Deadline, DeadlineExceeded, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
@@ -41,13 +41,13 @@ import {
 } from "./lib/aws/launch";
 import { cleanupLimits, PlanKeyTaken, PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
-import { MISSED_POLICIES, MissedPolicy } from "./lib/core/decisions";
+import { MISSED_POLICIES, MissedPolicy } from "./lib/planning/decisions";
 import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/rules/promises";
-import { quietWindowShortfall } from "./lib/core/window";
-import { planCampaign, PlanRequest, PlanSummary } from "./lib/core/plan";
-import { OutputLock } from "./lib/core/plan-files";
-import { ScheduleQuota, scheduleQuotaFinding } from "./lib/core/schedule-quota";
-import { buildLaunchRecord } from "./lib/core/launch-record";
+import { quietWindowShortfall } from "./lib/planning/window";
+import { planCampaign, PlanRequest, PlanSummary } from "./lib/planning/plan";
+import { OutputLock } from "./lib/planning/plan-files";
+import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quota";
+import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
 
 const USAGE = `

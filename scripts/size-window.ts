@@ -2,7 +2,7 @@
  * Sizes the EventBridge Scheduler flexible time window of a campaign, from volume or from the real recipient list.
  * See USAGE.
  */
-import { scheduler } from "../infra/quotas";
+import { scheduler } from "../infra/rules/quotas";
 import {
   campaignFlag,
   nowFromFlag,
@@ -21,9 +21,9 @@ import {
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
-import { sizingSpanDays } from "./lib/core/recurrence";
-import { sizeRecipientList, WindowReport } from "./lib/core/size-window";
-import { fanOutSeconds, volumeWindowMinutes } from "./lib/core/window";
+import { sizingSpanDays } from "../infra/rules/recurrence";
+import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
+import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 
 const USAGE = `
 Usage:

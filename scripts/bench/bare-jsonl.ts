@@ -1,6 +1,6 @@
 // The baseline for import-pinpoint: split the export into lines as the importer does and JSON.parse each, nothing more.
 import * as fs from "fs";
-import { lines } from "../lib/core/pinpoint-import";
+import { lines } from "../lib/pinpoint/import";
 
 (async () => {
   let endpoints = 0;

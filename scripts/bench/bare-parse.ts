@@ -1,7 +1,7 @@
 // The baseline: one csv-parse pass over the file with the options the tools use, doing nothing with the rows.
 import * as fs from "fs";
 import { parse } from "csv-parse";
-import { CSV_OPTIONS } from "../lib/core/recipients";
+import { CSV_OPTIONS } from "../lib/recipients/recipients";
 
 (async () => {
   let rows = 0;

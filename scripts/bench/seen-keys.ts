@@ -1,6 +1,6 @@
 // The duplicate set past a JavaScript Map's 2^24 entries: adds N distinct ids, then asks again for every 16th (each must
 // answer its own first line) and for ids never added (each must answer none). Exits 1 on any wrong answer.
-import { CompactSeenKeys } from "../lib/core/seen-keys";
+import { CompactSeenKeys } from "../lib/recipients/seen-keys";
 
 const n = Number(process.argv[2]);
 const seen = new CompactSeenKeys();

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { ConfigError, isEmailAddress, parseStackConfig } from "../../infra/config";
-import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/quotas";
+import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/rules/quotas";
 import { devConfig } from "../helpers/stack";
 
 /** The dev stack's config as `get(key)`, with overrides. */

@@ -3,8 +3,8 @@
  * (≥ 90% of the CreateSchedule quota asked for, ≤ $0.10 of orchestration per million rows) hold for both.
  */
 import * as assert from "assert";
-import { PlanRow } from "../../infra/fanout-definition";
-import { fanOutCostPerMillionRows, pacing, rowsPerBatch, stepFunctionsPricing } from "../../infra/quotas";
+import { PlanRow } from "../../infra/rules/fanout-definition";
+import { fanOutCostPerMillionRows, pacing, rowsPerBatch, stepFunctionsPricing } from "../../infra/rules/quotas";
 import { readStackConfig } from "../../scripts/lib/offline/mock-stack";
 import { definitionOf, renderShipped } from "../helpers/stack";
 

@@ -3,8 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns } from "../../policy/iam";
 import { parseStackConfig } from "../../infra/config";
-import { JourneyDefinitionError, parseJourneyConfig } from "../../infra/journeys-definition";
-import { isIanaZone } from "../../scripts/lib/core/journeys";
+import { JourneyDefinitionError, parseJourneyConfig } from "../../infra/rules/journeys-definition";
+import { isIanaZone } from "../../infra/rules/journeys";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "../policy/util";
 

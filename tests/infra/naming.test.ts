@@ -7,7 +7,7 @@ import {
   isCampaignScopedArn,
   isValidSchedulerName,
   scheduleName,
-} from "../../infra/naming";
+} from "../../infra/rules/naming";
 
 const scope = { partition: "aws", region: "eu-west-1", accountId: "123456789012" };
 

@@ -9,7 +9,7 @@ import {
   PLAN_ROW_FIELDS,
   PlanRow,
   planKey,
-} from "../../infra/plan-row";
+} from "../../infra/rules/plan-row";
 
 const ROW: PlanRow = {
   schedule_name: "a1-2",

@@ -1,7 +1,7 @@
 import * as assert from "assert";
-import { campaignTag } from "../../infra/email-events";
-import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/fanout-definition";
-import { createScheduleRequest } from "../../infra/schedule-request";
+import { campaignTag } from "../../infra/rules/email-events";
+import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
+import { createScheduleRequest } from "../../infra/rules/schedule-request";
 import { runStateMachine } from "../helpers/asl-interpreter";
 
 const PARAMS: FanOutParameters = {

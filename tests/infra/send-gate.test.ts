@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
-import { FanOutInput, PlanRow } from "../../infra/fanout-definition";
-import { createScheduleRequest } from "../../infra/schedule-request";
+import { FanOutInput, PlanRow } from "../../infra/rules/fanout-definition";
+import { createScheduleRequest } from "../../infra/rules/schedule-request";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { all, only, renderWith } from "../helpers/stack";
@@ -96,7 +96,7 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
       step,
       variant: null,
     });
-    // What the deployed handler creates (scripts/lib/core/journeys.ts calls this with the function's enrolment).
+    // What the deployed handler creates (infra/rules/journeys.ts calls this with the function's enrolment).
     const requests = [row(1, "09:00"), row(2, "10:00"), row(3, "11:00")].map((r) =>
       createScheduleRequest(enrolment.target, "onboarding", enrolment.windowMinutes, r),
     );

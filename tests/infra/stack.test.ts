@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
 import { StackConfigError, type RenderedStack } from "../../scripts/lib/offline/mock-stack";
-import { STACK_QUOTA_TAG } from "../../infra/naming";
+import { STACK_QUOTA_TAG } from "../../infra/rules/naming";
 import { all, definitionOf, only, renderWith } from "../helpers/stack";
 
 const ACCOUNT = "123456789012";

@@ -1,5 +1,5 @@
-import { fanOutDefinition, FanOutParameters } from "../../infra/fanout-definition";
-import { STACK_QUOTA_TAG } from "../../infra/naming";
+import { fanOutDefinition, FanOutParameters } from "../../infra/rules/fanout-definition";
+import { STACK_QUOTA_TAG } from "../../infra/rules/naming";
 import {
   fanOutConcurrencyBelowQuota,
   fanOutBatchedChildren,

@@ -14,7 +14,7 @@ import {
   schedulerTargetStatements,
   schedulerTrustPolicy,
 } from "../../infra/iam";
-import { ArnScope } from "../../infra/naming";
+import { ArnScope } from "../../infra/rules/naming";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "../../policy/iam";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "./util";

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { hash } from "crypto";
-import { audienceBucket, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../../scripts/lib/core/audience";
+import { audienceBucket, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../../scripts/lib/recipients/audience";
 
 describe("variants and holdout", () => {
   it("buckets follow the published formula (expected values computed with Python, not with this code)", () => {

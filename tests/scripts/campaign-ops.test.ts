@@ -26,7 +26,7 @@ import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { clock } from "../../scripts/lib/aws/call";
 import { HTTP_TIMEOUTS } from "../../scripts/lib/aws/clients";
 import { Answer, Endpoint, startEndpoint, withEnv } from "../helpers/aws-endpoint";
-import { scheduleName } from "../../infra/naming";
+import { scheduleName } from "../../infra/rules/naming";
 import { main as cancel } from "../../scripts/cancel-campaign";
 import { main as status } from "../../scripts/campaign-status";
 import { main as reschedule } from "../../scripts/reschedule";

@@ -7,7 +7,7 @@ import { CloudWatchClient, GetMetricDataCommand, GetMetricDataCommandInput, List
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { mockClient } from "aws-sdk-client-mock";
 import { main as report } from "../../scripts/campaign-report";
-import type { LaunchRecord } from "../../scripts/lib/core/launch-record";
+import type { LaunchRecord } from "../../scripts/lib/planning/launch-record";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-report-"));
 const outputs = path.join(tmp, "outputs.json");

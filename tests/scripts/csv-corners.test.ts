@@ -11,8 +11,8 @@ import * as path from "path";
 import { parse } from "csv-parse/sync";
 import { main as launch } from "../../scripts/launch-campaign";
 import { main as importPinpoint } from "../../scripts/import-pinpoint";
-import { countLines, openRecipientCsv } from "../../scripts/lib/core/recipients";
-import { recipientColumns } from "../../scripts/lib/core/recipient-rows";
+import { countLines, openRecipientCsv } from "../../scripts/lib/recipients/recipients";
+import { recipientColumns } from "../../scripts/lib/recipients/recipient-rows";
 import { runMain, withFlags } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-csv-corners-"));

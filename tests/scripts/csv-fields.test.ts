@@ -2,7 +2,7 @@
 import * as assert from "assert";
 import fc from "fast-check";
 import { parse } from "csv-parse/sync";
-import { csvField, reportField } from "../../scripts/lib/core/csv-fields";
+import { csvField, reportField } from "../../scripts/lib/recipients/csv-fields";
 
 /** Values made of the characters that matter (quotes, separators, line breaks, spaces, formula starts) and others. */
 const value = fc.string({

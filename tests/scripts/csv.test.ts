@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { CsvError, parse } from "csv-parse/sync";
-import { CsvReader, CsvRecord, CsvSyntaxError } from "../../scripts/lib/core/csv";
-import { CSV_OPTIONS } from "../../scripts/lib/core/recipients";
+import { CsvReader, CsvRecord, CsvSyntaxError } from "../../scripts/lib/recipients/csv";
+import { CSV_OPTIONS } from "../../scripts/lib/recipients/recipients";
 
 type Outcome = { records: CsvRecord[] } | { problem: string };
 

@@ -8,7 +8,7 @@ import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@
 import { mockClient } from "aws-sdk-client-mock";
 import { bundleJourneyHandler } from "../../infra/handler-bundle";
 import { main as enrol } from "../../scripts/enrol";
-import { applyDecision, enrolmentSchedulerClient } from "../../scripts/lib/aws/enrolment";
+import { applyDecision, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
 import { UsageError } from "../../scripts/lib/cli/run";
 import { ROOT, runMain } from "../helpers/cli";
 import { only, renderWith } from "../helpers/stack";

@@ -13,7 +13,7 @@ import { main } from "../../scripts/import-pinpoint";
 import { main as launch } from "../../scripts/launch-campaign";
 import { audienceFromFlags, baseRuleFromFlags, quietTimeFromFlags, TIMING_FLAGS } from "../../scripts/lib/cli/timing-flags";
 import { UsageError } from "../../scripts/lib/cli/run";
-import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/core/pinpoint-endpoints";
+import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/pinpoint/endpoints";
 import { withEnv } from "../helpers/aws-endpoint";
 import { ROOT, runMain } from "../helpers/cli";
 

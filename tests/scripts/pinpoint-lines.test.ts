@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { Readable } from "stream";
 import fc from "fast-check";
-import { firstInvalidUtf8, lines } from "../../scripts/lib/core/pinpoint-lines";
+import { firstInvalidUtf8, lines } from "../../scripts/lib/pinpoint/lines";
 
 /** Node's own strict decoder: the independent judge of what is UTF-8. */
 const strict = new TextDecoder("utf-8", { fatal: true });

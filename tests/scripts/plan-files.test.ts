@@ -4,7 +4,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { lineText, OutputLock, PlanFiles } from "../../scripts/lib/core/plan-files";
+import { lineText, OutputLock, PlanFiles } from "../../scripts/lib/planning/plan-files";
 
 describe("plan files with a plan sink", () => {
   let tmp: string;

@@ -10,10 +10,10 @@ import * as os from "os";
 import * as path from "path";
 import fc from "fast-check";
 import { DateTime } from "luxon";
-import { parseJourneys } from "../../infra/journeys-definition";
-import { parsePlanRow } from "../../infra/plan-row";
+import { parseJourneys } from "../../infra/rules/journeys-definition";
+import { parsePlanRow } from "../../infra/rules/plan-row";
 import { main as launchMain } from "../../scripts/launch-campaign";
-import { decide } from "../../scripts/lib/core/journeys";
+import { decide } from "../../infra/rules/journeys";
 import { runMain } from "../helpers/cli";
 
 const RUNS = Number(process.env.SENDTIME_PROPERTY_RUNS ?? 0);

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { isReject, RecipientChecker, recipientColumns, TemplateDataJson } from "../../scripts/lib/core/recipient-rows";
+import { isReject, RecipientChecker, recipientColumns, TemplateDataJson } from "../../scripts/lib/recipients/recipient-rows";
 
 describe("recipient checks: ids and their case-folded forms in one set", () => {
   it("a duplicate id is exact; an id differing only in case or spaces is noted against the first planned row only", () => {
@@ -32,7 +32,8 @@ describe("recipient checks: ids and their case-folded forms in one set", () => {
 
 describe("recipient CSV reader: records taken a chunk at a time", () => {
   const { Readable } = require("stream") as typeof import("stream");
-  const { openRecipientCsv } = require("../../scripts/lib/core/recipients") as typeof import("../../scripts/lib/core/recipients");
+  const { openRecipientCsv } =
+    require("../../scripts/lib/recipients/recipients") as typeof import("../../scripts/lib/recipients/recipients");
 
   async function readAll(input: import("stream").Readable) {
     const csv = await openRecipientCsv("list.csv", "utf8", input);

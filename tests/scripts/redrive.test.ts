@@ -2,7 +2,7 @@
  * redrive on the wire: a local endpoint that answers like SQS (AWS JSON 1.0) and Scheduler (REST-JSON), with a queue
  * that hides what it hands out and schedules that conflict by name, as AWS does. The dead letters have the shapes
  * AWS documents for Scheduler (body = the target's Input; SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, …
- * attributes) and that infra/gate-definition.ts writes for the send gate (`{input, error}`, no attributes).
+ * attributes) and that infra/rules/gate-definition.ts writes for the send gate (`{input, error}`, no attributes).
  */
 import * as assert from "assert";
 import { createHash } from "crypto";
@@ -13,7 +13,7 @@ import { Answer, Endpoint, SeenRequest, startEndpoint, withEnv } from "../helper
 import { runMain } from "../helpers/cli";
 import { main as redrive } from "../../scripts/redrive";
 import { clock } from "../../scripts/lib/aws/call";
-import { redriveName } from "../../scripts/lib/core/dead-letters";
+import { redriveName } from "../../scripts/lib/planning/dead-letters";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-redrive-"));
 const DLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq-226c700";

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { scheduleQuotaFinding } from "../../scripts/lib/core/schedule-quota";
+import { scheduleQuotaFinding } from "../../scripts/lib/planning/schedule-quota";
 
 describe("schedule quota", () => {
   const quota = { maxSchedules: 10_000_000, source: "EventBridge Scheduler's default" };

@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { fnv1a32, CompactSeenKeys } from "../../scripts/lib/core/seen-keys";
+import { fnv1a32, CompactSeenKeys } from "../../scripts/lib/recipients/seen-keys";
 
 /** Feeds keys as lines 2, 3, …; returns each key's answer next to what a plain Map says (the reference). */
 function compareWithMap(keys: string[], set: CompactSeenKeys) {

@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { IANA_ZONE_NAMES } from "../../infra/rules/iana-zones";
 import { parseStepFlag, timingFromFlags } from "../../scripts/lib/cli/campaign-flags";
-import { SendDecider } from "../../scripts/lib/core/decisions";
+import { SendDecider } from "../../scripts/lib/planning/decisions";
 import { canonicalZone, stepTime, ZoneResolver, zonedInstant } from "../../infra/rules/send-time";
 
 const at = (zone: string, date: string, hour: number, minute = 0) => {

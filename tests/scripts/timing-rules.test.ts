@@ -7,8 +7,8 @@
 import * as assert from "assert";
 import { DateTime } from "luxon";
 import { endOfQuietTime, isQuiet, QuietTime } from "../../infra/rules/quiet-time";
-import { MissedRule, SendDecider } from "../../scripts/lib/core/decisions";
-import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../scripts/lib/core/send-rules";
+import { MissedRule, SendDecider } from "../../scripts/lib/planning/decisions";
+import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../infra/rules/send-rules";
 import { Step } from "../../infra/rules/send-time";
 
 const iso = (ms: number) => new Date(ms).toISOString();

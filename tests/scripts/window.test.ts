@@ -1,8 +1,8 @@
 import * as assert from "assert";
 import { effectiveTps } from "../../scripts/lib/cli/campaign-flags";
-import { PlannedSends, StepDecision } from "../../scripts/lib/core/decisions";
+import { PlannedSends, StepDecision } from "../../scripts/lib/planning/decisions";
 import { scheduledTime } from "../../infra/rules/send-time";
-import { InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/core/window";
+import { InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/planning/window";
 
 const T0 = Date.UTC(2026, 11, 1, 3, 15);
 const MIN = 60_000;

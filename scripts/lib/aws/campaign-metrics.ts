@@ -5,11 +5,11 @@
  */
 import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, MetricDataQuery } from "@aws-sdk/client-cloudwatch";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/email-events";
-import { LAUNCHES_PREFIX } from "../../../infra/naming";
+import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-events";
+import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
 import { FindingsError } from "../cli/run";
-import { LaunchRecord } from "../core/launch-record";
-import { HOUR_MS, MetricQuery, Segment, Series } from "../core/campaign-report";
+import { LaunchRecord } from "../planning/launch-record";
+import { HOUR_MS, MetricQuery, Segment, Series } from "../report/campaign-report";
 import { boundedCall } from "./call";
 
 /** GetMetricData takes at most 500 queries a request. */

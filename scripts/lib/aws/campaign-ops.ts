@@ -1,6 +1,6 @@
 /**
  * Operating a launched campaign: cancel it, move or remove one recipient's send, see what is pending.
- * Schedule and group names come from infra/naming.ts, as in the planner.
+ * Schedule and group names come from infra/rules/naming.ts, as in the planner.
  */
 import {
   DeleteScheduleCommand,
@@ -15,14 +15,14 @@ import {
 } from "@aws-sdk/client-scheduler";
 import { DescribeExecutionCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/naming";
-import { atExpression, cronExpression, parseAtExpression, parseCronExpression, RecurringTime } from "../../../infra/plan-row";
+import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/rules/naming";
+import { atExpression, cronExpression, parseAtExpression, parseCronExpression, RecurringTime } from "../../../infra/rules/plan-row";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
 import { FindingsError, UsageError } from "../cli/run";
-import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../core/recurrence";
+import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../../../infra/rules/recurrence";
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
 import { CREATE_LEAD_MS, inTimeToCreate, mayHaveFired } from "../../../infra/rules/promises";
 

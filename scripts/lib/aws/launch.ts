@@ -5,13 +5,13 @@
  */
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { FanOutInput } from "../../../infra/fanout-definition";
-import { campaignTag } from "../../../infra/email-events";
-import { RESULTS_PREFIX } from "../../../infra/naming";
-import { planKey } from "../../../infra/plan-row";
-import { launchRecordKey } from "../../../infra/naming";
-import { stepFunctions } from "../../../infra/quotas";
-import { LaunchRecord } from "../core/launch-record";
+import { FanOutInput } from "../../../infra/rules/fanout-definition";
+import { campaignTag } from "../../../infra/rules/email-events";
+import { RESULTS_PREFIX } from "../../../infra/rules/naming";
+import { planKey } from "../../../infra/rules/plan-row";
+import { launchRecordKey } from "../../../infra/rules/naming";
+import { stepFunctions } from "../../../infra/rules/quotas";
+import { LaunchRecord } from "../planning/launch-record";
 import { awsCall, Deadline, DeadlineExceeded } from "./call";
 import { isAwsError } from "./clients";
 import { count } from "../cli/format";

@@ -30,7 +30,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { stepFunctions } from "../../../infra/quotas";
+import { stepFunctions } from "../../../infra/rules/quotas";
 import { FindingsError } from "../cli/run";
 import { count } from "../cli/format";
 import { awsCall, boundedCall, Deadline } from "./call";

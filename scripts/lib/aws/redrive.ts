@@ -18,7 +18,7 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { atExpression } from "../../../infra/plan-row";
+import { atExpression } from "../../../infra/rules/plan-row";
 import { inTimeToCreate } from "../../../infra/rules/promises";
 import {
   DeadLetterMessage,
@@ -29,7 +29,7 @@ import {
   redriveDescription,
   redriveName,
   SendTargets,
-} from "../core/dead-letters";
+} from "../planning/dead-letters";
 import { FindingsError } from "../cli/run";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";

@@ -7,7 +7,7 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { Readable } from "stream";
 import { UsageError } from "../cli/run";
-import type { ExportSource } from "../core/pinpoint-import";
+import type { ExportSource } from "../pinpoint/import";
 import { boundedCall } from "./call";
 
 export interface S3Location {

@@ -4,7 +4,7 @@
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
-import { scheduler } from "../../../infra/quotas";
+import { scheduler } from "../../../infra/rules/quotas";
 import { UsageError } from "../cli/run";
 
 export interface StackOutputs {

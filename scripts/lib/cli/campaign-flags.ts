@@ -4,16 +4,16 @@
  * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
  * and --now. Every message names the flag and what is allowed.
  */
-import { campaignIdProblem, SES_NAME } from "../../../infra/naming";
-import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/quotas";
-import { Audience, VARIANT_PLACEHOLDER } from "../core/audience";
-import { maxRecurringWindowMinutes } from "../core/decisions";
+import { campaignIdProblem, SES_NAME } from "../../../infra/rules/naming";
+import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/rules/quotas";
+import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
+import { maxRecurringWindowMinutes } from "../planning/decisions";
 import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/rules/promises";
 import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
-import { CSV_ENCODINGS, CsvEncoding } from "../core/recipients";
-import { BaseRule, parseInstant } from "../core/send-rules";
+import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
+import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
-import { EffectiveTps } from "../core/window";
+import { EffectiveTps } from "../planning/window";
 import { count } from "./format";
 import { intFlag, positiveFlag, UsageError } from "./run";
 import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";

@@ -3,7 +3,7 @@
  * (0 ok, 1 findings, 2 usage or input error).
  */
 import { parseArgs, ParseArgsConfig } from "util";
-import { InputError } from "../core/errors";
+import { InputError } from "../../../infra/rules/errors";
 
 /** Bad flags: printed as one line, exit 2 (like bad input, the core's InputError). */
 export class UsageError extends InputError {}

@@ -3,11 +3,11 @@
  * the base rule (--date/--hour/--minute, --after, --at), quiet time (--quiet-hours, --quiet-days, --quiet) and
  * variants (--variant, --holdout). Every problem is one UsageError line naming the flag and what is allowed.
  */
-import { SES_NAME } from "../../../infra/naming";
-import { Audience, BASIS_POINTS, MAX_VARIANTS, MIN_VARIANTS, Variant, VARIANT_NAME, VARIANT_PLACEHOLDER } from "../core/audience";
-import type { Recurrence } from "../../../infra/plan-row";
+import { SES_NAME } from "../../../infra/rules/naming";
+import { Audience, BASIS_POINTS, MAX_VARIANTS, MIN_VARIANTS, Variant, VARIANT_NAME, VARIANT_PLACEHOLDER } from "../recipients/audience";
+import type { Recurrence } from "../../../infra/rules/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
-import { BaseRule, parseDate, parseInstant } from "../core/send-rules";
+import { BaseRule, parseDate, parseInstant } from "../../../infra/rules/send-rules";
 import { UsageError } from "./run";
 
 export const TIMING_FLAGS = {

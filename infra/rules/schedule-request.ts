@@ -1,6 +1,6 @@
 /**
  * The CreateSchedule request of one schedule, built in TypeScript: the same request the fan-out's CreateSchedule
- * task builds in ASL (infra/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
+ * task builds in ASL (infra/rules/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
  * use it; a test runs the fan-out through the ASL interpreter and checks both give identical requests for a row.
  * With a frequency cap (`sendGateArn`), the target is the send gate and its input the gate's (gate-definition.ts),
  * for journeys as for campaigns.

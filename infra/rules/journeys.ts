@@ -1,7 +1,7 @@
 /**
  * Journeys' core: what one event means for one subscriber — the schedules to create (trigger) or delete (exit) —
  * decided with the launcher's send-time rules (zones, DST gap and overlap, schedule names, the SES target).
- * Pure: the deployed handler and scripts/enrol.ts both call it, then do the AWS calls (scripts/lib/aws/enrolment.ts).
+ * Pure: the deployed handler and scripts/enrol.ts both call it, then do the AWS calls (infra/handlers/enrolment.ts).
  *
  * Step time: `+Nh` = trigger + N hours; `+Nd` = the trigger's local wall-clock time N days later, or with `at` that
  * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
@@ -12,14 +12,14 @@
  * lateGraceMinutes late, reported `late` when later (late, not lost); a step within MIN_GAP_MINUTES of, or before, an
  * earlier step kept is dropped and listed (never two at once, in order).
  */
-import { isEmailAddress } from "../../../infra/config";
-import { Journey, JourneyStep, lateGraceMinutes, STEP_AFTER } from "../../../infra/journeys-definition";
-import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../../../infra/rules/promises";
-import { campaignGroupName, scheduleName } from "../../../infra/naming";
-import { ses } from "../../../infra/quotas";
-import { atExpression } from "../../../infra/plan-row";
-import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../../../infra/schedule-request";
-import { QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
+import { isEmailAddress } from "../config";
+import { Journey, JourneyStep, lateGraceMinutes, STEP_AFTER } from "./journeys-definition";
+import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "./promises";
+import { campaignGroupName, scheduleName } from "./naming";
+import { ses } from "./quotas";
+import { atExpression } from "./plan-row";
+import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "./schedule-request";
+import { QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import {
   addDays,
   canonicalZone,
@@ -32,7 +32,7 @@ import {
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
-} from "../../../infra/rules/send-time";
+} from "./send-time";
 import { parseInstant } from "./send-rules";
 
 const MINUTE = 60_000;

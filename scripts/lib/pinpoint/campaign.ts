@@ -10,8 +10,8 @@
  * everyone gets the one instant StartTime.
  */
 import { createHash } from "crypto";
-import { SES_NAME } from "../../../infra/naming";
-import { recurringSends } from "../../../infra/quotas";
+import { SES_NAME } from "../../../infra/rules/naming";
+import { recurringSends } from "../../../infra/rules/quotas";
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */
 export interface PinpointCampaign {

@@ -5,7 +5,7 @@
  * Scheduler spreads the sends of an instant t evenly over [t, t + W). Windows of nearby instants overlap and their
  * rates add. W is the smallest whole number of minutes for which the summed rate never exceeds the effective TPS.
  */
-import { scheduler } from "../../../infra/quotas";
+import { scheduler } from "../../../infra/rules/quotas";
 import { longestFreeMinutes } from "../../../infra/rules/promises";
 import type { QuietTime } from "../../../infra/rules/quiet-time";
 

@@ -8,7 +8,7 @@
  * variant, schedule_expression} and, on recurring rows only, {start_date, end_date}; `variant` is a name of A-Z a-z
  * 0-9 _ - or null (older plans: absent); CreateSchedule's ScheduleExpression is the row's `schedule_expression` as is
  * (`at(...)` or `cron(...)`), and a row with `start_date` is created by a second CreateSchedule task that also passes
- * StartDate and EndDate. infra/plan-row.ts owns the format.
+ * StartDate and EndDate. infra/rules/plan-row.ts owns the format.
  *
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
@@ -32,7 +32,7 @@ import {
 } from "./naming";
 import type { PlanRow } from "./plan-row";
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
-import { CREATE_LEAD_MS } from "./rules/promises";
+import { CREATE_LEAD_MS } from "./promises";
 
 export type { PlanRow };
 

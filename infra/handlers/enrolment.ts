@@ -1,5 +1,5 @@
 /**
- * Carries out a journey decision (scripts/lib/core/journeys.ts) against EventBridge Scheduler: CreateSchedule per
+ * Carries out a journey decision (infra/rules/journeys.ts) against EventBridge Scheduler: CreateSchedule per
  * step (ConflictException = already enrolled), DeleteSchedule per step on exit (ResourceNotFoundException = not
  * pending). Both are safe to repeat, which is what at-least-once delivery needs. Every call is bounded in time.
  * An event's schedules are created all-or-nothing: on any failure the schedules this call created are deleted again
@@ -8,10 +8,10 @@
  * Imports the Scheduler client only, so the deployed handler's bundle stays small.
  */
 import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
-import type { CreateScheduleRequest } from "../../../infra/schedule-request";
-import { Decision, EventKind, PlannedStep, RejectReason } from "../core/journeys";
-import { CREATE_LEAD_MS, inTimeToCreate } from "../../../infra/rules/promises";
-import { ZoneStatus } from "../../../infra/rules/send-time";
+import type { CreateScheduleRequest } from "../rules/schedule-request";
+import { Decision, EventKind, PlannedStep, RejectReason } from "../rules/journeys";
+import { CREATE_LEAD_MS, inTimeToCreate } from "../rules/promises";
+import { ZoneStatus } from "../rules/send-time";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";

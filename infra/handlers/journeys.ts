@@ -1,7 +1,7 @@
 /**
  * The journey enrolment Lambda (bundled by esbuild into one file at program time: infra/journeys.ts).
  * Each journey's EventBridge rules invoke it with {journey, kind: "trigger" | "exit", event}. It decides with the
- * launcher's send-time rules (scripts/lib/core/journeys.ts) and creates or deletes the subscriber's step schedules.
+ * launcher's send-time rules (infra/rules/journeys.ts) and creates or deletes the subscriber's step schedules.
  *
  * Configuration (environment, set by the stack): SENDTIME_JOURNEYS (the validated journey list, JSON) and
  * SENDTIME_ENROLMENT ({target, windowMinutes}: the SES target every schedule carries).
@@ -14,8 +14,8 @@
  * Embedded Metric Format (no IAM needed), which the journeys' alarm watches.
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
-import { Journey, LATE_STEPS_METRIC, parseJourneys } from "../../../infra/journeys-definition";
-import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../core/journeys";
+import { Journey, LATE_STEPS_METRIC, parseJourneys } from "../rules/journeys-definition";
+import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../rules/journeys";
 import { applyDecision, CALL_TIMEOUT_MS, CREATE_BUDGET_MS, EnrolmentResult, enrolmentSchedulerClient } from "./enrolment";
 
 /** The client class the handler uses (its bundled copy): tests mock it with aws-sdk-client-mock. */

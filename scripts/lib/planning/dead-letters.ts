@@ -5,13 +5,13 @@
  * - EventBridge Scheduler, when a schedule's target fails after its retries: the body is the target's Input as sent,
  *   and message attributes name the schedule (SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, ERROR_MESSAGE,
  *   IS_PAYLOAD_TRUNCATED, …). https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html
- * - the send gate (infra/gate-definition.ts), when a capped send fails: the body is `{"input": <GateInput>, "error":
+ * - the send gate (infra/rules/gate-definition.ts), when a capped send fails: the body is `{"input": <GateInput>, "error":
  *   {...}}` and there are no attributes; the input names the schedule (`schedule`, `scheduled_time`).
  * The journeys' own queue holds trigger events the enrolment function could not handle, not sends: not read here.
  */
 import { createHash } from "crypto";
-import { CAMPAIGN_PREFIX, campaignIdProblem, CLEANUP_SCHEDULE_NAME, sesSendEmailTargetArn } from "../../../infra/naming";
-import { scheduler } from "../../../infra/quotas";
+import { CAMPAIGN_PREFIX, campaignIdProblem, CLEANUP_SCHEDULE_NAME, sesSendEmailTargetArn } from "../../../infra/rules/naming";
+import { scheduler } from "../../../infra/rules/quotas";
 import { REDRIVE_DELAY_MS } from "../../../infra/rules/promises";
 
 /** One SQS message as ReceiveMessage returns it (the fields read here). */

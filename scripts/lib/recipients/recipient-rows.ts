@@ -4,12 +4,12 @@
  * in both tools.
  */
 import { isEmailAddress } from "../../../infra/config";
-import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/plan-row";
-import { scheduler, ses } from "../../../infra/quotas";
-import { InputError } from "./errors";
+import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/rules/plan-row";
+import { scheduler, ses } from "../../../infra/rules/quotas";
+import { InputError } from "../../../infra/rules/errors";
 import { CsvRecord } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
-import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "./send-rules";
+import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "../../../infra/rules/send-rules";
 
 /** Reserved columns: the rest of the CSV becomes template data. */
 export const ID_COLUMN = "id";

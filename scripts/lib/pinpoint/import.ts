@@ -26,14 +26,14 @@ import {
   endpointOutcome,
   PinpointEndpoint,
   SkipReason,
-} from "./pinpoint-endpoints";
-import { csvField, reportField } from "./csv-fields";
-import { EndpointLedger, LedgerEntry } from "./pinpoint-ledger";
-import { BufferedFile, lines } from "./pinpoint-lines";
-import { CompactSeenKeys } from "./seen-keys";
+} from "./endpoints";
+import { csvField, reportField } from "../recipients/csv-fields";
+import { EndpointLedger, LedgerEntry } from "./ledger";
+import { BufferedFile, lines } from "./lines";
+import { CompactSeenKeys } from "../recipients/seen-keys";
 import { canonicalZone } from "../../../infra/rules/send-time";
 
-export { lines } from "./pinpoint-lines";
+export { lines } from "./lines";
 
 /** One file of the export: a local file or an S3 object. `open` gives its bytes as stored (gzip or not). */
 export interface ExportSource {

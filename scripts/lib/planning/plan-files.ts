@@ -20,9 +20,9 @@ import { createHash, Hash, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { reportField } from "./csv-fields";
-import { InputError } from "./errors";
-import { RecipientRow, Reject } from "./recipient-rows";
+import { reportField } from "../recipients/csv-fields";
+import { InputError } from "../../../infra/rules/errors";
+import { RecipientRow, Reject } from "../recipients/recipient-rows";
 
 /** The folder cannot be written: exit 1, like any other run that could not finish. */
 export class OutputError extends Error {}

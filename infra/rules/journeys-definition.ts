@@ -10,8 +10,8 @@
  * (infra/rules/promises.ts: never two at once).
  * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
  */
-import { WEEKDAY_NAMES } from "./rules/quiet-time";
-import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "./rules/promises";
+import { WEEKDAY_NAMES } from "./quiet-time";
+import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "./promises";
 import { campaignIdProblem, SES_NAME } from "./naming";
 
 export interface EventMatch {

@@ -15,9 +15,9 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { addressText, effectiveDateMs, endpointIdKey, foldAddress, isWellFormed, optsOut, PinpointEndpoint } from "./pinpoint-endpoints";
-import { BufferedFile, lines } from "./pinpoint-lines";
-import { CompactSeenKeys } from "./seen-keys";
+import { addressText, effectiveDateMs, endpointIdKey, foldAddress, isWellFormed, optsOut, PinpointEndpoint } from "./endpoints";
+import { BufferedFile, lines } from "./lines";
+import { CompactSeenKeys } from "../recipients/seen-keys";
 
 /** Where a line is: its global ordinal is the line number plus the lines of the files read before it. */
 export interface LinePlace {

@@ -4,16 +4,16 @@
  *
  *   check it (recipient-rows.ts) → decide its zone and each step's send (decisions.ts: base rule → missed time
  *     → quiet time) → hold it out or not (audience.ts) → write its plan lines, a reject or a holdout line
- *     (plan-row format: infra/plan-row.ts; files: plan-files.ts) → count it
+ *     (plan-row format: infra/rules/plan-row.ts; files: plan-files.ts) → count it
  *
  * and the counts become the summary: rows = planned + rejected + held out. Every per-recipient decision is made
  * here, once, and recorded in the plan.
  */
 import { Readable } from "stream";
-import { scheduleName } from "../../../infra/naming";
-import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/plan-row";
+import { scheduleName } from "../../../infra/rules/naming";
+import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/rules/plan-row";
 import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines } from "./plan-files";
-import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "./audience";
+import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../recipients/audience";
 import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { QuietTime, describeQuietTime } from "../../../infra/rules/quiet-time";
 import {
@@ -26,10 +26,10 @@ import {
   RejectReason,
   STEP_KEY,
   TemplateDataJson,
-} from "./recipient-rows";
-import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
-import { sizingSpanDays } from "./recurrence";
-import { BaseRule, describeRule } from "./send-rules";
+} from "../recipients/recipient-rows";
+import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
+import { sizingSpanDays } from "../../../infra/rules/recurrence";
+import { BaseRule, describeRule } from "../../../infra/rules/send-rules";
 import { Step, stepOffset } from "../../../infra/rules/send-time";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith, quietCheckWindowMinutes } from "./window";
 

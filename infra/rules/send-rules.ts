@@ -13,19 +13,9 @@
  * days later, `+Nh` N hours after. at() has minute precision: an instant with seconds rounds up to the next minute,
  * so nothing is sent early. Pure: no AWS, no I/O.
  */
-import type { Recurrence } from "../../../infra/plan-row";
+import type { Recurrence } from "./plan-row";
 import { describeRecurrence } from "./recurrence";
-import {
-  addDays,
-  Fold,
-  LocalTime,
-  localTimeOf,
-  offsetMinutes,
-  scheduledTime,
-  ScheduledTime,
-  Step,
-  zonedInstant,
-} from "../../../infra/rules/send-time";
+import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
 
 export interface LocalDate {
   year: number;

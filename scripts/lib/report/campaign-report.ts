@@ -4,8 +4,8 @@
  *
  * Opens and clicks are SES events, not people: one recipient opening twice counts twice, so their rates can pass 100%.
  */
-import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/email-events";
-import { LaunchRecord } from "./launch-record";
+import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/rules/email-events";
+import { LaunchRecord } from "../planning/launch-record";
 
 /** One (step, variant) pair as the metrics' dimensions spell it: step "1", variant "B" or "no-variant". */
 export interface Segment {

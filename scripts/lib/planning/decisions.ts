@@ -10,10 +10,10 @@
  * per-row work is a cache lookup. The common forms of those values are keyed by a number per zone (send-rules.ts
  * timingKey: no string is built per row); any other form by its text.
  */
-import { cronExpression, Recurrence } from "../../../infra/plan-row";
+import { cronExpression, Recurrence } from "../../../infra/rules/plan-row";
 import { describeQuietTime, inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../../../infra/rules/promises";
-import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "./recurrence";
+import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "../../../infra/rules/recurrence";
 import {
   BaseRule,
   describeRule,
@@ -26,7 +26,7 @@ import {
   stepFromFirst,
   TimingProblem,
   timingKey,
-} from "./send-rules";
+} from "../../../infra/rules/send-rules";
 import {
   addDays,
   LocalTime,
@@ -41,7 +41,7 @@ import {
 } from "../../../infra/rules/send-time";
 import { InstantHistogram } from "./window";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
-import { scheduler } from "../../../infra/quotas";
+import { scheduler } from "../../../infra/rules/quotas";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
 export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];

@@ -2,12 +2,12 @@
  * size-window's core: streams a recipient list into a histogram of send instants and sizes the window from it.
  * Memory is per distinct zone and instant, never per row.
  */
-import { Audience, AudienceSplit, HOLDOUT } from "./audience";
+import { Audience, AudienceSplit, HOLDOUT } from "../recipients/audience";
 import { PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "../../../infra/rules/quiet-time";
-import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "./recipient-rows";
-import { countLines, CsvEncoding, openRecipientCsv } from "./recipients";
-import { BaseRule } from "./send-rules";
+import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
+import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
+import { BaseRule } from "../../../infra/rules/send-rules";
 import { Step, ZoneStatus } from "../../../infra/rules/send-time";
 import {
   EffectiveTps,
