@@ -6,6 +6,7 @@ import { JOURNEY_CONFIG_KEYS } from "./rules/journeys-definition";
 import { CAP_PERIODS, FrequencyCap } from "./rules/gate-definition";
 import { SES_NAME } from "./rules/naming";
 import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./rules/quotas";
+import { ConfigError } from "./rules/errors";
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */
@@ -48,8 +49,6 @@ export interface StackConfig {
 
 /** A value CloudWatch Logs accepts for retention. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
-
-export class ConfigError extends Error {}
 
 /**
  * Rows per child by default: about 650 bytes a row fill the 256 KB batch limit, a plan row with a few personalization

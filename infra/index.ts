@@ -5,16 +5,17 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { Alarms } from "./alarms";
-import { ConfigError, parseStackConfig, StackConfig } from "./config";
+import { parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
-import { Journey, JourneyDefinitionError, parseJourneyConfig } from "./rules/journeys-definition";
+import { Journey, parseJourneyConfig } from "./rules/journeys-definition";
 import { ArnScope, CAMPAIGN_PREFIX, sendGateName } from "./rules/naming";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
 import { isIanaZone } from "./rules/journeys";
+import { ConfigError, JourneyDefinitionError } from "./rules/errors";
 
 const config = readConfig();
 const journeyConfig = readJourneyConfig();

@@ -8,9 +8,10 @@ import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
-import { Io, parseFlags, processIo, runMain, secondsFlag, UsageError } from "./lib/cli/run";
+import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
 import { buildReport, formatReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
 import { renderReportHtml } from "./lib/report/html";
+import { UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: campaign-report --campaign ID [--json] [--html FILE] [--from ISO] [--to ISO] (--stack NAME | --outputs FILE | ...)

@@ -4,15 +4,16 @@
  */
 import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
-import { Journey, JourneyDefinitionError, parseJourneys } from "../infra/rules/journeys-definition";
+import { Journey, parseJourneys } from "../infra/rules/journeys-definition";
 import { ScheduleTarget } from "../infra/rules/schedule-request";
-import { applyDecision, CALL_TIMEOUT_MS, EnrolmentError, EnrolmentResult, enrolmentSchedulerClient } from "../infra/handlers/enrolment";
+import { applyDecision, CALL_TIMEOUT_MS, EnrolmentResult, enrolmentSchedulerClient } from "../infra/handlers/enrolment";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
-import { FindingsError, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEvent, RejectReason } from "../infra/rules/journeys";
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
+import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]

@@ -6,11 +6,12 @@ import { scheduler } from "../infra/rules/quotas";
 import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/rules/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
-import { Io, parseFlags, processIo, runMain, secondsFlag, UsageError } from "./lib/cli/run";
-import { CampaignMapping, CampaignShapeError, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
+import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
+import { CampaignMapping, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
+import { CampaignShapeError, UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: import-pinpoint [--endpoints PATH | s3://BUCKET/PREFIX/] [--out DIR] [--value-separator SEP]

@@ -6,7 +6,7 @@ import * as path from "path";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../infra/rules/fanout-definition";
 import { scheduler } from "../infra/rules/quotas";
-import { Deadline, DeadlineExceeded, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
+import { Deadline, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
@@ -26,9 +26,8 @@ import {
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
-import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import {
-  AlreadyLaunched,
   checkLaunchId,
   executionName,
   FanOutResult,
@@ -39,7 +38,7 @@ import {
   startFanOut,
   uploadLaunchRecord,
 } from "./lib/aws/launch";
-import { cleanupLimits, PlanKeyTaken, PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
+import { cleanupLimits, PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { MISSED_POLICIES, MissedPolicy } from "./lib/planning/decisions";
 import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/rules/promises";
@@ -49,6 +48,7 @@ import { OutputLock } from "./lib/planning/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
+import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --template NAME

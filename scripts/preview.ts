@@ -5,17 +5,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
-import { Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
-import {
-  MOCK_ACCOUNT,
-  readStackConfig,
-  RenderedResource,
-  RenderedStack,
-  renderStack,
-  ROOT_DIR,
-  StackConfigError,
-} from "./lib/offline/mock-stack";
+import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { MOCK_ACCOUNT, readStackConfig, RenderedResource, RenderedStack, renderStack, ROOT_DIR } from "./lib/offline/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
+import { StackConfigError, UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: npm run preview -- [--stack NAME] [--policy-config FILE] [--no-policy] [--json]

@@ -7,7 +7,8 @@ import { requireCampaign } from "./lib/aws/campaign-ops";
 import { redrive, RedriveReport } from "./lib/aws/redrive";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
 import { counted } from "./lib/cli/format";
-import { Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: redrive (--campaign ID | --all) [--dry-run] [--json] [--timeout-seconds S] (--stack NAME | --outputs FILE | ...)

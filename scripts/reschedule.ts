@@ -6,9 +6,10 @@ import { Deadline, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient } from "./lib/aws/clients";
 import { moveSchedule, MoveTarget, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
-import { intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "../infra/rules/send-time";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM|HH:MM [--timezone ZONE] | --remove)

@@ -19,11 +19,12 @@ import {
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/cli/format";
-import { FindingsError, intFlag, Io, parseFlags, processIo, runMain, UsageError } from "./lib/cli/run";
+import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { sizingSpanDays } from "../infra/rules/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
+import { FindingsError, UsageError } from "../infra/rules/errors";
 
 const USAGE = `
 Usage:

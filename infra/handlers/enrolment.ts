@@ -12,6 +12,7 @@ import type { CreateScheduleRequest } from "../rules/schedule-request";
 import { Decision, EventKind, PlannedStep, RejectReason } from "../rules/journeys";
 import { CREATE_LEAD_MS, inTimeToCreate } from "../rules/promises";
 import { ZoneStatus } from "../rules/send-time";
+import { EnrolmentError } from "../rules/errors";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -59,9 +60,6 @@ export interface EnrolmentResult {
   reason?: RejectReason;
   message?: string;
 }
-
-/** An AWS failure, one line, with anything that looks like an address removed (logs hold no addresses). */
-export class EnrolmentError extends Error {}
 
 /**
  * Carries out `d`. A step is created only if it is still due at least CREATE_LEAD_MS after `clock()` when its call

@@ -13,6 +13,7 @@
 import { WEEKDAY_NAMES } from "./quiet-time";
 import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "./promises";
 import { campaignIdProblem, SES_NAME } from "./naming";
+import { JourneyDefinitionError } from "./errors";
 
 export interface EventMatch {
   /** The event's `source`, e.g. `com.example.app`. */
@@ -70,9 +71,6 @@ const MAX_LATE_GRACE_MINUTES = 1_440;
 export const LATE_STEPS_METRIC = { namespace: "sendtime/journeys", name: "LateSteps", dimension: "journey" } as const;
 
 const QUIET_HOURS = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$/;
-
-/** A bad journey definition: one line naming the journey and the field. */
-export class JourneyDefinitionError extends Error {}
 
 /** The step offsets journeys accept: `+0h`…`+999h`, `+0d`…`+999d`. */
 export const STEP_AFTER = /^\+(\d{1,3})([hd])$/;

@@ -1,7 +1,8 @@
 import * as assert from "assert";
-import { ConfigError, isEmailAddress, parseStackConfig } from "../../infra/config";
+import { isEmailAddress, parseStackConfig } from "../../infra/config";
 import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/rules/quotas";
 import { devConfig } from "../helpers/stack";
+import { ConfigError } from "../../infra/rules/errors";
 
 /** The dev stack's config as `get(key)`, with overrides. */
 function getter(overrides: Record<string, string | undefined> = {}) {

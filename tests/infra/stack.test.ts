@@ -1,8 +1,9 @@
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
-import { StackConfigError, type RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { type RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { STACK_QUOTA_TAG } from "../../infra/rules/naming";
 import { all, definitionOf, only, renderWith } from "../helpers/stack";
+import { StackConfigError } from "../../infra/rules/errors";
 
 const ACCOUNT = "123456789012";
 const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];

@@ -1,10 +1,10 @@
 import * as assert from "assert";
 import * as path from "path";
 import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/offline/policy-runner";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { listStacks, readStackConfig } from "../../scripts/lib/offline/mock-stack";
 import { only, renderShipped, renderWith } from "../helpers/stack";
 import { main } from "../../scripts/preview";
+import { UsageError } from "../../infra/rules/errors";
 
 const DEV = path.join(POLICY_DIR, "config", "dev.json");
 

@@ -30,8 +30,8 @@ import { scheduleName } from "../../infra/rules/naming";
 import { main as cancel } from "../../scripts/cancel-campaign";
 import { main as status } from "../../scripts/campaign-status";
 import { main as reschedule } from "../../scripts/reschedule";
-import { FindingsError, UsageError } from "../../scripts/lib/cli/run";
 import { ROOT } from "../helpers/cli";
+import { FindingsError, UsageError } from "../../infra/rules/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-ops-"));
 const SM = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";

@@ -1,7 +1,8 @@
 import * as assert from "assert";
 import { CsvError, parse } from "csv-parse/sync";
-import { CsvReader, CsvRecord, CsvSyntaxError } from "../../scripts/lib/recipients/csv";
+import { CsvReader, CsvRecord } from "../../scripts/lib/recipients/csv";
 import { CSV_OPTIONS } from "../../scripts/lib/recipients/recipients";
+import { CsvSyntaxError } from "../../infra/rules/errors";
 
 type Outcome = { records: CsvRecord[] } | { problem: string };
 

@@ -9,9 +9,9 @@ import { mockClient } from "aws-sdk-client-mock";
 import { bundleJourneyHandler } from "../../infra/handler-bundle";
 import { main as enrol } from "../../scripts/enrol";
 import { applyDecision, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { ROOT, runMain } from "../helpers/cli";
 import { only, renderWith } from "../helpers/stack";
+import { UsageError } from "../../infra/rules/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-enrol-"));
 const file = (name: string, content: unknown) => {

@@ -12,10 +12,10 @@ import { parseArgs } from "util";
 import { main } from "../../scripts/import-pinpoint";
 import { main as launch } from "../../scripts/launch-campaign";
 import { audienceFromFlags, baseRuleFromFlags, quietTimeFromFlags, TIMING_FLAGS } from "../../scripts/lib/cli/timing-flags";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/pinpoint/endpoints";
 import { withEnv } from "../helpers/aws-endpoint";
 import { ROOT, runMain } from "../helpers/cli";
+import { UsageError } from "../../infra/rules/errors";
 
 const FIXTURES = "tests/fixtures/pinpoint";
 const EXPORT = `${FIXTURES}/export`;

@@ -7,9 +7,9 @@ import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { main } from "../../scripts/launch-campaign";
 import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
+import { UsageError } from "../../infra/rules/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
 let runs = 0;

@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { main, policyConfigFileFor } from "../../scripts/preview";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { runScript } from "../helpers/cli";
+import { UsageError } from "../../infra/rules/errors";
 
 /** Runs the preview in this process and captures what it prints. */
 async function preview(argv: string[]): Promise<{ code: number; out: string; err: string }> {

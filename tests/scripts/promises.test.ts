@@ -6,12 +6,13 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { JourneyDefinitionError, parseJourneys } from "../../infra/rules/journeys-definition";
+import { parseJourneys } from "../../infra/rules/journeys-definition";
 import { parsePlanRow } from "../../infra/rules/plan-row";
 import { main as launchMain } from "../../scripts/launch-campaign";
 import { main as sizeMain } from "../../scripts/size-window";
 import { main as enrol } from "../../scripts/enrol";
 import { runMain } from "../helpers/cli";
+import { JourneyDefinitionError } from "../../infra/rules/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-promises-"));
 let runs = 0;

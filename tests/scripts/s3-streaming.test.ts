@@ -7,8 +7,8 @@ import { Deadline } from "../../scripts/lib/aws/call";
 import { s3Client } from "../../scripts/lib/aws/clients";
 import { StreamingPlanUpload } from "../../scripts/lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "../../scripts/lib/aws/s3-objects";
-import { FindingsError, UsageError } from "../../scripts/lib/cli/run";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
+import { FindingsError, UsageError } from "../../infra/rules/errors";
 
 /** Runs with the SDK pointed at a local S3 (real HTTP, real signing, real XML). */
 function withLocalS3() {

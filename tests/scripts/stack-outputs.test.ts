@@ -2,8 +2,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { readStackOutputs, requireOutputs } from "../../scripts/lib/aws/stack-outputs";
+import { UsageError } from "../../infra/rules/errors";
 
 /** A stand-in `pulumi` on PATH that records its arguments and prints outputs, or fails like the CLI does. */
 function withFakePulumi(script: string, run: (argsFile: string) => void) {

@@ -1,6 +1,6 @@
 import * as assert from "assert";
-import { UsageError } from "../../scripts/lib/cli/run";
 import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags } from "../../scripts/lib/cli/timing-flags";
+import { UsageError } from "../../infra/rules/errors";
 
 /** Asserts a one-line UsageError whose message matches. */
 function rejects(fn: () => unknown, message: RegExp) {

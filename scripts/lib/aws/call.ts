@@ -4,7 +4,8 @@
  * and with pagination that refuses a page token the service already returned (instead of looping forever).
  */
 import { awsErrorLine, isAwsError, lastAttemptError } from "./clients";
-import { FindingsError, secondsFlag } from "../cli/run";
+import { secondsFlag } from "../cli/run";
+import { DeadlineExceeded, FindingsError } from "../../../infra/rules/errors";
 
 /** Waiting, replaceable by tests so that polling loops run without real sleeps. */
 export const clock = {
@@ -22,9 +23,6 @@ export const clock = {
   /** How long a call may run before "still waiting" is printed, and how often after that. */
   heartbeatMs: 5_000,
 };
-
-/** The command ran out of time (--timeout-seconds): exit 1, naming the call it was waiting for. */
-export class DeadlineExceeded extends FindingsError {}
 
 /** The time limit of one command: every AWS call and every wait between polls takes its signal. */
 export class Deadline {

@@ -7,10 +7,10 @@ import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, MetricDataQ
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-events";
 import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
-import { FindingsError } from "../cli/run";
 import { LaunchRecord } from "../planning/launch-record";
 import { HOUR_MS, MetricQuery, Segment, Series } from "../report/campaign-report";
 import { boundedCall } from "./call";
+import { FindingsError } from "../../../infra/rules/errors";
 
 /** GetMetricData takes at most 500 queries a request. */
 const MAX_QUERIES_PER_REQUEST = 500;

@@ -21,10 +21,10 @@ import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../cli/format";
-import { FindingsError, UsageError } from "../cli/run";
 import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../../../infra/rules/recurrence";
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
 import { CREATE_LEAD_MS, inTimeToCreate, mayHaveFired } from "../../../infra/rules/promises";
+import { FindingsError, UsageError } from "../../../infra/rules/errors";
 
 const DAY_MS = 86_400_000;
 

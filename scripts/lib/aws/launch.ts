@@ -12,10 +12,10 @@ import { planKey } from "../../../infra/rules/plan-row";
 import { launchRecordKey } from "../../../infra/rules/naming";
 import { stepFunctions } from "../../../infra/rules/quotas";
 import { LaunchRecord } from "../planning/launch-record";
-import { awsCall, Deadline, DeadlineExceeded } from "./call";
+import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
 import { count } from "../cli/format";
-import { FindingsError, UsageError } from "../cli/run";
+import { AlreadyLaunched, DeadlineExceeded, FindingsError, UsageError } from "../../../infra/rules/errors";
 
 /**
  * `<campaign>-<launch id>`, and for the second and later objects of a plan split for the ItemReader
@@ -76,20 +76,6 @@ export async function uploadLaunchRecord(
   if (planSha256 !== record.planSha256)
     throw new FindingsError(`launch id ${record.launch.id} already holds another plan (${where}); use another --launch-id`);
   return { key, kept: true };
-}
-
-/**
- * Step Functions refused the start: an execution of that name exists (this plan was launched before). `afterRetry`:
- * the SDK had retried the request, so the execution may be this run's own first attempt (it reached Step Functions,
- * its answer was lost, and the execution ended before the retry): its plan must be kept.
- */
-export class AlreadyLaunched extends FindingsError {
-  constructor(
-    message: string,
-    readonly afterRetry: boolean,
-  ) {
-    super(message);
-  }
 }
 
 /** Starts the fan-out; the input's campaign_tag (the sends' `campaign` EmailTag) is derived here from campaign_id. */

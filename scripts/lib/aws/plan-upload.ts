@@ -31,10 +31,10 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { stepFunctions } from "../../../infra/rules/quotas";
-import { FindingsError } from "../cli/run";
 import { count } from "../cli/format";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
+import { FindingsError, PlanKeyTaken } from "../../../infra/rules/errors";
 
 /** Multipart part size (S3: at least 5 MiB except the last part, at most 10,000 parts). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
@@ -55,13 +55,6 @@ export interface PlanObject {
   checksumSha256: string;
   /** S3 already held this object (the same plan, launched before): this run did not write it. */
   preexisting: boolean;
-}
-
-/** The plan's key holds an object with other bytes (another plan under the same launch id): nothing was written. */
-export class PlanKeyTaken extends FindingsError {
-  constructor(readonly where: string) {
-    super(`${where} already holds another plan`);
-  }
 }
 
 /** A clean-up call's time limit: its own, but not more than a few seconds past the command's. */

@@ -30,9 +30,9 @@ import {
   redriveName,
   SendTargets,
 } from "../planning/dead-letters";
-import { FindingsError } from "../cli/run";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
+import { FindingsError } from "../../../infra/rules/errors";
 
 export interface RedriveOptions {
   queueUrl: string;

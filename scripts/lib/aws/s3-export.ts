@@ -6,9 +6,9 @@
  */
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { Readable } from "stream";
-import { UsageError } from "../cli/run";
 import type { ExportSource } from "../pinpoint/import";
 import { boundedCall } from "./call";
+import { UsageError } from "../../../infra/rules/errors";
 
 export interface S3Location {
   bucket: string;

@@ -5,8 +5,8 @@
  */
 import { Readable, Transform } from "stream";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { FindingsError, UsageError } from "../cli/run";
 import { awsErrorLine, isAwsError } from "./clients";
+import { FindingsError, UsageError } from "../../../infra/rules/errors";
 
 export interface S3Location {
   bucket: string;

@@ -5,7 +5,7 @@
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import { scheduler } from "../../../infra/rules/quotas";
-import { UsageError } from "../cli/run";
+import { UsageError } from "../../../infra/rules/errors";
 
 export interface StackOutputs {
   bucketName?: string;

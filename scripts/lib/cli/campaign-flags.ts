@@ -15,8 +15,9 @@ import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
 import { EffectiveTps } from "../planning/window";
 import { count } from "./format";
-import { intFlag, positiveFlag, UsageError } from "./run";
+import { intFlag, positiveFlag } from "./run";
 import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";
+import { UsageError } from "../../../infra/rules/errors";
 
 /** The raw values of the timing flags (strings as typed). */
 type TimingFlagValues = { date?: string; hour?: string; minute?: string; after?: string; at?: string; every?: string; until?: string } & {

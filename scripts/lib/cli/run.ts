@@ -3,13 +3,7 @@
  * (0 ok, 1 findings, 2 usage or input error).
  */
 import { parseArgs, ParseArgsConfig } from "util";
-import { InputError } from "../../../infra/rules/errors";
-
-/** Bad flags: printed as one line, exit 2 (like bad input, the core's InputError). */
-export class UsageError extends InputError {}
-
-/** Something was found that the user must act on (a violation, a window that does not fit): exit 1. */
-export class FindingsError extends Error {}
+import { FindingsError, InputError, UsageError } from "../../../infra/rules/errors";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 

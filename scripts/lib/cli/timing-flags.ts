@@ -8,7 +8,7 @@ import { Audience, BASIS_POINTS, MAX_VARIANTS, MIN_VARIANTS, Variant, VARIANT_NA
 import type { Recurrence } from "../../../infra/rules/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
 import { BaseRule, parseDate, parseInstant } from "../../../infra/rules/send-rules";
-import { UsageError } from "./run";
+import { UsageError } from "../../../infra/rules/errors";
 
 export const TIMING_FLAGS = {
   after: { type: "string" },

@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
+import { StackConfigError } from "../../../infra/rules/errors";
 
 export const PROJECT = "sendtime";
 export const MOCK_ACCOUNT = "123456789012";
@@ -58,8 +59,6 @@ export function readStackConfig(stack: string, rootDir = ROOT_DIR): Record<strin
   }
   return config;
 }
-
-export class StackConfigError extends Error {}
 
 export function listStacks(rootDir = ROOT_DIR): string[] {
   return fs.readdirSync(rootDir).flatMap((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1] ?? []);

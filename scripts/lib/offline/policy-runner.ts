@@ -8,8 +8,8 @@
 import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { UsageError } from "../cli/run";
 import { RenderedResource, RenderedStack, ROOT_DIR } from "./mock-stack";
+import { UsageError } from "../../../infra/rules/errors";
 
 const PULUMI_DIR = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
 const fromPulumi = (id: string) => require(require.resolve(id, { paths: [PULUMI_DIR] }));

@@ -12,6 +12,7 @@
 import { createHash } from "crypto";
 import { SES_NAME } from "../../../infra/rules/naming";
 import { recurringSends } from "../../../infra/rules/quotas";
+import { CampaignShapeError } from "../../../infra/rules/errors";
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */
 export interface PinpointCampaign {
@@ -87,9 +88,6 @@ export interface CampaignMapping {
   launch?: LaunchSettings;
   notes: MappingNote[];
 }
-
-/** Thrown for a campaign file that does not have the shape of a CampaignResponse; the message names the key. */
-export class CampaignShapeError extends Error {}
 
 /** IANA zones with the same offset all year for Pinpoint's fractional offsets (whole hours use Etc/GMT∓N). */
 const FIXED_OFFSET_ZONES: Record<string, string> = {

@@ -17,7 +17,6 @@ import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
 import { createGunzip } from "zlib";
-import { UsageError } from "../cli/run";
 import {
   AttributeSource,
   columnNames,
@@ -32,6 +31,7 @@ import { EndpointLedger, LedgerEntry } from "./ledger";
 import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
 import { canonicalZone } from "../../../infra/rules/send-time";
+import { UsageError } from "../../../infra/rules/errors";
 
 export { lines } from "./lines";
 

@@ -21,11 +21,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { reportField } from "../recipients/csv-fields";
-import { InputError } from "../../../infra/rules/errors";
+import { InputError, OutputError } from "../../../infra/rules/errors";
 import { RecipientRow, Reject } from "../recipients/recipient-rows";
-
-/** The folder cannot be written: exit 1, like any other run that could not finish. */
-export class OutputError extends Error {}
 
 /** Where plan lines go besides (or instead of) plan.jsonl: e.g. an upload to S3 while planning. Whole lines only. */
 export interface PlanSink {

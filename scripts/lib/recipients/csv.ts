@@ -19,29 +19,12 @@
  * the NUL), a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
  * without checking it), and the two mixed line endings above.
  */
+import { CsvSyntaxError } from "../../../infra/rules/errors";
 
 export interface CsvRecord {
   /** 1-based line where the record starts (the header is line 1). */
   line: number;
   fields: string[];
-}
-
-export type CsvProblem =
-  | "invalid-opening-quote"
-  | "invalid-closing-quote"
-  | "quote-not-closed"
-  | "record-too-large"
-  | "utf8-bom-in-latin1"
-  | "cr-cr-lf"
-  | "lf-in-cr-file";
-
-export class CsvSyntaxError extends Error {
-  constructor(
-    readonly problem: CsvProblem,
-    readonly line: number,
-  ) {
-    super(`${problem} on line ${line}`);
-  }
 }
 
 /** No recipient row is anywhere near this; a record this large is a quote opened and never closed. */

@@ -11,8 +11,8 @@
 import { isAscii, isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
-import { CsvProblem, CsvReader, CsvRecord, CsvSyntaxError, MAX_RECORD_BYTES } from "./csv";
-import { InputError } from "../../../infra/rules/errors";
+import { CsvReader, CsvRecord, MAX_RECORD_BYTES } from "./csv";
+import { CsvProblem, CsvSyntaxError, InputError } from "../../../infra/rules/errors";
 
 export { CsvRecord } from "./csv";
 
