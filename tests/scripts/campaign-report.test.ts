@@ -6,6 +6,7 @@ import * as path from "path";
 import { CloudWatchClient, GetMetricDataCommand, GetMetricDataCommandInput, ListMetricsCommand } from "@aws-sdk/client-cloudwatch";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { mockClient } from "aws-sdk-client-mock";
+import { Readable } from "stream";
 import { main as report } from "../../scripts/campaign-report";
 import type { LaunchRecord } from "../../scripts/lib/core/launch-record";
 
@@ -69,8 +70,24 @@ function mockS3(records: LaunchRecord[]) {
           Contents: keys.slice(0, 1).map((Key) => ({ Key })),
         },
   );
-  s3.on(GetObjectCommand).callsFake((input) => ({ Body: body(JSON.stringify(records[keys.indexOf(input.Key!)])) }));
+  s3.on(GetObjectCommand).callsFake((input) => {
+    const record = records.find((r) => r.launch.planKey === input.Key);
+    if (!record) return { Body: body(JSON.stringify(records[keys.indexOf(input.Key!)])) };
+    const plan = planOf(record);
+    return { Body: Readable.from([plan]), ContentLength: Buffer.byteLength(plan) };
+  });
   return s3;
+}
+
+/** A plan for a record: step 1 at its first send, later steps at its last (the parts the report reads: step, variant, utc). */
+function planOf(r: LaunchRecord): string {
+  return r.scheduled
+    .flatMap((c) =>
+      Array.from({ length: c.schedules }, () =>
+        JSON.stringify({ step: c.step, variant: c.variant, utc: c.step === 1 ? r.firstSend : r.lastSend }),
+      ),
+    )
+    .join("\n");
 }
 
 /** Answers GetMetricData from DATA in two pages: first points first, the rest after NextToken. */
@@ -153,7 +170,9 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     assert.strictEqual(row("2", "B").scheduled, 40);
     assert.strictEqual(row("2", "B").sent, 0);
     assert.strictEqual(row("2", "B").rates.delivered, null);
-    assert.strictEqual(row("2", "B").rates.sent, 0);
+    // not due yet either: sent is a rate of the sends due, so none
+    assert.strictEqual(row("2", "B").due, 0);
+    assert.strictEqual(row("2", "B").rates.sent, null);
     assert.deepStrictEqual(
       rep.variants.map((v: any) => [v.variant, v.scheduled, v.sent]),
       [
@@ -198,6 +217,7 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
       "A",
       "60",
       "60",
+      "60",
       "100.0%",
       "58",
       "96.7%",
@@ -215,7 +235,7 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
       "1.7%",
     ]);
     assert.ok(
-      lines.some((l) => /^\s+all\s+all\s+200\s+100 50\.0%/.test(l)),
+      lines.some((l) => /^\s+all\s+all\s+200\s+100\s+100 100\.0%/.test(l)),
       r.stdout,
     );
   });
@@ -240,7 +260,7 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     const r = await run([]);
     assert.strictEqual(r.code, 0, r.stderr);
     assert.match(r.stdout, /no sends yet/);
-    assert.match(r.stdout, /^\s+2\s+B\s+40\s+0 0\.0%\s+0 -\s/m);
+    assert.match(r.stdout, /^\s+2\s+B\s+40\s+0\s+0 -\s+0 -\s/m);
   });
 
   it("the same plan launched twice counts once; two plans add up", async () => {
