@@ -5,6 +5,7 @@
  * Expected rates, lifts and p-values are computed independently (python3, math.erfc; see each value's comment).
  */
 import * as assert from "assert";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -251,7 +252,7 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
     assert.deepStrictEqual(cells(/^\s+2\s+opens\s+B/), ["2", "opens", "B", "A", "38.4%", "33.9%", "+13.2%", "0.125", "no"]);
     assert.match(
       r.stdout,
-      /^ {2}verdict: B beats A on opens \(44\.4% vs 38\.2%, \+16\.3%, p <0\.001\); B beats A on clicks \(8\.1% vs 5\.1%, \+58\.6%, p <0\.001\)$/m,
+      /^ {2}verdict: B beats A on opens \(44\.4% vs 38\.2%, \+16\.3%, p < 0\.001\); B beats A on clicks \(8\.1% vs 5\.1%, \+58\.6%, p < 0\.001\)$/m,
     );
     assert.doesNotMatch(r.stdout, /50\.0%/);
   });
@@ -330,4 +331,122 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
       assert.ok(!planRead(endpoint), to);
     }
   });
+
+  describe("--html: the page shows the text report's numbers (and renders in headless Chromium when installed)", () => {
+    const page = path.join(tmp, "spring.html");
+    const conversions = path.join(tmp, "page-conversions.csv");
+    let text: string;
+    let html: string;
+    before(async () => {
+      fs.writeFileSync(conversions, "variant,conversions\nA,50\nB,70\nholdout,5\n");
+      const r = await run(withPlan(), ["--conversions", conversions, "--html", page]);
+      assert.strictEqual(r.code, 0, r.stderr);
+      text = r.stdout;
+      html = fs.readFileSync(page, "utf8");
+    });
+
+    it("every row of the funnel (total, due and rejected included), the comparisons, the verdict and the delays line", () => {
+      assertPageMatchesText(html, text);
+    });
+
+    it("the send curve has labelled axes with units and gridlines", () => {
+      const curve = /<svg class="send-curve"[\s\S]*?<\/svg>/.exec(html)![0];
+      assert.deepStrictEqual(
+        [...curve.matchAll(/class="axis-label"[^>]*>([^<]+)</g)].map((m) => m[1]),
+        ["hour (UTC, MM-DD HHh)", "sends per hour (SES Send events)"],
+      );
+      // the busiest hour is 1,000 sends: gridlines every 200 from 0 to 1,000, each labelled
+      const yLabels = [...curve.matchAll(/<text x="66" [^>]*>([\d,]+)</g)].map((m) => m[1]);
+      assert.deepStrictEqual(yLabels, ["0", "200", "400", "600", "800", "1,000"]);
+      assert.ok((curve.match(/class="grid"/g) ?? []).length >= 6 + 5);
+      for (const funnel of html.match(/<svg class="funnel"[\s\S]*?<\/svg>/g)!)
+        assert.match(funnel, /class="grid"[\s\S]*class="axis-label"[^>]*>count \(/);
+    });
+
+    it("in headless Chromium: the rendered page's text has the same numbers, and a screenshot is taken", function () {
+      const chromium = ["chromium", "chromium-browser", "google-chrome"].find((c) => spawnSync("which", [c]).status === 0);
+      if (!chromium) {
+        console.log("      (skipped: no chromium on PATH; apt-get install chromium to run it)");
+        return this.skip();
+      }
+      this.timeout(90_000);
+      const flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ];
+      const profile = () => `--user-data-dir=${fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-chromium-"))}`;
+      const dom = spawnSync(chromium, [...flags, profile(), "--dump-dom", `file://${page}`], { encoding: "utf8", timeout: 60_000 });
+      assert.strictEqual(dom.status, 0, dom.stderr);
+      assertPageMatchesText(dom.stdout, text);
+      const png = path.join(tmp, "spring.png");
+      const shot = spawnSync(chromium, [...flags, profile(), `--screenshot=${png}`, "--window-size=1200,1600", `file://${page}`], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.ok(fs.existsSync(png), shot.stderr);
+      const head = fs.readFileSync(png).subarray(0, 24);
+      assert.strictEqual(head.subarray(1, 4).toString(), "PNG");
+      assert.deepStrictEqual([head.readUInt32BE(16), head.readUInt32BE(20)], [1200, 1600]);
+    });
+  });
 });
+
+/** A page's visible text of an element: tags dropped, entities decoded, spaces collapsed. */
+const textOf = (h: string) =>
+  h
+    .replace(/<[^>]+>/g, "")
+    .replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c)))
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ")
+    .trim();
+
+function tableCells(html: string, cls: string): string[][] {
+  const table = new RegExp(`<table class="${cls}">([\\s\\S]*?)</table>`).exec(html)![1];
+  return [...table.matchAll(/<tr[^>]*>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...row[1].matchAll(/<t[hd]>([\s\S]*?)<\/t[hd]>/g)].map((c) => textOf(c[1])),
+  );
+}
+
+/** The text report's table that starts with `head` (its first cell), cells split on runs of two spaces or more. */
+function textTable(text: string, first: string, indent: number): string[][] {
+  const lines = text.split("\n");
+  const start = lines.findIndex((l) => l.startsWith(" ".repeat(indent) + first + " "));
+  const rows: string[][] = [];
+  for (
+    let i = start;
+    i < lines.length &&
+    /^ +\S/.test(lines[i]) &&
+    lines[i].search(/\S/) === indent &&
+    !/^ *(rates|verdict|comparisons|also|\(|due unknown)/.test(lines[i]);
+    i++
+  )
+    rows.push(lines[i].trim().split(/ {2,}/));
+  return rows;
+}
+
+function assertPageMatchesText(html: string, text: string): void {
+  const funnel = tableCells(html, "funnel-table");
+  assert.deepStrictEqual(funnel, textTable(text, "step", 2));
+  assert.ok(
+    funnel.some((r) => r[0] === "all" && r[1] === "all"),
+    "the total row",
+  );
+  assert.ok(funnel[0].includes("rejected") && funnel[0].includes("due"));
+  assert.deepStrictEqual(tableCells(html, "comparisons"), textTable(text, "step", 4));
+  const verdict = /^ {2}verdict: (.*)$/m.exec(text)![1];
+  assert.strictEqual(textOf(/<p class="verdict">([\s\S]*?)<\/p>/.exec(html)![1]), `Verdict: ${verdict}`);
+  const also = /^ {2}also: (.*)$/m.exec(text)?.[1];
+  assert.strictEqual(
+    textOf(/<p class="also">([\s\S]*?)<\/p>/.exec(html)![1]),
+    `Also: ${also ?? "0 rendering failures, 0 delivery delays"}.`,
+  );
+}

@@ -360,7 +360,7 @@ const METRIC_WORDS = { opened: "opens", clicked: "clicks", converted: "conversio
 export const liftText = (l: number | null) => (l === null ? "-" : `${l >= 0 ? "+" : "-"}${Math.abs(l * 100).toFixed(1)}%`);
 export const pText = (p: number | null) => (p === null ? "-" : p < 0.001 ? "<0.001" : p.toFixed(3));
 
-export const COMPARISON_HEAD = ["step", "metric", "variant", "against", "rate", "against", "lift", "p", "significant"];
+export const COMPARISON_HEAD = ["step", "metric", "variant", "against", "rate", "its rate", "lift", "p", "significant"];
 export const comparisonCells = (c: Comparison) => [
   c.step,
   METRIC_WORDS[c.metric],
@@ -386,7 +386,11 @@ export function verdict(r: CampaignReport): string {
       .filter((c) => c.significant && c.lift !== null)
       .map(
         (c) =>
-          `${c.variant} ${c.lift! > 0 ? better : worse} ${c.against}${c.metric === "converted" ? "" : ` on ${METRIC_WORDS[c.metric]}`} (${pct(c.rate)} vs ${pct(c.againstRate)}, ${liftText(c.lift)}, p ${pText(c.pValue).replace(/^(?!<)/, "= ")})`,
+          `${c.variant} ${c.lift! > 0 ? better : worse} ${c.against}${c.metric === "converted" ? "" : ` on ${METRIC_WORDS[c.metric]}`} (${pct(c.rate)} vs ${pct(c.againstRate)}, ${liftText(c.lift)}, p ${pText(
+            c.pValue,
+          )
+            .replace(/^</, "< ")
+            .replace(/^(?!<)/, "= ")})`,
       );
   const first = byVariant[0]?.against;
   if (byVariant.length) {
