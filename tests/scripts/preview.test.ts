@@ -57,7 +57,7 @@ describe("npm run preview", function () {
   it("names the missing stack file (a usage error)", async () => {
     await assert.rejects(preview(["--stack", "nope"]), (e: unknown) => {
       assert.ok(e instanceof UsageError);
-      assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, prod)");
+      assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, example, prod)");
       return true;
     });
   });
