@@ -6,28 +6,43 @@ import { campaignTag } from "../infra/rules/email-events";
 import { LAUNCHES_PREFIX, launchRecordKey } from "../infra/rules/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
-import { discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
+import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
-import { buildReport, formatReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
+import {
+  buildReport,
+  conversionsProblem,
+  formatReport,
+  metricQueries,
+  parseConversions,
+  reportRange,
+  segmentsOf,
+} from "./lib/report/campaign-report";
 import { renderReportHtml } from "./lib/report/html";
 import { UsageError } from "../infra/rules/errors";
 
 const USAGE = `
-Usage: campaign-report --campaign ID [--json] [--html FILE] [--from ISO] [--to ISO] (--stack NAME | --outputs FILE | ...)
+Usage: npm run -s campaign-report -- --campaign ID [--json] [--html FILE] [--conversions FILE] [--from ISO] [--to ISO]
+         (--stack NAME | --outputs FILE | ...)
 
 The funnel per step and variant: scheduled (from the launch records the launcher stores in the bucket under
 ${launchRecordKey("<ID>", "<launch id>")}), then sent, delivered, bounced, complained, rejected, opens, clicks and
 unsubscribed (hourly sums of the SES event metrics, namespace AWS/SES, dimensions campaign, step, variant), with
-rates, per variant and in total, and the holdout's size. Hours without data count as zero.
+rates, per variant and in total, and the holdout's size. Hours without data count as zero. "due" is the scheduled
+sends whose time had come by --to (sent is a rate of these): from the launch records once a launch is over or before
+it starts, from its plan in the bucket while it is under way. Each variant is compared with the first on opens and
+clicks (of delivered): lift and a two-sided two-proportion z-test, significant at 95%; a verdict line says which won.
 
   --json                  the report as JSON
-  --html FILE             also write one self-contained page (inline SVG: sends per hour, funnel per variant)
+  --html FILE             also write one self-contained page (the same numbers, the send curve, a funnel per variant)
+  --conversions FILE      variant,conversions lines (a name per variant, and holdout): each variant's conversions
+                          of its recipients against the holdout's (sizes from the launch records)
   --from ISO, --to ISO    the event range (default: the first scheduled send, or 14 days back, to now)
   --timeout-seconds S     time limit of each AWS call (default 30)
 ${STACK_FLAGS_HELP}
 
-Exit codes: 0 ok (also for a campaign with no sends yet), 1 nothing known of the campaign or an AWS error, 2 bad flags.
+Exit codes: 0 ok (also for a campaign with no sends yet), 1 nothing known of the campaign or an AWS error, 2 bad flags
+or a bad --conversions file.
 `;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
@@ -39,6 +54,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       campaign: { type: "string" },
       json: { type: "boolean", default: false },
       html: { type: "string" },
+      conversions: { type: "string" },
       from: { type: "string" },
       to: { type: "string" },
       "timeout-seconds": { type: "string" },
@@ -52,9 +68,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const from = f.from === undefined ? undefined : instantFlag("from", f.from);
   if (from !== undefined && from >= to) throw new UsageError(`--from ${f.from}: must be before --to`);
   const timeoutMs = Math.round(secondsFlag("timeout-seconds", f["timeout-seconds"], 0.1, 600, 30) * 1000);
+  const conversions = f.conversions === undefined ? undefined : parseConversions(readConversions(f.conversions), f.conversions);
   const outputs = requireOutputs(outputsFromFlags(f), ["bucketName"], { bucketName: "bucket" });
 
-  const records = await readLaunchRecords(s3Client(outputs.region), outputs.bucketName, campaignId, timeoutMs);
+  const s3 = s3Client(outputs.region);
+  const records = await readLaunchRecords(s3, outputs.bucketName, campaignId, timeoutMs);
   const cw = cloudWatchClient(outputs.region);
   const segments = segmentsOf(records, await discoverSegments(cw, tag, timeoutMs));
   if (segments.length === 0) {
@@ -66,7 +84,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const range = reportRange(records, to, from);
   const queries = metricQueries(segments);
   const series = await fetchSeries(cw, tag, queries, range, timeoutMs);
-  const report = buildReport({ campaignId, campaignTag: tag, records, queries, series, range });
+  const due = await countDue(s3, outputs.bucketName, records, to, timeoutMs);
+  const report = buildReport({ campaignId, campaignTag: tag, records, queries, series, range, due, conversions });
+  const problem = f.conversions === undefined ? undefined : conversionsProblem(report, f.conversions);
+  if (problem) throw new UsageError(`--conversions ${problem}`);
   if (f.html !== undefined) {
     try {
       fs.writeFileSync(f.html, renderReportHtml(report));
@@ -76,6 +97,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report) + (f.html ? `  page: ${f.html}\n` : ""));
   return 0;
+}
+
+function readConversions(file: string): string {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UsageError(`--conversions ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
 }
 
 function instantFlag(name: string, raw: string): number {

@@ -1,17 +1,25 @@
 /**
- * npm run preview -- [--stack dev] [--json]
+ * npm run preview -- [--stack dev] [--json] [--write-outputs FILE]
  * Renders the stack offline under Pulumi's mocks from Pulumi.<stack>.yaml and prints its resources and outputs.
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { MOCK_ACCOUNT, readStackConfig, RenderedResource, RenderedStack, renderStack, ROOT_DIR } from "./lib/offline/mock-stack";
+import {
+  MOCK_ACCOUNT,
+  readStackConfig,
+  RenderedResource,
+  RenderedStack,
+  renderStack,
+  ROOT_DIR,
+  stackOutputJson,
+} from "./lib/offline/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
 import { StackConfigError, UsageError } from "../infra/rules/errors";
 
 const USAGE = `
-Usage: npm run preview -- [--stack NAME] [--policy-config FILE] [--no-policy] [--json]
+Usage: npm run preview -- [--stack NAME] [--policy-config FILE] [--no-policy] [--json] [--write-outputs FILE]
 
 Renders the sendtime stack offline (Pulumi mocks) with the config of Pulumi.<NAME>.yaml, prints every resource
 with its key inputs and the stack outputs, then runs the policy pack (policy/) on it the way
@@ -21,6 +29,9 @@ with its key inputs and the stack outputs, then runs the policy pack (policy/) o
   --policy-config FILE   policy pack config (default: policy/config/<NAME>.json, which must exist)
   --no-policy            skip the policy pack
   --json                 print {"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}
+  --write-outputs FILE   also write the stack outputs to FILE as \`pulumi stack output --json\` prints them (a flat
+                         object, secrets as "[secret]"), for the scripts' --outputs FILE (enrol, the dry runs);
+                         written before the policy pack runs, whatever it finds; the values are the mocks'
 
 Exit codes: 0 ok (advisory findings allowed), 1 a mandatory policy violation, 2 bad flags or config.
 `;
@@ -44,6 +55,7 @@ export async function main(
       "policy-config": { type: "string" },
       "no-policy": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
+      "write-outputs": { type: "string" },
     },
     USAGE,
   );
@@ -58,6 +70,7 @@ export async function main(
     if (e instanceof StackConfigError || e instanceof pulumi.RunError) throw new UsageError(`Pulumi.${stack}.yaml: ${e.message}`);
     throw e;
   }
+  if (flags["write-outputs"] !== undefined) writeOutputs(flags["write-outputs"] as string, rendered);
   const custom = rendered.resources.filter((r) => r.custom);
   const violations = flags["no-policy"] ? [] : await runPolicyPack(startPolicyPack, rendered, policyConfig, policyConfigFile);
   const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
@@ -77,6 +90,18 @@ export async function main(
   }
   io.out(report(stack, rendered, violations, flags["no-policy"] as boolean, policyConfigFile));
   return mandatory ? 1 : 0;
+}
+
+/** --write-outputs: the outputs file the operator scripts read (--outputs FILE), written whole or not at all. */
+function writeOutputs(file: string, rendered: RenderedStack): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(temp, stackOutputJson(rendered.outputs, rendered.secretOutputs));
+    fs.renameSync(temp, file);
+  } catch (e) {
+    fs.rmSync(temp, { force: true });
+    throw new UsageError(`--write-outputs ${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
 }
 
 async function runPolicyPack(

@@ -1,8 +1,13 @@
 import { readStackConfig, RenderedResource, RenderedStack, renderStack } from "../../scripts/lib/offline/mock-stack";
 
-export const devConfig = () => readStackConfig("dev");
+/**
+ * The config the stack tests render: Pulumi.example.yaml, which sets every key (journeys, alarms, unsubscribe),
+ * under the stack name dev (resource names as in the dev stack). Pulumi.dev.yaml itself is minimal; the
+ * project-template test renders it as it is.
+ */
+export const devConfig = () => readStackConfig("example");
 
-/** Renders the stack with the dev config plus overrides (`sendtime:` prefix added; undefined removes a key). */
+/** Renders the stack with the example config plus overrides (`sendtime:` prefix added; undefined removes a key). */
 export async function renderWith(overrides: Record<string, string | undefined> = {}): Promise<RenderedStack> {
   const config = devConfig();
   for (const [k, v] of Object.entries(overrides)) {

@@ -57,7 +57,7 @@ describe("npm run preview", function () {
   it("names the missing stack file (a usage error)", async () => {
     await assert.rejects(preview(["--stack", "nope"]), (e: unknown) => {
       assert.ok(e instanceof UsageError);
-      assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, prod)");
+      assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, example, prod)");
       return true;
     });
   });
@@ -78,5 +78,46 @@ describe("npm run preview", function () {
     const r = runScript("scripts/preview.ts", ["--stak", "dev"]);
     assert.strictEqual(r.code, 2);
     assert.match(r.stderr, /^error: Unknown option '--stak' \(see --help\)\n$/);
+  });
+});
+
+describe("npm run preview -- --write-outputs FILE", function () {
+  this.timeout(60_000);
+  const fs = require("fs") as typeof import("fs");
+  const os = require("os") as typeof import("os");
+  const path = require("path") as typeof import("path");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-preview-outputs-"));
+
+  it("writes the outputs as `pulumi stack output --json` does: the --json outputs, flat, two-space indented; the scripts read it", async () => {
+    const file = path.join(dir, "outputs.json");
+    const json = await preview(["--json", "--no-policy", "--write-outputs", file]);
+    assert.strictEqual(json.code, 0, json.err);
+    const text = fs.readFileSync(file, "utf8");
+    const expected = JSON.parse(json.out).outputs;
+    assert.deepStrictEqual(JSON.parse(text), expected);
+    assert.strictEqual(text, JSON.stringify(expected, null, 2) + "\n");
+    assert.strictEqual(JSON.parse(text).stateMachineArn, "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev");
+    const { readStackOutputs } = await import("../../scripts/lib/aws/stack-outputs");
+    const read = readStackOutputs({ outputsFile: file });
+    assert.strictEqual(read.bucketName, expected.bucketName);
+    assert.strictEqual(read.region, "us-east-1");
+    assert.ok(!fs.readdirSync(dir).some((f) => f.endsWith(".tmp")));
+  });
+
+  it('a secret output (or one holding a secret) is "[secret]", as the Pulumi CLI prints it without --show-secrets', async () => {
+    const { stackOutputJson } = await import("../../scripts/lib/offline/mock-stack");
+    assert.strictEqual(
+      stackOutputJson({ bucketName: "b", password: "hunter2", nested: { a: 1 }, gone: undefined }, ["password", "nested"]),
+      '{\n  "bucketName": "b",\n  "password": "[secret]",\n  "nested": "[secret]"\n}\n',
+    );
+  });
+
+  it("a FILE that cannot be written: one line, exit 2, nothing left behind", async () => {
+    const file = path.join(dir, "no-such-dir", "outputs.json");
+    await assert.rejects(preview(["--no-policy", "--write-outputs", file]), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.match((e as Error).message, /^--write-outputs .*no-such-dir\/outputs\.json: cannot write \(ENOENT\)$/);
+      return true;
+    });
   });
 });

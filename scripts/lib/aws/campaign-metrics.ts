@@ -7,10 +7,22 @@ import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, MetricDataQ
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-events";
 import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
+import * as readline from "readline";
 import { LaunchRecord } from "../planning/launch-record";
-import { HOUR_MS, MetricQuery, Segment, Series } from "../report/campaign-report";
+import {
+  distinctLaunches,
+  DueCounts,
+  dueWithoutPlan,
+  HOUR_MS,
+  MetricQuery,
+  Segment,
+  segmentKey,
+  Series,
+  variantDimension,
+} from "../report/campaign-report";
+import { FindingsError, InputError } from "../../../infra/rules/errors";
 import { boundedCall } from "./call";
-import { FindingsError } from "../../../infra/rules/errors";
+import { openS3Object } from "./s3-objects";
 
 /** GetMetricData takes at most 500 queries a request. */
 const MAX_QUERIES_PER_REQUEST = 500;
@@ -150,4 +162,74 @@ function metricDataQuery(tag: string, q: MetricQuery): MetricDataQuery {
     },
     ReturnData: true,
   };
+}
+
+/**
+ * The sends due by `to`, per segment. A launch whose last send has passed is all due, one whose first send is still
+ * to come none, both from its record; only a launch under way has its plan read (streamed: each row's step, variant
+ * and utc), and when that plan has expired its due count is taken as all scheduled and the launch is named.
+ */
+export async function countDue(s3: S3Client, bucket: string, records: LaunchRecord[], to: number, timeoutMs: number): Promise<DueCounts> {
+  const due: DueCounts = { bySegment: new Map(), counted: "records", unknownLaunches: [] };
+  const add = (step: number | string, variant: string | null, k: number) => {
+    const key = segmentKey(String(step), variantDimension(variant));
+    due.bySegment.set(key, (due.bySegment.get(key) ?? 0) + k);
+  };
+  for (const r of distinctLaunches(records)) {
+    const known = dueWithoutPlan(r, to);
+    if (known === "all") r.scheduled.forEach((c) => add(c.step, c.variant, c.schedules));
+    if (known !== undefined) continue;
+    const counted = new Map<string, number>();
+    let expired = false;
+    for (const key of r.launch.planKeys ?? [r.launch.planKey]) {
+      if (!(await countPlanDue(s3, bucket, key, to, timeoutMs, counted))) expired = true;
+      if (expired) break;
+    }
+    if (expired) {
+      due.unknownLaunches.push(r.launch.id);
+      r.scheduled.forEach((c) => add(c.step, c.variant, c.schedules));
+    } else {
+      due.counted = "plans";
+      for (const [k, v] of counted) due.bySegment.set(k, (due.bySegment.get(k) ?? 0) + v);
+    }
+  }
+  return due;
+}
+
+/** Adds one plan object's rows due by `to` into `counted`; false when the object is no longer there (expired). */
+async function countPlanDue(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  to: number,
+  timeoutMs: number,
+  counted: Map<string, number>,
+): Promise<boolean> {
+  const where = `s3://${bucket}/${key}`;
+  const seconds = Math.max(timeoutMs / 1000, 0.1);
+  let body;
+  try {
+    ({ body } = await openS3Object(s3, { bucket, key }, { firstByteSeconds: seconds, idleSeconds: seconds }));
+  } catch (e) {
+    if (e instanceof InputError) return false; // no such object: the plan's retention has run out
+    throw e;
+  }
+  let line = 0;
+  for await (const text of readline.createInterface({ input: body, crlfDelay: Infinity })) {
+    line++;
+    if (text === "") continue;
+    let row: { step?: unknown; variant?: unknown; utc?: unknown };
+    try {
+      row = JSON.parse(text);
+    } catch {
+      throw new FindingsError(`${where} line ${line}: not a plan row (not JSON)`);
+    }
+    const t = typeof row.utc === "string" ? Date.parse(row.utc) : NaN;
+    if (!Number.isInteger(row.step) || !(row.variant === null || typeof row.variant === "string") || Number.isNaN(t))
+      throw new FindingsError(`${where} line ${line}: not a plan row (needs step, variant, utc)`);
+    if (t > to) continue;
+    const k = segmentKey(String(row.step), variantDimension(row.variant as string | null));
+    counted.set(k, (counted.get(k) ?? 0) + 1);
+  }
+  return true;
 }

@@ -33,6 +33,20 @@ export interface RenderedStack {
   stack: string;
   resources: RenderedResource[];
   outputs: Record<string, unknown>;
+  /** The outputs that are secret (or hold a secret anywhere inside): `pulumi stack output` masks them whole. */
+  secretOutputs: string[];
+}
+
+/** The mask `pulumi stack output --json` prints for a secret output without --show-secrets. */
+export const SECRET_MASK = "[secret]";
+
+/**
+ * The stack outputs as `pulumi stack output --json` prints them: one flat object of output name → value, a secret
+ * output (or one holding a secret) as "[secret]", an undefined one left out, indented by two spaces.
+ */
+export function stackOutputJson(outputs: Record<string, unknown>, secretOutputs: string[]): string {
+  const shown = Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, secretOutputs.includes(k) ? SECRET_MASK : v]));
+  return JSON.stringify(shown, null, 2) + "\n";
 }
 
 /** A stack's config from `Pulumi.<stack>.yaml`, as the flat `"namespace:key": "value"` map Pulumi hands a program. */
@@ -202,8 +216,11 @@ export async function renderStack(options: { stack?: string; config: Record<stri
   }
   const program = require(PROGRAM_DIR);
   const outputs: Record<string, unknown> = {};
+  const secretOutputs: string[] = [];
   for (const [key, value] of Object.entries(program)) {
     outputs[key] = await resolve(value);
+    // pulumi.output() looks inside plain objects and arrays too: one secret in them makes the whole output secret.
+    if (await pulumi.isSecret(pulumi.output(value))) secretOutputs.push(key);
   }
   await waitForRegistrations();
 
@@ -222,7 +239,7 @@ export async function renderStack(options: { stack?: string; config: Record<stri
       outputs: r.state,
     };
   });
-  return { stack, resources, outputs };
+  return { stack, resources, outputs, secretOutputs };
 }
 
 /** The provider functions the program calls, answered as AWS would for the mock account and this Region. */

@@ -6,6 +6,8 @@
  */
 import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/rules/email-events";
 import { LaunchRecord } from "../planning/launch-record";
+import { Proportion, twoProportionZTest, ZTest } from "./comparisons";
+import { InputError } from "../../../infra/rules/errors";
 
 /** One (step, variant) pair as the metrics' dimensions spell it: step "1", variant "B" or "no-variant". */
 export interface Segment {
@@ -23,11 +25,12 @@ export interface MetricQuery extends Segment {
 /** Hourly sums of one query: timestamp (ms) → value. A missing hour is zero. */
 export type Series = Map<string, { t: number; v: number }[]>;
 
-export type Counts = { scheduled: number } & Record<FunnelEvent, number>;
+/** `due`: the scheduled sends whose time had come by the report's end (sent is a rate of these, not of all scheduled). */
+export type Counts = { scheduled: number; due: number } & Record<FunnelEvent, number>;
 
 /** Each rate and what it divides by. */
 export const RATES = [
-  { name: "sent", of: "scheduled" },
+  { name: "sent", of: "due" },
   { name: "delivered", of: "sent" },
   { name: "bounced", of: "sent" },
   { name: "complained", of: "delivered" },
@@ -52,6 +55,12 @@ export interface CampaignReport {
   /** Per variant over all steps. */
   variants: FunnelRow[];
   total: FunnelRow;
+  /** Each variant against the first on opens and clicks, and against the holdout on conversions when given. */
+  comparisons: Comparison[];
+  /** How `due` was counted: from the launch records' first and last send, from the plans in the bucket, or not at all. */
+  due: { counted: "records" | "plans"; unknownLaunches: string[] };
+  /** The conversions given (--conversions), per variant and "holdout"; null without. */
+  conversions: { variant: string; recipients: number; conversions: number }[] | null;
   /** Sends per hour and variant (SES Send events), every hour of the range. */
   sendCurve: { hour: string; byVariant: Record<string, number> }[];
   noSendsYet: boolean;
@@ -97,6 +106,51 @@ export function reportRange(records: LaunchRecord[], to: number, from?: number):
   return { from: Math.min(Math.floor(start / HOUR_MS) * HOUR_MS, end - HOUR_MS), to: end };
 }
 
+/** A comparison as `--json` gives it: `variant` against `against` (the first variant, or "holdout"). */
+export interface Comparison extends ZTest {
+  step: string;
+  metric: "opened" | "clicked" | "converted";
+  variant: string;
+  against: string;
+}
+
+/** The name conversions use for the holdout (a variant name may not contain nothing but it, see --variant). */
+export const HOLDOUT_NAME = "holdout";
+
+export const segmentKey = (step: string, variant: string) => `${step}\u0000${variant}`;
+
+/** Sends due by `to` per segment (segmentKey), and launches whose due count could not be known. */
+export interface DueCounts {
+  bySegment: Map<string, number>;
+  counted: "records" | "plans";
+  unknownLaunches: string[];
+}
+
+/**
+ * How much of a launch had come due by `to` without reading its plan: all of it once its last send has passed,
+ * none before its first; undefined in between (then only the plan knows). A recurring launch is due from its first
+ * occurrence on (its schedules are counted, not each occurrence).
+ */
+export function dueWithoutPlan(r: LaunchRecord, to: number): "all" | "none" | undefined {
+  if (r.firstSend === null || Date.parse(r.firstSend) > to) return "none";
+  if (r.recurring || (r.lastSend !== null && Date.parse(r.lastSend) <= to)) return "all";
+  return undefined;
+}
+
+/** The variants in the order they were given at launch (the first is the reference), then any others by name. */
+export function variantOrder(records: LaunchRecord[], names: string[]): string[] {
+  const given: string[] = [];
+  for (const r of records) for (const v of launchVariants(r)) if (!given.includes(v.name)) given.push(v.name);
+  return [...given.filter((v) => names.includes(v)), ...names.filter((v) => !given.includes(v)).sort()];
+}
+
+/** The recipients each variant of a launch was sent to, from its summary (no variants: every planned recipient). */
+function launchVariants(r: LaunchRecord): { name: string; recipients: number }[] {
+  const audience = r.audience as { variants?: { name: string; recipients: number }[] } | null | undefined;
+  if (audience?.variants?.length) return audience.variants.map((v) => ({ name: v.name, recipients: v.recipients }));
+  return typeof r.recipientsPlanned === "number" ? [{ name: variantDimension(null), recipients: r.recipientsPlanned }] : [];
+}
+
 export function buildReport(o: {
   campaignId: string;
   campaignTag: string;
@@ -104,6 +158,9 @@ export function buildReport(o: {
   queries: MetricQuery[];
   series: Series;
   range: { from: number; to: number };
+  due: DueCounts;
+  /** Conversions per variant and HOLDOUT_NAME (--conversions). */
+  conversions?: Map<string, number>;
 }): CampaignReport {
   const launches = distinctLaunches(o.records);
   const rows = new Map<string, FunnelRow>();
@@ -114,6 +171,7 @@ export function buildReport(o: {
     return row;
   };
   for (const r of launches) for (const c of r.scheduled) rowOf(String(c.step), variantDimension(c.variant)).scheduled += c.schedules;
+  for (const [k, due] of o.due.bySegment) rowOf(...(k.split("\u0000") as [string, string])).due += due;
 
   const hours = Math.max(0, Math.round((o.range.to - o.range.from) / HOUR_MS));
   const curve = Array.from({ length: hours }, () => new Map<string, number>());
@@ -125,8 +183,10 @@ export function buildReport(o: {
       if (q.event === "sent" && h >= 0 && h < hours) curve[h].set(q.variant, (curve[h].get(q.variant) ?? 0) + p.v);
     }
   }
-  const sorted = [...rows.values()].sort((a, b) => Number(a.step) - Number(b.step) || a.variant.localeCompare(b.variant));
-  const variantNames = [...new Set(sorted.map((r) => r.variant))].sort();
+  const variantNames = variantOrder(launches, [...new Set([...rows.values()].map((r) => r.variant))]);
+  const sorted = [...rows.values()].sort(
+    (a, b) => Number(a.step) - Number(b.step) || variantNames.indexOf(a.variant) - variantNames.indexOf(b.variant),
+  );
   const variants = variantNames.map((v) =>
     sumRows(
       sorted.filter((r) => r.variant === v),
@@ -135,6 +195,7 @@ export function buildReport(o: {
     ),
   );
   const total = sumRows(sorted, "all", "all");
+  const conversions = o.conversions ? conversionCounts(launches, o.conversions) : null;
   return {
     campaign: o.campaignId,
     campaignTag: o.campaignTag,
@@ -144,6 +205,9 @@ export function buildReport(o: {
     rows: sorted.map(withRates),
     variants: variants.map(withRates),
     total: withRates(total),
+    comparisons: [...compareVariants(sorted, variants, variantNames), ...compareWithHoldout(conversions)],
+    due: { counted: o.due.counted, unknownLaunches: o.due.unknownLaunches },
+    conversions,
     sendCurve: curve.map((m, h) => ({
       hour: new Date(o.range.from + h * HOUR_MS).toISOString(),
       byVariant: Object.fromEntries(variantNames.map((v) => [v, m.get(v) ?? 0])),
@@ -152,15 +216,74 @@ export function buildReport(o: {
   };
 }
 
+/**
+ * Opens and clicks (of delivered) of each variant against the first, per step and, with several steps, over all;
+ * only where both have deliveries.
+ */
+function compareVariants(rows: FunnelRow[], variants: FunnelRow[], order: string[]): Comparison[] {
+  if (order.length < 2) return [];
+  const steps = [...new Set(rows.map((r) => r.step))];
+  const groups = steps.map((step) => ({ step, rows: rows.filter((r) => r.step === step) }));
+  if (steps.length > 1) groups.push({ step: "all", rows: variants });
+  const out: Comparison[] = [];
+  for (const g of groups) {
+    const ref = g.rows.find((r) => r.variant === order[0]);
+    if (!ref || ref.delivered === 0) continue;
+    for (const v of order.slice(1)) {
+      const row = g.rows.find((r) => r.variant === v);
+      if (!row || row.delivered === 0) continue;
+      for (const metric of ["opened", "clicked"] as const)
+        out.push({
+          step: g.step,
+          metric,
+          variant: v,
+          against: order[0],
+          ...twoProportionZTest({ x: row[metric], n: row.delivered }, { x: ref[metric], n: ref.delivered }),
+        });
+    }
+  }
+  return out;
+}
+
+/** Recipients (from the launch records) and conversions (given) per variant and the holdout. */
+function conversionCounts(
+  launches: LaunchRecord[],
+  given: Map<string, number>,
+): { variant: string; recipients: number; conversions: number }[] {
+  const recipients = new Map<string, number>();
+  for (const r of launches) for (const v of launchVariants(r)) recipients.set(v.name, (recipients.get(v.name) ?? 0) + v.recipients);
+  recipients.set(
+    HOLDOUT_NAME,
+    launches.reduce((n, r) => n + (r.holdoutRecipients ?? 0), 0),
+  );
+  return [...given].map(([variant, conversions]) => ({ variant, recipients: recipients.get(variant) ?? 0, conversions }));
+}
+
+function compareWithHoldout(conversions: CampaignReport["conversions"]): Comparison[] {
+  const holdout = conversions?.find((c) => c.variant === HOLDOUT_NAME);
+  if (!conversions || !holdout) return [];
+  const of = (c: { recipients: number; conversions: number }): Proportion => ({ x: c.conversions, n: c.recipients });
+  return conversions
+    .filter((c) => c !== holdout)
+    .map((c) => ({
+      step: "all",
+      metric: "converted" as const,
+      variant: c.variant,
+      against: HOLDOUT_NAME,
+      ...twoProportionZTest(of(c), of(holdout)),
+    }));
+}
+
 function emptyRow(step: string, variant: string): FunnelRow {
   const counts = Object.fromEntries(EMAIL_EVENTS.map((e) => [e.funnel, 0])) as Record<FunnelEvent, number>;
-  return { step, variant, scheduled: 0, ...counts, rates: {} as FunnelRow["rates"] };
+  return { step, variant, scheduled: 0, due: 0, ...counts, rates: {} as FunnelRow["rates"] };
 }
 
 function sumRows(rows: FunnelRow[], step: string, variant: string): FunnelRow {
   const sum = emptyRow(step, variant);
   for (const r of rows) {
     sum.scheduled += r.scheduled;
+    sum.due += r.due;
     for (const e of EMAIL_EVENTS) sum[e.funnel] += r[e.funnel];
   }
   return sum;
@@ -174,6 +297,7 @@ function withRates(row: FunnelRow): FunnelRow {
 /** The funnel's columns: count, heading and rate, in the table's order (the HTML page draws them in its own). */
 export const FUNNEL_COLUMNS: { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] }[] = [
   { key: "scheduled", title: "scheduled" },
+  { key: "due", title: "due" },
   { key: "sent", title: "sent", rate: "sent" },
   { key: "delivered", title: "delivered", rate: "delivered" },
   { key: "bounced", title: "bounced", rate: "bounced" },
@@ -187,6 +311,11 @@ export const FUNNEL_COLUMNS: { key: keyof Counts; title: string; rate?: (typeof 
 export const n = (x: number) => x.toLocaleString("en-US");
 export const pct = (r: number | null) => (r === null ? "-" : `${(r * 100).toFixed(r > 0 && r < 0.01 ? 2 : 1)}%`);
 
+/** The funnel table's rows, text and page alike: per step and variant, per variant over all steps, the total. */
+export function tableRows(r: CampaignReport): FunnelRow[] {
+  return [...r.rows, ...(r.rows.length > 1 ? r.variants : []), ...(r.variants.length > 1 ? [r.total] : [])];
+}
+
 export function formatReport(r: CampaignReport): string {
   const launches = r.launches.length === 1 ? "1 launch" : `${r.launches.length} launches`;
   const lines = [
@@ -198,17 +327,124 @@ export function formatReport(r: CampaignReport): string {
     c.rate ? `${n(row[c.key])} ${pct(row.rates[c.rate])}` : n(row[c.key]);
   const table = [
     ["step", "variant", ...FUNNEL_COLUMNS.map((c) => c.title)],
-    ...r.rows.map((row) => [row.step, row.variant, ...FUNNEL_COLUMNS.map((c) => cell(row, c))]),
-    ...(r.rows.length > 1 ? r.variants.map((row) => ["all", row.variant, ...FUNNEL_COLUMNS.map((c) => cell(row, c))]) : []),
-    ...(r.variants.length > 1 ? [["all", "all", ...FUNNEL_COLUMNS.map((c) => cell(r.total, c))]] : []),
+    ...tableRows(r).map((row) => [row.step, row.variant, ...FUNNEL_COLUMNS.map((c) => cell(row, c))]),
   ];
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
   for (const row of table) lines.push("  " + row.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join("  "));
-  lines.push(
-    "  rates: sent of scheduled; delivered, bounced, rejected of sent; complained, opens, clicks, unsubscribed of delivered",
-    "  (opens and clicks are events: a recipient opening twice counts twice)",
-  );
-  if (r.total.renderingFailed || r.total.delayed)
-    lines.push(`  also: ${n(r.total.renderingFailed)} rendering failures, ${n(r.total.delayed)} delivery delays`);
+  lines.push(`  rates: ${RATES_IN_WORDS}`, "  (opens and clicks are events: a recipient opening twice counts twice)");
+  if (r.due.unknownLaunches.length) lines.push(`  ${dueUnknownNote(r)}`);
+  if (r.total.renderingFailed || r.total.delayed) lines.push(`  also: ${alsoLine(r)}`);
+  if (r.comparisons.length) {
+    lines.push(`  comparisons (${TEST_IN_WORDS}):`);
+    const rows = [COMPARISON_HEAD, ...r.comparisons.map(comparisonCells)];
+    const w = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+    for (const row of rows) lines.push("    " + row.map((v, i) => (i < 4 ? v.padEnd(w[i]) : v.padStart(w[i]))).join("  "));
+  }
+  lines.push(`  verdict: ${verdict(r)}`);
   return lines.join("\n") + "\n";
+}
+
+export const RATES_IN_WORDS =
+  "sent of due (scheduled sends whose time had come); delivered, bounced, rejected of sent; complained, opens, clicks, unsubscribed of delivered";
+export const TEST_IN_WORDS = "each variant against the first, two-sided two-proportion z-test, significant when p < 0.05";
+
+export const alsoLine = (r: CampaignReport) =>
+  `${n(r.total.renderingFailed)} rendering failure${r.total.renderingFailed === 1 ? "" : "s"}, ${n(r.total.delayed)} delivery delay${r.total.delayed === 1 ? "" : "s"}`;
+
+export const dueUnknownNote = (r: CampaignReport) =>
+  `due unknown for launch ${r.due.unknownLaunches.join(", ")} (its plan has expired from the bucket while sends were still to come): counted as all scheduled`;
+
+const METRIC_WORDS = { opened: "opens", clicked: "clicks", converted: "conversions" } as const;
+
+/** A lift as a signed percentage: +14.6%, -3.0%; "-" when unknown. */
+export const liftText = (l: number | null) => (l === null ? "-" : `${l >= 0 ? "+" : "-"}${Math.abs(l * 100).toFixed(1)}%`);
+export const pText = (p: number | null) => (p === null ? "-" : p < 0.001 ? "<0.001" : p.toFixed(3));
+
+export const COMPARISON_HEAD = ["step", "metric", "variant", "against", "rate", "its rate", "lift", "p", "significant"];
+export const comparisonCells = (c: Comparison) => [
+  c.step,
+  METRIC_WORDS[c.metric],
+  c.variant,
+  c.against,
+  pct(c.rate),
+  pct(c.againstRate),
+  liftText(c.lift),
+  pText(c.pValue),
+  c.pValue === null ? "-" : c.significant ? "yes" : "no",
+];
+
+/**
+ * The answer to "which variant won?", in one line: from the comparisons over all steps (or the only step), the
+ * variants that differ significantly from the first on opens or clicks, and from the holdout on conversions.
+ */
+export function verdict(r: CampaignReport): string {
+  const byVariant = r.comparisons.filter((c) => c.metric !== "converted");
+  const overall = byVariant.some((c) => c.step === "all") ? "all" : byVariant[0]?.step;
+  const parts: string[] = [];
+  const say = (cs: Comparison[], better: string, worse: string) =>
+    cs
+      .filter((c) => c.significant && c.lift !== null)
+      .map(
+        (c) =>
+          `${c.variant} ${c.lift! > 0 ? better : worse} ${c.against}${c.metric === "converted" ? "" : ` on ${METRIC_WORDS[c.metric]}`} (${pct(c.rate)} vs ${pct(c.againstRate)}, ${liftText(c.lift)}, p ${pText(
+            c.pValue,
+          )
+            .replace(/^</, "< ")
+            .replace(/^(?!<)/, "= ")})`,
+      );
+  const first = byVariant[0]?.against;
+  if (byVariant.length) {
+    const found = say(
+      byVariant.filter((c) => c.step === overall),
+      "beats",
+      "trails",
+    );
+    parts.push(
+      ...(found.length
+        ? found
+        : [`no variant differs from ${first} at 95% on opens or clicks${overall === "all" ? "" : ` (step ${overall})`}`]),
+    );
+  } else if (r.variants.length > 1) parts.push("no comparison yet (a variant has no deliveries)");
+  else parts.push("one variant: nothing to compare");
+  const conv = r.comparisons.filter((c) => c.metric === "converted");
+  if (conv.length) {
+    const found = say(conv, "converts more than the", "converts less than the");
+    parts.push(...(found.length ? found : ["no variant converts differently from the holdout at 95%"]));
+  }
+  return parts.join("; ");
+}
+
+/**
+ * A conversions file: `variant,conversions` then one line per variant (and `holdout`), counts as whole numbers. Each
+ * problem is one InputError naming the file and line. Which names are allowed (the campaign's variants) and how many
+ * conversions a variant can have (its recipients) is checked against the report: see conversionsProblem.
+ */
+export function parseConversions(text: string, file: string): Map<string, number> {
+  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  while (lines.length && lines[lines.length - 1].trim() === "") lines.pop();
+  if (lines[0]?.trim().replace(/\s*,\s*/, ",") !== "variant,conversions")
+    throw new InputError(`${file} line 1: the header must be variant,conversions`);
+  const out = new Map<string, number>();
+  lines.slice(1).forEach((raw, i) => {
+    const where = `${file} line ${i + 2}`;
+    const cells = raw.split(",").map((c) => c.trim());
+    if (cells.length !== 2 || !/^[A-Za-z0-9_-]{1,32}$/.test(cells[0]))
+      throw new InputError(`${where}: "${raw}" is not variant,conversions (a variant name, holdout or no-variant, then a count)`);
+    if (!/^\d{1,15}$/.test(cells[1])) throw new InputError(`${where}: conversions "${cells[1]}" must be a whole number 0 or more`);
+    if (out.has(cells[0])) throw new InputError(`${where}: ${cells[0]} is given twice`);
+    out.set(cells[0], Number(cells[1]));
+  });
+  if (out.size === 0) throw new InputError(`${file}: no conversions (one line per variant and holdout after the header)`);
+  return out;
+}
+
+/** Why the conversions do not fit the campaign (an unknown variant, more conversions than recipients), or undefined. */
+export function conversionsProblem(r: CampaignReport, file: string): string | undefined {
+  const known = [...r.variants.map((v) => v.variant), HOLDOUT_NAME];
+  for (const c of r.conversions ?? []) {
+    if (!known.includes(c.variant)) return `${file}: variant ${c.variant} is not in campaign ${r.campaign} (it has ${known.join(", ")})`;
+    if (c.conversions > c.recipients)
+      return `${file}: ${c.variant} has ${n(c.conversions)} conversions but ${n(c.recipients)} recipients in the launch records`;
+  }
+  return undefined;
 }
