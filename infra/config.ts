@@ -7,6 +7,7 @@ import { CAP_PERIODS, FrequencyCap } from "./rules/gate-definition";
 import { SES_NAME } from "./rules/naming";
 import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./rules/quotas";
 import { ConfigError } from "./rules/errors";
+import { isEmailAddress } from "./rules/email";
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */
@@ -56,15 +57,8 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
  */
 export const DEFAULT_BATCH_SIZE = 400;
 
-// SES takes 7-bit ASCII addresses (no SMTPUTF8; an international domain must be given in Punycode): RFC 5322 atoms.
-const EMAIL =
-  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|alias\/[A-Za-z0-9/_-]+)$/;
-
-export function isEmailAddress(value: string): boolean {
-  return EMAIL.test(value);
-}
 
 /**
  * Reads and validates every key. `get` returns the raw string of `sendtime:<key>` or undefined. `presentKeys`, the
@@ -118,11 +112,11 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
 
 function parseSender(r: KeyReader): Pick<StackConfig, "senderIdentity" | "fromAddress"> {
   const senderIdentity = r.required("senderIdentity", "example.com");
-  if (!DOMAIN.test(senderIdentity) && !EMAIL.test(senderIdentity)) {
+  if (!DOMAIN.test(senderIdentity) && !isEmailAddress(senderIdentity)) {
     r.fail("senderIdentity", senderIdentity, "a domain (example.com) or an email address (news@example.com)");
   }
   const fromAddress = r.required("fromAddress", `news@${senderIdentity.includes("@") ? senderIdentity.split("@")[1] : senderIdentity}`);
-  if (!EMAIL.test(fromAddress)) r.fail("fromAddress", fromAddress, "an email address such as news@example.com");
+  if (!isEmailAddress(fromAddress)) r.fail("fromAddress", fromAddress, "an email address such as news@example.com");
   if (!belongsToIdentity(fromAddress, senderIdentity)) {
     r.fail("fromAddress", fromAddress, `an address of the sender identity "${senderIdentity}" (SES sends only from verified identities)`);
   }
@@ -174,7 +168,7 @@ function parseDelivery(
 /** The optional features: alarm email, one-click unsubscribe, a KMS key, a tracking domain, a frequency cap. */
 function parseOptions(r: KeyReader): Pick<StackConfig, "alarmEmail" | "unsubscribe" | "kmsKeyArn" | "trackingDomain" | "frequencyCap"> {
   const alarmEmail = r.optional("alarmEmail");
-  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) r.fail("alarmEmail", alarmEmail, "an email address");
+  if (alarmEmail !== undefined && !isEmailAddress(alarmEmail)) r.fail("alarmEmail", alarmEmail, "an email address");
 
   const contactList = r.optional("unsubscribeContactList");
   const topic = r.optional("unsubscribeTopic");

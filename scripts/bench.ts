@@ -17,7 +17,7 @@ import * as path from "path";
 import { BASELINE_COMMIT, baselineCheckout, baselineDryRun } from "./bench/baseline";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
-import { count } from "./lib/cli/format";
+import { count } from "../infra/rules/format";
 
 const USAGE = `Usage: npm run bench   (no flags; settings from the environment)
 

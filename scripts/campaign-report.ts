@@ -7,7 +7,7 @@ import { LAUNCHES_PREFIX, launchRecordKey } from "../infra/rules/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
-import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { requireOutputs } from "./lib/aws/stack-outputs";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
 import {
   buildReport,
@@ -20,6 +20,7 @@ import {
 } from "./lib/report/campaign-report";
 import { renderReportHtml } from "./lib/report/html";
 import { UsageError } from "../infra/rules/errors";
+import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: npm run -s campaign-report -- --campaign ID [--json] [--html FILE] [--conversions FILE] [--from ISO] [--to ISO]

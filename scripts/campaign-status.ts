@@ -1,13 +1,12 @@
 /**
  * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See USAGE.
  */
-import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { count, plural } from "./lib/cli/format";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { count, plural } from "../infra/rules/format";
+import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: campaign-status --campaign ID [--sample N] [--now ISO] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)

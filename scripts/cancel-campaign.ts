@@ -1,12 +1,12 @@
 /**
  * Cancels a campaign: stops its running fan-outs, deletes its schedule group, waits for the group to go. See USAGE.
  */
-import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient, sfnClient } from "./lib/aws/clients";
 import { cancelCampaign, CancelReport, requireCampaign } from "./lib/aws/campaign-ops";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { counted } from "./lib/cli/format";
-import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
+import { counted } from "../infra/rules/format";
+import { requireOutputs } from "./lib/aws/stack-outputs";
+import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: cancel-campaign --campaign ID [--dry-run] [--timeout-seconds S] [--poll-seconds P] [--json]

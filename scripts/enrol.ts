@@ -7,13 +7,14 @@ import { parse as parseYaml } from "yaml";
 import { Journey, parseJourneys } from "../infra/rules/journeys-definition";
 import { ScheduleTarget } from "../infra/rules/schedule-request";
 import { applyDecision, CALL_TIMEOUT_MS, EnrolmentResult, enrolmentSchedulerClient } from "../infra/handlers/enrolment";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
+import { StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEvent, RejectReason } from "../infra/rules/journeys";
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
+import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]

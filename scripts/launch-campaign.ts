@@ -6,7 +6,7 @@ import * as path from "path";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../infra/rules/fanout-definition";
 import { scheduler } from "../infra/rules/quotas";
-import { Deadline, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
+import { Deadline } from "./lib/aws/call";
 import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
@@ -24,7 +24,7 @@ import {
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
-import { count, counted, formatDuration, plural } from "./lib/cli/format";
+import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import {
@@ -47,8 +47,9 @@ import { planCampaign, PlanRequest, PlanSummary } from "./lib/planning/plan";
 import { OutputLock } from "./lib/planning/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { buildLaunchRecord } from "./lib/planning/launch-record";
-import { journeyNamed, outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
+import { journeyNamed, requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/rules/errors";
+import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --template NAME

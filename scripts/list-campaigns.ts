@@ -1,12 +1,12 @@
 /**
  * Every campaign of the account and Region: its schedule group, what is still pending, and its last launch. See USAGE.
  */
-import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { s3Client, schedulerClient } from "./lib/aws/clients";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
 import { readStackOutputs } from "./lib/aws/stack-outputs";
-import { count } from "./lib/cli/format";
+import { count } from "../infra/rules/format";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: npm run -s list-campaigns -- [--json] [--timeout-seconds S] (--stack NAME | --outputs FILE) [--region R] [--bucket B]

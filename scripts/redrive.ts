@@ -1,14 +1,14 @@
 /**
  * Re-sends the failed sends of the dead-letter queue, each as a one-time schedule in its campaign's group. See USAGE.
  */
-import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
 import { schedulerClient, sqsClient } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { redrive, RedriveReport } from "./lib/aws/redrive";
-import { outputsFromFlags, requireOutputs, STACK_FLAGS, STACK_FLAGS_HELP, StackOutputs } from "./lib/aws/stack-outputs";
-import { counted } from "./lib/cli/format";
+import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
+import { counted } from "../infra/rules/format";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { UsageError } from "../infra/rules/errors";
+import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: redrive (--campaign ID | --all) [--dry-run] [--json] [--timeout-seconds S] (--stack NAME | --outputs FILE | ...)

@@ -2,14 +2,14 @@
  * Moves or removes one recipient's send in a launched campaign. See USAGE.
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
-import { Deadline, deadlineFromFlag, TIMEOUT_FLAG } from "./lib/aws/call";
+import { Deadline } from "./lib/aws/call";
 import { schedulerClient } from "./lib/aws/clients";
 import { moveSchedule, MoveTarget, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "../infra/rules/send-time";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/aws/stack-outputs";
 import { UsageError } from "../infra/rules/errors";
+import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
 
 const USAGE = `
 Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM|HH:MM [--timezone ZONE] | --remove)

@@ -18,7 +18,7 @@ import {
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
-import { count, counted, formatDuration, plural } from "./lib/cli/format";
+import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
 import { sizingSpanDays } from "../infra/rules/recurrence";

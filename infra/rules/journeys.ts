@@ -12,7 +12,6 @@
  * lateGraceMinutes late, reported `late` when later (late, not lost); a step within MIN_GAP_MINUTES of, or before, an
  * earlier step kept is dropped and listed (never two at once, in order).
  */
-import { isEmailAddress } from "../config";
 import { Journey, JourneyStep, lateGraceMinutes, STEP_AFTER } from "./journeys-definition";
 import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "./promises";
 import { campaignGroupName, scheduleName } from "./naming";
@@ -34,6 +33,7 @@ import {
   zonedInstant,
 } from "./send-time";
 import { parseInstant } from "./send-rules";
+import { isEmailAddress } from "./email";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

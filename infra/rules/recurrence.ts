@@ -8,8 +8,7 @@
  */
 import { daysMondayFirst, Recurrence, RecurringTime } from "./plan-row";
 import { scheduler } from "./quotas";
-import type { LocalDate } from "./send-rules";
-import { addDays, localTimeOf, zonedInstant } from "./send-time";
+import { addDays, type LocalDate, localTimeOf, zonedInstant } from "./send-time";
 
 const DAY = 86_400_000;
 const MINUTE = 60_000;

@@ -15,13 +15,18 @@
  */
 import type { Recurrence } from "./plan-row";
 import { describeRecurrence } from "./recurrence";
-import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, scheduledTime, ScheduledTime, Step, zonedInstant } from "./send-time";
-
-export interface LocalDate {
-  year: number;
-  month: number;
-  day: number;
-}
+import {
+  addDays,
+  Fold,
+  LocalDate,
+  LocalTime,
+  localTimeOf,
+  offsetMinutes,
+  scheduledTime,
+  ScheduledTime,
+  Step,
+  zonedInstant,
+} from "./send-time";
 
 export type BaseRule =
   | { kind: "date"; date: LocalDate; hour: number; minute: number }

@@ -47,6 +47,13 @@ export class ZoneResolver {
   }
 }
 
+/** A local calendar date. `month` is 1–12. */
+export interface LocalDate {
+  year: number;
+  month: number;
+  day: number;
+}
+
 /** A wall-clock time, minute precision. `month` is 1–12. */
 export interface LocalTime {
   year: number;

@@ -1,8 +1,9 @@
 import * as assert from "assert";
-import { isEmailAddress, parseStackConfig } from "../../infra/config";
+import { parseStackConfig } from "../../infra/config";
 import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/rules/quotas";
 import { devConfig } from "../helpers/stack";
 import { ConfigError } from "../../infra/rules/errors";
+import { isEmailAddress } from "../../infra/rules/email";
 
 /** The dev stack's config as `get(key)`, with overrides. */
 function getter(overrides: Record<string, string | undefined> = {}) {

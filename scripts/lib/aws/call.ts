@@ -4,7 +4,6 @@
  * and with pagination that refuses a page token the service already returned (instead of looping forever).
  */
 import { awsErrorLine, isAwsError, lastAttemptError } from "./clients";
-import { secondsFlag } from "../cli/run";
 import { DeadlineExceeded, FindingsError } from "../../../infra/rules/errors";
 
 /** Waiting, replaceable by tests so that polling loops run without real sleeps. */
@@ -140,13 +139,6 @@ export function throttled(progress: (text: string) => void, everyMs = 2_000): (t
     last = now;
     progress(text());
   };
-}
-
-/** --timeout-seconds: the whole command's limit, 0.1 s to a day (decimals allowed). */
-export const TIMEOUT_FLAG = { "timeout-seconds": { type: "string" } } as const;
-
-export function deadlineFromFlag(raw: string | undefined, defaultSeconds: number, progress: (text: string) => void): Deadline {
-  return new Deadline(secondsFlag("timeout-seconds", raw, 0.1, 86_400, defaultSeconds), progress);
 }
 
 /**

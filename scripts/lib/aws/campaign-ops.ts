@@ -20,7 +20,7 @@ import { atExpression, cronExpression, parseAtExpression, parseCronExpression, R
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
-import { count } from "../cli/format";
+import { count } from "../../../infra/rules/format";
 import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../../../infra/rules/recurrence";
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
 import { CREATE_LEAD_MS, inTimeToCreate, mayHaveFired } from "../../../infra/rules/promises";

@@ -14,7 +14,7 @@ import { stepFunctions } from "../../../infra/rules/quotas";
 import { LaunchRecord } from "../planning/launch-record";
 import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { count } from "../cli/format";
+import { count } from "../../../infra/rules/format";
 import { AlreadyLaunched, DeadlineExceeded, FindingsError, UsageError } from "../../../infra/rules/errors";
 
 /**

@@ -31,7 +31,7 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { stepFunctions } from "../../../infra/rules/quotas";
-import { count } from "../cli/format";
+import { count } from "../../../infra/rules/format";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
 import { FindingsError, PlanKeyTaken } from "../../../infra/rules/errors";

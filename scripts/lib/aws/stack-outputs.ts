@@ -118,36 +118,6 @@ function outputProblem(v: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/** The flags every operator script takes to find the deployed stack. */
-export const STACK_FLAGS = {
-  stack: { type: "string" },
-  outputs: { type: "string" },
-  region: { type: "string" },
-  bucket: { type: "string" },
-  "state-machine-arn": { type: "string" },
-  "dlq-url": { type: "string" },
-} as const;
-
-export const STACK_FLAGS_HELP = `  --stack NAME            read the stack outputs with \`pulumi stack output --json\` (needs the Pulumi CLI)
-  --outputs FILE          or from that command's saved JSON
-  --region, --bucket, --state-machine-arn, --dlq-url   override single outputs`;
-
-/** Stack outputs from STACK_FLAGS. */
-export function outputsFromFlags(f: {
-  stack?: string;
-  outputs?: string;
-  region?: string;
-  bucket?: string;
-  "state-machine-arn"?: string;
-  "dlq-url"?: string;
-}): StackOutputs {
-  return readStackOutputs({
-    stack: f.stack,
-    outputsFile: f.outputs,
-    overrides: { region: f.region, bucketName: f.bucket, stateMachineArn: f["state-machine-arn"], deadLetterQueueUrl: f["dlq-url"] },
-  });
-}
-
 /**
  * A campaign id that is one of the stack's journeys, or undefined. A journey's schedules live in `campaign-<journey>`:
  * a campaign of that id would share the group, and its housekeeping (or a cancel) would delete the journey's pending

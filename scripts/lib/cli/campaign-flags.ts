@@ -14,7 +14,7 @@ import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
 import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
 import { EffectiveTps } from "../planning/window";
-import { count } from "./format";
+import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
 import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";
 import { UsageError } from "../../../infra/rules/errors";

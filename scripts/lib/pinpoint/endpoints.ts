@@ -1,3 +1,4 @@
+import { isEmailAddress } from "../../../infra/rules/email";
 /**
  * One Amazon Pinpoint endpoint (a line of an export job's output: an EndpointResponse as newline-delimited JSON) →
  * one sendtime recipient, or the reason it is skipped. Pure: no I/O.
@@ -6,7 +7,6 @@
  * User.UserId, User.UserAttributes, Attributes, Demographic.Timezone. Metrics, Location and the other Demographic
  * fields are not imported.
  */
-import { isEmailAddress } from "../../../infra/config";
 
 /**
  * The parts of an EndpointResponse the importer reads; every field is optional in an export. Ids are strings in the

@@ -3,13 +3,13 @@
  * Each record becomes a RecipientRow or a Reject (reason + one line of text for rejects.csv). Same code, same counts
  * in both tools.
  */
-import { isEmailAddress } from "../../../infra/config";
 import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/rules/plan-row";
 import { scheduler, ses } from "../../../infra/rules/quotas";
 import { InputError } from "../../../infra/rules/errors";
 import { CsvRecord } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
 import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "../../../infra/rules/send-rules";
+import { isEmailAddress } from "../../../infra/rules/email";
 
 /** Reserved columns: the rest of the CSV becomes template data. */
 export const ID_COLUMN = "id";
