@@ -42,6 +42,32 @@ export interface PlanRow {
   end_date?: string;
 }
 
+/** One recipient of a bulk schedule: SendBulkEmail's BulkEmailEntry is made from it. */
+export interface BulkEntry {
+  recipient_id: string;
+  email: string;
+  /** The entry's ReplacementTemplateData, every value a string (`unsubscribe_url` among them). */
+  template_data: Record<string, string>;
+  /** The entry's ReplacementHeaders (the one-click unsubscribe pair), in SES's MessageHeader shape. */
+  headers: { Name: string; Value: string }[];
+}
+
+/**
+ * One line of a bulk plan (`--bulk`): one schedule for up to 50 recipients of one step who share its UTC instant,
+ * template and variant, sent with SendBulkEmail by the sender state machine. One-time only (an `at()` expression).
+ */
+export interface BulkPlanRow {
+  schedule_name: string;
+  send_at: string;
+  timezone: string;
+  utc: string;
+  schedule_expression: string;
+  step: number;
+  template: string;
+  variant: string | null;
+  entries: BulkEntry[];
+}
+
 /** The fields of every plan line, in the order they are written (a recurring row's dates follow them). */
 export const PLAN_ROW_FIELDS = [
   "schedule_name",
