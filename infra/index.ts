@@ -14,7 +14,7 @@ import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
-import { isIanaZone } from "./rules/journeys";
+import { isIanaZone, quietWindowProblem } from "./rules/journeys";
 import { ConfigError, JourneyDefinitionError } from "./rules/errors";
 
 const config = readConfig();
@@ -142,7 +142,10 @@ export const sendGateArn = gate?.arn;
 function readJourneyConfig() {
   const raw = new pulumi.Config("sendtime");
   try {
-    return parseJourneyConfig((key) => raw.get(key), isIanaZone);
+    const parsed = parseJourneyConfig((key) => raw.get(key), isIanaZone);
+    const problem = quietWindowProblem(parsed.journeys, config.defaultWindowMinutes, "sendtime:defaultWindowMinutes");
+    if (problem) throw new JourneyDefinitionError(problem);
+    return parsed;
   } catch (e) {
     if (e instanceof JourneyDefinitionError) throw new pulumi.RunError(e.message);
     throw e;

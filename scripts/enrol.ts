@@ -10,7 +10,16 @@ import { applyDecision, CALL_TIMEOUT_MS, EnrolmentResult, enrolmentSchedulerClie
 import { StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEvent, RejectReason } from "../infra/rules/journeys";
+import {
+  decide,
+  Decision,
+  EnrolmentSettings,
+  EventKind,
+  isIanaZone,
+  JourneyEvent,
+  quietWindowProblem,
+  RejectReason,
+} from "../infra/rules/journeys";
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
@@ -86,6 +95,8 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
+  const quietProblem = quietWindowProblem([journey], settings.windowMinutes, "the stack's journeyEnrolment.windowMinutes");
+  if (quietProblem) throw new UsageError(quietProblem);
 
   // Steps due before this, when the run starts, are passed (an earlier run may have sent them); a dry run judges at --now.
   const dueAfter = dryRun ? now : Math.max(now, clock());

@@ -13,12 +13,12 @@
  * earlier step kept is dropped and listed (never two at once, in order).
  */
 import { Journey, JourneyStep, lateGraceMinutes, STEP_AFTER } from "./journeys-definition";
-import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "./promises";
+import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, longestFreeMinutes, MIN_GAP_MINUTES } from "./promises";
 import { campaignGroupName, scheduleName } from "./naming";
 import { ses } from "./quotas";
 import { atExpression } from "./plan-row";
 import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "./schedule-request";
-import { QuietTime, WEEKDAY_NAMES } from "./quiet-time";
+import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import {
   addDays,
   canonicalZone,
@@ -288,6 +288,21 @@ export function journeyStepTime(zone: string, triggerMs: number, step: JourneySt
   const time = stepTimeBeforeQuiet(zone, triggerMs, step);
   const end = quiet ? endOfQuietWindow(quiet, zone, time.utcMs, windowMinutes) : undefined;
   return end ? scheduledTime(zone, end.utcMs, end.fold) : time;
+}
+
+/**
+ * The first journey whose quiet time leaves no free stretch as long as the schedules' flexible window, as one line:
+ * every step's window would touch quiet time wherever it starts (quiet time covers the window), so nothing could be
+ * sent. Checked where the journeys meet the window: the stack program and enrol.
+ */
+export function quietWindowProblem(journeys: Journey[], windowMinutes: number, windowKey: string): string | undefined {
+  for (const journey of journeys) {
+    const quiet = journeyQuietTime(journey);
+    const free = quiet ? longestFreeMinutes(quiet) : Infinity;
+    if (quiet && free < windowMinutes)
+      return `sendtime:journeys: journey "${journey.name}": its quiet time (${describeQuietTime(quiet)}) leaves at most ${free} free minutes in a row, shorter than ${windowKey} ${windowMinutes}: every send's window would touch quiet time; shorten the window or the quiet time`;
+  }
+  return undefined;
 }
 
 /** A journey's quiet time in the launcher's terms: a step due in it is delayed to its end. */

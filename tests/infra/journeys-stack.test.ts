@@ -151,6 +151,26 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     assert.ok(!all(bare, "aws:cloudwatch/metricAlarm:MetricAlarm").some((a) => a.name.includes("journeys")));
   });
 
+  // 21:00-08:00 leaves 13 hours (780 minutes) free a day: a flexible window of 800 minutes touches quiet time wherever
+  // it starts, so no step could ever be sent (the handler threw at the first event).
+  it("a journey whose quiet time leaves no free stretch as long as the stack's window stops the program, naming both", () =>
+    assert.rejects(
+      renderWith({ journeys: JSON.stringify([{ ...ONBOARDING, quietHours: "21:00-08:00" }]), defaultWindowMinutes: "800" }),
+      (e: Error) => {
+        assert.ok(e instanceof pulumi.RunError, String(e));
+        assert.strictEqual(
+          e.message,
+          'sendtime:journeys: journey "onboarding": its quiet time (21:00-08:00 local) leaves at most 780 free minutes in a row, shorter than sendtime:defaultWindowMinutes 800: every send\'s window would touch quiet time; shorten the window or the quiet time',
+        );
+        return true;
+      },
+    ));
+
+  it("a window as long as the free stretch is fine", async () => {
+    const ok = await renderWith({ journeys: JSON.stringify([{ ...ONBOARDING, quietHours: "21:00-08:00" }]), defaultWindowMinutes: "780" });
+    assert.ok(ok.outputs.journeyEnrolment);
+  });
+
   it("eventBusName puts the rules and targets on that bus", async () => {
     const custom = await renderWith({ eventBusName: "app-events", journeys: JSON.stringify([ONBOARDING]) });
     assert.strictEqual(only(custom, "aws:cloudwatch/eventRule:EventRule").inputs.eventBusName, "app-events");

@@ -343,6 +343,23 @@ describe("scripts/enrol.ts", function () {
         ],
         /bad.yaml: journey "onboarding": steps\[0\].after "\+1w" is not valid/,
       ],
+      [
+        // The stack's window is 15 minutes; quiet time that leaves 10 free minutes a day makes every send quiet.
+        [
+          "--journey",
+          "onboarding",
+          "--event",
+          signup,
+          "--outputs",
+          outputs,
+          "--journeys",
+          file(
+            "quiet.yaml",
+            "- name: onboarding\n  trigger: {source: com.example.app, detailType: UserSignedUp}\n  quietHours: '08:10-08:00'\n  steps: [{after: +0h, template: w}]\n",
+          ),
+        ],
+        /^sendtime:journeys: journey "onboarding": its quiet time \(08:10-08:00 local\) leaves at most 10 free minutes in a row, shorter than the stack's journeyEnrolment.windowMinutes 15/,
+      ],
     ];
     for (const [args, message] of cases)
       await assert.rejects(run(args), (e: Error) => e instanceof UsageError && message.test(e.message) && !e.message.includes("\n"));

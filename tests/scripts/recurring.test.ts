@@ -245,6 +245,18 @@ describe("recurring sends", () => {
       assert.deepStrictEqual(r.summary.rejected.byReason, { "quiet-hours": 1, "invalid-send-time": 1 });
     });
 
+    it("a row whose recurring time is free but whose window reaches quiet time is rejected saying so", async () => {
+      // 21:30 is not quiet under 22:00-06:00, but a 60-minute window [21:30, 22:30) is from 22:00 on.
+      const file = write("late.csv", "id,email,timezone,send_hour,send_minute\nb,b@example.com,Europe/Paris,21,30\n");
+      const r = await dryRun([...weekly("--quiet-hours", "22:00-06:00", "--window-minutes", "60")].map((a) => (a === DIGEST ? file : a)));
+      assert.strictEqual(r.code, 1, r.stderr); // nothing would be sent
+      assert.deepStrictEqual(r.plan, []);
+      assert.match(
+        r.rejects,
+        /^2,b,no send left: its recurring time 21:30 local with its 60-minute window reaches quiet time \(22:00-06:00 local\) at every occurrence/m,
+      );
+    });
+
     it("refuses what does not make sense for a recurring send, one line naming the flag (exit 2)", async () => {
       const cases: [string[], RegExp][] = [
         [

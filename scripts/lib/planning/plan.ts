@@ -176,7 +176,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       const none = decided.noSendLeft;
       if (none) {
         tally.steps(decided.steps);
-        await reject(noSendLeft(row, none, cutoffMs, o, decided.steps[0]?.due));
+        await reject(noSendLeft(row, none, cutoffMs, o, quietWindow, decided.steps[0]?.due));
         continue;
       }
       // Held out only when it would have been sent: the holdout stays comparable with the recipients who are.
@@ -226,11 +226,20 @@ function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs:
   return { checker, decider };
 }
 
-function noSendLeft(row: RecipientRow, why: "quiet-hours" | "send-time-passed", cutoffMs: number, o: PlanRequest, due?: string): Reject {
+function noSendLeft(
+  row: RecipientRow,
+  why: "quiet-hours" | "send-time-passed",
+  cutoffMs: number,
+  o: PlanRequest,
+  windowMinutes: number,
+  due?: string,
+): Reject {
+  // The recurring time itself may be free while its window reaches quiet time (quiet time covers the window).
+  const reaches = windowMinutes > 1 ? ` with its ${windowMinutes}-minute window reaches` : " is in";
   const text =
     why === "quiet-hours"
       ? o.rule.kind === "every"
-        ? `no send left: its recurring time ${due} is in quiet time (${describeQuietTime(o.quiet!)}) at every occurrence`
+        ? `no send left: its recurring time ${due}${reaches} quiet time (${describeQuietTime(o.quiet!)}) at every occurrence`
         : `no send left: quiet time (${describeQuietTime(o.quiet!)}) skips every send that was not missed`
       : o.rule.kind === "every"
         ? `no occurrence (${describeRule(o.rule)}) after ${new Date(cutoffMs).toISOString()} (now + fan-out + margin)`
