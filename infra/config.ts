@@ -53,7 +53,7 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 
 /**
  * Rows per child by default: about 650 bytes a row fill the 256 KB batch limit, a plan row with a few personalization
- * fields is 300–600 bytes, and larger rows make smaller batches by bytes (README "The fan-out": the cost arithmetic).
+ * fields is 300–600 bytes, and larger rows make smaller batches by bytes (docs/benchmarks.md: the cost arithmetic).
  */
 export const DEFAULT_BATCH_SIZE = 400;
 

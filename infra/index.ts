@@ -1,6 +1,6 @@
 /**
  * sendtime: one stack per environment. Reads the validated config, builds the components, exports what the
- * operator scripts need (README "Stack outputs").
+ * operator scripts need (docs/deploying.md, "Stack outputs").
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
