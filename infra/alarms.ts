@@ -4,9 +4,9 @@ import { ses } from "./rules/quotas";
 import { LATE_STEPS_METRIC } from "./rules/journeys-definition";
 
 export interface AlarmsArgs {
-  /** Name of the dead-letter queue: any message in it is a send that did not happen. */
+  /** Name of the dead-letter queue: any message in it is a send that did not happen. Required. */
   deadLetterQueueName: pulumi.Input<string>;
-  /** The fan-out state machine. */
+  /** ARN of the fan-out state machine: a failed execution is a campaign whose schedules were not all created. Required. */
   stateMachineArn: pulumi.Input<string>;
   /**
    * Name of the journeys' dead-letter queue: any message in it is an enrolment or exit that did not happen.
@@ -15,12 +15,20 @@ export interface AlarmsArgs {
   journeyDeadLetterQueueName?: pulumi.Input<string>;
   /**
    * Names of the stack's journeys: an alarm each on steps handled after their lateGraceMinutes (not sent).
-   * @default none
+   * @default none: no late-step alarms
+   * @example
+   * ```ts
+   * { journeyNames: ["welcome", "trial-ending"] }
+   * ```
    */
   journeyNames?: string[];
   /**
    * Address subscribed to the alarm topic (confirm the email SNS sends).
    * @default none: subscribe to the `alarmTopicArn` output yourself
+   * @example
+   * ```ts
+   * { email: "ops@example.com" }
+   * ```
    */
   email?: string;
 }
@@ -35,74 +43,101 @@ export class Alarms extends pulumi.ComponentResource {
     const parent = this;
     const alarms = this.alarms;
 
-    const topic = new aws.sns.Topic(`${name}-topic`, {}, { parent });
-    if (args.email) {
-      new aws.sns.TopicSubscription(`${name}-email`, { topic: topic.arn, protocol: "email", endpoint: args.email }, { parent });
-    }
-
-    alarm("dlq-not-empty", "Sends were dead-lettered: Scheduler gave up on them (see the queue's messages)", {
-      namespace: "AWS/SQS",
-      metricName: "ApproximateNumberOfMessagesVisible",
-      statistic: "Maximum",
-      dimensions: { QueueName: args.deadLetterQueueName },
-      threshold: 0,
-    });
-    if (args.journeyDeadLetterQueueName) {
-      alarm("journeys-dlq-not-empty", "Journey events were dead-lettered: not enrolled or not exited (replay them with enrol --event)", {
-        namespace: "AWS/SQS",
-        metricName: "ApproximateNumberOfMessagesVisible",
-        statistic: "Maximum",
-        dimensions: { QueueName: args.journeyDeadLetterQueueName },
-        threshold: 0,
-      });
-    }
-    for (const journey of args.journeyNames ?? [])
-      alarm(
-        `journey-${journey}-late-steps`,
-        `Journey ${journey}: steps were handled after their lateGraceMinutes and not sent (the handler's log names them)`,
-        {
-          namespace: LATE_STEPS_METRIC.namespace,
-          metricName: LATE_STEPS_METRIC.name,
-          statistic: "Sum",
-          dimensions: { [LATE_STEPS_METRIC.dimension]: journey },
-          threshold: 0,
-        },
-      );
-    alarm("fanout-failed", "A campaign fan-out execution failed: some schedules were not created (redrive it)", {
-      namespace: "AWS/States",
-      metricName: "ExecutionsFailed",
-      statistic: "Sum",
-      dimensions: { StateMachineArn: args.stateMachineArn },
-      threshold: 0,
-    });
-    alarm("scheduler-throttled", "Scheduler throttled invocations: the flexible window is too small for the invocation quota", {
-      namespace: "AWS/Scheduler",
-      metricName: "InvocationThrottleCount",
-      statistic: "Sum",
-      threshold: 0,
-    });
-    alarm("scheduler-target-errors", "SES rejected sends from Scheduler (throttling, a missing template, permissions)", {
-      namespace: "AWS/Scheduler",
-      metricName: "TargetErrorCount",
-      statistic: "Sum",
-      threshold: 0,
-    });
-    alarm("ses-bounce-rate", `SES bounce rate above ${ses.bounceRateWarning * 100}%, where SES starts warning the account`, {
-      namespace: "AWS/SES",
-      metricName: "Reputation.BounceRate",
-      statistic: "Maximum",
-      threshold: ses.bounceRateWarning,
-    });
-    alarm("ses-complaint-rate", `SES complaint rate above ${ses.complaintRateWarning * 100}%, where SES starts warning the account`, {
-      namespace: "AWS/SES",
-      metricName: "Reputation.ComplaintRate",
-      statistic: "Maximum",
-      threshold: ses.complaintRateWarning,
-    });
+    const topic = createTopic();
+    subscribeEmail();
+    alarmOnDeadLetters();
+    alarmOnJourneys();
+    alarmOnFailedFanOuts();
+    alarmOnScheduler();
+    alarmOnSesReputation();
 
     this.topic = topic;
     this.registerOutputs({ topicArn: topic.arn });
 
+    function createTopic() {
+      return new aws.sns.Topic(`${name}-topic`, {}, { parent });
+    }
+
+    function subscribeEmail() {
+      if (!args.email) return;
+      new aws.sns.TopicSubscription(`${name}-email`, { topic: topic.arn, protocol: "email", endpoint: args.email }, { parent });
+    }
+
+    function alarmOnDeadLetters() {
+      alarm("dlq-not-empty", "Sends were dead-lettered: Scheduler gave up on them (see the queue's messages)", {
+        namespace: "AWS/SQS",
+        metricName: "ApproximateNumberOfMessagesVisible",
+        statistic: "Maximum",
+        dimensions: { QueueName: args.deadLetterQueueName },
+        threshold: 0,
+      });
+    }
+
+    function alarmOnJourneys() {
+      if (args.journeyDeadLetterQueueName) {
+        alarm("journeys-dlq-not-empty", "Journey events were dead-lettered: not enrolled or not exited (replay them with enrol --event)", {
+          namespace: "AWS/SQS",
+          metricName: "ApproximateNumberOfMessagesVisible",
+          statistic: "Maximum",
+          dimensions: { QueueName: args.journeyDeadLetterQueueName },
+          threshold: 0,
+        });
+      }
+      for (const journey of args.journeyNames ?? [])
+        alarm(
+          `journey-${journey}-late-steps`,
+          `Journey ${journey}: steps were handled after their lateGraceMinutes and not sent (the handler's log names them)`,
+          {
+            namespace: LATE_STEPS_METRIC.namespace,
+            metricName: LATE_STEPS_METRIC.name,
+            statistic: "Sum",
+            dimensions: { [LATE_STEPS_METRIC.dimension]: journey },
+            threshold: 0,
+          },
+        );
+    }
+
+    function alarmOnFailedFanOuts() {
+      alarm("fanout-failed", "A campaign fan-out execution failed: some schedules were not created (redrive it)", {
+        namespace: "AWS/States",
+        metricName: "ExecutionsFailed",
+        statistic: "Sum",
+        dimensions: { StateMachineArn: args.stateMachineArn },
+        threshold: 0,
+      });
+    }
+
+    function alarmOnScheduler() {
+      alarm("scheduler-throttled", "Scheduler throttled invocations: the flexible window is too small for the invocation quota", {
+        namespace: "AWS/Scheduler",
+        metricName: "InvocationThrottleCount",
+        statistic: "Sum",
+        threshold: 0,
+      });
+      alarm("scheduler-target-errors", "SES rejected sends from Scheduler (throttling, a missing template, permissions)", {
+        namespace: "AWS/Scheduler",
+        metricName: "TargetErrorCount",
+        statistic: "Sum",
+        threshold: 0,
+      });
+    }
+
+    function alarmOnSesReputation() {
+      alarm("ses-bounce-rate", `SES bounce rate above ${ses.bounceRateWarning * 100}%, where SES starts warning the account`, {
+        namespace: "AWS/SES",
+        metricName: "Reputation.BounceRate",
+        statistic: "Maximum",
+        threshold: ses.bounceRateWarning,
+      });
+      alarm("ses-complaint-rate", `SES complaint rate above ${ses.complaintRateWarning * 100}%, where SES starts warning the account`, {
+        namespace: "AWS/SES",
+        metricName: "Reputation.ComplaintRate",
+        statistic: "Maximum",
+        threshold: ses.complaintRateWarning,
+      });
+    }
+
+    /** One alarm on any datapoint above `threshold` in 5 minutes, to the topic (and back to OK). */
     function alarm(
       id: string,
       description: string,

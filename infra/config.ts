@@ -52,8 +52,8 @@ export interface StackConfig {
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
 
 /**
- * Rows per child by default: about 650 bytes a row fill the 256 KB batch limit, a plan row with a few personalization
- * fields is 300–600 bytes, and larger rows make smaller batches by bytes (docs/benchmarks.md: the cost arithmetic).
+ * Rows per child by default: 400 rows fit the 256 KB batch limit for the plan rows campaigns usually have, and larger
+ * rows make smaller batches by bytes (the row sizes and the cost arithmetic: docs/benchmarks.md, "The fan-out").
  */
 export const DEFAULT_BATCH_SIZE = 400;
 

@@ -4,33 +4,92 @@ import { fanOutDefinition, FanOutShape } from "./rules/fanout-definition";
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, STACK_QUOTA_TAG } from "./rules/naming";
 
-/** `FanOutShape`: MaxConcurrency, batch size, inner concurrency, tolerated failures, retry policy (infra/config.ts). */
+/**
+ * The fan-out's shape (`FanOutShape`, redeclared here to say where each value comes from) and what its schedules carry.
+ * No field has a default in the component: the stack passes its validated config (infra/config.ts), whose defaults
+ * each field names.
+ */
 export interface FanOutArgs extends FanOutShape {
-  /** The account and Region the state machine acts in. */
+  /** The partition, account and Region the state machine acts in. Required. */
   scope: pulumi.Input<ArnScope>;
-  /** The recipient bucket: plans are read from `plans/`, results written to `results/`. */
+  /** The recipient bucket's name: plans are read from `plans/`, results written to `results/`. Required. */
   bucketName: pulumi.Input<string>;
+  /** The recipient bucket's ARN (the role may read plans and write results there, nothing else). Required. */
   bucketArn: pulumi.Input<string>;
-  /** The role every recipient's schedule runs as (passed to Scheduler, and to nothing else). */
+  /** The role every recipient's schedule runs as (passed to Scheduler, and to nothing else). Required. */
   targetRoleArn: pulumi.Input<string>;
-  /** The role the housekeeping schedule runs as: it deletes the campaign's group when its sends are done. */
+  /** The role the housekeeping schedule runs as: it deletes the campaign's group when its sends are done. Required. */
   housekeepingRoleArn: pulumi.Input<string>;
-  /** Where Scheduler sends what it could not deliver. */
+  /** Where Scheduler sends what it could not deliver (every schedule's DeadLetterConfig). Required. */
   deadLetterQueueArn: pulumi.Input<string>;
-  /** SendEmail fields every schedule carries. */
+  /**
+   * SendEmail FromEmailAddress of every schedule. Required: the stack passes `sendtime:fromAddress`.
+   * @example
+   * ```ts
+   * { fromAddress: "news@mail.example.com" }
+   * ```
+   */
   fromAddress: string;
+  /** SendEmail ConfigurationSetName of every schedule (the Sender's). Required. */
   configurationSetName: pulumi.Input<string>;
+  /**
+   * The contact list for one-click unsubscribe; used only together with `unsubscribeTopic`.
+   * @default none: sends carry no ListManagementOptions
+   */
   contactListName?: pulumi.Input<string>;
+  /**
+   * The contact list's topic every send names; used only together with `contactListName`.
+   * @default none
+   */
   unsubscribeTopic?: string;
-  /** The account's CreateSchedule quota the fan-out was sized for; tagged on the state machine for the policy pack. */
+  /**
+   * The account's CreateSchedule quota (requests a second) the fan-out is paced to; tagged on the state machine for
+   * the policy pack. Required: the stack passes `sendtime:createScheduleTps` (`5000` when unset).
+   */
   createScheduleTps: number;
-  /** Days the execution logs are kept. */
+  /**
+   * Distributed Map MaxConcurrency: child executions at once. Required: the stack passes `sendtime:maxConcurrency`,
+   * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/rules/quotas.ts).
+   */
+  maxConcurrency: number;
+  /**
+   * Plan rows per child execution, at most (ItemBatcher MaxItemsPerBatch; 256 KB fills first for large rows).
+   * Required: the stack passes `sendtime:batchSize` (`400` when unset).
+   */
+  batchSize: number;
+  /**
+   * CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). Required: the stack passes
+   * `sendtime:innerConcurrency`, by default paced to `createScheduleTps` with `maxConcurrency`.
+   */
+  innerConcurrency: number;
+  /**
+   * Percentage of items that may fail before the whole Map Run fails. Required: the stack passes
+   * `sendtime:toleratedFailurePercentage` (`5` when unset).
+   */
+  toleratedFailurePercentage: number;
+  /**
+   * Seconds Scheduler keeps retrying a send before dead-lettering it (every schedule's RetryPolicy). Required: the
+   * stack passes `sendtime:maxEventAgeSeconds` (`7200` when unset).
+   */
+  maxEventAgeSeconds: number;
+  /**
+   * Times Scheduler retries a failed send (every schedule's RetryPolicy). Required: the stack passes
+   * `sendtime:maxRetryAttempts` (`5` when unset).
+   */
+  maxRetryAttempts: number;
+  /**
+   * Days the execution logs are kept (a CloudWatch Logs retention value). Required: the stack passes
+   * `sendtime:logRetentionDays` (`30` when unset).
+   */
   logRetentionDays: number;
-  /** KMS key of the bucket, when it has a customer-managed one. */
+  /**
+   * The bucket's customer-managed KMS key: the role may then use it to read plans and write results.
+   * @default none: the bucket uses SSE-S3 and the role needs no key
+   */
   kmsKeyArn?: string;
   /**
-   * With a frequency cap: schedules start this send gate instead of calling SES.
-   * @default none
+   * With a frequency cap: schedules start this send gate (its state machine ARN) instead of calling SES.
+   * @default none: schedules call SES directly
    */
   sendGateArn?: pulumi.Input<string>;
 }

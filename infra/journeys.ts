@@ -21,20 +21,43 @@ export const JOURNEY_RETRY = {
 } as const;
 
 export interface JourneysArgs {
-  /** The validated journeys (infra/rules/journeys-definition.ts); one rule per trigger and per exit. */
+  /**
+   * The validated journeys (`parseJourneyConfig` in infra/rules/journeys-definition.ts): a schedule group, a trigger
+   * rule and (with `exit`) an exit rule each. Required: the stack passes `sendtime:journeys` and creates this component
+   * only when the list is not empty.
+   * @example
+   * ```ts
+   * {
+   *   journeys: [{
+   *     name: "welcome",
+   *     trigger: { source: "app.signup", detailType: "SignedUp" },
+   *     steps: [{ after: "+1h", template: "welcome-1" }, { after: "+3d", at: "09:00", template: "welcome-2" }],
+   *   }],
+   * }
+   * ```
+   */
   journeys: Journey[];
   /**
-   * The event bus the app puts its events on.
-   * @default "default"
+   * The event bus the app puts its events on. Required, no default here: the stack passes `sendtime:eventBusName`
+   * (`"default"` when unset).
    */
   eventBusName: string;
-  /** The account and Region the handler acts in. */
+  /** The partition, account and Region the handler acts in. Required. */
   scope: pulumi.Input<ArnScope>;
-  /** The SES target every journey schedule carries: the same as the fan-out's. */
+  /**
+   * The SES target every journey schedule carries: the fan-out's (sender, configuration set, unsubscribe, retries,
+   * dead-letter queue and, with a frequency cap, the send gate). Required.
+   */
   target: pulumi.Input<ScheduleTarget>;
-  /** Flexible window of journey schedules, in minutes. */
+  /**
+   * Flexible window of journey schedules, in minutes. Required: the stack passes `sendtime:defaultWindowMinutes`
+   * (`15` when unset).
+   */
   windowMinutes: number;
-  /** Days the handler's logs are kept. */
+  /**
+   * Days the handler's logs are kept (a CloudWatch Logs retention value). Required: the stack passes
+   * `sendtime:logRetentionDays` (`30` when unset).
+   */
   logRetentionDays: number;
 }
 

@@ -5,13 +5,23 @@ import { PLANS_PREFIX, RESULTS_PREFIX } from "./rules/naming";
 
 export interface RecipientBucketArgs {
   /**
-   * Days plans (`plans/`) and fan-out results (`results/`) are kept. Both hold recipient addresses.
-   * @default 30
+   * Days plans (`plans/`) and fan-out results (`results/`) are kept before they expire; both hold recipient addresses.
+   * Noncurrent versions expire a day later.
+   *
+   * Required, no default here: the stack passes `sendtime:recipientRetentionDays` (`30` when unset).
+   * @example
+   * ```ts
+   * { retentionDays: 30 }
+   * ```
    */
   retentionDays: number;
   /**
-   * Customer-managed KMS key for SSE-KMS. Without one the bucket uses SSE-S3.
-   * @example "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+   * Customer-managed KMS key the bucket encrypts with (SSE-KMS, with an S3 bucket key).
+   * @default none: SSE-S3 (`AES256`)
+   * @example
+   * ```ts
+   * { kmsKeyArn: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab" }
+   * ```
    */
   kmsKeyArn?: string;
 }

@@ -5,20 +5,30 @@ import { ArnScope } from "./rules/naming";
 import { sqs } from "./rules/quotas";
 
 export interface SchedulerTargetArgs {
-  /** The account and Region the role may act in. */
+  /** The partition, account and Region the roles may act in (their trust conditions and resource ARNs). Required. */
   scope: pulumi.Input<ArnScope>;
-  /** SES resources a send may use: the identity, the configuration set, (optionally) the contact list. */
+  /** The SES identity a send may use (the Sender's `identityArn`). Required. */
   identityArn: pulumi.Input<string>;
+  /** The configuration set a send may use (the Sender's `configurationSetArn`). Required. */
   configurationSetArn: pulumi.Input<string>;
+  /**
+   * The contact list a send may name for one-click unsubscribe (the Sender's `contactListArn`).
+   * @default none: sends name no contact list
+   */
   contactListArn?: pulumi.Input<string>;
   /**
-   * Customer-managed KMS key for the dead-letter queue. Without one the queue uses SQS-managed encryption.
-   * @default none
+   * Customer-managed KMS key for the dead-letter queue; the roles may then use it to write there.
+   * @default none: SQS-managed encryption (SSE-SQS)
    */
   kmsKeyArn?: string;
   /**
-   * With a frequency cap: the send gate's state machine name; the role may then only start it (and dead-letter).
+   * With a frequency cap: the send gate's state machine name; the send role may then only start it (and dead-letter),
+   * not call SES.
    * @default none: schedules call SES directly
+   * @example
+   * ```ts
+   * { sendGateName: sendGateName(pulumi.getStack()) }
+   * ```
    */
   sendGateName?: string;
 }

@@ -5,25 +5,42 @@ import { fanOutTrustPolicy, policyDocument, sendGateStatements } from "./iam";
 import { ArnScope } from "./rules/naming";
 
 export interface SendGateArgs {
-  /** The account and Region the gate acts in. */
+  /** The partition, account and Region the gate acts in. Required. */
   scope: pulumi.Input<ArnScope>;
   /**
    * How many sends an address may get per UTC period, across campaigns.
-   * @example { max: 2, per: "day" }
+   *
+   * Required, no default: the stack creates a gate only when `sendtime:frequencyCap` is set.
+   * @example
+   * ```ts
+   * { cap: { max: 2, per: "day" } }
+   * ```
    */
   cap: FrequencyCap;
-  /** The state machine's name (the scheduler target role names it before it exists). */
+  /**
+   * The state machine's name, fixed so that the scheduler target's role can name it before it exists. Required.
+   * @example
+   * ```ts
+   * { stateMachineName: sendGateName(pulumi.getStack()) }
+   * ```
+   */
   stateMachineName: string;
-  /** SES resources a send uses, as for the scheduler target. */
+  /** The SES identity a send uses, as for the scheduler target. Required. */
   identityArn: pulumi.Input<string>;
+  /** The configuration set a send uses, as for the scheduler target. Required. */
   configurationSetArn: pulumi.Input<string>;
+  /**
+   * The contact list a send may name for one-click unsubscribe.
+   * @default none: sends name no contact list
+   */
   contactListArn?: pulumi.Input<string>;
-  /** Where a failed send goes, as when Scheduler gives up on one. */
+  /** ARN of the queue a failed send goes to, as when Scheduler gives up on one (the role may write there). Required. */
   deadLetterQueueArn: pulumi.Input<string>;
+  /** URL of that same queue (the state machine sends to it). Required. */
   deadLetterQueueUrl: pulumi.Input<string>;
   /**
    * Customer-managed KMS key for the table (and the dead-letter queue it writes to).
-   * @default AWS-owned encryption
+   * @default none: encryption at rest with DynamoDB's AWS managed key (`aws/dynamodb`)
    */
   kmsKeyArn?: string;
 }

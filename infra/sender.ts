@@ -4,20 +4,34 @@ import { EMAIL_EVENTS, EVENT_DIMENSIONS } from "./rules/email-events";
 
 export interface SenderArgs {
   /**
-   * The SES identity: a domain (publish its DKIM tokens as CNAMEs) or a single address (SES emails a link).
-   * @example "example.com"
+   * The SES identity mail is sent from: a domain (publish the `dkimTokens` output as CNAMEs) or a single address (SES
+   * emails it a link to confirm).
+   *
+   * Required, no default: the stack passes `sendtime:senderIdentity`.
+   * @example
+   * ```ts
+   * { identity: "mail.example.com" }
+   * ```
    */
   identity: string;
   /**
-   * One-click unsubscribe (RFC 8058): the SES contact list and topic to create and to name in every send.
-   * @default none
+   * One-click unsubscribe (RFC 8058): the SES contact list (created here, with the topic opted in by default) and the
+   * topic every send names in its ListManagementOptions.
+   * @default none: no contact list, no `List-Unsubscribe` headers
+   * @example
+   * ```ts
+   * { unsubscribe: { contactList: "newsletter", topic: "campaigns" } }
+   * ```
    */
   unsubscribe?: { contactList: string; topic: string };
   /**
    * Host name for open and click tracking links instead of SES's own; it must be verified in SES and serve HTTPS
    * (https://docs.aws.amazon.com/ses/latest/dg/configure-custom-open-click-domains.html).
-   * @default none
-   * @example "track.example.com"
+   * @default none: SES's own tracking domain (tracking stays on)
+   * @example
+   * ```ts
+   * { trackingDomain: "track.example.com" }
+   * ```
    */
   trackingDomain?: string;
 }

@@ -1,7 +1,7 @@
 /**
- * UTC offsets of IANA zones, cached per zone and UTC day. Intl (through luxon's IANAZone) takes about 14 µs per
- * lookup on this project's reference machine; rules that depend on the row (a send hour, a date in a column) need
- * offsets per row, so they must not each ask Intl.
+ * UTC offsets of IANA zones, cached per zone and UTC day. A lookup through Intl (luxon's IANAZone) is slow next to
+ * the rest of a row's work (see docs/benchmarks.md); rules that depend on the row (a send hour, a date in a column)
+ * need offsets per row, so they must not each ask Intl.
  *
  * A UTC day is learnt once: the offsets at its two ends, and, when they differ, the exact instant of the change
  * (binary search to the millisecond). This relies on no zone changing its offset twice within one UTC day, which

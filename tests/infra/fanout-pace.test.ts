@@ -58,7 +58,7 @@ describe("fan-out pace and cost of the shipped stacks", function () {
     assert.ok(Math.abs(byHand - 0.0691667) < 1e-6);
     assert.ok(Math.abs(fanOutCostPerMillionRows({ batchSize: 400, innerConcurrency: 25 }, 500) - byHand) < 1e-9);
     assert.strictEqual(p.standardTransition, 0.000025);
-    // the old shape (80 rows a child) costs what the issue measured: about $0.33 per million
+    // the old shape (80 rows a child), for comparison (docs/benchmarks.md, "The fan-out")
     assert.ok(Math.abs(fanOutCostPerMillionRows({ batchSize: 80, innerConcurrency: 40 }, 500) - 0.3276) < 0.001);
   });
 });

@@ -37,6 +37,8 @@ describe("two-proportion z-test (expected values from python3 math.erfc, pooled 
     });
     assert.strictEqual(twoProportionZTest({ x: 0, n: 10 }, { x: 0, n: 20 }).pValue, 1);
     assert.strictEqual(twoProportionZTest({ x: 10, n: 10 }, { x: 20, n: 20 }).pValue, 1);
+    // Equal rates of different sizes: z = 0, p = erfc(0) = 1 exactly (the approximation alone gives 1.00000003).
+    assert.strictEqual(twoProportionZTest({ x: 4, n: 10 }, { x: 2, n: 5 }).pValue, 1);
     // opens are events: 12 opens of 10 deliveries is not a proportion
     const t = twoProportionZTest({ x: 12, n: 10 }, { x: 3, n: 10 });
     assert.deepStrictEqual([t.pValue, t.significant, t.rate], [null, false, 1.2]);

@@ -89,95 +89,103 @@ function partitionOf(region: string): string {
   return "aws";
 }
 
-/** Ids and outputs of each AWS resource type, in the formats AWS returns them (one case per type: a table, read as one). */
-function mockResource(type: string, name: string, inputs: any, region: string): { id: string; state: Record<string, any> } {
-  const acct = MOCK_ACCOUNT;
-  const part = partitionOf(region);
-  switch (type) {
-    case "aws:s3/bucket:Bucket": {
-      const bucket = inputs.bucket ?? autoName(name);
-      return { id: bucket, state: { bucket, arn: `arn:${part}:s3:::${bucket}`, region, bucketDomainName: `${bucket}.s3.amazonaws.com` } };
-    }
-    case "aws:iam/role:Role": {
-      const roleName = inputs.name ?? autoName(name);
-      return {
-        id: roleName,
-        state: { name: roleName, arn: `arn:${part}:iam::${acct}:role/${roleName}`, uniqueId: `AROA${hex(name, 17).toUpperCase()}` },
-      };
-    }
-    case "aws:iam/rolePolicy:RolePolicy": {
-      const policyName = inputs.name ?? autoName(name);
-      return { id: `${inputs.role}:${policyName}`, state: { name: policyName } };
-    }
-    case "aws:sqs/queue:Queue": {
-      const queueName = inputs.name ?? autoName(name);
-      const url = `https://sqs.${region}.amazonaws.com/${acct}/${queueName}`;
-      return { id: url, state: { name: queueName, url, arn: `arn:${part}:sqs:${region}:${acct}:${queueName}` } };
-    }
-    case "aws:sfn/stateMachine:StateMachine": {
-      const smName = inputs.name ?? autoName(name);
-      const arn = `arn:${part}:states:${region}:${acct}:stateMachine:${smName}`;
-      return { id: arn, state: { name: smName, arn, status: "ACTIVE" } };
-    }
-    case "aws:dynamodb/table:Table": {
-      const tableName = inputs.name ?? autoName(name);
-      return { id: tableName, state: { name: tableName, arn: `arn:${part}:dynamodb:${region}:${acct}:table/${tableName}` } };
-    }
-    case "aws:cloudwatch/logGroup:LogGroup": {
-      const lgName = inputs.name ?? autoName(name);
-      return { id: lgName, state: { name: lgName, arn: `arn:${part}:logs:${region}:${acct}:log-group:${lgName}` } };
-    }
-    case "aws:cloudwatch/metricAlarm:MetricAlarm": {
-      const alarmName = inputs.name ?? autoName(name);
-      return { id: alarmName, state: { name: alarmName, arn: `arn:${part}:cloudwatch:${region}:${acct}:alarm:${alarmName}` } };
-    }
-    case "aws:sns/topic:Topic": {
-      const topicName = inputs.name ?? autoName(name);
-      const arn = `arn:${part}:sns:${region}:${acct}:${topicName}`;
-      return { id: arn, state: { name: topicName, arn } };
-    }
-    case "aws:sns/topicSubscription:TopicSubscription":
-      return { id: `${inputs.topic}:${hex(name, 8)}`, state: { arn: `${inputs.topic}:${hex(name, 8)}` } };
-    case "aws:sesv2/configurationSet:ConfigurationSet":
-      return {
-        id: inputs.configurationSetName,
-        state: { arn: `arn:${part}:ses:${region}:${acct}:configuration-set/${inputs.configurationSetName}` },
-      };
-    case "aws:sesv2/emailIdentity:EmailIdentity": {
-      const isDomain = !String(inputs.emailIdentity).includes("@");
-      return {
-        id: inputs.emailIdentity,
-        state: {
-          arn: `arn:${part}:ses:${region}:${acct}:identity/${inputs.emailIdentity}`,
-          identityType: isDomain ? "DOMAIN" : "EMAIL_ADDRESS",
-          dkimSigningAttributes: isDomain ? { tokens: [1, 2, 3].map((i) => hex(`${inputs.emailIdentity}${i}`, 32)) } : undefined,
-        },
-      };
-    }
-    case "aws:sesv2/contactList:ContactList":
-      return { id: inputs.contactListName, state: { arn: `arn:${part}:ses:${region}:${acct}:contact-list/${inputs.contactListName}` } };
-    case "aws:lambda/function:Function": {
-      const fnName = inputs.name ?? autoName(name);
-      const arn = `arn:${part}:lambda:${region}:${acct}:function:${fnName}`;
-      return {
-        id: fnName,
-        state: { name: fnName, arn, invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations` },
-      };
-    }
-    case "aws:cloudwatch/eventRule:EventRule": {
-      const ruleName = inputs.name ?? autoName(name);
-      const bus = inputs.eventBusName ?? "default";
-      const path = bus === "default" ? ruleName : `${bus}/${ruleName}`;
-      return { id: path, state: { name: ruleName, arn: `arn:${part}:events:${region}:${acct}:rule/${path}` } };
-    }
-    case "aws:scheduler/scheduleGroup:ScheduleGroup": {
-      const groupName = inputs.name ?? autoName(name);
-      return { id: groupName, state: { name: groupName, arn: `arn:${part}:scheduler:${region}:${acct}:schedule-group/${groupName}` } };
-    }
-    default:
-      return { id: `${name}-id`, state: {} };
-  }
+/** A mocked resource: its id and what it reports after creation. */
+type Mocked = { id: string; state: Record<string, any> };
+/** What a mock is made from: the resource's name and inputs, and where it lives. */
+type MockContext = { name: string; inputs: any; region: string; part: string; acct: string };
+
+/** Ids and outputs of each AWS resource type, in the formats AWS returns them; any other type gets `<name>-id`. */
+function mockResource(type: string, name: string, inputs: any, region: string): Mocked {
+  const mock = Object.hasOwn(MOCKS, type) ? MOCKS[type] : undefined;
+  return mock ? mock({ name, inputs, region, part: partitionOf(region), acct: MOCK_ACCOUNT }) : { id: `${name}-id`, state: {} };
 }
+
+/** One entry per resource type: a table, read as one. */
+const MOCKS: Record<string, (c: MockContext) => Mocked> = {
+  "aws:s3/bucket:Bucket": ({ name, inputs, region, part }) => {
+    const bucket = inputs.bucket ?? autoName(name);
+    return { id: bucket, state: { bucket, arn: `arn:${part}:s3:::${bucket}`, region, bucketDomainName: `${bucket}.s3.amazonaws.com` } };
+  },
+  "aws:iam/role:Role": ({ name, inputs, part, acct }) => {
+    const roleName = inputs.name ?? autoName(name);
+    return {
+      id: roleName,
+      state: { name: roleName, arn: `arn:${part}:iam::${acct}:role/${roleName}`, uniqueId: `AROA${hex(name, 17).toUpperCase()}` },
+    };
+  },
+  "aws:iam/rolePolicy:RolePolicy": ({ name, inputs }) => {
+    const policyName = inputs.name ?? autoName(name);
+    return { id: `${inputs.role}:${policyName}`, state: { name: policyName } };
+  },
+  "aws:sqs/queue:Queue": ({ name, inputs, region, part, acct }) => {
+    const queueName = inputs.name ?? autoName(name);
+    const url = `https://sqs.${region}.amazonaws.com/${acct}/${queueName}`;
+    return { id: url, state: { name: queueName, url, arn: `arn:${part}:sqs:${region}:${acct}:${queueName}` } };
+  },
+  "aws:sfn/stateMachine:StateMachine": ({ name, inputs, region, part, acct }) => {
+    const smName = inputs.name ?? autoName(name);
+    const arn = `arn:${part}:states:${region}:${acct}:stateMachine:${smName}`;
+    return { id: arn, state: { name: smName, arn, status: "ACTIVE" } };
+  },
+  "aws:dynamodb/table:Table": ({ name, inputs, region, part, acct }) => {
+    const tableName = inputs.name ?? autoName(name);
+    return { id: tableName, state: { name: tableName, arn: `arn:${part}:dynamodb:${region}:${acct}:table/${tableName}` } };
+  },
+  "aws:cloudwatch/logGroup:LogGroup": ({ name, inputs, region, part, acct }) => {
+    const lgName = inputs.name ?? autoName(name);
+    return { id: lgName, state: { name: lgName, arn: `arn:${part}:logs:${region}:${acct}:log-group:${lgName}` } };
+  },
+  "aws:cloudwatch/metricAlarm:MetricAlarm": ({ name, inputs, region, part, acct }) => {
+    const alarmName = inputs.name ?? autoName(name);
+    return { id: alarmName, state: { name: alarmName, arn: `arn:${part}:cloudwatch:${region}:${acct}:alarm:${alarmName}` } };
+  },
+  "aws:sns/topic:Topic": ({ name, inputs, region, part, acct }) => {
+    const topicName = inputs.name ?? autoName(name);
+    const arn = `arn:${part}:sns:${region}:${acct}:${topicName}`;
+    return { id: arn, state: { name: topicName, arn } };
+  },
+  "aws:sns/topicSubscription:TopicSubscription": ({ name, inputs }) => ({
+    id: `${inputs.topic}:${hex(name, 8)}`,
+    state: { arn: `${inputs.topic}:${hex(name, 8)}` },
+  }),
+  "aws:sesv2/configurationSet:ConfigurationSet": ({ inputs, region, part, acct }) => ({
+    id: inputs.configurationSetName,
+    state: { arn: `arn:${part}:ses:${region}:${acct}:configuration-set/${inputs.configurationSetName}` },
+  }),
+  "aws:sesv2/emailIdentity:EmailIdentity": ({ inputs, region, part, acct }) => {
+    const isDomain = !String(inputs.emailIdentity).includes("@");
+    return {
+      id: inputs.emailIdentity,
+      state: {
+        arn: `arn:${part}:ses:${region}:${acct}:identity/${inputs.emailIdentity}`,
+        identityType: isDomain ? "DOMAIN" : "EMAIL_ADDRESS",
+        dkimSigningAttributes: isDomain ? { tokens: [1, 2, 3].map((i) => hex(`${inputs.emailIdentity}${i}`, 32)) } : undefined,
+      },
+    };
+  },
+  "aws:sesv2/contactList:ContactList": ({ inputs, region, part, acct }) => ({
+    id: inputs.contactListName,
+    state: { arn: `arn:${part}:ses:${region}:${acct}:contact-list/${inputs.contactListName}` },
+  }),
+  "aws:lambda/function:Function": ({ name, inputs, region, part, acct }) => {
+    const fnName = inputs.name ?? autoName(name);
+    const arn = `arn:${part}:lambda:${region}:${acct}:function:${fnName}`;
+    return {
+      id: fnName,
+      state: { name: fnName, arn, invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations` },
+    };
+  },
+  "aws:cloudwatch/eventRule:EventRule": ({ name, inputs, region, part, acct }) => {
+    const ruleName = inputs.name ?? autoName(name);
+    const bus = inputs.eventBusName ?? "default";
+    const path = bus === "default" ? ruleName : `${bus}/${ruleName}`;
+    return { id: path, state: { name: ruleName, arn: `arn:${part}:events:${region}:${acct}:rule/${path}` } };
+  },
+  "aws:scheduler/scheduleGroup:ScheduleGroup": ({ name, inputs, region, part, acct }) => {
+    const groupName = inputs.name ?? autoName(name);
+    return { id: groupName, state: { name: groupName, arn: `arn:${part}:scheduler:${region}:${acct}:schedule-group/${groupName}` } };
+  },
+};
 
 function hex(seed: string, length: number): string {
   return createHash("sha256").update(seed).digest("hex").slice(0, length);

@@ -311,8 +311,8 @@ const PADDED_TO_3 = UNDER_1000.map((digits) => digits.padStart(3, "0"));
 
 /**
  * A line number (a whole number ≥ 0) in decimal, built from 3-digit groups rather than by `String(n)`: V8 keeps the
- * strings it converts numbers to in a cache, so a string per noted row outlived the young generation (22 MB promoted
- * and 0.2 s of GC over a million rows).
+ * strings it converts numbers to in a cache, so a string per noted row outlived the young generation and cost
+ * garbage collection time (see docs/benchmarks.md).
  */
 export function lineText(n: number): string {
   return n < 1000 ? UNDER_1000[n] : lineText(Math.floor(n / 1000)) + PADDED_TO_3[n % 1000];
@@ -326,7 +326,7 @@ export function lineText(n: number): string {
 class LineWriter {
   private readonly stream?: fs.WriteStream;
   /** Text is copied in as it comes: a line's string then dies young (held until a flush, lines outlived V8's young
-   * generation and filled the old one with garbage: a ten-million-row dry run peaked at 314 MB, 240 MB without). */
+   * generation and filled the old one with garbage, raising a large dry run's peak memory: see docs/benchmarks.md). */
   private buffer: Buffer = Buffer.allocUnsafe(FLUSH_BYTES);
   private filled = 0;
   /** Buffers the stream has written, for reuse: buffers dropped at each flush would pile up outside the heap. */

@@ -260,7 +260,7 @@ export function plannableRowBound(bytes: number, columns: number): number {
  * answer object: its plan lines' shared parts (per step sent, the same for every group: the variant and its template
  * are pieces of the line), its notes quoted, and its rows counted per group but not yet tallied. Kept on the answer
  * (`prepared`): a row reads this instead of each step's decision, which with thousands of answers in a list's own
- * order missed the CPU's caches (0.9 s a million rows). The decider keeps one answer per zone spelling and timing
+ * order missed the CPU's caches (see docs/benchmarks.md). The decider keeps one answer per zone spelling and timing
  * values (decisions.ts), so this is prepared once for each.
  */
 interface Prepared {

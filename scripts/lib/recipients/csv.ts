@@ -5,9 +5,9 @@
  * the line it starts on (1-based), exact also after quoted line breaks. A blank line is a record of one empty field.
  *
  * It reads what csv-parse reads with { bom, record_delimiter, relax_column_count } and fails where it fails (a test
- * compares the two on thousands of generated inputs), about four times faster: a record's end is found with native
- * byte searches (a line break outside quotes: quotes toggle, a doubled one twice), the record is decoded once, and
- * split with native string searches. A record without a quote is one `split`.
+ * compares the two on thousands of generated inputs), and faster (see docs/benchmarks.md): a record's end is found
+ * with native byte searches (a line break outside quotes: quotes toggle, a doubled one twice), the record is decoded
+ * once, and split with native string searches. A record without a quote is one `split`.
  *
  * Errors name the line: a quote inside an unquoted field, a closing quote followed by something other than a comma or
  * the line break, and the end of the file inside a quoted field (the line the quote opened on). Line endings that mix

@@ -48,40 +48,59 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
  * error of the stream itself (a stalled download) comes through as it is.
  */
 export async function openRecipientCsv(file: string, encoding: CsvEncoding = "utf8", input?: Readable): Promise<RecipientCsv> {
-  let source: Readable;
-  let lineBreak: "\n" | "\r";
-  if (input) {
-    const head = await peek(input, 65_536);
-    source = head.stream;
-    lineBreak = firstLineBreak(file, head.bytes, () => input.destroy());
-  } else {
-    try {
-      const stat = await fs.promises.stat(file);
-      if (!stat.isFile()) throw new InputError(`${file}: not a file`);
-    } catch (e) {
-      if (e instanceof InputError) throw e;
-      throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-    }
-    lineBreak = firstLineBreak(file, await fileHead(file));
-    source = fs.createReadStream(file);
-  }
+  const { source, lineBreak } = input ? await openStream(file, input) : await openFile(file);
   const check = encoding === "utf8" ? new Utf8Check(file, lineBreak) : new NotUtf8Check(file, lineBreak);
   pipeline(source, check, () => undefined);
-  const bytes: Readable = check;
-  const chunks = bytes[Symbol.asyncIterator]();
-  const reader = new CsvReader({ lineBreak, encoding });
   /** Closes the file, or the stream given and the one reading it. */
   const stop = () => {
     source.destroy();
     input?.destroy();
   };
+  const reading = readRecords(file, check, new CsvReader({ lineBreak, encoding }), stop);
+
+  const first = await reading.next();
+  if (!first) throw new InputError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
+  // Spaces and tabs around a name are trimmed; any other invisible character stays, for the header checks to show.
+  const header = first.fields.map((h) => h.replace(/^[ \t]+|[ \t]+$/g, ""));
+  const index = new Map(header.map((h, i) => [h, i]));
+  return { header, column: (name) => index.get(name), records: recordIterable(reading, stop) };
+}
+
+/** A stream given: its head, peeked, tells the line endings; the stream to read then starts with that head again. */
+async function openStream(file: string, input: Readable): Promise<{ source: Readable; lineBreak: "\n" | "\r" }> {
+  const head = await peek(input, 65_536);
+  return { source: head.stream, lineBreak: firstLineBreak(file, head.bytes, () => input.destroy()) };
+}
+
+/** A file: it must be one (not a folder, readable); its head tells the line endings. */
+async function openFile(file: string): Promise<{ source: Readable; lineBreak: "\n" | "\r" }> {
+  try {
+    const stat = await fs.promises.stat(file);
+    if (!stat.isFile()) throw new InputError(`${file}: not a file`);
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const lineBreak = firstLineBreak(file, await fileHead(file));
+  return { source: fs.createReadStream(file), lineBreak };
+}
+
+/** Records as the checked bytes arrive: `take` what the chunks read so far hold, `next` reads more when needed. */
+interface RecordReading {
+  /** The next record the chunks read so far hold (blank lines skipped); undefined at the end; null to read more. */
+  take(): CsvRecord | undefined | null;
+  /** The next record, reading chunks until one is complete; undefined at the end. */
+  next(): Promise<CsvRecord | undefined>;
+}
+
+function readRecords(file: string, bytes: Readable, reader: CsvReader, stop: () => void): RecordReading {
+  const chunks = bytes[Symbol.asyncIterator]();
   const malformed = (e: unknown): unknown => {
     if (!(e instanceof CsvSyntaxError)) return e;
     stop();
     return new InputError(`${file}:${e.line}: malformed CSV: ${CSV_ERRORS[e.problem]}`);
   };
   let ended = false;
-  /** The next record the chunks read so far hold (blank lines skipped); undefined at the end; null to read more. */
   const take = (): CsvRecord | undefined | null => {
     for (;;) {
       let rec: CsvRecord | null;
@@ -116,35 +135,31 @@ export async function openRecipientCsv(file: string, encoding: CsvEncoding = "ut
         }
     }
   };
+  return { take, next };
+}
 
-  const first = await next();
-  if (!first) throw new InputError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
-  // Spaces and tabs around a name are trimmed; any other invisible character stays, for the header checks to show.
-  const header = first.fields.map((h) => h.replace(/^[ \t]+|[ \t]+$/g, ""));
-  const index = new Map(header.map((h, i) => [h, i]));
+/** The records after the header as an async iterable; a reader that stops early (an error in its loop) calls `stop`. */
+function recordIterable(reading: RecordReading, stop: () => void): AsyncIterable<CsvRecord> {
+  const { take, next } = reading;
   return {
-    header,
-    column: (name) => index.get(name),
-    records: {
-      [Symbol.asyncIterator]: () => ({
-        next: (): Promise<IteratorResult<CsvRecord>> => {
-          let rec: CsvRecord | undefined | null;
-          try {
-            rec = take();
-          } catch (e) {
-            return Promise.reject(e);
-          }
-          if (rec) return Promise.resolve({ value: rec, done: false });
-          if (rec === undefined) return Promise.resolve({ value: undefined, done: true });
-          return next().then((r) => (r ? { value: r, done: false } : { value: undefined, done: true }));
-        },
-        // A reader that stops early (an error in its loop) closes the file or stream.
-        return: (): Promise<IteratorResult<CsvRecord>> => {
-          stop();
-          return Promise.resolve({ value: undefined, done: true });
-        },
-      }),
-    },
+    [Symbol.asyncIterator]: () => ({
+      next: (): Promise<IteratorResult<CsvRecord>> => {
+        let rec: CsvRecord | undefined | null;
+        try {
+          rec = take();
+        } catch (e) {
+          return Promise.reject(e);
+        }
+        if (rec) return Promise.resolve({ value: rec, done: false });
+        if (rec === undefined) return Promise.resolve({ value: undefined, done: true });
+        return next().then((r) => (r ? { value: r, done: false } : { value: undefined, done: true }));
+      },
+      // A reader that stops early (an error in its loop) closes the file or stream.
+      return: (): Promise<IteratorResult<CsvRecord>> => {
+        stop();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    }),
   };
 }
 

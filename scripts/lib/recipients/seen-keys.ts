@@ -2,9 +2,9 @@
  * An exact, compact record of the keys seen so far (recipient ids, normalized emails) and the line each was first seen
  * on, for lists of tens of millions of rows.
  *
- * Why not a Map: a JavaScript Map holds at most 2^24 (16.7M) entries ("Map maximum size exceeded") and costs ~100 bytes
- * an entry. Here memory holds only an open-addressing table of 4-byte slots (about 4.7 bytes a key when sized from
- * the expected count, at most 6.7 after growing); the keys themselves go to an append-only log file on disk.
+ * Why not a Map: a JavaScript Map holds at most 2^24 (16.7M) entries ("Map maximum size exceeded") and costs far more
+ * memory an entry. Here memory holds only an open-addressing table of 4-byte slots (a few bytes a key, a little more
+ * after growing: see docs/benchmarks.md); the keys themselves go to an append-only log file on disk.
  *
  * A slot holds the key's ordinal (the n-th key added), which finds its record in the log, and a fingerprint of the key's
  * hash in the bits the ordinal leaves: 11 bits up to 2^21 slots (about 1.9M keys), 7 from 2^24 slots on. The byte

@@ -36,7 +36,8 @@ export function twoProportionZTest(a: Proportion, ref: Proportion): ZTest {
   const pooled = (a.x + ref.x) / (a.n + ref.n);
   const se = Math.sqrt(pooled * (1 - pooled) * (1 / a.n + 1 / ref.n));
   // Both 0% or both 100%: no difference to test.
-  const pValue = se === 0 ? 1 : erfc(Math.abs(rate - againstRate) / se / Math.SQRT2);
+  // At most 1: erfc's approximation is off by up to 1.2e-7, and erfc(0) reads 1.00000003.
+  const pValue = se === 0 ? 1 : Math.min(1, erfc(Math.abs(rate - againstRate) / se / Math.SQRT2));
   return { rate, againstRate, lift, pValue, significant: pValue < SIGNIFICANCE_LEVEL };
 }
 

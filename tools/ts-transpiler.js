@@ -1,15 +1,14 @@
 /**
- * How ts-node turns this project's TypeScript into JavaScript (tsconfig.json, "ts-node": "transpiler"): esbuild, one
- * file at a time, types stripped and nothing checked (type-checking is `npm run typecheck`, part of `npm test`).
+ * How ts-node turns this project's TypeScript into JavaScript (tsconfig.json's "ts-node" → "transpiler" names this
+ * file): esbuild, one file at a time, types stripped and nothing checked (type-checking is `npm run typecheck`, part of
+ * `npm test`).
  *
- * Why not ts-node's default (TypeScript's own transpileModule): every CLI start then compiles TypeScript's emitter
- * and keeps its garbage; size-window's start took 1.1 s of CPU and 150 MB before reading a row, esbuild's 0.25 s and
- * under 100 MB.
+ * Why not ts-node's default (TypeScript's own transpileModule): every CLI start then loads TypeScript's emitter and
+ * keeps its garbage: more CPU and memory than esbuild takes before the first row is read (see docs/benchmarks.md).
  *
  * esbuild's sync API runs in a worker thread that talks to one esbuild process (without the worker it starts a process
- * per file: 26 files cost size-window 0.15 s of CPU). The worker is a second JavaScript heap (about 10 MB), so it is
- * stopped as soon as the imports are done (the first turn of the event loop after a transpile); a later require
- * starts it again.
+ * per file, which costs each start more). The worker is a second JavaScript heap, so it is stopped as soon as the
+ * imports are done (the first turn of the event loop after a transpile); a later require starts it again.
  */
 "use strict";
 
