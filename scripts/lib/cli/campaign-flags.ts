@@ -238,13 +238,16 @@ export function bulkRatesFromFlags(f: { tps?: string; "invocation-tps"?: string;
   emails: EffectiveTps;
   invocations: EffectiveTps;
 } {
-  const emails = rateFromFlags(f);
-  if (emails.source === "--tps") return { emails, invocations: emails };
+  const all = rateFromFlags(f); // checks --tps against the others
+  if (all.source === "--tps") return { emails: all, invocations: all };
   const given = f["invocation-tps"] === undefined ? undefined : positiveFlag("invocation-tps", f["invocation-tps"]);
   const invocations = effectiveTps({ invocationTps: given });
-  const assumed =
-    f["ses-rate"] === undefined ? { ...emails, source: `${emails.source}; SES rate not given (--ses-rate), assumed the same` } : emails;
-  return { emails: assumed, invocations };
+  // An invocation sends up to 50 emails: the emails are held to SES's rate alone.
+  const emails =
+    f["ses-rate"] === undefined
+      ? { tps: invocations.tps, source: `${invocations.source}; SES rate not given (--ses-rate), assumed the same` }
+      : { tps: positiveFlag("ses-rate", f["ses-rate"]), source: "SES maximum send rate, --ses-rate" };
+  return { emails, invocations };
 }
 
 /**
