@@ -134,9 +134,26 @@ export function jsonTextBytes(text: string): { bytes: number; escapes: number } 
  * template data object and the headers): the Input of a bulk schedule is these, comma-separated, plus its reserve.
  */
 export function bulkEntryInputBytes(emailJson: string, templateDataJson: string, headersJson: string): number {
-  const data = jsonTextBytes(templateDataJson);
-  // ReplacementTemplateData is the data's JSON text as a JSON string: two quotes, one backslash per `"` and `\`.
-  return ENTRY_REQUEST_FIXED_BYTES + emailJson.length + data.bytes + data.escapes + 2 + Buffer.byteLength(headersJson);
+  return bulkEntrySizes(0, Buffer.byteLength(emailJson), jsonTextBytes(templateDataJson), Buffer.byteLength(headersJson)).inputBytes;
+}
+
+const ENTRY_JSON_FIXED_BYTES = `{"recipient_id":,"email":,"template_data":,"headers":}`.length;
+
+/**
+ * An entry's bytes in its plan line (bulkEntryJson) and in the schedule's Input (bulkEmailEntry), from the byte lengths
+ * of its serialized parts and, for the template data, jsonTextBytes.
+ */
+export function bulkEntrySizes(
+  recipientIdJsonBytes: number,
+  emailJsonBytes: number,
+  templateData: { bytes: number; escapes: number },
+  headersJsonBytes: number,
+): { lineBytes: number; inputBytes: number } {
+  return {
+    lineBytes: ENTRY_JSON_FIXED_BYTES + recipientIdJsonBytes + emailJsonBytes + templateData.bytes + headersJsonBytes,
+    // ReplacementTemplateData is the data's JSON text as a JSON string: two quotes, one backslash per `"` and `\`.
+    inputBytes: ENTRY_REQUEST_FIXED_BYTES + emailJsonBytes + templateData.bytes + templateData.escapes + 2 + headersJsonBytes,
+  };
 }
 
 /** One bulk entry as plan JSON, from its parts already serialized (JSON.stringify of each field's value). */

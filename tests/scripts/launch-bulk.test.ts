@@ -19,7 +19,10 @@ import {
   BulkPlanRow,
   bulkEmailEntry,
   bulkEntryInputBytes,
+  bulkEntryJson,
+  bulkEntrySizes,
   BULK_INPUT_RESERVED_BYTES,
+  jsonTextBytes,
   formatBulkPlanRow,
   MAX_PLAN_ROW_BYTES,
   parseBulkPlanRow,
@@ -331,11 +334,21 @@ describe("bulk plan lines and their requests", () => {
 
   it("bulkEntryInputBytes is the byte length of the BulkEmailEntry's JSON, whatever the data", () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ unit: "binary" }), fc.string({ unit: "binary" })), (data) => {
-        const e = entry(data);
-        const bytes = Buffer.byteLength(JSON.stringify(bulkEmailEntry(e)));
-        return bulkEntryInputBytes(JSON.stringify(e.email), JSON.stringify(e.template_data), JSON.stringify(e.headers)) === bytes;
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ unit: "binary" }), fc.string({ unit: "binary" })),
+        fc.string({ unit: "binary" }),
+        (given, recipientId) => {
+          const e = { ...entry(given), recipient_id: recipientId };
+          const bytes = Buffer.byteLength(JSON.stringify(bulkEmailEntry(e)));
+          const [id, email, data, headers] = [e.recipient_id, e.email, e.template_data, e.headers].map((v) => JSON.stringify(v));
+          const sizes = bulkEntrySizes(Buffer.byteLength(id), email.length, jsonTextBytes(data), headers.length);
+          return (
+            bulkEntryInputBytes(email, data, headers) === bytes &&
+            sizes.inputBytes === bytes &&
+            sizes.lineBytes === Buffer.byteLength(bulkEntryJson(id, email, data, headers))
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -371,7 +384,13 @@ describe("bulk plan lines and their requests", () => {
       fc.assert(
         fc.property(fc.emailAddress(), (email) => {
           const made = links.link(email);
-          return "link" in made && made.link === unsubscribeUrl(base, key, email);
+          const link = unsubscribeUrl(base, key, email);
+          return (
+            "link" in made &&
+            made.link === link &&
+            made.linkJson === JSON.stringify(link) &&
+            made.headersJson === JSON.stringify(unsubscribeHeaders(link))
+          );
         }),
         { numRuns: 100 },
       );

@@ -14,8 +14,9 @@ import { bulkScheduleName } from "../../../infra/rules/naming";
 import {
   atExpression,
   BULK_LINE_END,
-  bulkEntryInputBytes,
   bulkEntryJson,
+  bulkEntrySizes,
+  jsonTextBytes,
   bulkLineStart,
   MAX_BULK_ENTRIES,
   MAX_BULK_ENTRIES_INPUT_BYTES,
@@ -59,13 +60,13 @@ export const MAX_OPEN_CHARS = 64 * 1024 * 1024;
 const MAX_TOKEN_ADDRESS_CHARS = 400;
 
 /**
- * Per-recipient unsubscribe links, each exactly unsubscribeUrl(baseUrl, key, email): the text around the token is the
- * same for every address (a base64url token is never percent-encoded), so it is found once and each link is that text
- * around the recipient's token.
+ * Per-recipient unsubscribe links, each exactly unsubscribeUrl(baseUrl, key, email), with its JSON and its headers'
+ * JSON (JSON.stringify(unsubscribeHeaders(link))): the text around the token is the same for every address (a
+ * base64url token is never percent-encoded nor JSON-escaped), so it is found once and each is that text around the
+ * recipient's token.
  */
 export class UnsubscribeLinks {
-  private readonly before: string;
-  private readonly after: string;
+  private readonly around: { link: [string, string]; json: [string, string]; headers: [string, string] };
   constructor(
     baseUrl: string,
     private readonly key: Buffer,
@@ -73,22 +74,25 @@ export class UnsubscribeLinks {
     const probe = "probe@example.com";
     const url = unsubscribeUrl(baseUrl, key, probe);
     const token = unsubscribeToken(key, probe);
-    const at = url.indexOf(token);
-    if (at < 0 || url.lastIndexOf(token) !== at)
-      throw new Error(`internal: the unsubscribe link of ${baseUrl} does not hold its token once`);
-    this.before = url.slice(0, at);
-    this.after = url.slice(at + token.length);
+    const split = (text: string): [string, string] => {
+      const at = text.indexOf(token);
+      if (at < 0 || text.lastIndexOf(token) !== at)
+        throw new Error(`internal: the unsubscribe link of ${baseUrl} does not hold its token once`);
+      return [text.slice(0, at), text.slice(at + token.length)];
+    };
+    this.around = { link: split(url), json: split(JSON.stringify(url)), headers: split(JSON.stringify(unsubscribeHeaders(url))) };
   }
 
-  /** The link, or why an address cannot have one (the token or the List-Unsubscribe header would be too long). */
-  link(email: string): { link: string } | { problem: string } {
+  /** The link and its two JSON forms, or why an address cannot have one (the token or the header would be too long). */
+  link(email: string): { link: string; linkJson: string; headersJson: string } | { problem: string } {
     const token = unsubscribeToken(this.key, email);
     if (token.indexOf(".") > MAX_TOKEN_ADDRESS_CHARS)
       return { problem: `address too long for an unsubscribe token (at most 300 bytes): --bulk cannot give it one-click unsubscribe` };
-    const link = this.before + token + this.after;
-    if (link.length + 2 > ses.maxHeaderValueChars)
-      return { problem: `its List-Unsubscribe header would be ${link.length + 2} characters, over SES's ${ses.maxHeaderValueChars}` };
-    return { link };
+    const { link, json, headers } = this.around;
+    const length = link[0].length + token.length + link[1].length;
+    if (length + 2 > ses.maxHeaderValueChars)
+      return { problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.maxHeaderValueChars}` };
+    return { link: link[0] + token + link[1], linkJson: json[0] + token + json[1], headersJson: headers[0] + token + headers[1] };
   }
 }
 
@@ -117,6 +121,7 @@ interface Group {
   chunks: number;
   open: string[];
   openChars: number;
+  /** Bytes of the open chunk's entries in the plan line and in the Input, with their commas. */
   lineBytes: number;
   inputBytes: number;
   /** Whether it is in BulkChunks.opened. */
@@ -164,30 +169,41 @@ export class BulkChunks {
     return g;
   }
 
-  /** Adds one entry (its JSON and sizes, which fitsAlone has passed) to its group; resolves once written. */
-  async add(g: Group, entryJson: string, lineBytes: number, inputBytes: number): Promise<void> {
-    const comma = g.open.length ? 1 : 0;
+  /**
+   * Adds one entry (its JSON and sizes, which fitsAlone has passed) to its group; a promise only when a write waits
+   * for the disk.
+   */
+  add(g: Group, entryJson: string, lineBytes: number, inputBytes: number): Promise<void> | undefined {
     if (
       g.open.length &&
-      (g.lineBytes + comma + lineBytes > MAX_LINE_ENTRY_BYTES || g.inputBytes + comma + inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)
-    )
-      await this.emit(g);
-    const sep = g.open.length ? 1 : 0;
+      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES || g.inputBytes + 1 + inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)
+    ) {
+      const written = this.emit(g);
+      if (written) return written.then(() => this.add(g, entryJson, lineBytes, inputBytes));
+    }
+    const comma = g.open.length ? 1 : 0;
     g.open.push(entryJson);
-    g.lineBytes += sep + lineBytes;
-    g.inputBytes += sep + inputBytes;
+    g.lineBytes += comma + lineBytes;
+    g.inputBytes += comma + inputBytes;
     g.openChars += entryJson.length;
     this.openChars += entryJson.length;
     if (!g.listed) {
       g.listed = true;
       this.opened.add(g);
     }
-    if (g.open.length === MAX_BULK_ENTRIES) await this.emit(g);
+    const written = g.open.length === MAX_BULK_ENTRIES ? this.emit(g) : undefined;
+    return written ? written.then(() => this.bound()) : this.bound();
+  }
+
+  /** Writes the oldest open chunks early while open chunks hold more than MAX_OPEN_CHARS. */
+  private bound(): Promise<void> | undefined {
     while (this.openChars > MAX_OPEN_CHARS) {
       const oldest = this.opened.values().next().value as Group;
       this.stats.splitEarly++;
-      await this.emit(oldest);
+      const written = this.emit(oldest);
+      if (written) return written.then(() => this.bound());
     }
+    return undefined;
   }
 
   /** Writes every open chunk, oldest first. */
@@ -200,25 +216,24 @@ export class BulkChunks {
     const entries = g.open.length;
     const wall = new Date(g.utcMs).toISOString().slice(0, 19);
     const name = bulkScheduleName(g.step, g.utcMs, g.variant, g.chunks++);
-    const line =
-      bulkLineStart({
-        schedule_name: `"${name}"`,
-        send_at: `"${wall}"`,
-        timezone: `"UTC"`,
-        utc: `"${new Date(g.utcMs).toISOString()}"`,
-        schedule_expression: `"${atExpression(wall)}"`,
-        step: String(g.step),
-        template: g.templateJson,
-        variant: g.variantJson,
-      }) +
-      g.open.join(",") +
-      BULK_LINE_END;
+    const start = bulkLineStart({
+      schedule_name: `"${name}"`,
+      send_at: `"${wall}"`,
+      timezone: `"UTC"`,
+      utc: `"${new Date(g.utcMs).toISOString()}"`,
+      schedule_expression: `"${atExpression(wall)}"`,
+      step: String(g.step),
+      template: g.templateJson,
+      variant: g.variantJson,
+    });
+    const line = [start, g.open.join(","), BULK_LINE_END].join("");
     const s = this.stats;
     s.schedules++;
     s.entries += entries;
     s.largest = Math.max(s.largest, entries);
     s.smallest = s.smallest === 0 ? entries : Math.min(s.smallest, entries);
-    s.lineBytes += Buffer.byteLength(line);
+    // What surrounds the entries is ASCII (names, instants, SES template and variant names).
+    s.lineBytes += start.length + g.lineBytes + BULK_LINE_END.length;
     s.invocations.add(g.utcMs, "UTC");
     this.openChars -= g.openChars;
     g.open = [];
@@ -244,7 +259,9 @@ function fitsAlone(lineBytes: number, inputBytes: number): boolean {
 export class BulkLines {
   readonly chunks: BulkChunks;
   private readonly templateData: TemplateDataJson;
+  /** Each step's closing of the template data (`"step":"2"}`), and its jsonTextBytes. */
   private readonly stepJson: string[];
+  private readonly stepSizes: { bytes: number; escapes: number }[];
   private readonly templateJson: string[][];
   private readonly variantJson: string[];
   private readonly variantNames: (string | null)[];
@@ -267,6 +284,7 @@ export class BulkLines {
     this.chunks = new BulkChunks(write);
     this.templateData = new TemplateDataJson(columns);
     this.stepJson = steps.map((s) => `"${STEP_KEY}":"${s.number}"}`);
+    this.stepSizes = this.stepJson.map(jsonTextBytes);
     this.templateJson = templatesByVariant(
       audience,
       steps.map((s) => s.template),
@@ -278,34 +296,45 @@ export class BulkLines {
 
   /**
    * Adds the row's entries (in the group with `slot`: the variant index, or the last slot for none); or, when one of
-   * them cannot be sent in bulk, adds none and says why.
+   * them cannot be sent in bulk, adds none and says why. A promise only when a write waits for the disk.
    */
-  async add(row: RecipientRow, decided: ZoneDecisions, slot: number): Promise<{ reason: RejectReason; text: string } | undefined> {
+  add(row: RecipientRow, decided: ZoneDecisions, slot: number): { reason: RejectReason; text: string } | Promise<void> | undefined {
     const made = this.links.link(row.email);
     if ("problem" in made) return { reason: "invalid-email", text: made.problem };
-    const linkJson = JSON.stringify(made.link);
-    const headersJson = JSON.stringify(unsubscribeHeaders(made.link));
-    const dataPrefix = this.templateData.prefix(row.fields) + `"${UNSUBSCRIBE_KEY}":` + linkJson + ",";
+    const headersJson = made.headersJson;
+    const dataPrefix = [this.templateData.prefix(row.fields), `"${UNSUBSCRIBE_KEY}":`, made.linkJson, ","].join("");
     const emailJson = JSON.stringify(row.email);
     const idJson = JSON.stringify(row.id);
+    // Addresses and links are ASCII; the data's size is measured once for every step (a step adds its ASCII closing).
+    const prefix = jsonTextBytes(dataPrefix);
+    const idBytes = Buffer.byteLength(idJson);
     const groups = this.groupsFor(decided, slot);
     const entries = this.entries;
     entries.length = 0;
     for (let k = 0; k < groups.length; k++) {
       const group = groups[k];
       if (!group) continue;
-      const dataJson = dataPrefix + this.stepJson[k];
-      const json = bulkEntryJson(idJson, emailJson, dataJson, headersJson);
-      const lineBytes = Buffer.byteLength(json);
-      const inputBytes = bulkEntryInputBytes(emailJson, dataJson, headersJson);
+      const closing = this.stepSizes[k];
+      const data = { bytes: prefix.bytes + closing.bytes, escapes: prefix.escapes + closing.escapes };
+      const { lineBytes, inputBytes } = bulkEntrySizes(idBytes, emailJson.length, data, headersJson.length);
       if (!fitsAlone(lineBytes, inputBytes))
         return {
           reason: "too-large",
           text: `personalization too large for a bulk schedule: an entry must fit ${MAX_LINE_ENTRY_BYTES} bytes of plan line and ${MAX_BULK_ENTRIES_INPUT_BYTES} bytes of the schedule's Input`,
         };
-      entries.push({ group, json, lineBytes, inputBytes });
+      entries.push({ group, json: bulkEntryJson(idJson, emailJson, dataPrefix + this.stepJson[k], headersJson), lineBytes, inputBytes });
     }
-    for (const e of entries) await this.chunks.add(e.group, e.json, e.lineBytes, e.inputBytes);
+    return this.addFrom(0);
+  }
+
+  /** Adds the row's entries from `from` on, waiting where a write waits. */
+  private addFrom(from: number): Promise<void> | undefined {
+    const entries = this.entries;
+    for (let i = from; i < entries.length; i++) {
+      const e = entries[i];
+      const waiting = this.chunks.add(e.group, e.json, e.lineBytes, e.inputBytes);
+      if (waiting) return waiting.then(() => this.addFrom(i + 1));
+    }
     return undefined;
   }
 

@@ -221,9 +221,10 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       const prepared = lines.prepared(decided);
       const slot = lines.slotOf(group);
       if (bulk) {
-        const refused = await bulk.add(row, decided, slot);
-        if (refused) {
-          await reject({ line: row.line, id: row.id, ...refused });
+        const added = bulk.add(row, decided, slot);
+        if (added instanceof Promise) await added;
+        else if (added) {
+          await reject({ line: row.line, id: row.id, ...added });
           continue;
         }
       } else await files.writePlan(lines.of(row, prepared, slot));
