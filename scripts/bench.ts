@@ -9,12 +9,14 @@
  * repository's history with its own dependencies: bench/baseline.ts), and also reported against today's plain dry
  * run; the fastest of BENCH_REPEAT runs of each, taking turns. Last, the duplicate set alone past a Map's 2^24
  * entries (BENCH_SEEN_KEYS, 17,000,000). BENCH_SKIP=timing,pinpoint leaves out the every-timing-option run and the
- * Pinpoint import (at ten million rows they would generate and read two more lists of several GB).
+ * Pinpoint import (at ten million rows they would generate and read two more lists of several GB). The --bulk dry
+ * run is measured against the plain one, taking turns, with the fan-out model of both plans (bench/bulk.ts).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { BASELINE_COMMIT, baselineCheckout, baselineDryRun } from "./bench/baseline";
+import { bulkBench } from "./bench/bulk";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
 import { count } from "../infra/rules/format";
@@ -24,7 +26,8 @@ const USAGE = `Usage: npm run bench   (no flags; settings from the environment)
 Generates a recipient list once into .bench-cache/ and measures each tool in its own process, side by side with a bare
 csv-parse pass: time, CPU and peak RSS, and whether the targets are met. Takes minutes.
   BENCH_ROWS=N          rows in the list (default 1000000; 10000000 for the ten-million-row run)
-  BENCH_SKIP=a,b        leave out runs: timing (every timing option), pinpoint (the Pinpoint import)
+  BENCH_SKIP=a,b        leave out runs: timing (every timing option), pinpoint (the Pinpoint import), bulk (--bulk
+                        against the plain dry run, and the fan-out model of both)
   BENCH_REPEAT=N        runs of the baseline, plain and every-timing-option dry runs, taking turns (default 3)
   BENCH_SEEN_KEYS=N     keys for the duplicate set run on its own (default 17000000)
   BENCH_MIN_ROWS_PER_S  the dry run's rate target (default 86000)
@@ -168,6 +171,7 @@ const PLAIN_DRY_RUN = [
 ];
 const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN);
 row("launch-campaign --dry-run", launched, bare);
+if (!SKIP.has("bulk")) bulkBench(ROWS, PLAIN_DRY_RUN, launched, measure, (label, m) => row(label, m, bare), CACHE, REPEAT);
 if (!SKIP.has("timing")) timingCase(launched, bare);
 // Time or CPU time: on a shared machine the wall clock mostly measures the neighbours.
 const ok = Math.min(sized.ms / bare.ms, sized.cpuMs / bare.cpuMs) <= 1.5 && sized.maxRssBytes <= 150 * 1048576;

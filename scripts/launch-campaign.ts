@@ -7,8 +7,11 @@ import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../infra/rules/fanout-definition";
 import { scheduler } from "../infra/rules/quotas";
 import { Deadline } from "./lib/aws/call";
-import { s3Client, sfnClient } from "./lib/aws/clients";
+import { s3Client, sfnClient, ssmClient } from "./lib/aws/clients";
+import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
+import { BulkSigning, PLACEHOLDER_SIGNING } from "./lib/planning/bulk";
 import {
+  bulkRatesFromFlags,
   campaignFlag,
   nowFromFlag,
   RATE_FLAGS,
@@ -57,7 +60,7 @@ Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --templat
           | --every daily|weekdays|weekly:DAYS|monthly:D --until YYYY-MM-DD --hour H [--minute M])
          [--step +3d:TEMPLATE ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
          [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
-         [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--out DIR]
+         [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--bulk] [--out DIR]
          [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
          [--wait [--poll-seconds P]] [--timeout-seconds S] [--json]
 
@@ -80,6 +83,10 @@ Other flags:
   --now INSTANT           the time to plan against (default: now), for reproducible runs: ISO 8601 with Z or an
                           offset (2026-12-01T08:00:00Z)
 ${RECIPIENT_FLAGS_HELP}
+  --bulk                  one schedule for up to 50 recipients of a step who share its UTC instant, template and
+                          variant, sent by the stack's sender with SendBulkEmail; each entry gets its own signed
+                          one-click unsubscribe link ({{unsubscribe_url}} and List-Unsubscribe). One-time rules only
+                          (not --every). The window holds emails at the SES rate and schedules at the invocation quota
   --window-minutes W      use this flexible window instead of sizing one (1-1440)
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
 ${PACE_FLAGS_HELP}
@@ -126,6 +133,7 @@ const FLAGS = {
   out: { type: "string" },
   "no-local-plan": { type: "boolean", default: false },
   "dry-run": { type: "boolean", default: false },
+  bulk: { type: "boolean", default: false },
   "launch-id": { type: "string" },
   "max-schedules": { type: "string" },
   ...STACK_FLAGS,
@@ -221,6 +229,10 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const campaignId = campaignFlag(need("campaign"));
   const template = templateFlag(need("template"));
   const timing = timingFromFlags(f, template);
+  if (f.bulk && f.every !== undefined)
+    throw new UsageError(
+      `--bulk does not apply to --every ${f.every}: a bulk schedule is one-time (at()) for the recipients who share its instant; a recurring send is one schedule per recipient`,
+    );
   const recurringFlag =
     f.every !== undefined && ([f.missed && "--missed", f["grace-minutes"] && "--grace-minutes"].find(Boolean) as string);
   if (recurringFlag)
@@ -230,7 +242,8 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const missed = (f.missed ?? "skip") as MissedPolicy;
   if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
   const now = nowFromFlag(f.now);
-  const rate = rateFromFlags(f);
+  const bulkRates = f.bulk ? bulkRatesFromFlags(f) : undefined;
+  const rate = bulkRates?.emails ?? rateFromFlags(f);
   const { outputs, target } = stackOf(f, campaignId);
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
@@ -249,6 +262,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const listInS3 = parseS3Url(recipients, "--recipients");
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
   const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
+  const signing = bulkRates && (await bulkSigning(deadline, outputs, target !== undefined));
   const request: Run["request"] = {
     campaignId,
     file: recipients,
@@ -264,6 +278,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
+    bulk: signing && bulkRates && { signing, rates: bulkRates },
   };
   return {
     f,
@@ -292,6 +307,35 @@ function stackOf(f: Flags, campaignId: string): { outputs: StackOutputs; target?
   if (!launching) return { outputs };
   const target = requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" });
   return { outputs, target: { ...target, region: outputs.region } };
+}
+
+/**
+ * What --bulk signs unsubscribe links with: for a launch, the stack's key (SSM, unsubscribeKeyParameter) and endpoint
+ * (unsubscribeUrl); for a dry run, a placeholder key (no AWS call) and the stack's endpoint when its outputs are given,
+ * else https://unsubscribe.invalid/. The endpoint must be an https URL.
+ */
+async function bulkSigning(d: Deadline, outputs: StackOutputs, launching: boolean): Promise<BulkSigning> {
+  const baseUrl = launching
+    ? requireOutputs(outputs, ["unsubscribeUrl", "unsubscribeKeyParameter"], {}).unsubscribeUrl
+    : (outputs.unsubscribeUrl ?? PLACEHOLDER_SIGNING.baseUrl);
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== "https:")
+    throw new UsageError(`stack output unsubscribeUrl ${baseUrl}: expected an https URL (the endpoint's function URL)`);
+  if (!launching)
+    return {
+      key: PLACEHOLDER_SIGNING.key,
+      baseUrl,
+      placeholder: true,
+      source: `a placeholder key (dry run: no AWS call); the links' tokens are not valid${outputs.unsubscribeUrl ? "" : ", and the endpoint is a placeholder too (no stack outputs given)"}`,
+    };
+  const parameter = outputs.unsubscribeKeyParameter!;
+  const key = await readUnsubscribeKey(d, ssmClient(outputs.region), parameter);
+  return { key, baseUrl, placeholder: false, source: `SSM parameter ${parameter} (stack output unsubscribeKeyParameter)` };
 }
 
 function windowFromFlag(raw: string | undefined): number | undefined {
@@ -527,9 +571,23 @@ function formatSummary(s: PlanSummary): string[] {
       : `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
     `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
     `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
+    ...bulkLines(s),
     `  files: ${[`${s.files.plan ?? "plan.jsonl not kept (--no-local-plan)"} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,
   );
   return lines;
+}
+
+/** A bulk plan's lines: its schedules against its entries, each need's window, and what signed its links. */
+function bulkLines(s: PlanSummary): string[] {
+  const b = s.bulk;
+  if (!b) return [];
+  const need = (w: { minutes: number | null; tps: number; source: string }) =>
+    `${w.minutes === null ? "none up to 1,440 minutes" : `${w.minutes} ${plural(w.minutes, "minute")}`} at ${count(w.tps)}/s (${w.source})`;
+  return [
+    `  bulk: ${count(b.schedules)} schedules for ${count(b.entries)} entries (${b.schedulesPerRecipientStep} a recipient-step; ${b.largestSchedule} entries at most, ${b.smallestSchedule} at least${b.splitEarly ? `; ${count(b.splitEarly)} written before full to bound memory` : ""})`,
+    `  bulk window: emails ${need(b.window.emails)}; schedule invocations ${need(b.window.invocations)}`,
+    `  unsubscribe: links to ${b.unsubscribe.baseUrl}, signed with ${b.unsubscribe.source}`,
+  ];
 }
 
 /** When a given window is smaller than the sends need: by how much, and the peak rate it gives. */

@@ -4,6 +4,7 @@
  */
 import { scheduler } from "../infra/rules/quotas";
 import {
+  bulkRatesFromFlags,
   campaignFlag,
   nowFromFlag,
   PACE_FLAGS,
@@ -34,7 +35,7 @@ Usage:
               [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
               [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
               [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--margin-minutes M] [--strict-zones]
-              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--json]
+              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--bulk] [--json]
 
 Computes the smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS: --tps, or the lower
 of the Scheduler invocation quota (--invocation-tps, default ${scheduler.invocationTps}) and the SES maximum send rate (--ses-rate).
@@ -53,6 +54,9 @@ ${TIMING_FLAGS_HELP}
 ${PACE_FLAGS_HELP}
 ${RECIPIENT_FLAGS_HELP}
   --now INSTANT      reference time for "launch by" (default: now), ISO 8601 with Z or an offset
+  --bulk             as launch-campaign --bulk: schedules of up to 50 recipients who share a step's instant and
+                     variant; emails are held to the SES rate (--ses-rate), schedules to the invocation quota
+                     (--invocation-tps), and the window is the larger need (one-time rules only)
   --json             machine-readable report
 
 Exit codes: 0 ok, 1 no window up to 1,440 minutes fits, 2 bad flags or input.
@@ -72,11 +76,19 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       campaign: { type: "string" },
       ...SEND_TIME_FLAGS,
       ...RECIPIENT_FLAGS,
+      bulk: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
     USAGE,
   );
-  const rate = rateFromFlags(f);
+  if (f.bulk && f.recipients === undefined)
+    throw new UsageError("--bulk needs --recipients FILE: bulk schedules depend on who shares an instant");
+  if (f.bulk && f.every !== undefined)
+    throw new UsageError(
+      `--bulk does not apply to --every ${f.every}: a bulk schedule is one-time (at()); a recurring send is one schedule per recipient`,
+    );
+  const bulk = f.bulk ? bulkRatesFromFlags(f) : undefined;
+  const rate = bulk?.emails ?? rateFromFlags(f);
   const { createTps, marginMinutes } = paceFromFlags(f);
 
   let report: WindowReport;
@@ -112,6 +124,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       createTps,
       marginMinutes,
       now: nowFromFlag(f.now),
+      bulk,
     });
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
@@ -184,6 +197,11 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
   out.push(
     `Flexible window: ${r.windowMinutes} ${plural(r.windowMinutes, "minute")}${r.peakTps !== undefined ? ` (peak ${count(r.peakTps)}/s)` : ""}`,
   );
+  if (r.bulk)
+    out.push(
+      `Bulk: ${count(r.bulk.schedules)} schedules for ${count(r.bulk.emails)} emails (${r.bulk.schedulesPerRecipientStep} a recipient-step, ${count(r.bulk.groups)} groups of step, instant and variant)`,
+      `  window for the emails: ${r.bulk.window.emails.minutes} min at ${count(r.bulk.window.emails.tps)}/s (${r.bulk.window.emails.source}); for the schedule invocations: ${r.bulk.window.invocations.minutes} min at ${count(r.bulk.window.invocations.tps)}/s (${r.bulk.window.invocations.source})`,
+    );
   out.push(`Fan-out: ${count(r.schedules)} CreateSchedule calls at ${count(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`);
   if (r.earliestSend && recurringDays)
     out.push(

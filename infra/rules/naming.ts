@@ -62,6 +62,19 @@ function hashedStem(recipientId: string): string {
   return "h." + createHash("sha256").update(recipientId, "utf8").digest("hex").slice(0, 32);
 }
 
+/**
+ * The name of a bulk schedule (launch-campaign --bulk): `bulk.<step>.<YYYYMMDDTHHMM>Z[.<variant>].<chunk>`, the group
+ * (step, UTC minute, variant: the template follows from step and variant) and the chunk's position in it. Stable: the
+ * same list and flags give the same groups and chunks, so a re-run hits ConflictException. Never a recipient's name:
+ * those end in `-<step>` and `-r<N>` (redrive), this in `.<chunk>`; nor the housekeeping schedule's.
+ */
+export function bulkScheduleName(step: number, utcMs: number, variant: string | null, chunk: number): string {
+  const minute = new Date(utcMs).toISOString().slice(0, 16).replace(/[-:]/g, "");
+  const name = `bulk.${step}.${minute}Z${variant === null ? "" : `.${variant}`}.${chunk}`;
+  if (!isValidSchedulerName(name)) throw new Error(`internal: bulk schedule name ${name} breaks Scheduler's name rules`);
+  return name;
+}
+
 /** Where an account's ARNs live. */
 export interface ArnScope {
   partition: string;

@@ -23,6 +23,11 @@ export const scheduler = {
   maxRetryAttempts: { min: 0, max: 185 },
   /** A cron expression's year field (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html). */
   cronYears: { min: 1970, max: 2199 },
+  /**
+   * A schedule's Target.Input, read as 256 KB = 262,144 bytes of UTF-8: the quotas page's payload size (the API model
+   * gives only a minimum of 1). Bytes, the stricter reading: the sender's StartExecution input is limited in bytes too.
+   */
+  maxInputBytes: 262_144,
 } as const;
 
 /**
@@ -64,6 +69,12 @@ export const stepFunctions = {
 export const ses = {
   /** SendEmail Content.Template.TemplateData length. */
   maxTemplateDataChars: 262_144,
+  /** SendBulkEmail BulkEmailEntries: at most 50 destinations a call (https://docs.aws.amazon.com/ses/latest/dg/quotas.html). */
+  maxBulkEntries: 50,
+  /** MessageHeader list (an entry's ReplacementHeaders): at most 15 (API model MessageHeaderList). */
+  maxHeaders: 15,
+  /** MessageHeaderValue: 1–995 printable ASCII characters (API model). */
+  maxHeaderValueChars: 995,
   /** Bounce and complaint rates at which SES warns an account ("under review" comes at 10% and 0.5%). */
   bounceRateWarning: 0.05,
   complaintRateWarning: 0.001,

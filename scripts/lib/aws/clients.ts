@@ -8,6 +8,7 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { SSMClient } from "@aws-sdk/client-ssm";
 
 // The pinned SDK runs on Node 20; its notice that releases after January 2027 need Node 22 is in the README, not on
 // every run's stderr (where it buried the one-line errors). Set the variable to "false" to see it.
@@ -81,6 +82,7 @@ export const sqsClient = (region?: string) =>
   // override, send there (a stack's real https://sqs.<region>.amazonaws.com/… URL still names the queue).
   new SQSClient({ ...common(region), useQueueUrlAsEndpoint: !endpointOverridden("SQS") });
 export const cloudWatchClient = (region?: string) => new CloudWatchClient(common(region));
+export const ssmClient = (region?: string) => recordingAttempts(new SSMClient(common(region)));
 
 /** `what failed: ErrorName: message` — one line, no stack. */
 export function awsErrorLine(what: string, e: unknown): string {

@@ -23,6 +23,9 @@ export interface StackOutputs {
   /** Journeys (scripts/enrol.ts): the validated list, and the SES target and window their handler runs with. */
   journeyDefinitions?: unknown;
   journeyEnrolment?: unknown;
+  /** Bulk sends: the one-click unsubscribe endpoint (a Lambda function URL) and the SSM parameter of its signing key. */
+  unsubscribeUrl?: string;
+  unsubscribeKeyParameter?: string;
 }
 
 export interface OutputSources {
@@ -102,6 +105,8 @@ const STRING_OUTPUTS = [
   "fromAddress",
   "scheduleGroupPrefix",
   "region",
+  "unsubscribeUrl",
+  "unsubscribeKeyParameter",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */

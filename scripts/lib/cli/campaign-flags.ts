@@ -230,6 +230,27 @@ export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?
 }
 
 /**
+ * The two rates a bulk plan's window holds (--bulk): its emails, at --tps or else --ses-rate (without it, as without
+ * --bulk, the invocation quota is assumed: SES's rate is not known here), and its schedules' invocations, at --tps or
+ * else the Scheduler invocation quota (--invocation-tps, default 1,000/s).
+ */
+export function bulkRatesFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses-rate"?: string }): {
+  emails: EffectiveTps;
+  invocations: EffectiveTps;
+} {
+  const all = rateFromFlags(f); // checks --tps against the others
+  if (all.source === "--tps") return { emails: all, invocations: all };
+  const given = f["invocation-tps"] === undefined ? undefined : positiveFlag("invocation-tps", f["invocation-tps"]);
+  const invocations = effectiveTps({ invocationTps: given });
+  // An invocation sends up to 50 emails: the emails are held to SES's rate alone.
+  const emails =
+    f["ses-rate"] === undefined
+      ? { tps: invocations.tps, source: `${invocations.source}; SES rate not given (--ses-rate), assumed the same` }
+      : { tps: positiveFlag("ses-rate", f["ses-rate"]), source: "SES maximum send rate, --ses-rate" };
+  return { emails, invocations };
+}
+
+/**
  * A recurring send whose flexible window could put two of a recipient's occurrences less than MIN_GAP_MINUTES
  * apart (or its last wanted one past its EndDate): why it is refused, naming the flags, or undefined when it fits.
  */

@@ -359,6 +359,11 @@ class LineWriter {
       this.filled += this.buffer.write(text, this.filled);
       return undefined;
     }
+    // A long text (a bulk plan line) that fits once measured: into the buffer too, not a buffer of its own.
+    if (this.filled + text.length <= this.buffer.length && this.filled + Buffer.byteLength(text) <= this.buffer.length) {
+      this.filled += this.buffer.write(text, this.filled);
+      return undefined;
+    }
     return this.flush(text);
   }
 
@@ -366,7 +371,7 @@ class LineWriter {
   private async flush(text?: string): Promise<void> {
     this.check();
     const sent = [this.handOver()];
-    if (text !== undefined && text.length * 3 > this.buffer.length) {
+    if (text !== undefined && text.length * 3 > this.buffer.length && Buffer.byteLength(text) > this.buffer.length) {
       this.buffer = Buffer.from(text);
       this.filled = this.buffer.length;
       sent.push(this.handOver());

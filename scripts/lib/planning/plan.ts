@@ -32,6 +32,7 @@ import { sizingSpanDays } from "../../../infra/rules/recurrence";
 import { BaseRule, describeRule } from "../../../infra/rules/send-rules";
 import { Step, stepOffset } from "../../../infra/rules/send-time";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith, quietCheckWindowMinutes } from "./window";
+import { BulkLines, BulkSigning, BulkStats } from "./bulk";
 
 export interface PlanRequest {
   campaignId: string;
@@ -63,6 +64,12 @@ export interface PlanRequest {
   recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
+  /**
+   * Bulk sends (--bulk, one-time rules only): recipients of a step who share its instant and variant share schedules
+   * of up to 50 entries (bulk.ts), each entry signed with `signing`. The window holds emails at `rates.emails` and
+   * schedules (invocations) at `rates.invocations`; `rate` is then the emails' rate.
+   */
+  bulk?: { signing: BulkSigning; rates: { emails: EffectiveTps; invocations: EffectiveTps } };
 }
 
 export interface PlanSummary {
@@ -119,6 +126,30 @@ export interface PlanSummary {
   lastSend: string | null;
   planSha256: string;
   files: PlanPaths;
+  /**
+   * A bulk plan (--bulk): `schedules` above counts its bulk schedules, while `steps`, `scheduled` and the audience's
+   * counts are entries (one per recipient and step, as without --bulk). Null without --bulk.
+   */
+  bulk: BulkSummary | null;
+}
+
+export interface BulkSummary {
+  schedules: number;
+  /** Recipient-steps: one email each. */
+  entries: number;
+  schedulesPerRecipientStep: number;
+  largestSchedule: number;
+  smallestSchedule: number;
+  /** Chunks written before they were full to bound memory (bulk.ts MAX_OPEN_CHARS); 0 unless the list has thousands of instants. */
+  splitEarly: number;
+  averageLineBytes: number;
+  /** The window each need asks for: emails at the SES rate, schedules (invocations) at the Scheduler quota. */
+  window: {
+    emails: { minutes: number | null; tps: number; source: string };
+    invocations: { minutes: number | null; tps: number; source: string };
+  };
+  /** Where the unsubscribe links' key and endpoint came from; `placeholder`: the tokens are not valid. */
+  unsubscribe: { baseUrl: string; placeholder: boolean; source: string };
 }
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
@@ -154,6 +185,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
+  const bulk = o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const reject = (r: Reject) => {
     tally.reject(r.reason);
@@ -188,12 +220,19 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       }
       const prepared = lines.prepared(decided);
       const slot = lines.slotOf(group);
-      const planned = lines.of(row, prepared, slot);
+      if (bulk) {
+        const added = bulk.add(row, decided, slot);
+        if (added instanceof Promise) await added;
+        else if (added) {
+          await reject({ line: row.line, id: row.id, ...added });
+          continue;
+        }
+      } else await files.writePlan(lines.of(row, prepared, slot));
       tally.plan(row, prepared, slot);
-      await files.writePlan(planned);
       const noted = files.notesOf(row, row.notes, prepared.notes);
       if (noted) await noted;
     }
+    if (bulk) await bulk.chunks.close();
     planSha256 = await files.close();
     tally.flush();
   } finally {
@@ -201,7 +240,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   }
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
     throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
-  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow);
+  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
 }
 
 /** The first two stages of the pipeline: a row's checks, then its zone and send times. */
@@ -501,10 +540,19 @@ function audienceSummary(o: PlanRequest, t: PlanTally): PlanSummary["audience"] 
   };
 }
 
-function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: string, files: PlanPaths, quietWindow: number): PlanSummary {
+function summarize(
+  o: PlanRequest,
+  t: PlanTally,
+  cutoffMs: number,
+  planSha256: string,
+  files: PlanPaths,
+  quietWindow: number,
+  bulkStats?: BulkStats,
+): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
-  const schedules = t.sends.schedules;
+  const schedules = bulkStats ? bulkStats.schedules : t.sends.schedules;
+  const bulk = bulkStats && o.bulk ? bulkSummary(o.bulk, bulkStats, instants) : undefined;
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     campaignId: o.campaignId,
@@ -534,7 +582,8 @@ function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: s
     quiet: o.quiet ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped } : null,
     audience: audienceSummary(o, t),
     heldOut: t.heldOut,
-    window: { ...windowSummary(o, instants), ...(o.quiet ? { quietCheckedMinutes: quietWindow } : {}) },
+    // A window given (--window-minutes) is checked as without --bulk, against the emails' rate.
+    window: { ...(bulk && !o.window ? bulk.window : windowSummary(o, instants)), ...(o.quiet ? { quietCheckedMinutes: quietWindow } : {}) },
     collisions: [...t.collisions].map(([key, recipients]) => {
       const [step, other, reason] = key.split(" ");
       return { step: Number(step), with: Number(other), recipients, reason: reason as "too-close" | "out-of-order" };
@@ -546,5 +595,50 @@ function summarize(o: PlanRequest, t: PlanTally, cutoffMs: number, planSha256: s
     lastSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
     planSha256,
     files,
+    bulk: bulk?.summary ?? null,
+  };
+}
+
+/**
+ * A bulk plan's counts, and its window: the larger of what its emails need at the SES rate and what its schedules
+ * need at the Scheduler invocation quota (each sized as windowSummary sizes sends).
+ */
+function bulkSummary(
+  b: NonNullable<PlanRequest["bulk"]>,
+  s: BulkStats,
+  emailInstants: { utcMs: number; count: number }[],
+): { summary: BulkSummary; window: PlanSummary["window"] } {
+  const invocationInstants = s.invocations.instants();
+  const emails = minimumWindowMinutes(emailInstants, b.rates.emails.tps);
+  const invocations = minimumWindowMinutes(invocationInstants, b.rates.invocations.tps);
+  const fits = emails.fits && invocations.fits;
+  // The larger need binds; on a tie the emails (SES) are named.
+  const binding =
+    invocations.windowMinutes > emails.windowMinutes
+      ? { sized: invocations, rate: b.rates.invocations }
+      : { sized: emails, rate: b.rates.emails };
+  const need = (w: typeof emails, rate: EffectiveTps) => ({ minutes: w.fits ? w.windowMinutes : null, tps: rate.tps, source: rate.source });
+  const window: PlanSummary["window"] = {
+    minutes: Math.max(emails.windowMinutes, invocations.windowMinutes),
+    source: "computed",
+    effectiveTps: binding.rate.tps,
+    effectiveTpsSource: `${binding.rate.source}${binding.sized === invocations ? " (schedule invocations)" : " (emails)"}`,
+    fits,
+    requiredTps: fits ? undefined : [emails, invocations].map((w) => (w.fits ? 0 : w.requiredTps)).reduce((a, c) => Math.max(a, c)),
+  };
+  const entries = s.entries;
+  return {
+    window,
+    summary: {
+      schedules: s.schedules,
+      entries,
+      schedulesPerRecipientStep: entries ? Math.round((s.schedules / entries) * 1e4) / 1e4 : 0,
+      largestSchedule: s.largest,
+      smallestSchedule: s.smallest,
+      splitEarly: s.splitEarly,
+      averageLineBytes: s.schedules ? Math.round(s.lineBytes / s.schedules) : 0,
+      window: { emails: need(emails, b.rates.emails), invocations: need(invocations, b.rates.invocations) },
+      unsubscribe: { baseUrl: b.signing.baseUrl, placeholder: b.signing.placeholder, source: b.signing.source },
+    },
   };
 }

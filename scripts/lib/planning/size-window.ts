@@ -2,7 +2,8 @@
  * size-window's core: streams a recipient list into a histogram of send instants and sizes the window from it.
  * Memory is per distinct zone and instant, never per row.
  */
-import { Audience, AudienceSplit, HOLDOUT } from "../recipients/audience";
+import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
+import { BulkGroupCounts } from "./bulk";
 import { PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "../../../infra/rules/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
@@ -15,6 +16,7 @@ import {
   latestLaunch,
   minimumWindowMinutes,
   missedCutoff,
+  peakTpsWith,
   quietCheckWindowMinutes,
   quietWindowShortfall,
 } from "./window";
@@ -57,6 +59,20 @@ export interface WindowReport {
   launchBy?: string | null;
   /** Whether a launch at `now` is no later than launchBy. */
   fanOutEndsBeforeFirstSend?: boolean | null;
+  /**
+   * --bulk: `schedules` (and the fan-out) count bulk schedules, ⌈recipients ÷ 50⌉ per (step, instant, variant); here the
+   * emails (entries), and the window each need asks for — `windowMinutes` is the larger.
+   */
+  bulk?: {
+    schedules: number;
+    emails: number;
+    groups: number;
+    schedulesPerRecipientStep: number;
+    window: {
+      emails: { minutes: number; tps: number; source: string };
+      invocations: { minutes: number; tps: number; source: string };
+    };
+  };
 }
 
 export interface RecipientListRequest {
@@ -74,6 +90,8 @@ export interface RecipientListRequest {
   createTps: number;
   marginMinutes: number;
   now: number;
+  /** --bulk: the rates emails and schedule invocations are held to (`rate` is the emails'). */
+  bulk?: { emails: EffectiveTps; invocations: EffectiveTps };
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -87,6 +105,7 @@ interface ListTally {
   quiet: { delayed: number; skipped: number };
   sends: PlannedSends;
   quietWindow: number;
+  bulk?: BulkGroupCounts;
 }
 
 async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
@@ -117,6 +136,8 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
   const sends = new PlannedSends();
+  const bulk = r.bulk && new BulkGroupCounts();
+  const slots = r.audience.variants.length;
   const byStatus: Record<ZoneStatus, number> = { ok: 0, canonicalised: 0, defaulted: 0 };
   const rejected: Partial<Record<RejectReason, number>> = {};
   const quiet = { delayed: 0, skipped: 0 };
@@ -134,10 +155,12 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         rejected[reason] = (rejected[reason] ?? 0) + 1;
         continue;
       }
-      if (split.active && split.groupOfRecipient((row as RecipientRow).id) === HOLDOUT) {
+      const group = split.active ? split.groupOfRecipient((row as RecipientRow).id) : NO_VARIANT;
+      if (group === HOLDOUT) {
         heldOut++;
         continue;
       }
+      bulk?.add(decided!, group === NO_VARIANT ? slots : group);
       recipients++;
       byStatus[decided!.status]++;
       for (const d of decided!.steps) {
@@ -149,22 +172,26 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   } finally {
     checker.close();
   }
-  return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow };
+  return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk };
 }
 
 export async function sizeRecipientList(
   r: RecipientListRequest,
 ): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number; quietShortfall?: string }> {
-  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow } = await tallyRecipientList(r);
+  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk } = await tallyRecipientList(r);
   const histogram = sends.instants();
   const instants = histogram.instants();
-  const sized = minimumWindowMinutes(instants, r.rate.tps);
-  if (!sized.fits) return { fits: false, requiredTps: sized.requiredTps };
+  const emailsSized = minimumWindowMinutes(instants, r.rate.tps);
+  if (!emailsSized.fits) return { fits: false, requiredTps: emailsSized.requiredTps };
+  const bulkCount = bulk?.schedules();
+  const invocationsSized = bulkCount && r.bulk && minimumWindowMinutes(bulkCount.invocations.instants(), r.bulk.invocations.tps);
+  if (invocationsSized && !invocationsSized.fits) return { fits: false, requiredTps: invocationsSized.requiredTps };
+  const sized = invocationsSized && invocationsSized.windowMinutes > emailsSized.windowMinutes ? invocationsSized : emailsSized;
   const quietShortfall = r.quiet && quietWindowShortfall(sized.windowMinutes, quietWindow);
   if (quietShortfall) return { fits: false, requiredTps: r.rate.tps, quietShortfall };
 
   // (A recurring schedule is one schedule; the histogram holds each of its occurrences in the sizing span.)
-  const schedules = sends.schedules;
+  const schedules = bulkCount ? bulkCount.schedules : sends.schedules;
   const fanOut = fanOutSeconds(schedules, r.createTps);
   const pace = { rowBound, steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -193,11 +220,25 @@ export async function sizeRecipientList(
       ...(r.quiet ? { quietCheckedMinutes: quietWindow } : {}),
       instants: instants.map((i) => ({ utc: iso(i.utcMs), count: i.count, zones: i.zones })),
       peak: peak ? { utc: iso(peak.utcMs), count: peak.count } : null,
-      peakTps: Math.round(sized.peakTps * 100) / 100,
+      peakTps: Math.round(peakTpsWith(instants, sized.windowMinutes) * 100) / 100,
       earliestSend: first ? iso(first.utcMs) : null,
       latestSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
       launchBy: first ? iso(latestLaunch(first.utcMs, pace)) : null,
       fanOutEndsBeforeFirstSend: first ? r.now <= latestLaunch(first.utcMs, pace) : null,
+      ...(bulkCount &&
+        r.bulk &&
+        invocationsSized && {
+          bulk: {
+            schedules: bulkCount.schedules,
+            emails: sends.schedules,
+            groups: bulkCount.groups,
+            schedulesPerRecipientStep: sends.schedules ? Math.round((bulkCount.schedules / sends.schedules) * 1e4) / 1e4 : 0,
+            window: {
+              emails: { minutes: emailsSized.windowMinutes, tps: r.bulk.emails.tps, source: r.bulk.emails.source },
+              invocations: { minutes: invocationsSized.windowMinutes, tps: r.bulk.invocations.tps, source: r.bulk.invocations.source },
+            },
+          },
+        }),
     },
   };
 }
