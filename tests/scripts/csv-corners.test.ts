@@ -100,6 +100,28 @@ describe("CSV corners: line endings the reader cannot read exactly are refused",
     ]);
   });
 
+  it("a CRLF file with a lone CR inside an unquoted field is refused naming the line; a quoted CR is read exactly", async () => {
+    // "2\r" was read as the id (a hashed schedule name): the mirror of an LF outside quotes in a CR file.
+    const bad = write("id,email\r\n1,a@example.com\r\n2\r,b@example.com\r\n3,c@example.com\r\n");
+    await assert.rejects(records(bad), /list\.csv:3: .*carriage return \(CR\) outside quotes.*LF or CRLF/);
+    const r = await dryRun(bad);
+    assertRefused(r, /list\.csv:3: .*carriage return \(CR\) outside quotes/);
+    assert.strictEqual(r.read("plan.jsonl"), undefined);
+    // LF-only, and a CR at the very end of the file (no line break after it): refused too.
+    await assert.rejects(records(write("id,email\n1,a@example.com\n2,b@exa\rmple.com\n")), /list\.csv:3: .*carriage return/);
+    await assert.rejects(records(write("id,email\r\n1,a@example.com\r\n2,b@example.com\r")), /list\.csv:3: .*carriage return/);
+    // The line is counted past quoted line breaks.
+    await assert.rejects(
+      records(write('id,email,note\r\n1,a@example.com,"x\r\ny"\r\n2\r,b@example.com,z\r\n')),
+      /list\.csv:4: .*carriage return/,
+    );
+    const good = write('id,email,note\r\n1,a@example.com,"a\rb"\r\n');
+    assert.deepStrictEqual(await records(good), [
+      ["id", "email", "note"],
+      ["1", "a@example.com", "a\rb"],
+    ]);
+  });
+
   it("a CR-only file that later has CR CR LF lines is refused on the first of them", async () => {
     const list = write("id,email\ru1,a@example.com\ru2,b@example.com\r\r\nu3,c@example.com\r\r\n");
     // Lines counted by CR: u2's CR CR LF leaves a blank line 4 and an LF starting line 5.
