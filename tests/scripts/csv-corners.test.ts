@@ -211,6 +211,41 @@ describe("CSV corners: look-alike control headers are refused with the control c
     assert.throws(() => recipientColumns("list.csv", ["id", "email", "time\u200Bzone"]), /time<U\+200B>zone.*U\+200B ZERO WIDTH SPACE/);
   });
 
+  // Homoglyphs (hostile review): letters of other scripts that look like Latin ones, written as code points here so
+  // that the test shows what it holds.
+  for (const [name, control, holds] of [
+    ["t\u0456mezone", "timezone", 'U+0456 (looks like "i")'], // Cyrillic і
+    ["\u0422imezone", "timezone", 'U+0422 (looks like "T")'], // Cyrillic Т
+    ["tim\u0435z\u043Ene", "timezone", 'U+0435 (looks like "e"), U+043E (looks like "o")'], // Cyrillic е, о
+    ["t\u0396", "timezone", 'U+0396 (looks like "Z")'], // Greek Ζ in "tZ"
+    ["\u0456d", "id", 'U+0456 (looks like "i")'],
+    ["\u0435mail", "email", 'U+0435 (looks like "e")'],
+    ["em\u03B1il", "email", 'U+03B1 (looks like "a")'], // Greek α
+    ["send_\u0430t", "send_at", 'U+0430 (looks like "a")'], // Cyrillic а
+    ["send_h\u03BFur", "send_hour", 'U+03BF (looks like "o")'], // Greek ο
+    ["send_m\u0131nute", "send_minute", 'U+0131 (looks like "i")'], // dotless ı
+    ["\u0585\u0430\u0455\u0441", "", ""], // Armenian օ, Cyrillic а ѕ с: "oasc" is no control name
+  ] as const)
+    it(`${JSON.stringify(name)} ${control ? `is refused as a homoglyph of "${control}", naming ${holds}` : "(letters of other scripts, no control name) stays personalization"}`, () => {
+      const header = control === "id" ? [name, "email"] : control === "email" ? ["id", name] : ["id", "email", name];
+      if (!control) return assert.deepStrictEqual(recipientColumns("list.csv", header).data, [2]);
+      assert.throws(
+        () => recipientColumns("list.csv", header),
+        (e: Error) =>
+          e.message.startsWith(`list.csv:1: column "${name}" (it holds ${holds}) looks like the control column "${control}" but is not it`),
+      );
+    });
+
+  it("the launcher refuses a list headed with a Cyrillic і in timezone: exit 2, one line, no plan", async () => {
+    const list = write("id,email,t\u0456mezone\nu1,a@example.com,Asia/Tokyo\n");
+    const r = await dryRun(list);
+    assertRefused(
+      r,
+      /list\.csv:1: column "t\u0456mezone" \(it holds U\+0456 \(looks like "i"\)\) looks like the control column "timezone"/,
+    );
+    assert.strictEqual(r.read("plan.jsonl"), undefined);
+  });
+
   it("a look-alike beside the control column itself is personalization, as before", () => {
     const c = recipientColumns("list.csv", ["id", "email", "timezone", "zone", "tz"]);
     assert.strictEqual(c.timezone, 2);
