@@ -12,6 +12,11 @@ const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
  */
 const CREATE_SCHEDULE = /^arn:aws[a-z-]*:states:::aws-sdk:scheduler:createSchedule(\.[A-Za-z]+(:\d+)?)?$/i;
 const PATTERN_SUFFIX = /\.([A-Za-z]+)(:\d+)?$/;
+/**
+ * Starting another state machine (the optimized integration or the SDK one, any suffix): the executions it starts may
+ * create schedules, whose calls this pack cannot see from here.
+ */
+const START_EXECUTION = /^arn:aws[a-z-]*:states:::(states:startExecution|aws-sdk:sfn:start(Sync)?Execution)(\.[A-Za-z]+(:\d+)?)?$/i;
 
 interface MapOnPath {
   name: string;
@@ -97,6 +102,45 @@ function peakCreates(machine: any, parallels: ParallelCreates[]): number {
   return peak;
 }
 
+/** A Map or a Parallel a state runs inside, and how many of its iterations or branches run at once. */
+interface Container {
+  what: string;
+  atOnce: number;
+}
+
+/** Every StartExecution task that runs inside a Map or a Parallel, with its containers (outermost first). */
+function startsInContainers(
+  machine: any,
+  containers: Container[] = [],
+  out: { name: string; resource: string; containers: Container[] }[] = [],
+) {
+  for (const [name, state] of Object.entries<any>(machine?.States ?? {})) {
+    if (state.Type === "Task" && START_EXECUTION.test(String(state.Resource)) && containers.length)
+      out.push({ name, resource: String(state.Resource), containers });
+    if (state.Type === "Map") {
+      const processor = state.ItemProcessor ?? state.Iterator;
+      const distributed = processor?.ProcessorConfig?.Mode === "DISTRIBUTED";
+      const maxConcurrency = typeof state.MaxConcurrency === "number" && state.MaxConcurrency > 0 ? state.MaxConcurrency : undefined;
+      const atOnce = peakConcurrentCreates([{ distributed, maxConcurrency }]);
+      const limit =
+        state.MaxConcurrencyPath !== undefined
+          ? "MaxConcurrencyPath"
+          : `MaxConcurrency ${maxConcurrency ? n(atOnce) : `unset (${n(atOnce)})`}`;
+      startsInContainers(
+        processor,
+        [...containers, { what: `${distributed ? "Distributed" : "inline"} Map "${name}" ${limit}`, atOnce }],
+        out,
+      );
+    }
+    if (state.Type === "Parallel") {
+      const branches: any[] = state.Branches ?? [];
+      for (const branch of branches)
+        startsInContainers(branch, [...containers, { what: `Parallel "${name}"`, atOnce: branches.length }], out);
+    }
+  }
+  return out;
+}
+
 export interface ConcurrencyConfig {
   /** The account's CreateSchedule quota in the Region (requests per second). */
   createScheduleTps?: number;
@@ -144,6 +188,19 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
     } = args.getConfig<ConcurrencyConfig>();
     const limit = maxCallsInFlight(createScheduleTps, headroom, callLatencyMs / 1000);
     const { definition, tasks } = tasksOf(args);
+    // A Map (or Parallel) that starts executions multiplies whatever CreateSchedule calls those make by its concurrency,
+    // and the pack cannot read the other machine from this one: any such task is refused.
+    for (const start of definition ? startsInContainers(definition) : []) {
+      const atOnce = start.containers.reduce((product, c) => product * c.atOnce, 1);
+      report(
+        `StateMachine "${args.name}" task "${start.name}" starts state machine executions (Resource "${start.resource}") inside ${start.containers
+          .map((c) => c.what)
+          .reverse()
+          .join(
+            " inside ",
+          )}, so up to ${n(atOnce)} run at once and the CreateSchedule calls they make cannot be counted against the limit of ${n(limit)}: create schedules with CreateSchedule tasks in this state machine's own Map, or start the other state machine once, outside any Map or Parallel`,
+      );
+    }
     if (tasks.length) checkStackQuota(args, createScheduleTps, report);
     // Branches of a Parallel run at once: their calls add up, which the per-task check below cannot see. The fan-out's
     // pacing (and the launcher's ETA) assume one stream of CreateSchedule calls, so any such Parallel is refused.

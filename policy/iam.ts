@@ -128,22 +128,24 @@ function trustsScheduler(s: Statement): boolean {
 const ACCOUNT_ID = /^\d{12}$/;
 const WILDCARD = /[*?]/;
 
-/** Whether one condition value names exactly one account: a literal account id, or an ARN whose account field is one. */
-function pinsAccount(key: string, operator: string, value: string): boolean {
-  if (key === "aws:sourceaccount") return ACCOUNT_ID.test(value);
+/** The one account a condition value names (a literal account id, or an ARN whose account field is one), or undefined. */
+function pinnedAccount(key: string, operator: string, value: string): string | undefined {
+  if (key === "aws:sourceaccount") return ACCOUNT_ID.test(value) ? value : undefined;
   const fields = value.split(":");
-  if (fields.length < 6 || !ACCOUNT_ID.test(fields[4])) return false;
+  if (fields.length < 6 || !ACCOUNT_ID.test(fields[4])) return undefined;
   // StringLike's wildcards span colons (ArnLike's stay within a field): nothing before the account may be one.
-  return operator !== "stringlike" || !WILDCARD.test(fields.slice(0, 4).join(":"));
+  return operator !== "stringlike" || !WILDCARD.test(fields.slice(0, 4).join(":")) ? fields[4] : undefined;
 }
+
+type Loose = { key: string; value: string } | { key: string; accounts: string[] };
 
 /**
  * Whether a trust statement's condition pins the calling account: some aws:SourceAccount or aws:SourceArn block (the
- * blocks of a condition all hold at once) whose every value (any one of them is enough to match) names one account.
- * `loose` lists the values that do not, for the message.
+ * blocks of a condition all hold at once) whose every value (any one of them is enough to match) names one account,
+ * the same one. `loose` lists the values that do not, and the blocks that name several accounts, for the message.
  */
-function accountPinning(s: Statement): { pinned: boolean; loose: { key: string; value: string }[] } {
-  const loose: { key: string; value: string }[] = [];
+function accountPinning(s: Statement): { pinned: boolean; loose: Loose[] } {
+  const loose: Loose[] = [];
   let pinned = false;
   for (const [op, block] of Object.entries(s.condition ?? {})) {
     const operator = op.toLowerCase();
@@ -151,10 +153,17 @@ function accountPinning(s: Statement): { pinned: boolean; loose: { key: string; 
     for (const [k, v] of Object.entries(block ?? {})) {
       const key = k.toLowerCase();
       if (key !== "aws:sourceaccount" && key !== "aws:sourcearn") continue;
+      const name = key === "aws:sourceaccount" ? "aws:SourceAccount" : "aws:SourceArn";
       const values = (Array.isArray(v) ? v : [v]).map(String);
-      const bad = values.filter((value) => !pinsAccount(key, operator, value));
-      if (values.length && !bad.length) pinned = true;
-      loose.push(...bad.map((value) => ({ key: key === "aws:sourceaccount" ? "aws:SourceAccount" : "aws:SourceArn", value })));
+      const accounts = new Set<string>();
+      const bad = values.filter((value) => {
+        const account = pinnedAccount(key, operator, value);
+        if (account !== undefined) accounts.add(account);
+        return account === undefined;
+      });
+      if (values.length && !bad.length && accounts.size === 1) pinned = true;
+      loose.push(...bad.map((value) => ({ key: name, value })));
+      if (accounts.size > 1) loose.push({ key: name, accounts: [...accounts].sort() });
     }
   }
   return { pinned, loose };
@@ -181,11 +190,15 @@ export const schedulerRoleTrust: ResourceValidationPolicy = {
       const { pinned, loose } = accountPinning(s);
       if (pinned) return;
       const fix = `use {"StringEquals": {"aws:SourceAccount": "<your 12-digit account id>"}}`;
-      for (const { key, value } of loose) {
+      for (const l of loose) {
+        if ("accounts" in l) {
+          report(`${label} ${l.key} names ${l.accounts.length} accounts (${quote(l.accounts)}): pin one, ${fix}`);
+          continue;
+        }
         report(
-          key === "aws:SourceAccount"
-            ? `${label} aws:SourceAccount ${JSON.stringify(value)} does not pin one account: ${fix}`
-            : `${label} aws:SourceArn ${JSON.stringify(value)} does not pin one account: name your account id in it (arn:aws:scheduler:<region>:<account id>:schedule/…), or ${fix}`,
+          l.key === "aws:SourceAccount"
+            ? `${label} aws:SourceAccount ${JSON.stringify(l.value)} does not pin one account: ${fix}`
+            : `${label} aws:SourceArn ${JSON.stringify(l.value)} does not pin one account: name your account id in it (arn:aws:scheduler:<region>:<account id>:schedule/…), or ${fix}`,
         );
       }
       if (!loose.length) report(`${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition ${fix.slice(4)} (or aws:SourceArn)`);

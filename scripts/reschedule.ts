@@ -20,7 +20,7 @@ Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a
              --timezone (default: the schedule's own zone) by the send-time rules (a DST gap moves forward, a repeated
              hour takes the earlier; such times are written in UTC) and must be at least a minute ahead. A one-time
              send that may have fired (its time has passed, its flexible window is open, or it is due within a
-             minute) is not moved: exit 1, so the recipient cannot get it twice.
+             minute) is not moved: exit 1, so the recipient cannot get it twice. Nor is one moved within 60 minutes of, or out of order with, the recipient's other pending steps (exit 1, naming the step).
              A recurring schedule (launch-campaign --every) takes --at HH:MM: every occurrence moves to that local time
              (in --timezone when given), on the same local days up to the same last day (EndDate worked out again for
              the new time and zone); it says the next one. One send per local day: when the schedule's occurrence of

@@ -64,7 +64,8 @@ export type CsvProblem =
   | "record-too-large"
   | "utf8-bom-in-latin1"
   | "cr-cr-lf"
-  | "lf-in-cr-file";
+  | "lf-in-cr-file"
+  | "cr-in-lf-file";
 
 /** A CSV the reader cannot read exactly, at `line` (1-based; the record's first line). */
 export class CsvSyntaxError extends Error {

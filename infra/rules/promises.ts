@@ -94,6 +94,25 @@ export function droppedSends(sends: readonly (number | undefined)[]): (DroppedSe
 }
 
 /**
+ * Never two at once, and in order, for one send moved (reschedule): given one recipient's sends in step order (epoch
+ * ms; undefined for a step not pending) with step `index` at its new time, the other step the move would bring within
+ * MIN_GAP_MINUTES of it, or put on the wrong side of it (droppedSends drops one of the two), or undefined.
+ */
+export function movedSendConflict(
+  sends: readonly (number | undefined)[],
+  index: number,
+): { reason: DroppedSend["reason"]; with: number } | undefined {
+  const dropped = droppedSends(sends);
+  for (let k = 0; k < dropped.length; k++) {
+    const d = dropped[k];
+    if (d === undefined) continue;
+    if (k === index) return d;
+    if (d.with === index) return { reason: d.reason, with: k };
+  }
+  return undefined;
+}
+
+/**
  * Quiet time covers the window: a send at `utcMs` whose flexible window is `windowMinutes` (Scheduler invokes it
  * anywhere in [t, t + window)) is quiet when any minute of that window is. Returns the first instant at or after
  * `utcMs` whose whole window is free (re-checked there: a quiet period's end, each time), or undefined when the

@@ -5,6 +5,7 @@
  * skipped. Pure: no AWS, no I/O.
  */
 import { addDays, Fold, LocalTime, localTimeOf, offsetMinutes, zonedInstant } from "./send-time";
+import { zoneOffsets } from "./zone-offsets";
 
 export type QuietPolicy = "delay" | "skip";
 export const QUIET_POLICIES: QuietPolicy[] = ["delay", "skip"];
@@ -21,6 +22,7 @@ export interface QuietTime {
 }
 
 const MINUTE = 60_000;
+const DAY_MS = 86_400_000;
 
 const clock = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
 
@@ -54,9 +56,9 @@ const MAX_MOVES = 1_000;
 /**
  * The first instant at or after `utcMs` that is not quiet in `zone`, or undefined when `utcMs` is not quiet.
  * Each move goes to a quiet period's local end (the end of quiet hours, or midnight after a quiet day) and checks
- * again, so a quiet day followed by quiet hours is passed in two moves. An end that falls in a DST gap moves forward
- * by the gap (like every local time here); one in a fall-back overlap takes the earlier instant unless that is not
- * after the current one.
+ * again, so a quiet day followed by quiet hours is passed in two moves. An end that falls in a DST gap is the gap's end
+ * (the instant the clock jumps past it: the first minute that is not quiet, not the end moved forward by the gap); one
+ * in a fall-back overlap takes the earlier instant unless that is not after the current one.
  */
 export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utcMs: number; fold: Fold } | undefined {
   let at: { utcMs: number; fold: Fold } | undefined;
@@ -74,6 +76,7 @@ export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utc
       end = { ...endDate, hour: Math.floor(endMinute / 60), minute: endMinute % 60 };
     } else return at;
     let next = zonedInstant(zone, end);
+    if (next.fold === "gap") next = { utcMs: gapEnd(zone, next.utcMs), fold: "exact" };
     if (next.utcMs <= now) {
       // The end's earlier instant is behind us (we are in the second pass of a fall-back hour): take the later one.
       next = {
@@ -85,4 +88,18 @@ export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utc
     now = next.utcMs;
   }
   throw new Error(`quiet time never ends in ${zone}`);
+}
+
+/**
+ * The instant a DST gap ends (the offset change), given `movedMs`, a local time of the gap moved forward by the gap:
+ * the change lies less than a day before it.
+ */
+function gapEnd(zone: string, movedMs: number): number {
+  const offsets = zoneOffsets(zone);
+  const day = Math.floor(movedMs / DAY_MS);
+  for (const d of [day, day - 1]) {
+    const change = offsets.changeOn(d);
+    if (change !== undefined && change <= movedMs) return change;
+  }
+  return movedMs;
 }

@@ -268,3 +268,50 @@ describe("policy: fanout-batched-children finds Maps inside a Parallel", () => {
     return assertHasResourceViolation(fanOutBatchedChildren, machine(def), { message: "starts one STANDARD child per item" });
   });
 });
+
+/** A Distributed Map whose task starts another state machine's executions (which may create schedules). */
+function startsExecutionsInMap(resource: string, container: "Map" | "Parallel" = "Map") {
+  const task = {
+    Type: "Task",
+    Resource: resource,
+    Arguments: { StateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:creator" },
+    End: true,
+  };
+  const inner = { StartAt: "Start", States: { Start: task } };
+  const state =
+    container === "Map"
+      ? {
+          Type: "Map",
+          MaxConcurrency: 1000,
+          ItemProcessor: { ProcessorConfig: { Mode: "DISTRIBUTED", ExecutionType: "STANDARD" }, ...inner },
+          End: true,
+        }
+      : { Type: "Parallel", Branches: [inner, inner], End: true };
+  return { QueryLanguage: "JSONata", StartAt: "Fan", States: { Fan: state } };
+}
+
+describe("policy: fanout-concurrency-below-quota, executions started from a Map or Parallel (hostile review)", () => {
+  const p = fanOutConcurrencyBelowQuota;
+  for (const resource of [
+    "arn:aws:states:::states:startExecution",
+    "arn:aws:states:::states:startExecution.sync",
+    "arn:aws:states:::states:startExecution.sync:2",
+    "arn:aws:states:::states:startExecution.waitForTaskToken",
+    "arn:aws:states:::aws-sdk:sfn:startExecution",
+    "arn:aws-us-gov:states:::aws-sdk:sfn:startSyncExecution",
+  ]) {
+    it(`fails ${resource} inside a Distributed Map (MaxConcurrency 1000): the calls it causes are not counted`, () =>
+      assertHasResourceViolation(p, machine(startsExecutionsInMap(resource)), {
+        message: `StateMachine "fanout" task "Start" starts state machine executions (Resource "${resource}") inside Distributed Map "Fan" MaxConcurrency 1,000, so up to 1,000 run at once and the CreateSchedule calls they make cannot be counted against the limit of 475: create schedules with CreateSchedule tasks in this state machine's own Map, or start the other state machine once, outside any Map or Parallel`,
+      }));
+  }
+  it("fails a StartExecution task in a Parallel's branches", () =>
+    assertHasResourceViolation(p, machine(startsExecutionsInMap("arn:aws:states:::states:startExecution", "Parallel")), {
+      message: /task "Start" starts state machine executions .* inside Parallel "Fan", so up to 2 run at once/,
+    }));
+  it("passes one StartExecution outside any Map or Parallel", () =>
+    assertNoResourceViolations(
+      p,
+      machine({ StartAt: "Start", States: { Start: { Type: "Task", Resource: "arn:aws:states:::states:startExecution", End: true } } }),
+    ));
+});

@@ -248,6 +248,44 @@ describe("policy: scheduler-role-trust, conditions that match anything (issue 23
       p,
       role({ StringEquals: { "aws:SourceAccount": "123456789012" }, ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:*:*" } }),
     ));
+  it("fails StringEquals aws:SourceAccount naming two accounts (either may assume the role)", () =>
+    assertHasResourceViolation(p, role({ StringEquals: { "aws:SourceAccount": ["123456789012", "999999999999"] } }), {
+      message:
+        'aws:SourceAccount names 2 accounts ("123456789012", "999999999999"): pin one, use {"StringEquals": {"aws:SourceAccount": "<your 12-digit account id>"}}',
+    }));
+  it("fails ArnLike aws:SourceArn with two accounts", () =>
+    assertHasResourceViolation(
+      p,
+      role({
+        ArnLike: {
+          "aws:SourceArn": [
+            "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*",
+            "arn:aws:scheduler:us-east-1:999999999999:schedule/*",
+          ],
+        },
+      }),
+      { message: 'aws:SourceArn names 2 accounts ("123456789012", "999999999999"): pin one' },
+    ));
+  it("passes aws:SourceArn listing two ARNs of one account", () =>
+    assertNoResourceViolations(
+      p,
+      role({
+        ArnLike: {
+          "aws:SourceArn": [
+            "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-a/*",
+            "arn:aws:scheduler:eu-west-1:123456789012:schedule/*",
+          ],
+        },
+      }),
+    ));
+  it("passes two accounts in aws:SourceArn beside one pinned aws:SourceAccount (conditions all hold at once)", () =>
+    assertNoResourceViolations(
+      p,
+      role({
+        StringEquals: { "aws:SourceAccount": "123456789012" },
+        ArnLike: { "aws:SourceArn": ["arn:aws:scheduler:*:123456789012:*", "arn:aws:scheduler:*:999999999999:*"] },
+      }),
+    ));
   it("fails ...IfExists operators (a request without the key passes them)", () =>
     assertHasResourceViolation(p, role({ StringEqualsIfExists: { "aws:SourceAccount": "123456789012" } }), {
       message: "trusts scheduler.amazonaws.com from any account",

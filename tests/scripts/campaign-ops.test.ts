@@ -281,6 +281,8 @@ const SCHEDULE = {
 
 describe("reschedule", () => {
   useMocks();
+  // No other step of the recipient unless a test lists some.
+  beforeEach(() => scheduler.on(ListSchedulesCommand).resolves({ Schedules: [] }));
   it("moves a send: UpdateSchedule carries every field GetSchedule returned, with the new time", async () => {
     scheduler.on(GetScheduleCommand, { Name: "a1-1", GroupName: "campaign-spring" }).resolves(SCHEDULE as any);
     scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: SCHEDULE.Arn });
@@ -394,6 +396,80 @@ describe("reschedule", () => {
             "--at: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
       );
       assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+    });
+  });
+
+  describe("a move keeps the recipient's steps in order and 60 minutes apart (hostile review; promises.ts droppedSends)", () => {
+    // a1-1 at(2026-12-01T09:00:00) = 14:00Z, a1-2 at(2026-12-04T09:00:00) = 12-04T14:00Z, America/New_York (EST;
+    // python3 zoneinfo). ListSchedules by the recipient's name prefix also finds another recipient's (a1-2-1: id
+    // "a1-2") and a name that is no step of a1 (a1-x), on two pages.
+    const STEP2 = { ...SCHEDULE, Name: "a1-2", ScheduleExpression: "at(2026-12-04T09:00:00)" };
+    function twoSteps() {
+      scheduler.reset();
+      scheduler
+        .on(ListSchedulesCommand, { GroupName: "campaign-spring", NamePrefix: "a1-", NextToken: undefined })
+        .resolves({ Schedules: [{ Name: "a1-1" }, { Name: "a1-2-1" }] as any, NextToken: "p2" })
+        .on(ListSchedulesCommand, { GroupName: "campaign-spring", NamePrefix: "a1-", NextToken: "p2" })
+        .resolves({ Schedules: [{ Name: "a1-x" }, { Name: "a1-2" }] as any });
+      scheduler.on(GetScheduleCommand).rejects(new Error("GetSchedule of a name that is no step of a1"));
+      scheduler.on(GetScheduleCommand, { Name: "a1-1", GroupName: "campaign-spring" }).resolves(SCHEDULE as any);
+      scheduler.on(GetScheduleCommand, { Name: "a1-2", GroupName: "campaign-spring" }).resolves(STEP2 as any);
+      scheduler.on(UpdateScheduleCommand).resolves({});
+    }
+    const move = (step: string, at: string) =>
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", step, "--at", at, "--now", "2026-11-29T12:00:00Z"]);
+    const refused = async (step: string, at: string, message: string) => {
+      twoSteps();
+      await assert.rejects(move(step, at), (e: unknown) => e instanceof FindingsError && e.message === message);
+      assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+    };
+
+    it("refuses step 1 moved after step 2 (exit 1, naming step 2 and its time)", () =>
+      refused(
+        "1",
+        "2026-12-05T10:00",
+        "campaign spring: schedule a1-1 (recipient a1, step 1) moved to 2026-12-05T15:00:00.000Z would come after step 2 (a1-2, due 2026-12-04T14:00:00.000Z: at(2026-12-04T09:00:00) America/New_York): not moved, so the recipient's steps stay in order",
+      ));
+    it("refuses step 2 moved to 10 minutes after step 1", () =>
+      refused(
+        "2",
+        "2026-12-01T09:10",
+        "campaign spring: schedule a1-2 (recipient a1, step 2) moved to 2026-12-01T14:10:00.000Z would come within 60 minutes of step 1 (a1-1, due 2026-12-01T14:00:00.000Z: at(2026-12-01T09:00:00) America/New_York): not moved, so the recipient never gets two sends within 60 minutes",
+      ));
+    it("refuses step 2 moved before step 1", () =>
+      refused(
+        "2",
+        "2026-11-30T12:00",
+        "campaign spring: schedule a1-2 (recipient a1, step 2) moved to 2026-11-30T17:00:00.000Z would come before step 1 (a1-1, due 2026-12-01T14:00:00.000Z: at(2026-12-01T09:00:00) America/New_York): not moved, so the recipient's steps stay in order",
+      ));
+    it("refuses 59 minutes after step 1, moves at 60 (14:59Z, 15:00Z)", async () => {
+      await refused(
+        "2",
+        "2026-12-01T09:59",
+        "campaign spring: schedule a1-2 (recipient a1, step 2) moved to 2026-12-01T14:59:00.000Z would come within 60 minutes of step 1 (a1-1, due 2026-12-01T14:00:00.000Z: at(2026-12-01T09:00:00) America/New_York): not moved, so the recipient never gets two sends within 60 minutes",
+      );
+      twoSteps();
+      const r = await move("2", "2026-12-01T10:00");
+      assert.strictEqual(r.code, 0);
+      assert.strictEqual(
+        (scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input as any).ScheduleExpression,
+        "at(2026-12-01T10:00:00)",
+      );
+      // Read with bounded calls: two pages of names, then GetSchedule of a1-2 and of a1-1 only.
+      assert.strictEqual(scheduler.commandCalls(ListSchedulesCommand).length, 2);
+      assert.deepStrictEqual(
+        scheduler
+          .commandCalls(GetScheduleCommand)
+          .map((c) => c.args[0].input.Name)
+          .sort(),
+        ["a1-1", "a1-2"],
+      );
+    });
+    it("moves step 1 earlier, still before step 2 and 60 minutes from it", async () => {
+      twoSteps();
+      const r = await move("1", "2026-12-02T10:30");
+      assert.strictEqual(r.code, 0);
+      assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 1);
     });
   });
 
@@ -639,7 +715,8 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
       req.on("end", () => {
         requests.push({ method: req.method!, url: req.url!, body });
         res.setHeader("content-type", "application/json");
-        if (req.method === "GET")
+        if (req.method === "GET" && req.url!.startsWith("/schedules?")) res.end(JSON.stringify({ Schedules: [{ Name: "a1-1" }] }));
+        else if (req.method === "GET")
           res.end(
             JSON.stringify({
               ...SCHEDULE,
@@ -683,9 +760,13 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
     assert.strictEqual(code, 0, stderr);
     assert.deepStrictEqual(
       requests.map((q) => `${q.method} ${q.url}`),
-      ["GET /schedules/a1-1?groupName=campaign-spring", "PUT /schedules/a1-1"],
+      [
+        "GET /schedules/a1-1?groupName=campaign-spring",
+        "GET /schedules?MaxResults=100&NamePrefix=a1-&ScheduleGroup=campaign-spring",
+        "PUT /schedules/a1-1",
+      ],
     );
-    const put = JSON.parse(requests[1].body);
+    const put = JSON.parse(requests[2].body);
     assert.strictEqual(put.ScheduleExpression, "at(2026-12-02T10:30:00)");
     assert.strictEqual(put.ScheduleExpressionTimezone, "America/New_York");
     for (const k of [

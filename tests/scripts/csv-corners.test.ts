@@ -100,6 +100,28 @@ describe("CSV corners: line endings the reader cannot read exactly are refused",
     ]);
   });
 
+  it("a CRLF file with a lone CR inside an unquoted field is refused naming the line; a quoted CR is read exactly", async () => {
+    // "2\r" was read as the id (a hashed schedule name): the mirror of an LF outside quotes in a CR file.
+    const bad = write("id,email\r\n1,a@example.com\r\n2\r,b@example.com\r\n3,c@example.com\r\n");
+    await assert.rejects(records(bad), /list\.csv:3: .*carriage return \(CR\) outside quotes.*LF or CRLF/);
+    const r = await dryRun(bad);
+    assertRefused(r, /list\.csv:3: .*carriage return \(CR\) outside quotes/);
+    assert.strictEqual(r.read("plan.jsonl"), undefined);
+    // LF-only, and a CR at the very end of the file (no line break after it): refused too.
+    await assert.rejects(records(write("id,email\n1,a@example.com\n2,b@exa\rmple.com\n")), /list\.csv:3: .*carriage return/);
+    await assert.rejects(records(write("id,email\r\n1,a@example.com\r\n2,b@example.com\r")), /list\.csv:3: .*carriage return/);
+    // The line is counted past quoted line breaks.
+    await assert.rejects(
+      records(write('id,email,note\r\n1,a@example.com,"x\r\ny"\r\n2\r,b@example.com,z\r\n')),
+      /list\.csv:4: .*carriage return/,
+    );
+    const good = write('id,email,note\r\n1,a@example.com,"a\rb"\r\n');
+    assert.deepStrictEqual(await records(good), [
+      ["id", "email", "note"],
+      ["1", "a@example.com", "a\rb"],
+    ]);
+  });
+
   it("a CR-only file that later has CR CR LF lines is refused on the first of them", async () => {
     const list = write("id,email\ru1,a@example.com\ru2,b@example.com\r\r\nu3,c@example.com\r\r\n");
     // Lines counted by CR: u2's CR CR LF leaves a blank line 4 and an LF starting line 5.
@@ -187,6 +209,41 @@ describe("CSV corners: look-alike control headers are refused with the control c
 
   it("a name with an invisible character is shown with its code point, so the user can find it", () => {
     assert.throws(() => recipientColumns("list.csv", ["id", "email", "time\u200Bzone"]), /time<U\+200B>zone.*U\+200B ZERO WIDTH SPACE/);
+  });
+
+  // Homoglyphs (hostile review): letters of other scripts that look like Latin ones, written as code points here so
+  // that the test shows what it holds.
+  for (const [name, control, holds] of [
+    ["t\u0456mezone", "timezone", 'U+0456 (looks like "i")'], // Cyrillic і
+    ["\u0422imezone", "timezone", 'U+0422 (looks like "T")'], // Cyrillic Т
+    ["tim\u0435z\u043Ene", "timezone", 'U+0435 (looks like "e"), U+043E (looks like "o")'], // Cyrillic е, о
+    ["t\u0396", "timezone", 'U+0396 (looks like "Z")'], // Greek Ζ in "tZ"
+    ["\u0456d", "id", 'U+0456 (looks like "i")'],
+    ["\u0435mail", "email", 'U+0435 (looks like "e")'],
+    ["em\u03B1il", "email", 'U+03B1 (looks like "a")'], // Greek α
+    ["send_\u0430t", "send_at", 'U+0430 (looks like "a")'], // Cyrillic а
+    ["send_h\u03BFur", "send_hour", 'U+03BF (looks like "o")'], // Greek ο
+    ["send_m\u0131nute", "send_minute", 'U+0131 (looks like "i")'], // dotless ı
+    ["\u0585\u0430\u0455\u0441", "", ""], // Armenian օ, Cyrillic а ѕ с: "oasc" is no control name
+  ] as const)
+    it(`${JSON.stringify(name)} ${control ? `is refused as a homoglyph of "${control}", naming ${holds}` : "(letters of other scripts, no control name) stays personalization"}`, () => {
+      const header = control === "id" ? [name, "email"] : control === "email" ? ["id", name] : ["id", "email", name];
+      if (!control) return assert.deepStrictEqual(recipientColumns("list.csv", header).data, [2]);
+      assert.throws(
+        () => recipientColumns("list.csv", header),
+        (e: Error) =>
+          e.message.startsWith(`list.csv:1: column "${name}" (it holds ${holds}) looks like the control column "${control}" but is not it`),
+      );
+    });
+
+  it("the launcher refuses a list headed with a Cyrillic і in timezone: exit 2, one line, no plan", async () => {
+    const list = write("id,email,t\u0456mezone\nu1,a@example.com,Asia/Tokyo\n");
+    const r = await dryRun(list);
+    assertRefused(
+      r,
+      /list\.csv:1: column "t\u0456mezone" \(it holds U\+0456 \(looks like "i"\)\) looks like the control column "timezone"/,
+    );
+    assert.strictEqual(r.read("plan.jsonl"), undefined);
   });
 
   it("a look-alike beside the control column itself is personalization, as before", () => {

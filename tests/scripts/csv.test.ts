@@ -65,15 +65,17 @@ function reference(bytes: Buffer, lineBreak: "\n" | "\r"): Outcome {
 
 /**
  * The mixed line ending csv.ts refuses where csv-parse reads on, found by a scan of its own (quotes toggle, a doubled
- * one twice): CR CR LF outside quotes with LF line breaks, an LF outside quotes with CR line breaks.
+ * one twice): with LF line breaks, CR CR LF outside quotes or a CR outside quotes that is not part of a CRLF (csv-parse
+ * keeps it in the field); with CR line breaks, an LF outside quotes. The first one in the text counts.
  */
-function mixedLineEnding(text: string, lineBreak: "\n" | "\r"): "cr-cr-lf" | "lf-in-cr-file" | undefined {
+function mixedLineEnding(text: string, lineBreak: "\n" | "\r"): "cr-cr-lf" | "lf-in-cr-file" | "cr-in-lf-file" | undefined {
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     if (text[i] === '"') quoted = !quoted;
     else if (quoted) continue;
     else if (lineBreak === "\r" && text[i] === "\n") return "lf-in-cr-file";
     else if (lineBreak === "\n" && text.startsWith("\r\r\n", i)) return "cr-cr-lf";
+    else if (lineBreak === "\n" && text[i] === "\r" && text[i + 1] !== "\n") return "cr-in-lf-file";
   }
   return undefined;
 }
@@ -114,7 +116,8 @@ describe("csv.ts reads what csv-parse reads", () => {
     }
     // The generator reaches every outcome often.
     assert.ok(failed > 1_000 && failed < 5_000, `${failed} inputs failed`);
-    assert.ok(compared > 13_000 && refused > 500, `${compared} compared, ${refused} refused`);
+    // (A lone CR outside quotes in an LF file is refused since the hostile review: about a third fewer compared.)
+    assert.ok(compared > 9_000 && refused > 1_000, `${compared} compared, ${refused} refused`);
   });
 
   it("a list-like file, in 64 KB chunks: the same records and lines", () => {
@@ -139,6 +142,8 @@ describe("csv.ts reads what csv-parse reads", () => {
     assert.deepStrictEqual(at('id,note\n1,"a\nb"\n2,UT"C\n'), ["invalid-opening-quote", 4]);
     assert.deepStrictEqual(at('id,note\n1,"a\nb"x\n'), ["invalid-closing-quote", 3]);
     assert.deepStrictEqual(at('id,note\r\n1,"a\r\r\nb"\r\n2,x\r\r\n'), ["cr-cr-lf", 4]);
+    assert.deepStrictEqual(at('id,note\r\n1,"a\r\r\nb"\r\n2\r,x\r\n'), ["cr-in-lf-file", 4]);
+    assert.deepStrictEqual(at('id,note\r\n1,"a"\r\n2,x\ry\r\r\n'), ["cr-in-lf-file", 3]);
   });
 
   it("names the line of an LF outside quotes in a CR file, counting the CRs inside quotes", () => {

@@ -583,3 +583,65 @@ describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDP
     assert.ok(Date.now() - started < 20_000);
   });
 });
+
+describe("import-pinpoint: never overwrites its own input (hostile review)", () => {
+  /** A fresh folder holding a copy of the fixture export's files under `names`. */
+  function exportDir(names: string[]) {
+    const dir = fs.mkdtempSync(path.join(tmp, "own-input-"));
+    const sources = fs.readdirSync(EXPORT).sort();
+    names.forEach((name, i) => fs.copyFileSync(path.join(EXPORT, sources[i % sources.length]), path.join(dir, name)));
+    return dir;
+  }
+  const refused = async (args: string[], pattern: RegExp, kept: string[]) => {
+    const before = kept.map((f) => fs.readFileSync(f));
+    const r = await runMain(main, args);
+    assert.strictEqual(r.code, 2, r.stderr);
+    assert.strictEqual(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, pattern);
+    kept.forEach((f, i) => assert.ok(fs.readFileSync(f).equals(before[i]), `${f} was changed`));
+  };
+
+  it("an export file named recipients.csv in --out is refused, and left as it was", async () => {
+    const dir = exportDir(["recipients.csv"]);
+    const file = path.join(dir, "recipients.csv");
+    await refused(
+      ["--endpoints", file, "--out", dir],
+      /recipients\.csv is an endpoint export file \(--endpoints .*recipients\.csv\).*give another --out/,
+      [file],
+    );
+  });
+
+  it("an export folder holding skipped.csv, with --out that folder, is refused", async () => {
+    const dir = exportDir(["endpoints-1.jsonl", "skipped.csv"]);
+    await refused(["--endpoints", dir, "--out", dir], /skipped\.csv is an endpoint export file/, [
+      path.join(dir, "endpoints-1.jsonl"),
+      path.join(dir, "skipped.csv"),
+    ]);
+  });
+
+  it("the same file under another name (a hard link, a symbolic link) is refused", async () => {
+    const dir = exportDir(["export.jsonl"]);
+    const file = path.join(dir, "export.jsonl");
+    const out = fs.mkdtempSync(path.join(tmp, "own-out-"));
+    fs.linkSync(file, path.join(out, "recipients.csv"));
+    await refused(
+      ["--endpoints", file, "--out", out],
+      /recipients\.csv is an endpoint export file \(--endpoints .*\) \(the same file under another name: a link\)/,
+      [file],
+    );
+    const out2 = fs.mkdtempSync(path.join(tmp, "own-out-"));
+    const link = path.join(tmp, `link-${runs++}.jsonl`);
+    fs.symlinkSync(path.join(out2, "skipped.csv"), link);
+    fs.copyFileSync(file, path.join(out2, "skipped.csv"));
+    await refused(["--endpoints", link, "--out", out2], /skipped\.csv is an endpoint export file .*through a symbolic link/, [
+      path.join(out2, "skipped.csv"),
+    ]);
+  });
+
+  it("an export beside (not under) the outputs' names in --out is read as before", async () => {
+    const dir = exportDir(["endpoints-1.jsonl", "endpoints-2.jsonl"]);
+    const r = await runMain(main, ["--endpoints", path.join(dir, "endpoints-1.jsonl"), "--out", dir]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.ok(fs.existsSync(path.join(dir, "recipients.csv")));
+  });
+});

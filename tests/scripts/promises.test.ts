@@ -23,13 +23,13 @@ const csv = (name: string, text: string) => {
 };
 const ONE_UTC = csv("one-utc.csv", "id,email,timezone\nu1,u1@example.com,UTC\n");
 
-async function launch(args: string[]) {
+async function launch(args: string[], recipients = ONE_UTC) {
   const out = path.join(tmp, `run-${++runs}`);
   const r = await runMain(launchMain, [
     "--campaign",
     "p",
     "--recipients",
-    ONE_UTC,
+    recipients,
     "--template",
     "t",
     ...args,
@@ -151,6 +151,20 @@ describe("issue 22: one set of promises (planning paths)", function () {
       );
       assert.strictEqual(r.summary.quiet.delayed, 1);
       assert.strictEqual(r.summary.window.quietCheckedMinutes, 120);
+    });
+
+    it("launcher: a quiet end inside a DST gap is the gap's end (London 00:45 with 22:30-01:50 → 01:00Z, 02:00 BST)", async () => {
+      // python3 zoneinfo: 2026-03-29 00:45 GMT = 00:45Z; at 01:00Z the clock jumps to 02:00 BST, past 01:50.
+      const list = csv("london-gap.csv", "id,email,timezone,send_at\nl1,l1@example.com,Europe/London,2026-03-29T00:45\n");
+      const r = await launch(
+        ["--date", "2026-03-29", "--hour", "9", "--quiet-hours", "22:30-01:50", "--window-minutes", "1", "--now", "2026-03-01T00:00:00Z"],
+        list,
+      );
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.deepStrictEqual(
+        r.plan.map((p) => [p.utc, p.send_at, p.timezone]),
+        [["2026-03-29T01:00:00.000Z", "2026-03-29T02:00:00", "Europe/London"]],
+      );
     });
 
     it("launcher: with a 1-minute window 20:59 stays (its only minute is free)", async () => {

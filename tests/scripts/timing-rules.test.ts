@@ -6,12 +6,17 @@
  */
 import * as assert from "assert";
 import { DateTime } from "luxon";
+import * as fc from "fast-check";
 import { endOfQuietTime, isQuiet, QuietTime } from "../../infra/rules/quiet-time";
+import { endOfQuietWindow } from "../../infra/rules/promises";
 import { MissedRule, SendDecider } from "../../scripts/lib/planning/decisions";
 import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../infra/rules/send-rules";
 import { Step } from "../../infra/rules/send-time";
 
 const iso = (ms: number) => new Date(ms).toISOString();
+const MINUTE = 60_000;
+/** Quiet hours as `length` minutes from local minute `start` (wrapping midnight), by plain arithmetic. */
+const inQuietLuxon = (start: number, length: number, minuteOfDay: number) => (minuteOfDay - start + 1440) % 1440 < length;
 const LONG_AGO = Date.parse("2020-01-01T00:00:00Z");
 const onTime: MissedRule = { policy: "skip", graceMinutes: 60, cutoffMs: LONG_AGO };
 
@@ -196,11 +201,98 @@ describe("timing rules", () => {
       // Fri 2026-12-04 22:30 CET = 21:30Z; Sun 2026-12-06 08:00 CET = 07:00Z
       assert.strictEqual(iso(endOfQuietTime(q, "Europe/Paris", Date.parse("2026-12-04T21:30:00Z"))!.utcMs), "2026-12-06T07:00:00.000Z");
     });
-    it("a quiet end inside a spring-forward gap moves forward by the gap", () => {
+    it("a quiet end inside a spring-forward gap is the gap's end: the instant the clock jumps past it", () => {
       const q: QuietTime = { hours: { start: 22 * 60, end: 2 * 60 + 30 }, days: [], policy: "delay" };
-      // 2026-03-07 23:00 EST = 03-08T04:00Z; 02:30 does not exist on 03-08 → 03:30 EDT = 07:30Z
+      // 2026-03-07 23:00 EST = 03-08T04:00Z; 02:30 does not exist on 03-08: at 07:00Z the clock jumps from 01:59 EST
+      // to 03:00 EDT, past 02:30, so 07:00Z is the first minute that is not quiet (python3 zoneinfo).
       const end = endOfQuietTime(q, "America/New_York", Date.parse("2026-03-08T04:00:00Z"))!;
-      assert.deepStrictEqual({ utc: iso(end.utcMs), fold: end.fold }, { utc: "2026-03-08T07:30:00.000Z", fold: "gap" });
+      assert.deepStrictEqual({ utc: iso(end.utcMs), fold: end.fold }, { utc: "2026-03-08T07:00:00.000Z", fold: "exact" });
+    });
+    it("Europe/London 00:45 with 22:30-01:50 on 2026-03-29 → 01:00Z (02:00 BST), not 01:50Z (02:50 BST)", () => {
+      const q: QuietTime = { hours: { start: 22 * 60 + 30, end: 60 + 50 }, days: [], policy: "delay" };
+      // python3 zoneinfo: 00:55Z is 00:55 GMT (quiet), 01:00Z is 02:00 BST (free)
+      const end = endOfQuietTime(q, "Europe/London", Date.parse("2026-03-29T00:45:00Z"))!;
+      assert.deepStrictEqual({ utc: iso(end.utcMs), fold: end.fold }, { utc: "2026-03-29T01:00:00.000Z", fold: "exact" });
+      assert.strictEqual(
+        iso(endOfQuietWindow(q, "Europe/London", Date.parse("2026-03-29T00:45:00Z"), 1)!.utcMs),
+        "2026-03-29T01:00:00.000Z",
+      );
+    });
+    it("Pacific/Chatham Sat 23:15 with 00:00-02:59 + MON and a 138-minute window → 14:00Z (03:45 CHADT)", () => {
+      const q: QuietTime = { hours: { start: 0, end: 2 * 60 + 59 }, days: [1], policy: "delay" };
+      // python3 zoneinfo: 2026-09-26 23:15 +12:45 = 10:30Z; its window reaches Sunday 00:00 (quiet); 02:59 Sunday does
+      // not exist (13:59Z is 02:44 +12:45, 14:00Z is 03:45 +13:45); [14:00Z, 16:18Z) is Sunday 03:45-06:03, free.
+      const end = endOfQuietWindow(q, "Pacific/Chatham", Date.parse("2026-09-26T10:30:00Z"), 138)!;
+      assert.strictEqual(iso(end.utcMs), "2026-09-26T14:00:00.000Z");
+    });
+    it("property: the end of quiet time is the first minute that is not quiet (luxon), DST changes included", () => {
+      const zones = ["Europe/London", "America/New_York", "Pacific/Chatham", "Australia/Lord_Howe", "America/Santiago", "Asia/Tehran"];
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...zones),
+          // around 2026's changes: every start minute of the year, weighted to nothing in particular
+          fc.integer({ min: 0, max: 365 * 1440 - 1 }),
+          fc.integer({ min: 0, max: 1439 }),
+          fc.integer({ min: 1, max: 360 }),
+          (zone, minute, start, length) => {
+            const q: QuietTime = { hours: { start, end: (start + length) % 1440 }, days: [], policy: "delay" };
+            // Start inside the quiet period, in local terms, so that most cases move (DST days are the interesting ones).
+            const from = Date.UTC(2026, 0, 1) + minute * MINUTE;
+            const quietByLuxon = (ms: number) => {
+              const t = DateTime.fromMillis(ms, { zone });
+              return inQuietLuxon(start, length, t.hour * 60 + t.minute);
+            };
+            const end = endOfQuietTime(q, zone, from);
+            if (!quietByLuxon(from)) return assert.strictEqual(end, undefined);
+            assert.ok(end && !quietByLuxon(end.utcMs), `${zone} ${iso(from)}: ${end && iso(end.utcMs)} is quiet`);
+            for (let m = from; m < end.utcMs; m += MINUTE)
+              assert.ok(quietByLuxon(m), `${zone} ${iso(from)}: ${iso(m)} is free before ${iso(end.utcMs)}`);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+    it("property: on 2026's DST days, the end of quiet time is the first minute that is not quiet (luxon)", () => {
+      // [zone, the UTC instant of a 2026 change] from python3 zoneinfo; quiet periods around the change.
+      const changes: [string, string][] = [
+        ["Europe/London", "2026-03-29T01:00:00Z"],
+        ["Europe/London", "2026-10-25T01:00:00Z"],
+        ["America/New_York", "2026-03-08T07:00:00Z"],
+        ["America/New_York", "2026-11-01T06:00:00Z"],
+        ["Pacific/Chatham", "2026-09-26T14:00:00Z"],
+        ["Pacific/Chatham", "2026-04-04T14:00:00Z"],
+        ["Australia/Lord_Howe", "2026-10-03T15:30:00Z"],
+        ["America/Santiago", "2026-09-06T04:00:00Z"],
+      ];
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...changes),
+          fc.integer({ min: -300, max: 60 }),
+          fc.integer({ min: -180, max: 180 }),
+          fc.integer({ min: 1, max: 300 }),
+          ([zone, change], fromOffset, endOffset, length) => {
+            // A quiet period that ends near the change's local wall clock (in a gap, an overlap or beside them).
+            const local = DateTime.fromISO(change, { zone });
+            const endMinute = (((local.hour * 60 + local.minute + endOffset) % 1440) + 1440) % 1440;
+            const start = (((endMinute - length) % 1440) + 1440) % 1440;
+            const q: QuietTime = { hours: { start, end: endMinute }, days: [], policy: "delay" };
+            const from = Date.parse(change) + fromOffset * MINUTE;
+            const quietByLuxon = (ms: number) => {
+              const t = DateTime.fromMillis(ms, { zone });
+              return inQuietLuxon(start, length, t.hour * 60 + t.minute);
+            };
+            const end = endOfQuietTime(q, zone, from);
+            if (!quietByLuxon(from)) return assert.strictEqual(end, undefined);
+            assert.ok(
+              end && !quietByLuxon(end.utcMs),
+              `${zone} ${iso(from)} ${JSON.stringify(q.hours)}: ${end && iso(end.utcMs)} is quiet`,
+            );
+            for (let m = from; m < end.utcMs; m += MINUTE)
+              assert.ok(quietByLuxon(m), `${zone} ${iso(from)} ${JSON.stringify(q.hours)}: ${iso(m)} is free before ${iso(end.utcMs)}`);
+          },
+        ),
+        { numRuns: 300 },
+      );
     });
     it("when a DST gap takes the week's only free hour, the send waits for the next week's", () => {
       // Free only on Sundays, 02:00-03:00 local. From Sun 2027-03-07 15:00 EST (20:00Z): Sun 03-14 02:00 does not

@@ -23,7 +23,7 @@ import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../../../infra/rules/format";
 import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../../../infra/rules/recurrence";
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
-import { CREATE_LEAD_MS, inTimeToCreate, mayHaveFired } from "../../../infra/rules/promises";
+import { CREATE_LEAD_MS, inTimeToCreate, MIN_GAP_MINUTES, mayHaveFired, movedSendConflict } from "../../../infra/rules/promises";
 import { FindingsError, UsageError } from "../../../infra/rules/errors";
 
 const DAY_MS = 86_400_000;
@@ -336,6 +336,7 @@ export async function moveSchedule(
     }
     const t = scheduledTime(zone, utcMs, fold);
     if (!writable(t)) throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
+    await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs });
     Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
     to = { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
   }
@@ -349,6 +350,70 @@ export async function moveSchedule(
     from: { expression: current.ScheduleExpression, timezone: current.ScheduleExpressionTimezone },
     to,
   };
+}
+
+/** At most this many pages of ListSchedules (100 names each) are read for one recipient's other steps. */
+const MAX_STEP_PAGES = 20;
+
+/**
+ * Never two at once, and in order (promises.ts movedSendConflict): the recipient's other pending step schedules are
+ * read — ListSchedules by the name prefix the naming rule gives every step of this recipient, then GetSchedule of
+ * each name that is one of its steps — and a move that would come within MIN_GAP_MINUTES of one, or before an earlier
+ * step or after a later one, is refused (FindingsError), naming that step and its time. A step already sent (its
+ * schedule deleted itself) or removed is not there to compare with.
+ */
+async function refuseIfStepsWouldClash(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: { campaignId: string; recipientId: string; step: number; which: string; utcMs: number },
+): Promise<void> {
+  const GroupName = campaignGroupName(o.campaignId);
+  const own = scheduleName(o.recipientId, o.step);
+  const NamePrefix = own.slice(0, own.length - String(o.step).length);
+  const steps = new Map<number, string>();
+  let pages = 0;
+  for await (const page of allPages(
+    d,
+    `campaign ${o.campaignId}: ListSchedules ${NamePrefix}* in ${GroupName} (the other steps of recipient ${o.recipientId})`,
+    (NextToken, opts) => scheduler.send(new ListSchedulesCommand({ GroupName, NamePrefix, MaxResults: 100, NextToken }), opts),
+    (p) => p.NextToken,
+  )) {
+    if (++pages > MAX_STEP_PAGES)
+      throw new FindingsError(
+        `campaign ${o.campaignId}: more than ${MAX_STEP_PAGES * 100} schedules in ${GroupName} are named ${NamePrefix}…: cannot read recipient ${o.recipientId}'s other steps to keep them in order; not moved`,
+      );
+    for (const s of page.Schedules ?? []) {
+      const step = /^[1-9]\d{0,5}$/.test(s.Name?.slice(NamePrefix.length) ?? "") ? Number(s.Name!.slice(NamePrefix.length)) : undefined;
+      if (step !== undefined && step !== o.step && scheduleName(o.recipientId, step) === s.Name) steps.set(step, s.Name);
+    }
+  }
+  if (steps.size === 0) return;
+  const sends: (number | undefined)[] = [];
+  const due = new Map<number, string>();
+  for (const [step, Name] of [...steps].sort((a, b) => a[0] - b[0])) {
+    const other = await awsCall(
+      d,
+      `campaign ${o.campaignId}: GetSchedule ${Name} (recipient ${o.recipientId}, step ${step})`,
+      (opts) => scheduler.send(new GetScheduleCommand({ Name, GroupName }), opts),
+      () => undefined, // sent (deleted itself) since it was listed
+    );
+    const zone = other?.ScheduleExpressionTimezone ?? "UTC";
+    const at = other && zoneKnown(zone) ? atInstant(other.ScheduleExpression, zone) : undefined;
+    if (at === undefined) continue; // gone, or not a one-time send of ours
+    sends[step - 1] = at;
+    due.set(step, `${Name}, due ${new Date(at).toISOString()}: ${other!.ScheduleExpression} ${zone}`);
+  }
+  sends[o.step - 1] = o.utcMs;
+  for (let i = 0; i < sends.length; i++) if (!(i in sends)) sends[i] = undefined;
+  const conflict = movedSendConflict(sends, o.step - 1);
+  if (!conflict) return;
+  const step = conflict.with + 1;
+  const moved = `campaign ${o.campaignId}: ${o.which} moved to ${new Date(o.utcMs).toISOString()}`;
+  throw new FindingsError(
+    conflict.reason === "too-close"
+      ? `${moved} would come within ${MIN_GAP_MINUTES} minutes of step ${step} (${due.get(step)}): not moved, so the recipient never gets two sends within ${MIN_GAP_MINUTES} minutes`
+      : `${moved} would come ${step > o.step ? "after" : "before"} step ${step} (${due.get(step)}): not moved, so the recipient's steps stay in order`,
+  );
 }
 
 /**

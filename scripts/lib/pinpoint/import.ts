@@ -32,12 +32,15 @@ import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
 import { canonicalZone } from "../../../infra/rules/send-time";
 import { UsageError } from "../../../infra/rules/errors";
+import { OutputLock, RunFiles } from "../planning/plan-files";
 
 export { lines } from "./lines";
 
 /** One file of the export: a local file or an S3 object. `open` gives its bytes as stored (gzip or not). */
 export interface ExportSource {
   name: string;
+  /** The local file it is read from, if any: the import never removes or replaces it (OutputLock). */
+  file?: string;
   open(): Promise<Readable>;
 }
 
@@ -63,10 +66,30 @@ export interface ImportSummary {
 
 const PROGRESS_EVERY = 250_000;
 
+/** What an import writes or removes in --out: its outputs and its temporary files (ImportRun, EndpointLedger). */
+export const IMPORT_RUN_FILES: RunFiles = {
+  names: ["recipients.csv", "skipped.csv", "endpoints.decided", "recipients.rows", "opt-outs"],
+  input: (file) => `an endpoint export file (--endpoints ${file})`,
+  when: "once it has read the export",
+  move: "the export",
+};
+
 export async function importEndpoints(o: ImportOptions): Promise<ImportSummary> {
-  fs.mkdirSync(o.outDir, { recursive: true });
+  // An export file under one of those names (or a link to one) would be read and then replaced: refused, and the
+  // folder locked against a second import, as launch-campaign does.
+  const lock = OutputLock.acquire(
+    o.outDir,
+    o.sources.flatMap((s) => (s.file === undefined ? [] : [s.file])),
+    IMPORT_RUN_FILES,
+  );
   const output = { recipients: path.join(o.outDir, "recipients.csv"), skipped: path.join(o.outDir, "skipped.csv") };
-  const run = new ImportRun(o, output);
+  let run: ImportRun;
+  try {
+    run = new ImportRun(o, output);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
   try {
     let base = 0;
     for (const [index, source] of o.sources.entries()) {
@@ -77,6 +100,7 @@ export async function importEndpoints(o: ImportOptions): Promise<ImportSummary> 
     return await run.finish();
   } finally {
     run.discard();
+    lock.release();
   }
 }
 
@@ -338,5 +362,5 @@ export function localExportSources(target: string): ExportSource[] {
         .sort()
     : [target];
   if (files.length === 0) throw new UsageError(`${target}: no files in this directory`);
-  return files.map((file) => ({ name: file, open: async () => fs.createReadStream(file) }));
+  return files.map((file) => ({ name: file, file, open: async () => fs.createReadStream(file) }));
 }

@@ -55,36 +55,56 @@ const failure = (where: string, e: unknown) => {
   return new OutputError(`${where} (${code})`);
 };
 
+/** The files a command writes or removes in its output folder, and what its inputs are, for the message. */
+export interface RunFiles {
+  /** Names it writes or removes (a temporary `<name>.…` of each too). */
+  names: readonly string[];
+  /** What an input is: `the recipient list (--recipients list.csv)`. */
+  input: (file: string) => string;
+  /** When the run replaces its files, and what to move when one is refused: `before it reads the list`, `the list`. */
+  when: string;
+  move: string;
+}
+
+/** launch-campaign's (a dry run's) files. */
+export const LAUNCH_RUN_FILES: RunFiles = {
+  names: FINAL_NAMES,
+  input: (file) => `the recipient list (--recipients ${file})`,
+  when: "before it reads the list",
+  move: "the list",
+};
+
 /**
  * Whether a run writes or removes a file of this name in its folder: a final name, the lock, or a temporary one of
  * theirs. Without case: on the file systems of macOS and Windows, Rejects.csv is rejects.csv.
  */
-function isRunFileName(name: string): boolean {
+function isRunFileName(files: RunFiles, name: string): boolean {
   const lower = name.toLowerCase();
-  return [...FINAL_NAMES, LOCK_NAME].some((n) => lower === n || lower.startsWith(n + "."));
+  return [...files.names, LOCK_NAME].some((n) => lower === n || lower.startsWith(n + "."));
 }
 
 /**
  * Throws InputError when one of `inputs` (local files the run reads) is, in output folder `dir`, a file the run writes
- * or removes: named so (as given, or where a symbolic link leads), or the same file under such a name (a hard or
- * symbolic link to it there). Touches nothing; a few stat calls.
+ * or removes (`files`): named so (as given, or where a symbolic link leads), or the same file under such a name (a
+ * hard or symbolic link to it there). Touches nothing; a few stat calls.
  */
-export function refuseInputsInOutputFolder(dir: string, inputs: readonly string[]): void {
+export function refuseInputsInOutputFolder(dir: string, inputs: readonly string[], files: RunFiles = LAUNCH_RUN_FILES): void {
   const realDir = realpathOrUndefined(dir);
   if (realDir === undefined) return; // no folder yet: nothing in it
-  const runFiles = fs.readdirSync(realDir).filter(isRunFileName);
+  const runFiles = fs.readdirSync(realDir).filter((name) => isRunFileName(files, name));
   for (const input of inputs) {
     const stat = statOrUndefined(input);
     if (!stat) continue; // reading it will say so
     const refuse = (name: string, how: string) => {
       throw new InputError(
-        `--out ${dir}: ${path.join(dir, name)} is the recipient list${how} (--recipients ${input}); the run removes and rewrites ${name} before it reads the list: give another --out, or move or rename the list`,
+        `--out ${dir}: ${path.join(dir, name)} is ${files.input(input)}${how}; the run removes and rewrites ${name} ${files.when}: give another --out, or move or rename ${files.move}`,
       );
     };
     const given = path.basename(input);
-    if (realpathOrUndefined(path.dirname(path.resolve(input))) === realDir && isRunFileName(given)) refuse(given, "");
+    if (realpathOrUndefined(path.dirname(path.resolve(input))) === realDir && isRunFileName(files, given)) refuse(given, "");
     const real = realpathOrUndefined(input)!;
-    if (path.dirname(real) === realDir && isRunFileName(path.basename(real))) refuse(path.basename(real), " (through a symbolic link)");
+    if (path.dirname(real) === realDir && isRunFileName(files, path.basename(real)))
+      refuse(path.basename(real), " (through a symbolic link)");
     for (const name of runFiles) {
       const other = statOrUndefined(path.join(realDir, name));
       if (other && other.dev === stat.dev && other.ino === stat.ino) refuse(name, " (the same file under another name: a link)");
@@ -116,15 +136,17 @@ export class OutputLock {
     private readonly file: string,
     /** The local files the run reads, which it must never remove or replace. */
     readonly inputs: readonly string[],
+    /** The files the run writes or removes in `dir`. */
+    readonly files: RunFiles,
   ) {}
 
   /**
    * Creates the folder if needed and locks it; throws OutputError naming the holder when another run has it, and
    * InputError, before creating anything, when one of `inputs` is a file the run would remove or replace there.
    */
-  static acquire(dir: string, inputs: readonly string[] = []): OutputLock {
+  static acquire(dir: string, inputs: readonly string[] = [], files: RunFiles = LAUNCH_RUN_FILES): OutputLock {
     if (dir === "") throw new OutputError(`--out '': cannot write the output folder (an empty path)`);
-    refuseInputsInOutputFolder(dir, inputs);
+    refuseInputsInOutputFolder(dir, inputs, files);
     try {
       fs.mkdirSync(dir, { recursive: true });
     } catch (e) {
@@ -144,7 +166,7 @@ export class OutputLock {
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
           fs.linkSync(draft, file);
-          return new OutputLock(dir, file, inputs);
+          return new OutputLock(dir, file, inputs, files);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
         }
@@ -205,7 +227,7 @@ export class PlanFiles {
    */
   constructor(lock: OutputLock, o: { holdout?: boolean; planSink?: PlanSink; localPlan?: boolean } = {}) {
     const dir = lock.dir;
-    refuseInputsInOutputFolder(dir, lock.inputs); // again: the folder may have changed since it was locked
+    refuseInputsInOutputFolder(dir, lock.inputs, lock.files); // again: the folder may have changed since it was locked
     try {
       for (const name of FINAL_NAMES) fs.rmSync(path.join(dir, name), { force: true });
     } catch (e) {

@@ -11,13 +11,14 @@
  *
  * Errors name the line: a quote inside an unquoted field, a closing quote followed by something other than a comma or
  * the line break, and the end of the file inside a quoted field (the line the quote opened on). Line endings that mix
- * the kinds cannot be read exactly, so they are errors too: a line ending in CR CR LF (LF mode: csv-parse keeps the
- * first CR in the last field) and an LF outside quotes in a file read with CR alone (csv-parse keeps it in the field:
- * the LF of a CR CR LF would start the next record's first field). A record over
+ * the kinds cannot be read exactly, so they are errors too: a line ending in CR CR LF and any other CR outside quotes
+ * that is not the CR of a CRLF (LF mode: csv-parse keeps it in the field, `2\r` as an id), and an LF outside quotes in
+ * a file read with CR alone (csv-parse keeps it in the field: the LF of a CR CR LF would start the next record's
+ * first field). A record over
  * MAX_RECORD_BYTES (a quote never closed, in practice) stops the read, so memory stays bounded. Where csv-parse does
  * otherwise, on purpose: a NUL byte after a closing quote is an error here (csv-parse ends the field there and keeps
  * the NUL), a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
- * without checking it), and the two mixed line endings above.
+ * without checking it), and the mixed line endings above.
  */
 import { CsvSyntaxError } from "../../../infra/rules/errors";
 
@@ -175,15 +176,14 @@ export class CsvReader {
 
   /** The record in bytes [start, end) of `bytes` (without its line break). */
   private record(bytes: Buffer, start: number, end: number, last = false): CsvRecord {
-    // CRLF: the CR belongs to the line break (outside quotes: a quoted field ends in a quote). A second CR before it
-    // is neither data nor a line break anyone meant.
-    if (this.breakByte === LF && end > start && bytes[end - 1] === CR && !last) {
-      end--;
-      if (end > start && bytes[end - 1] === CR) throw new CsvSyntaxError("cr-cr-lf", this.line);
-    }
+    // CRLF: the CR belongs to the line break (outside quotes: a quoted field ends in a quote).
+    const crlf = this.breakByte === LF && end > start && bytes[end - 1] === CR && !last;
+    if (crlf) end--;
     const text = this.decode.call(bytes, start, end);
     const line = this.line;
     if (this.breakByte === CR && text.indexOf("\n") !== -1) this.refuseUnquotedLf(text, line);
+    // Any other CR outside quotes is neither data nor a line break anyone meant (a second CR before the CRLF: cr-cr-lf).
+    if (this.breakByte === LF && text.indexOf("\r") !== -1) this.refuseUnquotedCr(text, line, crlf);
     if (text.indexOf('"') === -1) {
       this.line++;
       return { line, fields: text.split(",") };
@@ -203,6 +203,22 @@ export class CsvReader {
       if (c === QUOTE) quoted = !quoted;
       else if (c === CR) n++;
       else if (c === LF && !quoted) throw new CsvSyntaxError("lf-in-cr-file", n);
+    }
+  }
+
+  /**
+   * LF mode: throws at a CR outside quotes in the record's text (its line break's CR already taken off; `crlf` when
+   * there was one): cr-cr-lf when it is the CR just before that CRLF, cr-in-lf-file anywhere else.
+   */
+  private refuseUnquotedCr(text: string, line: number, crlf: boolean): void {
+    let quoted = false;
+    let n = line;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === QUOTE) quoted = !quoted;
+      else if (c === LF) n++;
+      else if (c === CR && !quoted)
+        throw new CsvSyntaxError(crlf && i === text.length - 1 ? "cr-cr-lf" : "cr-in-lf-file", crlf && i === text.length - 1 ? line : n);
     }
   }
 

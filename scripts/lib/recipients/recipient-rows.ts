@@ -117,7 +117,7 @@ export function refuseMisspeltControlColumns(file: string, header: string[], con
       throw new InputError(
         `${file}:1: column "${name}" is not "${control}": control columns are read only as written (${controls.join(", ")}); rename it`,
       );
-    const holds = invisibleIn(name);
+    const holds = [invisibleIn(name), homoglyphsIn(name)].filter(Boolean).join(", ");
     throw new InputError(
       `${file}:1: column "${shown(name)}"${holds ? ` (it holds ${holds})` : ""} looks like the control column "${control}" but is not it: control columns are read only as written (${controls.join(", ")}); rename it "${control}", or, if it is personalization, give it a name that does not look like one`,
     );
@@ -138,12 +138,46 @@ const LOOK_ALIKES: Record<string, string[]> = {
   [SEND_MINUTE_COLUMN]: ["sendminute", "sendmin"],
 };
 
-/** A header name without case, separators (space _ - .), compatibility forms or invisible characters: "Time-Zone" → "timezone". */
+/**
+ * A header name without case, separators (space _ - .), compatibility forms (NFKC: fullwidth and mathematical letters)
+ * or invisible characters, and with letters of other scripts that look like Latin ones read as those:
+ * "Time-Zone" → "timezone", "tіmezone" (Cyrillic і) → "timezone".
+ */
 function headerKey(name: string): string {
-  return name
-    .normalize("NFKC")
+  return [...name.normalize("NFKC")]
+    .map((c) => HOMOGLYPHS[c] ?? c)
+    .join("")
     .toLowerCase()
     .replace(/[\p{Cf}\p{Cc}\p{Z}_.-]/gu, "");
+}
+
+/**
+ * Letters that look like Latin a–z in common fonts (after NFKC, which already maps fullwidth and mathematical forms),
+ * from Unicode's confusables for Cyrillic, Greek, Armenian and Latin extensions; upper and lower case apart, since
+ * they look like different Latin letters (Greek Ν is "N", ν is "v").
+ */
+const HOMOGLYPHS: Record<string, string> = Object.fromEntries(
+  [
+    // Cyrillic capitals and small letters
+    "АA ВB СC ԀD ЕE НH ІI ЈJ КK ӀI МM ОO РP ԚQ ЅS ТT ХX УY ҮY ԜW",
+    "аa вb сc ԁd еe һh іi јj кk ӏl мm нh оo рp ԛq ѕs тt хx уy үy ԝw",
+    // Greek
+    "ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX ͿJ",
+    "αa βb γy εe ιi κk νv οo ρp τt υu χx ϳj",
+    // Armenian
+    "օo սu հh ոn",
+    // Latin look-alikes outside a–z
+    "ıi ȷj ɑa ɡg ɩi ᴀa ᴄc ᴅd ᴇe ᴊj ᴋk ᴍm ᴏo ᴘp ᴛt ᴜu ᴠv ᴡw ᴢz ʜh ɪi ʟl ɴn ʀr ʏy",
+  ]
+    .join(" ")
+    .split(" ")
+    .map((pair) => [pair.slice(0, -1), pair.slice(-1)]),
+);
+
+/** The letters of a name that look like Latin ones, in words ('U+0456 (looks like "i")'), or "" when there is none. */
+function homoglyphsIn(name: string): string {
+  const found = [...new Set([...name.normalize("NFKC")].filter((c) => HOMOGLYPHS[c] !== undefined))];
+  return found.map((c) => `${codePoint(c)} (looks like "${HOMOGLYPHS[c]}")`).join(", ");
 }
 
 /**

@@ -40,6 +40,7 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
   "utf8-bom-in-latin1": "the file starts with a UTF-8 byte order mark: it is UTF-8, not Latin-1 (leave out --encoding latin1)",
   "cr-cr-lf": `the line ends in CR CR LF, which reads as a stray CR or an extra line; ${ONE_LINE_ENDING}`,
   "lf-in-cr-file": `a line feed (LF) outside quotes in a file whose lines end in CR alone (a line ending in CR CR LF?); quote the field, or ${ONE_LINE_ENDING}`,
+  "cr-in-lf-file": `a carriage return (CR) outside quotes that does not end the line, in a file whose lines end in LF or CRLF; quote the field, or ${ONE_LINE_ENDING}`,
 };
 
 /**
