@@ -12,6 +12,11 @@ export interface SchedulerTargetArgs {
   configurationSetArn: pulumi.Input<string>;
   contactListArn?: pulumi.Input<string>;
   /**
+   * The SES templates the stack deploys: sends may use only these.
+   * @default none: any template of the account (templates kept in SES)
+   */
+  templateNames?: string[];
+  /**
    * Customer-managed KMS key for the dead-letter queue. Without one the queue uses SQS-managed encryption.
    * @default none
    */
@@ -83,6 +88,7 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 identityArn,
                 configurationSetArn,
                 contactListArn,
+                templateNames: args.templateNames,
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
                 sendGateName: args.sendGateName,

@@ -18,6 +18,11 @@ export interface SendGateArgs {
   identityArn: pulumi.Input<string>;
   configurationSetArn: pulumi.Input<string>;
   contactListArn?: pulumi.Input<string>;
+  /**
+   * The SES templates the stack deploys: sends may use only these.
+   * @default none: any template of the account (templates kept in SES)
+   */
+  templateNames?: string[];
   /** Where a failed send goes, as when Scheduler gives up on one. */
   deadLetterQueueArn: pulumi.Input<string>;
   deadLetterQueueUrl: pulumi.Input<string>;
@@ -88,6 +93,7 @@ export class SendGate extends pulumi.ComponentResource {
                 identityArn,
                 configurationSetArn,
                 contactListArn,
+                templateNames: args.templateNames,
                 deadLetterQueueArn,
                 metricNamespace: CAPPED_METRIC.namespace,
                 kmsKeyArn: args.kmsKeyArn,
