@@ -7,7 +7,9 @@ import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../infra/rules/fanout-definition";
 import { scheduler } from "../infra/rules/quotas";
 import { Deadline } from "./lib/aws/call";
-import { s3Client, sfnClient } from "./lib/aws/clients";
+import { s3Client, sesClient, sfnClient } from "./lib/aws/clients";
+import { requireSesTemplates } from "./lib/aws/ses-templates";
+import { campaignTemplates } from "./lib/templates/campaign-templates";
 import {
   campaignFlag,
   nowFromFlag,
@@ -59,7 +61,7 @@ Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --templat
          [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
          [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--out DIR]
          [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
-         [--wait [--poll-seconds P]] [--timeout-seconds S] [--json]
+         [--wait [--poll-seconds P]] [--timeout-seconds S] [--templates DIR|none] [--json]
 
 Validates the recipients (columns id and email required; timezone, send_at, send_hour and send_minute optional;
 every other column is personalization), plans one schedule per recipient per step into DIR/plan.jsonl, writes every
@@ -80,6 +82,9 @@ Other flags:
   --now INSTANT           the time to plan against (default: now), for reproducible runs: ISO 8601 with Z or an
                           offset (2026-12-01T08:00:00Z)
 ${RECIPIENT_FLAGS_HELP}
+  --templates DIR|none    the templates folder every step's and variant's template must be in, and whose variables
+                          each row's data must hold (default templates/ when it exists); none: templates kept in SES
+                          only. A real launch also asks SES (GetEmailTemplate) for each before anything is uploaded
   --window-minutes W      use this flexible window instead of sizing one (1-1440)
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
 ${PACE_FLAGS_HELP}
@@ -133,6 +138,7 @@ const FLAGS = {
   "poll-seconds": { type: "string" },
   ...TIMEOUT_FLAG,
   json: { type: "boolean", default: false },
+  templates: { type: "string" },
 } as const;
 type Flags = ReturnType<typeof parseFlags<typeof FLAGS>>;
 
@@ -232,6 +238,8 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const now = nowFromFlag(f.now);
   const rate = rateFromFlags(f);
   const { outputs, target } = stackOf(f, campaignId);
+  const steps = timing.steps.map((s) => ({ ...s, template: s.template ?? template }));
+  const templates = campaignTemplates(f.templates, steps, timing.audience);
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
@@ -244,17 +252,20 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     throw new UsageError(
       `--window-minutes ${windowMinutes}: longer than the longest free time quiet time leaves (${longestFreeMinutes(timing.quiet)} minutes): every send's window would touch quiet time`,
     );
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
+  // SES first: a launch whose templates SES lacks reads nothing from S3 and starts nothing.
+  if (target) await requireSesTemplates(deadline, sesClient(target.region), templates.names, outputs.templateNames);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
   const request: Run["request"] = {
     campaignId,
     file: recipients,
     input: input && { stream: input.body, bytes: input.bytes },
     rule: timing.rule,
-    steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
+    steps,
+    templates: templates.set,
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
     quiet: timing.quiet,

@@ -31,6 +31,7 @@ import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipie
 import { sizingSpanDays } from "../../../infra/rules/recurrence";
 import { BaseRule, describeRule } from "../../../infra/rules/send-rules";
 import { Step, stepOffset } from "../../../infra/rules/send-time";
+import { lackingText, TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith, quietCheckWindowMinutes } from "./window";
 
 export interface PlanRequest {
@@ -63,6 +64,8 @@ export interface PlanRequest {
   recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
+  /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
+  templates?: TemplateSet;
 }
 
 export interface PlanSummary {
@@ -155,6 +158,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
+  const dataCheck = o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns);
   const reject = (r: Reject) => {
     tally.reject(r.reason);
     return files.reject(r);
@@ -184,6 +188,11 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       if (group === HOLDOUT) {
         tally.heldOut++;
         await files.holdout(row);
+        continue;
+      }
+      const lacking = dataCheck?.lacking(row.fields, group, (k) => decided.steps[k].time !== undefined);
+      if (lacking) {
+        await reject({ line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) });
         continue;
       }
       const prepared = lines.prepared(decided);

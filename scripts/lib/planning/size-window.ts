@@ -3,6 +3,7 @@
  * Memory is per distinct zone and instant, never per row.
  */
 import { Audience, AudienceSplit, HOLDOUT } from "../recipients/audience";
+import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "../../../infra/rules/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
@@ -74,6 +75,8 @@ export interface RecipientListRequest {
   createTps: number;
   marginMinutes: number;
   now: number;
+  /** The templates folder, read: rows whose data lacks a variable are counted as the launcher rejects them. */
+  templates?: TemplateSet;
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -116,6 +119,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         : undefined,
   });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
+  const dataCheck = r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns);
   const sends = new PlannedSends();
   const byStatus: Record<ZoneStatus, number> = { ok: 0, canonicalised: 0, defaulted: 0 };
   const rejected: Partial<Record<RejectReason, number>> = {};
@@ -134,8 +138,13 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         rejected[reason] = (rejected[reason] ?? 0) + 1;
         continue;
       }
-      if (split.active && split.groupOfRecipient((row as RecipientRow).id) === HOLDOUT) {
+      const group = split.groupOfRecipient((row as RecipientRow).id);
+      if (group === HOLDOUT) {
         heldOut++;
+        continue;
+      }
+      if (dataCheck?.lacking((row as RecipientRow).fields, group, (k) => decided!.steps[k].time !== undefined)) {
+        rejected["missing-template-data"] = (rejected["missing-template-data"] ?? 0) + 1;
         continue;
       }
       recipients++;
