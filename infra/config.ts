@@ -46,6 +46,11 @@ export interface StackConfig {
   trackingDomain?: string;
   /** At most `max` sends per address per UTC `per` across campaigns, checked at send time; none means no cap. */
   frequencyCap?: FrequencyCap;
+  /**
+   * The folder of templates the stack deploys (one SES template per subfolder), relative to the project; undefined
+   * (`none`) deploys none: templates are kept in SES, and the roles may send any of the account's.
+   */
+  templatesDir?: string;
 }
 
 /** A value CloudWatch Logs accepts for retention. */
@@ -56,6 +61,9 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
  * rows make smaller batches by bytes (the row sizes and the cost arithmetic: docs/benchmarks.md, "The fan-out").
  */
 export const DEFAULT_BATCH_SIZE = 400;
+
+/** Where the stack's templates are unless `sendtime:templatesDir` says otherwise (`none`: no templates deployed). */
+export const DEFAULT_TEMPLATES_DIR = "templates";
 
 const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|alias\/[A-Za-z0-9/_-]+)$/;
@@ -107,7 +115,12 @@ class KeyReader {
 
 function parseKeys(get: (key: string) => string | undefined): StackConfig {
   const r = new KeyReader(get);
-  return { ...parseSender(r), ...parseFanOut(r), ...parseDelivery(r), ...parseOptions(r) };
+  const config = { ...parseSender(r), ...parseFanOut(r), ...parseDelivery(r), ...parseOptions(r) };
+  const templatesDir = r.optional("templatesDir") ?? DEFAULT_TEMPLATES_DIR;
+  // Relative to the project, inside it: the same folder on every machine that runs `pulumi up`.
+  if (templatesDir.startsWith("/") || /^[A-Za-z]:|\\/.test(templatesDir) || templatesDir.split("/").includes(".."))
+    r.fail("templatesDir", templatesDir, "a folder inside the project, as a relative path with / (templates, email/templates), or none");
+  return { ...config, templatesDir: templatesDir === "none" ? undefined : templatesDir };
 }
 
 function parseSender(r: KeyReader): Pick<StackConfig, "senderIdentity" | "fromAddress"> {

@@ -13,6 +13,7 @@ import {
   LAMBDA_SERVICE,
   campaignSchedulesArn,
   PLANS_PREFIX,
+  sesTemplateArn,
   RESULTS_PREFIX,
   SCHEDULER_SERVICE,
   STATES_SERVICE,
@@ -56,7 +57,7 @@ export const schedulerTrustPolicy = (accountId: string) => serviceTrustPolicy(SC
 /** The role the fan-out state machine runs as. */
 export const fanOutTrustPolicy = (accountId: string) => serviceTrustPolicy(STATES_SERVICE, accountId);
 
-export interface SchedulerTargetGrants {
+export interface SchedulerTargetGrants extends SesSendGrants {
   scope: ArnScope;
   /** SES resources a send uses: the identity, the configuration set, the contact list when configured. */
   identityArn: string;
@@ -71,10 +72,23 @@ export interface SchedulerTargetGrants {
   sendGateName?: string;
 }
 
+/** The SES resources every templated send needs; `templateNames`: the templates the stack deploys. */
+interface SesSendGrants {
+  scope: ArnScope;
+  identityArn: string;
+  configurationSetArn: string;
+  contactListArn?: string;
+  /** The stack's templates (`sendtime:templatesDir`): sends may use only these; none deployed: any template of the account. */
+  templateNames?: string[];
+}
+
 /** SES resources a templated send uses: the identity, the configuration set, the templates, the contact list. */
-function sesSendResources(g: { scope: ArnScope; identityArn: string; configurationSetArn: string; contactListArn?: string }): string[] {
+function sesSendResources(g: SesSendGrants): string[] {
   const { partition, region, accountId } = g.scope;
-  const resources = [g.identityArn, g.configurationSetArn, `arn:${partition}:ses:${region}:${accountId}:template/*`];
+  const templates = g.templateNames?.length
+    ? g.templateNames.map((n) => sesTemplateArn(g.scope, n))
+    : [`arn:${partition}:ses:${region}:${accountId}:template/*`];
+  const resources = [g.identityArn, g.configurationSetArn, ...templates];
   if (g.contactListArn) resources.push(g.contactListArn);
   return resources;
 }
@@ -124,7 +138,7 @@ function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
   return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: kmsKeyArn }] : [];
 }
 
-export interface SendGateGrants {
+export interface SendGateGrants extends SesSendGrants {
   scope: ArnScope;
   /** The gate's DynamoDB table: the only one it may touch, and only UpdateItem and GetItem. */
   tableArn: string;

@@ -2,10 +2,11 @@
  * sendtime: one stack per environment. Reads the validated config, builds the components, exports what the
  * operator scripts need (docs/deploying.md, "Stack outputs").
  */
+import * as fs from "fs";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { Alarms } from "./alarms";
-import { parseStackConfig, StackConfig } from "./config";
+import { DEFAULT_TEMPLATES_DIR, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey, parseJourneyConfig } from "./rules/journeys-definition";
@@ -15,10 +16,13 @@ import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
 import { isIanaZone, quietWindowProblem } from "./rules/journeys";
-import { ConfigError, JourneyDefinitionError } from "./rules/errors";
+import { ConfigError, JourneyDefinitionError, TemplateError } from "./rules/errors";
+import { EmailTemplates } from "./templates";
+import { journeyTemplateProblems } from "./rules/templates";
 
 const config = readConfig();
 const journeyConfig = readJourneyConfig();
+const templates = deployTemplates();
 
 const scope: pulumi.Output<ArnScope> = pulumi
   .all([aws.getPartitionOutput(), aws.getRegionOutput(), aws.getCallerIdentityOutput()])
@@ -40,6 +44,7 @@ const target = new SchedulerTarget("scheduler-target", {
   identityArn: sender.identityArn,
   configurationSetArn: sender.configurationSetArn,
   contactListArn: sender.contactListArn,
+  templateNames: templates?.names,
   kmsKeyArn: config.kmsKeyArn,
   // With a cap every schedule, journeys' too, starts the gate: the role may then not call SES itself.
   sendGateName: config.frequencyCap ? sendGateName(pulumi.getStack()) : undefined,
@@ -54,6 +59,7 @@ const gate = config.frequencyCap
       identityArn: sender.identityArn,
       configurationSetArn: sender.configurationSetArn,
       contactListArn: sender.contactListArn,
+      templateNames: templates?.names,
       deadLetterQueueArn: target.deadLetterQueue.arn,
       deadLetterQueueUrl: target.deadLetterQueue.url,
       kmsKeyArn: config.kmsKeyArn,
@@ -138,6 +144,26 @@ export const journeyFunctionName = journeys?.function.name;
 export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
 export const eventBusName = journeyConfig.eventBusName;
 export const sendGateArn = gate?.arn;
+/** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
+export const templateNames = templates?.names;
+
+/**
+ * The templates folder (`sendtime:templatesDir`) as SES templates, or none: `none`, or the default folder absent
+ * (templates kept in SES). A journey step whose template the folder lacks stops the preview: its sends would fail.
+ */
+function deployTemplates(): EmailTemplates | undefined {
+  const dir = config.templatesDir;
+  if (dir === undefined || (dir === DEFAULT_TEMPLATES_DIR && !fs.existsSync(dir))) return undefined;
+  try {
+    const deployed = new EmailTemplates("templates", { dir });
+    const problems = journeyTemplateProblems(journeyConfig.journeys, new Set(deployed.names), dir);
+    if (problems.length) throw new TemplateError(`${problems.join("; ")} (sendtime:templatesDir)`);
+    return deployed;
+  } catch (e) {
+    if (e instanceof TemplateError) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}
 
 function readJourneyConfig() {
   const raw = new pulumi.Config("sendtime");

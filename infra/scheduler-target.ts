@@ -17,6 +17,11 @@ export interface SchedulerTargetArgs {
    */
   contactListArn?: pulumi.Input<string>;
   /**
+   * The SES templates the stack deploys: sends may use only these.
+   * @default none: any template of the account (templates kept in SES)
+   */
+  templateNames?: string[];
+  /**
    * Customer-managed KMS key for the dead-letter queue; the roles may then use it to write there.
    * @default none: SQS-managed encryption (SSE-SQS)
    */
@@ -93,6 +98,7 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 identityArn,
                 configurationSetArn,
                 contactListArn,
+                templateNames: args.templateNames,
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
                 sendGateName: args.sendGateName,

@@ -34,6 +34,11 @@ export interface SendGateArgs {
    * @default none: sends name no contact list
    */
   contactListArn?: pulumi.Input<string>;
+  /**
+   * The SES templates the stack deploys: sends may use only these.
+   * @default none: any template of the account (templates kept in SES)
+   */
+  templateNames?: string[];
   /** ARN of the queue a failed send goes to, as when Scheduler gives up on one (the role may write there). Required. */
   deadLetterQueueArn: pulumi.Input<string>;
   /** URL of that same queue (the state machine sends to it). Required. */
@@ -105,6 +110,7 @@ export class SendGate extends pulumi.ComponentResource {
                 identityArn,
                 configurationSetArn,
                 contactListArn,
+                templateNames: args.templateNames,
                 deadLetterQueueArn,
                 metricNamespace: CAPPED_METRIC.namespace,
                 kmsKeyArn: args.kmsKeyArn,

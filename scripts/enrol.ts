@@ -24,10 +24,11 @@ import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
 import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/cli/aws-flags";
+import { campaignTemplates } from "./lib/templates/campaign-templates";
 
 const USAGE = `
 Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]
-             (--stack NAME | --outputs FILE) [--region R]
+             [--templates DIR|none] (--stack NAME | --outputs FILE) [--region R]
 
 Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell.
   --event FILE       one EventBridge event as delivered (JSON: source, detail-type, time, detail.recipient), or a
@@ -46,6 +47,8 @@ Runs the journey enrolment handler's code (the same decisions, the same CreateSc
   --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
                      requests
   --json             print JSON instead of text
+  --templates DIR|none   the templates folder each step's template must be in (default templates/ when it exists);
+                     none: templates kept in SES only, not checked
 
 The SES target (role, DLQ, sender, configuration set, retry policy, window) comes from the stack output
 journeyEnrolment, exactly as the deployed function gets it.
@@ -78,6 +81,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
       now: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
+      templates: { type: "string" },
       ...STACK_FLAGS,
     },
     USAGE,
@@ -104,6 +108,13 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     f.event !== undefined
       ? [fromEventFile(f.event, journey, settings, dueAfter)]
       : await fromCsv(f.recipients!, journey, settings, now, dueAfter);
+  // Before any request: every step's template is in the templates folder (exit 2 naming the one missing).
+  const noAudience = { variants: [], holdoutBasisPoints: 0 };
+  campaignTemplates(
+    f.templates,
+    journey.steps.map((s, k) => ({ number: k + 1, template: s.template })),
+    noAudience,
+  );
   const results: (EnrolmentResult & { source: string })[] = [];
   if (dryRun && f.json) {
     io.out(

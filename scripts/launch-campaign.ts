@@ -7,9 +7,11 @@ import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../infra/rules/fanout-definition";
 import { scheduler } from "../infra/rules/quotas";
 import { Deadline } from "./lib/aws/call";
-import { s3Client, sfnClient, ssmClient } from "./lib/aws/clients";
+import { s3Client, sesClient, sfnClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
 import { BulkSigning, PLACEHOLDER_SIGNING } from "./lib/planning/bulk";
+import { requireSesTemplates } from "./lib/aws/ses-templates";
+import { campaignTemplates } from "./lib/templates/campaign-templates";
 import {
   bulkRatesFromFlags,
   campaignFlag,
@@ -62,7 +64,7 @@ Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --templat
          [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
          [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--bulk] [--out DIR]
          [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
-         [--wait [--poll-seconds P]] [--timeout-seconds S] [--json]
+         [--wait [--poll-seconds P]] [--timeout-seconds S] [--templates DIR|none] [--json]
 
 Validates the recipients (columns id and email required; timezone, send_at, send_hour and send_minute optional;
 every other column is personalization), plans one schedule per recipient per step into DIR/plan.jsonl, writes every
@@ -87,6 +89,9 @@ ${RECIPIENT_FLAGS_HELP}
                           variant, sent by the stack's sender with SendBulkEmail; each entry gets its own signed
                           one-click unsubscribe link ({{unsubscribe_url}} and List-Unsubscribe). One-time rules only
                           (not --every). The window holds emails at the SES rate and schedules at the invocation quota
+  --templates DIR|none    the templates folder every step's and variant's template must be in, and whose variables
+                          each row's data must hold (default templates/ when it exists); none: templates kept in SES
+                          only. A real launch also asks SES (GetEmailTemplate) for each before anything is uploaded
   --window-minutes W      use this flexible window instead of sizing one (1-1440)
   --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
 ${PACE_FLAGS_HELP}
@@ -141,6 +146,7 @@ const FLAGS = {
   "poll-seconds": { type: "string" },
   ...TIMEOUT_FLAG,
   json: { type: "boolean", default: false },
+  templates: { type: "string" },
 } as const;
 type Flags = ReturnType<typeof parseFlags<typeof FLAGS>>;
 
@@ -245,6 +251,8 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const bulkRates = f.bulk ? bulkRatesFromFlags(f) : undefined;
   const rate = bulkRates?.emails ?? rateFromFlags(f);
   const { outputs, target } = stackOf(f, campaignId);
+  const steps = timing.steps.map((s) => ({ ...s, template: s.template ?? template }));
+  const templates = campaignTemplates(f.templates, steps, timing.audience);
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const progress = (text: string) => io.err(`${text}\n`);
@@ -257,18 +265,23 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     throw new UsageError(
       `--window-minutes ${windowMinutes}: longer than the longest free time quiet time leaves (${longestFreeMinutes(timing.quiet)} minutes): every send's window would touch quiet time`,
     );
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
+  // The outputs a bulk launch needs are checked before any AWS call; then SES: a launch whose templates SES lacks
+  // reads nothing from S3 and starts nothing.
+  if (target && bulkRates) requireOutputs(outputs, ["unsubscribeUrl", "unsubscribeKeyParameter"], {});
+  if (target) await requireSesTemplates(deadline, sesClient(target.region), templates.names, outputs.templateNames);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
   const signing = bulkRates && (await bulkSigning(deadline, outputs, target !== undefined));
   const request: Run["request"] = {
     campaignId,
     file: recipients,
     input: input && { stream: input.body, bytes: input.bytes },
     rule: timing.rule,
-    steps: timing.steps.map((s) => ({ ...s, template: s.template ?? template })),
+    steps,
+    templates: templates.set,
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
     quiet: timing.quiet,

@@ -16,6 +16,7 @@ import {
   RECIPIENT_FLAGS_HELP,
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
+  templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
@@ -26,6 +27,7 @@ import { sizingSpanDays } from "../infra/rules/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/rules/errors";
+import { campaignTemplates } from "./lib/templates/campaign-templates";
 
 const USAGE = `
 Usage:
@@ -35,7 +37,8 @@ Usage:
               [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
               [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
               [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--margin-minutes M] [--strict-zones]
-              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--bulk] [--json]
+              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--bulk] [--template NAME]
+              [--templates DIR|none] [--json]
 
 Computes the smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS: --tps, or the lower
 of the Scheduler invocation quota (--invocation-tps, default ${scheduler.invocationTps}) and the SES maximum send rate (--ses-rate).
@@ -57,6 +60,9 @@ ${RECIPIENT_FLAGS_HELP}
   --bulk             as launch-campaign --bulk: schedules of up to 50 recipients who share a step's instant and
                      variant; emails are held to the SES rate (--ses-rate), schedules to the invocation quota
                      (--invocation-tps), and the window is the larger need (one-time rules only)
+  --template NAME, --step +3d:NAME, --variant NAME:PERCENT:NAME   the templates, as the launcher takes them: each must
+                     be in the templates folder, and rows whose data lacks a variable they use are counted as rejected
+  --templates DIR|none   the templates folder (default templates/ when it exists); none: no template check
   --json             machine-readable report
 
 Exit codes: 0 ok, 1 no window up to 1,440 minutes fits, 2 bad flags or input.
@@ -78,6 +84,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       ...RECIPIENT_FLAGS,
       bulk: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
+      template: { type: "string" },
+      templates: { type: "string" },
     },
     USAGE,
   );
@@ -111,7 +119,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       fanOutSeconds: fanOutSeconds(schedules, createTps),
     };
   } else if (f.recipients !== undefined) {
-    const timing = timingFromFlags(f);
+    const timing = timingFromFlags(f, f.template === undefined ? undefined : templateFlag(f.template));
     const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
     if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
       throw new UsageError("--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids");
@@ -125,6 +133,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       marginMinutes,
       now: nowFromFlag(f.now),
       bulk,
+      templates: campaignTemplates(f.templates, timing.steps, timing.audience).set,
     });
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");

@@ -5,7 +5,7 @@
  *   commands            scripts/*.ts
  *   CLI layer           scripts/lib/cli          flags, help, exit codes
  *   AWS layer           scripts/lib/aws, scripts/lib/offline   SDK calls (a deadline and outputs in, never flags)
- *   domain              scripts/lib/{recipients,planning,pinpoint,report}
+ *   domain              scripts/lib/{recipients,planning,pinpoint,report,templates}
  *   stack and pack      infra/*.ts (Pulumi components), infra/handlers (deployed code), policy/
  *   rules and facts     infra/rules              pure: no Pulumi, no AWS SDK, no I/O
  *
@@ -50,7 +50,7 @@ export function layerOf(file: string): Layer | undefined {
     [/^infra\/handlers\//, "deployed handlers", 1],
     [/^infra\/[^/]+\.ts$/, "stack", 1],
     [/^policy\//, "policy pack", 1],
-    [/^scripts\/lib\/(recipients|planning|pinpoint|report)\//, "domain", 2],
+    [/^scripts\/lib\/(recipients|planning|pinpoint|report|templates)\//, "domain", 2],
     [/^scripts\/lib\/(aws|offline)\//, "AWS layer", 3],
     [/^scripts\/lib\/cli\//, "CLI layer", 4],
     [/^scripts\/(bench\/)?[^/]+\.ts$/, "commands", 5],

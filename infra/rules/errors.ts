@@ -39,6 +39,9 @@ export class PlanKeyTaken extends FindingsError {
   }
 }
 
+/** A template folder that is not a template (a file missing, a name SES refuses, malformed Handlebars), or a template a run needs and lacks: exit 2. */
+export class TemplateError extends InputError {}
+
 /** A bad `sendtime:` stack config value: the message names the key and what is allowed. */
 export class ConfigError extends Error {}
 

@@ -127,6 +127,11 @@ export function isCampaignScopedArn(resource: string): boolean {
 /** SES resource names (templates, contact lists, topics): 1–64 of A-Z a-z 0-9 _ -. */
 export const SES_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** An SES template's ARN (SES v1 and v2 share one store of templates per account and Region). */
+export function sesTemplateArn(scope: ArnScope, name: string): string {
+  return `arn:${scope.partition}:ses:${scope.region}:${scope.accountId}:template/${name}`;
+}
+
 /** The EventBridge Scheduler universal target that calls SES v2 SendEmail. */
 export function sesSendEmailTargetArn(partition: string): string {
   return `arn:${partition}:scheduler:::aws-sdk:sesv2:sendEmail`;

@@ -14,7 +14,7 @@ const statements = (policyJson: string) => JSON.parse(policyJson).Statement as a
 const ONBOARDING = {
   name: "onboarding",
   trigger: { source: "com.example.app", detailType: "UserSignedUp" },
-  steps: [{ after: "+0h", template: "welcome" }],
+  steps: [{ after: "+0h", template: "onboarding-welcome" }],
 };
 
 describe("journeys in the stack under Pulumi mocks (dev config: the onboarding journey)", () => {

@@ -23,6 +23,7 @@ const BAD: Record<string, string> = {
   "sendtime:alarmEmail": "not-an-address",
   "sendtime:unsubscribeContactList": "has spaces",
   "sendtime:unsubscribeTopic": "has spaces",
+  "sendtime:templatesDir": "/etc/templates",
 };
 
 describe("Pulumi.yaml template and the shipped stacks", function () {

@@ -1,3 +1,4 @@
+import * as fs from "fs";
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
 import { type RenderedStack } from "../../scripts/lib/offline/mock-stack";
@@ -105,7 +106,11 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.deepStrictEqual(send.Resource, [
         `arn:aws:ses:us-east-1:${ACCOUNT}:identity/mail.example.com`,
         `arn:aws:ses:us-east-1:${ACCOUNT}:configuration-set/sendtime-dev`,
-        `arn:aws:ses:us-east-1:${ACCOUNT}:template/*`,
+        // The templates the stack deploys, each by name: one per folder of templates/.
+        ...fs
+          .readdirSync("templates")
+          .sort()
+          .map((name) => `arn:aws:ses:us-east-1:${ACCOUNT}:template/${name}`),
         `arn:aws:ses:us-east-1:${ACCOUNT}:contact-list/sendtime-dev`,
       ]);
       const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;

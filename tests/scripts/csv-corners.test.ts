@@ -34,6 +34,8 @@ function write(content: string | Buffer, name = "list.csv", dir = folder()): str
 }
 
 const BASE = [
+  "--templates",
+  "none",
   "--campaign",
   "corners",
   "--template",

@@ -45,7 +45,20 @@ function writeList(rows: string[][], header = "id,email,timezone,first_name"): s
   return file;
 }
 
-const BASE = ["--campaign", "bulk1", "--template", "welcome", "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-20T00:00:00Z"];
+const BASE = [
+  "--campaign",
+  "bulk1",
+  "--template",
+  "welcome",
+  "--date",
+  "2026-12-01",
+  "--hour",
+  "9",
+  "--now",
+  "2026-11-20T00:00:00Z",
+  "--templates",
+  "none",
+];
 
 async function launch(file: string, more: string[] = []) {
   const out = path.join(tmp, `out-${++runs}`);

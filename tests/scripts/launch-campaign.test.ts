@@ -32,6 +32,7 @@ import { sizeRecipientList } from "../../scripts/lib/planning/size-window";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { withEnv } from "../helpers/aws-endpoint";
 import { runMain, withFlags } from "../helpers/cli";
+import { sesHasEveryTemplate } from "../helpers/ses";
 
 const ZONES = "tests/fixtures/zones.csv";
 const CAMPAIGN = "tests/fixtures/campaign.csv";
@@ -78,6 +79,9 @@ const base = (file: string, ...more: string[]) =>
       "9",
       "--now",
       "2026-11-29T12:00:00Z",
+      // Templates are not what these tests are about (tests/scripts/templates.test.ts).
+      "--templates",
+      "none",
     ],
     more,
   );
@@ -324,6 +328,7 @@ describe("launch-campaign: planning (dry run)", () => {
 });
 
 describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
+  sesHasEveryTemplate();
   // Installed for this block only (the wire tests need the real clients); polls wait 10 ms instead of seconds.
   let s3: AwsClientStub<S3Client>;
   let sfn: AwsClientStub<SFNClient>;
@@ -824,6 +829,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 });
 
 describe("launch-campaign: the real AWS wire format, against a local endpoint (AWS_ENDPOINT_URL_S3, _SFN)", function () {
+  sesHasEveryTemplate();
   this.timeout(30_000);
   it("PUTs the plan path-style and calls AWSStepFunctions.StartExecution with the contract input", async () => {
     const requests: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];

@@ -10,6 +10,7 @@ import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 import { UsageError } from "../../infra/rules/errors";
+import { sesHasEveryTemplate } from "../helpers/ses";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
 let runs = 0;
@@ -41,6 +42,7 @@ function outputs(extra: object) {
 }
 
 describe("launch-campaign: the schedule quota is checked before anything is uploaded", () => {
+  sesHasEveryTemplate();
   // Any AWS call fails the test: the refusal must come before the first one. Mocked for this block only (from
   // before(), not when the file loads): other files' tests call a real S3 on 127.0.0.1 in this process.
   let s3: AwsClientStub<S3Client>;
@@ -116,6 +118,7 @@ describe("launch-campaign: the schedule quota is checked before anything is uplo
 });
 
 describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire format)", function () {
+  sesHasEveryTemplate();
   this.timeout(30_000);
   let server: LocalS3;
   const saved: Record<string, string | undefined> = {};

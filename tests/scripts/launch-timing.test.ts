@@ -22,7 +22,7 @@ let runs = 0;
 
 async function launch(args: string[]) {
   const out = path.join(tmp, `run-${++runs}`);
-  const r = await runMain(launchMain, [...args, "--dry-run", "--out", out]);
+  const r = await runMain(launchMain, ["--templates", "none", ...args, "--dry-run", "--out", out]);
   const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
   const planText = read("plan.jsonl") ?? "";
   return {
@@ -139,7 +139,7 @@ describe("timing and audience, end to end", () => {
     const expected = new Map<string, number>();
     for (const row of plan) expected.set(row.utc, (expected.get(row.utc) ?? 0) + 1);
     const t = WINBACK.indexOf("--template");
-    const sized = await runMain(sizeMain, [...WINBACK.slice(0, t), ...WINBACK.slice(t + 2), "--json"]);
+    const sized = await runMain(sizeMain, ["--templates", "none", ...WINBACK.slice(0, t), ...WINBACK.slice(t + 2), "--json"]);
     assert.strictEqual(sized.code, 0, sized.stderr);
     const report = JSON.parse(sized.stdout);
     assert.deepStrictEqual(
@@ -166,7 +166,7 @@ describe("timing and audience, end to end", () => {
     );
     assert.deepStrictEqual(r.summary.collisions, [{ step: 2, with: 1, recipients: 1, reason: "too-close" }]);
     assert.deepStrictEqual(r.summary.quiet, { rule: "21:00-08:00 local", policy: "delay", delayed: 1, skipped: 0 });
-    const sized = await runMain(sizeMain, [...flags, ...quiet, "--json"]);
+    const sized = await runMain(sizeMain, ["--templates", "none", ...flags, ...quiet, "--json"]);
     assert.strictEqual(sized.code, 0, sized.stderr);
     assert.deepStrictEqual(JSON.parse(sized.stdout).quiet, { delayed: 1, skipped: 0 });
   });
@@ -274,6 +274,8 @@ describe("timing and audience, end to end", () => {
     );
     // {variant} without variants is refused
     const bad = await runMain(launchMain, [
+      "--templates",
+      "none",
       "--campaign",
       "c",
       "--recipients",
@@ -309,7 +311,7 @@ describe("timing and audience, end to end", () => {
       [["--date", "2026-12-01", "--hour", "9", "--campaign", "other"], /^error: --campaign is given twice \(c, other\)/],
     ];
     for (const [flags, message] of cases) {
-      const r = await runMain(launchMain, [...common, ...flags, "--dry-run", "--out", path.join(tmp, "bad")]);
+      const r = await runMain(launchMain, ["--templates", "none", ...common, ...flags, "--dry-run", "--out", path.join(tmp, "bad")]);
       assert.strictEqual(r.code, 2, `${flags.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr, message);
       assert.strictEqual(r.stderr.trim().split("\n").length, 1, r.stderr);

@@ -14,6 +14,7 @@ import { failure } from "../../scripts/lib/cli/run";
 import { Endpoint, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
+import { sesHasEveryTemplate } from "../helpers/ses";
 
 const BUCKET = "recipients-ce6a540";
 const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
@@ -40,6 +41,7 @@ function stepFunctions() {
 }
 
 describe("launch-campaign: a second launch under the same name never replaces what the first one stored", function () {
+  sesHasEveryTemplate();
   this.timeout(20_000);
   let s3: LocalS3;
   let sfnEndpoint: Endpoint;

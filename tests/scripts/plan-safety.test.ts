@@ -20,7 +20,21 @@ const write = (text: string | Buffer, name = `in-${++n}.csv`) => {
   fs.writeFileSync(f, text);
   return f;
 };
-const BASE = ["--campaign", "t", "--template", "tpl", "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T00:00:00Z", "--dry-run"];
+const BASE = [
+  "--templates",
+  "none",
+  "--campaign",
+  "t",
+  "--template",
+  "tpl",
+  "--date",
+  "2026-12-01",
+  "--hour",
+  "9",
+  "--now",
+  "2026-11-29T00:00:00Z",
+  "--dry-run",
+];
 
 /** A dry run in-process; checks that every row is accounted for whenever a summary is written. */
 async function plan(file: string, ...more: string[]) {

@@ -138,7 +138,7 @@ describe("the promises, as properties", function () {
           ...(c.quiet?.days.length ? ["--quiet-days", c.quiet.days.map((d) => DAY_NAMES[d]).join(",")] : []),
           ...(c.quiet ? ["--quiet", c.policy] : []),
           ...(c.window !== undefined ? ["--window-minutes", String(c.window)] : []),
-          ...["--dry-run", "--json", "--out", out],
+          ...["--dry-run", "--json", "--out", out, "--templates", "none"],
         ];
         const r = await runMain(launchMain, args);
         if (r.code === 2) {

@@ -26,6 +26,8 @@ const ONE_UTC = csv("one-utc.csv", "id,email,timezone\nu1,u1@example.com,UTC\n")
 async function launch(args: string[], recipients = ONE_UTC) {
   const out = path.join(tmp, `run-${++runs}`);
   const r = await runMain(launchMain, [
+    "--templates",
+    "none",
     "--campaign",
     "p",
     "--recipients",
@@ -184,13 +186,15 @@ describe("issue 22: one set of promises (planning paths)", function () {
     it("size-window counts the same as the launcher, over the window bound both size within", async () => {
       // 20:58 and 20:59 at 0.01/s: the bound (⌈lines ÷ 0.6⌉, at least 5 minutes for 3 lines) reaches 21:00 from both.
       const list = csv("two.csv", "id,email,timezone,send_minute\na,a@example.com,UTC,58\nb,b@example.com,UTC,59\n");
-      const sized = await runMain(sizeMain, ["--recipients", list, ...flags, "--tps", "0.01", "--json"]);
+      const sized = await runMain(sizeMain, ["--templates", "none", "--recipients", list, ...flags, "--tps", "0.01", "--json"]);
       assert.strictEqual(sized.code, 0, sized.stderr);
       const report = JSON.parse(sized.stdout);
       assert.ok(report.quietCheckedMinutes >= 5 && report.windowMinutes <= report.quietCheckedMinutes, sized.stdout);
       assert.deepStrictEqual(report.quiet, { delayed: 2, skipped: 0 });
       const out = path.join(tmp, `run-${++runs}`);
       const launched = await runMain(launchMain, [
+        "--templates",
+        "none",
         "--campaign",
         "p",
         "--recipients",

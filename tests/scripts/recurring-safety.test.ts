@@ -42,7 +42,18 @@ const every = (list: string, recurrence: string, hour: string, minute: string, .
 
 async function dryRun(args: string[]) {
   const out = path.join(tmp, `run-${++runs}`);
-  const r = await runMain(launchMain, ["--campaign", "digest", "--template", "digest", ...args, "--dry-run", "--out", out]);
+  const r = await runMain(launchMain, [
+    "--templates",
+    "none",
+    "--campaign",
+    "digest",
+    "--template",
+    "digest",
+    ...args,
+    "--dry-run",
+    "--out",
+    out,
+  ]);
   const plan = path.join(out, "plan.jsonl");
   const rows = fs.existsSync(plan) ? fs.readFileSync(plan, "utf8").split("\n").filter(Boolean).map(parsePlanRow) : [];
   return { ...r, rows };

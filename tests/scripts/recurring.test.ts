@@ -35,7 +35,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 async function dryRun(args: string[]) {
   const out = path.join(tmp, `run-${++runs}`);
-  const r = await runMain(launchMain, [...args, "--dry-run", "--out", out]);
+  const r = await runMain(launchMain, ["--templates", "none", ...args, "--dry-run", "--out", out]);
   const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : "");
   return {
     ...r,
@@ -307,6 +307,8 @@ describe("recurring sends", () => {
     );
     const size = async (until: string) => {
       const r = await runMain(sizeMain, [
+        "--templates",
+        "none",
         ...[
           "--recipients",
           many,
@@ -333,6 +335,8 @@ describe("recurring sends", () => {
     assert.deepStrictEqual(r.peak, { utc: "2026-11-30T14:00:00.000Z", count: 600 });
     assert.strictEqual(r.instants.length, 14, "two weeks of daily occurrences");
     const text = await runMain(sizeMain, [
+      "--templates",
+      "none",
       ...["--recipients", many, "--every", "daily", "--until", "2027-06-30", "--hour", "9", "--tps", "5", "--now", "2026-11-30T12:00:00Z"],
     ]);
     assert.match(
@@ -349,6 +353,8 @@ describe("recurring sends", () => {
     const rows = Array.from({ length: 3600 }, (_, i) => `u${i},u${i}@example.com,${i % 2 ? "Atlantic/Cape_Verde" : "UTC"}`);
     const file = write("two-zones.csv", "id,email,timezone\n" + rows.join("\n") + "\n");
     const r = await runMain(sizeMain, [
+      "--templates",
+      "none",
       ...["--recipients", file, "--every", "weekly:MON", "--until", "2027-06-30", "--hour", "9", "--tps", "0.1"],
       ...["--now", "2026-11-30T09:30:00Z", "--json"],
     ]);

@@ -6,6 +6,7 @@
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
+import { SESv2Client } from "@aws-sdk/client-sesv2";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SSMClient } from "@aws-sdk/client-ssm";
@@ -81,6 +82,7 @@ export const sqsClient = (region?: string) =>
   // By default the SQS client sends to the host of the QueueUrl it is given, ignoring an endpoint override; with an
   // override, send there (a stack's real https://sqs.<region>.amazonaws.com/… URL still names the queue).
   new SQSClient({ ...common(region), useQueueUrlAsEndpoint: !endpointOverridden("SQS") });
+export const sesClient = (region?: string) => recordingAttempts(new SESv2Client(common(region)));
 export const cloudWatchClient = (region?: string) => new CloudWatchClient(common(region));
 export const ssmClient = (region?: string) => recordingAttempts(new SSMClient(common(region)));
 

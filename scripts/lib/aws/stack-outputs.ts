@@ -26,6 +26,8 @@ export interface StackOutputs {
   /** Bulk sends: the one-click unsubscribe endpoint (a Lambda function URL) and the SSM parameter of its signing key. */
   unsubscribeUrl?: string;
   unsubscribeKeyParameter?: string;
+  /** The SES templates the stack deploys (its roles may send only these); absent when templates are kept in SES. */
+  templateNames?: string[];
 }
 
 export interface OutputSources {
@@ -116,6 +118,9 @@ function outputProblem(v: Record<string, unknown>): string | undefined {
   const tps = v.createScheduleTps;
   if (tps !== undefined && !(typeof tps === "number" && Number.isFinite(tps) && tps > 0))
     return `output createScheduleTps is ${JSON.stringify(tps)}: expected the CreateSchedule quota, a number above 0`;
+  const names = v.templateNames;
+  if (names !== undefined && !(Array.isArray(names) && names.every((n) => typeof n === "string")))
+    return `output templateNames is ${JSON.stringify(names)}: expected a list of template names`;
   const { min, max } = scheduler.flexibleWindowMinutes;
   const w = v.defaultWindowMinutes;
   if (w !== undefined && !(Number.isInteger(w) && (w as number) >= min && (w as number) <= max))

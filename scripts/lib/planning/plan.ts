@@ -31,6 +31,7 @@ import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipie
 import { sizingSpanDays } from "../../../infra/rules/recurrence";
 import { BaseRule, describeRule } from "../../../infra/rules/send-rules";
 import { Step, stepOffset } from "../../../infra/rules/send-time";
+import { lackingText, TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith, quietCheckWindowMinutes } from "./window";
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
 
@@ -70,6 +71,8 @@ export interface PlanRequest {
    * schedules (invocations) at `rates.invocations`; `rate` is then the emails' rate.
    */
   bulk?: { signing: BulkSigning; rates: { emails: EffectiveTps; invocations: EffectiveTps } };
+  /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
+  templates?: TemplateSet;
 }
 
 export interface PlanSummary {
@@ -166,7 +169,11 @@ export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
 }
 
 /** Streams the list through the pipeline into `files`; returns the summary (the files are not yet in place). */
-async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
+/**
+ * The list opened and the stages its rows go through, with what they are sized on: the missed-time cutoff and the
+ * window quiet time is checked over.
+ */
+async function openPlan(o: PlanRequest) {
   const csv = await openRecipientCsv(o.file, o.recipients.encoding, o.input?.stream);
   const columns = recipientColumns(o.file, csv.header, o.rule.kind === "after" ? o.rule.column : undefined);
   // The fan-out must finish before a send is due: the same cutoff size-window's "launch by" is computed from. The row
@@ -183,10 +190,16 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     tps: o.rate.tps,
   });
   const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
+  return { csv, columns, cutoffMs, quietWindow, checker, decider };
+}
+
+async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
+  const { csv, columns, cutoffMs, quietWindow, checker, decider } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const bulk = o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
+  const dataCheck = o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns);
   const reject = (r: Reject) => {
     tally.reject(r.reason);
     return files.reject(r);
@@ -216,6 +229,11 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       if (group === HOLDOUT) {
         tally.heldOut++;
         await files.holdout(row);
+        continue;
+      }
+      const lacking = dataCheck?.lacking(row.fields, group, (k) => decided.steps[k].time !== undefined);
+      if (lacking) {
+        await reject({ line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) });
         continue;
       }
       const prepared = lines.prepared(decided);

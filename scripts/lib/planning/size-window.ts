@@ -4,6 +4,7 @@
  */
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
 import { BulkGroupCounts } from "./bulk";
+import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "../../../infra/rules/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
@@ -92,6 +93,8 @@ export interface RecipientListRequest {
   now: number;
   /** --bulk: the rates emails and schedule invocations are held to (`rate` is the emails'). */
   bulk?: { emails: EffectiveTps; invocations: EffectiveTps };
+  /** The templates folder, read: rows whose data lacks a variable are counted as the launcher rejects them. */
+  templates?: TemplateSet;
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -135,6 +138,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         : undefined,
   });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
+  const dataCheck = r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns);
   const sends = new PlannedSends();
   const bulk = r.bulk && new BulkGroupCounts();
   const slots = r.audience.variants.length;
@@ -158,6 +162,10 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
       const group = split.active ? split.groupOfRecipient((row as RecipientRow).id) : NO_VARIANT;
       if (group === HOLDOUT) {
         heldOut++;
+        continue;
+      }
+      if (dataCheck?.lacking((row as RecipientRow).fields, group, (k) => decided!.steps[k].time !== undefined)) {
+        rejected["missing-template-data"] = (rejected["missing-template-data"] ?? 0) + 1;
         continue;
       }
       bulk?.add(decided!, group === NO_VARIANT ? slots : group);

@@ -32,7 +32,8 @@ export type RejectReason =
   | "send-time-passed"
   | "invalid-send-time"
   | "invalid-date"
-  | "quiet-hours";
+  | "quiet-hours"
+  | "missing-template-data";
 
 export interface Reject {
   line: number;

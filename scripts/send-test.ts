@@ -1,0 +1,96 @@
+/**
+ * One test mail of a template: rendered locally to an HTML page, or sent now through SES. See USAGE.
+ */
+import * as fs from "fs";
+import { isEmailAddress } from "../infra/rules/email";
+import { TemplateError, UsageError } from "../infra/rules/errors";
+import { sesClient } from "./lib/aws/clients";
+import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
+import { requireOutputs } from "./lib/aws/stack-outputs";
+import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { templateFlag } from "./lib/cli/campaign-flags";
+import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { loadTemplates } from "./lib/templates/campaign-templates";
+import { dataFromJson, dataFromRow, previewPage, renderMail, requireData, TemplateData } from "./lib/templates/test-mail";
+
+const USAGE = `
+Usage: send-test --template NAME [--templates DIR] (--data JSON | --recipients CSV --row ID)
+                 (--render FILE.html | --to ADDRESS (--stack NAME | --outputs FILE)) [--timeout-seconds S]
+
+One mail of a template, with the data of one recipient: the row of --recipients whose id is ID (its personalization
+columns, as the launcher puts them in the plan), or --data (a JSON object); step is "1" unless --data sets it.
+  --render FILE.html   render it locally (Handlebars, as SES) into one page: subject, HTML part, text part
+  --to ADDRESS         send it now through SES (SendEmail with the template and data) with the stack's sender and
+                       configuration set, tagged campaign=test; the template is asked of SES first (GetEmailTemplate)
+  --templates DIR      the templates folder (default templates/); a render needs it, a send checks the data against
+                       it when the template is there (none: SES's copy only)
+${STACK_FLAGS_HELP}
+  --timeout-seconds S  the whole command's time limit (default 60)
+
+A template used outside an {{#if}} block with no value in the data stops the run, as a launch rejects such a row.
+Exit codes: 0 rendered or sent, 1 SES refused or did not answer, 2 bad flags, data or template.
+`;
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const f = parseFlags(
+    argv,
+    {
+      template: { type: "string" },
+      templates: { type: "string" },
+      data: { type: "string" },
+      recipients: { type: "string" },
+      row: { type: "string" },
+      render: { type: "string" },
+      to: { type: "string" },
+      ...STACK_FLAGS,
+      ...TIMEOUT_FLAG,
+    },
+    USAGE,
+  );
+  if (f.template === undefined) throw new UsageError("--template NAME is required (see --help)");
+  const name = templateFlag(f.template);
+  if ((f.data === undefined) === (f.recipients === undefined)) throw new UsageError("give --data JSON or --recipients CSV --row ID");
+  if ((f.recipients === undefined) !== (f.row === undefined)) throw new UsageError("--recipients and --row go together");
+  if ((f.render === undefined) === (f.to === undefined)) throw new UsageError("give --render FILE.html or --to ADDRESS");
+  if (f.to !== undefined && !isEmailAddress(f.to)) throw new UsageError(`--to ${f.to}: not an email address`);
+
+  const set = loadTemplates(f.render !== undefined && f.templates === "none" ? undefined : f.templates);
+  const local = set?.templates.get(name);
+  if (f.render !== undefined && !local)
+    throw new TemplateError(
+      `template "${name}" is not in ${set ? `${set.dir}/` : "a templates folder (none found)"}: --render needs its files`,
+    );
+  const data: TemplateData = f.data !== undefined ? dataFromJson(f.data) : await dataFromRow(f.recipients!, f.row!);
+  if (local) requireData(local, data);
+
+  if (f.render !== undefined) {
+    const page = previewPage(name, renderMail(local!, data));
+    try {
+      fs.writeFileSync(f.render, page);
+    } catch (e) {
+      throw new UsageError(`--render ${f.render}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    io.out(`Rendered ${name} to ${f.render}\n`);
+    return 0;
+  }
+
+  const outputs = requireOutputs(outputsFromFlags(f), ["configurationSetName", "fromAddress"], {});
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
+  try {
+    const ses = sesClient(outputs.region);
+    await requireSesTemplates(deadline, ses, [name], outputs.templateNames);
+    const messageId = await sendTestEmail(deadline, ses, {
+      from: outputs.fromAddress,
+      to: f.to!,
+      template: name,
+      data,
+      configurationSetName: outputs.configurationSetName,
+    });
+    io.out(`Sent ${name} to ${f.to} (SES message id ${messageId}, tag campaign=test)\n`);
+    return 0;
+  } finally {
+    deadline.dispose();
+  }
+}
