@@ -1,6 +1,6 @@
 /**
  * Enrols subscribers in a journey from a shell, with the deployed handler's own code: one event, or a CSV backlog.
- * See USAGE.
+ * See COMMAND (its --help).
  */
 import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
@@ -14,36 +14,37 @@ import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEven
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/cli/aws-flags";
+import { outputsFromFlags, stackFlags } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]
-             (--stack NAME | --outputs FILE) [--region R]
+const FLAGS = {
+  journey: { type: "string", value: "NAME", help: "the journey (from --journeys FILE, else the stack's journeyDefinitions)" },
+  event: { type: "string", value: "FILE", help: "one EventBridge event as delivered, or a record from the journeys' dead-letter queue" },
+  recipients: { type: "string", value: "CSV", help: "a backlog (id, email, timezone, personalization), each row triggered at --now" },
+  journeys: { type: "string", value: "FILE", help: "the journey list (YAML or JSON, as in sendtime:journeys)" },
+  now: {
+    type: "string",
+    value: "ISO",
+    help: "the time of the run; a backlog's trigger time (a real backlog run needs it)",
+    default: "now",
+  },
+  "dry-run": { type: "boolean", help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests" },
+  json: { type: "boolean", help: "print JSON instead of text" },
+  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+} as const;
 
-Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell.
-  --event FILE       one EventBridge event as delivered (JSON: source, detail-type, time, detail.recipient), or a
-                     failure record from the journeys' dead-letter queue; it enrols when it matches the journey's
-                     trigger and removes pending steps when it matches its exit
-  --recipients CSV   a backlog: columns id, email, timezone (optional) and personalization, each row enrolled as if
-                     triggered at --now, which a real run needs: run the backlog again with the same --now and only
-                     what is missing is created; a repeated id is rejected, never enrolled twice
-  --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
-  --now ISO          the time of the run (default: now). An event's step due before it can be created (a minute
-                     ahead) is sent at once when at most the journey's lateGraceMinutes (default 60) late, else
-                     reported "late" (not sent, exit 1). A backlog's steps due before the run starts (--now, or in
-                     a real run the real time, plus a minute) are not created (reported "passed": an earlier run
-                     may have sent them); one that comes due before its call is made is reported "late" (exit 1).
-                     A step within 60 minutes of, or before, an earlier one is "dropped" (not created)
-  --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
-                     requests
-  --json             print JSON instead of text
-
-The SES target (role, DLQ, sender, configuration set, retry policy, window) comes from the stack output
-journeyEnrolment, exactly as the deployed function gets it.
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 done, 1 a subscriber was rejected or an AWS call failed, 2 bad flags or input.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "enrol",
+  usage: ["--journey NAME (--event FILE | --recipients CSV --now ISO) [flags] (--dry-run | --stack NAME | --outputs FILE)"],
+  summary: `Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell. The SES
+target comes from the stack output journeyEnrolment. A step due before it can be created is sent at once when at most
+the journey's lateGraceMinutes late, else reported late; a backlog's steps due before the run are "passed"; a step
+within 60 minutes of, or before, an earlier one is "dropped". A repeated id or address is rejected.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES.enrol,
+  reference: "docs/journeys.md",
+};
 
 /** Scheduler calls at once when enrolling a backlog. */
 const BACKLOG_CONCURRENCY = 8;
@@ -59,20 +60,7 @@ interface Subscriber {
 
 /** `clock` is the real time (tests pass their own): a real run never creates a step due before it. */
 export async function main(argv: string[], io: Io = processIo, clock: () => number = Date.now): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      journey: { type: "string" },
-      event: { type: "string" },
-      recipients: { type: "string" },
-      journeys: { type: "string" },
-      now: { type: "string" },
-      "dry-run": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
   if ((f.event === undefined) === (f.recipients === undefined)) throw new UsageError("give one of --event FILE and --recipients CSV");
   const dryRun = f["dry-run"] as boolean;

@@ -1,5 +1,5 @@
 /**
- * Moves an Amazon Pinpoint audience and campaign to sendtime. See USAGE.
+ * Moves an Amazon Pinpoint audience and campaign to sendtime. See COMMAND (its --help).
  */
 import * as path from "path";
 import { scheduler } from "../infra/rules/quotas";
@@ -7,63 +7,55 @@ import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/rules/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { CampaignMapping, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
 import { CampaignShapeError, UsageError } from "../infra/rules/errors";
 
-const USAGE = `
-Usage: import-pinpoint [--endpoints PATH | s3://BUCKET/PREFIX/] [--out DIR] [--value-separator SEP]
-         [--campaign FILE] [--campaign-id ID] [--recipients FILE] [--region R] [--timeout-seconds S] [--json]
+const FLAGS = {
+  endpoints: {
+    type: "string",
+    value: "PATH|s3://B/PREFIX/",
+    help: "a Pinpoint endpoint export (a file, a directory or an S3 prefix; plain or gzip)",
+  },
+  out: { type: "string", value: "DIR", help: "where recipients.csv and skipped.csv go", default: "out/pinpoint" },
+  "value-separator": {
+    type: "string",
+    value: "SEP",
+    help: "joins a multi-valued attribute's values",
+    default: `"${DEFAULT_VALUE_SEPARATOR}"`,
+  },
+  campaign: { type: "string", value: "FILE", help: "what aws pinpoint get-campaign prints: prints the same campaign as a launch" },
+  "campaign-id": { type: "string", value: "ID", help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)" },
+  recipients: { type: "string", value: "FILE", help: "the CSV the command names", default: "DIR/recipients.csv" },
+  region: { type: "string", value: "R", help: "S3 region (default: the SDK's configuration)" },
+  "timeout-seconds": {
+    type: "string",
+    value: "S",
+    help: "bound on each S3 call, and on a read that stalls",
+    default: `${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000}`,
+  },
+  json: {
+    type: "boolean",
+    help: '{"endpoints": {counts, repeatedIds, columns, output}, "campaign": {command, commandLine, launch, notes}}',
+  },
+} as const;
 
-Endpoints: reads a Pinpoint endpoint export (what aws pinpoint create-export-job writes: one EndpointResponse JSON
-object per line; each file plain or gzip, recognised by its first bytes; a file, a directory, or every object under
-an s3:// prefix, in key order) and writes DIR/recipients.csv for launch-campaign and DIR/skipped.csv
-(file,line,endpoint_id,user_id,reason,detail) for every endpoint left out.
-
-  One row per ACTIVE, opted-in (OptOut NONE) EMAIL endpoint with an address SES accepts:
-    id         User.UserId, or the endpoint's Id when it has no user id
-    email      Address
-    timezone   Demographic.Timezone (empty when missing: launch-campaign then uses --default-timezone)
-    other      one column per name in the endpoint's Attributes and the User.UserAttributes, named as the attribute
-               (trimmed). A name that is a control column (id, email, timezone, send_at, send_hour, send_minute,
-               step) or that two attributes share (ignoring case, e.g. an endpoint and a user attribute "plan")
-               becomes attr_<name> (endpoint) or user_<name> (user), then _2, _3 … should that clash too.
-               A multi-valued attribute ["Science","Music"] is joined with --value-separator (default "${DEFAULT_VALUE_SEPARATOR}"):
-               Science${DEFAULT_VALUE_SEPARATOR}Music. Metrics, Location and other Demographic fields are not imported.
-  Consent comes first, over everything read: an address (trimmed, lower-cased) that any endpoint opts out (OptOut
-  other than NONE, on any channel or status, in any file) is imported from no endpoint. An endpoint Id read on
-  several lines (e.g. two export jobs under one prefix) counts its line with the latest EffectiveDate; a line
-  without a readable EffectiveDate may be the latest, so it ties. Of tied lines one that opts out wins (an opt-out
-  is never overridden by a tie), otherwise the first read counts; the other lines are listed as superseded.
-  Skipped, with the reason: not-email (another ChannelType), inactive (EndpointStatus not ACTIVE), opted-out
-  (OptOut not NONE), invalid-address, missing-id, invalid-text (a line that is not valid UTF-8, or an id or value
-  holding a lone UTF-16 surrogate: never merged with another id), imprecise-number (a number past 2^53 in an id or
-  value: its digits are lost when read; export it as a string), superseded (a later or tied line of the endpoint
-  counts), opted-out-elsewhere (another endpoint opts the address out: the detail names its file and line),
-  duplicate-user (the user already has a row: the first usable EMAIL endpoint of a user in export order is kept),
-  duplicate-id (an endpoint Id already used as an id).
-  Memory stays nearly flat: the export is read once (its outcomes go to a temporary file under DIR, read back once
-  every opt-out is known); the ids written and the endpoint Ids are kept in compact exact sets (4.4 to 6.7 bytes an id,
-  the ids in temporary files) and about 17 bytes more an endpoint Id.
-
-Campaign: given what aws pinpoint get-campaign prints (--campaign FILE), prints the launch-campaign command with
-the same schedule, quiet time, template(s), treatments and holdout, and send rate, and one line for every setting
-that has no sendtime equivalent saying what to do instead.
-
-  --out DIR               where recipients.csv and skipped.csv go (default out/pinpoint)
-  --campaign-id ID        the sendtime campaign id (default: the Pinpoint campaign's Name, lower case, - for others)
-  --recipients FILE       the CSV the command names (default DIR/recipients.csv)
-  --region R              S3 region (default: the SDK's configuration)
-  --timeout-seconds S     bound on each S3 call, and on a read that stalls (default ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000})
-  --json                  {"endpoints": {...counts, repeatedIds, columns, output}, "campaign": {"command": [argv], "commandLine",
-                          "launch", "notes": [{"setting", "value", "instead"}]}}
-
-AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3.
-Exit codes: 0 ok; 1 the campaign cannot be a sendtime campaign (event-triggered, hourly: the notes say what to use);
-2 bad flags or input (one line: file, line or key, what is allowed).
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "import-pinpoint",
+  usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign FILE] [--out DIR] [flags] [--json]"],
+  summary: `Endpoints: one recipients.csv row (id, email, timezone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint
+with an address SES accepts; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
+An address any endpoint opts out is imported from none; an endpoint Id read twice counts its latest EffectiveDate.
+Campaign: prints the launch-campaign command with the same schedule, quiet time, templates, treatments, holdout and
+rate, and a line for every setting without a sendtime equivalent saying what to do instead.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["import-pinpoint"],
+  reference: "docs/pinpoint.md",
+};
 
 /** launch-campaign's flags (the contract the command follows); the notes name them too. */
 const LAUNCH_FLAGS = {
@@ -89,21 +81,7 @@ const NOTE_FLAGS: FlagNames = { ...LAUNCH_FLAGS, campaignId: "--campaign-id" };
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      endpoints: { type: "string" },
-      out: { type: "string" },
-      "value-separator": { type: "string" },
-      campaign: { type: "string" },
-      "campaign-id": { type: "string" },
-      recipients: { type: "string" },
-      region: { type: "string" },
-      "timeout-seconds": { type: "string" },
-      json: { type: "boolean", default: false },
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if (f.endpoints === undefined && f.campaign === undefined) throw new UsageError("give --endpoints, --campaign or both (see --help)");
   const outDir = f.out ?? path.join("out", "pinpoint");
   const timeoutMs = Math.round(

@@ -1,18 +1,17 @@
 /**
  * Sizes the EventBridge Scheduler flexible time window of a campaign, from volume or from the real recipient list.
- * See USAGE.
+ * See COMMAND (its --help).
  */
 import { scheduler } from "../infra/rules/quotas";
 import {
   campaignFlag,
   nowFromFlag,
   PACE_FLAGS,
-  PACE_FLAGS_HELP,
   paceFromFlags,
   RATE_FLAGS,
+  RATE_GROUP,
   rateFromFlags,
   RECIPIENT_FLAGS,
-  RECIPIENT_FLAGS_HELP,
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
   timingFromFlags,
@@ -20,62 +19,51 @@ import {
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { sizingSpanDays } from "../infra/rules/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/rules/errors";
 
-const USAGE = `
-Usage:
-  size-window --schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]
-  size-window --recipients FILE (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh | --at INSTANT
-                                | --every daily|weekdays|weekly:DAYS|monthly:D --until YYYY-MM-DD --hour H)
-              [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
-              [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
-              [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--margin-minutes M] [--strict-zones]
-              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--json]
+const FLAGS = {
+  schedules: { type: "string", value: "N", help: "size from volume: this many schedules", group: "Volume or list" },
+  recipients: {
+    type: "string",
+    value: "FILE",
+    path: true,
+    help: "or from a recipient list, as launch-campaign plans it",
+    group: "Volume or list",
+  },
+  campaign: { type: "string", value: "ID", help: "with --variant or --holdout: the id the assignment hashes", group: "Volume or list" },
+  ...SEND_TIME_FLAGS,
+  ...RECIPIENT_FLAGS,
+  ...RATE_FLAGS,
+  ...PACE_FLAGS,
+  json: { type: "boolean", help: "machine-readable report", group: RATE_GROUP },
+} as const;
 
-Computes the smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS: --tps, or the lower
-of the Scheduler invocation quota (--invocation-tps, default ${scheduler.invocationTps}) and the SES maximum send rate (--ses-rate).
-
-From volume: ⌈schedules ÷ TPS ÷ 60⌉ (500,000 at 5,000 TPS → 2 minutes).
-From a recipient list (CSV with a header; column "timezone", IANA names; missing or unknown → --default-timezone,
-default UTC): every recipient's send instant per step, windows of nearby instants added up. The row checks, the
-send-time and the audience flags are launch-campaign's, with the same code: only the rows the launcher would plan
-count (its rejects and the holdout are left out and reported), assuming a launch in time. "Launch by" is the latest
-launch the launcher's missed-time cutoff (now + fan-out + margin) lets reach the first send.
-
-${TIMING_FLAGS_HELP}
-
-  --step +Nd | +Nh   a later step, N days (same local time) or hours after the first send; repeatable
-  --campaign ID      with --variant or --holdout: the id the assignment hashes
-${PACE_FLAGS_HELP}
-${RECIPIENT_FLAGS_HELP}
-  --now INSTANT      reference time for "launch by" (default: now), ISO 8601 with Z or an offset
-  --json             machine-readable report
-
-Exit codes: 0 ok, 1 no window up to 1,440 minutes fits, 2 bad flags or input.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "size-window",
+  usage: [
+    "--schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]",
+    "--recipients FILE --date YYYY-MM-DD --hour H [flags] [--json]",
+  ],
+  summary: `The smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS (--tps, or the lower of the
+invocation quota and the SES rate). From volume: ⌈schedules ÷ TPS ÷ 60⌉. From a list: every row's send instants as the
+launcher plans them (the same flags and code; its rejects and the holdout are left out and reported), nearby instants
+added up; "launch by" is the latest launch whose missed-time cutoff (now + fan-out + margin) reaches the first send.`,
+  flags: FLAGS,
+  regroup: { "Recipient list": "Volume or list" },
+  exitCodes: EXIT_CODES["size-window"],
+  reference: "docs/window.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      schedules: { type: "string" },
-      ...RATE_FLAGS,
-      ...PACE_FLAGS,
-      recipients: { type: "string" },
-      campaign: { type: "string" },
-      ...SEND_TIME_FLAGS,
-      ...RECIPIENT_FLAGS,
-      json: { type: "boolean", default: false },
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   const rate = rateFromFlags(f);
   const { createTps, marginMinutes } = paceFromFlags(f);
 
