@@ -32,7 +32,7 @@ const FLAGS = {
   from: { type: "string", value: "ISO", help: "the event range (default: the first scheduled send, or 14 days back, to now)" },
   to: { type: "string", value: "ISO", help: "the end of the range", default: "now", with: "from" },
   ...timeoutFlag(30, "the time limit of each AWS call"),
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags("bucket"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {

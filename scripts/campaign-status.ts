@@ -21,7 +21,7 @@ const FLAGS = {
   now: { type: "string", value: "ISO", help: "count next occurrences from this instant, for reproducible runs", default: "now" },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(300),
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags("state-machine-arn", "dlq-url"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {

@@ -16,7 +16,7 @@ const FLAGS = {
   "poll-seconds": { type: "string", value: "P", help: "how often it checks that the group is gone (1-60)", default: "5" },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(60),
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags("state-machine-arn"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {

@@ -14,7 +14,7 @@ import { decide, Decision, EnrolmentSettings, EventKind, isIanaZone, JourneyEven
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
-import { outputsFromFlags, stackFlags } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 
@@ -31,7 +31,8 @@ const FLAGS = {
   },
   "dry-run": { type: "boolean", help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests" },
   json: { type: "boolean", help: "print JSON instead of text" },
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags(),
+  ...timeoutFlag(3_600, "the whole command's time limit; each Scheduler call is bounded by 10 s or what is left"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
@@ -71,6 +72,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
       "--recipients needs --now: the backlog's trigger time, the same on every run of this backlog (a re-run then creates only what is missing)",
     );
   const now = f.now === undefined ? clock() : nowFromFlag(f.now);
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, (t) => io.err(`${t}\n`));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
@@ -83,6 +85,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
       : await fromCsv(f.recipients!, journey, settings, now, dueAfter);
   const results: (EnrolmentResult & { source: string })[] = [];
   if (dryRun && f.json) {
+    // The array of requests is the contract (readers pass each to CreateSchedule): rejections go to stderr, one line each.
     io.out(
       JSON.stringify(
         subscribers.flatMap((s) => requestsOf(s.decision)),
@@ -90,22 +93,44 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
         2,
       ) + "\n",
     );
+    deadline.dispose();
+    for (const s of subscribers) if (s.decision.outcome === "rejected") io.err(`${rejectionLine(s.source, s.decision)}\n`);
     const lateSteps = subscribers.some((s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"));
-    return lateSteps || subscribers.some((s) => s.decision.outcome === "rejected") ? 1 : 0;
+    if (lateSteps) return 1;
+    return nothingToEnrol(
+      subscribers.map((s) => s.decision.outcome),
+      io,
+    )
+      ? 1
+      : 0;
   }
   const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
   let failure: string | undefined;
+  let notHandled = 0;
   // Due is judged again at each call, on the real time: a large backlog takes minutes.
   const at = () => Math.max(now, clock());
-  await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
-    try {
-      const result = client ? await applyDecision(client, s.kind, s.decision, CALL_TIMEOUT_MS, at) : plannedResult(s);
-      results.push({ source: s.source, ...result });
-    } catch (e) {
-      if (!(e instanceof EnrolmentError)) throw e;
-      failure ??= `${s.source}: ${e.message}`;
-    }
-  });
+  try {
+    await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
+      // Each call is bounded by what is left of the command's time limit (and never more than CALL_TIMEOUT_MS).
+      const left = deadline.endsAt - Date.now();
+      if (client && left <= 0) {
+        notHandled++;
+        return;
+      }
+      try {
+        const result = client ? await applyDecision(client, s.kind, s.decision, Math.min(CALL_TIMEOUT_MS, left), at) : plannedResult(s);
+        results.push({ source: s.source, ...result });
+      } catch (e) {
+        if (!(e instanceof EnrolmentError)) throw e;
+        failure ??= `${s.source}: ${e.message}`;
+      }
+    });
+  } finally {
+    deadline.dispose();
+  }
+  if (notHandled && !failure)
+    failure = `the time limit of ${deadline.seconds} s (--timeout-seconds) ran out with ${notHandled} subscriber(s) not handled: run the backlog again with the same --now (only what is missing is created)`;
+  else if (notHandled) failure += ` (${notHandled} subscriber(s) not handled: run again with the same --now)`;
   results.sort((a, b) => subscribers.findIndex((s) => s.source === a.source) - subscribers.findIndex((s) => s.source === b.source));
   io.out(f.json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
   if (failure) throw new FindingsError(failure);
@@ -114,7 +139,27 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     throw new FindingsError(
       `${late.length} subscriber${late.length === 1 ? "" : "s"} had a step come due before it could be created, or handled after the journey's lateGraceMinutes (marked late: not created, never sent); enrol those again with a later --now, or give a large backlog a --now minutes ahead`,
     );
-  return results.some((r) => r.outcome === "rejected") ? 1 : 0;
+  return nothingToEnrol(
+    results.map((r) => r.outcome),
+    io,
+  )
+    ? 1
+    : 0;
+}
+
+/** The rule for rows: rejected subscribers are listed with their reason; only a run where every one is rejected is a finding. */
+function nothingToEnrol(outcomes: string[], io: Io): boolean {
+  if (outcomes.some((o) => o !== "rejected")) return false;
+  io.err(
+    outcomes.length
+      ? `error: nothing to enrol: every subscriber was rejected (${outcomes.length}, each listed with its reason)\n`
+      : "error: nothing to enrol: no subscriber\n",
+  );
+  return true;
+}
+
+function rejectionLine(source: string, d: Extract<Decision, { outcome: "rejected" }>): string {
+  return `rejected ${source}${d.recipient ? ` ${d.recipient}` : ""} ${d.reason}: ${d.message}`;
 }
 
 function findJourney(name: string, file: string | undefined, outputs: StackOutputs): Journey {

@@ -118,6 +118,16 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const lines = [...(endpoints ? formatEndpoints(endpoints) : []), ...(campaign ? formatCampaign(campaign, command) : [])];
     io.out(lines.join("\n") + "\n");
   }
+  if (endpoints && endpoints.recipients === 0) {
+    // The rule for rows: skipped endpoints are listed with their reason; an import that leaves nothing to send is a finding.
+    const reasons = Object.entries(endpoints.skipped.byReason)
+      .map(([r, c]) => `${r} ${c}`)
+      .join(", ");
+    io.err(
+      `error: no endpoint could be imported: ${endpoints.skipped.total} skipped${reasons ? ` (${reasons})` : ""}, listed in ${endpoints.output.skipped}\n`,
+    );
+    return 1;
+  }
   return campaign && !campaign.launch ? 1 : 0;
 }
 

@@ -108,7 +108,7 @@ const FLAGS = {
     with: "wait",
   },
   json: { type: "boolean", help: "print the summary as JSON", group: LAUNCH_GROUP },
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags("bucket", "state-machine-arn"),
   ...timeoutFlag(3_600),
 } as const;
 

@@ -18,7 +18,7 @@ const FLAGS = {
   "dry-run": { type: "boolean", help: "list what it would create (GetSchedule only): no schedule, no message deleted" },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(300),
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags("dlq-url"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {

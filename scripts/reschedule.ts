@@ -27,7 +27,7 @@ const FLAGS = {
   now: { type: "string", value: "ISO", help: "the time to judge against", default: "now" },
   json: { type: "boolean", help: "the result as JSON" },
   ...timeoutFlag(60),
-  ...stackFlags("bucket", "state-machine-arn", "dlq-url"),
+  ...stackFlags(),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {

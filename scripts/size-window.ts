@@ -69,6 +69,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   let report: WindowReport;
   let recurringDays: number | undefined;
+  /** Printed after the report, like the launcher's refusal. */
+  let nothing: string | undefined;
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
     const schedules = intFlag("schedules", f.schedules as string, 0, Number.MAX_SAFE_INTEGER);
@@ -102,6 +104,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       now: nowFromFlag(f.now),
     });
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
+    if (sized.report.schedules === 0) nothing = nothingToSend(f.recipients, sized.report);
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
     if (tooLong) throw new FindingsError(tooLong);
     report = sized.report;
@@ -111,7 +114,18 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
 
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, recurringDays));
-  return 0;
+  if (nothing) io.err(`error: ${nothing}\n`);
+  return nothing ? 1 : 0;
+}
+
+/** The rule for rows, as the launcher's: rejected rows are counted by reason; a list with nothing left to send is a finding. */
+function nothingToSend(file: string, r: WindowReport): string {
+  const reasons = Object.entries(r.rejected ?? {})
+    .map(([reason, n]) => `${reason} ${count(n!)}`)
+    .join(", ");
+  if (!r.rows) return `nothing to send: ${file} has no row`;
+  const held = r.heldOut ? `${reasons ? "; " : ""}${count(r.heldOut)} held out` : "";
+  return `nothing to send: every row of ${file} was ${reasons ? "rejected" : "held out"} (${reasons}${held})`;
 }
 
 function tooLarge(requiredTps: number, tps: number): string {

@@ -26,17 +26,17 @@ export const EXIT_CODES = {
   },
   "size-window": {
     0: "sized (rejected rows counted by reason, as the launcher would reject them)",
-    1: "no window up to 1,440 minutes fits",
+    1: "no window up to 1,440 minutes fits, or nothing to send (every row rejected)",
     2: "bad flags, campaign file or list",
   },
   enrol: {
-    0: "done",
-    1: "a subscriber was rejected, a step late (not sent), or an AWS call failed",
+    0: "done (rejected subscribers listed with their reason)",
+    1: "nothing to enrol (every subscriber rejected), a step late (not sent), an AWS error or the time limit",
     2: BAD_FLAGS,
   },
   "import-pinpoint": {
     0: "imported (skipped endpoints in skipped.csv with their reason)",
-    1: "the campaign cannot be a sendtime campaign (event-triggered, hourly: the notes say what to use)",
+    1: "no endpoint could be imported, or the campaign cannot be a sendtime campaign (the notes say what to use)",
     2: "bad flags or input (file, line or key, what is allowed)",
   },
   preview: { 0: "ok (advisory findings allowed)", 1: "a mandatory policy violation", 2: "bad flags or stack config" },
