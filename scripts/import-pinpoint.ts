@@ -8,6 +8,8 @@ import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
+import { campaignFileText } from "./lib/cli/config-file";
+import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { CampaignMapping, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
@@ -21,7 +23,12 @@ const FLAGS = {
     value: "PATH|s3://B/PREFIX/",
     help: "a Pinpoint endpoint export (a file, a directory or an S3 prefix; plain or gzip)",
   },
-  out: { type: "string", value: "DIR", help: "where recipients.csv and skipped.csv go", default: "out/pinpoint" },
+  out: {
+    type: "string",
+    value: "DIR",
+    help: "where recipients.csv, skipped.csv and (with --campaign) campaign.yaml go",
+    default: "out/pinpoint",
+  },
   "value-separator": {
     type: "string",
     value: "SEP",
@@ -40,7 +47,7 @@ const FLAGS = {
   },
   json: {
     type: "boolean",
-    help: '{"endpoints": {counts, repeatedIds, columns, output}, "campaign": {command, commandLine, launch, notes}}',
+    help: '{"endpoints": {counts, repeatedIds, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
   },
 } as const;
 
@@ -51,7 +58,7 @@ export const COMMAND: Command<typeof FLAGS> = {
 with an address SES accepts; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
 An address any endpoint opts out is imported from none; an endpoint Id read twice counts its latest EffectiveDate.
 Campaign: prints the launch-campaign command with the same schedule, quiet time, templates, treatments, holdout and
-rate, and a line for every setting without a sendtime equivalent saying what to do instead.`,
+rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says what to do for every setting it cannot map.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["import-pinpoint"],
   reference: "docs/pinpoint.md",
@@ -106,16 +113,18 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
   const recipients = f.recipients ?? endpoints?.output.recipients ?? path.join(outDir, "recipients.csv");
   const command = campaign?.launch ? launchArgs(campaign.launch, recipients) : undefined;
+  const campaignFile = command ? writeCampaignFile(outDir, command) : undefined;
   if (f.json) {
     const campaignJson = campaign && {
       command: command ?? null,
       commandLine: command ? commandLine(command) : null,
+      file: campaignFile ?? null,
       launch: campaign.launch ?? null,
       notes: campaign.notes,
     };
     io.out(JSON.stringify({ endpoints, campaign: campaignJson }, null, 2) + "\n");
   } else {
-    const lines = [...(endpoints ? formatEndpoints(endpoints) : []), ...(campaign ? formatCampaign(campaign, command) : [])];
+    const lines = [...(endpoints ? formatEndpoints(endpoints) : []), ...(campaign ? formatCampaign(campaign, command, campaignFile) : [])];
     io.out(lines.join("\n") + "\n");
   }
   if (endpoints && endpoints.recipients === 0) {
@@ -145,6 +154,31 @@ function readCampaign(file: string, campaignId: string | undefined): CampaignMap
     if (e instanceof CampaignShapeError) throw new UsageError(`${file}: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * DIR/campaign.yaml: the same settings as the printed command, as a campaign file (launch-campaign --config); paths
+ * relative to DIR. A file already there with other content is not overwritten (it may hold a user's edits).
+ */
+function writeCampaignFile(dir: string, command: string[]): string {
+  const file = path.join(dir, "campaign.yaml");
+  const text = `# launch-campaign --config ${file} (from import-pinpoint; flags given on the command line win)\n${campaignFileText(command, LAUNCH_TABLE, dir)}`;
+  let existing: string | undefined;
+  try {
+    existing = fs.readFileSync(file, "utf8");
+  } catch {
+    existing = undefined;
+  }
+  if (existing !== undefined && existing !== text)
+    throw new UsageError(`${file} exists with other settings (edited?): not overwritten; move it away or give another --out`);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(`${file}.${process.pid}.tmp`, text);
+    fs.renameSync(`${file}.${process.pid}.tmp`, file);
+  } catch (e) {
+    throw new UsageError(`${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return file;
 }
 
 /** launch-campaign's arguments for the settings (its flag names live here, not in the core). */
@@ -186,9 +220,15 @@ function formatEndpoints(s: ImportSummary): string[] {
   ];
 }
 
-function formatCampaign(c: CampaignMapping, command: string[] | undefined): string[] {
+function formatCampaign(c: CampaignMapping, command: string[] | undefined, file: string | undefined): string[] {
   const lines = command
-    ? ["", "Campaign as a sendtime launch (add --dry-run first, then --stack or --outputs):", `  ${commandLine(command)}`]
+    ? [
+        "",
+        "Campaign as a sendtime launch (add --dry-run first, then --stack or --outputs):",
+        `  ${commandLine(command)}`,
+        `  or as a campaign file to keep in git: ${file}`,
+        `  ${commandLine(["--config", file!])}`,
+      ]
     : ["", "Campaign: no launch-campaign equivalent (see below)."];
   if (c.notes.length) lines.push("", "Settings to act on (Pinpoint setting: value → what to do in sendtime):");
   for (const x of c.notes) lines.push(`  - ${x.setting}: ${x.value} → ${x.instead}`);

@@ -11,20 +11,16 @@ import { s3Client, sfnClient } from "./lib/aws/clients";
 import {
   campaignFlag,
   nowFromFlag,
-  RATE_FLAGS,
   rateFromFlags,
-  PACE_FLAGS,
   paceFromFlags,
-  RATE_GROUP,
-  RECIPIENT_FLAGS,
   recipientOptionsFromFlags,
-  SEND_TIME_FLAGS,
   templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { Command, FlagValues } from "./lib/cli/flags";
+import { LAUNCH_FLAGS, LAUNCH_GROUP } from "./lib/cli/launch-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import {
@@ -49,74 +45,16 @@ import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quo
 import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/rules/errors";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags } from "./lib/cli/aws-flags";
 
-const LAUNCH_GROUP = "Output, launch and stack";
-
-const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "the campaign id (its schedule group is campaign-<ID>)", group: "Campaign" },
-  recipients: {
-    type: "string",
-    value: "FILE|s3://B/K",
-    path: true,
-    help: "the recipient CSV, local or streamed from S3",
-    group: "Campaign",
-  },
-  template: { type: "string", value: "NAME", help: "the SES template of step 1 (and of later steps without their own)", group: "Campaign" },
-  ...SEND_TIME_FLAGS,
-  missed: {
-    type: "string",
-    value: "skip|send-now|next-day",
-    help: "sends due before now + fan-out + margin",
-    default: "skip",
-    group: RATE_GROUP,
-  },
-  "grace-minutes": { type: "string", value: "G", help: "how late send-now may send", default: "60", group: RATE_GROUP, with: "missed" },
-  "window-minutes": { type: "string", value: "W", help: "use this flexible window (1-1440) instead of sizing one", group: RATE_GROUP },
-  ...RATE_FLAGS,
-  ...RECIPIENT_FLAGS,
-  ...PACE_FLAGS,
-  out: {
-    type: "string",
-    value: "DIR",
-    path: true,
-    help: "where plan.jsonl, rejects.csv, notes.csv and summary.json go",
-    default: "out/<campaign>",
-    group: LAUNCH_GROUP,
-  },
-  "no-local-plan": { type: "boolean", help: "keep the plan only in S3 (the summary keeps its sha256)", group: LAUNCH_GROUP, with: "out" },
-  "dry-run": { type: "boolean", help: "plan and size only: nothing uploaded or started", group: LAUNCH_GROUP },
-  "launch-id": {
-    type: "string",
-    value: "ID",
-    help: "names the upload and execution (default: the plan's hash; a used id is refused)",
-    group: LAUNCH_GROUP,
-  },
-  "max-schedules": {
-    type: "string",
-    value: "N",
-    help: "the Region's schedule quota (default: stack output maxSchedules, else 10,000,000)",
-    group: LAUNCH_GROUP,
-  },
-  wait: { type: "boolean", help: "follow the fan-out to its end (progress on stderr)", group: LAUNCH_GROUP },
-  "poll-seconds": {
-    type: "string",
-    value: "P",
-    help: `how often --wait polls (at least ${MIN_POLL_SECONDS})`,
-    default: "5",
-    group: LAUNCH_GROUP,
-    with: "wait",
-  },
-  json: { type: "boolean", help: "print the summary as JSON", group: LAUNCH_GROUP },
-  ...stackFlags("bucket", "state-machine-arn"),
-  ...timeoutFlag(3_600),
-} as const;
+const FLAGS = LAUNCH_FLAGS;
 
 export const COMMAND: Command<typeof FLAGS> = {
   script: "launch-campaign",
   usage: [
     "--campaign ID --recipients FILE --template NAME --date YYYY-MM-DD --hour H [flags] --dry-run",
     "--campaign ID --recipients FILE --template NAME (a send-time rule) (--stack NAME | --outputs FILE)",
+    "--config campaign.yaml [flags] (--dry-run | --stack NAME | --outputs FILE)",
   ],
   summary: `Plans one schedule per recipient per step into DIR/plan.jsonl (rejected rows: DIR/rejects.csv, with line and
 reason), sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.`,

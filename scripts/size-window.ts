@@ -20,6 +20,7 @@ import {
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
+import { CONFIG_FLAG } from "./lib/cli/config-file";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { sizingSpanDays } from "../infra/rules/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
@@ -27,6 +28,7 @@ import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/rules/errors";
 
 const FLAGS = {
+  ...CONFIG_FLAG,
   schedules: { type: "string", value: "N", help: "size from volume: this many schedules", group: "Volume or list" },
   recipients: {
     type: "string",
@@ -48,13 +50,17 @@ export const COMMAND: Command<typeof FLAGS> = {
   usage: [
     "--schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]",
     "--recipients FILE --date YYYY-MM-DD --hour H [flags] [--json]",
+    "--config campaign.yaml [flags] [--json]",
   ],
   summary: `The smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS (--tps, or the lower of the
 invocation quota and the SES rate). From volume: ⌈schedules ÷ TPS ÷ 60⌉. From a list: every row's send instants as the
 launcher plans them (the same flags and code; its rejects and the holdout are left out and reported), nearby instants
 added up; "launch by" is the latest launch whose missed-time cutoff (now + fan-out + margin) reaches the first send.`,
   flags: FLAGS,
-  regroup: { "Recipient list": "Volume or list" },
+  regroup: { "Recipient list": "Volume or list", Campaign: "Volume or list" },
+  // A launch's campaign file sizes as it is: its launch-only keys (dryRun, out, …) are accepted and ignored here.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  configAlso: () => require("./lib/cli/launch-flags").LAUNCH_FLAGS,
   exitCodes: EXIT_CODES["size-window"],
   reference: "docs/window.md",
 };

@@ -4,6 +4,7 @@
  */
 import { strict as assert } from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import type { Command } from "../../scripts/lib/cli/flags";
 import { helpText } from "../../scripts/lib/cli/flags";
@@ -15,6 +16,9 @@ const scripts: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROO
 const COMMANDS = Object.entries(scripts)
   .map(([name, line]) => [name, /^ts-node --transpile-only (scripts\/[a-z-]+\.ts)$/.exec(line)?.[1]] as const)
   .filter((e): e is readonly [string, string] => e[1] !== undefined && e[0] !== "bench");
+
+const EMPTY_FILE = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-help-")), "empty.yaml");
+fs.writeFileSync(EMPTY_FILE, "");
 
 function commandOf(file: string): Command {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -65,9 +69,11 @@ describe("every command's --help, from its flag table", () => {
       it("parses every flag of its table, each with its value, and refuses one it does not have", () => {
         const command = commandOf(file);
         for (const [flag, spec] of Object.entries(command.flags)) {
-          const argv = spec.type === "boolean" ? [`--${flag}`] : [`--${flag}`, "v1", ...(spec.multiple ? [`--${flag}`, "v2"] : [])];
+          // --config names a file it reads: an empty one.
+          const v1 = flag === "config" ? EMPTY_FILE : "v1";
+          const argv = spec.type === "boolean" ? [`--${flag}`] : [`--${flag}`, v1, ...(spec.multiple ? [`--${flag}`, "v2"] : [])];
           const values = parseFlags(argv, command) as Record<string, unknown>;
-          assert.deepStrictEqual(values[flag], spec.type === "boolean" ? true : spec.multiple ? ["v1", "v2"] : "v1", flag);
+          assert.deepStrictEqual(values[flag], spec.type === "boolean" ? true : spec.multiple ? [v1, "v2"] : v1, flag);
         }
         assert.throws(() => parseFlags(["--no-such-flag"], command), /Unknown option '--no-such-flag'/);
       });

@@ -45,6 +45,8 @@ export interface Command<T extends FlagTable = FlagTable> {
   readonly flags: T;
   /** Help groups this command lists under another heading (a shared table's "Stack" under "Launch"). */
   readonly regroup?: Readonly<Record<string, string>>;
+  /** With a `config` flag: another command's flags a campaign file may hold and this one ignores (loaded when needed). */
+  readonly configAlso?: () => FlagTable;
   readonly exitCodes: ExitCodes;
   /** The docs page holding the full reference. */
   readonly reference: string;
