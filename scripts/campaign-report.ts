@@ -1,9 +1,9 @@
 /**
- * How a campaign did: the funnel per step and variant from its launch records and SES event metrics. See USAGE.
+ * How a campaign did: the funnel per step and variant from its launch records and SES event metrics. See COMMAND (its --help).
  */
 import * as fs from "fs";
 import { campaignTag } from "../infra/rules/email-events";
-import { LAUNCHES_PREFIX, launchRecordKey } from "../infra/rules/naming";
+import { LAUNCHES_PREFIX } from "../infra/rules/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
@@ -20,49 +20,37 @@ import {
 } from "./lib/report/campaign-report";
 import { renderReportHtml } from "./lib/report/html";
 import { UsageError } from "../infra/rules/errors";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/cli/aws-flags";
+import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: npm run -s campaign-report -- --campaign ID [--json] [--html FILE] [--conversions FILE] [--from ISO] [--to ISO]
-         (--stack NAME | --outputs FILE | ...)
+const FLAGS = {
+  campaign: { type: "string", value: "ID", help: "the campaign" },
+  json: { type: "boolean", help: "the report as JSON" },
+  html: { type: "string", value: "FILE", help: "also write one self-contained page (the same numbers, the send curve, the funnels)" },
+  conversions: { type: "string", value: "FILE", help: "variant,conversions lines: each variant's conversions against the holdout's" },
+  from: { type: "string", value: "ISO", help: "the event range (default: the first scheduled send, or 14 days back, to now)" },
+  to: { type: "string", value: "ISO", help: "the end of the range", default: "now", with: "from" },
+  ...timeoutFlag(30, "the time limit of each AWS call"),
+  ...stackFlags("bucket"),
+} as const;
 
-The funnel per step and variant: scheduled (from the launch records the launcher stores in the bucket under
-${launchRecordKey("<ID>", "<launch id>")}), then sent, delivered, bounced, complained, rejected, opens, clicks and
-unsubscribed (hourly sums of the SES event metrics, namespace AWS/SES, dimensions campaign, step, variant), with
-rates, per variant and in total, and the holdout's size. Hours without data count as zero. "due" is the scheduled
-sends whose time had come by --to (sent is a rate of these): from the launch records once a launch is over or before
-it starts, from its plan in the bucket while it is under way. Each variant is compared with the first on opens and
-clicks (of delivered): lift and a two-sided two-proportion z-test, significant at 95%; a verdict line says which won.
-
-  --json                  the report as JSON
-  --html FILE             also write one self-contained page (the same numbers, the send curve, a funnel per variant)
-  --conversions FILE      variant,conversions lines (a name per variant, and holdout): each variant's conversions
-                          of its recipients against the holdout's (sizes from the launch records)
-  --from ISO, --to ISO    the event range (default: the first scheduled send, or 14 days back, to now)
-  --timeout-seconds S     time limit of each AWS call (default 30)
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 ok (also for a campaign with no sends yet), 1 nothing known of the campaign or an AWS error, 2 bad flags
-or a bad --conversions file.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "campaign-report",
+  usage: ["--campaign ID [--json] [--html FILE] [--conversions FILE] [flags] (--stack NAME | --outputs FILE)"],
+  summary: `The funnel per step and variant: scheduled (from the launch records in the bucket), then sent, delivered, bounced,
+complained, rejected, opens, clicks, unsubscribed (SES event metrics, AWS/SES), with rates, per variant and in total.
+"due" is the scheduled sends whose time had come by --to (sent is a rate of these). Each variant is compared with the
+first on opens and clicks (lift, two-sided two-proportion z-test, significant at 95%); a verdict line says which won.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["campaign-report"],
+  reference: "docs/measuring.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      campaign: { type: "string" },
-      json: { type: "boolean", default: false },
-      html: { type: "string" },
-      conversions: { type: "string" },
-      from: { type: "string" },
-      to: { type: "string" },
-      "timeout-seconds": { type: "string" },
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   const campaignId = requireCampaign(f.campaign);
   const tag = campaignTag(campaignId);
   const to = f.to === undefined ? Date.now() : instantFlag("to", f.to);

@@ -1,48 +1,44 @@
 /**
- * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See USAGE.
+ * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See COMMAND (its --help).
  */
 import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { count, plural } from "../infra/rules/format";
-import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: campaign-status --campaign ID [--sample N] [--now ISO] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | ...)
+const FLAGS = {
+  campaign: { type: "string", value: "ID", help: "the campaign" },
+  sample: {
+    type: "string",
+    value: "N",
+    help: "GetSchedule on every schedule up to N, else on a random sample of N, scaled up",
+    default: "500",
+  },
+  now: { type: "string", value: "ISO", help: "count next occurrences from this instant, for reproducible runs", default: "now" },
+  json: { type: "boolean", help: "the report as JSON" },
+  ...timeoutFlag(300),
+  ...stackFlags("state-machine-arn", "dlq-url"),
+} as const;
 
-  - the schedule group campaign-<ID> and its pending schedules by state (ListSchedules, every page);
-  - when the next sends fall, per UTC hour (a recurring schedule: its next occurrence, in its zone, DST included):
-    from GetSchedule on every schedule when there are at most --sample
-    (default 500), otherwise on a uniform random sample of that size, scaled up (marked as an estimate);
-    (a schedule in a zone this Node does not know is counted apart, named, never guessed);
-  - the campaign's fan-out executions with their Map Run item counts (needs stateMachineArn): every RUNNING
-    execution of the stack is read to match its input's campaign_id, finished ones only when named <ID>-…;
-  - the dead-letter queue's depth (needs deadLetterQueueUrl; the queue is shared by every campaign of the stack).
-    If it cannot be read, that line says why and the rest of the report is still printed (exit 1).
-  --now ISO             count next occurrences from this instant (default: now), for reproducible runs
-  --timeout-seconds S   the whole command's time limit, every AWS call included (default 300); progress on stderr
-
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 ok, 1 an AWS error or the time limit (a failing DLQ read still prints the report), 2 bad flags.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "campaign-status",
+  usage: ["--campaign ID [--sample N] [--json] [flags] (--stack NAME | --outputs FILE)"],
+  summary: `What is pending: the group campaign-<ID> and its schedules by state (every page); when the next sends fall, per UTC
+hour (recurring schedules at their next occurrence); the campaign's fan-out executions with their Map Run counts (needs
+stateMachineArn); the dead-letter queue's depth (needs deadLetterQueueUrl; shared by every campaign of the stack).`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["campaign-status"],
+  reference: "docs/operating.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      campaign: { type: "string" },
-      sample: { type: "string" },
-      now: { type: "string" },
-      json: { type: "boolean", default: false },
-      ...TIMEOUT_FLAG,
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   const campaignId = requireCampaign(f.campaign);
   const outputs = outputsFromFlags(f);
   const sampleSize = intFlag("sample", f.sample, 1, 100_000, 500);

@@ -1,48 +1,39 @@
 /**
- * Cancels a campaign: stops its running fan-outs, deletes its schedule group, waits for the group to go. See USAGE.
+ * Cancels a campaign: stops its running fan-outs, deletes its schedule group, waits for the group to go. See COMMAND (its --help).
  */
 import { schedulerClient, sfnClient } from "./lib/aws/clients";
 import { cancelCampaign, CancelReport, requireCampaign } from "./lib/aws/campaign-ops";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { counted } from "../infra/rules/format";
 import { requireOutputs } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: cancel-campaign --campaign ID [--dry-run] [--timeout-seconds S] [--poll-seconds P] [--json]
-                       (--stack NAME | --outputs FILE | ...)
+const FLAGS = {
+  campaign: { type: "string", value: "ID", help: "the campaign" },
+  "dry-run": { type: "boolean", help: "list what it would stop and delete" },
+  "poll-seconds": { type: "string", value: "P", help: "how often it checks that the group is gone (1-60)", default: "5" },
+  json: { type: "boolean", help: "the report as JSON" },
+  ...timeoutFlag(60),
+  ...stackFlags("state-machine-arn"),
+} as const;
 
-Stops every running fan-out execution of the campaign, whatever its name (found by its input's campaign_id), so no
-new schedule appears; reads the group again (a fan-out creates it first thing, maybe after the first read); deletes
-its schedule group campaign-<ID> (and with it every pending schedule) in whatever state it is but DELETING; then
-waits for the group to be gone, checking every --poll-seconds (default 5, at least 1), up to --timeout-seconds.
-Only a group that GetScheduleGroup says does not exist counts as gone: while it is DELETING (or in any other state),
-AWS may still fire some of its schedules, and the command exits 1 if it is still there at the time limit.
-  --timeout-seconds S   the whole command's time limit, every AWS call included (default 60)
-Nothing running and no group: "nothing to cancel", exit 0. --dry-run lists what it would stop and delete.
-
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 cancelled (or nothing to cancel); 1 when any send of the campaign could still fire (the group still
-there in any state, a fan-out not stopped, an AWS error or the time limit on the way), listing what is still there;
-2 bad flags.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "cancel-campaign",
+  usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+  summary: `Stops every running fan-out of the campaign (found by its input's campaign_id), reads the group again, deletes the
+schedule group campaign-<ID> (and every pending schedule in it) in any state but DELETING, then waits until
+GetScheduleGroup says it does not exist: while DELETING, AWS may still fire some of its schedules.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["cancel-campaign"],
+  reference: "docs/operating.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      campaign: { type: "string" },
-      "dry-run": { type: "boolean", default: false },
-      ...TIMEOUT_FLAG,
-      "poll-seconds": { type: "string" },
-      json: { type: "boolean", default: false },
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   const campaignId = requireCampaign(f.campaign);
   const outputs = requireOutputs(outputsFromFlags(f), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
   const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], 1, 60, 5);

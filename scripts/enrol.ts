@@ -1,6 +1,6 @@
 /**
  * Enrols subscribers in a journey from a shell, with the deployed handler's own code: one event, or a CSV backlog.
- * See USAGE.
+ * See COMMAND (its --help).
  */
 import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
@@ -23,39 +23,46 @@ import {
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
-import { outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
 
-const USAGE = `
-Usage: enrol --journey NAME (--event FILE | --recipients CSV) [--journeys FILE] [--now ISO] [--dry-run] [--json]
-             [--templates DIR|none] (--stack NAME | --outputs FILE) [--region R]
+const FLAGS = {
+  journey: { type: "string", value: "NAME", help: "the journey (from --journeys FILE, else the stack's journeyDefinitions)" },
+  event: { type: "string", value: "FILE", help: "one EventBridge event as delivered, or a record from the journeys' dead-letter queue" },
+  recipients: { type: "string", value: "CSV", help: "a backlog (id, email, timezone, personalization), each row triggered at --now" },
+  journeys: { type: "string", value: "FILE", help: "the journey list (YAML or JSON, as in sendtime:journeys)" },
+  now: {
+    type: "string",
+    value: "ISO",
+    help: "the time of the run; a backlog's trigger time (a real backlog run needs it)",
+    default: "now",
+  },
+  "dry-run": { type: "boolean", help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests" },
+  json: { type: "boolean", help: "print JSON instead of text" },
+  templates: {
+    type: "string",
+    value: "DIR|none",
+    path: true,
+    words: ["none"],
+    help: "the templates folder each step's template must be in (default templates/ when it exists); none: not checked",
+  },
+  ...stackFlags(),
+  ...timeoutFlag(3_600, "the whole command's time limit; each Scheduler call is bounded by 10 s or what is left"),
+} as const;
 
-Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell.
-  --event FILE       one EventBridge event as delivered (JSON: source, detail-type, time, detail.recipient), or a
-                     failure record from the journeys' dead-letter queue; it enrols when it matches the journey's
-                     trigger and removes pending steps when it matches its exit
-  --recipients CSV   a backlog: columns id, email, timezone (optional) and personalization, each row enrolled as if
-                     triggered at --now, which a real run needs: run the backlog again with the same --now and only
-                     what is missing is created; a repeated id is rejected, never enrolled twice
-  --journeys FILE    the journey list (YAML or JSON, as in sendtime:journeys); default: the stack's journeyDefinitions
-  --now ISO          the time of the run (default: now). An event's step due before it can be created (a minute
-                     ahead) is sent at once when at most the journey's lateGraceMinutes (default 60) late, else
-                     reported "late" (not sent, exit 1). A backlog's steps due before the run starts (--now, or in
-                     a real run the real time, plus a minute) are not created (reported "passed": an earlier run
-                     may have sent them); one that comes due before its call is made is reported "late" (exit 1).
-                     A step within 60 minutes of, or before, an earlier one is "dropped" (not created)
-  --dry-run          no AWS call; with --json, prints the exact CreateSchedule (or, for an exit, DeleteSchedule)
-                     requests
-  --json             print JSON instead of text
-  --templates DIR|none   the templates folder each step's template must be in (default templates/ when it exists);
-                     none: templates kept in SES only, not checked
-
-The SES target (role, DLQ, sender, configuration set, retry policy, window) comes from the stack output
-journeyEnrolment, exactly as the deployed function gets it.
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 done, 1 a subscriber was rejected or an AWS call failed, 2 bad flags or input.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "enrol",
+  usage: ["--journey NAME (--event FILE | --recipients CSV --now ISO) [flags] (--dry-run | --stack NAME | --outputs FILE)"],
+  summary: `Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell. The SES
+target comes from the stack output journeyEnrolment. A step due before it can be created is sent at once when at most
+the journey's lateGraceMinutes late, else reported late; a backlog's steps due before the run are "passed"; a step
+within 60 minutes of, or before, an earlier one is "dropped". A repeated id or address is rejected.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES.enrol,
+  reference: "docs/journeys.md",
+};
 
 /** Scheduler calls at once when enrolling a backlog. */
 const BACKLOG_CONCURRENCY = 8;
@@ -71,21 +78,7 @@ interface Subscriber {
 
 /** `clock` is the real time (tests pass their own): a real run never creates a step due before it. */
 export async function main(argv: string[], io: Io = processIo, clock: () => number = Date.now): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      journey: { type: "string" },
-      event: { type: "string" },
-      recipients: { type: "string" },
-      journeys: { type: "string" },
-      now: { type: "string" },
-      "dry-run": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      templates: { type: "string" },
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
   if ((f.event === undefined) === (f.recipients === undefined)) throw new UsageError("give one of --event FILE and --recipients CSV");
   const dryRun = f["dry-run"] as boolean;
@@ -96,6 +89,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
       "--recipients needs --now: the backlog's trigger time, the same on every run of this backlog (a re-run then creates only what is missing)",
     );
   const now = f.now === undefined ? clock() : nowFromFlag(f.now);
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, (t) => io.err(`${t}\n`));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
@@ -117,6 +111,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   );
   const results: (EnrolmentResult & { source: string })[] = [];
   if (dryRun && f.json) {
+    // The array of requests is the contract (readers pass each to CreateSchedule): rejections go to stderr, one line each.
     io.out(
       JSON.stringify(
         subscribers.flatMap((s) => requestsOf(s.decision)),
@@ -124,22 +119,44 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
         2,
       ) + "\n",
     );
+    deadline.dispose();
+    for (const s of subscribers) if (s.decision.outcome === "rejected") io.err(`${rejectionLine(s.source, s.decision)}\n`);
     const lateSteps = subscribers.some((s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"));
-    return lateSteps || subscribers.some((s) => s.decision.outcome === "rejected") ? 1 : 0;
+    if (lateSteps) return 1;
+    return nothingToEnrol(
+      subscribers.map((s) => s.decision.outcome),
+      io,
+    )
+      ? 1
+      : 0;
   }
   const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
   let failure: string | undefined;
+  let notHandled = 0;
   // Due is judged again at each call, on the real time: a large backlog takes minutes.
   const at = () => Math.max(now, clock());
-  await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
-    try {
-      const result = client ? await applyDecision(client, s.kind, s.decision, CALL_TIMEOUT_MS, at) : plannedResult(s);
-      results.push({ source: s.source, ...result });
-    } catch (e) {
-      if (!(e instanceof EnrolmentError)) throw e;
-      failure ??= `${s.source}: ${e.message}`;
-    }
-  });
+  try {
+    await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
+      // Each call is bounded by what is left of the command's time limit (and never more than CALL_TIMEOUT_MS).
+      const left = deadline.endsAt - Date.now();
+      if (client && left <= 0) {
+        notHandled++;
+        return;
+      }
+      try {
+        const result = client ? await applyDecision(client, s.kind, s.decision, Math.min(CALL_TIMEOUT_MS, left), at) : plannedResult(s);
+        results.push({ source: s.source, ...result });
+      } catch (e) {
+        if (!(e instanceof EnrolmentError)) throw e;
+        failure ??= `${s.source}: ${e.message}`;
+      }
+    });
+  } finally {
+    deadline.dispose();
+  }
+  if (notHandled && !failure)
+    failure = `the time limit of ${deadline.seconds} s (--timeout-seconds) ran out with ${notHandled} subscriber(s) not handled: run the backlog again with the same --now (only what is missing is created)`;
+  else if (notHandled) failure += ` (${notHandled} subscriber(s) not handled: run again with the same --now)`;
   results.sort((a, b) => subscribers.findIndex((s) => s.source === a.source) - subscribers.findIndex((s) => s.source === b.source));
   io.out(f.json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
   if (failure) throw new FindingsError(failure);
@@ -148,7 +165,27 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     throw new FindingsError(
       `${late.length} subscriber${late.length === 1 ? "" : "s"} had a step come due before it could be created, or handled after the journey's lateGraceMinutes (marked late: not created, never sent); enrol those again with a later --now, or give a large backlog a --now minutes ahead`,
     );
-  return results.some((r) => r.outcome === "rejected") ? 1 : 0;
+  return nothingToEnrol(
+    results.map((r) => r.outcome),
+    io,
+  )
+    ? 1
+    : 0;
+}
+
+/** The rule for rows: rejected subscribers are listed with their reason; only a run where every one is rejected is a finding. */
+function nothingToEnrol(outcomes: string[], io: Io): boolean {
+  if (outcomes.some((o) => o !== "rejected")) return false;
+  io.err(
+    outcomes.length
+      ? `error: nothing to enrol: every subscriber was rejected (${outcomes.length}, each listed with its reason)\n`
+      : "error: nothing to enrol: no subscriber\n",
+  );
+  return true;
+}
+
+function rejectionLine(source: string, d: Extract<Decision, { outcome: "rejected" }>): string {
+  return `rejected ${source}${d.recipient ? ` ${d.recipient}` : ""} ${d.reason}: ${d.message}`;
 }
 
 function findJourney(name: string, file: string | undefined, outputs: StackOutputs): Journey {

@@ -1,5 +1,5 @@
 /**
- * Moves an Amazon Pinpoint audience and campaign to sendtime. See USAGE.
+ * Moves an Amazon Pinpoint audience and campaign to sendtime. See COMMAND (its --help).
  */
 import * as path from "path";
 import { scheduler } from "../infra/rules/quotas";
@@ -7,63 +7,62 @@ import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/rules/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
+import { Command } from "./lib/cli/flags";
+import { campaignFileText } from "./lib/cli/config-file";
+import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { CampaignMapping, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
 import { CampaignShapeError, UsageError } from "../infra/rules/errors";
 
-const USAGE = `
-Usage: import-pinpoint [--endpoints PATH | s3://BUCKET/PREFIX/] [--out DIR] [--value-separator SEP]
-         [--campaign FILE] [--campaign-id ID] [--recipients FILE] [--region R] [--timeout-seconds S] [--json]
+const FLAGS = {
+  endpoints: {
+    type: "string",
+    value: "PATH|s3://B/PREFIX/",
+    help: "a Pinpoint endpoint export (a file, a directory or an S3 prefix; plain or gzip)",
+  },
+  out: {
+    type: "string",
+    value: "DIR",
+    help: "where recipients.csv, skipped.csv and (with --campaign) campaign.yaml go",
+    default: "out/pinpoint",
+  },
+  "value-separator": {
+    type: "string",
+    value: "SEP",
+    help: "joins a multi-valued attribute's values",
+    default: `"${DEFAULT_VALUE_SEPARATOR}"`,
+  },
+  campaign: { type: "string", value: "FILE", help: "what aws pinpoint get-campaign prints: prints the same campaign as a launch" },
+  "campaign-id": { type: "string", value: "ID", help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)" },
+  recipients: { type: "string", value: "FILE", help: "the CSV the command names", default: "DIR/recipients.csv" },
+  region: { type: "string", value: "R", help: "S3 region (default: the SDK's configuration)" },
+  "timeout-seconds": {
+    type: "string",
+    value: "S",
+    help: "bound on each S3 call, and on a read that stalls",
+    default: `${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000}`,
+  },
+  json: {
+    type: "boolean",
+    help: '{"endpoints": {counts, repeatedIds, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
+  },
+} as const;
 
-Endpoints: reads a Pinpoint endpoint export (what aws pinpoint create-export-job writes: one EndpointResponse JSON
-object per line; each file plain or gzip, recognised by its first bytes; a file, a directory, or every object under
-an s3:// prefix, in key order) and writes DIR/recipients.csv for launch-campaign and DIR/skipped.csv
-(file,line,endpoint_id,user_id,reason,detail) for every endpoint left out.
-
-  One row per ACTIVE, opted-in (OptOut NONE) EMAIL endpoint with an address SES accepts:
-    id         User.UserId, or the endpoint's Id when it has no user id
-    email      Address
-    timezone   Demographic.Timezone (empty when missing: launch-campaign then uses --default-timezone)
-    other      one column per name in the endpoint's Attributes and the User.UserAttributes, named as the attribute
-               (trimmed). A name that is a control column (id, email, timezone, send_at, send_hour, send_minute,
-               step) or that two attributes share (ignoring case, e.g. an endpoint and a user attribute "plan")
-               becomes attr_<name> (endpoint) or user_<name> (user), then _2, _3 … should that clash too.
-               A multi-valued attribute ["Science","Music"] is joined with --value-separator (default "${DEFAULT_VALUE_SEPARATOR}"):
-               Science${DEFAULT_VALUE_SEPARATOR}Music. Metrics, Location and other Demographic fields are not imported.
-  Consent comes first, over everything read: an address (trimmed, lower-cased) that any endpoint opts out (OptOut
-  other than NONE, on any channel or status, in any file) is imported from no endpoint. An endpoint Id read on
-  several lines (e.g. two export jobs under one prefix) counts its line with the latest EffectiveDate; a line
-  without a readable EffectiveDate may be the latest, so it ties. Of tied lines one that opts out wins (an opt-out
-  is never overridden by a tie), otherwise the first read counts; the other lines are listed as superseded.
-  Skipped, with the reason: not-email (another ChannelType), inactive (EndpointStatus not ACTIVE), opted-out
-  (OptOut not NONE), invalid-address, missing-id, invalid-text (a line that is not valid UTF-8, or an id or value
-  holding a lone UTF-16 surrogate: never merged with another id), imprecise-number (a number past 2^53 in an id or
-  value: its digits are lost when read; export it as a string), superseded (a later or tied line of the endpoint
-  counts), opted-out-elsewhere (another endpoint opts the address out: the detail names its file and line),
-  duplicate-user (the user already has a row: the first usable EMAIL endpoint of a user in export order is kept),
-  duplicate-id (an endpoint Id already used as an id).
-  Memory stays nearly flat: the export is read once (its outcomes go to a temporary file under DIR, read back once
-  every opt-out is known); the ids written and the endpoint Ids are kept in compact exact sets (4.4 to 6.7 bytes an id,
-  the ids in temporary files) and about 17 bytes more an endpoint Id.
-
-Campaign: given what aws pinpoint get-campaign prints (--campaign FILE), prints the launch-campaign command with
-the same schedule, quiet time, template(s), treatments and holdout, and send rate, and one line for every setting
-that has no sendtime equivalent saying what to do instead.
-
-  --out DIR               where recipients.csv and skipped.csv go (default out/pinpoint)
-  --campaign-id ID        the sendtime campaign id (default: the Pinpoint campaign's Name, lower case, - for others)
-  --recipients FILE       the CSV the command names (default DIR/recipients.csv)
-  --region R              S3 region (default: the SDK's configuration)
-  --timeout-seconds S     bound on each S3 call, and on a read that stalls (default ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000})
-  --json                  {"endpoints": {...counts, repeatedIds, columns, output}, "campaign": {"command": [argv], "commandLine",
-                          "launch", "notes": [{"setting", "value", "instead"}]}}
-
-AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3.
-Exit codes: 0 ok; 1 the campaign cannot be a sendtime campaign (event-triggered, hourly: the notes say what to use);
-2 bad flags or input (one line: file, line or key, what is allowed).
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "import-pinpoint",
+  usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign FILE] [--out DIR] [flags] [--json]"],
+  summary: `Endpoints: one recipients.csv row (id, email, timezone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint
+with an address SES accepts; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
+An address any endpoint opts out is imported from none; an endpoint Id read twice counts its latest EffectiveDate.
+Campaign: prints the launch-campaign command with the same schedule, quiet time, templates, treatments, holdout and
+rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says what to do for every setting it cannot map.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["import-pinpoint"],
+  reference: "docs/pinpoint.md",
+};
 
 /** launch-campaign's flags (the contract the command follows); the notes name them too. */
 const LAUNCH_FLAGS = {
@@ -89,21 +88,7 @@ const NOTE_FLAGS: FlagNames = { ...LAUNCH_FLAGS, campaignId: "--campaign-id" };
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      endpoints: { type: "string" },
-      out: { type: "string" },
-      "value-separator": { type: "string" },
-      campaign: { type: "string" },
-      "campaign-id": { type: "string" },
-      recipients: { type: "string" },
-      region: { type: "string" },
-      "timeout-seconds": { type: "string" },
-      json: { type: "boolean", default: false },
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if (f.endpoints === undefined && f.campaign === undefined) throw new UsageError("give --endpoints, --campaign or both (see --help)");
   const outDir = f.out ?? path.join("out", "pinpoint");
   const timeoutMs = Math.round(
@@ -128,17 +113,29 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
   const recipients = f.recipients ?? endpoints?.output.recipients ?? path.join(outDir, "recipients.csv");
   const command = campaign?.launch ? launchArgs(campaign.launch, recipients) : undefined;
+  const campaignFile = command ? writeCampaignFile(outDir, command) : undefined;
   if (f.json) {
     const campaignJson = campaign && {
       command: command ?? null,
       commandLine: command ? commandLine(command) : null,
+      file: campaignFile ?? null,
       launch: campaign.launch ?? null,
       notes: campaign.notes,
     };
     io.out(JSON.stringify({ endpoints, campaign: campaignJson }, null, 2) + "\n");
   } else {
-    const lines = [...(endpoints ? formatEndpoints(endpoints) : []), ...(campaign ? formatCampaign(campaign, command) : [])];
+    const lines = [...(endpoints ? formatEndpoints(endpoints) : []), ...(campaign ? formatCampaign(campaign, command, campaignFile) : [])];
     io.out(lines.join("\n") + "\n");
+  }
+  if (endpoints && endpoints.recipients === 0) {
+    // The rule for rows: skipped endpoints are listed with their reason; an import that leaves nothing to send is a finding.
+    const reasons = Object.entries(endpoints.skipped.byReason)
+      .map(([r, c]) => `${r} ${c}`)
+      .join(", ");
+    io.err(
+      `error: no endpoint could be imported: ${endpoints.skipped.total} skipped${reasons ? ` (${reasons})` : ""}, listed in ${endpoints.output.skipped}\n`,
+    );
+    return 1;
   }
   return campaign && !campaign.launch ? 1 : 0;
 }
@@ -157,6 +154,31 @@ function readCampaign(file: string, campaignId: string | undefined): CampaignMap
     if (e instanceof CampaignShapeError) throw new UsageError(`${file}: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * DIR/campaign.yaml: the same settings as the printed command, as a campaign file (launch-campaign --config); paths
+ * relative to DIR. A file already there with other content is not overwritten (it may hold a user's edits).
+ */
+function writeCampaignFile(dir: string, command: string[]): string {
+  const file = path.join(dir, "campaign.yaml");
+  const text = `# launch-campaign --config ${file} (from import-pinpoint; flags given on the command line win)\n${campaignFileText(command, LAUNCH_TABLE, dir)}`;
+  let existing: string | undefined;
+  try {
+    existing = fs.readFileSync(file, "utf8");
+  } catch {
+    existing = undefined;
+  }
+  if (existing !== undefined && existing !== text)
+    throw new UsageError(`${file} exists with other settings (edited?): not overwritten; move it away or give another --out`);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(`${file}.${process.pid}.tmp`, text);
+    fs.renameSync(`${file}.${process.pid}.tmp`, file);
+  } catch (e) {
+    throw new UsageError(`${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return file;
 }
 
 /** launch-campaign's arguments for the settings (its flag names live here, not in the core). */
@@ -198,9 +220,15 @@ function formatEndpoints(s: ImportSummary): string[] {
   ];
 }
 
-function formatCampaign(c: CampaignMapping, command: string[] | undefined): string[] {
+function formatCampaign(c: CampaignMapping, command: string[] | undefined, file: string | undefined): string[] {
   const lines = command
-    ? ["", "Campaign as a sendtime launch (add --dry-run first, then --stack or --outputs):", `  ${commandLine(command)}`]
+    ? [
+        "",
+        "Campaign as a sendtime launch (add --dry-run first, then --stack or --outputs):",
+        `  ${commandLine(command)}`,
+        `  or as a campaign file to keep in git: ${file}`,
+        `  ${commandLine(["--config", file!])}`,
+      ]
     : ["", "Campaign: no launch-campaign equivalent (see below)."];
   if (c.notes.length) lines.push("", "Settings to act on (Pinpoint setting: value → what to do in sendtime):");
   for (const x of c.notes) lines.push(`  - ${x.setting}: ${x.value} → ${x.instead}`);

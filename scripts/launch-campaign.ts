@@ -1,5 +1,5 @@
 /**
- * Plans a campaign from a recipient CSV and launches it on a deployed stack. See USAGE.
+ * Plans a campaign from a recipient CSV and launches it on a deployed stack. See COMMAND (its --help).
  */
 import { randomBytes } from "crypto";
 import * as path from "path";
@@ -16,21 +16,17 @@ import {
   bulkRatesFromFlags,
   campaignFlag,
   nowFromFlag,
-  RATE_FLAGS,
   rateFromFlags,
-  PACE_FLAGS,
-  PACE_FLAGS_HELP,
   paceFromFlags,
-  RECIPIENT_FLAGS,
-  RECIPIENT_FLAGS_HELP,
   recipientOptionsFromFlags,
-  SEND_TIME_FLAGS,
   templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
-import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
+import { Command, FlagValues } from "./lib/cli/flags";
+import { LAUNCH_FLAGS, LAUNCH_GROUP } from "./lib/cli/launch-flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import {
   checkLaunchId,
@@ -43,7 +39,7 @@ import {
   startFanOut,
   uploadLaunchRecord,
 } from "./lib/aws/launch";
-import { cleanupLimits, PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
+import { PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { MISSED_POLICIES, MissedPolicy } from "./lib/planning/decisions";
 import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/rules/promises";
@@ -54,101 +50,26 @@ import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quo
 import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/rules/errors";
-import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags } from "./lib/cli/aws-flags";
 
-const USAGE = `
-Usage: launch-campaign --campaign ID --recipients FILE|s3://BUCKET/KEY --template NAME
-         (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh [--hour H] | --at INSTANT
-          | --every daily|weekdays|weekly:DAYS|monthly:D --until YYYY-MM-DD --hour H [--minute M])
-         [--step +3d:TEMPLATE ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
-         [--variant NAME:PERCENT[:TEMPLATE] ...] [--holdout PERCENT] [--default-timezone ZONE]
-         [--missed skip|send-now|next-day] [--grace-minutes G] [--now ISO] [--bulk] [--out DIR]
-         [--dry-run | (--stack NAME | --outputs FILE | --bucket B --state-machine-arn ARN)]
-         [--wait [--poll-seconds P]] [--timeout-seconds S] [--templates DIR|none] [--json]
+const FLAGS = LAUNCH_FLAGS;
 
-Validates the recipients (columns id and email required; timezone, send_at, send_hour and send_minute optional;
-every other column is personalization), plans one schedule per recipient per step into DIR/plan.jsonl, writes every
-other row to DIR/rejects.csv with its line and reason and the holdout to DIR/holdout.csv, sizes the flexible
-window, then (without --dry-run) uploads the plan and starts the fan-out. Per step: the send-time rule, then the
-missed-time policy, then quiet time. rows = planned + rejected + held out.
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "launch-campaign",
+  usage: [
+    "--campaign ID --recipients FILE --template NAME --date YYYY-MM-DD --hour H [flags] --dry-run",
+    "--campaign ID --recipients FILE --template NAME (a send-time rule) (--stack NAME | --outputs FILE)",
+    "--config campaign.yaml [flags] (--dry-run | --stack NAME | --outputs FILE)",
+  ],
+  summary: `Plans one schedule per recipient per step into DIR/plan.jsonl (rejected rows: DIR/rejects.csv, with line and
+reason), sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.`,
+  flags: FLAGS,
+  regroup: { Stack: LAUNCH_GROUP, "Recipient list": "Campaign" },
+  exitCodes: EXIT_CODES["launch-campaign"],
+  reference: "docs/launching.md",
+};
 
-${TIMING_FLAGS_HELP}
-
-Other flags:
-  --recipients s3://B/K   stream the list from S3 (one GetObject, no local copy; the fan-out ETA for the missed-time
-                          cutoff is then bounded by the object's size instead of its line count)
-  --step +Nd:TEMPLATE     a later step: N days (same local time) or +Nh hours after the first send; repeatable
-  --default-timezone Z    zone for rows with a missing or unknown zone (default UTC); each such row is in notes.csv
-  --missed POLICY         sends due before now + fan-out + margin: skip (default), send-now (within the grace),
-                          next-day (same local time tomorrow)
-  --grace-minutes G       how late send-now may still send (default 60)
-  --now INSTANT           the time to plan against (default: now), for reproducible runs: ISO 8601 with Z or an
-                          offset (2026-12-01T08:00:00Z)
-${RECIPIENT_FLAGS_HELP}
-  --bulk                  one schedule for up to 50 recipients of a step who share its UTC instant, template and
-                          variant, sent by the stack's sender with SendBulkEmail; each entry gets its own signed
-                          one-click unsubscribe link ({{unsubscribe_url}} and List-Unsubscribe). One-time rules only
-                          (not --every). The window holds emails at the SES rate and schedules at the invocation quota
-  --templates DIR|none    the templates folder every step's and variant's template must be in, and whose variables
-                          each row's data must hold (default templates/ when it exists); none: templates kept in SES
-                          only. A real launch also asks SES (GetEmailTemplate) for each before anything is uploaded
-  --window-minutes W      use this flexible window instead of sizing one (1-1440)
-  --tps T | --invocation-tps T --ses-rate R   the send rate the window must hold (as in size-window)
-${PACE_FLAGS_HELP}
-  --out DIR               where plan.jsonl, rejects.csv, notes.csv and summary.json go (default out/<campaign>)
-  --no-local-plan         do not write plan.jsonl (a launch then keeps the plan only in S3: no local disk for it);
-                          the summary still holds its sha256 and counts
-  --launch-id ID          names the upload and the execution (default: the plan's hash, so a double submit is refused);
-                          an id that already holds another plan is refused (exit 1): nothing is ever overwritten
-  --max-schedules N       the Region's EventBridge Scheduler schedule quota: a plan with more schedules is not
-                          launched (default: the stack output maxSchedules, else Scheduler's default, 10,000,000)
-${STACK_FLAGS_HELP}
-  --wait                  follow the fan-out to its end (progress on stderr)
-  --poll-seconds P        how often --wait polls (default 5, at least ${MIN_POLL_SECONDS}: each poll is one DescribeExecution
-                          and one DescribeMapRun, and the account's DescribeExecution budget is 10-15 a second)
-  --timeout-seconds S     the whole command's time limit, every AWS call included (default 3600); when it runs out
-                          during --wait, the fan-out goes on and only the following stops; the clean-up after a
-                          failure (aborting the upload) may take up to ${cleanupLimits.afterDeadlineMs / 1000} s more
-  --json                  print the summary as JSON
-
-AWS access uses the standard SDK configuration: region, credential chain, AWS_ENDPOINT_URL_S3 / _SFN.
-The plan is uploaded while it is written (multipart, 8 MiB parts, each with its SHA-256) and completed only once
-it is known to be launched; a refused or failed launch aborts the upload. The plan objects and the launch record are
-written only where no object is (If-None-Match: *): S3 already holding the same plan there is a re-submit (Step
-Functions then refuses or, for a running execution of identical input, answers with it), another plan is refused; a
-refused re-submit deletes the object it uploaded under a key unique to it. Before StartExecution the uploaded
-object's SHA-256 checksum (S3's) must match the plan's; otherwise nothing starts. A plan above the largest object a
-Distributed Map reads (10 GB) is split on line boundaries into several objects, each run by its own execution, one
-after another (the command follows them, so give it a --timeout-seconds long enough).
-Exit codes: 0 ok, 1 not launched or fan-out failures (nothing would be sent, window does not fit, AWS error, upload
-not matching the plan, failed rows, the time limit), 2 bad flags or file.
-`;
-
-const FLAGS = {
-  campaign: { type: "string" },
-  recipients: { type: "string" },
-  template: { type: "string" },
-  ...SEND_TIME_FLAGS,
-  missed: { type: "string" },
-  "grace-minutes": { type: "string" },
-  "window-minutes": { type: "string" },
-  ...RATE_FLAGS,
-  ...RECIPIENT_FLAGS,
-  ...PACE_FLAGS,
-  out: { type: "string" },
-  "no-local-plan": { type: "boolean", default: false },
-  "dry-run": { type: "boolean", default: false },
-  bulk: { type: "boolean", default: false },
-  "launch-id": { type: "string" },
-  "max-schedules": { type: "string" },
-  ...STACK_FLAGS,
-  wait: { type: "boolean", default: false },
-  "poll-seconds": { type: "string" },
-  ...TIMEOUT_FLAG,
-  json: { type: "boolean", default: false },
-  templates: { type: "string" },
-} as const;
-type Flags = ReturnType<typeof parseFlags<typeof FLAGS>>;
+type Flags = FlagValues<typeof FLAGS>;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
@@ -184,7 +105,7 @@ interface Run {
  * lock goes into `locks`, held until the plan is uploaded and started.
  */
 async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
-  const run = await prepareRun(parseFlags(argv, FLAGS, USAGE), io);
+  const run = await prepareRun(parseFlags(argv, COMMAND), io);
   // A local list must not be one of the files the run removes and rewrites in its folder: refused before any is touched.
   const lock = OutputLock.acquire(run.f.out ?? path.join("out", run.campaignId), run.request.input ? [] : [run.request.file]);
   locks.push(lock);

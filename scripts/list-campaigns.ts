@@ -1,50 +1,40 @@
 /**
- * Every campaign of the account and Region: its schedule group, what is still pending, and its last launch. See USAGE.
+ * Every campaign of the account and Region: its schedule group, what is still pending, and its last launch. See COMMAND (its --help).
  */
 import { s3Client, schedulerClient } from "./lib/aws/clients";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
 import { readStackOutputs } from "./lib/aws/stack-outputs";
 import { count } from "../infra/rules/format";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { deadlineFromFlag, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: npm run -s list-campaigns -- [--json] [--timeout-seconds S] (--stack NAME | --outputs FILE) [--region R] [--bucket B]
+const FLAGS = {
+  json: {
+    type: "boolean",
+    help: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch}]",
+  },
+  ...timeoutFlag(300),
+  ...stackFlags("bucket"),
+} as const;
 
-Every campaign-* schedule group (ListScheduleGroups, every page) with its state (ACTIVE, or DELETING once cancelled
-or cleaned up), its pending schedules (ListSchedules in the group, every page: a one-time schedule deletes itself
-once it has sent, so these are the sends still to come; DISABLED ones are paused) and the last launch (the newest
-launch record under s3://<bucket>/launches/<campaign>/). A journey of the stack is marked as one (it has no launch).
-
-  --json                  the list as JSON: [{campaign, group, state, createdAt, pendingSchedules,
-                          disabledSchedules, journey, lastLaunch: {id, at, schedules, firstSend, lastSend, record}|null}]
-  --timeout-seconds S     the whole command's time limit, every AWS call included (default 300); progress on stderr
-  --stack NAME            read the stack outputs with \`pulumi stack output --json\` (needs the Pulumi CLI)
-  --outputs FILE          or from that command's saved JSON (npm run preview -- --write-outputs FILE offline)
-  --region R, --bucket B  override those outputs (without a bucket, last launches are not read)
-
-Counting pending schedules costs one ListSchedules call per 100 schedules (a 1,000,000-schedule campaign: 10,000
-calls, minutes): give a --timeout-seconds that fits.
-
-Exit codes: 0 ok (also when there is no campaign), 1 an AWS error, the time limit, or a page token AWS repeated,
-2 bad flags or outputs.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "list-campaigns",
+  usage: ["[--json] [--timeout-seconds S] (--stack NAME | --outputs FILE)"],
+  summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
+pending schedules (every page; DISABLED ones are paused) and its last launch (the newest launch record in the bucket;
+without a bucket, not read). A journey of the stack is marked as one. Counting costs one ListSchedules call per 100
+schedules (1,000,000 schedules: 10,000 calls, minutes): give a --timeout-seconds that fits.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["list-campaigns"],
+  reference: "docs/operating.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      json: { type: "boolean", default: false },
-      stack: { type: "string" },
-      outputs: { type: "string" },
-      region: { type: "string" },
-      bucket: { type: "string" },
-      ...TIMEOUT_FLAG,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   const outputs = readStackOutputs({ stack: f.stack, outputsFile: f.outputs, overrides: { region: f.region, bucketName: f.bucket } });
   const journeys = Array.isArray(outputs.journeyDefinitions)
     ? (outputs.journeyDefinitions as { name?: unknown }[]).map((j) => j?.name).filter((n): n is string => typeof n === "string")

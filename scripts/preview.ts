@@ -6,6 +6,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import {
   MOCK_ACCOUNT,
   readStackConfig,
@@ -18,23 +20,29 @@ import {
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
 import { StackConfigError, UsageError } from "../infra/rules/errors";
 
-const USAGE = `
-Usage: npm run preview -- [--stack NAME] [--policy-config FILE] [--no-policy] [--json] [--write-outputs FILE]
+const FLAGS = {
+  stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },
+  "policy-config": { type: "string", value: "FILE", help: "the policy pack's config", default: "policy/config/<NAME>.json" },
+  "no-policy": { type: "boolean", help: "skip the policy pack" },
+  json: { type: "boolean", help: '{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}' },
+  "write-outputs": {
+    type: "string",
+    value: "FILE",
+    help: "also write the outputs as `pulumi stack output --json` would, for the scripts' `--outputs FILE`",
+  },
+} as const;
 
-Renders the sendtime stack offline (Pulumi mocks) with the config of Pulumi.<NAME>.yaml, prints every resource
-with its key inputs and the stack outputs, then runs the policy pack (policy/) on it the way
-\`pulumi preview --policy-pack policy\` does: served over gRPC, configured, every resource analyzed.
-
-  --stack NAME           stack whose config to use (default: dev)
-  --policy-config FILE   policy pack config (default: policy/config/<NAME>.json, which must exist)
-  --no-policy            skip the policy pack
-  --json                 print {"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}
-  --write-outputs FILE   also write the stack outputs to FILE as \`pulumi stack output --json\` prints them (a flat
-                         object, secrets as "[secret]"), for the scripts' --outputs FILE (enrol, the dry runs);
-                         written before the policy pack runs, whatever it finds; the values are the mocks'
-
-Exit codes: 0 ok (advisory findings allowed), 1 a mandatory policy violation, 2 bad flags or config.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "preview",
+  usage: ["[--stack NAME] [--policy-config FILE] [--no-policy] [--json] [--write-outputs FILE]"],
+  summary: `Renders the sendtime stack offline (Pulumi mocks) with the config of Pulumi.<NAME>.yaml, prints every resource with
+its key inputs and the stack outputs, then runs the policy pack (policy/) on it the way \`pulumi preview --policy-pack
+policy\` does. --write-outputs is written before the pack runs, whatever it finds (secrets as "[secret]"; the values
+are the mocks').`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES.preview,
+  reference: "docs/deploying.md",
+};
 
 /** A served policy pack as the preview uses it: configured, asked, then closed. */
 export type PolicyPack = Pick<ServedPolicyPack, "configure" | "analyze" | "close">;
@@ -48,18 +56,8 @@ export async function main(
   io: Io = processIo,
   startPolicyPack: () => Promise<PolicyPack> = () => ServedPolicyPack.start(),
 ): Promise<number> {
-  const flags = parseFlags(
-    argv,
-    {
-      stack: { type: "string", default: "dev" },
-      "policy-config": { type: "string" },
-      "no-policy": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      "write-outputs": { type: "string" },
-    },
-    USAGE,
-  );
-  const stack = flags.stack as string;
+  const flags = parseFlags(argv, COMMAND);
+  const stack = flags.stack ?? "dev";
   const config = usageErrorOf(() => readStackConfig(stack));
   const policyConfigFile = flags["no-policy"] ? undefined : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
   const policyConfig = policyConfigFile ? readPolicyConfig(policyConfigFile) : {};

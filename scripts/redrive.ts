@@ -1,5 +1,5 @@
 /**
- * Re-sends the failed sends of the dead-letter queue, each as a one-time schedule in its campaign's group. See USAGE.
+ * Re-sends the failed sends of the dead-letter queue, each as a one-time schedule in its campaign's group. See COMMAND (its --help).
  */
 import { schedulerClient, sqsClient } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
@@ -8,48 +8,35 @@ import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { counted } from "../infra/rules/format";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { UsageError } from "../infra/rules/errors";
-import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: redrive (--campaign ID | --all) [--dry-run] [--json] [--timeout-seconds S] (--stack NAME | --outputs FILE | ...)
+const FLAGS = {
+  campaign: { type: "string", value: "ID", help: "redrive this campaign's failed sends" },
+  all: { type: "boolean", help: "or every campaign's" },
+  "dry-run": { type: "boolean", help: "list what it would create (GetSchedule only): no schedule, no message deleted" },
+  json: { type: "boolean", help: "the report as JSON" },
+  ...timeoutFlag(300),
+  ...stackFlags("dlq-url"),
+} as const;
 
-Reads the stack's dead-letter queue (deadLetterQueueUrl, where Scheduler and the send gate put a send that failed)
-until it is empty and re-sends each failed send of the campaign (or of every campaign, --all) as a one-time schedule
-in its campaign's group campaign-<ID> (so cancel-campaign still stops it), 2 minutes from when it is created (up to the
-next whole minute, written in UTC), with the original's target (SES, or the send gate with a frequency cap), the
-stack's scheduler role and this queue as its dead letter.
-  The schedule is named <original>-r<N> (N = 1, or the next free one; a redrive of a redrive counts on) and its
-  Description names the send (schedule ARN and scheduled time). A message is deleted only once its schedule exists, so
-  a second run finds the schedule there (ConflictException, same Description) and sends nothing twice. Redriven
-  schedules stay in the group after they fire, for that check; the group's own end (cancel-campaign, or its
-  housekeeping after the campaign) removes them.
-  Left in the queue, listed with the reason: messages it cannot read or rebuild, a group that is gone (a cancelled or
-  finished campaign is not brought back), a CreateSchedule that fails. Every message read and not deleted is made
-  visible again at the end. Not read: the journeys' own queue (trigger events, not sends).
-  --dry-run   reads the queue and lists what it would create (GetSchedule only): no schedule, no message deleted.
-  --timeout-seconds S   the whole command's time limit, every AWS call included (default 300).
-
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 every message of the campaign(s) redriven (or none there); 1 anything left, or an AWS error or the time
-limit on the way; 2 bad flags or stack outputs.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "redrive",
+  usage: ["(--campaign ID | --all) [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+  summary: `Reads the stack's dead-letter queue until it is empty and re-sends each failed send as a one-time schedule in its
+campaign's group, 2 minutes from now, named <original>-r<N>, with the original's target. A message is deleted only once
+its schedule exists (a second run sends nothing twice). Left in the queue, with the reason: messages it cannot read
+or rebuild, a group that is gone, a CreateSchedule that fails. Not read: the journeys' own queue.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES.redrive,
+  reference: "docs/operating.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      campaign: { type: "string" },
-      all: { type: "boolean", default: false },
-      "dry-run": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      ...TIMEOUT_FLAG,
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if ((f.campaign === undefined) === !f.all) throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
   const campaignId = f.campaign === undefined ? undefined : requireCampaign(f.campaign);
   const outputs = requireOutputs(outputsFromFlags(f), ["deadLetterQueueUrl", "schedulerRoleArn"], { deadLetterQueueUrl: "dlq-url" });

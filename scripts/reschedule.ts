@@ -1,5 +1,5 @@
 /**
- * Moves or removes one recipient's send in a launched campaign. See USAGE.
+ * Moves or removes one recipient's send in a launched campaign. See COMMAND (its --help).
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { Deadline } from "./lib/aws/call";
@@ -9,51 +9,43 @@ import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "../infra/rules/send-time";
 import { UsageError } from "../infra/rules/errors";
-import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Command } from "./lib/cli/flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 
-const USAGE = `
-Usage: reschedule --campaign ID --recipient ID [--step N] (--at YYYY-MM-DDTHH:MM|HH:MM [--timezone ZONE] | --remove)
-                  [--now ISO] [--timeout-seconds S] [--json] (--stack NAME | --outputs FILE | --region R)
+const FLAGS = {
+  campaign: { type: "string", value: "ID", help: "the campaign" },
+  recipient: { type: "string", value: "ID", help: "the recipient's id (the schedule is found by the plan's naming)" },
+  step: { type: "string", value: "N", help: "which step", default: "1" },
+  at: {
+    type: "string",
+    value: "YYYY-MM-DDTHH:MM|HH:MM",
+    help: "move it to that local time (HH:MM: a recurring schedule's every occurrence)",
+  },
+  timezone: { type: "string", value: "ZONE", help: "the zone --at is read in", default: "the schedule's own", with: "at" },
+  remove: { type: "boolean", help: "delete it: that recipient will not get that step" },
+  now: { type: "string", value: "ISO", help: "the time to judge against", default: "now" },
+  json: { type: "boolean", help: "the result as JSON" },
+  ...timeoutFlag(60),
+  ...stackFlags(),
+} as const;
 
-Finds the recipient's schedule by the same naming as the plan (<id>-<step>, or a hash for odd ids) in campaign-<ID>.
-  --at       moves it: GetSchedule, then UpdateSchedule with every field kept but the time. The local time is read in
-             --timezone (default: the schedule's own zone) by the send-time rules (a DST gap moves forward, a repeated
-             hour takes the earlier; such times are written in UTC) and must be at least a minute ahead. A one-time
-             send that may have fired (its time has passed, its flexible window is open, or it is due within a
-             minute) is not moved: exit 1, so the recipient cannot get it twice. Nor is one moved within 60 minutes of, or out of order with, the recipient's other pending steps (exit 1, naming the step).
-             A recurring schedule (launch-campaign --every) takes --at HH:MM: every occurrence moves to that local time
-             (in --timezone when given), on the same local days up to the same last day (EndDate worked out again for
-             the new time and zone); it says the next one. One send per local day: when the schedule's occurrence of
-             that day may have fired (the same check: past, or due within a minute), the new time starts the next
-             local day (it says so); otherwise now (a StartDate still to come is kept).
-  --remove   deletes it: that recipient will not get that step.
-  --step N   which step (default 1).
-  --timeout-seconds S   the whole command's time limit, every AWS call included (default 60).
-
-${STACK_FLAGS_HELP}
-
-Exit codes: 0 done, 1 no such schedule, a send that may have fired, or an AWS error, 2 bad flags.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "reschedule",
+  usage: ["--campaign ID --recipient ID [--step N] (--at LOCAL-TIME | --remove) [flags] (--stack NAME | --outputs FILE)"],
+  summary: `Moves (GetSchedule, then UpdateSchedule keeping every field but the time) or removes one recipient's send. The local
+time follows the send-time rules (a DST gap moves forward, a repeated hour takes the earlier) and must be at least a
+minute ahead; a one-time send that may have fired (past, window open, due within a minute) is not moved (exit 1), nor
+one moved within 60 minutes of, or out of order with, the recipient's other pending steps (exit 1, naming it).`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES.reschedule,
+  reference: "docs/operating.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      campaign: { type: "string" },
-      recipient: { type: "string" },
-      step: { type: "string" },
-      at: { type: "string" },
-      timezone: { type: "string" },
-      remove: { type: "boolean", default: false },
-      now: { type: "string" },
-      json: { type: "boolean", default: false },
-      ...TIMEOUT_FLAG,
-      ...STACK_FLAGS,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   const campaignId = requireCampaign(f.campaign);
   if (f.recipient === undefined || f.recipient === "") throw new UsageError("--recipient is required (see --help)");
   const step = intFlag("step", f.step, 1, 999, 1);

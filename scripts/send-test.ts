@@ -1,5 +1,5 @@
 /**
- * One test mail of a template: rendered locally to an HTML page, or sent now through SES. See USAGE.
+ * One test mail of a template: rendered locally to an HTML page, or sent now through SES. See COMMAND (its --help).
  */
 import * as fs from "fs";
 import { isEmailAddress } from "../infra/rules/email";
@@ -7,48 +7,54 @@ import { TemplateError, UsageError } from "../infra/rules/errors";
 import { sesClient } from "./lib/aws/clients";
 import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
 import { requireOutputs } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, STACK_FLAGS, STACK_FLAGS_HELP, TIMEOUT_FLAG } from "./lib/cli/aws-flags";
+import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { Command } from "./lib/cli/flags";
 import { templateFlag } from "./lib/cli/campaign-flags";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { loadTemplates } from "./lib/templates/campaign-templates";
 import { dataFromJson, dataFromRow, previewPage, renderMail, requireData, TemplateData } from "./lib/templates/test-mail";
 
-const USAGE = `
-Usage: send-test --template NAME [--templates DIR] (--data JSON | --recipients CSV --row ID)
-                 (--render FILE.html | --to ADDRESS (--stack NAME | --outputs FILE)) [--timeout-seconds S]
+const FLAGS = {
+  template: { type: "string", value: "NAME", help: "the template" },
+  templates: {
+    type: "string",
+    value: "DIR|none",
+    path: true,
+    words: ["none"],
+    help: "the templates folder (default templates/); a render needs it, a send checks the data against it",
+  },
+  data: { type: "string", value: "JSON", help: "the mail's data, a JSON object (step is 1 unless it sets it)" },
+  recipients: { type: "string", value: "CSV", path: true, help: "or the data of one row of this list", with: "row" },
+  row: { type: "string", value: "ID", help: "the row's id" },
+  render: { type: "string", value: "FILE.html", path: true, help: "render locally into one page: subject, HTML part, text part" },
+  to: {
+    type: "string",
+    value: "ADDRESS",
+    help: "or send now through SES with the stack's sender and configuration set, tagged campaign=test",
+  },
+  ...timeoutFlag(60),
+  ...stackFlags(),
+} as const;
 
-One mail of a template, with the data of one recipient: the row of --recipients whose id is ID (its personalization
-columns, as the launcher puts them in the plan), or --data (a JSON object); step is "1" unless --data sets it.
-  --render FILE.html   render it locally (Handlebars, as SES) into one page: subject, HTML part, text part
-  --to ADDRESS         send it now through SES (SendEmail with the template and data) with the stack's sender and
-                       configuration set, tagged campaign=test; the template is asked of SES first (GetEmailTemplate)
-  --templates DIR      the templates folder (default templates/); a render needs it, a send checks the data against
-                       it when the template is there (none: SES's copy only)
-${STACK_FLAGS_HELP}
-  --timeout-seconds S  the whole command's time limit (default 60)
-
-A template used outside an {{#if}} block with no value in the data stops the run, as a launch rejects such a row.
-Exit codes: 0 rendered or sent, 1 SES refused or did not answer, 2 bad flags, data or template.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "send-test",
+  usage: [
+    "--template NAME (--data JSON | --recipients CSV --row ID) --render FILE.html",
+    "--template NAME (--data JSON | --recipients CSV --row ID) --to ADDRESS (--stack NAME | --outputs FILE)",
+  ],
+  summary: `One mail of a template with one recipient's data, rendered locally (Handlebars, as SES) or sent now through SES
+(GetEmailTemplate first). A variable used outside an {{#if}} block with no value in the data stops the run, as a launch
+rejects such a row.`,
+  flags: FLAGS,
+  exitCodes: EXIT_CODES["send-test"],
+  reference: "docs/templates.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      template: { type: "string" },
-      templates: { type: "string" },
-      data: { type: "string" },
-      recipients: { type: "string" },
-      row: { type: "string" },
-      render: { type: "string" },
-      to: { type: "string" },
-      ...STACK_FLAGS,
-      ...TIMEOUT_FLAG,
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if (f.template === undefined) throw new UsageError("--template NAME is required (see --help)");
   const name = templateFlag(f.template);
   if ((f.data === undefined) === (f.recipients === undefined)) throw new UsageError("give --data JSON or --recipients CSV --row ID");

@@ -1,6 +1,6 @@
 /**
  * Sizes the EventBridge Scheduler flexible time window of a campaign, from volume or from the real recipient list.
- * See USAGE.
+ * See COMMAND (its --help).
  */
 import { scheduler } from "../infra/rules/quotas";
 import {
@@ -8,12 +8,11 @@ import {
   campaignFlag,
   nowFromFlag,
   PACE_FLAGS,
-  PACE_FLAGS_HELP,
   paceFromFlags,
   RATE_FLAGS,
+  RATE_GROUP,
   rateFromFlags,
   RECIPIENT_FLAGS,
-  RECIPIENT_FLAGS_HELP,
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
   templateFlag,
@@ -22,73 +21,72 @@ import {
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { TIMING_FLAGS_HELP } from "./lib/cli/timing-flags";
+import { Command } from "./lib/cli/flags";
+import { CONFIG_FLAG } from "./lib/cli/config-file";
+import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { sizingSpanDays } from "../infra/rules/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/rules/errors";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
 
-const USAGE = `
-Usage:
-  size-window --schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]
-  size-window --recipients FILE (--date YYYY-MM-DD --hour H [--minute M] | --after COLUMN:+Nd|+Nh | --at INSTANT
-                                | --every daily|weekdays|weekly:DAYS|monthly:D --until YYYY-MM-DD --hour H)
-              [--step +3d ...] [--quiet-hours HH:MM-HH:MM] [--quiet-days DAYS] [--quiet delay|skip]
-              [--campaign ID --variant NAME:PERCENT ... --holdout PERCENT] [--default-timezone ZONE]
-              [--tps T | --invocation-tps T --ses-rate R] [--create-tps C] [--margin-minutes M] [--strict-zones]
-              [--allow-duplicate-emails] [--encoding utf8|latin1] [--now ISO] [--bulk] [--template NAME]
-              [--templates DIR|none] [--json]
+const FLAGS = {
+  ...CONFIG_FLAG,
+  schedules: { type: "string", value: "N", help: "size from volume: this many schedules", group: "Volume or list" },
+  recipients: {
+    type: "string",
+    value: "FILE",
+    path: true,
+    help: "or from a recipient list, as launch-campaign plans it",
+    group: "Volume or list",
+  },
+  campaign: { type: "string", value: "ID", help: "with --variant or --holdout: the id the assignment hashes", group: "Volume or list" },
+  ...SEND_TIME_FLAGS,
+  ...RECIPIENT_FLAGS,
+  ...RATE_FLAGS,
+  ...PACE_FLAGS,
+  bulk: {
+    type: "boolean",
+    help: "as launch-campaign --bulk: emails held to the SES rate, schedules to the invocation quota",
+    group: RATE_GROUP,
+  },
+  template: { type: "string", value: "NAME", help: "step 1's template, as the launcher takes it (checked)", group: "Volume or list" },
+  templates: {
+    type: "string",
+    value: "DIR|none",
+    path: true,
+    words: ["none"],
+    help: "the templates folder (default templates/ when it exists); none: no template check",
+    group: "Volume or list",
+  },
+  json: { type: "boolean", help: "machine-readable report", group: RATE_GROUP },
+} as const;
 
-Computes the smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS: --tps, or the lower
-of the Scheduler invocation quota (--invocation-tps, default ${scheduler.invocationTps}) and the SES maximum send rate (--ses-rate).
-
-From volume: ⌈schedules ÷ TPS ÷ 60⌉ (500,000 at 5,000 TPS → 2 minutes).
-From a recipient list (CSV with a header; column "timezone", IANA names; missing or unknown → --default-timezone,
-default UTC): every recipient's send instant per step, windows of nearby instants added up. The row checks, the
-send-time and the audience flags are launch-campaign's, with the same code: only the rows the launcher would plan
-count (its rejects and the holdout are left out and reported), assuming a launch in time. "Launch by" is the latest
-launch the launcher's missed-time cutoff (now + fan-out + margin) lets reach the first send.
-
-${TIMING_FLAGS_HELP}
-
-  --step +Nd | +Nh   a later step, N days (same local time) or hours after the first send; repeatable
-  --campaign ID      with --variant or --holdout: the id the assignment hashes
-${PACE_FLAGS_HELP}
-${RECIPIENT_FLAGS_HELP}
-  --now INSTANT      reference time for "launch by" (default: now), ISO 8601 with Z or an offset
-  --bulk             as launch-campaign --bulk: schedules of up to 50 recipients who share a step's instant and
-                     variant; emails are held to the SES rate (--ses-rate), schedules to the invocation quota
-                     (--invocation-tps), and the window is the larger need (one-time rules only)
-  --template NAME, --step +3d:NAME, --variant NAME:PERCENT:NAME   the templates, as the launcher takes them: each must
-                     be in the templates folder, and rows whose data lacks a variable they use are counted as rejected
-  --templates DIR|none   the templates folder (default templates/ when it exists); none: no template check
-  --json             machine-readable report
-
-Exit codes: 0 ok, 1 no window up to 1,440 minutes fits, 2 bad flags or input.
-`;
+export const COMMAND: Command<typeof FLAGS> = {
+  script: "size-window",
+  usage: [
+    "--schedules N (--tps T | [--invocation-tps T] [--ses-rate R]) [--create-tps C] [--json]",
+    "--recipients FILE --date YYYY-MM-DD --hour H [flags] [--json]",
+    "--config campaign.yaml [flags] [--json]",
+  ],
+  summary: `The smallest FlexibleTimeWindow (minutes) that keeps sends within the effective TPS (--tps, or the lower of the
+invocation quota and the SES rate). From volume: ⌈schedules ÷ TPS ÷ 60⌉. From a list: every row's send instants as the
+launcher plans them (the same flags and code; its rejects and the holdout are left out and reported), nearby instants
+added up; "launch by" is the latest launch whose missed-time cutoff (now + fan-out + margin) reaches the first send.`,
+  flags: FLAGS,
+  regroup: { "Recipient list": "Volume or list", Campaign: "Volume or list" },
+  // A launch's campaign file sizes as it is: its launch-only keys (dryRun, out, …) are accepted and ignored here.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  configAlso: () => require("./lib/cli/launch-flags").LAUNCH_FLAGS,
+  exitCodes: EXIT_CODES["size-window"],
+  reference: "docs/window.md",
+};
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(
-    argv,
-    {
-      schedules: { type: "string" },
-      ...RATE_FLAGS,
-      ...PACE_FLAGS,
-      recipients: { type: "string" },
-      campaign: { type: "string" },
-      ...SEND_TIME_FLAGS,
-      ...RECIPIENT_FLAGS,
-      bulk: { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      template: { type: "string" },
-      templates: { type: "string" },
-    },
-    USAGE,
-  );
+  const f = parseFlags(argv, COMMAND);
   if (f.bulk && f.recipients === undefined)
     throw new UsageError("--bulk needs --recipients FILE: bulk schedules depend on who shares an instant");
   if (f.bulk && f.every !== undefined)
@@ -101,6 +99,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   let report: WindowReport;
   let recurringDays: number | undefined;
+  /** Printed after the report, like the launcher's refusal. */
+  let nothing: string | undefined;
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
     const schedules = intFlag("schedules", f.schedules as string, 0, Number.MAX_SAFE_INTEGER);
@@ -136,6 +136,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       templates: campaignTemplates(f.templates, timing.steps, timing.audience).set,
     });
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
+    if (sized.report.schedules === 0) nothing = nothingToSend(f.recipients, sized.report);
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
     if (tooLong) throw new FindingsError(tooLong);
     report = sized.report;
@@ -145,7 +146,18 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
 
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, recurringDays));
-  return 0;
+  if (nothing) io.err(`error: ${nothing}\n`);
+  return nothing ? 1 : 0;
+}
+
+/** The rule for rows, as the launcher's: rejected rows are counted by reason; a list with nothing left to send is a finding. */
+function nothingToSend(file: string, r: WindowReport): string {
+  const reasons = Object.entries(r.rejected ?? {})
+    .map(([reason, n]) => `${reason} ${count(n!)}`)
+    .join(", ");
+  if (!r.rows) return `nothing to send: ${file} has no row`;
+  const held = r.heldOut ? `${reasons ? "; " : ""}${count(r.heldOut)} held out` : "";
+  return `nothing to send: every row of ${file} was ${reasons ? "rejected" : "held out"} (${reasons}${held})`;
 }
 
 function tooLarge(requiredTps: number, tps: number): string {

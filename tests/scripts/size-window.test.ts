@@ -126,9 +126,12 @@ describe("size-window", async () => {
     assert.deepStrictEqual([r.rows, r.recipients, r.rejected, r.schedules], [2, 1, { "wrong-field-count": 1 }, 1]);
   });
 
-  it("header only: no schedules, exit 0", async () => {
-    const r = await json("--recipients", write("header.csv", "id,email,timezone\n"), "--date", "2026-12-01", "--hour", "9");
-    assert.deepStrictEqual([r.schedules, r.instants, r.peak], [0, [], null]);
+  it("header only: no schedules, the report still printed, exit 1 (nothing to send, as the launcher says)", async () => {
+    const r = await sizeWindow("--recipients", write("header.csv", "id,email,timezone\n"), "--date", "2026-12-01", "--hour", "9", "--json");
+    assert.strictEqual(r.code, 1);
+    const report = JSON.parse(r.stdout);
+    assert.deepStrictEqual([report.schedules, report.instants, report.peak], [0, [], null]);
+    assert.match(r.stderr, /^error: nothing to send: .*header\.csv has no row\n$/);
   });
 
   for (const [name, text, message] of [

@@ -1,33 +1,64 @@
 /**
  * The flags of the commands that call AWS: where the stack is (its outputs) and how long the command may take. The AWS
- * layer takes what they give (outputs, a Deadline), never the flags.
+ * layer takes what they give (outputs, a Deadline), never the flags. A command takes only the output overrides it
+ * uses (stackFlags("bucket")), so no flag is accepted that it would ignore.
  */
 import { Deadline } from "../aws/call";
 import { readStackOutputs, StackOutputs } from "../aws/stack-outputs";
 import { secondsFlag } from "./run";
 
-/** --timeout-seconds: the whole command's limit, 0.1 s to a day (decimals allowed). */
-export const TIMEOUT_FLAG = { "timeout-seconds": { type: "string" } } as const;
+const STACK = "Stack";
+
+/** --timeout-seconds: the whole command's limit, 0.1 s to a day (decimals allowed), with the command's default. */
+export function timeoutFlag(defaultSeconds: number, help = "the whole command's time limit, every AWS call included") {
+  return {
+    "timeout-seconds": { type: "string", value: "S", help, default: `${defaultSeconds}`, group: STACK },
+  } as const;
+}
 
 export function deadlineFromFlag(raw: string | undefined, defaultSeconds: number, progress: (text: string) => void): Deadline {
   return new Deadline(secondsFlag("timeout-seconds", raw, 0.1, 86_400, defaultSeconds), progress);
 }
 
-/** The flags every operator script takes to find the deployed stack. */
-export const STACK_FLAGS = {
-  stack: { type: "string" },
-  outputs: { type: "string" },
-  region: { type: "string" },
-  bucket: { type: "string" },
-  "state-machine-arn": { type: "string" },
-  "dlq-url": { type: "string" },
+/** Where the stack's outputs come from. */
+const WHERE = {
+  stack: {
+    type: "string",
+    value: "NAME",
+    help: "the stack's outputs: `pulumi stack output --json` (needs the Pulumi CLI), or that JSON saved in FILE",
+    group: STACK,
+  },
+  outputs: {
+    type: "string",
+    value: "FILE",
+    help: "the stack's outputs as saved JSON (offline: `npm run preview -- --write-outputs FILE`)",
+    group: STACK,
+    with: "stack",
+  },
+  region: { type: "string", value: "R", help: "override single stack outputs", group: STACK },
 } as const;
 
-export const STACK_FLAGS_HELP = `  --stack NAME            read the stack outputs with \`pulumi stack output --json\` (needs the Pulumi CLI)
-  --outputs FILE          or from that command's saved JSON
-  --region, --bucket, --state-machine-arn, --dlq-url   override single outputs`;
+/** Single outputs a command may override, each named for the output it replaces. */
+const OVERRIDES = {
+  bucket: { type: "string", value: "B", help: "the recipient bucket (output bucketName)", group: STACK, with: "region" },
+  "state-machine-arn": {
+    type: "string",
+    value: "ARN",
+    help: "the fan-out state machine (output stateMachineArn)",
+    group: STACK,
+    with: "region",
+  },
+  "dlq-url": { type: "string", value: "URL", help: "the dead-letter queue (output deadLetterQueueUrl)", group: STACK, with: "region" },
+} as const;
 
-/** Stack outputs from STACK_FLAGS. */
+type Override = keyof typeof OVERRIDES;
+
+/** The flags that find the deployed stack, with the overrides the command uses. */
+export function stackFlags<K extends Override = never>(...overrides: K[]): typeof WHERE & Pick<typeof OVERRIDES, K> {
+  return { ...WHERE, ...(Object.fromEntries(overrides.map((k) => [k, OVERRIDES[k]])) as Pick<typeof OVERRIDES, K>) };
+}
+
+/** Stack outputs from the stack flags (the overrides a command does not take are simply absent). */
 export function outputsFromFlags(f: {
   stack?: string;
   outputs?: string;

@@ -16,7 +16,7 @@ import { canonicalZone, Step } from "../../../infra/rules/send-time";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
-import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, TIMING_FLAGS } from "./timing-flags";
+import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, SEND_TIME_GROUP, TIMING_FLAGS } from "./timing-flags";
 import { UsageError } from "../../../infra/rules/errors";
 
 /** The raw values of the timing flags (strings as typed). */
@@ -29,25 +29,62 @@ type TimingFlagValues = { date?: string; hour?: string; minute?: string; after?:
 };
 
 export const SEND_TIME_FLAGS = {
-  date: { type: "string" },
-  hour: { type: "string" },
-  minute: { type: "string" },
+  date: {
+    type: "string",
+    value: "YYYY-MM-DD",
+    help: "that local date and time (a row's send_hour, send_minute replace H, M)",
+    group: SEND_TIME_GROUP,
+  },
+  hour: { type: "string", value: "H", help: "the local send hour, 0-23", group: SEND_TIME_GROUP, with: "date" },
+  minute: { type: "string", value: "M", help: "the local send minute, 0-59", default: "0", group: SEND_TIME_GROUP, with: "date" },
   ...TIMING_FLAGS,
-  step: { type: "string", multiple: true },
-  "default-timezone": { type: "string" },
-  now: { type: "string" },
+  step: {
+    type: "string",
+    value: "+Nd[:TEMPLATE]|+Nh[:TEMPLATE]",
+    multiple: true,
+    key: "steps",
+    help: "a later step, N days (same local time) or hours after the first send",
+    group: SEND_TIME_GROUP,
+  },
+  "default-timezone": {
+    type: "string",
+    value: "ZONE",
+    help: "the zone of rows without a known one (each is noted)",
+    default: "UTC",
+    group: SEND_TIME_GROUP,
+  },
+  now: {
+    type: "string",
+    value: "INSTANT",
+    help: "the time to plan against, ISO 8601 with Z or an offset",
+    default: "now",
+    group: SEND_TIME_GROUP,
+  },
 } as const;
+
+const LIST_GROUP = "Recipient list";
 
 /** How the recipient list is read and checked (both tools, so they count the same rows). */
 export const RECIPIENT_FLAGS = {
-  encoding: { type: "string" },
-  "allow-duplicate-emails": { type: "boolean", default: false },
-  "strict-zones": { type: "boolean", default: false },
+  encoding: {
+    type: "string",
+    value: "utf8|latin1",
+    help: "how the file is encoded (invalid UTF-8 stops with line and byte)",
+    default: "utf8",
+    group: LIST_GROUP,
+  },
+  "allow-duplicate-emails": {
+    type: "boolean",
+    help: "plan rows that share an address; reject rows without a known zone",
+    group: LIST_GROUP,
+  },
+  "strict-zones": {
+    type: "boolean",
+    help: "reject rows with a missing or unknown zone (unknown-zone) instead of defaulting them",
+    group: LIST_GROUP,
+    with: "allow-duplicate-emails",
+  },
 } as const;
-
-export const RECIPIENT_FLAGS_HELP = `  --encoding utf8|latin1  how the file is encoded (default utf8; invalid UTF-8 stops with the line and byte offset)
-  --allow-duplicate-emails  plan rows that share an address (by default the later ones are rejected)
-  --strict-zones          reject rows with a missing or unknown zone (unknown-zone) instead of defaulting them`;
 
 export interface RecipientOptions {
   encoding: CsvEncoding;
@@ -65,15 +102,26 @@ export function recipientOptionsFromFlags(f: {
   return { encoding, allowDuplicateEmails: f["allow-duplicate-emails"] === true, strictZones: f["strict-zones"] === true };
 }
 
+/** Help group of the rate and pace flags. */
+export const RATE_GROUP = "Window and rate";
+
 /** How fast the fan-out creates schedules and how much margin a launch keeps: the launcher and size-window alike. */
 export const PACE_FLAGS = {
-  "create-tps": { type: "string" },
-  "margin-minutes": { type: "string" },
+  "create-tps": {
+    type: "string",
+    value: "C",
+    help: `fan-out CreateSchedule/s (default: the stack's quota × ${FANOUT_HEADROOM}: ${count(fanOutCreateRate(scheduler.createScheduleTps))})`,
+    group: RATE_GROUP,
+  },
+  "margin-minutes": {
+    type: "string",
+    value: "M",
+    help: "safety margin after the fan-out's estimated end",
+    default: "5",
+    group: RATE_GROUP,
+    with: "create-tps",
+  },
 } as const;
-
-export const PACE_FLAGS_HELP = `  --create-tps C          CreateSchedule calls per second of the fan-out (default: the stack's createScheduleTps ×
-                          ${FANOUT_HEADROOM} headroom, ${count(fanOutCreateRate(scheduler.createScheduleTps))} on the default quota)
-  --margin-minutes M      safety margin after the fan-out's estimated end (default 5)`;
 
 /** The fan-out rate and margin; `stackCreateScheduleTps` is the stack's quota when known. */
 export function paceFromFlags(
@@ -87,9 +135,16 @@ export function paceFromFlags(
 }
 
 export const RATE_FLAGS = {
-  tps: { type: "string" },
-  "invocation-tps": { type: "string" },
-  "ses-rate": { type: "string" },
+  tps: { type: "string", value: "T", help: "the send rate sends must hold (or the lower of the next two)", group: RATE_GROUP },
+  "invocation-tps": {
+    type: "string",
+    value: "T",
+    help: "Scheduler invocation quota",
+    default: `${scheduler.invocationTps}`,
+    group: RATE_GROUP,
+    with: "tps",
+  },
+  "ses-rate": { type: "string", value: "R", help: "SES maximum send rate", group: RATE_GROUP, with: "tps" },
 } as const;
 
 /** When a campaign sends, and to whom: the base rule, every step, the default zone, quiet time and variants. */

@@ -2,10 +2,11 @@
  * What every sendtime CLI shares: flag parsing, one-line errors and exit codes
  * (0 ok, 1 findings, 2 usage or input error).
  */
-import { parseArgs, ParseArgsConfig } from "util";
+import { parseArgs } from "util";
 import { FindingsError, InputError, UsageError } from "../../../infra/rules/errors";
-
-type Options = NonNullable<ParseArgsConfig["options"]>;
+import type { Command, FlagTable, FlagValues } from "./flags";
+import { helpText, parserOptions } from "./flags";
+import { readConfigFile } from "./config-file";
 
 /** Where a CLI writes: stdout for results, stderr for progress. Tests pass their own. */
 export interface Io {
@@ -15,14 +16,16 @@ export interface Io {
 export const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
 /**
- * Parses argv strictly; `--help` prints the usage and exits 0. A flag that takes one value (not `multiple`) given
- * twice is an error, not "the last one wins": `--holdout 20 … --holdout 10` would silently hold out 10%.
+ * Parses argv strictly with the command's flag table; `--help` prints the help generated from the same table and
+ * exits 0. A flag that takes one value (not `multiple`) given twice is an error, not "the last one wins":
+ * `--holdout 20 … --holdout 10` would silently hold out 10%. A flag not given is absent; a boolean, false.
  */
-export function parseFlags<O extends Options>(argv: string[], options: O, usage: string) {
+export function parseFlags<T extends FlagTable>(argv: string[], command: Command<T>): FlagValues<T> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(usage.trim() + "\n");
+    process.stdout.write(helpText(command));
     process.exit(0);
   }
+  const options = parserOptions(command.flags);
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false, tokens: true });
@@ -40,7 +43,13 @@ export function parseFlags<O extends Options>(argv: string[], options: O, usage:
       throw new UsageError(`--${t.name} is given twice${shown}: give it once`);
     }
   }
-  return parsed.values;
+  const typed: Record<string, unknown> = { ...parsed.values };
+  // A campaign file (--config) gives the flags not given on the command line: those win, a list replacing the file's.
+  const fromFile =
+    command.flags.config && typeof typed.config === "string" ? readConfigFile(typed.config, command.flags, command.configAlso?.()) : {};
+  const values: Record<string, unknown> = { ...fromFile, ...typed };
+  for (const [name, flag] of Object.entries(command.flags)) if (flag.type === "boolean") values[name] ??= false;
+  return values as FlagValues<T>;
 }
 
 /** A whole number within [min, max], or a UsageError naming the flag. */

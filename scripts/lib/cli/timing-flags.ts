@@ -10,50 +10,54 @@ import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../
 import { BaseRule, parseDate, parseInstant } from "../../../infra/rules/send-rules";
 import { UsageError } from "../../../infra/rules/errors";
 
-export const TIMING_FLAGS = {
-  after: { type: "string" },
-  at: { type: "string" },
-  every: { type: "string" },
-  until: { type: "string" },
-  "quiet-hours": { type: "string" },
-  "quiet-days": { type: "string" },
-  quiet: { type: "string" },
-  variant: { type: "string", multiple: true },
-  holdout: { type: "string" },
-} as const;
+/** Help groups the campaign commands share. */
+export const SEND_TIME_GROUP = "Send time (one rule; local to each recipient's zone; a row's send_at replaces it)";
+export const AUDIENCE_GROUP = "Quiet time and audience";
 
-/** The help text of these flags, shared by launch-campaign and size-window. */
-export const TIMING_FLAGS_HELP = `Send time, exactly one rule (times are local to each recipient's zone):
-  --date D --hour H [--minute M]  that local date and time; a row's send_hour / send_minute columns replace H / M
-                          (best hour per recipient: --date 2026-12-01 --hour 9 with a send_hour column)
-  --after COLUMN:+Nd --hour H [--minute M]
-                          N days after the date in the row's COLUMN, at H:M (win-back 30 days after the last login:
-                          --after last_login:+30d --hour 10); COLUMN holds a date YYYY-MM-DD or an ISO instant
-                          with Z or an offset (2026-10-02T18:30:00Z), whose local date counts
-  --after COLUMN:+Nh      N hours after COLUMN's instant (a date means local midnight); --after cart_at:+2h
-  --at INSTANT            one instant for everyone, with Z or an offset (the eve of a Black Friday sale that opens
-                          on 2026-11-27 at 09:00 New York time: --at 2026-11-26T09:00-05:00)
-  --every daily|weekdays|weekly:MON[,THU...]|monthly:D --until YYYY-MM-DD --hour H [--minute M]
-                          a recurring send: one schedule per recipient, at H:M local on those days, from the launch
-                          (now + fan-out + margin) to the end of --until in the recipient's zone (a weekly digest:
-                          --every weekly:MON --until 2027-06-30 --hour 9); monthly:29-31 sends nothing in months
-                          without that day; one step only, no send_at column values, no --quiet-days (choose the
-                          days instead), and an hour inside --quiet-hours is refused (a row's send_hour inside them
-                          rejects the row: quiet-hours)
-  A row's send_at column (local YYYY-MM-DDTHH:MM) replaces the rule for that row. A bad send_at, send_hour or
-  send_minute rejects the row (invalid-send-time), a bad or empty COLUMN value too (invalid-date). Seconds round
-  up to the next minute. Later steps count from step 1's time before quiet time moves it.
-Quiet time, in each recipient's zone, applied after the missed-time policy:
-  --quiet-hours HH:MM-HH:MM  e.g. 21:00-08:00 (start inclusive, end exclusive, may wrap midnight)
-  --quiet-days DAY,...    whole days: MON,TUE,WED,THU,FRI,SAT,SUN
-  --quiet delay|skip      delay a quiet send to the first minute that is not quiet (default), or skip it; a row
-                          left without any send is rejected (quiet-hours)
-Variants and holdout (a recipient's bucket: the first 8 bytes of sha256("CAMPAIGN:ID") as a big-endian number,
-mod 10,000; variants take consecutive ranges of basis points in the order given, the holdout the last range):
-  --variant NAME:PERCENT[:TEMPLATE]  2-8 variants (NAME: 1-32 of A-Z a-z 0-9 _ -; PERCENT: up to 2 decimals);
-                          TEMPLATE replaces --template for step 1, {variant} in any template name is replaced
-  --holdout PERCENT       recipients not sent (listed in holdout.csv); with variants, all percents sum to 100
-                          (A/B test with a 10% holdout: --variant A:45 --variant B:45 --holdout 10)`;
+export const TIMING_FLAGS = {
+  after: {
+    type: "string",
+    value: "COLUMN:+Nd|+Nh",
+    help: "N days (at --hour) or N hours after the date or instant in the row's COLUMN",
+    group: SEND_TIME_GROUP,
+  },
+  at: { type: "string", value: "INSTANT", help: "one instant for everyone, ISO 8601 with Z or an offset", group: SEND_TIME_GROUP },
+  every: {
+    type: "string",
+    value: "daily|weekdays|weekly:DAYS|monthly:D",
+    help: "recurring, at --hour, to the end of --until",
+    group: SEND_TIME_GROUP,
+  },
+  until: { type: "string", value: "YYYY-MM-DD", help: "the last local date of a recurring send", group: SEND_TIME_GROUP, with: "every" },
+  "quiet-hours": {
+    type: "string",
+    value: "HH:MM-HH:MM",
+    help: "quiet time in the recipient's zone (21:00-08:00; end exclusive)",
+    group: AUDIENCE_GROUP,
+  },
+  "quiet-days": { type: "string", value: "MON,...", help: "quiet whole days", group: AUDIENCE_GROUP, with: "quiet-hours" },
+  quiet: {
+    type: "string",
+    value: "delay|skip",
+    help: "delay a quiet send to the first minute that is not quiet, or skip it",
+    default: "delay",
+    group: AUDIENCE_GROUP,
+  },
+  variant: {
+    type: "string",
+    value: "NAME:PERCENT[:TEMPLATE]",
+    multiple: true,
+    key: "variants",
+    help: "2-8 variants; TEMPLATE: the variant's step-1 template",
+    group: AUDIENCE_GROUP,
+  },
+  holdout: {
+    type: "string",
+    value: "PERCENT",
+    help: "recipients held out, not sent; with variants the percents sum to 100",
+    group: AUDIENCE_GROUP,
+  },
+} as const;
 
 export const BASE_RULE_HELP =
   "one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:+Nd|+Nh, --at INSTANT, or --every … --until YYYY-MM-DD --hour H";

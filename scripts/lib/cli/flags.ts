@@ -1,0 +1,94 @@
+/**
+ * One flag table per command. Each flag is declared once, with its value name, description, default, whether it
+ * repeats and its help group; the parser's options, the `--help` text and the campaign file's keys (--config) all come
+ * from that table, so they cannot drift apart.
+ */
+import { ExitCodes, exitCodesLines } from "./exit-codes";
+
+export interface Flag {
+  readonly type: "string" | "boolean";
+  /** The value's name in the help (FILE, N, YYYY-MM-DD); string flags only. */
+  readonly value?: string;
+  /** One short line: what the flag does. */
+  readonly help: string;
+  /** The default, as the help shows it (the code applies it). */
+  readonly default?: string;
+  /** Repeatable: each occurrence adds a value. */
+  readonly multiple?: boolean;
+  /** The help section it is listed under. */
+  readonly group?: string;
+  /** Shown on the line of that flag (closely related flags share one help line; their own `help` is for the docs). */
+  readonly with?: string;
+  /** Its key in a campaign file (--config), when not the flag's camelCase name (`steps` for --step). */
+  readonly key?: string;
+  /** A file path: in a campaign file, relative to the file's folder. */
+  readonly path?: boolean;
+  /** Words such a flag takes besides a path (`none`): kept as they are, never resolved. */
+  readonly words?: readonly string[];
+}
+
+export type FlagTable = Readonly<Record<string, Flag>>;
+
+type BooleanKeys<T extends FlagTable> = { [K in keyof T]: T[K]["type"] extends "boolean" ? K : never }[keyof T];
+
+/** The values a table's flags parse to: strings as typed, lists for repeatable flags (absent when not given), booleans. */
+export type FlagValues<T extends FlagTable> = {
+  -readonly [K in Exclude<keyof T, BooleanKeys<T>>]?: T[K]["multiple"] extends true ? string[] : string;
+} & { -readonly [K in BooleanKeys<T>]: boolean };
+
+/** A command: how it is run, what it does in a few lines, its flags, its exit codes and where its reference is. */
+export interface Command<T extends FlagTable = FlagTable> {
+  /** The npm script that runs it (package.json), also its file: scripts/<script>.ts. */
+  readonly script: string;
+  /** The argument patterns of its usage lines, after `npm run -s <script> --`. */
+  readonly usage: readonly string[];
+  /** What it does: a few lines. */
+  readonly summary: string;
+  readonly flags: T;
+  /** Help groups this command lists under another heading (a shared table's "Stack" under "Launch"). */
+  readonly regroup?: Readonly<Record<string, string>>;
+  /** With a `config` flag: another command's flags a campaign file may hold and this one ignores (loaded when needed). */
+  readonly configAlso?: () => FlagTable;
+  readonly exitCodes: ExitCodes;
+  /** The docs page holding the full reference. */
+  readonly reference: string;
+}
+
+/** The options node:util's parseArgs takes, from the table. No defaults: "not given" stays visible (--config). */
+export function parserOptions(flags: FlagTable): Record<string, { type: "string" | "boolean"; multiple?: boolean }> {
+  return Object.fromEntries(
+    Object.entries(flags).map(([name, f]) => [name, f.multiple ? { type: f.type, multiple: true } : { type: f.type }]),
+  );
+}
+
+/** `--name VALUE` (or `--name` for a boolean). */
+export function flagSyntax(name: string, flag: Flag): string {
+  return flag.type === "boolean" ? `--${name}` : `--${name} ${flag.value ?? "VALUE"}`;
+}
+
+const NAME_COLUMN = 28;
+
+/** The --help text, generated from the command's table (≤ 50 lines; the rest is in its reference page). */
+export function helpText(command: Command): string {
+  const lines = command.usage.map((u, i) => `${i === 0 ? "Usage:" : "      "} npm run -s ${command.script} -- ${u}`.trimEnd());
+  lines.push("", ...command.summary.trim().split("\n"));
+  const groups = new Map<string, [string, Flag][]>();
+  for (const [name, flag] of Object.entries(command.flags)) {
+    if (flag.with !== undefined && command.flags[flag.with]) continue;
+    const group = command.regroup?.[flag.group ?? ""] ?? flag.group ?? "Flags";
+    groups.set(group, [...(groups.get(group) ?? []), [name, flag]]);
+  }
+  lines.push("");
+  for (const [group, flags] of groups) {
+    lines.push(`${group}:`);
+    for (const [name, flag] of flags) {
+      const shared = Object.entries(command.flags).filter(([, f]) => f.with === name);
+      const syntax = [[name, flag] as const, ...shared].map(([n, f]) => (f.multiple ? `${flagSyntax(n, f)} ...` : flagSyntax(n, f)));
+      const left = `  ${syntax.join(", ")}`;
+      const right = flag.help + (flag.default !== undefined ? ` (default ${flag.default})` : "");
+      lines.push(left.length < NAME_COLUMN ? `${left.padEnd(NAME_COLUMN)}${right}` : `${left}  ${right}`);
+    }
+  }
+  lines.push("", ...exitCodesLines(command.exitCodes), `Reference: ${command.reference}`);
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,83 @@
+/**
+ * launch-campaign's flag table: the launcher parses it, size-window's --config accepts its keys (a campaign file is
+ * shared), import-pinpoint writes a campaign file with them.
+ */
+import { MIN_POLL_SECONDS } from "../aws/launch";
+import { stackFlags, timeoutFlag } from "./aws-flags";
+import { CONFIG_FLAG } from "./config-file";
+import { PACE_FLAGS, RATE_FLAGS, RATE_GROUP, RECIPIENT_FLAGS, SEND_TIME_FLAGS } from "./campaign-flags";
+
+export const LAUNCH_GROUP = "Output, launch and stack";
+
+export const LAUNCH_FLAGS = {
+  ...CONFIG_FLAG,
+  campaign: { type: "string", value: "ID", help: "the campaign id (its schedule group is campaign-<ID>)", group: "Campaign" },
+  recipients: {
+    type: "string",
+    value: "FILE|s3://B/K",
+    path: true,
+    help: "the recipient CSV, local or streamed from S3",
+    group: "Campaign",
+  },
+  template: { type: "string", value: "NAME", help: "the SES template of step 1 (and of later steps without their own)", group: "Campaign" },
+  ...SEND_TIME_FLAGS,
+  missed: {
+    type: "string",
+    value: "skip|send-now|next-day",
+    help: "sends due before now + fan-out + margin",
+    default: "skip",
+    group: RATE_GROUP,
+  },
+  "grace-minutes": { type: "string", value: "G", help: "how late send-now may send", default: "60", group: RATE_GROUP, with: "missed" },
+  "window-minutes": { type: "string", value: "W", help: "use this flexible window (1-1440) instead of sizing one", group: RATE_GROUP },
+  ...RATE_FLAGS,
+  ...RECIPIENT_FLAGS,
+  ...PACE_FLAGS,
+  out: {
+    type: "string",
+    value: "DIR",
+    path: true,
+    help: "where plan.jsonl, rejects.csv, notes.csv and summary.json go",
+    default: "out/<campaign>",
+    group: LAUNCH_GROUP,
+  },
+  "no-local-plan": { type: "boolean", help: "keep the plan only in S3 (the summary keeps its sha256)", group: LAUNCH_GROUP, with: "out" },
+  "dry-run": { type: "boolean", help: "plan and size only: nothing uploaded or started", group: LAUNCH_GROUP },
+  bulk: {
+    type: "boolean",
+    help: "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant (docs/bulk-sends.md)",
+    group: "Campaign",
+  },
+  templates: {
+    type: "string",
+    value: "DIR|none",
+    path: true,
+    words: ["none"],
+    help: "templates every step uses must be in DIR (default templates/); none: kept in SES only",
+    group: "Campaign",
+  },
+  "launch-id": {
+    type: "string",
+    value: "ID",
+    help: "names the upload and execution (default: the plan's hash; a used id is refused)",
+    group: LAUNCH_GROUP,
+  },
+  "max-schedules": {
+    type: "string",
+    value: "N",
+    help: "the Region's schedule quota (default: stack output maxSchedules, else 10,000,000)",
+    group: LAUNCH_GROUP,
+  },
+  wait: { type: "boolean", help: "follow the fan-out to its end (progress on stderr)", group: LAUNCH_GROUP },
+  "poll-seconds": {
+    type: "string",
+    value: "P",
+    help: `how often --wait polls (at least ${MIN_POLL_SECONDS})`,
+    default: "5",
+    group: LAUNCH_GROUP,
+    with: "wait",
+  },
+  json: { type: "boolean", help: "print the summary as JSON", group: LAUNCH_GROUP },
+  ...stackFlags("bucket", "state-machine-arn"),
+  ...timeoutFlag(3_600),
+} as const;
