@@ -23,6 +23,8 @@ export const scheduler = {
   maxRetryAttempts: { min: 0, max: 185 },
   /** A cron expression's year field (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html). */
   cronYears: { min: 1970, max: 2199 },
+  /** Target.Input, in bytes (https://docs.aws.amazon.com/scheduler/latest/APIReference/API_Target.html). */
+  maxTargetInputBytes: 262_144,
 } as const;
 
 /**
@@ -62,8 +64,19 @@ export const stepFunctions = {
 
 /** SES v2 — https://docs.aws.amazon.com/ses/latest/dg/quotas.html */
 export const ses = {
-  /** SendEmail Content.Template.TemplateData length. */
+  /** SendEmail Content.Template.TemplateData length (and a bulk entry's ReplacementTemplateData). */
   maxTemplateDataChars: 262_144,
+  /**
+   * Entries of one SendBulkEmail call. The v2 API reference states no number; v1's SendBulkTemplatedEmail allows 50
+   * (https://docs.aws.amazon.com/ses/latest/APIReference/API_SendBulkTemplatedEmail.html), and sendtime keeps to it.
+   */
+  maxBulkEntries: 50,
+  /**
+   * MessageHeader (SendEmail Headers, a bulk entry's ReplacementHeaders): a name of printable ASCII but `:`, at most
+   * 126 characters; a value of printable ASCII, at most 995; name and value together at most 996
+   * (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_MessageHeader.html).
+   */
+  header: { maxNameChars: 126, maxValueChars: 995, maxTotalChars: 996 },
   /** Bounce and complaint rates at which SES warns an account ("under review" comes at 10% and 0.5%). */
   bounceRateWarning: 0.05,
   complaintRateWarning: 0.001,
