@@ -21,6 +21,11 @@ export interface SchedulerTargetArgs {
    * @default none: schedules call SES directly
    */
   sendGateName?: string;
+  /**
+   * The bulk sender's state machine name: the role may start it, for bulk schedules.
+   * @default none
+   */
+  senderName?: string;
 }
 
 /**
@@ -86,6 +91,7 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
                 sendGateName: args.sendGateName,
+                senderName: args.senderName,
               }),
             ),
           ),

@@ -164,6 +164,16 @@ function mockResource(type: string, name: string, inputs: any, region: string): 
         state: { name: fnName, arn, invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations` },
       };
     }
+    case "aws:lambda/functionUrl:FunctionUrl": {
+      const urlId = hex(name, 32);
+      return { id: String(inputs.functionName), state: { functionUrl: `https://${urlId}.lambda-url.${region}.on.aws/`, urlId } };
+    }
+    case "aws:ssm/parameter:Parameter": {
+      // A name with a leading slash ("/a/b") makes "parameter/a/b"; one without, "parameter/<name>".
+      const paramName = inputs.name ?? autoName(name);
+      const arn = `arn:${part}:ssm:${region}:${acct}:parameter/${String(paramName).replace(/^\//, "")}`;
+      return { id: paramName, state: { name: paramName, arn, version: 1 } };
+    }
     case "aws:cloudwatch/eventRule:EventRule": {
       const ruleName = inputs.name ?? autoName(name);
       const bus = inputs.eventBusName ?? "default";
