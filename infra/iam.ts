@@ -18,6 +18,7 @@ import {
   STATES_SERVICE,
   stateMachineArn,
 } from "./rules/naming";
+import { UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
 
 export interface PolicyStatement {
   Sid?: string;
@@ -226,9 +227,6 @@ export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
     { Sid: "Logs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${g.logGroupArn}:*` },
   ];
 }
-
-/** The SES calls the unsubscribe handler makes (infra/handlers/unsubscribe.ts). */
-export const UNSUBSCRIBE_SES_ACTIONS = ["ses:GetContact", "ses:CreateContact", "ses:UpdateContact"] as const;
 
 export interface FanOutGrants {
   scope: ArnScope;

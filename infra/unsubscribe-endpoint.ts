@@ -4,7 +4,7 @@ import { bundleUnsubscribeHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
 import { HANDLER_RUNTIME } from "./journeys";
 import { ArnScope } from "./rules/naming";
-import { newUnsubscribeKeyValue } from "./rules/unsubscribe-key";
+import { newUnsubscribeKeyValue } from "./rules/unsubscribe-endpoint";
 
 /**
  * Instances of the function at once: bounds the SES contact-list calls (each click is one read and at most one write)

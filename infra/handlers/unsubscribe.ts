@@ -17,7 +17,7 @@
  */
 import { CreateContactCommand, GetContactCommand, SESv2Client, TopicPreference, UpdateContactCommand } from "@aws-sdk/client-sesv2";
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
-import { unsubscribeKeyFromParameter } from "../rules/unsubscribe-key";
+import { unsubscribeKeyFromParameter } from "../rules/unsubscribe-endpoint";
 import { verifyUnsubscribeToken } from "../rules/unsubscribe";
 
 /** The client classes the handler uses (its bundled copies): tests mock them with aws-sdk-client-mock. */

@@ -1,5 +1,6 @@
 /**
- * The one-click unsubscribe signing key (infra/rules/unsubscribe.ts signs and verifies with it): 32 random bytes,
+ * Facts of the one-click unsubscribe endpoint (infra/handlers/unsubscribe.ts) that the stack, the policy pack and the
+ * launcher share. The signing key (infra/rules/unsubscribe.ts signs and verifies with it): 32 random bytes,
  * kept in the stack's SSM SecureString parameter (stack output unsubscribeKeyParameter) as base64url text. The
  * launcher reads the parameter to sign, the endpoint to verify; both turn its value into the key here. Pure.
  */
@@ -18,3 +19,6 @@ export function unsubscribeKeyFromParameter(value: string): Buffer | undefined {
   const key = Buffer.from(value, "base64url");
   return key.length === UNSUBSCRIBE_KEY_BYTES && key.toString("base64url") === value ? key : undefined;
 }
+
+/** The SES calls the endpoint makes, on its one contact list: its role holds these and no other SES action. */
+export const UNSUBSCRIBE_SES_ACTIONS = ["ses:GetContact", "ses:CreateContact", "ses:UpdateContact"] as const;
