@@ -92,6 +92,11 @@ export interface FanOutArgs extends FanOutShape {
    * @default none: schedules call SES directly
    */
   sendGateArn?: pulumi.Input<string>;
+  /**
+   * The bulk sender that bulk lines' schedules start.
+   * @default none: a bulk line fails its batch
+   */
+  senderArn?: pulumi.Input<string>;
 }
 
 /** The fan-out: a Step Functions state machine that turns a campaign plan into one schedule per row. */
@@ -164,7 +169,7 @@ export class FanOut extends pulumi.ComponentResource {
           args.bucketName,
           args.configurationSetName,
           args.contactListName,
-          args.sendGateArn,
+          pulumi.all([args.sendGateArn, args.senderArn]),
         ])
         .apply(
           ([
@@ -175,7 +180,7 @@ export class FanOut extends pulumi.ComponentResource {
             resultsBucket,
             configurationSetName,
             contactListName,
-            sendGateArn,
+            [sendGateArn, senderArn],
           ]) =>
             JSON.stringify(
               fanOutDefinition({
@@ -195,6 +200,7 @@ export class FanOut extends pulumi.ComponentResource {
                 maxEventAgeSeconds: args.maxEventAgeSeconds,
                 maxRetryAttempts: args.maxRetryAttempts,
                 sendGateArn,
+                senderArn,
               }),
               null,
               2,

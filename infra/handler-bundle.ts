@@ -1,12 +1,13 @@
 /**
- * Bundles the journey enrolment handler (infra/handlers/journeys.ts) and everything it imports, the AWS SDK's
- * Scheduler client included, into one CommonJS file with esbuild, at program time: what `pulumi up` deploys is built
+ * Bundles a deployed handler (infra/handlers/journeys.ts, infra/handlers/unsubscribe.ts) and everything it imports,
+ * the AWS SDK's clients included, into one CommonJS file with esbuild, at program time: what `pulumi up` deploys is built
  * from the same source as the tests and scripts/enrol.ts run. esbuild ships its binary in its npm package.
  */
 import { createHash } from "crypto";
 import * as path from "path";
 
 export const HANDLER_ENTRY = path.join(__dirname, "handlers", "journeys.ts");
+export const UNSUBSCRIBE_HANDLER_ENTRY = path.join(__dirname, "handlers", "unsubscribe.ts");
 /** The file name inside the deployment package, and the Lambda handler setting that points at it. */
 export const HANDLER_FILE = "index.js";
 export const HANDLER_NAME = "index.handler";
@@ -16,16 +17,25 @@ export interface HandlerBundle {
   sha256: string;
 }
 
-// The offline preview and the tests load the program many times in one process; the bundle is built once.
+// The offline preview and the tests load the program many times in one process; each bundle is built once.
 const CACHE = Symbol.for("sendtime.journeyHandlerBundle");
+const UNSUBSCRIBE_CACHE = Symbol.for("sendtime.unsubscribeHandlerBundle");
 
 export function bundleJourneyHandler(): HandlerBundle {
+  return bundle(HANDLER_ENTRY, CACHE);
+}
+
+export function bundleUnsubscribeHandler(): HandlerBundle {
+  return bundle(UNSUBSCRIBE_HANDLER_ENTRY, UNSUBSCRIBE_CACHE);
+}
+
+function bundle(entry: string, key: symbol): HandlerBundle {
   const cache = globalThis as unknown as Record<symbol, HandlerBundle | undefined>;
-  if (cache[CACHE]) return cache[CACHE]!;
+  if (cache[key]) return cache[key]!;
   // Required here, not at the top: stacks without journeys never load esbuild.
   const esbuild: typeof import("esbuild") = require("esbuild");
   const result = esbuild.buildSync({
-    entryPoints: [HANDLER_ENTRY],
+    entryPoints: [entry],
     bundle: true,
     platform: "node",
     // Runs on the Lambda runtime (infra/journeys.ts) and, in tests, on this project's Node 20.
@@ -36,5 +46,5 @@ export function bundleJourneyHandler(): HandlerBundle {
     logLevel: "silent",
   });
   const code = result.outputFiles[0].text;
-  return (cache[CACHE] = { code, sha256: createHash("sha256").update(code).digest("hex") });
+  return (cache[key] = { code, sha256: createHash("sha256").update(code).digest("hex") });
 }

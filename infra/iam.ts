@@ -19,6 +19,7 @@ import {
   STATES_SERVICE,
   stateMachineArn,
 } from "./rules/naming";
+import { UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
 
 export interface PolicyStatement {
   Sid?: string;
@@ -70,6 +71,8 @@ export interface SchedulerTargetGrants extends SesSendGrants {
    * instead of calling SES, and the role may not call SES itself.
    */
   sendGateName?: string;
+  /** The bulk sender's state machine name: bulk schedules start it (with a cap it admits each entry itself). */
+  senderName?: string;
 }
 
 /** The SES resources every templated send needs; `templateNames`: the templates the stack deploys. */
@@ -106,6 +109,14 @@ export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyState
       Effect: "Allow",
       Action: "states:StartExecution",
       Resource: stateMachineArn(g.scope, g.sendGateName),
+    });
+  }
+  if (g.senderName) {
+    statements.push({
+      Sid: "StartBulkSender",
+      Effect: "Allow",
+      Action: "states:StartExecution",
+      Resource: stateMachineArn(g.scope, g.senderName),
     });
   }
   if (!g.sendGateName) {
@@ -167,6 +178,68 @@ export function sendGateStatements(g: SendGateGrants): PolicyStatement[] {
     { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
   return [...statements, ...keyUse("TableAndQueueEncryption", g.kmsKeyArn)];
+}
+
+export interface BulkSenderGrants {
+  scope: ArnScope;
+  identityArn: string;
+  configurationSetArn: string;
+  deadLetterQueueArn: string;
+  /** With a frequency cap: the gate's table, which the sender admits entries against, and the capped-send metric. */
+  gate?: { tableArn: string; metricNamespace: string };
+  kmsKeyArn?: string;
+}
+
+/**
+ * The bulk sender: SendBulkEmail as the stack's identity and configuration set with its templates (no contact list:
+ * SendBulkEmail has no list management), one dead-letter message per failed entry, and with a cap the gate's table
+ * and metric.
+ */
+export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
+  const statements: PolicyStatement[] = [
+    { Sid: "SendBulkEmail", Effect: "Allow", Action: "ses:SendBulkEmail", Resource: sesSendResources({ ...g, contactListArn: undefined }) },
+    { Sid: "DeadLetterEntries", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+  ];
+  if (g.gate) {
+    statements.push(
+      { Sid: "AdmitEntries", Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"], Resource: g.gate.tableArn },
+      {
+        Sid: "CountCappedEntries",
+        Effect: "Allow",
+        Action: "cloudwatch:PutMetricData",
+        // PutMetricData has no resource; the namespace condition keeps it to the gate's own metric.
+        Resource: "*",
+        Condition: { StringEquals: { "cloudwatch:namespace": g.gate.metricNamespace } },
+      },
+    );
+  }
+  return [...statements, ...keyUse(g.gate ? "TableAndQueueEncryption" : "DeadLetterEncryption", g.kmsKeyArn)];
+}
+
+/** The role the unsubscribe function runs as. */
+export const unsubscribeTrustPolicy = (accountId: string) => serviceTrustPolicy(LAMBDA_SERVICE, accountId);
+
+export interface UnsubscribeGrants {
+  /** The SSM parameter that holds the signing key: read, decrypted, and nothing else. */
+  keyParameterArn: string;
+  /** The contact list whose topic it opts addresses out of. */
+  contactListArn: string;
+  logGroupArn: string;
+  /** The parameter's customer-managed key, when it has one (the AWS managed aws/ssm key needs no grant). */
+  kmsKeyArn?: string;
+}
+
+/**
+ * The public unsubscribe function: read its key, read and write contacts of its one contact list, log. No send, no
+ * wildcard: anyone on the internet can invoke it, so its role holds only what opting out takes.
+ */
+export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
+  return [
+    { Sid: "ReadSigningKey", Effect: "Allow", Action: "ssm:GetParameter", Resource: g.keyParameterArn },
+    ...(g.kmsKeyArn ? [{ Sid: "DecryptSigningKey", Effect: "Allow" as const, Action: "kms:Decrypt", Resource: g.kmsKeyArn }] : []),
+    { Sid: "OptOut", Effect: "Allow", Action: [...UNSUBSCRIBE_SES_ACTIONS], Resource: g.contactListArn },
+    { Sid: "Logs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${g.logGroupArn}:*` },
+  ];
 }
 
 export interface FanOutGrants {

@@ -10,7 +10,9 @@ import { DEFAULT_TEMPLATES_DIR, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey, parseJourneyConfig } from "./rules/journeys-definition";
-import { ArnScope, CAMPAIGN_PREFIX, sendGateName } from "./rules/naming";
+import { ArnScope, CAMPAIGN_PREFIX, senderName, sendGateName } from "./rules/naming";
+import { BulkSender } from "./bulk-sender";
+import { UnsubscribeEndpoint } from "./unsubscribe-endpoint";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
@@ -48,6 +50,7 @@ const target = new SchedulerTarget("scheduler-target", {
   kmsKeyArn: config.kmsKeyArn,
   // With a cap every schedule, journeys' too, starts the gate: the role may then not call SES itself.
   sendGateName: config.frequencyCap ? sendGateName(pulumi.getStack()) : undefined,
+  senderName: senderName(pulumi.getStack()),
 });
 
 // Optional: a frequency cap across campaigns, checked when each mail is sent.
@@ -65,6 +68,31 @@ const gate = config.frequencyCap
       kmsKeyArn: config.kmsKeyArn,
     })
   : undefined;
+
+// Bulk schedules start the bulk sender; with a cap it admits each entry against the gate's table itself.
+const bulkSender = new BulkSender("bulk-sender", {
+  scope,
+  stateMachineName: senderName(pulumi.getStack()),
+  identityArn: sender.identityArn,
+  configurationSetArn: sender.configurationSetArn,
+  deadLetterQueueArn: target.deadLetterQueue.arn,
+  deadLetterQueueUrl: target.deadLetterQueue.url,
+  gate: gate && config.frequencyCap ? { cap: config.frequencyCap, tableArn: gate.table.arn, tableName: gate.table.name } : undefined,
+  kmsKeyArn: config.kmsKeyArn,
+});
+
+// With unsubscribe configured: bulk sends' one-click unsubscribe (SendBulkEmail has no list management).
+const unsubscribe =
+  config.unsubscribe && sender.contactListName && sender.contactListArn
+    ? new UnsubscribeEndpoint("unsubscribe", {
+        scope,
+        contactListName: sender.contactListName,
+        contactListArn: sender.contactListArn,
+        topicName: config.unsubscribe.topic,
+        kmsKeyArn: config.kmsKeyArn,
+        logRetentionDays: config.logRetentionDays,
+      })
+    : undefined;
 
 const fanOut = new FanOut("fanout", {
   scope,
@@ -87,6 +115,7 @@ const fanOut = new FanOut("fanout", {
   logRetentionDays: config.logRetentionDays,
   kmsKeyArn: config.kmsKeyArn,
   sendGateArn: gate?.arn,
+  senderArn: bulkSender.arn,
 });
 
 // Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries, DLQ
@@ -144,6 +173,12 @@ export const journeyFunctionName = journeys?.function.name;
 export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
 export const eventBusName = journeyConfig.eventBusName;
 export const sendGateArn = gate?.arn;
+/** The state machine bulk schedules start. */
+export const senderStateMachineArn = bulkSender.arn;
+/** One-click unsubscribe for bulk sends (with sendtime:unsubscribe*): the endpoint and the SSM parameter of its key. */
+export const unsubscribeUrl = unsubscribe?.url;
+export const unsubscribeKeyParameter = unsubscribe?.keyParameterName;
+
 /** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
 export const templateNames = templates?.names;
 

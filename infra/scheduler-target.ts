@@ -36,6 +36,11 @@ export interface SchedulerTargetArgs {
    * ```
    */
   sendGateName?: string;
+  /**
+   * The bulk sender's state machine name: the role may start it, for bulk schedules.
+   * @default none
+   */
+  senderName?: string;
 }
 
 /**
@@ -102,6 +107,7 @@ export class SchedulerTarget extends pulumi.ComponentResource {
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
                 sendGateName: args.sendGateName,
+                senderName: args.senderName,
               }),
             ),
           ),

@@ -11,6 +11,7 @@ import {
   schedulerRoleTrust,
   sesSendScoped,
 } from "./iam";
+import { publicFunctionRoleMinimal } from "./public-endpoints";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
 
 export const PACK_NAME = "sendtime-guard";
@@ -31,4 +32,5 @@ export const policies: Policies = [
   enrolmentTargetFailureHandling,
   sendGateTableScoped,
   sendGateTableProtected,
+  publicFunctionRoleMinimal,
 ];

@@ -102,34 +102,12 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     f.event !== undefined
       ? [fromEventFile(f.event, journey, settings, dueAfter)]
       : await fromCsv(f.recipients!, journey, settings, now, dueAfter);
-  // Before any request: every step's template is in the templates folder (exit 2 naming the one missing).
-  const noAudience = { variants: [], holdoutBasisPoints: 0 };
-  campaignTemplates(
-    f.templates,
-    journey.steps.map((s, k) => ({ number: k + 1, template: s.template })),
-    noAudience,
-  );
-  const results: (EnrolmentResult & { source: string })[] = [];
+  requireJourneyTemplates(f.templates, journey);
   if (dryRun && f.json) {
-    // The array of requests is the contract (readers pass each to CreateSchedule): rejections go to stderr, one line each.
-    io.out(
-      JSON.stringify(
-        subscribers.flatMap((s) => requestsOf(s.decision)),
-        null,
-        2,
-      ) + "\n",
-    );
     deadline.dispose();
-    for (const s of subscribers) if (s.decision.outcome === "rejected") io.err(`${rejectionLine(s.source, s.decision)}\n`);
-    const lateSteps = subscribers.some((s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"));
-    if (lateSteps) return 1;
-    return nothingToEnrol(
-      subscribers.map((s) => s.decision.outcome),
-      io,
-    )
-      ? 1
-      : 0;
+    return printRequests(subscribers, io);
   }
+  const results: (EnrolmentResult & { source: string })[] = [];
   const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
   let failure: string | undefined;
   let notHandled = 0;
@@ -171,6 +149,39 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   )
     ? 1
     : 0;
+}
+
+/**
+ * `--dry-run --json`: the array of requests is the contract (readers pass each to CreateSchedule), so rejections go
+ * to stderr, one line each. Exit 1 for a late step or when every subscriber is rejected.
+ */
+function printRequests(subscribers: Subscriber[], io: Io): number {
+  io.out(
+    JSON.stringify(
+      subscribers.flatMap((s) => requestsOf(s.decision)),
+      null,
+      2,
+    ) + "\n",
+  );
+  for (const s of subscribers) if (s.decision.outcome === "rejected") io.err(`${rejectionLine(s.source, s.decision)}\n`);
+  const lateSteps = subscribers.some((s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"));
+  if (lateSteps) return 1;
+  return nothingToEnrol(
+    subscribers.map((s) => s.decision.outcome),
+    io,
+  )
+    ? 1
+    : 0;
+}
+
+/** Before any request: every step's template is in the templates folder (exit 2 naming the one missing). */
+function requireJourneyTemplates(dir: string | undefined, journey: Journey): void {
+  const noAudience = { variants: [], holdoutBasisPoints: 0 };
+  campaignTemplates(
+    dir,
+    journey.steps.map((s, k) => ({ number: k + 1, template: s.template })),
+    noAudience,
+  );
 }
 
 /** The rule for rows: rejected subscribers are listed with their reason; only a run where every one is rejected is a finding. */

@@ -19,6 +19,11 @@
  * ($states.context.State.EnteredTime, just before the call) plus the worst case of the call's retries. Otherwise it is
  * not created: the child's output says "passed" for it (beside "created" and "exists"), and the Distributed Map's
  * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
+ *
+ * Bulk lines (`entries`, plan-row.ts BulkPlanRow; one-time only) become one schedule each, in the same child and the
+ * same group: its target starts the bulk sender (sender-definition.ts; with a frequency cap the sender admits entry
+ * by entry itself) with the sender's input, the SendBulkEmail request built by one JSONata state (JSONPath cannot map
+ * over the entries), as bulk-request.ts builds it in TypeScript. The never-created-late check applies to them too.
  */
 import { EMAIL_TAGS } from "./email-events";
 import { SCHEDULER_CONTEXT } from "./gate-definition";
@@ -101,6 +106,11 @@ export interface FanOutParameters extends FanOutShape {
   listManagement?: { contactListName: string; topicName: string };
   /** With a frequency cap: schedules start the send gate (gate-definition.ts) with the email instead of calling SES. */
   sendGateArn?: string;
+  /**
+   * The bulk sender (sender-definition.ts) that bulk lines' schedules start.
+   * @default none: a bulk line fails its batch (FanOut.NoBulkSender), into the results
+   */
+  senderArn?: string;
 }
 
 /**
@@ -131,6 +141,11 @@ export const STATE_NAMES = {
   readCleanup: "ReadCleanup",
   isCleanupLater: "IsCleanupLater",
   moveCleanup: "MoveCleanup",
+  isBulk: "IsBulk",
+  bulkRequest: "BulkRequest",
+  bulkInTime: "BulkInTime",
+  createBulkSchedule: "CreateBulkSchedule",
+  noBulkSender: "NoBulkSender",
 } as const;
 
 const retryThrottles = () => [
@@ -313,8 +328,17 @@ function createSchedulesOfBatch(p: FanOutParameters) {
     },
     ItemProcessor: {
       ProcessorConfig: { Mode: "INLINE" },
-      StartAt: S.hasVariant,
+      StartAt: S.isBulk,
       States: {
+        [S.isBulk]: {
+          Type: "Choice",
+          Comment: "A bulk line (plan-row.ts BulkPlanRow) has entries; a recipient's line has none.",
+          Choices: [{ Variable: "$.row.entries", IsPresent: true, Next: p.senderArn ? S.bulkRequest : S.noBulkSender }],
+          Default: S.hasVariant,
+        },
+        ...(p.senderArn
+          ? bulkStates(p, p.senderArn)
+          : { [S.noBulkSender]: { Type: "Fail", Error: "FanOut.NoBulkSender", Cause: "this stack has no bulk sender" } }),
         [S.hasVariant]: {
           Type: "Choice",
           Comment: "Rules run in order: IsNull is only tested on a variant that is present.",
@@ -336,18 +360,7 @@ function createSchedulesOfBatch(p: FanOutParameters) {
           // A recurring row is not checked: cron() fires only after its StartDate, never for a time gone by.
           Default: S.createRecurringSchedule,
         },
-        [S.inTime]: {
-          Type: "Choice",
-          QueryLanguage: "JSONata",
-          Comment: `Never created late: utc at least ${CREATE_CHECK_LEAD_MS / 1000} s after now (a minute after the last retry). A utc that is missing or not a timestamp fails the batch.`,
-          Choices: [
-            {
-              Condition: `{% $toMillis($states.input.row.utc) >= $toMillis($states.context.State.EnteredTime) + ${CREATE_CHECK_LEAD_MS} %}`,
-              Next: S.createSchedule,
-            },
-          ],
-          Default: S.passed,
-        },
+        [S.inTime]: inTimeCheck("$states.input.row.utc", S.createSchedule),
         [S.createSchedule]: createSchedule(p, false),
         [S.createRecurringSchedule]: createSchedule(p, true),
         [S.scheduleExists]: { Type: "Pass", Result: ROW_OUTCOMES.exists, End: true },
@@ -360,6 +373,59 @@ function createSchedulesOfBatch(p: FanOutParameters) {
       },
     },
     End: true,
+  };
+}
+
+/**
+ * Never created late: a JSONata Choice, `utc` (a JSONata path) at least CREATE_CHECK_LEAD_MS after the check's own
+ * time, or the row is passed. A utc that is missing or not a timestamp fails the batch.
+ */
+function inTimeCheck(utc: string, next: string) {
+  return {
+    Type: "Choice",
+    QueryLanguage: "JSONata",
+    Comment: `Never created late: utc at least ${CREATE_CHECK_LEAD_MS / 1000} s after now (a minute after the last retry). A utc that is missing or not a timestamp fails the batch.`,
+    Choices: [
+      {
+        Condition: `{% $toMillis(${utc}) >= $toMillis($states.context.State.EnteredTime) + ${CREATE_CHECK_LEAD_MS} %}`,
+        Next: next,
+      },
+    ],
+    Default: STATE_NAMES.passed,
+  };
+}
+
+/**
+ * A bulk line: the sender's input built in one JSONata Pass (the line itself is not kept, so the state stays within
+ * 256 KB), then the in-time check and CreateSchedule with the sender as target. Field order as bulk-request.ts's.
+ */
+function bulkStates(p: FanOutParameters, senderArn: string) {
+  const S = STATE_NAMES;
+  const tag = (name: string, value: string) => `{ 'Name': ${JSON.stringify(name)}, 'Value': ${value} }`;
+  const request = [
+    `'FromEmailAddress': ${JSON.stringify(p.fromAddress)}`,
+    `'ConfigurationSetName': ${JSON.stringify(p.configurationSetName)}`,
+    `'DefaultContent': { 'Template': { 'TemplateName': $row.template, 'TemplateData': '{}' } }`,
+    `'DefaultEmailTags': [${tag(EMAIL_TAGS.campaign, "$states.input.campaign_tag")}, ${tag(EMAIL_TAGS.step, "$string($row.step)")}, ($row.variant ? ${tag(EMAIL_TAGS.variant, "$row.variant")})]`,
+    `'BulkEmailEntries': [$map($row.entries, function($e) { { 'Destination': { 'ToAddresses': [$e.email] }, 'ReplacementEmailContent': { 'ReplacementTemplate': { 'ReplacementTemplateData': $string($e.template_data) } }, 'ReplacementHeaders': [$e.headers] } })]`,
+  ].join(", ");
+  const senderInput = [
+    `'bulk': { ${request} }`,
+    `'recipients': [$row.entries.recipient_id]`,
+    `'campaign': $states.input.campaign_tag`,
+    `'schedule': '${SCHEDULER_CONTEXT.scheduleArn}'`,
+    `'scheduled_time': '${SCHEDULER_CONTEXT.scheduledTime}'`,
+  ].join(", ");
+  const create = createSchedule(p, false);
+  return {
+    [S.bulkRequest]: {
+      Type: "Pass",
+      QueryLanguage: "JSONata",
+      Output: `{% ( $row := $states.input.row; { 'name': $row.schedule_name, 'expression': $row.schedule_expression, 'timezone': $row.timezone, 'group': $states.input.group, 'window_minutes': $states.input.window_minutes, 'utc': $row.utc, 'target_input': { ${senderInput} } } ) %}`,
+      Next: S.bulkInTime,
+    },
+    [S.bulkInTime]: inTimeCheck("$states.input.utc", S.createBulkSchedule),
+    [S.createBulkSchedule]: { ...create, Parameters: { ...create.Parameters, Target: { ...create.Parameters.Target, Arn: senderArn } } },
   };
 }
 

@@ -74,14 +74,14 @@ const CAUGHT_INPUT = "$states.input.input";
 const invocation = (i: string) => `${i}.schedule & '@' & ${i}.scheduled_time`;
 
 /** JSONata: the period key of the scheduled time, and when its item may expire (a day after the period ends). */
-const PERIOD: Record<CapPeriod, { key: (i: string) => string; expiresAt: string }> = {
+const PERIOD: Record<CapPeriod, { key: (i: string) => string; expiresAt: (i: string) => string }> = {
   day: {
     key: (i) => `$substring(${i}.scheduled_time, 0, 10)`,
-    expiresAt: "$string($toMillis($substring($states.input.scheduled_time, 0, 10) & 'T00:00:00Z') / 1000 + 2 * 86400)",
+    expiresAt: (i) => `$string($toMillis($substring(${i}.scheduled_time, 0, 10) & 'T00:00:00Z') / 1000 + 2 * 86400)`,
   },
   month: {
     key: (i) => `$substring(${i}.scheduled_time, 0, 7)`,
-    expiresAt: "$string($toMillis($substring($states.input.scheduled_time, 0, 7) & '-01T00:00:00Z') / 1000 + 33 * 86400)",
+    expiresAt: (i) => `$string($toMillis($substring(${i}.scheduled_time, 0, 7) & '-01T00:00:00Z') / 1000 + 33 * 86400)`,
   },
 };
 
@@ -89,7 +89,7 @@ const PERIOD: Record<CapPeriod, { key: (i: string) => string; expiresAt: string 
 const keyOf = (cap: FrequencyCap, i: string) =>
   `{% { 'pk': { 'S': ${i}.email.Destination.ToAddresses[0] & '#' & ${PERIOD[cap.per].key(i)} } } %}`;
 
-const DYNAMODB_BUSY = [
+export const DYNAMODB_BUSY = [
   "DynamoDB.ProvisionedThroughputExceededException",
   "DynamoDB.ThrottlingException",
   "DynamoDB.InternalServerErrorException",
@@ -118,8 +118,8 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Type: "Task",
         Comment: "Refused: a repeat of an admitted schedule, or the cap.",
         Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
-        Arguments: { TableName: p.tableName, Key: key, ConsistentRead: true },
-        Output: `{% { 'input': $states.input, 'repeat': ${invocation(INPUT)} in $states.result.Item.schedules.SS } %}`,
+        Arguments: lookUpArguments(p, INPUT),
+        Output: `{% { 'input': $states.input, 'repeat': ${isRepeat(INPUT)} } %}`,
         Retry: [retryBusy(DYNAMODB_BUSY)],
         Catch: toDeadLetter,
         Next: S.repeatOrCapped,
@@ -161,21 +161,53 @@ function admitState(p: GateParameters, key: string) {
   return {
     Type: "Task",
     Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
-    Arguments: {
-      TableName: p.tableName,
-      Key: key,
-      UpdateExpression: "ADD sends :one, schedules :schedules SET expires_at = if_not_exists(expires_at, :expires)",
-      ConditionExpression: "attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :schedule))",
-      ExpressionAttributeValues: {
-        ":one": { N: "1" },
-        ":max": { N: String(p.cap.max) },
-        ":schedule": { S: `{% ${invocation(INPUT)} %}` },
-        ":schedules": { SS: [`{% ${invocation(INPUT)} %}`] },
-        ":expires": { N: `{% ${PERIOD[p.cap.per].expiresAt} %}` },
-      },
-    },
+    Arguments: { ...admissionArguments(p, INPUT), Key: key },
     Output: "{% $states.input %}",
     Retry: [retryBusy(DYNAMODB_BUSY)],
+  };
+}
+
+/** Where the gate counts: its table and cap (the bulk sender admits its entries with the same). */
+export type Admissions = Pick<GateParameters, "cap" | "tableName">;
+
+/**
+ * The admitting UpdateItem's arguments for the gate input at JSONata path `i` (`{email, schedule, scheduled_time}`;
+ * `email` needs only Destination.ToAddresses, so a SendBulkEmail entry will do).
+ */
+export function admissionArguments(p: Admissions, i: string) {
+  return {
+    TableName: p.tableName,
+    Key: keyOf(p.cap, i),
+    UpdateExpression: "ADD sends :one, schedules :schedules SET expires_at = if_not_exists(expires_at, :expires)",
+    ConditionExpression: "attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :schedule))",
+    ExpressionAttributeValues: {
+      ":one": { N: "1" },
+      ":max": { N: String(p.cap.max) },
+      ":schedule": { S: `{% ${invocation(i)} %}` },
+      ":schedules": { SS: [`{% ${invocation(i)} %}`] },
+      ":expires": { N: `{% ${PERIOD[p.cap.per].expiresAt(i)} %}` },
+    },
+  };
+}
+
+/** The GetItem that tells a refused admission's repeat from a capped send, and the JSONata test for a repeat. */
+export function lookUpArguments(p: Admissions, i: string) {
+  return { TableName: p.tableName, Key: keyOf(p.cap, i), ConsistentRead: true };
+}
+export const isRepeat = (i: string, item = "$states.result.Item") => `${invocation(i)} in ${item}.schedules.SS`;
+
+/** The releasing UpdateItem's arguments (see releaseState) for the gate input at JSONata path `i`. */
+export function releaseArguments(p: Admissions, i: string) {
+  return {
+    TableName: p.tableName,
+    Key: keyOf(p.cap, i),
+    UpdateExpression: "ADD sends :minus_one DELETE schedules :schedules",
+    ConditionExpression: "contains(schedules, :schedule)",
+    ExpressionAttributeValues: {
+      ":minus_one": { N: "-1" },
+      ":schedule": { S: `{% ${invocation(i)} %}` },
+      ":schedules": { SS: [`{% ${invocation(i)} %}`] },
+    },
   };
 }
 
@@ -190,17 +222,7 @@ function releaseState(p: GateParameters) {
     Type: "Task",
     Comment: "Gives the admission back, so that a redrive of this send is admitted again.",
     Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
-    Arguments: {
-      TableName: p.tableName,
-      Key: keyOf(p.cap, CAUGHT_INPUT),
-      UpdateExpression: "ADD sends :minus_one DELETE schedules :schedules",
-      ConditionExpression: "contains(schedules, :schedule)",
-      ExpressionAttributeValues: {
-        ":minus_one": { N: "-1" },
-        ":schedule": { S: `{% ${invocation(CAUGHT_INPUT)} %}` },
-        ":schedules": { SS: [`{% ${invocation(CAUGHT_INPUT)} %}`] },
-      },
-    },
+    Arguments: releaseArguments(p, CAUGHT_INPUT),
     Output: "{% $states.input %}",
     Retry: [retryBusy(DYNAMODB_BUSY)],
     Catch: [

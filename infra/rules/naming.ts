@@ -108,6 +108,11 @@ export function sendGateName(stack: string): string {
   return `sendtime-gate-${stack}`;
 }
 
+/** The bulk sender's state machine name in a stack (the target role names it before it exists). */
+export function senderName(stack: string): string {
+  return `sendtime-sender-${stack}`;
+}
+
 export function stateMachineArn(s: ArnScope, name: string): string {
   return `arn:${s.partition}:states:${s.region}:${s.accountId}:stateMachine:${name}`;
 }

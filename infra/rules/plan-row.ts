@@ -93,7 +93,7 @@ export const MAX_BULK_ENTRIES = ses.maxBulkEntries;
 export const BULK_INPUT_RESERVED_BYTES = 8_192;
 
 /** Bytes the entries of one bulk schedule may take in its Input (SendBulkEmail's BulkEmailEntries, with their commas). */
-export const MAX_BULK_ENTRIES_INPUT_BYTES = scheduler.maxInputBytes - BULK_INPUT_RESERVED_BYTES;
+export const MAX_BULK_ENTRIES_INPUT_BYTES = scheduler.maxTargetInputBytes - BULK_INPUT_RESERVED_BYTES;
 
 /** SendBulkEmail's BulkEmailEntry for a plan entry: what the sender sends, and what the Input holds for it. */
 export function bulkEmailEntry(e: BulkEntry) {

@@ -23,11 +23,8 @@ export const scheduler = {
   maxRetryAttempts: { min: 0, max: 185 },
   /** A cron expression's year field (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html). */
   cronYears: { min: 1970, max: 2199 },
-  /**
-   * A schedule's Target.Input, read as 256 KB = 262,144 bytes of UTF-8: the quotas page's payload size (the API model
-   * gives only a minimum of 1). Bytes, the stricter reading: the sender's StartExecution input is limited in bytes too.
-   */
-  maxInputBytes: 262_144,
+  /** Target.Input, in bytes (https://docs.aws.amazon.com/scheduler/latest/APIReference/API_Target.html). */
+  maxTargetInputBytes: 262_144,
 } as const;
 
 /**
@@ -67,14 +64,21 @@ export const stepFunctions = {
 
 /** SES v2 — https://docs.aws.amazon.com/ses/latest/dg/quotas.html */
 export const ses = {
-  /** SendEmail Content.Template.TemplateData length. */
+  /** SendEmail Content.Template.TemplateData length (and a bulk entry's ReplacementTemplateData). */
   maxTemplateDataChars: 262_144,
-  /** SendBulkEmail BulkEmailEntries: at most 50 destinations a call (https://docs.aws.amazon.com/ses/latest/dg/quotas.html). */
+  /**
+   * Entries of one SendBulkEmail call. The v2 API reference states no number; v1's SendBulkTemplatedEmail allows 50
+   * (https://docs.aws.amazon.com/ses/latest/APIReference/API_SendBulkTemplatedEmail.html), and sendtime keeps to it.
+   */
   maxBulkEntries: 50,
+  /**
+   * MessageHeader (SendEmail Headers, a bulk entry's ReplacementHeaders): a name of printable ASCII but `:`, at most
+   * 126 characters; a value of printable ASCII, at most 995; name and value together at most 996
+   * (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_MessageHeader.html).
+   */
+  header: { maxNameChars: 126, maxValueChars: 995, maxTotalChars: 996 },
   /** MessageHeader list (an entry's ReplacementHeaders): at most 15 (API model MessageHeaderList). */
   maxHeaders: 15,
-  /** MessageHeaderValue: 1–995 printable ASCII characters (API model). */
-  maxHeaderValueChars: 995,
   /** Bounce and complaint rates at which SES warns an account ("under review" comes at 10% and 0.5%). */
   bounceRateWarning: 0.05,
   complaintRateWarning: 0.001,

@@ -1,9 +1,9 @@
 /**
  * A small interpreter for the subset of Amazon States Language (JSONPath) the fan-out uses: Task (aws-sdk
- * integrations, answered by a fake), Pass, Choice (IsPresent, IsNull, StringEquals, IsTimestamp, TimestampGreaterThanPath, Not/And/Or), Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
+ * integrations, answered by a fake), Pass, Fail, Choice (IsPresent, IsNull, StringEquals, IsTimestamp, TimestampGreaterThanPath, Not/And/Or), Map (DISTRIBUTED with ItemReader JSONL + ItemBatcher + ResultWriter,
  * and INLINE), Parameters/ItemSelector with paths and intrinsics (States.Format, States.Array, States.JsonToString),
- * ResultSelector, ResultPath, OutputPath, Retry and Catch; and a Choice state in JSONata (QueryLanguage "JSONata",
- * Condition, evaluated by the jsonata library with `$states.input` and `$states.context`). It runs the definition
+ * ResultSelector, ResultPath, OutputPath, Retry and Catch; and Choice and Pass states in JSONata (QueryLanguage
+ * "JSONata": Condition, Output, evaluated by the jsonata library with `$states.input` and `$states.context`). It runs the definition
  * the stack deploys, so tests can check what CreateSchedule requests it would make. Unknown constructs throw: the
  * interpreter never guesses.
  *
@@ -104,15 +104,21 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
     "Choices",
     "Default",
     "QueryLanguage",
+    "Output",
+    "Error",
+    "Cause",
   ]);
   for (const k of Object.keys(state)) if (!known.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
   if (state.InputPath !== undefined) throw new Error("InputPath unsupported");
+  if (state.Output !== undefined && state.QueryLanguage !== "JSONata") throw new Error(`Output is JSONata's (state ${name})`);
 
   if (state.QueryLanguage !== undefined && state.QueryLanguage !== "JSONPath") {
+    if (state.QueryLanguage === "JSONata" && state.Type === "Pass") return jsonataPass(name, state, input, ctx);
     if (state.QueryLanguage !== "JSONata" || state.Type !== "Choice")
-      throw new Error(`interpreter supports JSONata in Choice states only (state ${name})`);
+      throw new Error(`interpreter supports JSONata in Choice and Pass states only (state ${name})`);
     return { output: input, next: jsonataChoice(name, state, input, ctx) };
   }
+  if (state.Type === "Fail") throw new StatesError(state.Error, state.Cause);
   if (state.Type === "Choice") {
     const rule = state.Choices.find((r: any) => choiceMatches(r, input, ctx));
     const next = rule ? rule.Next : state.Default;
@@ -196,6 +202,26 @@ function jsonataChoice(name: string, state: any, input: any, ctx: Context): stri
   }
   if (state.Default === undefined) throw new StatesError("States.NoChoiceMatched", `no rule of ${name} matched`);
   return state.Default;
+}
+
+/** A JSONata Pass: its Output evaluated (`{% … %}`), or its input when it has none. */
+function jsonataPass(name: string, state: any, input: any, ctx: Context): { output: any; next?: string } {
+  for (const k of Object.keys(state))
+    if (!["Type", "Comment", "QueryLanguage", "Output", "Next", "End"].includes(k))
+      throw new Error(`interpreter does not support ${k} (state ${name})`);
+  let output = input;
+  if (state.Output !== undefined) {
+    const m = /^\{%([\s\S]*)%\}$/.exec(state.Output);
+    if (!m) throw new Error(`unsupported JSONata Output ${JSON.stringify(state.Output)}`);
+    try {
+      output = evaluateJsonataSync(m[1], { states: { input, context: contextObject(ctx) } });
+    } catch (e) {
+      if (e instanceof JsonataError) throw new StatesError("States.QueryEvaluationError", `${name}: ${e.message}`);
+      throw e;
+    }
+    if (output === undefined) throw new StatesError("States.QueryEvaluationError", `${name}: Output gave nothing`);
+  }
+  return { output, next: state.End ? undefined : state.Next };
 }
 
 /** The context object: Execution, State (Name, EnteredTime) and, inside a Map, Map.Item. */

@@ -1,7 +1,9 @@
 /**
- * Runs state machines written in JSONata (QueryLanguage "JSONata"), the subset the send gate uses: Task (aws-sdk and
- * optimized integrations, answered by fakes), Choice (Condition), Pass, Succeed, Fail; Arguments, Output, Retry and
- * Catch with `$states.input`, `$states.result`, `$states.errorOutput` and `$states.context`. Expressions are
+ * Runs state machines written in JSONata (QueryLanguage "JSONata"), the subset the send gate and the bulk sender use:
+ * Task (aws-sdk and optimized integrations, answered by fakes), Choice (Condition), Pass, Succeed (with Output), Fail,
+ * Wait (Seconds, recorded, not slept) and inline Map (Items, ItemSelector, MaxConcurrency: items run one after another,
+ * each with `$states.context.Map.Item`); Arguments, Output, Retry and Catch with `$states.input`, `$states.result`,
+ * `$states.errorOutput` and `$states.context`. TimeoutSeconds is accepted, not modelled. Expressions are
  * evaluated by the jsonata library itself. Unknown fields throw: the interpreter never guesses.
  * Also a fake DynamoDB table that evaluates ConditionExpression and UpdateExpression like the service.
  */
@@ -27,20 +29,30 @@ const KNOWN = new Set([
   "Default",
   "Error",
   "Cause",
+  "Seconds",
+  "TimeoutSeconds",
+  "Items",
+  "ItemSelector",
+  "ItemProcessor",
+  "MaxConcurrency",
 ]);
+
+/** JSONata run statistics: the interpreter's retries, and every Wait's Seconds in order. */
+export type JsonataRunStats = RunStats & { waits?: number[] };
 
 export async function runJsonataMachine(
   machine: any,
   input: any,
   services: JsonataServices,
   context: { startTime: string },
-  stats: RunStats = { retries: [] },
+  stats: JsonataRunStats = { retries: [] },
+  mapContext?: { Execution: unknown; Map: { Item: { Value: unknown; Index: number } } },
 ): Promise<{ output: any; path: string[] }> {
-  if (machine.QueryLanguage !== "JSONata") throw new Error("not a JSONata state machine");
+  if (!mapContext && machine.QueryLanguage !== "JSONata") throw new Error("not a JSONata state machine");
   const path: string[] = [];
   let name: string = machine.StartAt;
   let data = input;
-  const ctx = { Execution: { Input: input, StartTime: context.startTime } };
+  const ctx: Record<string, unknown> = mapContext ?? { Execution: { Input: input, StartTime: context.startTime } };
   for (let steps = 0; steps < 1000; steps++) {
     const state = machine.States[name];
     if (!state) throw new Error(`no state ${name}`);
@@ -49,7 +61,31 @@ export async function runJsonataMachine(
     const states = { input: data, context: ctx };
     switch (state.Type) {
       case "Succeed":
-        return { output: data, path };
+        return { output: state.Output === undefined ? data : await template(state.Output, states), path };
+      case "Wait": {
+        const seconds = await template(state.Seconds, states);
+        if (!Number.isInteger(seconds) || seconds < 0)
+          throw new StatesError("States.Runtime", `${name}: Seconds ${JSON.stringify(seconds)} is not a whole number ≥ 0`);
+        (stats.waits ??= []).push(seconds);
+        name = state.Next;
+        continue;
+      }
+      case "Map": {
+        const items = await template(state.Items, states);
+        if (!Array.isArray(items)) throw new StatesError("States.Runtime", `${name}: Items is not an array`);
+        if (state.ItemProcessor?.ProcessorConfig?.Mode !== "INLINE") throw new Error(`${name}: only inline Maps`);
+        const results: any[] = [];
+        for (const [index, value] of items.entries()) {
+          const itemContext = { Execution: ctx.Execution, Map: { Item: { Value: value, Index: index } } };
+          const itemInput =
+            state.ItemSelector === undefined ? value : await template(state.ItemSelector, { input: data, context: itemContext });
+          results.push((await runJsonataMachine(state.ItemProcessor, itemInput, services, context, stats, itemContext)).output);
+        }
+        data = state.Output === undefined ? results : await template(state.Output, { ...states, result: results });
+        if (state.End) return { output: data, path };
+        name = state.Next;
+        continue;
+      }
       case "Fail":
         throw Object.assign(new StatesError(state.Error, state.Cause), { path });
       case "Choice": {
@@ -138,7 +174,9 @@ async function template(t: any, states: any): Promise<any> {
     const m = /^\{%([\s\S]*)%\}$/.exec(t);
     if (!m) return t;
     try {
-      return await jsonata(m[1].trim()).evaluate({}, { states });
+      const value = await jsonata(m[1].trim()).evaluate({}, { states });
+      // State data is JSON: plain objects and arrays, as Step Functions passes them on.
+      return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
     } catch (e) {
       throw new StatesError("States.QueryEvaluationError", (e as Error).message);
     }

@@ -115,8 +115,10 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       ]);
       const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;
       assert.deepStrictEqual(s.find((x) => x.Action === "sqs:SendMessage").Resource, dlq.arn);
-      // deleting a group is the housekeeping role's, not this one's (the journeys may pass this one)
-      assert.strictEqual(s.length, 2);
+      // deleting a group is the housekeeping role's, not this one's (the journeys may pass this one); bulk schedules
+      // start the bulk sender
+      assert.deepStrictEqual(s.find((x) => x.Sid === "StartBulkSender").Resource, stack.outputs.senderStateMachineArn);
+      assert.strictEqual(s.length, 3);
       const housekeeping = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-housekeeping").inputs.policy);
       assert.deepStrictEqual(
         housekeeping.map((x) => [x.Action, x.Resource]),
@@ -150,7 +152,7 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(def.States.FanOut.ResultWriter.Parameters.Bucket, stack.outputs.bucketName);
     });
     it("logs errors only, without execution data, to a log group with retention", () => {
-      const sm = only(stack, "aws:sfn/stateMachine:StateMachine").inputs;
+      const sm = only(stack, "aws:sfn/stateMachine:StateMachine", "fanout").inputs;
       const lg = only(stack, "aws:cloudwatch/logGroup:LogGroup", "fanout-logs");
       assert.deepStrictEqual(sm.loggingConfiguration, {
         level: "ERROR",
@@ -274,7 +276,7 @@ describe("the stack with other config", () => {
 
   it("tags the state machine with the quota it was sized for, so the policy pack can compare", async () => {
     const stack = await renderWith({ createScheduleTps: "100", maxConcurrency: "1" });
-    assert.deepStrictEqual(only(stack, "aws:sfn/stateMachine:StateMachine").inputs.tags, { [STACK_QUOTA_TAG]: "100" });
+    assert.deepStrictEqual(only(stack, "aws:sfn/stateMachine:StateMachine", "fanout").inputs.tags, { [STACK_QUOTA_TAG]: "100" });
   });
 
   it("with trackingDomain: tracking links on that domain, over HTTPS only", async () => {

@@ -27,6 +27,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     assert.deepStrictEqual(levels, {
       "scheduler-actions-scoped-to-campaigns": "mandatory",
       "passrole-only-to-scheduler": "mandatory",
+      "public-function-role-minimal": "mandatory",
       "passrole-only-target-roles": "mandatory",
       "scheduler-role-trust": "mandatory",
       "ses-send-scoped": "mandatory",

@@ -13,6 +13,9 @@ import {
   PolicyStatement,
   schedulerTargetStatements,
   schedulerTrustPolicy,
+  bulkSenderStatements,
+  unsubscribeStatements,
+  unsubscribeTrustPolicy,
 } from "../../infra/iam";
 import { ArnScope } from "../../infra/rules/naming";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "../../policy/iam";
@@ -101,6 +104,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
           contactListArn: contactList,
           templateNames: all(stack, "aws:ses/template:Template").map((t) => t.inputs.name),
           deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn,
+          senderName: "sendtime-sender-dev",
         }),
       ),
     );
@@ -143,6 +147,32 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       ),
     );
     assert.deepStrictEqual(JSON.parse(housekeepingRole.inputs.assumeRolePolicy), schedulerTrustPolicy("123456789012"));
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 4);
+    const dlqArn = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "bulk-sender-permissions").inputs.policy),
+      policyDocument(
+        bulkSenderStatements({
+          scope: accountScope,
+          identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
+          configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,
+          deadLetterQueueArn: dlqArn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "unsubscribe-permissions").inputs.policy),
+      policyDocument(
+        unsubscribeStatements({
+          keyParameterArn: only(stack, "aws:ssm/parameter:Parameter").outputs.arn,
+          contactListArn: contactList,
+          logGroupArn: only(stack, "aws:cloudwatch/logGroup:LogGroup", "unsubscribe-logs").outputs.arn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/role:Role", "unsubscribe-role").inputs.assumeRolePolicy),
+      unsubscribeTrustPolicy("123456789012"),
+    );
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 6);
   });
 });

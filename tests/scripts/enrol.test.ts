@@ -50,7 +50,7 @@ describe("scripts/enrol.ts", function () {
     // The outputs and the function's configuration of the dev stack, rendered under mocks.
     const stack = await renderWith();
     outputs = file("outputs.json", stack.outputs);
-    functionEnvironment = only(stack, "aws:lambda/function:Function").inputs.environment.variables;
+    functionEnvironment = only(stack, "aws:lambda/function:Function", "journeys-function").inputs.environment.variables;
   });
   beforeEach(() => scheduler.reset());
   after(() => scheduler.restore());

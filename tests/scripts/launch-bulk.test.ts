@@ -31,6 +31,7 @@ import { scheduler, ses } from "../../infra/rules/quotas";
 import { unsubscribeHeaders, unsubscribeUrl, verifyUnsubscribeToken } from "../../infra/rules/unsubscribe";
 import { PLACEHOLDER_SIGNING, UnsubscribeLinks } from "../../scripts/lib/planning/bulk";
 import { readUnsubscribeKey } from "../../scripts/lib/aws/unsubscribe-key";
+import { unsubscribeKeyFromParameter } from "../../infra/rules/unsubscribe-endpoint";
 import { Deadline } from "../../scripts/lib/aws/call";
 import { DeadlineExceeded } from "../../infra/rules/errors";
 import { runMain } from "../helpers/cli";
@@ -100,7 +101,7 @@ function checkPlan(
     assert.strictEqual(new Date(row.send_at + "Z").toISOString(), row.utc);
     assert.strictEqual(row.schedule_expression, `at(${row.send_at})`);
     assert.ok(Buffer.byteLength(lines[i]) <= MAX_PLAN_ROW_BYTES, "a plan line fits one batch");
-    assert.ok(inputBytes(row) <= scheduler.maxInputBytes, "the schedule's Input fits 256 KB");
+    assert.ok(inputBytes(row) <= scheduler.maxTargetInputBytes, "the schedule's Input fits 256 KB");
     const step = steps.find((s) => s.number === row.step)!;
     assert.strictEqual(row.template, step.template);
     for (const e of row.entries) {
@@ -116,7 +117,7 @@ function checkPlan(
       const request = bulkEmailEntry(e);
       assert.ok(request.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData.length <= ses.maxTemplateDataChars);
       assert.ok(request.ReplacementHeaders.length <= ses.maxHeaders);
-      for (const h of request.ReplacementHeaders) assert.ok(h.Value.length <= ses.maxHeaderValueChars && /^[ -~]+$/.test(h.Value));
+      for (const h of request.ReplacementHeaders) assert.ok(h.Value.length <= ses.header.maxValueChars && /^[ -~]+$/.test(h.Value));
       const key = `${e.recipient_id} ${row.step}`;
       seen.set(key, (seen.get(key) ?? 0) + 1);
     }
@@ -213,13 +214,13 @@ describe("launch-campaign --bulk", function () {
     const r = await launch(writeList(rows));
     assert.strictEqual(r.code, 0, r.stderr);
     const perEntry = Buffer.byteLength(JSON.stringify(bulkEmailEntry(r.plan[0].entries[0])));
-    const fit = Math.floor((scheduler.maxInputBytes - BULK_INPUT_RESERVED_BYTES + 1) / (perEntry + 1));
+    const fit = Math.floor((scheduler.maxTargetInputBytes - BULK_INPUT_RESERVED_BYTES + 1) / (perEntry + 1));
     assert.strictEqual(fit, 4, `${perEntry} bytes an entry`);
     assert.deepStrictEqual(
       r.plan.map((p) => p.entries.length),
       [4, 4, 4],
     );
-    for (const p of r.plan) assert.ok(inputBytes(p) <= scheduler.maxInputBytes);
+    for (const p of r.plan) assert.ok(inputBytes(p) <= scheduler.maxTargetInputBytes);
   });
 
   it("rejects a row whose entry alone cannot fit a schedule, and plans the others", async () => {
@@ -414,22 +415,28 @@ describe("bulk plan lines and their requests", () => {
 });
 
 describe("the unsubscribe signing key (SSM)", () => {
-  it("is read with decryption, as the parameter's UTF-8 bytes", async () => {
+  it("is read with decryption and decoded as the endpoint decodes it (32 bytes of base64url), so both sign alike", async () => {
     const ssm = mockClient(SSMClient);
-    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: "k".repeat(44) } });
+    // A value the stack makes: 32 random bytes, base64url (here bytes 0..31; by hand: AAECAwQF…Hh8).
+    const value = Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString("base64url");
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: value } });
     const d = new Deadline(5);
     try {
       const key = await readUnsubscribeKey(d, new SSMClient({ region: "us-east-1" }), "/sendtime/dev/unsubscribe-key");
-      assert.deepStrictEqual(key, Buffer.from("k".repeat(44)));
+      assert.deepStrictEqual(key, Buffer.from(Array.from({ length: 32 }, (_, i) => i)));
+      assert.deepStrictEqual(key, unsubscribeKeyFromParameter(value));
       assert.deepStrictEqual(ssm.commandCalls(GetParameterCommand)[0].args[0].input, {
         Name: "/sendtime/dev/unsubscribe-key",
         WithDecryption: true,
       });
-      ssm.on(GetParameterCommand).resolves({ Parameter: { Value: "short" } });
-      await assert.rejects(
-        readUnsubscribeKey(d, new SSMClient({ region: "us-east-1" }), "p"),
-        /5 bytes; expected a key of at least 32 bytes/,
-      );
+      for (const bad of ["short", "k".repeat(44), value + "A"]) {
+        ssm.on(GetParameterCommand).resolves({ Parameter: { Value: bad } });
+        await assert.rejects(
+          readUnsubscribeKey(d, new SSMClient({ region: "us-east-1" }), "p"),
+          /not a key the stack made: expected 32 bytes as base64url/,
+          bad,
+        );
+      }
     } finally {
       d.dispose();
       ssm.restore();

@@ -24,7 +24,7 @@ describe("npm run preview", function () {
         .sort(),
       ["outputs", "policy", "resources"],
     );
-    const sm = out.resources.find((x: any) => x.type === "aws:sfn/stateMachine:StateMachine");
+    const sm = out.resources.find((x: any) => x.type === "aws:sfn/stateMachine:StateMachine" && x.name === "fanout");
     assert.strictEqual(typeof sm.inputs.definition, "string");
     assert.strictEqual(JSON.parse(sm.inputs.definition).StartAt, "EnsureScheduleGroup");
     for (const k of [

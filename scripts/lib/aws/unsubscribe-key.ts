@@ -1,14 +1,12 @@
 /**
  * The key bulk sends sign their one-click unsubscribe links with: the SSM SecureString parameter the stack creates
- * (stack output unsubscribeKeyParameter), read with decryption within the command's time limit. The key is the
- * parameter's value as UTF-8 bytes, as the endpoint reads it.
+ * (stack output unsubscribeKeyParameter), read with decryption within the command's time limit, and decoded exactly
+ * as the endpoint decodes it (infra/rules/unsubscribe-endpoint.ts), so the links it signs are the ones it accepts.
  */
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { awsCall, Deadline } from "./call";
 import { FindingsError } from "../../../infra/rules/errors";
-
-/** Fewer bytes than this cannot be a key the stack made (HMAC-SHA256 wants at least 32). */
-export const MIN_UNSUBSCRIBE_KEY_BYTES = 32;
+import { UNSUBSCRIBE_KEY_BYTES, unsubscribeKeyFromParameter } from "../../../infra/rules/unsubscribe-endpoint";
 
 export async function readUnsubscribeKey(d: Deadline, ssm: SSMClient, parameterName: string): Promise<Buffer> {
   const what = `GetParameter ${parameterName} (the unsubscribe signing key)`;
@@ -17,9 +15,10 @@ export async function readUnsubscribeKey(d: Deadline, ssm: SSMClient, parameterN
     ssm.send(new GetParameterCommand({ Name: parameterName, WithDecryption: true }), options),
   );
   const value = answer.Parameter?.Value;
-  if (typeof value !== "string" || Buffer.byteLength(value, "utf8") < MIN_UNSUBSCRIBE_KEY_BYTES)
+  const key = typeof value === "string" ? unsubscribeKeyFromParameter(value) : undefined;
+  if (!key)
     throw new FindingsError(
-      `${what}: the value is ${value === undefined ? "missing" : `${Buffer.byteLength(value, "utf8")} bytes`}; expected a key of at least ${MIN_UNSUBSCRIBE_KEY_BYTES} bytes`,
+      `${what}: ${value === undefined ? "no value" : "the value"} is not a key the stack made: expected ${UNSUBSCRIBE_KEY_BYTES} bytes as base64url`,
     );
-  return Buffer.from(value, "utf8");
+  return key;
 }

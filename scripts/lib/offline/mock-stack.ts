@@ -175,6 +175,16 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
       state: { name: fnName, arn, invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations` },
     };
   },
+  "aws:lambda/functionUrl:FunctionUrl": ({ name, inputs, region }) => {
+    const urlId = hex(name, 32);
+    return { id: String(inputs.functionName), state: { functionUrl: `https://${urlId}.lambda-url.${region}.on.aws/`, urlId } };
+  },
+  "aws:ssm/parameter:Parameter": ({ name, inputs, region, part, acct }) => {
+    // A name with a leading slash ("/a/b") makes "parameter/a/b"; one without, "parameter/<name>".
+    const paramName = inputs.name ?? autoName(name);
+    const arn = `arn:${part}:ssm:${region}:${acct}:parameter/${String(paramName).replace(/^\//, "")}`;
+    return { id: paramName, state: { name: paramName, arn, version: 1 } };
+  },
   "aws:cloudwatch/eventRule:EventRule": ({ name, inputs, region, part, acct }) => {
     const ruleName = inputs.name ?? autoName(name);
     const bus = inputs.eventBusName ?? "default";

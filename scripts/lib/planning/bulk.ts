@@ -90,8 +90,8 @@ export class UnsubscribeLinks {
       return { problem: `address too long for an unsubscribe token (at most 300 bytes): --bulk cannot give it one-click unsubscribe` };
     const { link, json, headers } = this.around;
     const length = link[0].length + token.length + link[1].length;
-    if (length + 2 > ses.maxHeaderValueChars)
-      return { problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.maxHeaderValueChars}` };
+    if (length + 2 > ses.header.maxValueChars)
+      return { problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.header.maxValueChars}` };
     return { link: link[0] + token + link[1], linkJson: json[0] + token + json[1], headersJson: headers[0] + token + headers[1] };
   }
 }

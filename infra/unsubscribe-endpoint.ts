@@ -1,0 +1,145 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { bundleUnsubscribeHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-bundle";
+import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
+import { HANDLER_RUNTIME } from "./journeys";
+import { ArnScope } from "./rules/naming";
+import { newUnsubscribeKeyValue } from "./rules/unsubscribe-endpoint";
+
+/**
+ * Instances of the function at once: bounds the SES contact-list calls (each click is one read and at most one write)
+ * and the cost of a flood. A click over the limit gets 429 from Lambda; mail providers send one POST per click.
+ */
+export const UNSUBSCRIBE_RESERVED_CONCURRENCY = 5;
+
+export interface UnsubscribeEndpointArgs {
+  /** The account and Region the function acts in. */
+  scope: pulumi.Input<ArnScope>;
+  /** The SES contact list and topic an unsubscribe opts out of (the Sender's, sendtime:unsubscribe*). */
+  contactListName: pulumi.Input<string>;
+  contactListArn: pulumi.Input<string>;
+  topicName: string;
+  /**
+   * Customer-managed KMS key for the signing key's parameter.
+   * @default the AWS managed key aws/ssm
+   */
+  kmsKeyArn?: string;
+  /** Days the function's logs are kept. */
+  logRetentionDays: number;
+}
+
+/**
+ * One-click unsubscribe (RFC 8058) for bulk sends, which SES's list management does not cover: a public Lambda
+ * function URL (infra/handlers/unsubscribe.ts) that verifies each link's signed token and opts its address out of the
+ * contact list's topic, and the signing key in an SSM SecureString parameter, generated once when the stack creates it.
+ */
+export class UnsubscribeEndpoint extends pulumi.ComponentResource {
+  /** The endpoint's base URL: links are `<url>?t=<token>`. */
+  public readonly url: pulumi.Output<string>;
+  /** The name of the SSM parameter that holds the signing key (the launcher reads it to sign). */
+  public readonly keyParameterName: pulumi.Output<string>;
+  public readonly function: aws.lambda.Function;
+  public readonly role: aws.iam.Role;
+
+  constructor(name: string, args: UnsubscribeEndpointArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:UnsubscribeEndpoint", name, {}, opts);
+    const parent = this;
+    const scope = pulumi.output(args.scope);
+    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
+
+    const key = createSigningKey();
+    const logGroup = createLogGroup();
+    const role = createRole();
+    const permissions = allowOptingOut();
+    const fn = createFunction();
+    const url = createUrl();
+
+    this.url = url.functionUrl;
+    this.keyParameterName = key.name;
+    this.function = fn;
+    this.role = role;
+    this.registerOutputs({ url: this.url, keyParameterName: this.keyParameterName });
+
+    /**
+     * SSM rather than Secrets Manager: a standard SecureString parameter costs nothing and the function reads it
+     * once per instance; the value is random at creation and never replaced (ignoreChanges), so links already sent
+     * keep working across deployments. Rotating it would invalidate every link in every mail sent.
+     */
+    function createSigningKey() {
+      return new aws.ssm.Parameter(
+        `${name}-key`,
+        {
+          name: `/sendtime/${pulumi.getStack()}/unsubscribe-key`,
+          description: "sendtime: the key that signs one-click unsubscribe links (never rotate: sent links would stop working)",
+          type: aws.ssm.ParameterType.SecureString,
+          value: pulumi.secret(newUnsubscribeKeyValue()),
+          ...(args.kmsKeyArn ? { keyId: args.kmsKeyArn } : {}),
+        },
+        { parent, ignoreChanges: ["value"], additionalSecretOutputs: ["value"] },
+      );
+    }
+
+    function createLogGroup() {
+      return new aws.cloudwatch.LogGroup(
+        `${name}-logs`,
+        { name: `/aws/lambda/${functionName}`, retentionInDays: args.logRetentionDays },
+        { parent },
+      );
+    }
+
+    function createRole() {
+      return new aws.iam.Role(
+        `${name}-role`,
+        {
+          description: "Assumed by the sendtime unsubscribe function to opt addresses out of the contact list's topic",
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+        },
+        { parent },
+      );
+    }
+
+    function allowOptingOut() {
+      const policy = pulumi
+        .all([key.arn, args.contactListArn, logGroup.arn])
+        .apply(([keyParameterArn, contactListArn, logGroupArn]) =>
+          JSON.stringify(
+            policyDocument(unsubscribeStatements({ keyParameterArn, contactListArn, logGroupArn, kmsKeyArn: args.kmsKeyArn })),
+          ),
+        );
+      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
+    }
+
+    function createFunction() {
+      const bundle = bundleUnsubscribeHandler();
+      return new aws.lambda.Function(
+        `${name}-function`,
+        {
+          name: functionName,
+          description: "sendtime: one-click unsubscribe (RFC 8058) for bulk sends",
+          runtime: HANDLER_RUNTIME,
+          architectures: ["arm64"],
+          handler: HANDLER_NAME,
+          code: new pulumi.asset.AssetArchive({ [HANDLER_FILE]: new pulumi.asset.StringAsset(bundle.code) }),
+          role: role.arn,
+          timeout: 10,
+          memorySize: 256,
+          reservedConcurrentExecutions: UNSUBSCRIBE_RESERVED_CONCURRENCY,
+          environment: {
+            variables: {
+              SENDTIME_UNSUBSCRIBE: pulumi
+                .all([args.contactListName, key.name])
+                .apply(([contactListName, keyParameter]) => JSON.stringify({ contactListName, topicName: args.topicName, keyParameter })),
+            },
+          },
+          loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
+        },
+        { parent, dependsOn: [permissions] },
+      );
+    }
+
+    /** Public (auth NONE): the provider adds the invoke permissions a NONE URL needs (lambda:InvokeFunctionUrl and InvokeFunction). */
+    function createUrl() {
+      return new aws.lambda.FunctionUrl(`${name}-url`, { functionName: fn.name, authorizationType: "NONE" }, { parent });
+    }
+  }
+}

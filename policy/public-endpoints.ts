@@ -1,0 +1,89 @@
+/**
+ * Public endpoint guards: a Lambda function behind a function URL with authorization NONE (the one-click unsubscribe
+ * endpoint) can be invoked by anyone on the internet, so its role must hold only what opting out takes: contact calls
+ * on a named contact list, no sending, no wildcard resources.
+ */
+import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
+import { UNSUBSCRIBE_SES_ACTIONS } from "../infra/rules/unsubscribe-endpoint";
+import {
+  allowedActions,
+  describeStatement,
+  PASS_ROLE,
+  permissionDocuments,
+  SES_SEND_ACTIONS,
+  Statement,
+  wildcardMatch,
+} from "./iam-document";
+
+const FUNCTION_URL = "aws:lambda/functionUrl:FunctionUrl";
+const FUNCTION = "aws:lambda/function:Function";
+const ROLE = "aws:iam/role:Role";
+/** A contact list named in full: no wildcard in its name, nothing under it. */
+const CONTACT_LIST_ARN = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:contact-list\/[A-Za-z0-9_-]+$/;
+/** A log group's streams (`log-group:<name>:*`): the one trailing wildcard a function's logging needs. */
+const LOG_STREAMS = /^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*?]+:\*$/;
+
+const roleNameOf = (arn: unknown) => (typeof arn === "string" ? arn.slice(arn.lastIndexOf("/") + 1) : undefined);
+const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
+
+/** The functions behind a URL with authorization NONE, and the role each runs as. */
+function publicFunctions(resources: PolicyResource[]): { fn: PolicyResource; role?: PolicyResource }[] {
+  const urls = resources.filter((r) => r.type === FUNCTION_URL && r.props.authorizationType === "NONE");
+  const fns = resources.filter((r) => r.type === FUNCTION && urls.some((u) => [r.props.name, r.props.arn].includes(u.props.functionName)));
+  return fns.map((fn) => ({
+    fn,
+    role: resources.find((r) => r.type === ROLE && (r.props.arn === fn.props.role || r.props.name === roleNameOf(fn.props.role))),
+  }));
+}
+
+/** What is wrong with one statement of a public function's role, if anything. */
+function problems(s: Statement): string[] {
+  if (s.effect !== "Allow") return [];
+  if (s.notActions) return ["uses NotAction: name the actions"];
+  if (s.notResources) return ["uses NotResource: name the resources"];
+  const found: string[] = [];
+  const send = allowedActions(s, SES_SEND_ACTIONS);
+  if (send.length) found.push(`allows ${send.join(", ")}: a public endpoint must not send email`);
+  if (allowedActions(s, PASS_ROLE).length) found.push("allows iam:PassRole: a public endpoint must not pass roles");
+  const ses = (s.actions ?? []).filter((a) => wildcardMatch("ses:*", a));
+  const other = ses.filter((a) => !(UNSUBSCRIBE_SES_ACTIONS as readonly string[]).some((x) => x.toLowerCase() === a.toLowerCase()));
+  if (other.length && !send.length)
+    found.push(`allows ${other.join(", ")}: SES actions are limited to ${UNSUBSCRIBE_SES_ACTIONS.join(", ")}`);
+  if (ses.length) {
+    const outside = (s.resources ?? []).filter((r) => !CONTACT_LIST_ARN.test(r));
+    if (outside.length || !s.resources?.length)
+      found.push(
+        `allows ${ses.join(", ")} on ${quote(outside.length ? outside : ["(no resource)"])}: name the contact list (arn:aws:ses:<region>:<account>:contact-list/<name>)`,
+      );
+  }
+  const wild = (s.resources ?? []).filter((r) => /[*?]/.test(r) && !LOG_STREAMS.test(r));
+  if (wild.length) found.push(`has the wildcard resource ${quote(wild)}: name each resource`);
+  return found;
+}
+
+export const publicFunctionRoleMinimal: StackValidationPolicy = {
+  name: "public-function-role-minimal",
+  description:
+    "A Lambda function behind a function URL with authorization NONE (the unsubscribe endpoint) may not send email or pass roles; its SES actions are contact calls on a named contact list; no wildcard resources.",
+  enforcementLevel: "mandatory",
+  validateStack: (args, report) => {
+    for (const { fn, role } of publicFunctions(args.resources)) {
+      if (!role) continue;
+      const roleName = role.props.name ?? role.name;
+      // The documents attached to the role: its own inline and managed ones, and RolePolicy/attachments naming it.
+      const attached = args.resources.filter(
+        (r) =>
+          r === role || (r.type !== ROLE && [r.props.role, r.props.roleName].some((x) => x === roleName || roleNameOf(x) === roleName)),
+      );
+      for (const r of attached)
+        for (const doc of permissionDocuments(r.type, r.name, r.props))
+          doc.statements.forEach((s, i) => {
+            for (const p of problems(s))
+              report(
+                `${doc.where} ${describeStatement(s, i)} (role of the public function "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
+                r.urn,
+              );
+          });
+    }
+  },
+};

@@ -1,0 +1,155 @@
+/**
+ * Bulk sends in the stack under Pulumi mocks: the sender, the unsubscribe endpoint and its key, their outputs, and
+ * their roles evaluated request by request with the independent IAM evaluator (tests/helpers/iam-evaluator.ts).
+ */
+import * as assert from "assert";
+import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
+import { evaluate, IamRequest, IamStatement } from "../helpers/iam-evaluator";
+import { all, definitionOf, only, renderWith } from "../helpers/stack";
+
+const aslValidator = require("asl-validator");
+
+const CAP = '{"max": 2, "per": "day"}';
+const ACCOUNT = "123456789012";
+const SES = `arn:aws:ses:us-east-1:${ACCOUNT}`;
+const SENDER_ARN = `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-sender-dev`;
+
+function role(stack: RenderedStack, name: string): IamStatement[] {
+  const physical = only(stack, "aws:iam/role:Role", name).outputs.arn.split("/").pop();
+  return all(stack, "aws:iam/rolePolicy:RolePolicy")
+    .filter((p) => p.inputs.role === physical)
+    .flatMap((p) => JSON.parse(p.inputs.policy).Statement as IamStatement[]);
+}
+
+function expect(statements: IamStatement[], decision: "Allow" | "Deny", requests: IamRequest[]) {
+  for (const q of requests) {
+    const got = evaluate(statements, q);
+    assert.strictEqual(got === "Allow" ? "Allow" : "Deny", decision, `${q.action} on ${q.resource}: ${got}`);
+  }
+}
+
+const sender = (stack: RenderedStack) => only(stack, "aws:sfn/stateMachine:StateMachine", "bulk-sender").inputs;
+
+describe("bulk sends in the stack under Pulumi mocks", () => {
+  let stack: RenderedStack;
+  let capped: RenderedStack;
+  before(async () => {
+    stack = await renderWith();
+    capped = await renderWith({ frequencyCap: CAP });
+  });
+
+  it("an EXPRESS sender whose definition passes asl-validator and dead-letters to the stack's queue; the fan-out's bulk schedules start it", () => {
+    const s = sender(stack);
+    assert.strictEqual(s.type, "EXPRESS");
+    assert.strictEqual(s.name, "sendtime-sender-dev");
+    assert.strictEqual(stack.outputs.senderStateMachineArn, SENDER_ARN);
+    const def = JSON.parse(s.definition);
+    assert.deepStrictEqual(aslValidator(structuredClone(def), { checkPaths: true, checkArn: true }).errors, []);
+    assert.strictEqual(
+      def.States.DeadLetterEntries.ItemProcessor.States.DeadLetterEntry.Arguments.QueueUrl,
+      stack.outputs.deadLetterQueueUrl,
+    );
+    assert.strictEqual(def.States.AdmitEntries, undefined, "no cap, no admission");
+    const bulk = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateBulkSchedule;
+    assert.strictEqual(bulk.Parameters.Target.Arn, SENDER_ARN);
+    assert.strictEqual(bulk.Parameters.Target.RoleArn, stack.outputs.schedulerRoleArn);
+  });
+
+  it("with a cap the sender admits entries against the gate's table", () => {
+    const def = JSON.parse(sender(capped).definition);
+    const table = only(capped, "aws:dynamodb/table:Table").outputs.name;
+    assert.strictEqual(def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.TableName, table);
+    assert.strictEqual(def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.ExpressionAttributeValues[":max"].N, "2");
+  });
+
+  it("the unsubscribe endpoint: a public function URL, reserved concurrency, its key in a SecureString parameter; outputs name both", () => {
+    const url = only(stack, "aws:lambda/functionUrl:FunctionUrl");
+    const fn = only(stack, "aws:lambda/function:Function", "unsubscribe-function");
+    const key = only(stack, "aws:ssm/parameter:Parameter");
+    assert.strictEqual(url.inputs.authorizationType, "NONE");
+    assert.strictEqual(url.inputs.functionName, fn.outputs.name);
+    assert.match(String(stack.outputs.unsubscribeUrl), /^https:\/\/[a-z0-9]+\.lambda-url\.us-east-1\.on\.aws\/$/);
+    assert.strictEqual(fn.inputs.reservedConcurrentExecutions, 5);
+    assert.strictEqual(key.inputs.type, "SecureString");
+    assert.strictEqual(stack.outputs.unsubscribeKeyParameter, key.outputs.name);
+    assert.deepStrictEqual(JSON.parse(fn.inputs.environment.variables.SENDTIME_UNSUBSCRIBE), {
+      contactListName: "sendtime-dev",
+      topicName: "campaigns",
+      keyParameter: key.outputs.name,
+    });
+  });
+
+  it("without sendtime:unsubscribe* there is no endpoint, no key and no such output; the sender is still there", async () => {
+    const bare = await renderWith({ unsubscribeContactList: undefined, unsubscribeTopic: undefined });
+    assert.strictEqual(all(bare, "aws:lambda/functionUrl:FunctionUrl").length, 0);
+    assert.strictEqual(all(bare, "aws:ssm/parameter:Parameter").length, 0);
+    assert.strictEqual(bare.outputs.unsubscribeUrl, undefined);
+    assert.strictEqual(bare.outputs.unsubscribeKeyParameter, undefined);
+    assert.strictEqual(bare.outputs.senderStateMachineArn, SENDER_ARN);
+  });
+
+  it("IAM: the sender sends in bulk only as the stack's identity and configuration set, and dead-letters; with a cap it also counts", () => {
+    const s = role(stack, "bulk-sender-role");
+    const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
+    const allowed = [`${SES}:identity/mail.example.com`, `${SES}:configuration-set/sendtime-dev`, `${SES}:template/spring-sale`].map(
+      (resource) => ({ action: "ses:SendBulkEmail", resource }),
+    );
+    expect(s, "Allow", [...allowed, { action: "sqs:SendMessage", resource: dlq }]);
+    expect(s, "Deny", [
+      { action: "ses:SendBulkEmail", resource: `${SES}:identity/other.example.com` },
+      { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+      { action: "ses:SendRawEmail", resource: `${SES}:identity/mail.example.com` },
+      { action: "sqs:SendMessage", resource: `arn:aws:sqs:us-east-1:${ACCOUNT}:other` },
+      { action: "dynamodb:UpdateItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/any` },
+    ]);
+    const c = role(capped, "bulk-sender-role");
+    const table = only(capped, "aws:dynamodb/table:Table").outputs.arn;
+    expect(c, "Allow", [
+      { action: "dynamodb:UpdateItem", resource: table },
+      { action: "dynamodb:GetItem", resource: table },
+      { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "sendtime" } },
+    ]);
+    expect(c, "Deny", [
+      { action: "dynamodb:DeleteItem", resource: table },
+      { action: "dynamodb:UpdateItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/other` },
+      { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "AWS/SES" } },
+    ]);
+  });
+
+  it("IAM: the scheduler role may start the sender (and with a cap still may not call SES itself)", () => {
+    for (const st of [stack, capped]) {
+      const t = role(st, "scheduler-target-role");
+      expect(t, "Allow", [{ action: "states:StartExecution", resource: SENDER_ARN }]);
+      expect(t, "Deny", [
+        { action: "states:StartExecution", resource: `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-fanout-dev` },
+        { action: "ses:SendBulkEmail", resource: `${SES}:identity/mail.example.com` },
+      ]);
+    }
+    expect(role(capped, "scheduler-target-role"), "Deny", [{ action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` }]);
+  });
+
+  it("IAM: the public unsubscribe function reads its key, reads and writes contacts of its list, logs, and nothing else", () => {
+    const u = role(stack, "unsubscribe-role");
+    const key = only(stack, "aws:ssm/parameter:Parameter").outputs.arn;
+    const list = `${SES}:contact-list/sendtime-dev`;
+    const logs = only(stack, "aws:cloudwatch/logGroup:LogGroup", "unsubscribe-logs").outputs.arn;
+    expect(u, "Allow", [
+      { action: "ssm:GetParameter", resource: key },
+      { action: "ses:GetContact", resource: list },
+      { action: "ses:CreateContact", resource: list },
+      { action: "ses:UpdateContact", resource: list },
+      { action: "logs:PutLogEvents", resource: `${logs}:log-stream:2026/12/01/abc` },
+    ]);
+    expect(u, "Deny", [
+      { action: "ssm:GetParameter", resource: `arn:aws:ssm:us-east-1:${ACCOUNT}:parameter/other` },
+      { action: "ssm:PutParameter", resource: key },
+      { action: "ses:UpdateContact", resource: `${SES}:contact-list/other` },
+      { action: "ses:DeleteContact", resource: list },
+      { action: "ses:DeleteContactList", resource: list },
+      { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+      { action: "ses:SendBulkEmail", resource: `${SES}:identity/mail.example.com` },
+      { action: "scheduler:CreateSchedule", resource: `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-x/y` },
+      { action: "iam:PassRole", resource: only(stack, "aws:iam/role:Role", "scheduler-target-role").outputs.arn },
+    ]);
+  });
+});
