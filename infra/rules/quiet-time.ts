@@ -84,10 +84,27 @@ export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utc
         fold: "overlap",
       };
     }
+    // A clock set back before that end can land outside quiet time (a fall-back hour repeats times before it).
+    next = changeOutOfQuiet(q, zone, now, next.utcMs) ?? next;
     at = next;
     now = next.utcMs;
   }
   throw new Error(`quiet time never ends in ${zone}`);
+}
+
+/**
+ * The first DST change strictly between `fromMs` and `toMs` at which the wall clock is not quiet, with its fold (a
+ * time a fall-back repeats is an overlap), or undefined: quiet time then ends there, before its local end.
+ */
+function changeOutOfQuiet(q: QuietTime, zone: string, fromMs: number, toMs: number): { utcMs: number; fold: Fold } | undefined {
+  const offsets = zoneOffsets(zone);
+  for (let day = Math.floor(fromMs / DAY_MS); day <= Math.floor(toMs / DAY_MS); day++) {
+    const change = offsets.changeOn(day);
+    if (change === undefined || change <= fromMs || change >= toMs || isQuiet(q, zone, change)) continue;
+    const earliest = zonedInstant(zone, localTimeOf(zone, change));
+    return { utcMs: change, fold: earliest.utcMs === change && earliest.fold === "exact" ? "exact" : "overlap" };
+  }
+  return undefined;
 }
 
 /**

@@ -366,7 +366,15 @@ describe("recurring sends", () => {
     const campaign = JSON.parse(fs.readFileSync("tests/fixtures/pinpoint/campaign-weekly.json", "utf8"));
     campaign.CampaignResponse.Schedule.QuietTime = { Start: "21:00", End: "08:00" };
     const file = write("pinpoint-weekly.json", JSON.stringify(campaign));
-    const imported = await runMain(importMain, ["--campaign", file, "--json", "--recipients", DIGEST]);
+    const imported = await runMain(importMain, [
+      "--campaign",
+      file,
+      "--json",
+      "--recipients",
+      DIGEST,
+      "--out",
+      path.join(tmp, "pinpoint-weekly"),
+    ]);
     assert.strictEqual(imported.code, 0, imported.stderr);
     const command: string[] = JSON.parse(imported.stdout).campaign.command;
     assert.ok(command.includes("--every") && command.includes("--quiet-hours"), command.join(" "));

@@ -218,6 +218,13 @@ describe("timing rules", () => {
         "2026-03-29T01:00:00.000Z",
       );
     });
+    it("America/New_York 01:59 EDT with 01:59-02:00 on the fall-back night → 06:00Z (01:00 EST), not 07:00Z (02:00 EST)", () => {
+      // The property's counterexample. python3 zoneinfo: 05:59Z is 01:59 EDT (quiet); at 06:00Z the clock is set back
+      // to 01:00 EST (free), before the quiet end's 02:00 EST (07:00Z). 01:00 repeats that night: an overlap, in UTC.
+      const q: QuietTime = { hours: { start: 119, end: 120 }, days: [], policy: "delay" };
+      const end = endOfQuietTime(q, "America/New_York", Date.parse("2026-11-01T05:59:00Z"))!;
+      assert.deepStrictEqual({ utc: iso(end.utcMs), fold: end.fold }, { utc: "2026-11-01T06:00:00.000Z", fold: "overlap" });
+    });
     it("Pacific/Chatham Sat 23:15 with 00:00-02:59 + MON and a 138-minute window → 14:00Z (03:45 CHADT)", () => {
       const q: QuietTime = { hours: { start: 0, end: 2 * 60 + 59 }, days: [1], policy: "delay" };
       // python3 zoneinfo: 2026-09-26 23:15 +12:45 = 10:30Z; its window reaches Sunday 00:00 (quiet); 02:59 Sunday does
