@@ -205,17 +205,14 @@ if (!SKIP.has("pinpoint")) pinpointBench(ROWS, CACHE, measure);
  * baseline, baseline.ts) and with today's plain one: BENCH_REPEAT times each (default 3), taking turns, compared by
  * each one's fastest run (on a shared machine a single pair moved the ratio by ±0.15).
  */
-function timingCase(first: Measured, bare: Measured): void {
-  // The same list with timing columns, every timing option on: --after, per-row send_hour/send_at, a 36-hour step,
-  // missed time, quiet hours and days, two variants and a holdout.
-  const TIMING_FILE = FILE.replace(/\.csv$/, "-timing.csv");
-  writeTimingList(FILE, TIMING_FILE);
-  const TIMED_DRY_RUN = [
+/** The every-timing-option dry run's flags over `file`. */
+function timedDryRun(file: string): string[] {
+  return [
     ...["--templates", writeBenchTemplates()],
     "--campaign",
     "bench",
     "--recipients",
-    TIMING_FILE,
+    file,
     "--template",
     "welcome-{variant}",
     "--after",
@@ -243,6 +240,14 @@ function timingCase(first: Measured, bare: Measured): void {
     path.join(CACHE, "launch-timing-out"),
     "--json",
   ];
+}
+
+function timingCase(first: Measured, bare: Measured): void {
+  // The same list with timing columns, every timing option on: --after, per-row send_hour/send_at, a 36-hour step,
+  // missed time, quiet hours and days, two variants and a holdout.
+  const TIMING_FILE = FILE.replace(/\.csv$/, "-timing.csv");
+  writeTimingList(FILE, TIMING_FILE);
+  const TIMED_DRY_RUN = timedDryRun(TIMING_FILE);
   let baseline = baselineCheckout(ROOT, CACHE);
   const out = path.join(CACHE, "launch-baseline-out");
   const plains = [first];

@@ -183,6 +183,21 @@ export function decide(
   const data = personalization(recipient);
   if (journey.steps.some((_, k) => JSON.stringify({ ...data, [STEP_KEY]: String(k + 1) }).length > ses.maxTemplateDataChars))
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
+  return enrolSteps(journey, { id, email, data, stem }, resolved, triggerMs, settings, now, due, reject);
+}
+
+/** A valid trigger's steps: their times (quiet time over the window), late or not, dropped when too close or out of order. */
+function enrolSteps(
+  journey: Journey,
+  who: { id: string; email: string; data: Record<string, string>; stem: string },
+  resolved: { zone: string; status: ZoneStatus },
+  triggerMs: number,
+  settings: EnrolmentSettings,
+  now: number,
+  due: DueRule,
+  reject: (reason: RejectReason, message: string, recipient?: string) => Rejection,
+): Decision {
+  const { id, email, data, stem } = who;
   const quiet = journeyQuietTime(journey);
   const times = journey.steps.map((step) => journeyStepTime(resolved.zone, triggerMs, step, quiet, settings.windowMinutes));
   const unwritable = times.findIndex((t) => !writable(t));
