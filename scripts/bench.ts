@@ -27,7 +27,7 @@ Generates a recipient list once into .bench-cache/ and measures each tool in its
 csv-parse pass: time, CPU and peak RSS, and whether the targets are met. Takes minutes.
   BENCH_ROWS=N          rows in the list (default 1000000; 10000000 for the ten-million-row run)
   BENCH_SKIP=a,b        leave out runs: timing (every timing option), pinpoint (the Pinpoint import), bulk (--bulk
-                        against the plain dry run, and the fan-out model of both)
+                        against the plain dry run, and the fan-out model of both), templates (the template check)
   BENCH_REPEAT=N        runs of the baseline, plain and every-timing-option dry runs, taking turns (default 3)
   BENCH_SEEN_KEYS=N     keys for the duplicate set run on its own (default 17000000)
   BENCH_MIN_ROWS_PER_S  the dry run's rate target (default 86000)
@@ -189,6 +189,7 @@ const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.t
 row("launch-campaign --dry-run", launched, bare);
 if (!SKIP.has("bulk")) bulkBench(ROWS, PLAIN_DRY_RUN, launched, measure, (label, m) => row(label, m, bare), CACHE, REPEAT);
 if (!SKIP.has("timing")) timingCase(launched, bare);
+if (!SKIP.has("templates")) templatesCase(launched, bare);
 // Time or CPU time: on a shared machine the wall clock mostly measures the neighbours.
 const ok = Math.min(sized.ms / bare.ms, sized.cpuMs / bare.cpuMs) <= 1.5 && sized.maxRssBytes <= 150 * 1048576;
 process.stdout.write(`size-window targets (≤ 1.5× bare parse, ≤ 150 MB): ${ok ? "met" : "NOT met"}\n`);
@@ -200,11 +201,6 @@ const seen = measure("CompactSeenKeys", "scripts/bench/seen-keys.ts", [String(SE
 row(`duplicate set, ${(SEEN_KEYS / 1e6).toFixed(1)}M ids`, seen, undefined, SEEN_KEYS);
 if (!SKIP.has("pinpoint")) pinpointBench(ROWS, CACHE, measure);
 
-/**
- * The dry run with every timing option on, side by side with the dry run as it was when its target was set (the
- * baseline, baseline.ts) and with today's plain one: BENCH_REPEAT times each (default 3), taking turns, compared by
- * each one's fastest run (on a shared machine a single pair moved the ratio by ±0.15).
- */
 /** The every-timing-option dry run's flags over `file`. */
 function timedDryRun(file: string): string[] {
   return [
@@ -242,6 +238,11 @@ function timedDryRun(file: string): string[] {
   ];
 }
 
+/**
+ * The dry run with every timing option on, side by side with the dry run as it was when its target was set (the
+ * baseline, baseline.ts) and with today's plain one: BENCH_REPEAT times each (default 3), taking turns, compared by
+ * each one's fastest run (on a shared machine a single pair moved the ratio by ±0.15).
+ */
 function timingCase(first: Measured, bare: Measured): void {
   // The same list with timing columns, every timing option on: --after, per-row send_hour/send_at, a 36-hour step,
   // missed time, quiet hours and days, two variants and a holdout.
@@ -287,4 +288,27 @@ function timingCase(first: Measured, bare: Measured): void {
     );
   } else process.stdout.write(`every timing option vs the dry run as of ${short}: not checked (${baseline.unavailable})\n`);
   process.stdout.write(`every timing option vs today's plain dry run: ${ratios(fastest(plains))} (no target)\n`);
+}
+
+/**
+ * The template check's cost: the plain dry run, whose templates use two columns outside a block (every row checked),
+ * side by side with the same run without the check (--templates none), taking turns, BENCH_REPEAT times each, compared
+ * by each one's fastest run on CPU. Target: within 5%.
+ */
+function templatesCase(first: Measured, bare: Measured): void {
+  const unchecked = [...PLAIN_DRY_RUN.slice(2), "--templates", "none"];
+  const checkeds = [first];
+  const uncheckeds: Measured[] = [];
+  for (let i = 0; i < REPEAT; i++) {
+    uncheckeds.push(measure("launch-campaign --dry-run --templates none", "scripts/launch-campaign.ts", unchecked));
+    if (i < REPEAT - 1) checkeds.push(measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN));
+  }
+  const fastest = (ms: Measured[]) => ms.reduce((a, b) => (b.cpuMs < a.cpuMs ? b : a));
+  const checked = fastest(checkeds);
+  const without = fastest(uncheckeds);
+  row("  templates checked (fastest)", checked, bare);
+  row("  --templates none (fastest)", without, bare);
+  const ratio = checked.cpuMs / without.cpuMs;
+  const verdict = ROWS !== 1_000_000 ? "the target is for 1,000,000 rows" : ratio <= 1.05 ? "met" : "NOT met";
+  process.stdout.write(`template check: ${ratio.toFixed(3)}× the CPU of the same dry run without it (target ≤ 1.05×): ${verdict}\n`);
 }
