@@ -21,6 +21,8 @@ import {
   RejectReason,
 } from "../infra/rules/journeys";
 import { openRecipientCsv } from "./lib/recipients/recipients";
+import { PROGRESS_EVERY_ROWS, RowProgress } from "./lib/recipients/row-progress";
+import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
@@ -41,6 +43,7 @@ const FLAGS = {
   },
   "dry-run": { type: "boolean", help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests" },
   json: { type: "boolean", help: "print JSON instead of text" },
+  ...progressFlag(),
   templates: {
     type: "string",
     value: "DIR|none",
@@ -66,6 +69,8 @@ within 60 minutes of, or before, an earlier one is "dropped". A repeated id or a
 
 /** Scheduler calls at once when enrolling a backlog. */
 const BACKLOG_CONCURRENCY = 8;
+/** How often the calls report progress: each is a network round trip, so far more often than a plan's rows. */
+const PROGRESS_EVERY_CALLS = 64;
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
@@ -89,7 +94,8 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
       "--recipients needs --now: the backlog's trigger time, the same on every run of this backlog (a re-run then creates only what is missing)",
     );
   const now = f.now === undefined ? clock() : nowFromFlag(f.now);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, (t) => io.err(`${t}\n`));
+  const rows = progressReporter(io, f.progress, "enrolling");
+  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, (t) => rows.say(t));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
@@ -101,7 +107,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const subscribers =
     f.event !== undefined
       ? [fromEventFile(f.event, journey, settings, dueAfter)]
-      : await fromCsv(f.recipients!, journey, settings, now, dueAfter);
+      : await fromCsv(f.recipients!, journey, settings, now, dueAfter, rows.report).finally(() => rows.end());
   requireJourneyTemplates(f.templates, journey);
   if (dryRun && f.json) {
     deadline.dispose();
@@ -113,6 +119,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   let notHandled = 0;
   // Due is judged again at each call, on the real time: a large backlog takes minutes.
   const at = () => Math.max(now, clock());
+  let handled = 0;
   try {
     await forEachLimited(subscribers, BACKLOG_CONCURRENCY, async (s) => {
       // Each call is bounded by what is left of the command's time limit (and never more than CALL_TIMEOUT_MS).
@@ -128,14 +135,18 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
         if (!(e instanceof EnrolmentError)) throw e;
         failure ??= `${s.source}: ${e.message}`;
       }
+      if (++handled % PROGRESS_EVERY_CALLS === 0) rows.report(handled, "subscribers handled", subscribers.length);
     });
   } finally {
+    rows.end();
     deadline.dispose();
   }
   if (notHandled && !failure)
     failure = `the time limit of ${deadline.seconds} s (--timeout-seconds) ran out with ${notHandled} subscriber(s) not handled: run the backlog again with the same --now (only what is missing is created)`;
   else if (notHandled) failure += ` (${notHandled} subscriber(s) not handled: run again with the same --now)`;
-  results.sort((a, b) => subscribers.findIndex((s) => s.source === a.source) - subscribers.findIndex((s) => s.source === b.source));
+  // In the backlog's order (the calls finish in any order). An index per source: a search per comparison took seconds.
+  const order = new Map(subscribers.map((s, i) => [s.source, i]));
+  results.sort((a, b) => order.get(a.source)! - order.get(b.source)!);
   io.out(f.json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
   if (failure) throw new FindingsError(failure);
   const late = results.filter((r) => r.steps?.some((s) => s.status === "late"));
@@ -267,7 +278,14 @@ function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettin
 }
 
 /** Each row triggered at `now`; steps due before `dueAfter` are passed. */
-async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettings, now: number, dueAfter: number): Promise<Subscriber[]> {
+async function fromCsv(
+  file: string,
+  journey: Journey,
+  settings: EnrolmentSettings,
+  now: number,
+  dueAfter: number,
+  progress: RowProgress,
+): Promise<Subscriber[]> {
   const csv = await openRecipientCsv(file);
   for (const required of ["id", "email"])
     if (csv.column(required) === undefined)
@@ -278,6 +296,7 @@ async function fromCsv(file: string, journey: Journey, settings: EnrolmentSettin
   const seenAddresses = new Map<string, number>();
   const subscribers: Subscriber[] = [];
   for await (const rec of csv.records) {
+    if ((subscribers.length + 1) % PROGRESS_EVERY_ROWS === 0) progress(subscribers.length + 1, "rows read");
     const source = `${file}:${rec.line}`;
     const recipient = Object.fromEntries(csv.header.map((h, i) => [h, rec.fields[i]]).filter(([, v]) => v !== undefined));
     const rejected = (reason: RejectReason, message: string): Subscriber => ({

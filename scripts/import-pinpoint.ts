@@ -10,6 +10,7 @@ import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
 import { campaignFileText } from "./lib/cli/config-file";
 import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
+import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { CampaignMapping, FlagNames, LaunchSettings, mapCampaign } from "./lib/pinpoint/campaign";
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
@@ -49,6 +50,7 @@ const FLAGS = {
     type: "boolean",
     help: '{"endpoints": {counts, repeatedIds, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
   },
+  ...progressFlag(),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
@@ -104,12 +106,13 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const sources = s3At
       ? await s3ExportSources(s3Client(f.region), s3At, { callTimeoutMs: timeoutMs, idleTimeoutMs: timeoutMs })
       : localExportSources(f.endpoints);
+    const rows = progressReporter(io, f.progress, "importing");
     endpoints = await importEndpoints({
       sources,
       outDir,
       separator: f["value-separator"] ?? DEFAULT_VALUE_SEPARATOR,
-      progress: (t) => io.err(`${t}\n`),
-    });
+      progress: rows.report,
+    }).finally(() => rows.end());
   }
   const recipients = f.recipients ?? endpoints?.output.recipients ?? path.join(outDir, "recipients.csv");
   const command = campaign?.launch ? launchArgs(campaign.launch, recipients) : undefined;

@@ -28,6 +28,7 @@ import { Command, FlagValues } from "./lib/cli/flags";
 import { LAUNCH_FLAGS, LAUNCH_GROUP } from "./lib/cli/launch-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { ProgressReporter, progressReporter } from "./lib/cli/progress";
 import {
   checkLaunchId,
   executionName,
@@ -95,7 +96,9 @@ interface Run {
   request: Omit<PlanRequest, "out" | "planSink" | "localPlan">;
   pollSeconds: number;
   deadline: Deadline;
+  /** stderr lines; they clear the planning progress line first (rows). */
   progress: (text: string) => void;
+  rows: ProgressReporter;
 }
 
 /**
@@ -125,7 +128,9 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
     );
   let completed = false;
   try {
-    const summary = await planCampaign({ ...run.request, out: lock, planSink: upload, localPlan: !run.f["no-local-plan"] });
+    const summary = await planCampaign({ ...run.request, out: lock, planSink: upload, localPlan: !run.f["no-local-plan"] }).finally(() =>
+      run.rows.end(),
+    );
     launchId ??= summary.planSha256.slice(0, 16);
     const report = new LaunchReport(run, summary, launchId, io);
     const refusal = refusalOf(run, summary, report);
@@ -176,7 +181,8 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const templates = campaignTemplates(f.templates, steps, timing.audience);
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
-  const progress = (text: string) => io.err(`${text}\n`);
+  const rows = progressReporter(io, f.progress, "planning");
+  const progress = (text: string) => rows.say(text);
   const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
   const graceMinutes = intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60);
   const windowMinutes = windowFromFlag(f["window-minutes"]);
@@ -213,18 +219,9 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
     bulk: signing && bulkRates && { signing, rates: bulkRates },
+    progress: rows.report,
   };
-  return {
-    f,
-    campaignId,
-    target,
-    quota,
-    launchIdFlag,
-    request,
-    pollSeconds,
-    deadline,
-    progress,
-  };
+  return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows };
 }
 
 /**

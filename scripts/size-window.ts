@@ -22,6 +22,7 @@ import {
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
+import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { CONFIG_FLAG } from "./lib/cli/config-file";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { sizingSpanDays } from "../infra/rules/recurrence";
@@ -60,6 +61,7 @@ const FLAGS = {
     group: "Volume or list",
   },
   json: { type: "boolean", help: "machine-readable report", group: RATE_GROUP },
+  ...progressFlag(RATE_GROUP),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
@@ -123,6 +125,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
     if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
       throw new UsageError("--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids");
+    const rows = progressReporter(io, f.progress, "sizing");
     const sized = await sizeRecipientList({
       file: f.recipients,
       campaignId,
@@ -134,7 +137,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       now: nowFromFlag(f.now),
       bulk,
       templates: campaignTemplates(f.templates, timing.steps, timing.audience).set,
-    });
+      progress: rows.report,
+    }).finally(() => rows.end());
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
     if (sized.report.schedules === 0) nothing = nothingToSend(f.recipients, sized.report);
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");

@@ -5,6 +5,7 @@
 import { MIN_POLL_SECONDS } from "../aws/launch";
 import { stackFlags, timeoutFlag } from "./aws-flags";
 import { CONFIG_FLAG } from "./config-file";
+import { progressFlag } from "./progress";
 import { PACE_FLAGS, RATE_FLAGS, RATE_GROUP, RECIPIENT_FLAGS, SEND_TIME_FLAGS } from "./campaign-flags";
 
 export const LAUNCH_GROUP = "Output, launch and stack";
@@ -78,6 +79,7 @@ export const LAUNCH_FLAGS = {
     with: "wait",
   },
   json: { type: "boolean", help: "print the summary as JSON", group: LAUNCH_GROUP },
+  ...progressFlag(LAUNCH_GROUP),
   ...stackFlags("bucket", "state-machine-arn"),
   ...timeoutFlag(3_600),
 } as const;

@@ -12,8 +12,14 @@ import { readConfigFile } from "./config-file";
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** stderr is a terminal: progress is shown without --progress, as one line rewritten in place. Absent: not one. */
+  readonly errIsTerminal?: boolean;
 }
-export const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+export const processIo: Io = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  errIsTerminal: process.stderr.isTTY === true,
+};
 
 /**
  * Parses argv strictly with the command's flag table; `--help` prints the help generated from the same table and

@@ -13,6 +13,7 @@
  * attribute position) and are written out as CSV once the names are known. All files are written under temporary
  * names and renamed at the end: a failed run leaves no half-written recipient list.
  */
+import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
@@ -48,7 +49,8 @@ export interface ImportOptions {
   sources: ExportSource[];
   outDir: string;
   separator: string;
-  progress?: (text: string) => void;
+  /** Endpoints read (first pass), then recipients' lines written (second pass, of the endpoints read). */
+  progress?: RowProgress;
 }
 
 export interface ImportSummary {
@@ -63,8 +65,6 @@ export interface ImportSummary {
   columns: string[];
   output: { recipients: string; skipped: string };
 }
-
-const PROGRESS_EVERY = 250_000;
 
 /** What an import writes or removes in --out: its outputs and its temporary files (ImportRun, EndpointLedger). */
 export const IMPORT_RUN_FILES: RunFiles = {
@@ -155,7 +155,7 @@ class ImportRun {
   /** First pass: one line of the export, decided on its own and remembered for the second. */
   take(ordinal: number, endpoint: PinpointEndpoint, invalidAt: number) {
     const s = this.summary;
-    if (++s.endpoints % PROGRESS_EVERY === 0) this.o.progress?.(`${s.endpoints.toLocaleString("en-US")} endpoints read`);
+    if (++s.endpoints % PROGRESS_EVERY_ROWS === 0) this.o.progress?.(s.endpoints, "endpoints read");
     const file = this.files[this.files.length - 1];
     file.lines = ordinal - file.base;
     const entry = this.ledger.observe(ordinal, endpoint, invalidAt < 0);
@@ -173,8 +173,11 @@ class ImportRun {
     this.decided.close();
     await this.ledger.settle();
     this.summary.repeatedIds = this.ledger.repeatedIds;
-    if (this.summary.endpoints >= PROGRESS_EVERY) this.o.progress?.("opt-outs known; writing recipients");
-    for await (const { text } of lines(fs.createReadStream(this.decidedFile))) this.replay(JSON.parse(text) as unknown[]);
+    let replayed = 0;
+    for await (const { text } of lines(fs.createReadStream(this.decidedFile))) {
+      this.replay(JSON.parse(text) as unknown[]);
+      if (++replayed % PROGRESS_EVERY_ROWS === 0) this.o.progress?.(replayed, "endpoints written", this.summary.endpoints);
+    }
     this.rows.close();
     this.skipped.close();
     this.summary.columns = [...CONTROL_COLUMNS.slice(0, 3), ...columnNames(this.keyList)];

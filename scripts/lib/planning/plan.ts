@@ -9,6 +9,7 @@
  * and the counts become the summary: rows = planned + rejected + held out. Every per-recipient decision is made
  * here, once, and recorded in the plan.
  */
+import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Readable } from "stream";
 import { scheduleName } from "../../../infra/rules/naming";
 import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/rules/plan-row";
@@ -73,6 +74,8 @@ export interface PlanRequest {
   bulk?: { signing: BulkSigning; rates: { emails: EffectiveTps; invocations: EffectiveTps } };
   /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
   templates?: TemplateSet;
+  /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
+  progress?: RowProgress;
 }
 
 export interface PlanSummary {
@@ -190,11 +193,11 @@ async function openPlan(o: PlanRequest) {
     tps: o.rate.tps,
   });
   const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
-  return { csv, columns, cutoffMs, quietWindow, checker, decider };
+  return { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal: o.input ? undefined : rowBound - 1 };
 }
 
 async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
-  const { csv, columns, cutoffMs, quietWindow, checker, decider } = await openPlan(o);
+  const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const bulk = o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
@@ -207,7 +210,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   let planSha256: string;
   try {
     for await (const rec of csv.records) {
-      tally.rows++;
+      if (++tally.rows % PROGRESS_EVERY_ROWS === 0) o.progress?.(tally.rows, "rows read", rowTotal);
       const row = checker.check(rec);
       if (isReject(row)) {
         await reject(row);

@@ -2,6 +2,7 @@
  * size-window's core: streams a recipient list into a histogram of send instants and sizes the window from it.
  * Memory is per distinct zone and instant, never per row.
  */
+import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
 import { BulkGroupCounts } from "./bulk";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
@@ -95,6 +96,8 @@ export interface RecipientListRequest {
   bulk?: { emails: EffectiveTps; invocations: EffectiveTps };
   /** The templates folder, read: rows whose data lacks a variable are counted as the launcher rejects them. */
   templates?: TemplateSet;
+  /** Rows read so far, of the file's row bound (its line count less the header). */
+  progress?: RowProgress;
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -150,7 +153,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   let heldOut = 0;
   try {
     for await (const rec of csv.records) {
-      rows++;
+      if (++rows % PROGRESS_EVERY_ROWS === 0) r.progress?.(rows, "rows read", rowBound - 1);
       // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
       const row = checker.check(rec);
       const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing);
