@@ -5,7 +5,7 @@ import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, STACK_QUOTA_TAG } from "./rules/naming";
 
 /**
- * The fan-out's shape (`FanOutShape`, redeclared here to say where each value comes from) and what its schedules carry.
+ * The fan-out's shape (`FanOutShape`, documented where it is declared) and what its schedules carry.
  * No field has a default in the component: the stack passes its validated config (infra/config.ts), whose defaults
  * each field names.
  */
@@ -47,36 +47,6 @@ export interface FanOutArgs extends FanOutShape {
    * the policy pack. Required: the stack passes `sendtime:createScheduleTps` (`5000` when unset).
    */
   createScheduleTps: number;
-  /**
-   * Distributed Map MaxConcurrency: child executions at once. Required: the stack passes `sendtime:maxConcurrency`,
-   * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/rules/quotas.ts).
-   */
-  maxConcurrency: number;
-  /**
-   * Plan rows per child execution, at most (ItemBatcher MaxItemsPerBatch; 256 KB fills first for large rows).
-   * Required: the stack passes `sendtime:batchSize` (`400` when unset).
-   */
-  batchSize: number;
-  /**
-   * CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). Required: the stack passes
-   * `sendtime:innerConcurrency`, by default paced to `createScheduleTps` with `maxConcurrency`.
-   */
-  innerConcurrency: number;
-  /**
-   * Percentage of items that may fail before the whole Map Run fails. Required: the stack passes
-   * `sendtime:toleratedFailurePercentage` (`5` when unset).
-   */
-  toleratedFailurePercentage: number;
-  /**
-   * Seconds Scheduler keeps retrying a send before dead-lettering it (every schedule's RetryPolicy). Required: the
-   * stack passes `sendtime:maxEventAgeSeconds` (`7200` when unset).
-   */
-  maxEventAgeSeconds: number;
-  /**
-   * Times Scheduler retries a failed send (every schedule's RetryPolicy). Required: the stack passes
-   * `sendtime:maxRetryAttempts` (`5` when unset).
-   */
-  maxRetryAttempts: number;
   /**
    * Days the execution logs are kept (a CloudWatch Logs retention value). Required: the stack passes
    * `sendtime:logRetentionDays` (`30` when unset).

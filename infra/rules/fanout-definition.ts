@@ -70,16 +70,35 @@ export function cleanupAt(lastSendUtc: Date, windowMinutes: number): string {
 
 /** How the fan-out runs, from the stack config (infra/config.ts). */
 export interface FanOutShape {
-  /** Distributed Map MaxConcurrency: child executions at once. */
+  /**
+   * Distributed Map MaxConcurrency: child executions at once. Required: the stack passes `sendtime:maxConcurrency`,
+   * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/rules/quotas.ts).
+   */
   maxConcurrency: number;
-  /** Plan rows per child execution (ItemBatcher MaxItemsPerBatch). */
+  /**
+   * Plan rows per child execution, at most (ItemBatcher MaxItemsPerBatch; 256 KB fills first for large rows).
+   * Required: the stack passes `sendtime:batchSize` (`400` when unset).
+   */
   batchSize: number;
-  /** CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). */
+  /**
+   * CreateSchedule calls at once inside a child (inline Map MaxConcurrency, at most 40). Required: the stack passes
+   * `sendtime:innerConcurrency`, by default paced to `createScheduleTps` with `maxConcurrency`.
+   */
   innerConcurrency: number;
-  /** Share of items that may fail before the whole Map Run fails. */
+  /**
+   * Percentage of items that may fail before the whole Map Run fails. Required: the stack passes
+   * `sendtime:toleratedFailurePercentage` (`5` when unset).
+   */
   toleratedFailurePercentage: number;
-  /** Schedule target RetryPolicy. */
+  /**
+   * Seconds Scheduler keeps retrying a send before dead-lettering it (every schedule's RetryPolicy). Required: the
+   * stack passes `sendtime:maxEventAgeSeconds` (`7200` when unset).
+   */
   maxEventAgeSeconds: number;
+  /**
+   * Times Scheduler retries a failed send (every schedule's RetryPolicy). Required: the stack passes
+   * `sendtime:maxRetryAttempts` (`5` when unset).
+   */
   maxRetryAttempts: number;
 }
 
