@@ -15,6 +15,10 @@ import { EXIT_CODES } from "./lib/cli/exit-codes";
 const FLAGS = {
   campaign: { type: "string", value: "ID", help: "redrive this campaign's failed sends" },
   all: { type: "boolean", help: "or every campaign's" },
+  "resend-unknown": {
+    type: "boolean",
+    help: "also redrive bulk entries SES may have sent (delivery unknown): a recipient may get them twice",
+  },
   "dry-run": { type: "boolean", help: "list what it would create (GetSchedule only): no schedule, no message deleted" },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(300),
@@ -45,6 +49,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const sendGateArn = (outputs as StackOutputs & { sendGateArn?: unknown }).sendGateArn;
   if (sendGateArn !== undefined && typeof sendGateArn !== "string")
     throw new UsageError(`stack output sendGateArn is ${JSON.stringify(sendGateArn)}: expected a string`);
+  const senderArn = (outputs as StackOutputs & { senderStateMachineArn?: unknown }).senderStateMachineArn;
+  if (senderArn !== undefined && typeof senderArn !== "string")
+    throw new UsageError(`stack output senderStateMachineArn is ${JSON.stringify(senderArn)}: expected a string`);
   const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
   const report = await redrive(
     deadline,
@@ -54,7 +61,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       campaignId,
       dryRun: f["dry-run"] as boolean,
       schedulerRoleArn: outputs.schedulerRoleArn,
-      targets: { partition, sendGateArn: sendGateArn || undefined },
+      targets: {
+        partition,
+        sendGateArn: sendGateArn || undefined,
+        senderArn: senderArn || undefined,
+        resendUnknown: f["resend-unknown"] as boolean,
+      },
       windowMinutes: outputs.defaultWindowMinutes,
     },
   ).finally(() => deadline.dispose());

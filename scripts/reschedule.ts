@@ -5,6 +5,8 @@ import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { Deadline } from "./lib/aws/call";
 import { schedulerClient } from "./lib/aws/clients";
 import { moveSchedule, MoveTarget, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
+import { bulkStepOf } from "./lib/aws/bulk-entries";
+import { isValidSchedulerName } from "../infra/rules/naming";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "../infra/rules/send-time";
@@ -24,6 +26,12 @@ const FLAGS = {
   },
   timezone: { type: "string", value: "ZONE", help: "the zone --at is read in", default: "the schedule's own", with: "at" },
   remove: { type: "boolean", help: "delete it: that recipient will not get that step" },
+  schedule: {
+    type: "string",
+    value: "NAME",
+    help: "the bulk schedule holding the recipient (its plan.jsonl schedule_name)",
+    default: "searched for",
+  },
   now: { type: "string", value: "ISO", help: "the time to judge against", default: "now" },
   json: { type: "boolean", help: "the result as JSON" },
   ...timeoutFlag(60),
@@ -36,7 +44,9 @@ export const COMMAND: Command<typeof FLAGS> = {
   summary: `Moves (GetSchedule, then UpdateSchedule keeping every field but the time) or removes one recipient's send. The local
 time follows the send-time rules (a DST gap moves forward, a repeated hour takes the earlier) and must be at least a
 minute ahead; a one-time send that may have fired (past, window open, due within a minute) is not moved (exit 1), nor
-one moved within 60 minutes of, or out of order with, the recipient's other pending steps (exit 1, naming it).`,
+one moved within 60 minutes of, or out of order with, the recipient's other pending steps (exit 1, naming it).
+An entry of a bulk schedule (a bulk plan): the schedule is rewritten without it (UpdateSchedule, every other entry kept
+byte for byte); a moved entry gets a one-entry bulk schedule of its own named <id>-<step>.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.reschedule,
   reference: "docs/operating.md",
@@ -50,6 +60,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   if (f.recipient === undefined || f.recipient === "") throw new UsageError("--recipient is required (see --help)");
   const step = intFlag("step", f.step, 1, 999, 1);
   if ((f.at === undefined) === !f.remove) throw new UsageError("give --at YYYY-MM-DDTHH:MM to move the send, or --remove to delete it");
+  if (f.schedule !== undefined && (!isValidSchedulerName(f.schedule) || bulkStepOf(f.schedule) !== step))
+    throw new UsageError(`--schedule ${f.schedule}: not the name of a bulk schedule of step ${step} (bulk.${step}.…, from plan.jsonl)`);
   const scheduler = schedulerClient(outputsFromFlags(f).region);
   const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
   try {
@@ -74,7 +86,7 @@ function moveTargetFlag(raw: string): MoveTarget {
 }
 
 async function change(
-  f: { recipient?: string; at?: string; timezone?: string; remove?: boolean; now?: string; json?: boolean },
+  f: { recipient?: string; at?: string; timezone?: string; remove?: boolean; now?: string; json?: boolean; schedule?: string },
   campaignId: string,
   step: number,
   scheduler: SchedulerClient,
@@ -85,8 +97,17 @@ async function change(
   let line: string;
   if (f.remove) {
     if (f.timezone !== undefined) throw new UsageError("--timezone goes with --at");
-    report = await removeSchedule(deadline, scheduler, { campaignId, recipientId: f.recipient!, step });
-    line = `Removed ${campaignId}/${(report as { schedule: string }).schedule}: recipient ${f.recipient} will not get step ${step}.`;
+    const removed = await removeSchedule(deadline, scheduler, {
+      campaignId,
+      recipientId: f.recipient!,
+      step,
+      now: nowFromFlag(f.now),
+      bulkSchedule: f.schedule,
+    });
+    report = removed;
+    line = removed.bulk
+      ? `Removed recipient ${f.recipient}'s entry from ${campaignId}/${removed.schedule} (${removed.bulk.entriesLeft ? `${removed.bulk.entriesLeft} entries left` : "its only entry: schedule deleted"}): recipient ${f.recipient} will not get step ${step}.`
+      : `Removed ${campaignId}/${removed.schedule}: recipient ${f.recipient} will not get step ${step}.`;
   } else {
     const at = moveTargetFlag(f.at!);
     const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
@@ -99,10 +120,11 @@ async function change(
       at,
       timezone,
       now: nowFromFlag(f.now),
+      bulkSchedule: f.schedule,
     });
     report = moved;
     const when = moved.to.expression.startsWith("cron(") ? `next ${moved.to.utc}` : moved.to.utc;
-    line = `Moved ${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${when}).`;
+    line = `Moved ${moved.bulk ? `recipient ${f.recipient}'s entry of ${campaignId}/${moved.bulk.from} (${moved.bulk.entriesLeft} entries left there) to its own ` : ""}${campaignId}/${moved.schedule} from ${moved.from.expression} ${moved.from.timezone} to ${moved.to.expression} ${moved.to.timezone} (${when}).`;
     if (moved.to.goneToday)
       line += `\nIts occurrence of ${moved.to.goneToday} has gone or is under way: the new time starts the next local day (StartDate ${moved.to.startDate}), so that day gets no second send.`;
     if (moved.to.endDate !== moved.to.previousEndDate && moved.to.previousEndDate)

@@ -490,7 +490,7 @@ describe("reschedule", () => {
       (e: unknown) =>
         e instanceof FindingsError &&
         e.message ===
-          'campaign spring: no schedule "a9-1" (recipient a9, step 1) in campaign-spring: already sent, removed, or never planned',
+          'campaign spring: no schedule "a9-1" (recipient a9, step 1) in campaign-spring: already sent, removed, or never planned (nor an entry of any bulk schedule of the campaign)',
     );
   });
 

@@ -69,6 +69,37 @@ function planText(): string {
   return lines.join("\n") + "\n";
 }
 
+/**
+ * The same sends as a bulk plan (launch-campaign --bulk): the recipients of one step, variant and instant in lines of
+ * at most 50 entries (plan-row.ts BulkPlanRow), in the list's order.
+ */
+function bulkPlanText(): string {
+  const groups = new Map<string, { step: number; variant: string; utc: string; ids: string[] }>();
+  for (const text of planText().trim().split("\n")) {
+    const r = JSON.parse(text);
+    const key = `${r.step}/${r.variant}/${r.utc}`;
+    if (!groups.has(key)) groups.set(key, { step: r.step, variant: r.variant, utc: r.utc, ids: [] });
+    groups.get(key)!.ids.push(r.recipient_id);
+  }
+  const lines: string[] = [];
+  for (const g of groups.values())
+    for (let i = 0; i < g.ids.length; i += 50)
+      lines.push(
+        JSON.stringify({
+          schedule_name: `bulk.${g.step}.${g.utc.slice(0, 16).replace(/[-:]/g, "")}Z.${g.variant}.${i / 50}`,
+          send_at: g.utc.slice(0, 19),
+          timezone: "UTC",
+          utc: g.utc,
+          schedule_expression: `at(${g.utc.slice(0, 19)})`,
+          step: g.step,
+          template: "t",
+          variant: g.variant,
+          entries: g.ids.slice(i, i + 50).map((id) => ({ recipient_id: id, email: `${id}@example.com`, template_data: {}, headers: [] })),
+        }),
+      );
+  return lines.join("\n") + "\n";
+}
+
 const at = (day: number, hour: number) => Date.UTC(2026, 11, day, hour) / 1000;
 /** CloudWatch's hourly sums: step/variant/metric → [epoch seconds, value][]. Step 2's early sends on Dec 4 at 09:00. */
 const DATA: Record<string, [number, number][]> = {
@@ -234,6 +265,51 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
       close(c.lift, lift, 1e-9);
       close(c.pValue, p);
       assert.strictEqual(c.significant, p < 0.05);
+    });
+  });
+
+  it("a bulk plan's scheduled and due are entries (recipient-steps), not its schedules", async () => {
+    const bulk = bulkPlanText();
+    // 1000 per step and variant in lines of 50: 20 for step 1; step 2 A 600 + 400 (12 + 8), B 500 + 500 (10 + 10).
+    assert.strictEqual(bulk.trim().split("\n").length, 80);
+    // The launcher's record of a bulk plan counts entries in `scheduled` and its schedules under `bulk`.
+    const record = { ...RECORD, bulk: { schedules: 80, entries: 4000, schedulesPerRecipientStep: 0.02 } };
+    const objects = new Map([
+      [`${BUCKET}/launches/spring/ae32aac75343b824.json`, JSON.stringify(record)],
+      [`${BUCKET}/plans/spring/ae32aac75343b824.jsonl`, bulk],
+    ]);
+    const r = await run(objects, ["--json"]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const rep = JSON.parse(r.stdout);
+    // due by hand, as for the plain plan: step 1 all 1000; step 2 A 600 and B 500 due by 12:00 on Dec 4
+    assert.deepStrictEqual(
+      rep.rows.map((x: any) => [x.step, x.variant, x.scheduled, x.due]),
+      [
+        ["1", "A", 1000, 1000],
+        ["1", "B", 1000, 1000],
+        ["2", "A", 1000, 600],
+        ["2", "B", 1000, 500],
+      ],
+    );
+    assert.strictEqual(rep.total.rates.sent, 1, "3,100 sent of 3,100 entries due");
+    const text = await run(objects, []);
+    assert.match(text.stdout.split("\n")[0], /: 1 launch, 4,000 sends scheduled \(4,000 of them in 80 bulk schedules\), holdout 200/);
+  });
+
+  it("a bulk plan line without entries it can count is a finding naming the line (exit 1)", async () => {
+    const lines = bulkPlanText().trim().split("\n");
+    const bad = JSON.parse(lines[25]);
+    bad.entries = "a7";
+    lines[25] = JSON.stringify(bad);
+    const objects = new Map([
+      [`${BUCKET}/launches/spring/ae32aac75343b824.json`, JSON.stringify(RECORD)],
+      [`${BUCKET}/plans/spring/ae32aac75343b824.jsonl`, lines.join("\n") + "\n"],
+    ]);
+    // A finding: the command's runner prints its message as one line and exits 1 (tests/scripts/exit-codes.test.ts).
+    await assert.rejects(run(objects, []), (e: Error) => {
+      assert.strictEqual(e.constructor.name, "FindingsError");
+      assert.match(e.message, /plans\/spring\/ae32aac75343b824\.jsonl line 26: a bulk plan line's entries must be a list of 1 to 50/);
+      return true;
     });
   });
 

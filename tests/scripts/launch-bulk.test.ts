@@ -169,6 +169,12 @@ describe("launch-campaign --bulk", function () {
       r.summary.steps.map((s: { schedules: number }) => s.schedules),
       [263, 263],
     );
+    // So does the launch record's `scheduled` (the report's scheduled column), and its bulk schedules sit under `bulk`.
+    assert.strictEqual(
+      r.summary.scheduled.reduce((sum: number, c: { schedules: number }) => sum + c.schedules, 0),
+      263 * 2,
+    );
+    assert.strictEqual(r.summary.bulk.schedules, r.plan.length);
   });
 
   it("gives the same schedules under the same names on a re-run of the same list (idempotent)", async () => {

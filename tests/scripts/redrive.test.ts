@@ -21,10 +21,18 @@ const DLQ_ARN = "arn:aws:sqs:us-east-1:123456789012:scheduler-target-dlq-226c700
 const ROLE = "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b";
 const GATE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev";
 const SES = "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail";
+const SENDER = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev";
 const outputs = path.join(tmp, "outputs.json");
 fs.writeFileSync(
   outputs,
-  JSON.stringify({ deadLetterQueueUrl: DLQ, schedulerRoleArn: ROLE, sendGateArn: GATE, defaultWindowMinutes: 15, region: "us-east-1" }),
+  JSON.stringify({
+    deadLetterQueueUrl: DLQ,
+    schedulerRoleArn: ROLE,
+    sendGateArn: GATE,
+    senderStateMachineArn: SENDER,
+    defaultWindowMinutes: 15,
+    region: "us-east-1",
+  }),
 );
 const arn = (group: string, name: string) => `arn:aws:scheduler:us-east-1:123456789012:schedule/${group}/${name}`;
 const email = (to: string) => ({
@@ -73,6 +81,46 @@ function gateDeadLetter(id: string, name: string): Message {
         scheduled_time: "2026-12-01T14:03:12Z",
       },
       error: { Error: "SesV2.MessageRejectedException", Cause: "Email address is not verified." },
+    }),
+  };
+}
+
+/** A bulk entry as SendBulkEmail takes it (bulk-request.ts bulkEmailEntry), written out by hand. */
+const bulkEntry = (to: string, name: string) => ({
+  Destination: { ToAddresses: [to] },
+  ReplacementEmailContent: { ReplacementTemplate: { ReplacementTemplateData: JSON.stringify({ name }) } },
+  ReplacementHeaders: [
+    { Name: "List-Unsubscribe", Value: `<https://u.example.com/?t=${name}.sig>` },
+    { Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click" },
+  ],
+});
+/** The sender's input (sender-definition.ts) as one invocation of bulk schedule `name` received it. */
+const senderInput = (name: string, entries: [string, string][]) => ({
+  bulk: {
+    FromEmailAddress: "news@mail.example.com",
+    ConfigurationSetName: "sendtime",
+    DefaultContent: { Template: { TemplateName: "spring", TemplateData: "{}" } },
+    DefaultEmailTags: [
+      { Name: "campaign", Value: "spring" },
+      { Name: "step", Value: "1" },
+    ],
+    BulkEmailEntries: entries.map(([id, to]) => bulkEntry(to, id)),
+  },
+  recipients: entries.map(([id]) => id),
+  campaign: "spring",
+  schedule: arn("campaign-spring", name),
+  scheduled_time: "2026-12-01T14:04:31Z",
+});
+const BULK = "bulk.1.20261201T1400Z.0";
+
+/** One entry the bulk sender dead-lettered (sender-definition.ts DeadLetterEntry): its own input, no attributes. */
+function senderDeadLetter(id: string, recipient: string, delivery: "not-sent" | "unknown" = "not-sent"): Message {
+  return {
+    MessageId: id,
+    Body: JSON.stringify({
+      input: senderInput(BULK, [[recipient, `${recipient}@example.com`]]),
+      error: { Error: "MESSAGE_REJECTED", Cause: "Email address is not verified." },
+      delivery,
     }),
   };
 }
@@ -371,6 +419,126 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
     const r = await runMain(redrive, ["--outputs", outputs]);
     assert.strictEqual(r.code, 2);
     assert.match(r.stderr, /give --campaign ID .* or --all/);
+  });
+});
+
+describe("redrive of bulk sends against a local SQS and Scheduler endpoint", function () {
+  this.timeout(30_000);
+  let endpoint: Endpoint | undefined;
+  afterEach(async () => endpoint?.close());
+  const run = async (aws: FakeAws, args: string[], extraEnv: Record<string, string> = {}) => {
+    endpoint = await startEndpoint(aws.answer);
+    return withEnv({ AWS_ENDPOINT_URL_SCHEDULER: endpoint.url, AWS_ENDPOINT_URL_SQS: endpoint.url, ...extraEnv }, () =>
+      runMain(redrive, [...args, "--outputs", outputs]),
+    );
+  };
+  const placeholders = { schedule: "<aws.scheduler.schedule-arn>", scheduled_time: "<aws.scheduler.scheduled-time>" };
+
+  it("re-sends each entry the sender dead-lettered as a one-entry bulk schedule named after its recipient-step", async () => {
+    const aws = new FakeAws([senderDeadLetter("m1", "a7"), senderDeadLetter("m2", "b8")]);
+    const r = await run(aws, ["--campaign", "spring", "--json"]);
+    assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+    assert.deepStrictEqual(aws.queue, [], "both messages deleted");
+    const [a, b] = aws.schedules();
+    assert.deepStrictEqual([a.Name, b.Name], ["a7-1-r1", "b8-1-r1"]);
+    assert.strictEqual(a.Target.Arn, SENDER);
+    assert.strictEqual(a.ActionAfterCompletion, "NONE");
+    assert.strictEqual(a.Description, `sendtime redrive of ${arn("campaign-spring", BULK)} @ 2026-12-01T14:04:31Z entry a7-1`);
+    // The entry byte for byte, in a new occurrence: Scheduler fills in the redriven schedule's own ARN and time.
+    assert.strictEqual(a.Target.Input, JSON.stringify({ ...senderInput(BULK, [["a7", "a7@example.com"]]), ...placeholders }));
+    const report = JSON.parse(r.stdout);
+    assert.deepStrictEqual(
+      report.redriven.map((s: any) => [s.messageId, s.original, s.schedule, s.via, s.error]),
+      [
+        ["m1", BULK, "a7-1-r1", "bulk", "MESSAGE_REJECTED: Email address is not verified."],
+        ["m2", BULK, "b8-1-r1", "bulk", "MESSAGE_REJECTED: Email address is not verified."],
+      ],
+    );
+  });
+
+  it("a second run is idempotent: the entry's schedule (its DeleteMessage failed) is found by name and Description", async () => {
+    const aws = new FakeAws([senderDeadLetter("m1", "a7")]);
+    aws.override = (q) => (q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined);
+    const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
+    assert.strictEqual(first.code, 1);
+    await endpoint!.close();
+    aws.override = () => undefined;
+    const second = await run(aws, ["--campaign", "spring", "--json"]);
+    assert.strictEqual(second.code, 0, second.stdout);
+    const report = JSON.parse(second.stdout);
+    assert.deepStrictEqual(report.redriven, []);
+    assert.deepStrictEqual(
+      report.alreadyRedriven.map((s: any) => s.schedule),
+      ["a7-1-r1"],
+    );
+    assert.deepStrictEqual(
+      aws.schedules().map((s) => s.Name),
+      ["a7-1-r1"],
+    );
+    assert.deepStrictEqual(aws.queue, []);
+  });
+
+  it("a redriven entry that fails again counts on from its own name (a7-1-r1 → a7-1-r2)", async () => {
+    const m = senderDeadLetter("m1", "a7");
+    const body = JSON.parse(m.Body);
+    body.input.schedule = arn("campaign-spring", "a7-1-r1");
+    const aws = new FakeAws([{ MessageId: "m1", Body: JSON.stringify(body) }]);
+    // The failed redrive is still there (redriven schedules stay after firing), with another send's Description.
+    aws.groups.get("campaign-spring")!.set("a7-1-r1", { Name: "a7-1-r1", Description: "sendtime redrive of the first failure" });
+    const r = await run(aws, ["--all"]);
+    assert.strictEqual(r.code, 0, r.stdout);
+    assert.deepStrictEqual(
+      aws.schedules().map((s) => s.Name),
+      ["a7-1-r1", "a7-1-r2"],
+    );
+  });
+
+  it("an entry SES may have sent (delivery unknown) is left and named (exit 1) unless --resend-unknown", async () => {
+    const aws = new FakeAws([senderDeadLetter("m1", "a7", "unknown")]);
+    const r = await run(aws, ["--campaign", "spring"]);
+    assert.strictEqual(r.code, 1, r.stdout);
+    assert.match(r.stdout, /m1 \(spring\): .*entry a7-1: SES may have sent it .*--resend-unknown/);
+    assert.deepStrictEqual(aws.schedules(), []);
+    assert.deepStrictEqual(
+      aws.queue.map((q) => [q.MessageId, q.hidden]),
+      [["m1", false]],
+    );
+    await endpoint!.close();
+    const again = await run(aws, ["--campaign", "spring", "--resend-unknown"]);
+    assert.strictEqual(again.code, 0, again.stdout);
+    assert.deepStrictEqual(
+      aws.schedules().map((s) => s.Name),
+      ["a7-1-r1"],
+    );
+  });
+
+  it("a bulk schedule whose sender Scheduler could not start is redriven whole, as <original>-r1 with every entry", async () => {
+    const entries: [string, string][] = [
+      ["a7", "a7@example.com"],
+      ["b8", "b8@example.com"],
+      ["c9", "c9@example.com"],
+    ];
+    const m = schedulerDeadLetter("m1", "campaign-spring", BULK);
+    m.Body = JSON.stringify(senderInput(BULK, entries));
+    m.MessageAttributes!.TARGET_ARN.StringValue = SENDER;
+    m.MessageAttributes!.ERROR_CODE.StringValue = "StepFunctions.ThrottlingException";
+    const aws = new FakeAws([m]);
+    const r = await run(aws, ["--campaign", "spring"]);
+    assert.strictEqual(r.code, 0, r.stdout);
+    const [s] = aws.schedules();
+    assert.strictEqual(s.Name, `${BULK}-r1`);
+    assert.strictEqual(s.Target.Arn, SENDER);
+    assert.strictEqual(s.Target.Input, JSON.stringify({ ...senderInput(BULK, entries), ...placeholders }));
+  });
+
+  it("a sender's dead letter whose ids do not match its entries is left and named, not sent", async () => {
+    const body = JSON.parse(senderDeadLetter("m1", "a7").Body);
+    body.input.recipients = ["a7", "b8"];
+    const aws = new FakeAws([{ MessageId: "m1", Body: JSON.stringify(body) }]);
+    const r = await run(aws, ["--all"]);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /the bulk sender's dead letter: 2 recipient ids for 1 entries/);
+    assert.deepStrictEqual(aws.schedules(), []);
   });
 });
 

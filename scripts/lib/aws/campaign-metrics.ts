@@ -7,6 +7,7 @@ import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, MetricDataQ
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-events";
 import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
+import { ses } from "../../../infra/rules/quotas";
 import * as readline from "readline";
 import { LaunchRecord } from "../planning/launch-record";
 import {
@@ -218,7 +219,7 @@ async function countPlanDue(
   for await (const text of readline.createInterface({ input: body, crlfDelay: Infinity })) {
     line++;
     if (text === "") continue;
-    let row: { step?: unknown; variant?: unknown; utc?: unknown };
+    let row: { step?: unknown; variant?: unknown; utc?: unknown; entries?: unknown };
     try {
       row = JSON.parse(text);
     } catch {
@@ -227,9 +228,13 @@ async function countPlanDue(
     const t = typeof row.utc === "string" ? Date.parse(row.utc) : NaN;
     if (!Number.isInteger(row.step) || !(row.variant === null || typeof row.variant === "string") || Number.isNaN(t))
       throw new FindingsError(`${where} line ${line}: not a plan row (needs step, variant, utc)`);
+    // A bulk line (plan-row.ts BulkPlanRow) sends each of its entries: the report counts sends, not schedules.
+    const sends = row.entries === undefined ? 1 : Array.isArray(row.entries) ? row.entries.length : 0;
+    if (sends < 1 || sends > ses.maxBulkEntries)
+      throw new FindingsError(`${where} line ${line}: a bulk plan line's entries must be a list of 1 to ${ses.maxBulkEntries}`);
     if (t > to) continue;
     const k = segmentKey(String(row.step), variantDimension(row.variant as string | null));
-    counted.set(k, (counted.get(k) ?? 0) + 1);
+    counted.set(k, (counted.get(k) ?? 0) + sends);
   }
   return true;
 }

@@ -3,6 +3,9 @@
  * Schedule and group names come from infra/rules/naming.ts, as in the planner.
  */
 import {
+  ConflictException,
+  CreateScheduleCommand,
+  CreateScheduleCommandInput,
   DeleteScheduleCommand,
   DeleteScheduleGroupCommand,
   GetScheduleCommand,
@@ -25,6 +28,9 @@ import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringE
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
 import { CREATE_LEAD_MS, inTimeToCreate, MIN_GAP_MINUTES, mayHaveFired, movedSendConflict } from "../../../infra/rules/promises";
 import { FindingsError, UsageError } from "../../../infra/rules/errors";
+import { bulkRecipients, splitBulkEntry } from "../planning/bulk-entries";
+import { BulkHolding, findBulkHoldings } from "./bulk-entries";
+import { isAwsError } from "./clients";
 
 const DAY_MS = 86_400_000;
 
@@ -273,6 +279,8 @@ export interface MoveReport {
   schedule: string;
   group: string;
   from: { expression?: string; timezone?: string };
+  /** A bulk schedule's entry, moved to a one-entry bulk schedule of its own (`schedule`): where it was, what is left. */
+  bulk?: { from: string; entriesLeft: number };
   /**
    * `utc`: the send, or a recurring schedule's next occurrence (null when none is left before its EndDate). A recurring
    * one also has its new StartDate and EndDate (and the EndDate it had), and `goneToday`: the occurrence that has gone
@@ -294,14 +302,22 @@ export type MoveTarget = LocalTime | { hour: number; minute: number };
 
 const hhmm = (t: { hour: number; minute: number }) => `${String(t.hour).padStart(2, "0")}:${String(t.minute).padStart(2, "0")}`;
 
-export async function moveSchedule(
-  d: Deadline,
-  scheduler: SchedulerClient,
-  o: { campaignId: string; recipientId: string; step: number; at: MoveTarget; timezone?: string; now: number },
-): Promise<MoveReport> {
+export interface MoveOptions {
+  campaignId: string;
+  recipientId: string;
+  step: number;
+  at: MoveTarget;
+  timezone?: string;
+  now: number;
+  /** The bulk schedule that holds the recipient's entry (plan.jsonl's schedule_name); default: searched for. */
+  bulkSchedule?: string;
+}
+
+export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: MoveOptions): Promise<MoveReport> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  const current = await getSchedule(d, scheduler, o.campaignId, o.recipientId, o.step);
+  const current = o.bulkSchedule === undefined ? await getSchedule(d, scheduler, o.campaignId, o.recipientId, o.step, true) : undefined;
+  if (current === undefined) return moveBulkEntry(d, scheduler, o);
   const which = `schedule ${Name} (recipient ${o.recipientId}, step ${o.step})`;
   const zone = o.timezone ?? current.ScheduleExpressionTimezone ?? "UTC";
   if (!zoneKnown(zone))
@@ -336,7 +352,9 @@ export async function moveSchedule(
     }
     const t = scheduledTime(zone, utcMs, fold);
     if (!writable(t)) throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
-    await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs });
+    // A one-entry bulk schedule of its own (a moved entry): the recipient's other steps may be entries of bulk ones.
+    const bulkSteps = bulkRecipients(current.Target?.Input ?? "") ? await otherBulkSteps(d, scheduler, o) : undefined;
+    await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs, extra: bulkSteps });
     Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
     to = { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
   }
@@ -365,7 +383,14 @@ const MAX_STEP_PAGES = 20;
 async function refuseIfStepsWouldClash(
   d: Deadline,
   scheduler: SchedulerClient,
-  o: { campaignId: string; recipientId: string; step: number; which: string; utcMs: number },
+  o: {
+    campaignId: string;
+    recipientId: string;
+    step: number;
+    which: string;
+    utcMs: number;
+    extra?: Map<number, { at: number; label: string }>;
+  },
 ): Promise<void> {
   const GroupName = campaignGroupName(o.campaignId);
   const own = scheduleName(o.recipientId, o.step);
@@ -387,9 +412,11 @@ async function refuseIfStepsWouldClash(
       if (step !== undefined && step !== o.step && scheduleName(o.recipientId, step) === s.Name) steps.set(step, s.Name);
     }
   }
-  if (steps.size === 0) return;
   const sends: (number | undefined)[] = [];
   const due = new Map<number, string>();
+  // The recipient's steps held as entries of bulk schedules (none without --bulk).
+  for (const [step, e] of o.extra ?? []) if (step !== o.step) ((sends[step - 1] = e.at), due.set(step, e.label));
+  if (steps.size === 0 && !due.size) return;
   for (const [step, Name] of [...steps].sort((a, b) => a[0] - b[0])) {
     const other = await awsCall(
       d,
@@ -491,28 +518,188 @@ function recurringMove(
 export async function removeSchedule(
   d: Deadline,
   scheduler: SchedulerClient,
-  o: { campaignId: string; recipientId: string; step: number },
-): Promise<{ campaign: string; schedule: string; group: string; removed: true }> {
+  o: { campaignId: string; recipientId: string; step: number; now: number; bulkSchedule?: string },
+): Promise<RemoveReport> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  await awsCall(
-    d,
-    `campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`,
-    (opts) => scheduler.send(new DeleteScheduleCommand({ Name, GroupName }), opts),
-    () => {
-      throw new FindingsError(notFound(o.campaignId, o.recipientId, o.step));
-    },
-  );
-  return { campaign: o.campaignId, schedule: Name, group: GroupName, removed: true };
+  const deleted =
+    o.bulkSchedule === undefined &&
+    (await awsCall(
+      d,
+      `campaign ${o.campaignId}: DeleteSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`,
+      (opts) => scheduler.send(new DeleteScheduleCommand({ Name, GroupName }), opts).then(() => true),
+      () => false,
+    ));
+  if (deleted) return { campaign: o.campaignId, schedule: Name, group: GroupName, removed: true };
+  return removeBulkEntry(d, scheduler, o);
 }
 
-async function getSchedule(d: Deadline, scheduler: SchedulerClient, campaignId: string, recipientId: string, step: number) {
+export interface RemoveReport {
+  campaign: string;
+  schedule: string;
+  group: string;
+  removed: true;
+  /** When the send was an entry of a bulk schedule (`schedule`): the entries it still holds (0: it was deleted). */
+  bulk?: { entriesLeft: number };
+}
+
+/**
+ * The recipient's entry of `step` in a bulk schedule, and the send times of its other steps held in bulk schedules.
+ * Not found: the same finding as a missing schedule of its own, saying where else it looked.
+ */
+async function bulkHolding(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: { campaignId: string; recipientId: string; step: number; bulkSchedule?: string },
+) {
+  const holdings = await findBulkHoldings(d, scheduler, { campaignId: o.campaignId, recipientId: o.recipientId, only: o.bulkSchedule });
+  const mine = holdings.filter((h) => h.step === o.step);
+  const where =
+    o.bulkSchedule === undefined ? "nor an entry of any bulk schedule of the campaign" : `nor an entry of bulk schedule ${o.bulkSchedule}`;
+  if (!mine.length) throw new FindingsError(`${notFound(o.campaignId, o.recipientId, o.step)} (${where})`);
+  if (mine.length > 1)
+    throw new FindingsError(
+      `campaign ${o.campaignId}: recipient ${o.recipientId} step ${o.step} is an entry of ${mine.length} schedules (${mine.map((h) => `${h.name} entry ${h.index + 1}`).join(", ")}): not changed; remove the extra ones first`,
+    );
+  return { holding: mine[0], others: holdings.filter((h) => h.step !== o.step) };
+}
+
+const entryWhich = (o: { recipientId: string; step: number }, h: BulkHolding) =>
+  `recipient ${o.recipientId} step ${o.step} (entry ${h.index + 1} of ${h.entries} of bulk schedule ${h.name})`;
+
+/** The fields of a schedule GetSchedule returned that UpdateSchedule and CreateSchedule take, with a new Input. */
+function withInput(current: GetScheduleCommandOutput, Input: string): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(current)) if (!READ_ONLY_SCHEDULE_FIELDS.has(k) && v !== undefined) input[k] = v;
+  return { ...input, Target: { ...current.Target, Input } };
+}
+
+/**
+ * Removes one entry of a bulk schedule: UpdateSchedule with every other field and every other entry's bytes as they
+ * were (bulk-entries.ts splitBulkEntry), or DeleteSchedule when it was the only one. Not once the schedule may have
+ * fired (promises.ts mayHaveFired): an update does not stop an invocation under way.
+ */
+async function removeBulkEntry(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: { campaignId: string; recipientId: string; step: number; now: number; bulkSchedule?: string },
+): Promise<RemoveReport> {
+  const { holding: h } = await bulkHolding(d, scheduler, o);
+  const GroupName = campaignGroupName(o.campaignId);
+  const which = `campaign ${o.campaignId}: ${entryWhich(o, h)}`;
+  refuseIfMayHaveFired(h.schedule, which, o.now);
+  if (h.entries === 1)
+    await awsCall(d, `${which}: DeleteSchedule ${h.name}`, (opts) =>
+      scheduler.send(new DeleteScheduleCommand({ Name: h.name, GroupName }), opts),
+    );
+  else {
+    const { rest } = splitBulkEntry(h.schedule.Target!.Input!, h.index);
+    await awsCall(d, `${which}: UpdateSchedule ${h.name}`, (opts) =>
+      scheduler.send(new UpdateScheduleCommand(withInput(h.schedule, rest) as unknown as UpdateScheduleCommandInput), opts),
+    );
+  }
+  return { campaign: o.campaignId, schedule: h.name, group: GroupName, removed: true, bulk: { entriesLeft: h.entries - 1 } };
+}
+
+/** The recipient's other steps held as bulk entries, for the in-order and 60-minute checks. */
+async function otherBulkSteps(d: Deadline, scheduler: SchedulerClient, o: { campaignId: string; recipientId: string; step: number }) {
+  const holdings = await findBulkHoldings(d, scheduler, { campaignId: o.campaignId, recipientId: o.recipientId });
+  return bulkStepTimes(holdings.filter((h) => h.step !== o.step));
+}
+
+function bulkStepTimes(holdings: BulkHolding[]): Map<number, { at: number; label: string }> {
+  const times = new Map<number, { at: number; label: string }>();
+  for (const h of holdings) {
+    const zone = h.schedule.ScheduleExpressionTimezone ?? "UTC";
+    const at = zoneKnown(zone) ? atInstant(h.schedule.ScheduleExpression, zone) : undefined;
+    if (at !== undefined)
+      times.set(h.step, { at, label: `entry of ${h.name}, due ${new Date(at).toISOString()}: ${h.schedule.ScheduleExpression} ${zone}` });
+  }
+  return times;
+}
+
+/**
+ * Moves one entry of a bulk schedule: the entry leaves it (UpdateSchedule, every other entry byte for byte) and is
+ * sent by a one-entry bulk schedule of its own at the new time, named as the recipient-step's own schedule
+ * (`<id>-<step>`), so that a later move or remove finds it by name and a re-run meets it. Removed first, created
+ * second: a failed create puts the entry back (UpdateSchedule with the Input as it was), so the send is never held
+ * twice and never dropped silently. An entry alone in its schedule: the schedule itself is moved.
+ */
+async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOptions): Promise<MoveReport> {
+  const { holding: h, others } = await bulkHolding(d, scheduler, o);
+  const GroupName = campaignGroupName(o.campaignId);
+  const which = `campaign ${o.campaignId}: ${entryWhich(o, h)}`;
+  if (!("year" in o.at)) throw new UsageError(`--at ${hhmm(o.at)}: ${entryWhich(o, h)} is a one-time send: give --at YYYY-MM-DDTHH:MM`);
+  const zone = o.timezone ?? h.schedule.ScheduleExpressionTimezone ?? "UTC";
+  if (!zoneKnown(zone))
+    throw new FindingsError(`${which} is in time zone "${zone}", which this Node's time zone data does not know; give --timezone`);
+  refuseIfMayHaveFired(h.schedule, which, o.now);
+  const { utcMs, fold } = zonedInstant(zone, o.at);
+  if (!inTimeToCreate(utcMs, o.now))
+    throw new UsageError(
+      `--at: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now; a send can only move to a time at least a minute ahead`,
+    );
+  const t = scheduledTime(zone, utcMs, fold);
+  if (!writable(t))
+    throw new UsageError(`--at: ${entryWhich(o, h)} would move past 9999-12-31, the last date a schedule can be written for`);
+  await refuseIfStepsWouldClash(d, scheduler, { ...o, which: entryWhich(o, h), utcMs, extra: bulkStepTimes(others) });
+  const time = { ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone };
+  const original = h.schedule.Target!.Input!;
+  const update = (fields: Record<string, unknown>, what: string) =>
+    awsCall(d, `${which}: UpdateSchedule ${h.name} (${what})`, (opts) =>
+      scheduler.send(
+        new UpdateScheduleCommand({ ...withInput(h.schedule, original), ...fields } as unknown as UpdateScheduleCommandInput),
+        opts,
+      ),
+    );
+  const report = (schedule: string): MoveReport => ({
+    campaign: o.campaignId,
+    schedule,
+    group: GroupName,
+    from: { expression: h.schedule.ScheduleExpression, timezone: h.schedule.ScheduleExpressionTimezone },
+    to: { expression: time.ScheduleExpression, timezone: time.ScheduleExpressionTimezone, utc: new Date(utcMs).toISOString() },
+  });
+  if (h.entries === 1) {
+    await update(time, "its only entry: the schedule moves");
+    return report(h.name);
+  }
+  const { rest, alone } = splitBulkEntry(original, h.index);
+  const Name = scheduleName(o.recipientId, o.step);
+  await update({ Target: { ...h.schedule.Target, Input: rest } }, "the entry taken out");
+  const create = { ...withInput(h.schedule, alone), Name, GroupName, ...time } as unknown as CreateScheduleCommandInput;
+  try {
+    await awsCall(d, `${which}: CreateSchedule ${Name} (the entry alone, at ${create.ScheduleExpression} ${t.timezone})`, (opts) =>
+      scheduler.send(new CreateScheduleCommand(create), opts),
+    );
+  } catch (e) {
+    const conflict = e instanceof ConflictException || isAwsError(e, "ConflictException");
+    if (!(e instanceof FindingsError) && !conflict) throw e;
+    const why = e instanceof Error ? e.message : String(e);
+    const back = await update({}, "the entry put back").then(
+      () => "the entry was put back in it: nothing changed",
+      (f) => `putting it back failed too (${f instanceof Error ? f.message : f}): the entry is in neither; its Input: ${alone}`,
+    );
+    throw new FindingsError(`${why}; ${back}`);
+  }
+  return { ...report(Name), bulk: { from: h.name, entriesLeft: h.entries - 1 } };
+}
+
+/** The recipient-step's own schedule; missing: a finding, or undefined with `orNone` (it may be a bulk entry). */
+async function getSchedule(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  campaignId: string,
+  recipientId: string,
+  step: number,
+  orNone = false,
+): Promise<GetScheduleCommandOutput | undefined> {
   const Name = scheduleName(recipientId, step);
   return awsCall(
     d,
     `campaign ${campaignId}: GetSchedule ${Name} (recipient ${recipientId}, step ${step})`,
     (opts) => scheduler.send(new GetScheduleCommand({ Name, GroupName: campaignGroupName(campaignId) }), opts),
     () => {
+      if (orNone) return undefined;
       throw new FindingsError(notFound(campaignId, recipientId, step));
     },
   );

@@ -53,7 +53,7 @@ export interface RedrivenSend {
   group: string;
   /** The redriven send's time, UTC (dry run: what it would be now). */
   at: string;
-  via: "ses" | "gate";
+  via: FailedSend["via"];
   error: string;
 }
 
@@ -222,7 +222,7 @@ async function place(
 ): Promise<{ name: string; at: number; created: boolean } | { reason: string }> {
   const description = redriveDescription(send.identity);
   for (let n = 1; n <= MAX_REDRIVE_GENERATIONS; n++) {
-    const Name = redriveName(send.original, n);
+    const Name = redriveName(send.redriveBase, n);
     const at = redriveAt(Date.now());
     if (!o.dryRun) {
       // The promise every path keeps: never created less than a minute before it is due (a guard: at is 2 minutes on).
@@ -260,7 +260,7 @@ async function place(
     }
     if (existing.Description === description) return { name: Name, at: atOf(existing) ?? at, created: false };
   }
-  return { reason: `${send.identity}: every name up to ${redriveName(send.original, MAX_REDRIVE_GENERATIONS)} is taken by other sends` };
+  return { reason: `${send.identity}: every name up to ${redriveName(send.redriveBase, MAX_REDRIVE_GENERATIONS)} is taken by other sends` };
 }
 
 /** The time of an existing redriven schedule (written in UTC), for the report. */

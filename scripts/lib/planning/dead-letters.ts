@@ -7,11 +7,21 @@
  *   IS_PAYLOAD_TRUNCATED, …). https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html
  * - the send gate (infra/rules/gate-definition.ts), when a capped send fails: the body is `{"input": <GateInput>, "error":
  *   {...}}` and there are no attributes; the input names the schedule (`schedule`, `scheduled_time`).
+ * - the bulk sender (infra/rules/sender-definition.ts), one message per failed entry: `{"input": <SenderInput holding
+ *   that entry alone>, "error", "delivery": "not-sent" | "unknown"}`, no attributes. Scheduler itself dead-letters a
+ *   bulk schedule whose sender it could not start (TARGET_ARN = the sender): the body is the whole SenderInput.
  * The journeys' own queue holds trigger events the enrolment function could not handle, not sends: not read here.
  */
 import { createHash } from "crypto";
-import { CAMPAIGN_PREFIX, campaignIdProblem, CLEANUP_SCHEDULE_NAME, sesSendEmailTargetArn } from "../../../infra/rules/naming";
+import {
+  CAMPAIGN_PREFIX,
+  campaignIdProblem,
+  CLEANUP_SCHEDULE_NAME,
+  scheduleName,
+  sesSendEmailTargetArn,
+} from "../../../infra/rules/naming";
 import { scheduler } from "../../../infra/rules/quotas";
+import { EMAIL_TAGS } from "../../../infra/rules/email-events";
 import { REDRIVE_DELAY_MS } from "../../../infra/rules/promises";
 
 /** One SQS message as ReceiveMessage returns it (the fields read here). */
@@ -30,8 +40,16 @@ export interface FailedSend {
   original: string;
   /** Which send this was, the same for every copy of the message: `<schedule ARN> @ <scheduled time>`. */
   identity: string;
-  /** "ses": the SES universal target (Input = the SendEmail request); "gate": the send gate (Input = GateInput). */
-  via: "ses" | "gate";
+  /**
+   * "ses": the SES universal target (Input = the SendEmail request); "gate": the send gate (Input = GateInput);
+   * "bulk": the bulk sender (Input = SenderInput: one entry from the sender's dead letter, every entry from Scheduler's).
+   */
+  via: "ses" | "gate" | "bulk";
+  /**
+   * The name the redrive counts `-r<N>` on from: the failed schedule's, except for one entry of a bulk schedule,
+   * whose up to 50 entries cannot share one name: the recipient-step's own (`<id>-<step>`, naming.ts scheduleName).
+   */
+  redriveBase: string;
   targetArn: string;
   /** The Input the redriven schedule is created with. */
   input: string;
@@ -49,6 +67,13 @@ export interface Unreadable {
 export interface SendTargets {
   partition: string;
   sendGateArn?: string;
+  /** The bulk sender bulk schedules start (stack output senderStateMachineArn). */
+  senderArn?: string;
+  /**
+   * Redrive a bulk entry the sender marked `delivery: "unknown"` (SES may have sent it: the call failed without saying
+   * nothing was sent). Default: left in the queue, since a redrive may then send it twice.
+   */
+  resendUnknown?: boolean;
 }
 
 const SCHEDULE_ARN = /^arn:([a-z-]+):scheduler:[a-z0-9-]+:\d{12}:schedule\/([0-9A-Za-z_.-]{1,64})\/([0-9A-Za-z_.-]{1,64})$/;
@@ -67,8 +92,13 @@ export function readDeadLetter(m: DeadLetterMessage, targets: SendTargets): Fail
   }
   const scheduleArn = attribute("SCHEDULE_ARN");
   if (scheduleArn !== undefined) return fromScheduler(m, body, scheduleArn, attribute, targets);
+  if (isObject(body) && isObject(body.input) && isObject(body.input.bulk) && typeof body.input.schedule === "string")
+    return fromSender(body, targets);
   if (isObject(body) && isObject(body.input) && typeof body.input.schedule === "string") return fromGate(body, targets);
-  return { reason: "not a dead letter of Scheduler (no SCHEDULE_ARN attribute) nor of the send gate (no input.schedule in its body)" };
+  return {
+    reason:
+      "not a dead letter of Scheduler (no SCHEDULE_ARN attribute) nor of the send gate or the bulk sender (no input.schedule in its body)",
+  };
 }
 
 function fromScheduler(
@@ -91,7 +121,13 @@ function fromScheduler(
     return { campaignId, reason: `${scheduleArn}: no SCHEDULED_TIME attribute, so a second redrive could not be told apart` };
   const targetArn = attribute("TARGET_ARN") ?? "";
   const error = [attribute("ERROR_CODE"), attribute("ERROR_MESSAGE")].filter(Boolean).join(": ") || "unknown error";
-  const base = { ...schedule, identity: `${scheduleArn} @ ${scheduledTime}`, targetArn, error };
+  const base = { ...schedule, redriveBase: schedule.original, identity: `${scheduleArn} @ ${scheduledTime}`, targetArn, error };
+  if (targets.senderArn !== undefined && targetArn === targets.senderArn) {
+    // The sender never started: no entry was sent; the whole schedule is redriven as one bulk schedule.
+    const problem = isObject(body) ? senderInputProblem(body) : "the body is not JSON";
+    if (problem) return { campaignId, reason: `${scheduleArn}: ${problem}` };
+    return { ...base, via: "bulk", input: senderInput(body as Record<string, unknown>) };
+  }
   if (targetArn === sesSendEmailTargetArn(schedule.partition)) {
     if (!isObject(body)) return { campaignId, reason: `${scheduleArn}: the body is not the JSON SendEmail request the schedule sent` };
     return { ...base, via: "ses", input: m.Body! };
@@ -102,7 +138,7 @@ function fromScheduler(
   }
   return {
     campaignId,
-    reason: `${scheduleArn}: target ${targetArn || "(none)"} is not one of the stack's (SES SendEmail${targets.sendGateArn ? " or the send gate" : ""})`,
+    reason: `${scheduleArn}: target ${targetArn || "(none)"} is not one of the stack's (SES SendEmail${targets.sendGateArn ? ", the send gate" : ""}${targets.senderArn ? ", the bulk sender" : ""})`,
   };
 }
 
@@ -120,12 +156,86 @@ function fromGate(body: Record<string, unknown>, targets: SendTargets): FailedSe
   const error = [e.Error, e.Cause].filter((x) => typeof x === "string" && x).join(": ") || "unknown error";
   return {
     ...schedule,
+    redriveBase: schedule.original,
     identity: `${scheduleArn} @ ${input.scheduled_time}`,
     via: "gate",
     targetArn: targets.sendGateArn,
     input: gateInput(input),
     error,
   };
+}
+
+/**
+ * One entry the bulk sender dead-lettered: redriven as a one-entry bulk schedule (the sender again, so its statuses
+ * are read and a failure comes back here), named after the recipient-step. An entry SES may have sent is left unless
+ * `resendUnknown`.
+ */
+function fromSender(body: Record<string, unknown>, targets: SendTargets): FailedSend | Unreadable {
+  const input = body.input as Record<string, unknown>;
+  const scheduleArn = input.schedule as string;
+  const schedule = campaignSchedule(scheduleArn);
+  if ("reason" in schedule) return schedule;
+  const { campaignId } = schedule;
+  const problem = senderInputProblem(input);
+  if (problem) return { campaignId, reason: `${scheduleArn}: the bulk sender's dead letter: ${problem}` };
+  const recipients = input.recipients as string[];
+  if (recipients.length !== 1)
+    return {
+      campaignId,
+      reason: `${scheduleArn}: the bulk sender's dead letter holds ${recipients.length} entries; it writes one per message`,
+    };
+  if (targets.senderArn === undefined)
+    return { campaignId, reason: `${scheduleArn}: a bulk sender's dead letter, but the stack outputs have no senderStateMachineArn` };
+  const step = bulkStep(schedule.original, input.bulk as Record<string, unknown>);
+  if (step === undefined)
+    return {
+      campaignId,
+      reason: `${scheduleArn}: the bulk sender's dead letter names no step (schedule name bulk.<step>.… or a step tag)`,
+    };
+  const e = isObject(body.error) ? body.error : {};
+  const error = [e.Error, e.Cause].filter((x) => typeof x === "string" && x).join(": ") || "unknown error";
+  const recipientSchedule = scheduleName(recipients[0], step);
+  if (body.delivery === "unknown" && !targets.resendUnknown)
+    return {
+      campaignId,
+      reason: `${scheduleArn} entry ${recipientSchedule}: SES may have sent it (${error}; delivery unknown): not redriven, so it is not sent twice; check the address's SEND events, then redrive with --resend-unknown or delete the message`,
+    };
+  return {
+    ...schedule,
+    // A redriven entry's schedule is already named after its recipient-step: count on from it.
+    redriveBase: /^bulk\./.test(schedule.original) ? recipientSchedule : schedule.original,
+    identity: `${scheduleArn} @ ${input.scheduled_time} entry ${recipientSchedule}`,
+    via: "bulk",
+    targetArn: targets.senderArn,
+    input: senderInput(input),
+    error,
+  };
+}
+
+/** Why `input` is not a sender input that can be re-sent as it is, or undefined. */
+function senderInputProblem(input: Record<string, unknown>): string | undefined {
+  const bulk = input.bulk;
+  if (!isObject(bulk) || !Array.isArray(bulk.BulkEmailEntries)) return "no SendBulkEmail request (bulk.BulkEmailEntries)";
+  const recipients = input.recipients;
+  if (!Array.isArray(recipients) || !recipients.every((r) => typeof r === "string" && r)) return "no recipient ids (recipients)";
+  if (recipients.length !== bulk.BulkEmailEntries.length || !recipients.length)
+    return `${recipients.length} recipient ids for ${bulk.BulkEmailEntries.length} entries`;
+  if (typeof input.scheduled_time !== "string" || !input.scheduled_time || input.scheduled_time.length > 40) return "no scheduled_time";
+  return undefined;
+}
+
+/** The step of a bulk schedule: from its name (naming.ts bulkScheduleName), else its step tag. */
+function bulkStep(name: string, bulk: Record<string, unknown>): number | undefined {
+  const fromName = /^bulk\.(\d+)\./.exec(name)?.[1];
+  const tags = Array.isArray(bulk.DefaultEmailTags) ? bulk.DefaultEmailTags : [];
+  const tag = tags.find((t) => isObject(t) && t.Name === EMAIL_TAGS.step);
+  const text = fromName ?? (isObject(tag) && typeof tag.Value === "string" ? tag.Value : undefined);
+  return text !== undefined && /^\d{1,4}$/.test(text) ? Number(text) : undefined;
+}
+
+/** The sender input of the redriven schedule: the same request and recipients, the context of its own run. */
+function senderInput(input: Record<string, unknown>): string {
+  return JSON.stringify({ ...input, ...GATE_CONTEXT });
 }
 
 /** The gate input of the redriven schedule: the same email and campaign, and the context attributes of its own run. */

@@ -64,6 +64,11 @@ export interface CampaignReport {
   /** Sends per hour and variant (SES Send events), every hour of the range. */
   sendCurve: { hour: string; byVariant: Record<string, number> }[];
   noSendsYet: boolean;
+  /**
+   * Bulk launches (--bulk): their schedules and the sends (entries) those hold, from the launch records; null when no
+   * launch was bulk. `scheduled` and `due` count sends (recipient-steps) either way, never bulk schedules.
+   */
+  bulk: { schedules: number; entries: number } | null;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -213,6 +218,7 @@ export function buildReport(o: {
       byVariant: Object.fromEntries(variantNames.map((v) => [v, m.get(v) ?? 0])),
     })),
     noSendsYet: total.sent === 0,
+    bulk: bulkCounts(launches),
   };
 }
 
@@ -316,10 +322,30 @@ export function tableRows(r: CampaignReport): FunnelRow[] {
   return [...r.rows, ...(r.rows.length > 1 ? r.variants : []), ...(r.variants.length > 1 ? [r.total] : [])];
 }
 
+/** What the launcher's summary (kept in the record) says of a bulk plan: its schedules and entries. */
+function bulkCounts(launches: LaunchRecord[]): CampaignReport["bulk"] {
+  let found = false;
+  const sum = { schedules: 0, entries: 0 };
+  for (const r of launches) {
+    const b = r.bulk as { schedules?: unknown; entries?: unknown } | null | undefined;
+    if (!b || !Number.isInteger(b.schedules) || !Number.isInteger(b.entries)) continue;
+    found = true;
+    sum.schedules += b.schedules as number;
+    sum.entries += b.entries as number;
+  }
+  return found ? sum : null;
+}
+
+/** How many sends are scheduled: "N schedules", or with bulk launches "N sends scheduled (M of them in K bulk schedules)". */
+export function scheduledPhrase(r: CampaignReport): string {
+  if (!r.bulk) return `${n(r.total.scheduled)} schedules`;
+  return `${n(r.total.scheduled)} sends scheduled (${n(r.bulk.entries)} of them in ${n(r.bulk.schedules)} bulk schedules)`;
+}
+
 export function formatReport(r: CampaignReport): string {
   const launches = r.launches.length === 1 ? "1 launch" : `${r.launches.length} launches`;
   const lines = [
-    `Campaign ${r.campaign}${r.campaignTag !== r.campaign ? ` (tag ${r.campaignTag})` : ""}: ${launches}, ${n(r.total.scheduled)} schedules, holdout ${n(r.holdoutRecipients)} recipient${r.holdoutRecipients === 1 ? "" : "s"} (not sent)`,
+    `Campaign ${r.campaign}${r.campaignTag !== r.campaign ? ` (tag ${r.campaignTag})` : ""}: ${launches}, ${scheduledPhrase(r)}, holdout ${n(r.holdoutRecipients)} recipient${r.holdoutRecipients === 1 ? "" : "s"} (not sent)`,
     `  events ${r.range.from.slice(0, 16)}Z → ${r.range.to.slice(0, 16)}Z, hourly sums of AWS/SES metrics by campaign, step, variant`,
   ];
   if (r.noSendsYet) lines.push("  no sends yet: every count below except scheduled is zero");

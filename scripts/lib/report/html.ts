@@ -13,6 +13,7 @@ import {
   n,
   pct,
   RATES_IN_WORDS,
+  scheduledPhrase,
   tableRows,
   TEST_IN_WORDS,
   verdict,
@@ -44,7 +45,7 @@ tr.total td { font-weight: 600; border-top: 2px solid #9ca3af; } td small { colo
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
-<div class="meta">${r.launches.length} launch${r.launches.length === 1 ? "" : "es"} · ${n(r.total.scheduled)} schedules · holdout ${n(r.holdoutRecipients)} recipients (not sent) · events ${escapeHtml(r.range.from.slice(0, 16))}Z – ${escapeHtml(r.range.to.slice(0, 16))}Z</div>
+<div class="meta">${r.launches.length} launch${r.launches.length === 1 ? "" : "es"} · ${escapeHtml(scheduledPhrase(r))} · holdout ${n(r.holdoutRecipients)} recipients (not sent) · events ${escapeHtml(r.range.from.slice(0, 16))}Z – ${escapeHtml(r.range.to.slice(0, 16))}Z</div>
 ${r.noSendsYet ? '<p class="note">No sends yet: every count except scheduled is zero.</p>' : ""}
 <p class="verdict"><b>Verdict:</b> ${escapeHtml(verdict(r))}</p>
 <h2>Per step and variant</h2>
