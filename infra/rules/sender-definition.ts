@@ -346,6 +346,11 @@ const OPT_OUT_KEY_OF = "$lowercase($p.entry.Destination.ToAddresses[0])";
  * unprocessed at the end, fail their entries unsent. Then opted-out entries leave `pending`, counted.
  */
 function optOutStates(p: SenderParameters, optOuts: { tableName: string }, next: string) {
+  return { ...lookUpStates(p, optOuts), ...dropStates(p, next) };
+}
+
+/** The BatchGetItem rounds: unprocessed keys asked again after a backoff, until OPT_OUT_LOOKUP.maxRetries. */
+function lookUpStates(p: SenderParameters, optOuts: { tableName: string }) {
   const S = SENDER_STATES;
   const table = JSON.stringify(optOuts.tableName);
   const keyOf = (fn: string) => `function($p) { ${fn.replace("$KEY", OPT_OUT_KEY_OF)} }`;
@@ -395,6 +400,15 @@ function optOutStates(p: SenderParameters, optOuts: { tableName: string }, next:
 ) %}`),
       Next: S.lookUpOptOuts,
     },
+  };
+}
+
+/** Entries whose look-up failed are failed unsent; opted-out ones leave `pending`, counted. */
+function dropStates(p: SenderParameters, next: string) {
+  const S = SENDER_STATES;
+  const keyOf = (fn: string) => `function($p) { ${fn.replace("$KEY", OPT_OUT_KEY_OF)} }`;
+  const r = OPT_OUT_LOOKUP;
+  return {
     [S.lookUpFailed]: {
       Type: "Pass",
       Comment: "An entry whose address could not be looked up is not sent: it is dead-lettered as not sent, with the error.",

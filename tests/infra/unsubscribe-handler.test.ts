@@ -92,9 +92,9 @@ class FakeOptOuts {
     assert.deepStrictEqual(Object.keys(req.Key), ["address"]);
     // The endpoint's one expression, applied as DynamoDB documents if_not_exists: the first time is kept.
     assert.strictEqual(req.UpdateExpression, "SET #since = if_not_exists(#since, :now)");
-    const since = req.ExpressionAttributeNames["#since"];
-    const address = req.Key.address.S;
-    const item = this.items.get(address) ?? { address: { S: address } };
+    const since: string = req.ExpressionAttributeNames["#since"];
+    const address: string = req.Key.address.S;
+    const item: Record<string, { S: string }> = this.items.get(address) ?? { address: { S: address } };
     item[since] ??= req.ExpressionAttributeValues[":now"];
     this.items.set(address, item);
     return { json: {} };
