@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { bulkSenderStatements, fanOutTrustPolicy, policyDocument } from "./iam";
 import { CAPPED_METRIC, FrequencyCap } from "./rules/gate-definition";
 import { ArnScope } from "./rules/naming";
-import { senderDefinition } from "./rules/sender-definition";
+import { OPT_OUT_METRIC, senderDefinition } from "./rules/sender-definition";
 
 export interface BulkSenderArgs {
   /** The account and Region the sender acts in. */
@@ -22,6 +22,13 @@ export interface BulkSenderArgs {
    * @example { cap: { max: 2, per: "day" }, tableArn: gate.table.arn, tableName: gate.table.name }
    */
   gate?: { cap: FrequencyCap; tableArn: pulumi.Input<string>; tableName: pulumi.Input<string> };
+  /**
+   * The unsubscribe endpoint's opt-out table: every entry is looked up there before SendBulkEmail, and an opted-out
+   * one is not sent.
+   * @default none: no look-up (a stack without the endpoint)
+   * @example { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name }
+   */
+  optOuts?: { tableArn: pulumi.Input<string>; tableName: pulumi.Input<string> };
   /**
    * Customer-managed KMS key of the dead-letter queue (and the gate's table).
    * @default AWS-managed encryption
@@ -63,8 +70,8 @@ export class BulkSender extends pulumi.ComponentResource {
 
     function allowSending() {
       const policy = pulumi
-        .all([scope, args.identityArn, args.configurationSetArn, args.deadLetterQueueArn, args.gate?.tableArn])
-        .apply(([s, identityArn, configurationSetArn, deadLetterQueueArn, tableArn]) =>
+        .all([scope, args.identityArn, args.configurationSetArn, args.deadLetterQueueArn, args.gate?.tableArn, args.optOuts?.tableArn])
+        .apply(([s, identityArn, configurationSetArn, deadLetterQueueArn, tableArn, optOutTableArn]) =>
           JSON.stringify(
             policyDocument(
               bulkSenderStatements({
@@ -73,6 +80,7 @@ export class BulkSender extends pulumi.ComponentResource {
                 configurationSetArn,
                 deadLetterQueueArn,
                 gate: tableArn ? { tableArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
+                optOuts: optOutTableArn ? { tableArn: optOutTableArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
                 kmsKeyArn: args.kmsKeyArn,
               }),
             ),
@@ -82,17 +90,20 @@ export class BulkSender extends pulumi.ComponentResource {
     }
 
     function createStateMachine() {
-      const definition = pulumi.all([scope, args.deadLetterQueueUrl, args.gate?.tableName]).apply(([s, deadLetterQueueUrl, tableName]) =>
-        JSON.stringify(
-          senderDefinition({
-            partition: s.partition,
-            deadLetterQueueUrl,
-            gate: args.gate && tableName ? { cap: args.gate.cap, tableName } : undefined,
-          }),
-          null,
-          2,
-        ),
-      );
+      const definition = pulumi
+        .all([scope, args.deadLetterQueueUrl, args.gate?.tableName, args.optOuts?.tableName])
+        .apply(([s, deadLetterQueueUrl, tableName, optOutTableName]) =>
+          JSON.stringify(
+            senderDefinition({
+              partition: s.partition,
+              deadLetterQueueUrl,
+              gate: args.gate && tableName ? { cap: args.gate.cap, tableName } : undefined,
+              optOuts: optOutTableName ? { tableName: optOutTableName } : undefined,
+            }),
+            null,
+            2,
+          ),
+        );
       return new aws.sfn.StateMachine(
         name,
         { name: args.stateMachineName, type: "EXPRESS", roleArn: role.arn, definition },

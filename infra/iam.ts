@@ -19,7 +19,7 @@ import {
   STATES_SERVICE,
   stateMachineArn,
 } from "./rules/naming";
-import { UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
+import { OPT_OUT_READ_ACTIONS, OPT_OUT_WRITE_ACTIONS, UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
 
 export interface PolicyStatement {
   Sid?: string;
@@ -187,6 +187,8 @@ export interface BulkSenderGrants {
   deadLetterQueueArn: string;
   /** With a frequency cap: the gate's table, which the sender admits entries against, and the capped-send metric. */
   gate?: { tableArn: string; metricNamespace: string };
+  /** With the unsubscribe endpoint: its opt-out table, which the sender reads (only), and the opted-out metric. */
+  optOuts?: { tableArn: string; metricNamespace: string };
   kmsKeyArn?: string;
 }
 
@@ -200,6 +202,18 @@ export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
     { Sid: "SendBulkEmail", Effect: "Allow", Action: "ses:SendBulkEmail", Resource: sesSendResources({ ...g, contactListArn: undefined }) },
     { Sid: "DeadLetterEntries", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
+  if (g.optOuts) {
+    statements.push({ Sid: "LookUpOptOuts", Effect: "Allow", Action: [...OPT_OUT_READ_ACTIONS], Resource: g.optOuts.tableArn });
+    // Without a cap, the opted-out count needs its own grant (with one, CountCappedEntries covers the namespace).
+    if (!g.gate)
+      statements.push({
+        Sid: "CountOptedOutEntries",
+        Effect: "Allow",
+        Action: "cloudwatch:PutMetricData",
+        Resource: "*",
+        Condition: { StringEquals: { "cloudwatch:namespace": g.optOuts.metricNamespace } },
+      });
+  }
   if (g.gate) {
     statements.push(
       { Sid: "AdmitEntries", Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"], Resource: g.gate.tableArn },
@@ -213,7 +227,7 @@ export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
       },
     );
   }
-  return [...statements, ...keyUse(g.gate ? "TableAndQueueEncryption" : "DeadLetterEncryption", g.kmsKeyArn)];
+  return [...statements, ...keyUse(g.gate || g.optOuts ? "TableAndQueueEncryption" : "DeadLetterEncryption", g.kmsKeyArn)];
 }
 
 /** The role the unsubscribe function runs as. */
@@ -225,19 +239,24 @@ export interface UnsubscribeGrants {
   /** The contact list whose topic it opts addresses out of. */
   contactListArn: string;
   logGroupArn: string;
-  /** The parameter's customer-managed key, when it has one (the AWS managed aws/ssm key needs no grant). */
+  /** The opt-out table it records each opt-out in (UpdateItem only: no read, no delete). */
+  optOutTableArn: string;
+  /** The customer-managed key of the parameter and the table, when there is one (AWS managed keys need no grant). */
   kmsKeyArn?: string;
 }
 
 /**
- * The public unsubscribe function: read its key, read and write contacts of its one contact list, log. No send, no
+ * The public unsubscribe function: read its key, read and write contacts of its one contact list, record an opt-out in
+ * its one table, log. No send, no
  * wildcard: anyone on the internet can invoke it, so its role holds only what opting out takes.
  */
 export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
   return [
     { Sid: "ReadSigningKey", Effect: "Allow", Action: "ssm:GetParameter", Resource: g.keyParameterArn },
-    ...(g.kmsKeyArn ? [{ Sid: "DecryptSigningKey", Effect: "Allow" as const, Action: "kms:Decrypt", Resource: g.kmsKeyArn }] : []),
     { Sid: "OptOut", Effect: "Allow", Action: [...UNSUBSCRIBE_SES_ACTIONS], Resource: g.contactListArn },
+    { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
+    // The customer-managed key decrypts the signing key and encrypts the table's items.
+    ...keyUse("SigningKeyAndTableEncryption", g.kmsKeyArn),
     { Sid: "Logs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${g.logGroupArn}:*` },
   ];
 }

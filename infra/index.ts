@@ -69,18 +69,6 @@ const gate = config.frequencyCap
     })
   : undefined;
 
-// Bulk schedules start the bulk sender; with a cap it admits each entry against the gate's table itself.
-const bulkSender = new BulkSender("bulk-sender", {
-  scope,
-  stateMachineName: senderName(pulumi.getStack()),
-  identityArn: sender.identityArn,
-  configurationSetArn: sender.configurationSetArn,
-  deadLetterQueueArn: target.deadLetterQueue.arn,
-  deadLetterQueueUrl: target.deadLetterQueue.url,
-  gate: gate && config.frequencyCap ? { cap: config.frequencyCap, tableArn: gate.table.arn, tableName: gate.table.name } : undefined,
-  kmsKeyArn: config.kmsKeyArn,
-});
-
 // With unsubscribe configured: bulk sends' one-click unsubscribe (SendBulkEmail has no list management).
 const unsubscribe =
   config.unsubscribe && sender.contactListName && sender.contactListArn
@@ -93,6 +81,20 @@ const unsubscribe =
         logRetentionDays: config.logRetentionDays,
       })
     : undefined;
+
+// Bulk schedules start the bulk sender; with a cap it admits each entry against the gate's table itself.
+const bulkSender = new BulkSender("bulk-sender", {
+  scope,
+  stateMachineName: senderName(pulumi.getStack()),
+  identityArn: sender.identityArn,
+  configurationSetArn: sender.configurationSetArn,
+  deadLetterQueueArn: target.deadLetterQueue.arn,
+  deadLetterQueueUrl: target.deadLetterQueue.url,
+  gate: gate && config.frequencyCap ? { cap: config.frequencyCap, tableArn: gate.table.arn, tableName: gate.table.name } : undefined,
+  // Opt-outs recorded by the endpoint: SendBulkEmail has no ListManagementOptions, so SES would not filter them.
+  optOuts: unsubscribe ? { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name } : undefined,
+  kmsKeyArn: config.kmsKeyArn,
+});
 
 const fanOut = new FanOut("fanout", {
   scope,
@@ -178,6 +180,8 @@ export const senderStateMachineArn = bulkSender.arn;
 /** One-click unsubscribe for bulk sends (with sendtime:unsubscribe*): the endpoint and the SSM parameter of its key. */
 export const unsubscribeUrl = unsubscribe?.url;
 export const unsubscribeKeyParameter = unsubscribe?.keyParameterName;
+/** The table of addresses opted out through the endpoint (the bulk sender reads it before every send). */
+export const optOutTableName = unsubscribe?.optOutTable.name;
 
 /** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
 export const templateNames = templates?.names;

@@ -4,7 +4,7 @@ import { bundleUnsubscribeHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
 import { HANDLER_RUNTIME } from "./journeys";
 import { ArnScope } from "./rules/naming";
-import { newUnsubscribeKeyValue } from "./rules/unsubscribe-endpoint";
+import { newUnsubscribeKeyValue, OPT_OUT_KEY } from "./rules/unsubscribe-endpoint";
 
 /**
  * Instances of the function at once: bounds the SES contact-list calls (each click is one read and at most one write)
@@ -20,8 +20,8 @@ export interface UnsubscribeEndpointArgs {
   contactListArn: pulumi.Input<string>;
   topicName: string;
   /**
-   * Customer-managed KMS key for the signing key's parameter.
-   * @default the AWS managed key aws/ssm
+   * Customer-managed KMS key for the signing key's parameter and the opt-out table.
+   * @default the AWS managed keys aws/ssm and aws/dynamodb
    */
   kmsKeyArn?: string;
   /** Days the function's logs are kept. */
@@ -32,12 +32,16 @@ export interface UnsubscribeEndpointArgs {
  * One-click unsubscribe (RFC 8058) for bulk sends, which SES's list management does not cover: a public Lambda
  * function URL (infra/handlers/unsubscribe.ts) that verifies each link's signed token and opts its address out of the
  * contact list's topic, and the signing key in an SSM SecureString parameter, generated once when the stack creates it.
+ * It also records each opt-out in a DynamoDB table of its own, which the bulk sender reads before every SendBulkEmail
+ * (SES filters only sends that carry ListManagementOptions; SendBulkEmail cannot).
  */
 export class UnsubscribeEndpoint extends pulumi.ComponentResource {
   /** The endpoint's base URL: links are `<url>?t=<token>`. */
   public readonly url: pulumi.Output<string>;
   /** The name of the SSM parameter that holds the signing key (the launcher reads it to sign). */
   public readonly keyParameterName: pulumi.Output<string>;
+  /** The opt-out table: one item per address opted out here, keyed by the address as its token names it. */
+  public readonly optOutTable: aws.dynamodb.Table;
   public readonly function: aws.lambda.Function;
   public readonly role: aws.iam.Role;
 
@@ -48,6 +52,7 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
     const functionName = `sendtime-${name}-${pulumi.getStack()}`;
 
     const key = createSigningKey();
+    const optOutTable = createOptOutTable();
     const logGroup = createLogGroup();
     const role = createRole();
     const permissions = allowOptingOut();
@@ -56,9 +61,10 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
 
     this.url = url.functionUrl;
     this.keyParameterName = key.name;
+    this.optOutTable = optOutTable;
     this.function = fn;
     this.role = role;
-    this.registerOutputs({ url: this.url, keyParameterName: this.keyParameterName });
+    this.registerOutputs({ url: this.url, keyParameterName: this.keyParameterName, optOutTableName: optOutTable.name });
 
     /**
      * SSM rather than Secrets Manager: a standard SecureString parameter costs nothing and the function reads it
@@ -76,6 +82,24 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
           ...(args.kmsKeyArn ? { keyId: args.kmsKeyArn } : {}),
         },
         { parent, ignoreChanges: ["value"], additionalSecretOutputs: ["value"] },
+      );
+    }
+
+    /**
+     * On-demand (opt-outs are rare; each bulk schedule reads its ≤ 50 keys once), encrypted, recoverable: it holds the
+     * addresses that asked to get no more mail, so losing it would send them bulk mail again.
+     */
+    function createOptOutTable() {
+      return new aws.dynamodb.Table(
+        `${name}-opt-outs`,
+        {
+          billingMode: "PAY_PER_REQUEST",
+          hashKey: OPT_OUT_KEY,
+          attributes: [{ name: OPT_OUT_KEY, type: "S" }],
+          serverSideEncryption: { enabled: true, ...(args.kmsKeyArn ? { kmsKeyArn: args.kmsKeyArn } : {}) },
+          pointInTimeRecovery: { enabled: true },
+        },
+        { parent },
       );
     }
 
@@ -100,10 +124,12 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
 
     function allowOptingOut() {
       const policy = pulumi
-        .all([key.arn, args.contactListArn, logGroup.arn])
-        .apply(([keyParameterArn, contactListArn, logGroupArn]) =>
+        .all([key.arn, args.contactListArn, logGroup.arn, optOutTable.arn])
+        .apply(([keyParameterArn, contactListArn, logGroupArn, optOutTableArn]) =>
           JSON.stringify(
-            policyDocument(unsubscribeStatements({ keyParameterArn, contactListArn, logGroupArn, kmsKeyArn: args.kmsKeyArn })),
+            policyDocument(
+              unsubscribeStatements({ keyParameterArn, contactListArn, logGroupArn, optOutTableArn, kmsKeyArn: args.kmsKeyArn }),
+            ),
           ),
         );
       return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
@@ -127,8 +153,10 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
           environment: {
             variables: {
               SENDTIME_UNSUBSCRIBE: pulumi
-                .all([args.contactListName, key.name])
-                .apply(([contactListName, keyParameter]) => JSON.stringify({ contactListName, topicName: args.topicName, keyParameter })),
+                .all([args.contactListName, key.name, optOutTable.name])
+                .apply(([contactListName, keyParameter, optOutTableName]) =>
+                  JSON.stringify({ contactListName, topicName: args.topicName, keyParameter, optOutTable: optOutTableName }),
+                ),
             },
           },
           loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },

@@ -3,9 +3,12 @@
  * infra/unsubscribe-endpoint.ts). Bulk sends carry `List-Unsubscribe: <URL?t=TOKEN>` and `List-Unsubscribe-Post:
  * List-Unsubscribe=One-Click` (infra/rules/unsubscribe.ts), since SendBulkEmail has no ListManagementOptions.
  *
- * - POST with the body `List-Unsubscribe=One-Click` (RFC 8058 §3.1; urlencoded or multipart): verifies the token and
- *   opts its address out of the topic in the SES contact list. Idempotent: an address already opted out is left as
- *   it is (200 again), one not yet in the list is created opted out.
+ * - POST with the body `List-Unsubscribe=One-Click` (RFC 8058 §3.1; urlencoded or multipart): verifies the token,
+ *   records its address in the stack's opt-out table (which the bulk sender reads before every SendBulkEmail: SES
+ *   filters only sends that carry ListManagementOptions, and bulk sends cannot), then opts it out of the topic in the
+ *   SES contact list (which filters the plain sends). Idempotent: an address already opted out is left as it is (200
+ *   again), one not yet in the list is created opted out. 200 only when both are recorded; otherwise 503 and the
+ *   mail client's retry, or the user's next click, records what is missing.
  * - GET: a small page whose button POSTs the same (a link scanner that fetches the URL unsubscribes nobody).
  * - A token that is malformed or not signed with the stack's key: 400, and no SES call.
  * - More than SOURCE_LIMIT requests a minute from one source address (per function instance): 429.
@@ -13,12 +16,13 @@
  * Logs hold no address: one JSON line per request with its outcome.
  *
  * Configuration (environment, set by the stack): SENDTIME_UNSUBSCRIBE = {"contactListName", "topicName",
- * "keyParameter"}.
+ * "keyParameter", "optOutTable"}.
  */
 import { CreateContactCommand, GetContactCommand, SESv2Client, TopicPreference, UpdateContactCommand } from "@aws-sdk/client-sesv2";
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { unsubscribeKeyFromParameter } from "../rules/unsubscribe-endpoint";
 import { verifyUnsubscribeToken } from "../rules/unsubscribe";
+import { recordOptOut } from "./opt-out-table";
 
 /** The client classes the handler uses (its bundled copies): tests mock them with aws-sdk-client-mock. */
 export { SESv2Client, SSMClient };
@@ -35,6 +39,8 @@ export interface UnsubscribeSettings {
   contactListName: string;
   topicName: string;
   keyParameter: string;
+  /** The opt-out table's name. */
+  optOutTable: string;
 }
 
 /** A Lambda function URL request (payload format 2.0), the fields used. */
@@ -54,6 +60,8 @@ export interface FunctionUrlResponse {
 
 interface State {
   settings: UnsubscribeSettings;
+  region: string;
+  env: NodeJS.ProcessEnv;
   ses: SESv2Client;
   ssm: SSMClient;
   key?: Buffer;
@@ -81,6 +89,11 @@ export async function handler(request: FunctionUrlRequest): Promise<FunctionUrlR
   if (address === undefined) return done("bad-token", page(400, "This unsubscribe link is not valid."));
   if (method === "GET") return done("confirm", confirmPage(token));
   if (!isOneClick(request)) return done("not-one-click", page(400, 'A one-click unsubscribe POST carries "List-Unsubscribe=One-Click".'));
+  try {
+    await recordOptOut({ tableName: state.settings.optOutTable, region: state.region, env: state.env }, address, new Date());
+  } catch (e) {
+    return done("table-error", page(503, "Unsubscribing failed for now: try again in a minute."), { "Retry-After": "60" }, e);
+  }
   try {
     const outcome = await optOut(state, address);
     return done(outcome, page(200, "You are unsubscribed. You will get no more of these emails."));
@@ -186,10 +199,10 @@ function loadState(env: NodeJS.ProcessEnv): State {
   } catch {
     throw new Error(`environment ${UNSUBSCRIBE_ENV} is missing or not JSON`);
   }
-  if (!settings?.contactListName || !settings.topicName || !settings.keyParameter)
-    throw new Error(`environment ${UNSUBSCRIBE_ENV} lacks contactListName, topicName or keyParameter`);
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  return { settings, ses: new SESv2Client({ region, ...client }), ssm: new SSMClient({ region, ...client }) };
+  if (!settings?.contactListName || !settings.topicName || !settings.keyParameter || !settings.optOutTable)
+    throw new Error(`environment ${UNSUBSCRIBE_ENV} lacks contactListName, topicName, keyParameter or optOutTable`);
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || "";
+  return { settings, region, env, ses: new SESv2Client({ region, ...client }), ssm: new SSMClient({ region, ...client }) };
 }
 
 /** Forget the loaded configuration, the key and the rate counts (tests change them between cases). */

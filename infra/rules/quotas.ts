@@ -84,6 +84,12 @@ export const ses = {
   complaintRateWarning: 0.001,
 } as const;
 
+/** DynamoDB — https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html */
+export const dynamodb = {
+  /** Keys of one BatchGetItem call (and no key twice). */
+  maxBatchGetKeys: 100,
+} as const;
+
 /** SQS — the longest a dead-lettered send can wait for a human. */
 export const sqs = {
   maxRetentionSeconds: 1_209_600,

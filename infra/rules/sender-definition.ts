@@ -25,6 +25,13 @@
  * skipped, a capped entry is dropped and counted (CappedSends, per campaign), the rest are sent; an entry that fails
  * after its admission gives the admission back before it is dead-lettered.
  *
+ * With an opt-out table (`optOuts`: the unsubscribe endpoint records every one-click opt-out there), the sender looks
+ * its pending entries up before anything else (SendBulkEmail has no ListManagementOptions, so SES would not filter
+ * them): one BatchGetItem of at most dynamodb.maxBatchGetKeys keys, its UnprocessedKeys asked again with backoff; an
+ * opted-out entry is dropped and counted (OptedOutSends, per campaign), never sent and never dead-lettered. An entry
+ * whose look-up fails (the call, or keys still unprocessed after OPT_OUT_LOOKUP.maxRetries) is not sent: it is
+ * dead-lettered "not-sent" with the error, never sent unchecked.
+ *
  * Dead letters: one SQS message per entry, `{"input": <this input holding that entry alone>, "error": {"Error",
  * "Cause"}, "delivery": "not-sent" | "unknown"}` (`release_error` too when giving back its admission failed): the
  * gate's `{input, error}` shape, so a redrive re-sends `input` as it is. The execution then fails
@@ -40,7 +47,8 @@ import {
   releaseArguments,
 } from "./gate-definition";
 import { sdkIntegrationArn } from "./naming";
-import { ses } from "./quotas";
+import { dynamodb, ses } from "./quotas";
+import { OPT_OUT_KEY } from "./unsubscribe-endpoint";
 
 export interface SenderParameters {
   partition: string;
@@ -50,7 +58,18 @@ export interface SenderParameters {
    * @default none: every entry is sent
    */
   gate?: Admissions;
+  /**
+   * The unsubscribe endpoint's opt-out table: every entry is looked up there and an opted-out one is not sent.
+   * @default none: no look-up (a stack without sendtime:unsubscribe* has no endpoint)
+   * @example { tableName: "unsubscribe-opt-outs-1a2b3c4" }
+   */
+  optOuts?: { tableName: string };
 }
+
+/** The metric of entries dropped because their address opted out after the plan was made. */
+export const OPT_OUT_METRIC = { namespace: CAPPED_METRIC.namespace, name: "OptedOutSends" } as const;
+/** How keys DynamoDB left unprocessed are asked again: rounds after the first, and the backoff between them. */
+export const OPT_OUT_LOOKUP = { maxRetries: 1, intervalSeconds: 1, backoffRate: 2, maxDelaySeconds: 4 } as const;
 
 /** The entry statuses worth another try within the execution: the account's rate, or a passing failure. */
 export const TRANSIENT_ENTRY_STATUSES = ["ACCOUNT_THROTTLED", "TRANSIENT_FAILURE"] as const;
@@ -108,7 +127,7 @@ function busyCallWorstSeconds(): number {
  * every backoff at its cap. It must stay under EXPRESS's 5 minutes, or Step Functions would end it mid-way and
  * entries still pending would be lost.
  */
-export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, capped = true): number {
+export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, capped = true, checked = true): number {
   const waves = (concurrency: number) => Math.ceil(entries / concurrency);
   let call = CALL_RETRY.timeoutSeconds;
   for (let a = 0; a < CALL_RETRY.maxAttempts; a++)
@@ -119,12 +138,23 @@ export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, cap
   // Admission (update, then look-up when refused), the capped metric, release and dead letter of each entry.
   const busy = busyCallWorstSeconds();
   const admit = capped ? waves(SENDER_CONCURRENCY.admissions) * 2 * busy + busy : 0;
+  // The opt-out look-up: every round slow and retried, every backoff at its cap, then the opted-out metric (one try).
+  let lookUp = checked ? busy * (1 + OPT_OUT_LOOKUP.maxRetries) + BUSY_CALL_SECONDS : 0;
+  for (let r = 0; checked && r < OPT_OUT_LOOKUP.maxRetries; r++)
+    lookUp += Math.min(OPT_OUT_LOOKUP.intervalSeconds * OPT_OUT_LOOKUP.backoffRate ** r, OPT_OUT_LOOKUP.maxDelaySeconds);
   const deadLetter = waves(SENDER_CONCURRENCY.deadLetters) * (capped ? 2 : 1) * busy;
-  return total + admit + deadLetter;
+  return total + lookUp + admit + deadLetter;
 }
 
 export const SENDER_STATES = {
   prepare: "Prepare",
+  lookUpOptOuts: "LookUpOptOuts",
+  unprocessed: "AnyUnprocessed",
+  lookUpBackoff: "LookUpBackoff",
+  lookUpFailed: "LookUpFailed",
+  dropOptedOut: "DropOptedOut",
+  anyOptedOut: "AnyOptedOut",
+  countOptedOut: "CountOptedOut",
   admit: "AdmitEntries",
   admitEntry: "AdmitEntry",
   lookUpEntry: "LookUpEntry",
@@ -157,6 +187,8 @@ const gateView = (item: string, input: string) =>
 export function senderDefinition(p: SenderParameters): Record<string, unknown> {
   const S = SENDER_STATES;
   const capped = p.gate !== undefined;
+  const afterOptOuts = capped ? S.admit : S.anyPending;
+  const checked = p.optOuts !== undefined;
   return {
     Comment: `sendtime bulk sender: SendBulkEmail, transient entries retried alone, each failed entry dead-lettered${capped ? `; at most ${p.gate!.cap.max} sends per address per ${p.gate!.cap.per} (UTC)` : ""}`,
     QueryLanguage: "JSONata",
@@ -165,9 +197,10 @@ export function senderDefinition(p: SenderParameters): Record<string, unknown> {
       [S.prepare]: {
         Type: "Pass",
         Comment: "Pairs each entry with its recipient id; counts start at zero.",
-        Output: `{% { 'input': $states.input, 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i] } })], 'failed': [], 'sent': 0, 'capped': 0, 'repeats': 0, 'round': 0 } %}`,
-        Next: capped ? S.admit : S.anyPending,
+        Output: `{% { 'input': $states.input, 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i] } })], 'failed': [], 'sent': 0, 'capped': 0, 'repeats': 0, 'round': 0${checked ? ", 'opted_out': 0" : ""} } %}`,
+        Next: checked ? S.lookUpOptOuts : afterOptOuts,
       },
+      ...(p.optOuts ? optOutStates(p, p.optOuts, afterOptOuts) : {}),
       ...(p.gate ? admissionStates(p, p.gate) : {}),
       [S.anyPending]: {
         Type: "Choice",
@@ -296,7 +329,134 @@ function endStates(p: SenderParameters) {
     },
     [S.done]: {
       Type: "Succeed",
-      Output: "{% { 'sent': $states.input.sent, 'capped': $states.input.capped, 'repeats': $states.input.repeats } %}",
+      Output: `{% { 'sent': $states.input.sent, 'capped': $states.input.capped, 'repeats': $states.input.repeats${p.optOuts ? ", 'opted_out': $states.input.opted_out" : ""} } %}`,
+    },
+  };
+}
+
+/**
+ * JSONata: the opt-out key of a pending entry `$p`, as the endpoint records it (unsubscribeAddress: trimmed,
+ * lower-cased). Addresses in a plan are 7-bit ASCII atoms without white space (email.ts), so lower-casing is enough.
+ */
+const OPT_OUT_KEY_OF = "$lowercase($p.entry.Destination.ToAddresses[0])";
+
+/**
+ * The opt-out look-up: `unchecked` holds the keys still to ask (distinct: BatchGetItem refuses a repeated key),
+ * `opted` the keys found. Keys DynamoDB leaves unprocessed are asked again with backoff; a failed call, or keys still
+ * unprocessed at the end, fail their entries unsent. Then opted-out entries leave `pending`, counted.
+ */
+function optOutStates(p: SenderParameters, optOuts: { tableName: string }, next: string) {
+  return { ...lookUpStates(p, optOuts), ...dropStates(p, next) };
+}
+
+/** The BatchGetItem rounds: unprocessed keys asked again after a backoff, until OPT_OUT_LOOKUP.maxRetries. */
+function lookUpStates(p: SenderParameters, optOuts: { tableName: string }) {
+  const S = SENDER_STATES;
+  const table = JSON.stringify(optOuts.tableName);
+  const keyOf = (fn: string) => `function($p) { ${fn.replace("$KEY", OPT_OUT_KEY_OF)} }`;
+  const r = OPT_OUT_LOOKUP;
+  if (ses.maxBulkEntries > dynamodb.maxBatchGetKeys) throw new Error("a bulk schedule's entries must fit one BatchGetItem");
+  return {
+    [S.lookUpOptOuts]: {
+      Type: "Task",
+      Comment: "Which of the entries' addresses opted out since the plan was made (one BatchGetItem: at most 50 keys).",
+      Resource: sdkIntegrationArn(p.partition, "dynamodb", "batchGetItem"),
+      Arguments: oneLine(`{% (
+  $keys := $exists($states.input.unchecked) ? $states.input.unchecked : [$distinct($map($states.input.pending, ${keyOf("$KEY")}))];
+  { 'RequestItems': { ${table}: { 'Keys': [$map($keys, function($k) { { '${OPT_OUT_KEY}': { 'S': $k } } })], 'ProjectionExpression': '#k', 'ExpressionAttributeNames': { '#k': '${OPT_OUT_KEY}' } } } }
+) %}`),
+      Retry: [retryBusy([...DYNAMODB_BUSY, "DynamoDB.RequestLimitExceededException"])],
+      Output: oneLine(`{% $merge([$states.input, {
+  'opted': [$states.input.opted, $lookup($states.result.Responses, ${table}).${OPT_OUT_KEY}.S],
+  'unchecked': [$lookup($states.result.UnprocessedKeys, ${table}).Keys.${OPT_OUT_KEY}.S],
+  'lookups': ($exists($states.input.lookups) ? $states.input.lookups : 0) + 1
+}]) %}`),
+      Catch: [
+        {
+          ErrorEquals: ["States.ALL"],
+          Next: S.lookUpFailed,
+          Output: oneLine(`{% $merge([$states.input, {
+  'unchecked': $exists($states.input.unchecked) ? $states.input.unchecked : [$distinct($map($states.input.pending, ${keyOf("$KEY")}))],
+  'lookup_error': $states.errorOutput
+}]) %}`),
+        },
+      ],
+      Next: S.unprocessed,
+    },
+    [S.unprocessed]: {
+      Type: "Choice",
+      Choices: [
+        { Condition: `{% $count($states.input.unchecked) > 0 and $states.input.lookups <= ${r.maxRetries} %}`, Next: S.lookUpBackoff },
+        { Condition: "{% $count($states.input.unchecked) > 0 %}", Next: S.lookUpFailed },
+      ],
+      Default: S.dropOptedOut,
+    },
+    [S.lookUpBackoff]: {
+      Type: "Wait",
+      Comment: "DynamoDB left keys unprocessed (its capacity): ask for those alone again, after a backoff with equal jitter.",
+      Seconds: oneLine(`{% (
+  $d := $min([${r.maxDelaySeconds}, ${r.intervalSeconds} * $power(${r.backoffRate}, $states.input.lookups - 1)]);
+  $ceil($d / 2 + $random() * $d / 2)
+) %}`),
+      Next: S.lookUpOptOuts,
+    },
+  };
+}
+
+/** Entries whose look-up failed are failed unsent; opted-out ones leave `pending`, counted. */
+function dropStates(p: SenderParameters, next: string) {
+  const S = SENDER_STATES;
+  const keyOf = (fn: string) => `function($p) { ${fn.replace("$KEY", OPT_OUT_KEY_OF)} }`;
+  const r = OPT_OUT_LOOKUP;
+  return {
+    [S.lookUpFailed]: {
+      Type: "Pass",
+      Comment: "An entry whose address could not be looked up is not sent: it is dead-lettered as not sent, with the error.",
+      Output: oneLine(`{% (
+  $unchecked := $states.input.unchecked;
+  $error := $states.input.lookup_error ? $states.input.lookup_error : { 'Error': 'OptOut.Unprocessed', 'Cause': 'DynamoDB left the opt-out look-up unprocessed after ${1 + r.maxRetries} tries' };
+  $merge([$states.input, {
+'failed': [$states.input.failed, $filter($states.input.pending, ${keyOf("$KEY in $unchecked")}).{ 'item': $, 'error': $error, 'delivery': 'not-sent', 'admitted': false }],
+'pending': [$filter($states.input.pending, ${keyOf("$not($KEY in $unchecked)")})],
+'unchecked': []
+  }])
+) %}`),
+      Next: S.dropOptedOut,
+    },
+    [S.dropOptedOut]: {
+      Type: "Pass",
+      Comment: "Opted out since the plan was made: dropped and counted, never sent, never dead-lettered.",
+      Output: oneLine(`{% (
+  $opted := [$states.input.opted];
+  $keep := [$filter($states.input.pending, ${keyOf("$not($KEY in $opted)")})];
+  $merge([$states.input, { 'pending': $keep, 'opted_out': $count($states.input.pending) - $count($keep), 'opted': [], 'unchecked': [] }])
+) %}`),
+      Next: S.anyOptedOut,
+    },
+    [S.anyOptedOut]: {
+      Type: "Choice",
+      Choices: [{ Condition: "{% $states.input.opted_out > 0 %}", Next: S.countOptedOut }],
+      Default: next,
+    },
+    [S.countOptedOut]: {
+      Type: "Task",
+      Comment:
+        "Opted-out entries are counted per campaign, in one try (the execution's output counts them too): EXPRESS's 5 minutes leave no room for retries, and a lost count does not stop the others' send.",
+      Resource: sdkIntegrationArn(p.partition, "cloudwatch", "putMetricData"),
+      Arguments: {
+        Namespace: OPT_OUT_METRIC.namespace,
+        MetricData: [
+          {
+            MetricName: OPT_OUT_METRIC.name,
+            Dimensions: [{ Name: "campaign", Value: "{% $states.input.input.campaign %}" }],
+            Value: "{% $states.input.opted_out %}",
+            Unit: "Count",
+          },
+        ],
+      },
+      Output: "{% $states.input %}",
+      Catch: [{ ErrorEquals: ["States.ALL"], Next: next, Output: "{% $states.input %}" }],
+      Next: next,
     },
   };
 }

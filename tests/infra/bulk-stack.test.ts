@@ -57,7 +57,7 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
 
   it("with a cap the sender admits entries against the gate's table", () => {
     const def = JSON.parse(sender(capped).definition);
-    const table = only(capped, "aws:dynamodb/table:Table").outputs.name;
+    const table = only(capped, "aws:dynamodb/table:Table", "send-gate-sends").outputs.name;
     assert.strictEqual(def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.TableName, table);
     assert.strictEqual(def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.ExpressionAttributeValues[":max"].N, "2");
   });
@@ -76,7 +76,26 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
       contactListName: "sendtime-dev",
       topicName: "campaigns",
       keyParameter: key.outputs.name,
+      optOutTable: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.name,
     });
+  });
+
+  it("the opt-out table: on-demand, KMS-encrypted, point-in-time recovery, keyed by address; the sender looks entries up in it first", () => {
+    const t = only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs");
+    assert.strictEqual(t.inputs.billingMode, "PAY_PER_REQUEST");
+    assert.strictEqual(t.inputs.hashKey, "address");
+    assert.deepStrictEqual(t.inputs.attributes, [{ name: "address", type: "S" }]);
+    assert.strictEqual(t.inputs.serverSideEncryption.enabled, true);
+    assert.strictEqual(t.inputs.pointInTimeRecovery.enabled, true);
+    assert.strictEqual(stack.outputs.optOutTableName, t.outputs.name);
+    for (const st of [stack, capped]) {
+      const def = JSON.parse(sender(st).definition);
+      assert.strictEqual(def.States.Prepare.Next, "LookUpOptOuts");
+      assert.strictEqual(def.States.LookUpOptOuts.Resource, "arn:aws:states:::aws-sdk:dynamodb:batchGetItem");
+      assert.ok(def.States.LookUpOptOuts.Arguments.includes(JSON.stringify(t.outputs.name)));
+    }
+    // With a cap, the look-up comes before the admissions: an opted-out entry takes none.
+    assert.strictEqual(JSON.parse(sender(capped).definition).States.AnyOptedOut.Default, "AdmitEntries");
   });
 
   it("without sendtime:unsubscribe* there is no endpoint, no key and no such output; the sender is still there", async () => {
@@ -86,6 +105,9 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
     assert.strictEqual(bare.outputs.unsubscribeUrl, undefined);
     assert.strictEqual(bare.outputs.unsubscribeKeyParameter, undefined);
     assert.strictEqual(bare.outputs.senderStateMachineArn, SENDER_ARN);
+    assert.strictEqual(all(bare, "aws:dynamodb/table:Table").length, 0);
+    assert.strictEqual(bare.outputs.optOutTableName, undefined);
+    assert.strictEqual(JSON.parse(sender(bare).definition).States.LookUpOptOuts, undefined);
   });
 
   it("IAM: the sender sends in bulk only as the stack's identity and configuration set, and dead-letters; with a cap it also counts", () => {
@@ -102,8 +124,23 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
       { action: "sqs:SendMessage", resource: `arn:aws:sqs:us-east-1:${ACCOUNT}:other` },
       { action: "dynamodb:UpdateItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/any` },
     ]);
+    // The opt-out table: read, one key or a batch, and nothing else; no other table.
+    const optOuts = only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn;
+    expect(s, "Allow", [
+      { action: "dynamodb:GetItem", resource: optOuts },
+      { action: "dynamodb:BatchGetItem", resource: optOuts },
+      { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "sendtime" } },
+    ]);
+    expect(s, "Deny", [
+      { action: "dynamodb:UpdateItem", resource: optOuts },
+      { action: "dynamodb:PutItem", resource: optOuts },
+      { action: "dynamodb:DeleteItem", resource: optOuts },
+      { action: "dynamodb:Scan", resource: optOuts },
+      { action: "dynamodb:BatchGetItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/other` },
+      { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "AWS/SES" } },
+    ]);
     const c = role(capped, "bulk-sender-role");
-    const table = only(capped, "aws:dynamodb/table:Table").outputs.arn;
+    const table = only(capped, "aws:dynamodb/table:Table", "send-gate-sends").outputs.arn;
     expect(c, "Allow", [
       { action: "dynamodb:UpdateItem", resource: table },
       { action: "dynamodb:GetItem", resource: table },
@@ -128,19 +165,26 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
     expect(role(capped, "scheduler-target-role"), "Deny", [{ action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` }]);
   });
 
-  it("IAM: the public unsubscribe function reads its key, reads and writes contacts of its list, logs, and nothing else", () => {
+  it("IAM: the public unsubscribe function reads its key, reads and writes contacts of its list, records opt-outs (UpdateItem only), logs, and nothing else", () => {
     const u = role(stack, "unsubscribe-role");
     const key = only(stack, "aws:ssm/parameter:Parameter").outputs.arn;
     const list = `${SES}:contact-list/sendtime-dev`;
     const logs = only(stack, "aws:cloudwatch/logGroup:LogGroup", "unsubscribe-logs").outputs.arn;
+    const optOuts = only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn;
     expect(u, "Allow", [
       { action: "ssm:GetParameter", resource: key },
       { action: "ses:GetContact", resource: list },
       { action: "ses:CreateContact", resource: list },
       { action: "ses:UpdateContact", resource: list },
       { action: "logs:PutLogEvents", resource: `${logs}:log-stream:2026/12/01/abc` },
+      { action: "dynamodb:UpdateItem", resource: optOuts },
     ]);
     expect(u, "Deny", [
+      { action: "dynamodb:GetItem", resource: optOuts },
+      { action: "dynamodb:BatchGetItem", resource: optOuts },
+      { action: "dynamodb:DeleteItem", resource: optOuts },
+      { action: "dynamodb:Scan", resource: optOuts },
+      { action: "dynamodb:UpdateItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/other` },
       { action: "ssm:GetParameter", resource: `arn:aws:ssm:us-east-1:${ACCOUNT}:parameter/other` },
       { action: "ssm:PutParameter", resource: key },
       { action: "ses:UpdateContact", resource: `${SES}:contact-list/other` },

@@ -1,4 +1,6 @@
 import * as assert from "assert";
+import { gateDefinition } from "../../infra/rules/gate-definition";
+import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { campaignTag } from "../../infra/rules/email-events";
 import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
 import { createScheduleRequest } from "../../infra/rules/schedule-request";
@@ -150,5 +152,38 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
       ],
       ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
     });
+  });
+
+  it("plain sends carry ListManagementOptions to SES also through the gate (so SES drops a contact opted out of the topic)", async () => {
+    const capped = { ...PARAMS, sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev" };
+    const r = createScheduleRequest(capped, "onboarding", 9, ROWS[0]);
+    // Scheduler fills in the context attributes; the gate then sends `email` as it is.
+    const input = {
+      ...JSON.parse(r.Target.Input),
+      schedule: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-onboarding/x",
+      scheduled_time: "2026-12-01T09:00:00Z",
+    };
+    const sent: any[] = [];
+    const table = new FakeTable("sendtime-gate-dev");
+    await runJsonataMachine(
+      gateDefinition({
+        partition: "aws",
+        cap: { max: 2, per: "day" },
+        tableName: "sendtime-gate-dev",
+        deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+      }),
+      input,
+      {
+        call: (service, action, args) => {
+          if (service === "dynamodb") return table.call(action, args);
+          assert.deepStrictEqual([service, action], ["sesv2", "sendEmail"]);
+          sent.push(args);
+          return { MessageId: "m" };
+        },
+      },
+      { startTime: "2026-12-01T09:00:00Z" },
+    );
+    assert.strictEqual(sent.length, 1);
+    assert.deepStrictEqual(sent[0].ListManagementOptions, { ContactListName: "sendtime-dev", TopicName: "campaigns" });
   });
 });

@@ -20,9 +20,12 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     stack = await renderWith({ frequencyCap: CAP });
   });
 
-  it("without it: no gate, no table, schedules call SES directly", async () => {
+  it("without it: no gate, no gate table (only the unsubscribe endpoint's opt-outs), schedules call SES directly", async () => {
     const plain = await renderWith();
-    assert.strictEqual(all(plain, "aws:dynamodb/table:Table").length, 0);
+    assert.deepStrictEqual(
+      all(plain, "aws:dynamodb/table:Table").map((t) => t.name),
+      ["unsubscribe-opt-outs"],
+    );
     assert.deepStrictEqual(
       all(plain, "aws:sfn/stateMachine:StateMachine").map((m) => m.name),
       ["bulk-sender", "fanout"],
@@ -31,7 +34,7 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
   });
 
   it("adds an on-demand table, encrypted, recoverable, expiring old periods", () => {
-    const table = only(stack, "aws:dynamodb/table:Table").inputs;
+    const table = only(stack, "aws:dynamodb/table:Table", "send-gate-sends").inputs;
     assert.strictEqual(table.billingMode, "PAY_PER_REQUEST");
     assert.strictEqual(table.hashKey, "pk");
     assert.deepStrictEqual(table.ttl, { attributeName: "expires_at", enabled: true });
@@ -48,14 +51,14 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     assert.deepStrictEqual(aslValidator(structuredClone(def), { checkPaths: true, checkArn: true }).errors, []);
     assert.strictEqual(
       def.States.Admit.Arguments.TableName,
-      only(stack, "aws:dynamodb/table:Table").inputs.name ?? def.States.Admit.Arguments.TableName,
+      only(stack, "aws:dynamodb/table:Table", "send-gate-sends").inputs.name ?? def.States.Admit.Arguments.TableName,
     );
     assert.strictEqual(def.States.Admit.Arguments.ExpressionAttributeValues[":max"].N, "2");
     assert.strictEqual(def.States.DeadLetter.Arguments.QueueUrl, stack.outputs.deadLetterQueueUrl);
   });
 
   it("the gate's role: UpdateItem/GetItem on its table, SES on the identity, its own metric, the dead-letter queue", () => {
-    const table = only(stack, "aws:dynamodb/table:Table");
+    const table = only(stack, "aws:dynamodb/table:Table", "send-gate-sends");
     const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "send-gate-permissions").inputs.policy);
     assert.deepStrictEqual(
       s.map((x) => [x.Sid, x.Action]),

@@ -19,6 +19,9 @@ const { getLanguageService } = require("amazon-states-language-service");
 const QUEUE = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq";
 const PARAMS: SenderParameters = { partition: "aws", deadLetterQueueUrl: QUEUE };
 const CAPPED: SenderParameters = { ...PARAMS, gate: { cap: { max: 1, per: "day" }, tableName: "sendtime-gate-dev" } };
+const OPT_OUT_TABLE = "unsubscribe-opt-outs-1a2b3c4";
+const CHECKED: SenderParameters = { ...PARAMS, optOuts: { tableName: OPT_OUT_TABLE } };
+const CHECKED_CAPPED: SenderParameters = { ...CAPPED, optOuts: { tableName: OPT_OUT_TABLE } };
 const SCHEDULE = "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-spring/b.0900.spring-sale.A.0-1";
 const AT = "2026-12-01T09:00:00Z";
 const SENDER = { fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" };
@@ -56,6 +59,10 @@ type Answer = string | { error: string; deliverFirst?: boolean } | "no-result";
  */
 class Fakes {
   table = new FakeTable("sendtime-gate-dev");
+  /** The opt-out table: addresses (as recorded) opted out, every BatchGetItem's keys, and how each call answers. */
+  optedOut = new Set<string>();
+  lookUps: string[][] = [];
+  lookUpAnswer: (call: number, keys: string[]) => "all" | { unprocessed: string[] } | { error: string } = () => "all";
   delivered: string[] = [];
   calls: string[][] = [];
   deadLetters: any[] = [];
@@ -66,6 +73,7 @@ class Fakes {
   services() {
     return {
       call: (service: string, action: string, args: any) => {
+        if (service === "dynamodb" && action === "batchGetItem") return this.batchGet(args);
         if (service === "dynamodb") return this.table.call(action, args);
         if (service === "cloudwatch" && action === "putMetricData") return (this.metrics.push(args), {});
         if (service === "sqs" && action === "sendMessage") {
@@ -98,6 +106,28 @@ class Fakes {
         });
         return { BulkEmailEntryResults: results };
       },
+    };
+  }
+
+  /** DynamoDB BatchGetItem as its API reference says: ≤ 100 keys, none twice, Responses and UnprocessedKeys per table. */
+  private batchGet(args: any) {
+    assert.deepStrictEqual(Object.keys(args.RequestItems), [OPT_OUT_TABLE]);
+    const request = args.RequestItems[OPT_OUT_TABLE];
+    const keys: string[] = request.Keys.map((k: any) => {
+      assert.deepStrictEqual(Object.keys(k), ["address"]);
+      return k.address.S;
+    });
+    assert.ok(keys.length >= 1 && keys.length <= 100, `${keys.length} keys`);
+    if (new Set(keys).size !== keys.length)
+      throw new StatesError("DynamoDB.ValidationException", "Provided list of item keys contains duplicates");
+    this.lookUps.push(keys);
+    const answer = this.lookUpAnswer(this.lookUps.length, keys);
+    if (typeof answer === "object" && "error" in answer) throw new StatesError(answer.error, "from the fake");
+    const unprocessed = answer === "all" ? [] : answer.unprocessed;
+    const found = keys.filter((k) => !unprocessed.includes(k) && this.optedOut.has(k)).map((k) => ({ address: { S: k } }));
+    return {
+      Responses: { [OPT_OUT_TABLE]: found },
+      UnprocessedKeys: unprocessed.length ? { [OPT_OUT_TABLE]: { ...request, Keys: unprocessed.map((k) => ({ address: { S: k } })) } } : {},
     };
   }
 
@@ -136,7 +166,13 @@ async function languageServiceErrors(definition: object): Promise<string[]> {
 
 describe("bulk sender definition", () => {
   it("passes asl-validator (checkPaths, checkArn) and AWS's language service, with and without a cap", async () => {
-    for (const p of [PARAMS, CAPPED, { ...CAPPED, gate: { ...CAPPED.gate!, cap: { max: 3, per: "month" as const } } }]) {
+    for (const p of [
+      PARAMS,
+      CAPPED,
+      { ...CAPPED, gate: { ...CAPPED.gate!, cap: { max: 3, per: "month" as const } } },
+      CHECKED,
+      CHECKED_CAPPED,
+    ]) {
       const def = senderDefinition(p);
       const { isValid, errors } = aslValidator(structuredClone(def), { checkPaths: true, checkArn: true });
       assert.deepStrictEqual(errors, []);
@@ -145,8 +181,17 @@ describe("bulk sender definition", () => {
     }
   });
 
+  it("ends within EXPRESS's 5 minutes at 50 entries with the opt-out look-up too (its bound counts it)", () => {
+    // The look-up's worst case by hand: 2 rounds of a busy call (1 s + retries after 1, 2, 4 s, each 1 s: 11 s),
+    // one backoff of 1 s between them, and the metric's one try (1 s): 24 s more than without it.
+    for (const capped of [false, true])
+      assert.strictEqual(senderWorstCaseSeconds(50, capped, true) - senderWorstCaseSeconds(50, capped, false), 24);
+    assert.ok(senderWorstCaseSeconds(50, true, true) < stepFunctions.expressMaxSeconds - 30, `${senderWorstCaseSeconds(50, true)} s`);
+  });
+
   it("ends within EXPRESS's 5 minutes at 50 entries with every call slow and retried to its limit", () => {
-    for (const capped of [false, true]) assert.ok(senderWorstCaseSeconds(50, capped) < stepFunctions.expressMaxSeconds - 30);
+    for (const capped of [false, true])
+      assert.ok(senderWorstCaseSeconds(50, capped) < stepFunctions.expressMaxSeconds - 30, `${senderWorstCaseSeconds(50, capped)} s`);
     // The bound counts what it says: more entries (more Map waves) take longer.
     assert.ok(senderWorstCaseSeconds(50, true) > senderWorstCaseSeconds(10, true));
   });
@@ -298,6 +343,132 @@ describe("bulk sender definition", () => {
       }),
       { numRuns: Number(process.env.SENDTIME_PROPERTY_RUNS ?? 60) },
     );
+  });
+
+  describe("with the opt-out table: an address opted out after the launch is never sent", () => {
+    it("an opted-out entry is dropped and counted, never sent nor dead-lettered; the others get the request unchanged", async () => {
+      const f = new Fakes();
+      f.optedOut.add("bob@example.com");
+      const sent: any[] = [];
+      const services = f.services();
+      // Bob's address as the plan holds it (any case): the endpoint recorded it as his token names it, lower-cased.
+      const i = input(["ann@example.com", "Bob@Example.com", "cy@example.com"]);
+      const { output, path } = await runJsonataMachine(
+        senderDefinition(CHECKED),
+        i,
+        { call: (sv, a, args) => (sv === "sesv2" && sent.push(args), services.call(sv, a, args)) },
+        { startTime: AT },
+      );
+      assert.deepStrictEqual(f.lookUps, [["ann@example.com", "bob@example.com", "cy@example.com"]]);
+      assert.deepStrictEqual(f.delivered, ["ann@example.com", "cy@example.com"]);
+      assert.deepStrictEqual(output, { sent: 2, capped: 0, repeats: 0, opted_out: 1 });
+      assert.deepStrictEqual(f.deadLetters, []);
+      assert.deepStrictEqual(f.metrics, [
+        {
+          Namespace: "sendtime",
+          MetricData: [{ MetricName: "OptedOutSends", Dimensions: [{ Name: "campaign", Value: "spring" }], Value: 1, Unit: "Count" }],
+        },
+      ]);
+      // What SES receives: the fan-out's request with Bob's entry taken out, every other byte the same.
+      assert.deepStrictEqual(sent, [{ ...i.bulk, BulkEmailEntries: [i.bulk.BulkEmailEntries[0], i.bulk.BulkEmailEntries[2]] }]);
+      assert.ok(path.includes("CountOptedOut"));
+    });
+
+    it("nobody opted out: one look-up, the request SES receives is the fan-out's exactly, no metric", async () => {
+      const f = new Fakes();
+      const sent: any[] = [];
+      const services = f.services();
+      const i = input(["ann@example.com", "bob@example.com"]);
+      await runJsonataMachine(
+        senderDefinition(CHECKED),
+        i,
+        { call: (sv, a, args) => (sv === "sesv2" && sent.push(args), services.call(sv, a, args)) },
+        { startTime: AT },
+      );
+      assert.deepStrictEqual(sent, [i.bulk]);
+      assert.deepStrictEqual([f.lookUps.length, f.metrics.length], [1, 0]);
+    });
+
+    it("every entry opted out: no SendBulkEmail call at all, the execution succeeds", async () => {
+      const f = new Fakes();
+      f.optedOut.add("ann@example.com");
+      const { output } = await f.run(input(["ann@example.com", "ann@example.com"]), CHECKED);
+      assert.deepStrictEqual(f.lookUps, [["ann@example.com"]], "one key, not two: BatchGetItem refuses duplicates");
+      assert.deepStrictEqual([f.calls, f.deadLetters], [[], []]);
+      assert.strictEqual(output.opted_out, 2);
+    });
+
+    it("a look-up that fails sends nothing: every entry dead-lettered as not sent, with the error", async () => {
+      const f = new Fakes();
+      f.lookUpAnswer = () => ({ error: "DynamoDB.AccessDeniedException" });
+      const i = input(["ann@example.com", "bob@example.com"]);
+      await assert.rejects(f.run(i, CHECKED), failed);
+      assert.deepStrictEqual([f.calls, f.delivered], [[], []]);
+      assert.deepStrictEqual(
+        f.deadLetters.map((m) => [m.input.recipients, m.error.Error, m.delivery]),
+        [
+          [["r0"], "DynamoDB.AccessDeniedException", "not-sent"],
+          [["r1"], "DynamoDB.AccessDeniedException", "not-sent"],
+        ],
+      );
+      // A redrive of one, once DynamoDB answers, is looked up again and sent.
+      f.lookUpAnswer = () => "all";
+      const redrive = await f.run(f.deadLetters[0].input, CHECKED);
+      assert.deepStrictEqual([redrive.output.sent, f.delivered], [1, ["ann@example.com"]]);
+    });
+
+    it("a busy DynamoDB is retried; keys left unprocessed are asked again alone; still unprocessed after the retries: not sent", async () => {
+      const f = new Fakes();
+      f.optedOut.add("cy@example.com");
+      // Round 1: bob and cy unprocessed; round 2 (the one retry): cy answered (opted out), bob still unprocessed.
+      f.lookUpAnswer = (n) => (n === 1 ? { unprocessed: ["bob@example.com", "cy@example.com"] } : { unprocessed: ["bob@example.com"] });
+      const stats: JsonataRunStats = { retries: [] };
+      await assert.rejects(f.run(input(["ann@example.com", "bob@example.com", "cy@example.com"]), CHECKED, stats), failed);
+      assert.deepStrictEqual(f.lookUps, [
+        ["ann@example.com", "bob@example.com", "cy@example.com"],
+        ["bob@example.com", "cy@example.com"],
+      ]);
+      assert.deepStrictEqual(f.delivered, ["ann@example.com"], "cy opted out, bob unchecked: neither sent");
+      assert.deepStrictEqual(
+        f.deadLetters.map((m) => [m.input.recipients, m.error.Error, m.delivery]),
+        [[["r1"], "OptOut.Unprocessed", "not-sent"]],
+      );
+      // One backoff of 1 s (equal jitter, rounded up to whole seconds).
+      assert.deepStrictEqual(stats.waits, [1]);
+    });
+
+    it("with a cap too: an opted-out entry takes no admission (looked up first); the others are admitted and sent", async () => {
+      const f = new Fakes();
+      f.optedOut.add("ann@example.com");
+      const { output } = await f.run(input(["ann@example.com", "bob@example.com"]), CHECKED_CAPPED);
+      assert.deepStrictEqual(output, { sent: 1, capped: 0, repeats: 0, opted_out: 1 });
+      assert.strictEqual(f.table.items.get("ann@example.com#2026-12-01"), undefined);
+      assert.strictEqual(f.table.items.get("bob@example.com#2026-12-01")!.sends.N, "1");
+    });
+
+    it("property: an entry is sent iff its address is not opted out and its look-up succeeded; none is lost", async () => {
+      const people = ["ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com"];
+      await fc.assert(
+        fc.asyncProperty(
+          fc.subarray(people, { minLength: 1 }),
+          fc.subarray(people),
+          fc.array(fc.subarray(people), { maxLength: 5 }),
+          async (list, opted, unprocessedRounds) => {
+            const f = new Fakes();
+            opted.forEach((a) => f.optedOut.add(a));
+            f.lookUpAnswer = (n, keys) => ({ unprocessed: (unprocessedRounds[n - 1] ?? []).filter((k) => keys.includes(k)) });
+            const result = await f.run(input(list), CHECKED).catch((e) => (failed(e) ? undefined : Promise.reject(e)));
+            const unchecked = list.filter((a) => [0, 1].every((r) => (unprocessedRounds[r] ?? []).includes(a)));
+            const expectSent = list.filter((a) => !opted.includes(a) && !unchecked.includes(a));
+            assert.deepStrictEqual(f.delivered, expectSent);
+            const dead = f.deadLetters.map((m) => m.input.bulk.BulkEmailEntries[0].Destination.ToAddresses[0]);
+            assert.deepStrictEqual(dead, unchecked);
+            if (result) assert.strictEqual(result.output.opted_out, list.filter((a) => opted.includes(a)).length);
+          },
+        ),
+        { numRuns: 150 },
+      );
+    });
   });
 
   describe("with a frequency cap: the sender admits entry by entry", () => {

@@ -11,10 +11,21 @@ import * as os from "os";
 import * as path from "path";
 import { mockClient } from "aws-sdk-client-mock";
 import { bundleUnsubscribeHandler } from "../../infra/handler-bundle";
+import { senderInput } from "../../infra/rules/bulk-request";
+import { senderDefinition } from "../../infra/rules/sender-definition";
+import { unsubscribeHeaders } from "../../infra/rules/unsubscribe";
+import { Endpoint, SeenRequest, startEndpoint } from "../helpers/aws-endpoint";
+import { runJsonataMachine } from "../helpers/jsonata-interpreter";
 
 const KEY_VALUE = Buffer.alloc(32, 7).toString("base64url");
 const OTHER_KEY_VALUE = Buffer.alloc(32, 8).toString("base64url");
-const SETTINGS = { contactListName: "sendtime-dev", topicName: "campaigns", keyParameter: "/sendtime/dev/unsubscribe-key" };
+const OPT_OUT_TABLE = "unsubscribe-opt-outs-1a2b3c4";
+const SETTINGS = {
+  contactListName: "sendtime-dev",
+  topicName: "campaigns",
+  keyParameter: "/sendtime/dev/unsubscribe-key",
+  optOutTable: OPT_OUT_TABLE,
+};
 
 /** `<address b64url>.<HMAC-SHA256(key, "sendtime-unsubscribe:v1:" + address) b64url>`, computed by Python. */
 function pythonToken(keyValue: string, address: string): string {
@@ -58,6 +69,38 @@ class FakeContacts {
   }
 }
 
+/**
+ * The opt-out table behind a local DynamoDB endpoint (JSON 1.0 on the wire, as the service speaks it): items by
+ * address, and how the next requests are answered.
+ */
+class FakeOptOuts {
+  items = new Map<string, Record<string, { S: string }>>();
+  answers: ({ status: number; type: string } | "hang")[] = [];
+  handle(r: SeenRequest) {
+    assert.strictEqual(r.method, "POST");
+    assert.strictEqual(r.target, "DynamoDB_20120810.UpdateItem");
+    assert.strictEqual(r.headers["content-type"], "application/x-amz-json-1.0");
+    assert.match(
+      String(r.headers.authorization),
+      /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/dynamodb\/aws4_request, SignedHeaders=[^,]*x-amz-target/,
+    );
+    const next = this.answers.shift();
+    if (next === "hang") return "hang" as const;
+    if (next) return { status: next.status, json: { __type: `com.amazonaws.dynamodb.v20120810#${next.type}`, message: "from the fake" } };
+    const req = JSON.parse(r.body);
+    assert.strictEqual(req.TableName, OPT_OUT_TABLE);
+    assert.deepStrictEqual(Object.keys(req.Key), ["address"]);
+    // The endpoint's one expression, applied as DynamoDB documents if_not_exists: the first time is kept.
+    assert.strictEqual(req.UpdateExpression, "SET #since = if_not_exists(#since, :now)");
+    const since: string = req.ExpressionAttributeNames["#since"];
+    const address: string = req.Key.address.S;
+    const item: Record<string, { S: string }> = this.items.get(address) ?? { address: { S: address } };
+    item[since] ??= req.ExpressionAttributeValues[":now"];
+    this.items.set(address, item);
+    return { json: {} };
+  }
+}
+
 describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)", function () {
   this.timeout(60_000);
   let bundle: any;
@@ -69,8 +112,14 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
   const realError = console.error;
   let logs: string[];
   let source = 0;
+  let table: FakeOptOuts;
+  let dynamodb: Endpoint;
 
-  before(() => {
+  before(async () => {
+    dynamodb = await startEndpoint((r) => table.handle(r));
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = dynamodb.url;
+    process.env.AWS_ACCESS_KEY_ID = "test";
+    process.env.AWS_SECRET_ACCESS_KEY = "test";
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-unsubscribe-"));
     const file = path.join(dir, "index.js");
     fs.writeFileSync(file, bundleUnsubscribeHandler().code);
@@ -83,6 +132,8 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
   beforeEach(() => {
     bundle.resetForTests();
     fake = new FakeContacts();
+    table = new FakeOptOuts();
+    dynamodb.requests.length = 0;
     keyReads = 0;
     ses.reset();
     ssm.reset();
@@ -101,9 +152,11 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
     console.log = realLog;
     console.error = realError;
   });
-  after(() => {
+  after(async () => {
     ses.restore();
     ssm.restore();
+    await dynamodb.close();
+    for (const k of ["AWS_ENDPOINT_URL_DYNAMODB", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) delete process.env[k];
   });
 
   /** A request from its own source address (each test's requests share one unless told otherwise). */
@@ -131,6 +184,9 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
       [{ outcome: "opted-out", status: 200 }],
     );
     assert.ok(!logs.join("").includes("ann"), "logs hold no address");
+    // And in the opt-out table the bulk sender reads, keyed as the token names the address.
+    assert.deepStrictEqual([...table.items.keys()], ["ann@example.com"]);
+    assert.match(table.items.get("ann@example.com")!.opted_out_at.S, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   it("an existing contact keeps its other topics, attributes and settings; only this topic turns OPT_OUT", async () => {
@@ -164,6 +220,103 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
     assert.deepStrictEqual(fake.calls, ["GetContact"]);
     assert.strictEqual(keyReads, 1);
     assert.strictEqual(JSON.parse(logs[1]).outcome, "already-opted-out");
+    assert.strictEqual(table.items.size, 1);
+  });
+
+  it("an address already opted out in SES (before the table existed) is recorded in the table too; the first time is kept", async () => {
+    fake.contacts.set("old@example.com", {
+      ContactListName: "sendtime-dev",
+      EmailAddress: "old@example.com",
+      TopicPreferences: [{ TopicName: "campaigns", SubscriptionStatus: "OPT_OUT" }],
+    });
+    table.items.set("old@example.com", { address: { S: "old@example.com" }, opted_out_at: { S: "2026-01-01T00:00:00.000Z" } });
+    const res = await oneClick(pythonToken(KEY_VALUE, "old@example.com"));
+    assert.strictEqual(res.statusCode, 200);
+    assert.strictEqual(table.items.get("old@example.com")!.opted_out_at.S, "2026-01-01T00:00:00.000Z");
+    table.items.clear();
+    assert.strictEqual((await oneClick(pythonToken(KEY_VALUE, "old@example.com"))).statusCode, 200);
+    assert.ok(table.items.has("old@example.com"));
+  });
+
+  it("the table refusing or failing: 503 with Retry-After and no SES call (never 'unsubscribed' while bulk sends would still go)", async () => {
+    table.answers = [{ status: 400, type: "AccessDeniedException" }];
+    const denied = await oneClick(pythonToken(KEY_VALUE, "joe@example.com"));
+    assert.strictEqual(denied.statusCode, 503);
+    assert.strictEqual(denied.headers["Retry-After"], "60");
+    assert.deepStrictEqual(JSON.parse(logs[0]), { outcome: "table-error", status: 503, error: "AccessDeniedException" });
+    assert.deepStrictEqual(fake.calls, []);
+    // Throttled twice, then answered: three attempts, one opt-out.
+    table.answers = [
+      { status: 400, type: "ProvisionedThroughputExceededException" },
+      { status: 500, type: "InternalServerError" },
+    ];
+    assert.strictEqual((await oneClick(pythonToken(KEY_VALUE, "joe@example.com"))).statusCode, 200);
+    assert.ok(table.items.has("joe@example.com"));
+    assert.strictEqual(dynamodb.requests.filter((r) => r.body.includes("joe@")).length, 4);
+  });
+
+  it("a table that never answers: 503 within the attempts' bound (3 × 1.5 s), no SES call", async function () {
+    this.timeout(20_000);
+    table.answers = ["hang", "hang", "hang"];
+    const started = Date.now();
+    const res = await oneClick(pythonToken(KEY_VALUE, "kim@example.com"));
+    assert.strictEqual(res.statusCode, 503);
+    assert.ok(Date.now() - started < 6_000, `${Date.now() - started} ms`);
+    assert.deepStrictEqual(fake.calls, []);
+  });
+
+  it("end to end: an address opted out through the endpoint is never sent by a bulk schedule that holds it; the others are", async () => {
+    assert.strictEqual((await oneClick(pythonToken(KEY_VALUE, "Bob@Example.com"))).statusCode, 200);
+    const entries = ["ann@example.com", "bob@example.com", "cy@example.com"].map((email, i) => ({
+      recipient_id: `r${i}`,
+      email,
+      template_data: { unsubscribe_url: `https://u.example/?t=${i}` },
+      headers: unsubscribeHeaders(`https://u.example/?t=${i}`),
+    }));
+    const row = {
+      schedule_name: "b.0900.spring.-.0",
+      send_at: "2026-12-01T09:00:00",
+      timezone: "UTC",
+      utc: "2026-12-01T09:00:00.000Z",
+      schedule_expression: "at(2026-12-01T09:00:00)",
+      step: 1,
+      template: "spring",
+      variant: null,
+      entries,
+    };
+    const input = {
+      ...senderInput({ fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" }, "spring", row as any),
+      schedule: "s",
+      scheduled_time: "t",
+    };
+    const sent: string[] = [];
+    const def = senderDefinition({
+      partition: "aws",
+      deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/1/dlq",
+      optOuts: { tableName: OPT_OUT_TABLE },
+    });
+    const { output } = await runJsonataMachine(
+      def,
+      input,
+      {
+        call: (service, action, args) => {
+          if (service === "dynamodb" && action === "batchGetItem") {
+            const keys = args.RequestItems[OPT_OUT_TABLE].Keys.map((k: any) => k.address.S);
+            return {
+              Responses: { [OPT_OUT_TABLE]: keys.filter((k: string) => table.items.has(k)).map((k: string) => table.items.get(k)) },
+              UnprocessedKeys: {},
+            };
+          }
+          if (service === "cloudwatch") return {};
+          assert.deepStrictEqual([service, action], ["sesv2", "sendBulkEmail"]);
+          sent.push(...args.BulkEmailEntries.map((e: any) => e.Destination.ToAddresses[0]));
+          return { BulkEmailEntryResults: args.BulkEmailEntries.map(() => ({ Status: "SUCCESS", MessageId: "m" })) };
+        },
+      },
+      { startTime: "2026-12-01T09:00:00Z" },
+    );
+    assert.deepStrictEqual(sent, ["ann@example.com", "cy@example.com"]);
+    assert.strictEqual(output.opted_out, 1);
   });
 
   it("a forged or altered token: 400 and no SES call (another key, another address, bad shapes)", async () => {
@@ -182,6 +335,7 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
       assert.match(res.body, /not valid/);
     }
     assert.deepStrictEqual(fake.calls, []);
+    assert.deepStrictEqual([table.items.size, dynamodb.requests.length], [0, 0]);
   });
 
   it("GET shows a confirmation page whose button POSTs the one-click body; it unsubscribes nobody", async () => {

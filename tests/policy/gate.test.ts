@@ -1,4 +1,4 @@
-import { sendGateStatements } from "../../infra/iam";
+import { bulkSenderStatements, sendGateStatements, unsubscribeStatements } from "../../infra/iam";
 import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
 import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
 
@@ -23,12 +23,42 @@ describe("send-gate-table-scoped", () => {
       sendGateTableScoped,
       rolePolicy({ Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:DeleteItem"], Resource: TABLE }),
       {
-        message: 'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem" and "dynamodb:GetItem"',
+        message: 'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem"',
       },
     );
     await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", Action: "dynamodb:*", Resource: TABLE }), {
       message: /allows dynamodb:PutItem, .*dynamodb:Scan/,
     });
+  });
+
+  it("passes the bulk sender's opt-out look-up and the endpoint's opt-out record (BatchGetItem/GetItem, UpdateItem, on one table)", async () => {
+    const optOuts = "arn:aws:dynamodb:us-east-1:123456789012:table/unsubscribe-opt-outs-1a2b3c4";
+    const scope = { partition: "aws", region: "us-east-1", accountId: "123456789012" };
+    const sender = bulkSenderStatements({
+      scope,
+      identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
+      configurationSetArn: "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",
+      deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+      optOuts: { tableArn: optOuts, metricNamespace: "sendtime" },
+    });
+    await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...sender));
+    const endpoint = unsubscribeStatements({
+      keyParameterArn: "arn:aws:ssm:us-east-1:123456789012:parameter/sendtime/dev/unsubscribe-key",
+      contactListArn: "arn:aws:ses:us-east-1:123456789012:contact-list/sendtime-dev",
+      logGroupArn: "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/sendtime-unsubscribe-dev",
+      optOutTableArn: optOuts,
+    });
+    await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...endpoint));
+    // Still refused: a put, a query or scan (which would list every opted-out address), BatchGetItem on every table.
+    for (const Action of ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:BatchWriteItem"])
+      await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", Action, Resource: optOuts }), {
+        message: `allows ${Action}`,
+      });
+    await assertHasResourceViolation(
+      sendGateTableScoped,
+      rolePolicy({ Effect: "Allow", Action: "dynamodb:BatchGetItem", Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/*" }),
+      { message: 'allows dynamodb:BatchGetItem on "arn:aws:dynamodb:us-east-1:123456789012:table/*"' },
+    );
   });
 
   it("refuses a table wildcard, an index, or everything", async () => {

@@ -9,6 +9,7 @@ const GRANTS = {
   keyParameterArn: "arn:aws:ssm:us-east-1:123456789012:parameter/sendtime/dev/unsubscribe-key",
   contactListArn: LIST,
   logGroupArn: "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/sendtime-unsubscribe-dev",
+  optOutTableArn: "arn:aws:dynamodb:us-east-1:123456789012:table/unsubscribe-opt-outs-1a2b3c4",
 };
 
 /** A public function (URL with authorization NONE), its role, and the role's inline policy. */
