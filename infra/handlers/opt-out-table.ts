@@ -2,7 +2,7 @@
  * The unsubscribe endpoint's one DynamoDB call: record an address in the opt-out table (UpdateItem, idempotent: the
  * first opt-out's time is kept), which the bulk sender reads before every SendBulkEmail.
  *
- * Why not @aws-sdk/client-dynamodb: one UpdateItem does not need the client (and its bundle) in the function. This is DynamoDB's JSON 1.0 protocol
+ * Why not @aws-sdk/client-dynamodb: the project does not depend on it, and one UpdateItem needs only a signer. This is DynamoDB's JSON 1.0 protocol
  * (`X-Amz-Target: DynamoDB_20120810.UpdateItem`), signed with SigV4 by @smithy/signature-v4 (the SDK's own signer),
  * with the Lambda's credentials from its environment. Bounded in time: 1 s to connect, 1.5 s per attempt, 3 attempts
  * on throttling and 5xx. AWS_ENDPOINT_URL_DYNAMODB redirects it, as it would the SDK.
