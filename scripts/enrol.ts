@@ -147,7 +147,17 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   // In the backlog's order (the calls finish in any order). An index per source: a search per comparison took seconds.
   const order = new Map(subscribers.map((s, i) => [s.source, i]));
   results.sort((a, b) => order.get(a.source)! - order.get(b.source)!);
-  io.out(f.json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
+  return printResults(results, { journey, json: f.json === true, dryRun, failure }, io);
+}
+
+/** The results (text or JSON), then the exit: a failure, a late step, or every subscriber rejected is a finding. */
+function printResults(
+  results: (EnrolmentResult & { source: string })[],
+  c: { journey: Journey; json: boolean; dryRun: boolean; failure?: string },
+  io: Io,
+): number {
+  const { journey, json, dryRun, failure } = c;
+  io.out(json ? JSON.stringify(results, null, 2) + "\n" : report(journey, results, dryRun));
   if (failure) throw new FindingsError(failure);
   const late = results.filter((r) => r.steps?.some((s) => s.status === "late"));
   if (late.length)

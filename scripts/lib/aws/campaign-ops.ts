@@ -340,24 +340,7 @@ export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: M
     const expression = cronExpression({ ...recurring, ...o.at });
     Object.assign(input, { Name, GroupName, ScheduleExpression: expression, ScheduleExpressionTimezone: zone }, moved.dates);
     to = { expression, timezone: zone, utc: moved.next, ...moved.report };
-  } else {
-    if (!("year" in o.at))
-      throw new UsageError(`--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`);
-    refuseIfMayHaveFired(current, `campaign ${o.campaignId}: ${which}`, o.now);
-    const { utcMs, fold } = zonedInstant(zone, o.at);
-    if (!inTimeToCreate(utcMs, o.now)) {
-      throw new UsageError(
-        `--at: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now (${new Date(o.now).toISOString()}); a schedule can only move to a time at least a minute ahead`,
-      );
-    }
-    const t = scheduledTime(zone, utcMs, fold);
-    if (!writable(t)) throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
-    // A one-entry bulk schedule of its own (a moved entry): the recipient's other steps may be entries of bulk ones.
-    const bulkSteps = bulkRecipients(current.Target?.Input ?? "") ? await otherBulkSteps(d, scheduler, o) : undefined;
-    await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs, extra: bulkSteps });
-    Object.assign(input, { Name, GroupName, ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone });
-    to = { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
-  }
+  } else to = await oneTimeMove(d, scheduler, o, current, { which, zone, input });
   await awsCall(d, `campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, (opts) =>
     scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput), opts),
   );
@@ -368,6 +351,38 @@ export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: M
     from: { expression: current.ScheduleExpression, timezone: current.ScheduleExpressionTimezone },
     to,
   };
+}
+
+/** A one-time send's move: the promises checked, the new expression written into `input`; what it moved to. */
+async function oneTimeMove(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: MoveOptions,
+  current: GetScheduleCommandOutput,
+  c: { which: string; zone: string; input: Record<string, unknown> },
+): Promise<MoveReport["to"]> {
+  const { which, zone, input } = c;
+  if (!("year" in o.at))
+    throw new UsageError(`--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`);
+  refuseIfMayHaveFired(current, `campaign ${o.campaignId}: ${which}`, o.now);
+  const { utcMs, fold } = zonedInstant(zone, o.at);
+  if (!inTimeToCreate(utcMs, o.now)) {
+    throw new UsageError(
+      `--at: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now (${new Date(o.now).toISOString()}); a schedule can only move to a time at least a minute ahead`,
+    );
+  }
+  const t = scheduledTime(zone, utcMs, fold);
+  if (!writable(t)) throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
+  // A one-entry bulk schedule of its own (a moved entry): the recipient's other steps may be entries of bulk ones.
+  const bulkSteps = bulkRecipients(current.Target?.Input ?? "") ? await otherBulkSteps(d, scheduler, o) : undefined;
+  await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs, extra: bulkSteps });
+  Object.assign(input, {
+    Name: scheduleName(o.recipientId, o.step),
+    GroupName: campaignGroupName(o.campaignId),
+    ScheduleExpression: atExpression(t.send_at),
+    ScheduleExpressionTimezone: t.timezone,
+  });
+  return { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
 }
 
 /** At most this many pages of ListSchedules (100 names each) are read for one recipient's other steps. */
