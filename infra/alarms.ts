@@ -60,7 +60,11 @@ export class Alarms extends pulumi.ComponentResource {
 
     function subscribeEmail() {
       if (!args.email) return;
-      new aws.sns.TopicSubscription(`${name}-email`, { topic: topic.arn, protocol: "email", endpoint: args.email }, { parent });
+      new aws.sns.TopicSubscription(
+        `${name}-email`,
+        { topic: topic.arn, protocol: "email", endpoint: args.email },
+        { parent },
+      );
     }
 
     function alarmOnDeadLetters() {
@@ -75,13 +79,17 @@ export class Alarms extends pulumi.ComponentResource {
 
     function alarmOnJourneys() {
       if (args.journeyDeadLetterQueueName) {
-        alarm("journeys-dlq-not-empty", "Journey events were dead-lettered: not enrolled or not exited (replay them with enrol --event)", {
-          namespace: "AWS/SQS",
-          metricName: "ApproximateNumberOfMessagesVisible",
-          statistic: "Maximum",
-          dimensions: { QueueName: args.journeyDeadLetterQueueName },
-          threshold: 0,
-        });
+        alarm(
+          "journeys-dlq-not-empty",
+          "Journey events were dead-lettered: not enrolled or not exited (replay them with enrol --event)",
+          {
+            namespace: "AWS/SQS",
+            metricName: "ApproximateNumberOfMessagesVisible",
+            statistic: "Maximum",
+            dimensions: { QueueName: args.journeyDeadLetterQueueName },
+            threshold: 0,
+          },
+        );
       }
       for (const journey of args.journeyNames ?? [])
         alarm(
@@ -108,40 +116,62 @@ export class Alarms extends pulumi.ComponentResource {
     }
 
     function alarmOnScheduler() {
-      alarm("scheduler-throttled", "Scheduler throttled invocations: the flexible window is too small for the invocation quota", {
-        namespace: "AWS/Scheduler",
-        metricName: "InvocationThrottleCount",
-        statistic: "Sum",
-        threshold: 0,
-      });
-      alarm("scheduler-target-errors", "SES rejected sends from Scheduler (throttling, a missing template, permissions)", {
-        namespace: "AWS/Scheduler",
-        metricName: "TargetErrorCount",
-        statistic: "Sum",
-        threshold: 0,
-      });
+      alarm(
+        "scheduler-throttled",
+        "Scheduler throttled invocations: the flexible window is too small for the invocation quota",
+        {
+          namespace: "AWS/Scheduler",
+          metricName: "InvocationThrottleCount",
+          statistic: "Sum",
+          threshold: 0,
+        },
+      );
+      alarm(
+        "scheduler-target-errors",
+        "SES rejected sends from Scheduler (throttling, a missing template, permissions)",
+        {
+          namespace: "AWS/Scheduler",
+          metricName: "TargetErrorCount",
+          statistic: "Sum",
+          threshold: 0,
+        },
+      );
     }
 
     function alarmOnSesReputation() {
-      alarm("ses-bounce-rate", `SES bounce rate above ${ses.bounceRateWarning * 100}%, where SES starts warning the account`, {
-        namespace: "AWS/SES",
-        metricName: "Reputation.BounceRate",
-        statistic: "Maximum",
-        threshold: ses.bounceRateWarning,
-      });
-      alarm("ses-complaint-rate", `SES complaint rate above ${ses.complaintRateWarning * 100}%, where SES starts warning the account`, {
-        namespace: "AWS/SES",
-        metricName: "Reputation.ComplaintRate",
-        statistic: "Maximum",
-        threshold: ses.complaintRateWarning,
-      });
+      alarm(
+        "ses-bounce-rate",
+        `SES bounce rate above ${ses.bounceRateWarning * 100}%, where SES starts warning the account`,
+        {
+          namespace: "AWS/SES",
+          metricName: "Reputation.BounceRate",
+          statistic: "Maximum",
+          threshold: ses.bounceRateWarning,
+        },
+      );
+      alarm(
+        "ses-complaint-rate",
+        `SES complaint rate above ${ses.complaintRateWarning * 100}%, where SES starts warning the account`,
+        {
+          namespace: "AWS/SES",
+          metricName: "Reputation.ComplaintRate",
+          statistic: "Maximum",
+          threshold: ses.complaintRateWarning,
+        },
+      );
     }
 
     /** One alarm on any datapoint above `threshold` in 5 minutes, to the topic (and back to OK). */
     function alarm(
       id: string,
       description: string,
-      m: { namespace: string; metricName: string; statistic: string; threshold: number; dimensions?: Record<string, pulumi.Input<string>> },
+      m: {
+        namespace: string;
+        metricName: string;
+        statistic: string;
+        threshold: number;
+        dimensions?: Record<string, pulumi.Input<string>>;
+      },
     ) {
       alarms.push(
         new aws.cloudwatch.MetricAlarm(

@@ -61,7 +61,8 @@ export class BulkSender extends pulumi.ComponentResource {
       return new aws.iam.Role(
         `${name}-role`,
         {
-          description: "The bulk sender: sends bulk schedules' entries with SES SendBulkEmail and dead-letters failed ones",
+          description:
+            "The bulk sender: sends bulk schedules' entries with SES SendBulkEmail and dead-letters failed ones",
           assumeRolePolicy: scope.apply((s) => JSON.stringify(fanOutTrustPolicy(s.accountId))),
         },
         { parent },
@@ -70,7 +71,14 @@ export class BulkSender extends pulumi.ComponentResource {
 
     function allowSending() {
       const policy = pulumi
-        .all([scope, args.identityArn, args.configurationSetArn, args.deadLetterQueueArn, args.gate?.tableArn, args.optOuts?.tableArn])
+        .all([
+          scope,
+          args.identityArn,
+          args.configurationSetArn,
+          args.deadLetterQueueArn,
+          args.gate?.tableArn,
+          args.optOuts?.tableArn,
+        ])
         .apply(([s, identityArn, configurationSetArn, deadLetterQueueArn, tableArn, optOutTableArn]) =>
           JSON.stringify(
             policyDocument(
@@ -80,7 +88,9 @@ export class BulkSender extends pulumi.ComponentResource {
                 configurationSetArn,
                 deadLetterQueueArn,
                 gate: tableArn ? { tableArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
-                optOuts: optOutTableArn ? { tableArn: optOutTableArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
+                optOuts: optOutTableArn
+                  ? { tableArn: optOutTableArn, metricNamespace: OPT_OUT_METRIC.namespace }
+                  : undefined,
                 kmsKeyArn: args.kmsKeyArn,
               }),
             ),

@@ -5,7 +5,14 @@
 import { JOURNEY_CONFIG_KEYS } from "./rules/journeys-definition";
 import { CAP_PERIODS, FrequencyCap } from "./rules/gate-definition";
 import { SES_NAME } from "./rules/naming";
-import { batchSecondsWithOneSlowRow, pacedConcurrency, pacing, scheduler, stepFunctions, worstCaseRowSeconds } from "./rules/quotas";
+import {
+  batchSecondsWithOneSlowRow,
+  pacedConcurrency,
+  pacing,
+  scheduler,
+  stepFunctions,
+  worstCaseRowSeconds,
+} from "./rules/quotas";
 import { ConfigError } from "./rules/errors";
 import { isEmailAddress } from "./rules/email";
 
@@ -54,7 +61,9 @@ export interface StackConfig {
 }
 
 /** A value CloudWatch Logs accepts for retention. */
-export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
 
 /**
  * Rows per child by default: 400 rows fit the 256 KB batch limit for the plan rows campaigns usually have, and larger
@@ -65,7 +74,8 @@ export const DEFAULT_BATCH_SIZE = 400;
 /** Where the stack's templates are unless `sendtime:templatesDir` says otherwise (`none`: no templates deployed). */
 export const DEFAULT_TEMPLATES_DIR = "templates";
 
-const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const DOMAIN =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|alias\/[A-Za-z0-9/_-]+)$/;
 
 /**
@@ -73,7 +83,10 @@ const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key\/[0-9a-f-]{36}|a
  * keys the stack sets (`namespace:key`), are checked for misspellings: a `sendtime:` key this function never reads
  * is an error naming the closest known key (Pulumi itself would silently ignore it).
  */
-export function parseStackConfig(read: (key: string) => string | undefined, presentKeys: string[] = []): { config: StackConfig } {
+export function parseStackConfig(
+  read: (key: string) => string | undefined,
+  presentKeys: string[] = [],
+): { config: StackConfig } {
   const known: string[] = [];
   const get = (key: string) => {
     if (!known.includes(key)) known.push(key);
@@ -95,7 +108,8 @@ class KeyReader {
 
   required(key: string, example: string): string {
     const v = this.get(key);
-    if (v === undefined || v.trim() === "") throw new ConfigError(`sendtime:${key} is required (e.g. pulumi config set ${key} ${example})`);
+    if (v === undefined || v.trim() === "")
+      throw new ConfigError(`sendtime:${key} is required (e.g. pulumi config set ${key} ${example})`);
     return v.trim();
   }
 
@@ -119,7 +133,11 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
   const templatesDir = r.optional("templatesDir") ?? DEFAULT_TEMPLATES_DIR;
   // Relative to the project, inside it: the same folder on every machine that runs `pulumi up`.
   if (templatesDir.startsWith("/") || /^[A-Za-z]:|\\/.test(templatesDir) || templatesDir.split("/").includes(".."))
-    r.fail("templatesDir", templatesDir, "a folder inside the project, as a relative path with / (templates, email/templates), or none");
+    r.fail(
+      "templatesDir",
+      templatesDir,
+      "a folder inside the project, as a relative path with / (templates, email/templates), or none",
+    );
   return { ...config, templatesDir: templatesDir === "none" ? undefined : templatesDir };
 }
 
@@ -128,10 +146,17 @@ function parseSender(r: KeyReader): Pick<StackConfig, "senderIdentity" | "fromAd
   if (!DOMAIN.test(senderIdentity) && !isEmailAddress(senderIdentity)) {
     r.fail("senderIdentity", senderIdentity, "a domain (example.com) or an email address (news@example.com)");
   }
-  const fromAddress = r.required("fromAddress", `news@${senderIdentity.includes("@") ? senderIdentity.split("@")[1] : senderIdentity}`);
+  const fromAddress = r.required(
+    "fromAddress",
+    `news@${senderIdentity.includes("@") ? senderIdentity.split("@")[1] : senderIdentity}`,
+  );
   if (!isEmailAddress(fromAddress)) r.fail("fromAddress", fromAddress, "an email address such as news@example.com");
   if (!belongsToIdentity(fromAddress, senderIdentity)) {
-    r.fail("fromAddress", fromAddress, `an address of the sender identity "${senderIdentity}" (SES sends only from verified identities)`);
+    r.fail(
+      "fromAddress",
+      fromAddress,
+      `an address of the sender identity "${senderIdentity}" (SES sends only from verified identities)`,
+    );
   }
   return { senderIdentity, fromAddress };
 }
@@ -141,7 +166,12 @@ function parseFanOut(
   r: KeyReader,
 ): Pick<
   StackConfig,
-  "createScheduleTps" | "maxConcurrency" | "batchSize" | "innerConcurrency" | "maxSchedules" | "toleratedFailurePercentage"
+  | "createScheduleTps"
+  | "maxConcurrency"
+  | "batchSize"
+  | "innerConcurrency"
+  | "maxSchedules"
+  | "toleratedFailurePercentage"
 > {
   const createScheduleTps = r.int("createScheduleTps", scheduler.createScheduleTps, 1, 1_000_000);
   const paced = pacedConcurrency(createScheduleTps);
@@ -165,21 +195,35 @@ function parseFanOut(
 /** Sending windows, Scheduler's retries and how long data and logs are kept. */
 function parseDelivery(
   r: KeyReader,
-): Pick<StackConfig, "defaultWindowMinutes" | "maxEventAgeSeconds" | "maxRetryAttempts" | "recipientRetentionDays" | "logRetentionDays"> {
+): Pick<
+  StackConfig,
+  "defaultWindowMinutes" | "maxEventAgeSeconds" | "maxRetryAttempts" | "recipientRetentionDays" | "logRetentionDays"
+> {
   const { min: wMin, max: wMax } = scheduler.flexibleWindowMinutes;
   const defaultWindowMinutes = r.int("defaultWindowMinutes", 15, wMin, wMax);
-  const maxEventAgeSeconds = r.int("maxEventAgeSeconds", 7_200, scheduler.maxEventAgeSeconds.min, scheduler.maxEventAgeSeconds.max);
+  const maxEventAgeSeconds = r.int(
+    "maxEventAgeSeconds",
+    7_200,
+    scheduler.maxEventAgeSeconds.min,
+    scheduler.maxEventAgeSeconds.max,
+  );
   const maxRetryAttempts = r.int("maxRetryAttempts", 5, scheduler.maxRetryAttempts.min, scheduler.maxRetryAttempts.max);
   const recipientRetentionDays = r.int("recipientRetentionDays", 30, 1, 3_650);
   const logRetentionDays = r.int("logRetentionDays", 30, 1, 3_653);
   if (!LOG_RETENTION_DAYS.includes(logRetentionDays)) {
-    r.fail("logRetentionDays", String(logRetentionDays), `one of CloudWatch Logs' values: ${LOG_RETENTION_DAYS.join(", ")}`);
+    r.fail(
+      "logRetentionDays",
+      String(logRetentionDays),
+      `one of CloudWatch Logs' values: ${LOG_RETENTION_DAYS.join(", ")}`,
+    );
   }
   return { defaultWindowMinutes, maxEventAgeSeconds, maxRetryAttempts, recipientRetentionDays, logRetentionDays };
 }
 
 /** The optional features: alarm email, one-click unsubscribe, a KMS key, a tracking domain, a frequency cap. */
-function parseOptions(r: KeyReader): Pick<StackConfig, "alarmEmail" | "unsubscribe" | "kmsKeyArn" | "trackingDomain" | "frequencyCap"> {
+function parseOptions(
+  r: KeyReader,
+): Pick<StackConfig, "alarmEmail" | "unsubscribe" | "kmsKeyArn" | "trackingDomain" | "frequencyCap"> {
   const alarmEmail = r.optional("alarmEmail");
   if (alarmEmail !== undefined && !isEmailAddress(alarmEmail)) r.fail("alarmEmail", alarmEmail, "an email address");
 
@@ -187,7 +231,9 @@ function parseOptions(r: KeyReader): Pick<StackConfig, "alarmEmail" | "unsubscri
   const topic = r.optional("unsubscribeTopic");
   if ((contactList === undefined) !== (topic === undefined)) {
     const [set, missing] =
-      contactList === undefined ? ["unsubscribeTopic", "unsubscribeContactList"] : ["unsubscribeContactList", "unsubscribeTopic"];
+      contactList === undefined
+        ? ["unsubscribeTopic", "unsubscribeContactList"]
+        : ["unsubscribeContactList", "unsubscribeTopic"];
     throw new ConfigError(`sendtime:${set} is set but sendtime:${missing} is not: one-click unsubscribe needs both`);
   }
   for (const [key, value] of [
@@ -207,8 +253,16 @@ function parseOptions(r: KeyReader): Pick<StackConfig, "alarmEmail" | "unsubscri
     r.fail("trackingDomain", trackingDomain, "a host name such as track.example.com (no scheme, path or port)");
   }
 
-  const frequencyCap = parseFrequencyCap(r.optional("frequencyCap"), (key, value, allowed) => r.fail(key, value, allowed));
-  return { alarmEmail, unsubscribe: contactList && topic ? { contactList, topic } : undefined, kmsKeyArn, trackingDomain, frequencyCap };
+  const frequencyCap = parseFrequencyCap(r.optional("frequencyCap"), (key, value, allowed) =>
+    r.fail(key, value, allowed),
+  );
+  return {
+    alarmEmail,
+    unsubscribe: contactList && topic ? { contactList, topic } : undefined,
+    kmsKeyArn,
+    trackingDomain,
+    frequencyCap,
+  };
 }
 
 /** `{"max": 2, "per": "day"}`: max a whole number 1–1000, per one of CAP_PERIODS, nothing else. */
@@ -248,7 +302,9 @@ function rejectUnknownKeys(presentKeys: string[], known: string[]): void {
     if (!full.startsWith(NAMESPACE)) continue;
     const key = full.slice(NAMESPACE.length);
     if (known.includes(key)) continue;
-    const [closest] = known.map((k) => ({ k, d: editDistance(k.toLowerCase(), key.toLowerCase()) })).sort((a, b) => a.d - b.d);
+    const [closest] = known
+      .map((k) => ({ k, d: editDistance(k.toLowerCase(), key.toLowerCase()) }))
+      .sort((a, b) => a.d - b.d);
     const hint =
       closest && closest.d <= Math.max(2, Math.floor(key.length / 3))
         ? `: did you mean ${NAMESPACE}${closest.k}?`

@@ -122,7 +122,14 @@ export class FanOut extends pulumi.ComponentResource {
         .apply(([s, targetRoleArn, housekeepingRoleArn, bucketArn]) =>
           JSON.stringify(
             policyDocument(
-              fanOutStatements({ scope: s, stateMachineName, targetRoleArn, housekeepingRoleArn, bucketArn, kmsKeyArn: args.kmsKeyArn }),
+              fanOutStatements({
+                scope: s,
+                stateMachineName,
+                targetRoleArn,
+                housekeepingRoleArn,
+                bucketArn,
+                kmsKeyArn: args.kmsKeyArn,
+              }),
             ),
           ),
         );
@@ -162,7 +169,9 @@ export class FanOut extends pulumi.ComponentResource {
                 fromAddress: args.fromAddress,
                 configurationSetName,
                 listManagement:
-                  contactListName && args.unsubscribeTopic ? { contactListName, topicName: args.unsubscribeTopic } : undefined,
+                  contactListName && args.unsubscribeTopic
+                    ? { contactListName, topicName: args.unsubscribeTopic }
+                    : undefined,
                 maxConcurrency: args.maxConcurrency,
                 batchSize: args.batchSize,
                 innerConcurrency: args.innerConcurrency,

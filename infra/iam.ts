@@ -120,7 +120,12 @@ export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyState
     });
   }
   if (!g.sendGateName) {
-    statements.push({ Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) });
+    statements.push({
+      Sid: "SendCampaignEmail",
+      Effect: "Allow",
+      Action: "ses:SendEmail",
+      Resource: sesSendResources(g),
+    });
   }
   statements.push({ Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn });
   return [...statements, ...keyUse("DeadLetterEncryption", g.kmsKeyArn)];
@@ -138,7 +143,12 @@ export interface HousekeepingGrants {
  */
 export function housekeepingStatements(g: HousekeepingGrants): PolicyStatement[] {
   return [
-    { Sid: "DeleteFinishedCampaignGroups", Effect: "Allow", Action: "scheduler:DeleteScheduleGroup", Resource: campaignGroupsArn(g.scope) },
+    {
+      Sid: "DeleteFinishedCampaignGroups",
+      Effect: "Allow",
+      Action: "scheduler:DeleteScheduleGroup",
+      Resource: campaignGroupsArn(g.scope),
+    },
     { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
     ...keyUse("DeadLetterEncryption", g.kmsKeyArn),
   ];
@@ -146,7 +156,9 @@ export function housekeepingStatements(g: HousekeepingGrants): PolicyStatement[]
 
 /** With a customer-managed key: encrypting and decrypting with that key only (SQS, DynamoDB and S3 need both). */
 function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
-  return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: kmsKeyArn }] : [];
+  return kmsKeyArn
+    ? [{ Sid, Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: kmsKeyArn }]
+    : [];
 }
 
 export interface SendGateGrants extends SesSendGrants {
@@ -199,11 +211,21 @@ export interface BulkSenderGrants {
  */
 export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
   const statements: PolicyStatement[] = [
-    { Sid: "SendBulkEmail", Effect: "Allow", Action: "ses:SendBulkEmail", Resource: sesSendResources({ ...g, contactListArn: undefined }) },
+    {
+      Sid: "SendBulkEmail",
+      Effect: "Allow",
+      Action: "ses:SendBulkEmail",
+      Resource: sesSendResources({ ...g, contactListArn: undefined }),
+    },
     { Sid: "DeadLetterEntries", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
   if (g.optOuts) {
-    statements.push({ Sid: "LookUpOptOuts", Effect: "Allow", Action: [...OPT_OUT_READ_ACTIONS], Resource: g.optOuts.tableArn });
+    statements.push({
+      Sid: "LookUpOptOuts",
+      Effect: "Allow",
+      Action: [...OPT_OUT_READ_ACTIONS],
+      Resource: g.optOuts.tableArn,
+    });
     // Without a cap, the opted-out count needs its own grant (with one, CountCappedEntries covers the namespace).
     if (!g.gate)
       statements.push({
@@ -216,7 +238,12 @@ export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
   }
   if (g.gate) {
     statements.push(
-      { Sid: "AdmitEntries", Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"], Resource: g.gate.tableArn },
+      {
+        Sid: "AdmitEntries",
+        Effect: "Allow",
+        Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"],
+        Resource: g.gate.tableArn,
+      },
       {
         Sid: "CountCappedEntries",
         Effect: "Allow",
@@ -227,7 +254,10 @@ export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
       },
     );
   }
-  return [...statements, ...keyUse(g.gate || g.optOuts ? "TableAndQueueEncryption" : "DeadLetterEncryption", g.kmsKeyArn)];
+  return [
+    ...statements,
+    ...keyUse(g.gate || g.optOuts ? "TableAndQueueEncryption" : "DeadLetterEncryption", g.kmsKeyArn),
+  ];
 }
 
 /** The role the unsubscribe function runs as. */
@@ -257,7 +287,12 @@ export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
     { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
     // The customer-managed key decrypts the signing key and encrypts the table's items.
     ...keyUse("SigningKeyAndTableEncryption", g.kmsKeyArn),
-    { Sid: "Logs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${g.logGroupArn}:*` },
+    {
+      Sid: "Logs",
+      Effect: "Allow",
+      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Resource: `${g.logGroupArn}:*`,
+    },
   ];
 }
 
@@ -278,7 +313,12 @@ export function fanOutStatements(g: FanOutGrants): PolicyStatement[] {
   const self = stateMachineArn(g.scope, g.stateMachineName);
   const executions = self.replace(":stateMachine:", ":execution:");
   const statements: PolicyStatement[] = [
-    { Sid: "CreateCampaignSchedules", Effect: "Allow", Action: "scheduler:CreateSchedule", Resource: campaignSchedulesArn(g.scope) },
+    {
+      Sid: "CreateCampaignSchedules",
+      Effect: "Allow",
+      Action: "scheduler:CreateSchedule",
+      Resource: campaignSchedulesArn(g.scope),
+    },
     {
       // A re-run reads the housekeeping schedule and moves it later (fanout-definition.ts); no recipient's schedule.
       Sid: "MoveHousekeepingSchedule",
@@ -354,7 +394,12 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
       Resource: g.targetRoleArn,
       Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
     },
-    { Sid: "Logs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${g.logGroupArn}:*` },
+    {
+      Sid: "Logs",
+      Effect: "Allow",
+      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Resource: `${g.logGroupArn}:*`,
+    },
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
 }

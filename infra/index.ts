@@ -90,7 +90,10 @@ const bulkSender = new BulkSender("bulk-sender", {
   configurationSetArn: sender.configurationSetArn,
   deadLetterQueueArn: target.deadLetterQueue.arn,
   deadLetterQueueUrl: target.deadLetterQueue.url,
-  gate: gate && config.frequencyCap ? { cap: config.frequencyCap, tableArn: gate.table.arn, tableName: gate.table.name } : undefined,
+  gate:
+    gate && config.frequencyCap
+      ? { cap: config.frequencyCap, tableArn: gate.table.arn, tableName: gate.table.name }
+      : undefined,
   // Opt-outs recorded by the endpoint: SendBulkEmail has no ListManagementOptions, so SES would not filter them.
   optOuts: unsubscribe ? { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name } : undefined,
   kmsKeyArn: config.kmsKeyArn,
@@ -128,14 +131,24 @@ const journeys = journeyConfig.journeys.length
       eventBusName: journeyConfig.eventBusName,
       scope,
       target: pulumi
-        .all([scope, target.roleArn, target.deadLetterQueue.arn, sender.configurationSetName, sender.contactListName, gate?.arn])
+        .all([
+          scope,
+          target.roleArn,
+          target.deadLetterQueue.arn,
+          sender.configurationSetName,
+          sender.contactListName,
+          gate?.arn,
+        ])
         .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, sendGateArn]) => ({
           partition: s.partition,
           targetRoleArn,
           deadLetterQueueArn,
           fromAddress: config.fromAddress,
           configurationSetName,
-          listManagement: contactListName && config.unsubscribe ? { contactListName, topicName: config.unsubscribe.topic } : undefined,
+          listManagement:
+            contactListName && config.unsubscribe
+              ? { contactListName, topicName: config.unsubscribe.topic }
+              : undefined,
           maxEventAgeSeconds: config.maxEventAgeSeconds,
           maxRetryAttempts: config.maxRetryAttempts,
           ...(sendGateArn ? { sendGateArn } : {}),

@@ -87,7 +87,10 @@ export class Journeys extends pulumi.ComponentResource {
     args.journeys.forEach(createScheduleGroup);
     const fn = createFunction();
     keepFailedInvocations();
-    const rules = args.journeys.flatMap((j) => [routeEvents(j, "trigger", j.trigger), ...(j.exit ? [routeEvents(j, "exit", j.exit)] : [])]);
+    const rules = args.journeys.flatMap((j) => [
+      routeEvents(j, "trigger", j.trigger),
+      ...(j.exit ? [routeEvents(j, "exit", j.exit)] : []),
+    ]);
     allowRulesToDeadLetter();
 
     this.function = fn;
@@ -99,7 +102,11 @@ export class Journeys extends pulumi.ComponentResource {
 
     function createDeadLetterQueue() {
       // SQS-managed encryption: EventBridge can write to it without a key policy of yours.
-      return new aws.sqs.Queue(`${name}-dlq`, { messageRetentionSeconds: sqs.maxRetentionSeconds, sqsManagedSseEnabled: true }, { parent });
+      return new aws.sqs.Queue(
+        `${name}-dlq`,
+        { messageRetentionSeconds: sqs.maxRetentionSeconds, sqsManagedSseEnabled: true },
+        { parent },
+      );
     }
 
     function createLogGroup() {
@@ -210,7 +217,9 @@ export class Journeys extends pulumi.ComponentResource {
           eventBusName: args.eventBusName,
           arn: fn.arn,
           // The handler learns the journey and which rule matched from the input; the event travels whole.
-          inputTransformer: { inputTemplate: `{"journey":${JSON.stringify(j.name)},"kind":"${kind}","event":<aws.events.event.json>}` },
+          inputTransformer: {
+            inputTemplate: `{"journey":${JSON.stringify(j.name)},"kind":"${kind}","event":<aws.events.event.json>}`,
+          },
           retryPolicy: JOURNEY_RETRY.ruleTarget,
           deadLetterConfig: { arn: deadLetterQueue.arn },
         },

@@ -68,7 +68,11 @@ export class SchedulerTarget extends pulumi.ComponentResource {
     this.roleArn = role.arn;
     this.housekeepingRoleArn = housekeepingRole.arn;
     this.deadLetterQueue = deadLetterQueue;
-    this.registerOutputs({ roleArn: this.roleArn, housekeepingRoleArn: this.housekeepingRoleArn, deadLetterQueueUrl: deadLetterQueue.url });
+    this.registerOutputs({
+      roleArn: this.roleArn,
+      housekeepingRoleArn: this.housekeepingRoleArn,
+      deadLetterQueueUrl: deadLetterQueue.url,
+    });
 
     function createDeadLetterQueue() {
       return new aws.sqs.Queue(
@@ -127,7 +131,9 @@ export class SchedulerTarget extends pulumi.ComponentResource {
       const policy = pulumi
         .all([scope, deadLetterQueue.arn])
         .apply(([s, deadLetterQueueArn]) =>
-          JSON.stringify(policyDocument(housekeepingStatements({ scope: s, deadLetterQueueArn, kmsKeyArn: args.kmsKeyArn }))),
+          JSON.stringify(
+            policyDocument(housekeepingStatements({ scope: s, deadLetterQueueArn, kmsKeyArn: args.kmsKeyArn })),
+          ),
         );
       new aws.iam.RolePolicy(`${name}-housekeeping`, { role: housekeeping.id, policy }, { parent });
       return housekeeping;

@@ -100,7 +100,14 @@ export class SendGate extends pulumi.ComponentResource {
 
     function allowCountingAndSending() {
       const policy = pulumi
-        .all([scope, table.arn, args.identityArn, args.configurationSetArn, args.contactListArn, args.deadLetterQueueArn])
+        .all([
+          scope,
+          table.arn,
+          args.identityArn,
+          args.configurationSetArn,
+          args.contactListArn,
+          args.deadLetterQueueArn,
+        ])
         .apply(([s, tableArn, identityArn, configurationSetArn, contactListArn, deadLetterQueueArn]) =>
           JSON.stringify(
             policyDocument(
@@ -125,9 +132,17 @@ export class SendGate extends pulumi.ComponentResource {
       const definition = pulumi
         .all([scope, table.name, args.deadLetterQueueUrl])
         .apply(([s, tableName, deadLetterQueueUrl]) =>
-          JSON.stringify(gateDefinition({ partition: s.partition, cap: args.cap, tableName, deadLetterQueueUrl }), null, 2),
+          JSON.stringify(
+            gateDefinition({ partition: s.partition, cap: args.cap, tableName, deadLetterQueueUrl }),
+            null,
+            2,
+          ),
         );
-      return new aws.sfn.StateMachine(name, { name: args.stateMachineName, type: "EXPRESS", roleArn: role.arn, definition }, { parent });
+      return new aws.sfn.StateMachine(
+        name,
+        { name: args.stateMachineName, type: "EXPRESS", roleArn: role.arn, definition },
+        { parent },
+      );
     }
   }
 }

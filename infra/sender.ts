@@ -75,7 +75,9 @@ export class Sender extends pulumi.ComponentResource {
           suppressionOptions: { suppressedReasons: ["BOUNCE", "COMPLAINT"] },
           sendingOptions: { sendingEnabled: true },
           // Open and click tracking is on whenever an event destination takes OPEN/CLICK; this only moves its links.
-          trackingOptions: args.trackingDomain ? { customRedirectDomain: args.trackingDomain, httpsPolicy: "REQUIRE" } : undefined,
+          trackingOptions: args.trackingDomain
+            ? { customRedirectDomain: args.trackingDomain, httpsPolicy: "REQUIRE" }
+            : undefined,
         },
         { parent },
       );

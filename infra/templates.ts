@@ -33,7 +33,11 @@ export class EmailTemplates extends pulumi.ComponentResource {
     this.registerOutputs({ names: this.names });
 
     function createTemplate(t: EmailTemplate) {
-      return new aws.ses.Template(`${name}-${t.name}`, { name: t.name, subject: t.subject, html: t.html, text: t.text }, { parent });
+      return new aws.ses.Template(
+        `${name}-${t.name}`,
+        { name: t.name, subject: t.subject, html: t.html, text: t.text },
+        { parent },
+      );
     }
   }
 }

@@ -76,7 +76,8 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
         `${name}-key`,
         {
           name: `/sendtime/${pulumi.getStack()}/unsubscribe-key`,
-          description: "sendtime: the key that signs one-click unsubscribe links (never rotate: sent links would stop working)",
+          description:
+            "sendtime: the key that signs one-click unsubscribe links (never rotate: sent links would stop working)",
           type: aws.ssm.ParameterType.SecureString,
           value: pulumi.secret(newUnsubscribeKeyValue()),
           ...(args.kmsKeyArn ? { keyId: args.kmsKeyArn } : {}),
@@ -128,7 +129,13 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
         .apply(([keyParameterArn, contactListArn, logGroupArn, optOutTableArn]) =>
           JSON.stringify(
             policyDocument(
-              unsubscribeStatements({ keyParameterArn, contactListArn, logGroupArn, optOutTableArn, kmsKeyArn: args.kmsKeyArn }),
+              unsubscribeStatements({
+                keyParameterArn,
+                contactListArn,
+                logGroupArn,
+                optOutTableArn,
+                kmsKeyArn: args.kmsKeyArn,
+              }),
             ),
           ),
         );
@@ -155,7 +162,12 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
               SENDTIME_UNSUBSCRIBE: pulumi
                 .all([args.contactListName, key.name, optOutTable.name])
                 .apply(([contactListName, keyParameter, optOutTableName]) =>
-                  JSON.stringify({ contactListName, topicName: args.topicName, keyParameter, optOutTable: optOutTableName }),
+                  JSON.stringify({
+                    contactListName,
+                    topicName: args.topicName,
+                    keyParameter,
+                    optOutTable: optOutTableName,
+                  }),
                 ),
             },
           },
@@ -167,7 +179,11 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
 
     /** Public (auth NONE): the provider adds the invoke permissions a NONE URL needs (lambda:InvokeFunctionUrl and InvokeFunction). */
     function createUrl() {
-      return new aws.lambda.FunctionUrl(`${name}-url`, { functionName: fn.name, authorizationType: "NONE" }, { parent });
+      return new aws.lambda.FunctionUrl(
+        `${name}-url`,
+        { functionName: fn.name, authorizationType: "NONE" },
+        { parent },
+      );
     }
   }
 }

@@ -20,7 +20,9 @@ export const attachedPoliciesReadable: StackValidationPolicy = {
     const policies = args.resources.filter((r) => r.type === POLICY);
     // By ARN, or by name while the ARN is not known yet (`arn:…:policy/<path><name>`).
     const inStack = (arn: string) =>
-      policies.some((p) => (typeof p.props.arn === "string" ? p.props.arn === arn : p.props.name && arn.endsWith(`/${p.props.name}`)));
+      policies.some((p) =>
+        typeof p.props.arn === "string" ? p.props.arn === arn : p.props.name && arn.endsWith(`/${p.props.name}`),
+      );
     for (const r of args.resources) {
       const attachment = attachmentOf(r.type, r.props);
       if (!attachment) continue;

@@ -13,8 +13,10 @@ const LAMBDA_ARN = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[^:]+(:[^:
 /** Why a rule target can lose events, or undefined. An omitted retryPolicy means EventBridge's default (185 tries, 24 h). */
 function targetProblem(target: PolicyResource): string | undefined {
   const missing: string[] = [];
-  if (!target.props.deadLetterConfig?.arn) missing.push("a deadLetterConfig (an SQS queue) to keep what cannot be delivered");
-  if (target.props.retryPolicy?.maximumRetryAttempts === 0) missing.push("retries (retryPolicy.maximumRetryAttempts is 0)");
+  if (!target.props.deadLetterConfig?.arn)
+    missing.push("a deadLetterConfig (an SQS queue) to keep what cannot be delivered");
+  if (target.props.retryPolicy?.maximumRetryAttempts === 0)
+    missing.push("retries (retryPolicy.maximumRetryAttempts is 0)");
   return missing.length ? missing.join(" and ") : undefined;
 }
 
@@ -25,8 +27,11 @@ function functionProblem(fn: PolicyResource, configs: PolicyResource[]): string 
   const destination = config?.props.destinationConfig?.onFailure?.destination ?? fn.props.deadLetterConfig?.targetArn;
   const missing: string[] = [];
   if (!destination)
-    missing.push("an on-failure destination (a FunctionEventInvokeConfig with destinationConfig.onFailure) or a deadLetterConfig");
-  if (config?.props.maximumRetryAttempts === 0) missing.push("retries (its FunctionEventInvokeConfig has maximumRetryAttempts 0)");
+    missing.push(
+      "an on-failure destination (a FunctionEventInvokeConfig with destinationConfig.onFailure) or a deadLetterConfig",
+    );
+  if (config?.props.maximumRetryAttempts === 0)
+    missing.push("retries (its FunctionEventInvokeConfig has maximumRetryAttempts 0)");
   return missing.length ? missing.join(" and ") : undefined;
 }
 
@@ -50,7 +55,10 @@ export const enrolmentTargetFailureHandling: StackValidationPolicy = {
       const fnProblem = functionProblem(fn, configs);
       if (fnProblem) {
         reported.add(fn.urn);
-        report(`Function "${fn.name}" (invoked by EventTarget "${target.name}") drops events whose run fails: add ${fnProblem}`, fn.urn);
+        report(
+          `Function "${fn.name}" (invoked by EventTarget "${target.name}") drops events whose run fails: add ${fnProblem}`,
+          fn.urn,
+        );
       }
     }
   },

@@ -3,7 +3,14 @@
  */
 import { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
 import { STACK_QUOTA_TAG } from "../infra/rules/naming";
-import { FANOUT_HEADROOM, maxCallsInFlight, pacing, peakConcurrentCreates, scheduler, stepFunctions } from "../infra/rules/quotas";
+import {
+  FANOUT_HEADROOM,
+  maxCallsInFlight,
+  pacing,
+  peakConcurrentCreates,
+  scheduler,
+  stepFunctions,
+} from "../infra/rules/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 /**
@@ -16,7 +23,8 @@ const PATTERN_SUFFIX = /\.([A-Za-z]+)(:\d+)?$/;
  * Starting another state machine (the optimized integration or the SDK one, any suffix): the executions it starts may
  * create schedules, whose calls this pack cannot see from here.
  */
-const START_EXECUTION = /^arn:aws[a-z-]*:states:::(states:startExecution|aws-sdk:sfn:start(Sync)?Execution)(\.[A-Za-z]+(:\d+)?)?$/i;
+const START_EXECUTION =
+  /^arn:aws[a-z-]*:states:::(states:startExecution|aws-sdk:sfn:start(Sync)?Execution)(\.[A-Za-z]+(:\d+)?)?$/i;
 
 interface MapOnPath {
   name: string;
@@ -51,7 +59,11 @@ function tasksOf(args: ResourceValidationArgs): { definition: any; tasks: Create
 }
 
 /** Every CreateSchedule task, with the Maps it runs inside (outermost first). */
-function createScheduleTasks(machine: any, maps: MapOnPath[] = [], out: CreateScheduleTask[] = []): CreateScheduleTask[] {
+function createScheduleTasks(
+  machine: any,
+  maps: MapOnPath[] = [],
+  out: CreateScheduleTask[] = [],
+): CreateScheduleTask[] {
   for (const [name, state] of Object.entries<any>(machine?.States ?? {})) {
     if (state.Type === "Task" && CREATE_SCHEDULE.test(String(state.Resource))) out.push({ name, state, maps });
     if (state.Type === "Map") {
@@ -120,7 +132,8 @@ function startsInContainers(
     if (state.Type === "Map") {
       const processor = state.ItemProcessor ?? state.Iterator;
       const distributed = processor?.ProcessorConfig?.Mode === "DISTRIBUTED";
-      const maxConcurrency = typeof state.MaxConcurrency === "number" && state.MaxConcurrency > 0 ? state.MaxConcurrency : undefined;
+      const maxConcurrency =
+        typeof state.MaxConcurrency === "number" && state.MaxConcurrency > 0 ? state.MaxConcurrency : undefined;
       const atOnce = peakConcurrentCreates([{ distributed, maxConcurrency }]);
       const limit =
         state.MaxConcurrencyPath !== undefined
@@ -176,7 +189,8 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
         type: "integer",
         minimum: 1,
         default: pacing.callSeconds * 1000,
-        description: "a CreateSchedule round trip as a Step Functions task sees it (calls in flight ÷ latency = calls a second)",
+        description:
+          "a CreateSchedule round trip as a Step Functions task sees it (calls in flight ÷ latency = calls a second)",
       },
     },
   },
@@ -239,7 +253,9 @@ export const fanOutConcurrencyBelowQuota: ResourceValidationPolicy = {
             `${m.distributed ? "Distributed" : "inline"} Map "${m.name}" MaxConcurrency ${m.maxConcurrency || `unset (${n(m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)})`}`,
         )
         .join(" × ");
-      const perChild = distributed ? peak / (distributed.maxConcurrency || stepFunctions.distributedMapDefaultConcurrency) : peak;
+      const perChild = distributed
+        ? peak / (distributed.maxConcurrency || stepFunctions.distributedMapDefaultConcurrency)
+        : peak;
       const fix = distributed
         ? `set the Distributed Map "${distributed.name}" MaxConcurrency to at most ${n(Math.max(1, Math.floor(limit / perChild)))}`
         : "lower the Maps' MaxConcurrency";
@@ -259,7 +275,9 @@ function checkStackQuota(args: ResourceValidationArgs, createScheduleTps: number
   if (tagged === undefined) return;
   const where = `StateMachine "${args.name}"`;
   if (!/^\d+$/.test(String(tagged))) {
-    report(`${where}: tag ${STACK_QUOTA_TAG} = ${JSON.stringify(tagged)} is not a whole number: it must be the stack's createScheduleTps`);
+    report(
+      `${where}: tag ${STACK_QUOTA_TAG} = ${JSON.stringify(tagged)} is not a whole number: it must be the stack's createScheduleTps`,
+    );
   } else if (Number(tagged) !== createScheduleTps) {
     report(
       `${where} was built for createScheduleTps ${n(Number(tagged))} (tag ${STACK_QUOTA_TAG}), but the policy config checks against ${n(createScheduleTps)}: make sendtime:createScheduleTps in Pulumi.<stack>.yaml and createScheduleTps in policy/config/<stack>.json the same`,
@@ -278,7 +296,8 @@ const RETRY_COVERS_THROTTLING = ["Scheduler.ThrottlingException", "States.ALL", 
 
 export const fanOutScheduleSafety: ResourceValidationPolicy = {
   name: "fanout-schedule-safety",
-  description: "Every schedule deletes itself, spreads its sends, retries into a dead-letter queue, and its creation retries throttling.",
+  description:
+    "Every schedule deletes itself, spreads its sends, retries into a dead-letter queue, and its creation retries throttling.",
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     for (const task of tasksOf(args).tasks) {
@@ -324,7 +343,10 @@ export const fanOutScheduleSafety: ResourceValidationPolicy = {
       }
       const retriers: any[] = task.state.Retry ?? [];
       if (
-        !retriers.some((r) => (r.ErrorEquals ?? []).some((e: string) => RETRY_COVERS_THROTTLING.includes(e)) && (r.MaxAttempts ?? 3) > 0)
+        !retriers.some(
+          (r) =>
+            (r.ErrorEquals ?? []).some((e: string) => RETRY_COVERS_THROTTLING.includes(e)) && (r.MaxAttempts ?? 3) > 0,
+        )
       ) {
         report(
           `${where}: no Retry covers Scheduler.ThrottlingException, so one throttle fails the batch: add a Retry with backoff and "JitterStrategy": "FULL"`,
@@ -336,7 +358,8 @@ export const fanOutScheduleSafety: ResourceValidationPolicy = {
 
 export const fanOutBatchedChildren: ResourceValidationPolicy = {
   name: "fanout-batched-children",
-  description: "A Distributed Map should not start one STANDARD child per recipient (about $75 per million in state transitions).",
+  description:
+    "A Distributed Map should not start one STANDARD child per recipient (about $75 per million in state transitions).",
   enforcementLevel: "advisory",
   validateResource: (args, report) => {
     const { definition, tasks } = tasksOf(args);

@@ -47,7 +47,8 @@ export const sendGateTableScoped: ResourceValidationPolicy = {
         const report = (message: string) => reportViolation(message + (doc.hint ?? ""));
         const fix =
           'allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem" on the table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)';
-        if (s.notActions || s.notResources) return report(`${label} uses NotAction or NotResource with DynamoDB: ${fix}`);
+        if (s.notActions || s.notResources)
+          return report(`${label} uses NotAction or NotResource with DynamoDB: ${fix}`);
         const extra = allowed.filter((a) => !GATE_ACTIONS.includes(a));
         if (extra.length) return report(`${label} allows ${extra.join(", ")}: ${fix}`);
         const outside = (s.resources ?? []).filter((r) => !TABLE_ARN.test(r));
@@ -62,13 +63,16 @@ export const sendGateTableScoped: ResourceValidationPolicy = {
 
 export const sendGateTableProtected: ResourceValidationPolicy = {
   name: "send-gate-table-protected",
-  description: "DynamoDB tables (the send gate's holds every address's send counts) use KMS encryption and point-in-time recovery.",
+  description:
+    "DynamoDB tables (the send gate's holds every address's send counts) use KMS encryption and point-in-time recovery.",
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     if (args.type !== "aws:dynamodb/table:Table") return;
     const label = `Table "${args.name}"`;
     if (args.props.serverSideEncryption?.enabled !== true)
-      report(`${label} is not encrypted with KMS: set serverSideEncryption {enabled: true} (optionally with kmsKeyArn)`);
+      report(
+        `${label} is not encrypted with KMS: set serverSideEncryption {enabled: true} (optionally with kmsKeyArn)`,
+      );
     if (args.props.pointInTimeRecovery?.enabled !== true)
       report(`${label} has no point-in-time recovery: set pointInTimeRecovery {enabled: true}`);
   },

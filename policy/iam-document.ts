@@ -45,7 +45,10 @@ export function attachmentOf(type: string, props: Record<string, any>): Attachme
     case "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive":
       return { policyArns: list(props.policyArns), roles: [props.roleName] };
     case "aws:iam/policyAttachment:PolicyAttachment":
-      return { policyArns: list(props.policyArn), roles: [...list(props.roles), ...list(props.users), ...list(props.groups)] };
+      return {
+        policyArns: list(props.policyArn),
+        roles: [...list(props.roles), ...list(props.users), ...list(props.groups)],
+      };
     case "aws:iam/userPolicyAttachment:UserPolicyAttachment":
       return { policyArns: list(props.policyArn), roles: [props.user] };
     case "aws:iam/groupPolicyAttachment:GroupPolicyAttachment":
@@ -54,9 +57,11 @@ export function attachmentOf(type: string, props: Record<string, any>): Attachme
   return undefined;
 }
 
-const MANAGED_HINT = "; an AWS managed policy cannot be narrowed: detach it and grant what the role needs in a policy of your own";
+const MANAGED_HINT =
+  "; an AWS managed policy cannot be narrowed: detach it and grant what the role needs in a policy of your own";
 
-const asList = (v: unknown): string[] | undefined => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).map(String));
+const asList = (v: unknown): string[] | undefined =>
+  v === undefined ? undefined : (Array.isArray(v) ? v : [v]).map(String);
 
 /** Parses a policy document given as JSON text or an object; undefined when it is unknown (preview) or not a document. */
 export function parseDocument(doc: unknown): Statement[] | undefined {
@@ -109,7 +114,11 @@ export function permissionDocuments(type: string, name: string, props: Record<st
     const known = awsManagedDocument(arn);
     const statements = known && parseDocument(known);
     if (statements)
-      docs.push({ where: `${shortType(type)} "${name}" attaches ${arn} (AWS managed), whose`, statements, hint: MANAGED_HINT });
+      docs.push({
+        where: `${shortType(type)} "${name}" attaches ${arn} (AWS managed), whose`,
+        statements,
+        hint: MANAGED_HINT,
+      });
   }
   return docs;
 }

@@ -1,7 +1,12 @@
 /**
  * IAM guards: what the fan-out and Scheduler may do, and who may assume the role Scheduler uses.
  */
-import { ResourceValidationArgs, ResourceValidationPolicy, ReportViolation, StackValidationPolicy } from "@pulumi/policy";
+import {
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  ReportViolation,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/rules/naming";
 import {
   allowedActions,
@@ -17,7 +22,8 @@ import {
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[^*?]+$/;
 /** The identity and the configuration set are named (a wildcard would let a send skip the stack's); templates may not be. */
-const SES_SEND_RESOURCE = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:((identity|configuration-set)\/[^*?]+|(template|contact-list)\/.+)$/;
+const SES_SEND_RESOURCE =
+  /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:((identity|configuration-set)\/[^*?]+|(template|contact-list)\/.+)$/;
 
 /**
  * Calls `check` for every Allow statement, in every document the resource writes or attaches (a known AWS managed
@@ -32,7 +38,8 @@ function forEachGrant(
   for (const doc of permissionDocuments(args.type, args.name, args.props)) {
     doc.statements.forEach((s, i) => {
       const allowed = allowedActions(s, actions);
-      if (allowed.length) check(s, `${doc.where} ${describeStatement(s, i)}`, allowed, (m) => report(m + (doc.hint ?? "")));
+      if (allowed.length)
+        check(s, `${doc.where} ${describeStatement(s, i)}`, allowed, (m) => report(m + (doc.hint ?? "")));
     });
   }
 }
@@ -47,11 +54,15 @@ export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
     const fix = `list only arn:<partition>:scheduler:<region>:<account>:schedule/${CAMPAIGN_PREFIX}*/* and …:schedule-group/${CAMPAIGN_PREFIX}*`;
     forEachGrant(args, report, SCHEDULER_ACTIONS, (s, label, allowed, report) => {
       const what = allowed.length > 3 ? `${allowed.length} Scheduler actions` : allowed.join(", ");
-      if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
-      if (s.notResources) return report(`${label} allows ${what} with NotResource, which reaches beyond campaigns: ${fix}`);
+      if (s.notActions)
+        return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
+      if (s.notResources)
+        return report(`${label} allows ${what} with NotResource, which reaches beyond campaigns: ${fix}`);
       const outside = (s.resources ?? []).filter((r) => !isCampaignScopedArn(r));
       if (outside.length || !s.resources?.length) {
-        report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`);
+        report(
+          `${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`,
+        );
       }
     });
   },
@@ -68,7 +79,8 @@ export const passRoleOnlyToScheduler: ResourceValidationPolicy = {
         return report(
           `${label} uses NotAction and so allows iam:PassRole: name the actions with Action, and pass only named roles with ${condition}`,
         );
-      if (s.notResources) return report(`${label} allows iam:PassRole with NotResource: name the role ARNs in Resource`);
+      if (s.notResources)
+        return report(`${label} allows iam:PassRole with NotResource: name the role ARNs in Resource`);
       const wild = (s.resources ?? []).filter((r) => !ROLE_ARN.test(r));
       if (wild.length || !s.resources?.length) {
         report(
@@ -90,7 +102,8 @@ const roleNameOf = (arn: string) => arn.slice(arn.lastIndexOf("/") + 1);
 
 export const passRoleOnlyTargetRoles: StackValidationPolicy = {
   name: "passrole-only-target-roles",
-  description: "iam:PassRole names only roles of this stack that EventBridge Scheduler assumes: a schedule runs as the role it is given.",
+  description:
+    "iam:PassRole names only roles of this stack that EventBridge Scheduler assumes: a schedule runs as the role it is given.",
   enforcementLevel: "mandatory",
   validateStack: (args, report) => {
     const targets = args.resources.filter(
@@ -182,9 +195,15 @@ export const schedulerRoleTrust: ResourceValidationPolicy = {
       const label = `Role "${args.name}" trust ${describeStatement(s, i)}`;
       const p = s.principal as { Service?: unknown } | string | undefined;
       const onlyScheduler =
-        typeof p === "object" && p !== null && Object.keys(p).length === 1 && [p.Service].flat().length === 1 && trustsScheduler(s);
+        typeof p === "object" &&
+        p !== null &&
+        Object.keys(p).length === 1 &&
+        [p.Service].flat().length === 1 &&
+        trustsScheduler(s);
       if (!onlyScheduler) {
-        report(`${label} lets ${JSON.stringify(p)} assume the role Scheduler uses: trust only {"Service": "${SCHEDULER_SERVICE}"}`);
+        report(
+          `${label} lets ${JSON.stringify(p)} assume the role Scheduler uses: trust only {"Service": "${SCHEDULER_SERVICE}"}`,
+        );
         return;
       }
       const { pinned, loose } = accountPinning(s);
@@ -201,21 +220,27 @@ export const schedulerRoleTrust: ResourceValidationPolicy = {
             : `${label} aws:SourceArn ${JSON.stringify(l.value)} does not pin one account: name your account id in it (arn:aws:scheduler:<region>:<account id>:schedule/…), or ${fix}`,
         );
       }
-      if (!loose.length) report(`${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition ${fix.slice(4)} (or aws:SourceArn)`);
+      if (!loose.length)
+        report(
+          `${label} trusts ${SCHEDULER_SERVICE} from any account: add Condition ${fix.slice(4)} (or aws:SourceArn)`,
+        );
     });
   },
 };
 
 export const sesSendScoped: ResourceValidationPolicy = {
   name: "ses-send-scoped",
-  description: "SES sending is allowed only on named identities and configuration sets, and on template and contact-list ARNs.",
+  description:
+    "SES sending is allowed only on named identities and configuration sets, and on template and contact-list ARNs.",
   enforcementLevel: "mandatory",
   validateResource: (args, report: ReportViolation) => {
     const fix =
       "name the identity and the configuration set (no wildcard), and list only identity, configuration-set, template (and contact-list) ARNs (arn:aws:ses:<region>:<account>:identity/<domain>, …)";
     forEachGrant(args, report, SES_SEND_ACTIONS, (s, label, allowed, report) => {
-      const what = allowed.filter((a) => a === "ses:SendEmail" || a === "ses:SendTemplatedEmail").join(", ") || allowed.join(", ");
-      if (s.notActions) return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
+      const what =
+        allowed.filter((a) => a === "ses:SendEmail" || a === "ses:SendTemplatedEmail").join(", ") || allowed.join(", ");
+      if (s.notActions)
+        return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
       if (s.notResources) return report(`${label} allows ${what} with NotResource: ${fix}`);
       const outside = (s.resources ?? []).filter((r) => !SES_SEND_RESOURCE.test(r));
       if (outside.length || !s.resources?.length)

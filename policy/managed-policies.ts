@@ -11,7 +11,12 @@ export function awsManagedPolicyName(arn: string): string | undefined {
   return /^arn:aws[a-z-]*:iam::aws:policy\/(.+)$/.exec(arn)?.[1];
 }
 
-const allowAll = (Action: string | string[], extra: object = {}) => ({ Effect: "Allow", Action, Resource: "*", ...extra });
+const allowAll = (Action: string | string[], extra: object = {}) => ({
+  Effect: "Allow",
+  Action,
+  Resource: "*",
+  ...extra,
+});
 
 /** Name (with path) → policy document. `excerpt` marks a document cut to the statements that grant what is checked. */
 export const AWS_MANAGED_POLICIES: Record<string, { Statement: object[]; excerpt?: true }> = {
@@ -49,7 +54,9 @@ export const AWS_MANAGED_POLICIES: Record<string, { Statement: object[]; excerpt
     ],
   },
   AmazonSESFullAccess: { Statement: [allowAll(["ses:*"])] },
-  AmazonSESReadOnlyAccess: { Statement: [allowAll(["ses:Get*", "ses:List*", "ses:BatchGetMetricData"], { Sid: "SESReadOnlyAccess" })] },
+  AmazonSESReadOnlyAccess: {
+    Statement: [allowAll(["ses:Get*", "ses:List*", "ses:BatchGetMetricData"], { Sid: "SESReadOnlyAccess" })],
+  },
   "service-role/AWSLambdaBasicExecutionRole": {
     Statement: [allowAll(["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"])],
   },
@@ -58,5 +65,7 @@ export const AWS_MANAGED_POLICIES: Record<string, { Statement: object[]; excerpt
 /** The published document of a known AWS managed policy, by ARN; undefined for any other ARN. */
 export function awsManagedDocument(arn: unknown): { Statement: object[] } | undefined {
   const name = typeof arn === "string" ? awsManagedPolicyName(arn) : undefined;
-  return name !== undefined && Object.prototype.hasOwnProperty.call(AWS_MANAGED_POLICIES, name) ? AWS_MANAGED_POLICIES[name] : undefined;
+  return name !== undefined && Object.prototype.hasOwnProperty.call(AWS_MANAGED_POLICIES, name)
+    ? AWS_MANAGED_POLICIES[name]
+    : undefined;
 }

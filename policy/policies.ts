@@ -1,7 +1,12 @@
 /** Every policy of the sendtime-guard pack. Tests import this module; only index.ts constructs (and serves) the pack. */
 import { Policies } from "@pulumi/policy";
 import { enrolmentTargetFailureHandling } from "./events";
-import { fanOutConcurrencyBelowQuota, fanOutBatchedChildren, fanOutScheduleSafety, fanOutLogsExcludeExecutionData } from "./fanout";
+import {
+  fanOutConcurrencyBelowQuota,
+  fanOutBatchedChildren,
+  fanOutScheduleSafety,
+  fanOutLogsExcludeExecutionData,
+} from "./fanout";
 import { sendGateTableProtected, sendGateTableScoped } from "./gate";
 import { attachedPoliciesReadable } from "./attachments";
 import {

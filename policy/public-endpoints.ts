@@ -29,10 +29,14 @@ const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
 /** The functions behind a URL with authorization NONE, and the role each runs as. */
 function publicFunctions(resources: PolicyResource[]): { fn: PolicyResource; role?: PolicyResource }[] {
   const urls = resources.filter((r) => r.type === FUNCTION_URL && r.props.authorizationType === "NONE");
-  const fns = resources.filter((r) => r.type === FUNCTION && urls.some((u) => [r.props.name, r.props.arn].includes(u.props.functionName)));
+  const fns = resources.filter(
+    (r) => r.type === FUNCTION && urls.some((u) => [r.props.name, r.props.arn].includes(u.props.functionName)),
+  );
   return fns.map((fn) => ({
     fn,
-    role: resources.find((r) => r.type === ROLE && (r.props.arn === fn.props.role || r.props.name === roleNameOf(fn.props.role))),
+    role: resources.find(
+      (r) => r.type === ROLE && (r.props.arn === fn.props.role || r.props.name === roleNameOf(fn.props.role)),
+    ),
   }));
 }
 
@@ -46,7 +50,9 @@ function problems(s: Statement): string[] {
   if (send.length) found.push(`allows ${send.join(", ")}: a public endpoint must not send email`);
   if (allowedActions(s, PASS_ROLE).length) found.push("allows iam:PassRole: a public endpoint must not pass roles");
   const ses = (s.actions ?? []).filter((a) => wildcardMatch("ses:*", a));
-  const other = ses.filter((a) => !(UNSUBSCRIBE_SES_ACTIONS as readonly string[]).some((x) => x.toLowerCase() === a.toLowerCase()));
+  const other = ses.filter(
+    (a) => !(UNSUBSCRIBE_SES_ACTIONS as readonly string[]).some((x) => x.toLowerCase() === a.toLowerCase()),
+  );
   if (other.length && !send.length)
     found.push(`allows ${other.join(", ")}: SES actions are limited to ${UNSUBSCRIBE_SES_ACTIONS.join(", ")}`);
   if (ses.length) {
@@ -73,7 +79,9 @@ export const publicFunctionRoleMinimal: StackValidationPolicy = {
       // The documents attached to the role: its own inline and managed ones, and RolePolicy/attachments naming it.
       const attached = args.resources.filter(
         (r) =>
-          r === role || (r.type !== ROLE && [r.props.role, r.props.roleName].some((x) => x === roleName || roleNameOf(x) === roleName)),
+          r === role ||
+          (r.type !== ROLE &&
+            [r.props.role, r.props.roleName].some((x) => x === roleName || roleNameOf(x) === roleName)),
       );
       for (const r of attached)
         for (const doc of permissionDocuments(r.type, r.name, r.props))

@@ -19,28 +19,38 @@ function configuring(args: StackValidationArgs, type: string, bucket: PolicyReso
 
 function blocksAllPublicAccess(args: StackValidationArgs, bucket: PolicyResource): boolean {
   return configuring(args, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", bucket).some((b) =>
-    ["blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"].every((k) => b.props[k] === true),
+    ["blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"].every(
+      (k) => b.props[k] === true,
+    ),
   );
 }
 
 function isEncrypted(args: StackValidationArgs, bucket: PolicyResource): boolean {
   const rules = [
-    ...configuring(args, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", bucket).flatMap(
-      (c) => c.props.rules ?? [],
-    ),
+    ...configuring(
+      args,
+      "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+      bucket,
+    ).flatMap((c) => c.props.rules ?? []),
     ...(bucket.props.serverSideEncryptionConfigurations ?? []).flatMap((c: any) => c.rules ?? []),
   ];
-  return rules.some((r: any) => ["AES256", "aws:kms", "aws:kms:dsse"].includes(r?.applyServerSideEncryptionByDefault?.sseAlgorithm));
+  return rules.some((r: any) =>
+    ["AES256", "aws:kms", "aws:kms:dsse"].includes(r?.applyServerSideEncryptionByDefault?.sseAlgorithm),
+  );
 }
 
 /** A Deny of every S3 action to everyone when aws:SecureTransport is false. */
 function deniesInsecureTransport(args: StackValidationArgs, bucket: PolicyResource): boolean {
-  const documents = [...configuring(args, "aws:s3/bucketPolicy:BucketPolicy", bucket).map((p) => p.props.policy), bucket.props.policy];
+  const documents = [
+    ...configuring(args, "aws:s3/bucketPolicy:BucketPolicy", bucket).map((p) => p.props.policy),
+    bucket.props.policy,
+  ];
   return documents.some((doc) =>
     (parseDocument(doc) ?? []).some((s) => {
       const everyone = s.principal === "*" || (s.principal as { AWS?: unknown })?.AWS === "*";
       const allS3 = (s.actions ?? []).some(
-        (a) => wildcardMatch(a, "s3:GetObject") && wildcardMatch(a, "s3:PutObject") && wildcardMatch(a, "s3:DeleteBucket"),
+        (a) =>
+          wildcardMatch(a, "s3:GetObject") && wildcardMatch(a, "s3:PutObject") && wildcardMatch(a, "s3:DeleteBucket"),
       );
       const insecure = String(s.condition?.Bool?.["aws:SecureTransport"]) === "false";
       return s.effect === "Deny" && everyone && allS3 && insecure;
@@ -50,7 +60,8 @@ function deniesInsecureTransport(args: StackValidationArgs, bucket: PolicyResour
 
 export const recipientBucketPrivate: StackValidationPolicy = {
   name: "recipient-bucket-private",
-  description: "Buckets (they hold recipient plans) block all public access, are encrypted, and refuse requests without TLS.",
+  description:
+    "Buckets (they hold recipient plans) block all public access, are encrypted, and refuse requests without TLS.",
   enforcementLevel: "mandatory",
   validateStack: (args, report) => {
     for (const bucket of args.resources.filter((r) => r.type === BUCKET)) {
@@ -89,11 +100,18 @@ export const recipientBucketRetention: StackValidationPolicy = {
           (v) => v.props.versioningConfiguration?.status === "Enabled",
         ) || bucket.props.versionings?.[0]?.enabled === true;
       if (!versioned) report(`${label} is not versioned: add a BucketVersioning with status "Enabled"`, bucket.urn);
-      const expires = configuring(args, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", bucket).some((l) =>
+      const expires = configuring(
+        args,
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+        bucket,
+      ).some((l) =>
         (l.props.rules ?? []).some((r: any) => r.status === "Enabled" && (r.expiration?.days || r.expiration?.date)),
       );
       if (!expires)
-        report(`${label} keeps plans (recipient addresses) forever: add a BucketLifecycleConfiguration rule that expires them`, bucket.urn);
+        report(
+          `${label} keeps plans (recipient addresses) forever: add a BucketLifecycleConfiguration rule that expires them`,
+          bucket.urn,
+        );
     }
   },
 };

@@ -82,7 +82,10 @@ function writeBenchTemplates(): string {
   for (const name of ["welcome", "followup", "welcome-a", "welcome-B", "followup-A", "followup-B"]) {
     fs.mkdirSync(path.join(dir, name), { recursive: true });
     fs.writeFileSync(path.join(dir, name, "subject.txt"), `Hi {{first_name}}`);
-    fs.writeFileSync(path.join(dir, name, "body.html"), `<p>Hi {{first_name}} ({{plan}})</p>{{#if city}}<p>{{city}}</p>{{/if}}`);
+    fs.writeFileSync(
+      path.join(dir, name, "body.html"),
+      `<p>Hi {{first_name}} ({{plan}})</p>{{#if city}}<p>{{city}}</p>{{/if}}`,
+    );
     fs.writeFileSync(path.join(dir, name, "body.txt"), `Hi {{first_name}} ({{plan}}) {{#if city}}{{city}}{{/if}}`);
   }
   return dir;
@@ -126,11 +129,15 @@ interface Measured {
 /** Runs `script` of the code in `root` (this repository, or the baseline) with that code's own ts-node. */
 function measure(label: string, script: string, args: string[], root = ROOT): Measured {
   const tsNode = path.join(root, "node_modules", "ts-node", "dist", "bin");
-  const r = spawnSync(process.execPath, ["-r", path.join(__dirname, "bench", "peak-rss.js"), tsNode, "--transpile-only", script, ...args], {
-    cwd: root,
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["-r", path.join(__dirname, "bench", "peak-rss.js"), tsNode, "--transpile-only", script, ...args],
+    {
+      cwd: root,
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   const m = /BENCH (\{.*\})/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`${label} failed (exit ${r.status}): ${r.stderr.slice(-500)}`);
   return JSON.parse(m[1]);
@@ -146,7 +153,9 @@ function row(label: string, m: Measured, base?: Measured, rows = ROWS) {
 }
 
 generate();
-process.stdout.write(`${count(ROWS)} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`);
+process.stdout.write(
+  `${count(ROWS)} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`,
+);
 const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
 row("bare csv-parse pass", bare);
 const sized = measure("size-window", "scripts/size-window.ts", [
@@ -187,7 +196,8 @@ const PLAIN_DRY_RUN = [
 ];
 const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN);
 row("launch-campaign --dry-run", launched, bare);
-if (!SKIP.has("bulk")) bulkBench(ROWS, PLAIN_DRY_RUN, launched, measure, (label, m) => row(label, m, bare), CACHE, REPEAT);
+if (!SKIP.has("bulk"))
+  bulkBench(ROWS, PLAIN_DRY_RUN, launched, measure, (label, m) => row(label, m, bare), CACHE, REPEAT);
 if (!SKIP.has("timing")) timingCase(launched, bare);
 if (!SKIP.has("templates")) templatesCase(launched, bare);
 // Time or CPU time: on a shared machine the wall clock mostly measures the neighbours.
@@ -195,7 +205,9 @@ const ok = Math.min(sized.ms / bare.ms, sized.cpuMs / bare.cpuMs) <= 1.5 && size
 process.stdout.write(`size-window targets (≤ 1.5× bare parse, ≤ 150 MB): ${ok ? "met" : "NOT met"}\n`);
 const minRate = Number(process.env.BENCH_MIN_ROWS_PER_S ?? 86_000);
 const launchOk = launched.maxRssBytes <= 300 * 1048576 && ROWS / (launched.ms / 1000) >= minRate;
-process.stdout.write(`launch-campaign --dry-run targets (≤ 300 MB, ≥ ${count(minRate)} rows/s): ${launchOk ? "met" : "NOT met"}\n`);
+process.stdout.write(
+  `launch-campaign --dry-run targets (≤ 300 MB, ≥ ${count(minRate)} rows/s): ${launchOk ? "met" : "NOT met"}\n`,
+);
 const SEEN_KEYS = Number(process.env.BENCH_SEEN_KEYS ?? 17_000_000);
 const seen = measure("CompactSeenKeys", "scripts/bench/seen-keys.ts", [String(SEEN_KEYS)]);
 row(`duplicate set, ${(SEEN_KEYS / 1e6).toFixed(1)}M ids`, seen, undefined, SEEN_KEYS);
@@ -257,7 +269,9 @@ function timingCase(first: Measured, bare: Measured): void {
   for (let i = 0; i < REPEAT; i++) {
     if ("dir" in baseline) {
       try {
-        baselines.push(measure("the baseline's dry run", "scripts/launch-campaign.ts", baselineDryRun(FILE, out), baseline.dir));
+        baselines.push(
+          measure("the baseline's dry run", "scripts/launch-campaign.ts", baselineDryRun(FILE, out), baseline.dir),
+        );
       } catch (e) {
         baseline = { unavailable: (e as Error).message.split("\n")[0] };
         baselines.length = 0;
@@ -277,7 +291,8 @@ function timingCase(first: Measured, bare: Measured): void {
   if (baselines.length) row(`  as of ${short} (fastest)`, fastest(baselines), bare);
   row("  plain (fastest)", fastest(plains), bare);
   row("  every option (fastest)", timed, bare);
-  const ratios = (base: Measured) => `${(timed.cpuMs / base.cpuMs).toFixed(2)}× the CPU, ${(timed.ms / base.ms).toFixed(2)}× the time`;
+  const ratios = (base: Measured) =>
+    `${(timed.cpuMs / base.cpuMs).toFixed(2)}× the CPU, ${(timed.ms / base.ms).toFixed(2)}× the time`;
   if ("dir" in baseline) {
     // Judged on CPU time: on a shared machine the wall clock mostly measures the neighbours.
     const ratio = timed.cpuMs / fastest(baselines).cpuMs;
@@ -286,7 +301,8 @@ function timingCase(first: Measured, bare: Measured): void {
       `every timing option vs the dry run as of ${short} (when the target was set): ${ratios(fastest(baselines))} ` +
         `(target ≤ 1.3× the CPU): ${verdict}\n`,
     );
-  } else process.stdout.write(`every timing option vs the dry run as of ${short}: not checked (${baseline.unavailable})\n`);
+  } else
+    process.stdout.write(`every timing option vs the dry run as of ${short}: not checked (${baseline.unavailable})\n`);
   process.stdout.write(`every timing option vs today's plain dry run: ${ratios(fastest(plains))} (no target)\n`);
 }
 
@@ -301,7 +317,8 @@ function templatesCase(first: Measured, bare: Measured): void {
   const uncheckeds: Measured[] = [];
   for (let i = 0; i < REPEAT; i++) {
     uncheckeds.push(measure("launch-campaign --dry-run --templates none", "scripts/launch-campaign.ts", unchecked));
-    if (i < REPEAT - 1) checkeds.push(measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN));
+    if (i < REPEAT - 1)
+      checkeds.push(measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN));
   }
   const fastest = (ms: Measured[]) => ms.reduce((a, b) => (b.cpuMs < a.cpuMs ? b : a));
   const checked = fastest(checkeds);
@@ -310,5 +327,7 @@ function templatesCase(first: Measured, bare: Measured): void {
   row("  --templates none (fastest)", without, bare);
   const ratio = checked.cpuMs / without.cpuMs;
   const verdict = ROWS !== 1_000_000 ? "the target is for 1,000,000 rows" : ratio <= 1.05 ? "met" : "NOT met";
-  process.stdout.write(`template check: ${ratio.toFixed(3)}× the CPU of the same dry run without it (target ≤ 1.05×): ${verdict}\n`);
+  process.stdout.write(
+    `template check: ${ratio.toFixed(3)}× the CPU of the same dry run without it (target ≤ 1.05×): ${verdict}\n`,
+  );
 }

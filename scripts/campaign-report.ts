@@ -27,9 +27,21 @@ import { EXIT_CODES } from "./lib/cli/exit-codes";
 const FLAGS = {
   campaign: { type: "string", value: "ID", help: "the campaign" },
   json: { type: "boolean", help: "the report as JSON" },
-  html: { type: "string", value: "FILE", help: "also write one self-contained page (the same numbers, the send curve, the funnels)" },
-  conversions: { type: "string", value: "FILE", help: "variant,conversions lines: each variant's conversions against the holdout's" },
-  from: { type: "string", value: "ISO", help: "the event range (default: the first scheduled send, or 14 days back, to now)" },
+  html: {
+    type: "string",
+    value: "FILE",
+    help: "also write one self-contained page (the same numbers, the send curve, the funnels)",
+  },
+  conversions: {
+    type: "string",
+    value: "FILE",
+    help: "variant,conversions lines: each variant's conversions against the holdout's",
+  },
+  from: {
+    type: "string",
+    value: "ISO",
+    help: "the event range (default: the first scheduled send, or 14 days back, to now)",
+  },
   to: { type: "string", value: "ISO", help: "the end of the range", default: "now", with: "from" },
   ...timeoutFlag(30, "the time limit of each AWS call"),
   ...stackFlags("bucket"),
@@ -57,7 +69,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const from = f.from === undefined ? undefined : instantFlag("from", f.from);
   if (from !== undefined && from >= to) throw new UsageError(`--from ${f.from}: must be before --to`);
   const timeoutMs = Math.round(secondsFlag("timeout-seconds", f["timeout-seconds"], 0.1, 600, 30) * 1000);
-  const conversions = f.conversions === undefined ? undefined : parseConversions(readConversions(f.conversions), f.conversions);
+  const conversions =
+    f.conversions === undefined ? undefined : parseConversions(readConversions(f.conversions), f.conversions);
   const outputs = requireOutputs(outputsFromFlags(f), ["bucketName"], { bucketName: "bucket" });
 
   const s3 = s3Client(outputs.region);
@@ -81,10 +94,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     try {
       fs.writeFileSync(f.html, renderReportHtml(report));
     } catch (e) {
-      throw new UsageError(`--html ${f.html}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      throw new UsageError(
+        `--html ${f.html}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
     }
   }
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report) + (f.html ? `  page: ${f.html}\n` : ""));
+  io.out(
+    f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report) + (f.html ? `  page: ${f.html}\n` : ""),
+  );
   return 0;
 }
 
@@ -92,12 +109,15 @@ function readConversions(file: string): string {
   try {
     return fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new UsageError(`--conversions ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(
+      `--conversions ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
 
 function instantFlag(name: string, raw: string): number {
   const t = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(raw) ? Date.parse(raw) : NaN;
-  if (Number.isNaN(t)) throw new UsageError(`--${name} ${raw}: an ISO instant with Z or an offset, e.g. 2026-12-01T00:00Z`);
+  if (Number.isNaN(t))
+    throw new UsageError(`--${name} ${raw}: an ISO instant with Z or an offset, e.g. 2026-12-01T00:00Z`);
   return t;
 }

@@ -18,7 +18,12 @@ const FLAGS = {
     help: "GetSchedule on every schedule up to N, else on a random sample of N, scaled up",
     default: "500",
   },
-  now: { type: "string", value: "ISO", help: "count next occurrences from this instant, for reproducible runs", default: "now" },
+  now: {
+    type: "string",
+    value: "ISO",
+    help: "count next occurrences from this instant, for reproducible runs",
+    default: "now",
+  },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(300),
   ...stackFlags("state-machine-arn", "dlq-url"),
@@ -66,7 +71,9 @@ function formatStatus(r: StatusReport): string {
     .join(", ");
   lines.push(`  pending schedules: ${count(r.schedules.total)}${states ? ` (${states})` : ""}`);
   if (r.nextSends.byHour.length) {
-    const recurring = r.nextSends.recurring ? `; ${count(r.nextSends.recurring)} recurring, each at its next occurrence` : "";
+    const recurring = r.nextSends.recurring
+      ? `; ${count(r.nextSends.recurring)} recurring, each at its next occurrence`
+      : "";
     lines.push(
       `  next sends per UTC hour${r.nextSends.estimated ? ` (estimated from ${count(r.nextSends.sampled)} sampled)` : ""}${recurring}:`,
     );
@@ -93,6 +100,9 @@ function formatStatus(r: StatusReport): string {
   } else lines.push("  fan-outs: none found");
   const dlq = r.deadLetterQueue;
   if (dlq && "error" in dlq) lines.push(`  dead-letter queue (all campaigns): could not be read: ${dlq.error}`);
-  else if (dlq) lines.push(`  dead-letter queue (all campaigns): ${count(dlq.visible)} messages waiting, ${count(dlq.inFlight)} in flight`);
+  else if (dlq)
+    lines.push(
+      `  dead-letter queue (all campaigns): ${count(dlq.visible)} messages waiting, ${count(dlq.inFlight)} in flight`,
+    );
   return lines.join("\n") + "\n";
 }

@@ -13,7 +13,12 @@ import { EXIT_CODES } from "./lib/cli/exit-codes";
 const FLAGS = {
   campaign: { type: "string", value: "ID", help: "the campaign" },
   "dry-run": { type: "boolean", help: "list what it would stop and delete" },
-  "poll-seconds": { type: "string", value: "P", help: "how often it checks that the group is gone (1-60)", default: "5" },
+  "poll-seconds": {
+    type: "string",
+    value: "P",
+    help: "how often it checks that the group is gone (1-60)",
+    default: "5",
+  },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(60),
   ...stackFlags("state-machine-arn"),
@@ -52,7 +57,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 function formatCancel(r: CancelReport): string {
   const lines: string[] = [];
   const problems = r.problems.map((p) => `  problem: ${p}`);
-  if (r.nothingToCancel) lines.push(`Campaign ${r.campaign}: nothing to cancel (no running fan-out, no group ${r.group}).`);
+  if (r.nothingToCancel)
+    lines.push(`Campaign ${r.campaign}: nothing to cancel (no running fan-out, no group ${r.group}).`);
   else if (r.dryRun) {
     const found = r.executionsFound;
     lines.push(
@@ -68,9 +74,13 @@ function formatCancel(r: CancelReport): string {
     );
   } else {
     const stopped = r.executionsStopped;
-    lines.push(`Campaign ${r.campaign}: stopped ${counted(stopped.length, "fan-out")}${stopped.length ? ` (${stopped.join(", ")})` : ""}.`);
+    lines.push(
+      `Campaign ${r.campaign}: stopped ${counted(stopped.length, "fan-out")}${stopped.length ? ` (${stopped.join(", ")})` : ""}.`,
+    );
     if (r.groupAfter === "deleted")
-      lines.push(`  Schedule group ${r.group} deleted${r.stillThere.length ? "." : ": no send of this campaign remains."}`);
+      lines.push(
+        `  Schedule group ${r.group} deleted${r.stillThere.length ? "." : ": no send of this campaign remains."}`,
+      );
     else if (r.groupAfter === "absent") lines.push(`  No schedule group ${r.group} existed.`);
     if (r.stillThere.length) {
       lines.push("  NOT fully cancelled; what can still send:", ...r.stillThere.map((t) => `    - ${t}`), ...problems);

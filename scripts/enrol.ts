@@ -31,9 +31,21 @@ import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
 
 const FLAGS = {
-  journey: { type: "string", value: "NAME", help: "the journey (from --journeys FILE, else the stack's journeyDefinitions)" },
-  event: { type: "string", value: "FILE", help: "one EventBridge event as delivered, or a record from the journeys' dead-letter queue" },
-  recipients: { type: "string", value: "CSV", help: "a backlog (id, email, timezone, personalization), each row triggered at --now" },
+  journey: {
+    type: "string",
+    value: "NAME",
+    help: "the journey (from --journeys FILE, else the stack's journeyDefinitions)",
+  },
+  event: {
+    type: "string",
+    value: "FILE",
+    help: "one EventBridge event as delivered, or a record from the journeys' dead-letter queue",
+  },
+  recipients: {
+    type: "string",
+    value: "CSV",
+    help: "a backlog (id, email, timezone, personalization), each row triggered at --now",
+  },
   journeys: { type: "string", value: "FILE", help: "the journey list (YAML or JSON, as in sendtime:journeys)" },
   now: {
     type: "string",
@@ -41,7 +53,10 @@ const FLAGS = {
     help: "the time of the run; a backlog's trigger time (a real backlog run needs it)",
     default: "now",
   },
-  "dry-run": { type: "boolean", help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests" },
+  "dry-run": {
+    type: "boolean",
+    help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests",
+  },
   json: { type: "boolean", help: "print JSON instead of text" },
   ...progressFlag(),
   templates: {
@@ -57,7 +72,9 @@ const FLAGS = {
 
 export const COMMAND: Command<typeof FLAGS> = {
   script: "enrol",
-  usage: ["--journey NAME (--event FILE | --recipients CSV --now ISO) [flags] (--dry-run | --stack NAME | --outputs FILE)"],
+  usage: [
+    "--journey NAME (--event FILE | --recipients CSV --now ISO) [flags] (--dry-run | --stack NAME | --outputs FILE)",
+  ],
   summary: `Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell. The SES
 target comes from the stack output journeyEnrolment. A step due before it can be created is sent at once when at most
 the journey's lateGraceMinutes late, else reported late; a backlog's steps due before the run are "passed"; a step
@@ -85,7 +102,8 @@ interface Subscriber {
 export async function main(argv: string[], io: Io = processIo, clock: () => number = Date.now): Promise<number> {
   const f = parseFlags(argv, COMMAND);
   if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
-  if ((f.event === undefined) === (f.recipients === undefined)) throw new UsageError("give one of --event FILE and --recipients CSV");
+  if ((f.event === undefined) === (f.recipients === undefined))
+    throw new UsageError("give one of --event FILE and --recipients CSV");
   const dryRun = f["dry-run"] as boolean;
   // A backlog's trigger time is --now: run again with another, and every step (the welcome sent minutes ago, its
   // schedule deleted since) would be created anew.
@@ -99,7 +117,11 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
-  const quietProblem = quietWindowProblem([journey], settings.windowMinutes, "the stack's journeyEnrolment.windowMinutes");
+  const quietProblem = quietWindowProblem(
+    [journey],
+    settings.windowMinutes,
+    "the stack's journeyEnrolment.windowMinutes",
+  );
   if (quietProblem) throw new UsageError(quietProblem);
 
   // Steps due before this, when the run starts, are passed (an earlier run may have sent them); a dry run judges at --now.
@@ -129,7 +151,9 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
         return;
       }
       try {
-        const result = client ? await applyDecision(client, s.kind, s.decision, Math.min(CALL_TIMEOUT_MS, left), at) : plannedResult(s);
+        const result = client
+          ? await applyDecision(client, s.kind, s.decision, Math.min(CALL_TIMEOUT_MS, left), at)
+          : plannedResult(s);
         results.push({ source: s.source, ...result });
       } catch (e) {
         if (!(e instanceof EnrolmentError)) throw e;
@@ -184,8 +208,11 @@ function printRequests(subscribers: Subscriber[], io: Io): number {
       2,
     ) + "\n",
   );
-  for (const s of subscribers) if (s.decision.outcome === "rejected") io.err(`${rejectionLine(s.source, s.decision)}\n`);
-  const lateSteps = subscribers.some((s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"));
+  for (const s of subscribers)
+    if (s.decision.outcome === "rejected") io.err(`${rejectionLine(s.source, s.decision)}\n`);
+  const lateSteps = subscribers.some(
+    (s) => s.decision.outcome === "enrol" && s.decision.steps.some((x) => x.status === "late"),
+  );
   if (lateSteps) return 1;
   return nothingToEnrol(
     subscribers.map((s) => s.decision.outcome),
@@ -245,13 +272,21 @@ function findJourney(name: string, file: string | undefined, outputs: StackOutpu
     throw e;
   }
   const journey = journeys.find((j) => j.name === name);
-  if (!journey) throw new UsageError(`--journey ${name}: no such journey (known: ${journeys.map((j) => j.name).join(", ") || "none"})`);
+  if (!journey)
+    throw new UsageError(
+      `--journey ${name}: no such journey (known: ${journeys.map((j) => j.name).join(", ") || "none"})`,
+    );
   return journey;
 }
 
 function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
   const e = outputs.journeyEnrolment as { target?: ScheduleTarget; windowMinutes?: number } | undefined;
-  if (!e?.target?.targetRoleArn || !e.target.deadLetterQueueArn || !e.target.fromAddress || !(Number(e.windowMinutes) >= 1))
+  if (
+    !e?.target?.targetRoleArn ||
+    !e.target.deadLetterQueueArn ||
+    !e.target.fromAddress ||
+    !(Number(e.windowMinutes) >= 1)
+  )
     throw new UsageError(
       "missing stack output journeyEnrolment (the SES target journey schedules carry): give --stack NAME or --outputs FILE of a stack with journeys",
     );
@@ -308,20 +343,26 @@ async function fromCsv(
   for await (const rec of csv.records) {
     if ((subscribers.length + 1) % PROGRESS_EVERY_ROWS === 0) progress(subscribers.length + 1, "rows read");
     const source = `${file}:${rec.line}`;
-    const recipient = Object.fromEntries(csv.header.map((h, i) => [h, rec.fields[i]]).filter(([, v]) => v !== undefined));
+    const recipient = Object.fromEntries(
+      csv.header.map((h, i) => [h, rec.fields[i]]).filter(([, v]) => v !== undefined),
+    );
     const rejected = (reason: RejectReason, message: string): Subscriber => ({
       source,
       kind: "trigger",
       decision: { outcome: "rejected", journey: journey.name, reason, message },
     });
     if (rec.fields.length !== csv.header.length) {
-      subscribers.push(rejected("wrong-field-count", `${rec.fields.length} fields where the header has ${csv.header.length}`));
+      subscribers.push(
+        rejected("wrong-field-count", `${rec.fields.length} fields where the header has ${csv.header.length}`),
+      );
       continue;
     }
     const id = String(recipient.id ?? "");
     const first = seen.get(id);
     if (id !== "" && first !== undefined) {
-      subscribers.push(rejected("duplicate-id", `duplicate id (first on line ${first}); a subscriber is enrolled once`));
+      subscribers.push(
+        rejected("duplicate-id", `duplicate id (first on line ${first}); a subscriber is enrolled once`),
+      );
       continue;
     }
     seen.set(id, rec.line);
@@ -331,12 +372,23 @@ async function fromCsv(
       .toLowerCase();
     const firstAddress = seenAddresses.get(address);
     if (address !== "" && firstAddress !== undefined) {
-      subscribers.push(rejected("duplicate-email", `address already on line ${firstAddress}; a person is enrolled once`));
+      subscribers.push(
+        rejected("duplicate-email", `address already on line ${firstAddress}; a person is enrolled once`),
+      );
       continue;
     }
     seenAddresses.set(address, rec.line);
-    const event: JourneyEvent = { source: journey.trigger.source, "detail-type": journey.trigger.detailType, time, detail: { recipient } };
-    subscribers.push({ source, kind: "trigger", decision: decide(journey, "trigger", event, settings, dueAfter, { backlog: true }) });
+    const event: JourneyEvent = {
+      source: journey.trigger.source,
+      "detail-type": journey.trigger.detailType,
+      time,
+      detail: { recipient },
+    };
+    subscribers.push({
+      source,
+      kind: "trigger",
+      decision: decide(journey, "trigger", event, settings, dueAfter, { backlog: true }),
+    });
   }
   return subscribers;
 }
@@ -351,9 +403,16 @@ function requestsOf(d: Decision): object[] {
 function plannedResult(s: Subscriber): EnrolmentResult {
   const d = s.decision;
   const base = { journey: d.journey, kind: s.kind };
-  if (d.outcome === "rejected") return { ...base, outcome: "rejected", recipient: d.recipient, reason: d.reason, message: d.message };
+  if (d.outcome === "rejected")
+    return { ...base, outcome: "rejected", recipient: d.recipient, reason: d.reason, message: d.message };
   if (d.outcome === "exit")
-    return { ...base, outcome: "exited", recipient: d.recipient, deleted: d.deletes.map((x) => x.Name), notPending: [] };
+    return {
+      ...base,
+      outcome: "exited",
+      recipient: d.recipient,
+      deleted: d.deletes.map((x) => x.Name),
+      notPending: [],
+    };
   return {
     ...base,
     outcome: "enrolled",
@@ -376,7 +435,11 @@ function report(journey: Journey, results: (EnrolmentResult & { source: string }
   ];
   for (const r of results) {
     if (r.outcome === "rejected")
-      lines.push(`  ${r.source}: rejected ${r.recipient ?? ""} ${r.reason}: ${r.message}`.replace(/  +/g, " ").replace(/^ /, "  "));
+      lines.push(
+        `  ${r.source}: rejected ${r.recipient ?? ""} ${r.reason}: ${r.message}`
+          .replace(/  +/g, " ")
+          .replace(/^ /, "  "),
+      );
     else if (r.outcome === "exited")
       lines.push(
         `  ${r.recipient}: exit: ${dryRun ? "would delete" : "deleted"} ${r.deleted!.join(", ") || "nothing"}${r.notPending!.length ? `; not pending: ${r.notPending!.join(", ")}` : ""}`,

@@ -36,8 +36,16 @@ const FLAGS = {
     help: "joins a multi-valued attribute's values",
     default: `"${DEFAULT_VALUE_SEPARATOR}"`,
   },
-  campaign: { type: "string", value: "FILE", help: "what aws pinpoint get-campaign prints: prints the same campaign as a launch" },
-  "campaign-id": { type: "string", value: "ID", help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)" },
+  campaign: {
+    type: "string",
+    value: "FILE",
+    help: "what aws pinpoint get-campaign prints: prints the same campaign as a launch",
+  },
+  "campaign-id": {
+    type: "string",
+    value: "ID",
+    help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)",
+  },
   recipients: { type: "string", value: "FILE", help: "the CSV the command names", default: "DIR/recipients.csv" },
   region: { type: "string", value: "R", help: "S3 region (default: the SDK's configuration)" },
   "timeout-seconds": {
@@ -91,7 +99,8 @@ if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const f = parseFlags(argv, COMMAND);
-  if (f.endpoints === undefined && f.campaign === undefined) throw new UsageError("give --endpoints, --campaign or both (see --help)");
+  if (f.endpoints === undefined && f.campaign === undefined)
+    throw new UsageError("give --endpoints, --campaign or both (see --help)");
   const outDir = f.out ?? path.join("out", "pinpoint");
   const timeoutMs = Math.round(
     secondsFlag("timeout-seconds", f["timeout-seconds"], 0.1, 3600, DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000) * 1000,
@@ -127,7 +136,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     };
     io.out(JSON.stringify({ endpoints, campaign: campaignJson }, null, 2) + "\n");
   } else {
-    const lines = [...(endpoints ? formatEndpoints(endpoints) : []), ...(campaign ? formatCampaign(campaign, command, campaignFile) : [])];
+    const lines = [
+      ...(endpoints ? formatEndpoints(endpoints) : []),
+      ...(campaign ? formatCampaign(campaign, command, campaignFile) : []),
+    ];
     io.out(lines.join("\n") + "\n");
   }
   if (endpoints && endpoints.recipients === 0) {
@@ -152,7 +164,11 @@ function readCampaign(file: string, campaignId: string | undefined): CampaignMap
     throw new UsageError(`${file}: ${err.code ? `cannot read (${err.code})` : `not JSON (${err.message})`}`);
   }
   try {
-    return mapCampaign(json, { campaignId, maxIdLength: scheduler.nameMaxLength - CAMPAIGN_PREFIX.length, flags: NOTE_FLAGS });
+    return mapCampaign(json, {
+      campaignId,
+      maxIdLength: scheduler.nameMaxLength - CAMPAIGN_PREFIX.length,
+      flags: NOTE_FLAGS,
+    });
   } catch (e) {
     if (e instanceof CampaignShapeError) throw new UsageError(`${file}: ${e.message}`);
     throw e;
@@ -173,7 +189,9 @@ function writeCampaignFile(dir: string, command: string[]): string {
     existing = undefined;
   }
   if (existing !== undefined && existing !== text)
-    throw new UsageError(`${file} exists with other settings (edited?): not overwritten; move it away or give another --out`);
+    throw new UsageError(
+      `${file} exists with other settings (edited?): not overwritten; move it away or give another --out`,
+    );
   try {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(`${file}.${process.pid}.tmp`, text);
@@ -189,7 +207,14 @@ export function launchArgs(l: LaunchSettings, recipients: string): string[] {
   const f = LAUNCH_FLAGS;
   const a = [f.campaign, l.campaignId, f.recipients, recipients, f.template, l.template];
   const t = l.sendTime;
-  const at = (hour: number, minute: number, zone: string) => [f.hour, String(hour), f.minute, String(minute), f.defaultTimezone, zone];
+  const at = (hour: number, minute: number, zone: string) => [
+    f.hour,
+    String(hour),
+    f.minute,
+    String(minute),
+    f.defaultTimezone,
+    zone,
+  ];
   if (t.kind === "instant") a.push(f.at, t.at);
   else if (t.kind === "local") a.push(f.date, t.date, ...at(t.hour, t.minute, t.defaultTimezone));
   else a.push(f.every, t.every, f.until, t.until, ...at(t.hour, t.minute, t.defaultTimezone));
@@ -215,7 +240,9 @@ function formatEndpoints(s: ImportSummary): string[] {
     `Pinpoint endpoints: ${n(s.endpoints)} read from ${n(s.files)} file${s.files === 1 ? "" : "s"} → ${n(s.recipients)} recipients, ${n(s.skipped.total)} skipped${reasons ? ` (${reasons})` : ""}`,
     `  ids: ${n(s.idsFrom.UserId)} from User.UserId, ${n(s.idsFrom.Id)} from the endpoint Id`,
     ...(s.repeatedIds
-      ? [`  endpoint Ids read more than once: ${n(s.repeatedIds)} (each counts its latest line; the others are skipped as superseded)`]
+      ? [
+          `  endpoint Ids read more than once: ${n(s.repeatedIds)} (each counts its latest line; the others are skipped as superseded)`,
+        ]
       : []),
     `  zones: ${n(s.zones.missing)} without Demographic.Timezone, ${n(s.zones.unknown)} not an IANA zone name (launch-campaign gives both --default-timezone)`,
     `  columns: ${s.columns.join(", ")}`,

@@ -110,7 +110,10 @@ interface Run {
 async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
   const run = await prepareRun(parseFlags(argv, COMMAND), io);
   // A local list must not be one of the files the run removes and rewrites in its folder: refused before any is touched.
-  const lock = OutputLock.acquire(run.f.out ?? path.join("out", run.campaignId), run.request.input ? [] : [run.request.file]);
+  const lock = OutputLock.acquire(
+    run.f.out ?? path.join("out", run.campaignId),
+    run.request.input ? [] : [run.request.file],
+  );
   locks.push(lock);
   // The plan's key must be known when its first part is sent: --launch-id, else the plan's hash when the whole plan
   // fits one part (sent at the end), else a key unique to this upload.
@@ -128,9 +131,12 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
     );
   let completed = false;
   try {
-    const summary = await planCampaign({ ...run.request, out: lock, planSink: upload, localPlan: !run.f["no-local-plan"] }).finally(() =>
-      run.rows.end(),
-    );
+    const summary = await planCampaign({
+      ...run.request,
+      out: lock,
+      planSink: upload,
+      localPlan: !run.f["no-local-plan"],
+    }).finally(() => run.rows.end());
     launchId ??= summary.planSha256.slice(0, 16);
     const report = new LaunchReport(run, summary, launchId, io);
     const refusal = refusalOf(run, summary, report);
@@ -143,7 +149,9 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
       throw new FindingsError(`launch id ${launchId} already holds another plan (${e.where}); use another --launch-id`);
     });
     completed = true;
-    return await launchPlan(run, summary, launchId, objects, report, (refused) => discardUnread(upload, refused, uploadId, io));
+    return await launchPlan(run, summary, launchId, objects, report, (refused) =>
+      discardUnread(upload, refused, uploadId, io),
+    );
   } catch (e) {
     if (!completed) await abortUpload(upload, io);
     run.deadline.dispose();
@@ -166,13 +174,15 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
       `--bulk does not apply to --every ${f.every}: a bulk schedule is one-time (at()) for the recipients who share its instant; a recurring send is one schedule per recipient`,
     );
   const recurringFlag =
-    f.every !== undefined && ([f.missed && "--missed", f["grace-minutes"] && "--grace-minutes"].find(Boolean) as string);
+    f.every !== undefined &&
+    ([f.missed && "--missed", f["grace-minutes"] && "--grace-minutes"].find(Boolean) as string);
   if (recurringFlag)
     throw new UsageError(
       `${recurringFlag} does not apply to --every ${f.every}: occurrences before the launch's start (now + fan-out + margin) are simply not sent`,
     );
   const missed = (f.missed ?? "skip") as MissedPolicy;
-  if (!MISSED_POLICIES.includes(missed)) throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
+  if (!MISSED_POLICIES.includes(missed))
+    throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
   const now = nowFromFlag(f.now);
   const bulkRates = f.bulk ? bulkRatesFromFlags(f) : undefined;
   const rate = bulkRates?.emails ?? rateFromFlags(f);
@@ -186,7 +196,10 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
   const graceMinutes = intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60);
   const windowMinutes = windowFromFlag(f["window-minutes"]);
-  const tooLong = windowMinutes === undefined ? undefined : recurringWindowRefusal(timing.rule, f.every, windowMinutes, "--window-minutes");
+  const tooLong =
+    windowMinutes === undefined
+      ? undefined
+      : recurringWindowRefusal(timing.rule, f.every, windowMinutes, "--window-minutes");
   if (tooLong) throw new UsageError(tooLong);
   if (windowMinutes !== undefined && timing.quiet && windowMinutes > longestFreeMinutes(timing.quiet))
     throw new UsageError(
@@ -236,7 +249,10 @@ function stackOf(f: Flags, campaignId: string): { outputs: StackOutputs; target?
       `--campaign ${campaignId}: this stack has a journey of that name, whose subscribers' schedules are in group campaign-${campaignId}; a campaign would share it (and its housekeeping would delete them): choose another id`,
     );
   if (!launching) return { outputs };
-  const target = requireOutputs(outputs, ["bucketName", "stateMachineArn"], { bucketName: "bucket", stateMachineArn: "state-machine-arn" });
+  const target = requireOutputs(outputs, ["bucketName", "stateMachineArn"], {
+    bucketName: "bucket",
+    stateMachineArn: "state-machine-arn",
+  });
   return { outputs, target: { ...target, region: outputs.region } };
 }
 
@@ -266,7 +282,12 @@ async function bulkSigning(d: Deadline, outputs: StackOutputs, launching: boolea
     };
   const parameter = outputs.unsubscribeKeyParameter!;
   const key = await readUnsubscribeKey(d, ssmClient(outputs.region), parameter);
-  return { key, baseUrl, placeholder: false, source: `SSM parameter ${parameter} (stack output unsubscribeKeyParameter)` };
+  return {
+    key,
+    baseUrl,
+    placeholder: false,
+    source: `SSM parameter ${parameter} (stack output unsubscribeKeyParameter)`,
+  };
 }
 
 function windowFromFlag(raw: string | undefined): number | undefined {
@@ -290,12 +311,15 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
   if (!summary.window.fits)
     return `Not launched: no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps the peak within ${summary.window.effectiveTps}/s; it needs ${summary.window.requiredTps}/s (raise the quotas, or split the campaign). The plan is kept for review.`;
   const tooLong =
-    summary.window.source === "computed" && recurringWindowRefusal(run.request.rule, run.f.every, summary.window.minutes, "computed");
+    summary.window.source === "computed" &&
+    recurringWindowRefusal(run.request.rule, run.f.every, summary.window.minutes, "computed");
   if (tooLong) return `Not launched: ${tooLong}. The plan is kept for review.`;
   const quietShort =
-    summary.window.quietCheckedMinutes !== undefined && quietWindowShortfall(summary.window.minutes, summary.window.quietCheckedMinutes);
+    summary.window.quietCheckedMinutes !== undefined &&
+    quietWindowShortfall(summary.window.minutes, summary.window.quietCheckedMinutes);
   if (quietShort) return `Not launched: ${quietShort}. The plan is kept for review.`;
-  if (summary.schedules === 0) return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
+  if (summary.schedules === 0)
+    return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
   return undefined;
 }
 
@@ -323,7 +347,9 @@ class LaunchReport {
     this.run.deadline.dispose();
     this.lines.push(...lines);
     this.io.out(
-      this.run.f.json ? JSON.stringify(this.data, null, 2) + "\n" : [...formatSummary(this.summary), ...this.lines].join("\n") + "\n",
+      this.run.f.json
+        ? JSON.stringify(this.data, null, 2) + "\n"
+        : [...formatSummary(this.summary), ...this.lines].join("\n") + "\n",
     );
     return code;
   }
@@ -353,8 +379,13 @@ async function launchPlan(
     throw e;
   });
   if (stored.kept)
-    run.progress(`s3://${target.bucketName}/${stored.key} already records this plan (an earlier launch of it): kept as it is`);
-  Object.assign(report.data, { plan: { bucket: target.bucketName, key: planKeys[0], keys: planKeys }, launchRecord: stored.key });
+    run.progress(
+      `s3://${target.bucketName}/${stored.key} already records this plan (an earlier launch of it): kept as it is`,
+    );
+  Object.assign(report.data, {
+    plan: { bucket: target.bucketName, key: planKeys[0], keys: planKeys },
+    launchRecord: stored.key,
+  });
   const executions: { name: string; arn: string; key: string }[] = [];
   report.data.executions = executions;
   const results: FanOutResult[] = [];
@@ -401,7 +432,12 @@ async function launchPlan(
  * unique to its upload are deleted; one it wrote under a launch id or plan hash is left (an execution of that name
  * may read it) and named; one S3 already held is an earlier launch's, not ours to mention.
  */
-async function discardUnread(upload: StreamingPlanUpload, refused: PlanObject[], uploadId: string, io: Io): Promise<void> {
+async function discardUnread(
+  upload: StreamingPlanUpload,
+  refused: PlanObject[],
+  uploadId: string,
+  io: Io,
+): Promise<void> {
   const written = refused.filter((o) => !o.preexisting);
   const ownKey = (o: PlanObject) => path.posix.basename(o.key).startsWith(`${uploadId}.`);
   for (const line of await upload.deleteUnread(written.filter(ownKey))) io.err(`${line}\n`);
@@ -412,9 +448,20 @@ async function discardUnread(upload: StreamingPlanUpload, refused: PlanObject[],
 }
 
 /** Follows one execution to its end; running out of time names the parts that were then not started. */
-async function followPart(run: Run, sfn: SFNClient, executionArn: string, rest: PlanObject[], bucket: string): Promise<FanOutResult> {
+async function followPart(
+  run: Run,
+  sfn: SFNClient,
+  executionArn: string,
+  rest: PlanObject[],
+  bucket: string,
+): Promise<FanOutResult> {
   try {
-    return await followFanOut(run.deadline, sfn, { executionArn, resultsBucket: bucket, pollSeconds: run.pollSeconds }, run.progress);
+    return await followFanOut(
+      run.deadline,
+      sfn,
+      { executionArn, resultsBucket: bucket, pollSeconds: run.pollSeconds },
+      run.progress,
+    );
   } catch (e) {
     if (!(e instanceof DeadlineExceeded) || rest.length === 0) throw e;
     throw new DeadlineExceeded(
@@ -429,14 +476,17 @@ function fanOutOutcome(results: FanOutResult[], report: LaunchReport): number {
   const total = items.reduce((n, i) => n + i.total, 0);
   const succeeded = items.reduce((n, i) => n + i.succeeded, 0);
   const failed = items.reduce((n, i) => n + i.failed + i.timedOut + i.aborted, 0);
-  const status = results.every((r) => r.status === "SUCCEEDED") ? "SUCCEEDED" : results.find((r) => r.status !== "SUCCEEDED")!.status;
+  const status = results.every((r) => r.status === "SUCCEEDED")
+    ? "SUCCEEDED"
+    : results.find((r) => r.status !== "SUCCEEDED")!.status;
   const errors = results.map((r) => r.error).filter(Boolean);
   report.data.fanOut = results.length === 1 ? results[0] : { status, parts: results };
   report.lines.push(
     `Fan-out ${status}: ${items.length ? `${count(succeeded)} of ${count(total)} rows scheduled, ${failed} failed` : "no Map Run started"}${errors.length ? ` (${errors.join("; ")})` : ""}`,
   );
   for (const r of results)
-    if (r.results) report.lines.push(`  results (failed batches, for redrive): s3://${r.results.bucket}/${r.results.key}`);
+    if (r.results)
+      report.lines.push(`  results (failed batches, for redrive): s3://${r.results.bucket}/${r.results.key}`);
   return status === "SUCCEEDED" && failed === 0 ? 0 : 1;
 }
 
@@ -448,7 +498,10 @@ function scheduleQuotaFrom(flag: string | undefined, output: number | undefined)
       throw new UsageError(`stack output maxSchedules ${output}: must be a whole number above 0`);
     return { maxSchedules: output, source: "stack output maxSchedules" };
   }
-  return { maxSchedules: scheduler.maxSchedules, source: "EventBridge Scheduler's default quota; --max-schedules if yours is raised" };
+  return {
+    maxSchedules: scheduler.maxSchedules,
+    source: "EventBridge Scheduler's default quota; --max-schedules if yours is raised",
+  };
 }
 
 function formatSummary(s: PlanSummary): string[] {
@@ -473,8 +526,11 @@ function formatSummary(s: PlanSummary): string[] {
         ]),
   ];
   if (s.audience) {
-    const groups = s.audience.variants.map((v) => `${v.name} ${v.percent}% (${v.step1Template}): ${count(v.recipients)}`);
-    if (s.audience.holdout.percent) groups.push(`holdout ${s.audience.holdout.percent}%: ${count(s.audience.holdout.recipients)}`);
+    const groups = s.audience.variants.map(
+      (v) => `${v.name} ${v.percent}% (${v.step1Template}): ${count(v.recipients)}`,
+    );
+    if (s.audience.holdout.percent)
+      groups.push(`holdout ${s.audience.holdout.percent}%: ${count(s.audience.holdout.recipients)}`);
     // Right after the steps line, wherever it is (a recurring campaign has a line before it).
     const afterSteps = lines.findIndex((l) => l.startsWith("  steps:")) + 1;
     lines.splice(afterSteps, 0, `  ${s.audience.variants.length ? "variants" : "audience"}: ${groups.join("; ")}`);

@@ -35,9 +35,15 @@ if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const f = parseFlags(argv, COMMAND);
-  const outputs = readStackOutputs({ stack: f.stack, outputsFile: f.outputs, overrides: { region: f.region, bucketName: f.bucket } });
+  const outputs = readStackOutputs({
+    stack: f.stack,
+    outputsFile: f.outputs,
+    overrides: { region: f.region, bucketName: f.bucket },
+  });
   const journeys = Array.isArray(outputs.journeyDefinitions)
-    ? (outputs.journeyDefinitions as { name?: unknown }[]).map((j) => j?.name).filter((n): n is string => typeof n === "string")
+    ? (outputs.journeyDefinitions as { name?: unknown }[])
+        .map((j) => j?.name)
+        .filter((n): n is string => typeof n === "string")
     : [];
   const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
   const list = await listCampaigns(
@@ -65,7 +71,14 @@ export function formatList(list: CampaignListing[], bucket: string | undefined):
       : "-";
   const table = [
     ["campaign", "state", "pending", "paused", "last launch", "sends"],
-    ...list.map((c) => [c.campaign, c.state, count(c.pendingSchedules), count(c.disabledSchedules), launch(c), sends(c)]),
+    ...list.map((c) => [
+      c.campaign,
+      c.state,
+      count(c.pendingSchedules),
+      count(c.disabledSchedules),
+      launch(c),
+      sends(c),
+    ]),
   ];
   const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
   const lines = table.map((r) =>
@@ -75,6 +88,8 @@ export function formatList(list: CampaignListing[], bucket: string | undefined):
       .trimEnd(),
   );
   const pending = list.reduce((n, c) => n + c.pendingSchedules, 0);
-  lines.push(`${list.length === 1 ? "1 campaign" : `${count(list.length)} campaigns`}, ${count(pending)} pending schedules`);
+  lines.push(
+    `${list.length === 1 ? "1 campaign" : `${count(list.length)} campaigns`}, ${count(pending)} pending schedules`,
+  );
   return lines.join("\n") + "\n";
 }

@@ -22,9 +22,17 @@ import { StackConfigError, UsageError } from "../infra/rules/errors";
 
 const FLAGS = {
   stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },
-  "policy-config": { type: "string", value: "FILE", help: "the policy pack's config", default: "policy/config/<NAME>.json" },
+  "policy-config": {
+    type: "string",
+    value: "FILE",
+    help: "the policy pack's config",
+    default: "policy/config/<NAME>.json",
+  },
   "no-policy": { type: "boolean", help: "skip the policy pack" },
-  json: { type: "boolean", help: '{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}' },
+  json: {
+    type: "boolean",
+    help: '{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}',
+  },
   "write-outputs": {
     type: "string",
     value: "FILE",
@@ -59,18 +67,23 @@ export async function main(
   const flags = parseFlags(argv, COMMAND);
   const stack = flags.stack ?? "dev";
   const config = usageErrorOf(() => readStackConfig(stack));
-  const policyConfigFile = flags["no-policy"] ? undefined : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
+  const policyConfigFile = flags["no-policy"]
+    ? undefined
+    : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
   const policyConfig = policyConfigFile ? readPolicyConfig(policyConfigFile) : {};
   let rendered;
   try {
     rendered = await renderStack({ stack, config });
   } catch (e) {
-    if (e instanceof StackConfigError || e instanceof pulumi.RunError) throw new UsageError(`Pulumi.${stack}.yaml: ${e.message}`);
+    if (e instanceof StackConfigError || e instanceof pulumi.RunError)
+      throw new UsageError(`Pulumi.${stack}.yaml: ${e.message}`);
     throw e;
   }
   if (flags["write-outputs"] !== undefined) writeOutputs(flags["write-outputs"] as string, rendered);
   const custom = rendered.resources.filter((r) => r.custom);
-  const violations = flags["no-policy"] ? [] : await runPolicyPack(startPolicyPack, rendered, policyConfig, policyConfigFile);
+  const violations = flags["no-policy"]
+    ? []
+    : await runPolicyPack(startPolicyPack, rendered, policyConfig, policyConfigFile);
   const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
   if (flags.json) {
     const out = {
@@ -98,7 +111,9 @@ function writeOutputs(file: string, rendered: RenderedStack): void {
     fs.renameSync(temp, file);
   } catch (e) {
     fs.rmSync(temp, { force: true });
-    throw new UsageError(`--write-outputs ${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(
+      `--write-outputs ${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
 
@@ -118,7 +133,13 @@ async function runPolicyPack(
 }
 
 /** The human-readable preview: resources under their components, outputs, then policy findings. */
-function report(stack: string, rendered: RenderedStack, violations: Violation[], skipped: boolean, policyConfigFile?: string): string {
+function report(
+  stack: string,
+  rendered: RenderedStack,
+  violations: Violation[],
+  skipped: boolean,
+  policyConfigFile?: string,
+): string {
   const custom = rendered.resources.filter((r) => r.custom);
   const lines = [`Stack ${stack}: ${custom.length} resources (offline preview, mocked account ${MOCK_ACCOUNT})`, ""];
   for (const component of rendered.resources.filter((r) => !r.custom)) {
@@ -127,7 +148,8 @@ function report(stack: string, rendered: RenderedStack, violations: Violation[],
   }
   for (const r of custom.filter((c) => !c.parent)) lines.push(`${r.type}  ${r.name}${summary(r)}`);
   lines.push("", "Outputs:");
-  for (const [k, v] of Object.entries(rendered.outputs)) lines.push(`  ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries(rendered.outputs))
+    lines.push(`  ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
   lines.push("", ...policySummary(violations, skipped, policyConfigFile));
   return lines.join("\n") + "\n";
 }
@@ -164,7 +186,9 @@ function policySummary(violations: Violation[], skipped: boolean, configFile: st
   if (skipped) return ["Policies: skipped (--no-policy)"];
   const config = configFile ? path.relative(ROOT_DIR, configFile) : "defaults";
   if (!violations.length) return [`Policies: ${POLICY_DIR_NAME} (config ${config}): no violations`];
-  const lines = [`Policies: ${POLICY_DIR_NAME} (config ${config}): ${violations.length} violation${violations.length === 1 ? "" : "s"}`];
+  const lines = [
+    `Policies: ${POLICY_DIR_NAME} (config ${config}): ${violations.length} violation${violations.length === 1 ? "" : "s"}`,
+  ];
   for (const level of ["mandatory", "advisory", "remediate"]) {
     const byPolicy = new Map<string, Violation[]>();
     for (const v of violations.filter((x) => x.enforcementLevel === level))
@@ -182,7 +206,10 @@ function summary(r: RenderedResource): string {
   const parts = Object.entries(r.inputs)
     .filter(
       ([k, v]) =>
-        ["string", "number", "boolean"].includes(typeof v) && String(v).length <= 48 && !["bucket", "role"].includes(k) && !/^__/.test(k),
+        ["string", "number", "boolean"].includes(typeof v) &&
+        String(v).length <= 48 &&
+        !["bucket", "role"].includes(k) &&
+        !/^__/.test(k),
     )
     .slice(0, 4)
     .map(([k, v]) => `${k}=${v}`);

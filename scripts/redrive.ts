@@ -41,11 +41,17 @@ if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const f = parseFlags(argv, COMMAND);
-  if ((f.campaign === undefined) === !f.all) throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
+  if ((f.campaign === undefined) === !f.all)
+    throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
   const campaignId = f.campaign === undefined ? undefined : requireCampaign(f.campaign);
-  const outputs = requireOutputs(outputsFromFlags(f), ["deadLetterQueueUrl", "schedulerRoleArn"], { deadLetterQueueUrl: "dlq-url" });
+  const outputs = requireOutputs(outputsFromFlags(f), ["deadLetterQueueUrl", "schedulerRoleArn"], {
+    deadLetterQueueUrl: "dlq-url",
+  });
   const partition = /^arn:([a-z-]+):iam::/.exec(outputs.schedulerRoleArn)?.[1];
-  if (!partition) throw new UsageError(`stack output schedulerRoleArn ${JSON.stringify(outputs.schedulerRoleArn)}: not an IAM role ARN`);
+  if (!partition)
+    throw new UsageError(
+      `stack output schedulerRoleArn ${JSON.stringify(outputs.schedulerRoleArn)}: not an IAM role ARN`,
+    );
   const sendGateArn = (outputs as StackOutputs & { sendGateArn?: unknown }).sendGateArn;
   if (sendGateArn !== undefined && typeof sendGateArn !== "string")
     throw new UsageError(`stack output sendGateArn is ${JSON.stringify(sendGateArn)}: expected a string`);
@@ -95,6 +101,7 @@ function formatRedrive(r: RedriveReport): string {
       ...r.left.map((m) => `    - ${m.messageId}${m.campaign ? ` (${m.campaign})` : ""}: ${m.reason}`),
     );
   lines.push(...r.problems.map((p) => `  problem: ${p}`));
-  if (r.left.length || r.problems.length) lines.push("  Fix what is named and run redrive again (it is safe to repeat).");
+  if (r.left.length || r.problems.length)
+    lines.push("  Fix what is named and run redrive again (it is safe to repeat).");
   return lines.join("\n") + "\n";
 }

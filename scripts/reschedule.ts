@@ -24,7 +24,13 @@ const FLAGS = {
     value: "YYYY-MM-DDTHH:MM|HH:MM",
     help: "move it to that local time (HH:MM: a recurring schedule's every occurrence)",
   },
-  timezone: { type: "string", value: "ZONE", help: "the zone --at is read in", default: "the schedule's own", with: "at" },
+  timezone: {
+    type: "string",
+    value: "ZONE",
+    help: "the zone --at is read in",
+    default: "the schedule's own",
+    with: "at",
+  },
   remove: { type: "boolean", help: "delete it: that recipient will not get that step" },
   schedule: {
     type: "string",
@@ -40,7 +46,9 @@ const FLAGS = {
 
 export const COMMAND: Command<typeof FLAGS> = {
   script: "reschedule",
-  usage: ["--campaign ID --recipient ID [--step N] (--at LOCAL-TIME | --remove) [flags] (--stack NAME | --outputs FILE)"],
+  usage: [
+    "--campaign ID --recipient ID [--step N] (--at LOCAL-TIME | --remove) [flags] (--stack NAME | --outputs FILE)",
+  ],
   summary: `Moves (GetSchedule, then UpdateSchedule keeping every field but the time) or removes one recipient's send. The local
 time follows the send-time rules (a DST gap moves forward, a repeated hour takes the earlier) and must be at least a
 minute ahead; a one-time send that may have fired (past, window open, due within a minute) is not moved (exit 1), nor
@@ -59,9 +67,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const campaignId = requireCampaign(f.campaign);
   if (f.recipient === undefined || f.recipient === "") throw new UsageError("--recipient is required (see --help)");
   const step = intFlag("step", f.step, 1, 999, 1);
-  if ((f.at === undefined) === !f.remove) throw new UsageError("give --at YYYY-MM-DDTHH:MM to move the send, or --remove to delete it");
+  if ((f.at === undefined) === !f.remove)
+    throw new UsageError("give --at YYYY-MM-DDTHH:MM to move the send, or --remove to delete it");
   if (f.schedule !== undefined && (!isValidSchedulerName(f.schedule) || bulkStepOf(f.schedule) !== step))
-    throw new UsageError(`--schedule ${f.schedule}: not the name of a bulk schedule of step ${step} (bulk.${step}.…, from plan.jsonl)`);
+    throw new UsageError(
+      `--schedule ${f.schedule}: not the name of a bulk schedule of step ${step} (bulk.${step}.…, from plan.jsonl)`,
+    );
   const scheduler = schedulerClient(outputsFromFlags(f).region);
   const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
   try {
@@ -81,12 +92,21 @@ function moveTargetFlag(raw: string): MoveTarget {
   const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::00)?$/.exec(raw);
   if (!m) throw new UsageError(`--at ${raw}: expected local time YYYY-MM-DDTHH:MM, or HH:MM for a recurring schedule`);
   const at = parseLocalTime(m[1], Number(m[2]), Number(m[3]));
-  if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59) throw new UsageError(`--at ${raw}: no such time`);
+  if (typeof at === "string" || Number(m[2]) > 23 || Number(m[3]) > 59)
+    throw new UsageError(`--at ${raw}: no such time`);
   return at;
 }
 
 async function change(
-  f: { recipient?: string; at?: string; timezone?: string; remove?: boolean; now?: string; json?: boolean; schedule?: string },
+  f: {
+    recipient?: string;
+    at?: string;
+    timezone?: string;
+    remove?: boolean;
+    now?: string;
+    json?: boolean;
+    schedule?: string;
+  },
   campaignId: string,
   step: number,
   scheduler: SchedulerClient,

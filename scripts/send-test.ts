@@ -13,7 +13,14 @@ import { Command } from "./lib/cli/flags";
 import { templateFlag } from "./lib/cli/campaign-flags";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { loadTemplates } from "./lib/templates/campaign-templates";
-import { dataFromJson, dataFromRow, previewPage, renderMail, requireData, TemplateData } from "./lib/templates/test-mail";
+import {
+  dataFromJson,
+  dataFromRow,
+  previewPage,
+  renderMail,
+  requireData,
+  TemplateData,
+} from "./lib/templates/test-mail";
 
 const FLAGS = {
   template: { type: "string", value: "NAME", help: "the template" },
@@ -27,7 +34,12 @@ const FLAGS = {
   data: { type: "string", value: "JSON", help: "the mail's data, a JSON object (step is 1 unless it sets it)" },
   recipients: { type: "string", value: "CSV", path: true, help: "or the data of one row of this list", with: "row" },
   row: { type: "string", value: "ID", help: "the row's id" },
-  render: { type: "string", value: "FILE.html", path: true, help: "render locally into one page: subject, HTML part, text part" },
+  render: {
+    type: "string",
+    value: "FILE.html",
+    path: true,
+    help: "render locally into one page: subject, HTML part, text part",
+  },
   to: {
     type: "string",
     value: "ADDRESS",
@@ -57,9 +69,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const f = parseFlags(argv, COMMAND);
   if (f.template === undefined) throw new UsageError("--template NAME is required (see --help)");
   const name = templateFlag(f.template);
-  if ((f.data === undefined) === (f.recipients === undefined)) throw new UsageError("give --data JSON or --recipients CSV --row ID");
-  if ((f.recipients === undefined) !== (f.row === undefined)) throw new UsageError("--recipients and --row go together");
-  if ((f.render === undefined) === (f.to === undefined)) throw new UsageError("give --render FILE.html or --to ADDRESS");
+  if ((f.data === undefined) === (f.recipients === undefined))
+    throw new UsageError("give --data JSON or --recipients CSV --row ID");
+  if ((f.recipients === undefined) !== (f.row === undefined))
+    throw new UsageError("--recipients and --row go together");
+  if ((f.render === undefined) === (f.to === undefined))
+    throw new UsageError("give --render FILE.html or --to ADDRESS");
   if (f.to !== undefined && !isEmailAddress(f.to)) throw new UsageError(`--to ${f.to}: not an email address`);
 
   const set = loadTemplates(f.render !== undefined && f.templates === "none" ? undefined : f.templates);
@@ -76,7 +91,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     try {
       fs.writeFileSync(f.render, page);
     } catch (e) {
-      throw new UsageError(`--render ${f.render}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      throw new UsageError(
+        `--render ${f.render}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
     }
     io.out(`Rendered ${name} to ${f.render}\n`);
     return 0;

@@ -41,7 +41,12 @@ const FLAGS = {
     help: "or from a recipient list, as launch-campaign plans it",
     group: "Volume or list",
   },
-  campaign: { type: "string", value: "ID", help: "with --variant or --holdout: the id the assignment hashes", group: "Volume or list" },
+  campaign: {
+    type: "string",
+    value: "ID",
+    help: "with --variant or --holdout: the id the assignment hashes",
+    group: "Volume or list",
+  },
   ...SEND_TIME_FLAGS,
   ...RECIPIENT_FLAGS,
   ...RATE_FLAGS,
@@ -51,7 +56,12 @@ const FLAGS = {
     help: "as launch-campaign --bulk: emails held to the SES rate, schedules to the invocation quota",
     group: RATE_GROUP,
   },
-  template: { type: "string", value: "NAME", help: "step 1's template, as the launcher takes it (checked)", group: "Volume or list" },
+  template: {
+    type: "string",
+    value: "NAME",
+    help: "step 1's template, as the launcher takes it (checked)",
+    group: "Volume or list",
+  },
   templates: {
     type: "string",
     value: "DIR|none",
@@ -124,7 +134,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     const timing = timingFromFlags(f, f.template === undefined ? undefined : templateFlag(f.template));
     const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
     if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
-      throw new UsageError("--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids");
+      throw new UsageError(
+        "--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids",
+      );
     const rows = progressReporter(io, f.progress, "sizing");
     const sized = await sizeRecipientList({
       file: f.recipients,
@@ -227,7 +239,9 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
       `Bulk: ${count(r.bulk.schedules)} schedules for ${count(r.bulk.emails)} emails (${r.bulk.schedulesPerRecipientStep} a recipient-step, ${count(r.bulk.groups)} groups of step, instant and variant)`,
       `  window for the emails: ${r.bulk.window.emails.minutes} min at ${count(r.bulk.window.emails.tps)}/s (${r.bulk.window.emails.source}); for the schedule invocations: ${r.bulk.window.invocations.minutes} min at ${count(r.bulk.window.invocations.tps)}/s (${r.bulk.window.invocations.source})`,
     );
-  out.push(`Fan-out: ${count(r.schedules)} CreateSchedule calls at ${count(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`);
+  out.push(
+    `Fan-out: ${count(r.schedules)} CreateSchedule calls at ${count(r.createTps)}/s ≈ ${formatDuration(r.fanOutSeconds)}`,
+  );
   if (r.earliestSend && recurringDays)
     out.push(
       `First occurrence ${utcLabel(r.earliestSend)} UTC: a launch after ${utcLabel(r.launchBy!)} UTC starts with a later one (the launcher's cutoff: fan-out + ${r.marginMinutes}-minute margin)`,

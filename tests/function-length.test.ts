@@ -65,7 +65,8 @@ function nameOf(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
   if (ts.isConstructorDeclaration(node)) return `${node.parent.name?.getText(source) ?? "class"} constructor`;
   if (node.name) return node.name.getText(source);
   const parent = node.parent;
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && parent.name) return parent.name.getText(source);
+  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && parent.name)
+    return parent.name.getText(source);
   return "(anonymous)";
 }
 

@@ -32,7 +32,9 @@ function sources(dir: string): string[] {
 /** Each file's relative imports as repository paths: `import … from`, `export … from`, `import()` and `require()`. */
 function importsOf(file: string): string[] {
   const text = fs.readFileSync(path.join(ROOT, file), "utf8");
-  const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']*)["']/gm)];
+  const specs = [
+    ...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']*)["']/gm),
+  ];
   return specs.map((m) => {
     const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]));
     if (fs.existsSync(path.join(ROOT, `${target}.ts`))) return `${target}.ts`;
@@ -104,7 +106,9 @@ describe("layers: arrows point one way", () => {
   });
 
   it("no import points to a layer above its own", () => {
-    const wrong = [...graph].flatMap(([from, tos]) => tos.map((to) => [from, to, violation(from, to)]).filter((v) => v[2]));
+    const wrong = [...graph].flatMap(([from, tos]) =>
+      tos.map((to) => [from, to, violation(from, to)]).filter((v) => v[2]),
+    );
     assert.deepEqual(
       wrong.map(([from, to, why]) => `${from} → ${to}: ${why}`),
       [],

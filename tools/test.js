@@ -43,7 +43,8 @@ async function main() {
   const checks = Promise.all([check("typecheck"), check("format:check")]);
   const tests = await mocha();
   const done = await checks;
-  for (const c of done) if (c.code !== 0 || c.output.trim()) process.stdout.write(`\n${c.name} (exit ${c.code}):\n${c.output}`);
+  for (const c of done)
+    if (c.code !== 0 || c.output.trim()) process.stdout.write(`\n${c.name} (exit ${c.code}):\n${c.output}`);
   const verdict = done.map((c) => `${c.name} ${c.code === 0 ? "ok" : "FAILED"}`).join(", ");
   process.stdout.write(`\n${verdict}\n${tests.passed} passed, ${tests.failed} failed\n`);
   process.exit(tests.code === 0 && done.every((c) => c.code === 0) ? 0 : 1);

@@ -7,7 +7,12 @@
  * ends within that lead: none can have fired), so a retry starts from nothing and may send a late step at once.
  * Imports the Scheduler client only, so the deployed handler's bundle stays small.
  */
-import { CreateScheduleCommand, CreateScheduleCommandInput, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
+import {
+  CreateScheduleCommand,
+  CreateScheduleCommandInput,
+  DeleteScheduleCommand,
+  SchedulerClient,
+} from "@aws-sdk/client-scheduler";
 import type { CreateScheduleRequest } from "../rules/schedule-request";
 import { Decision, EventKind, PlannedStep, RejectReason } from "../rules/journeys";
 import { CREATE_LEAD_MS, inTimeToCreate } from "../rules/promises";
@@ -43,7 +48,9 @@ export function enrolmentSchedulerClient(region?: string): SchedulerClient {
  * the run, not created; late: due more than the journey's grace before it could be created, or (a slow backlog) came
  * due before its call could be made: not created, so never sent; dropped: too close to or before an earlier step.
  */
-export type StepOutcome = Omit<PlannedStep, "status" | "request"> & { status: "created" | "exists" | "passed" | "late" | "dropped" };
+export type StepOutcome = Omit<PlannedStep, "status" | "request"> & {
+  status: "created" | "exists" | "passed" | "late" | "dropped";
+};
 
 /** The handler's result and log line. Holds no address: the recipient is its schedule-name stem. */
 export interface EnrolmentResult {
@@ -77,7 +84,13 @@ export async function applyDecision(
 ): Promise<EnrolmentResult> {
   const base = { journey: d.journey, kind };
   if (d.outcome === "rejected")
-    return { ...base, outcome: "rejected", ...(d.recipient ? { recipient: d.recipient } : {}), reason: d.reason, message: d.message };
+    return {
+      ...base,
+      outcome: "rejected",
+      ...(d.recipient ? { recipient: d.recipient } : {}),
+      reason: d.reason,
+      message: d.message,
+    };
   if (d.outcome === "exit") {
     const deleted: string[] = [];
     const notPending: string[] = [];
@@ -157,11 +170,19 @@ async function undo(
 
 /** The SDK takes StartDate/EndDate (recurring schedules only; journeys have none) as Dates, not ISO text. */
 function sdkRequest({ StartDate, EndDate, ...rest }: CreateScheduleRequest): CreateScheduleCommandInput {
-  return { ...rest, ...(StartDate === undefined ? {} : { StartDate: new Date(StartDate), EndDate: new Date(EndDate!) }) };
+  return {
+    ...rest,
+    ...(StartDate === undefined ? {} : { StartDate: new Date(StartDate), EndDate: new Date(EndDate!) }),
+  };
 }
 
 /** Runs one bounded call; true when it failed with `expected` (the idempotent case), throws on any other failure. */
-async function call(what: string, expected: string, timeoutMs: number, send: (signal: AbortSignal) => Promise<unknown>): Promise<boolean> {
+async function call(
+  what: string,
+  expected: string,
+  timeoutMs: number,
+  send: (signal: AbortSignal) => Promise<unknown>,
+): Promise<boolean> {
   try {
     await send(AbortSignal.timeout(timeoutMs));
     return false;

@@ -16,7 +16,13 @@
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { Journey, LATE_STEPS_METRIC, parseJourneys } from "../rules/journeys-definition";
 import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../rules/journeys";
-import { applyDecision, CALL_TIMEOUT_MS, CREATE_BUDGET_MS, EnrolmentResult, enrolmentSchedulerClient } from "./enrolment";
+import {
+  applyDecision,
+  CALL_TIMEOUT_MS,
+  CREATE_BUDGET_MS,
+  EnrolmentResult,
+  enrolmentSchedulerClient,
+} from "./enrolment";
 
 /** The client class the handler uses (its bundled copy): tests mock it with aws-sdk-client-mock. */
 export { SchedulerClient };
@@ -36,7 +42,10 @@ export async function handler(input: JourneyInvocation): Promise<EnrolmentResult
   state ??= loadState(process.env);
   const journey = state.journeys.get(input?.journey);
   // A rule pointing at a journey this function does not know is a deployment fault: fail, so the event is kept.
-  if (!journey) throw new Error(`unknown journey ${JSON.stringify(input?.journey)} (known: ${[...state.journeys.keys()].join(", ")})`);
+  if (!journey)
+    throw new Error(
+      `unknown journey ${JSON.stringify(input?.journey)} (known: ${[...state.journeys.keys()].join(", ")})`,
+    );
   if (input.kind !== "trigger" && input.kind !== "exit")
     throw new Error(`kind must be "trigger" or "exit", got ${JSON.stringify(input.kind)}`);
   const decision = decide(journey, input.kind, input.event, state.settings, Date.now());
@@ -56,7 +65,9 @@ export function lateStepsMetric(journey: string, count: number, atMs: number): s
   return JSON.stringify({
     _aws: {
       Timestamp: atMs,
-      CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [[dimension]], Metrics: [{ Name: name, Unit: "Count" }] }],
+      CloudWatchMetrics: [
+        { Namespace: namespace, Dimensions: [[dimension]], Metrics: [{ Name: name, Unit: "Count" }] },
+      ],
     },
     [dimension]: journey,
     [name]: count,

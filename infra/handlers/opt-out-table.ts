@@ -23,7 +23,8 @@ const ATTEMPTS = 3;
 /** Short: the function has 10 s in all, and SES's contact calls come after this one. */
 const CONNECT_MS = 1_000;
 const ATTEMPT_MS = 1_500;
-const RETRYABLE = /ProvisionedThroughputExceeded|Throttling|RequestLimitExceeded|InternalServerError|ServiceUnavailable/;
+const RETRYABLE =
+  /ProvisionedThroughputExceeded|Throttling|RequestLimitExceeded|InternalServerError|ServiceUnavailable/;
 
 /** A DynamoDB error, by its type's short name (as the SDK names its exceptions). */
 export class DynamoDbError extends Error {
@@ -72,11 +73,16 @@ async function call(t: OptOutTable, action: string, body: unknown): Promise<unkn
 
 async function sign(t: OptOutTable, endpoint: URL, action: string, text: string) {
   const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN } = t.env;
-  if (!AWS_ACCESS_KEY_ID || !AWS_SECRET_ACCESS_KEY) throw new DynamoDbError("CredentialsMissing", "no AWS credentials in the environment");
+  if (!AWS_ACCESS_KEY_ID || !AWS_SECRET_ACCESS_KEY)
+    throw new DynamoDbError("CredentialsMissing", "no AWS credentials in the environment");
   const signer = new SignatureV4({
     service: "dynamodb",
     region: t.region,
-    credentials: { accessKeyId: AWS_ACCESS_KEY_ID, secretAccessKey: AWS_SECRET_ACCESS_KEY, sessionToken: AWS_SESSION_TOKEN },
+    credentials: {
+      accessKeyId: AWS_ACCESS_KEY_ID,
+      secretAccessKey: AWS_SECRET_ACCESS_KEY,
+      sessionToken: AWS_SESSION_TOKEN,
+    },
     sha256: Sha256,
   });
   return signer.sign({
@@ -95,11 +101,21 @@ async function sign(t: OptOutTable, endpoint: URL, action: string, text: string)
   });
 }
 
-function send(endpoint: URL, signed: { headers: Record<string, string> }, text: string): Promise<{ status: number; body: string }> {
+function send(
+  endpoint: URL,
+  signed: { headers: Record<string, string> },
+  text: string,
+): Promise<{ status: number; body: string }> {
   const transport = endpoint.protocol === "http:" ? http : https;
   return new Promise((resolve, reject) => {
     const req = transport.request(
-      { method: "POST", hostname: endpoint.hostname, port: endpoint.port || undefined, path: "/", headers: signed.headers },
+      {
+        method: "POST",
+        hostname: endpoint.hostname,
+        port: endpoint.port || undefined,
+        path: "/",
+        headers: signed.headers,
+      },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -112,8 +128,12 @@ function send(endpoint: URL, signed: { headers: Record<string, string> }, text: 
       () => req.destroy(new DynamoDbError("TimeoutError", `no connection to DynamoDB in ${CONNECT_MS} ms`)),
       CONNECT_MS,
     );
-    req.on("socket", (s) => s.once(endpoint.protocol === "http:" ? "connect" : "secureConnect", () => clearTimeout(connect)));
-    req.setTimeout(ATTEMPT_MS, () => req.destroy(new DynamoDbError("TimeoutError", `DynamoDB did not answer in ${ATTEMPT_MS} ms`)));
+    req.on("socket", (s) =>
+      s.once(endpoint.protocol === "http:" ? "connect" : "secureConnect", () => clearTimeout(connect)),
+    );
+    req.setTimeout(ATTEMPT_MS, () =>
+      req.destroy(new DynamoDbError("TimeoutError", `DynamoDB did not answer in ${ATTEMPT_MS} ms`)),
+    );
     req.on("error", (e) => (clearTimeout(connect), reject(e)));
     req.on("close", () => clearTimeout(connect));
     req.end(text);
@@ -135,7 +155,11 @@ function safeJson(text: string): Record<string, unknown> | undefined {
 
 type SourceData = string | ArrayBuffer | ArrayBufferView;
 const bytes = (d: SourceData): string | Uint8Array =>
-  typeof d === "string" ? d : d instanceof ArrayBuffer ? new Uint8Array(d) : new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+  typeof d === "string"
+    ? d
+    : d instanceof ArrayBuffer
+      ? new Uint8Array(d)
+      : new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
 
 /** SHA-256 (and its HMAC) in the shape the signer asks for, from Node's crypto. */
 class Sha256 {

@@ -18,7 +18,13 @@
  * Configuration (environment, set by the stack): SENDTIME_UNSUBSCRIBE = {"contactListName", "topicName",
  * "keyParameter", "optOutTable"}.
  */
-import { CreateContactCommand, GetContactCommand, SESv2Client, TopicPreference, UpdateContactCommand } from "@aws-sdk/client-sesv2";
+import {
+  CreateContactCommand,
+  GetContactCommand,
+  SESv2Client,
+  TopicPreference,
+  UpdateContactCommand,
+} from "@aws-sdk/client-sesv2";
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { unsubscribeKeyFromParameter } from "../rules/unsubscribe-endpoint";
 import { verifyUnsubscribeToken } from "../rules/unsubscribe";
@@ -76,7 +82,8 @@ export async function handler(request: FunctionUrlRequest): Promise<FunctionUrlR
   state ??= loadState(process.env);
   const method = request?.requestContext?.http?.method ?? "";
   const source = request?.requestContext?.http?.sourceIp ?? "unknown";
-  if (method !== "GET" && method !== "POST") return done("method", page(405, "Use the link in the email."), { Allow: "GET, POST" });
+  if (method !== "GET" && method !== "POST")
+    return done("method", page(405, "Use the link in the email."), { Allow: "GET, POST" });
   if (overLimit(source, Date.now()))
     return done("rate-limited", page(429, "Too many requests: try again in a minute."), { "Retry-After": "60" });
   const token = request.queryStringParameters?.t ?? "";
@@ -84,15 +91,30 @@ export async function handler(request: FunctionUrlRequest): Promise<FunctionUrlR
   try {
     address = verifyUnsubscribeToken(await signingKey(state), token);
   } catch (e) {
-    return done("key-unavailable", page(503, "Unsubscribing is not available right now: try again later."), { "Retry-After": "30" }, e);
+    return done(
+      "key-unavailable",
+      page(503, "Unsubscribing is not available right now: try again later."),
+      { "Retry-After": "30" },
+      e,
+    );
   }
   if (address === undefined) return done("bad-token", page(400, "This unsubscribe link is not valid."));
   if (method === "GET") return done("confirm", confirmPage(token));
-  if (!isOneClick(request)) return done("not-one-click", page(400, 'A one-click unsubscribe POST carries "List-Unsubscribe=One-Click".'));
+  if (!isOneClick(request))
+    return done("not-one-click", page(400, 'A one-click unsubscribe POST carries "List-Unsubscribe=One-Click".'));
   try {
-    await recordOptOut({ tableName: state.settings.optOutTable, region: state.region, env: state.env }, address, new Date());
+    await recordOptOut(
+      { tableName: state.settings.optOutTable, region: state.region, env: state.env },
+      address,
+      new Date(),
+    );
   } catch (e) {
-    return done("table-error", page(503, "Unsubscribing failed for now: try again in a minute."), { "Retry-After": "60" }, e);
+    return done(
+      "table-error",
+      page(503, "Unsubscribing failed for now: try again in a minute."),
+      { "Retry-After": "60" },
+      e,
+    );
   }
   try {
     const outcome = await optOut(state, address);
@@ -119,7 +141,9 @@ async function optOut(s: State, address: string): Promise<"opted-out" | "already
     } catch (e) {
       if ((e as Error)?.name !== "NotFoundException") throw e;
       try {
-        await s.ses.send(new CreateContactCommand({ ContactListName, EmailAddress: address, TopicPreferences: [optedOut] }));
+        await s.ses.send(
+          new CreateContactCommand({ ContactListName, EmailAddress: address, TopicPreferences: [optedOut] }),
+        );
         return "opted-out";
       } catch (e2) {
         // Created between our read and write (a second click at once): read it again.
@@ -128,7 +152,8 @@ async function optOut(s: State, address: string): Promise<"opted-out" | "already
       }
     }
     const preferences = contact.TopicPreferences ?? [];
-    if (preferences.some((p) => p.TopicName === TopicName && p.SubscriptionStatus === "OPT_OUT")) return "already-opted-out";
+    if (preferences.some((p) => p.TopicName === TopicName && p.SubscriptionStatus === "OPT_OUT"))
+      return "already-opted-out";
     // UpdateContact replaces the contact's preferences: every other topic is passed on as it was.
     await s.ses.send(
       new UpdateContactCommand({
@@ -169,13 +194,22 @@ function overLimit(source: string, now: number): boolean {
   return times.length > SOURCE_LIMIT;
 }
 
-function done(outcome: string, response: FunctionUrlResponse, headers: Record<string, string> = {}, error?: unknown): FunctionUrlResponse {
+function done(
+  outcome: string,
+  response: FunctionUrlResponse,
+  headers: Record<string, string> = {},
+  error?: unknown,
+): FunctionUrlResponse {
   const line = { outcome, status: response.statusCode, ...(error ? { error: (error as Error)?.name ?? "Error" } : {}) };
   (response.statusCode >= 500 ? console.error : console.log)(JSON.stringify(line));
   return { ...response, headers: { ...response.headers, ...headers } };
 }
 
-const HTML = { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+const HTML = {
+  "Content-Type": "text/html; charset=utf-8",
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff",
+};
 
 function page(statusCode: number, message: string, extra = ""): FunctionUrlResponse {
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"><title>Unsubscribe</title></head><body><p>${escapeHtml(message)}</p>${extra}</body></html>`;
@@ -202,7 +236,13 @@ function loadState(env: NodeJS.ProcessEnv): State {
   if (!settings?.contactListName || !settings.topicName || !settings.keyParameter || !settings.optOutTable)
     throw new Error(`environment ${UNSUBSCRIBE_ENV} lacks contactListName, topicName, keyParameter or optOutTable`);
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || "";
-  return { settings, region, env, ses: new SESv2Client({ region, ...client }), ssm: new SSMClient({ region, ...client }) };
+  return {
+    settings,
+    region,
+    env,
+    ses: new SESv2Client({ region, ...client }),
+    ssm: new SSMClient({ region, ...client }),
+  };
 }
 
 /** Forget the loaded configuration, the key and the rate counts (tests change them between cases). */

@@ -48,7 +48,11 @@ export function bulkEmailEntry(e: BulkEntry): BulkEmailEntry {
 }
 
 /** The SendBulkEmail request of a bulk line, fields in the order the fan-out writes them. */
-export function sendBulkEmailRequest(t: Pick<BulkTarget, "fromAddress" | "configurationSetName">, campaignId: string, row: BulkPlanRow) {
+export function sendBulkEmailRequest(
+  t: Pick<BulkTarget, "fromAddress" | "configurationSetName">,
+  campaignId: string,
+  row: BulkPlanRow,
+) {
   const tags: { Name: string; Value: string }[] = [
     { Name: EMAIL_TAGS.campaign, Value: campaignTag(campaignId) },
     { Name: EMAIL_TAGS.step, Value: String(row.step) },
@@ -79,7 +83,12 @@ export function senderInput(
 }
 
 /** The CreateSchedule request for bulk line `row` in campaign `campaignId`'s group (one-time: at() only). */
-export function bulkScheduleRequest(t: BulkTarget, campaignId: string, windowMinutes: number, row: BulkPlanRow): CreateScheduleRequest {
+export function bulkScheduleRequest(
+  t: BulkTarget,
+  campaignId: string,
+  windowMinutes: number,
+  row: BulkPlanRow,
+): CreateScheduleRequest {
   return {
     Name: row.schedule_name,
     GroupName: campaignGroupName(campaignId),
@@ -113,12 +122,14 @@ export function bulkRowProblem(
 ): string | undefined {
   const n = row.entries?.length ?? 0;
   if (n < 1 || n > ses.maxBulkEntries) return `has ${n} entries; a bulk schedule holds 1 to ${ses.maxBulkEntries}`;
-  if (!row.schedule_expression.startsWith("at(")) return `is ${row.schedule_expression}; bulk schedules are one-time (at())`;
+  if (!row.schedule_expression.startsWith("at("))
+    return `is ${row.schedule_expression}; bulk schedules are one-time (at())`;
   const seen = new Set<string>();
   for (const [i, e] of row.entries.entries()) {
     const where = `entry ${i + 1} (${e.recipient_id})`;
     const address = e.email.trim().toLowerCase();
-    if (seen.has(address)) return `${where} repeats an address of an earlier entry; one schedule sends each address once`;
+    if (seen.has(address))
+      return `${where} repeats an address of an earlier entry; one schedule sends each address once`;
     seen.add(address);
     const data = JSON.stringify(e.template_data);
     if (data.length > ses.maxTemplateDataChars)

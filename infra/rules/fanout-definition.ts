@@ -314,7 +314,11 @@ function distributedFanOut(p: FanOutParameters) {
     ItemBatcher: {
       MaxItemsPerBatch: p.batchSize,
       MaxInputBytesPerBatch: stepFunctions.maxBatchBytes,
-      BatchInput: { "campaign_id.$": "$.campaign_id", "window_minutes.$": "$.window_minutes", "campaign_tag.$": "$.campaign_tag" },
+      BatchInput: {
+        "campaign_id.$": "$.campaign_id",
+        "window_minutes.$": "$.window_minutes",
+        "campaign_tag.$": "$.campaign_tag",
+      },
     },
     MaxConcurrency: p.maxConcurrency,
     ToleratedFailurePercentage: p.toleratedFailurePercentage,
@@ -357,7 +361,9 @@ function createSchedulesOfBatch(p: FanOutParameters) {
         },
         ...(p.senderArn
           ? bulkStates(p, p.senderArn)
-          : { [S.noBulkSender]: { Type: "Fail", Error: "FanOut.NoBulkSender", Cause: "this stack has no bulk sender" } }),
+          : {
+              [S.noBulkSender]: { Type: "Fail", Error: "FanOut.NoBulkSender", Cause: "this stack has no bulk sender" },
+            }),
         [S.hasVariant]: {
           Type: "Choice",
           Comment: "Rules run in order: IsNull is only tested on a variant that is present.",
@@ -371,7 +377,8 @@ function createSchedulesOfBatch(p: FanOutParameters) {
         [S.request]: { Type: "Pass", Parameters: scheduleRequest(p, false), Next: S.isRecurring },
         [S.isRecurring]: {
           Type: "Choice",
-          Comment: "A recurring (cron) row carries start_date and end_date; a one-time row has none (older plans, null: none).",
+          Comment:
+            "A recurring (cron) row carries start_date and end_date; a one-time row has none (older plans, null: none).",
           Choices: [
             { Variable: "$.row.start_date", IsPresent: false, Next: S.inTime },
             { Variable: "$.row.start_date", IsNull: true, Next: S.inTime },
@@ -444,7 +451,10 @@ function bulkStates(p: FanOutParameters, senderArn: string) {
       Next: S.bulkInTime,
     },
     [S.bulkInTime]: inTimeCheck("$states.input.utc", S.createBulkSchedule),
-    [S.createBulkSchedule]: { ...create, Parameters: { ...create.Parameters, Target: { ...create.Parameters.Target, Arn: senderArn } } },
+    [S.createBulkSchedule]: {
+      ...create,
+      Parameters: { ...create.Parameters, Target: { ...create.Parameters.Target, Arn: senderArn } },
+    },
   };
 }
 
@@ -466,12 +476,20 @@ function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
     EmailTags: tags,
   };
   if (p.listManagement) {
-    email.ListManagementOptions = { ContactListName: p.listManagement.contactListName, TopicName: p.listManagement.topicName };
+    email.ListManagementOptions = {
+      ContactListName: p.listManagement.contactListName,
+      TopicName: p.listManagement.topicName,
+    };
   }
   // The gate gets the email plus what makes each schedule's invocations recognisable: Scheduler fills in the
   // schedule's ARN and scheduled time (the same on every retry).
   const targetInput = p.sendGateArn
-    ? { email, "campaign.$": "$.campaign_tag", schedule: SCHEDULER_CONTEXT.scheduleArn, scheduled_time: SCHEDULER_CONTEXT.scheduledTime }
+    ? {
+        email,
+        "campaign.$": "$.campaign_tag",
+        schedule: SCHEDULER_CONTEXT.scheduleArn,
+        scheduled_time: SCHEDULER_CONTEXT.scheduledTime,
+      }
     : email;
   return {
     "name.$": `${row}.schedule_name`,

@@ -48,7 +48,10 @@ export interface GateInput {
 }
 
 /** What Scheduler fills in, in a schedule's Target.Input, when it invokes the gate: the same on every retry. */
-export const SCHEDULER_CONTEXT = { scheduleArn: "<aws.scheduler.schedule-arn>", scheduledTime: "<aws.scheduler.scheduled-time>" } as const;
+export const SCHEDULER_CONTEXT = {
+  scheduleArn: "<aws.scheduler.schedule-arn>",
+  scheduledTime: "<aws.scheduler.scheduled-time>",
+} as const;
 
 /** Where capped sends are counted. */
 export const CAPPED_METRIC = { namespace: "sendtime", name: "CappedSends" } as const;
@@ -99,7 +102,11 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
   const S = GATE_STATES;
   const key = keyOf(p.cap, INPUT);
   const toDeadLetter = [
-    { ErrorEquals: ["States.ALL"], Next: S.deadLetter, Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}" },
+    {
+      ErrorEquals: ["States.ALL"],
+      Next: S.deadLetter,
+      Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}",
+    },
   ];
   return {
     Comment: `sendtime send gate: at most ${p.cap.max} sends per address per ${p.cap.per} (UTC), then SES`,
@@ -137,7 +144,13 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Resource: sdkIntegrationArn(p.partition, "sesv2", "sendEmail"),
         Arguments: "{% $states.input.email %}",
         Retry: [retryBusy(["SesV2.TooManyRequestsException", "SesV2.LimitExceededException"])],
-        Catch: [{ ErrorEquals: ["States.ALL"], Next: S.release, Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}" }],
+        Catch: [
+          {
+            ErrorEquals: ["States.ALL"],
+            Next: S.release,
+            Output: "{% { 'input': $states.input, 'error': $states.errorOutput } %}",
+          },
+        ],
         End: true,
       },
       [S.release]: releaseState(p),
@@ -148,7 +161,11 @@ export function gateDefinition(p: GateParameters): Record<string, unknown> {
         Retry: [retryBusy(["States.ALL"])],
         Next: S.failed,
       },
-      [S.failed]: { Type: "Fail", Error: "SendGate.Failed", Cause: "the send failed and was put in the dead-letter queue" },
+      [S.failed]: {
+        Type: "Fail",
+        Error: "SendGate.Failed",
+        Cause: "the send failed and was put in the dead-letter queue",
+      },
     },
   };
 }
@@ -226,11 +243,16 @@ function releaseState(p: GateParameters) {
     Output: "{% $states.input %}",
     Retry: [retryBusy(DYNAMODB_BUSY)],
     Catch: [
-      { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: GATE_STATES.deadLetter, Output: "{% $states.input %}" },
+      {
+        ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
+        Next: GATE_STATES.deadLetter,
+        Output: "{% $states.input %}",
+      },
       {
         ErrorEquals: ["States.ALL"],
         Next: GATE_STATES.deadLetter,
-        Output: "{% { 'input': $states.input.input, 'error': $states.input.error, 'release_error': $states.errorOutput } %}",
+        Output:
+          "{% { 'input': $states.input.input, 'error': $states.input.error, 'release_error': $states.errorOutput } %}",
       },
     ],
     Next: GATE_STATES.deadLetter,
@@ -267,5 +289,12 @@ function countCappedState(p: GateParameters) {
 }
 
 function retryBusy(errors: string[]) {
-  return { ErrorEquals: errors, IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 4, MaxDelaySeconds: 8, JitterStrategy: "FULL" };
+  return {
+    ErrorEquals: errors,
+    IntervalSeconds: 1,
+    BackoffRate: 2,
+    MaxAttempts: 4,
+    MaxDelaySeconds: 8,
+    JitterStrategy: "FULL",
+  };
 }

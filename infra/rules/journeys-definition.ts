@@ -85,15 +85,29 @@ export const MAX_JOURNEY_NAME = 64 - "journeys-".length - "-trigger".length - 8;
 const MAX_SOURCE = 256;
 const MAX_DETAIL_TYPE = 128;
 const MAX_STEPS = 20;
-const JOURNEY_KEYS = ["name", "trigger", "exit", "steps", "defaultTimezone", "quietHours", "quietDays", "lateGraceMinutes"];
+const JOURNEY_KEYS = [
+  "name",
+  "trigger",
+  "exit",
+  "steps",
+  "defaultTimezone",
+  "quietHours",
+  "quietDays",
+  "lateGraceMinutes",
+];
 const STEP_KEYS = ["after", "at", "template"];
 
 /**
  * Validates a list of journeys. `where` prefixes every message (`sendtime:journeys`, a file name); `isZone` tells
  * whether a defaultTimezone is an IANA name (the caller's zone database: infra has none of its own).
  */
-export function parseJourneys(value: unknown, where: string, isZone: (zone: string) => boolean = () => true): Journey[] {
-  if (!Array.isArray(value)) throw new JourneyDefinitionError(`${where}: expected a list of journeys, got ${describe(value)}`);
+export function parseJourneys(
+  value: unknown,
+  where: string,
+  isZone: (zone: string) => boolean = () => true,
+): Journey[] {
+  if (!Array.isArray(value))
+    throw new JourneyDefinitionError(`${where}: expected a list of journeys, got ${describe(value)}`);
   const names = new Set<string>();
   return value.map((raw, i) => {
     const label = typeof raw?.name === "string" ? `journey "${raw.name}"` : `journey ${i + 1}`;
@@ -110,7 +124,8 @@ export function parseJourneys(value: unknown, where: string, isZone: (zone: stri
 type Fail = (field: string, problem: string) => never;
 
 function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): Journey {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail("", `must be an object, got ${describe(raw)}`);
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    fail("", `must be an object, got ${describe(raw)}`);
   for (const key of Object.keys(raw))
     if (!JOURNEY_KEYS.includes(key)) fail(key, `is not a journey field (allowed: ${JOURNEY_KEYS.join(", ")})`);
   if (typeof raw.name !== "string") fail("name", `is required: 1–${MAX_JOURNEY_NAME} characters of 0-9 a-z A-Z - _ .`);
@@ -119,10 +134,12 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
       "name",
       `is ${raw.name.length} characters: at most ${MAX_JOURNEY_NAME} (the EventBridge rule journeys-<name>-trigger, with Pulumi's 8-character suffix, must fit in 64)`,
     );
-  if (campaignIdProblem(raw.name)) fail("name", `"${raw.name}" must be 1–${MAX_JOURNEY_NAME} characters of 0-9 a-z A-Z - _ .`);
+  if (campaignIdProblem(raw.name))
+    fail("name", `"${raw.name}" must be 1–${MAX_JOURNEY_NAME} characters of 0-9 a-z A-Z - _ .`);
   const trigger = parseMatch(raw.trigger, "trigger", fail);
   const exit = raw.exit === undefined ? undefined : parseMatch(raw.exit, "exit", fail);
-  if (exit && exit.source === trigger.source && exit.detailType === trigger.detailType) fail("exit", "matches the same events as trigger");
+  if (exit && exit.source === trigger.source && exit.detailType === trigger.detailType)
+    fail("exit", "matches the same events as trigger");
   if (!Array.isArray(raw.steps) || raw.steps.length === 0 || raw.steps.length > MAX_STEPS)
     fail("steps", `must be a list of 1 to ${MAX_STEPS} steps, got ${describe(raw.steps)}`);
   const steps: JourneyStep[] = raw.steps.map((s: any, k: number) => parseStep(s, `steps[${k}]`, fail));
@@ -137,7 +154,11 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
   }
   let grace: number | undefined;
   if (raw.lateGraceMinutes !== undefined) {
-    if (!Number.isInteger(raw.lateGraceMinutes) || raw.lateGraceMinutes < 0 || raw.lateGraceMinutes > MAX_LATE_GRACE_MINUTES)
+    if (
+      !Number.isInteger(raw.lateGraceMinutes) ||
+      raw.lateGraceMinutes < 0 ||
+      raw.lateGraceMinutes > MAX_LATE_GRACE_MINUTES
+    )
       fail(
         "lateGraceMinutes",
         `${JSON.stringify(raw.lateGraceMinutes)} is not valid: a whole number of minutes from 0 to ${MAX_LATE_GRACE_MINUTES} (default ${DEFAULT_LATE_GRACE_MINUTES})`,
@@ -147,7 +168,10 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
   let defaultTimezone: string | undefined;
   if (raw.defaultTimezone !== undefined) {
     if (typeof raw.defaultTimezone !== "string" || !isZone(raw.defaultTimezone))
-      fail("defaultTimezone", `${JSON.stringify(raw.defaultTimezone)} is not an IANA time zone name (e.g. America/New_York)`);
+      fail(
+        "defaultTimezone",
+        `${JSON.stringify(raw.defaultTimezone)} is not an IANA time zone name (e.g. America/New_York)`,
+      );
     defaultTimezone = raw.defaultTimezone;
   }
   const quiet = parseQuiet(raw, fail);
@@ -166,16 +190,25 @@ function parseQuiet(raw: any, fail: Fail): Pick<Journey, "quietHours" | "quietDa
   const out: Pick<Journey, "quietHours" | "quietDays"> = {};
   if (raw.quietHours !== undefined) {
     const m = typeof raw.quietHours === "string" ? QUIET_HOURS.exec(raw.quietHours) : null;
-    if (!m) fail("quietHours", `${JSON.stringify(raw.quietHours)} is not valid: HH:MM-HH:MM in the subscriber's zone (e.g. 21:00-08:00)`);
+    if (!m)
+      fail(
+        "quietHours",
+        `${JSON.stringify(raw.quietHours)} is not valid: HH:MM-HH:MM in the subscriber's zone (e.g. 21:00-08:00)`,
+      );
     if (m![1] === m![3] && m![2] === m![4])
       fail("quietHours", `${raw.quietHours} starts and ends at the same minute; whole days are quietDays`);
     out.quietHours = raw.quietHours;
   }
   if (raw.quietDays !== undefined) {
     const list = typeof raw.quietDays === "string" ? raw.quietDays.split(",") : raw.quietDays;
-    const names = Array.isArray(list) ? list.map((d: unknown) => (typeof d === "string" ? d.trim().toUpperCase() : "")) : [];
+    const names = Array.isArray(list)
+      ? list.map((d: unknown) => (typeof d === "string" ? d.trim().toUpperCase() : ""))
+      : [];
     if (!names.length || names.some((d: string) => !(WEEKDAY_NAMES as readonly string[]).includes(d)))
-      fail("quietDays", `${JSON.stringify(raw.quietDays)} is not valid: day names ${WEEKDAY_NAMES.join(",")} (e.g. "SAT,SUN")`);
+      fail(
+        "quietDays",
+        `${JSON.stringify(raw.quietDays)} is not valid: day names ${WEEKDAY_NAMES.join(",")} (e.g. "SAT,SUN")`,
+      );
     const unique = [...new Set<string>(names)];
     if (unique.length === 7) fail("quietDays", "makes every day quiet: nothing would ever be sent");
     out.quietDays = unique;
@@ -184,7 +217,8 @@ function parseQuiet(raw: any, fail: Fail): Pick<Journey, "quietHours" | "quietDa
 }
 
 function parseMatch(raw: any, field: string, fail: Fail): EventMatch {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail(field, `must be {source, detailType}, got ${describe(raw)}`);
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    fail(field, `must be {source, detailType}, got ${describe(raw)}`);
   for (const key of Object.keys(raw))
     if (!["source", "detailType"].includes(key)) fail(`${field}.${key}`, "is not a field (source, detailType)");
   if (typeof raw.source !== "string" || raw.source.trim() === "" || raw.source.length > MAX_SOURCE)
@@ -195,18 +229,24 @@ function parseMatch(raw: any, field: string, fail: Fail): EventMatch {
 }
 
 function parseStep(raw: any, field: string, fail: Fail): JourneyStep {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail(field, `must be {after, at?, template}, got ${describe(raw)}`);
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    fail(field, `must be {after, at?, template}, got ${describe(raw)}`);
   for (const key of Object.keys(raw))
     if (!STEP_KEYS.includes(key)) fail(`${field}.${key}`, `is not a step field (${STEP_KEYS.join(", ")})`);
   const m = typeof raw.after === "string" ? STEP_AFTER.exec(raw.after) : null;
-  if (!m) fail(`${field}.after`, `${JSON.stringify(raw.after)} is not valid: +Nh or +Nd, N from 0 to 999 (e.g. +0h, +3d)`);
+  if (!m)
+    fail(`${field}.after`, `${JSON.stringify(raw.after)} is not valid: +Nh or +Nd, N from 0 to 999 (e.g. +0h, +3d)`);
   if (raw.at !== undefined) {
-    if (m![2] !== "d") fail(`${field}.at`, `goes with a +Nd step only (${raw.after} is a number of hours after the trigger)`);
+    if (m![2] !== "d")
+      fail(`${field}.at`, `goes with a +Nd step only (${raw.after} is a number of hours after the trigger)`);
     if (typeof raw.at !== "string" || !AT.test(raw.at))
       fail(`${field}.at`, `${JSON.stringify(raw.at)} is not valid: local time HH:MM (00:00–23:59)`);
   }
   if (typeof raw.template !== "string" || !SES_NAME.test(raw.template))
-    fail(`${field}.template`, `${JSON.stringify(raw.template)} is not valid: an SES template name, 1–64 of A-Z a-z 0-9 _ -`);
+    fail(
+      `${field}.template`,
+      `${JSON.stringify(raw.template)} is not valid: an SES template name, 1–64 of A-Z a-z 0-9 _ -`,
+    );
   return { after: raw.after, ...(raw.at !== undefined ? { at: raw.at } : {}), template: raw.template };
 }
 
@@ -235,14 +275,18 @@ export function parseJourneyConfig(
 ): { journeys: Journey[]; eventBusName: string } {
   const bus = get("eventBusName")?.trim() || "default";
   if (!EVENT_BUS_NAME.test(bus))
-    throw new JourneyDefinitionError(`sendtime:eventBusName = "${bus}" is not valid: an event bus name, 1–256 of A-Z a-z 0-9 . _ - /`);
+    throw new JourneyDefinitionError(
+      `sendtime:eventBusName = "${bus}" is not valid: an event bus name, 1–256 of A-Z a-z 0-9 . _ - /`,
+    );
   const raw = get("journeys");
   if (raw === undefined || raw.trim() === "") return { journeys: [], eventBusName: bus };
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (e) {
-    throw new JourneyDefinitionError(`sendtime:journeys is not valid JSON (${(e as Error).message}): give a list of journeys`);
+    throw new JourneyDefinitionError(
+      `sendtime:journeys is not valid JSON (${(e as Error).message}): give a list of journeys`,
+    );
   }
   const journeys = parseJourneys(value, "sendtime:journeys", isZone);
   // In bytes, as Lambda counts its environment: a character outside ASCII is 2 to 4 of them.

@@ -17,7 +17,12 @@ import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, longestFreeMinutes, MIN
 import { campaignGroupName, scheduleName } from "./naming";
 import { ses } from "./quotas";
 import { atExpression } from "./plan-row";
-import { createScheduleRequest, CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "./schedule-request";
+import {
+  createScheduleRequest,
+  CreateScheduleRequest,
+  DeleteScheduleRequest,
+  ScheduleTarget,
+} from "./schedule-request";
 import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import {
   addDays,
@@ -151,7 +156,8 @@ export function decide(
       `detail.recipient.id ${recipient.id} is a number past 2^53, digits may be lost: send the id as a string`,
     );
   const id = typeof recipient.id === "number" && Number.isInteger(recipient.id) ? String(recipient.id) : recipient.id;
-  if (typeof id !== "string" || id.trim() === "") return reject("missing-id", "detail.recipient.id is missing (a string)");
+  if (typeof id !== "string" || id.trim() === "")
+    return reject("missing-id", "detail.recipient.id is missing (a string)");
   const stem = recipientStem(id);
   if (kind === "exit") {
     const GroupName = campaignGroupName(journey.name);
@@ -170,7 +176,8 @@ export function decide(
     );
   const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
   if (email === "") return reject("missing-email", "detail.recipient.email is missing", stem);
-  if (!isEmailAddress(email) || email.length > 254) return reject("invalid-email", "detail.recipient.email is not a valid address", stem);
+  if (!isEmailAddress(email) || email.length > 254)
+    return reject("invalid-email", "detail.recipient.email is not a valid address", stem);
   if (recipient[STEP_KEY] !== undefined)
     return reject(
       "reserved-field",
@@ -181,7 +188,11 @@ export function decide(
     typeof recipient.timezone === "string" ? recipient.timezone : undefined,
   );
   const data = personalization(recipient);
-  if (journey.steps.some((_, k) => JSON.stringify({ ...data, [STEP_KEY]: String(k + 1) }).length > ses.maxTemplateDataChars))
+  if (
+    journey.steps.some(
+      (_, k) => JSON.stringify({ ...data, [STEP_KEY]: String(k + 1) }).length > ses.maxTemplateDataChars,
+    )
+  )
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
   return enrolSteps(journey, { id, email, data, stem }, resolved, triggerMs, settings, now, due, reject);
 }
@@ -199,10 +210,16 @@ function enrolSteps(
 ): Decision {
   const { id, email, data, stem } = who;
   const quiet = journeyQuietTime(journey);
-  const times = journey.steps.map((step) => journeyStepTime(resolved.zone, triggerMs, step, quiet, settings.windowMinutes));
+  const times = journey.steps.map((step) =>
+    journeyStepTime(resolved.zone, triggerMs, step, quiet, settings.windowMinutes),
+  );
   const unwritable = times.findIndex((t) => !writable(t));
   if (unwritable >= 0)
-    return reject("invalid-event", `step ${unwritable + 1} falls after 9999-12-31, the last date a schedule can be written for`, stem);
+    return reject(
+      "invalid-event",
+      `step ${unwritable + 1} falls after 9999-12-31, the last date a schedule can be written for`,
+      stem,
+    );
   const timed = times.map((time) =>
     whenCreated(time, resolved.zone, now, quiet, settings.windowMinutes, due.backlog ? 0 : lateGraceMinutes(journey)),
   );
@@ -217,7 +234,14 @@ function enrolSteps(
         : `before step ${why.with + 1} (${other}): steps go out in order; not created`;
     return planStep(journey, k + 1, { ...t, status: "dropped", note }, { id, email, data }, settings, due.backlog);
   });
-  return { outcome: "enrol", journey: journey.name, recipient: stem, zone: resolved.zone, zoneStatus: resolved.status, steps };
+  return {
+    outcome: "enrol",
+    journey: journey.name,
+    recipient: stem,
+    zone: resolved.zone,
+    zoneStatus: resolved.status,
+    steps,
+  };
 }
 
 /** A step's time as it will be created, or why it is not: see the file header (late, not lost). */
@@ -245,7 +269,12 @@ function whenCreated(
   const end = quiet ? endOfQuietWindow(quiet, zone, at, windowMinutes) : undefined;
   const sendAt = end ? scheduledTime(zone, end.utcMs, end.fold) : scheduledTime("UTC", at, "exact");
   if (time.utcMs >= now) return { time: sendAt, status: "planned" };
-  return { time: sendAt, status: "planned", late: time.utc, note: `due ${time.utc}, handled late: sent at ${sendAt.utc}` };
+  return {
+    time: sendAt,
+    status: "planned",
+    late: time.utc,
+    note: `due ${time.utc}, handled late: sent at ${sendAt.utc}`,
+  };
 }
 
 /** Step `number` of one subscriber: its time and, when it is to be created, its CreateSchedule request. */
@@ -281,7 +310,9 @@ function planStep(
     status,
     ...(timed.late !== undefined ? { late: timed.late } : {}),
     ...(timed.note !== undefined ? { note: timed.note } : {}),
-    ...(status === "planned" ? { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) } : {}),
+    ...(status === "planned"
+      ? { request: createScheduleRequest(settings.target, journey.name, settings.windowMinutes, row) }
+      : {}),
   };
 }
 
@@ -299,7 +330,13 @@ function personalization(recipient: Record<string, unknown>): Record<string, str
  * The instant of one step for a subscriber in `zone` triggered at `triggerMs` (see the file header); quiet time is
  * checked over the schedule's flexible window of `windowMinutes`.
  */
-export function journeyStepTime(zone: string, triggerMs: number, step: JourneyStep, quiet?: QuietTime, windowMinutes = 1): ScheduledTime {
+export function journeyStepTime(
+  zone: string,
+  triggerMs: number,
+  step: JourneyStep,
+  quiet?: QuietTime,
+  windowMinutes = 1,
+): ScheduledTime {
   const time = stepTimeBeforeQuiet(zone, triggerMs, step);
   const end = quiet ? endOfQuietWindow(quiet, zone, time.utcMs, windowMinutes) : undefined;
   return end ? scheduledTime(zone, end.utcMs, end.fold) : time;

@@ -71,7 +71,8 @@ function hashedStem(recipientId: string): string {
 export function bulkScheduleName(step: number, utcMs: number, variant: string | null, chunk: number): string {
   const minute = new Date(utcMs).toISOString().slice(0, 16).replace(/[-:]/g, "");
   const name = `bulk.${step}.${minute}Z${variant === null ? "" : `.${variant}`}.${chunk}`;
-  if (!isValidSchedulerName(name)) throw new Error(`internal: bulk schedule name ${name} breaks Scheduler's name rules`);
+  if (!isValidSchedulerName(name))
+    throw new Error(`internal: bulk schedule name ${name} breaks Scheduler's name rules`);
   return name;
 }
 

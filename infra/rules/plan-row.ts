@@ -81,7 +81,12 @@ export const BULK_ROW_FIELDS = [
   "entries",
 ] as const satisfies readonly (keyof BulkPlanRow)[];
 
-export const BULK_ENTRY_FIELDS = ["recipient_id", "email", "template_data", "headers"] as const satisfies readonly (keyof BulkEntry)[];
+export const BULK_ENTRY_FIELDS = [
+  "recipient_id",
+  "email",
+  "template_data",
+  "headers",
+] as const satisfies readonly (keyof BulkEntry)[];
 
 /** Entries of one bulk schedule: SendBulkEmail's destinations per call. */
 export const MAX_BULK_ENTRIES = ses.maxBulkEntries;
@@ -134,7 +139,12 @@ export function jsonTextBytes(text: string): { bytes: number; escapes: number } 
  * template data object and the headers): the Input of a bulk schedule is these, comma-separated, plus its reserve.
  */
 export function bulkEntryInputBytes(emailJson: string, templateDataJson: string, headersJson: string): number {
-  return bulkEntrySizes(0, Buffer.byteLength(emailJson), jsonTextBytes(templateDataJson), Buffer.byteLength(headersJson)).inputBytes;
+  return bulkEntrySizes(
+    0,
+    Buffer.byteLength(emailJson),
+    jsonTextBytes(templateDataJson),
+    Buffer.byteLength(headersJson),
+  ).inputBytes;
 }
 
 const ENTRY_JSON_FIXED_BYTES = `{"recipient_id":,"email":,"template_data":,"headers":}`.length;
@@ -152,12 +162,18 @@ export function bulkEntrySizes(
   return {
     lineBytes: ENTRY_JSON_FIXED_BYTES + recipientIdJsonBytes + emailJsonBytes + templateData.bytes + headersJsonBytes,
     // ReplacementTemplateData is the data's JSON text as a JSON string: two quotes, one backslash per `"` and `\`.
-    inputBytes: ENTRY_REQUEST_FIXED_BYTES + emailJsonBytes + templateData.bytes + templateData.escapes + 2 + headersJsonBytes,
+    inputBytes:
+      ENTRY_REQUEST_FIXED_BYTES + emailJsonBytes + templateData.bytes + templateData.escapes + 2 + headersJsonBytes,
   };
 }
 
 /** One bulk entry as plan JSON, from its parts already serialized (JSON.stringify of each field's value). */
-export function bulkEntryJson(recipientIdJson: string, emailJson: string, templateDataJson: string, headersJson: string): string {
+export function bulkEntryJson(
+  recipientIdJson: string,
+  emailJson: string,
+  templateDataJson: string,
+  headersJson: string,
+): string {
   return `{"recipient_id":${recipientIdJson},"email":${emailJson},"template_data":${templateDataJson},"headers":${headersJson}}`;
 }
 
@@ -176,7 +192,12 @@ export function formatBulkPlanRow(row: BulkPlanRow): string {
   const j = {} as Parameters<typeof bulkLineStart>[0];
   for (const k of BULK_ROW_FIELDS) if (k !== "entries") j[k] = JSON.stringify(row[k]);
   const entries = row.entries.map((e) =>
-    bulkEntryJson(JSON.stringify(e.recipient_id), JSON.stringify(e.email), JSON.stringify(e.template_data), JSON.stringify(e.headers)),
+    bulkEntryJson(
+      JSON.stringify(e.recipient_id),
+      JSON.stringify(e.email),
+      JSON.stringify(e.template_data),
+      JSON.stringify(e.headers),
+    ),
   );
   return bulkLineStart(j) + entries.join(",") + BULK_LINE_END;
 }
@@ -187,12 +208,16 @@ export function isBulkPlanValue(value: unknown): boolean {
 }
 
 const isStringRecord = (v: unknown) =>
-  v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v as object).every((x) => typeof x === "string");
+  v !== null &&
+  typeof v === "object" &&
+  !Array.isArray(v) &&
+  Object.values(v as object).every((x) => typeof x === "string");
 
 /** A bulk plan line back into its row; throws with what is wrong (field, entry index, limit). */
 export function parseBulkPlanRow(line: string): BulkPlanRow {
   const value = JSON.parse(line) as Record<string, unknown>;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error("a plan line must be a JSON object");
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new Error("a plan line must be a JSON object");
   for (const k of BULK_ROW_FIELDS) {
     const v = value[k];
     const ok =
@@ -206,12 +231,15 @@ export function parseBulkPlanRow(line: string): BulkPlanRow {
     if (!ok) throw new Error(`bulk plan line field "${k}" is missing or of the wrong type`);
   }
   const sendAt = value.send_at as string;
-  if (parseSendAt(sendAt) === undefined) throw new Error(`bulk plan line send_at "${sendAt}" is not YYYY-MM-DDTHH:MM:SS`);
+  if (parseSendAt(sendAt) === undefined)
+    throw new Error(`bulk plan line send_at "${sendAt}" is not YYYY-MM-DDTHH:MM:SS`);
   if (value.schedule_expression !== atExpression(sendAt))
     throw new Error(`bulk plan line schedule_expression must be at(<send_at>): bulk schedules are one-time only`);
   const entries = value.entries as unknown[];
   if (entries.length < 1 || entries.length > MAX_BULK_ENTRIES)
-    throw new Error(`bulk plan line has ${entries.length} entries: 1 to ${MAX_BULK_ENTRIES} (SendBulkEmail's destinations)`);
+    throw new Error(
+      `bulk plan line has ${entries.length} entries: 1 to ${MAX_BULK_ENTRIES} (SendBulkEmail's destinations)`,
+    );
   let inputBytes = 0;
   entries.forEach((e, i) => {
     const entry = e as Record<string, unknown>;
@@ -226,14 +254,24 @@ export function parseBulkPlanRow(line: string): BulkPlanRow {
         const x = h as Record<string, unknown>;
         return x !== null && typeof x === "object" && typeof x.Name === "string" && typeof x.Value === "string";
       });
-    if (!ok) throw new Error(`bulk plan line entry ${i}: needs recipient_id, email, template_data (strings) and headers ({Name, Value})`);
+    if (!ok)
+      throw new Error(
+        `bulk plan line entry ${i}: needs recipient_id, email, template_data (strings) and headers ({Name, Value})`,
+      );
     if ((entry.headers as unknown[]).length > ses.maxHeaders)
       throw new Error(`bulk plan line entry ${i}: more than ${ses.maxHeaders} headers`);
     inputBytes +=
-      (i ? 1 : 0) + bulkEntryInputBytes(JSON.stringify(entry.email), JSON.stringify(entry.template_data), JSON.stringify(entry.headers));
+      (i ? 1 : 0) +
+      bulkEntryInputBytes(
+        JSON.stringify(entry.email),
+        JSON.stringify(entry.template_data),
+        JSON.stringify(entry.headers),
+      );
   });
   if (inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)
-    throw new Error(`bulk plan line entries take ${inputBytes} bytes of the schedule's Input: at most ${MAX_BULK_ENTRIES_INPUT_BYTES}`);
+    throw new Error(
+      `bulk plan line entries take ${inputBytes} bytes of the schedule's Input: at most ${MAX_BULK_ENTRIES_INPUT_BYTES}`,
+    );
   return value as unknown as BulkPlanRow;
 }
 
@@ -256,7 +294,10 @@ export const PLAN_ROW_FIELDS = [
 export const RECURRING_ROW_FIELDS = ["start_date", "end_date"] as const satisfies readonly (keyof PlanRow)[];
 
 /** A plan row whose every field is already JSON text: what the planner caches per zone and per row. */
-export type PlanRowJson = { [K in (typeof PLAN_ROW_FIELDS)[number]]: string } & { start_date?: string; end_date?: string };
+export type PlanRowJson = { [K in (typeof PLAN_ROW_FIELDS)[number]]: string } & {
+  start_date?: string;
+  end_date?: string;
+};
 
 /**
  * The fields of a plan line that are the recipient's own or its group's (variant, and the template that goes with it);
@@ -272,7 +313,9 @@ export type RecipientFields = "schedule_name" | "email" | "template" | "template
  */
 export type PlanLineParts = readonly string[];
 
-export function planLineParts(j: Omit<PlanRowJson, RecipientFields>): [afterName: string, afterId: string, afterVariant: string] {
+export function planLineParts(
+  j: Omit<PlanRowJson, RecipientFields>,
+): [afterName: string, afterId: string, afterVariant: string] {
   // Each part one flat string (joined, not concatenated into a rope): the planner copies these into every line.
   return [
     [`,"send_at":`, j.send_at, `,"timezone":`, j.timezone, `,"email":`].join(""),
@@ -319,7 +362,16 @@ export function planLineFromParts(
 
 /** One plan line (with its newline) from fields already serialized as JSON. */
 export function planLineFromJson(j: PlanRowJson): string {
-  return planLineFromParts(planLineParts(j), 0, j.schedule_name, j.email, j.template, j.template_data, j.recipient_id, j.variant);
+  return planLineFromParts(
+    planLineParts(j),
+    0,
+    j.schedule_name,
+    j.email,
+    j.template,
+    j.template_data,
+    j.recipient_id,
+    j.variant,
+  );
 }
 
 /** One plan line (with its newline). */
@@ -333,7 +385,8 @@ export function formatPlanRow(row: PlanRow): string {
 /** A plan line back into its row; throws with what is wrong. */
 export function parsePlanRow(line: string): PlanRow {
   const value = JSON.parse(line) as Record<string, unknown>;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error("a plan line must be a JSON object");
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new Error("a plan line must be a JSON object");
   for (const k of PLAN_ROW_FIELDS) {
     const v = value[k];
     const ok =
@@ -352,7 +405,9 @@ export function parsePlanRow(line: string): PlanRow {
   for (const k of RECURRING_ROW_FIELDS) {
     const v = value[k];
     if (recurring && !(typeof v === "string" && ISO_UTC.test(v) && !Number.isNaN(Date.parse(v))))
-      throw new Error(`plan line field "${k}" of a recurring (cron) row must be an ISO instant in UTC (YYYY-MM-DDTHH:MM:SS[.sss]Z)`);
+      throw new Error(
+        `plan line field "${k}" of a recurring (cron) row must be an ISO instant in UTC (YYYY-MM-DDTHH:MM:SS[.sss]Z)`,
+      );
     if (!recurring && v !== undefined) throw new Error(`plan line field "${k}" is only for recurring (cron) rows`);
   }
   if (recurring && Date.parse(value.start_date as string) >= Date.parse(value.end_date as string))
@@ -399,7 +454,8 @@ export function parseAtExpression(expression: string | undefined): WallClock | u
 export const CRON_DAY_NAMES = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] as const;
 
 /** How a recurring schedule repeats. Weekdays are 0 = Sunday … 6 = Saturday; a monthly day is 1–31. */
-export type Recurrence = { kind: "daily" } | { kind: "weekdays" } | { kind: "weekly"; days: number[] } | { kind: "monthly"; day: number };
+export type Recurrence =
+  { kind: "daily" } | { kind: "weekdays" } | { kind: "weekly"; days: number[] } | { kind: "monthly"; day: number };
 
 /** A recurring schedule: the days it repeats on, at a local hour and minute in its zone. */
 export interface RecurringTime {
@@ -410,7 +466,8 @@ export interface RecurringTime {
 
 /** Weekly days in the order a reader expects, Monday first. */
 /** A set of days (0 = Sunday) in the week's order Monday first, each once: how cron and summaries list them. */
-export const daysMondayFirst = (days: readonly number[]) => [...new Set(days)].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
+export const daysMondayFirst = (days: readonly number[]) =>
+  [...new Set(days)].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
 
 /**
  * The Scheduler expression of a recurring schedule, one of four shapes (fields: minute hour day-of-month month
@@ -446,7 +503,8 @@ export function parseCronExpression(expression: string | undefined): RecurringTi
   else if (dayOfMonth === "?" && dayOfWeek === "MON-FRI") recurrence = { kind: "weekdays" };
   else if (dayOfMonth === "?") {
     const days = dayOfWeek.split(",").map((n) => (CRON_DAY_NAMES as readonly string[]).indexOf(n));
-    if (days.length && days.every((d) => d >= 0) && new Set(days).size === days.length) recurrence = { kind: "weekly", days };
+    if (days.length && days.every((d) => d >= 0) && new Set(days).size === days.length)
+      recurrence = { kind: "weekly", days };
   } else if (dayOfWeek === "?" && /^\d{1,2}$/.test(dayOfMonth) && Number(dayOfMonth) >= 1 && Number(dayOfMonth) <= 31)
     recurrence = { kind: "monthly", day: Number(dayOfMonth) };
   return recurrence && { recurrence, hour, minute };

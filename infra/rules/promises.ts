@@ -62,7 +62,8 @@ export function sameStepOffset(a: StepOffset, b: StepOffset): boolean {
 
 /** The first two steps (indexes, in order) with equal offsets, or undefined. */
 export function equalStepOffsets(steps: readonly StepOffset[]): [number, number] | undefined {
-  for (let j = 1; j < steps.length; j++) for (let i = 0; i < j; i++) if (sameStepOffset(steps[i], steps[j])) return [i, j];
+  for (let j = 1; j < steps.length; j++)
+    for (let i = 0; i < j; i++) if (sameStepOffset(steps[i], steps[j])) return [i, j];
   return undefined;
 }
 

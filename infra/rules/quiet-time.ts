@@ -24,7 +24,8 @@ export interface QuietTime {
 const MINUTE = 60_000;
 const DAY_MS = 86_400_000;
 
-const clock = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+const clock = (minute: number) =>
+  `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
 
 /** "21:00-08:00, SAT SUN": the quiet time in words, for summaries and rejects. */
 export function describeQuietTime(q: QuietTime): string {
@@ -96,7 +97,12 @@ export function endOfQuietTime(q: QuietTime, zone: string, utcMs: number): { utc
  * The first DST change strictly between `fromMs` and `toMs` at which the wall clock is not quiet, with its fold (a
  * time a fall-back repeats is an overlap), or undefined: quiet time then ends there, before its local end.
  */
-function changeOutOfQuiet(q: QuietTime, zone: string, fromMs: number, toMs: number): { utcMs: number; fold: Fold } | undefined {
+function changeOutOfQuiet(
+  q: QuietTime,
+  zone: string,
+  fromMs: number,
+  toMs: number,
+): { utcMs: number; fold: Fold } | undefined {
   const offsets = zoneOffsets(zone);
   for (let day = Math.floor(fromMs / DAY_MS); day <= Math.floor(toMs / DAY_MS); day++) {
     const change = offsets.changeOn(day);

@@ -137,7 +137,8 @@ export function peakConcurrentCreates(maps: { distributed: boolean; maxConcurren
   return maps.reduce(
     (product, m) =>
       product *
-      (m.maxConcurrency || (m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)),
+      (m.maxConcurrency ||
+        (m.distributed ? stepFunctions.distributedMapDefaultConcurrency : stepFunctions.inlineMapMaxConcurrency)),
     1,
   );
 }
@@ -163,7 +164,11 @@ export function fanOutCreateRate(createScheduleTps: number): number {
 }
 
 /** The most CreateSchedule calls the fan-out may have in flight: the quota's share times the call latency. */
-export function maxCallsInFlight(createScheduleTps: number, headroom = FANOUT_HEADROOM, callSeconds: number = pacing.callSeconds): number {
+export function maxCallsInFlight(
+  createScheduleTps: number,
+  headroom = FANOUT_HEADROOM,
+  callSeconds: number = pacing.callSeconds,
+): number {
   return Math.max(1, Math.floor(createScheduleTps * headroom * callSeconds + 1e-9));
 }
 
@@ -176,7 +181,8 @@ export function pacedConcurrency(createScheduleTps: number): { maxConcurrency: n
   let best = { maxConcurrency: target, innerConcurrency: 1 };
   for (let inner = 2; inner <= Math.min(stepFunctions.inlineMapMaxConcurrency, target); inner++) {
     const outer = Math.floor(target / inner);
-    if (outer * inner >= best.maxConcurrency * best.innerConcurrency) best = { maxConcurrency: outer, innerConcurrency: inner };
+    if (outer * inner >= best.maxConcurrency * best.innerConcurrency)
+      best = { maxConcurrency: outer, innerConcurrency: inner };
   }
   return {
     maxConcurrency: Math.min(best.maxConcurrency, stepFunctions.distributedMapMaxConcurrency),
@@ -203,7 +209,10 @@ export function rowsPerBatch(batchSize: number, rowBytes: number): number {
 }
 
 /** Orchestration dollars per million plan rows, unthrottled, for rows of `rowBytes` on average. */
-export function fanOutCostPerMillionRows(shape: { batchSize: number; innerConcurrency: number }, rowBytes: number): number {
+export function fanOutCostPerMillionRows(
+  shape: { batchSize: number; innerConcurrency: number },
+  rowBytes: number,
+): number {
   const rows = rowsPerBatch(shape.batchSize, rowBytes);
   const children = Math.ceil(1_000_000 / rows);
   const seconds = Math.ceil((Math.ceil(rows / shape.innerConcurrency) * pacing.callSeconds) / 0.1 - 1e-9) * 0.1;

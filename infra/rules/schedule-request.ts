@@ -85,7 +85,10 @@ export function sendEmailInput(t: ScheduleTarget, campaignId: string, row: Sched
     EmailTags: tags,
   };
   if (t.listManagement) {
-    email.ListManagementOptions = { ContactListName: t.listManagement.contactListName, TopicName: t.listManagement.topicName };
+    email.ListManagementOptions = {
+      ContactListName: t.listManagement.contactListName,
+      TopicName: t.listManagement.topicName,
+    };
   }
   return email;
 }
@@ -110,7 +113,9 @@ export function createScheduleRequest(
     ScheduleExpression: row.schedule_expression,
     ScheduleExpressionTimezone: row.timezone,
     // In the fan-out's order: the dates come right after the zone, only on a row that has them.
-    ...(row.start_date === undefined || row.start_date === null ? {} : { StartDate: row.start_date, EndDate: row.end_date }),
+    ...(row.start_date === undefined || row.start_date === null
+      ? {}
+      : { StartDate: row.start_date, EndDate: row.end_date }),
     FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
     ActionAfterCompletion: "DELETE",
     Target: {

@@ -65,12 +65,14 @@ const HOUR = 3_600_000;
 /** A real calendar date, or undefined. */
 export function calendarDate(year: number, month: number, day: number): LocalDate | undefined {
   const d = new Date(Date.UTC(year, month - 1, day));
-  if (year < 1000 || d.getUTCFullYear() !== year || d.getUTCMonth() + 1 !== month || d.getUTCDate() !== day) return undefined;
+  if (year < 1000 || d.getUTCFullYear() !== year || d.getUTCMonth() + 1 !== month || d.getUTCDate() !== day)
+    return undefined;
   return { year, month, day };
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?)?$/i;
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?)?$/i;
 
 export function parseDate(raw: string): LocalDate | undefined {
   const m = DATE.exec(raw);
@@ -139,7 +141,13 @@ function quickUtcMs(v: string): number | undefined {
   if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (n === 10) return Date.UTC(year, month - 1, day);
   // "T", ":" and ":" at their places, "Z" last, and nothing or "." and 3 digits between the seconds and the "Z".
-  if ((n !== 20 && n !== 24) || v.charCodeAt(10) !== 84 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(n - 1) !== 90)
+  if (
+    (n !== 20 && n !== 24) ||
+    v.charCodeAt(10) !== 84 ||
+    v.charCodeAt(13) !== 58 ||
+    v.charCodeAt(16) !== 58 ||
+    v.charCodeAt(n - 1) !== 90
+  )
     return undefined;
   const hour = digitsAt(v, 11, 2);
   const minute = digitsAt(v, 14, 2);
@@ -177,7 +185,10 @@ function fromInstant(zone: string, utcMs: number): FirstSend {
 const SEND_AT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::00)?$/;
 
 /** The rule's hour and minute, or the row's send_hour/send_minute when it has them. */
-export function rowHourAndMinute(rule: { hour: number; minute: number }, row: RowTiming): { hour: number; minute: number } | TimingProblem {
+export function rowHourAndMinute(
+  rule: { hour: number; minute: number },
+  row: RowTiming,
+): { hour: number; minute: number } | TimingProblem {
   let { hour, minute } = rule;
   if (row.sendHour !== undefined && row.sendHour.trim() !== "") {
     const h = row.sendHour.trim();
@@ -188,7 +199,10 @@ export function rowHourAndMinute(rule: { hour: number; minute: number }, row: Ro
   if (row.sendMinute !== undefined && row.sendMinute.trim() !== "") {
     const m = row.sendMinute.trim();
     if (!/^\d{1,2}$/.test(m) || Number(m) > 59)
-      return { reason: "invalid-send-time", text: `${SEND_MINUTE_COLUMN} "${row.sendMinute}": expected a whole minute 0–59` };
+      return {
+        reason: "invalid-send-time",
+        text: `${SEND_MINUTE_COLUMN} "${row.sendMinute}": expected a whole minute 0–59`,
+      };
     minute = Number(m);
   }
   return { hour, minute };
@@ -206,7 +220,8 @@ export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSe
       };
     return fromLocal(zone, { ...date, hour: Number(m[4]), minute: Number(m[5]) });
   }
-  if (rule.kind === "every") throw new Error("internal: a recurring send has no first send of its own (decisions.ts plans it)");
+  if (rule.kind === "every")
+    throw new Error("internal: a recurring send has no first send of its own (decisions.ts plans it)");
   if (rule.kind === "at") return fromInstant(zone, rule.utcMs);
   if (rule.kind === "date") {
     const hm = rowHourAndMinute(rule, row);
@@ -236,7 +251,11 @@ function localDateText(zone: string, utcMs: number): string {
  * `+Nd` the local date in `zone` (YYYY-MM-DD), for `+Nh` the date or the instant rounded up to the minute (ISO, UTC). Rows with different
  * values but the same reduced value share one computation.
  */
-export function reduceAfter(rule: Extract<BaseRule, { kind: "after" }>, zone: string, raw: string): string | TimingProblem {
+export function reduceAfter(
+  rule: Extract<BaseRule, { kind: "after" }>,
+  zone: string,
+  raw: string,
+): string | TimingProblem {
   const value = raw.trim();
   let instant: number | "no-offset" | undefined = quickUtcMs(value);
   if (instant !== undefined && value.length === QUICK_DATE_LENGTH) return value;
@@ -321,7 +340,8 @@ function afterColumn(rule: Extract<BaseRule, { kind: "after" }>, zone: string, r
 
 /** The scheduled time of `step` given step 1 as requested (before missed-time or quiet-time moves). */
 export function stepFromFirst(zone: string, first: FirstSend, step: Step): ScheduledTime {
-  if (step.hours) return scheduledTime(zone, first.utcMs + step.hours * HOUR, foldOfInstant(zone, first.utcMs + step.hours * HOUR));
+  if (step.hours)
+    return scheduledTime(zone, first.utcMs + step.hours * HOUR, foldOfInstant(zone, first.utcMs + step.hours * HOUR));
   if (!step.days) return scheduledTime(zone, first.utcMs, first.fold);
   const { utcMs, fold } = zonedInstant(zone, addDays(first.local, step.days));
   return scheduledTime(zone, utcMs, fold);
@@ -344,7 +364,9 @@ export function describeRule(rule: BaseRule): string {
     case "at":
       return `${new Date(rule.utcMs).toISOString().replace(".000Z", "Z")} for everyone`;
     case "after":
-      return "days" in rule ? `${rule.column} +${rule.days}d at ${hhmm(rule.hour, rule.minute)} local` : `${rule.column} +${rule.hours}h`;
+      return "days" in rule
+        ? `${rule.column} +${rule.days}d at ${hhmm(rule.hour, rule.minute)} local`
+        : `${rule.column} +${rule.hours}h`;
     case "every":
       return describeRecurrence(rule, rule.until);
   }

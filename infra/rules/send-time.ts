@@ -36,14 +36,17 @@ export interface ResolvedZone {
 /** Resolves a row's zone, falling back to the campaign default. Callers cache (decisions.ts, per zone as written). */
 export class ZoneResolver {
   constructor(readonly defaultZone: string) {
-    if (canonicalZone(defaultZone) !== defaultZone) throw new Error(`default time zone "${defaultZone}" is not an IANA zone name`);
+    if (canonicalZone(defaultZone) !== defaultZone)
+      throw new Error(`default time zone "${defaultZone}" is not an IANA zone name`);
   }
 
   /** Surrounding spaces are trimmed like case is corrected: either way the row reports the zone "canonicalised". */
   resolve(raw: string | undefined): ResolvedZone {
     const trimmed = raw?.trim();
     const zone = trimmed === undefined || trimmed === "" ? undefined : canonicalZone(trimmed);
-    return zone === undefined ? { zone: this.defaultZone, status: "defaulted" } : { zone, status: zone === raw ? "ok" : "canonicalised" };
+    return zone === undefined
+      ? { zone: this.defaultZone, status: "defaulted" }
+      : { zone, status: zone === raw ? "ok" : "canonicalised" };
   }
 }
 
@@ -93,7 +96,13 @@ export function wallClock(zone: string, utcMs: number): string {
 /** The local time of an instant in `zone`. */
 export function localTimeOf(zone: string, utcMs: number): LocalTime {
   const d = new Date(utcMs + offsetMinutes(zone, utcMs) * MINUTE);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+  };
 }
 
 export function addDays(t: LocalTime, days: number): LocalTime {
@@ -148,7 +157,11 @@ export function stepTime(zone: string, base: LocalTime, step: Step): ScheduledTi
     // An absolute duration after the first send; the resulting wall clock may be ambiguous, never in a gap.
     const first = zonedInstant(zone, base);
     const utcMs = first.utcMs + step.hours * 3_600_000;
-    return scheduledTime(zone, utcMs, zonedInstant(zone, localTimeOf(zone, utcMs)).fold === "overlap" ? "overlap" : "exact");
+    return scheduledTime(
+      zone,
+      utcMs,
+      zonedInstant(zone, localTimeOf(zone, utcMs)).fold === "overlap" ? "overlap" : "exact",
+    );
   }
   const { utcMs, fold } = zonedInstant(zone, addDays(base, step.days ?? 0));
   return scheduledTime(zone, utcMs, fold);
@@ -160,6 +173,7 @@ export function parseLocalTime(date: string, hour: number, minute: number): Loca
   if (!m) return `${date}: expected YYYY-MM-DD`;
   const t = { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]), hour, minute };
   const d = new Date(Date.UTC(t.year, t.month - 1, t.day));
-  if (d.getUTCFullYear() !== t.year || d.getUTCMonth() + 1 !== t.month || d.getUTCDate() !== t.day) return `${date}: no such date`;
+  if (d.getUTCFullYear() !== t.year || d.getUTCMonth() + 1 !== t.month || d.getUTCDate() !== t.day)
+    return `${date}: no such date`;
   return t;
 }

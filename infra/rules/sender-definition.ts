@@ -91,7 +91,13 @@ export const CALL_NOT_SENT = [
 /** How transient entries are retried: rounds of SendBulkEmail after the first, and the backoff between them. */
 export const ENTRY_RETRY = { maxRetries: 3, intervalSeconds: 2, backoffRate: 2, maxDelaySeconds: 8 } as const;
 /** How a throttled call is retried (before its entries' statuses are known), and how long one call may take. */
-export const CALL_RETRY = { maxAttempts: 2, intervalSeconds: 1, backoffRate: 2, maxDelaySeconds: 4, timeoutSeconds: 10 } as const;
+export const CALL_RETRY = {
+  maxAttempts: 2,
+  intervalSeconds: 1,
+  backoffRate: 2,
+  maxDelaySeconds: 4,
+  timeoutSeconds: 10,
+} as const;
 /** DynamoDB and SQS calls at once in the sender's Maps (an inline Map runs at most 40). */
 export const SENDER_CONCURRENCY = { admissions: 25, deadLetters: 25 } as const;
 /**
@@ -118,7 +124,9 @@ function retryBusy(errors: readonly string[]) {
 function busyCallWorstSeconds(): number {
   let total = BUSY_CALL_SECONDS;
   for (let a = 0; a < BUSY_RETRY.maxAttempts; a++)
-    total += Math.min(BUSY_RETRY.intervalSeconds * BUSY_RETRY.backoffRate ** a, BUSY_RETRY.maxDelaySeconds) + BUSY_CALL_SECONDS;
+    total +=
+      Math.min(BUSY_RETRY.intervalSeconds * BUSY_RETRY.backoffRate ** a, BUSY_RETRY.maxDelaySeconds) +
+      BUSY_CALL_SECONDS;
   return total;
 }
 
@@ -131,7 +139,9 @@ export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, cap
   const waves = (concurrency: number) => Math.ceil(entries / concurrency);
   let call = CALL_RETRY.timeoutSeconds;
   for (let a = 0; a < CALL_RETRY.maxAttempts; a++)
-    call += Math.min(CALL_RETRY.intervalSeconds * CALL_RETRY.backoffRate ** a, CALL_RETRY.maxDelaySeconds) + CALL_RETRY.timeoutSeconds;
+    call +=
+      Math.min(CALL_RETRY.intervalSeconds * CALL_RETRY.backoffRate ** a, CALL_RETRY.maxDelaySeconds) +
+      CALL_RETRY.timeoutSeconds;
   let total = call;
   for (let r = 0; r < ENTRY_RETRY.maxRetries; r++)
     total += Math.min(ENTRY_RETRY.intervalSeconds * ENTRY_RETRY.backoffRate ** r, ENTRY_RETRY.maxDelaySeconds) + call;
@@ -141,7 +151,10 @@ export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, cap
   // The opt-out look-up: every round slow and retried, every backoff at its cap, then the opted-out metric (one try).
   let lookUp = checked ? busy * (1 + OPT_OUT_LOOKUP.maxRetries) + BUSY_CALL_SECONDS : 0;
   for (let r = 0; checked && r < OPT_OUT_LOOKUP.maxRetries; r++)
-    lookUp += Math.min(OPT_OUT_LOOKUP.intervalSeconds * OPT_OUT_LOOKUP.backoffRate ** r, OPT_OUT_LOOKUP.maxDelaySeconds);
+    lookUp += Math.min(
+      OPT_OUT_LOOKUP.intervalSeconds * OPT_OUT_LOOKUP.backoffRate ** r,
+      OPT_OUT_LOOKUP.maxDelaySeconds,
+    );
   const deadLetter = waves(SENDER_CONCURRENCY.deadLetters) * (capped ? 2 : 1) * busy;
   return total + lookUp + admit + deadLetter;
 }
@@ -235,7 +248,8 @@ function sendStates(p: SenderParameters) {
           JitterStrategy: "FULL",
         },
       ],
-      Output: "{% $merge([$states.input, { 'results': [$states.result.BulkEmailEntryResults], 'round': $states.input.round + 1 }]) %}",
+      Output:
+        "{% $merge([$states.input, { 'results': [$states.result.BulkEmailEntryResults], 'round': $states.input.round + 1 }]) %}",
       Catch: [
         {
           ErrorEquals: ["States.ALL"],
@@ -301,7 +315,8 @@ function retryStates(p: SenderParameters) {
     },
     [S.callFailed]: {
       Type: "Pass",
-      Comment: "The call failed as a whole: every pending entry is dead-lettered, marked unknown unless the error says nothing was sent.",
+      Comment:
+        "The call failed as a whole: every pending entry is dead-lettered, marked unknown unless the error says nothing was sent.",
       Output: oneLine(`{% (
   $error := $states.input.call_error;
   $delivery := $error.Error in ${list(CALL_NOT_SENT)} ? 'not-sent' : 'unknown';
@@ -355,7 +370,8 @@ function lookUpStates(p: SenderParameters, optOuts: { tableName: string }) {
   const table = JSON.stringify(optOuts.tableName);
   const keyOf = (fn: string) => `function($p) { ${fn.replace("$KEY", OPT_OUT_KEY_OF)} }`;
   const r = OPT_OUT_LOOKUP;
-  if (ses.maxBulkEntries > dynamodb.maxBatchGetKeys) throw new Error("a bulk schedule's entries must fit one BatchGetItem");
+  if (ses.maxBulkEntries > dynamodb.maxBatchGetKeys)
+    throw new Error("a bulk schedule's entries must fit one BatchGetItem");
   return {
     [S.lookUpOptOuts]: {
       Type: "Task",
@@ -386,14 +402,18 @@ function lookUpStates(p: SenderParameters, optOuts: { tableName: string }) {
     [S.unprocessed]: {
       Type: "Choice",
       Choices: [
-        { Condition: `{% $count($states.input.unchecked) > 0 and $states.input.lookups <= ${r.maxRetries} %}`, Next: S.lookUpBackoff },
+        {
+          Condition: `{% $count($states.input.unchecked) > 0 and $states.input.lookups <= ${r.maxRetries} %}`,
+          Next: S.lookUpBackoff,
+        },
         { Condition: "{% $count($states.input.unchecked) > 0 %}", Next: S.lookUpFailed },
       ],
       Default: S.dropOptedOut,
     },
     [S.lookUpBackoff]: {
       Type: "Wait",
-      Comment: "DynamoDB left keys unprocessed (its capacity): ask for those alone again, after a backoff with equal jitter.",
+      Comment:
+        "DynamoDB left keys unprocessed (its capacity): ask for those alone again, after a backoff with equal jitter.",
       Seconds: oneLine(`{% (
   $d := $min([${r.maxDelaySeconds}, ${r.intervalSeconds} * $power(${r.backoffRate}, $states.input.lookups - 1)]);
   $ceil($d / 2 + $random() * $d / 2)
@@ -411,7 +431,8 @@ function dropStates(p: SenderParameters, next: string) {
   return {
     [S.lookUpFailed]: {
       Type: "Pass",
-      Comment: "An entry whose address could not be looked up is not sent: it is dead-lettered as not sent, with the error.",
+      Comment:
+        "An entry whose address could not be looked up is not sent: it is dead-lettered as not sent, with the error.",
       Output: oneLine(`{% (
   $unchecked := $states.input.unchecked;
   $error := $states.input.lookup_error ? $states.input.lookup_error : { 'Error': 'OptOut.Unprocessed', 'Cause': 'DynamoDB left the opt-out look-up unprocessed after ${1 + r.maxRetries} tries' };
@@ -525,7 +546,11 @@ function admitEntryProcessor(p: SenderParameters, gate: Admissions, view: string
         Retry: [retryBusy(DYNAMODB_BUSY)],
         Output: "{% { 'item': $states.input.item, 'admission': 'admitted' } %}",
         Catch: [
-          { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: S.lookUpEntry, Output: "{% $states.input %}" },
+          {
+            ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
+            Next: S.lookUpEntry,
+            Output: "{% $states.input %}",
+          },
           {
             ErrorEquals: ["States.ALL"],
             Next: `${S.admitEntry}Failed`,
@@ -593,7 +618,11 @@ function deadLetterStates(p: SenderParameters) {
       Retry: [retryBusy(DYNAMODB_BUSY)],
       Output: "{% $states.input %}",
       Catch: [
-        { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: S.deadLetterEntry, Output: "{% $states.input %}" },
+        {
+          ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
+          Next: S.deadLetterEntry,
+          Output: "{% $states.input %}",
+        },
         {
           ErrorEquals: ["States.ALL"],
           Next: S.deadLetterEntry,

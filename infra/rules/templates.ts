@@ -67,16 +67,21 @@ function readTemplate(folder: string, name: string, io: FolderReader): EmailTemp
   const parts = {} as Record<Part, string>;
   for (const [part, file] of Object.entries(TEMPLATE_FILES) as [Part, string][]) {
     const path = `${folder}/${file}`;
-    if (!io.exists(path)) throw new TemplateError(`${path}: missing; a template folder holds ${Object.values(TEMPLATE_FILES).join(", ")}`);
+    if (!io.exists(path))
+      throw new TemplateError(`${path}: missing; a template folder holds ${Object.values(TEMPLATE_FILES).join(", ")}`);
     parts[part] = io.read(path);
   }
-  if (parts.subject.trim() === "") throw new TemplateError(`${folder}/${TEMPLATE_FILES.subject}: empty; SES needs a subject`);
+  if (parts.subject.trim() === "")
+    throw new TemplateError(`${folder}/${TEMPLATE_FILES.subject}: empty; SES needs a subject`);
   // A trailing line break in subject.txt is the editor's, not the subject's.
   parts.subject = parts.subject.replace(/\r?\n$/, "");
-  if (/[\r\n]/.test(parts.subject)) throw new TemplateError(`${folder}/${TEMPLATE_FILES.subject}: a subject is one line`);
+  if (/[\r\n]/.test(parts.subject))
+    throw new TemplateError(`${folder}/${TEMPLATE_FILES.subject}: a subject is one line`);
   const bytes = Buffer.byteLength(parts.html) + Buffer.byteLength(parts.text);
   if (bytes > MAX_TEMPLATE_BODY_BYTES)
-    throw new TemplateError(`${folder}: body.html and body.txt hold ${bytes} bytes; SES takes at most ${MAX_TEMPLATE_BODY_BYTES}`);
+    throw new TemplateError(
+      `${folder}: body.html and body.txt hold ${bytes} bytes; SES takes at most ${MAX_TEMPLATE_BODY_BYTES}`,
+    );
   const required = new Set<string>();
   const optional = new Set<string>();
   for (const [part, file] of Object.entries(TEMPLATE_FILES) as [Part, string][]) {
@@ -133,7 +138,9 @@ export function templateVariables(text: string, file: string): { required: Set<s
         walk(b.inverse, true);
       } else if (s.type === "PartialStatement" || s.type === "PartialBlockStatement") {
         const line = (s as hbs.AST.PartialStatement).loc?.start.line;
-        throw new TemplateError(`${file}:${line}: partials ({{> name}}) cannot be checked or sent as one SES template; inline it`);
+        throw new TemplateError(
+          `${file}:${line}: partials ({{> name}}) cannot be checked or sent as one SES template; inline it`,
+        );
       }
     }
   };
@@ -161,6 +168,9 @@ export function journeyTemplateProblems(
     j.steps
       .map((s, k) => ({ s, k }))
       .filter(({ s }) => !templates.has(s.template))
-      .map(({ s, k }) => `journey ${j.name} step ${k + 1}: template "${s.template}" is not in ${dir} (add ${dir}/${s.template}/)`),
+      .map(
+        ({ s, k }) =>
+          `journey ${j.name} step ${k + 1}: template "${s.template}" is not in ${dir} (add ${dir}/${s.template}/)`,
+      ),
   );
 }

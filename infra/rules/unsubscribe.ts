@@ -34,7 +34,11 @@ export function verifyUnsubscribeToken(key: Buffer, token: string): string | und
   const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m) return undefined;
   const address = Buffer.from(m[1], "base64url").toString("utf8");
-  if (address === "" || address !== unsubscribeAddress(address) || Buffer.from(address, "utf8").toString("base64url") !== m[1])
+  if (
+    address === "" ||
+    address !== unsubscribeAddress(address) ||
+    Buffer.from(address, "utf8").toString("base64url") !== m[1]
+  )
     return undefined;
   const given = Buffer.from(m[2], "base64url");
   // Only the canonical spelling: the last character's two spare bits would let four tokens verify as one.

@@ -4,6 +4,7 @@ import { lines } from "../lib/pinpoint/import";
 
 (async () => {
   let endpoints = 0;
-  for await (const { text } of lines(fs.createReadStream(process.argv[2]))) if (text !== "" && JSON.parse(text)) endpoints++;
+  for await (const { text } of lines(fs.createReadStream(process.argv[2])))
+    if (text !== "" && JSON.parse(text)) endpoints++;
   process.stdout.write(`${endpoints}\n`);
 })();

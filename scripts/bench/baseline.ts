@@ -13,7 +13,18 @@ const NPM_CI_MS = 10 * 60_000;
 
 /** The baseline's flags for its plain dry run: the bench's dry run as that commit's own bench ran it. */
 export function baselineDryRun(file: string, out: string): string[] {
-  const flags = ["--campaign", "bench", "--recipients", file, "--template", "welcome", "--date", "2026-12-01", "--hour", "9"];
+  const flags = [
+    "--campaign",
+    "bench",
+    "--recipients",
+    file,
+    "--template",
+    "welcome",
+    "--date",
+    "2026-12-01",
+    "--hour",
+    "9",
+  ];
   return [...flags, "--step", "+3d:followup", "--now", "2026-11-29T00:00:00Z", "--dry-run", "--out", out, "--json"];
 }
 
@@ -27,19 +38,25 @@ export function baselineCheckout(root: string, cache: string): { dir: string } |
   if (fs.existsSync(ready)) return { dir };
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  process.stderr.write(`setting up the baseline (commit ${BASELINE_COMMIT.slice(0, 7)}) in ${path.relative(root, dir)} …\n`);
+  process.stderr.write(
+    `setting up the baseline (commit ${BASELINE_COMMIT.slice(0, 7)}) in ${path.relative(root, dir)} …\n`,
+  );
   const archive = spawnSync("git", ["-C", root, "archive", "--format=tar", BASELINE_COMMIT], { maxBuffer: 1 << 30 });
   if (archive.status !== 0)
-    return { unavailable: `git archive ${BASELINE_COMMIT.slice(0, 7)} failed: ${archive.error?.message ?? firstLine(archive.stderr)}` };
+    return {
+      unavailable: `git archive ${BASELINE_COMMIT.slice(0, 7)} failed: ${archive.error?.message ?? firstLine(archive.stderr)}`,
+    };
   const untar = spawnSync("tar", ["-x", "-f", "-", "-C", dir], { input: archive.stdout });
-  if (untar.status !== 0) return { unavailable: `unpacking the baseline failed: ${untar.error?.message ?? firstLine(untar.stderr)}` };
+  if (untar.status !== 0)
+    return { unavailable: `unpacking the baseline failed: ${untar.error?.message ?? firstLine(untar.stderr)}` };
   // Bounded: without a registry npm can retry for many minutes. A failed install is started over on the next run.
   const install = spawnSync("npm", ["ci", "--no-audit", "--no-fund", "--ignore-scripts"], {
     cwd: dir,
     encoding: "utf8",
     timeout: NPM_CI_MS,
   });
-  if (install.status !== 0) return { unavailable: `npm ci in the baseline failed: ${install.error?.message ?? firstLine(install.stderr)}` };
+  if (install.status !== 0)
+    return { unavailable: `npm ci in the baseline failed: ${install.error?.message ?? firstLine(install.stderr)}` };
   fs.writeFileSync(ready, "");
   return { dir };
 }

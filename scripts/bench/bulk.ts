@@ -40,7 +40,9 @@ export function costPerMillionEmails(perRecipientStep: number, lineBytes: number
   const fanOut = (fanOutCostPerMillionRows({ batchSize, innerConcurrency }, lineBytes) * schedules) / 1_000_000;
   const invocations = schedules * INVOCATION_PRICE;
   const p = stepFunctionsPricing;
-  const sender = bulk ? schedules * (p.expressRequest + Math.ceil(SENDER_SECONDS / 0.1) * 0.1 * p.expressMemoryGb * p.expressGbSecond) : 0;
+  const sender = bulk
+    ? schedules * (p.expressRequest + Math.ceil(SENDER_SECONDS / 0.1) * 0.1 * p.expressMemoryGb * p.expressGbSecond)
+    : 0;
   return { fanOut, invocations, sender, total: fanOut + invocations + sender };
 }
 
@@ -88,7 +90,9 @@ export function bulkBench(
 
   const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
   const b = summary.bulk;
-  const plainSummary = JSON.parse(fs.readFileSync(path.join(plainArgs[plainArgs.indexOf("--out") + 1], "summary.json"), "utf8"));
+  const plainSummary = JSON.parse(
+    fs.readFileSync(path.join(plainArgs[plainArgs.indexOf("--out") + 1], "summary.json"), "utf8"),
+  );
   const plainBytes = fs.statSync(path.join(plainArgs[plainArgs.indexOf("--out") + 1], "plan.jsonl")).size;
   const plainLineBytes = plainBytes / plainSummary.schedules;
   const bulkLineBytes = b.averageLineBytes;

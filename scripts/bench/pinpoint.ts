@@ -10,7 +10,15 @@ import * as path from "path";
 type Measured = { ms: number; cpuMs: number; maxRssBytes: number };
 type Measure = (label: string, script: string, args: string[]) => Measured;
 
-const ZONES = ["America/New_York", "America/Chicago", "America/Los_Angeles", "Europe/London", "Europe/Paris", "Asia/Kolkata", "Asia/Tokyo"];
+const ZONES = [
+  "America/New_York",
+  "America/Chicago",
+  "America/Los_Angeles",
+  "Europe/London",
+  "Europe/Paris",
+  "Asia/Kolkata",
+  "Asia/Tokyo",
+];
 const INTERESTS = ["Science", "Music", "Travel", "Food", "Sport"];
 
 function endpointLine(i: number): string {

@@ -14,7 +14,9 @@ function timingValues(i: number): string {
   else if (i % 2) lastLogin = `2026-10-${day}`;
   else {
     const seconds = (i * 7919) % 86_400;
-    const clock = [seconds / 3600, (seconds / 60) % 60, seconds % 60].map((n) => String(Math.floor(n)).padStart(2, "0")).join(":");
+    const clock = [seconds / 3600, (seconds / 60) % 60, seconds % 60]
+      .map((n) => String(Math.floor(n)).padStart(2, "0"))
+      .join(":");
     lastLogin = `2026-10-${day}T${clock}.${String(i % 1000).padStart(3, "0")}Z`;
   }
   const sendHour = i % 10 < 3 ? String(i % 24) : "";

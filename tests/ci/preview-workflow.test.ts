@@ -72,15 +72,22 @@ describe(".github/workflows/preview.yml (validated with @actions/workflow-parser
     assert.strictEqual(pulumi.with!["stack-name"], "${{ matrix.stack }}");
     assert.strictEqual(pulumi.with!.policyPacks, "policy");
     assert.strictEqual(pulumi.with!.policyPackConfigs, "policy/config/${{ matrix.stack }}.json");
-    for (const k of Object.keys(pulumi.with!)) assert.ok(PULUMI_ACTION_INPUTS.has(k), `pulumi/actions has no input "${k}"`);
+    for (const k of Object.keys(pulumi.with!))
+      assert.ok(PULUMI_ACTION_INPUTS.has(k), `pulumi/actions has no input "${k}"`);
   });
 
   it("every stack it previews exists, with its policy config; the pack is the repository's", () => {
     assert.ok(fs.existsSync(path.join(ROOT, "policy", "PulumiPolicy.yaml")));
     const stacks = job.strategy.matrix.stack;
     // Pulumi.example.yaml is a reference config (previewed offline by the tests), not a deployed stack.
-    const stackFiles = fs.readdirSync(ROOT).filter((f) => /^Pulumi\.[^.]+\.yaml$/.test(f) && f !== "Pulumi.example.yaml");
-    assert.deepStrictEqual([...stacks].sort(), stackFiles.map((f) => f.split(".")[1]).sort(), "one preview per Pulumi.<stack>.yaml");
+    const stackFiles = fs
+      .readdirSync(ROOT)
+      .filter((f) => /^Pulumi\.[^.]+\.yaml$/.test(f) && f !== "Pulumi.example.yaml");
+    assert.deepStrictEqual(
+      [...stacks].sort(),
+      stackFiles.map((f) => f.split(".")[1]).sort(),
+      "one preview per Pulumi.<stack>.yaml",
+    );
     for (const stack of stacks)
       assert.ok(fs.existsSync(path.join(ROOT, "policy", "config", `${stack}.json`)), `policy/config/${stack}.json`);
   });

@@ -6,9 +6,18 @@ import { anchors, brokenLinks, firstMismatch, parseExamples, slug } from "./chec
 
 describe("docs check", () => {
   it("reads each $ command of a console block with the output under it, joining lines that end in \\", () => {
-    const page = ["text", "```console", "$ echo one \\", "    two", "one two", "$ true", "```", "```sh", "$ not an example", "```"].join(
-      "\n",
-    );
+    const page = [
+      "text",
+      "```console",
+      "$ echo one \\",
+      "    two",
+      "one two",
+      "$ true",
+      "```",
+      "```sh",
+      "$ not an example",
+      "```",
+    ].join("\n");
     assert.deepStrictEqual(parseExamples(page), [
       { line: 3, command: "echo one  two", expected: ["one two"] },
       { line: 6, command: "true", expected: [] },
@@ -28,7 +37,11 @@ describe("docs check", () => {
     assert.strictEqual(firstMismatch(["a", "…", "d"], ["a", "d"]), undefined, "… may stand for no line");
     assert.strictEqual(firstMismatch(["…", "x"], ["a", "b"]), 1);
     assert.strictEqual(firstMismatch(["sha256 e271…"], ["sha256 e27171d5"]), 0, "… inside a line is literal text");
-    assert.strictEqual(firstMismatch(["  a", "    b"], ["a", "  b"]), undefined, "the block's own indentation is ignored");
+    assert.strictEqual(
+      firstMismatch(["  a", "    b"], ["a", "  b"]),
+      undefined,
+      "the block's own indentation is ignored",
+    );
   });
 
   it("finds GitHub's anchors, repeated headings numbered, headings in code ignored", () => {

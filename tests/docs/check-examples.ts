@@ -170,7 +170,8 @@ export function brokenLinks(page: string): string[] {
       continue;
     }
     if (anchor !== undefined && anchor !== "") {
-      if (!resolved.endsWith(".md")) problems.push(`${where}: link ${target}: an anchor into a file that is not Markdown`);
+      if (!resolved.endsWith(".md"))
+        problems.push(`${where}: link ${target}: an anchor into a file that is not Markdown`);
       else if (!anchors(fs.readFileSync(resolved, "utf8")).has(anchor))
         problems.push(`${where}: link ${target}: ${path.relative(ROOT, resolved)} has no heading #${anchor}`);
     }
@@ -214,7 +215,10 @@ function runPage(page: string, out: (line: string) => void): number {
   if (examples.length === 0) return 0;
   const dir = scratchRepository();
   const marker = `sendtime-docs-check-${process.pid}-${Date.now()}`;
-  const script = ["exec 2>&1 </dev/null", ...examples.flatMap((ex) => [ex.command, `printf '\\n${marker} %d\\n' $?`])].join("\n");
+  const script = [
+    "exec 2>&1 </dev/null",
+    ...examples.flatMap((ex) => [ex.command, `printf '\\n${marker} %d\\n' $?`]),
+  ].join("\n");
   const started = Date.now();
   let failures = 0;
   try {

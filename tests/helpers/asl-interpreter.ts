@@ -36,7 +36,11 @@ export interface Services {
    */
   startTime?: string;
   /** Where the Distributed Map writes results; receives failed batches. */
-  writeResults?(bucket: string, prefix: string, results: { failed: { input: any; error: string }[]; succeeded: any[] }): void;
+  writeResults?(
+    bucket: string,
+    prefix: string,
+    results: { failed: { input: any; error: string }[]; succeeded: any[] },
+  ): void;
 }
 
 export interface RunStats {
@@ -56,10 +60,21 @@ interface Context {
 /** EXPRESS executions run at most 5 minutes. */
 const EXPRESS_LIMIT_SECONDS = 300;
 
-export function runStateMachine(definition: any, input: any, services: Services, stats: RunStats = { retries: [] }): any {
+export function runStateMachine(
+  definition: any,
+  input: any,
+  services: Services,
+  stats: RunStats = { retries: [] },
+): any {
   const originMs = Date.parse(services.startTime ?? "1970-01-01T00:00:00Z");
   if (Number.isNaN(originMs)) throw new Error(`startTime ${services.startTime} is not an ISO instant`);
-  return runStates(definition, input, { execution: { Input: input }, clock: { seconds: 0, originMs } }, services, stats);
+  return runStates(
+    definition,
+    input,
+    { execution: { Input: input }, clock: { seconds: 0, originMs } },
+    services,
+    stats,
+  );
 }
 
 function runStates(machine: any, input: any, ctx: Context, services: Services, stats: RunStats): any {
@@ -71,7 +86,8 @@ function runStates(machine: any, input: any, ctx: Context, services: Services, s
     ctx.state = { Name: name, EnteredTime: new Date(ctx.clock.originMs + ctx.clock.seconds * 1000).toISOString() };
     const { output, next } = runState(name, state, data, ctx, services, stats);
     const { seconds, limit } = ctx.clock;
-    if (limit !== undefined && seconds > limit) throw new StatesError("States.Timeout", `execution ran ${seconds} s, over ${limit} s`);
+    if (limit !== undefined && seconds > limit)
+      throw new StatesError("States.Timeout", `execution ran ${seconds} s, over ${limit} s`);
     data = output;
     if (next === undefined) return data;
     name = next;
@@ -79,7 +95,14 @@ function runStates(machine: any, input: any, ctx: Context, services: Services, s
   throw new Error("too many steps");
 }
 
-function runState(name: string, state: any, input: any, ctx: Context, services: Services, stats: RunStats): { output: any; next?: string } {
+function runState(
+  name: string,
+  state: any,
+  input: any,
+  ctx: Context,
+  services: Services,
+  stats: RunStats,
+): { output: any; next?: string } {
   const known = new Set([
     "Type",
     "Comment",
@@ -108,9 +131,11 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
     "Error",
     "Cause",
   ]);
-  for (const k of Object.keys(state)) if (!known.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
+  for (const k of Object.keys(state))
+    if (!known.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
   if (state.InputPath !== undefined) throw new Error("InputPath unsupported");
-  if (state.Output !== undefined && state.QueryLanguage !== "JSONata") throw new Error(`Output is JSONata's (state ${name})`);
+  if (state.Output !== undefined && state.QueryLanguage !== "JSONata")
+    throw new Error(`Output is JSONata's (state ${name})`);
 
   if (state.QueryLanguage !== undefined && state.QueryLanguage !== "JSONPath") {
     if (state.QueryLanguage === "JSONata" && state.Type === "Pass") return jsonataPass(name, state, input, ctx);
@@ -129,7 +154,11 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
   const attemptBody = (): any => {
     switch (state.Type) {
       case "Pass":
-        return state.Result !== undefined ? state.Result : state.Parameters ? resolveTemplate(state.Parameters, input, ctx) : input;
+        return state.Result !== undefined
+          ? state.Result
+          : state.Parameters
+            ? resolveTemplate(state.Parameters, input, ctx)
+            : input;
       case "Task": {
         const m = /^arn:[^:]+:states:::aws-sdk:([a-z0-9]+):([A-Za-z]+)$/.exec(state.Resource);
         if (!m) throw new Error(`unsupported resource ${state.Resource}`);
@@ -174,7 +203,10 @@ function runState(name: string, state: any, input: any, ctx: Context, services: 
       }
       const catcher = (state.Catch ?? []).find((c: any) => matches(c.ErrorEquals, e.error));
       if (!catcher) throw e;
-      return { output: applyResultPath(input, { Error: e.error, Cause: e.cause }, catcher.ResultPath), next: catcher.Next };
+      return {
+        output: applyResultPath(input, { Error: e.error, Cause: e.cause }, catcher.ResultPath),
+        next: catcher.Next,
+      };
     }
   }
 }
@@ -197,7 +229,10 @@ function jsonataChoice(name: string, state: any, input: any, ctx: Context): stri
       throw e;
     }
     if (typeof value !== "boolean")
-      throw new StatesError("States.QueryEvaluationError", `${name}: Condition gave ${JSON.stringify(value)}, not a boolean`);
+      throw new StatesError(
+        "States.QueryEvaluationError",
+        `${name}: Condition gave ${JSON.stringify(value)}, not a boolean`,
+      );
     if (value) return rule.Next;
   }
   if (state.Default === undefined) throw new StatesError("States.NoChoiceMatched", `no rule of ${name} matched`);
@@ -258,7 +293,11 @@ function choiceMatches(rule: any, input: any, ctx: Context): boolean {
 
 /** An RFC 3339 timestamp as Choice rules take it: date, time, a zone (Z or an offset). */
 function isTimestamp(v: unknown): v is string {
-  return typeof v === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v) && !Number.isNaN(Date.parse(v));
+  return (
+    typeof v === "string" &&
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v) &&
+    !Number.isNaN(Date.parse(v))
+  );
 }
 
 function matches(errorEquals: string[], error: string): boolean {
@@ -276,7 +315,11 @@ function runInlineMap(state: any, input: any, ctx: Context, services: Services, 
     let end = start;
     items.slice(wave, wave + concurrency).forEach((value, i) => {
       const index = wave + i;
-      const itemCtx: Context = { ...ctx, map: { Item: { Value: value, Index: index } }, clock: { ...ctx.clock, seconds: start } };
+      const itemCtx: Context = {
+        ...ctx,
+        map: { Item: { Value: value, Index: index } },
+        clock: { ...ctx.clock, seconds: start },
+      };
       const itemInput = state.ItemSelector ? resolveTemplate(state.ItemSelector, input, itemCtx) : value;
       out.push(runStates(state.ItemProcessor, itemInput, itemCtx, services, stats));
       end = Math.max(end, itemCtx.clock.seconds);
@@ -301,7 +344,11 @@ function runDistributedMap(state: any, input: any, ctx: Context, services: Servi
   for (const item of items) {
     const last = batches[batches.length - 1];
     const size = (b: any[]) => Buffer.byteLength(JSON.stringify({ Items: b, BatchInput: batchInput }));
-    if (last && last.length < (batcher?.MaxItemsPerBatch ?? 1) && size([...last, item]) <= (batcher?.MaxInputBytesPerBatch ?? 262_144))
+    if (
+      last &&
+      last.length < (batcher?.MaxItemsPerBatch ?? 1) &&
+      size([...last, item]) <= (batcher?.MaxInputBytesPerBatch ?? 262_144)
+    )
       last.push(item);
     else batches.push([item]);
   }
@@ -317,7 +364,9 @@ function runDistributedMap(state: any, input: any, ctx: Context, services: Servi
         limit: express ? EXPRESS_LIMIT_SECONDS : undefined,
         originMs: ctx.clock.originMs + ctx.clock.seconds * 1000,
       };
-      succeeded.push(runStates(state.ItemProcessor, childInput, { execution: { Input: childInput }, clock }, services, stats));
+      succeeded.push(
+        runStates(state.ItemProcessor, childInput, { execution: { Input: childInput }, clock }, services, stats),
+      );
     } catch (e) {
       if (!(e instanceof StatesError)) throw e;
       failed.push({ input: childInput, error: e.error, items: batch.length });
@@ -330,7 +379,11 @@ function runDistributedMap(state: any, input: any, ctx: Context, services: Servi
   if (items.length && (failedItems / items.length) * 100 > (state.ToleratedFailurePercentage ?? 0)) {
     throw new StatesError("States.ExceedToleratedFailureThreshold", `${failedItems} of ${items.length} items failed`);
   }
-  return { ResultWriterDetails: w ? { Bucket: w.Bucket, Key: `${w.Prefix}/manifest.json` } : undefined, failedItems, items: items.length };
+  return {
+    ResultWriterDetails: w ? { Bucket: w.Bucket, Key: `${w.Prefix}/manifest.json` } : undefined,
+    failedItems,
+    items: items.length,
+  };
 }
 
 function applyResultPath(input: any, result: any, resultPath: string | null | undefined): any {
@@ -368,7 +421,8 @@ function getPath(data: any, path: string, ctx: Context | undefined): any {
     keys = parsePath(path, "$");
   }
   for (const k of keys) {
-    if (node === null || typeof node !== "object" || !(k in node)) throw new StatesError("States.Runtime", `path ${path} not found`);
+    if (node === null || typeof node !== "object" || !(k in node))
+      throw new StatesError("States.Runtime", `path ${path} not found`);
     node = node[k];
   }
   return node;
@@ -390,14 +444,17 @@ function evaluate(expr: string, data: any, ctx: Context): any {
   if (expr.startsWith("$")) return getPath(data, expr, ctx);
   const m = /^(States\.[A-Za-z]+)\((.*)\)$/.exec(expr);
   if (!m) throw new Error(`unsupported expression ${expr}`);
-  const args = splitArgs(m[2]).map((a) => (a.startsWith("'") ? a.slice(1, -1).replace(/\\(.)/g, "$1") : evaluate(a, data, ctx)));
+  const args = splitArgs(m[2]).map((a) =>
+    a.startsWith("'") ? a.slice(1, -1).replace(/\\(.)/g, "$1") : evaluate(a, data, ctx),
+  );
   switch (m[1]) {
     case "States.Format": {
       const [fmt, ...rest] = args as [string, ...any[]];
       let i = 0;
       return fmt.replace(/\{\}/g, () => {
         const v = rest[i++];
-        if (v !== null && typeof v === "object") throw new StatesError("States.IntrinsicFailure", "Format takes no objects");
+        if (v !== null && typeof v === "object")
+          throw new StatesError("States.IntrinsicFailure", "Format takes no objects");
         return String(v);
       });
     }

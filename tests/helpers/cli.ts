@@ -5,14 +5,22 @@ import { failure, Io } from "../../scripts/lib/cli/run";
 export const ROOT = path.resolve(__dirname, "..", "..");
 
 /** Runs a script the way a user does (ts-node, transpile-only), from the project root. */
-export function runScript(script: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
-  const r = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", path.join(ROOT, script), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    input: options.input,
-    env: { ...process.env, ...options.env },
-    maxBuffer: 64 * 1024 * 1024,
-  });
+export function runScript(
+  script: string,
+  args: string[],
+  options: { input?: string; env?: Record<string, string> } = {},
+) {
+  const r = spawnSync(
+    process.execPath,
+    [require.resolve("ts-node/dist/bin"), "--transpile-only", path.join(ROOT, script), ...args],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      input: options.input,
+      env: { ...process.env, ...options.env },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

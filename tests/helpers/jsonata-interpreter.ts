@@ -56,7 +56,8 @@ export async function runJsonataMachine(
   for (let steps = 0; steps < 1000; steps++) {
     const state = machine.States[name];
     if (!state) throw new Error(`no state ${name}`);
-    for (const k of Object.keys(state)) if (!KNOWN.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
+    for (const k of Object.keys(state))
+      if (!KNOWN.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
     path.push(name);
     const states = { input: data, context: ctx };
     switch (state.Type) {
@@ -65,7 +66,10 @@ export async function runJsonataMachine(
       case "Wait": {
         const seconds = await template(state.Seconds, states);
         if (!Number.isInteger(seconds) || seconds < 0)
-          throw new StatesError("States.Runtime", `${name}: Seconds ${JSON.stringify(seconds)} is not a whole number ≥ 0`);
+          throw new StatesError(
+            "States.Runtime",
+            `${name}: Seconds ${JSON.stringify(seconds)} is not a whole number ≥ 0`,
+          );
         (stats.waits ??= []).push(seconds);
         name = state.Next;
         continue;
@@ -78,8 +82,12 @@ export async function runJsonataMachine(
         for (const [index, value] of items.entries()) {
           const itemContext = { Execution: ctx.Execution, Map: { Item: { Value: value, Index: index } } };
           const itemInput =
-            state.ItemSelector === undefined ? value : await template(state.ItemSelector, { input: data, context: itemContext });
-          results.push((await runJsonataMachine(state.ItemProcessor, itemInput, services, context, stats, itemContext)).output);
+            state.ItemSelector === undefined
+              ? value
+              : await template(state.ItemSelector, { input: data, context: itemContext });
+          results.push(
+            (await runJsonataMachine(state.ItemProcessor, itemInput, services, context, stats, itemContext)).output,
+          );
         }
         data = state.Output === undefined ? results : await template(state.Output, { ...states, result: results });
         if (state.End) return { output: data, path };
@@ -158,7 +166,8 @@ async function runTask(
       const catcher = (state.Catch ?? []).find((c: any) => matches(c.ErrorEquals, e.error));
       if (!catcher) throw e;
       const errorOutput = { Error: e.error, Cause: e.cause };
-      const output = catcher.Output === undefined ? errorOutput : await template(catcher.Output, { ...states, errorOutput });
+      const output =
+        catcher.Output === undefined ? errorOutput : await template(catcher.Output, { ...states, errorOutput });
       return { caught: catcher.Next as string, output };
     }
   }
@@ -203,7 +212,8 @@ export class FakeTable {
   call(action: string, args: any): any {
     if (args.TableName !== this.tableName) throw new Error(`unexpected table ${args.TableName}`);
     const pk = args.Key?.pk?.S;
-    if (typeof pk !== "string" || Object.keys(args.Key).length !== 1) throw new Error(`bad key ${JSON.stringify(args.Key)}`);
+    if (typeof pk !== "string" || Object.keys(args.Key).length !== 1)
+      throw new Error(`bad key ${JSON.stringify(args.Key)}`);
     if (action === "getItem") {
       const item = this.items.get(pk);
       return item ? { Item: structuredClone(item) } : {};
@@ -310,7 +320,8 @@ function applyUpdate(expression: string, item: Item, values: Record<string, Valu
         const [name, placeholder] = clause.split(/\s+/);
         const v = values[placeholder];
         if (!v?.SS) throw new Error(`DELETE of ${JSON.stringify(v)}`);
-        if (item[name] !== undefined && !item[name].SS) throw new StatesError("DynamoDB.ValidationException", `${name} is not a set`);
+        if (item[name] !== undefined && !item[name].SS)
+          throw new StatesError("DynamoDB.ValidationException", `${name} is not a set`);
         const left = (item[name]?.SS ?? []).filter((x) => !v.SS!.includes(x));
         if (left.length) item[name] = { SS: left };
         else delete item[name];

@@ -51,7 +51,8 @@ export function evaluateJsonataSync(expression: string, bindings: Record<string,
   evaluator ??= start();
   Atomics.store(evaluator.flag, 0, 0);
   evaluator.port.postMessage({ expression, bindings: JSON.parse(JSON.stringify(bindings)) });
-  if (Atomics.wait(evaluator.flag, 0, 0, 10_000) === "timed-out") throw new Error(`JSONata did not answer in 10 s: ${expression}`);
+  if (Atomics.wait(evaluator.flag, 0, 0, 10_000) === "timed-out")
+    throw new Error(`JSONata did not answer in 10 s: ${expression}`);
   const reply = receiveMessageOnPort(evaluator.port)?.message;
   if (!reply) throw new Error(`JSONata gave no answer: ${expression}`);
   if (reply.error !== undefined) throw new JsonataError(reply.error, reply.code);

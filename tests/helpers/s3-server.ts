@@ -69,7 +69,8 @@ export async function startLocalS3(): Promise<LocalS3> {
       const q = url.searchParams;
       const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
       const claimed = req.headers["x-amz-checksum-sha256"];
-      if (method === "PUT" && claimed !== undefined && claimed !== sha256(body).toString("base64")) return fail(400, "BadDigest");
+      if (method === "PUT" && claimed !== undefined && claimed !== sha256(body).toString("base64"))
+        return fail(400, "BadDigest");
       const taken = req.headers["if-none-match"] === "*" && state.objects.has(object);
       if (method === "GET" || method === "HEAD") {
         const data = state.objects.get(object);

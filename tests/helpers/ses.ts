@@ -9,7 +9,9 @@ export function sesHasEveryTemplate(): { calls: () => string[] } {
   let ses: AwsClientStub<SESv2Client> | undefined;
   before(() => {
     ses = mockClient(SESv2Client);
-    ses.on(GetEmailTemplateCommand).callsFake((input) => ({ TemplateName: input.TemplateName, TemplateContent: { Subject: "s" } }));
+    ses
+      .on(GetEmailTemplateCommand)
+      .callsFake((input) => ({ TemplateName: input.TemplateName, TemplateContent: { Subject: "s" } }));
   });
   after(() => ses?.restore());
   return { calls: () => (ses?.commandCalls(GetEmailTemplateCommand) ?? []).map((c) => c.args[0].input.TemplateName!) };

@@ -17,7 +17,9 @@ export function loadWorkflowParser(): Promise<typeof WorkflowParser> {
   if (!loading) {
     register(`data:text/javascript,${encodeURIComponent(JSON_IMPORTS)}`);
     // A real dynamic import: TypeScript's CommonJS output would turn `import()` into require(), which ESM refuses.
-    const importModule = new Function("specifier", "return import(specifier)") as (s: string) => Promise<typeof WorkflowParser>;
+    const importModule = new Function("specifier", "return import(specifier)") as (
+      s: string,
+    ) => Promise<typeof WorkflowParser>;
     loading = importModule("@actions/workflow-parser");
   }
   return loading;

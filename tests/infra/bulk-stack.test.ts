@@ -50,7 +50,8 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
       stack.outputs.deadLetterQueueUrl,
     );
     assert.strictEqual(def.States.AdmitEntries, undefined, "no cap, no admission");
-    const bulk = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateBulkSchedule;
+    const bulk =
+      definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateBulkSchedule;
     assert.strictEqual(bulk.Parameters.Target.Arn, SENDER_ARN);
     assert.strictEqual(bulk.Parameters.Target.RoleArn, stack.outputs.schedulerRoleArn);
   });
@@ -59,7 +60,10 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
     const def = JSON.parse(sender(capped).definition);
     const table = only(capped, "aws:dynamodb/table:Table", "send-gate-sends").outputs.name;
     assert.strictEqual(def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.TableName, table);
-    assert.strictEqual(def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.ExpressionAttributeValues[":max"].N, "2");
+    assert.strictEqual(
+      def.States.AdmitEntries.ItemProcessor.States.AdmitEntry.Arguments.ExpressionAttributeValues[":max"].N,
+      "2",
+    );
   });
 
   it("the unsubscribe endpoint: a public function URL, reserved concurrency, its key in a SecureString parameter; outputs name both", () => {
@@ -113,9 +117,11 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
   it("IAM: the sender sends in bulk only as the stack's identity and configuration set, and dead-letters; with a cap it also counts", () => {
     const s = role(stack, "bulk-sender-role");
     const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
-    const allowed = [`${SES}:identity/mail.example.com`, `${SES}:configuration-set/sendtime-dev`, `${SES}:template/spring-sale`].map(
-      (resource) => ({ action: "ses:SendBulkEmail", resource }),
-    );
+    const allowed = [
+      `${SES}:identity/mail.example.com`,
+      `${SES}:configuration-set/sendtime-dev`,
+      `${SES}:template/spring-sale`,
+    ].map((resource) => ({ action: "ses:SendBulkEmail", resource }));
     expect(s, "Allow", [...allowed, { action: "sqs:SendMessage", resource: dlq }]);
     expect(s, "Deny", [
       { action: "ses:SendBulkEmail", resource: `${SES}:identity/other.example.com` },
@@ -158,11 +164,16 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
       const t = role(st, "scheduler-target-role");
       expect(t, "Allow", [{ action: "states:StartExecution", resource: SENDER_ARN }]);
       expect(t, "Deny", [
-        { action: "states:StartExecution", resource: `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-fanout-dev` },
+        {
+          action: "states:StartExecution",
+          resource: `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-fanout-dev`,
+        },
         { action: "ses:SendBulkEmail", resource: `${SES}:identity/mail.example.com` },
       ]);
     }
-    expect(role(capped, "scheduler-target-role"), "Deny", [{ action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` }]);
+    expect(role(capped, "scheduler-target-role"), "Deny", [
+      { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+    ]);
   });
 
   it("IAM: the public unsubscribe function reads its key, reads and writes contacts of its list, records opt-outs (UpdateItem only), logs, and nothing else", () => {

@@ -43,10 +43,14 @@ describe("stack config", () => {
     assert.strictEqual(config.unsubscribe, undefined);
   });
 
-  it("names the key when a required one is missing", () => rejects({ senderIdentity: undefined }, /^sendtime:senderIdentity is required/));
+  it("names the key when a required one is missing", () =>
+    rejects({ senderIdentity: undefined }, /^sendtime:senderIdentity is required/));
 
   it("rejects a value that is not a whole number, naming key, value and range", () =>
-    rejects({ maxConcurrency: "12.5" }, /^sendtime:maxConcurrency = "12.5" is not valid: a whole number from 1 to 10000$/));
+    rejects(
+      { maxConcurrency: "12.5" },
+      /^sendtime:maxConcurrency = "12.5" is not valid: a whole number from 1 to 10000$/,
+    ));
 
   for (const [key, bad, range] of [
     ["toleratedFailurePercentage", "101", "0 to 100"],
@@ -64,7 +68,12 @@ describe("stack config", () => {
 
   it("accepts the API's boundary values", () => {
     const { config } = parseStackConfig(
-      getter({ defaultWindowMinutes: "1440", maxEventAgeSeconds: "60", maxRetryAttempts: "0", toleratedFailurePercentage: "0" }),
+      getter({
+        defaultWindowMinutes: "1440",
+        maxEventAgeSeconds: "60",
+        maxRetryAttempts: "0",
+        toleratedFailurePercentage: "0",
+      }),
     );
     assert.strictEqual(config.defaultWindowMinutes, 1440);
     assert.strictEqual(config.maxRetryAttempts, 0);
@@ -73,7 +82,10 @@ describe("stack config", () => {
   it("rejects a batch that cannot finish in EXPRESS's 5 minutes even unthrottled but for one row, saying the largest that fits", () => {
     // 1,720 rounds of 0.1 s plus one row retried to its limit (128 s) is exactly 300 s
     assert.strictEqual(batchSecondsWithOneSlowRow(1720, 1), 300);
-    assert.strictEqual(parseStackConfig(getter({ batchSize: "1720", innerConcurrency: "1", maxConcurrency: "1" })).config.batchSize, 1720);
+    assert.strictEqual(
+      parseStackConfig(getter({ batchSize: "1720", innerConcurrency: "1", maxConcurrency: "1" })).config.batchSize,
+      1720,
+    );
     rejects(
       { batchSize: "1721", innerConcurrency: "1" },
       /^sendtime:batchSize = "1721" is not valid: with innerConcurrency 1 a batch takes 300 s at 0.1 s a call with one row retried to its limit \(128 s\), over the 300 s EXPRESS limit; use at most 1720$/,
@@ -107,17 +119,21 @@ describe("stack config", () => {
     assert.throws(
       () => parseStackConfig(getter({ maxConcurency: "100" }), keys),
       (e: unknown) =>
-        e instanceof ConfigError && e.message === "sendtime:maxConcurency is not a sendtime setting: did you mean sendtime:maxConcurrency?",
+        e instanceof ConfigError &&
+        e.message === "sendtime:maxConcurency is not a sendtime setting: did you mean sendtime:maxConcurrency?",
     );
   });
   it("rejects an unknown key far from every known one, listing them", () =>
     assert.throws(
       () => parseStackConfig(getter(), [...Object.keys(devConfig()), "sendtime:colour"]),
       (e: unknown) =>
-        e instanceof ConfigError && /^sendtime:colour is not a sendtime setting \(settings: senderIdentity, fromAddress, /.test(e.message),
+        e instanceof ConfigError &&
+        /^sendtime:colour is not a sendtime setting \(settings: senderIdentity, fromAddress, /.test(e.message),
     ));
   it("accepts every key it reads, and keys of other namespaces", () =>
-    assert.doesNotThrow(() => parseStackConfig(getter(), [...Object.keys(devConfig()), "aws:profile", "sendtime:kmsKeyArn"])));
+    assert.doesNotThrow(() =>
+      parseStackConfig(getter(), [...Object.keys(devConfig()), "aws:profile", "sendtime:kmsKeyArn"]),
+    ));
 
   it("rejects a sender identity that is neither a domain nor an address", () =>
     rejects({ senderIdentity: "not a domain" }, /senderIdentity = "not a domain" is not valid/));
@@ -127,7 +143,10 @@ describe("stack config", () => {
       /fromAddress = "news@other.com" is not valid: an address of the sender identity "mail.example.com"/,
     ));
   it("accepts a from address on a subdomain of the identity", () =>
-    assert.strictEqual(parseStackConfig(getter({ fromAddress: "a@eu.mail.example.com" })).config.fromAddress, "a@eu.mail.example.com"));
+    assert.strictEqual(
+      parseStackConfig(getter({ fromAddress: "a@eu.mail.example.com" })).config.fromAddress,
+      "a@eu.mail.example.com",
+    ));
   it("rejects a malformed alarm email", () =>
     rejects({ alarmEmail: "ops at example" }, /alarmEmail = "ops at example" is not valid: an email address/));
   it("accepts the addresses SES takes and refuses the rest", () => {
@@ -152,7 +171,10 @@ describe("stack config", () => {
   it("rejects a KMS key that is not an ARN", () =>
     rejects({ kmsKeyArn: "alias/mine" }, /kmsKeyArn = "alias\/mine" is not valid: a KMS key or alias ARN/));
   it("takes a tracking domain as a bare host name and refuses URLs, addresses and bad labels", () => {
-    assert.strictEqual(parseStackConfig(getter({ trackingDomain: "track.example.com" })).config.trackingDomain, "track.example.com");
+    assert.strictEqual(
+      parseStackConfig(getter({ trackingDomain: "track.example.com" })).config.trackingDomain,
+      "track.example.com",
+    );
     assert.strictEqual(parseStackConfig(getter()).config.trackingDomain, undefined);
     for (const bad of [
       "https://track.example.com",
@@ -162,7 +184,10 @@ describe("stack config", () => {
       "-a.example.com",
       "localhost",
     ])
-      rejects({ trackingDomain: bad }, new RegExp(`^sendtime:trackingDomain = ".*" is not valid: a host name such as track.example.com`));
+      rejects(
+        { trackingDomain: bad },
+        new RegExp(`^sendtime:trackingDomain = ".*" is not valid: a host name such as track.example.com`),
+      );
   });
   it("takes a frequency cap as JSON {max, per} and refuses anything else, naming what is allowed", () => {
     assert.deepStrictEqual(parseStackConfig(getter({ frequencyCap: '{"max": 2, "per": "day"}' })).config.frequencyCap, {

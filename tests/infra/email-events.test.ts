@@ -20,7 +20,18 @@ describe("email tags and events", () => {
   it("publishes the ten SES event types, each once", () => {
     assert.deepStrictEqual(
       EMAIL_EVENTS.map((e) => e.type),
-      ["SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "RENDERING_FAILURE", "DELIVERY_DELAY", "OPEN", "CLICK", "SUBSCRIPTION"],
+      [
+        "SEND",
+        "DELIVERY",
+        "BOUNCE",
+        "COMPLAINT",
+        "REJECT",
+        "RENDERING_FAILURE",
+        "DELIVERY_DELAY",
+        "OPEN",
+        "CLICK",
+        "SUBSCRIPTION",
+      ],
     );
   });
 });

@@ -137,8 +137,13 @@ describe("fan-out: bulk lines", () => {
     const input = JSON.parse(a.Target.Input);
     assert.deepStrictEqual(Object.keys(input), ["bulk", "recipients", "campaign", "schedule", "scheduled_time"]);
     assert.deepStrictEqual(input.recipients, ["b.a-r0", "b.a-r1", "b.a-r2"]);
-    assert.deepStrictEqual([input.schedule, input.scheduled_time], ["<aws.scheduler.schedule-arn>", "<aws.scheduler.scheduled-time>"]);
-    assert.deepStrictEqual(input.bulk.DefaultContent, { Template: { TemplateName: "spring-followup", TemplateData: "{}" } });
+    assert.deepStrictEqual(
+      [input.schedule, input.scheduled_time],
+      ["<aws.scheduler.schedule-arn>", "<aws.scheduler.scheduled-time>"],
+    );
+    assert.deepStrictEqual(input.bulk.DefaultContent, {
+      Template: { TemplateName: "spring-followup", TemplateData: "{}" },
+    });
     assert.deepStrictEqual(input.bulk.DefaultEmailTags, [
       { Name: "campaign", Value: "spring" },
       { Name: "step", Value: "2" },
@@ -185,7 +190,10 @@ describe("fan-out: bulk lines", () => {
     const scheduled = JSON.parse(run.requests[0].Target.Input);
     const calls: any[] = [];
     await runJsonataMachine(
-      senderDefinition({ partition: "aws", deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq" }),
+      senderDefinition({
+        partition: "aws",
+        deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+      }),
       {
         ...scheduled,
         schedule: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-spring/b.e",
@@ -259,6 +267,9 @@ describe("fan-out: bulk lines", () => {
     const heavy = bulkLine("b", 50, null);
     for (const e of heavy.entries) e.template_data = { blob: "é".repeat(2_700) };
     assert.match(bulkRowProblem(heavy, t, "spring")!, /schedule input of \d+ bytes, over Scheduler's 262144/);
-    assert.match(bulkRowProblem({ ...bulkLine("b", 1, null), schedule_expression: "cron(0 9 * * ? *)" }, t, "spring")!, /one-time/);
+    assert.match(
+      bulkRowProblem({ ...bulkLine("b", 1, null), schedule_expression: "cron(0 9 * * ? *)" }, t, "spring")!,
+      /one-time/,
+    );
   });
 });

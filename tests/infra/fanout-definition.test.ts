@@ -54,7 +54,14 @@ function expressions(node: any, out: string[] = []): string[] {
 
 // Pinned to the contract in plan-row.test.ts.
 const PLAN_FIELDS: readonly (keyof PlanRow)[] = [...PLAN_ROW_FIELDS, ...RECURRING_ROW_FIELDS];
-const INPUT_FIELDS: (keyof FanOutInput)[] = ["campaign_id", "plan_bucket", "plan_key", "window_minutes", "campaign_tag", "cleanup_at"];
+const INPUT_FIELDS: (keyof FanOutInput)[] = [
+  "campaign_id",
+  "plan_bucket",
+  "plan_key",
+  "window_minutes",
+  "campaign_tag",
+  "cleanup_at",
+];
 
 /** A fake EventBridge Scheduler: keeps schedules, answers like the API, and can throttle. */
 class FakeScheduler {
@@ -88,7 +95,8 @@ class FakeScheduler {
         }
         if (action === "updateSchedule") {
           const key = `${params.GroupName}/${params.Name}`;
-          if (!this.schedules.has(key)) throw new StatesError("Scheduler.ResourceNotFoundException", "no such schedule");
+          if (!this.schedules.has(key))
+            throw new StatesError("Scheduler.ResourceNotFoundException", "no such schedule");
           this.updates.push(params);
           this.schedules.set(key, params);
           return { ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${key}` };
@@ -208,7 +216,9 @@ describe("fan-out definition", () => {
         "$.cleanup.existing.Description",
       ].includes(ref);
       assert.ok(
-        (row && PLAN_FIELDS.includes(row[1] as keyof PlanRow)) || (input && INPUT_FIELDS.includes(input[1] as keyof FanOutInput)) || local,
+        (row && PLAN_FIELDS.includes(row[1] as keyof PlanRow)) ||
+          (input && INPUT_FIELDS.includes(input[1] as keyof FanOutInput)) ||
+          local,
         `unexpected reference ${ref}`,
       );
     }
@@ -226,7 +236,8 @@ describe("fan-out definition", () => {
   });
 
   it("retries throttling with capped exponential backoff and full jitter; a default batch fits EXPRESS's limit with one row retried out", () => {
-    const task = (fanOutDefinition(PARAMS) as any).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule;
+    const task = (fanOutDefinition(PARAMS) as any).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor
+      .States.CreateSchedule;
     const [retry] = task.Retry;
     assert.deepStrictEqual(retry.ErrorEquals, ["Scheduler.ThrottlingException", "Scheduler.InternalServerException"]);
     assert.strictEqual(retry.JitterStrategy, "FULL");
@@ -245,7 +256,9 @@ describe("fan-out definition", () => {
     walk(fanOutDefinition(PARAMS));
     assert.ok(retriers.length >= 5);
     for (const r of retriers)
-      assert.ok(!r.ErrorEquals.includes("Scheduler.ServiceQuotaExceededException") && !r.ErrorEquals.includes("States.ALL"));
+      assert.ok(
+        !r.ErrorEquals.includes("Scheduler.ServiceQuotaExceededException") && !r.ErrorEquals.includes("States.ALL"),
+      );
   });
 
   describe("run on a plan (interpreted)", () => {
@@ -324,7 +337,11 @@ describe("fan-out definition", () => {
     });
 
     it("tags every send with campaign and step, and variant only for rows that have one (absent, null or named)", () => {
-      const rows: PlanRow[] = planRows(6).map((r, i) => ({ ...r, step: 1 + (i % 2), schedule_name: `r${i}-${1 + (i % 2)}` }));
+      const rows: PlanRow[] = planRows(6).map((r, i) => ({
+        ...r,
+        step: 1 + (i % 2),
+        schedule_name: `r${i}-${1 + (i % 2)}`,
+      }));
       rows[1].variant = "B";
       rows[2].variant = null;
       rows[3].variant = "control_2";
@@ -347,12 +364,22 @@ describe("fan-out definition", () => {
     it("the campaign tag comes from the input's campaign_tag; an execution without one fails before creating anything", () => {
       const rows = planRows(2);
       const fake = new FakeScheduler();
-      runStateMachine(fanOutDefinition(PARAMS), { ...INPUT, campaign_tag: "spring_2026-1a2b3c4d" }, fake.services(toJsonl(rows)));
-      assert.deepStrictEqual(JSON.parse(fake.requests[0].Target.Input).EmailTags[0], { Name: "campaign", Value: "spring_2026-1a2b3c4d" });
+      runStateMachine(
+        fanOutDefinition(PARAMS),
+        { ...INPUT, campaign_tag: "spring_2026-1a2b3c4d" },
+        fake.services(toJsonl(rows)),
+      );
+      assert.deepStrictEqual(JSON.parse(fake.requests[0].Target.Input).EmailTags[0], {
+        Name: "campaign",
+        Value: "spring_2026-1a2b3c4d",
+      });
 
       const bare = new FakeScheduler();
       const { campaign_tag: _, ...withoutTag } = INPUT;
-      assert.throws(() => runStateMachine(fanOutDefinition(PARAMS), withoutTag, bare.services(toJsonl(rows))), /campaign_tag not found/);
+      assert.throws(
+        () => runStateMachine(fanOutDefinition(PARAMS), withoutTag, bare.services(toJsonl(rows))),
+        /campaign_tag not found/,
+      );
       assert.strictEqual(bare.groups.size, 0);
       assert.strictEqual(bare.requests.length, 0);
     });
@@ -384,8 +411,19 @@ describe("fan-out definition", () => {
       const out = runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
       assert.strictEqual(out.fan_out.failedItems, 0);
       assert.strictEqual(fake.schedules.size, 6);
-      assert.deepStrictEqual(fake.schedules.get("campaign-spring/r2-1"), { pre: "existing" }, "an existing schedule is left as it is");
-      assert.deepStrictEqual(services.results[0].succeeded.flat(), ["created", "created", "exists", "created", "created", "exists"]);
+      assert.deepStrictEqual(
+        fake.schedules.get("campaign-spring/r2-1"),
+        { pre: "existing" },
+        "an existing schedule is left as it is",
+      );
+      assert.deepStrictEqual(services.results[0].succeeded.flat(), [
+        "created",
+        "created",
+        "exists",
+        "created",
+        "created",
+        "exists",
+      ]);
       // running the whole thing again changes nothing and fails nothing
       runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)));
       assert.strictEqual(fake.schedules.size, 6);
@@ -442,12 +480,18 @@ describe("fan-out definition", () => {
       fake.throttle.set("r1-1", { times: 1, error: "Scheduler.ServiceQuotaExceededException" });
       const stats: RunStats = { retries: [] };
       const services = fake.services(toJsonl(rows));
-      const out = runStateMachine(fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 50 }), INPUT, services, stats);
+      const out = runStateMachine(
+        fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 50 }),
+        INPUT,
+        services,
+        stats,
+      );
       assert.deepStrictEqual(stats.retries, []);
       assert.strictEqual(fake.requests.filter((r) => r.Name === "r1-1").length, 1, "asked once");
       assert.strictEqual(out.fan_out.failedItems, 3);
       assert.strictEqual(services.results[0].failed[0].error, "Scheduler.ServiceQuotaExceededException");
-      for (const id of ["r3", "r4", "r5"]) assert.ok(fake.schedules.has(`campaign-spring/${id}-1`), `the other batch: ${id}`);
+      for (const id of ["r3", "r4", "r5"])
+        assert.ok(fake.schedules.has(`campaign-spring/${id}-1`), `the other batch: ${id}`);
       assert.ok(!fake.schedules.has("campaign-spring/r1-1"));
     });
 
@@ -492,7 +536,11 @@ describe("fan-out definition", () => {
       it("a row checked late in a slow batch is passed although it was in time when the fan-out started", () => {
         // 30 s a call: the group takes 30 s, the batch's first wave (r0, r1) is checked at 10:00:30, the second (r2)
         // at 10:01:00. r0 is due exactly LEAD after its check; r2 1 ms less than LEAD after its own.
-        const rows = [oneTime(0, START + 30_000 + LEAD_MS), oneTime(1, START + 3_600_000), oneTime(2, START + 60_000 + LEAD_MS - 1)];
+        const rows = [
+          oneTime(0, START + 30_000 + LEAD_MS),
+          oneTime(1, START + 3_600_000),
+          oneTime(2, START + 60_000 + LEAD_MS - 1),
+        ];
         const fake = new FakeScheduler();
         const services = { ...fake.services(toJsonl(rows)), startTime: at(START), callSeconds: 30 };
         runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
@@ -505,7 +553,11 @@ describe("fan-out definition", () => {
         for (const bad of [noUtc, { ...oneTime(0, 0), utc: "2026-12-01 10:00" }]) {
           const fake = new FakeScheduler();
           const services = { ...fake.services(toJsonl([bad as PlanRow])), startTime: at(START) };
-          const out = runStateMachine(fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 100 }), INPUT, services);
+          const out = runStateMachine(
+            fanOutDefinition({ ...PARAMS, toleratedFailurePercentage: 100 }),
+            INPUT,
+            services,
+          );
           assert.strictEqual(out.fan_out.failedItems, 1);
           assert.strictEqual(services.results[0].failed[0].error, "States.QueryEvaluationError");
           assert.strictEqual(fake.requests.length, 0);
@@ -516,7 +568,11 @@ describe("fan-out definition", () => {
     describe("housekeeping: the campaign's group deletes itself after the last send", () => {
       const CLEANUP = "campaign-spring/sendtime.cleanup";
       const run = (fake: FakeScheduler, cleanup_at: string | undefined, rows = planRows(3)) =>
-        runStateMachine(fanOutDefinition(PARAMS), cleanup_at ? { ...INPUT, cleanup_at } : INPUT, fake.services(toJsonl(rows)));
+        runStateMachine(
+          fanOutDefinition(PARAMS),
+          cleanup_at ? { ...INPUT, cleanup_at } : INPUT,
+          fake.services(toJsonl(rows)),
+        );
 
       it("creates one schedule in the group that calls scheduler:deleteScheduleGroup on it, at cleanup_at UTC", () => {
         const fake = new FakeScheduler();

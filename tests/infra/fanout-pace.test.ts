@@ -4,7 +4,13 @@
  */
 import * as assert from "assert";
 import { PlanRow } from "../../infra/rules/fanout-definition";
-import { fanOutCostPerMillionRows, pacing, rowsPerBatch, scheduler, stepFunctionsPricing } from "../../infra/rules/quotas";
+import {
+  fanOutCostPerMillionRows,
+  pacing,
+  rowsPerBatch,
+  scheduler,
+  stepFunctionsPricing,
+} from "../../infra/rules/quotas";
 import { readStackConfig } from "../../scripts/lib/offline/mock-stack";
 import { definitionOf, renderShipped } from "../helpers/stack";
 
@@ -42,7 +48,10 @@ describe("fan-out pace and cost of the shipped stacks", function () {
       const outer = fanOut.MaxConcurrency;
       const inner = fanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency;
       const asked = (outer * inner) / pacing.callSeconds;
-      assert.ok(asked >= 0.9 * quota && asked <= 0.95 * quota, `${outer} × ${inner} in flight ask ${asked}/s of ${quota}/s`);
+      assert.ok(
+        asked >= 0.9 * quota && asked <= 0.95 * quota,
+        `${outer} × ${inner} in flight ask ${asked}/s of ${quota}/s`,
+      );
 
       const shape = { batchSize: fanOut.ItemBatcher.MaxItemsPerBatch, innerConcurrency: inner };
       assert.ok(ROW_BYTES > 400 && ROW_BYTES < 650, `a representative row is ${ROW_BYTES} bytes`);

@@ -104,7 +104,9 @@ describe("send gate definition", () => {
       assert.deepStrictEqual(f.metrics, [
         {
           Namespace: "sendtime",
-          MetricData: [{ MetricName: "CappedSends", Dimensions: [{ Name: "campaign", Value: "autumn" }], Value: 1, Unit: "Count" }],
+          MetricData: [
+            { MetricName: "CappedSends", Dimensions: [{ Name: "campaign", Value: "autumn" }], Value: 1, Unit: "Count" },
+          ],
         },
       ]);
       // other addresses are counted on their own
@@ -178,7 +180,10 @@ describe("send gate definition", () => {
         f.sent.map((s) => s.EmailTags[0].Value),
         ["spring", "winter"],
       );
-      assert.strictEqual(f.table.items.get("ann@example.com#2026-12")!.expires_at.N, String(Date.UTC(2027, 0, 3) / 1000));
+      assert.strictEqual(
+        f.table.items.get("ann@example.com#2026-12")!.expires_at.N,
+        String(Date.UTC(2027, 0, 3) / 1000),
+      );
     });
 
     it("a failed send goes to the dead-letter queue with its input and error, and the execution fails", async () => {
@@ -207,7 +212,12 @@ describe("send gate definition", () => {
         const item = f.table.items.get(KEY)!;
         assert.strictEqual(item.sends.N, "1", "only the earlier send is counted");
         assert.deepStrictEqual(item.schedules.SS, [`${ARN("summer/a1-1")}@2026-12-01T08:00:00Z`]);
-        assert.deepStrictEqual(f.calls, ["dynamodb:updateItem", "sesv2:sendEmail", "dynamodb:updateItem", "sqs:sendMessage"]);
+        assert.deepStrictEqual(f.calls, [
+          "dynamodb:updateItem",
+          "sesv2:sendEmail",
+          "dynamodb:updateItem",
+          "sqs:sendMessage",
+        ]);
         // The message is what it was: the input and the send's error.
         const body = JSON.parse(f.deadLetters[0].MessageBody);
         assert.deepStrictEqual(Object.keys(body).sort(), ["error", "input"]);
@@ -262,6 +272,9 @@ describe("send gate definition", () => {
     assert.strictEqual(evaluateCondition("sends < :max", item, v), false);
     assert.strictEqual(evaluateCondition("contains(schedules, :s)", item, v), true);
     assert.strictEqual(evaluateCondition("NOT contains(schedules, :t) AND sends <= :max", item, v), true);
-    assert.strictEqual(evaluateCondition("attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :t))", item, v), false);
+    assert.strictEqual(
+      evaluateCondition("attribute_not_exists(sends) OR (sends < :max AND NOT contains(schedules, :t))", item, v),
+      false,
+    );
   });
 });

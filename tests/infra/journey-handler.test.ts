@@ -210,7 +210,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     now = Date.parse("2026-03-08T06:30:01Z");
     const result = await trigger(
       "clock",
-      event("CartAbandoned", "2026-03-08T06:30:00Z", { id: "c1", email: "c@example.com", timezone: "America/New_York" }),
+      event("CartAbandoned", "2026-03-08T06:30:00Z", {
+        id: "c1",
+        email: "c@example.com",
+        timezone: "America/New_York",
+      }),
     );
     assert.deepStrictEqual(fake.creates.map(when), [
       ["c1-1", "at(2026-03-08T07:30:00)", "UTC"], // 03:30 EDT
@@ -229,7 +233,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     now = Date.parse("2026-06-15T13:00:00Z");
     const result = await trigger(
       "clock",
-      event("CartAbandoned", "2026-06-15T13:00:00Z", { id: "s1", email: "s@example.com", timezone: "America/Sao_Paulo" }),
+      event("CartAbandoned", "2026-06-15T13:00:00Z", {
+        id: "s1",
+        email: "s@example.com",
+        timezone: "America/Sao_Paulo",
+      }),
     );
     assert.deepStrictEqual(fake.creates.map(when), [
       ["s1-1", "at(2026-06-16T02:30:00)", "America/Sao_Paulo"],
@@ -248,7 +256,10 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
   it("quiet hours and days delay a step to their end in the subscriber's zone (the launcher's quiet time, delay)", async () => {
     // Kathmandu, Tuesday 2026-03-10 23:50 (18:05 UTC); quiet 21:00–08:00 and on Saturdays and Sundays.
     now = Date.parse("2026-03-10T18:05:02Z");
-    await trigger("quiet", event("TrialStarted", "2026-03-10T18:05:00Z", { id: "q1", email: "q@example.com", timezone: "Asia/Kathmandu" }));
+    await trigger(
+      "quiet",
+      event("TrialStarted", "2026-03-10T18:05:00Z", { id: "q1", email: "q@example.com", timezone: "Asia/Kathmandu" }),
+    );
     // Step 3 (07:00 Wednesday is quiet → 08:00) would go with step 1: never two at once, it is dropped.
     assert.deepStrictEqual(fake.creates.map(when), [
       ["q1-1", "at(2026-03-11T08:00:00)", "Asia/Kathmandu"], // 23:51 is quiet → 08:00 Wednesday (02:15 UTC)
@@ -278,13 +289,20 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
   it("issue 22 (2): quiet time covers the window: a welcome at 20:51 with the stack's 15-minute window waits for 08:00", async () => {
     // London 2026-03-10 20:50 GMT: the welcome is due 20:51; its window [20:51, 21:06) reaches the quiet hours.
     now = Date.parse("2026-03-10T20:48:00Z");
-    await trigger("night", event("NightSignup", "2026-03-10T20:50:00Z", { id: "n2", email: "n@example.com", timezone: "Europe/London" }));
+    await trigger(
+      "night",
+      event("NightSignup", "2026-03-10T20:50:00Z", { id: "n2", email: "n@example.com", timezone: "Europe/London" }),
+    );
     assert.deepStrictEqual(when(fake.creates[0]), ["n2-1", "at(2026-03-11T08:00:00)", "Europe/London"]);
   });
 
   it("a re-delivered event creates each step once (ConflictException = already enrolled)", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
-    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" });
+    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", {
+      id: "u-42",
+      email: "ann@example.com",
+      timezone: "Asia/Kathmandu",
+    });
     await trigger("onboarding", e);
     now += 20_000;
     const again = await trigger("onboarding", e);
@@ -299,7 +317,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     now = Date.parse("2026-03-10T18:30:00Z"); // the welcome was due 18:06; 18:30 + 60 s = 18:31 UTC
     const result = await trigger(
       "onboarding",
-      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "u-42",
+        email: "ann@example.com",
+        timezone: "Asia/Kathmandu",
+      }),
     );
     assert.deepStrictEqual(
       result.steps.map((s: any) => [s.schedule, s.status, s.late]),
@@ -321,7 +343,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     try {
       result = await trigger(
         "onboarding",
-        event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+        event("UserSignedUp", "2026-03-10T18:05:00Z", {
+          id: "u-42",
+          email: "ann@example.com",
+          timezone: "Asia/Kathmandu",
+        }),
       );
     } finally {
       process.stdout.write = realWrite;
@@ -343,7 +369,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
 
   it("issue 22 (5): all-or-nothing: a failure deletes what the invocation created, so the retry sends the late welcome once", async () => {
     now = Date.parse("2026-03-10T18:30:00Z");
-    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" });
+    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", {
+      id: "u-42",
+      email: "ann@example.com",
+      timezone: "Asia/Kathmandu",
+    });
     // The welcome and the tips are created, then the offer fails (throttled past the SDK's retries).
     const realSend = fake.send.bind(fake);
     let calls = 0;
@@ -366,17 +396,29 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
       retry.steps.map((s: any) => s.status),
       ["created", "created", "created"],
     );
-    assert.deepStrictEqual(when(fake.schedules.get("campaign-onboarding/u-42-1")), ["u-42-1", "at(2026-03-10T18:32:00)", "UTC"]);
+    assert.deepStrictEqual(when(fake.schedules.get("campaign-onboarding/u-42-1")), [
+      "u-42-1",
+      "at(2026-03-10T18:32:00)",
+      "UTC",
+    ]);
   });
 
   it("an exit event deletes the pending steps; re-delivered, it finds nothing left and still succeeds", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
     await trigger(
       "onboarding",
-      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "u-42",
+        email: "ann@example.com",
+        timezone: "Asia/Kathmandu",
+      }),
     );
     fake.schedules.delete("campaign-onboarding/u-42-1"); // the welcome was sent and deleted itself
-    const exit = { journey: "onboarding", kind: "exit", event: event("UserUpgraded", "2026-03-11T10:00:00Z", { id: "u-42" }) };
+    const exit = {
+      journey: "onboarding",
+      kind: "exit",
+      event: event("UserUpgraded", "2026-03-11T10:00:00Z", { id: "u-42" }),
+    };
     const first = await handler(exit);
     assert.deepStrictEqual([first.deleted, first.notPending], [["u-42-2", "u-42-3"], ["u-42-1"]]);
     assert.strictEqual(fake.schedules.size, 0);
@@ -406,9 +448,15 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
 
   it("a missing or bad email (or a reserved field) is rejected, reported in the result and the log (no address), and nothing is created", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
-    const result = await trigger("onboarding", event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-9", timezone: "Asia/Kathmandu" }));
+    const result = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-9", timezone: "Asia/Kathmandu" }),
+    );
     assert.deepStrictEqual([result.outcome, result.reason, result.recipient], ["rejected", "missing-email", "u-9"]);
-    const bad = await trigger("onboarding", event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-10", email: "ann at example.com" }));
+    const bad = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-10", email: "ann at example.com" }),
+    );
     assert.deepStrictEqual([bad.outcome, bad.reason], ["rejected", "invalid-email"]);
     // A personalization field the step number would overwrite is refused, not silently dropped.
     const reserved = await trigger(
@@ -445,9 +493,14 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     await assert.rejects(
       trigger(
         "onboarding",
-        event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "u-42", email: "ann@example.com", timezone: "Asia/Kathmandu" }),
+        event("UserSignedUp", "2026-03-10T18:05:00Z", {
+          id: "u-42",
+          email: "ann@example.com",
+          timezone: "Asia/Kathmandu",
+        }),
       ),
-      (e: Error) => /CreateSchedule campaign-onboarding\/u-42-1: ThrottlingException/.test(e.message) && !e.message.includes("@"),
+      (e: Error) =>
+        /CreateSchedule campaign-onboarding\/u-42-1: ThrottlingException/.test(e.message) && !e.message.includes("@"),
     );
   });
 });

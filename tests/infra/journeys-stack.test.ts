@@ -42,7 +42,10 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       // Set, not left to auto-naming from the resource's (longer) name: a target id is at most 64 characters.
       assert.strictEqual(t.targetId, `sendtime-${kind}`);
       assert.strictEqual(t.arn, fn.outputs.arn);
-      assert.strictEqual(t.inputTransformer.inputTemplate, `{"journey":"onboarding","kind":"${kind}","event":<aws.events.event.json>}`);
+      assert.strictEqual(
+        t.inputTransformer.inputTemplate,
+        `{"journey":"onboarding","kind":"${kind}","event":<aws.events.event.json>}`,
+      );
       const permission = only(stack, "aws:lambda/permission:Permission", `journeys-onboarding-${kind}-invoke`).inputs;
       assert.deepStrictEqual(
         [permission.principal, permission.sourceArn, permission.function],
@@ -61,10 +64,19 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     assert.strictEqual(enrolment.target.targetRoleArn, stack.outputs.schedulerRoleArn);
     assert.strictEqual(enrolment.target.fromAddress, stack.outputs.fromAddress);
     assert.strictEqual(enrolment.target.configurationSetName, stack.outputs.configurationSetName);
-    assert.deepStrictEqual(enrolment.target.listManagement, { contactListName: "sendtime-dev", topicName: "campaigns" });
-    assert.strictEqual(enrolment.target.deadLetterQueueArn, only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn);
+    assert.deepStrictEqual(enrolment.target.listManagement, {
+      contactListName: "sendtime-dev",
+      topicName: "campaigns",
+    });
+    assert.strictEqual(
+      enrolment.target.deadLetterQueueArn,
+      only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn,
+    );
     assert.deepStrictEqual(stack.outputs.journeyEnrolment, enrolment);
-    assert.strictEqual(fn.loggingConfig.logGroup, only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").inputs.name);
+    assert.strictEqual(
+      fn.loggingConfig.logGroup,
+      only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").inputs.name,
+    );
     assert.strictEqual(only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs.name, "campaign-onboarding");
   });
 
@@ -77,7 +89,9 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy);
     const bySid = Object.fromEntries(s.map((x) => [x.Sid, x]));
     assert.deepStrictEqual(bySid.EnrolAndExit.Action, ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]);
-    assert.deepStrictEqual(bySid.EnrolAndExit.Resource, [`arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-onboarding/*`]);
+    assert.deepStrictEqual(bySid.EnrolAndExit.Resource, [
+      `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-onboarding/*`,
+    ]);
     assert.strictEqual(bySid.PassTargetRoleToScheduler.Resource, stack.outputs.schedulerRoleArn);
     assert.deepStrictEqual(bySid.PassTargetRoleToScheduler.Condition, {
       StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" },
@@ -96,7 +110,10 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       assert.ok(t.inputs.retryPolicy.maximumRetryAttempts > 0 && t.inputs.retryPolicy.maximumEventAgeInSeconds >= 3600);
     }
     const invoke = only(stack, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").inputs;
-    assert.strictEqual(invoke.functionName, only(stack, "aws:lambda/function:Function", "journeys-function").outputs.name);
+    assert.strictEqual(
+      invoke.functionName,
+      only(stack, "aws:lambda/function:Function", "journeys-function").outputs.name,
+    );
     assert.strictEqual(invoke.maximumRetryAttempts, 2);
     assert.deepStrictEqual(invoke.destinationConfig, { onFailure: { destination: dlq.arn } });
     // EventBridge may write to the queue for these rules only.
@@ -158,7 +175,10 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
   // it starts, so no step could ever be sent (the handler threw at the first event).
   it("a journey whose quiet time leaves no free stretch as long as the stack's window stops the program, naming both", () =>
     assert.rejects(
-      renderWith({ journeys: JSON.stringify([{ ...ONBOARDING, quietHours: "21:00-08:00" }]), defaultWindowMinutes: "800" }),
+      renderWith({
+        journeys: JSON.stringify([{ ...ONBOARDING, quietHours: "21:00-08:00" }]),
+        defaultWindowMinutes: "800",
+      }),
       (e: Error) => {
         assert.ok(e instanceof pulumi.RunError, String(e));
         assert.strictEqual(
@@ -170,7 +190,10 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     ));
 
   it("a window as long as the free stretch is fine", async () => {
-    const ok = await renderWith({ journeys: JSON.stringify([{ ...ONBOARDING, quietHours: "21:00-08:00" }]), defaultWindowMinutes: "780" });
+    const ok = await renderWith({
+      journeys: JSON.stringify([{ ...ONBOARDING, quietHours: "21:00-08:00" }]),
+      defaultWindowMinutes: "780",
+    });
     assert.ok(ok.outputs.journeyEnrolment);
   });
 
@@ -213,7 +236,11 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
         [{ name: "x", steps: ONBOARDING.steps }],
         'sendtime:journeys: journey "x": trigger must be {source, detailType}, got nothing',
       ],
-      ["a typo'd field", [{ ...ONBOARDING, stpes: [] }], 'sendtime:journeys: journey "onboarding": stpes is not a journey field'],
+      [
+        "a typo'd field",
+        [{ ...ONBOARDING, stpes: [] }],
+        'sendtime:journeys: journey "onboarding": stpes is not a journey field',
+      ],
       [
         "a duplicate name",
         [ONBOARDING, ONBOARDING],
@@ -272,7 +299,11 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
         /^Error: sendtime:journeys is not valid JSON \(/,
       ));
     it("the journey keys are known settings: a misspelt one names them", () => {
-      const config: Record<string, string> = { senderIdentity: "mail.example.com", fromAddress: "news@mail.example.com", journeys: "[]" };
+      const config: Record<string, string> = {
+        senderIdentity: "mail.example.com",
+        fromAddress: "news@mail.example.com",
+        journeys: "[]",
+      };
       assert.doesNotThrow(() => parseStackConfig((k) => config[k], ["sendtime:journeys", "sendtime:eventBusName"]));
       assert.throws(
         () => parseStackConfig((k) => config[k], ["sendtime:journey"]),
@@ -286,8 +317,14 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       ));
     it("quiet time is accepted and normalised (days upper case, from a list or a comma string)", () => {
       const read = (quiet: object) =>
-        parseJourneyConfig((key) => (key === "journeys" ? JSON.stringify([{ ...ONBOARDING, ...quiet }]) : undefined), isIanaZone);
-      assert.deepStrictEqual(read({ quietHours: "21:00-08:00", quietDays: "sat, Sun" }).journeys[0].quietDays, ["SAT", "SUN"]);
+        parseJourneyConfig(
+          (key) => (key === "journeys" ? JSON.stringify([{ ...ONBOARDING, ...quiet }]) : undefined),
+          isIanaZone,
+        );
+      assert.deepStrictEqual(read({ quietHours: "21:00-08:00", quietDays: "sat, Sun" }).journeys[0].quietDays, [
+        "SAT",
+        "SUN",
+      ]);
       assert.strictEqual(read({ quietHours: "21:00-08:00" }).journeys[0].quietHours, "21:00-08:00");
     });
     it("journeys too large for the function's environment", () => {

@@ -38,6 +38,7 @@ describe("naming", () => {
     assert.strictEqual(scheduleName("a1", 2), "a1-2");
     assert.strictEqual(scheduleName("x".repeat(62), 1), "x".repeat(62) + "-1");
     assert.match(scheduleName("x".repeat(63), 1), /^h\.[0-9a-f]{32}-1$/);
-    for (const id of ["é", "a b", "a/b", "", "x".repeat(500)]) assert.ok(isValidSchedulerName(scheduleName(id, 12)), id);
+    for (const id of ["é", "a b", "a/b", "", "x".repeat(500)])
+      assert.ok(isValidSchedulerName(scheduleName(id, 12)), id);
   });
 });

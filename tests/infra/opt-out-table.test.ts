@@ -36,7 +36,11 @@ describe("the opt-out table call on the wire", () => {
           ...(token ? { AWS_SESSION_TOKEN: token } : {}),
           AWS_ENDPOINT_URL_DYNAMODB: endpoint.url,
         };
-        await recordOptOut({ tableName: "opt-outs-1", region: "us-east-1", env }, "ann@example.com", new Date("2026-12-01T09:00:00Z"));
+        await recordOptOut(
+          { tableName: "opt-outs-1", region: "us-east-1", env },
+          "ann@example.com",
+          new Date("2026-12-01T09:00:00Z"),
+        );
         const [r] = endpoint.requests;
         assert.strictEqual(r.target, "DynamoDB_20120810.UpdateItem");
         assert.deepStrictEqual(JSON.parse(r.body), {
@@ -52,7 +56,8 @@ describe("the opt-out table call on the wire", () => {
           );
         assert.ok(m, String(r.headers.authorization));
         const signed = m[2].split(";");
-        for (const h of ["host", "content-type", "x-amz-date", "x-amz-target"]) assert.ok(signed.includes(h), `${h} signed`);
+        for (const h of ["host", "content-type", "x-amz-date", "x-amz-target"])
+          assert.ok(signed.includes(h), `${h} signed`);
         if (token) assert.ok(signed.includes("x-amz-security-token"));
         assert.strictEqual(m[3], botocoreSignature(r, endpoint.url, signed, token));
       } finally {

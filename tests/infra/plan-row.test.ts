@@ -30,7 +30,8 @@ describe("plan row format", () => {
     const line = formatPlanRow(ROW);
     assert.ok(line.endsWith("}\n") && !line.slice(0, -1).includes("\n"), "one line");
     assert.deepStrictEqual(parsePlanRow(line), ROW);
-    for (const variant of ["B", null]) assert.deepStrictEqual(parsePlanRow(formatPlanRow({ ...ROW, variant })), { ...ROW, variant });
+    for (const variant of ["B", null])
+      assert.deepStrictEqual(parsePlanRow(formatPlanRow({ ...ROW, variant })), { ...ROW, variant });
   });
 
   it("writes the fields in the contract's order, as JSON.stringify would", () => {
@@ -80,9 +81,15 @@ describe("plan row format", () => {
     const dates = { start_date: "2026-11-30T12:05:01.000Z", end_date: "2027-02-01T05:00:00.000Z" };
     assert.throws(() => parsePlanRow(JSON.stringify({ ...ROW, ...dates })), /field "start_date" is only for recurring/);
     assert.throws(() => parsePlanRow(JSON.stringify(cron)), /field "start_date" of a recurring/);
-    assert.throws(() => parsePlanRow(JSON.stringify({ ...cron, start_date: dates.start_date })), /field "end_date" of a recurring/);
+    assert.throws(
+      () => parsePlanRow(JSON.stringify({ ...cron, start_date: dates.start_date })),
+      /field "end_date" of a recurring/,
+    );
     assert.throws(() => parsePlanRow(JSON.stringify({ ...cron, ...dates, end_date: null })), /field "end_date"/);
-    assert.throws(() => parsePlanRow(JSON.stringify({ ...cron, ...dates, start_date: "2026-11-30 12:05" })), /field "start_date"/);
+    assert.throws(
+      () => parsePlanRow(JSON.stringify({ ...cron, ...dates, start_date: "2026-11-30 12:05" })),
+      /field "start_date"/,
+    );
     assert.throws(
       () => parsePlanRow(JSON.stringify({ ...cron, start_date: dates.end_date, end_date: dates.start_date })),
       /not before end_date/,
@@ -117,8 +124,20 @@ describe("plan row format", () => {
 
   it("at(): formats send_at and parses it back; anything else is not a one-time schedule", () => {
     assert.strictEqual(atExpression(ROW.send_at), "at(2026-12-04T09:00:00)");
-    assert.deepStrictEqual(parseAtExpression("at(2026-12-04T09:00:00)"), { year: 2026, month: 12, day: 4, hour: 9, minute: 0 });
-    assert.deepStrictEqual(parseAtExpression("at(2027-01-31T23:59:30)"), { year: 2027, month: 1, day: 31, hour: 23, minute: 59 });
+    assert.deepStrictEqual(parseAtExpression("at(2026-12-04T09:00:00)"), {
+      year: 2026,
+      month: 12,
+      day: 4,
+      hour: 9,
+      minute: 0,
+    });
+    assert.deepStrictEqual(parseAtExpression("at(2027-01-31T23:59:30)"), {
+      year: 2027,
+      month: 1,
+      day: 31,
+      hour: 23,
+      minute: 59,
+    });
     for (const other of [
       "cron(0 9 * * ? *)",
       "rate(5 minutes)",

@@ -12,7 +12,10 @@ import { all, renderShipped } from "../helpers/stack";
 import { ConfigError } from "../../infra/rules/errors";
 
 const project = parse(fs.readFileSync(path.join(ROOT_DIR, "Pulumi.yaml"), "utf8"));
-const template = project.template as { description: string; config: Record<string, { description: string; default: string }> };
+const template = project.template as {
+  description: string;
+  config: Record<string, { description: string; default: string }>;
+};
 
 /** A value each template key refuses, so a key the program does not read (a typo) cannot pass. */
 const BAD: Record<string, string> = {
@@ -60,7 +63,11 @@ describe("Pulumi.yaml template and the shipped stacks", function () {
   });
 
   it("the default stack (dev) is minimal: no journey, no alarm subscription, no example address to mail", async () => {
-    assert.deepStrictEqual(Object.keys(readStackConfig("dev")).sort(), ["aws:region", "sendtime:fromAddress", "sendtime:senderIdentity"]);
+    assert.deepStrictEqual(Object.keys(readStackConfig("dev")).sort(), [
+      "aws:region",
+      "sendtime:fromAddress",
+      "sendtime:senderIdentity",
+    ]);
     const dev = await renderShipped("dev");
     assert.deepStrictEqual(all(dev, "aws:sns/topicSubscription:TopicSubscription"), []);
     assert.deepStrictEqual(

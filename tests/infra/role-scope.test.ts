@@ -47,17 +47,32 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
   });
 
   it("the evaluator: Deny wins, wildcards stay within ARN segments but span the resource, missing condition keys fail", () => {
-    const allow: IamStatement = { Effect: "Allow", Action: "scheduler:Get*", Resource: `${ACCOUNT}:schedule/campaign-*/*` };
-    assert.strictEqual(evaluate([allow], { action: "Scheduler:GetSchedule", resource: schedule("campaign-a", "x") }), "Allow");
-    assert.strictEqual(evaluate([allow], { action: "scheduler:CreateSchedule", resource: schedule("campaign-a", "x") }), "ImplicitDeny");
-    assert.strictEqual(evaluate([allow], { action: "scheduler:GetSchedule", resource: schedule("default", "x") }), "ImplicitDeny");
+    const allow: IamStatement = {
+      Effect: "Allow",
+      Action: "scheduler:Get*",
+      Resource: `${ACCOUNT}:schedule/campaign-*/*`,
+    };
+    assert.strictEqual(
+      evaluate([allow], { action: "Scheduler:GetSchedule", resource: schedule("campaign-a", "x") }),
+      "Allow",
+    );
+    assert.strictEqual(
+      evaluate([allow], { action: "scheduler:CreateSchedule", resource: schedule("campaign-a", "x") }),
+      "ImplicitDeny",
+    );
+    assert.strictEqual(
+      evaluate([allow], { action: "scheduler:GetSchedule", resource: schedule("default", "x") }),
+      "ImplicitDeny",
+    );
     const deny: IamStatement = { Effect: "Deny", NotAction: "scheduler:GetSchedule", Resource: "*" };
     assert.strictEqual(
       evaluate([allow, deny], { action: "scheduler:GetScheduleGroup", resource: schedule("campaign-a", "x") }),
       "ExplicitDeny",
     );
     assert.ok(!resourceMatches("arn:aws:scheduler:*:123456789012:x", "arn:aws:scheduler:us-east-1:a:b:123456789012:x"));
-    assert.ok(resourceMatches("arn:aws:logs:us-east-1:1:log-group:/a:*", "arn:aws:logs:us-east-1:1:log-group:/a:log-stream:b"));
+    assert.ok(
+      resourceMatches("arn:aws:logs:us-east-1:1:log-group:/a:*", "arn:aws:logs:us-east-1:1:log-group:/a:log-stream:b"),
+    );
     const pass: IamStatement = {
       Effect: "Allow",
       Action: "iam:PassRole",
@@ -65,7 +80,10 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
       Condition: { StringEquals: SCHEDULER },
     };
     assert.strictEqual(evaluate([pass], { action: "iam:PassRole", resource: "arn:aws:iam::1:role/t" }), "ImplicitDeny");
-    assert.strictEqual(evaluate([pass], { action: "iam:PassRole", resource: "arn:aws:iam::1:role/t", context: SCHEDULER }), "Allow");
+    assert.strictEqual(
+      evaluate([pass], { action: "iam:PassRole", resource: "arn:aws:iam::1:role/t", context: SCHEDULER }),
+      "Allow",
+    );
     assert.throws(() =>
       evaluate([{ ...pass, Condition: { NumericLessThan: { x: "1" } } }], {
         action: "iam:PassRole",
@@ -98,8 +116,14 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
     ]);
     // Every role the journeys may pass (of all the stack's roles) may not delete a schedule group.
     for (const r of all(capped, "aws:iam/role:Role")) {
-      if (evaluate(journeys.statements, { action: "iam:PassRole", resource: r.outputs.arn, context: SCHEDULER }) !== "Allow") continue;
-      expect(role(capped, r.name).statements, "Deny", [{ action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") }]);
+      if (
+        evaluate(journeys.statements, { action: "iam:PassRole", resource: r.outputs.arn, context: SCHEDULER }) !==
+        "Allow"
+      )
+        continue;
+      expect(role(capped, r.name).statements, "Deny", [
+        { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
+      ]);
     }
   });
 
@@ -167,13 +191,20 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
       expect(housekeeping.statements, "Deny", [
         { action: "scheduler:DeleteScheduleGroup", resource: group("default") },
         { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
-        { action: "states:StartExecution", resource: `arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev` },
+        {
+          action: "states:StartExecution",
+          resource: `arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev`,
+        },
       ]);
-      expect(role(stack, "journeys-role").statements, "Deny", [{ action: "iam:PassRole", resource: housekeeping.arn, context: SCHEDULER }]);
+      expect(role(stack, "journeys-role").statements, "Deny", [
+        { action: "iam:PassRole", resource: housekeeping.arn, context: SCHEDULER },
+      ]);
       const deleters = all(stack, "aws:iam/role:Role").filter(
         (r) =>
-          evaluate(role(stack, r.name).statements, { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") }) ===
-          "Allow",
+          evaluate(role(stack, r.name).statements, {
+            action: "scheduler:DeleteScheduleGroup",
+            resource: group("campaign-spring"),
+          }) === "Allow",
       );
       assert.deepStrictEqual(
         deleters.map((r) => r.name),

@@ -12,7 +12,8 @@ const statements = (policyJson: string) => JSON.parse(policyJson).Statement as a
 const GATE_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev";
 const CAP = '{"max": 2, "per": "day"}';
 
-const stateMachine = (stack: RenderedStack, name: string) => only(stack, "aws:sfn/stateMachine:StateMachine", name).inputs;
+const stateMachine = (stack: RenderedStack, name: string) =>
+  only(stack, "aws:sfn/stateMachine:StateMachine", name).inputs;
 
 describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
   let stack: RenderedStack;
@@ -82,7 +83,12 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     const campaignsOnly = await renderWith({ frequencyCap: CAP, journeys: undefined });
     for (const s of [campaignsOnly, stack]) {
       const granted = statements(only(s, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
-      assert.deepStrictEqual(granted[0], { Sid: "StartSendGate", Effect: "Allow", Action: "states:StartExecution", Resource: GATE_ARN });
+      assert.deepStrictEqual(granted[0], {
+        Sid: "StartSendGate",
+        Effect: "Allow",
+        Action: "states:StartExecution",
+        Resource: GATE_ARN,
+      });
       assert.ok(!JSON.stringify(granted).includes("ses:"), JSON.stringify(granted));
     }
   });

@@ -8,7 +8,12 @@ import fc from "fast-check";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { SenderInput, senderInput } from "../../infra/rules/bulk-request";
 import type { BulkPlanRow } from "../../infra/rules/plan-row";
-import { ENTRY_RETRY, senderDefinition, SenderParameters, senderWorstCaseSeconds } from "../../infra/rules/sender-definition";
+import {
+  ENTRY_RETRY,
+  senderDefinition,
+  SenderParameters,
+  senderWorstCaseSeconds,
+} from "../../infra/rules/sender-definition";
 import { stepFunctions } from "../../infra/rules/quotas";
 import { StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, JsonataRunStats, runJsonataMachine } from "../helpers/jsonata-interpreter";
@@ -102,7 +107,11 @@ class Fakes {
         const results = answers.flatMap((x: Answer, i: number) => {
           if (x === "no-result") return [];
           if (x === "SUCCESS") this.delivered.push(addresses[i]);
-          return [x === "SUCCESS" ? { Status: x, MessageId: `m-${this.delivered.length}` } : { Status: x, Error: `${x} from the fake` }];
+          return [
+            x === "SUCCESS"
+              ? { Status: x, MessageId: `m-${this.delivered.length}` }
+              : { Status: x, Error: `${x} from the fake` },
+          ];
         });
         return { BulkEmailEntryResults: results };
       },
@@ -124,10 +133,14 @@ class Fakes {
     const answer = this.lookUpAnswer(this.lookUps.length, keys);
     if (typeof answer === "object" && "error" in answer) throw new StatesError(answer.error, "from the fake");
     const unprocessed = answer === "all" ? [] : answer.unprocessed;
-    const found = keys.filter((k) => !unprocessed.includes(k) && this.optedOut.has(k)).map((k) => ({ address: { S: k } }));
+    const found = keys
+      .filter((k) => !unprocessed.includes(k) && this.optedOut.has(k))
+      .map((k) => ({ address: { S: k } }));
     return {
       Responses: { [OPT_OUT_TABLE]: found },
-      UnprocessedKeys: unprocessed.length ? { [OPT_OUT_TABLE]: { ...request, Keys: unprocessed.map((k) => ({ address: { S: k } })) } } : {},
+      UnprocessedKeys: unprocessed.length
+        ? { [OPT_OUT_TABLE]: { ...request, Keys: unprocessed.map((k) => ({ address: { S: k } })) } }
+        : {},
     };
   }
 
@@ -149,7 +162,10 @@ function assertBulkShape(r: any) {
   assert.deepStrictEqual(r.DefaultContent, { Template: { TemplateName: "spring-sale", TemplateData: "{}" } });
   for (const e of r.BulkEmailEntries) {
     assert.strictEqual(e.Destination.ToAddresses.length, 1);
-    assert.strictEqual(typeof JSON.parse(e.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData), "object");
+    assert.strictEqual(
+      typeof JSON.parse(e.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData),
+      "object",
+    );
     assert.ok(Array.isArray(e.ReplacementHeaders));
   }
 }
@@ -161,7 +177,9 @@ async function languageServiceErrors(definition: object): Promise<string[]> {
   const ls = getLanguageService({});
   const doc = TextDocument.create("file:///sender.asl.json", "json", 1, JSON.stringify(definition, null, 2));
   const diagnostics = await ls.doValidation(doc, ls.parseJSONDocument(doc));
-  return diagnostics.filter((d: any) => d.severity === 1).map((d: any) => `${d.message} at ${JSON.stringify(d.range.start)}`);
+  return diagnostics
+    .filter((d: any) => d.severity === 1)
+    .map((d: any) => `${d.message} at ${JSON.stringify(d.range.start)}`);
 }
 
 describe("bulk sender definition", () => {
@@ -186,12 +204,18 @@ describe("bulk sender definition", () => {
     // one backoff of 1 s between them, and the metric's one try (1 s): 24 s more than without it.
     for (const capped of [false, true])
       assert.strictEqual(senderWorstCaseSeconds(50, capped, true) - senderWorstCaseSeconds(50, capped, false), 24);
-    assert.ok(senderWorstCaseSeconds(50, true, true) < stepFunctions.expressMaxSeconds - 30, `${senderWorstCaseSeconds(50, true)} s`);
+    assert.ok(
+      senderWorstCaseSeconds(50, true, true) < stepFunctions.expressMaxSeconds - 30,
+      `${senderWorstCaseSeconds(50, true)} s`,
+    );
   });
 
   it("ends within EXPRESS's 5 minutes at 50 entries with every call slow and retried to its limit", () => {
     for (const capped of [false, true])
-      assert.ok(senderWorstCaseSeconds(50, capped) < stepFunctions.expressMaxSeconds - 30, `${senderWorstCaseSeconds(50, capped)} s`);
+      assert.ok(
+        senderWorstCaseSeconds(50, capped) < stepFunctions.expressMaxSeconds - 30,
+        `${senderWorstCaseSeconds(50, capped)} s`,
+      );
     // The bound counts what it says: more entries (more Map waves) take longer.
     assert.ok(senderWorstCaseSeconds(50, true) > senderWorstCaseSeconds(10, true));
   });
@@ -227,19 +251,30 @@ describe("bulk sender definition", () => {
 
   it("a transient entry is retried alone, a rejected one dead-lettered with its status, the successful ones never sent twice", async () => {
     const f = new Fakes((a, n) =>
-      a === "bob@example.com" && n === 1 ? "TRANSIENT_FAILURE" : a === "cy@example.com" ? "MESSAGE_REJECTED" : "SUCCESS",
+      a === "bob@example.com" && n === 1
+        ? "TRANSIENT_FAILURE"
+        : a === "cy@example.com"
+          ? "MESSAGE_REJECTED"
+          : "SUCCESS",
     );
     const stats: JsonataRunStats = { retries: [] };
     const i = input(["ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com"]);
     await assert.rejects(f.run(i, PARAMS, stats), failed);
-    assert.deepStrictEqual(f.calls, [["ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com"], ["bob@example.com"]]);
+    assert.deepStrictEqual(f.calls, [
+      ["ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com"],
+      ["bob@example.com"],
+    ]);
     assert.deepStrictEqual(f.delivered.sort(), ["ann@example.com", "bob@example.com", "dee@example.com"]);
     // One message for the one failed entry: its own input (that entry alone, its recipient id), status and error.
     assert.strictEqual(f.deadLetters.length, 1);
     const [m] = f.deadLetters;
     assert.deepStrictEqual(m.error, { Error: "MESSAGE_REJECTED", Cause: "MESSAGE_REJECTED from the fake" });
     assert.strictEqual(m.delivery, "not-sent");
-    assert.deepStrictEqual(m.input, { ...i, bulk: { ...i.bulk, BulkEmailEntries: [i.bulk.BulkEmailEntries[2]] }, recipients: ["r2"] });
+    assert.deepStrictEqual(m.input, {
+      ...i,
+      bulk: { ...i.bulk, BulkEmailEntries: [i.bulk.BulkEmailEntries[2]] },
+      recipients: ["r2"],
+    });
     // Waited once before the retry: half to all of the first delay (2 s).
     assert.strictEqual(stats.waits!.length, 1);
     assert.ok(stats.waits![0] >= 1 && stats.waits![0] <= ENTRY_RETRY.intervalSeconds);
@@ -270,7 +305,8 @@ describe("bulk sender definition", () => {
       input(["ann@example.com", "bob@example.com"]),
       {
         call: (s, a, args) => {
-          if (s === "sesv2" && throttles-- > 0) throw new StatesError("SesV2.TooManyRequestsException", "Maximum sending rate exceeded");
+          if (s === "sesv2" && throttles-- > 0)
+            throw new StatesError("SesV2.TooManyRequestsException", "Maximum sending rate exceeded");
           return services.call(s, a, args);
         },
       },
@@ -286,7 +322,9 @@ describe("bulk sender definition", () => {
   });
 
   it("a call whose outcome is unknown (a 5xx after SES sent some) is not retried: every entry dead-lettered once, marked unknown, none sent twice", async () => {
-    const f = new Fakes((a) => (a === "cy@example.com" ? { error: "SesV2.SesV2Exception", deliverFirst: true } : "SUCCESS"));
+    const f = new Fakes((a) =>
+      a === "cy@example.com" ? { error: "SesV2.SesV2Exception", deliverFirst: true } : "SUCCESS",
+    );
     await assert.rejects(f.run(input(["ann@example.com", "bob@example.com", "cy@example.com"])), failed);
     assert.strictEqual(f.calls.length, 1);
     assert.deepStrictEqual(f.delivered, ["ann@example.com", "bob@example.com"]);
@@ -327,20 +365,27 @@ describe("bulk sender definition", () => {
       "FAILED",
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(statuses, { minLength: 5, maxLength: 5 }), { minLength: 1, maxLength: 8 }), async (plans) => {
-        const addresses = plans.map((_, i) => `u${i}@example.com`);
-        const f = new Fakes((a, n) => plans[addresses.indexOf(a)][n - 1]);
-        const result = await f.run(input(addresses)).then(
-          () => "ok",
-          (e) => (failed(e) ? "failed" : Promise.reject(e)),
-        );
-        const dead = f.deadLetters.map((m) => m.input.bulk.BulkEmailEntries[0].Destination.ToAddresses[0]);
-        for (const a of addresses) {
-          assert.strictEqual(count(f.delivered, a) + count(dead, a), 1, `${a}: delivered ${count(f.delivered, a)}, dead ${count(dead, a)}`);
-          assert.ok(f.attempts.get(a)! <= 1 + ENTRY_RETRY.maxRetries);
-        }
-        assert.strictEqual(result, dead.length ? "failed" : "ok");
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(statuses, { minLength: 5, maxLength: 5 }), { minLength: 1, maxLength: 8 }),
+        async (plans) => {
+          const addresses = plans.map((_, i) => `u${i}@example.com`);
+          const f = new Fakes((a, n) => plans[addresses.indexOf(a)][n - 1]);
+          const result = await f.run(input(addresses)).then(
+            () => "ok",
+            (e) => (failed(e) ? "failed" : Promise.reject(e)),
+          );
+          const dead = f.deadLetters.map((m) => m.input.bulk.BulkEmailEntries[0].Destination.ToAddresses[0]);
+          for (const a of addresses) {
+            assert.strictEqual(
+              count(f.delivered, a) + count(dead, a),
+              1,
+              `${a}: delivered ${count(f.delivered, a)}, dead ${count(dead, a)}`,
+            );
+            assert.ok(f.attempts.get(a)! <= 1 + ENTRY_RETRY.maxRetries);
+          }
+          assert.strictEqual(result, dead.length ? "failed" : "ok");
+        },
+      ),
       { numRuns: Number(process.env.SENDTIME_PROPERTY_RUNS ?? 60) },
     );
   });
@@ -366,11 +411,20 @@ describe("bulk sender definition", () => {
       assert.deepStrictEqual(f.metrics, [
         {
           Namespace: "sendtime",
-          MetricData: [{ MetricName: "OptedOutSends", Dimensions: [{ Name: "campaign", Value: "spring" }], Value: 1, Unit: "Count" }],
+          MetricData: [
+            {
+              MetricName: "OptedOutSends",
+              Dimensions: [{ Name: "campaign", Value: "spring" }],
+              Value: 1,
+              Unit: "Count",
+            },
+          ],
         },
       ]);
       // What SES receives: the fan-out's request with Bob's entry taken out, every other byte the same.
-      assert.deepStrictEqual(sent, [{ ...i.bulk, BulkEmailEntries: [i.bulk.BulkEmailEntries[0], i.bulk.BulkEmailEntries[2]] }]);
+      assert.deepStrictEqual(sent, [
+        { ...i.bulk, BulkEmailEntries: [i.bulk.BulkEmailEntries[0], i.bulk.BulkEmailEntries[2]] },
+      ]);
       assert.ok(path.includes("CountOptedOut"));
     });
 
@@ -421,9 +475,13 @@ describe("bulk sender definition", () => {
       const f = new Fakes();
       f.optedOut.add("cy@example.com");
       // Round 1: bob and cy unprocessed; round 2 (the one retry): cy answered (opted out), bob still unprocessed.
-      f.lookUpAnswer = (n) => (n === 1 ? { unprocessed: ["bob@example.com", "cy@example.com"] } : { unprocessed: ["bob@example.com"] });
+      f.lookUpAnswer = (n) =>
+        n === 1 ? { unprocessed: ["bob@example.com", "cy@example.com"] } : { unprocessed: ["bob@example.com"] };
       const stats: JsonataRunStats = { retries: [] };
-      await assert.rejects(f.run(input(["ann@example.com", "bob@example.com", "cy@example.com"]), CHECKED, stats), failed);
+      await assert.rejects(
+        f.run(input(["ann@example.com", "bob@example.com", "cy@example.com"]), CHECKED, stats),
+        failed,
+      );
       assert.deepStrictEqual(f.lookUps, [
         ["ann@example.com", "bob@example.com", "cy@example.com"],
         ["bob@example.com", "cy@example.com"],
@@ -456,7 +514,9 @@ describe("bulk sender definition", () => {
           async (list, opted, unprocessedRounds) => {
             const f = new Fakes();
             opted.forEach((a) => f.optedOut.add(a));
-            f.lookUpAnswer = (n, keys) => ({ unprocessed: (unprocessedRounds[n - 1] ?? []).filter((k) => keys.includes(k)) });
+            f.lookUpAnswer = (n, keys) => ({
+              unprocessed: (unprocessedRounds[n - 1] ?? []).filter((k) => keys.includes(k)),
+            });
             const result = await f.run(input(list), CHECKED).catch((e) => (failed(e) ? undefined : Promise.reject(e)));
             const unchecked = list.filter((a) => [0, 1].every((r) => (unprocessedRounds[r] ?? []).includes(a)));
             const expectSent = list.filter((a) => !opted.includes(a) && !unchecked.includes(a));
@@ -487,7 +547,9 @@ describe("bulk sender definition", () => {
       assert.deepStrictEqual(f.metrics, [
         {
           Namespace: "sendtime",
-          MetricData: [{ MetricName: "CappedSends", Dimensions: [{ Name: "campaign", Value: "spring" }], Value: 1, Unit: "Count" }],
+          MetricData: [
+            { MetricName: "CappedSends", Dimensions: [{ Name: "campaign", Value: "spring" }], Value: 1, Unit: "Count" },
+          ],
         },
       ]);
       // Scheduler delivers the same invocation again (it retries StartExecution): nothing is sent or counted twice.
@@ -501,7 +563,11 @@ describe("bulk sender definition", () => {
       let reject = true;
       const f = new Fakes((a) => (a === "bob@example.com" && reject ? "MESSAGE_REJECTED" : "SUCCESS"));
       await assert.rejects(f.run(input(["ann@example.com", "bob@example.com"]), CAPPED), failed);
-      assert.strictEqual(f.table.items.get("bob@example.com#2026-12-01")?.sends?.N ?? "0", "0", "bob's admission was given back");
+      assert.strictEqual(
+        f.table.items.get("bob@example.com#2026-12-01")?.sends?.N ?? "0",
+        "0",
+        "bob's admission was given back",
+      );
       assert.strictEqual(f.table.items.get("ann@example.com#2026-12-01")!.sends.N, "1");
       const [m] = f.deadLetters;
       assert.deepStrictEqual([m.input.recipients, m.error.Error], [["r1"], "MESSAGE_REJECTED"]);

@@ -24,9 +24,15 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(pab.bucket, stack.outputs.bucketName);
     });
     it("encrypts with SSE-S3, versions, and enforces bucket-owner ownership", () => {
-      const enc = only(stack, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs;
+      const enc = only(
+        stack,
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+      ).inputs;
       assert.strictEqual(enc.rules[0].applyServerSideEncryptionByDefault.sseAlgorithm, "AES256");
-      assert.strictEqual(only(stack, "aws:s3/bucketVersioning:BucketVersioning").inputs.versioningConfiguration.status, "Enabled");
+      assert.strictEqual(
+        only(stack, "aws:s3/bucketVersioning:BucketVersioning").inputs.versioningConfiguration.status,
+        "Enabled",
+      );
       assert.strictEqual(
         only(stack, "aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs.rule.objectOwnership,
         "BucketOwnerEnforced",
@@ -37,7 +43,10 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(deny.Effect, "Deny");
       assert.strictEqual(deny.Principal, "*");
       assert.deepStrictEqual(deny.Condition, { Bool: { "aws:SecureTransport": "false" } });
-      assert.deepStrictEqual(deny.Resource, [`arn:aws:s3:::${stack.outputs.bucketName}`, `arn:aws:s3:::${stack.outputs.bucketName}/*`]);
+      assert.deepStrictEqual(deny.Resource, [
+        `arn:aws:s3:::${stack.outputs.bucketName}`,
+        `arn:aws:s3:::${stack.outputs.bucketName}/*`,
+      ]);
     });
     it("expires plans/ and results/ after recipientRetentionDays", () => {
       const rules = only(stack, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").inputs.rules;
@@ -85,7 +94,8 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       const cs = only(stack, "aws:sesv2/configurationSet:ConfigurationSet").inputs;
       assert.strictEqual(cs.trackingOptions, undefined);
     });
-    it("exports the DKIM tokens of a domain identity", () => assert.strictEqual((stack.outputs.dkimTokens as string[]).length, 3));
+    it("exports the DKIM tokens of a domain identity", () =>
+      assert.strictEqual((stack.outputs.dkimTokens as string[]).length, 3));
     it("creates the unsubscribe contact list with its topic", () => {
       const cl = only(stack, "aws:sesv2/contactList:ContactList").inputs;
       assert.strictEqual(cl.contactListName, "sendtime-dev");
@@ -95,7 +105,9 @@ describe("the stack under Pulumi mocks (dev config)", () => {
 
   describe("scheduler target", () => {
     it("is a role only scheduler.amazonaws.com can assume, from this account", () => {
-      const [trust, ...rest] = statements(only(stack, "aws:iam/role:Role", "scheduler-target-role").inputs.assumeRolePolicy);
+      const [trust, ...rest] = statements(
+        only(stack, "aws:iam/role:Role", "scheduler-target-role").inputs.assumeRolePolicy,
+      );
       assert.strictEqual(rest.length, 0);
       assert.deepStrictEqual(trust.Principal, { Service: "scheduler.amazonaws.com" });
       assert.deepStrictEqual(trust.Condition, { StringEquals: { "aws:SourceAccount": ACCOUNT } });
@@ -119,7 +131,9 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       // start the bulk sender
       assert.deepStrictEqual(s.find((x) => x.Sid === "StartBulkSender").Resource, stack.outputs.senderStateMachineArn);
       assert.strictEqual(s.length, 3);
-      const housekeeping = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-housekeeping").inputs.policy);
+      const housekeeping = statements(
+        only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-housekeeping").inputs.policy,
+      );
       assert.deepStrictEqual(
         housekeeping.map((x) => [x.Action, x.Resource]),
         [
@@ -144,10 +158,14 @@ describe("the stack under Pulumi mocks (dev config)", () => {
   describe("fan-out", () => {
     it("creates schedules with the target role and the dead-letter queue the stack made", () => {
       const def = definitionOf(stack);
-      const target = def.States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule.Parameters.Target;
+      const target =
+        def.States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States.CreateSchedule.Parameters.Target;
       assert.strictEqual(target.RoleArn, only(stack, "aws:iam/role:Role", "scheduler-target-role").outputs.arn);
       assert.strictEqual(target.RoleArn, stack.outputs.schedulerRoleArn);
-      assert.strictEqual(target.DeadLetterConfig.Arn, only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn);
+      assert.strictEqual(
+        target.DeadLetterConfig.Arn,
+        only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn,
+      );
       assert.deepStrictEqual(target.RetryPolicy, { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 });
       assert.strictEqual(def.States.FanOut.ResultWriter.Parameters.Bucket, stack.outputs.bucketName);
     });
@@ -165,10 +183,19 @@ describe("the stack under Pulumi mocks (dev config)", () => {
     it("scopes the role: schedules and groups under campaign-*, the housekeeping schedule alone read and moved, PassRole of the target roles to Scheduler only", () => {
       const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "fanout-permissions").inputs.policy);
       const bySid = Object.fromEntries(s.map((x) => [x.Sid, x]));
-      assert.strictEqual(bySid.CreateCampaignSchedules.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/*`);
-      assert.strictEqual(bySid.CreateCampaignGroups.Resource, `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`);
+      assert.strictEqual(
+        bySid.CreateCampaignSchedules.Resource,
+        `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/*`,
+      );
+      assert.strictEqual(
+        bySid.CreateCampaignGroups.Resource,
+        `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule-group/campaign-*`,
+      );
       assert.deepStrictEqual(bySid.CreateCampaignSchedules.Action, "scheduler:CreateSchedule");
-      assert.deepStrictEqual(bySid.MoveHousekeepingSchedule.Action, ["scheduler:GetSchedule", "scheduler:UpdateSchedule"]);
+      assert.deepStrictEqual(bySid.MoveHousekeepingSchedule.Action, [
+        "scheduler:GetSchedule",
+        "scheduler:UpdateSchedule",
+      ]);
       assert.strictEqual(
         bySid.MoveHousekeepingSchedule.Resource,
         `arn:aws:scheduler:us-east-1:${ACCOUNT}:schedule/campaign-*/sendtime.cleanup`,
@@ -203,7 +230,9 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.deepStrictEqual(metric("AWS/SQS", "ApproximateNumberOfMessagesVisible")!.dimensions, {
         QueueName: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.name,
       });
-      assert.deepStrictEqual(metric("AWS/States", "ExecutionsFailed")!.dimensions, { StateMachineArn: stack.outputs.stateMachineArn });
+      assert.deepStrictEqual(metric("AWS/States", "ExecutionsFailed")!.dimensions, {
+        StateMachineArn: stack.outputs.stateMachineArn,
+      });
       assert.ok(metric("AWS/Scheduler", "InvocationThrottleCount"));
       assert.ok(metric("AWS/Scheduler", "TargetErrorCount"));
       assert.strictEqual(metric("AWS/SES", "Reputation.BounceRate")!.threshold, 0.05);
@@ -222,7 +251,10 @@ describe("the stack under Pulumi mocks (dev config)", () => {
     assert.match(o.bucketName, /^recipients-[0-9a-f]{7}$/);
     assert.strictEqual(o.stateMachineArn, `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-fanout-dev`);
     assert.match(o.schedulerRoleArn, /^arn:aws:iam::123456789012:role\/scheduler-target-role-[0-9a-f]{7}$/);
-    assert.match(o.deadLetterQueueUrl, /^https:\/\/sqs\.us-east-1\.amazonaws\.com\/123456789012\/scheduler-target-dlq-[0-9a-f]{7}$/);
+    assert.match(
+      o.deadLetterQueueUrl,
+      /^https:\/\/sqs\.us-east-1\.amazonaws\.com\/123456789012\/scheduler-target-dlq-[0-9a-f]{7}$/,
+    );
     assert.strictEqual(o.configurationSetName, "sendtime-dev");
     assert.strictEqual(o.fromAddress, "news@mail.example.com");
     assert.strictEqual(o.scheduleGroupPrefix, "campaign-");
@@ -233,7 +265,8 @@ describe("the stack with other config", () => {
   it("uses the customer KMS key for the bucket and the queue, and lets the roles use it", async () => {
     const key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
     const stack = await renderWith({ kmsKeyArn: key });
-    const sse = only(stack, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs.rules[0];
+    const sse = only(stack, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+      .inputs.rules[0];
     assert.deepStrictEqual(sse.applyServerSideEncryptionByDefault, { sseAlgorithm: "aws:kms", kmsMasterKeyId: key });
     assert.strictEqual(only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").inputs.kmsMasterKeyId, key);
     for (const name of ["fanout-permissions", "scheduler-target-send"]) {
@@ -245,7 +278,11 @@ describe("the stack with other config", () => {
   });
 
   it("without alarmEmail or unsubscribe: no subscription, no contact list, no ListManagementOptions", async () => {
-    const stack = await renderWith({ alarmEmail: undefined, unsubscribeContactList: undefined, unsubscribeTopic: undefined });
+    const stack = await renderWith({
+      alarmEmail: undefined,
+      unsubscribeContactList: undefined,
+      unsubscribeTopic: undefined,
+    });
     assert.strictEqual(all(stack, "aws:sns/topicSubscription:TopicSubscription").length, 0);
     assert.strictEqual(all(stack, "aws:sesv2/contactList:ContactList").length, 0);
     const child = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States;
@@ -258,7 +295,10 @@ describe("the stack with other config", () => {
   it("stops on a misspelt sendtime: key, naming the key it resembles", async () => {
     await assert.rejects(renderWith({ maxConcurency: "100" }), (e: unknown) => {
       assert.ok(e instanceof pulumi.RunError);
-      assert.strictEqual(e.message, "sendtime:maxConcurency is not a sendtime setting: did you mean sendtime:maxConcurrency?");
+      assert.strictEqual(
+        e.message,
+        "sendtime:maxConcurency is not a sendtime setting: did you mean sendtime:maxConcurrency?",
+      );
       return true;
     });
   });
@@ -276,7 +316,9 @@ describe("the stack with other config", () => {
 
   it("tags the state machine with the quota it was sized for, so the policy pack can compare", async () => {
     const stack = await renderWith({ createScheduleTps: "100", maxConcurrency: "1" });
-    assert.deepStrictEqual(only(stack, "aws:sfn/stateMachine:StateMachine", "fanout").inputs.tags, { [STACK_QUOTA_TAG]: "100" });
+    assert.deepStrictEqual(only(stack, "aws:sfn/stateMachine:StateMachine", "fanout").inputs.tags, {
+      [STACK_QUOTA_TAG]: "100",
+    });
   });
 
   it("with trackingDomain: tracking links on that domain, over HTTPS only", async () => {

@@ -8,7 +8,8 @@ import { all, only, renderWith } from "../helpers/stack";
 
 const FIXTURES = "tests/fixtures/templates";
 const sendResources = (policy: string) =>
-  (JSON.parse(policy).Statement as { Action: string; Resource: string[] }[]).find((s) => s.Action === "ses:SendEmail")!.Resource;
+  (JSON.parse(policy).Statement as { Action: string; Resource: string[] }[]).find((s) => s.Action === "ses:SendEmail")!
+    .Resource;
 
 describe("templates in the stack under Pulumi mocks", function () {
   this.timeout(60_000);
@@ -38,7 +39,11 @@ describe("templates in the stack under Pulumi mocks", function () {
   });
 
   it("with a frequency cap the gate's grant names the same templates", async () => {
-    const stack = await renderWith({ templatesDir: FIXTURES, journeys: undefined, frequencyCap: '{"max": 2, "per": "day"}' });
+    const stack = await renderWith({
+      templatesDir: FIXTURES,
+      journeys: undefined,
+      frequencyCap: '{"max": 2, "per": "day"}',
+    });
     const gate = all(stack, "aws:iam/rolePolicy:RolePolicy").find((p) => p.name.startsWith("send-gate"))!;
     assert.deepStrictEqual(
       sendResources(gate.inputs.policy).filter((r) => r.includes(":template/")),
@@ -70,7 +75,10 @@ describe("templates in the stack under Pulumi mocks", function () {
       renderWith({ templatesDir: "tests/fixtures/no-such-templates" }),
       /tests\/fixtures\/no-such-templates: no such templates folder/,
     );
-    await assert.rejects(renderWith({ templatesDir: "../elsewhere" }), /sendtime:templatesDir = "\.\.\/elsewhere" is not valid/);
+    await assert.rejects(
+      renderWith({ templatesDir: "../elsewhere" }),
+      /sendtime:templatesDir = "\.\.\/elsewhere" is not valid/,
+    );
   });
 
   it("the shipped templates cover the example stack's journeys", async () => {

@@ -86,7 +86,11 @@ class FakeOptOuts {
     );
     const next = this.answers.shift();
     if (next === "hang") return "hang" as const;
-    if (next) return { status: next.status, json: { __type: `com.amazonaws.dynamodb.v20120810#${next.type}`, message: "from the fake" } };
+    if (next)
+      return {
+        status: next.status,
+        json: { __type: `com.amazonaws.dynamodb.v20120810#${next.type}`, message: "from the fake" },
+      };
     const req = JSON.parse(r.body);
     assert.strictEqual(req.TableName, OPT_OUT_TABLE);
     assert.deepStrictEqual(Object.keys(req.Key), ["address"]);
@@ -167,7 +171,8 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
     headers: body ? { "content-type": "application/x-www-form-urlencoded" } : {},
     ...(body ? { body: Buffer.from(body).toString("base64"), isBase64Encoded: true } : {}),
   });
-  const oneClick = (token: string, ip?: string) => bundle.handler(request("POST", token, "List-Unsubscribe=One-Click", ip));
+  const oneClick = (token: string, ip?: string) =>
+    bundle.handler(request("POST", token, "List-Unsubscribe=One-Click", ip));
   beforeEach(() => source++);
 
   it("a good token: one-click POST opts the address out of the topic with one read and one write, and says so", async () => {
@@ -229,7 +234,10 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
       EmailAddress: "old@example.com",
       TopicPreferences: [{ TopicName: "campaigns", SubscriptionStatus: "OPT_OUT" }],
     });
-    table.items.set("old@example.com", { address: { S: "old@example.com" }, opted_out_at: { S: "2026-01-01T00:00:00.000Z" } });
+    table.items.set("old@example.com", {
+      address: { S: "old@example.com" },
+      opted_out_at: { S: "2026-01-01T00:00:00.000Z" },
+    });
     const res = await oneClick(pythonToken(KEY_VALUE, "old@example.com"));
     assert.strictEqual(res.statusCode, 200);
     assert.strictEqual(table.items.get("old@example.com")!.opted_out_at.S, "2026-01-01T00:00:00.000Z");
@@ -243,7 +251,11 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
     const denied = await oneClick(pythonToken(KEY_VALUE, "joe@example.com"));
     assert.strictEqual(denied.statusCode, 503);
     assert.strictEqual(denied.headers["Retry-After"], "60");
-    assert.deepStrictEqual(JSON.parse(logs[0]), { outcome: "table-error", status: 503, error: "AccessDeniedException" });
+    assert.deepStrictEqual(JSON.parse(logs[0]), {
+      outcome: "table-error",
+      status: 503,
+      error: "AccessDeniedException",
+    });
     assert.deepStrictEqual(fake.calls, []);
     // Throttled twice, then answered: three attempts, one opt-out.
     table.answers = [
@@ -285,7 +297,11 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
       entries,
     };
     const input = {
-      ...senderInput({ fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" }, "spring", row as any),
+      ...senderInput(
+        { fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" },
+        "spring",
+        row as any,
+      ),
       schedule: "s",
       scheduled_time: "t",
     };
@@ -303,7 +319,9 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
           if (service === "dynamodb" && action === "batchGetItem") {
             const keys = args.RequestItems[OPT_OUT_TABLE].Keys.map((k: any) => k.address.S);
             return {
-              Responses: { [OPT_OUT_TABLE]: keys.filter((k: string) => table.items.has(k)).map((k: string) => table.items.get(k)) },
+              Responses: {
+                [OPT_OUT_TABLE]: keys.filter((k: string) => table.items.has(k)).map((k: string) => table.items.get(k)),
+              },
               UnprocessedKeys: {},
             };
           }
@@ -374,7 +392,11 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
     const res = await oneClick(pythonToken(KEY_VALUE, "ida@example.com"));
     assert.strictEqual(res.statusCode, 503);
     assert.strictEqual(res.headers["Retry-After"], "60");
-    assert.deepStrictEqual(JSON.parse(logs[0]), { outcome: "ses-busy", status: 503, error: "TooManyRequestsException" });
+    assert.deepStrictEqual(JSON.parse(logs[0]), {
+      outcome: "ses-busy",
+      status: 503,
+      error: "TooManyRequestsException",
+    });
     const put = await bundle.handler(request("PUT", "x"));
     assert.strictEqual(put.statusCode, 405);
   });

@@ -1,13 +1,21 @@
 import { strict as assert } from "assert";
 import fc from "fast-check";
-import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl, verifyUnsubscribeToken } from "../../infra/rules/unsubscribe";
+import {
+  unsubscribeHeaders,
+  unsubscribeToken,
+  unsubscribeUrl,
+  verifyUnsubscribeToken,
+} from "../../infra/rules/unsubscribe";
 
 const KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
 
 describe("one-click unsubscribe tokens", () => {
   it("are the address and its HMAC-SHA256, base64url (the expected token computed with Python's hmac)", () => {
     // python3: b64url(a) + "." + b64url(hmac.new(bytes(range(32)), b"sendtime-unsubscribe:v1:" + a, sha256).digest())
-    assert.equal(unsubscribeToken(KEY, " Zoe@Example.com "), "em9lQGV4YW1wbGUuY29t.Zfvn0wMgRE4CNBnRmoI_NSov6mVMiCquTE0a-ig7Vv4");
+    assert.equal(
+      unsubscribeToken(KEY, " Zoe@Example.com "),
+      "em9lQGV4YW1wbGUuY29t.Zfvn0wMgRE4CNBnRmoI_NSov6mVMiCquTE0a-ig7Vv4",
+    );
   });
 
   it("verify to the address they name, trimmed and lower-cased", () => {
@@ -50,7 +58,10 @@ describe("one-click unsubscribe tokens", () => {
 
   it("make the link and the RFC 8058 headers", () => {
     const link = unsubscribeUrl("https://abc.lambda-url.us-east-1.on.aws/", KEY, "zoe@example.com");
-    assert.equal(link, "https://abc.lambda-url.us-east-1.on.aws/?t=em9lQGV4YW1wbGUuY29t.Zfvn0wMgRE4CNBnRmoI_NSov6mVMiCquTE0a-ig7Vv4");
+    assert.equal(
+      link,
+      "https://abc.lambda-url.us-east-1.on.aws/?t=em9lQGV4YW1wbGUuY29t.Zfvn0wMgRE4CNBnRmoI_NSov6mVMiCquTE0a-ig7Vv4",
+    );
     assert.deepEqual(unsubscribeHeaders(link), [
       { Name: "List-Unsubscribe", Value: `<${link}>` },
       { Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click" },

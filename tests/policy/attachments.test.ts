@@ -57,8 +57,12 @@ describe("policy: attached AWS managed policies are checked as written (issue 23
   }
   it("AdministratorAccess: Scheduler, SES, PassRole and DynamoDB on everything", async () => {
     const args = attachments[1][1](managed("AdministratorAccess"));
-    await assertHasResourceViolation(schedulerActionsScopedToCampaigns, args, { message: 'allows 12 Scheduler actions on "*"' });
-    await assertHasResourceViolation(sesSendScoped, args, { message: 'allows ses:SendEmail, ses:SendTemplatedEmail on "*"' });
+    await assertHasResourceViolation(schedulerActionsScopedToCampaigns, args, {
+      message: 'allows 12 Scheduler actions on "*"',
+    });
+    await assertHasResourceViolation(sesSendScoped, args, {
+      message: 'allows ses:SendEmail, ses:SendTemplatedEmail on "*"',
+    });
     await assertHasResourceViolation(passRoleOnlyToScheduler, args, { message: 'allows iam:PassRole on "*"' });
     await assertHasResourceViolation(sendGateTableScoped, args, { message: "AdministratorAccess (AWS managed)" });
   });
@@ -70,9 +74,13 @@ describe("policy: attached AWS managed policies are checked as written (issue 23
     await assertHasResourceViolation(sesSendScoped, args, { message: "uses NotAction and so allows ses:SendEmail" });
   });
   it("AmazonEventBridgeSchedulerFullAccess: PassRole of any role", () =>
-    assertHasResourceViolation(passRoleOnlyToScheduler, attachments[2][1](managed("AmazonEventBridgeSchedulerFullAccess")), {
-      message: 'allows iam:PassRole on "arn:aws:iam::*:role/*"',
-    }));
+    assertHasResourceViolation(
+      passRoleOnlyToScheduler,
+      attachments[2][1](managed("AmazonEventBridgeSchedulerFullAccess")),
+      {
+        message: 'allows iam:PassRole on "arn:aws:iam::*:role/*"',
+      },
+    ));
   it("in other partitions too (aws-us-gov, aws-cn)", async () => {
     for (const partition of ["aws-us-gov", "aws-cn"])
       await assertHasResourceViolation(
@@ -98,7 +106,10 @@ describe("policy: attached-policies-readable (issue 23)", () => {
     policy: doc({ Effect: "Allow", Action: "logs:PutLogEvents", Resource: "*" }),
   });
   const attach = (policyArn: unknown) =>
-    stackResource("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "extra", { role: "fanout-role-cc741ce", policyArn });
+    stackResource("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "extra", {
+      role: "fanout-role-cc741ce",
+      policyArn,
+    });
   it("fails an AWS managed policy the pack does not know, naming it and the fix", () =>
     assertHasStackViolation(p, [attach(managed("AmazonS3FullAccess"))], {
       message:
@@ -112,12 +123,18 @@ describe("policy: attached-policies-readable (issue 23)", () => {
   it("passes a customer managed policy of this stack (its document is checked where it is written)", () =>
     assertNoStackViolations(p, [customer, attach(customer.props.arn)]));
   it("passes AWS managed policies it knows (their statements are checked by the IAM policies)", () =>
-    assertNoStackViolations(p, [attach(EVENTBRIDGE_FULL), attach(managed("service-role/AWSLambdaBasicExecutionRole"))]));
+    assertNoStackViolations(p, [
+      attach(EVENTBRIDGE_FULL),
+      attach(managed("service-role/AWSLambdaBasicExecutionRole")),
+    ]));
   it("checks every way of attaching one", async () => {
     const unknown = managed("AmazonS3FullAccess");
     for (const r of [
       stackResource("aws:iam/role:Role", "r", { name: "r", managedPolicyArns: [unknown] }),
-      stackResource("aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive", "x", { roleName: "r", policyArns: [unknown] }),
+      stackResource("aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive", "x", {
+        roleName: "r",
+        policyArns: [unknown],
+      }),
       stackResource("aws:iam/policyAttachment:PolicyAttachment", "x", { roles: ["r"], policyArn: unknown }),
     ])
       await assertHasStackViolation(p, [r], { message: `attaches ${unknown} to "r"` });

@@ -56,7 +56,10 @@ describe("policy: fanout-concurrency-below-quota", () => {
     await assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), { callLatencyMs: 50 }), {
       message: "above 237 (createScheduleTps 5,000 × headroom 0.95 × 50 ms a call)",
     });
-    await assertNoResourceViolations(p, machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 38 }), { callLatencyMs: 200 }));
+    await assertNoResourceViolations(
+      p,
+      machine(fanOutDefinition({ ...PARAMS, maxConcurrency: 38 }), { callLatencyMs: 200 }),
+    );
   });
   it("counts an absent MaxConcurrency as the service default (10,000)", () =>
     assertHasResourceViolation(p, machine(edited((d) => delete d.States.FanOut.MaxConcurrency)), {
@@ -69,7 +72,11 @@ describe("policy: fanout-concurrency-below-quota", () => {
   it("counts an inner Map without MaxConcurrency at the inline limit (40)", () =>
     assertHasResourceViolation(
       p,
-      machine(edited((d) => delete d.States.FanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency, { maxConcurrency: 100 })),
+      machine(
+        edited((d) => delete d.States.FanOut.ItemProcessor.States.CreateSchedules.MaxConcurrency, {
+          maxConcurrency: 100,
+        }),
+      ),
       { message: "can make 4,000" },
     ));
   it("fails a MaxConcurrencyPath it cannot check", () =>
@@ -82,7 +89,9 @@ describe("policy: fanout-concurrency-below-quota", () => {
       message: `StateMachine "fanout" was built for createScheduleTps 100 (tag ${STACK_QUOTA_TAG}), but the policy config checks against 5,000: make sendtime:createScheduleTps in Pulumi.<stack>.yaml and createScheduleTps in policy/config/<stack>.json the same`,
     }));
   it("fails the mismatch even when the policy config is left at its default", () =>
-    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), {}, tagged("100")), { message: "built for createScheduleTps 100" }));
+    assertHasResourceViolation(p, machine(fanOutDefinition(PARAMS), {}, tagged("100")), {
+      message: "built for createScheduleTps 100",
+    }));
   it("passes a stack whose quota tag is the policy config's", () =>
     assertNoResourceViolations(p, machine(fanOutDefinition(PARAMS), { createScheduleTps: 5000 }, tagged("5000"))));
   it("fails a quota tag that is not a whole number", () =>
@@ -97,7 +106,11 @@ describe("policy: fanout-concurrency-below-quota", () => {
         States: {
           A: {
             Type: "Map",
-            ItemProcessor: { ProcessorConfig: { Mode: "DISTRIBUTED" }, StartAt: "B", States: { B: { Type: "Pass", End: true } } },
+            ItemProcessor: {
+              ProcessorConfig: { Mode: "DISTRIBUTED" },
+              StartAt: "B",
+              States: { B: { Type: "Pass", End: true } },
+            },
             End: true,
           },
         },
@@ -116,7 +129,9 @@ describe("policy: fanout-schedule-safety", () => {
     it(`fails a window of ${minutes} minutes`, () =>
       assertHasResourceViolation(
         p,
-        machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes }))),
+        machine(
+          edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes })),
+        ),
         { message: `FlexibleTimeWindow {"Mode":"FLEXIBLE","MaximumWindowInMinutes":${minutes}} does not spread sends` },
       ));
   }
@@ -124,7 +139,9 @@ describe("policy: fanout-schedule-safety", () => {
     for (const minutes of [1, 1440])
       await assertNoResourceViolations(
         p,
-        machine(edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes }))),
+        machine(
+          edited((_, t) => (t.Parameters.FlexibleTimeWindow = { Mode: "FLEXIBLE", MaximumWindowInMinutes: minutes })),
+        ),
       );
   });
   it("fails FlexibleTimeWindow OFF", () =>
@@ -134,7 +151,9 @@ describe("policy: fanout-schedule-safety", () => {
   it("fails a retry policy outside the API's ranges", () =>
     assertHasResourceViolation(
       p,
-      machine(edited((_, t) => (t.Parameters.Target.RetryPolicy = { MaximumEventAgeInSeconds: 30, MaximumRetryAttempts: 5 }))),
+      machine(
+        edited((_, t) => (t.Parameters.Target.RetryPolicy = { MaximumEventAgeInSeconds: 30, MaximumRetryAttempts: 5 })),
+      ),
       { message: "outside the API's ranges" },
     ));
   it("fails no dead-letter queue", () =>
@@ -142,11 +161,18 @@ describe("policy: fanout-schedule-safety", () => {
       message: "no Target.DeadLetterConfig",
     }));
   it("fails no throttling retry", () =>
-    assertHasResourceViolation(p, machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["Scheduler.InternalServerException"] }]))), {
-      message: "no Retry covers Scheduler.ThrottlingException",
-    }));
+    assertHasResourceViolation(
+      p,
+      machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["Scheduler.InternalServerException"] }]))),
+      {
+        message: "no Retry covers Scheduler.ThrottlingException",
+      },
+    ));
   it("accepts States.ALL as covering throttling", () =>
-    assertNoResourceViolations(p, machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["States.ALL"], MaxAttempts: 5 }])))));
+    assertNoResourceViolations(
+      p,
+      machine(edited((_, t) => (t.Retry = [{ ErrorEquals: ["States.ALL"], MaxAttempts: 5 }]))),
+    ));
 });
 
 describe("policy: fanout-batched-children (advisory)", () => {
@@ -161,7 +187,8 @@ describe("policy: fanout-batched-children (advisory)", () => {
       ),
       { message: "about $75 per million recipients" },
     ));
-  it("passes batched EXPRESS children", () => assertNoResourceViolations(fanOutBatchedChildren, machine(fanOutDefinition(PARAMS))));
+  it("passes batched EXPRESS children", () =>
+    assertNoResourceViolations(fanOutBatchedChildren, machine(fanOutDefinition(PARAMS))));
 });
 
 describe("policy: fanout-logs-exclude-execution-data (advisory)", () => {
@@ -181,7 +208,10 @@ describe("policy: fanout-logs-exclude-execution-data (advisory)", () => {
 /** The shipped definition with its FanOut Map run twice at once, in the two branches of a Parallel. */
 function fanOutInParallel(params: Partial<FanOutParameters> = {}) {
   const def: any = fanOutDefinition({ ...PARAMS, ...params });
-  const branch = () => ({ StartAt: "FanOut", States: { FanOut: { ...JSON.parse(JSON.stringify(def.States.FanOut)), End: true } } });
+  const branch = () => ({
+    StartAt: "FanOut",
+    States: { FanOut: { ...JSON.parse(JSON.stringify(def.States.FanOut)), End: true } },
+  });
   const next = def.States.FanOut.Next;
   def.States.FanOut = { Type: "Parallel", Branches: [branch(), branch()], ...(next ? { Next: next } : { End: true }) };
   return def;
@@ -196,7 +226,8 @@ describe("policy: fanout-concurrency-below-quota, Maps run at once in a Parallel
     }));
   it("fails them even when their sum fits: the fan-out's pacing is sized for one stream of calls", () =>
     assertHasResourceViolation(p, machine(fanOutInParallel({ maxConcurrency: 1, innerConcurrency: 1 })), {
-      message: /creates schedules in 2 branches at once .*: run the branches one after another \(Next\), not in a Parallel/,
+      message:
+        /creates schedules in 2 branches at once .*: run the branches one after another \(Next\), not in a Parallel/,
     }));
   it("fails a Parallel inside the inner Map whose two branches each create schedules (inline Maps too)", () =>
     assertHasResourceViolation(
@@ -265,7 +296,9 @@ describe("policy: fanout-batched-children finds Maps inside a Parallel", () => {
       delete b.States.FanOut.ItemBatcher;
       b.States.FanOut.ItemProcessor.ProcessorConfig.ExecutionType = "STANDARD";
     }
-    return assertHasResourceViolation(fanOutBatchedChildren, machine(def), { message: "starts one STANDARD child per item" });
+    return assertHasResourceViolation(fanOutBatchedChildren, machine(def), {
+      message: "starts one STANDARD child per item",
+    });
   });
 });
 
@@ -306,12 +339,19 @@ describe("policy: fanout-concurrency-below-quota, executions started from a Map 
       }));
   }
   it("fails a StartExecution task in a Parallel's branches", () =>
-    assertHasResourceViolation(p, machine(startsExecutionsInMap("arn:aws:states:::states:startExecution", "Parallel")), {
-      message: /task "Start" starts state machine executions .* inside Parallel "Fan", so up to 2 run at once/,
-    }));
+    assertHasResourceViolation(
+      p,
+      machine(startsExecutionsInMap("arn:aws:states:::states:startExecution", "Parallel")),
+      {
+        message: /task "Start" starts state machine executions .* inside Parallel "Fan", so up to 2 run at once/,
+      },
+    ));
   it("passes one StartExecution outside any Map or Parallel", () =>
     assertNoResourceViolations(
       p,
-      machine({ StartAt: "Start", States: { Start: { Type: "Task", Resource: "arn:aws:states:::states:startExecution", End: true } } }),
+      machine({
+        StartAt: "Start",
+        States: { Start: { Type: "Task", Resource: "arn:aws:states:::states:startExecution", End: true } },
+      }),
     ));
 });

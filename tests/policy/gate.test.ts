@@ -3,7 +3,8 @@ import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
 import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
 
 const TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/send-gate-sends-1a2b3c4";
-const rolePolicy = (...statements: object[]) => resourceArgs("aws:iam/rolePolicy:RolePolicy", { policy: doc(...statements) });
+const rolePolicy = (...statements: object[]) =>
+  resourceArgs("aws:iam/rolePolicy:RolePolicy", { policy: doc(...statements) });
 
 describe("send-gate-table-scoped", () => {
   it("passes the gate's own statements", async () => {
@@ -23,12 +24,17 @@ describe("send-gate-table-scoped", () => {
       sendGateTableScoped,
       rolePolicy({ Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:DeleteItem"], Resource: TABLE }),
       {
-        message: 'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem"',
+        message:
+          'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem"',
       },
     );
-    await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", Action: "dynamodb:*", Resource: TABLE }), {
-      message: /allows dynamodb:PutItem, .*dynamodb:Scan/,
-    });
+    await assertHasResourceViolation(
+      sendGateTableScoped,
+      rolePolicy({ Effect: "Allow", Action: "dynamodb:*", Resource: TABLE }),
+      {
+        message: /allows dynamodb:PutItem, .*dynamodb:Scan/,
+      },
+    );
   });
 
   it("passes the bulk sender's opt-out look-up and the endpoint's opt-out record (BatchGetItem/GetItem, UpdateItem, on one table)", async () => {
@@ -51,12 +57,20 @@ describe("send-gate-table-scoped", () => {
     await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...endpoint));
     // Still refused: a put, a query or scan (which would list every opted-out address), BatchGetItem on every table.
     for (const Action of ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:BatchWriteItem"])
-      await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", Action, Resource: optOuts }), {
-        message: `allows ${Action}`,
-      });
+      await assertHasResourceViolation(
+        sendGateTableScoped,
+        rolePolicy({ Effect: "Allow", Action, Resource: optOuts }),
+        {
+          message: `allows ${Action}`,
+        },
+      );
     await assertHasResourceViolation(
       sendGateTableScoped,
-      rolePolicy({ Effect: "Allow", Action: "dynamodb:BatchGetItem", Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/*" }),
+      rolePolicy({
+        Effect: "Allow",
+        Action: "dynamodb:BatchGetItem",
+        Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/*",
+      }),
       { message: 'allows dynamodb:BatchGetItem on "arn:aws:dynamodb:us-east-1:123456789012:table/*"' },
     );
   });
@@ -73,9 +87,13 @@ describe("send-gate-table-scoped", () => {
   });
 
   it("refuses NotAction, which would grant DynamoDB by omission", async () => {
-    await assertHasResourceViolation(sendGateTableScoped, rolePolicy({ Effect: "Allow", NotAction: "s3:*", Resource: TABLE }), {
-      message: "uses NotAction or NotResource with DynamoDB",
-    });
+    await assertHasResourceViolation(
+      sendGateTableScoped,
+      rolePolicy({ Effect: "Allow", NotAction: "s3:*", Resource: TABLE }),
+      {
+        message: "uses NotAction or NotResource with DynamoDB",
+      },
+    );
   });
 });
 

@@ -19,7 +19,12 @@ const ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy";
 const SCHEDULES = "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*";
 const GROUPS = "arn:aws:scheduler:us-east-1:123456789012:schedule-group/campaign-*";
 const TARGET_ROLE = "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b";
-const allow = (Action: unknown, Resource: unknown, extra: object = {}) => ({ Effect: "Allow", Action, Resource, ...extra });
+const allow = (Action: unknown, Resource: unknown, extra: object = {}) => ({
+  Effect: "Allow",
+  Action,
+  Resource,
+  ...extra,
+});
 const rolePolicy = (...statements: object[]) =>
   resourceArgs(ROLE_POLICY, { role: "r", policy: doc(...statements) }, {}, "fanout-permissions");
 
@@ -28,7 +33,10 @@ describe("policy: scheduler-actions-scoped-to-campaigns", () => {
   it("passes campaign schedules and groups", () =>
     assertNoResourceViolations(
       p,
-      rolePolicy(allow("scheduler:CreateSchedule", SCHEDULES), allow(["scheduler:CreateScheduleGroup", "scheduler:TagResource"], GROUPS)),
+      rolePolicy(
+        allow("scheduler:CreateSchedule", SCHEDULES),
+        allow(["scheduler:CreateScheduleGroup", "scheduler:TagResource"], GROUPS),
+      ),
     ));
   it("passes statements that grant no Scheduler action", () =>
     assertNoResourceViolations(p, rolePolicy(allow("logs:CreateLogDelivery", "*"))));
@@ -38,14 +46,20 @@ describe("policy: scheduler-actions-scoped-to-campaigns", () => {
     }));
   for (const action of ["scheduler:*", "scheduler:Create*", "*", "SCHEDULER:createschedule"]) {
     it(`fails the wildcard action ${action} on every schedule`, () =>
-      assertHasResourceViolation(p, rolePolicy(allow(action, "arn:aws:scheduler:us-east-1:123456789012:schedule/*/*")), {
-        message: /outside campaign schedules/,
-      }));
+      assertHasResourceViolation(
+        p,
+        rolePolicy(allow(action, "arn:aws:scheduler:us-east-1:123456789012:schedule/*/*")),
+        {
+          message: /outside campaign schedules/,
+        },
+      ));
   }
   it("fails a mix of good and bad ARNs, naming the bad one", () =>
     assertHasResourceViolation(
       p,
-      rolePolicy(allow("scheduler:CreateSchedule", [SCHEDULES, "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"])),
+      rolePolicy(
+        allow("scheduler:CreateSchedule", [SCHEDULES, "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"]),
+      ),
       {
         message: 'on "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"',
       },
@@ -59,26 +73,42 @@ describe("policy: scheduler-actions-scoped-to-campaigns", () => {
   it("fails a wildcard before the prefix is complete", () =>
     assertHasResourceViolation(
       p,
-      rolePolicy(allow("scheduler:CreateScheduleGroup", "arn:aws:scheduler:us-east-1:123456789012:schedule-group/camp*")),
+      rolePolicy(
+        allow("scheduler:CreateScheduleGroup", "arn:aws:scheduler:us-east-1:123456789012:schedule-group/camp*"),
+      ),
       { message: /outside campaign schedules/ },
     ));
   it("fails NotResource", () =>
-    assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", Action: "scheduler:DeleteSchedule", NotResource: SCHEDULES }), {
-      message: "with NotResource",
-    }));
+    assertHasResourceViolation(
+      p,
+      rolePolicy({ Effect: "Allow", Action: "scheduler:DeleteSchedule", NotResource: SCHEDULES }),
+      {
+        message: "with NotResource",
+      },
+    ));
   it("fails NotAction (it allows Scheduler actions by omission)", () =>
     assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", NotAction: "iam:*", Resource: "*" }), {
       message: "uses NotAction and so allows 12 Scheduler actions",
     }));
-  it("ignores Deny statements", () => assertNoResourceViolations(p, rolePolicy({ Effect: "Deny", Action: "scheduler:*", Resource: "*" })));
+  it("ignores Deny statements", () =>
+    assertNoResourceViolations(p, rolePolicy({ Effect: "Deny", Action: "scheduler:*", Resource: "*" })));
   it("checks managed policies (aws.iam.Policy)", () =>
-    assertHasResourceViolation(p, resourceArgs("aws:iam/policy:Policy", { policy: doc(allow("scheduler:*", "*")) }, {}, "ops"), {
-      message: 'Policy "ops" statement 1 allows',
-    }));
+    assertHasResourceViolation(
+      p,
+      resourceArgs("aws:iam/policy:Policy", { policy: doc(allow("scheduler:*", "*")) }, {}, "ops"),
+      {
+        message: 'Policy "ops" statement 1 allows',
+      },
+    ));
   it("checks inline policies of a Role", () =>
     assertHasResourceViolation(
       p,
-      resourceArgs("aws:iam/role:Role", { inlinePolicies: [{ name: "inline", policy: doc(allow("scheduler:*", "*")) }] }, {}, "r"),
+      resourceArgs(
+        "aws:iam/role:Role",
+        { inlinePolicies: [{ name: "inline", policy: doc(allow("scheduler:*", "*")) }] },
+        {},
+        "r",
+      ),
       {
         message: 'Role "r" inline policy "inline" statement 1',
       },
@@ -113,7 +143,9 @@ describe("policy: passrole-only-to-scheduler", () => {
     }));
   for (const action of ["iam:*", "*", "iam:Pass*"]) {
     it(`fails ${action} without the condition`, () =>
-      assertHasResourceViolation(p, rolePolicy(allow(action, TARGET_ROLE)), { message: "without an iam:PassedToService condition" }));
+      assertHasResourceViolation(p, rolePolicy(allow(action, TARGET_ROLE)), {
+        message: "without an iam:PassedToService condition",
+      }));
   }
   it("fails a missing PassedToService", () =>
     assertHasResourceViolation(p, rolePolicy(allow("iam:PassRole", TARGET_ROLE)), {
@@ -143,7 +175,12 @@ describe("policy: scheduler-role-trust", () => {
   const p = schedulerRoleTrust;
   const role = (...statements: object[]) =>
     resourceArgs("aws:iam/role:Role", { assumeRolePolicy: doc(...statements) }, {}, "scheduler-target-role");
-  const trust = (Principal: unknown, extra: object = {}) => ({ Effect: "Allow", Action: "sts:AssumeRole", Principal, ...extra });
+  const trust = (Principal: unknown, extra: object = {}) => ({
+    Effect: "Allow",
+    Action: "sts:AssumeRole",
+    Principal,
+    ...extra,
+  });
   const fromAccount = { Condition: { StringEquals: { "aws:SourceAccount": "123456789012" } } };
   it("passes scheduler.amazonaws.com with aws:SourceAccount", () =>
     assertNoResourceViolations(p, role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount))));
@@ -153,7 +190,11 @@ describe("policy: scheduler-role-trust", () => {
       role(
         trust(
           { Service: "scheduler.amazonaws.com" },
-          { Condition: { ArnLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*" } } },
+          {
+            Condition: {
+              ArnLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-*/*" },
+            },
+          },
         ),
       ),
     ));
@@ -162,14 +203,23 @@ describe("policy: scheduler-role-trust", () => {
       message: "trusts scheduler.amazonaws.com from any account",
     }));
   it("fails a second service in the same principal", () =>
-    assertHasResourceViolation(p, role(trust({ Service: ["scheduler.amazonaws.com", "lambda.amazonaws.com"] }, fromAccount)), {
-      message: 'trust only {"Service": "scheduler.amazonaws.com"}',
-    }));
+    assertHasResourceViolation(
+      p,
+      role(trust({ Service: ["scheduler.amazonaws.com", "lambda.amazonaws.com"] }, fromAccount)),
+      {
+        message: 'trust only {"Service": "scheduler.amazonaws.com"}',
+      },
+    ));
   it("fails another principal trusted beside Scheduler", () =>
-    assertHasResourceViolation(p, role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount), trust({ AWS: "*" })), {
-      message: 'lets {"AWS":"*"} assume the role Scheduler uses',
-    }));
-  it("ignores roles Scheduler does not assume", () => assertNoResourceViolations(p, role(trust({ Service: "states.amazonaws.com" }))));
+    assertHasResourceViolation(
+      p,
+      role(trust({ Service: "scheduler.amazonaws.com" }, fromAccount), trust({ AWS: "*" })),
+      {
+        message: 'lets {"AWS":"*"} assume the role Scheduler uses',
+      },
+    ));
+  it("ignores roles Scheduler does not assume", () =>
+    assertNoResourceViolations(p, role(trust({ Service: "states.amazonaws.com" }))));
 });
 
 describe("policy: ses-send-scoped", () => {
@@ -191,12 +241,18 @@ describe("policy: ses-send-scoped", () => {
     assertHasResourceViolation(p, rolePolicy(allow("ses:SendEmail", "*")), { message: 'allows ses:SendEmail on "*"' }));
   for (const action of ["ses:*", "ses:Send*", "*"]) {
     it(`fails ${action} on "*"`, () =>
-      assertHasResourceViolation(p, rolePolicy(allow(action, "*")), { message: "allows ses:SendEmail, ses:SendTemplatedEmail on" }));
+      assertHasResourceViolation(p, rolePolicy(allow(action, "*")), {
+        message: "allows ses:SendEmail, ses:SendTemplatedEmail on",
+      }));
   }
   it("fails SendTemplatedEmail on a mix with a wildcard ARN", () =>
-    assertHasResourceViolation(p, rolePolicy(allow("ses:SendTemplatedEmail", [identity, "arn:aws:ses:us-east-1:123456789012:*"])), {
-      message: '"arn:aws:ses:us-east-1:123456789012:*"',
-    }));
+    assertHasResourceViolation(
+      p,
+      rolePolicy(allow("ses:SendTemplatedEmail", [identity, "arn:aws:ses:us-east-1:123456789012:*"])),
+      {
+        message: '"arn:aws:ses:us-east-1:123456789012:*"',
+      },
+    ));
   it("fails NotResource", () =>
     assertHasResourceViolation(p, rolePolicy({ Effect: "Allow", Action: "ses:SendEmail", NotResource: identity }), {
       message: "with NotResource",
@@ -209,7 +265,12 @@ describe("policy: scheduler-role-trust, conditions that match anything (issue 23
     resourceArgs(
       "aws:iam/role:Role",
       {
-        assumeRolePolicy: doc({ Effect: "Allow", Action: "sts:AssumeRole", Principal: { Service: "scheduler.amazonaws.com" }, Condition }),
+        assumeRolePolicy: doc({
+          Effect: "Allow",
+          Action: "sts:AssumeRole",
+          Principal: { Service: "scheduler.amazonaws.com" },
+          Condition,
+        }),
       },
       {},
       "scheduler-target-role",
@@ -221,7 +282,9 @@ describe("policy: scheduler-role-trust, conditions that match anything (issue 23
       }));
   }
   it('fails StringEquals aws:SourceAccount "*" (not an account id)', () =>
-    assertHasResourceViolation(p, role({ StringEquals: { "aws:SourceAccount": "*" } }), { message: 'aws:SourceAccount "*" does not pin' }));
+    assertHasResourceViolation(p, role({ StringEquals: { "aws:SourceAccount": "*" } }), {
+      message: 'aws:SourceAccount "*" does not pin',
+    }));
   it("fails one wildcard among the accounts (any of them is enough)", () =>
     assertHasResourceViolation(p, role({ StringLike: { "aws:SourceAccount": ["123456789012", "*"] } }), {
       message: 'aws:SourceAccount "*" does not pin',
@@ -238,15 +301,25 @@ describe("policy: scheduler-role-trust, conditions that match anything (issue 23
       }));
   }
   it("fails StringLike aws:SourceArn with the account wildcarded", () =>
-    assertHasResourceViolation(p, role({ StringLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:*:schedule/*" } }), {
-      message: "does not pin one account",
-    }));
+    assertHasResourceViolation(
+      p,
+      role({ StringLike: { "aws:SourceArn": "arn:aws:scheduler:us-east-1:*:schedule/*" } }),
+      {
+        message: "does not pin one account",
+      },
+    ));
   it("passes aws:SourceArn with the account pinned and the region wildcarded", () =>
-    assertNoResourceViolations(p, role({ ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:123456789012:schedule/campaign-*/*" } })));
+    assertNoResourceViolations(
+      p,
+      role({ ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:123456789012:schedule/campaign-*/*" } }),
+    ));
   it("passes a pinned aws:SourceAccount beside a wildcard aws:SourceArn (conditions all hold at once)", () =>
     assertNoResourceViolations(
       p,
-      role({ StringEquals: { "aws:SourceAccount": "123456789012" }, ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:*:*" } }),
+      role({
+        StringEquals: { "aws:SourceAccount": "123456789012" },
+        ArnLike: { "aws:SourceArn": "arn:aws:scheduler:*:*:*" },
+      }),
     ));
   it("fails StringEquals aws:SourceAccount naming two accounts (either may assume the role)", () =>
     assertHasResourceViolation(p, role({ StringEquals: { "aws:SourceAccount": ["123456789012", "999999999999"] } }), {
@@ -342,9 +415,13 @@ describe("policy: passrole-only-target-roles (issue 23)", () => {
       urn: "urn:pulumi:test::sendtime::aws:iam/rolePolicy:RolePolicy::fanout-permissions",
     }));
   it("fails a role of the same name in another account", () =>
-    assertHasStackViolation(p, [targetRole(), passing("arn:aws:iam::999999999999:role/scheduler-target-role-1589d4b")], {
-      message: 'on "arn:aws:iam::999999999999:role/scheduler-target-role-1589d4b"',
-    }));
+    assertHasStackViolation(
+      p,
+      [targetRole(), passing("arn:aws:iam::999999999999:role/scheduler-target-role-1589d4b")],
+      {
+        message: 'on "arn:aws:iam::999999999999:role/scheduler-target-role-1589d4b"',
+      },
+    ));
   it("fails PassRole of a stack role that Scheduler does not assume (the fan-out's own)", () =>
     assertHasStackViolation(
       p,
@@ -353,26 +430,45 @@ describe("policy: passrole-only-target-roles (issue 23)", () => {
         stackResource("aws:iam/role:Role", "fanout-role", {
           name: "fanout-role-cc741ce",
           arn: "arn:aws:iam::123456789012:role/fanout-role-cc741ce",
-          assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "states.amazonaws.com" }, Action: "sts:AssumeRole" }),
+          assumeRolePolicy: doc({
+            Effect: "Allow",
+            Principal: { Service: "states.amazonaws.com" },
+            Action: "sts:AssumeRole",
+          }),
         }),
         passing("arn:aws:iam::123456789012:role/fanout-role-cc741ce"),
       ],
-      { message: 'on "arn:aws:iam::123456789012:role/fanout-role-cc741ce", which is not a role of this stack that Scheduler assumes' },
+      {
+        message:
+          'on "arn:aws:iam::123456789012:role/fanout-role-cc741ce", which is not a role of this stack that Scheduler assumes',
+      },
     ));
   it("matches the target role by name while its ARN is not known (preview)", async () => {
     await assertNoStackViolations(p, [targetRole(undefined), passing(TARGET)]);
-    await assertHasStackViolation(p, [targetRole(undefined), passing("arn:aws:iam::123456789012:role/Admin")], { message: "role/Admin" });
+    await assertHasStackViolation(p, [targetRole(undefined), passing("arn:aws:iam::123456789012:role/Admin")], {
+      message: "role/Admin",
+    });
   });
   it("fails PassRole when no role of the stack trusts Scheduler", () =>
-    assertHasStackViolation(p, [passing(TARGET)], { message: "which is not a role of this stack that Scheduler assumes (none)" }));
+    assertHasStackViolation(p, [passing(TARGET)], {
+      message: "which is not a role of this stack that Scheduler assumes (none)",
+    }));
   it("checks Role inline policies and customer managed policies too", async () => {
     const inline = stackResource("aws:iam/role:Role", "j", {
       name: "j",
-      inlinePolicies: [{ name: "x", policy: doc(allow("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", toScheduler)) }],
+      inlinePolicies: [
+        { name: "x", policy: doc(allow("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", toScheduler)) },
+      ],
     });
-    await assertHasStackViolation(p, [targetRole(), inline], { message: 'Role "j" inline policy "x" statement 1 allows iam:PassRole on' });
-    const policy = stackResource("aws:iam/policy:Policy", "ops", { policy: doc(allow("iam:*", "arn:aws:iam::123456789012:role/Admin")) });
-    await assertHasStackViolation(p, [targetRole(), policy], { message: 'Policy "ops" statement 1 allows iam:PassRole on' });
+    await assertHasStackViolation(p, [targetRole(), inline], {
+      message: 'Role "j" inline policy "x" statement 1 allows iam:PassRole on',
+    });
+    const policy = stackResource("aws:iam/policy:Policy", "ops", {
+      policy: doc(allow("iam:*", "arn:aws:iam::123456789012:role/Admin")),
+    });
+    await assertHasStackViolation(p, [targetRole(), policy], {
+      message: 'Policy "ops" statement 1 allows iam:PassRole on',
+    });
   });
   it("leaves wildcards to passrole-only-to-scheduler (one violation per mistake)", () =>
     assertNoStackViolations(p, [targetRole(), passing("arn:aws:iam::123456789012:role/*")]));

@@ -19,8 +19,15 @@ function endpoint(policy: string, opts: { auth?: string; managed?: string[] } = 
       functionName: "sendtime-unsubscribe-dev",
       authorizationType: opts.auth ?? "NONE",
     }),
-    stackResource("aws:lambda/function:Function", "unsubscribe-function", { name: "sendtime-unsubscribe-dev", role: ROLE_ARN }),
-    stackResource("aws:iam/role:Role", "unsubscribe-role", { name: "unsubscribe-role-1", arn: ROLE_ARN, managedPolicyArns: opts.managed }),
+    stackResource("aws:lambda/function:Function", "unsubscribe-function", {
+      name: "sendtime-unsubscribe-dev",
+      role: ROLE_ARN,
+    }),
+    stackResource("aws:iam/role:Role", "unsubscribe-role", {
+      name: "unsubscribe-role-1",
+      arn: ROLE_ARN,
+      managedPolicyArns: opts.managed,
+    }),
     stackResource("aws:iam/rolePolicy:RolePolicy", "unsubscribe-permissions", { role: "unsubscribe-role-1", policy }),
   ];
 }
@@ -32,7 +39,10 @@ describe("public-function-role-minimal: the role of a function behind a URL with
     await assertNoStackViolations(publicFunctionRoleMinimal, endpoint(ours()));
     const kms = JSON.stringify(
       policyDocument(
-        unsubscribeStatements({ ...GRANTS, kmsKeyArn: "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555" }),
+        unsubscribeStatements({
+          ...GRANTS,
+          kmsKeyArn: "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555",
+        }),
       ),
     );
     await assertNoStackViolations(publicFunctionRoleMinimal, endpoint(kms));
@@ -51,21 +61,35 @@ describe("public-function-role-minimal: the role of a function behind a URL with
 
   it("may not send email: ses:SendEmail, ses:SendBulkEmail or ses:* is a violation", async () => {
     for (const Action of ["ses:SendEmail", "ses:SendBulkEmail", "ses:*"])
-      await assertHasStackViolation(publicFunctionRoleMinimal, endpoint(withStatement({ Effect: "Allow", Action, Resource: LIST })), {
-        message: /\(role of the public function "sendtime-unsubscribe-dev"\) allows .*ses:Send.*: a public endpoint must not send email/,
-        urn: "urn:pulumi:test::sendtime::aws:iam/rolePolicy:RolePolicy::unsubscribe-permissions",
-      });
+      await assertHasStackViolation(
+        publicFunctionRoleMinimal,
+        endpoint(withStatement({ Effect: "Allow", Action, Resource: LIST })),
+        {
+          message:
+            /\(role of the public function "sendtime-unsubscribe-dev"\) allows .*ses:Send.*: a public endpoint must not send email/,
+          urn: "urn:pulumi:test::sendtime::aws:iam/rolePolicy:RolePolicy::unsubscribe-permissions",
+        },
+      );
   });
 
   it("SES actions are the three contact calls on a named contact list", async () => {
     await assertHasStackViolation(
       publicFunctionRoleMinimal,
       endpoint(withStatement({ Effect: "Allow", Action: "ses:DeleteContactList", Resource: LIST })),
-      { message: "allows ses:DeleteContactList: SES actions are limited to ses:GetContact, ses:CreateContact, ses:UpdateContact" },
+      {
+        message:
+          "allows ses:DeleteContactList: SES actions are limited to ses:GetContact, ses:CreateContact, ses:UpdateContact",
+      },
     );
     await assertHasStackViolation(
       publicFunctionRoleMinimal,
-      endpoint(withStatement({ Effect: "Allow", Action: "ses:GetContact", Resource: "arn:aws:ses:us-east-1:123456789012:contact-list/*" })),
+      endpoint(
+        withStatement({
+          Effect: "Allow",
+          Action: "ses:GetContact",
+          Resource: "arn:aws:ses:us-east-1:123456789012:contact-list/*",
+        }),
+      ),
       { message: 'on "arn:aws:ses:us-east-1:123456789012:contact-list/*": name the contact list' },
     );
     await assertHasStackViolation(
@@ -105,7 +129,9 @@ describe("public-function-role-minimal: the role of a function behind a URL with
     );
     await assertHasStackViolation(
       publicFunctionRoleMinimal,
-      endpoint(withStatement({ Effect: "Allow", Action: "iam:PassRole", Resource: "arn:aws:iam::123456789012:role/x" })),
+      endpoint(
+        withStatement({ Effect: "Allow", Action: "iam:PassRole", Resource: "arn:aws:iam::123456789012:role/x" }),
+      ),
       { message: "must not pass roles" },
     );
     await assertHasStackViolation(

@@ -94,7 +94,10 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
   });
 
   it("applies the CLI's levels: a policy set to advisory reports as advisory, disabled reports nothing", async () => {
-    await pack.configure({ "fanout-concurrency-below-quota": { enforcementLevel: "advisory", createScheduleTps: 4000 } }, "x.json");
+    await pack.configure(
+      { "fanout-concurrency-below-quota": { enforcementLevel: "advisory", createScheduleTps: 4000 } },
+      "x.json",
+    );
     assert.deepStrictEqual(
       (await pack.analyze(await renderWith())).map((v) => v.enforcementLevel),
       ["advisory", "advisory"],
@@ -125,7 +128,10 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
     const stack = await renderWith();
     const role = only(stack, "aws:iam/role:Role", "fanout-role");
     const props = { role: role.outputs.name, policyArn: "arn:aws:iam::aws:policy/AmazonEventBridgeFullAccess" };
-    const urn = role.urn.replace("aws:iam/role:Role::fanout-role", "aws:iam/rolePolicyAttachment:RolePolicyAttachment::fanout-extra");
+    const urn = role.urn.replace(
+      "aws:iam/role:Role::fanout-role",
+      "aws:iam/rolePolicyAttachment:RolePolicyAttachment::fanout-extra",
+    );
     stack.resources.push({
       ...role,
       type: "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
@@ -186,12 +192,18 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
   });
 
   it("rejects config the CLI would reject, naming the file and key", async () => {
-    await assert.rejects(pack.configure({ "fanout-concurrency-below-quota": { headroom: 2 } }, "bad.json"), (e: unknown) => {
-      assert.ok(e instanceof UsageError);
-      assert.strictEqual(e.message, "bad.json: fanout-concurrency-below-quota.headroom = 2: must be at most 1");
-      return true;
-    });
-    await assert.rejects(pack.configure({ "no-such-policy": "advisory" }, "bad.json"), /bad\.json: no policy "no-such-policy" in the pack/);
+    await assert.rejects(
+      pack.configure({ "fanout-concurrency-below-quota": { headroom: 2 } }, "bad.json"),
+      (e: unknown) => {
+        assert.ok(e instanceof UsageError);
+        assert.strictEqual(e.message, "bad.json: fanout-concurrency-below-quota.headroom = 2: must be at most 1");
+        return true;
+      },
+    );
+    await assert.rejects(
+      pack.configure({ "no-such-policy": "advisory" }, "bad.json"),
+      /bad\.json: no policy "no-such-policy" in the pack/,
+    );
     await assert.rejects(
       pack.configure({ all: "loud" }, "bad.json"),
       /bad\.json: all = "loud": enforcement level must be one of advisory, mandatory, disabled, remediate/,
@@ -230,7 +242,8 @@ describe("stack and policy config agree", () => {
   it("each stack's createScheduleTps is the quota its policy config checks against", () => {
     for (const stack of listStacks()) {
       const file = path.join(POLICY_DIR, "config", `${stack}.json`);
-      const policyTps = (readPolicyConfig(file)["fanout-concurrency-below-quota"] as { createScheduleTps: number }).createScheduleTps;
+      const policyTps = (readPolicyConfig(file)["fanout-concurrency-below-quota"] as { createScheduleTps: number })
+        .createScheduleTps;
       // A stack that leaves the quota out (the minimal dev stack) deploys with the default.
       const stackTps = Number(readStackConfig(stack)["sendtime:createScheduleTps"] ?? scheduler.createScheduleTps);
       assert.strictEqual(stackTps, policyTps, stack);

@@ -18,7 +18,12 @@ import {
   unsubscribeTrustPolicy,
 } from "../../infra/iam";
 import { ArnScope } from "../../infra/rules/naming";
-import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns, schedulerRoleTrust, sesSendScoped } from "../../policy/iam";
+import {
+  passRoleOnlyToScheduler,
+  schedulerActionsScopedToCampaigns,
+  schedulerRoleTrust,
+  sesSendScoped,
+} from "../../policy/iam";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "./util";
 
@@ -49,8 +54,14 @@ const journeyGrants = {
 };
 const IAM_POLICIES = [schedulerActionsScopedToCampaigns, passRoleOnlyToScheduler, schedulerRoleTrust, sesSendScoped];
 const rolePolicy = (statements: PolicyStatement[]) =>
-  resourceArgs("aws:iam/rolePolicy:RolePolicy", { role: "r", policy: JSON.stringify(policyDocument(statements)) }, {}, "permissions");
-const role = (trust: object) => resourceArgs("aws:iam/role:Role", { assumeRolePolicy: JSON.stringify(trust) }, {}, "role");
+  resourceArgs(
+    "aws:iam/rolePolicy:RolePolicy",
+    { role: "r", policy: JSON.stringify(policyDocument(statements)) },
+    {},
+    "permissions",
+  );
+const role = (trust: object) =>
+  resourceArgs("aws:iam/role:Role", { assumeRolePolicy: JSON.stringify(trust) }, {}, "role");
 
 describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy", () => {
   for (const policy of IAM_POLICIES) {
@@ -69,7 +80,10 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     });
     it(`${policy.name}: the housekeeping role's permissions pass`, async () => {
       await assertNoResourceViolations(policy, rolePolicy(housekeepingStatements(targetGrants)));
-      await assertNoResourceViolations(policy, rolePolicy(housekeepingStatements({ ...targetGrants, kmsKeyArn: undefined })));
+      await assertNoResourceViolations(
+        policy,
+        rolePolicy(housekeepingStatements({ ...targetGrants, kmsKeyArn: undefined })),
+      );
     });
     it(`${policy.name}: the journey enrolment function's permissions and trust pass`, async () => {
       await assertNoResourceViolations(policy, rolePolicy(journeyStatements(journeyGrants)));
@@ -79,13 +93,19 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
 
   it("the policies do look at these statements: one widened resource is caught", async () => {
     const widened = fanOutStatements(fanOutGrants).map((s) =>
-      s.Sid === "CreateCampaignSchedules" ? { ...s, Resource: "arn:aws:scheduler:eu-west-1:210987654321:schedule/*/*" } : s,
+      s.Sid === "CreateCampaignSchedules"
+        ? { ...s, Resource: "arn:aws:scheduler:eu-west-1:210987654321:schedule/*/*" }
+        : s,
     );
     await assertHasResourceViolation(schedulerActionsScopedToCampaigns, rolePolicy(widened), {
       message: 'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule on',
     });
-    const sendAnywhere = schedulerTargetStatements(targetGrants).map((s) => (s.Sid === "SendCampaignEmail" ? { ...s, Resource: "*" } : s));
-    await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), { message: 'allows ses:SendEmail on "*"' });
+    const sendAnywhere = schedulerTargetStatements(targetGrants).map((s) =>
+      s.Sid === "SendCampaignEmail" ? { ...s, Resource: "*" } : s,
+    );
+    await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), {
+      message: 'allows ses:SendEmail on "*"',
+    });
   });
 
   it("the rendered stack's documents are exactly what the builders make", async () => {
@@ -156,7 +176,10 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
           identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
           configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,
           deadLetterQueueArn: dlqArn,
-          optOuts: { tableArn: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn, metricNamespace: "sendtime" },
+          optOuts: {
+            tableArn: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn,
+            metricNamespace: "sendtime",
+          },
         }),
       ),
     );

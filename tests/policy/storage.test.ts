@@ -14,10 +14,14 @@ const pab = (props: object = {}) =>
     restrictPublicBuckets: true,
     ...props,
   });
-const sse = stackResource("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", "sse", {
-  bucket: "recipients-ce6a540",
-  rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }],
-});
+const sse = stackResource(
+  "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+  "sse",
+  {
+    bucket: "recipients-ce6a540",
+    rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }],
+  },
+);
 const tlsDeny = {
   Effect: "Deny",
   Principal: "*",
@@ -36,15 +40,19 @@ describe("policy: recipient-bucket-private", () => {
       message: 'Bucket "recipients" does not block all public access',
       urn: bucket.urn,
     }));
-  it("fails no encryption", () => assertHasStackViolation(p, [bucket, pab(), tls()], { message: "has no default encryption" }));
-  it("fails no TLS-only policy", () => assertHasStackViolation(p, [bucket, pab(), sse], { message: "accepts requests without TLS" }));
+  it("fails no encryption", () =>
+    assertHasStackViolation(p, [bucket, pab(), tls()], { message: "has no default encryption" }));
+  it("fails no TLS-only policy", () =>
+    assertHasStackViolation(p, [bucket, pab(), sse], { message: "accepts requests without TLS" }));
   it("fails a TLS condition that denies only some actions", () =>
     assertHasStackViolation(p, [bucket, pab(), sse, tls({ ...tlsDeny, Action: "s3:GetObject" })], {
       message: "accepts requests without TLS",
     }));
   it("fails protections that belong to another bucket", () => {
     const other = stackResource("aws:s3/bucket:Bucket", "other", { bucket: "other-1" });
-    return assertHasStackViolation(p, [bucket, other, pab(), sse, tls()], { message: 'Bucket "other" does not block all public access' });
+    return assertHasStackViolation(p, [bucket, other, pab(), sse, tls()], {
+      message: 'Bucket "other" does not block all public access',
+    });
   });
   it("matches protections by dependency when the bucket name is not known yet (preview)", () => {
     const unnamed = stackResource("aws:s3/bucket:Bucket", "recipients", {});
@@ -77,8 +85,12 @@ describe("policy: recipient-bucket-retention (advisory)", () => {
     bucket: "recipients-ce6a540",
     rules: [{ status: "Enabled", filter: { prefix: "plans/" }, expiration: { days: 30 } }],
   });
-  it("passes versioning and expiry", () => assertNoStackViolations(recipientBucketRetention, [bucket, versioning, lifecycle]));
-  it("flags no versioning", () => assertHasStackViolation(recipientBucketRetention, [bucket, lifecycle], { message: "is not versioned" }));
+  it("passes versioning and expiry", () =>
+    assertNoStackViolations(recipientBucketRetention, [bucket, versioning, lifecycle]));
+  it("flags no versioning", () =>
+    assertHasStackViolation(recipientBucketRetention, [bucket, lifecycle], { message: "is not versioned" }));
   it("flags no expiry", () =>
-    assertHasStackViolation(recipientBucketRetention, [bucket, versioning], { message: "keeps plans (recipient addresses) forever" }));
+    assertHasStackViolation(recipientBucketRetention, [bucket, versioning], {
+      message: "keeps plans (recipient addresses) forever",
+    }));
 });

@@ -43,7 +43,9 @@ export async function assertHasResourceViolation(
   expected: { message: string | RegExp },
 ) {
   const found = await violationsOf(policy, args);
-  const ok = found.some((m) => (typeof expected.message === "string" ? m.includes(expected.message) : expected.message.test(m)));
+  const ok = found.some((m) =>
+    typeof expected.message === "string" ? m.includes(expected.message) : expected.message.test(m),
+  );
   assert.ok(ok, `expected a violation matching ${expected.message}; got ${JSON.stringify(found, null, 1)}`);
 }
 
@@ -51,7 +53,12 @@ export async function assertNoResourceViolations(policy: ResourceValidationPolic
   assert.deepStrictEqual(await violationsOf(policy, args), []);
 }
 
-export function stackResource(type: string, name: string, props: Record<string, any>, dependencies: PolicyResource[] = []): PolicyResource {
+export function stackResource(
+  type: string,
+  name: string,
+  props: Record<string, any>,
+  dependencies: PolicyResource[] = [],
+): PolicyResource {
   return {
     type,
     name,
@@ -65,7 +72,10 @@ export function stackResource(type: string, name: string, props: Record<string, 
   } as unknown as PolicyResource;
 }
 
-async function stackViolationsOf(policy: StackValidationPolicy, resources: PolicyResource[]): Promise<{ message: string; urn?: string }[]> {
+async function stackViolationsOf(
+  policy: StackValidationPolicy,
+  resources: PolicyResource[],
+): Promise<{ message: string; urn?: string }[]> {
   const found: { message: string; urn?: string }[] = [];
   const args = { resources, stackTags: new Map(), getConfig: () => ({}) } as unknown as StackValidationArgs;
   await policy.validateStack(args, (message: string, urn?: string) => found.push({ message, urn }));
@@ -80,7 +90,9 @@ export async function assertHasStackViolation(
   const found = await stackViolationsOf(policy, resources);
   const ok = found.some(
     (v) =>
-      (typeof expected.message === "string" ? v.message.includes(expected.message) : expected.message.test(v.message)) &&
+      (typeof expected.message === "string"
+        ? v.message.includes(expected.message)
+        : expected.message.test(v.message)) &&
       (!expected.urn || v.urn === expected.urn),
   );
   assert.ok(ok, `expected a violation matching ${expected.message}; got ${JSON.stringify(found, null, 1)}`);

@@ -1,6 +1,12 @@
 import * as assert from "assert";
 import { hash } from "crypto";
-import { audienceBucket, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../../scripts/lib/recipients/audience";
+import {
+  audienceBucket,
+  AudienceSplit,
+  HOLDOUT,
+  NO_VARIANT,
+  templatesByVariant,
+} from "../../scripts/lib/recipients/audience";
 
 describe("variants and holdout", () => {
   it("buckets follow the published formula (expected values computed with Python, not with this code)", () => {
@@ -13,7 +19,8 @@ describe("variants and holdout", () => {
       ["spring-sale", "u1", 2775],
       ["spring-sale", "12345", 6198],
     ];
-    for (const [campaign, id, bucket] of expected) assert.strictEqual(audienceBucket(campaign, id), bucket, `${campaign}:${id}`);
+    for (const [campaign, id, bucket] of expected)
+      assert.strictEqual(audienceBucket(campaign, id), bucket, `${campaign}:${id}`);
   });
 
   it("buckets agree with crypto's sha256 at every message length around one block (55 bytes), in any script", () => {
@@ -55,7 +62,10 @@ describe("variants and holdout", () => {
     const split = new AudienceSplit("spring-sale", { variants: [], holdoutBasisPoints: 3802 });
     assert.strictEqual(split.groupOfRecipient("12345"), HOLDOUT); // 6198 = 10000 - 3802
     assert.strictEqual(split.groupOf(6197), NO_VARIANT);
-    assert.strictEqual(new AudienceSplit("x", { variants: [], holdoutBasisPoints: 0 }).groupOfRecipient("u1"), NO_VARIANT);
+    assert.strictEqual(
+      new AudienceSplit("x", { variants: [], holdoutBasisPoints: 0 }).groupOfRecipient("u1"),
+      NO_VARIANT,
+    );
   });
 
   it("a 10% holdout of 20,000 recipients holds out about 10%", () => {

@@ -79,9 +79,27 @@ describe("campaign files (--config)", function () {
     fs.writeFileSync(
       json,
       JSON.stringify({
-        ...{ campaign: "spring", recipients: "list.csv", template: "spring-{variant}", date: "2026-03-20", hour: 9, minute: 30 },
-        ...{ defaultTimezone: "Europe/Paris", steps: ["+3d:followup", "+12h"], variants: ["A:45", "B:45"], holdout: 10 },
-        ...{ quietHours: "21:00-08:00", quietDays: "SUN", quiet: "delay", missed: "next-day", now: "2026-03-10T12:00:00Z" },
+        ...{
+          campaign: "spring",
+          recipients: "list.csv",
+          template: "spring-{variant}",
+          date: "2026-03-20",
+          hour: 9,
+          minute: 30,
+        },
+        ...{
+          defaultTimezone: "Europe/Paris",
+          steps: ["+3d:followup", "+12h"],
+          variants: ["A:45", "B:45"],
+          holdout: 10,
+        },
+        ...{
+          quietHours: "21:00-08:00",
+          quietDays: "SUN",
+          quiet: "delay",
+          missed: "next-day",
+          now: "2026-03-10T12:00:00Z",
+        },
         ...{ out: "out", dryRun: true, templates: "none" },
       }),
     );
@@ -130,8 +148,16 @@ describe("campaign files (--config)", function () {
     const cases: [string, string, RegExp][] = [
       ["hour: 9", "hour: [9]", /key "hour": expected a string or a number \(H\), got a list/],
       ["dryRun: true", 'dryRun: "yes"', /key "dryRun": expected true or false, got "yes"/],
-      ['steps: ["+3d:followup", "+12h"]', 'steps: "+3d"', /key "steps": expected a list, e.g\. steps: \[.*\], got "\+3d"/],
-      ["holdout: 10", "holdout: {percent: 10}", /key "holdout": expected a string or a number \(PERCENT\), got a mapping/],
+      [
+        'steps: ["+3d:followup", "+12h"]',
+        'steps: "+3d"',
+        /key "steps": expected a list, e.g\. steps: \[.*\], got "\+3d"/,
+      ],
+      [
+        "holdout: 10",
+        "holdout: {percent: 10}",
+        /key "holdout": expected a string or a number \(PERCENT\), got a mapping/,
+      ],
       ["  - B:45", "  - {B: 45}", /key "variants": item 2 must be a string/],
     ];
     for (const [from, to, message] of cases) {

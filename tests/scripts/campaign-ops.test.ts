@@ -38,13 +38,17 @@ const SM = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-d
 const DLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq-226c700";
 const outputs = path.join(tmp, "outputs.json");
 fs.writeFileSync(outputs, JSON.stringify({ stateMachineArn: SM, deadLetterQueueUrl: DLQ, region: "us-east-1" }));
-const notFound = (what: string) => Object.assign(new Error(`${what} does not exist.`), { name: "ResourceNotFoundException" });
+const notFound = (what: string) =>
+  Object.assign(new Error(`${what} does not exist.`), { name: "ResourceNotFoundException" });
 const execArn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:${name}`;
 
 async function run(cli: (argv: string[], io: any) => Promise<number>, args: string[]) {
   let stdout = "",
     stderr = "";
-  const code = await cli([...args, "--outputs", outputs], { out: (t: string) => (stdout += t), err: (t: string) => (stderr += t) });
+  const code = await cli([...args, "--outputs", outputs], {
+    out: (t: string) => (stdout += t),
+    err: (t: string) => (stderr += t),
+  });
   return { code, stdout, stderr };
 }
 
@@ -73,36 +77,40 @@ function useMocks() {
 
 /** Two pages of executions: ours, another campaign whose name shares the prefix, and an older one of ours. */
 function executions() {
-  sfn.on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: undefined }).resolves({
-    executions: [
-      {
-        executionArn: execArn("spring-aaa"),
-        name: "spring-aaa",
-        status: "RUNNING",
-        stateMachineArn: SM,
-        startDate: new Date("2026-11-29T10:00:00Z"),
-      },
-      {
-        executionArn: execArn("spring-sale-bbb"),
-        name: "spring-sale-bbb",
-        status: "RUNNING",
-        stateMachineArn: SM,
-        startDate: new Date("2026-11-29T10:00:00Z"),
-      },
-    ],
-    nextToken: "page-2",
-  });
-  sfn.on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: "page-2" }).resolves({
-    executions: [
-      {
-        executionArn: execArn("spring-ccc"),
-        name: "spring-ccc",
-        status: "RUNNING",
-        stateMachineArn: SM,
-        startDate: new Date("2026-11-29T11:00:00Z"),
-      },
-    ],
-  });
+  sfn
+    .on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: undefined })
+    .resolves({
+      executions: [
+        {
+          executionArn: execArn("spring-aaa"),
+          name: "spring-aaa",
+          status: "RUNNING",
+          stateMachineArn: SM,
+          startDate: new Date("2026-11-29T10:00:00Z"),
+        },
+        {
+          executionArn: execArn("spring-sale-bbb"),
+          name: "spring-sale-bbb",
+          status: "RUNNING",
+          stateMachineArn: SM,
+          startDate: new Date("2026-11-29T10:00:00Z"),
+        },
+      ],
+      nextToken: "page-2",
+    });
+  sfn
+    .on(ListExecutionsCommand, { stateMachineArn: SM, statusFilter: "RUNNING", maxResults: 100, nextToken: "page-2" })
+    .resolves({
+      executions: [
+        {
+          executionArn: execArn("spring-ccc"),
+          name: "spring-ccc",
+          status: "RUNNING",
+          stateMachineArn: SM,
+          startDate: new Date("2026-11-29T11:00:00Z"),
+        },
+      ],
+    });
   for (const [name, campaign] of [
     ["spring-aaa", "spring"],
     ["spring-sale-bbb", "spring-sale"],
@@ -152,8 +160,14 @@ describe("cancel-campaign", () => {
     scheduler.on(GetScheduleGroupCommand).rejects(notFound("campaign-spring"));
     const r = await run(cancel, ["--campaign", "spring"]);
     assert.strictEqual(r.code, 0);
-    assert.strictEqual(r.stdout, "Campaign spring: nothing to cancel (no running fan-out, no group campaign-spring).\n");
-    assert.strictEqual(sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0);
+    assert.strictEqual(
+      r.stdout,
+      "Campaign spring: nothing to cancel (no running fan-out, no group campaign-spring).\n",
+    );
+    assert.strictEqual(
+      sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length,
+      0,
+    );
   });
 
   it("--dry-run lists what it would stop and delete and sends no mutating call", async () => {
@@ -161,8 +175,14 @@ describe("cancel-campaign", () => {
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     const r = await run(cancel, ["--campaign", "spring", "--dry-run"]);
     assert.strictEqual(r.code, 0);
-    assert.match(r.stdout, /would stop 2 running fan-outs: spring-aaa, spring-ccc\n  and delete schedule group campaign-spring \(ACTIVE\)/);
-    assert.strictEqual(sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0);
+    assert.match(
+      r.stdout,
+      /would stop 2 running fan-outs: spring-aaa, spring-ccc\n  and delete schedule group campaign-spring \(ACTIVE\)/,
+    );
+    assert.strictEqual(
+      sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length,
+      0,
+    );
   });
 
   it("a group still DELETING at the timeout: exit 1, saying schedules may still fire", async () => {
@@ -170,21 +190,33 @@ describe("cancel-campaign", () => {
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "DELETING" });
     const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.2"]);
     assert.strictEqual(r.code, 1);
-    assert.strictEqual(scheduler.commandCalls(DeleteScheduleGroupCommand).length, 0, "already being deleted: not deleted again");
-    assert.match(r.stdout, /campaign-spring is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone/);
+    assert.strictEqual(
+      scheduler.commandCalls(DeleteScheduleGroupCommand).length,
+      0,
+      "already being deleted: not deleted again",
+    );
+    assert.match(
+      r.stdout,
+      /campaign-spring is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone/,
+    );
   });
 
   it("throttling that outlasts the SDK's retries: exit 1, the failed call named, and the group still there said", async () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
-    scheduler.on(DeleteScheduleGroupCommand).rejects(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
+    scheduler
+      .on(DeleteScheduleGroupCommand)
+      .rejects(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
     const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.2"]);
     assert.strictEqual(r.code, 1);
     assert.match(
       r.stdout,
       /NOT fully cancelled; what can still send:\n {4}- schedule group campaign-spring is still ACTIVE: its pending schedules will fire\n/,
     );
-    assert.match(r.stdout, /problem: campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded\n/);
+    assert.match(
+      r.stdout,
+      /problem: campaign spring: DeleteScheduleGroup campaign-spring: ThrottlingException: Rate exceeded\n/,
+    );
   });
 
   it("a group that stays ACTIVE after DeleteScheduleGroup: exit 1, not 'deleting' (issue 10, item 2)", async () => {
@@ -195,7 +227,9 @@ describe("cancel-campaign", () => {
     assert.strictEqual(r.code, 1);
     const report = JSON.parse(r.stdout);
     assert.strictEqual(report.groupAfter, "ACTIVE");
-    assert.deepStrictEqual(report.stillThere, ["schedule group campaign-spring is still ACTIVE: its pending schedules will fire"]);
+    assert.deepStrictEqual(report.stillThere, [
+      "schedule group campaign-spring is still ACTIVE: its pending schedules will fire",
+    ]);
     assert.match(report.problems[0], /group campaign-spring still ACTIVE at the command's time limit of 0.2 s/);
   });
 
@@ -214,15 +248,33 @@ describe("cancel-campaign", () => {
     const r = await run(cancel, ["--campaign", "spring"]);
     assert.strictEqual(r.code, 1);
     assert.match(r.stdout, /stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted\.\n/);
-    assert.match(r.stdout, /- fan-out spring-ccc is still RUNNING \(StopExecution failed\): it can still create schedules/);
-    assert.match(r.stdout, /problem: campaign spring: StopExecution spring-ccc: AccessDeniedException: User is not authorized/);
+    assert.match(
+      r.stdout,
+      /- fan-out spring-ccc is still RUNNING \(StopExecution failed\): it can still create schedules/,
+    );
+    assert.match(
+      r.stdout,
+      /problem: campaign spring: StopExecution spring-ccc: AccessDeniedException: User is not authorized/,
+    );
   });
 
   it("finds a fan-out started by hand under any name by its input's campaign_id (issue 10, item 8)", async () => {
     sfn.on(ListExecutionsCommand).resolves({
       executions: [
-        { executionArn: execArn("manual-rerun-1"), name: "manual-rerun-1", status: "RUNNING", stateMachineArn: SM, startDate: new Date() },
-        { executionArn: execArn("other-x"), name: "other-x", status: "RUNNING", stateMachineArn: SM, startDate: new Date() },
+        {
+          executionArn: execArn("manual-rerun-1"),
+          name: "manual-rerun-1",
+          status: "RUNNING",
+          stateMachineArn: SM,
+          startDate: new Date(),
+        },
+        {
+          executionArn: execArn("other-x"),
+          name: "other-x",
+          status: "RUNNING",
+          stateMachineArn: SM,
+          startDate: new Date(),
+        },
       ],
     });
     sfn
@@ -249,7 +301,8 @@ describe("cancel-campaign", () => {
     );
     await assert.rejects(
       run(cancel, ["--campaign", "spring", "--timeout-seconds", "0"]),
-      (e: unknown) => e instanceof UsageError && e.message === "--timeout-seconds 0: must be a number of seconds from 0.1 to 86400",
+      (e: unknown) =>
+        e instanceof UsageError && e.message === "--timeout-seconds 0: must be a number of seconds from 0.1 to 86400",
     );
   });
 });
@@ -273,7 +326,10 @@ const SCHEDULE = {
   Target: {
     Arn: "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail",
     RoleArn: "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b",
-    Input: JSON.stringify({ FromEmailAddress: "news@mail.example.com", Destination: { ToAddresses: ["ann@example.com"] } }),
+    Input: JSON.stringify({
+      FromEmailAddress: "news@mail.example.com",
+      Destination: { ToAddresses: ["ann@example.com"] },
+    }),
     RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 },
     DeadLetterConfig: { Arn: "arn:aws:sqs:us-east-1:123456789012:scheduler-target-dlq-226c700" },
   },
@@ -323,7 +379,10 @@ describe("reschedule", () => {
       "2026-11-29T12:00:00Z",
     ]);
     const input = scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input;
-    assert.deepStrictEqual([input.ScheduleExpression, input.ScheduleExpressionTimezone], ["at(2027-03-14T07:30:00)", "UTC"]);
+    assert.deepStrictEqual(
+      [input.ScheduleExpression, input.ScheduleExpressionTimezone],
+      ["at(2027-03-14T07:30:00)", "UTC"],
+    );
   });
 
   it("finds an odd id's schedule by the planner's name, for the given step", async () => {
@@ -350,7 +409,16 @@ describe("reschedule", () => {
   it("refuses a time in the past, changing nothing", async () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
     await assert.rejects(
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-11-29T06:00", "--now", "2026-11-29T12:00:00Z"]),
+      run(reschedule, [
+        "--campaign",
+        "spring",
+        "--recipient",
+        "a1",
+        "--at",
+        "2026-11-29T06:00",
+        "--now",
+        "2026-11-29T12:00:00Z",
+      ]),
       (e: unknown) => e instanceof UsageError && /is less than a minute from now/.test(e.message),
     );
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
@@ -417,7 +485,18 @@ describe("reschedule", () => {
       scheduler.on(UpdateScheduleCommand).resolves({});
     }
     const move = (step: string, at: string) =>
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", step, "--at", at, "--now", "2026-11-29T12:00:00Z"]);
+      run(reschedule, [
+        "--campaign",
+        "spring",
+        "--recipient",
+        "a1",
+        "--step",
+        step,
+        "--at",
+        at,
+        "--now",
+        "2026-11-29T12:00:00Z",
+      ]);
     const refused = async (step: string, at: string, message: string) => {
       twoSteps();
       await assert.rejects(move(step, at), (e: unknown) => e instanceof FindingsError && e.message === message);
@@ -477,7 +556,16 @@ describe("reschedule", () => {
     scheduler.on(GetScheduleCommand).resolves({ ...SCHEDULE, ScheduleExpressionTimezone: "Etc/GMT+12" } as any);
     // 9999-12-31T23:00 at UTC-12 is 10000-01-01T11:00Z.
     await assert.rejects(
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "9999-12-31T23:00", "--now", "2026-11-29T12:00:00Z"]),
+      run(reschedule, [
+        "--campaign",
+        "spring",
+        "--recipient",
+        "a1",
+        "--at",
+        "9999-12-31T23:00",
+        "--now",
+        "2026-11-29T12:00:00Z",
+      ]),
       (e: unknown) => e instanceof UsageError && /would move past 9999-12-31/.test(e.message),
     );
     assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
@@ -486,7 +574,16 @@ describe("reschedule", () => {
   it("a missing schedule is a clear message (exit 1)", async () => {
     scheduler.on(GetScheduleCommand).rejects(notFound("Schedule a9-1"));
     await assert.rejects(
-      run(reschedule, ["--campaign", "spring", "--recipient", "a9", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]),
+      run(reschedule, [
+        "--campaign",
+        "spring",
+        "--recipient",
+        "a9",
+        "--at",
+        "2026-12-02T10:30",
+        "--now",
+        "2026-11-29T12:00:00Z",
+      ]),
       (e: unknown) =>
         e instanceof FindingsError &&
         e.message ===
@@ -516,7 +613,16 @@ describe("reschedule", () => {
   it("a schedule in a zone this Node does not know: one line naming the schedule and the zone (exit 1)", async () => {
     scheduler.on(GetScheduleCommand).resolves({ ...SCHEDULE, ScheduleExpressionTimezone: "Mars/Olympus_Mons" } as any);
     await assert.rejects(
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", "2026-12-02T10:30", "--now", "2026-11-29T12:00:00Z"]),
+      run(reschedule, [
+        "--campaign",
+        "spring",
+        "--recipient",
+        "a1",
+        "--at",
+        "2026-12-02T10:30",
+        "--now",
+        "2026-11-29T12:00:00Z",
+      ]),
       (e: unknown) =>
         e instanceof FindingsError &&
         e.message ===
@@ -571,7 +677,9 @@ describe("campaign-status", () => {
         },
       ],
     });
-    sfn.on(DescribeExecutionCommand).resolves({ status: "SUCCEEDED", input: JSON.stringify({ campaign_id: "spring" }) } as any);
+    sfn
+      .on(DescribeExecutionCommand)
+      .resolves({ status: "SUCCEEDED", input: JSON.stringify({ campaign_id: "spring" }) } as any);
     sfn.on(ListMapRunsCommand).resolves({
       mapRuns: [
         {
@@ -651,13 +759,15 @@ describe("campaign-status", () => {
       status: parts.find((p) => execArn(p.name) === input.executionArn)!.status,
       input: JSON.stringify({ campaign_id: "spring" }),
     }));
-    sfn
-      .on(ListMapRunsCommand)
-      .callsFake((input: any) => ({ mapRuns: [{ mapRunArn: `${input.executionArn}/FanOut:m`, executionArn: input.executionArn }] }));
+    sfn.on(ListMapRunsCommand).callsFake((input: any) => ({
+      mapRuns: [{ mapRunArn: `${input.executionArn}/FanOut:m`, executionArn: input.executionArn }],
+    }));
     sfn.on(DescribeMapRunCommand).callsFake((input: any) => {
       const p = parts.find((q) => input.mapRunArn === `${execArn(q.name)}/FanOut:m`)!;
       const pending = p.total - p.succeeded;
-      return { itemCounts: { total: p.total, succeeded: p.succeeded, failed: 0, pending, running: 0, timedOut: 0, aborted: 0 } };
+      return {
+        itemCounts: { total: p.total, succeeded: p.succeeded, failed: 0, pending, running: 0, timedOut: 0, aborted: 0 },
+      };
     });
     const s = JSON.parse((await run(status, ["--campaign", "spring", "--json"])).stdout);
     assert.deepStrictEqual(
@@ -715,7 +825,8 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
       req.on("end", () => {
         requests.push({ method: req.method!, url: req.url!, body });
         res.setHeader("content-type", "application/json");
-        if (req.method === "GET" && req.url!.startsWith("/schedules?")) res.end(JSON.stringify({ Schedules: [{ Name: "a1-1" }] }));
+        if (req.method === "GET" && req.url!.startsWith("/schedules?"))
+          res.end(JSON.stringify({ Schedules: [{ Name: "a1-1" }] }));
         else if (req.method === "GET")
           res.end(
             JSON.stringify({
@@ -750,7 +861,12 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
       ],
       {
         cwd: ROOT,
-        env: { ...process.env, AWS_ENDPOINT_URL_SCHEDULER: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test" },
+        env: {
+          ...process.env,
+          AWS_ENDPOINT_URL_SCHEDULER: endpoint,
+          AWS_ACCESS_KEY_ID: "test",
+          AWS_SECRET_ACCESS_KEY: "test",
+        },
       },
     );
     let stderr = "";
@@ -793,7 +909,11 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   before(() => (clock.heartbeatMs = 100));
   after(() => (clock.heartbeatMs = realHeartbeat));
   afterEach(async () => endpoint?.close());
-  const everyService = (url: string) => ({ AWS_ENDPOINT_URL_SCHEDULER: url, AWS_ENDPOINT_URL_SFN: url, AWS_ENDPOINT_URL_SQS: url });
+  const everyService = (url: string) => ({
+    AWS_ENDPOINT_URL_SCHEDULER: url,
+    AWS_ENDPOINT_URL_SFN: url,
+    AWS_ENDPOINT_URL_SQS: url,
+  });
   const groupMissing: Answer = {
     status: 404,
     headers: { "x-amzn-errortype": "ResourceNotFoundException" },
@@ -803,11 +923,16 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   it("an endpoint that never answers: cancel ends at --timeout-seconds, exit 1, saying what may still send, with progress", async () => {
     endpoint = await startEndpoint(() => "hang");
     const started = Date.now();
-    const r = await withEnv(everyService(endpoint.url), () => run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5"]));
+    const r = await withEnv(everyService(endpoint.url), () =>
+      run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5"]),
+    );
     const seconds = (Date.now() - started) / 1000;
     assert.ok(seconds >= 0.45 && seconds < 2.5, `took ${seconds} s`);
     assert.strictEqual(r.code, 1);
-    assert.match(r.stdout, /- fan-outs: could not list the running fan-outs, so any of them may still be creating schedules/);
+    assert.match(
+      r.stdout,
+      /- fan-outs: could not list the running fan-outs, so any of them may still be creating schedules/,
+    );
     assert.match(r.stdout, /- schedule group campaign-spring: state unknown, its pending schedules may still fire/);
     assert.match(
       r.stdout,
@@ -850,7 +975,8 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   it("a NextToken that repeats is an error, not an endless listing", async () => {
     endpoint = await startEndpoint((q) => {
       if (q.url.startsWith("/schedule-groups/")) return { json: { Name: "campaign-spring", State: "ACTIVE" } };
-      if (q.url.startsWith("/schedules?")) return { json: { Schedules: [{ Name: "a1-1", State: "ENABLED" }], NextToken: "same-token" } };
+      if (q.url.startsWith("/schedules?"))
+        return { json: { Schedules: [{ Name: "a1-1", State: "ENABLED" }], NextToken: "same-token" } };
       return { status: 400, json: {} };
     });
     await assert.rejects(
@@ -869,7 +995,8 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       withEnv({ ...everyService(endpoint.url), AWS_MAX_ATTEMPTS: "1" }, () => run(status, ["--campaign", "spring"])),
       (e: unknown) =>
         e instanceof FindingsError &&
-        e.message === "campaign spring: GetScheduleGroup campaign-spring: HTTP 500 with no error details in the response",
+        e.message ===
+          "campaign spring: GetScheduleGroup campaign-spring: HTTP 500 with no error details in the response",
     );
   });
 
@@ -894,7 +1021,8 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   describe("cancel exits 0 only when no send can fire (issue 22, item 8)", () => {
     const sfnAnswers = (q: { target?: string }, running: boolean): Answer | undefined => {
       const e = { executionArn: execArn("spring-aaa"), name: "spring-aaa", stateMachineArn: SM, startDate: 1795946400 };
-      if (q.target === "AWSStepFunctions.ListExecutions") return { json: { executions: running ? [{ ...e, status: "RUNNING" }] : [] } };
+      if (q.target === "AWSStepFunctions.ListExecutions")
+        return { json: { executions: running ? [{ ...e, status: "RUNNING" }] : [] } };
       if (q.target === "AWSStepFunctions.DescribeExecution")
         return { json: { ...e, status: "RUNNING", input: JSON.stringify({ campaign_id: "spring" }) } };
       if (q.target === "AWSStepFunctions.StopExecution") return { json: { stopDate: 1795946500 } };
@@ -939,7 +1067,9 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
         }
         return { status: 400, json: {} };
       });
-      const r = await withEnv(everyService(endpoint.url), () => run(cancel, ["--campaign", "spring", "--timeout-seconds", "5"]));
+      const r = await withEnv(everyService(endpoint.url), () =>
+        run(cancel, ["--campaign", "spring", "--timeout-seconds", "5"]),
+      );
       assert.strictEqual(r.code, 0, r.stdout);
       assert.deepStrictEqual(
         endpoint.requests.map((q) => q.target ?? `${q.method} ${q.url.split("?")[0]}`),
@@ -981,7 +1111,10 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   it("a failing DLQ read degrades that line only: the rest of the report is printed, exit 1", async () => {
     endpoint = await startEndpoint((q) =>
       q.target === "AmazonSQS.GetQueueAttributes"
-        ? { status: 400, json: { __type: "com.amazonaws.sqs#QueueDoesNotExist", message: "The specified queue does not exist." } }
+        ? {
+            status: 400,
+            json: { __type: "com.amazonaws.sqs#QueueDoesNotExist", message: "The specified queue does not exist." },
+          }
         : groupMissing,
     );
     const dlqOnly = path.join(tmp, "dlq-only.json");

@@ -64,7 +64,9 @@ function planText(): string {
   ] as const)
     for (let i = 0; i < 1000; i++) {
       lines.push(row(`${variant}${i}`, 1, variant, "2026-12-01T14:00:00.000Z"));
-      lines.push(row(`${variant}${i}`, 2, variant, i < early ? "2026-12-04T09:00:00.000Z" : "2026-12-04T14:00:00.000Z"));
+      lines.push(
+        row(`${variant}${i}`, 2, variant, i < early ? "2026-12-04T09:00:00.000Z" : "2026-12-04T14:00:00.000Z"),
+      );
     }
   return lines.join("\n") + "\n";
 }
@@ -94,7 +96,9 @@ function bulkPlanText(): string {
           step: g.step,
           template: "t",
           variant: g.variant,
-          entries: g.ids.slice(i, i + 50).map((id) => ({ recipient_id: id, email: `${id}@example.com`, template_data: {}, headers: [] })),
+          entries: g.ids
+            .slice(i, i + 50)
+            .map((id) => ({ recipient_id: id, email: `${id}@example.com`, template_data: {}, headers: [] })),
         }),
       );
   return lines.join("\n") + "\n";
@@ -179,7 +183,9 @@ function answer(objects: Map<string, string>, data: Record<string, [number, numb
     const [, bucket, ...rest] = decodeURIComponent(url.pathname).split("/");
     if (url.searchParams.get("list-type") === "2") {
       const prefix = url.searchParams.get("prefix") ?? "";
-      const keys = [...objects.keys()].filter((k) => k.startsWith(`${bucket}/${prefix}`)).map((k) => k.slice(bucket.length + 1));
+      const keys = [...objects.keys()]
+        .filter((k) => k.startsWith(`${bucket}/${prefix}`))
+        .map((k) => k.slice(bucket.length + 1));
       return xml(
         `<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${prefix}</Prefix><KeyCount>${keys.length}</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>${keys
           .map((k) => `<Contents><Key>${k}</Key><Size>${objects.get(`${bucket}/${k}`)!.length}</Size></Contents>`)
@@ -193,7 +199,10 @@ function answer(objects: Map<string, string>, data: Record<string, [number, numb
         headers: { "content-type": "application/xml" },
         text: `<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>`,
       };
-    return { headers: { "content-type": "application/octet-stream", "content-length": String(Buffer.byteLength(body)) }, text: body };
+    return {
+      headers: { "content-type": "application/octet-stream", "content-length": String(Buffer.byteLength(body)) },
+      text: body,
+    };
   };
 }
 
@@ -231,7 +240,9 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
     assert.strictEqual(r.code, 0, r.stderr);
     const rep = JSON.parse(r.stdout);
     // 19 data points, 3 a page: 7 pages, each after the token of the one before
-    const pages = r.requests.filter((q) => q.target?.endsWith("GetMetricData")).map((q) => JSON.parse(q.body).NextToken ?? null);
+    const pages = r.requests
+      .filter((q) => q.target?.endsWith("GetMetricData"))
+      .map((q) => JSON.parse(q.body).NextToken ?? null);
     assert.deepStrictEqual(pages, [null, "3", "6", "9", "12", "15", "18"]);
     const row = (step: string, variant: string) => rep.rows.find((x: any) => x.step === step && x.variant === variant);
     // due by hand from the plan: step 1 all 1000; step 2 A 600 and B 500 of 1000 at 09:00 (≤ 12:00), the rest at 14:00
@@ -293,7 +304,10 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
     );
     assert.strictEqual(rep.total.rates.sent, 1, "3,100 sent of 3,100 entries due");
     const text = await run(objects, []);
-    assert.match(text.stdout.split("\n")[0], /: 1 launch, 4,000 sends scheduled \(4,000 of them in 80 bulk schedules\), holdout 200/);
+    assert.match(
+      text.stdout.split("\n")[0],
+      /: 1 launch, 4,000 sends scheduled \(4,000 of them in 80 bulk schedules\), holdout 200/,
+    );
   });
 
   it("a bulk plan line without entries it can count is a finding naming the line (exit 1)", async () => {
@@ -308,7 +322,10 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
     // A finding: the command's runner prints its message as one line and exits 1 (tests/scripts/exit-codes.test.ts).
     await assert.rejects(run(objects, []), (e: Error) => {
       assert.strictEqual(e.constructor.name, "FindingsError");
-      assert.match(e.message, /plans\/spring\/ae32aac75343b824\.jsonl line 26: a bulk plan line's entries must be a list of 1 to 50/);
+      assert.match(
+        e.message,
+        /plans\/spring\/ae32aac75343b824\.jsonl line 26: a bulk plan line's entries must be a list of 1 to 50/,
+      );
       return true;
     });
   });
@@ -324,8 +341,28 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
         .split(/\s{2,}/);
     assert.deepStrictEqual(cells(/^\s+2\s+A\s/).slice(0, 5), ["2", "A", "1,000", "600", "600 100.0%"]);
     assert.deepStrictEqual(cells(/^\s+all\s+all\s/).slice(0, 5), ["all", "all", "4,000", "3,100", "3,100 100.0%"]);
-    assert.deepStrictEqual(cells(/^\s+all\s+opens\s+B/), ["all", "opens", "B", "A", "44.4%", "38.2%", "+16.3%", "<0.001", "yes"]);
-    assert.deepStrictEqual(cells(/^\s+2\s+opens\s+B/), ["2", "opens", "B", "A", "38.4%", "33.9%", "+13.2%", "0.125", "no"]);
+    assert.deepStrictEqual(cells(/^\s+all\s+opens\s+B/), [
+      "all",
+      "opens",
+      "B",
+      "A",
+      "44.4%",
+      "38.2%",
+      "+16.3%",
+      "<0.001",
+      "yes",
+    ]);
+    assert.deepStrictEqual(cells(/^\s+2\s+opens\s+B/), [
+      "2",
+      "opens",
+      "B",
+      "A",
+      "38.4%",
+      "33.9%",
+      "+13.2%",
+      "0.125",
+      "no",
+    ]);
     assert.match(
       r.stdout,
       /^ {2}verdict: B beats A on opens \(44\.4% vs 38\.2%, \+16\.3%, p < 0\.001\); B beats A on clicks \(8\.1% vs 5\.1%, \+58\.6%, p < 0\.001\)$/m,
@@ -358,14 +395,22 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
       ["variant,count\nA,1\n", /conv\.csv line 1: the header must be variant,conversions$/],
       ["variant,conversions\nA,-1\n", /conv\.csv line 2: conversions "-1" must be a whole number 0 or more$/],
       ["variant,conversions\nA,1\nA,2\n", /conv\.csv line 3: A is given twice$/],
-      ["variant,conversions\nC,1\nholdout,1\n", /conv\.csv: variant C is not in campaign spring \(it has A, B, holdout\)$/],
-      ["variant,conversions\nA,1001\n", /conv\.csv: A has 1,001 conversions but 1,000 recipients in the launch records$/],
+      [
+        "variant,conversions\nC,1\nholdout,1\n",
+        /conv\.csv: variant C is not in campaign spring \(it has A, B, holdout\)$/,
+      ],
+      [
+        "variant,conversions\nA,1001\n",
+        /conv\.csv: A has 1,001 conversions but 1,000 recipients in the launch records$/,
+      ],
     ];
     const file = path.join(tmp, "conv.csv");
     for (const [text, message] of cases) {
       fs.writeFileSync(file, text);
       await assert.rejects(run(withPlan(), ["--conversions", file]), (e: Error) =>
-        e.constructor.name === "UsageError" || e.constructor.name === "InputError" ? (assert.match(e.message, message), true) : false,
+        e.constructor.name === "UsageError" || e.constructor.name === "InputError"
+          ? (assert.match(e.message, message), true)
+          : false,
       );
     }
   });
@@ -394,8 +439,13 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
       const endpoint = await startEndpoint(answer(objects, {}));
       let stdout = "";
       try {
-        const code = await withEnv({ AWS_ENDPOINT_URL_S3: endpoint.url, AWS_ENDPOINT_URL_CLOUDWATCH: endpoint.url }, () =>
-          report(["--campaign", "spring", "--outputs", outputs, "--to", to, "--json"], { out: (t) => (stdout += t), err() {} }),
+        const code = await withEnv(
+          { AWS_ENDPOINT_URL_S3: endpoint.url, AWS_ENDPOINT_URL_CLOUDWATCH: endpoint.url },
+          () =>
+            report(["--campaign", "spring", "--outputs", outputs, "--to", to, "--json"], {
+              out: (t) => (stdout += t),
+              err() {},
+            }),
         );
         assert.strictEqual(code, 0);
       } finally {
@@ -440,7 +490,9 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
     });
 
     it("in headless Chromium: the rendered page's text has the same numbers, and a screenshot is taken", function () {
-      const chromium = ["chromium", "chromium-browser", "google-chrome"].find((c) => spawnSync("which", [c]).status === 0);
+      const chromium = ["chromium", "chromium-browser", "google-chrome"].find(
+        (c) => spawnSync("which", [c]).status === 0,
+      );
       if (!chromium) {
         console.log("      (skipped: no chromium on PATH; apt-get install chromium to run it)");
         return this.skip();
@@ -457,14 +509,21 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
         "--disable-sync",
       ];
       const profile = () => `--user-data-dir=${fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-chromium-"))}`;
-      const dom = spawnSync(chromium, [...flags, profile(), "--dump-dom", `file://${page}`], { encoding: "utf8", timeout: 60_000 });
-      assert.strictEqual(dom.status, 0, dom.stderr);
-      assertPageMatchesText(dom.stdout, text);
-      const png = path.join(tmp, "spring.png");
-      const shot = spawnSync(chromium, [...flags, profile(), `--screenshot=${png}`, "--window-size=1200,1600", `file://${page}`], {
+      const dom = spawnSync(chromium, [...flags, profile(), "--dump-dom", `file://${page}`], {
         encoding: "utf8",
         timeout: 60_000,
       });
+      assert.strictEqual(dom.status, 0, dom.stderr);
+      assertPageMatchesText(dom.stdout, text);
+      const png = path.join(tmp, "spring.png");
+      const shot = spawnSync(
+        chromium,
+        [...flags, profile(), `--screenshot=${png}`, "--window-size=1200,1600", `file://${page}`],
+        {
+          encoding: "utf8",
+          timeout: 60_000,
+        },
+      );
       assert.ok(fs.existsSync(png), shot.stderr);
       const head = fs.readFileSync(png).subarray(0, 24);
       assert.strictEqual(head.subarray(1, 4).toString(), "PNG");

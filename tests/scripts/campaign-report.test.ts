@@ -2,7 +2,12 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CloudWatchClient, GetMetricDataCommand, GetMetricDataCommandInput, ListMetricsCommand } from "@aws-sdk/client-cloudwatch";
+import {
+  CloudWatchClient,
+  GetMetricDataCommand,
+  GetMetricDataCommandInput,
+  ListMetricsCommand,
+} from "@aws-sdk/client-cloudwatch";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { mockClient } from "aws-sdk-client-mock";
 import { Readable } from "stream";
@@ -112,9 +117,19 @@ function mockCloudWatch(data: Record<string, [Date, number][]>) {
     const page = input.NextToken === "page-2" ? 1 : 0;
     const results = input.MetricDataQueries!.flatMap((q) => {
       const dims = Object.fromEntries(q.MetricStat!.Metric!.Dimensions!.map((d) => [d.Name, d.Value]));
-      const points = (data[`${dims.step}/${dims.variant}/${q.MetricStat!.Metric!.MetricName}`] ?? []).slice(page, page ? undefined : 1);
+      const points = (data[`${dims.step}/${dims.variant}/${q.MetricStat!.Metric!.MetricName}`] ?? []).slice(
+        page,
+        page ? undefined : 1,
+      );
       return points.length
-        ? [{ Id: q.Id, Timestamps: points.map((p) => p[0]), Values: points.map((p) => p[1]), StatusCode: "Complete" as const }]
+        ? [
+            {
+              Id: q.Id,
+              Timestamps: points.map((p) => p[0]),
+              Values: points.map((p) => p[1]),
+              StatusCode: "Complete" as const,
+            },
+          ]
         : [];
     });
     return { MetricDataResults: results, NextToken: page ? undefined : "page-2" };
@@ -160,7 +175,17 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
         clicked,
         unsubscribed,
       }))(row("1", "A")),
-      { scheduled: 60, sent: 60, delivered: 58, bounced: 2, complained: 1, rejected: 0, opened: 30, clicked: 9, unsubscribed: 1 },
+      {
+        scheduled: 60,
+        sent: 60,
+        delivered: 58,
+        bounced: 2,
+        complained: 1,
+        rejected: 0,
+        opened: 30,
+        clicked: 9,
+        unsubscribed: 1,
+      },
     );
     assert.strictEqual(row("1", "A").rates.opened, 30 / 58);
     assert.strictEqual(row("1", "A").rates.bounced, 2 / 60);
@@ -240,7 +265,10 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
   });
 
   it("splits more than 500 queries over several requests (GetMetricData's limit)", async () => {
-    const many = { ...RECORD, scheduled: Array.from({ length: 60 }, (_, i) => ({ step: i + 1, variant: null, schedules: 1 })) };
+    const many = {
+      ...RECORD,
+      scheduled: Array.from({ length: 60 }, (_, i) => ({ step: i + 1, variant: null, schedules: 1 })),
+    };
     s3 = mockS3([many]);
     cw = mockCloudWatch({});
     const r = await run(["--json"]);
@@ -288,7 +316,10 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     s3 = mockS3([RECORD]);
     cw = mockCloudWatch(DATA);
     cw.cw.on(GetMetricDataCommand).callsFake(() => new Promise(() => {}));
-    await assert.rejects(run(["--timeout-seconds", "0.3"]), /GetMetricData for campaign tag spring: no answer within 0.3 s$/);
+    await assert.rejects(
+      run(["--timeout-seconds", "0.3"]),
+      /GetMetricData for campaign tag spring: no answer within 0.3 s$/,
+    );
   });
 
   it("a token repeated forever is an error, not a loop", async () => {
@@ -300,7 +331,10 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
 
   it("bad flags: exit 2 messages", async () => {
     await assert.rejects(run(["--from", "2026-12-01"]), /--from 2026-12-01: an ISO instant with Z or an offset/);
-    await assert.rejects(report(["--campaign", "a b", "--outputs", outputs], { out() {}, err() {} }), /--campaign: campaign id "a b"/);
+    await assert.rejects(
+      report(["--campaign", "a b", "--outputs", outputs], { out() {}, err() {} }),
+      /--campaign: campaign id "a b"/,
+    );
   });
 
   describe("--html", () => {

@@ -71,7 +71,8 @@ describe("every command's --help, from its flag table", () => {
         for (const [flag, spec] of Object.entries(command.flags)) {
           // --config names a file it reads: an empty one.
           const v1 = flag === "config" ? EMPTY_FILE : "v1";
-          const argv = spec.type === "boolean" ? [`--${flag}`] : [`--${flag}`, v1, ...(spec.multiple ? [`--${flag}`, "v2"] : [])];
+          const argv =
+            spec.type === "boolean" ? [`--${flag}`] : [`--${flag}`, v1, ...(spec.multiple ? [`--${flag}`, "v2"] : [])];
           const values = parseFlags(argv, command) as Record<string, unknown>;
           assert.deepStrictEqual(values[flag], spec.type === "boolean" ? true : spec.multiple ? [v1, "v2"] : v1, flag);
         }

@@ -48,13 +48,16 @@ describe("two-proportion z-test (expected values from python3 math.erfc, pooled 
   it("erfc against python3 math.erfc", () => {
     // python3 -c 'import math; print([math.erfc(x) for x in (-2, -0.5, 0, 0.1, 1, 2.5, 6)])'
     const expected = [
-      1.9953222650189528, 1.5204998778130465, 1.0, 0.8875370839817152, 0.15729920705028513, 0.0004069520174449589, 2.1519736712498916e-17,
+      1.9953222650189528, 1.5204998778130465, 1.0, 0.8875370839817152, 0.15729920705028513, 0.0004069520174449589,
+      2.1519736712498916e-17,
     ];
     [-2, -0.5, 0, 0.1, 1, 2.5, 6].forEach((x, i) => close(erfc(x), expected[i], 2e-7));
   });
 
   it("property: the p-value is in [0, 1] and the same with the two sides swapped; the lift's sign is the rates' order", () => {
-    const side = fc.integer({ min: 1, max: 100_000 }).chain((n) => fc.record({ n: fc.constant(n), x: fc.integer({ min: 0, max: n }) }));
+    const side = fc
+      .integer({ min: 1, max: 100_000 })
+      .chain((n) => fc.record({ n: fc.constant(n), x: fc.integer({ min: 0, max: n }) }));
     fc.assert(
       fc.property(side, side, (a, b) => {
         const ab = twoProportionZTest(a, b);

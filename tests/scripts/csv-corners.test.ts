@@ -52,7 +52,8 @@ const BASE = [
 /** A dry run of the launcher in-process on `list`; `out` defaults to a new folder. */
 async function dryRun(list: string, more: string[] = [], out = path.join(folder(), "out")) {
   const r = await runMain(launch, withFlags([...BASE, "--recipients", list, "--out", out], more));
-  const read = (name: string) => (fs.existsSync(path.join(out, name)) ? fs.readFileSync(path.join(out, name), "utf8") : undefined);
+  const read = (name: string) =>
+    fs.existsSync(path.join(out, name)) ? fs.readFileSync(path.join(out, name), "utf8") : undefined;
   // (Not JSON when summary.json is the list itself: the case of an input inside --out.)
   const summary = r.code === 2 ? undefined : read("summary.json");
   return { ...r, out, read, summary: summary === undefined ? undefined : JSON.parse(summary) };
@@ -87,7 +88,9 @@ describe("CSV corners: line endings the reader cannot read exactly are refused",
   });
 
   it("a CRLF file with one line ending in CR CR LF is refused on that line (it gave a stray CR in the last field)", async () => {
-    const list = write("id,email,city\r\nu1,a@example.com,Oslo\r\nu2,b@example.com,Rome\r\r\nu3,c@example.com,Lima\r\n");
+    const list = write(
+      "id,email,city\r\nu1,a@example.com,Oslo\r\nu2,b@example.com,Rome\r\r\nu3,c@example.com,Lima\r\n",
+    );
     await assert.rejects(records(list), /list\.csv:3: .*CR CR LF/);
   });
 
@@ -110,8 +113,14 @@ describe("CSV corners: line endings the reader cannot read exactly are refused",
     assertRefused(r, /list\.csv:3: .*carriage return \(CR\) outside quotes/);
     assert.strictEqual(r.read("plan.jsonl"), undefined);
     // LF-only, and a CR at the very end of the file (no line break after it): refused too.
-    await assert.rejects(records(write("id,email\n1,a@example.com\n2,b@exa\rmple.com\n")), /list\.csv:3: .*carriage return/);
-    await assert.rejects(records(write("id,email\r\n1,a@example.com\r\n2,b@example.com\r")), /list\.csv:3: .*carriage return/);
+    await assert.rejects(
+      records(write("id,email\n1,a@example.com\n2,b@exa\rmple.com\n")),
+      /list\.csv:3: .*carriage return/,
+    );
+    await assert.rejects(
+      records(write("id,email\r\n1,a@example.com\r\n2,b@example.com\r")),
+      /list\.csv:3: .*carriage return/,
+    );
     // The line is counted past quoted line breaks.
     await assert.rejects(
       records(write('id,email,note\r\n1,a@example.com,"x\r\ny"\r\n2\r,b@example.com,z\r\n')),
@@ -141,16 +150,26 @@ describe("CSV corners: --encoding latin1 on a file that is UTF-8", () => {
     });
     const r = await dryRun(list, ["--encoding", "latin1"]);
     assertRefused(r, /list\.csv:3: .*looks like UTF-8/);
-    assert.deepStrictEqual(fs.readdirSync(r.out), [], "no plan, rejects or summary: the run's partial files are removed");
+    assert.deepStrictEqual(
+      fs.readdirSync(r.out),
+      [],
+      "no plan, rejects or summary: the run's partial files are removed",
+    );
   });
 
   it("the line is right after 100,000 ASCII rows, with the UTF-8 character split across two chunks of a stream", async () => {
     const { Readable } = await import("stream");
     const text = Buffer.from(
-      "id,email,name\n" + Array.from({ length: 100_000 }, (_, i) => `u${i},u${i}@example.com,x\n`).join("") + "v,v@example.com,Zoë\n",
+      "id,email,name\n" +
+        Array.from({ length: 100_000 }, (_, i) => `u${i},u${i}@example.com,x\n`).join("") +
+        "v,v@example.com,Zoë\n",
     );
     const split = text.indexOf(Buffer.from("ë")) + 1; // between the two bytes of ë
-    const csv = await openRecipientCsv("list.csv", "latin1", Readable.from([text.subarray(0, split), text.subarray(split)]));
+    const csv = await openRecipientCsv(
+      "list.csv",
+      "latin1",
+      Readable.from([text.subarray(0, split), text.subarray(split)]),
+    );
     await assert.rejects(async () => {
       for await (const rec of csv.records) void rec;
     }, /^Error: list\.csv:100002: --encoding latin1, but the file looks like UTF-8/);
@@ -210,7 +229,10 @@ describe("CSV corners: look-alike control headers are refused with the control c
   });
 
   it("a name with an invisible character is shown with its code point, so the user can find it", () => {
-    assert.throws(() => recipientColumns("list.csv", ["id", "email", "time\u200Bzone"]), /time<U\+200B>zone.*U\+200B ZERO WIDTH SPACE/);
+    assert.throws(
+      () => recipientColumns("list.csv", ["id", "email", "time\u200Bzone"]),
+      /time<U\+200B>zone.*U\+200B ZERO WIDTH SPACE/,
+    );
   });
 
   // Homoglyphs (hostile review): letters of other scripts that look like Latin ones, written as code points here so
@@ -234,7 +256,9 @@ describe("CSV corners: look-alike control headers are refused with the control c
       assert.throws(
         () => recipientColumns("list.csv", header),
         (e: Error) =>
-          e.message.startsWith(`list.csv:1: column "${name}" (it holds ${holds}) looks like the control column "${control}" but is not it`),
+          e.message.startsWith(
+            `list.csv:1: column "${name}" (it holds ${holds}) looks like the control column "${control}" but is not it`,
+          ),
       );
     });
 
@@ -267,10 +291,19 @@ describe("CSV corners: look-alike control headers are refused with the control c
   });
 
   it("any header name with an invisible character at its ends or inside is refused (a template could not name it)", () => {
-    assert.throws(() => recipientColumns("list.csv", ["id", "email", "first_name\u00A0"]), /column "first_name<U\+00A0>".*NO-BREAK SPACE/);
-    assert.throws(() => recipientColumns("list.csv", ["id", "email", "\uFEFFcity"]), /column "<U\+FEFF>city".*BYTE ORDER MARK/);
+    assert.throws(
+      () => recipientColumns("list.csv", ["id", "email", "first_name\u00A0"]),
+      /column "first_name<U\+00A0>".*NO-BREAK SPACE/,
+    );
+    assert.throws(
+      () => recipientColumns("list.csv", ["id", "email", "\uFEFFcity"]),
+      /column "<U\+FEFF>city".*BYTE ORDER MARK/,
+    );
     // A space inside a name stays allowed, as before, and so does a zero-width non-joiner (spelling in Persian).
-    assert.deepStrictEqual(recipientColumns("list.csv", ["id", "email", "first name", "نام\u200Cخانوادگی"]).data, [2, 3]);
+    assert.deepStrictEqual(
+      recipientColumns("list.csv", ["id", "email", "first name", "نام\u200Cخانوادگی"]).data,
+      [2, 3],
+    );
   });
 
   it("the launcher refuses a list headed tz: exit 2, one line, no plan", async () => {
@@ -355,7 +388,8 @@ describe("CSV corners: values a spreadsheet would run as formulas are guarded in
       ].join("\n"),
     );
     const guarded = (id: string) => (/^[=+\-@\t\r]/.test(id) ? `'${id}` : id);
-    const ids = (text: string | undefined) => (parse(text ?? "", { columns: true }) as Record<string, string>[]).map((x) => x.id);
+    const ids = (text: string | undefined) =>
+      (parse(text ?? "", { columns: true }) as Record<string, string>[]).map((x) => x.id);
     const r = await dryRun(list, ["--default-timezone", "UTC"]);
     assert.strictEqual(r.code, 0, r.stderr);
     assert.deepStrictEqual(ids(r.read("rejects.csv")), ['\'=HYPERLINK("http://x")']);
@@ -374,27 +408,42 @@ describe("CSV corners: values a spreadsheet would run as formulas are guarded in
     const held = await dryRun(list, ["--default-timezone", "UTC", "--holdout", "99.99"]);
     assert.notStrictEqual(held.code, 2, held.stderr);
     // Held out: bucket (sha256("corners:" + id), first 8 bytes, mod 10,000) in the holdout's range [1, 10000).
-    const bucket = (id: string) => Number(BigInt("0x" + createHash("sha256").update(`corners:${id}`).digest("hex").slice(0, 16)) % 10_000n);
+    const bucket = (id: string) =>
+      Number(BigInt("0x" + createHash("sha256").update(`corners:${id}`).digest("hex").slice(0, 16)) % 10_000n);
     assert.deepStrictEqual(ids(held.read("holdout.csv")), all.filter((id) => bucket(id) >= 1).map(guarded));
   });
 
   it("import-pinpoint's skipped.csv guards its ids; recipients.csv keeps them exact", async () => {
     const dir = folder();
     const endpoint = (id: string, user: string, address: string) =>
-      JSON.stringify({ ChannelType: "EMAIL", EndpointStatus: "ACTIVE", OptOut: "NONE", Id: id, Address: address, User: { UserId: user } });
+      JSON.stringify({
+        ChannelType: "EMAIL",
+        EndpointStatus: "ACTIVE",
+        OptOut: "NONE",
+        Id: id,
+        Address: address,
+        User: { UserId: user },
+      });
     fs.writeFileSync(
       path.join(dir, "endpoints.jsonl"),
-      [endpoint("=cmd|' /C calc'!A0", "@u1", "not-an-address"), endpoint("ep-2", "=1+1", "ok@example.com")].join("\n") + "\n",
+      [endpoint("=cmd|' /C calc'!A0", "@u1", "not-an-address"), endpoint("ep-2", "=1+1", "ok@example.com")].join("\n") +
+        "\n",
     );
     const out = path.join(dir, "out");
     const r = await runMain(importPinpoint, ["--endpoints", path.join(dir, "endpoints.jsonl"), "--out", out]);
     assert.strictEqual(r.code, 0, r.stderr);
-    const skipped = parse(fs.readFileSync(path.join(out, "skipped.csv"), "utf8"), { columns: true }) as Record<string, string>[];
+    const skipped = parse(fs.readFileSync(path.join(out, "skipped.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
     assert.deepStrictEqual(
       skipped.map((x) => [x.endpoint_id, x.user_id]),
       [["'=cmd|' /C calc'!A0", "'@u1"]],
     );
-    const recipients = parse(fs.readFileSync(path.join(out, "recipients.csv"), "utf8"), { columns: true }) as Record<string, string>[];
+    const recipients = parse(fs.readFileSync(path.join(out, "recipients.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
     assert.deepStrictEqual(
       recipients.map((x) => x.id),
       ["=1+1"],

@@ -18,7 +18,12 @@ function readAll(reader: CsvReader, chunks: Buffer[], records: CsvRecord[] = [])
 }
 
 /** csv.ts over `bytes` fed in chunks of the given sizes (the rest in one). */
-function ours(bytes: Buffer, lineBreak: "\n" | "\r", sizes: number[] = [], encoding: "utf8" | "latin1" = "utf8"): Outcome {
+function ours(
+  bytes: Buffer,
+  lineBreak: "\n" | "\r",
+  sizes: number[] = [],
+  encoding: "utf8" | "latin1" = "utf8",
+): Outcome {
   const chunks: Buffer[] = [];
   let at = 0;
   for (const size of sizes) {
@@ -68,7 +73,10 @@ function reference(bytes: Buffer, lineBreak: "\n" | "\r"): Outcome {
  * one twice): with LF line breaks, CR CR LF outside quotes or a CR outside quotes that is not part of a CRLF (csv-parse
  * keeps it in the field); with CR line breaks, an LF outside quotes. The first one in the text counts.
  */
-function mixedLineEnding(text: string, lineBreak: "\n" | "\r"): "cr-cr-lf" | "lf-in-cr-file" | "cr-in-lf-file" | undefined {
+function mixedLineEnding(
+  text: string,
+  lineBreak: "\n" | "\r",
+): "cr-cr-lf" | "lf-in-cr-file" | "cr-in-lf-file" | undefined {
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     if (text[i] === '"') quoted = !quoted;
@@ -122,7 +130,8 @@ describe("csv.ts reads what csv-parse reads", () => {
 
   it("a list-like file, in 64 KB chunks: the same records and lines", () => {
     let text = "\uFEFFid,email,note\r\n";
-    for (let i = 0; i < 5_000; i++) text += `u${i},u${i}@example.com,${i % 3 ? "plain" : `"two\r\nlines, ""quoted"" ${i}"`}\r\n`;
+    for (let i = 0; i < 5_000; i++)
+      text += `u${i},u${i}@example.com,${i % 3 ? "plain" : `"two\r\nlines, ""quoted"" ${i}"`}\r\n`;
     const bytes = Buffer.from(text);
     const expected = reference(bytes, "\n");
     assert.deepStrictEqual(ours(bytes, "\n", Array(20).fill(65_536)), expected);

@@ -117,12 +117,28 @@ describe("scripts/enrol.ts", function () {
         errorMessage: "CreateSchedule campaign-onboarding/u-42-1: ThrottlingException: Rate exceeded",
       },
     };
-    const args = (f: string) => ["--journey", "onboarding", "--event", f, "--outputs", outputs, "--now", NOW, "--dry-run", "--json"];
+    const args = (f: string) => [
+      "--journey",
+      "onboarding",
+      "--event",
+      f,
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+      "--dry-run",
+      "--json",
+    ];
     const replayed = await run(args(file("record.json", record)));
     assert.strictEqual(replayed.code, 0, replayed.stderr);
-    assert.deepStrictEqual(JSON.parse(replayed.stdout), JSON.parse((await run(args(file("plain.json", signup)))).stdout));
+    assert.deepStrictEqual(
+      JSON.parse(replayed.stdout),
+      JSON.parse((await run(args(file("plain.json", signup)))).stdout),
+    );
     await assert.rejects(
-      run(args(file("other-journey.json", { ...record, requestPayload: { ...record.requestPayload, journey: "clock" } }))),
+      run(
+        args(file("other-journey.json", { ...record, requestPayload: { ...record.requestPayload, journey: "clock" } })),
+      ),
       /the event is for journey "clock", not "onboarding"/,
     );
   });
@@ -146,7 +162,10 @@ describe("scripts/enrol.ts", function () {
     ];
     const first = await run(args);
     assert.strictEqual(first.code, 0, first.stderr);
-    assert.match(first.stdout, /^Journey onboarding: 1 subscriber → 1 enrolled \(3 schedules created\), 0 exited, 0 rejected\n/);
+    assert.match(
+      first.stdout,
+      /^Journey onboarding: 1 subscriber → 1 enrolled \(3 schedules created\), 0 exited, 0 rejected\n/,
+    );
     const second = await run([...args, "--json"]);
     assert.deepStrictEqual(
       JSON.parse(second.stdout)[0].steps.map((s: any) => s.status),
@@ -205,7 +224,10 @@ describe("scripts/enrol.ts", function () {
       NOW,
       "--dry-run",
     ]);
-    assert.match(text.stdout, /^Journey onboarding: 8 subscribers → 4 enrolled \(12 schedules to create\), 0 exited, 4 rejected\n/);
+    assert.match(
+      text.stdout,
+      /^Journey onboarding: 8 subscribers → 4 enrolled \(12 schedules to create\), 0 exited, 4 rejected\n/,
+    );
     for (const line of [
       /campaign.csv:5: rejected duplicate-id: duplicate id \(first on line 2\)/,
       /campaign.csv:6: rejected missing-id/,
@@ -219,19 +241,35 @@ describe("scripts/enrol.ts", function () {
   });
 
   it("a backlog run again never creates a step twice: --now is required, and a step due before the real time is not created", async () => {
-    const backlog = ["--journey", "onboarding", "--recipients", path.join(ROOT, "tests/fixtures/campaign.csv"), "--outputs", outputs];
+    const backlog = [
+      "--journey",
+      "onboarding",
+      "--recipients",
+      path.join(ROOT, "tests/fixtures/campaign.csv"),
+      "--outputs",
+      outputs,
+    ];
     // Without --now, a second run would trigger everyone later: a new welcome for each, the first one sent already.
-    await assert.rejects(run(backlog), (e: Error) => e instanceof UsageError && /^--recipients needs --now/.test(e.message));
+    await assert.rejects(
+      run(backlog),
+      (e: Error) => e instanceof UsageError && /^--recipients needs --now/.test(e.message),
+    );
     const runAt = async (clock: () => number) => {
       const r = await runMain((argv, io) => enrol(argv, io, clock), [...backlog, "--now", NOW, "--json"]);
-      return { code: r.code, stderr: r.stderr, results: JSON.parse(r.stdout) as { steps?: { schedule: string; status: string }[] }[] };
+      return {
+        code: r.code,
+        stderr: r.stderr,
+        results: JSON.parse(r.stdout) as { steps?: { schedule: string; status: string }[] }[],
+      };
     };
     const created = () =>
       scheduler
         .commandCalls(CreateScheduleCommand)
         .map((c) => c.args[0].input.Name!.replace(/^h\.[0-9a-f]{32}/, "h.<hash>"))
         .sort();
-    scheduler.on(CreateScheduleCommand).resolves({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/x/y" });
+    scheduler
+      .on(CreateScheduleCommand)
+      .resolves({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/x/y" });
     await runAt(() => Date.parse(NOW));
     assert.strictEqual(created().length, 12);
     // Ten minutes later (the welcomes, due at 18:07, sent and their schedules deleted), the same command again.
@@ -243,8 +281,15 @@ describe("scripts/enrol.ts", function () {
       [],
     );
     assert.strictEqual(created().length, 8);
-    const statuses = again.results.flatMap((r) => (r.steps ?? []).map((s) => `${s.schedule.replace(/^h\.[0-9a-f]{32}/, "h")} ${s.status}`));
-    assert.deepStrictEqual(statuses.filter((s) => s.includes("-1 ")).sort(), ["a1-1 passed", "a2-1 passed", "a5-1 passed", "h-1 passed"]);
+    const statuses = again.results.flatMap((r) =>
+      (r.steps ?? []).map((s) => `${s.schedule.replace(/^h\.[0-9a-f]{32}/, "h")} ${s.status}`),
+    );
+    assert.deepStrictEqual(statuses.filter((s) => s.includes("-1 ")).sort(), [
+      "a1-1 passed",
+      "a2-1 passed",
+      "a5-1 passed",
+      "h-1 passed",
+    ]);
     // A slow Scheduler: each call takes 40 s of the clock, so later welcomes come due while the backlog is created.
     scheduler.reset();
     let t = Date.parse(NOW);
@@ -271,22 +316,41 @@ describe("scripts/enrol.ts", function () {
 
   it("--recipients rejects a second row with the same address (any case), as the launcher does", async () => {
     const csv = file("dup-email.csv", "id,email,timezone\nx1,Ann@Example.com,UTC\nx2,ann@example.com ,UTC\n");
-    const r = await run(["--journey", "onboarding", "--recipients", csv, "--outputs", outputs, "--now", NOW, "--dry-run"]);
+    const r = await run([
+      "--journey",
+      "onboarding",
+      "--recipients",
+      csv,
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+      "--dry-run",
+    ]);
     assert.strictEqual(r.code, 0);
     assert.match(r.stdout, /^Journey onboarding: 2 subscribers → 1 enrolled .* 1 rejected\n/);
-    assert.match(r.stdout, /dup-email.csv:3: rejected duplicate-email: address already on line 2; a person is enrolled once/);
+    assert.match(
+      r.stdout,
+      /dup-email.csv:3: rejected duplicate-email: address already on line 2; a person is enrolled once/,
+    );
   });
 
   it("rejects an event whose id or time could be read wrong: an id past 2^53, a time without an offset or not a date", async () => {
     // JSON numbers past 2^53 lose digits (9007199254740993 parses as …992): two subscribers would share schedules.
     const cases: [object, RegExp][] = [
-      [event("UserSignedUp", { ...ANN, id: 9007199254740993 }), /detail.recipient.id 9007199254740992 is a number past 2\^53/],
+      [
+        event("UserSignedUp", { ...ANN, id: 9007199254740993 }),
+        /detail.recipient.id 9007199254740992 is a number past 2\^53/,
+      ],
       [
         event("UserSignedUp", ANN, "2026-03-10T18:05:00"),
         /the event's time "2026-03-10T18:05:00" is not an ISO 8601 instant with Z or an offset/,
       ],
       [event("UserSignedUp", ANN, "March 10, 2026"), /the event's time "March 10, 2026" is not an ISO 8601 instant/],
-      [event("UserSignedUp", ANN, "2026-02-30T00:00:00Z"), /the event's time "2026-02-30T00:00:00Z" is not an ISO 8601 instant/],
+      [
+        event("UserSignedUp", ANN, "2026-02-30T00:00:00Z"),
+        /the event's time "2026-02-30T00:00:00Z" is not an ISO 8601 instant/,
+      ],
       [event("UserSignedUp", ANN, "9999-12-31T00:00:00Z"), /step 2 falls after 9999-12-31/],
     ];
     const dryRun = (e: object) =>
@@ -308,12 +372,18 @@ describe("scripts/enrol.ts", function () {
     const cases: [string[], RegExp][] = [
       [["--event", signup, "--outputs", outputs], /^--journey NAME is required/],
       [["--journey", "onboarding", "--outputs", outputs], /^give one of --event FILE and --recipients CSV$/],
-      [["--journey", "nope", "--event", signup, "--outputs", outputs], /^--journey nope: no such journey \(known: onboarding\)$/],
+      [
+        ["--journey", "nope", "--event", signup, "--outputs", outputs],
+        /^--journey nope: no such journey \(known: onboarding\)$/,
+      ],
       [
         ["--journey", "onboarding", "--event", file("other.json", event("Other", ANN)), "--outputs", outputs],
         /detail-type "Other" is neither of journey "onboarding"'s events \(com.example.app UserSignedUp or com.example.app UserUpgraded\)$/,
       ],
-      [["--journey", "onboarding", "--event", signup, "--outputs", file("empty.json", {})], /^no journeys: give --journeys FILE/],
+      [
+        ["--journey", "onboarding", "--event", signup, "--outputs", file("empty.json", {})],
+        /^no journeys: give --journeys FILE/,
+      ],
       [
         [
           "--journey",
@@ -339,7 +409,10 @@ describe("scripts/enrol.ts", function () {
           "--outputs",
           outputs,
           "--journeys",
-          file("bad.yaml", "- name: onboarding\n  trigger: {source: a, detailType: b}\n  steps: [{after: +1w, template: w}]\n"),
+          file(
+            "bad.yaml",
+            "- name: onboarding\n  trigger: {source: a, detailType: b}\n  steps: [{after: +1w, template: w}]\n",
+          ),
         ],
         /bad.yaml: journey "onboarding": steps\[0\].after "\+1w" is not valid/,
       ],
@@ -362,7 +435,10 @@ describe("scripts/enrol.ts", function () {
       ],
     ];
     for (const [args, message] of cases)
-      await assert.rejects(run(args), (e: Error) => e instanceof UsageError && message.test(e.message) && !e.message.includes("\n"));
+      await assert.rejects(
+        run(args),
+        (e: Error) => e instanceof UsageError && message.test(e.message) && !e.message.includes("\n"),
+      );
   });
 
   it("every call is bounded in time: a Scheduler that never answers is one line naming the call", async () => {
@@ -403,7 +479,20 @@ describe("scripts/enrol.ts", function () {
     const at = new Date(Date.parse(signedUp) + 2_000).toISOString();
     const signup = file("wire-signup.json", event("UserSignedUp", ANN, signedUp));
     const dry = JSON.parse(
-      (await run(["--journey", "onboarding", "--event", signup, "--outputs", outputs, "--now", at, "--dry-run", "--json"])).stdout,
+      (
+        await run([
+          "--journey",
+          "onboarding",
+          "--event",
+          signup,
+          "--outputs",
+          outputs,
+          "--now",
+          at,
+          "--dry-run",
+          "--json",
+        ])
+      ).stdout,
     );
     const requests: { method: string; url: string; body: any }[] = [];
     const server = http.createServer((req, res) => {
@@ -417,7 +506,9 @@ describe("scripts/enrol.ts", function () {
           res.setHeader("x-amzn-errortype", "ConflictException");
           return res.end(JSON.stringify({ Message: "Schedule u-42-2 already exists." }));
         }
-        res.end(JSON.stringify({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-onboarding/x" }));
+        res.end(
+          JSON.stringify({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-onboarding/x" }),
+        );
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));

@@ -26,11 +26,19 @@ const LIST = path.join(ROOT, "tests/fixtures/campaign.csv");
 const NOW = "2026-03-10T18:05:02Z";
 const TIMING = ["--date", "2026-03-20", "--hour", "9", "--now", NOW, "--templates", "none"];
 /** A script in its own process, without blocking this one (the test's local endpoint must answer, or hang, meanwhile). */
-function runScriptAsync(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", path.join(ROOT, script), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-  });
+function runScriptAsync(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    [require.resolve("ts-node/dist/bin"), "--transpile-only", path.join(ROOT, script), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    },
+  );
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
@@ -137,7 +145,10 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
     assert.strictEqual(launched.code, 1, launched.stdout);
     const sized = await runMain(sizeWindow, ["--recipients", bad, ...TIMING]);
     assert.strictEqual(sized.code, 1, sized.stdout);
-    assert.match(sized.stderr, /nothing to send: every row of .*all-bad\.csv was rejected \(invalid-email 1, missing-id 1\)/);
+    assert.match(
+      sized.stderr,
+      /nothing to send: every row of .*all-bad\.csv was rejected \(invalid-email 1, missing-id 1\)/,
+    );
     const enrolled = await runMain(enrol, [
       "--journey",
       "onboarding",
@@ -156,7 +167,13 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
     fs.mkdirSync(exportDir);
     fs.writeFileSync(
       path.join(exportDir, "part-1.json"),
-      JSON.stringify({ Id: "e1", ChannelType: "SMS", Address: "+15555550100", EndpointStatus: "ACTIVE", OptOut: "NONE" }) + "\n",
+      JSON.stringify({
+        Id: "e1",
+        ChannelType: "SMS",
+        Address: "+15555550100",
+        EndpointStatus: "ACTIVE",
+        OptOut: "NONE",
+      }) + "\n",
     );
     const imported = await runMain(importPinpoint, ["--endpoints", exportDir, "--out", path.join(tmp, "imported")]);
     assert.strictEqual(imported.code, 1, imported.stderr);
@@ -208,7 +225,16 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
       assert.strictEqual(done.code, 1, done.stderr);
       assert.match(done.stderr, /no answer within 0\.\d+ s|time limit of 0\.5 s \(--timeout-seconds\)/);
       assert.ok(Date.now() - started < 8_000, `${Date.now() - started} ms`);
-      const bad = await runMain(enrol, ["--journey", "onboarding", "--event", LIST, "--outputs", outputs, "--timeout-seconds", "0"]);
+      const bad = await runMain(enrol, [
+        "--journey",
+        "onboarding",
+        "--event",
+        LIST,
+        "--outputs",
+        outputs,
+        "--timeout-seconds",
+        "0",
+      ]);
       assert.strictEqual(bad.code, 2);
       assert.match(bad.stderr, /--timeout-seconds 0: must be a number of seconds from 0.1 to 86400/);
     } finally {

@@ -21,11 +21,18 @@ async function importFiles(files: Record<string, Endpoint[] | Buffer>) {
   const dir = path.join(tmp, `export-${++runs}`);
   fs.mkdirSync(dir);
   for (const [name, content] of Object.entries(files))
-    fs.writeFileSync(path.join(dir, name), Buffer.isBuffer(content) ? content : content.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    fs.writeFileSync(
+      path.join(dir, name),
+      Buffer.isBuffer(content) ? content : content.map((e) => JSON.stringify(e)).join("\n") + "\n",
+    );
   const out = path.join(tmp, `out-${runs}`);
   let stdout = "";
-  const code = await main(["--endpoints", dir, "--out", out, "--json"], { out: (t) => (stdout += t), err: () => undefined });
-  const csv = (f: string) => parse(fs.readFileSync(path.join(out, f), "utf8"), { columns: true }) as Record<string, string>[];
+  const code = await main(["--endpoints", dir, "--out", out, "--json"], {
+    out: (t) => (stdout += t),
+    err: () => undefined,
+  });
+  const csv = (f: string) =>
+    parse(fs.readFileSync(path.join(out, f), "utf8"), { columns: true }) as Record<string, string>[];
   return { code, json: JSON.parse(stdout), recipients: csv("recipients.csv"), skipped: csv("skipped.csv") };
 }
 
@@ -84,16 +91,27 @@ describe("import-pinpoint: an endpoint Id read more than once (two export jobs u
       ["job-2", "job-1"],
     ]) {
       const r = await importFiles({
-        [`${first}.jsonl`]: [email({ Id: "e1", Address: "a@example.com", User: { UserId: "u1" }, EffectiveDate: older })],
+        [`${first}.jsonl`]: [
+          email({ Id: "e1", Address: "a@example.com", User: { UserId: "u1" }, EffectiveDate: older }),
+        ],
         [`${second}.jsonl`]: [
-          email({ Id: "e1", Address: "a.new@example.com", User: { UserId: "u1" }, EffectiveDate: newer, OptOut: "ALL" }),
+          email({
+            Id: "e1",
+            Address: "a.new@example.com",
+            User: { UserId: "u1" },
+            EffectiveDate: newer,
+            OptOut: "ALL",
+          }),
         ],
       });
       assert.deepStrictEqual(r.recipients, [], `${first} read first`);
       const byFile = Object.fromEntries(r.skipped.map((s) => [path.basename(s.file), s.reason]));
       assert.deepStrictEqual(byFile, { [`${first}.jsonl`]: "superseded", [`${second}.jsonl`]: "opted-out" });
       const superseded = r.skipped.find((s) => s.reason === "superseded")!;
-      assert.match(superseded.detail, new RegExp(`^endpoint e1: \\S*${second}\\.jsonl:1 has a later EffectiveDate \\(${newer}\\)$`));
+      assert.match(
+        superseded.detail,
+        new RegExp(`^endpoint e1: \\S*${second}\\.jsonl:1 has a later EffectiveDate \\(${newer}\\)$`),
+      );
       assert.strictEqual(r.json.endpoints.repeatedIds, 1);
       assert.deepStrictEqual(r.json.endpoints.skipped.byReason, { superseded: 1, "opted-out": 1 });
     }
@@ -102,8 +120,14 @@ describe("import-pinpoint: an endpoint Id read more than once (two export jobs u
       out: (t) => (text += t),
       err: () => undefined,
     });
-    assert.match(text, /2 read from 2 files → 0 recipients, 2 skipped \((superseded 1, opted-out 1|opted-out 1, superseded 1)\)/);
-    assert.match(text, /\n {2}endpoint Ids read more than once: 1 \(each counts its latest line; the others are skipped as superseded\)\n/);
+    assert.match(
+      text,
+      /2 read from 2 files → 0 recipients, 2 skipped \((superseded 1, opted-out 1|opted-out 1, superseded 1)\)/,
+    );
+    assert.match(
+      text,
+      /\n {2}endpoint Ids read more than once: 1 \(each counts its latest line; the others are skipped as superseded\)\n/,
+    );
   });
 
   it("a later opt-in of the same endpoint counts over its older opt-out (Pinpoint's current state)", async () => {
@@ -234,8 +258,20 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
   // A few addresses, each with case and space variants; a few endpoint Ids and users; dates including ties, an
   // instant written two ways, none and an unreadable one.
   const ADDRESSES = ["d@example.com", "e@example.com", "f@example.com"];
-  const variants = (a: string) => [a, ` ${a.toUpperCase()}`, `${a[0].toUpperCase()}${a.slice(1)} `, a.replace("example", "EXAMPLE")];
-  const DATES = [undefined, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.000Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00.000Z", "soon"];
+  const variants = (a: string) => [
+    a,
+    ` ${a.toUpperCase()}`,
+    `${a[0].toUpperCase()}${a.slice(1)} `,
+    a.replace("example", "EXAMPLE"),
+  ];
+  const DATES = [
+    undefined,
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00.000Z",
+    "2026-02-01T00:00:00Z",
+    "2026-03-01T00:00:00.000Z",
+    "soon",
+  ];
   const endpointArb = fc.record({
     id: fc.constantFrom("ep-1", "ep-2", "ep-3", "ep-4", "ep-5", undefined),
     user: fc.constantFrom("u1", "u2", "u3", undefined),
@@ -245,7 +281,15 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
     channel: fc.constantFrom("EMAIL", "EMAIL", "EMAIL", "EMAIL", "SMS"),
     date: fc.constantFrom(...DATES),
   });
-  type Gen = { id?: string; user?: string; address: string; optOut?: string; status: string; channel: string; date?: string };
+  type Gen = {
+    id?: string;
+    user?: string;
+    address: string;
+    optOut?: string;
+    status: string;
+    channel: string;
+    date?: string;
+  };
   const toEndpoint = (g: Gen): Endpoint => ({
     ChannelType: g.channel,
     EndpointStatus: g.status,
@@ -265,7 +309,8 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
   function model(lines: Gen[]): [string, string][] {
     const ms = (d?: string) => (d !== undefined && /^\d{4}-\d\d-\d\dT/.test(d) ? Date.parse(d) : undefined);
     const latest = new Map<string, number>();
-    for (const g of lines) if (g.id && ms(g.date) !== undefined) latest.set(g.id, Math.max(latest.get(g.id) ?? -Infinity, ms(g.date)!));
+    for (const g of lines)
+      if (g.id && ms(g.date) !== undefined) latest.set(g.id, Math.max(latest.get(g.id) ?? -Infinity, ms(g.date)!));
     const current = (g: Gen) => !g.id || ms(g.date) === undefined || ms(g.date) === latest.get(g.id);
     const optsOut = (g: Gen) => g.optOut !== undefined && g.optOut !== "NONE";
     const fold = (a: string) => a.trim().toLowerCase();
@@ -293,31 +338,34 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
   it("random endpoints over a few addresses, opt-outs anywhere, repeated Ids, shuffled files: recipients.csv is the model's", async () => {
     const runsWanted = Number(process.env.SENDTIME_PROPERTY_RUNS ?? 60);
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(endpointArb, { maxLength: 8 }), { minLength: 1, maxLength: 3 }), async (files) => {
-        // File names in a shuffled order, so that read order (by name) is not the order generated.
-        const names = files.map((_, i) => `part-${(i * 7 + 3) % 10}.jsonl`);
-        const r = await importFiles(Object.fromEntries(files.map((f, i) => [names[i], f.map(toEndpoint)])));
-        const readOrder = files.map((f, i) => ({ name: names[i], f })).sort((a, b) => (a.name < b.name ? -1 : 1));
-        const all = readOrder.flatMap((x) => x.f);
-        const got = r.recipients.map((x) => [x.id, x.email] as [string, string]);
-        // The safety property on its own: no recipient's address is opted out by a line nothing later supersedes.
-        const fold = (a: string) => a.trim().toLowerCase();
-        for (const [, address] of got)
-          for (const g of all)
-            if (g.optOut !== undefined && g.optOut !== "NONE" && fold(g.address) === fold(address)) {
-              const later = all.some(
-                (h) =>
-                  g.id &&
-                  h.id === g.id &&
-                  /^2026/.test(h.date ?? "") &&
-                  /^2026/.test(g.date ?? "") &&
-                  Date.parse(h.date!) > Date.parse(g.date!),
-              );
-              assert.ok(later, `${address} reached recipients.csv though ${JSON.stringify(g)} opts it out`);
-            }
-        assert.deepStrictEqual(got, model(all));
-        assert.strictEqual(r.recipients.length + r.skipped.length, all.length, "every endpoint is a row or listed");
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(endpointArb, { maxLength: 8 }), { minLength: 1, maxLength: 3 }),
+        async (files) => {
+          // File names in a shuffled order, so that read order (by name) is not the order generated.
+          const names = files.map((_, i) => `part-${(i * 7 + 3) % 10}.jsonl`);
+          const r = await importFiles(Object.fromEntries(files.map((f, i) => [names[i], f.map(toEndpoint)])));
+          const readOrder = files.map((f, i) => ({ name: names[i], f })).sort((a, b) => (a.name < b.name ? -1 : 1));
+          const all = readOrder.flatMap((x) => x.f);
+          const got = r.recipients.map((x) => [x.id, x.email] as [string, string]);
+          // The safety property on its own: no recipient's address is opted out by a line nothing later supersedes.
+          const fold = (a: string) => a.trim().toLowerCase();
+          for (const [, address] of got)
+            for (const g of all)
+              if (g.optOut !== undefined && g.optOut !== "NONE" && fold(g.address) === fold(address)) {
+                const later = all.some(
+                  (h) =>
+                    g.id &&
+                    h.id === g.id &&
+                    /^2026/.test(h.date ?? "") &&
+                    /^2026/.test(g.date ?? "") &&
+                    Date.parse(h.date!) > Date.parse(g.date!),
+                );
+                assert.ok(later, `${address} reached recipients.csv though ${JSON.stringify(g)} opts it out`);
+              }
+          assert.deepStrictEqual(got, model(all));
+          assert.strictEqual(r.recipients.length + r.skipped.length, all.length, "every endpoint is a row or listed");
+        },
+      ),
       { numRuns: runsWanted },
     );
   });

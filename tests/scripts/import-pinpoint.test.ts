@@ -11,7 +11,12 @@ import { IANAZone } from "luxon";
 import { parseArgs } from "util";
 import { main } from "../../scripts/import-pinpoint";
 import { main as launch } from "../../scripts/launch-campaign";
-import { audienceFromFlags, baseRuleFromFlags, quietTimeFromFlags, TIMING_FLAGS } from "../../scripts/lib/cli/timing-flags";
+import {
+  audienceFromFlags,
+  baseRuleFromFlags,
+  quietTimeFromFlags,
+  TIMING_FLAGS,
+} from "../../scripts/lib/cli/timing-flags";
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/pinpoint/endpoints";
 import { withEnv } from "../helpers/aws-endpoint";
 import { ROOT, runMain } from "../helpers/cli";
@@ -27,8 +32,10 @@ async function run(args: string[]) {
   let stdout = "",
     stderr = "";
   const code = await main([...args, "--out", out], { out: (t) => (stdout += t), err: (t) => (stderr += t) });
-  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
-  const csv = (f: string) => (read(f) === undefined ? undefined : (parse(read(f)!, { columns: true }) as Record<string, string>[]));
+  const read = (f: string) =>
+    fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined;
+  const csv = (f: string) =>
+    read(f) === undefined ? undefined : (parse(read(f)!, { columns: true }) as Record<string, string>[]);
   return {
     code,
     stdout,
@@ -109,7 +116,15 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
       { source: "user", name: " city " },
       { source: "endpoint", name: "TIMEZONE" },
     ]);
-    assert.deepStrictEqual(names, ["attr_Step", "user_send_at", "attr_plan_2", "user_Plan", "attr_plan", "city", "attr_TIMEZONE"]);
+    assert.deepStrictEqual(names, [
+      "attr_Step",
+      "user_send_at",
+      "attr_plan_2",
+      "user_Plan",
+      "attr_plan",
+      "city",
+      "attr_TIMEZONE",
+    ]);
   });
 
   it("reads gzip files by their first bytes, whatever their name, and gives the same rows", async () => {
@@ -152,13 +167,25 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
       endpointOutcome({ ChannelType: "EMAIL", Address: "a@example.com", User: { UserId: " " } }),
       endpointOutcome({ ...email, User: { UserId: JSON.parse('"u\\ud800"') } }),
     ].map((o) => ("skip" in o ? o.skip : "kept"));
-    assert.deepStrictEqual(reasons, ["not-email", "inactive", "opted-out", "invalid-address", "missing-id", "invalid-text"]);
+    assert.deepStrictEqual(reasons, [
+      "not-email",
+      "inactive",
+      "opted-out",
+      "invalid-address",
+      "missing-id",
+      "invalid-text",
+    ]);
     assert.deepStrictEqual(endpointOutcome({ ...email, User: { UserId: 2 ** 53 } }), {
       skip: "imprecise-number",
       detail: "User.UserId is a number past 2^53: its digits are lost when read (export it as a string)",
     });
     // Those need the whole export: above and in import-pinpoint-consent.test.ts.
-    assert.deepStrictEqual(SKIP_REASONS.slice(-4), ["superseded", "opted-out-elsewhere", "duplicate-user", "duplicate-id"]);
+    assert.deepStrictEqual(SKIP_REASONS.slice(-4), [
+      "superseded",
+      "opted-out-elsewhere",
+      "duplicate-user",
+      "duplicate-id",
+    ]);
   });
 
   it("a lone surrogate (valid JSON, not valid Unicode) in an id or a value is skipped as invalid-text, never written as U+FFFD", () => {
@@ -167,13 +194,17 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
     const cases = [
       [{ ...email, User: { UserId: lone("u\\ud800") } }, "User.UserId is not valid Unicode (a lone surrogate)"],
       [{ ...email, Id: lone("e\\udc00") }, "Id is not valid Unicode (a lone surrogate)"],
-      [{ ...email, Attributes: { plan: [lone("pro\\ud83d")] } }, "Attributes.plan is not valid Unicode (a lone surrogate)"],
+      [
+        { ...email, Attributes: { plan: [lone("pro\\ud83d")] } },
+        "Attributes.plan is not valid Unicode (a lone surrogate)",
+      ],
       [
         { ...email, User: { UserId: "u1", UserAttributes: { [lone("n\\ud800")]: ["x"] } } },
         "User.UserAttributes name is not valid Unicode (a lone surrogate)",
       ],
     ] as const;
-    for (const [endpoint, detail] of cases) assert.deepStrictEqual(endpointOutcome(endpoint), { skip: "invalid-text", detail });
+    for (const [endpoint, detail] of cases)
+      assert.deepStrictEqual(endpointOutcome(endpoint), { skip: "invalid-text", detail });
     // A surrogate pair (an emoji) is valid and kept.
     const kept = endpointOutcome({ ...email, User: { UserId: lone("u\\ud83d\\ude00") } });
     assert.ok("recipient" in kept && kept.recipient.id === "u\u{1F600}");
@@ -181,7 +212,8 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
 
   it("skips a second endpoint whose Id equals an id already written (duplicate-id)", async () => {
     const file = path.join(tmp, "dup-id.jsonl");
-    const line = (o: object) => JSON.stringify({ ChannelType: "EMAIL", EndpointStatus: "ACTIVE", OptOut: "NONE", ...o });
+    const line = (o: object) =>
+      JSON.stringify({ ChannelType: "EMAIL", EndpointStatus: "ACTIVE", OptOut: "NONE", ...o });
     // The user id x1 of one endpoint, then an endpoint without a user whose Id is x1 (the same Id twice is one endpoint
     // read twice: superseded, see import-pinpoint-consent.test.ts).
     const first = line({ Id: "x0", Address: "a@example.com", User: { UserId: "x1" } });
@@ -208,11 +240,25 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       ...["--campaign", "spring-sale-2026", "--recipients", "r.csv", "--template", "spring-sale"],
       ...["--date", "2026-12-01", "--hour", "9", "--minute", "0", "--default-timezone", "Etc/GMT+5"],
       ...["--quiet-hours", "21:00-08:00", "--quiet", "skip"],
-      ...["--variant", "Control:40:spring-sale", "--variant", "Subject-B:30:spring-sale-b", "--variant", "C:20:spring-sale-2026-C"],
+      ...[
+        "--variant",
+        "Control:40:spring-sale",
+        "--variant",
+        "Subject-B:30:spring-sale-b",
+        "--variant",
+        "C:20:spring-sale-2026-C",
+      ],
       ...["--holdout", "10", "--tps", "200"],
     ]);
     const settings = c.notes.map((n: { setting: string }) => n.setting);
-    for (const s of ["SegmentId", "Limits.Daily", "Limits.Total", "Limits.MaximumDuration", "Schedule.QuietTime", "Schedule.IsLocalTime"])
+    for (const s of [
+      "SegmentId",
+      "Limits.Daily",
+      "Limits.Total",
+      "Limits.MaximumDuration",
+      "Schedule.QuietTime",
+      "Schedule.IsLocalTime",
+    ])
       assert.ok(settings.includes(s), `a note for ${s}`);
     assert.ok(settings.includes("AdditionalTreatments[1].MessageConfiguration.EmailMessage"));
     assert.ok(settings.includes("MessageConfiguration.EmailMessage.FromAddress") === false); // FromAddress of a treatment
@@ -228,7 +274,12 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     // Two treatments with content of their own, named after a 50-character campaign id and the treatment name.
     c.Name = "Holiday promotion for returning customers in Europe";
     c.AdditionalTreatments[1].TreatmentName = "Subject Alpha";
-    c.AdditionalTreatments.push({ ...c.AdditionalTreatments[1], Id: "3", TreatmentName: "Subject Beta", SizePercent: 10 });
+    c.AdditionalTreatments.push({
+      ...c.AdditionalTreatments[1],
+      Id: "3",
+      TreatmentName: "Subject Beta",
+      SizePercent: 10,
+    });
     c.AdditionalTreatments[0].SizePercent = 20;
     const file = path.join(tmp, "long-names.json");
     fs.writeFileSync(file, JSON.stringify(ab));
@@ -270,8 +321,17 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       ),
     };
     const { values } = parseArgs({ args: commandOf(r.stdout).command, options, strict: true });
-    assert.deepStrictEqual(baseRuleFromFlags(values), { kind: "date", date: { year: 2026, month: 12, day: 1 }, hour: 9, minute: 0 });
-    assert.deepStrictEqual(quietTimeFromFlags(values), { hours: { start: 21 * 60, end: 8 * 60 }, days: [], policy: "skip" });
+    assert.deepStrictEqual(baseRuleFromFlags(values), {
+      kind: "date",
+      date: { year: 2026, month: 12, day: 1 },
+      hour: 9,
+      minute: 0,
+    });
+    assert.deepStrictEqual(quietTimeFromFlags(values), {
+      hours: { start: 21 * 60, end: 8 * 60 },
+      days: [],
+      policy: "skip",
+    });
     assert.deepStrictEqual(audienceFromFlags(values), {
       variants: [
         { name: "Control", basisPoints: 4000, template: "spring-sale" },
@@ -299,7 +359,8 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     const heldOut = parse(fs.readFileSync(path.join(out, "holdout.csv"), "utf8"), { columns: true }) as unknown[];
     // The contract's assignment, computed here: sha256(campaign:id), first 8 bytes big-endian, mod 10000, against
     // consecutive basis-point ranges in the order given (40/30/20), the holdout last.
-    const bucketOf = (id: string) => Number(createHash("sha256").update(`spring-sale-2026:${id}`).digest().readBigUInt64BE(0) % 10000n);
+    const bucketOf = (id: string) =>
+      Number(createHash("sha256").update(`spring-sale-2026:${id}`).digest().readBigUInt64BE(0) % 10000n);
     const expected = (id: string) => {
       const b = bucketOf(id);
       return b < 4000 ? "Control" : b < 7000 ? "Subject-B" : b < 9000 ? "C" : "holdout";
@@ -311,7 +372,11 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     );
     assert.strictEqual(heldOut.length, ids.filter((id) => expected(id) === "holdout").length);
     // By hand: 09:00 on 2026-12-01 in New York (EST, UTC-5) is 14:00Z; in Kolkata (UTC+5:30) 03:30Z; Paris 08:00Z.
-    const utc: Record<string, string> = { u1: "2026-12-01T14:00:00.000Z", u2: "2026-12-01T08:00:00.000Z", u3: "2026-12-01T03:30:00.000Z" };
+    const utc: Record<string, string> = {
+      u1: "2026-12-01T14:00:00.000Z",
+      u2: "2026-12-01T08:00:00.000Z",
+      u3: "2026-12-01T03:30:00.000Z",
+    };
     for (const r of plan) if (utc[r.recipient_id]) assert.strictEqual(r.utc, utc[r.recipient_id], r.recipient_id);
   });
 
@@ -344,14 +409,29 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     // By hand: 08:30Z at UTC+05:30 is 14:00 on Thursday 2026-12-03; EndTime 2027-03-01 08:30Z is 14:00 local,
     // not after the 14:00 send, so the last send date is 2027-02-28.
     assert.deepStrictEqual(commandOf(r.stdout).command.slice(6), [
-      ...["--every", "weekly:THU", "--until", "2027-02-28", "--hour", "14", "--minute", "0", "--default-timezone", "Asia/Kolkata"],
+      ...[
+        "--every",
+        "weekly:THU",
+        "--until",
+        "2027-02-28",
+        "--hour",
+        "14",
+        "--minute",
+        "0",
+        "--default-timezone",
+        "Asia/Kolkata",
+      ],
     ]);
   });
 
   it("maps IsLocalTime false to --at the one instant, and says how to send at local time instead", async () => {
     const file = path.join(tmp, "instant.json");
     const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-weekly.json`, "utf8"));
-    Object.assign(c.CampaignResponse.Schedule, { Frequency: "ONCE", IsLocalTime: false, StartTime: "2026-12-03T08:30:00.000Z" });
+    Object.assign(c.CampaignResponse.Schedule, {
+      Frequency: "ONCE",
+      IsLocalTime: false,
+      StartTime: "2026-12-03T08:30:00.000Z",
+    });
     fs.writeFileSync(file, JSON.stringify(c));
     const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
     const m = commandOf(r.stdout);
@@ -394,7 +474,11 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       fs.writeFileSync(file, JSON.stringify(c));
       const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
       const m = commandOf(r.stdout);
-      return { code: r.code, command: m.command?.slice(6), notes: m.notes as { setting: string; value: string; instead: string }[] };
+      return {
+        code: r.code,
+        command: m.command?.slice(6),
+        notes: m.notes as { setting: string; value: string; instead: string }[],
+      };
     };
     // By hand: 2026-12-31T02:00Z at UTC-05 is 21:00 on 2026-12-30; EndTime 2027-01-10T03:00Z is 22:00 on 01-09,
     // after 21:00, so 2027-01-09 has a send.
@@ -426,12 +510,25 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     assert.deepStrictEqual(monthly.command.slice(0, 4), ["--every", "monthly:31", "--until", "2027-05-31"]);
     assert.ok(monthly.notes.some((n) => n.value === "day 31 of the month"));
     // An EndTime more than 5 years on gives an --until the launcher refuses: the note says so.
-    const long = await mapped({ Frequency: "DAILY", StartTime: "2027-01-31T09:15:00Z", EndTime: "2035-01-01T00:00:00Z", Timezone: "UTC" });
+    const long = await mapped({
+      Frequency: "DAILY",
+      StartTime: "2027-01-31T09:15:00Z",
+      EndTime: "2035-01-01T00:00:00Z",
+      Timezone: "UTC",
+    });
     assert.deepStrictEqual(long.command.slice(0, 4), ["--every", "daily", "--until", "2034-12-31"]);
-    assert.match(long.notes.find((n) => n.setting === "Schedule.EndTime")!.instead, /more than 5 years after the start/);
+    assert.match(
+      long.notes.find((n) => n.setting === "Schedule.EndTime")!.instead,
+      /more than 5 years after the start/,
+    );
     // An EndTime before the first send leaves nothing to send: refused, not a command that sends nothing.
     await assert.rejects(
-      mapped({ Frequency: "DAILY", StartTime: "2027-02-01T09:15:00Z", EndTime: "2026-01-01T00:00:00Z", Timezone: "UTC" }),
+      mapped({
+        Frequency: "DAILY",
+        StartTime: "2027-02-01T09:15:00Z",
+        EndTime: "2026-01-01T00:00:00Z",
+        Timezone: "UTC",
+      }),
       /Schedule.EndTime "2026-01-01T00:00:00Z" is before the first send \(2027-02-01 09:15\)/,
     );
     const hourly = await mapped({ Frequency: "HOURLY" });
@@ -442,7 +539,10 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     assert.deepStrictEqual(immediate.command, ["--at", "<INSTANT>"]);
     const lordHowe = await mapped({ Timezone: "UTC+10:30" });
     assert.strictEqual(lordHowe.command.at(-1), "Australia/Lord_Howe");
-    assert.match(lordHowe.notes.find((n) => n.setting === "Schedule.Timezone")!.instead, /no IANA zone stays at UTC\+10:30 all year/);
+    assert.match(
+      lordHowe.notes.find((n) => n.setting === "Schedule.Timezone")!.instead,
+      /no IANA zone stays at UTC\+10:30 all year/,
+    );
   });
 
   it("rejects a campaign file it cannot read as Pinpoint's, naming the key", async () => {
@@ -453,10 +553,19 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       fs.writeFileSync(file, JSON.stringify(c));
       return file;
     };
-    await rejects(["--campaign", write("tz.json", (c) => (c.Schedule.Timezone = "EST"))], /Schedule\.Timezone "EST": expected UTC/);
+    await rejects(
+      ["--campaign", write("tz.json", (c) => (c.Schedule.Timezone = "EST"))],
+      /Schedule\.Timezone "EST": expected UTC/,
+    );
     await rejects(["--campaign", write("pct.json", (c) => (c.HoldoutPercent = 60))], /add up to 110, above 100/);
-    await rejects(["--campaign", write("qt.json", (c) => (c.Schedule.QuietTime.End = "7:59"))], /QuietTime\.End "7:59": expected HH:MM/);
-    await rejects(["--campaign", write("st.json", (c) => (c.Schedule.StartTime = "2026-12-01 14:00"))], /StartTime "2026-12-01 14:00"/);
+    await rejects(
+      ["--campaign", write("qt.json", (c) => (c.Schedule.QuietTime.End = "7:59"))],
+      /QuietTime\.End "7:59": expected HH:MM/,
+    );
+    await rejects(
+      ["--campaign", write("st.json", (c) => (c.Schedule.StartTime = "2026-12-01 14:00"))],
+      /StartTime "2026-12-01 14:00"/,
+    );
     const notJson = path.join(tmp, "x.json");
     fs.writeFileSync(notJson, "{");
     await rejects(["--campaign", notJson], /x\.json: not JSON/);
@@ -515,10 +624,14 @@ function startS3(objects: Record<string, Buffer>) {
 
 /** Runs the CLI in its own process, as a user does. */
 function runCli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/import-pinpoint.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-  });
+  const child = spawn(
+    process.execPath,
+    [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/import-pinpoint.ts", ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    },
+  );
   let stdout = "",
     stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
@@ -543,7 +656,12 @@ describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDP
       "other/x.gz": gzipSync("not this"),
       "stalled/stalls.jsonl": one.subarray(0, 100),
     });
-    env = { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: s3.endpoint };
+    env = {
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+      AWS_REGION: "us-east-1",
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+    };
   });
   after(() => s3.close());
 
@@ -553,7 +671,10 @@ describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDP
     const r = await runCli(["--endpoints", "s3://pinpoint-exports/exports/", "--out", out], env);
     assert.strictEqual(r.code, 0, r.stderr);
     assert.strictEqual(fs.readFileSync(path.join(out, "recipients.csv"), "utf8"), local.recipientsText);
-    const skipped = parse(fs.readFileSync(path.join(out, "skipped.csv"), "utf8"), { columns: true }) as Record<string, string>[];
+    const skipped = parse(fs.readFileSync(path.join(out, "skipped.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
     const key = (k: string) => `s3://pinpoint-exports/exports/job-1/${k}`;
     assert.deepStrictEqual(
       skipped.map((x) => x.file),
@@ -573,13 +694,23 @@ describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDP
       Promise.all([
         runMain(main, ["--endpoints", "s3://pinpoint-exports/nothing/", "--out", path.join(tmp, "nothing")]),
         runMain(main, ["--endpoints", "s3://hangs/x/", "--timeout-seconds", "0.3", "--out", path.join(tmp, "hangs")]),
-        runMain(main, ["--endpoints", "s3://pinpoint-exports/stalled/", "--timeout-seconds", "0.3", "--out", path.join(tmp, "stalled")]),
+        runMain(main, [
+          "--endpoints",
+          "s3://pinpoint-exports/stalled/",
+          "--timeout-seconds",
+          "0.3",
+          "--out",
+          path.join(tmp, "stalled"),
+        ]),
       ]),
     );
     assert.deepStrictEqual([empty.code, hangs.code, stalls.code], [2, 2, 2]);
     assert.strictEqual(empty.stderr, "error: s3://pinpoint-exports/nothing/: no objects under this prefix\n");
     assert.strictEqual(hangs.stderr, "error: list s3://hangs/x/: no answer within 0.3 s\n");
-    assert.strictEqual(stalls.stderr, "error: s3://pinpoint-exports/stalled/stalls.jsonl: read failed after line 0: no data for 0.3 s\n");
+    assert.strictEqual(
+      stalls.stderr,
+      "error: s3://pinpoint-exports/stalled/stalls.jsonl: read failed after line 0: no data for 0.3 s\n",
+    );
     assert.ok(Date.now() - started < 20_000);
   });
 });
@@ -633,9 +764,11 @@ describe("import-pinpoint: never overwrites its own input (hostile review)", () 
     const link = path.join(tmp, `link-${runs++}.jsonl`);
     fs.symlinkSync(path.join(out2, "skipped.csv"), link);
     fs.copyFileSync(file, path.join(out2, "skipped.csv"));
-    await refused(["--endpoints", link, "--out", out2], /skipped\.csv is an endpoint export file .*through a symbolic link/, [
-      path.join(out2, "skipped.csv"),
-    ]);
+    await refused(
+      ["--endpoints", link, "--out", out2],
+      /skipped\.csv is an endpoint export file .*through a symbolic link/,
+      [path.join(out2, "skipped.csv")],
+    );
   });
 
   it("an export beside (not under) the outputs' names in --out is read as before", async () => {

@@ -63,11 +63,27 @@ const BASE = [
 
 async function launch(file: string, more: string[] = []) {
   const out = path.join(tmp, `out-${++runs}`);
-  const r = await runMain(main, [...BASE, "--recipients", file, "--dry-run", "--bulk", "--json", ...more, "--out", out]);
+  const r = await runMain(main, [
+    ...BASE,
+    "--recipients",
+    file,
+    "--dry-run",
+    "--bulk",
+    "--json",
+    ...more,
+    "--out",
+    out,
+  ]);
   const planFile = path.join(out, "plan.jsonl");
   const text = fs.existsSync(planFile) ? fs.readFileSync(planFile, "utf8") : "";
   const lines = text.split("\n").filter(Boolean);
-  return { ...r, text, lines, plan: lines.map(parseBulkPlanRow), summary: r.code === 0 ? JSON.parse(r.stdout) : undefined };
+  return {
+    ...r,
+    text,
+    lines,
+    plan: lines.map(parseBulkPlanRow),
+    summary: r.code === 0 ? JSON.parse(r.stdout) : undefined,
+  };
 }
 
 /** 9:00 local on 2026-12-01 plus `days`, as an ISO instant: luxon's answer, not the planner's. */
@@ -106,7 +122,11 @@ function checkPlan(
     assert.strictEqual(row.template, step.template);
     for (const e of row.entries) {
       const who = recipients.get(e.recipient_id)!;
-      assert.strictEqual(row.utc, new Date(expectedUtc(who.zone, step.days)).toISOString(), `${e.recipient_id} step ${row.step}`);
+      assert.strictEqual(
+        row.utc,
+        new Date(expectedUtc(who.zone, step.days)).toISOString(),
+        `${e.recipient_id} step ${row.step}`,
+      );
       assert.strictEqual(e.email, who.email);
       assert.strictEqual(e.template_data.step, String(row.step));
       const link = unsubscribeUrl(PLACEHOLDER_SIGNING.baseUrl, PLACEHOLDER_SIGNING.key, who.email);
@@ -115,9 +135,12 @@ function checkPlan(
       const token = new URL(link).searchParams.get("t")!;
       assert.strictEqual(verifyUnsubscribeToken(PLACEHOLDER_SIGNING.key, token), who.email.toLowerCase());
       const request = bulkEmailEntry(e);
-      assert.ok(request.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData.length <= ses.maxTemplateDataChars);
+      assert.ok(
+        request.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData.length <= ses.maxTemplateDataChars,
+      );
       assert.ok(request.ReplacementHeaders.length <= ses.maxHeaders);
-      for (const h of request.ReplacementHeaders) assert.ok(h.Value.length <= ses.header.maxValueChars && /^[ -~]+$/.test(h.Value));
+      for (const h of request.ReplacementHeaders)
+        assert.ok(h.Value.length <= ses.header.maxValueChars && /^[ -~]+$/.test(h.Value));
       const key = `${e.recipient_id} ${row.step}`;
       seen.set(key, (seen.get(key) ?? 0) + 1);
     }
@@ -125,7 +148,8 @@ function checkPlan(
     groups.set(g, (groups.get(g) ?? 0) + 1);
   });
   // Every recipient-step in exactly one entry.
-  for (const id of recipients.keys()) for (const s of steps) assert.strictEqual(seen.get(`${id} ${s.number}`), 1, `${id} step ${s.number}`);
+  for (const id of recipients.keys())
+    for (const s of steps) assert.strictEqual(seen.get(`${id} ${s.number}`), 1, `${id} step ${s.number}`);
   assert.strictEqual(seen.size, recipients.size * steps.length);
   // The fewest schedules 50 allows: ⌈n ÷ 50⌉ per group of (step, instant, variant), n counted from luxon's instants.
   const expected = new Map<string, number>();
@@ -185,7 +209,9 @@ describe("launch-campaign --bulk", function () {
     assert.strictEqual(a.code, 0, a.stderr);
     assert.strictEqual(a.text, b.text);
     // The names, by hand: step, UTC minute (luxon), chunk — 40 recipients a zone, one chunk each.
-    const minutes = ZONES.slice(0, 3).map((z) => DateTime.fromISO(expectedUtc(z, 0)).toUTC().toFormat("yyyyMMdd'T'HHmm"));
+    const minutes = ZONES.slice(0, 3).map((z) =>
+      DateTime.fromISO(expectedUtc(z, 0)).toUTC().toFormat("yyyyMMdd'T'HHmm"),
+    );
     const later = ZONES.slice(0, 3).map((z) => DateTime.fromISO(expectedUtc(z, 3)).toUTC().toFormat("yyyyMMdd'T'HHmm"));
     assert.deepStrictEqual(
       a.plan.map((p) => p.schedule_name).sort(),
@@ -277,10 +303,23 @@ describe("launch-campaign --bulk", function () {
     const outputs = path.join(tmp, "outputs.json");
     fs.writeFileSync(
       outputs,
-      JSON.stringify({ bucketName: "b", stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:f", region: "us-east-1" }),
+      JSON.stringify({
+        bucketName: "b",
+        stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:f",
+        region: "us-east-1",
+      }),
     );
     const file = writeList([["a", "a@example.com", "UTC", "A"]]);
-    const r = await runMain(main, [...BASE, "--recipients", file, "--bulk", "--outputs", outputs, "--out", path.join(tmp, "nokey")]);
+    const r = await runMain(main, [
+      ...BASE,
+      "--recipients",
+      file,
+      "--bulk",
+      "--outputs",
+      outputs,
+      "--out",
+      path.join(tmp, "nokey"),
+    ]);
     assert.strictEqual(r.code, 2);
     assert.match(r.stderr, /missing stack outputs: unsubscribeUrl, unsubscribeKeyParameter/);
   });
@@ -324,7 +363,10 @@ describe("launch-campaign --bulk", function () {
   it("property: random lists plan every recipient-step once, in the fewest valid schedules", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.constantFrom(...ZONES), fc.constantFrom("", "Ann", 'Qu"ote', "back\\slash", "ünï", "😀")), { maxLength: 160 }),
+        fc.array(
+          fc.tuple(fc.constantFrom(...ZONES), fc.constantFrom("", "Ann", 'Qu"ote', "back\\slash", "ünï", "😀")),
+          { maxLength: 160 },
+        ),
         async (people) => {
           const recipients = new Map<string, { zone: string; email: string }>();
           const rows = people.map(([zone, name], i) => {
@@ -349,7 +391,12 @@ describe("launch-campaign --bulk", function () {
 describe("bulk plan lines and their requests", () => {
   const entry = (data: Record<string, string>, email = "a@example.com"): BulkEntry => {
     const link = unsubscribeUrl("https://u.example/", Buffer.from("k".repeat(32)), email);
-    return { recipient_id: "r", email, template_data: { ...data, unsubscribe_url: link }, headers: unsubscribeHeaders(link) };
+    return {
+      recipient_id: "r",
+      email,
+      template_data: { ...data, unsubscribe_url: link },
+      headers: unsubscribeHeaders(link),
+    };
   };
 
   it("bulkEntryInputBytes is the byte length of the BulkEmailEntry's JSON, whatever the data", () => {
@@ -360,7 +407,9 @@ describe("bulk plan lines and their requests", () => {
         (given, recipientId) => {
           const e = { ...entry(given), recipient_id: recipientId };
           const bytes = Buffer.byteLength(JSON.stringify(bulkEmailEntry(e)));
-          const [id, email, data, headers] = [e.recipient_id, e.email, e.template_data, e.headers].map((v) => JSON.stringify(v));
+          const [id, email, data, headers] = [e.recipient_id, e.email, e.template_data, e.headers].map((v) =>
+            JSON.stringify(v),
+          );
           const sizes = bulkEntrySizes(Buffer.byteLength(id), email.length, jsonTextBytes(data), headers.length);
           return (
             bulkEntryInputBytes(email, data, headers) === bytes &&
@@ -394,12 +443,19 @@ describe("bulk plan lines and their requests", () => {
     assert.throws(() => parseBulkPlanRow(bad({ entries: [] })), /0 entries/);
     assert.throws(() => parseBulkPlanRow(bad({ schedule_expression: "cron(0 9 * * ? *)" })), /one-time only/);
     const fat = entry({ x: "y".repeat(60_000) });
-    assert.throws(() => parseBulkPlanRow(bad({ entries: [fat, fat, fat, fat, fat] })), /bytes of the schedule's Input: at most/);
+    assert.throws(
+      () => parseBulkPlanRow(bad({ entries: [fat, fat, fat, fat, fat] })),
+      /bytes of the schedule's Input: at most/,
+    );
   });
 
   it("UnsubscribeLinks gives exactly unsubscribeUrl for any address and endpoint", () => {
     const key = Buffer.from("0123456789abcdef0123456789abcdef");
-    for (const base of ["https://abc.lambda-url.us-east-1.on.aws/", "https://u.example/path?x=1", "https://u.example/p?t=old&y=2#frag"]) {
+    for (const base of [
+      "https://abc.lambda-url.us-east-1.on.aws/",
+      "https://u.example/path?x=1",
+      "https://u.example/p?t=old&y=2#frag",
+    ]) {
       const links = new UnsubscribeLinks(base, key);
       fc.assert(
         fc.property(fc.emailAddress(), (email) => {

@@ -14,7 +14,13 @@ import {
   S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import {
+  DescribeExecutionCommand,
+  DescribeMapRunCommand,
+  ListMapRunsCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from "@aws-sdk/client-sfn";
 import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { parse as parseCsv } from "csv-parse/sync";
 import { clock } from "../../scripts/lib/aws/call";
@@ -45,7 +51,8 @@ async function launch(args: string[]) {
   let stdout = "",
     stderr = "";
   const code = await main([...args, "--out", out], { out: (t) => (stdout += t), err: (t) => (stderr += t) });
-  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
+  const read = (f: string) =>
+    fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined;
   const planText = read("plan.jsonl");
   return {
     code,
@@ -142,7 +149,10 @@ describe("launch-campaign: planning (dry run)", () => {
       ["2026-12-01T09:00:00", "Asia/Kathmandu", "2026-12-01T03:15:00.000Z"],
     );
     assert.deepStrictEqual([by["kir-1"].timezone, by["kir-1"].utc], ["Pacific/Kiritimati", "2026-11-30T19:00:00.000Z"]);
-    assert.deepStrictEqual([by["lhi-1"].timezone, by["lhi-1"].utc], ["Australia/Lord_Howe", "2026-11-30T22:00:00.000Z"]);
+    assert.deepStrictEqual(
+      [by["lhi-1"].timezone, by["lhi-1"].utc],
+      ["Australia/Lord_Howe", "2026-11-30T22:00:00.000Z"],
+    );
     assert.strictEqual(by["use-1"].timezone, "US/Eastern");
     assert.strictEqual(by["chi-1"].timezone, "America/Chicago");
     assert.deepStrictEqual([by["unk-1"].timezone, by["emp-1"].timezone], ["Europe/Paris", "Europe/Paris"]);
@@ -151,10 +161,24 @@ describe("launch-campaign: planning (dry run)", () => {
 
   it("writes a DST-gap or fall-back send in UTC, so it denotes one instant", async () => {
     const gap = await launch(
-      base(ZONES, "--date", "2026-03-29", "--hour", "2", "--minute", "30", "--now", "2026-03-01T00:00:00Z", "--dry-run"),
+      base(
+        ZONES,
+        "--date",
+        "2026-03-29",
+        "--hour",
+        "2",
+        "--minute",
+        "30",
+        "--now",
+        "2026-03-01T00:00:00Z",
+        "--dry-run",
+      ),
     );
     const paris = gap.plan.find((p) => p.recipient_id === "par-1")!;
-    assert.deepStrictEqual([paris.send_at, paris.timezone, paris.utc], ["2026-03-29T01:30:00", "UTC", "2026-03-29T01:30:00.000Z"]);
+    assert.deepStrictEqual(
+      [paris.send_at, paris.timezone, paris.utc],
+      ["2026-03-29T01:30:00", "UTC", "2026-03-29T01:30:00.000Z"],
+    );
   });
 
   it("rejects bad rows into rejects.csv with line, id and reason; the summary adds up", async () => {
@@ -185,7 +209,16 @@ describe("launch-campaign: planning (dry run)", () => {
   });
 
   it("names odd ids stably, validly and uniquely", async () => {
-    const ids = ["a 4/ü", "x".repeat(70), "h.0123456789abcdef0123456789abcdef", "ok_id.1", "ok_id.1-2", "ok_id", "😀", "a-1"];
+    const ids = [
+      "a 4/ü",
+      "x".repeat(70),
+      "h.0123456789abcdef0123456789abcdef",
+      "ok_id.1",
+      "ok_id.1-2",
+      "ok_id",
+      "😀",
+      "a-1",
+    ];
     const file = path.join(tmp, "odd.csv");
     fs.writeFileSync(file, "id,email\n" + ids.map((id, i) => `"${id}",u${i}@example.com`).join("\n") + "\n");
     const first = await dryRun(file, "--step", "+1d:second");
@@ -198,7 +231,14 @@ describe("launch-campaign: planning (dry run)", () => {
     );
     assert.strictEqual(new Set(names).size, names.length, "unique");
     for (const n of names) assert.ok(isValidSchedulerName(n), n);
-    assert.deepStrictEqual(names.slice(6, 12), ["ok_id.1-1", "ok_id.1-2", "ok_id.1-2-1", "ok_id.1-2-2", "ok_id-1", "ok_id-2"]);
+    assert.deepStrictEqual(names.slice(6, 12), [
+      "ok_id.1-1",
+      "ok_id.1-2",
+      "ok_id.1-2-1",
+      "ok_id.1-2-2",
+      "ok_id-1",
+      "ok_id-2",
+    ]);
     assert.match(names[0], /^h\.[0-9a-f]{32}-1$/);
     assert.notStrictEqual(names[4], "h.0123456789abcdef0123456789abcdef-1", "an id shaped like a hash is hashed too");
   });
@@ -221,12 +261,19 @@ describe("launch-campaign: planning (dry run)", () => {
         maxEventAgeSeconds: 7200,
         maxRetryAttempts: 5,
       }),
-      { campaign_id: "spring", plan_bucket: "b", plan_key: "plans/spring/x.jsonl", window_minutes: 1, campaign_tag: "spring" },
+      {
+        campaign_id: "spring",
+        plan_bucket: "b",
+        plan_key: "plans/spring/x.jsonl",
+        window_minutes: 1,
+        campaign_tag: "spring",
+      },
       {
         getObject: () => r.planText!,
         sdk: (_s, action, params) => {
           if (action === "createSchedule") requests.push(params);
-          if (action !== "createSchedule" && action !== "createScheduleGroup") throw new StatesError("States.Runtime", action);
+          if (action !== "createSchedule" && action !== "createScheduleGroup")
+            throw new StatesError("States.Runtime", action);
           return {};
         },
       },
@@ -242,7 +289,11 @@ describe("launch-campaign: planning (dry run)", () => {
 
   describe("missed send times (now 2026-12-01T10:00Z; New York and Chicago are still ahead)", () => {
     const at10 = (...more: string[]) =>
-      launch([...base(ZONES).map((a) => (a === "2026-11-29T12:00:00Z" ? "2026-12-01T10:00:00Z" : a)), "--dry-run", ...more]);
+      launch([
+        ...base(ZONES).map((a) => (a === "2026-11-29T12:00:00Z" ? "2026-12-01T10:00:00Z" : a)),
+        "--dry-run",
+        ...more,
+      ]);
     it("skip (default): past sends are rejected as passed, the rest planned", async () => {
       const r = await at10();
       assert.deepStrictEqual(r.plan.map((p) => p.recipient_id).sort(), ["chi-1", "nyc-1", "use-1"]);
@@ -262,8 +313,15 @@ describe("launch-campaign: planning (dry run)", () => {
       const r = await at10("--missed", "next-day");
       assert.strictEqual(r.plan.length, 10);
       const kat = r.plan.find((p) => p.recipient_id === "kat-1")!;
-      assert.deepStrictEqual([kat.send_at, kat.timezone, kat.utc], ["2026-12-02T09:00:00", "Asia/Kathmandu", "2026-12-02T03:15:00.000Z"]);
-      assert.strictEqual(r.plan.find((p) => p.recipient_id === "nyc-1")!.send_at, "2026-12-01T09:00:00", "not missed: unchanged");
+      assert.deepStrictEqual(
+        [kat.send_at, kat.timezone, kat.utc],
+        ["2026-12-02T09:00:00", "Asia/Kathmandu", "2026-12-02T03:15:00.000Z"],
+      );
+      assert.strictEqual(
+        r.plan.find((p) => p.recipient_id === "nyc-1")!.send_at,
+        "2026-12-01T09:00:00",
+        "not missed: unchanged",
+      );
       assert.strictEqual(r.summary.missed.movedToNextDay, 7);
     });
   });
@@ -322,8 +380,14 @@ describe("launch-campaign: planning (dry run)", () => {
       launch([...base(ZONES).map((a) => (a === "spring" ? "bad id!" : a)), "--dry-run"]),
       /--campaign: campaign id "bad id!" must be 1–55 characters/,
     );
-    await assert.rejects(launch([...base(ZONES), "--dry-run", "--missed", "later"]), /--missed later: one of skip, send-now, next-day/);
-    await assert.rejects(launch(base(ZONES)), /missing stack outputs: bucketName \(--bucket\), stateMachineArn \(--state-machine-arn\)/);
+    await assert.rejects(
+      launch([...base(ZONES), "--dry-run", "--missed", "later"]),
+      /--missed later: one of skip, send-now, next-day/,
+    );
+    await assert.rejects(
+      launch(base(ZONES)),
+      /missing stack outputs: bucketName \(--bucket\), stateMachineArn \(--state-machine-arn\)/,
+    );
   });
 });
 
@@ -348,7 +412,12 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
   const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
   fs.writeFileSync(
     outputsFile,
-    JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn: STATE_MACHINE, region: "us-east-1", createScheduleTps: 5000 }),
+    JSON.stringify({
+      bucketName: "recipients-ce6a540",
+      stateMachineArn: STATE_MACHINE,
+      region: "us-east-1",
+      createScheduleTps: 5000,
+    }),
   );
   beforeEach(() => {
     s3.reset();
@@ -368,7 +437,9 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     );
     await assert.rejects(
       launch([...base(ZONES), "--outputs", withJourney]),
-      (e: unknown) => e instanceof UsageError && /^--campaign spring: this stack has a journey of that name/.test((e as Error).message),
+      (e: unknown) =>
+        e instanceof UsageError &&
+        /^--campaign spring: this stack has a journey of that name/.test((e as Error).message),
     );
     assert.strictEqual(s3.commandCalls(PutObjectCommand).length + sfn.commandCalls(StartExecutionCommand).length, 0);
   });
@@ -399,7 +470,10 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       campaign_tag: "spring",
     });
     assert.strictEqual(r.summary.lastSend, "2026-12-01T15:00:00.000Z");
-    assert.match(r.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/);
+    assert.match(
+      r.stdout,
+      /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/,
+    );
   });
 
   it("a recurring campaign's group is kept until its last schedule ends: cleanup_at is after the latest EndDate", async () => {
@@ -432,7 +506,8 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     assert.ok(put, puts.map((p) => p.Key).join(", "));
     const record = JSON.parse(String(put.Body));
     const byStep = new Map<number, number>();
-    for (const line of r.planText!.trim().split("\n")) byStep.set(JSON.parse(line).step, (byStep.get(JSON.parse(line).step) ?? 0) + 1);
+    for (const line of r.planText!.trim().split("\n"))
+      byStep.set(JSON.parse(line).step, (byStep.get(JSON.parse(line).step) ?? 0) + 1);
     assert.deepStrictEqual(
       record.scheduled,
       [...byStep].map(([step, schedules]) => ({ step, variant: null, schedules })),
@@ -452,10 +527,21 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     s3.on(PutObjectCommand).resolves({});
     headFromPut();
     sfn.on(StartExecutionCommand).resolves({ executionArn: "arn:aws:states:us-east-1:123456789012:execution:f:x" });
-    const r = await launch([...base(ZONES), "--outputs", outputsFile, "--step", "+3d:later", "--variant", "a:50", "--variant", "b:50"]);
+    const r = await launch([
+      ...base(ZONES),
+      "--outputs",
+      outputsFile,
+      "--step",
+      "+3d:later",
+      "--variant",
+      "a:50",
+      "--variant",
+      "b:50",
+    ]);
     assert.strictEqual(r.code, 0, r.stderr);
     const counts = new Map<string, number>();
-    for (const row of r.plan) counts.set(`${row.step} ${row.variant}`, (counts.get(`${row.step} ${row.variant}`) ?? 0) + 1);
+    for (const row of r.plan)
+      counts.set(`${row.step} ${row.variant}`, (counts.get(`${row.step} ${row.variant}`) ?? 0) + 1);
     const expected = [...counts]
       .map(([k, schedules]) => ({ step: Number(k.split(" ")[0]), variant: k.split(" ")[1], schedules }))
       .sort((x, y) => x.step - y.step || x.variant.localeCompare(y.variant));
@@ -479,7 +565,8 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
 
   it("a failed launch-record upload stops before starting anything", async () => {
     s3.on(PutObjectCommand).callsFake((input) => {
-      if (String(input.Key).startsWith("launches/")) throw Object.assign(new Error("Access Denied"), { name: "AccessDenied" });
+      if (String(input.Key).startsWith("launches/"))
+        throw Object.assign(new Error("Access Denied"), { name: "AccessDenied" });
       return {};
     });
     headFromPut();
@@ -524,7 +611,9 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
         executionArn,
         stateMachineArn: STATE_MACHINE,
         startDate: new Date(),
-        output: JSON.stringify({ fan_out: { ResultWriterDetails: { Bucket: "recipients-ce6a540", Key: "results/abc/manifest.json" } } }),
+        output: JSON.stringify({
+          fan_out: { ResultWriterDetails: { Bucket: "recipients-ce6a540", Key: "results/abc/manifest.json" } },
+        }),
       });
     sfn.on(ListMapRunsCommand).resolves({
       mapRuns: [
@@ -539,16 +628,37 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     sfn
       .on(DescribeMapRunCommand)
       .resolvesOnce({
-        itemCounts: { total: 10, succeeded: 4, failed: 0, pending: 6, running: 0, timedOut: 0, aborted: 0, resultsWritten: 0 },
+        itemCounts: {
+          total: 10,
+          succeeded: 4,
+          failed: 0,
+          pending: 6,
+          running: 0,
+          timedOut: 0,
+          aborted: 0,
+          resultsWritten: 0,
+        },
       } as any)
       .resolves({
-        itemCounts: { total: 10, succeeded: 7, failed: 3, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 },
+        itemCounts: {
+          total: 10,
+          succeeded: 7,
+          failed: 3,
+          pending: 0,
+          running: 0,
+          timedOut: 0,
+          aborted: 0,
+          resultsWritten: 10,
+        },
       } as any);
     const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--poll-seconds", "2"]);
     assert.strictEqual(r.code, 1, "failed rows make the exit code 1");
     assert.match(r.stderr, /\[#{12}\.{18}\] 4\/10 rows, 0 failed/);
     assert.match(r.stdout, /Fan-out SUCCEEDED: 7 of 10 rows scheduled, 3 failed/);
-    assert.match(r.stdout, /results \(failed batches, for redrive\): s3:\/\/recipients-ce6a540\/results\/abc\/manifest\.json/);
+    assert.match(
+      r.stdout,
+      /results \(failed batches, for redrive\): s3:\/\/recipients-ce6a540\/results\/abc\/manifest\.json/,
+    );
   });
 
   it("S3 holding other bytes than the plan (its checksum differs): refused, the fan-out is not started", async () => {
@@ -588,7 +698,8 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     sfn.on(ListMapRunsCommand).resolves({
       mapRuns: [
         {
-          mapRunArn: "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:4f1c2d3e-0000-4000-8000-123456789abc",
+          mapRunArn:
+            "arn:aws:states:us-east-1:123456789012:mapRun:sendtime-fanout-dev/FanOut:4f1c2d3e-0000-4000-8000-123456789abc",
           executionArn,
           stateMachineArn: STATE_MACHINE,
           startDate: new Date(),
@@ -596,11 +707,23 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       ],
     });
     sfn.on(DescribeMapRunCommand).resolves({
-      itemCounts: { total: 10, succeeded: 2, failed: 8, pending: 0, running: 0, timedOut: 0, aborted: 0, resultsWritten: 10 },
+      itemCounts: {
+        total: 10,
+        succeeded: 2,
+        failed: 8,
+        pending: 0,
+        running: 0,
+        timedOut: 0,
+        aborted: 0,
+        resultsWritten: 10,
+      },
     } as any);
     const r = await launch([...base(ZONES), "--outputs", outputsFile, "--wait"]);
     assert.strictEqual(r.code, 1);
-    assert.match(r.stdout, /Fan-out FAILED: 2 of 10 rows scheduled, 8 failed \(States\.ExceedToleratedFailureThreshold: /);
+    assert.match(
+      r.stdout,
+      /Fan-out FAILED: 2 of 10 rows scheduled, 8 failed \(States\.ExceedToleratedFailureThreshold: /,
+    );
     assert.match(
       r.stdout,
       /results \(failed batches, for redrive\): s3:\/\/recipients-ce6a540\/results\/4f1c2d3e-0000-4000-8000-123456789abc\/manifest\.json/,
@@ -612,7 +735,9 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
     headFromPut();
     const executionArn = "arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:spring-x";
     sfn.on(StartExecutionCommand).resolves({ executionArn, startDate: new Date() });
-    sfn.on(DescribeExecutionCommand).resolves({ status: "RUNNING", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() });
+    sfn
+      .on(DescribeExecutionCommand)
+      .resolves({ status: "RUNNING", executionArn, stateMachineArn: STATE_MACHINE, startDate: new Date() });
     sfn.on(ListMapRunsCommand).resolves({ mapRuns: [] });
     await assert.rejects(
       launch([...base(ZONES), "--outputs", outputsFile, "--wait", "--timeout-seconds", "0.5"]),
@@ -685,15 +810,29 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       );
       // The upload began before the plan's hash was known: its key is unique to the upload, and is what starts.
       assert.match(complete.Key!, /^plans\/spring\/\d{8}T\d{6}-[0-9a-f]{8}\.jsonl$/);
-      assert.strictEqual(JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!).plan_key, complete.Key);
+      assert.strictEqual(
+        JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!).plan_key,
+        complete.Key,
+      );
     });
 
     it("S3 reporting another composite checksum: refused, nothing started, the completed object left in place (never deleted)", async () => {
       uploadLimits.partBytes = 512;
       multipartS3();
-      s3.on(HeadObjectCommand).resolves({ ChecksumSHA256: `${sha256(Buffer.from("x")).toString("base64")}-7`, ChecksumType: "COMPOSITE" });
+      s3.on(HeadObjectCommand).resolves({
+        ChecksumSHA256: `${sha256(Buffer.from("x")).toString("base64")}-7`,
+        ChecksumType: "COMPOSITE",
+      });
       let stderr = "";
-      const args = [...base(ZONES), "--outputs", outputsFile, "--launch-id", "same-1", "--out", path.join(tmp, "checksum-left")];
+      const args = [
+        ...base(ZONES),
+        "--outputs",
+        outputsFile,
+        "--launch-id",
+        "same-1",
+        "--out",
+        path.join(tmp, "checksum-left"),
+      ];
       await assert.rejects(
         main(args, { out: () => {}, err: (t) => (stderr += t) }),
         /does not hold the planned bytes: S3 reports ChecksumSHA256 .*-7 \(COMPOSITE\)/,
@@ -731,8 +870,15 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
         launch([...base(ZONES), "--outputs", outputsFile, "--timeout-seconds", "1"]),
         /upload of the plan to s3:\/\/recipients-ce6a540\/plans\/spring\/.*\.jsonl failed \(part \d\): no result within the command's time limit of 1 s/,
       );
-      assert.strictEqual(s3.commandCalls(AbortMultipartUploadCommand).length, 1, "aborted after the deadline, with its own limit");
-      assert.strictEqual(s3.commandCalls(CompleteMultipartUploadCommand).length + sfn.commandCalls(StartExecutionCommand).length, 0);
+      assert.strictEqual(
+        s3.commandCalls(AbortMultipartUploadCommand).length,
+        1,
+        "aborted after the deadline, with its own limit",
+      );
+      assert.strictEqual(
+        s3.commandCalls(CompleteMultipartUploadCommand).length + sfn.commandCalls(StartExecutionCommand).length,
+        0,
+      );
     });
 
     describe("a plan above the ItemReader object limit (forced down to 1,200 bytes)", () => {
@@ -743,7 +889,9 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
         bodies.clear();
         order.length = 0;
         s3.on(PutObjectCommand).callsFake((input: any) => void bodies.set(input.Key, input.Body));
-        s3.on(HeadObjectCommand).callsFake((input: any) => ({ ChecksumSHA256: sha256(bodies.get(input.Key)!).toString("base64") }));
+        s3.on(HeadObjectCommand).callsFake((input: any) => ({
+          ChecksumSHA256: sha256(bodies.get(input.Key)!).toString("base64"),
+        }));
         const arn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:${name}`;
         sfn.on(StartExecutionCommand).callsFake((input: any) => {
           order.push(`start ${input.name}`);
@@ -754,14 +902,18 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
           order.push(`end ${name}`);
           return { status: endAs(name), executionArn: input.executionArn };
         });
-        sfn.on(ListMapRunsCommand).callsFake((input: any) => ({ mapRuns: [{ mapRunArn: `${input.executionArn}/map` }] }));
+        sfn
+          .on(ListMapRunsCommand)
+          .callsFake((input: any) => ({ mapRuns: [{ mapRunArn: `${input.executionArn}/map` }] }));
         sfn.on(DescribeMapRunCommand).callsFake((input: any) => {
           const key = JSON.parse(
-            sfn.commandCalls(StartExecutionCommand).find((c) => input.mapRunArn.includes(`:${c.args[0].input.name}/`))!.args[0].input
-              .input!,
+            sfn.commandCalls(StartExecutionCommand).find((c) => input.mapRunArn.includes(`:${c.args[0].input.name}/`))!
+              .args[0].input.input!,
           ).plan_key;
           const rows = Buffer.from(bodies.get(key)!).toString().split("\n").length - 1;
-          return { itemCounts: { total: rows, succeeded: rows, failed: 0, pending: 0, running: 0, timedOut: 0, aborted: 0 } } as any;
+          return {
+            itemCounts: { total: rows, succeeded: rows, failed: 0, pending: 0, running: 0, timedOut: 0, aborted: 0 },
+          } as any;
         });
       };
 
@@ -779,7 +931,8 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
         );
         const texts = keys.map((k) => Buffer.from(bodies.get(k)!).toString());
         assert.strictEqual(texts.join(""), r.planText, "the parts joined are the plan");
-        for (const t of texts) assert.ok(Buffer.byteLength(t) <= 1_200 && t.endsWith("\n"), `${Buffer.byteLength(t)} bytes`);
+        for (const t of texts)
+          assert.ok(Buffer.byteLength(t) <= 1_200 && t.endsWith("\n"), `${Buffer.byteLength(t)} bytes`);
         const name = `spring-${launchId}`;
         const names = keys.map((_, i) => (i === 0 ? name : `${name}-p${i + 1}`));
         assert.deepStrictEqual(
@@ -791,7 +944,10 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
           keys,
         );
         const record = JSON.parse(
-          String(s3.commandCalls(PutObjectCommand).find((c) => c.args[0].input.Key!.startsWith("launches/"))!.args[0].input.Body),
+          String(
+            s3.commandCalls(PutObjectCommand).find((c) => c.args[0].input.Key!.startsWith("launches/"))!.args[0].input
+              .Body,
+          ),
         );
         assert.deepStrictEqual(record.launch.planKeys, keys);
         const report = JSON.parse(r.stdout);
@@ -885,7 +1041,10 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
       requests.some((q) => q.method === "HEAD"),
       "the upload is checked before the start",
     );
-    assert.match(String(put.headers.authorization), /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/s3\/aws4_request/);
+    assert.match(
+      String(put.headers.authorization),
+      /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/s3\/aws4_request/,
+    );
     const start = requests.find((q) => q.headers["x-amz-target"] === "AWSStepFunctions.StartExecution")!;
     const body = JSON.parse(start.body);
     assert.strictEqual(body.stateMachineArn, "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev");

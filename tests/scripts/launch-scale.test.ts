@@ -37,7 +37,10 @@ async function launch(...more: string[]) {
 function outputs(extra: object) {
   const file = path.join(tmp, `outputs-${++runs}.json`);
   const stateMachineArn = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
-  fs.writeFileSync(file, JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn, region: "us-east-1", ...extra }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn, region: "us-east-1", ...extra }),
+  );
   return file;
 }
 
@@ -89,7 +92,11 @@ describe("launch-campaign: the schedule quota is checked before anything is uplo
 
     const atQuota = await launch("--dry-run", "--max-schedules", "8", "--json");
     assert.strictEqual(atQuota.code, 0, atQuota.stdout);
-    assert.deepStrictEqual(JSON.parse(atQuota.stdout).scheduleQuota, { maxSchedules: 8, source: "--max-schedules", fits: true });
+    assert.deepStrictEqual(JSON.parse(atQuota.stdout).scheduleQuota, {
+      maxSchedules: 8,
+      source: "--max-schedules",
+      fits: true,
+    });
   });
 
   it("a dry run reports the same refusal and exits 1", async () => {
@@ -101,7 +108,11 @@ describe("launch-campaign: the schedule quota is checked before anything is uplo
     );
     const json = await launch("--dry-run", "--max-schedules", "5", "--json");
     assert.strictEqual(json.code, 1);
-    assert.deepStrictEqual(JSON.parse(json.stdout).scheduleQuota, { maxSchedules: 5, source: "--max-schedules", fits: false });
+    assert.deepStrictEqual(JSON.parse(json.stdout).scheduleQuota, {
+      maxSchedules: 5,
+      source: "--max-schedules",
+      fits: false,
+    });
   });
 
   it("without a flag or stack output the quota is Scheduler's default, 10,000,000, and says so", async () => {
@@ -113,7 +124,10 @@ describe("launch-campaign: the schedule quota is checked before anything is uplo
   });
 
   it("a bad --max-schedules is a usage error naming the flag", async () => {
-    await assert.rejects(launch("--dry-run", "--max-schedules", "lots"), /--max-schedules lots: must be a whole number from 1/);
+    await assert.rejects(
+      launch("--dry-run", "--max-schedules", "lots"),
+      /--max-schedules lots: must be a whole number from 1/,
+    );
   });
 });
 
@@ -124,7 +138,12 @@ describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire 
   const saved: Record<string, string | undefined> = {};
   before(async () => {
     server = await startLocalS3();
-    const env = { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: server.endpoint };
+    const env = {
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+      AWS_REGION: "us-east-1",
+      AWS_ENDPOINT_URL_S3: server.endpoint,
+    };
     for (const [k, v] of Object.entries(env)) {
       saved[k] = process.env[k];
       process.env[k] = v;
@@ -163,7 +182,8 @@ describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire 
   it("a missing object is one line naming it (exit 2), before anything is planned", async () => {
     await assert.rejects(
       launch("--dry-run", "--recipients", "s3://lists/nope.csv"),
-      (e: unknown) => e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
+      (e: unknown) =>
+        e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
     );
   });
 
@@ -202,7 +222,10 @@ describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire 
         `HEAD ${key}`,
         "PUT recipients-ce6a540/launches/spring/s3-1.json",
       ]);
-      assert.strictEqual(JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!).plan_key, "plans/spring/s3-1.jsonl");
+      assert.strictEqual(
+        JSON.parse(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.input!).plan_key,
+        "plans/spring/s3-1.jsonl",
+      );
     } finally {
       sfn.restore();
       Object.assign(uploadLimits, saved);

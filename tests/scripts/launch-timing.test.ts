@@ -23,7 +23,8 @@ let runs = 0;
 async function launch(args: string[]) {
   const out = path.join(tmp, `run-${++runs}`);
   const r = await runMain(launchMain, ["--templates", "none", ...args, "--dry-run", "--out", out]);
-  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
+  const read = (f: string) =>
+    fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined;
   const planText = read("plan.jsonl") ?? "";
   return {
     ...r,
@@ -115,7 +116,10 @@ describe("timing and audience, end to end", () => {
       /^Campaign winback: 10 rows → 4 recipients planned, 8 schedules; 4 rejected \(invalid-date 2, invalid-send-time 2\); 2 held out$/m,
     );
     assert.match(r.stdout, /^  variants: A 45% \(winback\): 1; B 45% \(winback-b\): 3; holdout 10%: 2$/m);
-    assert.match(r.stdout, /^  quiet time \(21:00-08:00 local, --quiet delay, over each send's 1-minute window\): 4 delayed, 0 skipped$/m);
+    assert.match(
+      r.stdout,
+      /^  quiet time \(21:00-08:00 local, --quiet delay, over each send's 1-minute window\): 4 delayed, 0 skipped$/m,
+    );
   });
 
   it("--json reports the same counts", async () => {
@@ -139,7 +143,13 @@ describe("timing and audience, end to end", () => {
     const expected = new Map<string, number>();
     for (const row of plan) expected.set(row.utc, (expected.get(row.utc) ?? 0) + 1);
     const t = WINBACK.indexOf("--template");
-    const sized = await runMain(sizeMain, ["--templates", "none", ...WINBACK.slice(0, t), ...WINBACK.slice(t + 2), "--json"]);
+    const sized = await runMain(sizeMain, [
+      "--templates",
+      "none",
+      ...WINBACK.slice(0, t),
+      ...WINBACK.slice(t + 2),
+      "--json",
+    ]);
     assert.strictEqual(sized.code, 0, sized.stderr);
     const report = JSON.parse(sized.stdout);
     assert.deepStrictEqual(
@@ -156,7 +166,18 @@ describe("timing and audience, end to end", () => {
     const list = path.join(tmp, "early.csv");
     fs.writeFileSync(list, "id,email,timezone\nana,ana@example.com,UTC\n");
     // Step 1 at 06:00 UTC and step 2 (+1h) at 07:00 are both quiet (21:00-08:00): both would go at 08:00.
-    const flags = ["--campaign", "early", "--recipients", list, "--date", "2026-12-01", "--hour", "6", "--step", "+1h:t2"];
+    const flags = [
+      "--campaign",
+      "early",
+      "--recipients",
+      list,
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "6",
+      "--step",
+      "+1h:t2",
+    ];
     const quiet = ["--quiet-hours", "21:00-08:00", "--now", "2026-11-20T00:00:00Z"];
     const r = await launch([...flags, "--template", "t", ...quiet]);
     assert.strictEqual(r.code, 0, r.stderr);
@@ -200,7 +221,10 @@ describe("timing and audience, end to end", () => {
       ],
     );
     assert.deepStrictEqual(r.summary.rejected.byReason, { "quiet-hours": 6, "invalid-send-time": 2 });
-    assert.match(r.rejects!, /^2,ana,no send left: quiet time \(21:00-08:00 local\) skips every send that was not missed$/m);
+    assert.match(
+      r.rejects!,
+      /^2,ana,no send left: quiet time \(21:00-08:00 local\) skips every send that was not missed$/m,
+    );
     assert.strictEqual(r.holdout, undefined);
   });
 
@@ -260,7 +284,9 @@ describe("timing and audience, end to end", () => {
   });
 
   it("{variant} in --template: each variant gets its own step-1 template", async () => {
-    const args = WINBACK.map((a, i) => (WINBACK[i - 1] === "--template" ? "wb-{variant}" : a === "B:45:winback-b" ? "B:45" : a));
+    const args = WINBACK.map((a, i) =>
+      WINBACK[i - 1] === "--template" ? "wb-{variant}" : a === "B:45:winback-b" ? "B:45" : a,
+    );
     const r = await launch(args);
     assert.strictEqual(r.code, 0, r.stderr);
     assert.deepStrictEqual(
@@ -297,21 +323,57 @@ describe("timing and audience, end to end", () => {
   it("bad flags are one line and exit 2", async () => {
     const common = ["--campaign", "c", "--recipients", FIXTURE, "--template", "t", "--now", "2026-11-20T00:00:00Z"];
     const cases: [string[], RegExp][] = [
-      [["--date", "2026-12-01", "--hour", "9", "--at", "2026-12-01T09:00Z"], /^error: --date and --at are two send-time rules/],
-      [["--date", "2026-12-01", "--hour", "9", "--variant", "A:50", "--variant", "B:40"], /the percents must sum to 100 \(50 \+ 40 = 90\)/],
-      [["--date", "2026-12-01", "--hour", "9", "--step", "+1d:r-{variant}"], /\{variant\} in a template name needs --variant/],
-      [["--date", "2026-12-01", "--hour", "9", "--quiet-hours", "08:00-08:00"], /--quiet-hours 08:00-08:00: start and end are the same/],
+      [
+        ["--date", "2026-12-01", "--hour", "9", "--at", "2026-12-01T09:00Z"],
+        /^error: --date and --at are two send-time rules/,
+      ],
+      [
+        ["--date", "2026-12-01", "--hour", "9", "--variant", "A:50", "--variant", "B:40"],
+        /the percents must sum to 100 \(50 \+ 40 = 90\)/,
+      ],
+      [
+        ["--date", "2026-12-01", "--hour", "9", "--step", "+1d:r-{variant}"],
+        /\{variant\} in a template name needs --variant/,
+      ],
+      [
+        ["--date", "2026-12-01", "--hour", "9", "--quiet-hours", "08:00-08:00"],
+        /--quiet-hours 08:00-08:00: start and end are the same/,
+      ],
       [["--date", "2026-12-01", "--hour", "9", "--quiet-days", "SAT,SOM"], /--quiet-days SAT,SOM: unknown day "SOM"/],
       [["--after", "signup:+3d", "--hour", "9"], /:1: --after signup: the header has no column "signup"/],
       // A flag that takes one value, given twice, is not "the last one wins" (a 20% holdout silently became 10%).
       [
-        ["--date", "2026-12-01", "--hour", "9", "--variant", "A:45", "--variant", "B:45", "--holdout", "20", "--holdout", "10"],
+        [
+          "--date",
+          "2026-12-01",
+          "--hour",
+          "9",
+          "--variant",
+          "A:45",
+          "--variant",
+          "B:45",
+          "--holdout",
+          "20",
+          "--holdout",
+          "10",
+        ],
         /^error: --holdout is given twice \(20, 10\): give it once/,
       ],
-      [["--date", "2026-12-01", "--hour", "9", "--campaign", "other"], /^error: --campaign is given twice \(c, other\)/],
+      [
+        ["--date", "2026-12-01", "--hour", "9", "--campaign", "other"],
+        /^error: --campaign is given twice \(c, other\)/,
+      ],
     ];
     for (const [flags, message] of cases) {
-      const r = await runMain(launchMain, ["--templates", "none", ...common, ...flags, "--dry-run", "--out", path.join(tmp, "bad")]);
+      const r = await runMain(launchMain, [
+        "--templates",
+        "none",
+        ...common,
+        ...flags,
+        "--dry-run",
+        "--out",
+        path.join(tmp, "bad"),
+      ]);
       assert.strictEqual(r.code, 2, `${flags.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr, message);
       assert.strictEqual(r.stderr.trim().split("\n").length, 1, r.stderr);
@@ -337,7 +399,13 @@ describe("timing and audience, end to end", () => {
     const requests: any[] = [];
     runStateMachine(
       fanOutDefinition(params),
-      { campaign_id: "winback", plan_bucket: "bucket", plan_key: "plans/winback/x.jsonl", window_minutes: 1, campaign_tag: "winback" },
+      {
+        campaign_id: "winback",
+        plan_bucket: "bucket",
+        plan_key: "plans/winback/x.jsonl",
+        window_minutes: 1,
+        campaign_tag: "winback",
+      },
       {
         getObject: () => r.planText,
         sdk: (service, action, p) => {
@@ -383,8 +451,30 @@ describe("the summary counts what the plan holds", () => {
     const file = path.join(tmp, "distinct-send-times.csv");
     fs.writeFileSync(file, lines.join("\n") + "\n");
     const r = await launch([
-      ...["--campaign", "kinds", "--recipients", file, "--template", "t-{variant}", "--date", "2026-12-10", "--hour", "9"],
-      ...["--step", "+36h:t2", "--quiet-hours", "22:00-07:00", "--variant", "A:45", "--variant", "B:45", "--holdout", "10"],
+      ...[
+        "--campaign",
+        "kinds",
+        "--recipients",
+        file,
+        "--template",
+        "t-{variant}",
+        "--date",
+        "2026-12-10",
+        "--hour",
+        "9",
+      ],
+      ...[
+        "--step",
+        "+36h:t2",
+        "--quiet-hours",
+        "22:00-07:00",
+        "--variant",
+        "A:45",
+        "--variant",
+        "B:45",
+        "--holdout",
+        "10",
+      ],
       ...["--now", "2026-12-01T00:00:00Z", "--max-schedules", "1000000"],
     ]);
     assert.strictEqual(r.code, 0, r.stderr);
@@ -431,7 +521,11 @@ describe("the summary counts what the plan holds", () => {
     assert.deepStrictEqual(
       s.scheduled,
       [1, 2].flatMap((step) =>
-        ["A", "B"].map((variant) => ({ step, variant, schedules: count((p) => p.step === step && p.variant === variant) })),
+        ["A", "B"].map((variant) => ({
+          step,
+          variant,
+          schedules: count((p) => p.step === step && p.variant === variant),
+        })),
       ),
     );
     assert.deepStrictEqual(s.quiet, { rule: "22:00-07:00 local", policy: "delay", delayed, skipped: 0 });

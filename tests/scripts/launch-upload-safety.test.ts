@@ -21,18 +21,25 @@ const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendti
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-resubmit-"));
 /** Plan B: the same list with one address changed, so the same send times and the same StartExecution input. */
 const LIST_B = path.join(tmp, "campaign-b.csv");
-fs.writeFileSync(LIST_B, fs.readFileSync("tests/fixtures/campaign.csv", "utf8").replace("ann@example.com", "ann.b@example.com"));
+fs.writeFileSync(
+  LIST_B,
+  fs.readFileSync("tests/fixtures/campaign.csv", "utf8").replace("ann@example.com", "ann.b@example.com"),
+);
 let runs = 0;
 
 /** Step Functions' StartExecution for a Standard state machine, by execution name. */
 function stepFunctions() {
   const executions = new Map<string, { input: string; arn: string; status: "RUNNING" | "SUCCEEDED" }>();
   const handler = (r: SeenRequest) => {
-    if (r.target !== "AWSStepFunctions.StartExecution") return { status: 400, json: { __type: "UnknownOperationException" } };
+    if (r.target !== "AWSStepFunctions.StartExecution")
+      return { status: 400, json: { __type: "UnknownOperationException" } };
     const { name, input } = JSON.parse(r.body);
     const known = executions.get(name);
     if (known && !(known.status === "RUNNING" && known.input === input))
-      return { status: 400, json: { __type: "ExecutionAlreadyExists", message: `Execution Already Exists: '${known.arn}'` } };
+      return {
+        status: 400,
+        json: { __type: "ExecutionAlreadyExists", message: `Execution Already Exists: '${known.arn}'` },
+      };
     const arn = known?.arn ?? `arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:${name}`;
     executions.set(name, { input, arn, status: "RUNNING" });
     return { json: { executionArn: arn, startDate: 1.8e9 } };
@@ -90,7 +97,16 @@ describe("launch-campaign: a second launch under the same name never replaces wh
       stderr = "";
     const args = withFlags(
       [
-        ...["--campaign", "spring", "--recipients", "tests/fixtures/campaign.csv", "--template", "spring-sale", "--hour", "9"],
+        ...[
+          "--campaign",
+          "spring",
+          "--recipients",
+          "tests/fixtures/campaign.csv",
+          "--template",
+          "spring-sale",
+          "--hour",
+          "9",
+        ],
         ...["--date", "2026-12-01", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z", "--out", out],
         ...["--bucket", BUCKET, "--state-machine-arn", STATE_MACHINE, "--region", "us-east-1"],
       ],
@@ -104,7 +120,9 @@ describe("launch-campaign: a second launch under the same name never replaces wh
         return f.code;
       }),
     );
-    const plan = fs.existsSync(path.join(out, "plan.jsonl")) ? fs.readFileSync(path.join(out, "plan.jsonl")) : undefined;
+    const plan = fs.existsSync(path.join(out, "plan.jsonl"))
+      ? fs.readFileSync(path.join(out, "plan.jsonl"))
+      : undefined;
     return { code, stdout, stderr, plan, seconds: (Date.now() - started) / 1000 };
   }
   const object = (key: string) => s3.objects.get(`${BUCKET}/${key}`);
@@ -127,7 +145,11 @@ describe("launch-campaign: a second launch under the same name never replaces wh
         /^error: launch id L1 already holds another plan \(s3:\/\/recipients-ce6a540\/plans\/spring\/L1\.jsonl\); use another --launch-id\n$/m,
       );
       assert.doesNotMatch(b.stdout, /Launched/);
-      assert.deepStrictEqual(object("plans/spring/L1.jsonl"), a.plan, "the object L1's execution reads is still plan A");
+      assert.deepStrictEqual(
+        object("plans/spring/L1.jsonl"),
+        a.plan,
+        "the object L1's execution reads is still plan A",
+      );
       assert.strictEqual(
         record("L1").planSha256,
         JSON.parse(fs.readFileSync(path.join(tmp, `run-${runs - 1}`, "summary.json"), "utf8")).planSha256,
@@ -147,7 +169,10 @@ describe("launch-campaign: a second launch under the same name never replaces wh
       b.stderr,
       /^error: launch id L4 already holds another plan \(s3:\/\/recipients-ce6a540\/launches\/spring\/L4\.json\); use another --launch-id$/m,
     );
-    assert.match(b.stderr, /^warning: s3:\/\/recipients-ce6a540\/plans\/spring\/L4\.jsonl was written by this run and is left in place/m);
+    assert.match(
+      b.stderr,
+      /^warning: s3:\/\/recipients-ce6a540\/plans\/spring\/L4\.jsonl was written by this run and is left in place/m,
+    );
     assert.deepStrictEqual(object("launches/spring/L4.json"), recordA);
     assert.strictEqual(starts(), 1);
   });
@@ -169,7 +194,10 @@ describe("launch-campaign: a second launch under the same name never replaces wh
     const recordBefore = object("launches/spring/L2.json");
     const again = await launch("--launch-id", "L2", "--now", "2026-11-30T12:01:00Z");
     assert.strictEqual(again.code, 0, again.stderr);
-    assert.match(again.stdout, /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/L2\.jsonl → execution spring-L2\n  arn:.*:spring-L2$/m);
+    assert.match(
+      again.stdout,
+      /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/L2\.jsonl → execution spring-L2\n  arn:.*:spring-L2$/m,
+    );
     assert.deepStrictEqual(object("launches/spring/L2.json"), recordBefore, "the record keeps the first launch's time");
     const puts = s3.requests.filter((q) => q.method === "PUT" && /L2\.json/.test(q.path)).length;
     assert.strictEqual(puts, 4, "each run sent one conditional PUT for the plan and one for the record");
@@ -207,7 +235,10 @@ describe("launch-campaign: a second launch under the same name never replaces wh
     loseStartAnswer = true;
     const r = await launch();
     assert.strictEqual(r.code, 1);
-    assert.match(r.stderr, /exists, found by a retried StartExecution: this run's own first attempt may have started it/);
+    assert.match(
+      r.stderr,
+      /exists, found by a retried StartExecution: this run's own first attempt may have started it/,
+    );
     assert.strictEqual(sfnEndpoint.requests.filter((q) => q.target === "AWSStepFunctions.StartExecution").length, 2);
     const [key] = plansStored();
     assert.ok(key, "the plan the first attempt's execution read is still there");
@@ -221,7 +252,10 @@ describe("launch-campaign: a second launch under the same name never replaces wh
     s3.hangs.add("DELETE"); // the abort gets no answer either
     const r = await launch("--timeout-seconds", "1");
     assert.strictEqual(r.code, 1);
-    assert.match(r.stderr, /no result within the command's time limit of 1 s \(--timeout-seconds\); the last error from AWS: SlowDown/);
+    assert.match(
+      r.stderr,
+      /no result within the command's time limit of 1 s \(--timeout-seconds\); the last error from AWS: SlowDown/,
+    );
     assert.ok(r.seconds < 1 + 0.5 + 1.5, `the run took ${r.seconds} s`);
     assert.match(r.stderr, /warning: aborting the multipart upload of .*: no answer within 0\.\d s/);
   });

@@ -13,7 +13,11 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-list-"));
 const outputs = path.join(tmp, "outputs.json");
 fs.writeFileSync(
   outputs,
-  JSON.stringify({ bucketName: "recipients-ce6a540", region: "us-east-1", journeyDefinitions: [{ name: "welcome", steps: [] }] }),
+  JSON.stringify({
+    bucketName: "recipients-ce6a540",
+    region: "us-east-1",
+    journeyDefinitions: [{ name: "welcome", steps: [] }],
+  }),
 );
 
 /** Groups as AWS lists them (2 a page); "other-group" is not ours (NamePrefix filters it out server-side). */
@@ -71,7 +75,10 @@ function aws(o: { repeatSchedulesToken?: string; hang?: boolean } = {}) {
       return {
         headers: { "content-type": "application/json" },
         json: {
-          ScheduleGroups: p.items.map((g) => ({ ...g, Arn: `arn:aws:scheduler:us-east-1:123456789012:schedule-group/${g.Name}` })),
+          ScheduleGroups: p.items.map((g) => ({
+            ...g,
+            Arn: `arn:aws:scheduler:us-east-1:123456789012:schedule-group/${g.Name}`,
+          })),
           NextToken: p.next,
         },
       };
@@ -79,7 +86,12 @@ function aws(o: { repeatSchedulesToken?: string; hang?: boolean } = {}) {
     if (url.pathname === "/schedules") {
       if (o.hang) return "hang";
       const group = q.get("ScheduleGroup")!;
-      const p = paged(SCHEDULES[group] ?? [], q.get("NextToken"), 100, group === "campaign-spring" ? o.repeatSchedulesToken : undefined);
+      const p = paged(
+        SCHEDULES[group] ?? [],
+        q.get("NextToken"),
+        100,
+        group === "campaign-spring" ? o.repeatSchedulesToken : undefined,
+      );
       return {
         headers: { "content-type": "application/json" },
         json: { Schedules: p.items.map((s) => ({ ...s, GroupName: group })), NextToken: p.next },
@@ -94,7 +106,10 @@ function aws(o: { repeatSchedulesToken?: string; hang?: boolean } = {}) {
       return {
         headers: { "content-type": "application/xml" },
         text: `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${q.get("prefix")}</Prefix><KeyCount>${p.items.length}</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>${p.next ? "true" : "false"}</IsTruncated>${p.next ? `<NextContinuationToken>${p.next}</NextContinuationToken>` : ""}${p.items
-          .map((x) => `<Contents><Key>${x.key}</Key><LastModified>${x.modified}</LastModified><Size>${x.body.length}</Size></Contents>`)
+          .map(
+            (x) =>
+              `<Contents><Key>${x.key}</Key><LastModified>${x.modified}</LastModified><Size>${x.body.length}</Size></Contents>`,
+          )
           .join("")}</ListBucketResult>`,
       };
     }
@@ -102,8 +117,16 @@ function aws(o: { repeatSchedulesToken?: string; hang?: boolean } = {}) {
     const record = Object.values(RECORDS)
       .flat()
       .find((x) => x.key === key);
-    if (!record) return { status: 404, headers: { "content-type": "application/xml" }, text: "<Error><Code>NoSuchKey</Code></Error>" };
-    return { headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(record.body)) }, text: record.body };
+    if (!record)
+      return {
+        status: 404,
+        headers: { "content-type": "application/xml" },
+        text: "<Error><Code>NoSuchKey</Code></Error>",
+      };
+    return {
+      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(record.body)) },
+      text: record.body,
+    };
   };
 }
 
@@ -129,7 +152,14 @@ describe("list-campaigns on the wire (local Scheduler + S3 endpoint)", function 
     assert.strictEqual(r.code, 0, r.stderr);
     const list = JSON.parse(r.stdout);
     assert.deepStrictEqual(
-      list.map((c: any) => [c.campaign, c.state, c.pendingSchedules, c.disabledSchedules, c.journey, c.lastLaunch?.id ?? null]),
+      list.map((c: any) => [
+        c.campaign,
+        c.state,
+        c.pendingSchedules,
+        c.disabledSchedules,
+        c.journey,
+        c.lastLaunch?.id ?? null,
+      ]),
       [
         ["autumn", "ACTIVE", 0, 0, false, null],
         ["spring", "ACTIVE", 250, 7, false, "ae32aac75343b824"],
@@ -149,11 +179,16 @@ describe("list-campaigns on the wire (local Scheduler + S3 endpoint)", function 
     const urls = r.requests.map((q) => q.url);
     // groups: 4 of ours, 2 a page → 2 pages, asked with the prefix; spring's 251 schedules, 100 a page → 3 pages
     assert.deepStrictEqual(
-      urls.filter((u) => u.startsWith("/schedule-groups")).map((u) => new URL(u, "http://x").searchParams.get("NextToken")),
+      urls
+        .filter((u) => u.startsWith("/schedule-groups"))
+        .map((u) => new URL(u, "http://x").searchParams.get("NextToken")),
       [null, "p2"],
     );
     assert.ok(urls.filter((u) => u.startsWith("/schedule-groups")).every((u) => u.includes("NamePrefix=campaign-")));
-    assert.strictEqual(urls.filter((u) => u.startsWith("/schedules?") && u.includes("ScheduleGroup=campaign-spring")).length, 3);
+    assert.strictEqual(
+      urls.filter((u) => u.startsWith("/schedules?") && u.includes("ScheduleGroup=campaign-spring")).length,
+      3,
+    );
     // the journey's records are not looked for; spring's listing followed its continuation token
     assert.ok(!urls.some((u) => u.includes("launches%2Fwelcome") || u.includes("launches/welcome")));
   });
@@ -162,7 +197,14 @@ describe("list-campaigns on the wire (local Scheduler + S3 endpoint)", function 
     const r = await run([]);
     assert.strictEqual(r.code, 0, r.stderr);
     const lines = r.stdout.trimEnd().split("\n");
-    assert.deepStrictEqual(lines[0].split(/\s{2,}/), ["campaign", "state", "pending", "paused", "last launch", "sends"]);
+    assert.deepStrictEqual(lines[0].split(/\s{2,}/), [
+      "campaign",
+      "state",
+      "pending",
+      "paused",
+      "last launch",
+      "sends",
+    ]);
     assert.deepStrictEqual(lines[2].split(/\s{2,}/), [
       "spring",
       "ACTIVE",
@@ -171,7 +213,13 @@ describe("list-campaigns on the wire (local Scheduler + S3 endpoint)", function 
       "ae32aac75343b824 at 2026-11-30T12:00Z, 300 schedules",
       "2026-12-01T14:00Z → 2026-12-04T14:00Z",
     ]);
-    assert.deepStrictEqual(lines[3].split(/\s{2,}/).slice(0, 5), ["welcome", "ACTIVE", "3", "0", "journey (no launches)"]);
+    assert.deepStrictEqual(lines[3].split(/\s{2,}/).slice(0, 5), [
+      "welcome",
+      "ACTIVE",
+      "3",
+      "0",
+      "journey (no launches)",
+    ]);
     assert.strictEqual(lines[5], "4 campaigns, 254 pending schedules");
   });
 
@@ -214,7 +262,10 @@ describe("list-campaigns on the wire (local Scheduler + S3 endpoint)", function 
   it("no campaign: says so, exit 0", async () => {
     const none = path.join(tmp, "none.json");
     fs.writeFileSync(none, JSON.stringify({ region: "us-east-1" }));
-    const endpoint = await startEndpoint(() => ({ headers: { "content-type": "application/json" }, json: { ScheduleGroups: [] } }));
+    const endpoint = await startEndpoint(() => ({
+      headers: { "content-type": "application/json" },
+      json: { ScheduleGroups: [] },
+    }));
     let out = "";
     try {
       const code = await withEnv({ AWS_ENDPOINT_URL_SCHEDULER: endpoint.url }, () =>

@@ -71,7 +71,10 @@ describe("plan files: what is written is what was given, across the writers' flu
 
 describe("line numbers in the files", () => {
   it("are the decimal numbers, across every 3-digit group boundary (checked against Number.prototype.toString)", () => {
-    const ns = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 9999, 10_000, 100_007, 999_999, 1_000_000, 1_000_001, 1_234_567_890];
+    const ns = [
+      0, 1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 9999, 10_000, 100_007, 999_999, 1_000_000, 1_000_001,
+      1_234_567_890,
+    ];
     for (let n = 0; n < 20_000; n += 7) ns.push(n);
     for (const n of ns) assert.strictEqual(lineText(n), n.toString(10), `line ${n}`);
   });

@@ -40,7 +40,8 @@ const BASE = [
 async function plan(file: string, ...more: string[]) {
   const out = path.join(tmp, `out-${++n}`);
   const r = await runMain(main, withFlags(["--recipients", file, ...BASE, "--out", out], more));
-  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
+  const read = (f: string) =>
+    fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined;
   const summary = JSON.parse(read("summary.json") ?? "null");
   if (summary)
     assert.strictEqual(
@@ -91,11 +92,18 @@ describe("plan safety: files that parse into nothing or into garbage", () => {
     assert.match(r.rejects!, /^4,a2,"invalid email address ""not-an-email"""$/m);
   });
   it("invalid UTF-8 (a Latin-1 export) is refused with file:line and the byte offset", async () => {
-    const bytes = Buffer.concat([Buffer.from("id,email,name\na1,a@example.com,Zo"), Buffer.from([0xeb]), Buffer.from("\n")]);
+    const bytes = Buffer.concat([
+      Buffer.from("id,email,name\na1,a@example.com,Zo"),
+      Buffer.from([0xeb]),
+      Buffer.from("\n"),
+    ]);
     const file = write(bytes);
     const r = await plan(file);
     assert.strictEqual(r.code, 2);
-    assert.strictEqual(r.stderr, `error: ${file}:2: not UTF-8 (byte offset 33); for a Latin-1 export give --encoding latin1\n`);
+    assert.strictEqual(
+      r.stderr,
+      `error: ${file}:2: not UTF-8 (byte offset 33); for a Latin-1 export give --encoding latin1\n`,
+    );
     assert.strictEqual(r.summary, null);
   });
   it("a multi-byte character split across read chunks is not an error", async () => {
@@ -105,7 +113,11 @@ describe("plan safety: files that parse into nothing or into garbage", () => {
     assert.strictEqual(r.rows[0].template_data.name, "x" + name);
   });
   it("--encoding latin1 reads such an export", async () => {
-    const bytes = Buffer.concat([Buffer.from("id,email,name\na1,a@example.com,Zo"), Buffer.from([0xeb]), Buffer.from("\n")]);
+    const bytes = Buffer.concat([
+      Buffer.from("id,email,name\na1,a@example.com,Zo"),
+      Buffer.from([0xeb]),
+      Buffer.from("\n"),
+    ]);
     const r = await plan(write(bytes), "--encoding", "latin1");
     assert.strictEqual(r.code, 0, r.stderr);
     assert.strictEqual(r.rows[0].template_data.name, "Zoë");
@@ -158,8 +170,14 @@ describe("plan safety: wrong hour, silently (zones)", () => {
   it("refuses a control column written in another case (it would be personalization, its values unread)", async () => {
     const cases: [string, RegExp][] = [
       ["id,email,Timezone\nny,a@example.com,America/New_York\n", /:1: column "Timezone" is not "timezone"/],
-      ["id,email,timezone,Send_Hour\nny,a@example.com,America/New_York,7\n", /:1: column "Send_Hour" is not "send_hour"/],
-      ["id,email,timezone,SEND_MINUTE\nny,a@example.com,America/New_York,30\n", /:1: column "SEND_MINUTE" is not "send_minute"/],
+      [
+        "id,email,timezone,Send_Hour\nny,a@example.com,America/New_York,7\n",
+        /:1: column "Send_Hour" is not "send_hour"/,
+      ],
+      [
+        "id,email,timezone,SEND_MINUTE\nny,a@example.com,America/New_York,30\n",
+        /:1: column "SEND_MINUTE" is not "send_minute"/,
+      ],
     ];
     for (const [text, message] of cases) {
       const r = await plan(write(text));
@@ -170,7 +188,10 @@ describe("plan safety: wrong hour, silently (zones)", () => {
     // Beside the control column itself, another spelling is the user's own personalization.
     const both = await plan(write("id,email,timezone,Timezone\nny,a@example.com,America/New_York,Eastern\n"));
     assert.strictEqual(both.code, 0, both.stderr);
-    assert.deepStrictEqual([both.rows[0].utc, both.rows[0].template_data.Timezone], ["2026-12-01T14:00:00.000Z", "Eastern"]);
+    assert.deepStrictEqual(
+      [both.rows[0].utc, both.rows[0].template_data.Timezone],
+      ["2026-12-01T14:00:00.000Z", "Eastern"],
+    );
   });
   it("--strict-zones rejects instead of defaulting", async () => {
     const r = await plan(write(list), "--strict-zones");
@@ -213,7 +234,13 @@ describe("plan safety: two sends at the same instant", () => {
     });
 
   it("+24h and +1d are one offset (they differ only on a DST day): refused when reading the flags", async () => {
-    const r = await plan(write("id,email,timezone\na1,a@example.com,Asia/Kolkata\n"), "--step", "+24h", "--step", "+1d");
+    const r = await plan(
+      write("id,email,timezone\na1,a@example.com,Asia/Kolkata\n"),
+      "--step",
+      "+24h",
+      "--step",
+      "+1d",
+    );
     assert.strictEqual(r.code, 2);
     assert.ok(r.stderr.startsWith("error: --step +1d: the same offset as step 2 (+24h)"), r.stderr);
   });
@@ -268,8 +295,14 @@ describe("plan safety: smaller ones (2)", () => {
     const rows = Array.from({ length: 200 }, (_, i) => `u${i},u${i}@example.com`).join("\n");
     const r = await plan(write(`id,email\n${rows}\n`), "--tps", "1", "--window-minutes", "1");
     assert.strictEqual(r.code, 0, r.stderr);
-    assert.deepStrictEqual([r.summary.window.minutes, r.summary.window.minimumMinutes, r.summary.window.peakTps], [1, 4, 3.33]);
-    assert.match(r.stdout, /window: 1 minute \(--window-minutes; below the 4 minutes the sends need: peak 3\.33\/s against 1\/s/);
+    assert.deepStrictEqual(
+      [r.summary.window.minutes, r.summary.window.minimumMinutes, r.summary.window.peakTps],
+      [1, 4, 3.33],
+    );
+    assert.match(
+      r.stdout,
+      /window: 1 minute \(--window-minutes; below the 4 minutes the sends need: peak 3\.33\/s against 1\/s/,
+    );
     assert.match(r.stderr, /warning: --window-minutes 1 is below the 4 minutes the sends need/);
   });
   it("ids differing only in case or surrounding spaces are planned, with a note and a count", async () => {
@@ -297,7 +330,12 @@ describe("plan safety: size-window and the launcher agree", () => {
     const launched = await plan(CAMPAIGN, "--step", "+3d");
     assert.deepStrictEqual(
       [report.rows, report.recipients, report.rejected, report.schedules],
-      [launched.summary.rows, launched.summary.recipientsPlanned, launched.summary.rejected.byReason, launched.summary.schedules],
+      [
+        launched.summary.rows,
+        launched.summary.recipientsPlanned,
+        launched.summary.rejected.byReason,
+        launched.summary.schedules,
+      ],
     );
     assert.deepStrictEqual([report.rows, report.recipients, report.schedules], [8, 4, 8]);
   });
@@ -320,7 +358,9 @@ describe("plan safety: size-window and the launcher agree", () => {
     const launched = await plan(ZONES);
     const expected = scheduler.createScheduleTps * FANOUT_HEADROOM;
     assert.deepStrictEqual([report.createTps, launched.summary.fanOut.createTps], [expected, expected]);
-    const faster = JSON.parse((await sizeWindow("--recipients", ZONES, ...when, "--create-tps", "100", "--json")).stdout);
+    const faster = JSON.parse(
+      (await sizeWindow("--recipients", ZONES, ...when, "--create-tps", "100", "--json")).stdout,
+    );
     assert.strictEqual(faster.createTps, 100);
   });
 
@@ -338,8 +378,12 @@ describe("plan safety: size-window and the launcher agree", () => {
 });
 
 describe("plan safety: the output folder (issue 10)", () => {
-  const LIST = "id,email,timezone\n" + Array.from({ length: 3000 }, (_, i) => `u${i},u${i}@example.com,Asia/Tokyo`).join("\n") + "\n";
-  const run = (out: string, ...more: string[]) => runMain(main, withFlags(["--recipients", write(LIST), ...BASE, "--out", out], more));
+  const LIST =
+    "id,email,timezone\n" +
+    Array.from({ length: 3000 }, (_, i) => `u${i},u${i}@example.com,Asia/Tokyo`).join("\n") +
+    "\n";
+  const run = (out: string, ...more: string[]) =>
+    runMain(main, withFlags(["--recipients", write(LIST), ...BASE, "--out", out], more));
   const leftovers = (out: string) =>
     fs.existsSync(out) ? fs.readdirSync(out).filter((f) => f.includes("partial") || f.startsWith(".")) : [];
 
@@ -367,11 +411,22 @@ describe("plan safety: the output folder (issue 10)", () => {
     this.timeout(60_000);
     const out = path.join(tmp, "race-processes");
     const big = write(
-      "id,email,timezone\n" + Array.from({ length: 20_000 }, (_, i) => `p${i},p${i}@example.com,Europe/Paris`).join("\n") + "\n",
+      "id,email,timezone\n" +
+        Array.from({ length: 20_000 }, (_, i) => `p${i},p${i}@example.com,Europe/Paris`).join("\n") +
+        "\n",
     );
     const first = spawn(
       process.execPath,
-      [require.resolve("ts-node/dist/bin"), "--transpile-only", "scripts/launch-campaign.ts", "--recipients", big, ...BASE, "--out", out],
+      [
+        require.resolve("ts-node/dist/bin"),
+        "--transpile-only",
+        "scripts/launch-campaign.ts",
+        "--recipients",
+        big,
+        ...BASE,
+        "--out",
+        out,
+      ],
       { cwd: ROOT },
     );
     let firstErr = "";
@@ -381,7 +436,10 @@ describe("plan safety: the output folder (issue 10)", () => {
     while (!fs.existsSync(lock)) await new Promise((r) => setTimeout(r, 20));
     const second = await run(out);
     assert.strictEqual(second.code, 1);
-    assert.match(second.stderr, new RegExp(`^error: ${out}: in use by another run \\(pid ${first.pid} on ${os.hostname()}, `));
+    assert.match(
+      second.stderr,
+      new RegExp(`^error: ${out}: in use by another run \\(pid ${first.pid} on ${os.hostname()}, `),
+    );
     assert.strictEqual(await exited, 0, firstErr);
     assert.strictEqual(
       fs.readFileSync(path.join(out, "plan.jsonl"), "utf8").split("\n").filter(Boolean).length,
@@ -410,7 +468,10 @@ describe("plan safety: the output folder (issue 10)", () => {
 
   it("--out '': one line, exit 1", async () => {
     const r = await run("");
-    assert.deepStrictEqual([r.code, r.stderr], [1, "error: --out '': cannot write the output folder (an empty path)\n"]);
+    assert.deepStrictEqual(
+      [r.code, r.stderr],
+      [1, "error: --out '': cannot write the output folder (an empty path)\n"],
+    );
   });
 
   it("a full disk mid-plan: one line, exit 1, partial files removed, and the previous plan gone", async () => {

@@ -50,7 +50,10 @@ describe("npm run preview", function () {
       r.out,
       /\nFanOut fanout\n(  .*\n)*  aws:sfn\/stateMachine:StateMachine  fanout  \(name=sendtime-fanout-dev, type=STANDARD/,
     );
-    assert.match(r.out, /\nOutputs:\n(  .*\n)*  stateMachineArn: arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev\n/);
+    assert.match(
+      r.out,
+      /\nOutputs:\n(  .*\n)*  stateMachineArn: arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev\n/,
+    );
     assert.match(r.out, /\nPolicies: skipped \(--no-policy\)\n$/);
   });
 
@@ -96,7 +99,10 @@ describe("npm run preview -- --write-outputs FILE", function () {
     const expected = JSON.parse(json.out).outputs;
     assert.deepStrictEqual(JSON.parse(text), expected);
     assert.strictEqual(text, JSON.stringify(expected, null, 2) + "\n");
-    assert.strictEqual(JSON.parse(text).stateMachineArn, "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev");
+    assert.strictEqual(
+      JSON.parse(text).stateMachineArn,
+      "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev",
+    );
     const { readStackOutputs } = await import("../../scripts/lib/aws/stack-outputs");
     const read = readStackOutputs({ outputsFile: file });
     assert.strictEqual(read.bucketName, expected.bucketName);
@@ -107,7 +113,10 @@ describe("npm run preview -- --write-outputs FILE", function () {
   it('a secret output (or one holding a secret) is "[secret]", as the Pulumi CLI prints it without --show-secrets', async () => {
     const { stackOutputJson } = await import("../../scripts/lib/offline/mock-stack");
     assert.strictEqual(
-      stackOutputJson({ bucketName: "b", password: "hunter2", nested: { a: 1 }, gone: undefined }, ["password", "nested"]),
+      stackOutputJson({ bucketName: "b", password: "hunter2", nested: { a: 1 }, gone: undefined }, [
+        "password",
+        "nested",
+      ]),
       '{\n  "bucketName": "b",\n  "password": "[secret]",\n  "nested": "[secret]"\n}\n',
     );
   });

@@ -22,7 +22,9 @@ const ZONES = ["America/New_York", "Europe/Berlin", "Asia/Kathmandu", "Australia
 const LIST = path.join(tmp, "list.csv");
 fs.writeFileSync(
   LIST,
-  ["id,email,timezone", ...Array.from({ length: ROWS }, (_, i) => `r${i},r${i}@example.com,${ZONES[i % 4]}`)].join("\n") + "\n",
+  ["id,email,timezone", ...Array.from({ length: ROWS }, (_, i) => `r${i},r${i}@example.com,${ZONES[i % 4]}`)].join(
+    "\n",
+  ) + "\n",
 );
 
 /** A progress line as printed: `planning: 12,288 rows read (61%), 1,365/s, about 6 s left`. */
@@ -61,7 +63,10 @@ describe("progress on stderr", () => {
         progressLine("planning", 412_288, "rows read", 125_300, 1_000_000),
         "planning: 412,288 rows read (41%), 125,300/s, about 5 s left",
       );
-      assert.equal(progressLine("importing", 8_192, "endpoints read", 4_096.4), "importing: 8,192 endpoints read, 4,096/s");
+      assert.equal(
+        progressLine("importing", 8_192, "endpoints read", 4_096.4),
+        "importing: 8,192 endpoints read, 4,096/s",
+      );
       // A bound the count has passed (a list whose lines are not its rows) is not shown as a share.
       assert.equal(progressLine("planning", 10, "rows read", 5, 8), "planning: 10 rows read, 5/s");
     });
@@ -94,7 +99,11 @@ describe("progress on stderr", () => {
       let err = "";
       let now = 0;
       progressClock.now = () => now;
-      const r = progressReporter({ out: () => assert.fail("stdout"), err: (t) => (err += t), errIsTerminal: true }, false, "sizing");
+      const r = progressReporter(
+        { out: () => assert.fail("stdout"), err: (t) => (err += t), errIsTerminal: true },
+        false,
+        "sizing",
+      );
       now = 0;
       r.report(4096, "rows read");
       now = 2_000;
@@ -116,7 +125,11 @@ describe("progress on stderr", () => {
 
     it("is off without --progress when stderr is not a terminal", () => {
       progressClock.now = () => (fakeNow += 6_000);
-      const r = progressReporter({ out: () => assert.fail("stdout"), err: () => assert.fail("stderr") }, false, "planning");
+      const r = progressReporter(
+        { out: () => assert.fail("stdout"), err: () => assert.fail("stderr") },
+        false,
+        "planning",
+      );
       for (let i = 1; i < 10; i++) r.report(i * 4096, "rows read", ROWS);
       r.end();
     });
@@ -170,7 +183,18 @@ describe("progress on stderr", () => {
   });
 
   describe("size-window --recipients", () => {
-    const args = ["--recipients", LIST, "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T00:00:00Z", "--templates", "none"];
+    const args = [
+      "--recipients",
+      LIST,
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--now",
+      "2026-11-29T00:00:00Z",
+      "--templates",
+      "none",
+    ];
 
     it("with --progress prints progress on stderr and the same report on stdout (text and --json)", async () => {
       for (const json of [[], ["--json"]]) {
@@ -241,7 +265,16 @@ describe("progress on stderr", () => {
     });
 
     it("with --progress prints rows read and subscribers handled (of the backlog); stdout is the same, --json's too", async () => {
-      const args = ["--journey", "onboarding", "--recipients", LIST, "--outputs", outputs, "--now", "2026-03-10T18:05:02Z"];
+      const args = [
+        "--journey",
+        "onboarding",
+        "--recipients",
+        LIST,
+        "--outputs",
+        outputs,
+        "--now",
+        "2026-03-10T18:05:02Z",
+      ];
       for (const extra of [["--dry-run"], ["--dry-run", "--json"]]) {
         const quiet = await run(enrol, [...args, ...extra, "--templates", "none"]);
         fakeClock();

@@ -41,18 +41,23 @@ function quietAt(q: Quiet, zone: string, utcMs: number): boolean {
 
 /** The first quiet minute of [t, t + window), or undefined. */
 function quietMinuteIn(q: Quiet, zone: string, t: number, windowMinutes: number): string | undefined {
-  for (let m = 0; m < windowMinutes; m++) if (quietAt(q, zone, t + m * MINUTE)) return new Date(t + m * MINUTE).toISOString();
+  for (let m = 0; m < windowMinutes; m++)
+    if (quietAt(q, zone, t + m * MINUTE)) return new Date(t + m * MINUTE).toISOString();
   return undefined;
 }
 
-const hhmm = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+const hhmm = (minute: number) =>
+  `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
 
 /** Quiet hours of 1 to 14 hours (or none) and up to 2 quiet days (or none), never both absent. */
 const quietArb: fc.Arbitrary<Quiet> = fc
   .record({
-    hours: fc.option(fc.record({ start: fc.integer({ min: 0, max: 1439 }), length: fc.integer({ min: 60, max: 14 * 60 }) }), {
-      nil: undefined,
-    }),
+    hours: fc.option(
+      fc.record({ start: fc.integer({ min: 0, max: 1439 }), length: fc.integer({ min: 60, max: 14 * 60 }) }),
+      {
+        nil: undefined,
+      },
+    ),
     days: fc.uniqueArray(fc.integer({ min: 0, max: 6 }), { maxLength: 2 }),
   })
   .filter((q) => q.hours !== undefined || q.days.length > 0)
@@ -104,9 +109,12 @@ describe("the promises, as properties", function () {
   it("launcher: no recipient twice within 60 minutes, steps in order, no minute of a window quiet, nothing before the cutoff, rows = planned + rejected + held out", async () => {
     await fc.assert(
       fc.asyncProperty(launchArb, async (c) => {
-        const steps = new Set(c.steps.map((s) => (s.endsWith("d") ? Number(s.slice(1, -1)) * 24 : Number(s.slice(1, -1)))));
+        const steps = new Set(
+          c.steps.map((s) => (s.endsWith("d") ? Number(s.slice(1, -1)) * 24 : Number(s.slice(1, -1)))),
+        );
         fc.pre(steps.size === c.steps.length && !steps.has(0));
-        const hours = c.quiet && c.quiet.start !== undefined ? `${hhmm(c.quiet.start)}-${hhmm(c.quiet.end!)}` : undefined;
+        const hours =
+          c.quiet && c.quiet.start !== undefined ? `${hhmm(c.quiet.start)}-${hhmm(c.quiet.end!)}` : undefined;
         const lines = ["id,email,timezone,send_at,send_hour"];
         c.rows.forEach((r, i) =>
           lines.push(
@@ -150,7 +158,9 @@ describe("the promises, as properties", function () {
         const s = JSON.parse(r.stdout);
         assert.strictEqual(s.rows, c.rows.length);
         assert.strictEqual(s.rows, s.recipientsPlanned + s.rejected.total + s.heldOut);
-        const planText = fs.existsSync(path.join(out, "plan.jsonl")) ? fs.readFileSync(path.join(out, "plan.jsonl"), "utf8") : "";
+        const planText = fs.existsSync(path.join(out, "plan.jsonl"))
+          ? fs.readFileSync(path.join(out, "plan.jsonl"), "utf8")
+          : "";
         const plan = planText.split("\n").filter(Boolean).map(parsePlanRow);
         const cutoff = Date.parse(s.missed.cutoff);
         const byRecipient = new Map<string, { step: number; t: number }[]>();
@@ -187,10 +197,15 @@ describe("the promises, as properties", function () {
   it("journeys: created steps are 60 minutes apart, in order, outside quiet time over the window, never due before now + 1 minute; late ones within the grace are sent", () => {
     const stepArb = fc.oneof(
       fc.integer({ min: 0, max: 48 }).map((h) => ({ after: `+${h}h` })),
-      fc.record({ d: fc.integer({ min: 0, max: 3 }), at: fc.option(fc.integer({ min: 0, max: 1439 }), { nil: undefined }) }).map((s) => ({
-        after: `+${s.d}d`,
-        ...(s.at !== undefined ? { at: hhmm(s.at) } : {}),
-      })),
+      fc
+        .record({
+          d: fc.integer({ min: 0, max: 3 }),
+          at: fc.option(fc.integer({ min: 0, max: 1439 }), { nil: undefined }),
+        })
+        .map((s) => ({
+          after: `+${s.d}d`,
+          ...(s.at !== undefined ? { at: hhmm(s.at) } : {}),
+        })),
     );
     const caseArb = fc.record({
       steps: fc.array(stepArb, { minLength: 1, maxLength: 4 }),
@@ -246,18 +261,26 @@ describe("the promises, as properties", function () {
         let last: number | undefined;
         for (const s of created) {
           const t = Date.parse(s.utc);
-          assert.ok(t >= now + MINUTE, `step ${s.step} at ${s.utc} is due before it can be created (now ${new Date(now).toISOString()})`);
+          assert.ok(
+            t >= now + MINUTE,
+            `step ${s.step} at ${s.utc} is due before it can be created (now ${new Date(now).toISOString()})`,
+          );
           if (last !== undefined) {
             assert.ok(t > last, `step ${s.step} before an earlier step`);
             assert.ok(t - last >= 60 * MINUTE, `step ${s.step} within 60 minutes of an earlier step`);
           }
           last = t;
           if (quiet)
-            assert.strictEqual(quietMinuteIn(quiet, c.zone, t, c.window), undefined, `step ${s.step} at ${s.utc} touches quiet time`);
+            assert.strictEqual(
+              quietMinuteIn(quiet, c.zone, t, c.window),
+              undefined,
+              `step ${s.step} at ${s.utc} touches quiet time`,
+            );
           // A step sent late was handled within the grace after its time.
           if (s.late !== undefined) assert.ok(now - Date.parse(s.late) <= (c.grace ?? 60) * MINUTE);
         }
-        for (const s of d.steps.filter((x) => x.status === "late")) assert.ok(now - Date.parse(s.utc) > (c.grace ?? 60) * MINUTE);
+        for (const s of d.steps.filter((x) => x.status === "late"))
+          assert.ok(now - Date.parse(s.utc) > (c.grace ?? 60) * MINUTE);
       }),
       { numRuns: runs(300) },
     );

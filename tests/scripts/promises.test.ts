@@ -73,8 +73,16 @@ describe("issue 22: one set of promises (planning paths)", function () {
     });
 
     for (const [what, steps, message] of [
-      ["+0h twice", [{ after: "+0h" }, { after: "+0h" }], /steps\[1\] \(\+0h\) has the same offset as steps\[0\] \(\+0h\)/],
-      ["+24h and +1d", [{ after: "+1d" }, { after: "+24h" }], /steps\[1\] \(\+24h\) has the same offset as steps\[0\] \(\+1d\)/],
+      [
+        "+0h twice",
+        [{ after: "+0h" }, { after: "+0h" }],
+        /steps\[1\] \(\+0h\) has the same offset as steps\[0\] \(\+0h\)/,
+      ],
+      [
+        "+24h and +1d",
+        [{ after: "+1d" }, { after: "+24h" }],
+        /steps\[1\] \(\+24h\) has the same offset as steps\[0\] \(\+1d\)/,
+      ],
       [
         "the same after and at",
         [{ after: "+0h" }, { after: "+2d", at: "09:00" }, { after: "+2d", at: "09:00" }],
@@ -107,7 +115,10 @@ describe("issue 22: one set of promises (planning paths)", function () {
           ]),
         ),
       );
-      const event = csv("event.json", JSON.stringify({ source: "app", "detail-type": "Signup", time: "2026-03-10T18:05:00Z", detail: {} }));
+      const event = csv(
+        "event.json",
+        JSON.stringify({ source: "app", "detail-type": "Signup", time: "2026-03-10T18:05:00Z", detail: {} }),
+      );
       const outputs = csv("outputs.json", JSON.stringify({}));
       const r = await runMain(
         (argv, io) => enrol(argv, io),
@@ -124,7 +135,8 @@ describe("issue 22: one set of promises (planning paths)", function () {
           /lateGraceMinutes .* a whole number of minutes from 0 to 1440 \(default 60\)/,
         );
       assert.strictEqual(
-        parseJourneys([{ ...JOURNEY([{ after: "+0h", template: "a" }])[0], lateGraceMinutes: 0 }], "x")[0].lateGraceMinutes,
+        parseJourneys([{ ...JOURNEY([{ after: "+0h", template: "a" }])[0], lateGraceMinutes: 0 }], "x")[0]
+          .lateGraceMinutes,
         0,
       );
     });
@@ -157,9 +169,23 @@ describe("issue 22: one set of promises (planning paths)", function () {
 
     it("launcher: a quiet end inside a DST gap is the gap's end (London 00:45 with 22:30-01:50 → 01:00Z, 02:00 BST)", async () => {
       // python3 zoneinfo: 2026-03-29 00:45 GMT = 00:45Z; at 01:00Z the clock jumps to 02:00 BST, past 01:50.
-      const list = csv("london-gap.csv", "id,email,timezone,send_at\nl1,l1@example.com,Europe/London,2026-03-29T00:45\n");
+      const list = csv(
+        "london-gap.csv",
+        "id,email,timezone,send_at\nl1,l1@example.com,Europe/London,2026-03-29T00:45\n",
+      );
       const r = await launch(
-        ["--date", "2026-03-29", "--hour", "9", "--quiet-hours", "22:30-01:50", "--window-minutes", "1", "--now", "2026-03-01T00:00:00Z"],
+        [
+          "--date",
+          "2026-03-29",
+          "--hour",
+          "9",
+          "--quiet-hours",
+          "22:30-01:50",
+          "--window-minutes",
+          "1",
+          "--now",
+          "2026-03-01T00:00:00Z",
+        ],
         list,
       );
       assert.strictEqual(r.code, 0, r.stderr);
@@ -180,13 +206,25 @@ describe("issue 22: one set of promises (planning paths)", function () {
     it("launcher: a window longer than quiet time leaves free is refused (exit 2)", async () => {
       const r = await launch([...flags, "--window-minutes", "781"]);
       assert.strictEqual(r.code, 2);
-      assert.match(r.stderr, /--window-minutes 781: longer than the longest free time quiet time leaves \(780 minutes\)/);
+      assert.match(
+        r.stderr,
+        /--window-minutes 781: longer than the longest free time quiet time leaves \(780 minutes\)/,
+      );
     });
 
     it("size-window counts the same as the launcher, over the window bound both size within", async () => {
       // 20:58 and 20:59 at 0.01/s: the bound (⌈lines ÷ 0.6⌉, at least 5 minutes for 3 lines) reaches 21:00 from both.
       const list = csv("two.csv", "id,email,timezone,send_minute\na,a@example.com,UTC,58\nb,b@example.com,UTC,59\n");
-      const sized = await runMain(sizeMain, ["--templates", "none", "--recipients", list, ...flags, "--tps", "0.01", "--json"]);
+      const sized = await runMain(sizeMain, [
+        "--templates",
+        "none",
+        "--recipients",
+        list,
+        ...flags,
+        "--tps",
+        "0.01",
+        "--json",
+      ]);
       assert.strictEqual(sized.code, 0, sized.stderr);
       const report = JSON.parse(sized.stdout);
       assert.ok(report.quietCheckedMinutes >= 5 && report.windowMinutes <= report.quietCheckedMinutes, sized.stdout);

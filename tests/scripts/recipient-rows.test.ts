@@ -1,5 +1,10 @@
 import * as assert from "assert";
-import { isReject, RecipientChecker, recipientColumns, TemplateDataJson } from "../../scripts/lib/recipients/recipient-rows";
+import {
+  isReject,
+  RecipientChecker,
+  recipientColumns,
+  TemplateDataJson,
+} from "../../scripts/lib/recipients/recipient-rows";
 
 describe("recipient checks: ids and their case-folded forms in one set", () => {
   it("a duplicate id is exact; an id differing only in case or spaces is noted against the first planned row only", () => {
@@ -15,7 +20,9 @@ describe("recipient checks: ids and their case-folded forms in one set", () => {
         ["ABC ", "d@example.com"], // line 7: noted against line 3 (line 6 was rejected)
       ];
       const results = rows.map((fields, i) => checker.check({ line: i + 2, fields }));
-      const summary = results.map((r) => (isReject(r) ? `${r.line} ${r.reason}: ${r.text}` : `${r.line} ok ${r.sameIdButCase ?? "-"}`));
+      const summary = results.map((r) =>
+        isReject(r) ? `${r.line} ${r.reason}: ${r.text}` : `${r.line} ok ${r.sameIdButCase ?? "-"}`,
+      );
       assert.deepStrictEqual(summary, [
         '2 invalid-email: invalid email address "not-an-address"',
         "3 ok -",
@@ -62,17 +69,25 @@ describe("recipient CSV reader: records taken a chunk at a time", () => {
 
   it("bytes that are not UTF-8 after 100,000 good rows stop the read with the line", async () => {
     const good = Array.from({ length: 100_000 }, (_, i) => `u${i},u${i}@example.com\n`).join("");
-    const bytes = Buffer.concat([Buffer.from("id,email\n" + good), Buffer.from([0x75, 0xff, 0x2c, 0x61, 0x40, 0x62, 0x2e, 0x63, 0x0a])]);
+    const bytes = Buffer.concat([
+      Buffer.from("id,email\n" + good),
+      Buffer.from([0x75, 0xff, 0x2c, 0x61, 0x40, 0x62, 0x2e, 0x63, 0x0a]),
+    ]);
     await assert.rejects(readAll(Readable.from([bytes])), /list\.csv:100002: not UTF-8/);
   });
 
   it("the stream given is closed when a row is malformed, when the bytes are not UTF-8, and when the reader stops early", async () => {
     // Lists longer than the 64 KB read ahead to find the line endings, so the stream is still open when the read stops.
-    const rows = (from: number) => Array.from({ length: 10_000 }, (_, i) => Buffer.from(`u${from + i},u${from + i}@example.com\n`));
+    const rows = (from: number) =>
+      Array.from({ length: 10_000 }, (_, i) => Buffer.from(`u${from + i},u${from + i}@example.com\n`));
     const malformed = Readable.from([Buffer.from('id,email\nu1,a@example.com\nu2,b@exa"mple.com\n'), ...rows(3)]);
     await assert.rejects(readAll(malformed), /list\.csv:3: malformed CSV: a quote inside an unquoted field/);
     assert.strictEqual(malformed.destroyed, true);
-    const notUtf8 = Readable.from([Buffer.from("id,email\nu1,a@example.com\n"), Buffer.from([0x75, 0xff, 0x0a]), ...rows(3)]);
+    const notUtf8 = Readable.from([
+      Buffer.from("id,email\nu1,a@example.com\n"),
+      Buffer.from([0x75, 0xff, 0x0a]),
+      ...rows(3),
+    ]);
     await assert.rejects(readAll(notUtf8), /not UTF-8/);
     assert.strictEqual(notUtf8.destroyed, true);
     const long = Readable.from([Buffer.from("id,email\n"), ...rows(0)]);
@@ -97,6 +112,9 @@ describe("template data: a row's personalization as JSON text", () => {
       const expected = JSON.stringify({ ...reference, step: "1" });
       assert.strictEqual(new TemplateDataJson(columns).prefix(fields) + '"step":"1"}', expected);
     }
-    assert.strictEqual(new TemplateDataJson(recipientColumns("list.csv", ["id", "email"])).prefix(["u1", "a@example.com"]), "{");
+    assert.strictEqual(
+      new TemplateDataJson(recipientColumns("list.csv", ["id", "email"])).prefix(["u1", "a@example.com"]),
+      "{",
+    );
   });
 });

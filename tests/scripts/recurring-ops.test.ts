@@ -50,7 +50,16 @@ describe("operator scripts on recurring schedules", () => {
 
   describe("reschedule --at HH:MM", () => {
     const move = (...args: string[]) =>
-      runMain(reschedule, ["--campaign", "digest", "--recipient", "par", ...args, "--now", "2026-12-10T12:00:00Z", ...region]);
+      runMain(reschedule, [
+        "--campaign",
+        "digest",
+        "--recipient",
+        "par",
+        ...args,
+        "--now",
+        "2026-12-10T12:00:00Z",
+        ...region,
+      ]);
 
     /** One move of a recurring schedule (DIGEST unless given) at `now`: what it reports and what it sent. */
     const moveAt = async (now: string, at: string, schedule: object = DIGEST, ...more: string[]) => {
@@ -99,7 +108,10 @@ describe("operator scripts on recurring schedules", () => {
       scheduler.on(UpdateScheduleCommand).resolves({});
       const r = await move("--at", "18:00", "--json");
       assert.strictEqual(r.code, 0, r.stderr);
-      assert.deepStrictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input.StartDate, new Date("2027-01-04T00:00:00Z"));
+      assert.deepStrictEqual(
+        scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input.StartDate,
+        new Date("2027-01-04T00:00:00Z"),
+      );
       // The first Monday or Thursday from 2027-01-04: Monday 01-04, 18:00 CET = 17:00Z.
       assert.strictEqual(JSON.parse(r.stdout).to.utc, "2027-01-04T17:00:00.000Z");
     });
@@ -154,8 +166,14 @@ describe("operator scripts on recurring schedules", () => {
           const { to, put } = await moveTo(zone, time);
           const end = put.EndDate!.getTime();
           // The 2026-12-31 send, invoked anywhere in its 3-minute window, is before EndDate; the 2027-01-01 one is not.
-          assert.ok(end > at(zone, `2026-12-31T${time}`) + 3 * 60_000, `EndDate ${put.EndDate!.toISOString()} drops 2026-12-31`);
-          assert.ok(end <= at(zone, `2027-01-01T${time}`), `EndDate ${put.EndDate!.toISOString()} lets 2027-01-01 through`);
+          assert.ok(
+            end > at(zone, `2026-12-31T${time}`) + 3 * 60_000,
+            `EndDate ${put.EndDate!.toISOString()} drops 2026-12-31`,
+          );
+          assert.ok(
+            end <= at(zone, `2027-01-01T${time}`),
+            `EndDate ${put.EndDate!.toISOString()} lets 2027-01-01 through`,
+          );
           assert.strictEqual(to.previousEndDate, "2026-12-31T23:00:00.000Z");
           assert.strictEqual(to.endDate, put.EndDate!.toISOString());
         });
@@ -236,12 +254,20 @@ describe("operator scripts on recurring schedules", () => {
         EndDate: new Date("2027-12-31T23:00:00Z"),
       },
       // Ended before now: no occurrence left.
-      "old-1": { ScheduleExpression: "cron(0 9 * * ? *)", ScheduleExpressionTimezone: "UTC", EndDate: new Date("2027-03-01T00:00:00Z") },
+      "old-1": {
+        ScheduleExpression: "cron(0 9 * * ? *)",
+        ScheduleExpressionTimezone: "UTC",
+        EndDate: new Date("2027-03-01T00:00:00Z"),
+      },
       "one-1": { ScheduleExpression: "at(2027-03-20T10:00:00)", ScheduleExpressionTimezone: "America/New_York" },
     };
     scheduler.on(GetScheduleGroupCommand).resolves({ State: "ACTIVE" });
     scheduler.on(ListSchedulesCommand).resolves({
-      Schedules: Object.keys(schedules).map((Name) => ({ Name, GroupName: "campaign-digest", State: "ENABLED" as const })),
+      Schedules: Object.keys(schedules).map((Name) => ({
+        Name,
+        GroupName: "campaign-digest",
+        State: "ENABLED" as const,
+      })),
     });
     scheduler.on(GetScheduleCommand).callsFake((input: any) => ({ Name: input.Name, ...schedules[input.Name] }));
     const r = await runMain(status, ["--campaign", "digest", "--now", "2027-03-13T12:00:00Z", "--json", ...region]);
@@ -268,13 +294,29 @@ describe("reschedule of a recurring schedule over the real wire format (AWS_ENDP
       q.method === "GET"
         ? {
             headers: { "content-type": "application/json" },
-            json: { ...DIGEST, StartDate: 1796040301, EndDate: 1806530400, CreationDate: 1796040000, LastModificationDate: 1796040000 },
+            json: {
+              ...DIGEST,
+              StartDate: 1796040301,
+              EndDate: 1806530400,
+              CreationDate: 1796040000,
+              LastModificationDate: 1796040000,
+            },
           }
         : { headers: { "content-type": "application/json" }, json: { ScheduleArn: DIGEST.Arn } },
     );
     try {
       const r = await withEnv({ AWS_ENDPOINT_URL_SCHEDULER: endpoint.url }, () =>
-        runMain(reschedule, ["--campaign", "digest", "--recipient", "par", "--at", "07:30", "--now", "2026-12-10T12:00:00Z", ...region]),
+        runMain(reschedule, [
+          "--campaign",
+          "digest",
+          "--recipient",
+          "par",
+          "--at",
+          "07:30",
+          "--now",
+          "2026-12-10T12:00:00Z",
+          ...region,
+        ]),
       );
       assert.strictEqual(r.code, 0, r.stderr);
       assert.deepStrictEqual(

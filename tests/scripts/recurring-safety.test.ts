@@ -81,7 +81,8 @@ describe("recurring sends and the flexible window", () => {
     // Until Thursday 2026-12-31; the last occurrence is Monday 12-28 09:00, a window of 1,440 minutes ends Tuesday.
     const r = await dryRun(every(LIST, "weekly:MON", "9", "0"));
     assert.strictEqual(r.code, 0, r.stderr);
-    for (const row of r.rows) assert.strictEqual(Date.parse(row.end_date!), local(row.timezone, "2027-01-01T00:00"), row.timezone);
+    for (const row of r.rows)
+      assert.strictEqual(Date.parse(row.end_date!), local(row.timezone, "2027-01-01T00:00"), row.timezone);
   });
 
   it("refuses --window-minutes that could send two daily occurrences less than an hour apart (exit 2, nothing written)", async () => {

@@ -119,7 +119,9 @@ describe("recurring sends", () => {
 
     it("monthly:31 sends nothing in months without a 31st; the end is local midnight after --until (luxon)", () => {
       const t: RecurringTime = { recurrence: { kind: "monthly", day: 31 }, hour: 9, minute: 0 };
-      const got = occurrences(t, "Europe/Paris", Date.UTC(2027, 0, 1), Date.UTC(2027, 7, 1)).map((ms) => iso(ms).slice(0, 10));
+      const got = occurrences(t, "Europe/Paris", Date.UTC(2027, 0, 1), Date.UTC(2027, 7, 1)).map((ms) =>
+        iso(ms).slice(0, 10),
+      );
       assert.deepStrictEqual(got, ["2027-01-31", "2027-03-31", "2027-05-31", "2027-07-31"]);
       for (const zone of ["Asia/Kathmandu", "America/New_York", "Pacific/Kiritimati", "Australia/Lord_Howe"])
         assert.strictEqual(
@@ -127,7 +129,11 @@ describe("recurring sends", () => {
           DateTime.fromObject({ year: 2027, month: 4, day: 1 }, { zone }).toUTC().toISO(),
           zone,
         );
-      assert.strictEqual(nextOccurrence(t, "Europe/Paris", Date.UTC(2027, 3, 1), Date.UTC(2027, 4, 1)), undefined, "no 31 April");
+      assert.strictEqual(
+        nextOccurrence(t, "Europe/Paris", Date.UTC(2027, 3, 1), Date.UTC(2027, 4, 1)),
+        undefined,
+        "no 31 April",
+      );
     });
   });
 
@@ -149,7 +155,11 @@ describe("recurring sends", () => {
         assert.strictEqual(row.schedule_expression, "cron(0 9 ? * MON,THU *)", id);
         assert.strictEqual(row.timezone, zone, id);
         assert.strictEqual(row.start_date, start, id);
-        assert.strictEqual(row.end_date, DateTime.fromObject({ year: 2027, month: 4, day: 1 }, { zone }).toUTC().toISO(), id);
+        assert.strictEqual(
+          row.end_date,
+          DateTime.fromObject({ year: 2027, month: 4, day: 1 }, { zone }).toUTC().toISO(),
+          id,
+        );
         // The first Monday or Thursday 09:00 local at or after the start, by luxon.
         let first: number | undefined;
         for (let d = 0; first === undefined; d++) {
@@ -240,7 +250,10 @@ describe("recurring sends", () => {
         r.plan.map((p) => [p.recipient_id, p.schedule_expression]),
         [["a", "cron(0 7 ? * MON,THU *)"]],
       );
-      assert.match(r.rejects, /^3,b,no send left: its recurring time 23:00 local is in quiet time \(22:00-06:00 local\)/m);
+      assert.match(
+        r.rejects,
+        /^3,b,no send left: its recurring time 23:00 local is in quiet time \(22:00-06:00 local\)/m,
+      );
       assert.match(r.rejects, /^4,c,"send_at ""2026-12-03T09:00"" is a one-time send time/m);
       assert.deepStrictEqual(r.summary.rejected.byReason, { "quiet-hours": 1, "invalid-send-time": 1 });
     });
@@ -248,7 +261,9 @@ describe("recurring sends", () => {
     it("a row whose recurring time is free but whose window reaches quiet time is rejected saying so", async () => {
       // 21:30 is not quiet under 22:00-06:00, but a 60-minute window [21:30, 22:30) is from 22:00 on.
       const file = write("late.csv", "id,email,timezone,send_hour,send_minute\nb,b@example.com,Europe/Paris,21,30\n");
-      const r = await dryRun([...weekly("--quiet-hours", "22:00-06:00", "--window-minutes", "60")].map((a) => (a === DIGEST ? file : a)));
+      const r = await dryRun(
+        [...weekly("--quiet-hours", "22:00-06:00", "--window-minutes", "60")].map((a) => (a === DIGEST ? file : a)),
+      );
       assert.strictEqual(r.code, 1, r.stderr); // nothing would be sent
       assert.deepStrictEqual(r.plan, []);
       assert.match(
@@ -263,16 +278,25 @@ describe("recurring sends", () => {
           ["--until", "2027-01-01"].concat(weekly().slice(0, 6), ["--date", "2026-12-01", "--hour", "9"]),
           /^--until 2027-01-01 goes with --every/,
         ],
-        [weekly().filter((_, i, a) => a[i] !== "--until" && a[i - 1] !== "--until"), /^--every weekly:MON,THU needs --until YYYY-MM-DD/],
+        [
+          weekly().filter((_, i, a) => a[i] !== "--until" && a[i - 1] !== "--until"),
+          /^--every weekly:MON,THU needs --until YYYY-MM-DD/,
+        ],
         [weekly("--date", "2026-12-01"), /^--date and --every are two send-time rules/],
         [weekly("--step", "+3d:followup"), /^--step \+3d:followup does not apply to --every weekly:MON,THU/],
         [weekly("--missed", "send-now"), /^--missed does not apply to --every/],
         [weekly("--grace-minutes", "30"), /^--grace-minutes does not apply to --every/],
         [weekly("--quiet-days", "SAT,SUN"), /^--quiet-days SAT,SUN does not apply to --every .*weekly:MON,TUE/],
         [weekly("--quiet-hours", "08:00-10:00"), /^--hour\/--minute 09:00 is inside --quiet-hours 08:00-10:00/],
-        [weekly().map((a) => (a === "weekly:MON,THU" ? "weekly:MON,FUN" : a)), /^--every weekly:MON,FUN: expected daily, weekdays/],
+        [
+          weekly().map((a) => (a === "weekly:MON,THU" ? "weekly:MON,FUN" : a)),
+          /^--every weekly:MON,FUN: expected daily, weekdays/,
+        ],
         [weekly().map((a) => (a === "weekly:MON,THU" ? "monthly:32" : a)), /^--every monthly:32: expected/],
-        [weekly().map((a) => (a === "2027-03-31" ? "2026-11-28" : a)), /^--until 2026-11-28: that date has ended in every time zone/],
+        [
+          weekly().map((a) => (a === "2027-03-31" ? "2026-11-28" : a)),
+          /^--until 2026-11-28: that date has ended in every time zone/,
+        ],
         [weekly().map((a) => (a === "2027-03-31" ? "2032-01-01" : a)), /^--until 2032-01-01: more than 5 years ahead/],
         [weekly().map((a) => (a === "2027-03-31" ? "2027-02-30" : a)), /^--until 2027-02-30: no such date/],
       ];
@@ -286,7 +310,9 @@ describe("recurring sends", () => {
 
     it("an --until that ends before the first occurrence plans nothing (exit 1), each row saying why", async () => {
       // Monday 2026-11-30 15:00Z: the last Monday 09:00 of these zones, New York's (14:00Z), has passed; no Thursday.
-      const args = weekly().map((a) => (a === "2027-03-31" ? "2026-11-30" : a === "2026-11-30T12:00:00Z" ? "2026-11-30T15:00:00Z" : a));
+      const args = weekly().map((a) =>
+        a === "2027-03-31" ? "2026-11-30" : a === "2026-11-30T12:00:00Z" ? "2026-11-30T15:00:00Z" : a,
+      );
       const r = await dryRun(args);
       assert.strictEqual(r.code, 1, r.stderr);
       assert.strictEqual(r.plan.length, 0);
@@ -302,7 +328,10 @@ describe("recurring sends", () => {
     const many = write(
       "many.csv",
       "id,email,timezone\n" +
-        Array.from({ length: 600 }, (_, i) => `u${i},u${i}@example.com,${i % 2 ? "America/New_York" : "America/Bogota"}`).join("\n") +
+        Array.from(
+          { length: 600 },
+          (_, i) => `u${i},u${i}@example.com,${i % 2 ? "America/New_York" : "America/Bogota"}`,
+        ).join("\n") +
         "\n",
     );
     const size = async (until: string) => {
@@ -337,20 +366,39 @@ describe("recurring sends", () => {
     const text = await runMain(sizeMain, [
       "--templates",
       "none",
-      ...["--recipients", many, "--every", "daily", "--until", "2027-06-30", "--hour", "9", "--tps", "5", "--now", "2026-11-30T12:00:00Z"],
+      ...[
+        "--recipients",
+        many,
+        "--every",
+        "daily",
+        "--until",
+        "2027-06-30",
+        "--hour",
+        "9",
+        "--tps",
+        "5",
+        "--now",
+        "2026-11-30T12:00:00Z",
+      ],
     ]);
     assert.match(
       text.stdout,
       /^Recipients: 600 rows × 1 step = 600 schedules\n  recurring: one schedule per recipient; below, its occurrences in the first 14 days/,
     );
-    assert.match(text.stdout, /\nFirst occurrence 2026-11-30 14:00 UTC: a launch after 2026-11-30 13:54 UTC starts with a later one/);
+    assert.match(
+      text.stdout,
+      /\nFirst occurrence 2026-11-30 14:00 UTC: a launch after 2026-11-30 13:54 UTC starts with a later one/,
+    );
   });
 
   it("size-window --every: a spike is sized whole even when the first occurrences of its zones fall in different weeks", async () => {
     // Launched Monday 2026-11-30 09:30Z: UTC's Monday 09:00 has passed (its first is 12-07 09:00Z), Cape Verde's
     // (UTC-1, 10:00Z) has not. On 12-07 both send, an hour apart: 1,800 each at 0.1/s needs, by hand, a window W with
     // 2 × 1,800 / (60 W) ≤ 0.1, so W = 600 minutes (one spike alone would need 300).
-    const rows = Array.from({ length: 3600 }, (_, i) => `u${i},u${i}@example.com,${i % 2 ? "Atlantic/Cape_Verde" : "UTC"}`);
+    const rows = Array.from(
+      { length: 3600 },
+      (_, i) => `u${i},u${i}@example.com,${i % 2 ? "Atlantic/Cape_Verde" : "UTC"}`,
+    );
     const file = write("two-zones.csv", "id,email,timezone\n" + rows.join("\n") + "\n");
     const r = await runMain(sizeMain, [
       "--templates",

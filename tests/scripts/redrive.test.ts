@@ -151,7 +151,13 @@ class FakeAws {
         for (const m of out) Object.assign(m, { hidden: true, handle: `h-${m.MessageId}-${++this.handles}` });
         return {
           json: out.length
-            ? { Messages: out.map(({ hidden, handle, ...m }) => ({ ...m, ReceiptHandle: handle, MD5OfBody: md5(m.Body) })) }
+            ? {
+                Messages: out.map(({ hidden, handle, ...m }) => ({
+                  ...m,
+                  ReceiptHandle: handle,
+                  MD5OfBody: md5(m.Body),
+                })),
+              }
             : {},
         };
       }
@@ -167,7 +173,8 @@ class FakeAws {
       const name = decodeURIComponent(m[1]);
       const group = this.groups.get(q.method === "GET" ? decodeURIComponent(m[2]) : body.GroupName);
       if (!group) return error(404, "ResourceNotFoundException", "Schedule group does not exist.");
-      if (q.method === "GET") return group.has(name) ? { json: group.get(name) } : error(404, "ResourceNotFoundException", "no schedule");
+      if (q.method === "GET")
+        return group.has(name) ? { json: group.get(name) } : error(404, "ResourceNotFoundException", "no schedule");
       if (group.has(name)) return error(409, "ConflictException", `Schedule ${name} already exists.`);
       const { ClientToken, ...request } = body; // the SDK's idempotency token, new on every call
       group.set(name, { Name: name, ...request });
@@ -203,7 +210,8 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
     endpoint = await startEndpoint(aws.answer);
     return withEnv({ ...env(endpoint.url), ...extraEnv }, () => runMain(redrive, [...args, "--outputs", outputs]));
   };
-  const writes = () => endpoint!.requests.filter((q) => (!q.target && q.method !== "GET") || q.target === "AmazonSQS.DeleteMessage");
+  const writes = () =>
+    endpoint!.requests.filter((q) => (!q.target && q.method !== "GET") || q.target === "AmazonSQS.DeleteMessage");
 
   it("re-sends a Scheduler dead letter and a gate's in campaign-<id>, 2–3 minutes on in UTC, and deletes both messages", async () => {
     const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1"), gateDeadLetter("m2", "b2-1")]);
@@ -224,7 +232,12 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
       Description: `sendtime redrive of ${arn("campaign-spring", "a1-1")} @ 2026-12-01T14:00:00Z`,
       FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: 15 },
       ActionAfterCompletion: "NONE",
-      Target: { Arn: SES, RoleArn: ROLE, Input: JSON.stringify(email("a1-1@example.com")), DeadLetterConfig: { Arn: DLQ_ARN } },
+      Target: {
+        Arn: SES,
+        RoleArn: ROLE,
+        Input: JSON.stringify(email("a1-1@example.com")),
+        DeadLetterConfig: { Arn: DLQ_ARN },
+      },
     });
     assert.strictEqual(gate.Name, "b2-1-r1");
     assert.strictEqual(gate.Target.Arn, GATE);
@@ -250,8 +263,24 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
     assert.deepStrictEqual(
       report.redriven.map((s: any) => [s.messageId, s.campaign, s.original, s.schedule, s.group, s.via, s.error]),
       [
-        ["m1", "spring", "a1-1", "a1-1-r1", "campaign-spring", "ses", "SESV2.MessageRejected: Email address is not verified."],
-        ["m2", "spring", "b2-1", "b2-1-r1", "campaign-spring", "gate", "SesV2.MessageRejectedException: Email address is not verified."],
+        [
+          "m1",
+          "spring",
+          "a1-1",
+          "a1-1-r1",
+          "campaign-spring",
+          "ses",
+          "SESV2.MessageRejected: Email address is not verified.",
+        ],
+        [
+          "m2",
+          "spring",
+          "b2-1",
+          "b2-1-r1",
+          "campaign-spring",
+          "gate",
+          "SesV2.MessageRejectedException: Email address is not verified.",
+        ],
       ],
     );
     assert.strictEqual(report.redriven[0].at, new Date(at).toISOString());
@@ -276,7 +305,8 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
 
   it("a second run is idempotent: the schedule the first created (its DeleteMessage failed) is found, nothing sent twice", async () => {
     const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1")]);
-    aws.override = (q) => (q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined);
+    aws.override = (q) =>
+      q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
     const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
     assert.strictEqual(first.code, 1, "the message is still there");
     await endpoint!.close();
@@ -298,7 +328,9 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
 
   it("a redrive of a redrive counts on past the names other sends hold (a1-1-r1 failed: a1-1-r2)", async () => {
     const aws = new FakeAws([schedulerDeadLetter("m9", "campaign-spring", "a1-1-r1")]);
-    aws.groups.get("campaign-spring")!.set("a1-1-r1", { Name: "a1-1-r1", Description: "sendtime redrive of something else" });
+    aws.groups
+      .get("campaign-spring")!
+      .set("a1-1-r1", { Name: "a1-1-r1", Description: "sendtime redrive of something else" });
     const r = await run(aws, ["--all", "--json"]);
     assert.strictEqual(r.code, 0, r.stdout);
     assert.deepStrictEqual(
@@ -308,7 +340,9 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
   });
 
   it("pages ReceiveMessage until the queue answers empty (25 messages: 3 pages and an empty one)", async () => {
-    const aws = new FakeAws(Array.from({ length: 25 }, (_, i) => schedulerDeadLetter(`m${i}`, "campaign-spring", `r${i}-1`)));
+    const aws = new FakeAws(
+      Array.from({ length: 25 }, (_, i) => schedulerDeadLetter(`m${i}`, "campaign-spring", `r${i}-1`)),
+    );
     const r = await run(aws, ["--campaign", "spring", "--json"]);
     assert.strictEqual(r.code, 0, r.stdout);
     assert.strictEqual(aws.receives, 4);
@@ -378,7 +412,10 @@ describe("redrive against a local SQS and Scheduler endpoint", function () {
     const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-gone", "a1-1")]);
     const r = await run(aws, ["--all"]);
     assert.strictEqual(r.code, 1);
-    assert.match(r.stdout, /m1 \(gone\): CreateSchedule campaign-gone\/a1-1-r1: the group campaign-gone does not exist/);
+    assert.match(
+      r.stdout,
+      /m1 \(gone\): CreateSchedule campaign-gone\/a1-1-r1: the group campaign-gone does not exist/,
+    );
     assert.strictEqual(aws.queue.length, 1);
   });
 
@@ -443,9 +480,15 @@ describe("redrive of bulk sends against a local SQS and Scheduler endpoint", fun
     assert.deepStrictEqual([a.Name, b.Name], ["a7-1-r1", "b8-1-r1"]);
     assert.strictEqual(a.Target.Arn, SENDER);
     assert.strictEqual(a.ActionAfterCompletion, "NONE");
-    assert.strictEqual(a.Description, `sendtime redrive of ${arn("campaign-spring", BULK)} @ 2026-12-01T14:04:31Z entry a7-1`);
+    assert.strictEqual(
+      a.Description,
+      `sendtime redrive of ${arn("campaign-spring", BULK)} @ 2026-12-01T14:04:31Z entry a7-1`,
+    );
     // The entry byte for byte, in a new occurrence: Scheduler fills in the redriven schedule's own ARN and time.
-    assert.strictEqual(a.Target.Input, JSON.stringify({ ...senderInput(BULK, [["a7", "a7@example.com"]]), ...placeholders }));
+    assert.strictEqual(
+      a.Target.Input,
+      JSON.stringify({ ...senderInput(BULK, [["a7", "a7@example.com"]]), ...placeholders }),
+    );
     const report = JSON.parse(r.stdout);
     assert.deepStrictEqual(
       report.redriven.map((s: any) => [s.messageId, s.original, s.schedule, s.via, s.error]),
@@ -458,7 +501,8 @@ describe("redrive of bulk sends against a local SQS and Scheduler endpoint", fun
 
   it("a second run is idempotent: the entry's schedule (its DeleteMessage failed) is found by name and Description", async () => {
     const aws = new FakeAws([senderDeadLetter("m1", "a7")]);
-    aws.override = (q) => (q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined);
+    aws.override = (q) =>
+      q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
     const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
     assert.strictEqual(first.code, 1);
     await endpoint!.close();
@@ -484,7 +528,9 @@ describe("redrive of bulk sends against a local SQS and Scheduler endpoint", fun
     body.input.schedule = arn("campaign-spring", "a7-1-r1");
     const aws = new FakeAws([{ MessageId: "m1", Body: JSON.stringify(body) }]);
     // The failed redrive is still there (redriven schedules stay after firing), with another send's Description.
-    aws.groups.get("campaign-spring")!.set("a7-1-r1", { Name: "a7-1-r1", Description: "sendtime redrive of the first failure" });
+    aws.groups
+      .get("campaign-spring")!
+      .set("a7-1-r1", { Name: "a7-1-r1", Description: "sendtime redrive of the first failure" });
     const r = await run(aws, ["--all"]);
     assert.strictEqual(r.code, 0, r.stdout);
     assert.deepStrictEqual(

@@ -75,7 +75,9 @@ class FakeScheduler {
     const name = decodeURIComponent(url.pathname.replace(/^\/schedules\//, ""));
     const body = q.body ? JSON.parse(q.body) : {};
     if (q.method === "GET")
-      return this.schedules.has(name) ? { json: this.schedules.get(name) } : error(404, "ResourceNotFoundException", "no schedule");
+      return this.schedules.has(name)
+        ? { json: this.schedules.get(name) }
+        : error(404, "ResourceNotFoundException", "no schedule");
     if (q.method === "DELETE") {
       if (!this.schedules.delete(name)) {
         this.missed.add(q);
@@ -186,10 +188,18 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
     assert.strictEqual(r.code, 0, r.stderr);
     const [update, create, ...more] = writes(endpoint!);
     assert.deepStrictEqual(more, []);
-    assert.deepStrictEqual([update.method, create.method, decodeURIComponent(create.url)], ["PUT", "POST", "/schedules/b2-1"]);
+    assert.deepStrictEqual(
+      [update.method, create.method, decodeURIComponent(create.url)],
+      ["PUT", "POST", "/schedules/b2-1"],
+    );
     assert.strictEqual(JSON.parse(update.body).Target.Input, input(1, ["a1", "c3"]));
     const { ClientToken, ...created } = JSON.parse(create.body);
-    const { Arn, CreationDate, LastModificationDate, Name, ...kept } = bulkSchedule(STEP1, 1, ["b2"], "2026-12-02T14:00:00");
+    const { Arn, CreationDate, LastModificationDate, Name, ...kept } = bulkSchedule(
+      STEP1,
+      1,
+      ["b2"],
+      "2026-12-02T14:00:00",
+    );
     assert.deepStrictEqual(created, kept, "the bulk schedule's fields, its time, and b2's entry alone");
     assert.strictEqual(created.Target.Input, input(1, ["b2"]));
     const report = JSON.parse(r.stdout);
@@ -206,7 +216,10 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
     const aws = twoSteps();
     const r = await run(aws, ["--recipient", "b2", "--at", "2026-12-05T11:00"]);
     assert.strictEqual(r.code, 1);
-    assert.match(r.stderr, /would come after step 2 \(entry of bulk\.2\.20261205T1400Z\.0, due 2026-12-05T14:00:00\.000Z/);
+    assert.match(
+      r.stderr,
+      /would come after step 2 \(entry of bulk\.2\.20261205T1400Z\.0, due 2026-12-05T14:00:00\.000Z/,
+    );
     assert.deepStrictEqual(writes(endpoint!), []);
   });
 

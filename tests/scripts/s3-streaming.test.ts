@@ -13,7 +13,12 @@ import { FindingsError, UsageError } from "../../infra/rules/errors";
 /** Runs with the SDK pointed at a local S3 (real HTTP, real signing, real XML). */
 function withLocalS3() {
   const saved: Record<string, string | undefined> = {};
-  const env = { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: "" };
+  const env = {
+    AWS_ACCESS_KEY_ID: "test",
+    AWS_SECRET_ACCESS_KEY: "test",
+    AWS_REGION: "us-east-1",
+    AWS_ENDPOINT_URL_S3: "",
+  };
   const ctx = { server: undefined as unknown as LocalS3, client: undefined as unknown as S3Client };
   before(async () => {
     ctx.server = await startLocalS3();
@@ -59,7 +64,8 @@ describe("S3 recipient lists (--recipients s3://…) against a local S3 endpoint
     assert.throws(
       () => parseS3Url("s3://Bad_Bucket/x.csv", "--recipients"),
       (e: unknown) =>
-        e instanceof UsageError && /--recipients s3:\/\/Bad_Bucket\/x\.csv: an S3 object is s3:\/\/BUCKET\/KEY/.test(e.message),
+        e instanceof UsageError &&
+        /--recipients s3:\/\/Bad_Bucket\/x\.csv: an S3 object is s3:\/\/BUCKET\/KEY/.test(e.message),
     );
     assert.throws(() => parseS3Url("s3://bucket-only", "--recipients"), UsageError);
   });
@@ -106,19 +112,25 @@ describe("S3 recipient lists (--recipients s3://…) against a local S3 endpoint
   it("a missing object is bad input (exit 2) naming the URL", async () => {
     await assert.rejects(
       openS3Object(ctx.client, { bucket: "lists", key: "nope.csv" }),
-      (e: unknown) => e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
+      (e: unknown) =>
+        e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
     );
   });
 
   it("a download that stalls mid-body fails within the idle limit with how far it got, instead of hanging", async () => {
     ctx.server.objects.set("lists/slow.csv", Buffer.from("id,email\n" + "u1,a@example.com\n".repeat(100)));
     ctx.server.stall = { object: "lists/slow.csv", bytes: 100 };
-    const opened = await openS3Object(ctx.client, { bucket: "lists", key: "slow.csv" }, { firstByteSeconds: 5, idleSeconds: 0.5 });
+    const opened = await openS3Object(
+      ctx.client,
+      { bucket: "lists", key: "slow.csv" },
+      { firstByteSeconds: 5, idleSeconds: 0.5 },
+    );
     const started = Date.now();
     await assert.rejects(
       readAll(opened.body),
       (e: unknown) =>
-        e instanceof FindingsError && /s3:\/\/lists\/slow\.csv: the download stalled \(no data for 0.5 s after 100 bytes\)/.test(e.message),
+        e instanceof FindingsError &&
+        /s3:\/\/lists\/slow\.csv: the download stalled \(no data for 0.5 s after 100 bytes\)/.test(e.message),
     );
     assert.ok(Date.now() - started < 5_000);
   });
@@ -154,9 +166,17 @@ describe("StreamingPlanUpload: the plan goes to S3 while it is written, split be
     const bytes = Buffer.byteLength(expected);
     assert.ok(bytes > 2 * 8 * MiB, "big enough for three parts");
     // Parts are sent during the writes; the object is not there yet.
-    for (let waited = 0; ctx.server.openUploads.get("upload-1")?.filter(Boolean).length !== 2 && waited < 5_000; waited += 20)
+    for (
+      let waited = 0;
+      ctx.server.openUploads.get("upload-1")?.filter(Boolean).length !== 2 && waited < 5_000;
+      waited += 20
+    )
       await new Promise((r) => setTimeout(r, 20));
-    assert.strictEqual(ctx.server.openUploads.get("upload-1")!.filter(Boolean).length, 2, "two full parts sent while writing");
+    assert.strictEqual(
+      ctx.server.openUploads.get("upload-1")!.filter(Boolean).length,
+      2,
+      "two full parts sent while writing",
+    );
     assert.strictEqual(ctx.server.objects.size, 0);
     const objects = await u.complete();
     const body = ctx.server.objects.get("b/plans/spring/up1/part-1.jsonl")!;
@@ -226,7 +246,8 @@ describe("StreamingPlanUpload: the plan goes to S3 while it is written, split be
   it("abort() before complete(): the open multipart uploads are aborted, no object is ever completed", async () => {
     const u = upload((n) => `plans/c/u/part-${n}.jsonl`, { objectBytes: 1_000, partBytes: 300 });
     for (let i = 0; i < 100; i++) await write(u, line(i));
-    for (let waited = 0; ctx.server.openUploads.size < 2 && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    for (let waited = 0; ctx.server.openUploads.size < 2 && waited < 5_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
     assert.ok(ctx.server.openUploads.size >= 2, "parts of several objects were sent");
     assert.deepStrictEqual(await u.abort(), []);
     assert.deepStrictEqual([...ctx.server.objects.keys()], []);

@@ -5,7 +5,10 @@ describe("schedule quota", () => {
   const quota = { maxSchedules: 10_000_000, source: "EventBridge Scheduler's default" };
 
   it("a plan at the quota fits; one schedule more does not", () => {
-    assert.strictEqual(scheduleQuotaFinding({ schedules: 10_000_000, recipients: 5_000_000, steps: 2 }, quota), undefined);
+    assert.strictEqual(
+      scheduleQuotaFinding({ schedules: 10_000_000, recipients: 5_000_000, steps: 2 }, quota),
+      undefined,
+    );
     assert.ok(scheduleQuotaFinding({ schedules: 10_000_001, recipients: 5_000_001, steps: 2 }, quota));
   });
 
@@ -21,7 +24,10 @@ describe("schedule quota", () => {
   });
 
   it("rounds the number of campaigns up (7 recipients × 3 steps under a quota of 10: 3 recipients a campaign → 3 campaigns)", () => {
-    const text = scheduleQuotaFinding({ schedules: 21, recipients: 7, steps: 3 }, { maxSchedules: 10, source: "--max-schedules" })!;
+    const text = scheduleQuotaFinding(
+      { schedules: 21, recipients: 7, steps: 3 },
+      { maxSchedules: 10, source: "--max-schedules" },
+    )!;
     assert.match(text, /21 schedules \(7 recipients, 3 steps\), above the schedule quota of 10 \(--max-schedules\)/);
     assert.match(text, /split the list into 3 campaigns of at most 3 recipients each/);
   });

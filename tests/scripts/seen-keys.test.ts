@@ -164,7 +164,12 @@ describe("CompactSeenKeys: exact duplicate detection in a compact table", () => 
   });
 
   it("stays exact across the switch from 4-byte to 8-byte slots (lowered here to 1,000 keys)", () => {
-    const set = new CompactSeenKeys({ hash: (k) => fnv1a32(k) & 0xfff, initialCapacity: 16, narrowMaxKeys: 1_000, tmpDir });
+    const set = new CompactSeenKeys({
+      hash: (k) => fnv1a32(k) & 0xfff,
+      initialCapacity: 16,
+      narrowMaxKeys: 1_000,
+      tmpDir,
+    });
     try {
       const keys = Array.from({ length: 9_000 }, (_, i) => `k${(i * 7919) % 3_000}`);
       const narrowBytes = set.tableBytes;

@@ -25,7 +25,16 @@ describe("send-time rules", () => {
       assert.strictEqual(canonicalZone("US/EASTERN"), "US/Eastern");
     });
     it("does not accept spaces, offsets or made-up names", () => {
-      for (const z of ["America/New York", " America/Chicago", "America/Chicago ", "+05:00", "EST+5", "Mars/Base", "Local", ""])
+      for (const z of [
+        "America/New York",
+        " America/Chicago",
+        "America/Chicago ",
+        "+05:00",
+        "EST+5",
+        "Mars/Base",
+        "Local",
+        "",
+      ])
         assert.strictEqual(canonicalZone(z), undefined, z);
     });
     it("resolves a row's zone, reporting defaulted and re-cased rows", () => {
@@ -44,19 +53,40 @@ describe("send-time rules", () => {
     it("handles half- and quarter-hour zones and the far edges of the map", () => {
       assert.deepStrictEqual(at("Asia/Kolkata", "2026-12-01", 9), { utc: "2026-12-01T03:30:00.000Z", fold: "exact" });
       assert.deepStrictEqual(at("Asia/Kathmandu", "2026-12-01", 9), { utc: "2026-12-01T03:15:00.000Z", fold: "exact" });
-      assert.deepStrictEqual(at("Pacific/Kiritimati", "2026-12-01", 9), { utc: "2026-11-30T19:00:00.000Z", fold: "exact" });
-      assert.deepStrictEqual(at("Pacific/Pago_Pago", "2026-12-01", 9), { utc: "2026-12-01T20:00:00.000Z", fold: "exact" });
+      assert.deepStrictEqual(at("Pacific/Kiritimati", "2026-12-01", 9), {
+        utc: "2026-11-30T19:00:00.000Z",
+        fold: "exact",
+      });
+      assert.deepStrictEqual(at("Pacific/Pago_Pago", "2026-12-01", 9), {
+        utc: "2026-12-01T20:00:00.000Z",
+        fold: "exact",
+      });
       assert.deepStrictEqual(at("US/Eastern", "2026-12-01", 9), { utc: "2026-12-01T14:00:00.000Z", fold: "exact" });
     });
     it("moves a time in the spring-forward gap forward by the gap (New York, Paris, Lord Howe's 30 minutes)", () => {
-      assert.deepStrictEqual(at("America/New_York", "2026-03-08", 2, 30), { utc: "2026-03-08T07:30:00.000Z", fold: "gap" }); // 03:30 EDT
+      assert.deepStrictEqual(at("America/New_York", "2026-03-08", 2, 30), {
+        utc: "2026-03-08T07:30:00.000Z",
+        fold: "gap",
+      }); // 03:30 EDT
       assert.deepStrictEqual(at("Europe/Paris", "2026-03-29", 2, 30), { utc: "2026-03-29T01:30:00.000Z", fold: "gap" }); // 03:30 CEST
-      assert.deepStrictEqual(at("Australia/Lord_Howe", "2026-10-04", 2, 15), { utc: "2026-10-03T15:45:00.000Z", fold: "gap" }); // 02:45 +11
+      assert.deepStrictEqual(at("Australia/Lord_Howe", "2026-10-04", 2, 15), {
+        utc: "2026-10-03T15:45:00.000Z",
+        fold: "gap",
+      }); // 02:45 +11
     });
     it("takes the earlier instant of a time that happens twice at fall-back", () => {
-      assert.deepStrictEqual(at("America/New_York", "2026-11-01", 1, 30), { utc: "2026-11-01T05:30:00.000Z", fold: "overlap" }); // EDT
-      assert.deepStrictEqual(at("Europe/Paris", "2026-10-25", 2, 30), { utc: "2026-10-25T00:30:00.000Z", fold: "overlap" }); // CEST
-      assert.deepStrictEqual(at("Australia/Lord_Howe", "2026-04-05", 1, 45), { utc: "2026-04-04T14:45:00.000Z", fold: "overlap" }); // +11
+      assert.deepStrictEqual(at("America/New_York", "2026-11-01", 1, 30), {
+        utc: "2026-11-01T05:30:00.000Z",
+        fold: "overlap",
+      }); // EDT
+      assert.deepStrictEqual(at("Europe/Paris", "2026-10-25", 2, 30), {
+        utc: "2026-10-25T00:30:00.000Z",
+        fold: "overlap",
+      }); // CEST
+      assert.deepStrictEqual(at("Australia/Lord_Howe", "2026-04-05", 1, 45), {
+        utc: "2026-04-04T14:45:00.000Z",
+        fold: "overlap",
+      }); // +11
     });
     it("round-trips through Intl for every IANA name on ordinary and transition days", () => {
       const fmt = new Map<string, Intl.DateTimeFormat>();
@@ -91,7 +121,11 @@ describe("send-time rules", () => {
             } else {
               assert.strictEqual(wall(zone, r.utcMs), requested, `${zone} ${requested}`);
               if (r.fold === "overlap")
-                assert.strictEqual(wall(zone, r.utcMs - 3_600_000) === requested, false, `${zone}: the earlier of the two`);
+                assert.strictEqual(
+                  wall(zone, r.utcMs - 3_600_000) === requested,
+                  false,
+                  `${zone}: the earlier of the two`,
+                );
             }
             checked++;
           }
@@ -119,7 +153,10 @@ describe("send-time rules", () => {
         ["2026-11-02T09:00:00", "America/New_York", "2026-11-02T14:00:00.000Z"],
       );
       const hours = stepTime("America/New_York", base("2026-10-31", 9), { number: 2, hours: 24 });
-      assert.deepStrictEqual([hours.send_at, new Date(hours.utcMs).toISOString()], ["2026-11-01T08:00:00", "2026-11-01T13:00:00.000Z"]);
+      assert.deepStrictEqual(
+        [hours.send_at, new Date(hours.utcMs).toISOString()],
+        ["2026-11-01T08:00:00", "2026-11-01T13:00:00.000Z"],
+      );
     });
     it("+Nh landing in a fall-back hour is written in UTC", () => {
       const t = stepTime("America/New_York", base("2026-10-31", 1, 30), { number: 2, hours: 24 });
@@ -146,11 +183,14 @@ describe("send-time rules", () => {
     it("parses +Nd and +Nh with an optional template", () => {
       assert.deepStrictEqual(parseStepFlag("+3d", 2), { number: 2, days: 3, template: undefined });
       assert.deepStrictEqual(parseStepFlag("+12h:reminder_v2", 3), { number: 3, hours: 12, template: "reminder_v2" });
-      assert.deepStrictEqual(timingFromFlags({ date: "2026-12-01", hour: "9", step: ["+3d:followup", "+4d"] }, "welcome").steps, [
-        { number: 1, days: 0, template: "welcome" },
-        { number: 2, days: 3, template: "followup" },
-        { number: 3, days: 4, template: "welcome" },
-      ]);
+      assert.deepStrictEqual(
+        timingFromFlags({ date: "2026-12-01", hour: "9", step: ["+3d:followup", "+4d"] }, "welcome").steps,
+        [
+          { number: 1, days: 0, template: "welcome" },
+          { number: 2, days: 3, template: "followup" },
+          { number: 3, days: 4, template: "welcome" },
+        ],
+      );
     });
     it("rejects anything else with a message naming the flag", () => {
       for (const bad of ["3d", "+0d", "+3w", "+3d:", "+3d:bad name", "+1000d"])

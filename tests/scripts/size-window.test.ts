@@ -30,7 +30,10 @@ describe("size-window", async () => {
   it("volume without --tps uses min(invocation quota, SES rate)", async () => {
     assert.strictEqual((await json("--schedules", "600000")).windowMinutes, 10); // 1,000/s
     const r = await json("--schedules", "600000", "--ses-rate", "500");
-    assert.deepStrictEqual([r.effectiveTps, r.windowMinutes, r.effectiveTpsSource], [500, 20, "SES maximum send rate, --ses-rate"]);
+    assert.deepStrictEqual(
+      [r.effectiveTps, r.windowMinutes, r.effectiveTpsSource],
+      [500, 20, "SES maximum send rate, --ses-rate"],
+    );
   });
 
   it("recipients: one instant per zone and step, unknown zones defaulted and counted", async () => {
@@ -85,10 +88,16 @@ describe("size-window", async () => {
     ];
     const f = write("fifteen.csv", rows.join("\n") + "\n");
     // 9 sends per instant at 0.01/s need 15 minutes each; 15 minutes apart they never overlap
-    assert.strictEqual((await json("--recipients", f, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01")).windowMinutes, 15);
+    assert.strictEqual(
+      (await json("--recipients", f, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01")).windowMinutes,
+      15,
+    );
     // 18 at one instant would need 30
     const same = write("same.csv", rows.map((l) => l.replace("Asia/Kolkata", "Asia/Kathmandu")).join("\n"));
-    assert.strictEqual((await json("--recipients", same, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01")).windowMinutes, 30);
+    assert.strictEqual(
+      (await json("--recipients", same, "--date", "2026-12-01", "--hour", "9", "--tps", "0.01")).windowMinutes,
+      30,
+    );
   });
 
   it("spring-forward gap and fall-back overlap instants (New York)", async () => {
@@ -104,7 +113,16 @@ describe("size-window", async () => {
   });
 
   it("prints a readable report with a histogram", async () => {
-    const r = await sizeWindow("--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T00:00:00Z");
+    const r = await sizeWindow(
+      "--recipients",
+      FIXTURE,
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--now",
+      "2026-11-29T00:00:00Z",
+    );
     assert.strictEqual(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
@@ -127,7 +145,15 @@ describe("size-window", async () => {
   });
 
   it("header only: no schedules, the report still printed, exit 1 (nothing to send, as the launcher says)", async () => {
-    const r = await sizeWindow("--recipients", write("header.csv", "id,email,timezone\n"), "--date", "2026-12-01", "--hour", "9", "--json");
+    const r = await sizeWindow(
+      "--recipients",
+      write("header.csv", "id,email,timezone\n"),
+      "--date",
+      "2026-12-01",
+      "--hour",
+      "9",
+      "--json",
+    );
     assert.strictEqual(r.code, 1);
     const report = JSON.parse(r.stdout);
     assert.deepStrictEqual([report.schedules, report.instants, report.peak], [0, [], null]);
@@ -141,7 +167,11 @@ describe("size-window", async () => {
       'id,email,timezone\n1,a@example.com,"UTC\n2,b@example.com,UTC\n',
       /open-quote\.csv:2: malformed CSV: the file ends inside a quoted field: the quote opened on this line is never closed/,
     ],
-    ["stray-quote.csv", 'id,email,timezone\n1,a@example.com,UT"C\n', /stray-quote\.csv:2: malformed CSV: a quote inside an unquoted field/],
+    [
+      "stray-quote.csv",
+      'id,email,timezone\n1,a@example.com,UT"C\n',
+      /stray-quote\.csv:2: malformed CSV: a quote inside an unquoted field/,
+    ],
   ] as const) {
     it(`bad input (${name}): one line naming file and line, exit 2`, async () => {
       const r = await sizeWindow("--recipients", write(name, text), "--date", "2026-12-01", "--hour", "9");
@@ -154,12 +184,18 @@ describe("size-window", async () => {
 
   for (const [args, message] of [
     [["--recipients", FIXTURE, "--date", "2026-02-30", "--hour", "9"], /--date 2026-02-30: no such date/],
-    [["--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "24"], /--hour 24: must be a whole number from 0 to 23/],
+    [
+      ["--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "24"],
+      /--hour 24: must be a whole number from 0 to 23/,
+    ],
     [
       ["--recipients", FIXTURE, "--date", "2026-12-01", "--hour", "9", "--default-timezone", "Mars/Base"],
       /--default-timezone Mars\/Base: not an IANA time zone name/,
     ],
-    [["--recipients", "no-such-file.csv", "--date", "2026-12-01", "--hour", "9"], /no-such-file\.csv: cannot read \(ENOENT\)/],
+    [
+      ["--recipients", "no-such-file.csv", "--date", "2026-12-01", "--hour", "9"],
+      /no-such-file\.csv: cannot read \(ENOENT\)/,
+    ],
     [["--schedules", "10", "--tps", "5", "--ses-rate", "3"], /--tps replaces --invocation-tps and --ses-rate/],
     [["--schedules", "ten"], /--schedules ten: must be a whole number/],
     [[], /give --schedules N or --recipients FILE/],

@@ -39,7 +39,8 @@ describe("stack outputs", () => {
       assert.throws(
         () => readStackOutputs({ stack: "nope" }),
         (e: unknown) =>
-          e instanceof UsageError && e.message === "pulumi stack output --stack nope failed: error: no stack named 'nope' found",
+          e instanceof UsageError &&
+          e.message === "pulumi stack output --stack nope failed: error: no stack named 'nope' found",
       );
     }));
 
@@ -48,7 +49,8 @@ describe("stack outputs", () => {
       const started = Date.now();
       assert.throws(
         () => readStackOutputs({ stack: "prod", pulumiTimeoutMs: 500 }),
-        (e: unknown) => e instanceof UsageError && e.message === "pulumi stack output --stack prod: no answer within 0.5 s",
+        (e: unknown) =>
+          e instanceof UsageError && e.message === "pulumi stack output --stack prod: no answer within 0.5 s",
       );
       assert.ok(Date.now() - started < 10_000);
     }));
@@ -64,9 +66,18 @@ describe("stack outputs", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-outputs-"));
     const cases: [Record<string, unknown>, string][] = [
       [{ createScheduleTps: 0 }, "output createScheduleTps is 0: expected the CreateSchedule quota, a number above 0"],
-      [{ createScheduleTps: -100 }, "output createScheduleTps is -100: expected the CreateSchedule quota, a number above 0"],
-      [{ createScheduleTps: "100" }, 'output createScheduleTps is "100": expected the CreateSchedule quota, a number above 0'],
-      [{ defaultWindowMinutes: 0 }, "output defaultWindowMinutes is 0: expected a whole number of minutes from 1 to 1440"],
+      [
+        { createScheduleTps: -100 },
+        "output createScheduleTps is -100: expected the CreateSchedule quota, a number above 0",
+      ],
+      [
+        { createScheduleTps: "100" },
+        'output createScheduleTps is "100": expected the CreateSchedule quota, a number above 0',
+      ],
+      [
+        { defaultWindowMinutes: 0 },
+        "output defaultWindowMinutes is 0: expected a whole number of minutes from 1 to 1440",
+      ],
       [{ stateMachineArn: 42 }, "output stateMachineArn is 42: expected a string"],
     ];
     for (const [outputs, message] of cases) {
@@ -77,7 +88,10 @@ describe("stack outputs", () => {
         (e: unknown) => e instanceof UsageError && e.message === `${file}: ${message}`,
       );
     }
-    fs.writeFileSync(path.join(dir, "ok.json"), JSON.stringify({ createScheduleTps: 2500, defaultWindowMinutes: 15, region: "us-east-1" }));
+    fs.writeFileSync(
+      path.join(dir, "ok.json"),
+      JSON.stringify({ createScheduleTps: 2500, defaultWindowMinutes: 15, region: "us-east-1" }),
+    );
     assert.strictEqual(readStackOutputs({ outputsFile: path.join(dir, "ok.json") }).createScheduleTps, 2500);
   });
 });

@@ -53,14 +53,31 @@ const LIST = [
 async function dryRun(...flags: string[]) {
   const out = path.join(tmp, `out-${++n}`);
   const list = write("list.csv", LIST + "\n");
-  const base = ["--campaign", "tpl", "--recipients", list, "--template", "greeting", "--date", "2026-12-01", "--hour", "9"];
-  const r = await runMain(launchMain, withFlags([...base, "--now", "2026-11-29T12:00:00Z", "--dry-run", "--out", out], flags));
-  const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined);
+  const base = [
+    "--campaign",
+    "tpl",
+    "--recipients",
+    list,
+    "--template",
+    "greeting",
+    "--date",
+    "2026-12-01",
+    "--hour",
+    "9",
+  ];
+  const r = await runMain(
+    launchMain,
+    withFlags([...base, "--now", "2026-11-29T12:00:00Z", "--dry-run", "--out", out], flags),
+  );
+  const read = (f: string) =>
+    fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined;
   const plan = (read("plan.jsonl") ?? "")
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l));
-  const rejects = read("rejects.csv") ? (parseCsv(read("rejects.csv")!, { columns: true }) as Record<string, string>[]) : [];
+  const rejects = read("rejects.csv")
+    ? (parseCsv(read("rejects.csv")!, { columns: true }) as Record<string, string>[])
+    : [];
   return { ...r, out, plan, rejects };
 }
 
@@ -73,7 +90,17 @@ describe("templates: the folder and its Handlebars", () => {
       "t.html",
     );
     assert.deepStrictEqual([...v.required].sort(), ["first_name", "key", "raw", "table", "user"]);
-    assert.deepStrictEqual([...v.optional].sort(), ["a", "b", "city", "country", "items", "name", "upsell", "vip", "zip"]);
+    assert.deepStrictEqual([...v.optional].sort(), [
+      "a",
+      "b",
+      "city",
+      "country",
+      "items",
+      "name",
+      "upsell",
+      "vip",
+      "zip",
+    ]);
     // A variable used both ways is required.
     const both = templateVariables("{{#if x}}{{x}}{{/if}} {{x}}", "t.txt");
     assert.deepStrictEqual([[...both.required], [...both.optional]], [["x"], []]);
@@ -136,7 +163,10 @@ describe("templates: checked before planning", () => {
   });
 
   it("{variant} is replaced: each variant's template is checked, naming the one missing and its variant", async () => {
-    const dir = folder({ greeting: { subject: "s", html: "h", text: "t" }, "f-A": { subject: "s", html: "h", text: "t" } });
+    const dir = folder({
+      greeting: { subject: "s", html: "h", text: "t" },
+      "f-A": { subject: "s", html: "h", text: "t" },
+    });
     const r = await dryRun("--templates", dir, "--step", "+3d:f-{variant}", "--variant", "A:50", "--variant", "B:50");
     assert.strictEqual(r.code, 2, r.stderr);
     assert.match(r.stderr, /template not in .*: "f-B" \(step 2 \(variant B\)\)/);
@@ -165,7 +195,10 @@ describe("templates: checked before planning", () => {
       ],
     );
     for (const x of r.rejects)
-      assert.match(x.reason, /^no value for "first_name", which template greeting \(step 1\) uses outside an \{\{#if\}\} block/);
+      assert.match(
+        x.reason,
+        /^no value for "first_name", which template greeting \(step 1\) uses outside an \{\{#if\}\} block/,
+      );
     assert.deepStrictEqual(
       r.plan.map((p) => p.recipient_id),
       ["r1", "r3", "r4"],
@@ -180,7 +213,10 @@ describe("templates: checked before planning", () => {
       r.rejects.map((x) => x.id),
       ["r2", "r3", "r4", "r5"],
     );
-    assert.match(fs.readFileSync(path.join(r.out, "rejects.csv"), "utf8"), /r3,"no value for ""coupon"", which template offer \(step 2\)/);
+    assert.match(
+      fs.readFileSync(path.join(r.out, "rejects.csv"), "utf8"),
+      /r3,"no value for ""coupon"", which template offer \(step 2\)/,
+    );
     assert.deepStrictEqual(
       r.plan.map((p) => [p.recipient_id, p.step, p.template]),
       [
@@ -237,8 +273,24 @@ describe("templates: checked before planning", () => {
         },
       }),
     );
-    const args = ["--journey", "onboarding", "--event", "tests/fixtures/signup-event.json", "--journeys", journeys, "--outputs", outputs];
-    const r = await runMain(enrolMain, [...args, "--templates", FIXTURES, "--now", "2026-03-10T18:05:00Z", "--dry-run"]);
+    const args = [
+      "--journey",
+      "onboarding",
+      "--event",
+      "tests/fixtures/signup-event.json",
+      "--journeys",
+      journeys,
+      "--outputs",
+      outputs,
+    ];
+    const r = await runMain(enrolMain, [
+      ...args,
+      "--templates",
+      FIXTURES,
+      "--now",
+      "2026-03-10T18:05:00Z",
+      "--dry-run",
+    ]);
     assert.strictEqual(r.code, 2, r.stderr);
     assert.match(r.stderr, /template not in tests\/fixtures\/templates\/: "tips" \(step 2\)/);
   });
@@ -383,7 +435,10 @@ describe("templates: a real launch asks SES first (local endpoint, real wire for
           ]),
       );
       assert.strictEqual(r.code, 2, r.stderr);
-      assert.match(r.stderr, /"spring-followup": not among the stack's templates \(stack output templateNames: spring-sale\)/);
+      assert.match(
+        r.stderr,
+        /"spring-followup": not among the stack's templates \(stack output templateNames: spring-sale\)/,
+      );
       assert.strictEqual(endpoint.requests.length, 0);
     } finally {
       await endpoint.close();
@@ -419,7 +474,16 @@ describe("templates: send-test", function () {
 
   it("--data works the same; data without a required variable stops (exit 2), as a launch rejects the row", async () => {
     const page = path.join(tmp, "data.html");
-    const ok = await runMain(sendTestMain, ["--template", "offer", "--templates", FIXTURES, "--data", '{"coupon":"X1"}', "--render", page]);
+    const ok = await runMain(sendTestMain, [
+      "--template",
+      "offer",
+      "--templates",
+      FIXTURES,
+      "--data",
+      '{"coupon":"X1"}',
+      "--render",
+      page,
+    ]);
     assert.strictEqual(ok.code, 0, ok.stderr);
     assert.match(fs.readFileSync(page, "utf8"), /<h1 id="subject">Your code X1<\/h1>/);
     const lacking = await runMain(sendTestMain, [
@@ -433,8 +497,20 @@ describe("templates: send-test", function () {
       page,
     ]);
     assert.strictEqual(lacking.code, 2);
-    assert.match(lacking.stderr, /template offer uses "coupon" outside an \{\{#if\}\} block and the data has no value for it/);
-    const bad = await runMain(sendTestMain, ["--template", "offer", "--templates", FIXTURES, "--data", "[1]", "--render", page]);
+    assert.match(
+      lacking.stderr,
+      /template offer uses "coupon" outside an \{\{#if\}\} block and the data has no value for it/,
+    );
+    const bad = await runMain(sendTestMain, [
+      "--template",
+      "offer",
+      "--templates",
+      FIXTURES,
+      "--data",
+      "[1]",
+      "--render",
+      page,
+    ]);
     assert.strictEqual(bad.code, 2);
     const noRow = await runMain(sendTestMain, [
       "--template",
@@ -454,7 +530,10 @@ describe("templates: send-test", function () {
   it("--to: GetEmailTemplate, then SendEmail with the template, the row's data, the stack's sender and configuration set, tag campaign=test", async () => {
     const endpoint = await startEndpoint((q) =>
       q.url.startsWith("/v2/email/templates/")
-        ? { headers: { "content-type": "application/json" }, json: { TemplateName: "greeting", TemplateContent: { Subject: "s" } } }
+        ? {
+            headers: { "content-type": "application/json" },
+            json: { TemplateName: "greeting", TemplateContent: { Subject: "s" } },
+          }
         : q.url === "/v2/email/outbound-emails"
           ? { headers: { "content-type": "application/json" }, json: { MessageId: "m-1" } }
           : { status: 500 },
@@ -462,7 +541,11 @@ describe("templates: send-test", function () {
     try {
       const outputs = write(
         "outputs.json",
-        JSON.stringify({ fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev", region: "us-east-1" }),
+        JSON.stringify({
+          fromAddress: "news@mail.example.com",
+          configurationSetName: "sendtime-dev",
+          region: "us-east-1",
+        }),
       );
       const list = write("list.csv", LIST + "\n");
       const r = await withEnv({ AWS_ENDPOINT_URL_SESV2: endpoint.url }, () =>
@@ -513,7 +596,11 @@ describe("templates: send-test", function () {
     try {
       const outputs = write(
         "outputs.json",
-        JSON.stringify({ fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev", region: "us-east-1" }),
+        JSON.stringify({
+          fromAddress: "news@mail.example.com",
+          configurationSetName: "sendtime-dev",
+          region: "us-east-1",
+        }),
       );
       const r = await withEnv({ AWS_ENDPOINT_URL_SESV2: endpoint.url }, () =>
         runMain(sendTestMain, [

@@ -1,5 +1,10 @@
 import * as assert from "assert";
-import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags } from "../../scripts/lib/cli/timing-flags";
+import {
+  audienceFromFlags,
+  baseRuleFromFlags,
+  checkTemplates,
+  quietTimeFromFlags,
+} from "../../scripts/lib/cli/timing-flags";
 import { UsageError } from "../../infra/rules/errors";
 
 /** Asserts a one-line UsageError whose message matches. */
@@ -27,8 +32,15 @@ describe("timing and audience flags", () => {
       hour: 10,
       minute: 15,
     });
-    assert.deepStrictEqual(baseRuleFromFlags({ after: "cart_abandoned_at:+2h" }), { kind: "after", column: "cart_abandoned_at", hours: 2 });
-    assert.deepStrictEqual(baseRuleFromFlags({ at: "2026-11-26T09:00-05:00" }), { kind: "at", utcMs: Date.parse("2026-11-26T14:00:00Z") });
+    assert.deepStrictEqual(baseRuleFromFlags({ after: "cart_abandoned_at:+2h" }), {
+      kind: "after",
+      column: "cart_abandoned_at",
+      hours: 2,
+    });
+    assert.deepStrictEqual(baseRuleFromFlags({ at: "2026-11-26T09:00-05:00" }), {
+      kind: "at",
+      utcMs: Date.parse("2026-11-26T14:00:00Z"),
+    });
     rejects(
       () => baseRuleFromFlags({}),
       /^give one send-time rule: --date YYYY-MM-DD --hour H, --after COLUMN:\+Nd\|\+Nh, --at INSTANT, or --every … --until YYYY-MM-DD --hour H$/,
@@ -37,16 +49,25 @@ describe("timing and audience flags", () => {
       () => baseRuleFromFlags({ date: "2026-12-01", hour: "9", at: "2026-11-26T14:00Z" }),
       /^--date and --at are two send-time rules/,
     );
-    rejects(() => baseRuleFromFlags({ after: "last_login:+30d", at: "2026-11-26T14:00Z" }), /^--after and --at are two send-time rules/);
+    rejects(
+      () => baseRuleFromFlags({ after: "last_login:+30d", at: "2026-11-26T14:00Z" }),
+      /^--after and --at are two send-time rules/,
+    );
   });
 
   it("bad base-rule flags name the flag and what is allowed", () => {
     rejects(() => baseRuleFromFlags({ date: "2026-02-30", hour: "9" }), /^--date 2026-02-30: no such date$/);
     rejects(() => baseRuleFromFlags({ date: "1 Dec", hour: "9" }), /^--date 1 Dec: expected YYYY-MM-DD$/);
     rejects(() => baseRuleFromFlags({ date: "2026-12-01" }), /^--date 2026-12-01 needs --hour H/);
-    rejects(() => baseRuleFromFlags({ date: "2026-12-01", hour: "24" }), /^--hour 24: must be a whole number from 0 to 23$/);
+    rejects(
+      () => baseRuleFromFlags({ date: "2026-12-01", hour: "24" }),
+      /^--hour 24: must be a whole number from 0 to 23$/,
+    );
     rejects(() => baseRuleFromFlags({ after: "last_login:+30d" }), /^--after last_login:\+30d needs --hour H/);
-    rejects(() => baseRuleFromFlags({ after: "last_login:30d", hour: "9" }), /^--after last_login:30d: expected COLUMN:\+Nd/);
+    rejects(
+      () => baseRuleFromFlags({ after: "last_login:30d", hour: "9" }),
+      /^--after last_login:30d: expected COLUMN:\+Nd/,
+    );
     rejects(() => baseRuleFromFlags({ after: "cart:+2h", hour: "9" }), /^--hour does not apply to --after cart:\+2h/);
     rejects(() => baseRuleFromFlags({ at: "2026-11-26T14:00", minute: "5" }), /^--minute does not apply to --at/);
     rejects(
@@ -79,7 +100,10 @@ describe("timing and audience flags", () => {
     );
     rejects(() => quietTimeFromFlags({ "quiet-days": "MON,TUE,WED,THU,FRI,SAT,SUN" }), /every day is quiet/);
     rejects(() => quietTimeFromFlags({ quiet: "skip" }), /^--quiet skip needs --quiet-hours or --quiet-days$/);
-    rejects(() => quietTimeFromFlags({ "quiet-hours": "21:00-08:00", quiet: "later" }), /^--quiet later: one of delay, skip$/);
+    rejects(
+      () => quietTimeFromFlags({ "quiet-hours": "21:00-08:00", quiet: "later" }),
+      /^--quiet later: one of delay, skip$/,
+    );
   });
 
   it("variants and holdout: 2-8 variants, percents with at most 2 decimals summing to 100", () => {
@@ -106,16 +130,28 @@ describe("timing and audience flags", () => {
     );
     rejects(() => audienceFromFlags({ variant: ["A:100"] }), /the share must be a percent/);
     rejects(() => audienceFromFlags({ variant: ["A:50", "B:0", "C:50"] }), /^--variant B:0: the share must be/);
-    rejects(() => audienceFromFlags({ variant: ["A:60"], holdout: "40" }), /^--variant: give 2 to 8 variants \(got 1\)$/);
+    rejects(
+      () => audienceFromFlags({ variant: ["A:60"], holdout: "40" }),
+      /^--variant: give 2 to 8 variants \(got 1\)$/,
+    );
     rejects(
       () => audienceFromFlags({ variant: Array.from({ length: 9 }, (_, i) => `v${i}:${i ? 11 : 12}`) }),
       /give 2 to 8 variants \(got 9\)/,
     );
-    rejects(() => audienceFromFlags({ variant: ["A B:50", "C:50"] }), /^--variant A B:50: the name must be 1-32 of A-Z a-z 0-9 _ -$/);
+    rejects(
+      () => audienceFromFlags({ variant: ["A B:50", "C:50"] }),
+      /^--variant A B:50: the name must be 1-32 of A-Z a-z 0-9 _ -$/,
+    );
     rejects(() => audienceFromFlags({ variant: [`${"x".repeat(33)}:50`, "C:50"] }), /the name must be 1-32/);
     rejects(() => audienceFromFlags({ variant: ["A:50", "A:50"] }), /^--variant A: the name is given twice$/);
-    rejects(() => audienceFromFlags({ variant: ["A", "B:50"] }), /^--variant A: expected NAME:PERCENT or NAME:PERCENT:TEMPLATE$/);
-    rejects(() => audienceFromFlags({ holdout: "100" }), /^--holdout 100: the holdout must be a percent above 0 and below 100/);
+    rejects(
+      () => audienceFromFlags({ variant: ["A", "B:50"] }),
+      /^--variant A: expected NAME:PERCENT or NAME:PERCENT:TEMPLATE$/,
+    );
+    rejects(
+      () => audienceFromFlags({ holdout: "100" }),
+      /^--holdout 100: the holdout must be a percent above 0 and below 100/,
+    );
   });
 
   it("templates: {variant} needs variants, and every resolved name is an SES template name", () => {
@@ -125,7 +161,10 @@ describe("timing and audience flags", () => {
       { flag: "--step +1d:r-{variant}", template: "r-{variant}" },
     ]);
     rejects(
-      () => checkTemplates(audienceFromFlags({}), [{ flag: "--step +3d:followup-{variant}", template: "followup-{variant}" }]),
+      () =>
+        checkTemplates(audienceFromFlags({}), [
+          { flag: "--step +3d:followup-{variant}", template: "followup-{variant}" },
+        ]),
       /^--step \+3d:followup-\{variant\}: \{variant\} in a template name needs --variant$/,
     );
     rejects(
@@ -136,6 +175,9 @@ describe("timing and audience flags", () => {
       () => checkTemplates(audienceFromFlags({ variant: ["A:50:bad.name", "B:50"] }), []),
       /^--variant A: "bad.name" is not an SES template name/,
     );
-    rejects(() => checkTemplates(ab, [{ flag: "--template", template: `${"t".repeat(60)}-{variant}` }]), /is not an SES template name/);
+    rejects(
+      () => checkTemplates(ab, [{ flag: "--template", template: `${"t".repeat(60)}-{variant}` }]),
+      /is not an SES template name/,
+    );
   });
 });

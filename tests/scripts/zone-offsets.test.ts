@@ -28,8 +28,16 @@ describe("cached zone offsets", () => {
           let m = t - 97 * 60_000;
           while (raw.offset(m + 60_000) === previous) m += 60_000;
           const change = m + 60_000;
-          assert.strictEqual(cachedOffsetMinutes(name, change - 1), previous, `${name} just before ${new Date(change).toISOString()}`);
-          assert.strictEqual(cachedOffsetMinutes(name, change), expected, `${name} at ${new Date(change).toISOString()}`);
+          assert.strictEqual(
+            cachedOffsetMinutes(name, change - 1),
+            previous,
+            `${name} just before ${new Date(change).toISOString()}`,
+          );
+          assert.strictEqual(
+            cachedOffsetMinutes(name, change),
+            expected,
+            `${name} at ${new Date(change).toISOString()}`,
+          );
         }
         previous = expected;
       }

@@ -5,7 +5,12 @@
  * at most MAX_BULK_SCHEDULES_READ of them, a few at once, within the command's deadline. `--schedule NAME` (the
  * plan line's schedule_name) reads that one only.
  */
-import { GetScheduleCommand, GetScheduleCommandOutput, ListSchedulesCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
+import {
+  GetScheduleCommand,
+  GetScheduleCommandOutput,
+  ListSchedulesCommand,
+  SchedulerClient,
+} from "@aws-sdk/client-scheduler";
 import { campaignGroupName } from "../../../infra/rules/naming";
 import { FindingsError } from "../../../infra/rules/errors";
 import { bulkRecipients } from "../planning/bulk-entries";
@@ -56,7 +61,10 @@ export async function findBulkHoldings(
       const ids = schedule ? bulkRecipients(schedule.Target?.Input ?? "") : undefined;
       const step = bulkStepOf(Name);
       if (!ids || step === undefined) continue;
-      ids.forEach((id, index) => id === o.recipientId && found.push({ name: Name, step, index, entries: ids.length, schedule: schedule! }));
+      ids.forEach(
+        (id, index) =>
+          id === o.recipientId && found.push({ name: Name, step, index, entries: ids.length, schedule: schedule! }),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, names.length) }, worker));
@@ -69,7 +77,8 @@ async function listBulkNames(d: Deadline, scheduler: SchedulerClient, campaignId
   for await (const page of allPages(
     d,
     `campaign ${campaignId}: ListSchedules bulk.* in ${GroupName}`,
-    (NextToken, opts) => scheduler.send(new ListSchedulesCommand({ GroupName, NamePrefix: "bulk.", MaxResults: 100, NextToken }), opts),
+    (NextToken, opts) =>
+      scheduler.send(new ListSchedulesCommand({ GroupName, NamePrefix: "bulk.", MaxResults: 100, NextToken }), opts),
     (p) => p.NextToken,
   )) {
     for (const s of page.Schedules ?? []) if (s.Name && bulkStepOf(s.Name) !== undefined) names.push(s.Name);

@@ -80,7 +80,9 @@ export async function awsCall<T, U = never>(
   // The SDK retries throttling and 5xx answers by itself: what it saw is named when the time runs out.
   const heartbeat = setInterval(() => {
     const seen = lastAttemptError(started);
-    d.progress(`still waiting for ${what} (${Math.round((Date.now() - started) / 1000)} s${seen ? `; retrying after ${seen}` : ""})`);
+    d.progress(
+      `still waiting for ${what} (${Math.round((Date.now() - started) / 1000)} s${seen ? `; retrying after ${seen}` : ""})`,
+    );
   }, clock.heartbeatMs);
   heartbeat.unref();
   let onAbort = () => {};

@@ -45,7 +45,10 @@ export async function listCampaigns(
     d,
     `ListScheduleGroups ${CAMPAIGN_PREFIX}*`,
     (NextToken, opts) =>
-      clients.scheduler.send(new ListScheduleGroupsCommand({ NamePrefix: CAMPAIGN_PREFIX, MaxResults: 100, NextToken }), opts),
+      clients.scheduler.send(
+        new ListScheduleGroupsCommand({ NamePrefix: CAMPAIGN_PREFIX, MaxResults: 100, NextToken }),
+        opts,
+      ),
     (p) => p.NextToken,
   ))
     for (const g of page.ScheduleGroups ?? [])
@@ -61,7 +64,8 @@ export async function listCampaigns(
     const campaign = g.name.slice(CAMPAIGN_PREFIX.length);
     const pending = await countSchedules(d, clients.scheduler, g.name);
     const journey = o.journeys.includes(campaign);
-    const lastLaunch = clients.s3 && o.bucket && !journey ? await lastLaunchOf(d, clients.s3, o.bucket, campaign) : null;
+    const lastLaunch =
+      clients.s3 && o.bucket && !journey ? await lastLaunchOf(d, clients.s3, o.bucket, campaign) : null;
     out.push({ campaign, group: g.name, state: g.state, createdAt: g.createdAt, ...pending, journey, lastLaunch });
   }
   return out;
@@ -94,7 +98,8 @@ async function lastLaunchOf(d: Deadline, s3: S3Client, bucket: string, campaign:
   for await (const page of allPages(
     d,
     `listing s3://${bucket}/${prefix}`,
-    (ContinuationToken, opts) => s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken }), opts),
+    (ContinuationToken, opts) =>
+      s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken }), opts),
     (p) => (p.IsTruncated ? p.NextContinuationToken : undefined),
   ))
     for (const o of page.Contents ?? []) {
@@ -107,7 +112,12 @@ async function lastLaunchOf(d: Deadline, s3: S3Client, bucket: string, campaign:
     const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: newest.key }), opts);
     return (await r.Body?.transformToString("utf8")) ?? "";
   });
-  let r: { launch?: { id?: unknown; at?: unknown }; scheduled?: { schedules?: unknown }[]; firstSend?: unknown; lastSend?: unknown };
+  let r: {
+    launch?: { id?: unknown; at?: unknown };
+    scheduled?: { schedules?: unknown }[];
+    firstSend?: unknown;
+    lastSend?: unknown;
+  };
   try {
     r = JSON.parse(text);
   } catch {
@@ -126,5 +136,12 @@ async function lastLaunchOf(d: Deadline, s3: S3Client, bucket: string, campaign:
       record: where,
     };
   const iso = (v: unknown) => (typeof v === "string" ? v : null);
-  return { id: r.launch.id, at: r.launch.at, schedules, firstSend: iso(r.firstSend), lastSend: iso(r.lastSend), record: where };
+  return {
+    id: r.launch.id,
+    at: r.launch.at,
+    schedules,
+    firstSend: iso(r.firstSend),
+    lastSend: iso(r.lastSend),
+    record: where,
+  };
 }

@@ -3,7 +3,12 @@
  * CloudWatch has for its tag, and their hourly sums. Every call has a time limit; every paginated call follows its
  * tokens to the end and refuses a token it has already seen.
  */
-import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, MetricDataQuery } from "@aws-sdk/client-cloudwatch";
+import {
+  CloudWatchClient,
+  GetMetricDataCommand,
+  ListMetricsCommand,
+  MetricDataQuery,
+} from "@aws-sdk/client-cloudwatch";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-events";
 import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
@@ -29,7 +34,10 @@ import { openS3Object } from "./s3-objects";
 const MAX_QUERIES_PER_REQUEST = 500;
 
 /** Follows a paginated call; a repeated token is an error, not a loop. */
-async function paginate<T>(what: string, page: (token: string | undefined) => Promise<{ next?: string; items: T[] }>): Promise<T[]> {
+async function paginate<T>(
+  what: string,
+  page: (token: string | undefined) => Promise<{ next?: string; items: T[] }>,
+): Promise<T[]> {
   const out: T[] = [];
   const seen = new Set<string>();
   let token: string | undefined;
@@ -43,7 +51,12 @@ async function paginate<T>(what: string, page: (token: string | undefined) => Pr
   return out;
 }
 
-export async function readLaunchRecords(s3: S3Client, bucket: string, campaignId: string, timeoutMs: number): Promise<LaunchRecord[]> {
+export async function readLaunchRecords(
+  s3: S3Client,
+  bucket: string,
+  campaignId: string,
+  timeoutMs: number,
+): Promise<LaunchRecord[]> {
   const prefix = `${LAUNCHES_PREFIX}${campaignId}/`;
   const what = `listing s3://${bucket}/${prefix}`;
   const keys = await paginate(what, async (token) => {
@@ -77,9 +90,15 @@ function parseLaunchRecord(text: string, where: string): LaunchRecord {
     typeof r.launch?.at === "string" &&
     Array.isArray(r.scheduled) &&
     r.scheduled.every(
-      (c) => Number.isInteger(c?.step) && Number.isInteger(c?.schedules) && (c.variant === null || typeof c.variant === "string"),
+      (c) =>
+        Number.isInteger(c?.step) &&
+        Number.isInteger(c?.schedules) &&
+        (c.variant === null || typeof c.variant === "string"),
     );
-  if (!ok) throw new FindingsError(`${where}: not a launch record (needs planSha256, launch.at, scheduled [{step, variant, schedules}])`);
+  if (!ok)
+    throw new FindingsError(
+      `${where}: not a launch record (needs planSha256, launch.at, scheduled [{step, variant, schedules}])`,
+    );
   return r;
 }
 
@@ -170,7 +189,13 @@ function metricDataQuery(tag: string, q: MetricQuery): MetricDataQuery {
  * to come none, both from its record; only a launch under way has its plan read (streamed: each row's step, variant
  * and utc), and when that plan has expired its due count is taken as all scheduled and the launch is named.
  */
-export async function countDue(s3: S3Client, bucket: string, records: LaunchRecord[], to: number, timeoutMs: number): Promise<DueCounts> {
+export async function countDue(
+  s3: S3Client,
+  bucket: string,
+  records: LaunchRecord[],
+  to: number,
+  timeoutMs: number,
+): Promise<DueCounts> {
   const due: DueCounts = { bySegment: new Map(), counted: "records", unknownLaunches: [] };
   const add = (step: number | string, variant: string | null, k: number) => {
     const key = segmentKey(String(step), variantDimension(variant));
@@ -231,7 +256,9 @@ async function countPlanDue(
     // A bulk line (plan-row.ts BulkPlanRow) sends each of its entries: the report counts sends, not schedules.
     const sends = row.entries === undefined ? 1 : Array.isArray(row.entries) ? row.entries.length : 0;
     if (sends < 1 || sends > ses.maxBulkEntries)
-      throw new FindingsError(`${where} line ${line}: a bulk plan line's entries must be a list of 1 to ${ses.maxBulkEntries}`);
+      throw new FindingsError(
+        `${where} line ${line}: a bulk plan line's entries must be a list of 1 to ${ses.maxBulkEntries}`,
+      );
     if (t > to) continue;
     const k = segmentKey(String(row.step), variantDimension(row.variant as string | null));
     counted.set(k, (counted.get(k) ?? 0) + sends);

@@ -16,17 +16,41 @@ import {
   UpdateScheduleCommand,
   UpdateScheduleCommandInput,
 } from "@aws-sdk/client-scheduler";
-import { DescribeExecutionCommand, ListExecutionsCommand, ListMapRunsCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import {
+  DescribeExecutionCommand,
+  ListExecutionsCommand,
+  ListMapRunsCommand,
+  SFNClient,
+  StopExecutionCommand,
+} from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/rules/naming";
-import { atExpression, cronExpression, parseAtExpression, parseCronExpression, RecurringTime } from "../../../infra/rules/plan-row";
+import {
+  atExpression,
+  cronExpression,
+  parseAtExpression,
+  parseCronExpression,
+  RecurringTime,
+} from "../../../infra/rules/plan-row";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
 import { count } from "../../../infra/rules/format";
-import { endOfLocalDate, untilOfEndDate, nextOccurrence, occurrences, recurringEndMs } from "../../../infra/rules/recurrence";
+import {
+  endOfLocalDate,
+  untilOfEndDate,
+  nextOccurrence,
+  occurrences,
+  recurringEndMs,
+} from "../../../infra/rules/recurrence";
 import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
-import { CREATE_LEAD_MS, inTimeToCreate, MIN_GAP_MINUTES, mayHaveFired, movedSendConflict } from "../../../infra/rules/promises";
+import {
+  CREATE_LEAD_MS,
+  inTimeToCreate,
+  MIN_GAP_MINUTES,
+  mayHaveFired,
+  movedSendConflict,
+} from "../../../infra/rules/promises";
 import { FindingsError, UsageError } from "../../../infra/rules/errors";
 import { bulkRecipients, splitBulkEntry } from "../planning/bulk-entries";
 import { BulkHolding, findBulkHoldings } from "./bulk-entries";
@@ -70,7 +94,8 @@ export async function campaignExecutions(
   for await (const page of allPages(
     d,
     `campaign ${campaignId}: ListExecutions${statusFilter ? " RUNNING" : ""} on ${stateMachineArn}`,
-    (nextToken, o) => sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter, maxResults: 100, nextToken }), o),
+    (nextToken, o) =>
+      sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter, maxResults: 100, nextToken }), o),
     (p) => p.nextToken,
   )) {
     for (const e of page.executions ?? []) {
@@ -101,7 +126,11 @@ function inputCampaignId(input: string | undefined): string | undefined {
 }
 
 /** ACTIVE, DELETING (or any other state AWS reports), or undefined when the group does not exist. */
-export async function groupState(d: Deadline, scheduler: SchedulerClient, campaignId: string): Promise<string | undefined> {
+export async function groupState(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  campaignId: string,
+): Promise<string | undefined> {
   const Name = campaignGroupName(campaignId);
   return awsCall(
     d,
@@ -173,7 +202,9 @@ export async function cancelCampaign(
   const notStopped = await stopExecutions(d, clients.sfn, o.campaignId, running === FAILED ? [] : running, r, attempt);
   // A fan-out creates the group first thing: one stopped after the read above may have created it meanwhile.
   const afterStop =
-    r.executionsStopped.length || notStopped.length ? await attempt(() => groupState(d, clients.scheduler, o.campaignId)) : before;
+    r.executionsStopped.length || notStopped.length
+      ? await attempt(() => groupState(d, clients.scheduler, o.campaignId))
+      : before;
   if (afterStop !== FAILED) r.groupAfter = afterStop ?? "absent";
   const present = afterStop === FAILED ? before : afterStop;
   // Every state but absent is still there; one already DELETING is not deleted again, only waited for.
@@ -211,7 +242,11 @@ async function stopExecutions(
     const stopped = await attempt(() =>
       awsCall(d, `campaign ${campaignId}: StopExecution ${e.name}`, (opts) =>
         sfn.send(
-          new StopExecutionCommand({ executionArn: e.arn, error: "sendtime.Cancelled", cause: `campaign ${campaignId} cancelled` }),
+          new StopExecutionCommand({
+            executionArn: e.arn,
+            error: "sendtime.Cancelled",
+            cause: `campaign ${campaignId} cancelled`,
+          }),
           opts,
         ),
       ),
@@ -257,14 +292,18 @@ function finishCancel(r: CancelReport, running: CampaignExecution[] | Failed, no
   for (const name of notStopped)
     r.stillThere.push(`fan-out ${name} is still RUNNING (StopExecution failed): it can still create schedules`);
   // Only a group read as absent is gone: every other state (one this code does not know too) may still send.
-  if (r.groupAfter === "ACTIVE") r.stillThere.push(`schedule group ${r.group} is still ACTIVE: its pending schedules will fire`);
+  if (r.groupAfter === "ACTIVE")
+    r.stillThere.push(`schedule group ${r.group} is still ACTIVE: its pending schedules will fire`);
   else if (r.groupAfter === "DELETING")
     r.stillThere.push(
       `schedule group ${r.group} is still DELETING: AWS is deleting its schedules, and some may still fire until it is gone`,
     );
-  else if (r.groupAfter === "unknown") r.stillThere.push(`schedule group ${r.group}: state unknown, its pending schedules may still fire`);
+  else if (r.groupAfter === "unknown")
+    r.stillThere.push(`schedule group ${r.group}: state unknown, its pending schedules may still fire`);
   else if (r.groupAfter !== "deleted" && r.groupAfter !== "absent")
-    r.stillThere.push(`schedule group ${r.group} is still there (state ${r.groupAfter}): its pending schedules may still fire`);
+    r.stillThere.push(
+      `schedule group ${r.group} is still there (state ${r.groupAfter}): its pending schedules may still fire`,
+    );
   return r;
 }
 
@@ -300,7 +339,8 @@ export interface MoveReport {
 /** Where a send moves: a local date and time (a one-time schedule), or a local time of day (a recurring one). */
 export type MoveTarget = LocalTime | { hour: number; minute: number };
 
-const hhmm = (t: { hour: number; minute: number }) => `${String(t.hour).padStart(2, "0")}:${String(t.minute).padStart(2, "0")}`;
+const hhmm = (t: { hour: number; minute: number }) =>
+  `${String(t.hour).padStart(2, "0")}:${String(t.minute).padStart(2, "0")}`;
 
 export interface MoveOptions {
   campaignId: string;
@@ -316,7 +356,10 @@ export interface MoveOptions {
 export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: MoveOptions): Promise<MoveReport> {
   const Name = scheduleName(o.recipientId, o.step);
   const GroupName = campaignGroupName(o.campaignId);
-  const current = o.bulkSchedule === undefined ? await getSchedule(d, scheduler, o.campaignId, o.recipientId, o.step, true) : undefined;
+  const current =
+    o.bulkSchedule === undefined
+      ? await getSchedule(d, scheduler, o.campaignId, o.recipientId, o.step, true)
+      : undefined;
   if (current === undefined) return moveBulkEntry(d, scheduler, o);
   const which = `schedule ${Name} (recipient ${o.recipientId}, step ${o.step})`;
   const zone = o.timezone ?? current.ScheduleExpressionTimezone ?? "UTC";
@@ -330,19 +373,34 @@ export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: M
   let to: MoveReport["to"];
   if (recurring) {
     if ("year" in o.at)
-      throw new UsageError(`--at: ${which} repeats (${current.ScheduleExpression}): give the new local time of every occurrence as HH:MM`);
+      throw new UsageError(
+        `--at: ${which} repeats (${current.ScheduleExpression}): give the new local time of every occurrence as HH:MM`,
+      );
     const oldZone = current.ScheduleExpressionTimezone ?? "UTC";
     if (!zoneKnown(oldZone))
       throw new FindingsError(
         `campaign ${o.campaignId}: ${which} is in time zone "${oldZone}", which this Node's time zone data does not know; update Node`,
       );
-    const moved = recurringMove(current, recurring, { ...recurring, ...o.at }, zone, o.now, `campaign ${o.campaignId}: ${which}`);
+    const moved = recurringMove(
+      current,
+      recurring,
+      { ...recurring, ...o.at },
+      zone,
+      o.now,
+      `campaign ${o.campaignId}: ${which}`,
+    );
     const expression = cronExpression({ ...recurring, ...o.at });
-    Object.assign(input, { Name, GroupName, ScheduleExpression: expression, ScheduleExpressionTimezone: zone }, moved.dates);
+    Object.assign(
+      input,
+      { Name, GroupName, ScheduleExpression: expression, ScheduleExpressionTimezone: zone },
+      moved.dates,
+    );
     to = { expression, timezone: zone, utc: moved.next, ...moved.report };
   } else to = await oneTimeMove(d, scheduler, o, current, { which, zone, input });
-  await awsCall(d, `campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`, (opts) =>
-    scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput), opts),
+  await awsCall(
+    d,
+    `campaign ${o.campaignId}: UpdateSchedule ${Name} (recipient ${o.recipientId}, step ${o.step})`,
+    (opts) => scheduler.send(new UpdateScheduleCommand(input as unknown as UpdateScheduleCommandInput), opts),
   );
   return {
     campaign: o.campaignId,
@@ -363,7 +421,9 @@ async function oneTimeMove(
 ): Promise<MoveReport["to"]> {
   const { which, zone, input } = c;
   if (!("year" in o.at))
-    throw new UsageError(`--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`);
+    throw new UsageError(
+      `--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`,
+    );
   refuseIfMayHaveFired(current, `campaign ${o.campaignId}: ${which}`, o.now);
   const { utcMs, fold } = zonedInstant(zone, o.at);
   if (!inTimeToCreate(utcMs, o.now)) {
@@ -372,7 +432,8 @@ async function oneTimeMove(
     );
   }
   const t = scheduledTime(zone, utcMs, fold);
-  if (!writable(t)) throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
+  if (!writable(t))
+    throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
   // A one-entry bulk schedule of its own (a moved entry): the recipient's other steps may be entries of bulk ones.
   const bulkSteps = bulkRecipients(current.Target?.Input ?? "") ? await otherBulkSteps(d, scheduler, o) : undefined;
   await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs, extra: bulkSteps });
@@ -415,7 +476,8 @@ async function refuseIfStepsWouldClash(
   for await (const page of allPages(
     d,
     `campaign ${o.campaignId}: ListSchedules ${NamePrefix}* in ${GroupName} (the other steps of recipient ${o.recipientId})`,
-    (NextToken, opts) => scheduler.send(new ListSchedulesCommand({ GroupName, NamePrefix, MaxResults: 100, NextToken }), opts),
+    (NextToken, opts) =>
+      scheduler.send(new ListSchedulesCommand({ GroupName, NamePrefix, MaxResults: 100, NextToken }), opts),
     (p) => p.NextToken,
   )) {
     if (++pages > MAX_STEP_PAGES)
@@ -423,8 +485,11 @@ async function refuseIfStepsWouldClash(
         `campaign ${o.campaignId}: more than ${MAX_STEP_PAGES * 100} schedules in ${GroupName} are named ${NamePrefix}…: cannot read recipient ${o.recipientId}'s other steps to keep them in order; not moved`,
       );
     for (const s of page.Schedules ?? []) {
-      const step = /^[1-9]\d{0,5}$/.test(s.Name?.slice(NamePrefix.length) ?? "") ? Number(s.Name!.slice(NamePrefix.length)) : undefined;
-      if (step !== undefined && step !== o.step && scheduleName(o.recipientId, step) === s.Name) steps.set(step, s.Name);
+      const step = /^[1-9]\d{0,5}$/.test(s.Name?.slice(NamePrefix.length) ?? "")
+        ? Number(s.Name!.slice(NamePrefix.length))
+        : undefined;
+      if (step !== undefined && step !== o.step && scheduleName(o.recipientId, step) === s.Name)
+        steps.set(step, s.Name);
     }
   }
   const sends: (number | undefined)[] = [];
@@ -494,16 +559,23 @@ function recurringMove(
   const oldZone = current.ScheduleExpressionTimezone ?? "UTC";
   const oldStart = current.StartDate?.getTime();
   const oldEnd = current.EndDate?.getTime();
-  if (oldEnd !== undefined && oldEnd <= now) throw new FindingsError(`${which} has ended (EndDate ${current.EndDate!.toISOString()})`);
+  if (oldEnd !== undefined && oldEnd <= now)
+    throw new FindingsError(`${which} has ended (EndDate ${current.EndDate!.toISOString()})`);
   let endMs = Infinity;
   if (oldEnd !== undefined) {
     const until = untilOfEndDate(old, oldZone, oldEnd);
-    if (!until) throw new FindingsError(`${which} has no occurrence left before its EndDate ${current.EndDate!.toISOString()}`);
+    if (!until)
+      throw new FindingsError(`${which} has no occurrence left before its EndDate ${current.EndDate!.toISOString()}`);
     endMs = recurringEndMs(time, zone, until);
   }
   let startMs = Math.max(oldStart ?? now, now);
   // The last occurrence that may have fired (the same check as a one-time send's): its local day is taken.
-  const gone = occurrences(old, oldZone, Math.max(oldStart ?? 0, now - 3 * DAY_MS), Math.min(oldEnd ?? Infinity, now + CREATE_LEAD_MS))
+  const gone = occurrences(
+    old,
+    oldZone,
+    Math.max(oldStart ?? 0, now - 3 * DAY_MS),
+    Math.min(oldEnd ?? Infinity, now + CREATE_LEAD_MS),
+  )
     .filter((t) => mayHaveFired(t, now))
     .pop();
   const dayAfterGone = gone === undefined ? undefined : endOfLocalDate(zone, localTimeOf(zone, gone));
@@ -567,10 +639,16 @@ async function bulkHolding(
   scheduler: SchedulerClient,
   o: { campaignId: string; recipientId: string; step: number; bulkSchedule?: string },
 ) {
-  const holdings = await findBulkHoldings(d, scheduler, { campaignId: o.campaignId, recipientId: o.recipientId, only: o.bulkSchedule });
+  const holdings = await findBulkHoldings(d, scheduler, {
+    campaignId: o.campaignId,
+    recipientId: o.recipientId,
+    only: o.bulkSchedule,
+  });
   const mine = holdings.filter((h) => h.step === o.step);
   const where =
-    o.bulkSchedule === undefined ? "nor an entry of any bulk schedule of the campaign" : `nor an entry of bulk schedule ${o.bulkSchedule}`;
+    o.bulkSchedule === undefined
+      ? "nor an entry of any bulk schedule of the campaign"
+      : `nor an entry of bulk schedule ${o.bulkSchedule}`;
   if (!mine.length) throw new FindingsError(`${notFound(o.campaignId, o.recipientId, o.step)} (${where})`);
   if (mine.length > 1)
     throw new FindingsError(
@@ -610,14 +688,27 @@ async function removeBulkEntry(
   else {
     const { rest } = splitBulkEntry(h.schedule.Target!.Input!, h.index);
     await awsCall(d, `${which}: UpdateSchedule ${h.name}`, (opts) =>
-      scheduler.send(new UpdateScheduleCommand(withInput(h.schedule, rest) as unknown as UpdateScheduleCommandInput), opts),
+      scheduler.send(
+        new UpdateScheduleCommand(withInput(h.schedule, rest) as unknown as UpdateScheduleCommandInput),
+        opts,
+      ),
     );
   }
-  return { campaign: o.campaignId, schedule: h.name, group: GroupName, removed: true, bulk: { entriesLeft: h.entries - 1 } };
+  return {
+    campaign: o.campaignId,
+    schedule: h.name,
+    group: GroupName,
+    removed: true,
+    bulk: { entriesLeft: h.entries - 1 },
+  };
 }
 
 /** The recipient's other steps held as bulk entries, for the in-order and 60-minute checks. */
-async function otherBulkSteps(d: Deadline, scheduler: SchedulerClient, o: { campaignId: string; recipientId: string; step: number }) {
+async function otherBulkSteps(
+  d: Deadline,
+  scheduler: SchedulerClient,
+  o: { campaignId: string; recipientId: string; step: number },
+) {
   const holdings = await findBulkHoldings(d, scheduler, { campaignId: o.campaignId, recipientId: o.recipientId });
   return bulkStepTimes(holdings.filter((h) => h.step !== o.step));
 }
@@ -628,7 +719,10 @@ function bulkStepTimes(holdings: BulkHolding[]): Map<number, { at: number; label
     const zone = h.schedule.ScheduleExpressionTimezone ?? "UTC";
     const at = zoneKnown(zone) ? atInstant(h.schedule.ScheduleExpression, zone) : undefined;
     if (at !== undefined)
-      times.set(h.step, { at, label: `entry of ${h.name}, due ${new Date(at).toISOString()}: ${h.schedule.ScheduleExpression} ${zone}` });
+      times.set(h.step, {
+        at,
+        label: `entry of ${h.name}, due ${new Date(at).toISOString()}: ${h.schedule.ScheduleExpression} ${zone}`,
+      });
   }
   return times;
 }
@@ -644,10 +738,13 @@ async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOpt
   const { holding: h, others } = await bulkHolding(d, scheduler, o);
   const GroupName = campaignGroupName(o.campaignId);
   const which = `campaign ${o.campaignId}: ${entryWhich(o, h)}`;
-  if (!("year" in o.at)) throw new UsageError(`--at ${hhmm(o.at)}: ${entryWhich(o, h)} is a one-time send: give --at YYYY-MM-DDTHH:MM`);
+  if (!("year" in o.at))
+    throw new UsageError(`--at ${hhmm(o.at)}: ${entryWhich(o, h)} is a one-time send: give --at YYYY-MM-DDTHH:MM`);
   const zone = o.timezone ?? h.schedule.ScheduleExpressionTimezone ?? "UTC";
   if (!zoneKnown(zone))
-    throw new FindingsError(`${which} is in time zone "${zone}", which this Node's time zone data does not know; give --timezone`);
+    throw new FindingsError(
+      `${which} is in time zone "${zone}", which this Node's time zone data does not know; give --timezone`,
+    );
   refuseIfMayHaveFired(h.schedule, which, o.now);
   const { utcMs, fold } = zonedInstant(zone, o.at);
   if (!inTimeToCreate(utcMs, o.now))
@@ -656,14 +753,19 @@ async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOpt
     );
   const t = scheduledTime(zone, utcMs, fold);
   if (!writable(t))
-    throw new UsageError(`--at: ${entryWhich(o, h)} would move past 9999-12-31, the last date a schedule can be written for`);
+    throw new UsageError(
+      `--at: ${entryWhich(o, h)} would move past 9999-12-31, the last date a schedule can be written for`,
+    );
   await refuseIfStepsWouldClash(d, scheduler, { ...o, which: entryWhich(o, h), utcMs, extra: bulkStepTimes(others) });
   const time = { ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone };
   const original = h.schedule.Target!.Input!;
   const update = (fields: Record<string, unknown>, what: string) =>
     awsCall(d, `${which}: UpdateSchedule ${h.name} (${what})`, (opts) =>
       scheduler.send(
-        new UpdateScheduleCommand({ ...withInput(h.schedule, original), ...fields } as unknown as UpdateScheduleCommandInput),
+        new UpdateScheduleCommand({
+          ...withInput(h.schedule, original),
+          ...fields,
+        } as unknown as UpdateScheduleCommandInput),
         opts,
       ),
     );
@@ -672,7 +774,11 @@ async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOpt
     schedule,
     group: GroupName,
     from: { expression: h.schedule.ScheduleExpression, timezone: h.schedule.ScheduleExpressionTimezone },
-    to: { expression: time.ScheduleExpression, timezone: time.ScheduleExpressionTimezone, utc: new Date(utcMs).toISOString() },
+    to: {
+      expression: time.ScheduleExpression,
+      timezone: time.ScheduleExpressionTimezone,
+      utc: new Date(utcMs).toISOString(),
+    },
   });
   if (h.entries === 1) {
     await update(time, "its only entry: the schedule moves");
@@ -683,8 +789,10 @@ async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOpt
   await update({ Target: { ...h.schedule.Target, Input: rest } }, "the entry taken out");
   const create = { ...withInput(h.schedule, alone), Name, GroupName, ...time } as unknown as CreateScheduleCommandInput;
   try {
-    await awsCall(d, `${which}: CreateSchedule ${Name} (the entry alone, at ${create.ScheduleExpression} ${t.timezone})`, (opts) =>
-      scheduler.send(new CreateScheduleCommand(create), opts),
+    await awsCall(
+      d,
+      `${which}: CreateSchedule ${Name} (the entry alone, at ${create.ScheduleExpression} ${t.timezone})`,
+      (opts) => scheduler.send(new CreateScheduleCommand(create), opts),
     );
   } catch (e) {
     const conflict = e instanceof ConflictException || isAwsError(e, "ConflictException");
@@ -692,7 +800,8 @@ async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOpt
     const why = e instanceof Error ? e.message : String(e);
     const back = await update({}, "the entry put back").then(
       () => "the entry was put back in it: nothing changed",
-      (f) => `putting it back failed too (${f instanceof Error ? f.message : f}): the entry is in neither; its Input: ${alone}`,
+      (f) =>
+        `putting it back failed too (${f instanceof Error ? f.message : f}): the entry is in neither; its Input: ${alone}`,
     );
     throw new FindingsError(`${why}; ${back}`);
   }
@@ -761,8 +870,15 @@ export async function campaignStatus(
 ): Promise<StatusReport> {
   const GroupName = campaignGroupName(o.campaignId);
   const state = await groupState(d, clients.scheduler, o.campaignId);
-  const listing = state === undefined ? { total: 0, byState: {}, sample: [] } : await listSchedules(d, clients.scheduler, o);
-  const { hours, unknownZones, recurring } = await nextSendsOf(d, clients.scheduler, o.campaignId, listing.sample, o.now ?? Date.now());
+  const listing =
+    state === undefined ? { total: 0, byState: {}, sample: [] } : await listSchedules(d, clients.scheduler, o);
+  const { hours, unknownZones, recurring } = await nextSendsOf(
+    d,
+    clients.scheduler,
+    o.campaignId,
+    listing.sample,
+    o.now ?? Date.now(),
+  );
   const scale = listing.sample.length ? listing.total / listing.sample.length : 0;
   return {
     campaign: o.campaignId,
@@ -775,8 +891,12 @@ export async function campaignStatus(
       byHour: [...hours].sort().map(([hour, count]) => ({ hour, count: Math.round(count * scale) })),
     },
     unknownZones,
-    executions: clients.sfn && o.stateMachineArn ? await executionsWithCounts(d, clients.sfn, o.stateMachineArn, o.campaignId) : [],
-    deadLetterQueue: clients.sqs && o.deadLetterQueueUrl ? await deadLetterDepth(d, clients.sqs, o.deadLetterQueueUrl) : null,
+    executions:
+      clients.sfn && o.stateMachineArn
+        ? await executionsWithCounts(d, clients.sfn, o.stateMachineArn, o.campaignId)
+        : [],
+    deadLetterQueue:
+      clients.sqs && o.deadLetterQueueUrl ? await deadLetterDepth(d, clients.sqs, o.deadLetterQueueUrl) : null,
   };
 }
 
@@ -842,10 +962,19 @@ async function nextSendsOf(d: Deadline, scheduler: SchedulerClient, campaignId: 
     if (cron) recurring++;
     const from = Math.max(now, s.StartDate?.getTime() ?? now);
     const utc = cron
-      ? nextOccurrence(cron, zone, from, Math.min(s.EndDate?.getTime() ?? Infinity, from + NEXT_OCCURRENCE_DAYS * 86_400_000))
+      ? nextOccurrence(
+          cron,
+          zone,
+          from,
+          Math.min(s.EndDate?.getTime() ?? Infinity, from + NEXT_OCCURRENCE_DAYS * 86_400_000),
+        )
       : atInstant(s.ScheduleExpression, zone);
     const hour =
-      utc !== undefined ? new Date(utc).toISOString().slice(0, 13) + ":00Z" : cron ? "no occurrence left" : "not a schedule of ours";
+      utc !== undefined
+        ? new Date(utc).toISOString().slice(0, 13) + ":00Z"
+        : cron
+          ? "no occurrence left"
+          : "not a schedule of ours";
     hours.set(hour, (hours.get(hour) ?? 0) + 1);
   }
   return { hours, unknownZones, recurring };
@@ -865,7 +994,11 @@ async function executionsWithCounts(d: Deadline, sfn: SFNClient, stateMachineArn
 }
 
 /** The DLQ's depth; a failure here is reported on that line only (the queue is shared and may be elsewhere). */
-async function deadLetterDepth(d: Deadline, sqs: SQSClient, url: string): Promise<NonNullable<StatusReport["deadLetterQueue"]>> {
+async function deadLetterDepth(
+  d: Deadline,
+  sqs: SQSClient,
+  url: string,
+): Promise<NonNullable<StatusReport["deadLetterQueue"]>> {
   try {
     const a = await awsCall(d, `GetQueueAttributes ${url}`, (opts) =>
       sqs.send(

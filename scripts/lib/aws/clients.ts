@@ -20,7 +20,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
  * that hangs fails after these and is retried by the SDK; the command's own --timeout-seconds bounds the total.
  * An S3 upload part (8 MiB) gets longer for the whole request, not for silence.
  */
-export const HTTP_TIMEOUTS = { connectionMs: 5_000, requestMs: 30_000, uploadRequestMs: 300_000, idleMs: 30_000 } as const;
+export const HTTP_TIMEOUTS = {
+  connectionMs: 5_000,
+  requestMs: 30_000,
+  uploadRequestMs: 300_000,
+  idleMs: 30_000,
+} as const;
 
 const requestHandler = (requestMs: number) => ({
   connectionTimeout: HTTP_TIMEOUTS.connectionMs,
@@ -39,7 +44,8 @@ const common = (region?: string) => ({
 });
 
 /** Whether an endpoint override applies to this service (AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL). */
-const endpointOverridden = (service: string) => Boolean(process.env[`AWS_ENDPOINT_URL_${service}`] || process.env.AWS_ENDPOINT_URL);
+const endpointOverridden = (service: string) =>
+  Boolean(process.env[`AWS_ENDPOINT_URL_${service}`] || process.env.AWS_ENDPOINT_URL);
 
 /** The last error one attempt of any call got (the SDK retries it unseen), with when. */
 let lastAttempt: { at: number; error: unknown } | undefined;
@@ -93,8 +99,11 @@ export function awsErrorLine(what: string, e: unknown): string {
   const message = (err.message ?? String(e)).split("\n")[0];
   const status = err.$metadata?.httpStatusCode;
   // An error response without a body (a proxy's 500, a load balancer's 503) has no name the SDK can read.
-  if (status && (name === "Unknown" || message === "UnknownError")) return `${what}: HTTP ${status} with no error details in the response`;
-  const hint = /Region is missing/.test(message) ? " (set AWS_REGION, or give --region, or --outputs with a region)" : "";
+  if (status && (name === "Unknown" || message === "UnknownError"))
+    return `${what}: HTTP ${status} with no error details in the response`;
+  const hint = /Region is missing/.test(message)
+    ? " (set AWS_REGION, or give --region, or --outputs with a region)"
+    : "";
   return `${what}: ${name}: ${message}${status ? ` (HTTP ${status})` : ""}${hint}`;
 }
 

@@ -4,7 +4,13 @@
  * twice), and follow it.
  */
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { DescribeExecutionCommand, DescribeMapRunCommand, ListMapRunsCommand, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import {
+  DescribeExecutionCommand,
+  DescribeMapRunCommand,
+  ListMapRunsCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from "@aws-sdk/client-sfn";
 import { FanOutInput } from "../../../infra/rules/fanout-definition";
 import { campaignTag } from "../../../infra/rules/email-events";
 import { RESULTS_PREFIX } from "../../../infra/rules/naming";
@@ -54,19 +60,29 @@ export async function uploadLaunchRecord(
   const Body = JSON.stringify(record, null, 2) + "\n";
   const written = await awsCall(d, `upload of the launch record to ${where} failed (nothing started)`, async (opts) => {
     try {
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body, ContentType: "application/json", IfNoneMatch: "*" }), opts);
+      await s3.send(
+        new PutObjectCommand({ Bucket: bucket, Key: key, Body, ContentType: "application/json", IfNoneMatch: "*" }),
+        opts,
+      );
       return true;
     } catch (e) {
-      if (isAwsError(e, "PreconditionFailed") || (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412)
+      if (
+        isAwsError(e, "PreconditionFailed") ||
+        (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412
+      )
         return false;
       throw e;
     }
   });
   if (written) return { key, kept: false };
-  const existing = await awsCall(d, `reading the launch record ${where} already there (nothing started)`, async (opts) => {
-    const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), opts);
-    return (await r.Body!.transformToString()) ?? "";
-  });
+  const existing = await awsCall(
+    d,
+    `reading the launch record ${where} already there (nothing started)`,
+    async (opts) => {
+      const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), opts);
+      return (await r.Body!.transformToString()) ?? "";
+    },
+  );
   let planSha256: unknown;
   try {
     planSha256 = JSON.parse(existing)?.planSha256;
@@ -74,7 +90,9 @@ export async function uploadLaunchRecord(
     // not a record: another plan's as far as this launch can tell
   }
   if (planSha256 !== record.planSha256)
-    throw new FindingsError(`launch id ${record.launch.id} already holds another plan (${where}); use another --launch-id`);
+    throw new FindingsError(
+      `launch id ${record.launch.id} already holds another plan (${where}); use another --launch-id`,
+    );
   return { key, kept: true };
 }
 
@@ -128,10 +146,18 @@ export interface MapRunItems {
 }
 
 /** The item counts of a Map Run, or null when there is none yet; `what` names the campaign or execution in errors. */
-export async function mapRunItems(d: Deadline, sfn: SFNClient, mapRunArn: string | undefined, what: string): Promise<MapRunItems | null> {
+export async function mapRunItems(
+  d: Deadline,
+  sfn: SFNClient,
+  mapRunArn: string | undefined,
+  what: string,
+): Promise<MapRunItems | null> {
   if (!mapRunArn) return null;
-  const c = (await awsCall(d, `${what}DescribeMapRun ${mapRunArn}`, (opts) => sfn.send(new DescribeMapRunCommand({ mapRunArn }), opts)))
-    .itemCounts;
+  const c = (
+    await awsCall(d, `${what}DescribeMapRun ${mapRunArn}`, (opts) =>
+      sfn.send(new DescribeMapRunCommand({ mapRunArn }), opts),
+    )
+  ).itemCounts;
   if (!c) return null;
   return {
     total: c.total ?? 0,
@@ -201,7 +227,11 @@ export async function followFanOut(
  * it, `<results prefix><map run id>/manifest.json` (the Map Run writes its results also when it fails, e.g. when
  * failures exceed the tolerance: the case that needs a redrive).
  */
-function resultsLocation(output: string | undefined, mapRunArn: string | undefined, bucket: string): FanOutResult["results"] {
+function resultsLocation(
+  output: string | undefined,
+  mapRunArn: string | undefined,
+  bucket: string,
+): FanOutResult["results"] {
   try {
     const details = JSON.parse(output ?? "{}")?.fan_out?.ResultWriterDetails;
     if (details?.Bucket) return { bucket: details.Bucket, key: details.Key };

@@ -85,7 +85,10 @@ export interface UploadLimits {
 }
 
 /** The limits every upload uses unless given its own; tests shrink them to split a small plan. */
-export const uploadLimits: UploadLimits = { objectBytes: stepFunctions.maxItemReaderObjectBytes, partBytes: UPLOAD_PART_BYTES };
+export const uploadLimits: UploadLimits = {
+  objectBytes: stepFunctions.maxItemReaderObjectBytes,
+  partBytes: UPLOAD_PART_BYTES,
+};
 
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest();
 
@@ -148,7 +151,10 @@ class ObjectUpload {
     const Key = this.keyNow();
     this.uploadId ??= this.up
       .call(`upload of the plan to ${this.where} failed (CreateMultipartUpload)`, (o) =>
-        this.up.s3.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: CONTENT_TYPE, ChecksumAlgorithm: "SHA256" }), o),
+        this.up.s3.send(
+          new CreateMultipartUploadCommand({ Bucket, Key, ContentType: CONTENT_TYPE, ChecksumAlgorithm: "SHA256" }),
+          o,
+        ),
       )
       .then((r) => r.UploadId!);
     const UploadId = await this.uploadId;
@@ -171,7 +177,14 @@ class ObjectUpload {
       written = await this.up.call(`upload of the plan to ${this.where} failed`, (o) =>
         unlessTaken(
           this.up.s3.send(
-            new PutObjectCommand({ Bucket, Key, Body: rest, ContentType: CONTENT_TYPE, ChecksumSHA256: checksumSha256, IfNoneMatch: "*" }),
+            new PutObjectCommand({
+              Bucket,
+              Key,
+              Body: rest,
+              ContentType: CONTENT_TYPE,
+              ChecksumSHA256: checksumSha256,
+              IfNoneMatch: "*",
+            }),
             o,
           ),
           this.where,
@@ -183,7 +196,10 @@ class ObjectUpload {
       const Parts = [...this.parts].sort((a, b) => a.PartNumber - b.PartNumber);
       written = await this.up.call(`upload of the plan to ${this.where} failed (CompleteMultipartUpload)`, (o) =>
         unlessTaken(
-          this.up.s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts }, IfNoneMatch: "*" }), o),
+          this.up.s3.send(
+            new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts }, IfNoneMatch: "*" }),
+            o,
+          ),
           this.where,
         ),
       );
@@ -194,7 +210,14 @@ class ObjectUpload {
     }
     this.completed = true;
     this.preexisting = !written;
-    return { bucket: Bucket, key: Key, bytes: this.bytes, lines: this.lines, checksumSha256, preexisting: this.preexisting };
+    return {
+      bucket: Bucket,
+      key: Key,
+      bytes: this.bytes,
+      lines: this.lines,
+      checksumSha256,
+      preexisting: this.preexisting,
+    };
   }
 
   /**
@@ -215,8 +238,11 @@ class ObjectUpload {
       if (this.uploadId) {
         const UploadId = await this.uploadId.catch(() => undefined);
         if (UploadId)
-          await boundedCall(`aborting the multipart upload of ${this.where}`, cleanupMs(this.up.deadline), (abortSignal) =>
-            this.up.s3.send(new AbortMultipartUploadCommand({ Bucket, Key: this.key!, UploadId }), { abortSignal }),
+          await boundedCall(
+            `aborting the multipart upload of ${this.where}`,
+            cleanupMs(this.up.deadline),
+            (abortSignal) =>
+              this.up.s3.send(new AbortMultipartUploadCommand({ Bucket, Key: this.key!, UploadId }), { abortSignal }),
           );
       }
       return undefined;
@@ -256,7 +282,8 @@ export class StreamingPlanUpload {
     const data = Buffer.from(text, "utf8");
     const current = this.objects[this.objects.length - 1];
     let full: Buffer[];
-    if (current && current.bytes + data.length <= this.limits.objectBytes) full = current.append(data, countLines(data));
+    if (current && current.bytes + data.length <= this.limits.objectBytes)
+      full = current.append(data, countLines(data));
     else full = this.appendAcrossObjects(data);
     for (const part of full) this.send(this.objects[this.objects.length - 1], part);
     return this.inFlight.size >= PARTS_IN_FLIGHT ? this.roomForAPart() : undefined;
@@ -311,7 +338,9 @@ export class StreamingPlanUpload {
         );
         lines.push(`deleted ${where} (this run's own upload, read by no execution)`);
       } catch (e) {
-        lines.push(`warning: ${(e as Error).message}; ${where} is this run's own upload, read by no execution: delete it`);
+        lines.push(
+          `warning: ${(e as Error).message}; ${where} is this run's own upload, read by no execution: delete it`,
+        );
       }
     }
     return lines;
@@ -359,7 +388,9 @@ export class StreamingPlanUpload {
       }
       if (end === start) {
         if (object.bytes === 0)
-          throw new FindingsError(`a plan line is longer than one ItemReader object may be (${count(this.limits.objectBytes)} bytes)`);
+          throw new FindingsError(
+            `a plan line is longer than one ItemReader object may be (${count(this.limits.objectBytes)} bytes)`,
+          );
         // The object is full: its parts so far go out, and the next object starts.
         for (const part of full.splice(0)) this.send(object, part);
         this.startObject();
@@ -387,7 +418,8 @@ export class StreamingPlanUpload {
     const parts = /-(\d+)$/.exec(o.checksumSha256)?.[1];
     // S3 may give a composite checksum with or without its "-<parts>" suffix; the digest must match either way.
     const matches =
-      reported !== undefined && (reported === o.checksumSha256 || (parts !== undefined && `${reported}-${parts}` === o.checksumSha256));
+      reported !== undefined &&
+      (reported === o.checksumSha256 || (parts !== undefined && `${reported}-${parts}` === o.checksumSha256));
     if (!matches && o.preexisting) throw new PlanKeyTaken(where);
     if (!matches)
       throw new FindingsError(

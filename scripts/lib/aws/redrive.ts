@@ -110,7 +110,9 @@ export async function redrive(
       if (!messages.length) break;
       const fresh = messages.filter((m) => m.MessageId && !seen.has(m.MessageId));
       if (!fresh.length) {
-        r.problems.push(`ReceiveMessage ${o.queueUrl} (page ${page}): only messages already received; stopped instead of looping`);
+        r.problems.push(
+          `ReceiveMessage ${o.queueUrl} (page ${page}): only messages already received; stopped instead of looping`,
+        );
         break;
       }
       for (const m of fresh) {
@@ -132,7 +134,9 @@ export async function redrive(
     r.problems.push(e.message);
   }
   if (d.expired && !r.problems.some((p) => p.includes("--timeout-seconds")))
-    r.problems.push(`stopped at the command's time limit of ${d.seconds} s (--timeout-seconds): messages not read yet stay in the queue`);
+    r.problems.push(
+      `stopped at the command's time limit of ${d.seconds} s (--timeout-seconds): messages not read yet stay in the queue`,
+    );
   await release(clients.sqs, o.queueUrl, held, r);
   return r;
 }
@@ -226,7 +230,8 @@ async function place(
     const at = redriveAt(Date.now());
     if (!o.dryRun) {
       // The promise every path keeps: never created less than a minute before it is due (a guard: at is 2 minutes on).
-      if (!inTimeToCreate(at, Date.now())) return { reason: `${send.identity}: ${new Date(at).toISOString()} came too close to create` };
+      if (!inTimeToCreate(at, Date.now()))
+        return { reason: `${send.identity}: ${new Date(at).toISOString()} came too close to create` };
       const request = scheduleRequest(o, queueArn, send, Name, at, description);
       const created = await awsCall(
         d,
@@ -256,11 +261,15 @@ async function place(
     );
     if (existing === undefined) {
       if (o.dryRun) return { name: Name, at, created: true };
-      return { reason: `CreateSchedule ${send.group}/${Name}: ConflictException, yet no such schedule (is the group being deleted?)` };
+      return {
+        reason: `CreateSchedule ${send.group}/${Name}: ConflictException, yet no such schedule (is the group being deleted?)`,
+      };
     }
     if (existing.Description === description) return { name: Name, at: atOf(existing) ?? at, created: false };
   }
-  return { reason: `${send.identity}: every name up to ${redriveName(send.redriveBase, MAX_REDRIVE_GENERATIONS)} is taken by other sends` };
+  return {
+    reason: `${send.identity}: every name up to ${redriveName(send.redriveBase, MAX_REDRIVE_GENERATIONS)} is taken by other sends`,
+  };
 }
 
 /** The time of an existing redriven schedule (written in UTC), for the report. */
@@ -288,14 +297,26 @@ function scheduleRequest(
     ScheduleExpression: atExpression(new Date(at).toISOString().slice(0, 19)),
     ScheduleExpressionTimezone: "UTC",
     Description,
-    FlexibleTimeWindow: o.windowMinutes ? { Mode: "FLEXIBLE", MaximumWindowInMinutes: o.windowMinutes } : { Mode: "OFF" },
+    FlexibleTimeWindow: o.windowMinutes
+      ? { Mode: "FLEXIBLE", MaximumWindowInMinutes: o.windowMinutes }
+      : { Mode: "OFF" },
     ActionAfterCompletion: "NONE",
-    Target: { Arn: send.targetArn, RoleArn: o.schedulerRoleArn, Input: send.input, DeadLetterConfig: { Arn: queueArn } },
+    Target: {
+      Arn: send.targetArn,
+      RoleArn: o.schedulerRoleArn,
+      Input: send.input,
+      DeadLetterConfig: { Arn: queueArn },
+    },
   };
 }
 
 /** Makes every message still held visible again (bounded on its own: it runs after the time limit too). */
-async function release(sqs: SQSClient, queueUrl: string, held: { id: string; handle: string }[], r: RedriveReport): Promise<void> {
+async function release(
+  sqs: SQSClient,
+  queueUrl: string,
+  held: { id: string; handle: string }[],
+  r: RedriveReport,
+): Promise<void> {
   for (let i = 0; i < held.length; i += PAGE) {
     const batch = held.slice(i, i + PAGE);
     try {

@@ -26,12 +26,17 @@ export const DEFAULT_S3_TIMEOUTS: S3Timeouts = { callTimeoutMs: 60_000, idleTime
 export function parseS3Url(url: string): S3Location | undefined {
   const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
   if (!m) return undefined;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(m[1])) throw new UsageError(`${url}: "${m[1]}" is not an S3 bucket name`);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(m[1]))
+    throw new UsageError(`${url}: "${m[1]}" is not an S3 bucket name`);
   return { bucket: m[1], prefix: m[2] };
 }
 
 /** The objects under the prefix (folder markers, keys ending in "/", left out), each openable once. */
-export async function s3ExportSources(s3: S3Client, at: S3Location, t: S3Timeouts = DEFAULT_S3_TIMEOUTS): Promise<ExportSource[]> {
+export async function s3ExportSources(
+  s3: S3Client,
+  at: S3Location,
+  t: S3Timeouts = DEFAULT_S3_TIMEOUTS,
+): Promise<ExportSource[]> {
   const keys: string[] = [];
   let token: string | undefined;
   const seen = new Set<string>();
@@ -40,7 +45,9 @@ export async function s3ExportSources(s3: S3Client, at: S3Location, t: S3Timeout
       `list s3://${at.bucket}/${at.prefix}`,
       t.callTimeoutMs,
       (abortSignal) =>
-        s3.send(new ListObjectsV2Command({ Bucket: at.bucket, Prefix: at.prefix, ContinuationToken: token }), { abortSignal }),
+        s3.send(new ListObjectsV2Command({ Bucket: at.bucket, Prefix: at.prefix, ContinuationToken: token }), {
+          abortSignal,
+        }),
       UsageError,
     );
     for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith("/")) keys.push(o.Key);
@@ -72,7 +79,9 @@ function withIdleTimeout(body: Readable, ms: number): Readable {
     try {
       for (;;) {
         let timer: NodeJS.Timeout | undefined;
-        const stalled = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no data for ${ms / 1000} s`)), ms)));
+        const stalled = new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`no data for ${ms / 1000} s`)), ms)),
+        );
         const r = await Promise.race([iterator.next(), stalled]).finally(() => clearTimeout(timer));
         if (r.done) return;
         yield r.value as Buffer;

@@ -43,18 +43,23 @@ export async function openS3Object(
   const timer = setTimeout(() => abort.abort(), limits.firstByteSeconds * 1000);
   let response;
   try {
-    response = await s3.send(new GetObjectCommand({ Bucket: where.bucket, Key: where.key }), { abortSignal: abort.signal });
+    response = await s3.send(new GetObjectCommand({ Bucket: where.bucket, Key: where.key }), {
+      abortSignal: abort.signal,
+    });
   } catch (e) {
     if (abort.signal.aborted)
       throw new FindingsError(`${s3Url(where)}: no response from S3 within ${limits.firstByteSeconds} s (GetObject)`);
     if (isAwsError(e, "NoSuchKey", "NoSuchBucket", "NotFound"))
-      throw new UsageError(`${s3Url(where)}: no such object (${(e as Error).name}); check the bucket, the key and the region`);
+      throw new UsageError(
+        `${s3Url(where)}: no such object (${(e as Error).name}); check the bucket, the key and the region`,
+      );
     throw new FindingsError(awsErrorLine(`${s3Url(where)}: GetObject failed`, e));
   } finally {
     clearTimeout(timer);
   }
   const body = response.Body as Readable | undefined;
-  if (!body || typeof body.on !== "function") throw new FindingsError(`${s3Url(where)}: GetObject returned no readable body`);
+  if (!body || typeof body.on !== "function")
+    throw new FindingsError(`${s3Url(where)}: GetObject returned no readable body`);
   // The size bounds the list's rows, and so the fan-out's time and the missed-send cutoff: without it a late plan
   // would look on time. S3 always sends it; an S3-compatible store that does not is refused.
   if (response.ContentLength === undefined) {
@@ -89,14 +94,18 @@ function stallGuard(body: Readable, where: S3Location, idleSeconds: number, abor
     timer = setTimeout(() => {
       if (guard.readableLength >= guard.readableHighWaterMark) return arm();
       abort.abort();
-      const stalled = new FindingsError(`${s3Url(where)}: the download stalled (no data for ${idleSeconds} s after ${received} bytes)`);
+      const stalled = new FindingsError(
+        `${s3Url(where)}: the download stalled (no data for ${idleSeconds} s after ${received} bytes)`,
+      );
       body.destroy(stalled);
       guard.destroy(stalled);
     }, idleSeconds * 1000);
   };
   body.once("error", (e) => {
     clearTimeout(timer);
-    guard.destroy(e instanceof FindingsError ? e : new FindingsError(awsErrorLine(`${s3Url(where)}: reading the object failed`, e)));
+    guard.destroy(
+      e instanceof FindingsError ? e : new FindingsError(awsErrorLine(`${s3Url(where)}: reading the object failed`, e)),
+    );
   });
   guard.once("close", () => clearTimeout(timer));
   arm();

@@ -12,7 +12,12 @@ import { TemplateError } from "../../../infra/rules/errors";
  * stack's roles may send only the templates it deploys (`deployed`, its output templateNames): a template outside them is
  * refused too, since every send of it would be denied.
  */
-export async function requireSesTemplates(d: Deadline, ses: SESv2Client, names: string[], deployed?: string[]): Promise<void> {
+export async function requireSesTemplates(
+  d: Deadline,
+  ses: SESv2Client,
+  names: string[],
+  deployed?: string[],
+): Promise<void> {
   if (deployed?.length) {
     const outside = names.filter((n) => !deployed.includes(n));
     if (outside.length)

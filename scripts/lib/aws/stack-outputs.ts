@@ -48,7 +48,11 @@ export function readStackOutputs(s: OutputSources): StackOutputs {
   if (s.outputsFile !== undefined) outputs = parseOutputs(readFile(s.outputsFile), s.outputsFile);
   if (s.stack !== undefined) {
     const timeout = s.pulumiTimeoutMs ?? PULUMI_TIMEOUT_MS;
-    const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], { encoding: "utf8", timeout, killSignal: "SIGKILL" });
+    const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], {
+      encoding: "utf8",
+      timeout,
+      killSignal: "SIGKILL",
+    });
     if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT")
       throw new UsageError(`pulumi stack output --stack ${s.stack}: no answer within ${timeout / 1000} s`);
     if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT") {
@@ -56,10 +60,14 @@ export function readStackOutputs(s: OutputSources): StackOutputs {
         `--stack ${s.stack}: the Pulumi CLI is not installed here; save \`pulumi stack output --json --stack ${s.stack}\` to a file and pass --outputs FILE`,
       );
     }
-    if (r.status !== 0) throw new UsageError(`pulumi stack output --stack ${s.stack} failed: ${(r.stderr || "").trim().split("\n").pop()}`);
+    if (r.status !== 0)
+      throw new UsageError(
+        `pulumi stack output --stack ${s.stack} failed: ${(r.stderr || "").trim().split("\n").pop()}`,
+      );
     outputs = parseOutputs(r.stdout, `pulumi stack output --stack ${s.stack}`);
   }
-  for (const [k, v] of Object.entries(s.overrides ?? {})) if (v !== undefined) (outputs as Record<string, unknown>)[k] = v;
+  for (const [k, v] of Object.entries(s.overrides ?? {}))
+    if (v !== undefined) (outputs as Record<string, unknown>)[k] = v;
   return outputs;
 }
 
@@ -81,7 +89,9 @@ function readFile(file: string): string {
   try {
     return fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new UsageError(`${file}: cannot read stack outputs (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(
+      `${file}: cannot read stack outputs (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
 
@@ -114,7 +124,8 @@ const STRING_OUTPUTS = [
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */
 function outputProblem(v: Record<string, unknown>): string | undefined {
   for (const k of STRING_OUTPUTS)
-    if (v[k] !== undefined && typeof v[k] !== "string") return `output ${k} is ${JSON.stringify(v[k])}: expected a string`;
+    if (v[k] !== undefined && typeof v[k] !== "string")
+      return `output ${k} is ${JSON.stringify(v[k])}: expected a string`;
   const tps = v.createScheduleTps;
   if (tps !== undefined && !(typeof tps === "number" && Number.isFinite(tps) && tps > 0))
     return `output createScheduleTps is ${JSON.stringify(tps)}: expected the CreateSchedule quota, a number above 0`;
@@ -134,6 +145,8 @@ function outputProblem(v: Record<string, unknown>): string | undefined {
  * sends.
  */
 export function journeyNamed(outputs: StackOutputs, campaignId: string): string | undefined {
-  const journeys = Array.isArray(outputs.journeyDefinitions) ? (outputs.journeyDefinitions as { name?: unknown }[]) : [];
+  const journeys = Array.isArray(outputs.journeyDefinitions)
+    ? (outputs.journeyDefinitions as { name?: unknown }[])
+    : [];
   return journeys.some((j) => j?.name === campaignId) ? campaignId : undefined;
 }

@@ -16,7 +16,11 @@ export function timeoutFlag(defaultSeconds: number, help = "the whole command's 
   } as const;
 }
 
-export function deadlineFromFlag(raw: string | undefined, defaultSeconds: number, progress: (text: string) => void): Deadline {
+export function deadlineFromFlag(
+  raw: string | undefined,
+  defaultSeconds: number,
+  progress: (text: string) => void,
+): Deadline {
   return new Deadline(secondsFlag("timeout-seconds", raw, 0.1, 86_400, defaultSeconds), progress);
 }
 
@@ -40,7 +44,13 @@ const WHERE = {
 
 /** Single outputs a command may override, each named for the output it replaces. */
 const OVERRIDES = {
-  bucket: { type: "string", value: "B", help: "the recipient bucket (output bucketName)", group: STACK, with: "region" },
+  bucket: {
+    type: "string",
+    value: "B",
+    help: "the recipient bucket (output bucketName)",
+    group: STACK,
+    with: "region",
+  },
   "state-machine-arn": {
     type: "string",
     value: "ARN",
@@ -48,7 +58,13 @@ const OVERRIDES = {
     group: STACK,
     with: "region",
   },
-  "dlq-url": { type: "string", value: "URL", help: "the dead-letter queue (output deadLetterQueueUrl)", group: STACK, with: "region" },
+  "dlq-url": {
+    type: "string",
+    value: "URL",
+    help: "the dead-letter queue (output deadLetterQueueUrl)",
+    group: STACK,
+    with: "region",
+  },
 } as const;
 
 type Override = keyof typeof OVERRIDES;
@@ -70,6 +86,11 @@ export function outputsFromFlags(f: {
   return readStackOutputs({
     stack: f.stack,
     outputsFile: f.outputs,
-    overrides: { region: f.region, bucketName: f.bucket, stateMachineArn: f["state-machine-arn"], deadLetterQueueUrl: f["dlq-url"] },
+    overrides: {
+      region: f.region,
+      bucketName: f.bucket,
+      stateMachineArn: f["state-machine-arn"],
+      deadLetterQueueUrl: f["dlq-url"],
+    },
   });
 }

@@ -16,11 +16,26 @@ import { canonicalZone, Step } from "../../../infra/rules/send-time";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
-import { audienceFromFlags, baseRuleFromFlags, checkTemplates, quietTimeFromFlags, SEND_TIME_GROUP, TIMING_FLAGS } from "./timing-flags";
+import {
+  audienceFromFlags,
+  baseRuleFromFlags,
+  checkTemplates,
+  quietTimeFromFlags,
+  SEND_TIME_GROUP,
+  TIMING_FLAGS,
+} from "./timing-flags";
 import { UsageError } from "../../../infra/rules/errors";
 
 /** The raw values of the timing flags (strings as typed). */
-type TimingFlagValues = { date?: string; hour?: string; minute?: string; after?: string; at?: string; every?: string; until?: string } & {
+type TimingFlagValues = {
+  date?: string;
+  hour?: string;
+  minute?: string;
+  after?: string;
+  at?: string;
+  every?: string;
+  until?: string;
+} & {
   "quiet-hours"?: string;
   "quiet-days"?: string;
   quiet?: string;
@@ -36,7 +51,14 @@ export const SEND_TIME_FLAGS = {
     group: SEND_TIME_GROUP,
   },
   hour: { type: "string", value: "H", help: "the local send hour, 0-23", group: SEND_TIME_GROUP, with: "date" },
-  minute: { type: "string", value: "M", help: "the local send minute, 0-59", default: "0", group: SEND_TIME_GROUP, with: "date" },
+  minute: {
+    type: "string",
+    value: "M",
+    help: "the local send minute, 0-59",
+    default: "0",
+    group: SEND_TIME_GROUP,
+    with: "date",
+  },
   ...TIMING_FLAGS,
   step: {
     type: "string",
@@ -98,8 +120,13 @@ export function recipientOptionsFromFlags(f: {
   "strict-zones"?: boolean;
 }): RecipientOptions {
   const encoding = (f.encoding ?? "utf8") as CsvEncoding;
-  if (!CSV_ENCODINGS.includes(encoding)) throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
-  return { encoding, allowDuplicateEmails: f["allow-duplicate-emails"] === true, strictZones: f["strict-zones"] === true };
+  if (!CSV_ENCODINGS.includes(encoding))
+    throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
+  return {
+    encoding,
+    allowDuplicateEmails: f["allow-duplicate-emails"] === true,
+    strictZones: f["strict-zones"] === true,
+  };
 }
 
 /** Help group of the rate and pace flags. */
@@ -135,7 +162,12 @@ export function paceFromFlags(
 }
 
 export const RATE_FLAGS = {
-  tps: { type: "string", value: "T", help: "the send rate sends must hold (or the lower of the next two)", group: RATE_GROUP },
+  tps: {
+    type: "string",
+    value: "T",
+    help: "the send rate sends must hold (or the lower of the next two)",
+    group: RATE_GROUP,
+  },
   "invocation-tps": {
     type: "string",
     value: "T",
@@ -177,7 +209,8 @@ export function timingFromFlags(
   }
   const rawZone = f["default-timezone"] ?? "UTC";
   const defaultZone = canonicalZone(rawZone);
-  if (!defaultZone) throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
+  if (!defaultZone)
+    throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
   const audience = audienceFromFlags(f);
   if (template !== undefined)
     checkTemplates(audience, [
@@ -193,7 +226,11 @@ const DAY_MS = 86_400_000;
  * What a recurring send cannot be combined with, and a --until it cannot reach: each refused with one line naming the
  * flag. The recurring time is the same local time at every occurrence, so quiet hours are checked once, here.
  */
-function checkRecurring(f: TimingFlagValues & { step?: string[] }, rule: Extract<BaseRule, { kind: "every" }>, now: number): void {
+function checkRecurring(
+  f: TimingFlagValues & { step?: string[] },
+  rule: Extract<BaseRule, { kind: "every" }>,
+  now: number,
+): void {
   const every = `--every ${f.every}`;
   if (f.step?.length)
     throw new UsageError(
@@ -206,14 +243,20 @@ function checkRecurring(f: TimingFlagValues & { step?: string[] }, rule: Extract
   const quiet = quietTimeFromFlags(f);
   const at = `${String(rule.hour).padStart(2, "0")}:${String(rule.minute).padStart(2, "0")}`;
   if (quiet?.hours && inQuietHours(quiet, rule.hour * 60 + rule.minute))
-    throw new UsageError(`--hour/--minute ${at} is inside --quiet-hours ${f["quiet-hours"]}: every occurrence of ${every} would be quiet`);
+    throw new UsageError(
+      `--hour/--minute ${at} is inside --quiet-hours ${f["quiet-hours"]}: every occurrence of ${every} would be quiet`,
+    );
   const { year, month, day } = rule.until;
   const untilMs = Date.UTC(year, month - 1, day);
   // Local midnight after --until comes last at UTC-12: past that, the date has ended in every zone.
   if (untilMs + DAY_MS + 12 * 3_600_000 <= now)
-    throw new UsageError(`--until ${f.until}: that date has ended in every time zone (now is ${new Date(now).toISOString()})`);
+    throw new UsageError(
+      `--until ${f.until}: that date has ended in every time zone (now is ${new Date(now).toISOString()})`,
+    );
   if (year > scheduler.cronYears.max)
-    throw new UsageError(`--until ${f.until}: EventBridge Scheduler's cron expressions end with the year ${scheduler.cronYears.max}`);
+    throw new UsageError(
+      `--until ${f.until}: EventBridge Scheduler's cron expressions end with the year ${scheduler.cronYears.max}`,
+    );
   if (untilMs > now + recurringSends.maxYears * 365.25 * DAY_MS)
     throw new UsageError(
       `--until ${f.until}: more than ${recurringSends.maxYears} years ahead; each recipient's schedule holds one of the Region's schedules until then (launch again later instead)`,
@@ -279,8 +322,11 @@ export function effectiveTps(o: { tps?: number; invocationTps?: number; sesRate?
   if (o.tps !== undefined) return { tps: o.tps, source: "--tps" };
   const invocation = o.invocationTps ?? scheduler.invocationTps;
   const invocationSource =
-    o.invocationTps === undefined ? "Scheduler invocation quota, default" : "Scheduler invocation quota, --invocation-tps";
-  if (o.sesRate !== undefined && o.sesRate < invocation) return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
+    o.invocationTps === undefined
+      ? "Scheduler invocation quota, default"
+      : "Scheduler invocation quota, --invocation-tps";
+  if (o.sesRate !== undefined && o.sesRate < invocation)
+    return { tps: o.sesRate, source: "SES maximum send rate, --ses-rate" };
   return { tps: invocation, source: invocationSource };
 }
 

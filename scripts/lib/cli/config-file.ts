@@ -39,7 +39,9 @@ export function readConfigFile(file: string, flags: FlagTable, alsoAccepted: Fla
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new UsageError(`--config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(
+      `--config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   let doc: unknown;
   try {
@@ -49,7 +51,9 @@ export function readConfigFile(file: string, flags: FlagTable, alsoAccepted: Fla
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc))
-    throw new UsageError(`--config ${file}: expected a mapping of keys (the flags in camelCase, e.g. template: spring) to values`);
+    throw new UsageError(
+      `--config ${file}: expected a mapping of keys (the flags in camelCase, e.g. template: spring) to values`,
+    );
   const byKey = keysOf(flags);
   const ignored = keysOf(alsoAccepted);
   const values: Record<string, Value> = {};
@@ -83,22 +87,27 @@ function valueOf(file: string, key: string, flag: Flag, raw: unknown): Value {
   const where = `--config ${file}: key "${key}"`;
   const scalar = (v: unknown): string | undefined =>
     typeof v === "string" ? v : typeof v === "number" && Number.isFinite(v) ? String(v) : undefined;
-  const shown = (v: unknown) => (Array.isArray(v) ? "a list" : v !== null && typeof v === "object" ? "a mapping" : JSON.stringify(v));
+  const shown = (v: unknown) =>
+    Array.isArray(v) ? "a list" : v !== null && typeof v === "object" ? "a mapping" : JSON.stringify(v);
   if (flag.type === "boolean") {
     if (typeof raw !== "boolean") throw new UsageError(`${where}: expected true or false, got ${shown(raw)}`);
     return raw;
   }
   if (flag.multiple) {
     if (!Array.isArray(raw))
-      throw new UsageError(`${where}: expected a list, e.g. ${key}: [${JSON.stringify(flag.value ?? "VALUE")}], got ${shown(raw)}`);
+      throw new UsageError(
+        `${where}: expected a list, e.g. ${key}: [${JSON.stringify(flag.value ?? "VALUE")}], got ${shown(raw)}`,
+      );
     return raw.map((v, i) => {
       const s = scalar(v);
-      if (s === undefined) throw new UsageError(`${where}: item ${i + 1} must be a string (${flag.value ?? "VALUE"}), got ${shown(v)}`);
+      if (s === undefined)
+        throw new UsageError(`${where}: item ${i + 1} must be a string (${flag.value ?? "VALUE"}), got ${shown(v)}`);
       return s;
     });
   }
   const s = scalar(raw);
-  if (s === undefined) throw new UsageError(`${where}: expected a string or a number (${flag.value ?? "VALUE"}), got ${shown(raw)}`);
+  if (s === undefined)
+    throw new UsageError(`${where}: expected a string or a number (${flag.value ?? "VALUE"}), got ${shown(raw)}`);
   return s;
 }
 
@@ -123,7 +132,8 @@ function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length];

@@ -70,7 +70,9 @@ const NAME_COLUMN = 28;
 
 /** The --help text, generated from the command's table (≤ 50 lines; the rest is in its reference page). */
 export function helpText(command: Command): string {
-  const lines = command.usage.map((u, i) => `${i === 0 ? "Usage:" : "      "} npm run -s ${command.script} -- ${u}`.trimEnd());
+  const lines = command.usage.map((u, i) =>
+    `${i === 0 ? "Usage:" : "      "} npm run -s ${command.script} -- ${u}`.trimEnd(),
+  );
   lines.push("", ...command.summary.trim().split("\n"));
   const groups = new Map<string, [string, Flag][]>();
   for (const [name, flag] of Object.entries(command.flags)) {
@@ -83,7 +85,9 @@ export function helpText(command: Command): string {
     lines.push(`${group}:`);
     for (const [name, flag] of flags) {
       const shared = Object.entries(command.flags).filter(([, f]) => f.with === name);
-      const syntax = [[name, flag] as const, ...shared].map(([n, f]) => (f.multiple ? `${flagSyntax(n, f)} ...` : flagSyntax(n, f)));
+      const syntax = [[name, flag] as const, ...shared].map(([n, f]) =>
+        f.multiple ? `${flagSyntax(n, f)} ...` : flagSyntax(n, f),
+      );
       const left = `  ${syntax.join(", ")}`;
       const right = flag.help + (flag.default !== undefined ? ` (default ${flag.default})` : "");
       lines.push(left.length < NAME_COLUMN ? `${left.padEnd(NAME_COLUMN)}${right}` : `${left}  ${right}`);

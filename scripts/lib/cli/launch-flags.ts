@@ -12,7 +12,12 @@ export const LAUNCH_GROUP = "Output, launch and stack";
 
 export const LAUNCH_FLAGS = {
   ...CONFIG_FLAG,
-  campaign: { type: "string", value: "ID", help: "the campaign id (its schedule group is campaign-<ID>)", group: "Campaign" },
+  campaign: {
+    type: "string",
+    value: "ID",
+    help: "the campaign id (its schedule group is campaign-<ID>)",
+    group: "Campaign",
+  },
   recipients: {
     type: "string",
     value: "FILE|s3://B/K",
@@ -20,7 +25,12 @@ export const LAUNCH_FLAGS = {
     help: "the recipient CSV, local or streamed from S3",
     group: "Campaign",
   },
-  template: { type: "string", value: "NAME", help: "the SES template of step 1 (and of later steps without their own)", group: "Campaign" },
+  template: {
+    type: "string",
+    value: "NAME",
+    help: "the SES template of step 1 (and of later steps without their own)",
+    group: "Campaign",
+  },
   ...SEND_TIME_FLAGS,
   missed: {
     type: "string",
@@ -29,8 +39,20 @@ export const LAUNCH_FLAGS = {
     default: "skip",
     group: RATE_GROUP,
   },
-  "grace-minutes": { type: "string", value: "G", help: "how late send-now may send", default: "60", group: RATE_GROUP, with: "missed" },
-  "window-minutes": { type: "string", value: "W", help: "use this flexible window (1-1440) instead of sizing one", group: RATE_GROUP },
+  "grace-minutes": {
+    type: "string",
+    value: "G",
+    help: "how late send-now may send",
+    default: "60",
+    group: RATE_GROUP,
+    with: "missed",
+  },
+  "window-minutes": {
+    type: "string",
+    value: "W",
+    help: "use this flexible window (1-1440) instead of sizing one",
+    group: RATE_GROUP,
+  },
   ...RATE_FLAGS,
   ...RECIPIENT_FLAGS,
   ...PACE_FLAGS,
@@ -42,7 +64,12 @@ export const LAUNCH_FLAGS = {
     default: "out/<campaign>",
     group: LAUNCH_GROUP,
   },
-  "no-local-plan": { type: "boolean", help: "keep the plan only in S3 (the summary keeps its sha256)", group: LAUNCH_GROUP, with: "out" },
+  "no-local-plan": {
+    type: "boolean",
+    help: "keep the plan only in S3 (the summary keeps its sha256)",
+    group: LAUNCH_GROUP,
+    with: "out",
+  },
   "dry-run": { type: "boolean", help: "plan and size only: nothing uploaded or started", group: LAUNCH_GROUP },
   bulk: {
     type: "boolean",

@@ -52,7 +52,9 @@ export function parseFlags<T extends FlagTable>(argv: string[], command: Command
   const typed: Record<string, unknown> = { ...parsed.values };
   // A campaign file (--config) gives the flags not given on the command line: those win, a list replacing the file's.
   const fromFile =
-    command.flags.config && typeof typed.config === "string" ? readConfigFile(typed.config, command.flags, command.configAlso?.()) : {};
+    command.flags.config && typeof typed.config === "string"
+      ? readConfigFile(typed.config, command.flags, command.configAlso?.())
+      : {};
   const values: Record<string, unknown> = { ...fromFile, ...typed };
   for (const [name, flag] of Object.entries(command.flags)) if (flag.type === "boolean") values[name] ??= false;
   return values as FlagValues<T>;
@@ -73,7 +75,8 @@ export function intFlag(name: string, raw: string | undefined, min: number, max:
 export function secondsFlag(name: string, raw: string | undefined, min: number, max: number, def: number): number {
   if (raw === undefined) return def;
   const n = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new UsageError(`--${name} ${raw}: must be a number of seconds from ${min} to ${max}`);
+  if (!(n >= min && n <= max))
+    throw new UsageError(`--${name} ${raw}: must be a number of seconds from ${min} to ${max}`);
   return n;
 }
 
@@ -91,7 +94,10 @@ export function positiveFlag(name: string, raw: string | undefined, def?: number
 /** What an error becomes on the command line: one line on stderr and the exit code. */
 export function failure(e: unknown): { code: number; line: string } {
   const message = e instanceof Error ? e.message : String(e);
-  return { code: e instanceof FindingsError ? 1 : e instanceof InputError ? 2 : 1, line: `error: ${message.split("\n")[0]}\n` };
+  return {
+    code: e instanceof FindingsError ? 1 : e instanceof InputError ? 2 : 1,
+    line: `error: ${message.split("\n")[0]}\n`,
+  };
 }
 
 /** Runs a CLI body: its return value is the exit code; known errors become one line on stderr. */

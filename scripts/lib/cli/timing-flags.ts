@@ -4,7 +4,15 @@
  * variants (--variant, --holdout). Every problem is one UsageError line naming the flag and what is allowed.
  */
 import { SES_NAME } from "../../../infra/rules/naming";
-import { Audience, BASIS_POINTS, MAX_VARIANTS, MIN_VARIANTS, Variant, VARIANT_NAME, VARIANT_PLACEHOLDER } from "../recipients/audience";
+import {
+  Audience,
+  BASIS_POINTS,
+  MAX_VARIANTS,
+  MIN_VARIANTS,
+  Variant,
+  VARIANT_NAME,
+  VARIANT_PLACEHOLDER,
+} from "../recipients/audience";
 import type { Recurrence } from "../../../infra/rules/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
 import { BaseRule, parseDate, parseInstant } from "../../../infra/rules/send-rules";
@@ -21,21 +29,38 @@ export const TIMING_FLAGS = {
     help: "N days (at --hour) or N hours after the date or instant in the row's COLUMN",
     group: SEND_TIME_GROUP,
   },
-  at: { type: "string", value: "INSTANT", help: "one instant for everyone, ISO 8601 with Z or an offset", group: SEND_TIME_GROUP },
+  at: {
+    type: "string",
+    value: "INSTANT",
+    help: "one instant for everyone, ISO 8601 with Z or an offset",
+    group: SEND_TIME_GROUP,
+  },
   every: {
     type: "string",
     value: "daily|weekdays|weekly:DAYS|monthly:D",
     help: "recurring, at --hour, to the end of --until",
     group: SEND_TIME_GROUP,
   },
-  until: { type: "string", value: "YYYY-MM-DD", help: "the last local date of a recurring send", group: SEND_TIME_GROUP, with: "every" },
+  until: {
+    type: "string",
+    value: "YYYY-MM-DD",
+    help: "the last local date of a recurring send",
+    group: SEND_TIME_GROUP,
+    with: "every",
+  },
   "quiet-hours": {
     type: "string",
     value: "HH:MM-HH:MM",
     help: "quiet time in the recipient's zone (21:00-08:00; end exclusive)",
     group: AUDIENCE_GROUP,
   },
-  "quiet-days": { type: "string", value: "MON,...", help: "quiet whole days", group: AUDIENCE_GROUP, with: "quiet-hours" },
+  "quiet-days": {
+    type: "string",
+    value: "MON,...",
+    help: "quiet whole days",
+    group: AUDIENCE_GROUP,
+    with: "quiet-hours",
+  },
   quiet: {
     type: "string",
     value: "delay|skip",
@@ -99,13 +124,18 @@ export function baseRuleFromFlags(f: {
   every?: string;
   until?: string;
 }): BaseRule {
-  if (f.until !== undefined && f.every === undefined) throw new UsageError(`--until ${f.until} goes with --every (a recurring send)`);
+  if (f.until !== undefined && f.every === undefined)
+    throw new UsageError(`--until ${f.until} goes with --every (a recurring send)`);
   const given = (["date", "after", "at", "every"] as const).filter((k) => f[k] !== undefined);
   if (given.length === 0) throw new UsageError(`give ${BASE_RULE_HELP}`);
-  if (given.length > 1) throw new UsageError(`--${given[0]} and --${given[1]} are two send-time rules: give ${BASE_RULE_HELP}`);
+  if (given.length > 1)
+    throw new UsageError(`--${given[0]} and --${given[1]} are two send-time rules: give ${BASE_RULE_HELP}`);
   const hourAndMinute = (what: string) => {
     if (f.hour === undefined) throw new UsageError(`${what} needs --hour H (the local send time, 0-23)`);
-    return { hour: wholeNumber("hour", f.hour, 0, 23), minute: f.minute === undefined ? 0 : wholeNumber("minute", f.minute, 0, 59) };
+    return {
+      hour: wholeNumber("hour", f.hour, 0, 23),
+      minute: f.minute === undefined ? 0 : wholeNumber("minute", f.minute, 0, 59),
+    };
   };
   const noHour = (what: string, why: string) => {
     const flag = f.hour !== undefined ? "--hour" : f.minute !== undefined ? "--minute" : undefined;
@@ -114,14 +144,21 @@ export function baseRuleFromFlags(f: {
 
   if (f.every !== undefined) {
     const recurrence = parseEvery(f.every);
-    if (f.until === undefined) throw new UsageError(`--every ${f.every} needs --until YYYY-MM-DD: the last local date with a send`);
+    if (f.until === undefined)
+      throw new UsageError(`--every ${f.every} needs --until YYYY-MM-DD: the last local date with a send`);
     const until = parseDate(f.until);
-    if (!until) throw new UsageError(`--until ${f.until}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.until) ? "no such date" : "expected YYYY-MM-DD"}`);
+    if (!until)
+      throw new UsageError(
+        `--until ${f.until}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.until) ? "no such date" : "expected YYYY-MM-DD"}`,
+      );
     return { kind: "every", recurrence, until, ...hourAndMinute(`--every ${f.every}`) };
   }
   if (f.date !== undefined) {
     const date = parseDate(f.date);
-    if (!date) throw new UsageError(`--date ${f.date}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.date) ? "no such date" : "expected YYYY-MM-DD"}`);
+    if (!date)
+      throw new UsageError(
+        `--date ${f.date}: ${/^\d{4}-\d{2}-\d{2}$/.test(f.date) ? "no such date" : "expected YYYY-MM-DD"}`,
+      );
     return { kind: "date", date, ...hourAndMinute(`--date ${f.date}`) };
   }
   if (f.at !== undefined) {
@@ -152,7 +189,11 @@ function clockMinute(raw: string): number | undefined {
 }
 
 /** --quiet-hours HH:MM-HH:MM, --quiet-days MON,…,SUN, --quiet delay|skip; undefined when there is no quiet time. */
-export function quietTimeFromFlags(f: { "quiet-hours"?: string; "quiet-days"?: string; quiet?: string }): QuietTime | undefined {
+export function quietTimeFromFlags(f: {
+  "quiet-hours"?: string;
+  "quiet-days"?: string;
+  quiet?: string;
+}): QuietTime | undefined {
   const policy = (f.quiet ?? "delay") as QuietPolicy;
   if (!QUIET_POLICIES.includes(policy)) throw new UsageError(`--quiet ${f.quiet}: one of ${QUIET_POLICIES.join(", ")}`);
   if (f["quiet-hours"] === undefined && f["quiet-days"] === undefined) {
@@ -165,7 +206,8 @@ export function quietTimeFromFlags(f: { "quiet-hours"?: string; "quiet-days"?: s
     const [start, end] = rawHours.split("-").map(clockMinute);
     if (rawHours.split("-").length !== 2 || start === undefined || end === undefined)
       throw new UsageError(`--quiet-hours ${rawHours}: expected HH:MM-HH:MM in the recipient's zone, e.g. 21:00-08:00`);
-    if (start === end) throw new UsageError(`--quiet-hours ${rawHours}: start and end are the same; quiet whole days are --quiet-days`);
+    if (start === end)
+      throw new UsageError(`--quiet-hours ${rawHours}: start and end are the same; quiet whole days are --quiet-days`);
     hours = { start, end };
   }
   const days: number[] = [];
@@ -173,7 +215,8 @@ export function quietTimeFromFlags(f: { "quiet-hours"?: string; "quiet-days"?: s
   if (rawDays !== undefined) {
     for (const name of rawDays.split(",")) {
       const day = (WEEKDAY_NAMES as readonly string[]).indexOf(name.trim().toUpperCase());
-      if (day < 0) throw new UsageError(`--quiet-days ${rawDays}: unknown day "${name}"; days are MON,TUE,WED,THU,FRI,SAT,SUN`);
+      if (day < 0)
+        throw new UsageError(`--quiet-days ${rawDays}: unknown day "${name}"; days are MON,TUE,WED,THU,FRI,SAT,SUN`);
       if (!days.includes(day)) days.push(day);
     }
     if (days.length === 7) throw new UsageError(`--quiet-days ${rawDays}: every day is quiet, nothing could be sent`);
@@ -186,16 +229,20 @@ function basisPoints(flag: string, raw: string, what: string): number {
   const m = /^(\d{1,3})(?:\.(\d{1,2}))?$/.exec(raw);
   const bp = m ? Number(m[1]) * 100 + Number((m[2] ?? "").padEnd(2, "0")) : NaN;
   if (!(bp > 0 && bp < BASIS_POINTS))
-    throw new UsageError(`${flag}: ${what} must be a percent above 0 and below 100 with at most 2 decimals (e.g. 12.5)`);
+    throw new UsageError(
+      `${flag}: ${what} must be a percent above 0 and below 100 with at most 2 decimals (e.g. 12.5)`,
+    );
   return bp;
 }
 
 /** --variant NAME:PERCENT[:TEMPLATE] (2–8) and --holdout PERCENT; variants and holdout sum to 100. */
 export function audienceFromFlags(f: { variant?: string[]; holdout?: string }): Audience {
-  const holdoutBasisPoints = f.holdout === undefined ? 0 : basisPoints(`--holdout ${f.holdout}`, f.holdout, "the holdout");
+  const holdoutBasisPoints =
+    f.holdout === undefined ? 0 : basisPoints(`--holdout ${f.holdout}`, f.holdout, "the holdout");
   const variants: Variant[] = (f.variant ?? []).map((raw) => {
     const [name, percent, template, ...rest] = raw.split(":");
-    if (percent === undefined || rest.length) throw new UsageError(`--variant ${raw}: expected NAME:PERCENT or NAME:PERCENT:TEMPLATE`);
+    if (percent === undefined || rest.length)
+      throw new UsageError(`--variant ${raw}: expected NAME:PERCENT or NAME:PERCENT:TEMPLATE`);
     if (!VARIANT_NAME.test(name)) throw new UsageError(`--variant ${raw}: the name must be 1-32 of A-Z a-z 0-9 _ -`);
     const variant: Variant = { name, basisPoints: basisPoints(`--variant ${raw}`, percent, "the share") };
     if (template !== undefined) variant.template = template;
@@ -222,11 +269,14 @@ export function audienceFromFlags(f: { variant?: string[]; holdout?: string }): 
  */
 export function checkTemplates(audience: Audience, templates: { flag: string; template?: string }[]): void {
   const check = (flag: string, template: string, names = audience.variants.map((v) => v.name)) => {
-    const resolved = template.includes(VARIANT_PLACEHOLDER) ? names.map((n) => template.split(VARIANT_PLACEHOLDER).join(n)) : [template];
+    const resolved = template.includes(VARIANT_PLACEHOLDER)
+      ? names.map((n) => template.split(VARIANT_PLACEHOLDER).join(n))
+      : [template];
     if (template.includes(VARIANT_PLACEHOLDER) && names.length === 0)
       throw new UsageError(`${flag}: ${VARIANT_PLACEHOLDER} in a template name needs --variant`);
     const bad = resolved.find((t) => !SES_NAME.test(t));
-    if (bad !== undefined) throw new UsageError(`${flag}: "${bad}" is not an SES template name (1-64 of A-Z a-z 0-9 _ -)`);
+    if (bad !== undefined)
+      throw new UsageError(`${flag}: "${bad}" is not an SES template name (1-64 of A-Z a-z 0-9 _ -)`);
   };
   for (const { flag, template } of templates) if (template !== undefined) check(flag, template);
   for (const v of audience.variants) if (v.template !== undefined) check(`--variant ${v.name}`, v.template, [v.name]);

@@ -45,7 +45,9 @@ export const SECRET_MASK = "[secret]";
  * output (or one holding a secret) as "[secret]", an undefined one left out, indented by two spaces.
  */
 export function stackOutputJson(outputs: Record<string, unknown>, secretOutputs: string[]): string {
-  const shown = Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, secretOutputs.includes(k) ? SECRET_MASK : v]));
+  const shown = Object.fromEntries(
+    Object.entries(outputs).map(([k, v]) => [k, secretOutputs.includes(k) ? SECRET_MASK : v]),
+  );
   return JSON.stringify(shown, null, 2) + "\n";
 }
 
@@ -97,20 +99,29 @@ type MockContext = { name: string; inputs: any; region: string; part: string; ac
 /** Ids and outputs of each AWS resource type, in the formats AWS returns them; any other type gets `<name>-id`. */
 function mockResource(type: string, name: string, inputs: any, region: string): Mocked {
   const mock = Object.hasOwn(MOCKS, type) ? MOCKS[type] : undefined;
-  return mock ? mock({ name, inputs, region, part: partitionOf(region), acct: MOCK_ACCOUNT }) : { id: `${name}-id`, state: {} };
+  return mock
+    ? mock({ name, inputs, region, part: partitionOf(region), acct: MOCK_ACCOUNT })
+    : { id: `${name}-id`, state: {} };
 }
 
 /** One entry per resource type: a table, read as one. */
 const MOCKS: Record<string, (c: MockContext) => Mocked> = {
   "aws:s3/bucket:Bucket": ({ name, inputs, region, part }) => {
     const bucket = inputs.bucket ?? autoName(name);
-    return { id: bucket, state: { bucket, arn: `arn:${part}:s3:::${bucket}`, region, bucketDomainName: `${bucket}.s3.amazonaws.com` } };
+    return {
+      id: bucket,
+      state: { bucket, arn: `arn:${part}:s3:::${bucket}`, region, bucketDomainName: `${bucket}.s3.amazonaws.com` },
+    };
   },
   "aws:iam/role:Role": ({ name, inputs, part, acct }) => {
     const roleName = inputs.name ?? autoName(name);
     return {
       id: roleName,
-      state: { name: roleName, arn: `arn:${part}:iam::${acct}:role/${roleName}`, uniqueId: `AROA${hex(name, 17).toUpperCase()}` },
+      state: {
+        name: roleName,
+        arn: `arn:${part}:iam::${acct}:role/${roleName}`,
+        uniqueId: `AROA${hex(name, 17).toUpperCase()}`,
+      },
     };
   },
   "aws:iam/rolePolicy:RolePolicy": ({ name, inputs }) => {
@@ -129,7 +140,10 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
   },
   "aws:dynamodb/table:Table": ({ name, inputs, region, part, acct }) => {
     const tableName = inputs.name ?? autoName(name);
-    return { id: tableName, state: { name: tableName, arn: `arn:${part}:dynamodb:${region}:${acct}:table/${tableName}` } };
+    return {
+      id: tableName,
+      state: { name: tableName, arn: `arn:${part}:dynamodb:${region}:${acct}:table/${tableName}` },
+    };
   },
   "aws:cloudwatch/logGroup:LogGroup": ({ name, inputs, region, part, acct }) => {
     const lgName = inputs.name ?? autoName(name);
@@ -137,7 +151,10 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
   },
   "aws:cloudwatch/metricAlarm:MetricAlarm": ({ name, inputs, region, part, acct }) => {
     const alarmName = inputs.name ?? autoName(name);
-    return { id: alarmName, state: { name: alarmName, arn: `arn:${part}:cloudwatch:${region}:${acct}:alarm:${alarmName}` } };
+    return {
+      id: alarmName,
+      state: { name: alarmName, arn: `arn:${part}:cloudwatch:${region}:${acct}:alarm:${alarmName}` },
+    };
   },
   "aws:sns/topic:Topic": ({ name, inputs, region, part, acct }) => {
     const topicName = inputs.name ?? autoName(name);
@@ -159,7 +176,9 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
       state: {
         arn: `arn:${part}:ses:${region}:${acct}:identity/${inputs.emailIdentity}`,
         identityType: isDomain ? "DOMAIN" : "EMAIL_ADDRESS",
-        dkimSigningAttributes: isDomain ? { tokens: [1, 2, 3].map((i) => hex(`${inputs.emailIdentity}${i}`, 32)) } : undefined,
+        dkimSigningAttributes: isDomain
+          ? { tokens: [1, 2, 3].map((i) => hex(`${inputs.emailIdentity}${i}`, 32)) }
+          : undefined,
       },
     };
   },
@@ -172,12 +191,19 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
     const arn = `arn:${part}:lambda:${region}:${acct}:function:${fnName}`;
     return {
       id: fnName,
-      state: { name: fnName, arn, invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations` },
+      state: {
+        name: fnName,
+        arn,
+        invokeArn: `arn:${part}:apigateway:${region}:lambda:path/2015-03-31/functions/${arn}/invocations`,
+      },
     };
   },
   "aws:lambda/functionUrl:FunctionUrl": ({ name, inputs, region }) => {
     const urlId = hex(name, 32);
-    return { id: String(inputs.functionName), state: { functionUrl: `https://${urlId}.lambda-url.${region}.on.aws/`, urlId } };
+    return {
+      id: String(inputs.functionName),
+      state: { functionUrl: `https://${urlId}.lambda-url.${region}.on.aws/`, urlId },
+    };
   },
   "aws:ssm/parameter:Parameter": ({ name, inputs, region, part, acct }) => {
     // A name with a leading slash ("/a/b") makes "parameter/a/b"; one without, "parameter/<name>".
@@ -193,7 +219,10 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
   },
   "aws:scheduler/scheduleGroup:ScheduleGroup": ({ name, inputs, region, part, acct }) => {
     const groupName = inputs.name ?? autoName(name);
-    return { id: groupName, state: { name: groupName, arn: `arn:${part}:scheduler:${region}:${acct}:schedule-group/${groupName}` } };
+    return {
+      id: groupName,
+      state: { name: groupName, arn: `arn:${part}:scheduler:${region}:${acct}:schedule-group/${groupName}` },
+    };
   },
 };
 
@@ -209,7 +238,9 @@ export async function renderStack(options: { stack?: string; config: Record<stri
   const stack = options.stack ?? "dev";
   const region = options.config["aws:region"];
   if (!region) {
-    throw new StackConfigError("aws:region is not set: the offline preview assumes no Region (pulumi config set aws:region us-east-1)");
+    throw new StackConfigError(
+      "aws:region is not set: the offline preview assumes no Region (pulumi config set aws:region us-east-1)",
+    );
   }
   const registered: { type: string; name: string; custom: boolean; inputs: any; id: string; state: any }[] = [];
 
@@ -217,9 +248,18 @@ export async function renderStack(options: { stack?: string; config: Record<stri
   await pulumi.runtime.setMocks(
     {
       newResource(args) {
-        const { id, state } = args.custom ? mockResource(args.type, args.name, args.inputs, region) : { id: "", state: {} };
+        const { id, state } = args.custom
+          ? mockResource(args.type, args.name, args.inputs, region)
+          : { id: "", state: {} };
         const outputs = { ...args.inputs, ...state };
-        registered.push({ type: args.type, name: args.name, custom: !!args.custom, inputs: args.inputs, id, state: outputs });
+        registered.push({
+          type: args.type,
+          name: args.name,
+          custom: !!args.custom,
+          inputs: args.inputs,
+          id,
+          state: outputs,
+        });
         return { id: args.custom ? id : undefined, state: outputs };
       },
       call: (args) => mockCall(args.token, region),
@@ -293,7 +333,9 @@ function parentUrn(urn: string, urns: string[]): string | undefined {
   const chain = m[2].split("$");
   if (chain.length < 2) return undefined;
   const parentChain = chain.slice(0, -1).join("$");
-  return urns.find((u) => u.startsWith(`${m[1]}${parentChain}::`) && !u.slice(m[1].length + parentChain.length + 2).includes("::"));
+  return urns.find(
+    (u) => u.startsWith(`${m[1]}${parentChain}::`) && !u.slice(m[1].length + parentChain.length + 2).includes("::"),
+  );
 }
 
 async function resolve(value: unknown): Promise<unknown> {

@@ -50,7 +50,10 @@ export class ServedPolicyPack {
   /** Starts the pack as the CLI does and reads what it offers. */
   static async start(policyDir = POLICY_DIR): Promise<ServedPolicyPack> {
     const runner = path.join(PULUMI_DIR, "cmd", "run-policy-pack");
-    const child = spawn(process.execPath, [runner, "127.0.0.1:0", "."], { cwd: policyDir, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [runner, "127.0.0.1:0", "."], {
+      cwd: policyDir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr!.on("data", (d) => (stderr += d));
     const port = await new Promise<number>((resolve, reject) => {
@@ -61,7 +64,9 @@ export class ServedPolicyPack {
         if (m) resolve(Number(m[1]));
       });
       child.on("exit", (code) =>
-        reject(new Error(`policy pack exited (${code}) before serving: ${stderr.trim().split("\n").slice(-3).join(" ")}`)),
+        reject(
+          new Error(`policy pack exited (${code}) before serving: ${stderr.trim().split("\n").slice(-3).join(" ")}`),
+        ),
       );
     });
     const client = new analyzerRpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
@@ -71,7 +76,9 @@ export class ServedPolicyPack {
       return {
         name: p.getName(),
         enforcementLevel: LEVELS[p.getEnforcementlevel()],
-        schema: schema ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() } : undefined,
+        schema: schema
+          ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() }
+          : undefined,
       };
     });
     return new ServedPolicyPack(child, client, policies);
@@ -118,10 +125,13 @@ export class ServedPolicyPack {
 }
 
 function call(client: any, method: string, request: unknown): Promise<any> {
-  return new Promise((resolve, reject) => client[method](request, (err: Error | null, res: any) => (err ? reject(err) : resolve(res))));
+  return new Promise((resolve, reject) =>
+    client[method](request, (err: Error | null, res: any) => (err ? reject(err) : resolve(res))),
+  );
 }
 
-const toStruct = (value: Record<string, unknown>) => structProto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value ?? {})));
+const toStruct = (value: Record<string, unknown>) =>
+  structProto.Struct.fromJavaScript(JSON.parse(JSON.stringify(value ?? {})));
 
 /** Type, name, URN, properties and options: what Analyze (inputs) and AnalyzeStack (outputs) both carry. */
 function describe(message: any, r: RenderedResource, properties: Record<string, unknown>) {
@@ -149,7 +159,8 @@ function dependenciesOf(r: RenderedResource, all: RenderedResource[]): string[] 
     .filter(
       (o) =>
         o !== r &&
-        ((o.id && o.id.length > 3 && text.includes(JSON.stringify(o.id).slice(1, -1))) || (o.outputs.arn && text.includes(o.outputs.arn))),
+        ((o.id && o.id.length > 3 && text.includes(JSON.stringify(o.id).slice(1, -1))) ||
+          (o.outputs.arn && text.includes(o.outputs.arn))),
     )
     .map((o) => o.urn);
 }
@@ -183,7 +194,9 @@ export function reconcilePolicyConfig(
   const known = new Set(policies.map((p) => p.name));
   const levelOf = (key: string, v: unknown): Level => {
     if (typeof v === "string" && (LEVELS as readonly string[]).includes(v)) return v as Level;
-    throw new UsageError(`${source}: ${key} = ${JSON.stringify(v)}: enforcement level must be one of ${LEVELS.join(", ")}`);
+    throw new UsageError(
+      `${source}: ${key} = ${JSON.stringify(v)}: enforcement level must be one of ${LEVELS.join(", ")}`,
+    );
   };
   for (const key of Object.keys(config)) {
     if (key !== "all" && !known.has(key))
@@ -200,7 +213,8 @@ export function reconcilePolicyConfig(
       const { enforcementLevel, ...rest } = given as Record<string, unknown>;
       if (enforcementLevel !== undefined) level = levelOf(`${p.name}.enforcementLevel`, enforcementLevel);
       props = rest;
-    } else if (given !== undefined) throw new UsageError(`${source}: ${p.name} must be an enforcement level or an object`);
+    } else if (given !== undefined)
+      throw new UsageError(`${source}: ${p.name} must be an enforcement level or an object`);
     const schema = p.schema?.properties ?? {};
     for (const key of Object.keys(props)) {
       if (!(key in schema))
@@ -242,7 +256,9 @@ export function readPolicyConfig(file: string): Record<string, unknown> {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new UsageError(`${file}: cannot read policy config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(
+      `${file}: cannot read policy config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   try {
     const value = JSON.parse(text);

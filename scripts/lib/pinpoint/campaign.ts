@@ -128,12 +128,18 @@ export interface FlagNames {
 
 type Note = ((setting: string, value: string, instead: string) => void) & { flag: FlagNames };
 
-export function mapCampaign(input: unknown, o: { campaignId?: string; maxIdLength: number; flags: FlagNames }): CampaignMapping {
+export function mapCampaign(
+  input: unknown,
+  o: { campaignId?: string; maxIdLength: number; flags: FlagNames },
+): CampaignMapping {
   const c = campaignOf(input);
   const notes: MappingNote[] = [];
-  const note: Note = Object.assign((setting: string, value: string, instead: string) => void notes.push({ setting, value, instead }), {
-    flag: o.flags,
-  });
+  const note: Note = Object.assign(
+    (setting: string, value: string, instead: string) => void notes.push({ setting, value, instead }),
+    {
+      flag: o.flags,
+    },
+  );
   const campaignId = o.campaignId ?? campaignIdFrom(c, o.maxIdLength, note);
   audienceNotes(c, note);
   const sendTime = sendTimeOf(c.Schedule ?? {}, note);
@@ -145,10 +151,13 @@ export function mapCampaign(input: unknown, o: { campaignId?: string; maxIdLengt
 }
 
 function campaignOf(input: unknown): PinpointCampaign {
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
   const c = isObject(input) && isObject(input.CampaignResponse) ? input.CampaignResponse : input;
   if (!isObject(c) || (c.Schedule === undefined && c.Name === undefined && c.Id === undefined))
-    throw new CampaignShapeError('not a Pinpoint campaign: expected {"CampaignResponse": {...}} as aws pinpoint get-campaign prints it');
+    throw new CampaignShapeError(
+      'not a Pinpoint campaign: expected {"CampaignResponse": {...}} as aws pinpoint get-campaign prints it',
+    );
   if (c.Schedule !== undefined && !isObject(c.Schedule)) throw new CampaignShapeError("Schedule: must be an object");
   return c as PinpointCampaign;
 }
@@ -188,7 +197,9 @@ function audienceNotes(c: PinpointCampaign, note: Note) {
   ];
   if (other.length)
     note(
-      other.map((k) => (k.endsWith("Template") ? `TemplateConfiguration.${k}` : `MessageConfiguration.${k}`)).join(", "),
+      other
+        .map((k) => (k.endsWith("Template") ? `TemplateConfiguration.${k}` : `MessageConfiguration.${k}`))
+        .join(", "),
       "set",
       "sendtime sends email only: SMS, voice and push stay with AWS End User Messaging",
     );
@@ -201,7 +212,8 @@ function audienceNotes(c: PinpointCampaign, note: Note) {
     );
   if (c.Priority !== undefined)
     note("Priority", String(c.Priority), "no priorities between campaigns: sendtime sends every campaign you launch");
-  if (c.IsPaused) note("IsPaused", "true", "the campaign is paused in Pinpoint; a sendtime campaign starts when you launch it");
+  if (c.IsPaused)
+    note("IsPaused", "true", "the campaign is paused in Pinpoint; a sendtime campaign starts when you launch it");
 }
 
 const MINUTE = 60_000;
@@ -216,7 +228,9 @@ function sendTimeOf(s: PinpointSchedule, note: Note): SendTime | undefined {
   const zone = zoneForOffset(offset, s.Timezone, note);
   if (s.StartTime === "IMMEDIATE") {
     if (frequency !== "ONCE")
-      throw new CampaignShapeError(`Schedule.StartTime IMMEDIATE with Frequency ${frequency}: a recurring campaign needs a start time`);
+      throw new CampaignShapeError(
+        `Schedule.StartTime IMMEDIATE with Frequency ${frequency}: a recurring campaign needs a start time`,
+      );
     note(
       "Schedule.StartTime",
       "IMMEDIATE",
@@ -226,7 +240,9 @@ function sendTimeOf(s: PinpointSchedule, note: Note): SendTime | undefined {
   }
   const startMs = instantOf("Schedule.StartTime", s.StartTime);
   const local = new Date(startMs + offset.minutes * MINUTE); // its UTC fields are the wall clock at the offset
-  return frequency === "ONCE" ? oneTimeOf(s, startMs, local, offset, zone, note) : recurringOf(s, frequency, local, offset, zone, note);
+  return frequency === "ONCE"
+    ? oneTimeOf(s, startMs, local, offset, zone, note)
+    : recurringOf(s, frequency, local, offset, zone, note);
 }
 
 /** False (with a note saying what to do instead) for frequencies sendtime campaigns do not have; throws on unknown ones. */
@@ -249,14 +265,23 @@ function supportedFrequency(frequency: string, s: PinpointSchedule, note: Note):
     return false;
   }
   if (!["ONCE", "DAILY", "WEEKLY", "MONTHLY"].includes(frequency))
-    throw new CampaignShapeError(`Schedule.Frequency "${frequency}": expected ONCE, HOURLY, DAILY, WEEKLY, MONTHLY, EVENT or IN_APP_EVENT`);
+    throw new CampaignShapeError(
+      `Schedule.Frequency "${frequency}": expected ONCE, HOURLY, DAILY, WEEKLY, MONTHLY, EVENT or IN_APP_EVENT`,
+    );
   return true;
 }
 
 type Offset = { minutes: number; text: string };
 
 /** A one-time campaign: each recipient's own wall-clock time (IsLocalTime), or one instant for everyone. */
-function oneTimeOf(s: PinpointSchedule, startMs: number, local: Date, offset: Offset, zone: string, note: Note): SendTime {
+function oneTimeOf(
+  s: PinpointSchedule,
+  startMs: number,
+  local: Date,
+  offset: Offset,
+  zone: string,
+  note: Note,
+): SendTime {
   const date = local.toISOString().slice(0, 10);
   const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
   const wall = `${date} ${pad(hour)}:${pad(minute)}`;
@@ -278,12 +303,23 @@ function oneTimeOf(s: PinpointSchedule, startMs: number, local: Date, offset: Of
 }
 
 /** A daily, weekly or monthly campaign: `--every` at the start time's wall clock, until the last date before EndTime. */
-function recurringOf(s: PinpointSchedule, frequency: string, local: Date, offset: Offset, zone: string, note: Note): SendTime {
+function recurringOf(
+  s: PinpointSchedule,
+  frequency: string,
+  local: Date,
+  offset: Offset,
+  zone: string,
+  note: Note,
+): SendTime {
   const date = local.toISOString().slice(0, 10);
   const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
   const wall = `${date} ${pad(hour)}:${pad(minute)}`;
   const every =
-    frequency === "DAILY" ? "daily" : frequency === "WEEKLY" ? `weekly:${DAY_NAMES[local.getUTCDay()]}` : `monthly:${local.getUTCDate()}`;
+    frequency === "DAILY"
+      ? "daily"
+      : frequency === "WEEKLY"
+        ? `weekly:${DAY_NAMES[local.getUTCDay()]}`
+        : `monthly:${local.getUTCDate()}`;
   if (frequency === "MONTHLY" && local.getUTCDate() > 28)
     note(
       "Schedule.StartTime",
@@ -322,14 +358,17 @@ function untilOf(
     return "<YYYY-MM-DD>";
   }
   const end = new Date(instantOf("Schedule.EndTime", endTime) + offsetMinutes * MINUTE);
-  const endMinuteOfDay = end.getUTCHours() * 60 + end.getUTCMinutes() + (end.getUTCSeconds() || end.getUTCMilliseconds() ? 1 : 0);
+  const endMinuteOfDay =
+    end.getUTCHours() * 60 + end.getUTCMinutes() + (end.getUTCSeconds() || end.getUTCMilliseconds() ? 1 : 0);
   const last = endMinuteOfDay > first.hour * 60 + first.minute ? end : new Date(end.getTime() - 86_400_000);
   const until = last.toISOString().slice(0, 10);
   if (until < first.date)
     throw new CampaignShapeError(
       `Schedule.EndTime "${endTime}" is before the first send (${first.date} ${pad(first.hour)}:${pad(first.minute)}): nothing to send`,
     );
-  const limit = new Date(Date.parse(first.date) + recurringSends.maxYears * 365.25 * 86_400_000).toISOString().slice(0, 10);
+  const limit = new Date(Date.parse(first.date) + recurringSends.maxYears * 365.25 * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
   if (until > limit)
     note(
       "Schedule.EndTime",
@@ -342,7 +381,9 @@ function untilOf(
 function instantOf(key: string, value: string): number {
   const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(value) ? Date.parse(value) : NaN;
   if (Number.isNaN(ms))
-    throw new CampaignShapeError(`${key} "${value}": expected an ISO 8601 instant with Z or an offset (2026-12-01T14:00:00Z)`);
+    throw new CampaignShapeError(
+      `${key} "${value}": expected an ISO 8601 instant with Z or an offset (2026-12-01T14:00:00Z)`,
+    );
   return ms;
 }
 
@@ -393,11 +434,17 @@ function treatmentsOf(
   const shares = extra.map((t, i) => percentOf(`AdditionalTreatments[${i}].SizePercent`, t.SizePercent ?? NaN));
   const mainShare = 100 - holdout - shares.reduce((a, b) => a + b, 0);
   if (mainShare < 0)
-    throw new CampaignShapeError(`HoldoutPercent and AdditionalTreatments[].SizePercent add up to ${100 - mainShare}, above 100`);
+    throw new CampaignShapeError(
+      `HoldoutPercent and AdditionalTreatments[].SizePercent add up to ${100 - mainShare}, above 100`,
+    );
   const variants: Variant[] = [{ name: nameOf(c.TreatmentName, "A"), percent: mainShare, template: mainTemplate }];
   extra.forEach((t, i) => {
     const name = nameOf(t.TreatmentName, String.fromCharCode(66 + i)); // B, C, …
-    variants.push({ name, percent: shares[i], template: treatmentTemplate(c, t, i, name, campaignId, mainTemplate, note) });
+    variants.push({
+      name,
+      percent: shares[i],
+      template: treatmentTemplate(c, t, i, name, campaignId, mainTemplate, note),
+    });
   });
   note(
     "AdditionalTreatments",
@@ -453,7 +500,11 @@ function treatmentTemplate(
     note,
   );
   if (own === undefined)
-    note(`AdditionalTreatments[${i}]`, name, `no email content of its own: it gets the campaign's template ${mainTemplate}`);
+    note(
+      `AdditionalTreatments[${i}]`,
+      name,
+      `no email content of its own: it gets the campaign's template ${mainTemplate}`,
+    );
   if (t.Schedule && JSON.stringify(t.Schedule) !== JSON.stringify(c.Schedule))
     note(
       `AdditionalTreatments[${i}].Schedule`,
@@ -464,7 +515,8 @@ function treatmentTemplate(
 }
 
 function percentOf(key: string, v: number): number {
-  if (!Number.isInteger(v) || v < 0 || v > 100) throw new CampaignShapeError(`${key} ${v}: expected a whole number from 0 to 100`);
+  if (!Number.isInteger(v) || v < 0 || v > 100)
+    throw new CampaignShapeError(`${key} ${v}: expected a whole number from 0 to 100`);
   return v;
 }
 
@@ -526,7 +578,9 @@ function quietHoursOf(q: PinpointSchedule["QuietTime"], note: Note): LaunchSetti
   const start = minutes("Start", q.Start);
   const end = (minutes("End", q.End) + 1) % 1440;
   if (start === end)
-    throw new CampaignShapeError(`Schedule.QuietTime ${q.Start}-${q.End} covers the whole day: the campaign could send nothing`);
+    throw new CampaignShapeError(
+      `Schedule.QuietTime ${q.Start}-${q.End} covers the whole day: the campaign could send nothing`,
+    );
   const hhmm = (m: number) => `${pad(Math.floor(m / 60))}:${pad(m % 60)}`;
   note(
     "Schedule.QuietTime",

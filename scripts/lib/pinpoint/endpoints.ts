@@ -130,7 +130,8 @@ function impreciseField(e: PinpointEndpoint): string | undefined {
   if (imprecise(e.Id)) return "Id";
   if (imprecise(e.Demographic?.Timezone)) return "Demographic.Timezone";
   for (const [name, value] of Object.entries(e.Attributes ?? {})) if (imprecise(value)) return `Attributes.${name}`;
-  for (const [name, value] of Object.entries(e.User?.UserAttributes ?? {})) if (imprecise(value)) return `User.UserAttributes.${name}`;
+  for (const [name, value] of Object.entries(e.User?.UserAttributes ?? {}))
+    if (imprecise(value)) return `User.UserAttributes.${name}`;
   return undefined;
 }
 
@@ -151,7 +152,8 @@ export function addressText(e: PinpointEndpoint): string {
 
 /** The endpoint Id as it identifies the endpoint (exact, untrimmed); undefined when missing, empty or not exact text. */
 export function endpointIdKey(e: PinpointEndpoint): string | undefined {
-  const id = typeof e.Id === "string" ? e.Id : typeof e.Id === "number" && Number.isSafeInteger(e.Id) ? String(e.Id) : "";
+  const id =
+    typeof e.Id === "string" ? e.Id : typeof e.Id === "number" && Number.isSafeInteger(e.Id) ? String(e.Id) : "";
   return id !== "" && isWellFormed(id) ? id : undefined;
 }
 

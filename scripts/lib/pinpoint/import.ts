@@ -161,7 +161,10 @@ class ImportRun {
     const entry = this.ledger.observe(ordinal, endpoint, invalidAt < 0);
     const outcome =
       invalidAt >= 0
-        ? { skip: "invalid-text" as const, detail: `the line is not valid UTF-8 (byte offset ${invalidAt}): no field of it is read` }
+        ? {
+            skip: "invalid-text" as const,
+            detail: `the line is not valid UTF-8 (byte offset ${invalidAt}): no field of it is read`,
+          }
         : endpointOutcome(endpoint, this.o.separator);
     const ids = [endpoint.Id, endpoint.User?.UserId].map((v) => (typeof v === "string" ? v : ""));
     const head = [ordinal, entry.idIndex, entry.date, ...ids];
@@ -176,7 +179,8 @@ class ImportRun {
     let replayed = 0;
     for await (const { text } of lines(fs.createReadStream(this.decidedFile))) {
       this.replay(JSON.parse(text) as unknown[]);
-      if (++replayed % PROGRESS_EVERY_ROWS === 0) this.o.progress?.(replayed, "endpoints written", this.summary.endpoints);
+      if (++replayed % PROGRESS_EVERY_ROWS === 0)
+        this.o.progress?.(replayed, "endpoints written", this.summary.endpoints);
     }
     this.rows.close();
     this.skipped.close();
@@ -194,7 +198,12 @@ class ImportRun {
     this.decided.close();
     this.rows.close();
     this.skipped.close();
-    for (const p of [this.decidedFile, this.rowsFile, this.output.recipients + ".partial", this.output.skipped + ".partial"])
+    for (const p of [
+      this.decidedFile,
+      this.rowsFile,
+      this.output.recipients + ".partial",
+      this.output.skipped + ".partial",
+    ])
       fs.rmSync(p, { force: true });
   }
 
@@ -274,7 +283,13 @@ function recipientFields(r: EndpointRecipient): RecipientFields {
 
 function recipientOf(f: RecipientFields): EndpointRecipient {
   const [id, idFrom, email, timezone, ...attributes] = f;
-  return { id, idFrom, email, timezone, attributes: attributes.map(([source, name, value]) => ({ source, name, value })) };
+  return {
+    id,
+    idFrom,
+    email,
+    timezone,
+    attributes: attributes.map(([source, name, value]) => ({ source, name, value })),
+  };
 }
 
 /** The header, then each stored row padded to the header's width (rows stored before a new attribute are shorter). */
@@ -294,7 +309,9 @@ async function writeCsv(rowsFile: string, csvFile: string, columns: string[]) {
  * The endpoints of one export file, with their line numbers and where a line stops being UTF-8 (-1: it does not; its
  * invalid bytes are then U+FFFD in the endpoint); a line that is not a JSON object stops the import.
  */
-export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line: number; endpoint: PinpointEndpoint; invalidAt: number }> {
+export async function* endpointsOf(
+  source: ExportSource,
+): AsyncGenerator<{ line: number; endpoint: PinpointEndpoint; invalidAt: number }> {
   let stream: Readable;
   try {
     stream = await decompressIfGzip(await source.open());
@@ -311,7 +328,9 @@ export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line:
       try {
         value = JSON.parse(text);
       } catch (e) {
-        throw new UsageError(`${source.name}:${line}: not JSON (${(e as Error).message}); an export has one endpoint object per line`);
+        throw new UsageError(
+          `${source.name}:${line}: not JSON (${(e as Error).message}); an export has one endpoint object per line`,
+        );
       }
       if (typeof value !== "object" || value === null || Array.isArray(value))
         throw new UsageError(`${source.name}:${line}: not a JSON object; an export has one endpoint object per line`);
@@ -320,7 +339,10 @@ export async function* endpointsOf(source: ExportSource): AsyncGenerator<{ line:
   } catch (e) {
     if (e instanceof UsageError) throw e;
     const err = e as NodeJS.ErrnoException;
-    const what = err.code === "Z_BUF_ERROR" || err.code === "Z_DATA_ERROR" ? `not a complete gzip file (${err.message})` : err.message;
+    const what =
+      err.code === "Z_BUF_ERROR" || err.code === "Z_DATA_ERROR"
+        ? `not a complete gzip file (${err.message})`
+        : err.message;
     throw new UsageError(`${source.name}: read failed after line ${last}: ${what}`);
   }
 }

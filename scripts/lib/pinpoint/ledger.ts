@@ -15,7 +15,15 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { addressText, effectiveDateMs, endpointIdKey, foldAddress, isWellFormed, optsOut, PinpointEndpoint } from "./endpoints";
+import {
+  addressText,
+  effectiveDateMs,
+  endpointIdKey,
+  foldAddress,
+  isWellFormed,
+  optsOut,
+  PinpointEndpoint,
+} from "./endpoints";
 import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
 
@@ -90,7 +98,8 @@ export class EndpointLedger {
     if (optsOut(e)) {
       // Any opting-out line's address counts, bytes read exactly or not: a wrong one only keeps an address out.
       const address = foldAddress(addressText(e));
-      if (address !== "" && isWellFormed(address)) this.optOuts.write(JSON.stringify([ordinal, idIndex, date, address]) + "\n");
+      if (address !== "" && isWellFormed(address))
+        this.optOuts.write(JSON.stringify([ordinal, idIndex, date, address]) + "\n");
     }
     return { idIndex, date };
   }
@@ -139,7 +148,13 @@ export class EndpointLedger {
 
   /** Bytes of memory the ledger's tables take (for the benchmark). */
   get tableBytes(): number {
-    return this.ids.tableBytes + this.optedOut.tableBytes + this.latest.byteLength + this.latestAt.byteLength + this.flags.byteLength;
+    return (
+      this.ids.tableBytes +
+      this.optedOut.tableBytes +
+      this.latest.byteLength +
+      this.latestAt.byteLength +
+      this.flags.byteLength
+    );
   }
 
   close() {

@@ -33,7 +33,8 @@ export async function* lines(stream: AsyncIterable<Buffer | string>): AsyncGener
     const all = rest.length ? Buffer.concat([rest, bytes]) : bytes;
     const last = all.lastIndexOf(LF);
     if (last === -1) {
-      if (all.length > MAX_LINE_BYTES) throw new Error(`line ${line + 1} is longer than ${MAX_LINE_BYTES / 1048576} MB`);
+      if (all.length > MAX_LINE_BYTES)
+        throw new Error(`line ${line + 1} is longer than ${MAX_LINE_BYTES / 1048576} MB`);
       rest = all;
       continue;
     }

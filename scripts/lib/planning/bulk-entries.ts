@@ -110,7 +110,8 @@ export function splitBulkEntry(input: string, index: number): { rest: string; al
   const n = arrayAt(input, ENTRIES).elements!.length;
   const ids = arrayAt(input, RECIPIENTS).elements!.length;
   if (ids !== n) throw new InputError(`the schedule's Input has ${n} entries but ${ids} recipient ids: not changed`);
-  if (!Number.isInteger(index) || index < 0 || index >= n) throw new InputError(`no entry ${index + 1} of ${n} in the schedule's Input`);
+  if (!Number.isInteger(index) || index < 0 || index >= n)
+    throw new InputError(`no entry ${index + 1} of ${n} in the schedule's Input`);
   const cut = (keep: (i: number) => boolean) => keepElements(keepElements(input, ENTRIES, keep), RECIPIENTS, keep);
   return { rest: cut((i) => i !== index), alone: cut((i) => i === index) };
 }

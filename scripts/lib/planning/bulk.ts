@@ -80,19 +80,31 @@ export class UnsubscribeLinks {
         throw new Error(`internal: the unsubscribe link of ${baseUrl} does not hold its token once`);
       return [text.slice(0, at), text.slice(at + token.length)];
     };
-    this.around = { link: split(url), json: split(JSON.stringify(url)), headers: split(JSON.stringify(unsubscribeHeaders(url))) };
+    this.around = {
+      link: split(url),
+      json: split(JSON.stringify(url)),
+      headers: split(JSON.stringify(unsubscribeHeaders(url))),
+    };
   }
 
   /** The link and its two JSON forms, or why an address cannot have one (the token or the header would be too long). */
   link(email: string): { link: string; linkJson: string; headersJson: string } | { problem: string } {
     const token = unsubscribeToken(this.key, email);
     if (token.indexOf(".") > MAX_TOKEN_ADDRESS_CHARS)
-      return { problem: `address too long for an unsubscribe token (at most 300 bytes): --bulk cannot give it one-click unsubscribe` };
+      return {
+        problem: `address too long for an unsubscribe token (at most 300 bytes): --bulk cannot give it one-click unsubscribe`,
+      };
     const { link, json, headers } = this.around;
     const length = link[0].length + token.length + link[1].length;
     if (length + 2 > ses.header.maxValueChars)
-      return { problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.header.maxValueChars}` };
-    return { link: link[0] + token + link[1], linkJson: json[0] + token + json[1], headersJson: headers[0] + token + headers[1] };
+      return {
+        problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.header.maxValueChars}`,
+      };
+    return {
+      link: link[0] + token + link[1],
+      linkJson: json[0] + token + json[1],
+      headersJson: headers[0] + token + headers[1],
+    };
   }
 }
 
@@ -176,7 +188,8 @@ export class BulkChunks {
   add(g: Group, entryJson: string, lineBytes: number, inputBytes: number): Promise<void> | undefined {
     if (
       g.open.length &&
-      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES || g.inputBytes + 1 + inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)
+      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES ||
+        g.inputBytes + 1 + inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)
     ) {
       const written = this.emit(g);
       if (written) return written.then(() => this.add(g, entryJson, lineBytes, inputBytes));
@@ -298,7 +311,11 @@ export class BulkLines {
    * Adds the row's entries (in the group with `slot`: the variant index, or the last slot for none); or, when one of
    * them cannot be sent in bulk, adds none and says why. A promise only when a write waits for the disk.
    */
-  add(row: RecipientRow, decided: ZoneDecisions, slot: number): { reason: RejectReason; text: string } | Promise<void> | undefined {
+  add(
+    row: RecipientRow,
+    decided: ZoneDecisions,
+    slot: number,
+  ): { reason: RejectReason; text: string } | Promise<void> | undefined {
     const made = this.links.link(row.email);
     if ("problem" in made) return { reason: "invalid-email", text: made.problem };
     const headersJson = made.headersJson;
@@ -322,7 +339,12 @@ export class BulkLines {
           reason: "too-large",
           text: `personalization too large for a bulk schedule: an entry must fit ${MAX_LINE_ENTRY_BYTES} bytes of plan line and ${MAX_BULK_ENTRIES_INPUT_BYTES} bytes of the schedule's Input`,
         };
-      entries.push({ group, json: bulkEntryJson(idJson, emailJson, dataPrefix + this.stepJson[k], headersJson), lineBytes, inputBytes });
+      entries.push({
+        group,
+        json: bulkEntryJson(idJson, emailJson, dataPrefix + this.stepJson[k], headersJson),
+        lineBytes,
+        inputBytes,
+      });
     }
     return this.addFrom(0);
   }

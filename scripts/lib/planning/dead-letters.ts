@@ -76,10 +76,14 @@ export interface SendTargets {
   resendUnknown?: boolean;
 }
 
-const SCHEDULE_ARN = /^arn:([a-z-]+):scheduler:[a-z0-9-]+:\d{12}:schedule\/([0-9A-Za-z_.-]{1,64})\/([0-9A-Za-z_.-]{1,64})$/;
+const SCHEDULE_ARN =
+  /^arn:([a-z-]+):scheduler:[a-z0-9-]+:\d{12}:schedule\/([0-9A-Za-z_.-]{1,64})\/([0-9A-Za-z_.-]{1,64})$/;
 
 /** The Scheduler context attributes the fan-out writes into a gate input (each occurrence gets its own values). */
-const GATE_CONTEXT = { schedule: "<aws.scheduler.schedule-arn>", scheduled_time: "<aws.scheduler.scheduled-time>" } as const;
+const GATE_CONTEXT = {
+  schedule: "<aws.scheduler.schedule-arn>",
+  scheduled_time: "<aws.scheduler.scheduled-time>",
+} as const;
 
 /** Reads one dead letter: the failed send, or why it cannot be redriven. */
 export function readDeadLetter(m: DeadLetterMessage, targets: SendTargets): FailedSend | Unreadable {
@@ -118,10 +122,19 @@ function fromScheduler(
     };
   const scheduledTime = attribute("SCHEDULED_TIME");
   if (!scheduledTime || scheduledTime.length > 40)
-    return { campaignId, reason: `${scheduleArn}: no SCHEDULED_TIME attribute, so a second redrive could not be told apart` };
+    return {
+      campaignId,
+      reason: `${scheduleArn}: no SCHEDULED_TIME attribute, so a second redrive could not be told apart`,
+    };
   const targetArn = attribute("TARGET_ARN") ?? "";
   const error = [attribute("ERROR_CODE"), attribute("ERROR_MESSAGE")].filter(Boolean).join(": ") || "unknown error";
-  const base = { ...schedule, redriveBase: schedule.original, identity: `${scheduleArn} @ ${scheduledTime}`, targetArn, error };
+  const base = {
+    ...schedule,
+    redriveBase: schedule.original,
+    identity: `${scheduleArn} @ ${scheduledTime}`,
+    targetArn,
+    error,
+  };
   if (targets.senderArn !== undefined && targetArn === targets.senderArn) {
     // The sender never started: no entry was sent; the whole schedule is redriven as one bulk schedule.
     const problem = isObject(body) ? senderInputProblem(body) : "the body is not JSON";
@@ -129,11 +142,13 @@ function fromScheduler(
     return { ...base, via: "bulk", input: senderInput(body as Record<string, unknown>) };
   }
   if (targetArn === sesSendEmailTargetArn(schedule.partition)) {
-    if (!isObject(body)) return { campaignId, reason: `${scheduleArn}: the body is not the JSON SendEmail request the schedule sent` };
+    if (!isObject(body))
+      return { campaignId, reason: `${scheduleArn}: the body is not the JSON SendEmail request the schedule sent` };
     return { ...base, via: "ses", input: m.Body! };
   }
   if (targets.sendGateArn !== undefined && targetArn === targets.sendGateArn) {
-    if (!isObject(body) || !isObject(body.email)) return { campaignId, reason: `${scheduleArn}: the body is not the send gate's input` };
+    if (!isObject(body) || !isObject(body.email))
+      return { campaignId, reason: `${scheduleArn}: the body is not the send gate's input` };
     return { ...base, via: "gate", input: gateInput(body) };
   }
   return {
@@ -148,10 +163,18 @@ function fromGate(body: Record<string, unknown>, targets: SendTargets): FailedSe
   const schedule = campaignSchedule(scheduleArn);
   if ("reason" in schedule) return schedule;
   const { campaignId } = schedule;
-  if (!isObject(input.email) || typeof input.scheduled_time !== "string" || !input.scheduled_time || input.scheduled_time.length > 40)
+  if (
+    !isObject(input.email) ||
+    typeof input.scheduled_time !== "string" ||
+    !input.scheduled_time ||
+    input.scheduled_time.length > 40
+  )
     return { campaignId, reason: `${scheduleArn}: the send gate's dead letter has no email or scheduled_time` };
   if (targets.sendGateArn === undefined)
-    return { campaignId, reason: `${scheduleArn}: a send gate's dead letter, but the stack outputs have no sendGateArn` };
+    return {
+      campaignId,
+      reason: `${scheduleArn}: a send gate's dead letter, but the stack outputs have no sendGateArn`,
+    };
   const e = isObject(body.error) ? body.error : {};
   const error = [e.Error, e.Cause].filter((x) => typeof x === "string" && x).join(": ") || "unknown error";
   return {
@@ -185,7 +208,10 @@ function fromSender(body: Record<string, unknown>, targets: SendTargets): Failed
       reason: `${scheduleArn}: the bulk sender's dead letter holds ${recipients.length} entries; it writes one per message`,
     };
   if (targets.senderArn === undefined)
-    return { campaignId, reason: `${scheduleArn}: a bulk sender's dead letter, but the stack outputs have no senderStateMachineArn` };
+    return {
+      campaignId,
+      reason: `${scheduleArn}: a bulk sender's dead letter, but the stack outputs have no senderStateMachineArn`,
+    };
   const step = bulkStep(schedule.original, input.bulk as Record<string, unknown>);
   if (step === undefined)
     return {
@@ -215,12 +241,15 @@ function fromSender(body: Record<string, unknown>, targets: SendTargets): Failed
 /** Why `input` is not a sender input that can be re-sent as it is, or undefined. */
 function senderInputProblem(input: Record<string, unknown>): string | undefined {
   const bulk = input.bulk;
-  if (!isObject(bulk) || !Array.isArray(bulk.BulkEmailEntries)) return "no SendBulkEmail request (bulk.BulkEmailEntries)";
+  if (!isObject(bulk) || !Array.isArray(bulk.BulkEmailEntries))
+    return "no SendBulkEmail request (bulk.BulkEmailEntries)";
   const recipients = input.recipients;
-  if (!Array.isArray(recipients) || !recipients.every((r) => typeof r === "string" && r)) return "no recipient ids (recipients)";
+  if (!Array.isArray(recipients) || !recipients.every((r) => typeof r === "string" && r))
+    return "no recipient ids (recipients)";
   if (recipients.length !== bulk.BulkEmailEntries.length || !recipients.length)
     return `${recipients.length} recipient ids for ${bulk.BulkEmailEntries.length} entries`;
-  if (typeof input.scheduled_time !== "string" || !input.scheduled_time || input.scheduled_time.length > 40) return "no scheduled_time";
+  if (typeof input.scheduled_time !== "string" || !input.scheduled_time || input.scheduled_time.length > 40)
+    return "no scheduled_time";
   return undefined;
 }
 
@@ -243,9 +272,12 @@ function gateInput(input: Record<string, unknown>): string {
   return JSON.stringify({ email: input.email, campaign: input.campaign, ...GATE_CONTEXT });
 }
 
-function campaignSchedule(arn: string): { campaignId: string; group: string; original: string; partition: string } | Unreadable {
+function campaignSchedule(
+  arn: string,
+): { campaignId: string; group: string; original: string; partition: string } | Unreadable {
   const m = SCHEDULE_ARN.exec(arn);
-  if (!m) return { reason: `schedule ${arn}: not a schedule ARN in a group (arn:…:scheduler:…:schedule/<group>/<name>)` };
+  if (!m)
+    return { reason: `schedule ${arn}: not a schedule ARN in a group (arn:…:scheduler:…:schedule/<group>/<name>)` };
   const [, partition, group, original] = m;
   const campaignId = group.slice(CAMPAIGN_PREFIX.length);
   if (!group.startsWith(CAMPAIGN_PREFIX) || campaignIdProblem(campaignId))

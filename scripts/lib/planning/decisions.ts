@@ -13,7 +13,13 @@
 import { cronExpression, Recurrence } from "../../../infra/rules/plan-row";
 import { describeQuietTime, inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../../../infra/rules/promises";
-import { nextOccurrence, occurrences, recurringEndMs, shortestGapMinutes, sizingSpanDays } from "../../../infra/rules/recurrence";
+import {
+  nextOccurrence,
+  occurrences,
+  recurringEndMs,
+  shortestGapMinutes,
+  sizingSpanDays,
+} from "../../../infra/rules/recurrence";
 import {
   BaseRule,
   describeRule,
@@ -156,7 +162,9 @@ interface TimingKeyed {
  * answers built from it, one per way the zone is written (usually one; at most MAX_SPELLINGS), so rows allocate
  * nothing and rows with one answer share what the planner prepares for it, even when spellings take turns.
  */
-type SharedSteps = { steps: StepDecision[]; notes: string[]; answers?: { z: ResolvedRawZone; decisions: ZoneDecisions }[] } | TimingProblem;
+type SharedSteps =
+  | { steps: StepDecision[]; notes: string[]; answers?: { z: ResolvedRawZone; decisions: ZoneDecisions }[] }
+  | TimingProblem;
 const MAX_SPELLINGS = 8;
 
 export class SendDecider {
@@ -180,7 +188,15 @@ export class SendDecider {
     const z = this.resolve(rawZone);
     // (One field order for every answer, like stepDecision's.)
     if (z.reject)
-      return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: z.reject, prepared: undefined };
+      return {
+        zone: z.zone,
+        status: z.status,
+        steps: [],
+        notes: NO_NOTES,
+        noSendLeft: undefined,
+        reject: z.reject,
+        prepared: undefined,
+      };
     const keyed = z.byTimingKey;
     const key = keyed && timingKey(this.rules.rule, timing, keyed.offsets);
     if (key === undefined) return this.answer(z, this.shared(z.zone, timing));
@@ -199,10 +215,19 @@ export class SendDecider {
 
   private answer(z: ResolvedRawZone, shared: SharedSteps): ZoneDecisions {
     if ("reason" in shared)
-      return { zone: z.zone, status: z.status, steps: [], notes: NO_NOTES, noSendLeft: undefined, reject: shared, prepared: undefined };
+      return {
+        zone: z.zone,
+        status: z.status,
+        steps: [],
+        notes: NO_NOTES,
+        noSendLeft: undefined,
+        reject: shared,
+        prepared: undefined,
+      };
     const answers = (shared.answers ??= []);
     for (let i = 0; i < answers.length; i++) if (answers[i].z === z) return answers[i].decisions;
-    const notes = z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
+    const notes =
+      z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
     const noSendLeft = nothingLeft(shared.steps);
     const decisions: ZoneDecisions = {
       zone: z.zone,
@@ -236,7 +261,8 @@ export class SendDecider {
       if (status === "defaulted" && this.rules.strictZones)
         reject = { reason: "unknown-zone", text: `${problem} (strict zones: no default)` };
       // (A file without a timezone column sends everyone in the default zone: nothing to note per row.)
-      else if (status === "defaulted" && rawZone !== undefined) notes.push(`${problem}: sent in ${zone}, the default zone`);
+      else if (status === "defaulted" && rawZone !== undefined)
+        notes.push(`${problem}: sent in ${zone}, the default zone`);
       if (status === "canonicalised") notes.push(`${written} read as ${zone}`);
       r = { zone, status, notes, reject, byTimingKey: undefined };
       if (this.byRawZone.size < 100_000) {
@@ -250,7 +276,8 @@ export class SendDecider {
   private shared(zone: string, timing: RowTiming): SharedSteps {
     const rule = this.rules.rule;
     // A blank send_at is no send_at (and must not key the cache); most rows of a file with the column have none.
-    const sendAt = timing.sendAt !== undefined && timing.sendAt !== "" && timing.sendAt.trim() !== "" ? timing.sendAt : undefined;
+    const sendAt =
+      timing.sendAt !== undefined && timing.sendAt !== "" && timing.sendAt.trim() !== "" ? timing.sendAt : undefined;
     let after: string | undefined;
     if (rule.kind === "after" && sendAt === undefined) {
       // Distinct instants (a login time per row) mostly reduce to a few dates or minutes: key on the reduced value.
@@ -295,7 +322,8 @@ export class SendDecider {
     );
     const late = steps.find((d) => d.time && !writable(d.time));
     if (late) {
-      const source = timing.sendAt !== undefined ? `${SEND_AT_COLUMN} "${timing.sendAt}"` : describeRule(this.rules.rule);
+      const source =
+        timing.sendAt !== undefined ? `${SEND_AT_COLUMN} "${timing.sendAt}"` : describeRule(this.rules.rule);
       return {
         reason: timing.sendAt === undefined && this.rules.rule.kind === "after" ? "invalid-date" : "invalid-send-time",
         text: `${source}: step ${late.step.number} falls after 9999-12-31, the last date a schedule can be written for`,
@@ -330,13 +358,25 @@ export class SendDecider {
     const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;
     // Quiet time covers the window: every minute of [hh:mm, hh:mm + window) must be free (the same at each occurrence).
     const window = this.rules.windowMinutes ?? 1;
-    if (q && Array.from({ length: window }, (_, m) => (hm.hour * 60 + hm.minute + m) % 1440).some((m) => inQuietHours(q, m))) {
+    if (
+      q &&
+      Array.from({ length: window }, (_, m) => (hm.hour * 60 + hm.minute + m) % 1440).some((m) => inQuietHours(q, m))
+    ) {
       const decision = stepDecision(step, "planned", "skipped", undefined, `${at} local`);
-      return { steps: [decision], notes: [`step 1 at ${at} local, every occurrence in quiet time (${describeQuietTime(q)}): not planned`] };
+      return {
+        steps: [decision],
+        notes: [`step 1 at ${at} local, every occurrence in quiet time (${describeQuietTime(q)}): not planned`],
+      };
     }
-    const sized = occurrences(time, zone, startMs, Math.min(endMs, startMs + sizingSpanDays(rule.recurrence) * 86_400_000));
+    const sized = occurrences(
+      time,
+      zone,
+      startMs,
+      Math.min(endMs, startMs + sizingSpanDays(rule.recurrence) * 86_400_000),
+    );
     const first = sized[0] ?? nextOccurrence(time, zone, startMs, endMs);
-    if (first === undefined) return { steps: [stepDecision(step, "skipped", "none", undefined, `${at} local`)], notes: NO_NOTES };
+    if (first === undefined)
+      return { steps: [stepDecision(step, "skipped", "none", undefined, `${at} local`)], notes: NO_NOTES };
     const recurring: RecurringSend = {
       expression: cronExpression(time),
       startDate: new Date(startMs).toISOString(),
@@ -378,7 +418,8 @@ export class SendDecider {
     if (!q || !d.time) return d;
     const end = endOfQuietWindow(q, zone, d.time.utcMs, this.rules.windowMinutes ?? 1);
     if (!end) return d;
-    if (q.policy === "skip") return stepDecision(d.step, d.outcome, "skipped", undefined, d.time.utc, undefined, undefined, d.movedWith);
+    if (q.policy === "skip")
+      return stepDecision(d.step, d.outcome, "skipped", undefined, d.time.utc, undefined, undefined, d.movedWith);
     return stepDecision(
       d.step,
       d.outcome,
@@ -416,7 +457,16 @@ function separateSteps(decisions: StepDecision[]): StepDecision[] {
     const why = dropped[k];
     if (!why) return d;
     const outcome = why.reason === "too-close" ? "collided" : "out-of-order";
-    return stepDecision(d.step, outcome, d.quiet, undefined, d.time!.utc, decisions[why.with].step.number, undefined, d.movedWith);
+    return stepDecision(
+      d.step,
+      outcome,
+      d.quiet,
+      undefined,
+      d.time!.utc,
+      decisions[why.with].step.number,
+      undefined,
+      d.movedWith,
+    );
   });
 }
 
@@ -518,7 +568,13 @@ const PENDING = Symbol("pending sends");
 type CountedList = StepDecision[] & { [PENDING]?: PendingSends };
 
 /** What a row's decisions depend on, given the rule: its zone and only the timing values the rule reads. */
-function cacheKey(rule: BaseRule, zone: string, t: RowTiming, sendAt: string | undefined, after: string | undefined): string {
+function cacheKey(
+  rule: BaseRule,
+  zone: string,
+  t: RowTiming,
+  sendAt: string | undefined,
+  after: string | undefined,
+): string {
   if (sendAt !== undefined) return `${zone}\u0000@${sendAt}`;
   switch (rule.kind) {
     case "at":
@@ -527,6 +583,8 @@ function cacheKey(rule: BaseRule, zone: string, t: RowTiming, sendAt: string | u
     case "every":
       return t.sendHour || t.sendMinute ? `${zone}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : zone;
     case "after":
-      return "days" in rule ? `${zone}\u0000${after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}` : `${zone}\u0000${after}`;
+      return "days" in rule
+        ? `${zone}\u0000${after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}`
+        : `${zone}\u0000${after}`;
   }
 }

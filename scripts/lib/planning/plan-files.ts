@@ -88,7 +88,11 @@ function isRunFileName(files: RunFiles, name: string): boolean {
  * or removes (`files`): named so (as given, or where a symbolic link leads), or the same file under such a name (a
  * hard or symbolic link to it there). Touches nothing; a few stat calls.
  */
-export function refuseInputsInOutputFolder(dir: string, inputs: readonly string[], files: RunFiles = LAUNCH_RUN_FILES): void {
+export function refuseInputsInOutputFolder(
+  dir: string,
+  inputs: readonly string[],
+  files: RunFiles = LAUNCH_RUN_FILES,
+): void {
   const realDir = realpathOrUndefined(dir);
   if (realDir === undefined) return; // no folder yet: nothing in it
   const runFiles = fs.readdirSync(realDir).filter((name) => isRunFileName(files, name));
@@ -101,13 +105,15 @@ export function refuseInputsInOutputFolder(dir: string, inputs: readonly string[
       );
     };
     const given = path.basename(input);
-    if (realpathOrUndefined(path.dirname(path.resolve(input))) === realDir && isRunFileName(files, given)) refuse(given, "");
+    if (realpathOrUndefined(path.dirname(path.resolve(input))) === realDir && isRunFileName(files, given))
+      refuse(given, "");
     const real = realpathOrUndefined(input)!;
     if (path.dirname(real) === realDir && isRunFileName(files, path.basename(real)))
       refuse(path.basename(real), " (through a symbolic link)");
     for (const name of runFiles) {
       const other = statOrUndefined(path.join(realDir, name));
-      if (other && other.dev === stat.dev && other.ino === stat.ino) refuse(name, " (the same file under another name: a link)");
+      if (other && other.dev === stat.dev && other.ino === stat.ino)
+        refuse(name, " (the same file under another name: a link)");
     }
   }
 }
@@ -168,12 +174,15 @@ export class OutputLock {
           fs.linkSync(draft, file);
           return new OutputLock(dir, file, inputs, files);
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw failure(`${dir}: cannot write the output folder`, e);
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST")
+            throw failure(`${dir}: cannot write the output folder`, e);
         }
         const other = readHolder(file);
         if (!other || !gone(other)) {
           const who = other ? `pid ${other.pid} on ${other.host}, started ${other.started}` : "unreadable lock";
-          throw new OutputError(`${dir}: in use by another run (${who}); wait for it to finish, or remove ${file} if that process is gone`);
+          throw new OutputError(
+            `${dir}: in use by another run (${who}); wait for it to finish, or remove ${file} if that process is gone`,
+          );
         }
         fs.rmSync(file, { force: true }); // its process is gone: take it over
       }
@@ -248,7 +257,11 @@ export class PlanFiles {
       return w;
     };
     const planFile = path.join(dir, "plan.jsonl");
-    this.plan = new LineWriter(planFile, planFile + suffix, { hash: this.hash, sink: o.planSink, local: this.paths.plan !== undefined });
+    this.plan = new LineWriter(planFile, planFile + suffix, {
+      hash: this.hash,
+      sink: o.planSink,
+      local: this.paths.plan !== undefined,
+    });
     this.writers.push(this.plan);
     this.rejects = open(this.paths.rejects, "line,id,reason\n");
     this.notes = open(this.paths.notes, "line,id,note\n");
@@ -382,7 +395,10 @@ class LineWriter {
       return undefined;
     }
     // A long text (a bulk plan line) that fits once measured: into the buffer too, not a buffer of its own.
-    if (this.filled + text.length <= this.buffer.length && this.filled + Buffer.byteLength(text) <= this.buffer.length) {
+    if (
+      this.filled + text.length <= this.buffer.length &&
+      this.filled + Buffer.byteLength(text) <= this.buffer.length
+    ) {
       this.filled += this.buffer.write(text, this.filled);
       return undefined;
     }

@@ -33,7 +33,14 @@ import { sizingSpanDays } from "../../../infra/rules/recurrence";
 import { BaseRule, describeRule } from "../../../infra/rules/send-rules";
 import { Step, stepOffset } from "../../../infra/rules/send-time";
 import { lackingText, TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
-import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, missedCutoff, peakTpsWith, quietCheckWindowMinutes } from "./window";
+import {
+  EffectiveTps,
+  fanOutSeconds,
+  minimumWindowMinutes,
+  missedCutoff,
+  peakTpsWith,
+  quietCheckWindowMinutes,
+} from "./window";
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
 
 export interface PlanRequest {
@@ -86,7 +93,14 @@ export interface PlanSummary {
   steps: { step: number; offset: string; template: string; schedules: number }[];
   rejected: { total: number; byReason: Partial<Record<RejectReason, number>> };
   zones: { defaultTimezone: string; defaulted: number; canonicalised: number };
-  missed: { policy: MissedPolicy; graceMinutes: number; cutoff: string; skipped: number; sentNow: number; movedToNextDay: number };
+  missed: {
+    policy: MissedPolicy;
+    graceMinutes: number;
+    cutoff: string;
+    skipped: number;
+    sentNow: number;
+    movedToNextDay: number;
+  };
   /** The base rule, in words. */
   sendTime: string;
   /**
@@ -160,7 +174,11 @@ export interface BulkSummary {
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
-  const files = new PlanFiles(o.out, { holdout: o.audience.holdoutBasisPoints > 0, planSink: o.planSink, localPlan: o.localPlan });
+  const files = new PlanFiles(o.out, {
+    holdout: o.audience.holdoutBasisPoints > 0,
+    planSink: o.planSink,
+    localPlan: o.localPlan,
+  });
   try {
     const summary = await planInto(files, o);
     files.commit(summary);
@@ -200,7 +218,8 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
-  const bulk = o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
+  const bulk =
+    o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const dataCheck = o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns);
   const reject = (r: Reject) => {
@@ -260,7 +279,9 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     checker.close();
   }
   if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
-    throw new Error(`internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`);
+    throw new Error(
+      `internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`,
+    );
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
 }
 
@@ -399,7 +420,9 @@ class PlanLines {
       // Schedule names hold nothing JSON escapes.
       const name = `"${scheduleName(row.id, this.stepNumbers[k])}"`;
       const template = this.templateJson[k][slot];
-      lines.push(planLineFromParts(parts, 3 * k, name, emailJson, template, dataPrefix + this.stepJson[k], idJson, variantJson));
+      lines.push(
+        planLineFromParts(parts, 3 * k, name, emailJson, template, dataPrefix + this.stepJson[k], idJson, variantJson),
+      );
     }
     // Joined, not appended line by line: a flat string hashes and writes without flattening a rope first.
     return lines.join("");
@@ -580,7 +603,12 @@ function summarize(
     rows: t.rows,
     recipientsPlanned: t.planned,
     schedules,
-    steps: o.steps.map((s, k) => ({ step: s.number, offset: stepOffset(s), template: s.template, schedules: t.schedulesByStep[k] })),
+    steps: o.steps.map((s, k) => ({
+      step: s.number,
+      offset: stepOffset(s),
+      template: s.template,
+      schedules: t.schedulesByStep[k],
+    })),
     rejected: { total: t.rejected, byReason: t.byReason },
     zones: { defaultTimezone: o.defaultZone, defaulted: t.defaulted, canonicalised: t.canonicalised },
     missed: {
@@ -600,11 +628,16 @@ function summarize(
             sizedOnDays: sizingSpanDays(o.rule.recurrence),
           }
         : null,
-    quiet: o.quiet ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped } : null,
+    quiet: o.quiet
+      ? { rule: describeQuietTime(o.quiet), policy: o.quiet.policy, delayed: t.quietDelayed, skipped: t.quietSkipped }
+      : null,
     audience: audienceSummary(o, t),
     heldOut: t.heldOut,
     // A window given (--window-minutes) is checked as without --bulk, against the emails' rate.
-    window: { ...(bulk && !o.window ? bulk.window : windowSummary(o, instants)), ...(o.quiet ? { quietCheckedMinutes: quietWindow } : {}) },
+    window: {
+      ...(bulk && !o.window ? bulk.window : windowSummary(o, instants)),
+      ...(o.quiet ? { quietCheckedMinutes: quietWindow } : {}),
+    },
     collisions: [...t.collisions].map(([key, recipients]) => {
       const [step, other, reason] = key.split(" ");
       return { step: Number(step), with: Number(other), recipients, reason: reason as "too-close" | "out-of-order" };
@@ -638,14 +671,20 @@ function bulkSummary(
     invocations.windowMinutes > emails.windowMinutes
       ? { sized: invocations, rate: b.rates.invocations }
       : { sized: emails, rate: b.rates.emails };
-  const need = (w: typeof emails, rate: EffectiveTps) => ({ minutes: w.fits ? w.windowMinutes : null, tps: rate.tps, source: rate.source });
+  const need = (w: typeof emails, rate: EffectiveTps) => ({
+    minutes: w.fits ? w.windowMinutes : null,
+    tps: rate.tps,
+    source: rate.source,
+  });
   const window: PlanSummary["window"] = {
     minutes: Math.max(emails.windowMinutes, invocations.windowMinutes),
     source: "computed",
     effectiveTps: binding.rate.tps,
     effectiveTpsSource: `${binding.rate.source}${binding.sized === invocations ? " (schedule invocations)" : " (emails)"}`,
     fits,
-    requiredTps: fits ? undefined : [emails, invocations].map((w) => (w.fits ? 0 : w.requiredTps)).reduce((a, c) => Math.max(a, c)),
+    requiredTps: fits
+      ? undefined
+      : [emails, invocations].map((w) => (w.fits ? 0 : w.requiredTps)).reduce((a, c) => Math.max(a, c)),
   };
   const entries = s.entries;
   return {

@@ -22,7 +22,9 @@ export function scheduleQuotaFinding(plan: PlanSize, quota: ScheduleQuota): stri
   const n = (x: number) => x.toLocaleString("en-US");
   const perCampaign = Math.floor(quota.maxSchedules / Math.max(plan.steps, 1));
   const campaigns = perCampaign > 0 ? Math.ceil(plan.recipients / perCampaign) : undefined;
-  const split = campaigns ? `split the list into ${n(campaigns)} campaigns of at most ${n(perCampaign)} recipients each` : "split the list";
+  const split = campaigns
+    ? `split the list into ${n(campaigns)} campaigns of at most ${n(perCampaign)} recipients each`
+    : "split the list";
   return (
     `Not launched: the plan has ${n(plan.schedules)} schedules (${n(plan.recipients)} recipients, ${plan.steps} step${plan.steps === 1 ? "" : "s"}), ` +
     `above the schedule quota of ${n(quota.maxSchedules)} (${quota.source}); pending schedules of other campaigns count against it too. ` +

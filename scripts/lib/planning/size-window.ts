@@ -189,15 +189,18 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
 export async function sizeRecipientList(
   r: RecipientListRequest,
 ): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number; quietShortfall?: string }> {
-  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk } = await tallyRecipientList(r);
+  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk } =
+    await tallyRecipientList(r);
   const histogram = sends.instants();
   const instants = histogram.instants();
   const emailsSized = minimumWindowMinutes(instants, r.rate.tps);
   if (!emailsSized.fits) return { fits: false, requiredTps: emailsSized.requiredTps };
   const bulkCount = bulk?.schedules();
-  const invocationsSized = bulkCount && r.bulk && minimumWindowMinutes(bulkCount.invocations.instants(), r.bulk.invocations.tps);
+  const invocationsSized =
+    bulkCount && r.bulk && minimumWindowMinutes(bulkCount.invocations.instants(), r.bulk.invocations.tps);
   if (invocationsSized && !invocationsSized.fits) return { fits: false, requiredTps: invocationsSized.requiredTps };
-  const sized = invocationsSized && invocationsSized.windowMinutes > emailsSized.windowMinutes ? invocationsSized : emailsSized;
+  const sized =
+    invocationsSized && invocationsSized.windowMinutes > emailsSized.windowMinutes ? invocationsSized : emailsSized;
   const quietShortfall = r.quiet && quietWindowShortfall(sized.windowMinutes, quietWindow);
   if (quietShortfall) return { fits: false, requiredTps: r.rate.tps, quietShortfall };
 
@@ -207,7 +210,10 @@ export async function sizeRecipientList(
   const pace = { rowBound, steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
   const first = instants[0];
-  const peak = instants.reduce<(typeof instants)[number] | undefined>((best, i) => (!best || i.count > best.count ? i : best), undefined);
+  const peak = instants.reduce<(typeof instants)[number] | undefined>(
+    (best, i) => (!best || i.count > best.count ? i : best),
+    undefined,
+  );
   return {
     fits: true,
     report: {
@@ -243,10 +249,16 @@ export async function sizeRecipientList(
             schedules: bulkCount.schedules,
             emails: sends.schedules,
             groups: bulkCount.groups,
-            schedulesPerRecipientStep: sends.schedules ? Math.round((bulkCount.schedules / sends.schedules) * 1e4) / 1e4 : 0,
+            schedulesPerRecipientStep: sends.schedules
+              ? Math.round((bulkCount.schedules / sends.schedules) * 1e4) / 1e4
+              : 0,
             window: {
               emails: { minutes: emailsSized.windowMinutes, tps: r.bulk.emails.tps, source: r.bulk.emails.source },
-              invocations: { minutes: invocationsSized.windowMinutes, tps: r.bulk.invocations.tps, source: r.bulk.invocations.source },
+              invocations: {
+                minutes: invocationsSized.windowMinutes,
+                tps: r.bulk.invocations.tps,
+                source: r.bulk.invocations.source,
+              },
             },
           },
         }),

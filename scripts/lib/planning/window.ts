@@ -43,7 +43,9 @@ export class InstantHistogram {
       .map(([minute, s]) => ({
         utcMs: minute * MINUTE_MS,
         count: s.count,
-        zones: [...s.zones.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([zone, count]) => ({ zone, count })),
+        zones: [...s.zones.entries()]
+          .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+          .map(([zone, count]) => ({ zone, count })),
       }));
   }
 }
@@ -89,7 +91,11 @@ export function minimumWindowMinutes(instants: { utcMs: number; count: number }[
     const peakTps = maxOverlappingSends(minutes, counts, w) / (w * 60);
     if (peakTps <= tps) return { fits: true, windowMinutes: w, peakTps };
   }
-  return { fits: false, windowMinutes: max, requiredTps: Math.ceil(maxOverlappingSends(minutes, counts, max) / (max * 60)) };
+  return {
+    fits: false,
+    windowMinutes: max,
+    requiredTps: Math.ceil(maxOverlappingSends(minutes, counts, max) / (max * 60)),
+  };
 }
 
 /** Seconds to create `schedules` at `createTps`. */
@@ -136,10 +142,19 @@ export function latestLaunch(sendMs: number, p: LaunchPace): number {
  * Scheduler's 1,440 and at the longest free stretch quiet time leaves (a longer window is quiet wherever it starts);
  * the caller then checks the computed window against it (quietWindowShortfall).
  */
-export function quietCheckWindowMinutes(p: { givenMinutes?: number; quiet?: QuietTime; schedulesBound: number; tps: number }): number {
+export function quietCheckWindowMinutes(p: {
+  givenMinutes?: number;
+  quiet?: QuietTime;
+  schedulesBound: number;
+  tps: number;
+}): number {
   if (p.givenMinutes !== undefined) return p.givenMinutes;
   if (!p.quiet) return scheduler.flexibleWindowMinutes.min;
-  return Math.min(volumeWindowMinutes(p.schedulesBound, p.tps), scheduler.flexibleWindowMinutes.max, longestFreeMinutes(p.quiet));
+  return Math.min(
+    volumeWindowMinutes(p.schedulesBound, p.tps),
+    scheduler.flexibleWindowMinutes.max,
+    longestFreeMinutes(p.quiet),
+  );
 }
 
 /** When the computed window is longer than the one quiet time was checked over: why the plan must not be sent. */

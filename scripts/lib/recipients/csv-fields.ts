@@ -16,6 +16,7 @@ export function csvField(value: string): string {
 export function reportField(value: string): string {
   const c = value.charCodeAt(0);
   // = + - @ tab CR
-  if (c === 0x3d || c === 0x2b || c === 0x2d || c === 0x40 || c === 0x09 || c === 0x0d) return `"'${value.replace(/"/g, '""')}"`;
+  if (c === 0x3d || c === 0x2b || c === 0x2d || c === 0x40 || c === 0x09 || c === 0x0d)
+    return `"'${value.replace(/"/g, '""')}"`;
   return csvField(value);
 }

@@ -218,7 +218,10 @@ export class CsvReader {
       if (c === QUOTE) quoted = !quoted;
       else if (c === LF) n++;
       else if (c === CR && !quoted)
-        throw new CsvSyntaxError(crlf && i === text.length - 1 ? "cr-cr-lf" : "cr-in-lf-file", crlf && i === text.length - 1 ? line : n);
+        throw new CsvSyntaxError(
+          crlf && i === text.length - 1 ? "cr-cr-lf" : "cr-in-lf-file",
+          crlf && i === text.length - 1 ? line : n,
+        );
     }
   }
 

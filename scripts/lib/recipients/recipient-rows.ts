@@ -83,15 +83,23 @@ export function timingColumns(file: string, header: string[], afterColumn?: stri
   const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
   const after = afterColumn === undefined ? undefined : index(afterColumn);
   if (afterColumn !== undefined && after === undefined)
-    throw new InputError(`${file}:1: --after ${afterColumn}: the header has no column "${afterColumn}" (found: ${header.join(", ")})`);
-  return { sendAt: index(SEND_AT_COLUMN), sendHour: index(SEND_HOUR_COLUMN), sendMinute: index(SEND_MINUTE_COLUMN), after };
+    throw new InputError(
+      `${file}:1: --after ${afterColumn}: the header has no column "${afterColumn}" (found: ${header.join(", ")})`,
+    );
+  return {
+    sendAt: index(SEND_AT_COLUMN),
+    sendHour: index(SEND_HOUR_COLUMN),
+    sendMinute: index(SEND_MINUTE_COLUMN),
+    after,
+  };
 }
 
 const NO_TIMING_COLUMNS: RowTiming = Object.freeze({});
 
 /** A row's timing values (undefined for an absent column). */
 export function rowTiming(fields: string[], c: TimingColumns): RowTiming {
-  if (c.sendAt === undefined && c.sendHour === undefined && c.sendMinute === undefined && c.after === undefined) return NO_TIMING_COLUMNS;
+  if (c.sendAt === undefined && c.sendHour === undefined && c.sendMinute === undefined && c.after === undefined)
+    return NO_TIMING_COLUMNS;
   return {
     sendAt: c.sendAt === undefined ? undefined : fields[c.sendAt],
     sendHour: c.sendHour === undefined ? undefined : fields[c.sendHour],
@@ -125,7 +133,8 @@ export function refuseMisspeltControlColumns(file: string, header: string[], con
   }
   for (const name of header) {
     const holds = invisibleIn(name);
-    if (holds) throw new InputError(`${file}:1: column "${shown(name)}" holds ${holds}: a template cannot name it; remove it`);
+    if (holds)
+      throw new InputError(`${file}:1: column "${shown(name)}" holds ${holds}: a template cannot name it; remove it`);
   }
 }
 
@@ -133,7 +142,17 @@ export function refuseMisspeltControlColumns(file: string, header: string[], con
 const LOOK_ALIKES: Record<string, string[]> = {
   [ID_COLUMN]: ["id"],
   [EMAIL_COLUMN]: ["email", "emailaddress"],
-  [TIMEZONE_COLUMN]: ["timezone", "tz", "zone", "tzid", "tzname", "timezoneid", "timezonename", "ianatimezone", "ianazone"],
+  [TIMEZONE_COLUMN]: [
+    "timezone",
+    "tz",
+    "zone",
+    "tzid",
+    "tzname",
+    "timezoneid",
+    "timezonename",
+    "ianatimezone",
+    "ianazone",
+  ],
   [SEND_AT_COLUMN]: ["sendat", "sendtime", "senddatetime"],
   [SEND_HOUR_COLUMN]: ["sendhour"],
   [SEND_MINUTE_COLUMN]: ["sendminute", "sendmin"],
@@ -227,11 +246,15 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
   const index = (name: string) => (header.includes(name) ? header.indexOf(name) : undefined);
   const missing = [ID_COLUMN, EMAIL_COLUMN].filter((c) => index(c) === undefined);
   if (missing.length)
-    throw new InputError(`${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`);
+    throw new InputError(
+      `${file}:1: the header needs columns ${missing.map((m) => `"${m}"`).join(" and ")} (found: ${header.join(", ")})`,
+    );
   const dup = header.find((h, i) => header.indexOf(h) !== i);
   if (dup !== undefined) throw new InputError(`${file}:1: column "${dup}" appears twice in the header`);
   if (index(STEP_KEY) !== undefined)
-    throw new InputError(`${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`);
+    throw new InputError(
+      `${file}:1: column "${STEP_KEY}" is reserved: sendtime adds the step number to the template data; rename it`,
+    );
   const id = index(ID_COLUMN)!;
   const email = index(EMAIL_COLUMN)!;
   const timezone = index(TIMEZONE_COLUMN);
@@ -301,7 +324,8 @@ export class RecipientChecker {
       return reject(rec, id, "wrong-field-count", `${f.length} fields where the header has ${c.header.length}`);
     if (id.trim() === "") return reject(rec, id, "missing-id", "missing id");
     const first = this.ids.firstLine(id);
-    if (first !== undefined) return reject(rec, id, "duplicate-id", `duplicate id (first on line ${first}); a recipient is sent once`);
+    if (first !== undefined)
+      return reject(rec, id, "duplicate-id", `duplicate id (first on line ${first}); a recipient is sent once`);
     const row = this.checkAddressAndSize(rec, id);
     if (isReject(row)) {
       // Seen, so that a later row with this id is a duplicate; not marked: no note refers to a rejected row.
@@ -337,7 +361,12 @@ export class RecipientChecker {
       const key = normalizedEmail(email);
       const firstEmail = this.emails.firstLine(key);
       if (firstEmail !== undefined)
-        return reject(rec, id, "duplicate-email", `duplicate email address (first on line ${firstEmail}); a person is sent once`);
+        return reject(
+          rec,
+          id,
+          "duplicate-email",
+          `duplicate email address (first on line ${firstEmail}); a person is sent once`,
+        );
       this.emails.add(key, rec.line);
     }
     if (this.lineBound.tooLarge(id, email, f))
@@ -431,7 +460,10 @@ class PlanLineBound {
     const templateData = this.templateData.prefix(fields) + this.stepJson;
     if (templateData.length > ses.maxTemplateDataChars) return true;
     const bytes =
-      this.fixedBytes + Buffer.byteLength(templateData) + Buffer.byteLength(JSON.stringify(email)) + Buffer.byteLength(JSON.stringify(id));
+      this.fixedBytes +
+      Buffer.byteLength(templateData) +
+      Buffer.byteLength(JSON.stringify(email)) +
+      Buffer.byteLength(JSON.stringify(id));
     return bytes > MAX_PLAN_ROW_BYTES;
   }
 }

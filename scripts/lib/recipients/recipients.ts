@@ -29,7 +29,8 @@ export const CSV_OPTIONS = { bom: true, record_delimiter: ["\r\n", "\n"], relax_
 export type CsvEncoding = "utf8" | "latin1";
 export const CSV_ENCODINGS: CsvEncoding[] = ["utf8", "latin1"];
 
-const ONE_LINE_ENDING = "end every line in LF, CRLF or CR alone, one kind throughout (e.g. dos2unix converts a file to LF)";
+const ONE_LINE_ENDING =
+  "end every line in LF, CRLF or CR alone, one kind throughout (e.g. dos2unix converts a file to LF)";
 
 /** What the reader's errors mean for someone fixing the file. */
 const CSV_ERRORS: Record<CsvProblem, string> = {
@@ -37,7 +38,8 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
   "invalid-opening-quote": "a quote inside an unquoted field (quote the whole field and double the quotes in it)",
   "invalid-closing-quote": "a closing quote is followed by more characters (double quotes inside a quoted field)",
   "record-too-large": `a record over ${MAX_RECORD_BYTES / 1048576} MB starts on this line (a quote opened and never closed?)`,
-  "utf8-bom-in-latin1": "the file starts with a UTF-8 byte order mark: it is UTF-8, not Latin-1 (leave out --encoding latin1)",
+  "utf8-bom-in-latin1":
+    "the file starts with a UTF-8 byte order mark: it is UTF-8, not Latin-1 (leave out --encoding latin1)",
   "cr-cr-lf": `the line ends in CR CR LF, which reads as a stray CR or an extra line; ${ONE_LINE_ENDING}`,
   "lf-in-cr-file": `a line feed (LF) outside quotes in a file whose lines end in CR alone (a line ending in CR CR LF?); quote the field, or ${ONE_LINE_ENDING}`,
   "cr-in-lf-file": `a carriage return (CR) outside quotes that does not end the line, in a file whose lines end in LF or CRLF; quote the field, or ${ONE_LINE_ENDING}`,
@@ -48,7 +50,11 @@ const CSV_ERRORS: Record<CsvProblem, string> = {
  * list streamed from elsewhere, e.g. S3), reads that stream once instead and `file` only names it in messages; an
  * error of the stream itself (a stalled download) comes through as it is.
  */
-export async function openRecipientCsv(file: string, encoding: CsvEncoding = "utf8", input?: Readable): Promise<RecipientCsv> {
+export async function openRecipientCsv(
+  file: string,
+  encoding: CsvEncoding = "utf8",
+  input?: Readable,
+): Promise<RecipientCsv> {
   const { source, lineBreak } = input ? await openStream(file, input) : await openFile(file);
   const check = encoding === "utf8" ? new Utf8Check(file, lineBreak) : new NotUtf8Check(file, lineBreak);
   pipeline(source, check, () => undefined);
@@ -180,7 +186,8 @@ export async function countLines(file: string): Promise<number> {
       if (read === 0) break;
       for (let i = chunk.indexOf(LF); i !== -1 && i < read; i = chunk.indexOf(LF, i + 1)) n++;
       // A CR counts unless an LF follows it (CRLF, counted above).
-      for (let i = chunk.indexOf(CR); i !== -1 && i < read; i = chunk.indexOf(CR, i + 1)) if (i + 1 === read || chunk[i + 1] !== LF) n++;
+      for (let i = chunk.indexOf(CR); i !== -1 && i < read; i = chunk.indexOf(CR, i + 1))
+        if (i + 1 === read || chunk[i + 1] !== LF) n++;
       if (crBefore && chunk[0] === LF) n--; // that CR was counted alone at the end of the previous read
       crBefore = chunk[read - 1] === CR;
     }
@@ -340,7 +347,8 @@ class NotUtf8Check extends Transform {
   /** Counts lines up to the first non-ASCII byte of `bytes`, or through the end when there is none. */
   private findNonAscii(bytes: Buffer): void {
     const at = isAscii(bytes) ? bytes.length : bytes.findIndex((b) => b >= 0x80);
-    for (let i = bytes.indexOf(this.breakByte); i !== -1 && i < at; i = bytes.indexOf(this.breakByte, i + 1)) this.lines++;
+    for (let i = bytes.indexOf(this.breakByte); i !== -1 && i < at; i = bytes.indexOf(this.breakByte, i + 1))
+      this.lines++;
     if (at < bytes.length) this.firstNonAsciiLine = this.lines;
   }
 }

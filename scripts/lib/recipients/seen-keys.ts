@@ -186,12 +186,15 @@ export class CompactSeenKeys {
     this.pendingKey = undefined;
     const hash = this.pendingHash;
     const ordinal =
-      this.pendingEncoded >= 0 ? this.appendHeader(hash, line, marked, this.pendingEncoded) : this.append(key, hash, line, marked);
+      this.pendingEncoded >= 0
+        ? this.appendHeader(hash, line, marked, this.pendingEncoded)
+        : this.append(key, hash, line, marked);
     this.slots[this.pendingSlot] = this.fingerprint(hash) * this.span + ordinal + 1;
     this.count++;
     if (this.count > this.capacity * MAX_LOAD || this.count === this.narrowMaxKeys) {
       const wide = this.span === 2 ** WIDE.ordinalBits || this.count >= this.narrowMaxKeys;
-      const capacity = this.count > this.capacity * MAX_LOAD ? primeAtLeast(Math.ceil(this.capacity * GROWTH)) : this.capacity;
+      const capacity =
+        this.count > this.capacity * MAX_LOAD ? primeAtLeast(Math.ceil(this.capacity * GROWTH)) : this.capacity;
       this.rebuild(capacity, wide);
     }
   }
@@ -334,7 +337,8 @@ export class CompactSeenKeys {
 
   private flush(): void {
     let done = 0;
-    while (done < this.filled) done += fs.writeSync(this.fd, this.buffer, done, this.filled - done, this.flushed + done);
+    while (done < this.filled)
+      done += fs.writeSync(this.fd, this.buffer, done, this.filled - done, this.flushed + done);
     this.flushed += this.filled;
     this.filled = 0;
   }

@@ -93,14 +93,19 @@ export function segmentsOf(records: LaunchRecord[], discovered: Segment[]): Segm
     keys.add(k);
     out.push(s);
   };
-  for (const r of records) for (const c of r.scheduled) add({ step: String(c.step), variant: variantDimension(c.variant) });
+  for (const r of records)
+    for (const c of r.scheduled) add({ step: String(c.step), variant: variantDimension(c.variant) });
   discovered.forEach(add);
-  return out.sort((a, b) => Number(a.step) - Number(b.step) || a.step.localeCompare(b.step) || a.variant.localeCompare(b.variant));
+  return out.sort(
+    (a, b) => Number(a.step) - Number(b.step) || a.step.localeCompare(b.step) || a.variant.localeCompare(b.variant),
+  );
 }
 
 /** One query per segment and event type. */
 export function metricQueries(segments: Segment[]): MetricQuery[] {
-  return segments.flatMap((s, i) => EMAIL_EVENTS.map((e, j) => ({ ...s, id: `q${i}_${j}`, event: e.funnel, metric: e.metric })));
+  return segments.flatMap((s, i) =>
+    EMAIL_EVENTS.map((e, j) => ({ ...s, id: `q${i}_${j}`, event: e.funnel, metric: e.metric })),
+  );
 }
 
 /** The hours [from, to) a report covers: from the first send (or 14 days back) to `to`, whole hours. */
@@ -153,7 +158,9 @@ export function variantOrder(records: LaunchRecord[], names: string[]): string[]
 function launchVariants(r: LaunchRecord): { name: string; recipients: number }[] {
   const audience = r.audience as { variants?: { name: string; recipients: number }[] } | null | undefined;
   if (audience?.variants?.length) return audience.variants.map((v) => ({ name: v.name, recipients: v.recipients }));
-  return typeof r.recipientsPlanned === "number" ? [{ name: variantDimension(null), recipients: r.recipientsPlanned }] : [];
+  return typeof r.recipientsPlanned === "number"
+    ? [{ name: variantDimension(null), recipients: r.recipientsPlanned }]
+    : [];
 }
 
 export function buildReport(o: {
@@ -175,7 +182,8 @@ export function buildReport(o: {
     if (!row) rows.set(k, (row = emptyRow(step, variant)));
     return row;
   };
-  for (const r of launches) for (const c of r.scheduled) rowOf(String(c.step), variantDimension(c.variant)).scheduled += c.schedules;
+  for (const r of launches)
+    for (const c of r.scheduled) rowOf(String(c.step), variantDimension(c.variant)).scheduled += c.schedules;
   for (const [k, due] of o.due.bySegment) rowOf(...(k.split("\u0000") as [string, string])).due += due;
 
   const hours = Math.max(0, Math.round((o.range.to - o.range.from) / HOUR_MS));
@@ -204,7 +212,11 @@ export function buildReport(o: {
   return {
     campaign: o.campaignId,
     campaignTag: o.campaignTag,
-    range: { from: new Date(o.range.from).toISOString(), to: new Date(o.range.to).toISOString(), periodSeconds: HOUR_MS / 1000 },
+    range: {
+      from: new Date(o.range.from).toISOString(),
+      to: new Date(o.range.to).toISOString(),
+      periodSeconds: HOUR_MS / 1000,
+    },
     launches: launches.map((r) => ({ id: r.launch.id, planSha256: r.planSha256, at: r.launch.at })),
     holdoutRecipients: launches.reduce((n, r) => n + (r.holdoutRecipients ?? 0), 0),
     rows: sorted.map(withRates),
@@ -257,12 +269,17 @@ function conversionCounts(
   given: Map<string, number>,
 ): { variant: string; recipients: number; conversions: number }[] {
   const recipients = new Map<string, number>();
-  for (const r of launches) for (const v of launchVariants(r)) recipients.set(v.name, (recipients.get(v.name) ?? 0) + v.recipients);
+  for (const r of launches)
+    for (const v of launchVariants(r)) recipients.set(v.name, (recipients.get(v.name) ?? 0) + v.recipients);
   recipients.set(
     HOLDOUT_NAME,
     launches.reduce((n, r) => n + (r.holdoutRecipients ?? 0), 0),
   );
-  return [...given].map(([variant, conversions]) => ({ variant, recipients: recipients.get(variant) ?? 0, conversions }));
+  return [...given].map(([variant, conversions]) => ({
+    variant,
+    recipients: recipients.get(variant) ?? 0,
+    conversions,
+  }));
 }
 
 function compareWithHoldout(conversions: CampaignReport["conversions"]): Comparison[] {
@@ -296,7 +313,9 @@ function sumRows(rows: FunnelRow[], step: string, variant: string): FunnelRow {
 }
 
 function withRates(row: FunnelRow): FunnelRow {
-  const rates = Object.fromEntries(RATES.map((r) => [r.name, row[r.of] > 0 ? row[r.name] / row[r.of] : null])) as FunnelRow["rates"];
+  const rates = Object.fromEntries(
+    RATES.map((r) => [r.name, row[r.of] > 0 ? row[r.name] / row[r.of] : null]),
+  ) as FunnelRow["rates"];
   return { ...row, rates };
 }
 
@@ -356,7 +375,8 @@ export function formatReport(r: CampaignReport): string {
     ...tableRows(r).map((row) => [row.step, row.variant, ...FUNNEL_COLUMNS.map((c) => cell(row, c))]),
   ];
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-  for (const row of table) lines.push("  " + row.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join("  "));
+  for (const row of table)
+    lines.push("  " + row.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join("  "));
   lines.push(`  rates: ${RATES_IN_WORDS}`, "  (opens and clicks are events: a recipient opening twice counts twice)");
   if (r.due.unknownLaunches.length) lines.push(`  ${dueUnknownNote(r)}`);
   if (r.total.renderingFailed || r.total.delayed) lines.push(`  also: ${alsoLine(r)}`);
@@ -364,7 +384,8 @@ export function formatReport(r: CampaignReport): string {
     lines.push(`  comparisons (${TEST_IN_WORDS}):`);
     const rows = [COMPARISON_HEAD, ...r.comparisons.map(comparisonCells)];
     const w = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-    for (const row of rows) lines.push("    " + row.map((v, i) => (i < 4 ? v.padEnd(w[i]) : v.padStart(w[i]))).join("  "));
+    for (const row of rows)
+      lines.push("    " + row.map((v, i) => (i < 4 ? v.padEnd(w[i]) : v.padStart(w[i]))).join("  "));
   }
   lines.push(`  verdict: ${verdict(r)}`);
   return lines.join("\n") + "\n";
@@ -372,7 +393,8 @@ export function formatReport(r: CampaignReport): string {
 
 export const RATES_IN_WORDS =
   "sent of due (scheduled sends whose time had come); delivered, bounced, rejected of sent; complained, opens, clicks, unsubscribed of delivered";
-export const TEST_IN_WORDS = "each variant against the first, two-sided two-proportion z-test, significant when p < 0.05";
+export const TEST_IN_WORDS =
+  "each variant against the first, two-sided two-proportion z-test, significant when p < 0.05";
 
 export const alsoLine = (r: CampaignReport) =>
   `${n(r.total.renderingFailed)} rendering failure${r.total.renderingFailed === 1 ? "" : "s"}, ${n(r.total.delayed)} delivery delay${r.total.delayed === 1 ? "" : "s"}`;
@@ -383,7 +405,8 @@ export const dueUnknownNote = (r: CampaignReport) =>
 const METRIC_WORDS = { opened: "opens", clicked: "clicks", converted: "conversions" } as const;
 
 /** A lift as a signed percentage: +14.6%, -3.0%; "-" when unknown. */
-export const liftText = (l: number | null) => (l === null ? "-" : `${l >= 0 ? "+" : "-"}${Math.abs(l * 100).toFixed(1)}%`);
+export const liftText = (l: number | null) =>
+  l === null ? "-" : `${l >= 0 ? "+" : "-"}${Math.abs(l * 100).toFixed(1)}%`;
 export const pText = (p: number | null) => (p === null ? "-" : p < 0.001 ? "<0.001" : p.toFixed(3));
 
 export const COMPARISON_HEAD = ["step", "metric", "variant", "against", "rate", "its rate", "lift", "p", "significant"];
@@ -428,7 +451,9 @@ export function verdict(r: CampaignReport): string {
     parts.push(
       ...(found.length
         ? found
-        : [`no variant differs from ${first} at 95% on opens or clicks${overall === "all" ? "" : ` (step ${overall})`}`]),
+        : [
+            `no variant differs from ${first} at 95% on opens or clicks${overall === "all" ? "" : ` (step ${overall})`}`,
+          ]),
     );
   } else if (r.variants.length > 1) parts.push("no comparison yet (a variant has no deliveries)");
   else parts.push("one variant: nothing to compare");
@@ -455,12 +480,16 @@ export function parseConversions(text: string, file: string): Map<string, number
     const where = `${file} line ${i + 2}`;
     const cells = raw.split(",").map((c) => c.trim());
     if (cells.length !== 2 || !/^[A-Za-z0-9_-]{1,32}$/.test(cells[0]))
-      throw new InputError(`${where}: "${raw}" is not variant,conversions (a variant name, holdout or no-variant, then a count)`);
-    if (!/^\d{1,15}$/.test(cells[1])) throw new InputError(`${where}: conversions "${cells[1]}" must be a whole number 0 or more`);
+      throw new InputError(
+        `${where}: "${raw}" is not variant,conversions (a variant name, holdout or no-variant, then a count)`,
+      );
+    if (!/^\d{1,15}$/.test(cells[1]))
+      throw new InputError(`${where}: conversions "${cells[1]}" must be a whole number 0 or more`);
     if (out.has(cells[0])) throw new InputError(`${where}: ${cells[0]} is given twice`);
     out.set(cells[0], Number(cells[1]));
   });
-  if (out.size === 0) throw new InputError(`${file}: no conversions (one line per variant and holdout after the header)`);
+  if (out.size === 0)
+    throw new InputError(`${file}: no conversions (one line per variant and holdout after the header)`);
   return out;
 }
 
@@ -468,7 +497,8 @@ export function parseConversions(text: string, file: string): Map<string, number
 export function conversionsProblem(r: CampaignReport, file: string): string | undefined {
   const known = [...r.variants.map((v) => v.variant), HOLDOUT_NAME];
   for (const c of r.conversions ?? []) {
-    if (!known.includes(c.variant)) return `${file}: variant ${c.variant} is not in campaign ${r.campaign} (it has ${known.join(", ")})`;
+    if (!known.includes(c.variant))
+      return `${file}: variant ${c.variant} is not in campaign ${r.campaign} (it has ${known.join(", ")})`;
     if (c.conversions > c.recipients)
       return `${file}: ${c.variant} has ${n(c.conversions)} conversions but ${n(c.recipients)} recipients in the launch records`;
   }

@@ -33,7 +33,8 @@ export function loadTemplates(flag: string | undefined, io: FolderReader = fileS
   if (flag === "none") return undefined;
   const dir = flag ?? DEFAULT_TEMPLATES_DIR;
   if (flag === undefined && !io.exists(dir)) return undefined;
-  if (!io.exists(dir)) throw new TemplateError(`--templates ${dir}: no such folder (give a templates folder, or --templates none)`);
+  if (!io.exists(dir))
+    throw new TemplateError(`--templates ${dir}: no such folder (give a templates folder, or --templates none)`);
   return { dir, templates: readTemplateFolder(dir, io) };
 }
 
@@ -76,10 +77,13 @@ function stepTemplateTable(steps: TemplateStep[], audience: Audience): (string |
     audience,
     steps.map((s) => s.template ?? ""),
   );
-  return named.map((bySlot, k) => bySlot.map((n) => ((k > 0 && steps[k].template === undefined) || n === "" ? undefined : n)));
+  return named.map((bySlot, k) =>
+    bySlot.map((n) => ((k > 0 && steps[k].template === undefined) || n === "" ? undefined : n)),
+  );
 }
 
-const slotUsed = (audience: Audience, slot: number) => (audience.variants.length ? slot < audience.variants.length : true);
+const slotUsed = (audience: Audience, slot: number) =>
+  audience.variants.length ? slot < audience.variants.length : true;
 
 /**
  * The per-row check of the template data: does a row's data hold every variable each of its templates uses outside a
@@ -96,12 +100,19 @@ export class TemplateDataCheck {
   /** Whether any template requires anything (otherwise every row passes at no cost). */
   readonly active: boolean;
 
-  constructor(set: TemplateSet, steps: TemplateStep[], audience: Audience, columns: { header: string[]; data: number[] }) {
+  constructor(
+    set: TemplateSet,
+    steps: TemplateStep[],
+    audience: Audience,
+    columns: { header: string[]; data: number[] },
+  ) {
     this.templates = stepTemplateTable(steps, audience).map((bySlot) =>
       bySlot.map((n) => (n === undefined ? undefined : set.templates.get(n))),
     );
     const required = new Set(this.templates.flat().flatMap((t) => t?.required ?? []));
-    this.watched = columns.data.map((index) => ({ index, name: columns.header[index] })).filter((c) => required.has(c.name));
+    this.watched = columns.data
+      .map((index) => ({ index, name: columns.header[index] }))
+      .filter((c) => required.has(c.name));
     this.stepNumbers = steps.map((s) => s.number);
     this.active = this.templates.flat().some((t) => t !== undefined && t.required.length > 0);
   }
@@ -110,19 +121,26 @@ export class TemplateDataCheck {
    * The first variable (and its template and step) the row's data lacks for a step in `sent` (step indices), in the
    * group `group` (a variant index or NO_VARIANT), or undefined.
    */
-  lacking(fields: string[], group: number, sent: (k: number) => boolean): { variable: string; template: string; step: number } | undefined {
+  lacking(
+    fields: string[],
+    group: number,
+    sent: (k: number) => boolean,
+  ): { variable: string; template: string; step: number } | undefined {
     if (!this.active) return undefined;
     const key = this.keyOf(fields);
     let byStep = this.answers.get(key);
     if (byStep === undefined) {
       const present = new Set(this.watched.filter((c) => fields[c.index] !== "").map((c) => c.name));
-      byStep = this.templates.map((bySlot) => bySlot.map((t) => (t ? lackingVariable(t, (v) => present.has(v)) : undefined)));
+      byStep = this.templates.map((bySlot) =>
+        bySlot.map((t) => (t ? lackingVariable(t, (v) => present.has(v)) : undefined)),
+      );
       this.answers.set(key, byStep);
     }
     const slot = group === NO_VARIANT ? this.templates[0].length - 1 : group;
     for (let k = 0; k < byStep.length; k++) {
       const variable = byStep[k][slot];
-      if (variable !== undefined && sent(k)) return { variable, template: this.templates[k][slot]!.name, step: this.stepNumbers[k] };
+      if (variable !== undefined && sent(k))
+        return { variable, template: this.templates[k][slot]!.name, step: this.stepNumbers[k] };
     }
     return undefined;
   }

@@ -18,7 +18,8 @@ export function dataFromJson(raw: string): TemplateData {
   } catch (e) {
     throw new InputError(`--data: not JSON (${(e as Error).message})`);
   }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new InputError(`--data: a JSON object of the template's variables`);
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    throw new InputError(`--data: a JSON object of the template's variables`);
   return { [STEP_VARIABLE]: "1", ...(v as TemplateData) };
 }
 
@@ -29,7 +30,9 @@ export async function dataFromRow(file: string, id: string, encoding: CsvEncodin
   for await (const rec of csv.records) {
     if (rec.fields[columns.id] !== id) continue;
     if (rec.fields.length !== columns.header.length)
-      throw new InputError(`${file}:${rec.line}: ${rec.fields.length} fields where the header has ${columns.header.length}`);
+      throw new InputError(
+        `${file}:${rec.line}: ${rec.fields.length} fields where the header has ${columns.header.length}`,
+      );
     const data: TemplateData = Object.create(null);
     for (const i of columns.data) data[columns.header[i]] = rec.fields[i];
     return { ...data, [STEP_VARIABLE]: "1" };
@@ -48,11 +51,13 @@ export function requireData(t: EmailTemplate, data: TemplateData): void {
 
 /** The mail as SES's Handlebars renders it: subject, HTML and text. */
 export function renderMail(t: EmailTemplate, data: TemplateData): { subject: string; html: string; text: string } {
-  const render = (text: string, escape: boolean) => Handlebars.compile(text, { noEscape: !escape, strict: false })(data);
+  const render = (text: string, escape: boolean) =>
+    Handlebars.compile(text, { noEscape: !escape, strict: false })(data);
   return { subject: render(t.subject, false), html: render(t.html, true), text: render(t.text, false) };
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** One page to look at: the subject, the HTML part in a frame of its own (its styles stay its own), the text part. */
 export function previewPage(templateName: string, mail: { subject: string; html: string; text: string }): string {
