@@ -10,6 +10,7 @@ import { SCHEDULER_CONTEXT } from "./gate-definition";
 import { campaignGroupName } from "./naming";
 import type { BulkEntry, BulkPlanRow } from "./plan-row";
 import { scheduler, ses } from "./quotas";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
 import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";
 
 /** What a bulk schedule's target needs beyond every schedule's: the sender's ARN. */
@@ -38,12 +39,15 @@ export interface SenderInput {
   scheduled_time: string;
 }
 
-/** One entry as SendBulkEmail takes it: one To address, its own template data (JSON text) and headers. */
+/**
+ * One entry as SendBulkEmail takes it: one To address, its own template data (JSON text) and the one-click
+ * unsubscribe pair made from the link in that data (the plan line carries the link once).
+ */
 export function bulkEmailEntry(e: BulkEntry): BulkEmailEntry {
   return {
     Destination: { ToAddresses: [e.email] },
     ReplacementEmailContent: { ReplacementTemplate: { ReplacementTemplateData: JSON.stringify(e.template_data) } },
-    ReplacementHeaders: e.headers,
+    ReplacementHeaders: unsubscribeHeaders(e.template_data[UNSUBSCRIBE_TEMPLATE_KEY]),
   };
 }
 
@@ -134,7 +138,10 @@ export function bulkRowProblem(
     const data = JSON.stringify(e.template_data);
     if (data.length > ses.maxTemplateDataChars)
       return `${where} has ${data.length} characters of template data, over SES's ${ses.maxTemplateDataChars}`;
-    for (const h of e.headers) {
+    const link = e.template_data?.[UNSUBSCRIBE_TEMPLATE_KEY];
+    if (typeof link !== "string" || link === "")
+      return `${where} has no ${UNSUBSCRIBE_TEMPLATE_KEY} in its template data; its List-Unsubscribe header is made from it`;
+    for (const h of unsubscribeHeaders(link)) {
       const { maxNameChars, maxValueChars, maxTotalChars } = ses.header;
       if (!HEADER_NAME.test(h.Name) || h.Name.length > maxNameChars)
         return `${where} header name ${JSON.stringify(h.Name)} is not 1–${maxNameChars} printable ASCII characters without ":"`;

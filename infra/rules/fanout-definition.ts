@@ -38,6 +38,7 @@ import {
 import type { PlanRow } from "./plan-row";
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
 import { CREATE_LEAD_MS } from "./promises";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
 
 export type { PlanRow };
 
@@ -421,6 +422,27 @@ function inTimeCheck(utc: string, next: string) {
   };
 }
 
+const LINK_PLACEHOLDER = "\u0000link\u0000";
+
+/**
+ * JSONata for unsubscribeHeaders(<the value of `link`>), written from unsubscribeHeaders itself (one fact, one place):
+ * each header's Value is its text around the link, joined with `&`.
+ */
+function replacementHeaders(link: string): string {
+  const headers = unsubscribeHeaders(LINK_PLACEHOLDER).map((h) => {
+    const parts = h.Value.split(LINK_PLACEHOLDER).map((text) => jsonataString(text));
+    return `{ 'Name': ${jsonataString(h.Name)}, 'Value': ${parts.join(` & ${link} & `)} }`;
+  });
+  return `[${headers.join(", ")}]`;
+}
+
+/** A JSONata string literal (single-quoted, as the rest of these expressions). */
+function jsonataString(text: string): string {
+  if (!/^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/.test(text))
+    throw new Error(`internal: ${JSON.stringify(text)} is not plain text for a JSONata literal`);
+  return `'${text}'`;
+}
+
 /**
  * A bulk line: the sender's input built in one JSONata Pass (the line itself is not kept, so the state stays within
  * 256 KB), then the in-time check and CreateSchedule with the sender as target. Field order as bulk-request.ts's.
@@ -433,7 +455,7 @@ function bulkStates(p: FanOutParameters, senderArn: string) {
     `'ConfigurationSetName': ${JSON.stringify(p.configurationSetName)}`,
     `'DefaultContent': { 'Template': { 'TemplateName': $row.template, 'TemplateData': '{}' } }`,
     `'DefaultEmailTags': [${tag(EMAIL_TAGS.campaign, "$states.input.campaign_tag")}, ${tag(EMAIL_TAGS.step, "$string($row.step)")}, ($row.variant ? ${tag(EMAIL_TAGS.variant, "$row.variant")})]`,
-    `'BulkEmailEntries': [$map($row.entries, function($e) { { 'Destination': { 'ToAddresses': [$e.email] }, 'ReplacementEmailContent': { 'ReplacementTemplate': { 'ReplacementTemplateData': $string($e.template_data) } }, 'ReplacementHeaders': [$e.headers] } })]`,
+    `'BulkEmailEntries': [$map($row.entries, function($e) { { 'Destination': { 'ToAddresses': [$e.email] }, 'ReplacementEmailContent': { 'ReplacementTemplate': { 'ReplacementTemplateData': $string($e.template_data) } }, 'ReplacementHeaders': ${replacementHeaders("$e.template_data." + UNSUBSCRIBE_TEMPLATE_KEY)} } })]`,
   ].join(", ");
   const senderInput = [
     `'bulk': { ${request} }`,

@@ -13,6 +13,7 @@
  */
 import { PLANS_PREFIX } from "./naming";
 import { scheduler, ses, stepFunctions } from "./quotas";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
 
 /** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
 export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
@@ -46,10 +47,11 @@ export interface PlanRow {
 export interface BulkEntry {
   recipient_id: string;
   email: string;
-  /** The entry's ReplacementTemplateData, every value a string (`unsubscribe_url` among them). */
+  /**
+   * The entry's ReplacementTemplateData, every value a string, `unsubscribe_url` among them: the entry's
+   * ReplacementHeaders (the one-click unsubscribe pair) are made from it where the schedule's Input is built.
+   */
   template_data: Record<string, string>;
-  /** The entry's ReplacementHeaders (the one-click unsubscribe pair), in SES's MessageHeader shape. */
-  headers: { Name: string; Value: string }[];
 }
 
 /**
@@ -85,7 +87,6 @@ export const BULK_ENTRY_FIELDS = [
   "recipient_id",
   "email",
   "template_data",
-  "headers",
 ] as const satisfies readonly (keyof BulkEntry)[];
 
 /** Entries of one bulk schedule: SendBulkEmail's destinations per call. */
@@ -105,13 +106,15 @@ export function bulkEmailEntry(e: BulkEntry) {
   return {
     Destination: { ToAddresses: [e.email] },
     ReplacementEmailContent: { ReplacementTemplate: { ReplacementTemplateData: JSON.stringify(e.template_data) } },
-    ReplacementHeaders: e.headers,
+    ReplacementHeaders: unsubscribeHeaders(e.template_data[UNSUBSCRIBE_TEMPLATE_KEY]),
   };
 }
 
 /** Bytes of a BulkEmailEntry's JSON but its email (`""`), its ReplacementTemplateData (`"{}"`) and its headers (`[]`). */
 const ENTRY_REQUEST_FIXED_BYTES =
-  Buffer.byteLength(JSON.stringify(bulkEmailEntry({ recipient_id: "", email: "", template_data: {}, headers: [] }))) -
+  Buffer.byteLength(
+    JSON.stringify({ ...bulkEmailEntry({ recipient_id: "", email: "", template_data: {} }), ReplacementHeaders: [] }),
+  ) -
   '""'.length -
   '"{}"'.length -
   "[]".length;
@@ -136,7 +139,8 @@ export function jsonTextBytes(text: string): { bytes: number; escapes: number } 
 
 /**
  * Bytes of bulkEmailEntry(entry) as JSON, from the entry's parts already serialized (JSON.stringify of the email, the
- * template data object and the headers): the Input of a bulk schedule is these, comma-separated, plus its reserve.
+ * template data object and the headers the Input adds, unsubscribeHeaders of its link): the Input of a bulk schedule
+ * is these, comma-separated, plus its reserve.
  */
 export function bulkEntryInputBytes(emailJson: string, templateDataJson: string, headersJson: string): number {
   return bulkEntrySizes(
@@ -147,11 +151,12 @@ export function bulkEntryInputBytes(emailJson: string, templateDataJson: string,
   ).inputBytes;
 }
 
-const ENTRY_JSON_FIXED_BYTES = `{"recipient_id":,"email":,"template_data":,"headers":}`.length;
+const ENTRY_JSON_FIXED_BYTES = `{"recipient_id":,"email":,"template_data":}`.length;
 
 /**
  * An entry's bytes in its plan line (bulkEntryJson) and in the schedule's Input (bulkEmailEntry), from the byte lengths
- * of its serialized parts and, for the template data, jsonTextBytes.
+ * of its serialized parts and, for the template data, jsonTextBytes. The headers are in the Input only: the line
+ * holds the link once, in its template data.
  */
 export function bulkEntrySizes(
   recipientIdJsonBytes: number,
@@ -160,7 +165,7 @@ export function bulkEntrySizes(
   headersJsonBytes: number,
 ): { lineBytes: number; inputBytes: number } {
   return {
-    lineBytes: ENTRY_JSON_FIXED_BYTES + recipientIdJsonBytes + emailJsonBytes + templateData.bytes + headersJsonBytes,
+    lineBytes: ENTRY_JSON_FIXED_BYTES + recipientIdJsonBytes + emailJsonBytes + templateData.bytes,
     // ReplacementTemplateData is the data's JSON text as a JSON string: two quotes, one backslash per `"` and `\`.
     inputBytes:
       ENTRY_REQUEST_FIXED_BYTES + emailJsonBytes + templateData.bytes + templateData.escapes + 2 + headersJsonBytes,
@@ -168,13 +173,8 @@ export function bulkEntrySizes(
 }
 
 /** One bulk entry as plan JSON, from its parts already serialized (JSON.stringify of each field's value). */
-export function bulkEntryJson(
-  recipientIdJson: string,
-  emailJson: string,
-  templateDataJson: string,
-  headersJson: string,
-): string {
-  return `{"recipient_id":${recipientIdJson},"email":${emailJson},"template_data":${templateDataJson},"headers":${headersJson}}`;
+export function bulkEntryJson(recipientIdJson: string, emailJson: string, templateDataJson: string): string {
+  return `{"recipient_id":${recipientIdJson},"email":${emailJson},"template_data":${templateDataJson}}`;
 }
 
 /**
@@ -192,12 +192,7 @@ export function formatBulkPlanRow(row: BulkPlanRow): string {
   const j = {} as Parameters<typeof bulkLineStart>[0];
   for (const k of BULK_ROW_FIELDS) if (k !== "entries") j[k] = JSON.stringify(row[k]);
   const entries = row.entries.map((e) =>
-    bulkEntryJson(
-      JSON.stringify(e.recipient_id),
-      JSON.stringify(e.email),
-      JSON.stringify(e.template_data),
-      JSON.stringify(e.headers),
-    ),
+    bulkEntryJson(JSON.stringify(e.recipient_id), JSON.stringify(e.email), JSON.stringify(e.template_data)),
   );
   return bulkLineStart(j) + entries.join(",") + BULK_LINE_END;
 }
@@ -249,23 +244,18 @@ export function parseBulkPlanRow(line: string): BulkPlanRow {
       typeof entry.recipient_id === "string" &&
       typeof entry.email === "string" &&
       isStringRecord(entry.template_data) &&
-      Array.isArray(entry.headers) &&
-      (entry.headers as unknown[]).every((h) => {
-        const x = h as Record<string, unknown>;
-        return x !== null && typeof x === "object" && typeof x.Name === "string" && typeof x.Value === "string";
-      });
+      typeof (entry.template_data as Record<string, unknown>)[UNSUBSCRIBE_TEMPLATE_KEY] === "string";
     if (!ok)
       throw new Error(
-        `bulk plan line entry ${i}: needs recipient_id, email, template_data (strings) and headers ({Name, Value})`,
+        `bulk plan line entry ${i}: needs recipient_id, email and template_data (strings), ${UNSUBSCRIBE_TEMPLATE_KEY} among its data`,
       );
-    if ((entry.headers as unknown[]).length > ses.maxHeaders)
-      throw new Error(`bulk plan line entry ${i}: more than ${ses.maxHeaders} headers`);
+    const link = (entry.template_data as Record<string, string>)[UNSUBSCRIBE_TEMPLATE_KEY];
     inputBytes +=
       (i ? 1 : 0) +
       bulkEntryInputBytes(
         JSON.stringify(entry.email),
         JSON.stringify(entry.template_data),
-        JSON.stringify(entry.headers),
+        JSON.stringify(unsubscribeHeaders(link)),
       );
   });
   if (inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)

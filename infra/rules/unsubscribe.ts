@@ -12,6 +12,12 @@ import { createHmac, timingSafeEqual } from "crypto";
 
 const CONTEXT = "sendtime-unsubscribe:v1:";
 
+/**
+ * The template variable that holds each bulk entry's unsubscribe link; the fan-out (and bulk-request.ts) make the
+ * entry's List-Unsubscribe pair from it, so a bulk plan line carries the link once.
+ */
+export const UNSUBSCRIBE_TEMPLATE_KEY = "unsubscribe_url";
+
 /** The form of an address a token names: trimmed and lower-cased. */
 export function unsubscribeAddress(email: string): string {
   return email.trim().toLowerCase();

@@ -7,7 +7,7 @@ import * as assert from "assert";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { bulkRowProblem, bulkScheduleRequest } from "../../infra/rules/bulk-request";
 import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
-import type { BulkPlanRow } from "../../infra/rules/plan-row";
+import { BulkPlanRow, formatBulkPlanRow, parseBulkPlanRow } from "../../infra/rules/plan-row";
 import { senderDefinition } from "../../infra/rules/sender-definition";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
@@ -59,10 +59,6 @@ function bulkLine(name: string, n: number, variant: string | null, utc = "2026-1
         note: "line1\nline2 \\ back\\slash \u{1F600}",
         unsubscribe_url: `https://u.example/?t=${i}`,
       },
-      headers: [
-        { Name: "List-Unsubscribe", Value: `<https://u.example/?t=${i}>` },
-        { Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click" },
-      ],
     })),
   };
 }
@@ -250,6 +246,41 @@ describe("fan-out: bulk lines", () => {
     );
   });
 
+  it("the size checks count the headers the fan-out adds: a line whose Input fits only without them is refused", () => {
+    const t = { fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" };
+    // 50 entries with a ~925-character link (SES allows 995 per header value): each entry's two headers are about
+    // 1,050 bytes of JSON, so 50 of them add about 52 KB to the Input.
+    const line = (blob: number): BulkPlanRow => {
+      const row = bulkLine("b", 50, null);
+      row.entries.forEach((e, i) => {
+        e.template_data = { blob: "x".repeat(blob), unsubscribe_url: `https://u.example/?t=${i}${"y".repeat(900)}` };
+      });
+      return row;
+    };
+    // By hand: the Input's bytes with and without ReplacementHeaders in each entry.
+    const withHeaders = (row: BulkPlanRow) =>
+      Buffer.byteLength(bulkScheduleRequest({ ...PARAMS, senderArn: SENDER_ARN }, "spring", 7, row).Target.Input);
+    const headersBytes = (row: BulkPlanRow) =>
+      row.entries.reduce(
+        (n, e) =>
+          n +
+          Buffer.byteLength(
+            `,"ReplacementHeaders":[{"Name":"List-Unsubscribe","Value":"<${e.template_data.unsubscribe_url}>"},{"Name":"List-Unsubscribe-Post","Value":"List-Unsubscribe=One-Click"}]`,
+          ),
+        0,
+      );
+    // Find a blob size whose Input is over 256 KB with the headers and under it without them.
+    let blob = 0;
+    while (withHeaders(line(blob)) <= 262_144) blob += 100;
+    const row = line(blob);
+    assert.ok(withHeaders(row) > 262_144 && withHeaders(row) - headersBytes(row) < 262_144);
+    assert.match(bulkRowProblem(row, t, "spring")!, /schedule input of \d+ bytes, over Scheduler's 262144/);
+    assert.throws(
+      () => parseBulkPlanRow(formatBulkPlanRow(row)),
+      /entries take \d+ bytes of the schedule's Input: at most/,
+    );
+  });
+
   it("bulkRowProblem: entries 1–50, each address once, header and size limits", () => {
     const t = { fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" };
     assert.strictEqual(bulkRowProblem(bulkLine("b", 50, null), t, "spring"), undefined);
@@ -258,14 +289,17 @@ describe("fan-out: bulk lines", () => {
     const twice = bulkLine("b", 2, null);
     twice.entries[1].email = " B.0@Example.com";
     assert.match(bulkRowProblem(twice, t, "spring")!, /entry 2 \(b-r1\) repeats an address/);
-    const colon = bulkLine("b", 1, null);
-    colon.entries[0].headers = [{ Name: "X:Y", Value: "v" }];
-    assert.match(bulkRowProblem(colon, t, "spring")!, /header name "X:Y"/);
+    const tab = bulkLine("b", 1, null);
+    tab.entries[0].template_data.unsubscribe_url = "https://u.example/?t=\t";
+    assert.match(bulkRowProblem(tab, t, "spring")!, /header List-Unsubscribe value is not printable ASCII/);
+    const linkless = bulkLine("b", 1, null);
+    delete linkless.entries[0].template_data.unsubscribe_url;
+    assert.match(bulkRowProblem(linkless, t, "spring")!, /entry 1 \(b-r0\) has no unsubscribe_url/);
     const big = bulkLine("b", 1, null);
-    big.entries[0].template_data = { blob: "x".repeat(262_200) };
+    big.entries[0].template_data = { blob: "x".repeat(262_200), unsubscribe_url: "https://u.example/" };
     assert.match(bulkRowProblem(big, t, "spring")!, /template data, over SES's 262144/);
     const heavy = bulkLine("b", 50, null);
-    for (const e of heavy.entries) e.template_data = { blob: "é".repeat(2_700) };
+    for (const e of heavy.entries) e.template_data = { blob: "é".repeat(2_700), unsubscribe_url: "https://u.example/" };
     assert.match(bulkRowProblem(heavy, t, "spring")!, /schedule input of \d+ bytes, over Scheduler's 262144/);
     assert.match(
       bulkRowProblem({ ...bulkLine("b", 1, null), schedule_expression: "cron(0 9 * * ? *)" }, t, "spring")!,

@@ -1,8 +1,8 @@
 /**
  * Bulk planning (launch-campaign --bulk): the recipients of one step who share its UTC instant and variant (and so its
  * template) share one schedule of at most MAX_BULK_ENTRIES entries whose Input stays within Scheduler's payload, sent
- * by the sender state machine with SendBulkEmail. Every entry carries its recipient's one-click unsubscribe link, in
- * `{{unsubscribe_url}}` and in the List-Unsubscribe pair (infra/rules/unsubscribe.ts).
+ * by the sender state machine with SendBulkEmail. Every entry carries its recipient's one-click unsubscribe link once,
+ * in `{{unsubscribe_url}}`; the fan-out makes the List-Unsubscribe pair from it (infra/rules/unsubscribe.ts).
  *
  * Chunks fill in the list's order: a group's entries go into its open chunk until the next would not fit (50 entries,
  * the Input's bytes, the plan line's bytes), which is then written as one line named by the group and the chunk's
@@ -23,7 +23,12 @@ import {
   MAX_PLAN_ROW_BYTES,
 } from "../../../infra/rules/plan-row";
 import { ses } from "../../../infra/rules/quotas";
-import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../../../infra/rules/unsubscribe";
+import {
+  UNSUBSCRIBE_TEMPLATE_KEY,
+  unsubscribeHeaders,
+  unsubscribeToken,
+  unsubscribeUrl,
+} from "../../../infra/rules/unsubscribe";
 import { InputError } from "../../../infra/rules/errors";
 import { Step } from "../../../infra/rules/send-time";
 import { Audience, templatesByVariant } from "../recipients/audience";
@@ -32,7 +37,7 @@ import { ZoneDecisions } from "./decisions";
 import { InstantHistogram } from "./window";
 
 /** The template variable that holds each recipient's unsubscribe link; a list column of this name is refused. */
-export const UNSUBSCRIBE_KEY = "unsubscribe_url";
+export const UNSUBSCRIBE_KEY = UNSUBSCRIBE_TEMPLATE_KEY;
 
 /** What a dry run without stack outputs signs with: its links are well formed and never valid. */
 export const PLACEHOLDER_SIGNING = {
@@ -318,6 +323,7 @@ export class BulkLines {
   ): { reason: RejectReason; text: string } | Promise<void> | undefined {
     const made = this.links.link(row.email);
     if ("problem" in made) return { reason: "invalid-email", text: made.problem };
+    // The line holds the link once (in its data); the headers the fan-out makes from it count in the Input's size.
     const headersJson = made.headersJson;
     const dataPrefix = [this.templateData.prefix(row.fields), `"${UNSUBSCRIBE_KEY}":`, made.linkJson, ","].join("");
     const emailJson = JSON.stringify(row.email);
@@ -341,7 +347,7 @@ export class BulkLines {
         };
       entries.push({
         group,
-        json: bulkEntryJson(idJson, emailJson, dataPrefix + this.stepJson[k], headersJson),
+        json: bulkEntryJson(idJson, emailJson, dataPrefix + this.stepJson[k]),
         lineBytes,
         inputBytes,
       });
