@@ -15,25 +15,9 @@ import { senderDefinition } from "../../infra/rules/sender-definition";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { runMain } from "../helpers/cli";
+import { fanOutTestParameters, SENDER_ARN } from "../helpers/fanout-params";
 
-const SENDER_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev";
-const PARAMS: FanOutParameters = {
-  partition: "aws",
-  targetRoleArn: "arn:aws:iam::123456789012:role/target",
-  housekeepingRoleArn: "arn:aws:iam::123456789012:role/housekeeping",
-  deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
-  resultsBucket: "recipients-bucket",
-  fromAddress: "news@mail.example.com",
-  configurationSetName: "sendtime-dev",
-  listManagement: { contactListName: "sendtime-dev", topicName: "campaigns" },
-  maxConcurrency: 60,
-  batchSize: 3,
-  innerConcurrency: 2,
-  toleratedFailurePercentage: 100,
-  maxEventAgeSeconds: 7200,
-  maxRetryAttempts: 5,
-  senderArn: SENDER_ARN,
-};
+const PARAMS: FanOutParameters = fanOutTestParameters({ toleratedFailurePercentage: 100, senderArn: SENDER_ARN });
 const INPUT: FanOutInput = {
   campaign_id: "wire",
   plan_bucket: "recipients-bucket",

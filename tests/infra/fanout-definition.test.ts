@@ -12,26 +12,12 @@ import { PLAN_ROW_FIELDS, RECURRING_ROW_FIELDS } from "../../infra/rules/plan-ro
 import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/rules/quotas";
 import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
 import { definitionOf, renderWith } from "../helpers/stack";
+import { fanOutTestParameters } from "../helpers/fanout-params";
 
 const aslValidator = require("asl-validator");
 const { getLanguageService } = require("amazon-states-language-service");
 
-const PARAMS: FanOutParameters = {
-  partition: "aws",
-  targetRoleArn: "arn:aws:iam::123456789012:role/target",
-  housekeepingRoleArn: "arn:aws:iam::123456789012:role/housekeeping",
-  deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
-  resultsBucket: "recipients-bucket",
-  fromAddress: "news@mail.example.com",
-  configurationSetName: "sendtime-dev",
-  listManagement: { contactListName: "sendtime-dev", topicName: "campaigns" },
-  maxConcurrency: 60,
-  batchSize: 3,
-  innerConcurrency: 2,
-  toleratedFailurePercentage: 0,
-  maxEventAgeSeconds: 7200,
-  maxRetryAttempts: 5,
-};
+const PARAMS: FanOutParameters = fanOutTestParameters();
 
 async function languageServiceErrors(definition: object): Promise<string[]> {
   const ls = getLanguageService({});
