@@ -9,7 +9,7 @@ import { scheduler } from "../infra/rules/quotas";
 import { Deadline } from "./lib/aws/call";
 import { s3Client, sesClient, sfnClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
-import { BulkSigning, PLACEHOLDER_SIGNING } from "./lib/planning/bulk";
+import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/bulk";
 import { requireSesTemplates } from "./lib/aws/ses-templates";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
 import {
@@ -258,13 +258,13 @@ function stackOf(f: Flags, campaignId: string): { outputs: StackOutputs; target?
 
 /**
  * What --bulk signs unsubscribe links with: for a launch, the stack's key (SSM, unsubscribeKeyParameter) and endpoint
- * (unsubscribeUrl); for a dry run, a placeholder key (no AWS call) and the stack's endpoint when its outputs are given,
- * else https://unsubscribe.invalid/. The endpoint must be an https URL.
+ * (unsubscribeUrl); for a dry run, no key (no AWS call: the links are unsigned) and the stack's endpoint when its
+ * outputs are given, else https://unsubscribe.invalid/. The endpoint must be an https URL.
  */
 async function bulkSigning(d: Deadline, outputs: StackOutputs, launching: boolean): Promise<BulkSigning> {
   const baseUrl = launching
     ? requireOutputs(outputs, ["unsubscribeUrl", "unsubscribeKeyParameter"], {}).unsubscribeUrl
-    : (outputs.unsubscribeUrl ?? PLACEHOLDER_SIGNING.baseUrl);
+    : (outputs.unsubscribeUrl ?? PLACEHOLDER_UNSUBSCRIBE_URL);
   let url: URL | undefined;
   try {
     url = new URL(baseUrl);
@@ -275,10 +275,10 @@ async function bulkSigning(d: Deadline, outputs: StackOutputs, launching: boolea
     throw new UsageError(`stack output unsubscribeUrl ${baseUrl}: expected an https URL (the endpoint's function URL)`);
   if (!launching)
     return {
-      key: PLACEHOLDER_SIGNING.key,
+      key: undefined,
       baseUrl,
       placeholder: true,
-      source: `a placeholder key (dry run: no AWS call); the links' tokens are not valid${outputs.unsubscribeUrl ? "" : ", and the endpoint is a placeholder too (no stack outputs given)"}`,
+      source: `unsigned (a dry run makes no AWS call, so it has no key): the links' tokens are not valid${outputs.unsubscribeUrl ? "" : ", and the endpoint is a placeholder too (no stack outputs given)"}`,
     };
   const parameter = outputs.unsubscribeKeyParameter!;
   const key = await readUnsubscribeKey(d, ssmClient(outputs.region), parameter);
@@ -286,7 +286,7 @@ async function bulkSigning(d: Deadline, outputs: StackOutputs, launching: boolea
     key,
     baseUrl,
     placeholder: false,
-    source: `SSM parameter ${parameter} (stack output unsubscribeKeyParameter)`,
+    source: `signed with the key in SSM parameter ${parameter} (stack output unsubscribeKeyParameter)`,
   };
 }
 
@@ -573,7 +573,7 @@ function bulkLines(s: PlanSummary): string[] {
   return [
     `  bulk: ${count(b.schedules)} schedules for ${count(b.entries)} entries (${b.schedulesPerRecipientStep} a recipient-step; ${b.largestSchedule} entries at most, ${b.smallestSchedule} at least${b.splitEarly ? `; ${count(b.splitEarly)} written before full to bound memory` : ""})`,
     `  bulk window: emails ${need(b.window.emails)}; schedule invocations ${need(b.window.invocations)}`,
-    `  unsubscribe: links to ${b.unsubscribe.baseUrl}, signed with ${b.unsubscribe.source}`,
+    `  unsubscribe: links to ${b.unsubscribe.baseUrl}, ${b.unsubscribe.source}`,
   ];
 }
 

@@ -151,7 +151,10 @@ export function bulkEntryInputBytes(emailJson: string, templateDataJson: string,
   ).inputBytes;
 }
 
-const ENTRY_JSON_FIXED_BYTES = `{"recipient_id":,"email":,"template_data":}`.length;
+/** What closes a bulk entry's JSON after its template data. */
+export const BULK_ENTRY_END = "}";
+
+const ENTRY_JSON_FIXED_BYTES = bulkEntryStart("", "").length + BULK_ENTRY_END.length;
 
 /**
  * An entry's bytes in its plan line (bulkEntryJson) and in the schedule's Input (bulkEmailEntry), from the byte lengths
@@ -174,7 +177,12 @@ export function bulkEntrySizes(
 
 /** One bulk entry as plan JSON, from its parts already serialized (JSON.stringify of each field's value). */
 export function bulkEntryJson(recipientIdJson: string, emailJson: string, templateDataJson: string): string {
-  return `{"recipient_id":${recipientIdJson},"email":${emailJson},"template_data":${templateDataJson}}`;
+  return bulkEntryStart(recipientIdJson, emailJson) + templateDataJson + BULK_ENTRY_END;
+}
+
+/** A bulk entry's JSON before its template data; the entry is this, the data's JSON, then BULK_ENTRY_END. */
+export function bulkEntryStart(recipientIdJson: string, emailJson: string): string {
+  return `{"recipient_id":${recipientIdJson},"email":${emailJson},"template_data":`;
 }
 
 /**

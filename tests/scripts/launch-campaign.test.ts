@@ -21,13 +21,15 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from "@aws-sdk/client-sfn";
+import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { parse as parseCsv } from "csv-parse/sync";
 import { clock } from "../../scripts/lib/aws/call";
 import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { fanOutDefinition, PlanRow } from "../../infra/rules/fanout-definition";
 import { isValidSchedulerName } from "../../infra/rules/naming";
-import { formatPlanRow, parsePlanRow } from "../../infra/rules/plan-row";
+import { formatPlanRow, parseBulkPlanRow, parsePlanRow } from "../../infra/rules/plan-row";
+import { verifyUnsubscribeToken } from "../../infra/rules/unsubscribe";
 import { scheduler } from "../../infra/rules/quotas";
 import { main } from "../../scripts/launch-campaign";
 import { timingFromFlags } from "../../scripts/lib/cli/campaign-flags";
@@ -474,6 +476,50 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       r.stdout,
       /Launched: s3:\/\/recipients-ce6a540\/plans\/spring\/[0-9a-f]{16}\.jsonl → execution spring-[0-9a-f]{16}/,
     );
+  });
+
+  it("--bulk: signs every entry's link with the stack's key (SSM), as the endpoint verifies it (Node's crypto)", async () => {
+    s3.on(PutObjectCommand).resolves({ ETag: '"e"' });
+    headFromPut();
+    sfn
+      .on(StartExecutionCommand)
+      .resolves({ executionArn: `${STATE_MACHINE.replace("stateMachine", "execution")}:x`, startDate: new Date() });
+    const ssm = mockClient(SSMClient);
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => 255 - i));
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: key.toString("base64url") } });
+    const withKey = path.join(tmp, "outputs-bulk.json");
+    fs.writeFileSync(
+      withKey,
+      JSON.stringify({
+        ...JSON.parse(fs.readFileSync(outputsFile, "utf8")),
+        unsubscribeUrl: "https://abc.lambda-url.us-east-1.on.aws/",
+        unsubscribeKeyParameter: "/sendtime/dev/unsubscribe-key",
+      }),
+    );
+    try {
+      const r = await launch([...base(ZONES), "--bulk", "--outputs", withKey]);
+      assert.strictEqual(r.code, 0, r.stderr);
+      const uploaded = Buffer.from(s3.commandCalls(PutObjectCommand)[0].args[0].input.Body as Uint8Array);
+      const entries = uploaded
+        .toString("utf8")
+        .split("\n")
+        .filter(Boolean)
+        .flatMap((l) => parseBulkPlanRow(l).entries);
+      assert.strictEqual(entries.length, r.summary.bulk.entries);
+      assert.ok(entries.length > 0);
+      for (const e of entries) {
+        const link = new URL(e.template_data.unsubscribe_url);
+        assert.strictEqual(link.origin + link.pathname, "https://abc.lambda-url.us-east-1.on.aws/");
+        assert.strictEqual(verifyUnsubscribeToken(key, link.searchParams.get("t")!), e.email.trim().toLowerCase());
+      }
+      assert.strictEqual(r.summary.bulk.unsubscribe.placeholder, false);
+      assert.match(
+        r.summary.bulk.unsubscribe.source,
+        /signed with the key in SSM parameter \/sendtime\/dev\/unsubscribe-key/,
+      );
+    } finally {
+      ssm.restore();
+    }
   });
 
   it("a recurring campaign's group is kept until its last schedule ends: cleanup_at is after the latest EndDate", async () => {

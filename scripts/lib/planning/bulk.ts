@@ -8,13 +8,14 @@
  * the Input's bytes, the plan line's bytes), which is then written as one line named by the group and the chunk's
  * position (naming.ts bulkScheduleName). So a group of n recipients whose entries fit takes ⌈n ÷ 50⌉ schedules, the
  * fewest 50 allows, and the same list and flags give the same names on every run. Memory: one open chunk per group;
- * when open chunks pass MAX_OPEN_CHARS, the oldest is written early (counted: splitEarly).
+ * when open chunks' buffers pass MAX_OPEN_BYTES, the oldest is written early (counted: splitEarly).
  */
 import { bulkScheduleName } from "../../../infra/rules/naming";
 import {
   atExpression,
+  BULK_ENTRY_END,
   BULK_LINE_END,
-  bulkEntryJson,
+  bulkEntryStart,
   bulkEntrySizes,
   jsonTextBytes,
   bulkLineStart,
@@ -25,9 +26,9 @@ import {
 import { ses } from "../../../infra/rules/quotas";
 import {
   UNSUBSCRIBE_TEMPLATE_KEY,
+  UnsubscribeSigner,
   unsubscribeHeaders,
-  unsubscribeToken,
-  unsubscribeUrl,
+  unsubscribeLink,
 } from "../../../infra/rules/unsubscribe";
 import { InputError } from "../../../infra/rules/errors";
 import { Step } from "../../../infra/rules/send-time";
@@ -39,46 +40,58 @@ import { InstantHistogram } from "./window";
 /** The template variable that holds each recipient's unsubscribe link; a list column of this name is refused. */
 export const UNSUBSCRIBE_KEY = UNSUBSCRIBE_TEMPLATE_KEY;
 
-/** What a dry run without stack outputs signs with: its links are well formed and never valid. */
-export const PLACEHOLDER_SIGNING = {
-  key: Buffer.from("sendtime dry run: placeholder unsubscribe key", "utf8"),
-  baseUrl: "https://unsubscribe.invalid/",
-} as const;
+/** The endpoint a dry run without stack outputs links to. */
+export const PLACEHOLDER_UNSUBSCRIBE_URL = "https://unsubscribe.invalid/";
 
 /** The key and endpoint unsubscribe links are made with, and where they came from (for the summary). */
 export interface BulkSigning {
-  key: Buffer;
+  /**
+   * The stack's signing key; none in a dry run, whose links are unsigned (a zero signature: well formed, the sizes of
+   * signed ones, never valid), since a dry run makes no AWS call and so never has the key.
+   */
+  key: Buffer | undefined;
   baseUrl: string;
-  /** True with PLACEHOLDER_SIGNING's key: the plan's tokens are not valid. */
+  /** True without a key: the plan's tokens are not valid. */
   placeholder: boolean;
   source: string;
 }
+
+/**
+ * What the per-entry code reads from other modules, read once: the CLI's transpiler (esbuild, CommonJS) makes every
+ * use of an import a getter call, 3% of a bulk dry run's CPU when read per entry (measured: docs/benchmarks.md).
+ */
+const MAX_ENTRIES = MAX_BULK_ENTRIES;
+const MAX_INPUT_BYTES = MAX_BULK_ENTRIES_INPUT_BYTES;
+const textBytes = jsonTextBytes;
+const entrySizes = bulkEntrySizes;
+const entryStart = bulkEntryStart;
 
 /** A plan line's text around its entries: at most this many bytes (name, instant, template ≤ 64, variant ≤ 32). */
 const LINE_OVERHEAD_BYTES = 512;
 const MAX_LINE_ENTRY_BYTES = MAX_PLAN_ROW_BYTES - LINE_OVERHEAD_BYTES;
 
-/** Characters of open chunks' entries kept before the oldest open chunk is written early. */
-export const MAX_OPEN_CHARS = 64 * 1024 * 1024;
+/** Bytes of open chunks' buffers kept before the oldest open chunk is written early. */
+export const MAX_OPEN_BYTES = 64 * 1024 * 1024;
 
 /** The token's address part is at most 400 characters (unsubscribe.ts verifies no longer): 300 bytes of address. */
 const MAX_TOKEN_ADDRESS_CHARS = 400;
 
 /**
- * Per-recipient unsubscribe links, each exactly unsubscribeUrl(baseUrl, key, email), with its JSON and its headers'
- * JSON (JSON.stringify(unsubscribeHeaders(link))): the text around the token is the same for every address (a
- * base64url token is never percent-encoded nor JSON-escaped), so it is found once and each is that text around the
- * recipient's token.
+ * Per-recipient unsubscribe links, each exactly unsubscribeUrl(baseUrl, key, email) (or unsigned: UnsubscribeSigner), and the texts made of them: the
+ * text around the token is the same for every address (a base64url token is never percent-encoded nor JSON-escaped),
+ * so it is found once and each text is that text around the recipient's token; its sizes are the fixed text's plus
+ * the token's length (ASCII).
  */
 export class UnsubscribeLinks {
-  private readonly around: { link: [string, string]; json: [string, string]; headers: [string, string] };
-  constructor(
-    baseUrl: string,
-    private readonly key: Buffer,
-  ) {
-    const probe = "probe@example.com";
-    const url = unsubscribeUrl(baseUrl, key, probe);
-    const token = unsubscribeToken(key, probe);
+  private readonly around: Record<"link" | "json" | "headers" | "data", [string, string]>;
+  /** jsonTextBytes of the fixed part of `"unsubscribe_url":<link JSON>,`, and bytes of the headers' JSON's. */
+  private readonly fixed: { data: { bytes: number; escapes: number }; headersBytes: number };
+  private readonly signer: UnsubscribeSigner;
+  /** Links with tokens signed with `key`, or unsigned without one (UnsubscribeSigner). */
+  constructor(baseUrl: string, key: Buffer | undefined) {
+    this.signer = new UnsubscribeSigner(key);
+    const token = this.signer.token("probe@example.com");
+    const url = unsubscribeLink(baseUrl, token);
     const split = (text: string): [string, string] => {
       const at = text.indexOf(token);
       if (at < 0 || text.lastIndexOf(token) !== at)
@@ -89,26 +102,43 @@ export class UnsubscribeLinks {
       link: split(url),
       json: split(JSON.stringify(url)),
       headers: split(JSON.stringify(unsubscribeHeaders(url))),
+      data: split(`${JSON.stringify(UNSUBSCRIBE_KEY)}:${JSON.stringify(url)},`),
+    };
+    const { data, headers } = this.around;
+    this.fixed = {
+      data: jsonTextBytes(data[0] + data[1]),
+      headersBytes: Buffer.byteLength(headers[0] + headers[1]),
     };
   }
 
-  /** The link and its two JSON forms, or why an address cannot have one (the token or the header would be too long). */
-  link(email: string): { link: string; linkJson: string; headersJson: string } | { problem: string } {
-    const token = unsubscribeToken(this.key, email);
+  /** The address's token, or why it cannot have one (the token or the header would be too long). */
+  token(email: string): { token: string } | { problem: string } {
+    const token = this.signer.token(email);
     if (token.indexOf(".") > MAX_TOKEN_ADDRESS_CHARS)
       return {
         problem: `address too long for an unsubscribe token (at most 300 bytes): --bulk cannot give it one-click unsubscribe`,
       };
-    const { link, json, headers } = this.around;
-    const length = link[0].length + token.length + link[1].length;
+    const [before, after] = this.around.link;
+    const length = before.length + token.length + after.length;
     if (length + 2 > ses.header.maxValueChars)
       return {
         problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.header.maxValueChars}`,
       };
+    return { token };
+  }
+
+  /** The text `kind` made of a token: the link, its JSON, the headers' JSON, or the template data's member. */
+  text(kind: "link" | "json" | "headers" | "data", token: string): string {
+    const [before, after] = this.around[kind];
+    return before + token + after;
+  }
+
+  /** The sizes of text("data", token) (jsonTextBytes) and of text("headers", token) (bytes). */
+  sizes(token: string): { data: { bytes: number; escapes: number }; headersBytes: number } {
+    const { data, headersBytes } = this.fixed;
     return {
-      link: link[0] + token + link[1],
-      linkJson: json[0] + token + json[1],
-      headersJson: headers[0] + token + headers[1],
+      data: { bytes: data.bytes + token.length, escapes: data.escapes },
+      headersBytes: headersBytes + token.length,
     };
   }
 }
@@ -117,7 +147,7 @@ export class UnsubscribeLinks {
 export interface BulkStats {
   schedules: number;
   entries: number;
-  /** Chunks written before they were full because open chunks passed MAX_OPEN_CHARS (0 in a list of few instants). */
+  /** Chunks written before they were full because open chunks passed MAX_OPEN_BYTES (0 in a list of few instants). */
   splitEarly: number;
   /** Entries in the fullest and emptiest schedule. */
   largest: number;
@@ -136,21 +166,38 @@ interface Group {
   templateJson: string;
   variantJson: string;
   chunks: number;
-  open: string[];
-  openChars: number;
+  /**
+   * The open chunk's plan line so far, as bytes: its start (name, instant, template, variant), then its entries with
+   * their commas; undefined when no chunk is open. Bytes, not strings: entries kept as strings until their chunk is
+   * written outlived V8's young generation and cost the collector (docs/benchmarks.md, "Bulk sends").
+   */
+  line?: Buffer;
+  filled: number;
+  entries: number;
   /** Bytes of the open chunk's entries in the plan line and in the Input, with their commas. */
   lineBytes: number;
   inputBytes: number;
-  /** Whether it is in BulkChunks.opened. */
-  listed: boolean;
 }
+
+/** A chunk's first buffer: its start and a few entries; it doubles as entries come (at most once per size). */
+const FIRST_LINE_BYTES = 2_048;
+/**
+ * Buffers of written chunks kept for the next chunks to open (a buffer dropped per chunk waits for the collector
+ * outside the heap: a bulk dry run's peak memory rose 6 MB with none kept).
+ */
+const SPARE_LINES = 32;
+const MAX_SPARE_LINE_BYTES = 64 * 1024;
+const COMMA = 0x2c;
+const LINE_END = Buffer.from(BULK_LINE_END, "latin1");
 
 /** Entries grouped into chunks, written as bulk plan lines through `write` as they fill. */
 export class BulkChunks {
   private readonly groups = new Map<string, Group>();
   /** Groups with an open chunk, oldest first. */
   private readonly opened = new Set<Group>();
-  private openChars = 0;
+  /** Bytes of the open chunks' buffers (what they hold in memory). */
+  private openBytes = 0;
+  private readonly spare: Buffer[] = [];
   readonly stats: BulkStats = {
     schedules: 0,
     entries: 0,
@@ -161,7 +208,7 @@ export class BulkChunks {
     invocations: new InstantHistogram(),
   };
 
-  constructor(private readonly write: (text: string) => Promise<void> | undefined) {}
+  constructor(private readonly write: (bytes: Uint8Array) => Promise<void> | undefined) {}
 
   /** The group of a step's instant and variant; `templateJson`/`variantJson` as JSON text. */
   group(step: number, utcMs: number, variant: string | null, templateJson: string, variantJson: string): Group {
@@ -175,11 +222,10 @@ export class BulkChunks {
         templateJson,
         variantJson,
         chunks: 0,
-        open: [],
-        openChars: 0,
+        filled: 0,
+        entries: 0,
         lineBytes: 0,
         inputBytes: 0,
-        listed: false,
       };
       this.groups.set(key, g);
     }
@@ -187,35 +233,72 @@ export class BulkChunks {
   }
 
   /**
-   * Adds one entry (its JSON and sizes, which fitsAlone has passed) to its group; a promise only when a write waits
-   * for the disk.
+   * Adds one entry — the bytes of `head` then of `tail`, whose sizes fitsAlone has passed — to its group; a promise only
+   * when a write waits for the disk.
    */
-  add(g: Group, entryJson: string, lineBytes: number, inputBytes: number): Promise<void> | undefined {
+  add(g: Group, head: Uint8Array, tail: Uint8Array, inputBytes: number): Promise<void> | undefined {
+    const lineBytes = head.length + tail.length;
     if (
-      g.open.length &&
-      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES ||
-        g.inputBytes + 1 + inputBytes > MAX_BULK_ENTRIES_INPUT_BYTES)
+      g.entries &&
+      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES || g.inputBytes + 1 + inputBytes > MAX_INPUT_BYTES)
     ) {
       const written = this.emit(g);
-      if (written) return written.then(() => this.add(g, entryJson, lineBytes, inputBytes));
+      if (written) return written.then(() => this.add(g, head, tail, inputBytes));
     }
-    const comma = g.open.length ? 1 : 0;
-    g.open.push(entryJson);
+    if (!g.line) this.open(g);
+    const comma = g.entries ? 1 : 0;
+    this.reserve(g, comma + lineBytes);
+    const line = g.line!;
+    if (comma) line[g.filled++] = COMMA;
+    line.set(head, g.filled);
+    line.set(tail, g.filled + head.length);
+    g.filled += lineBytes;
+    g.entries++;
     g.lineBytes += comma + lineBytes;
     g.inputBytes += comma + inputBytes;
-    g.openChars += entryJson.length;
-    this.openChars += entryJson.length;
-    if (!g.listed) {
-      g.listed = true;
-      this.opened.add(g);
-    }
-    const written = g.open.length === MAX_BULK_ENTRIES ? this.emit(g) : undefined;
+    const written = g.entries === MAX_ENTRIES ? this.emit(g) : undefined;
     return written ? written.then(() => this.bound()) : this.bound();
   }
 
-  /** Writes the oldest open chunks early while open chunks hold more than MAX_OPEN_CHARS. */
+  /** Opens the group's next chunk: a buffer holding the line's start (its name is the chunk's position). */
+  private open(g: Group): void {
+    const wall = new Date(g.utcMs).toISOString().slice(0, 19);
+    const start = bulkLineStart({
+      schedule_name: `"${bulkScheduleName(g.step, g.utcMs, g.variant, g.chunks)}"`,
+      send_at: `"${wall}"`,
+      timezone: `"UTC"`,
+      utc: `"${new Date(g.utcMs).toISOString()}"`,
+      schedule_expression: `"${atExpression(wall)}"`,
+      step: String(g.step),
+      template: g.templateJson,
+      variant: g.variantJson,
+    });
+    const spare = this.spare.pop();
+    g.line =
+      spare && spare.length >= 3 * start.length
+        ? spare
+        : Buffer.allocUnsafe(Math.max(FIRST_LINE_BYTES, 3 * start.length));
+    this.openBytes += g.line.length;
+    g.filled = g.line.write(start, 0, "utf8");
+    this.opened.add(g);
+  }
+
+  /** Room for `more` bytes and the line's end in the group's buffer. */
+  private reserve(g: Group, more: number): void {
+    const line = g.line!;
+    const needed = g.filled + more + LINE_END.length;
+    if (needed <= line.length) return;
+    let size = line.length;
+    while (size < needed) size *= 2;
+    const grown = Buffer.allocUnsafe(size);
+    line.copy(grown, 0, 0, g.filled);
+    this.openBytes += size - line.length;
+    g.line = grown;
+  }
+
+  /** Writes the oldest open chunks early while their buffers hold more than MAX_OPEN_BYTES. */
   private bound(): Promise<void> | undefined {
-    while (this.openChars > MAX_OPEN_CHARS) {
+    while (this.openBytes > MAX_OPEN_BYTES) {
       const oldest = this.opened.values().next().value as Group;
       this.stats.splitEarly++;
       const written = this.emit(oldest);
@@ -229,44 +312,37 @@ export class BulkChunks {
     for (const g of [...this.opened]) await this.emit(g);
   }
 
-  /** Writes a group's open chunk as one plan line. */
+  /** Writes a group's open chunk as one plan line (`write` copies it before it returns). */
   private emit(g: Group): Promise<void> | undefined {
-    const entries = g.open.length;
-    const wall = new Date(g.utcMs).toISOString().slice(0, 19);
-    const name = bulkScheduleName(g.step, g.utcMs, g.variant, g.chunks++);
-    const start = bulkLineStart({
-      schedule_name: `"${name}"`,
-      send_at: `"${wall}"`,
-      timezone: `"UTC"`,
-      utc: `"${new Date(g.utcMs).toISOString()}"`,
-      schedule_expression: `"${atExpression(wall)}"`,
-      step: String(g.step),
-      template: g.templateJson,
-      variant: g.variantJson,
-    });
-    const line = [start, g.open.join(","), BULK_LINE_END].join("");
+    const line = g.line!;
+    const entries = g.entries;
+    line.set(LINE_END, g.filled);
+    const bytes = line.subarray(0, g.filled + LINE_END.length);
     const s = this.stats;
     s.schedules++;
     s.entries += entries;
     s.largest = Math.max(s.largest, entries);
     s.smallest = s.smallest === 0 ? entries : Math.min(s.smallest, entries);
-    // What surrounds the entries is ASCII (names, instants, SES template and variant names).
-    s.lineBytes += start.length + g.lineBytes + BULK_LINE_END.length;
+    s.lineBytes += bytes.length;
     s.invocations.add(g.utcMs, "UTC");
-    this.openChars -= g.openChars;
-    g.open = [];
-    g.openChars = 0;
+    this.openBytes -= line.length;
+    g.chunks++;
+    const written = this.write(bytes);
+    // `write` has copied the bytes: the buffer can take another chunk.
+    if (this.spare.length < SPARE_LINES && line.length <= MAX_SPARE_LINE_BYTES) this.spare.push(line);
+    g.line = undefined;
+    g.filled = 0;
+    g.entries = 0;
     g.lineBytes = 0;
     g.inputBytes = 0;
-    g.listed = false;
     this.opened.delete(g);
-    return this.write(line);
+    return written;
   }
 }
 
 /** Whether one entry fits a schedule on its own (both the plan line's and the Input's bytes). */
 function fitsAlone(lineBytes: number, inputBytes: number): boolean {
-  return lineBytes <= MAX_LINE_ENTRY_BYTES && inputBytes <= MAX_BULK_ENTRIES_INPUT_BYTES;
+  return lineBytes <= MAX_LINE_ENTRY_BYTES && inputBytes <= MAX_INPUT_BYTES;
 }
 
 /**
@@ -277,15 +353,19 @@ function fitsAlone(lineBytes: number, inputBytes: number): boolean {
 export class BulkLines {
   readonly chunks: BulkChunks;
   private readonly templateData: TemplateDataJson;
-  /** Each step's closing of the template data (`"step":"2"}`), and its jsonTextBytes. */
-  private readonly stepJson: string[];
+  /** Each step's end of an entry: the template data's closing (`"step":"2"}`), then the entry's `}`, as bytes. */
+  private readonly tails: Buffer[];
+  /** jsonTextBytes of each step's closing of the template data. */
   private readonly stepSizes: { bytes: number; escapes: number }[];
   private readonly templateJson: string[][];
   private readonly variantJson: string[];
   private readonly variantNames: (string | null)[];
   private readonly links: UnsubscribeLinks;
   private readonly groupsOf = new WeakMap<ZoneDecisions, (Group | undefined)[][]>();
-  private readonly entries: { group: Group; json: string; lineBytes: number; inputBytes: number }[] = [];
+  /** A row's entry up to its step's closing (the same for each of its steps), as bytes; grown for a long row. */
+  private head = Buffer.allocUnsafe(4_096);
+  private readonly entries: { group: Group; tail: Buffer; inputBytes: number }[] = [];
+  private headBytes = 0;
 
   constructor(
     file: string,
@@ -293,7 +373,7 @@ export class BulkLines {
     private readonly steps: (Step & { template: string })[],
     audience: Audience,
     signing: BulkSigning,
-    write: (text: string) => Promise<void> | undefined,
+    write: (bytes: Uint8Array) => Promise<void> | undefined,
   ) {
     if (columns.data.some((i) => columns.header[i] === UNSUBSCRIBE_KEY))
       throw new InputError(
@@ -301,8 +381,9 @@ export class BulkLines {
       );
     this.chunks = new BulkChunks(write);
     this.templateData = new TemplateDataJson(columns);
-    this.stepJson = steps.map((s) => `"${STEP_KEY}":"${s.number}"}`);
-    this.stepSizes = this.stepJson.map(jsonTextBytes);
+    const stepJson = steps.map((s) => `"${STEP_KEY}":"${s.number}"}`);
+    this.stepSizes = stepJson.map(jsonTextBytes);
+    this.tails = stepJson.map((closing) => Buffer.from(closing + BULK_ENTRY_END, "utf8"));
     this.templateJson = templatesByVariant(
       audience,
       steps.map((s) => s.template),
@@ -321,15 +402,19 @@ export class BulkLines {
     decided: ZoneDecisions,
     slot: number,
   ): { reason: RejectReason; text: string } | Promise<void> | undefined {
-    const made = this.links.link(row.email);
+    const made = this.links.token(row.email);
     if ("problem" in made) return { reason: "invalid-email", text: made.problem };
-    // The line holds the link once (in its data); the headers the fan-out makes from it count in the Input's size.
-    const headersJson = made.headersJson;
-    const dataPrefix = [this.templateData.prefix(row.fields), `"${UNSUBSCRIBE_KEY}":`, made.linkJson, ","].join("");
+    const { token } = made;
+    const data = this.templateData.prefix(row.fields);
     const emailJson = JSON.stringify(row.email);
     const idJson = JSON.stringify(row.id);
-    // Addresses and links are ASCII; the data's size is measured once for every step (a step adds its ASCII closing).
-    const prefix = jsonTextBytes(dataPrefix);
+    // The line holds the link once (in its data); the headers the fan-out makes from it count in the Input's size.
+    // The data's size is measured once for every step (a step adds its ASCII closing); the link's is known.
+    const measured = textBytes(data);
+    const link = this.links.sizes(token);
+    const prefix = { bytes: measured.bytes + link.data.bytes, escapes: measured.escapes + link.data.escapes };
+    // The entry up to its step's closing: with a tail, the bytes bulkEntryJson makes.
+    this.writeHead(entryStart(idJson, emailJson) + data + this.links.text("data", token));
     const idBytes = Buffer.byteLength(idJson);
     const groups = this.groupsFor(decided, slot);
     const entries = this.entries;
@@ -338,29 +423,35 @@ export class BulkLines {
       const group = groups[k];
       if (!group) continue;
       const closing = this.stepSizes[k];
-      const data = { bytes: prefix.bytes + closing.bytes, escapes: prefix.escapes + closing.escapes };
-      const { lineBytes, inputBytes } = bulkEntrySizes(idBytes, emailJson.length, data, headersJson.length);
+      const sizes = { bytes: prefix.bytes + closing.bytes, escapes: prefix.escapes + closing.escapes };
+      const { lineBytes, inputBytes } = entrySizes(idBytes, emailJson.length, sizes, link.headersBytes);
+      if (lineBytes !== this.headBytes + this.tails[k].length)
+        throw new Error(
+          `internal: a bulk entry of ${this.headBytes + this.tails[k].length} bytes was measured ${lineBytes}`,
+        );
       if (!fitsAlone(lineBytes, inputBytes))
         return {
           reason: "too-large",
           text: `personalization too large for a bulk schedule: an entry must fit ${MAX_LINE_ENTRY_BYTES} bytes of plan line and ${MAX_BULK_ENTRIES_INPUT_BYTES} bytes of the schedule's Input`,
         };
-      entries.push({
-        group,
-        json: bulkEntryJson(idJson, emailJson, dataPrefix + this.stepJson[k]),
-        lineBytes,
-        inputBytes,
-      });
+      entries.push({ group, tail: this.tails[k], inputBytes });
     }
     return this.addFrom(0);
+  }
+
+  /** `text` as UTF-8 into this.head. */
+  private writeHead(text: string): void {
+    if (3 * text.length > this.head.length) this.head = Buffer.allocUnsafe(6 * text.length);
+    this.headBytes = this.head.write(text, 0, "utf8");
   }
 
   /** Adds the row's entries from `from` on, waiting where a write waits. */
   private addFrom(from: number): Promise<void> | undefined {
     const entries = this.entries;
+    const head = this.head.subarray(0, this.headBytes);
     for (let i = from; i < entries.length; i++) {
       const e = entries[i];
-      const waiting = this.chunks.add(e.group, e.json, e.lineBytes, e.inputBytes);
+      const waiting = this.chunks.add(e.group, head, e.tail, e.inputBytes);
       if (waiting) return waiting.then(() => this.addFrom(i + 1));
     }
     return undefined;

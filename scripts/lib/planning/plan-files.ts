@@ -269,7 +269,8 @@ export class PlanFiles {
   }
 
   /** Appends plan lines; resolves at once unless the disk is behind. */
-  writePlan(text: string): Promise<void> | undefined {
+  /** Appends plan text or its UTF-8 bytes (copied before this returns). */
+  writePlan(text: string | Uint8Array): Promise<void> | undefined {
     return this.plan.write(text);
   }
 
@@ -387,8 +388,14 @@ class LineWriter {
     return this.stream !== undefined;
   }
 
-  /** Appends; resolves at once unless the buffer is full and the disk is behind. */
-  write(text: string): Promise<void> | undefined {
+  /** Appends text or bytes (copied at once); resolves at once unless the buffer is full and the disk is behind. */
+  write(text: string | Uint8Array): Promise<void> | undefined {
+    if (typeof text !== "string") {
+      if (this.filled + text.length > this.buffer.length) return this.flush(text);
+      this.buffer.set(text, this.filled);
+      this.filled += text.length;
+      return undefined;
+    }
     // A UTF-16 unit is at most 3 bytes of UTF-8.
     if (this.filled + text.length * 3 <= this.buffer.length) {
       this.filled += this.buffer.write(text, this.filled);
@@ -406,10 +413,21 @@ class LineWriter {
   }
 
   /** Hands what the buffer holds (then `text`, if given) to the hash, the sink and the stream, in order. */
-  private async flush(text?: string): Promise<void> {
+  private async flush(text?: string | Uint8Array): Promise<void> {
     this.check();
     const sent = [this.handOver()];
-    if (text !== undefined && text.length * 3 > this.buffer.length && Buffer.byteLength(text) > this.buffer.length) {
+    if (text instanceof Uint8Array && text.length > this.buffer.length) {
+      this.buffer = Buffer.from(text);
+      this.filled = this.buffer.length;
+      sent.push(this.handOver());
+    } else if (text instanceof Uint8Array) {
+      this.buffer.set(text, 0);
+      this.filled = text.length;
+    } else if (
+      text !== undefined &&
+      text.length * 3 > this.buffer.length &&
+      Buffer.byteLength(text) > this.buffer.length
+    ) {
       this.buffer = Buffer.from(text);
       this.filled = this.buffer.length;
       sent.push(this.handOver());
