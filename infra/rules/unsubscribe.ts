@@ -41,6 +41,8 @@ const padded = paddedLength;
 const base64url = base64urlInto;
 /** The base64url of a 32-byte MAC: 43 characters. */
 const MAC_CHARS = 43;
+/** An unsigned token's end: its signature, 32 zero bytes. */
+const UNSIGNED = `.${Buffer.alloc(32).toString("base64url")}`;
 
 /**
  * Tokens for one key, as unsubscribeToken makes them, for a launcher that signs one per recipient: the HMAC runs in
@@ -73,11 +75,11 @@ export class UnsubscribeSigner {
     const end = CONTEXT_BYTES + s.write(address, CONTEXT_BYTES, "utf8");
     const t = this.text;
     let at = base64url(s, CONTEXT_BYTES, end, t, 0);
+    if (!this.hmac) return t.toString("latin1", 0, at) + UNSIGNED;
     t[at++] = 0x2e; // "."
     // The MAC goes after the padded message, then into the text.
     const macAt = padded(end);
-    if (this.hmac) this.hmac.mac(s, end, s, macAt);
-    else s.fill(0, macAt, macAt + 32);
+    this.hmac.mac(s, end, s, macAt);
     at = base64url(s, macAt, macAt + 32, t, at);
     return t.toString("latin1", 0, at);
   }

@@ -162,6 +162,9 @@ export interface BulkStats {
 interface Group {
   step: number;
   utcMs: number;
+  /** The instant as the line writes it: `send_at` (UTC wall time) and `utc`. */
+  wall: string;
+  utc: string;
   variant: string | null;
   templateJson: string;
   variantJson: string;
@@ -215,9 +218,12 @@ export class BulkChunks {
     const key = `${step} ${utcMs} ${variantJson}`;
     let g = this.groups.get(key);
     if (!g) {
+      const utc = new Date(utcMs).toISOString();
       g = {
         step,
         utcMs,
+        wall: utc.slice(0, 19),
+        utc,
         variant,
         templateJson,
         variantJson,
@@ -233,25 +239,26 @@ export class BulkChunks {
   }
 
   /**
-   * Adds one entry — the bytes of `head` then of `tail`, whose sizes fitsAlone has passed — to its group; a promise only
-   * when a write waits for the disk.
+   * Adds one entry — `head` (of `headBytes` bytes of UTF-8) then the bytes of `tail`, whose sizes fitsAlone has passed —
+   * to its group; a promise only when a write waits for the disk.
    */
-  add(g: Group, head: Uint8Array, tail: Uint8Array, inputBytes: number): Promise<void> | undefined {
-    const lineBytes = head.length + tail.length;
+  add(g: Group, head: string, headBytes: number, tail: Uint8Array, inputBytes: number): Promise<void> | undefined {
+    const lineBytes = headBytes + tail.length;
     if (
       g.entries &&
       (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES || g.inputBytes + 1 + inputBytes > MAX_INPUT_BYTES)
     ) {
       const written = this.emit(g);
-      if (written) return written.then(() => this.add(g, head, tail, inputBytes));
+      if (written) return written.then(() => this.add(g, head, headBytes, tail, inputBytes));
     }
     if (!g.line) this.open(g);
     const comma = g.entries ? 1 : 0;
     this.reserve(g, comma + lineBytes);
     const line = g.line!;
     if (comma) line[g.filled++] = COMMA;
-    line.set(head, g.filled);
-    line.set(tail, g.filled + head.length);
+    if (line.write(head, g.filled, "utf8") !== headBytes)
+      throw new Error(`internal: a bulk entry measured ${headBytes} bytes before its step was written otherwise`);
+    line.set(tail, g.filled + headBytes);
     g.filled += lineBytes;
     g.entries++;
     g.lineBytes += comma + lineBytes;
@@ -262,13 +269,12 @@ export class BulkChunks {
 
   /** Opens the group's next chunk: a buffer holding the line's start (its name is the chunk's position). */
   private open(g: Group): void {
-    const wall = new Date(g.utcMs).toISOString().slice(0, 19);
     const start = bulkLineStart({
       schedule_name: `"${bulkScheduleName(g.step, g.utcMs, g.variant, g.chunks)}"`,
-      send_at: `"${wall}"`,
+      send_at: `"${g.wall}"`,
       timezone: `"UTC"`,
-      utc: `"${new Date(g.utcMs).toISOString()}"`,
-      schedule_expression: `"${atExpression(wall)}"`,
+      utc: `"${g.utc}"`,
+      schedule_expression: `"${atExpression(g.wall)}"`,
       step: String(g.step),
       template: g.templateJson,
       variant: g.variantJson,
@@ -362,10 +368,10 @@ export class BulkLines {
   private readonly variantNames: (string | null)[];
   private readonly links: UnsubscribeLinks;
   private readonly groupsOf = new WeakMap<ZoneDecisions, (Group | undefined)[][]>();
-  /** A row's entry up to its step's closing (the same for each of its steps), as bytes; grown for a long row. */
-  private head = Buffer.allocUnsafe(4_096);
-  private readonly entries: { group: Group; tail: Buffer; inputBytes: number }[] = [];
+  /** The row's entry up to its step's closing (the same for each of its steps), and its bytes of UTF-8. */
+  private head = "";
   private headBytes = 0;
+  private readonly entries: { group: Group; tail: Buffer; inputBytes: number }[] = [];
 
   constructor(
     file: string,
@@ -414,7 +420,7 @@ export class BulkLines {
     const link = this.links.sizes(token);
     const prefix = { bytes: measured.bytes + link.data.bytes, escapes: measured.escapes + link.data.escapes };
     // The entry up to its step's closing: with a tail, the bytes bulkEntryJson makes.
-    this.writeHead(entryStart(idJson, emailJson) + data + this.links.text("data", token));
+    this.head = entryStart(idJson, emailJson) + data + this.links.text("data", token);
     const idBytes = Buffer.byteLength(idJson);
     const groups = this.groupsFor(decided, slot);
     const entries = this.entries;
@@ -425,10 +431,8 @@ export class BulkLines {
       const closing = this.stepSizes[k];
       const sizes = { bytes: prefix.bytes + closing.bytes, escapes: prefix.escapes + closing.escapes };
       const { lineBytes, inputBytes } = entrySizes(idBytes, emailJson.length, sizes, link.headersBytes);
-      if (lineBytes !== this.headBytes + this.tails[k].length)
-        throw new Error(
-          `internal: a bulk entry of ${this.headBytes + this.tails[k].length} bytes was measured ${lineBytes}`,
-        );
+      // The same for every step (lineBytes counts the step's closing); BulkChunks.add checks it as it writes.
+      this.headBytes = lineBytes - this.tails[k].length;
       if (!fitsAlone(lineBytes, inputBytes))
         return {
           reason: "too-large",
@@ -439,19 +443,12 @@ export class BulkLines {
     return this.addFrom(0);
   }
 
-  /** `text` as UTF-8 into this.head. */
-  private writeHead(text: string): void {
-    if (3 * text.length > this.head.length) this.head = Buffer.allocUnsafe(6 * text.length);
-    this.headBytes = this.head.write(text, 0, "utf8");
-  }
-
   /** Adds the row's entries from `from` on, waiting where a write waits. */
   private addFrom(from: number): Promise<void> | undefined {
     const entries = this.entries;
-    const head = this.head.subarray(0, this.headBytes);
     for (let i = from; i < entries.length; i++) {
       const e = entries[i];
-      const waiting = this.chunks.add(e.group, head, e.tail, e.inputBytes);
+      const waiting = this.chunks.add(e.group, this.head, this.headBytes, e.tail, e.inputBytes);
       if (waiting) return waiting.then(() => this.addFrom(i + 1));
     }
     return undefined;
