@@ -195,6 +195,9 @@ export const unsubscribeUrl = unsubscribe?.url;
 export const unsubscribeKeyParameter = unsubscribe?.keyParameterName;
 /** The table of addresses opted out through the endpoint (the bulk sender reads it before every send). */
 export const optOutTableName = unsubscribe?.optOutTable.name;
+/** The SES contact list and topic of one-click unsubscribe: a bulk launch rejects the addresses opted out there. */
+export const contactListName = unsubscribe ? sender.contactListName : undefined;
+export const unsubscribeTopic = unsubscribe ? config.unsubscribe?.topic : undefined;
 
 /** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
 export const templateNames = templates?.names;
