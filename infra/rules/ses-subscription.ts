@@ -17,9 +17,21 @@
  */
 import { unsubscribeAddress } from "./unsubscribe";
 
+/** The Lambda handler setting of the unsubscribe bundle's second entry point (infra/handlers/ses-opt-outs.ts). */
+export const SES_OPT_OUT_HANDLER_NAME = "index.sesOptOutHandler";
+
 /** EventBridge's detail-type for SES's SUBSCRIPTION events. */
 export const SUBSCRIPTION_DETAIL_TYPE = "Email Subscribed";
 export const SES_EVENT_SOURCE = "aws.ses";
+
+/** The rule on the default bus: SES's subscription events of `contactListName` only. */
+export function subscriptionEventPattern(contactListName: string) {
+  return {
+    source: [SES_EVENT_SOURCE],
+    "detail-type": [SUBSCRIPTION_DETAIL_TYPE],
+    detail: { subscription: { contactList: [contactListName] } },
+  };
+}
 
 export type SubscriptionDecision =
   /** Record `address` (as the opt-out table keys it) as opted out of the topic or of every topic, at `at`. */
