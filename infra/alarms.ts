@@ -23,6 +23,12 @@ export interface AlarmsArgs {
    */
   journeyNames?: string[];
   /**
+   * Name of the SES opt-out recorder's dead-letter queue: any message in it is an opt-out made through SES that is not
+   * in the opt-out table, so bulk sends would still mail the address.
+   * @default none: the stack has no unsubscribe (sendtime:unsubscribe*)
+   */
+  optOutEventsDeadLetterQueueName?: pulumi.Input<string>;
+  /**
    * Address subscribed to the alarm topic (confirm the email SNS sends).
    * @default none: subscribe to the `alarmTopicArn` output yourself
    * @example
@@ -47,6 +53,7 @@ export class Alarms extends pulumi.ComponentResource {
     subscribeEmail();
     alarmOnDeadLetters();
     alarmOnJourneys();
+    alarmOnOptOutEvents();
     alarmOnFailedFanOuts();
     alarmOnScheduler();
     alarmOnSesReputation();
@@ -103,6 +110,21 @@ export class Alarms extends pulumi.ComponentResource {
             threshold: 0,
           },
         );
+    }
+
+    function alarmOnOptOutEvents() {
+      if (!args.optOutEventsDeadLetterQueueName) return;
+      alarm(
+        "opt-out-events-dlq-not-empty",
+        "SES opt-outs were not recorded in the opt-out table: bulk sends would still mail those addresses (see the queue's messages)",
+        {
+          namespace: "AWS/SQS",
+          metricName: "ApproximateNumberOfMessagesVisible",
+          statistic: "Maximum",
+          dimensions: { QueueName: args.optOutEventsDeadLetterQueueName },
+          threshold: 0,
+        },
+      );
     }
 
     function alarmOnFailedFanOuts() {

@@ -296,6 +296,34 @@ export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
   ];
 }
 
+export interface SesOptOutGrants {
+  /** The opt-out table it records SES's opt-outs in (UpdateItem only: no read, no delete). */
+  optOutTableArn: string;
+  logGroupArn: string;
+  /** Its dead-letter queue: the on-failure destination of its asynchronous invocations. */
+  deadLetterQueueArn: string;
+  /** The table's customer-managed key, when there is one. */
+  kmsKeyArn?: string;
+}
+
+/**
+ * The function that records SES's SUBSCRIPTION events (infra/handlers/ses-opt-outs.ts): record an opt-out in its one
+ * table, keep a failed event in its queue (Lambda sends it there as the function's role), log. No SES action at all.
+ */
+export function sesOptOutStatements(g: SesOptOutGrants): PolicyStatement[] {
+  return [
+    { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
+    { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+    ...keyUse("TableEncryption", g.kmsKeyArn),
+    {
+      Sid: "Logs",
+      Effect: "Allow",
+      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Resource: `${g.logGroupArn}:*`,
+    },
+  ];
+}
+
 export interface FanOutGrants {
   scope: ArnScope;
   /** The state machine's own name: it starts and manages its child executions. */
@@ -404,7 +432,10 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
   ];
 }
 
-/** The journeys' dead-letter queue policy: EventBridge may write to it for the journeys' own rules only. */
+/**
+ * A dead-letter queue policy for EventBridge rules: EventBridge may write to it for these rules only (the journeys'
+ * queue, the SES opt-out recorder's queue).
+ */
 export function journeyDeadLetterQueuePolicy(queueArn: string, ruleArns: string[]): PolicyDocument {
   return policyDocument([
     {

@@ -13,6 +13,7 @@ import { Journey, parseJourneyConfig } from "./rules/journeys-definition";
 import { ArnScope, CAMPAIGN_PREFIX, senderName, sendGateName } from "./rules/naming";
 import { BulkSender } from "./bulk-sender";
 import { UnsubscribeEndpoint } from "./unsubscribe-endpoint";
+import { SesOptOuts } from "./ses-opt-outs";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
@@ -77,6 +78,20 @@ const unsubscribe =
         contactListName: sender.contactListName,
         contactListArn: sender.contactListArn,
         topicName: config.unsubscribe.topic,
+        kmsKeyArn: config.kmsKeyArn,
+        logRetentionDays: config.logRetentionDays,
+      })
+    : undefined;
+
+// Opt-outs made through SES itself (its link in a plain send) into the same table: SES's SUBSCRIPTION events.
+const sesOptOuts =
+  unsubscribe && sender.contactListName && config.unsubscribe
+    ? new SesOptOuts("ses-opt-outs", {
+        scope,
+        configurationSetName: sender.configurationSetName,
+        contactListName: sender.contactListName,
+        topicName: config.unsubscribe.topic,
+        optOutTable: { arn: unsubscribe.optOutTable.arn, name: unsubscribe.optOutTable.name },
         kmsKeyArn: config.kmsKeyArn,
         logRetentionDays: config.logRetentionDays,
       })
@@ -163,6 +178,7 @@ const alarms = new Alarms("alarms", {
   stateMachineArn: fanOut.arn,
   journeyDeadLetterQueueName: journeys?.deadLetterQueue.name,
   journeyNames: journeyConfig.journeys.map((j) => j.name),
+  optOutEventsDeadLetterQueueName: sesOptOuts?.deadLetterQueue.name,
   email: config.alarmEmail,
 });
 
@@ -195,6 +211,11 @@ export const unsubscribeUrl = unsubscribe?.url;
 export const unsubscribeKeyParameter = unsubscribe?.keyParameterName;
 /** The table of addresses opted out through the endpoint (the bulk sender reads it before every send). */
 export const optOutTableName = unsubscribe?.optOutTable.name;
+/** The SES contact list and topic of one-click unsubscribe: a bulk launch rejects the addresses opted out there. */
+export const contactListName = unsubscribe ? sender.contactListName : undefined;
+export const unsubscribeTopic = unsubscribe ? config.unsubscribe?.topic : undefined;
+/** SES opt-out events that could not be recorded in the opt-out table (each is an address bulk sends would still mail). */
+export const optOutEventsDeadLetterQueueUrl = sesOptOuts?.deadLetterQueue.url;
 
 /** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
 export const templateNames = templates?.names;

@@ -17,6 +17,7 @@ import {
   sesSendScoped,
 } from "./iam";
 import { publicFunctionRoleMinimal } from "./public-endpoints";
+import { sesOptOutRecorderRoleMinimal } from "./opt-out-events";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
 
 export const PACK_NAME = "sendtime-guard";
@@ -38,4 +39,5 @@ export const policies: Policies = [
   sendGateTableScoped,
   sendGateTableProtected,
   publicFunctionRoleMinimal,
+  sesOptOutRecorderRoleMinimal,
 ];

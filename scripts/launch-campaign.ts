@@ -9,6 +9,7 @@ import { scheduler } from "../infra/rules/quotas";
 import { Deadline } from "./lib/aws/call";
 import { s3Client, sesClient, sfnClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
+import { readContactListOptOuts } from "./lib/aws/contact-opt-outs";
 import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/bulk";
 import { requireSesTemplates } from "./lib/aws/ses-templates";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
@@ -208,13 +209,14 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
   // The outputs a bulk launch needs are checked before any AWS call; then SES: a launch whose templates SES lacks
   // reads nothing from S3 and starts nothing.
-  if (target && bulkRates) requireOutputs(outputs, ["unsubscribeUrl", "unsubscribeKeyParameter"], {});
+  if (target && bulkRates) requireOutputs(outputs, [...BULK_LAUNCH_OUTPUTS], {});
   if (target) await requireSesTemplates(deadline, sesClient(target.region), templates.names, outputs.templateNames);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
   const signing = bulkRates && (await bulkSigning(deadline, outputs, target !== undefined));
+  const contactList = bulkRates && target ? await contactListOptOuts(deadline, outputs, progress) : undefined;
   const request: Run["request"] = {
     campaignId,
     file: recipients,
@@ -231,7 +233,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
-    bulk: signing && bulkRates && { signing, rates: bulkRates },
+    bulk: signing && bulkRates && { signing, rates: bulkRates, contactList },
     progress: rows.report,
   };
   return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows };
@@ -254,6 +256,28 @@ function stackOf(f: Flags, campaignId: string): { outputs: StackOutputs; target?
     stateMachineArn: "state-machine-arn",
   });
   return { outputs, target: { ...target, region: outputs.region } };
+}
+
+/**
+ * The outputs a bulk launch needs: the unsubscribe endpoint and its key (to sign links), and the contact list and topic
+ * whose opt-outs it rejects (SendBulkEmail has no ListManagementOptions, so SES would not drop them).
+ */
+const BULK_LAUNCH_OUTPUTS = [
+  "unsubscribeUrl",
+  "unsubscribeKeyParameter",
+  "contactListName",
+  "unsubscribeTopic",
+] as const;
+
+/** A real bulk launch's look at the contact list: every address opted out of the topic or of every topic. */
+async function contactListOptOuts(d: Deadline, outputs: StackOutputs, progress: (text: string) => void) {
+  const o = requireOutputs(outputs, [...BULK_LAUNCH_OUTPUTS], {});
+  return readContactListOptOuts(
+    d,
+    sesClient(o.region),
+    { contactListName: o.contactListName, topicName: o.unsubscribeTopic },
+    progress,
+  );
 }
 
 /**
@@ -574,6 +598,9 @@ function bulkLines(s: PlanSummary): string[] {
     `  bulk: ${count(b.schedules)} schedules for ${count(b.entries)} entries (${b.schedulesPerRecipientStep} a recipient-step; ${b.largestSchedule} entries at most, ${b.smallestSchedule} at least${b.splitEarly ? `; ${count(b.splitEarly)} written before full to bound memory` : ""})`,
     `  bulk window: emails ${need(b.window.emails)}; schedule invocations ${need(b.window.invocations)}`,
     `  unsubscribe: links to ${b.unsubscribe.baseUrl}, ${b.unsubscribe.source}`,
+    b.contactList.checked
+      ? `  contact list ${b.contactList.contactListName}: ${count(b.contactList.optedOut)} ${plural(b.contactList.optedOut, "address", "addresses")} opted out of topic ${b.contactList.topicName} or of every topic; ${count(b.contactList.rejected)} ${plural(b.contactList.rejected, "row")} rejected (opted-out)`
+      : `  contact list: not checked (dry run: no AWS call); a launch reads it and rejects the addresses opted out in SES (opted-out)`,
   ];
 }
 

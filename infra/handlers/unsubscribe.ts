@@ -32,6 +32,8 @@ import { recordOptOut } from "./opt-out-table";
 
 /** The client classes the handler uses (its bundled copies): tests mock them with aws-sdk-client-mock. */
 export { SESv2Client, SSMClient };
+/** The bundle's second entry point (handler `index.sesOptOutHandler`): SES's SUBSCRIPTION events into the opt-out table. */
+export { sesOptOutHandler } from "./ses-opt-outs";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 

@@ -79,3 +79,10 @@ export class CsvSyntaxError extends Error {
     super(`${problem} on line ${line}`);
   }
 }
+
+/**
+ * An SES SUBSCRIPTION event for the stack's contact list that cannot be read as SES documents it (no single recipient,
+ * an unknown status): the handler throws it so that the event is retried and then kept in the dead-letter queue,
+ * where the alarm shows it; nothing is recorded from it.
+ */
+export class SubscriptionEventError extends Error {}

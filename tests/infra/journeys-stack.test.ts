@@ -17,6 +17,9 @@ const ONBOARDING = {
   steps: [{ after: "+0h", template: "onboarding-welcome" }],
 };
 
+/** The journeys' own resources of a type (the SES opt-out recorder has a rule, target and queue of its own). */
+const journeys = (s: RenderedStack, type: string) => all(s, type).filter((r) => r.name.startsWith("journeys-"));
+
 describe("journeys in the stack under Pulumi mocks (dev config: the onboarding journey)", () => {
   let stack: RenderedStack;
   before(async () => {
@@ -24,7 +27,7 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
   });
 
   it("one rule for the trigger and one for the exit, on the configured bus, each targeting the function", () => {
-    const rules = all(stack, "aws:cloudwatch/eventRule:EventRule");
+    const rules = journeys(stack, "aws:cloudwatch/eventRule:EventRule");
     assert.deepStrictEqual(
       rules.map((r) => [r.name, r.inputs.eventBusName, JSON.parse(r.inputs.eventPattern)]),
       [
@@ -105,11 +108,15 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
 
   it("failed events are retried and then kept: rule targets with a retry policy and DLQ, the function with an on-failure destination", () => {
     const dlq = only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs;
-    for (const t of all(stack, "aws:cloudwatch/eventTarget:EventTarget")) {
+    for (const t of journeys(stack, "aws:cloudwatch/eventTarget:EventTarget")) {
       assert.deepStrictEqual(t.inputs.deadLetterConfig, { arn: dlq.arn });
       assert.ok(t.inputs.retryPolicy.maximumRetryAttempts > 0 && t.inputs.retryPolicy.maximumEventAgeInSeconds >= 3600);
     }
-    const invoke = only(stack, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").inputs;
+    const invoke = only(
+      stack,
+      "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig",
+      "journeys-failures",
+    ).inputs;
     assert.strictEqual(
       invoke.functionName,
       only(stack, "aws:lambda/function:Function", "journeys-function").outputs.name,
@@ -117,11 +124,11 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     assert.strictEqual(invoke.maximumRetryAttempts, 2);
     assert.deepStrictEqual(invoke.destinationConfig, { onFailure: { destination: dlq.arn } });
     // EventBridge may write to the queue for these rules only.
-    const [allow] = statements(only(stack, "aws:sqs/queuePolicy:QueuePolicy").inputs.policy);
+    const [allow] = statements(only(stack, "aws:sqs/queuePolicy:QueuePolicy", "journeys-dlq-policy").inputs.policy);
     assert.deepStrictEqual(allow.Principal, { Service: "events.amazonaws.com" });
     assert.deepStrictEqual(
       allow.Condition.ArnEquals["aws:SourceArn"],
-      all(stack, "aws:cloudwatch/eventRule:EventRule").map((r) => r.outputs.arn),
+      journeys(stack, "aws:cloudwatch/eventRule:EventRule").map((r) => r.outputs.arn),
     );
   });
 
@@ -163,10 +170,12 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
   it("without journeys there is no function, rule or journey output", async () => {
     const bare = await renderWith({ journeys: undefined });
     assert.deepStrictEqual(
-      all(bare, "aws:lambda/function:Function").map((f) => f.name),
-      ["unsubscribe-function"],
+      all(bare, "aws:lambda/function:Function")
+        .map((f) => f.name)
+        .sort(),
+      ["ses-opt-outs-function", "unsubscribe-function"],
     );
-    assert.strictEqual(all(bare, "aws:cloudwatch/eventRule:EventRule").length, 0);
+    assert.strictEqual(journeys(bare, "aws:cloudwatch/eventRule:EventRule").length, 0);
     assert.strictEqual(bare.outputs.journeyEnrolment, undefined);
     assert.ok(!all(bare, "aws:cloudwatch/metricAlarm:MetricAlarm").some((a) => a.name.includes("journeys")));
   });
@@ -199,8 +208,19 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
 
   it("eventBusName puts the rules and targets on that bus", async () => {
     const custom = await renderWith({ eventBusName: "app-events", journeys: JSON.stringify([ONBOARDING]) });
-    assert.strictEqual(only(custom, "aws:cloudwatch/eventRule:EventRule").inputs.eventBusName, "app-events");
-    assert.strictEqual(only(custom, "aws:cloudwatch/eventTarget:EventTarget").inputs.eventBusName, "app-events");
+    assert.deepStrictEqual(
+      journeys(custom, "aws:cloudwatch/eventRule:EventRule").map((r) => r.inputs.eventBusName),
+      ["app-events"],
+    );
+    assert.deepStrictEqual(
+      journeys(custom, "aws:cloudwatch/eventTarget:EventTarget").map((t) => t.inputs.eventBusName),
+      ["app-events"],
+    );
+    // SES publishes only to the default bus: the opt-out recorder's rule stays there.
+    assert.strictEqual(
+      only(custom, "aws:cloudwatch/eventRule:EventRule", "ses-opt-outs-rule").inputs.eventBusName,
+      "default",
+    );
   });
 
   describe("a bad journey stops the program with one line naming the journey and the field", () => {

@@ -69,7 +69,11 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.strictEqual(stack.outputs.configurationSetName, cs.configurationSetName);
     });
     it("publishes every event type to CloudWatch per campaign, step and variant (message tags)", () => {
-      const dest = only(stack, "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination").inputs;
+      const dest = only(
+        stack,
+        "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination",
+        "sender-events",
+      ).inputs;
       assert.strictEqual(dest.configurationSetName, stack.outputs.configurationSetName);
       assert.strictEqual(dest.eventDestination.enabled, true);
       assert.deepStrictEqual([...dest.eventDestination.matchingEventTypes].sort(), [

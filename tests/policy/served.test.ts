@@ -28,6 +28,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "scheduler-actions-scoped-to-campaigns": "mandatory",
       "passrole-only-to-scheduler": "mandatory",
       "public-function-role-minimal": "mandatory",
+      "ses-opt-out-recorder-role-minimal": "mandatory",
       "passrole-only-target-roles": "mandatory",
       "scheduler-role-trust": "mandatory",
       "ses-send-scoped": "mandatory",

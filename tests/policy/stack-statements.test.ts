@@ -15,6 +15,7 @@ import {
   schedulerTrustPolicy,
   bulkSenderStatements,
   unsubscribeStatements,
+  sesOptOutStatements,
   unsubscribeTrustPolicy,
 } from "../../infra/iam";
 import { ArnScope } from "../../infra/rules/naming";
@@ -198,6 +199,20 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       JSON.parse(only(stack, "aws:iam/role:Role", "unsubscribe-role").inputs.assumeRolePolicy),
       unsubscribeTrustPolicy("123456789012"),
     );
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 6);
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "ses-opt-outs-permissions").inputs.policy),
+      policyDocument(
+        sesOptOutStatements({
+          optOutTableArn: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn,
+          logGroupArn: only(stack, "aws:cloudwatch/logGroup:LogGroup", "ses-opt-outs-logs").outputs.arn,
+          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "ses-opt-outs-dlq").outputs.arn,
+        }),
+      ),
+    );
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/role:Role", "ses-opt-outs-role").inputs.assumeRolePolicy),
+      unsubscribeTrustPolicy("123456789012"),
+    );
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 7);
   });
 });

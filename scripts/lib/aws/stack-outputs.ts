@@ -26,6 +26,9 @@ export interface StackOutputs {
   /** Bulk sends: the one-click unsubscribe endpoint (a Lambda function URL) and the SSM parameter of its signing key. */
   unsubscribeUrl?: string;
   unsubscribeKeyParameter?: string;
+  /** The SES contact list and its topic one-click unsubscribe opts out of: a bulk launch rejects their opt-outs. */
+  contactListName?: string;
+  unsubscribeTopic?: string;
   /** The SES templates the stack deploys (its roles may send only these); absent when templates are kept in SES. */
   templateNames?: string[];
 }
@@ -119,6 +122,8 @@ const STRING_OUTPUTS = [
   "region",
   "unsubscribeUrl",
   "unsubscribeKeyParameter",
+  "contactListName",
+  "unsubscribeTopic",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */

@@ -42,6 +42,7 @@ import {
   quietCheckWindowMinutes,
 } from "./window";
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
+import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
 
 export interface PlanRequest {
   campaignId: string;
@@ -78,11 +79,28 @@ export interface PlanRequest {
    * of up to 50 entries (bulk.ts), each entry signed with `signing`. The window holds emails at `rates.emails` and
    * schedules (invocations) at `rates.invocations`; `rate` is then the emails' rate.
    */
-  bulk?: { signing: BulkSigning; rates: { emails: EffectiveTps; invocations: EffectiveTps } };
+  bulk?: {
+    signing: BulkSigning;
+    rates: { emails: EffectiveTps; invocations: EffectiveTps };
+    /** The stack's SES contact list, read at launch (none in a dry run: not checked). */
+    contactList?: ContactListCheck;
+  };
   /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
   templates?: TemplateSet;
   /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
   progress?: RowProgress;
+}
+
+/**
+ * The addresses opted out in the stack's SES contact list, read by a real --bulk launch (SendBulkEmail carries no
+ * ListManagementOptions, so SES would not drop them): a row whose address, as the opt-out table keys it
+ * (unsubscribeAddress), is here is rejected `opted-out` before it is planned.
+ */
+export interface ContactListCheck {
+  contactListName: string;
+  topicName: string;
+  /** Address → "topic" (opted out of the topic) or "all" (unsubscribed from every topic of the list). */
+  optedOut: ReadonlyMap<string, "topic" | "all">;
 }
 
 export interface PlanSummary {
@@ -170,6 +188,13 @@ export interface BulkSummary {
   };
   /** Where the unsubscribe links' key and endpoint came from; `placeholder`: the tokens are not valid. */
   unsubscribe: { baseUrl: string; placeholder: boolean; source: string };
+  /**
+   * The SES contact list's opt-outs: read at launch (`optedOut` addresses found, `rejected` rows), or not checked (a
+   * dry run makes no AWS call).
+   */
+  contactList:
+    | { checked: false }
+    | { checked: true; contactListName: string; topicName: string; optedOut: number; rejected: number };
 }
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
@@ -221,6 +246,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const bulk =
     o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
+  const contactList = o.bulk?.contactList;
   const dataCheck = o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns);
   const reject = (r: Reject) => {
     tally.reject(r.reason);
@@ -233,6 +259,11 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       const row = checker.check(rec);
       if (isReject(row)) {
         await reject(row);
+        continue;
+      }
+      const optedOut = contactList && optedOutReject(row, contactList);
+      if (optedOut) {
+        await reject(optedOut);
         continue;
       }
       const decided = decider.decide(row.rawZone, row.timing);
@@ -283,6 +314,17 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       `internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`,
     );
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
+}
+
+/** The reject of a row whose address the contact list has opted out, or undefined. */
+function optedOutReject(row: RecipientRow, list: ContactListCheck): Reject | undefined {
+  const kind = list.optedOut.get(unsubscribeAddress(row.email));
+  if (!kind) return undefined;
+  const text =
+    kind === "all"
+      ? `unsubscribed from every topic of contact list ${list.contactListName}`
+      : `opted out of topic ${list.topicName} in contact list ${list.contactListName}`;
+  return { line: row.line, id: row.id, reason: "opted-out", text };
 }
 
 /** The first two stages of the pipeline: a row's checks, then its zone and send times. */
@@ -596,7 +638,7 @@ function summarize(
   const histogram = t.sends.instants();
   const instants = histogram.instants();
   const schedules = bulkStats ? bulkStats.schedules : t.sends.schedules;
-  const bulk = bulkStats && o.bulk ? bulkSummary(o.bulk, bulkStats, instants) : undefined;
+  const bulk = bulkStats && o.bulk ? bulkSummary(o.bulk, bulkStats, instants, t.byReason["opted-out"] ?? 0) : undefined;
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     campaignId: o.campaignId,
@@ -661,6 +703,7 @@ function bulkSummary(
   b: NonNullable<PlanRequest["bulk"]>,
   s: BulkStats,
   emailInstants: { utcMs: number; count: number }[],
+  optedOutRows: number,
 ): { summary: BulkSummary; window: PlanSummary["window"] } {
   const invocationInstants = s.invocations.instants();
   const emails = minimumWindowMinutes(emailInstants, b.rates.emails.tps);
@@ -699,6 +742,15 @@ function bulkSummary(
       averageLineBytes: s.schedules ? Math.round(s.lineBytes / s.schedules) : 0,
       window: { emails: need(emails, b.rates.emails), invocations: need(invocations, b.rates.invocations) },
       unsubscribe: { baseUrl: b.signing.baseUrl, placeholder: b.signing.placeholder, source: b.signing.source },
+      contactList: b.contactList
+        ? {
+            checked: true,
+            contactListName: b.contactList.contactListName,
+            topicName: b.contactList.topicName,
+            optedOut: b.contactList.optedOut.size,
+            rejected: optedOutRows,
+          }
+        : { checked: false },
     },
   };
 }

@@ -33,7 +33,9 @@ export type RejectReason =
   | "invalid-send-time"
   | "invalid-date"
   | "quiet-hours"
-  | "missing-template-data";
+  | "missing-template-data"
+  /** --bulk launches: the address is opted out in the stack's SES contact list (plan.ts, ContactListCheck). */
+  | "opted-out";
 
 export interface Reject {
   line: number;

@@ -1,0 +1,76 @@
+/**
+ * SES's own opt-outs into the opt-out table: the SUBSCRIPTION events the stack's configuration set publishes to
+ * EventBridge (a rule on the default bus invokes this function, asynchronously). SES applies a contact-list opt-out
+ * only to sends with ListManagementOptions, and SendBulkEmail has none; the bulk sender reads the opt-out table before
+ * every SendBulkEmail, so an opt-out made through SES's own link (a plain send of the stack) is recorded there too.
+ *
+ * Deployed as a second entry point of the unsubscribe function's bundle (infra/handlers/unsubscribe.ts re-exports it),
+ * as its own function with its own role (UpdateItem on the table, logs, its dead-letter queue).
+ * - An opt-out of the stack's topic, or an unsubscribe from every topic: recorded (recordOptOut, idempotent; the
+ *   first opt-out's time is kept), at SES's time of the change.
+ * - Anything else (an opt-in, another topic, another list, another event): nothing recorded, one log line. A
+ *   re-subscribe deletes nothing: sendtime never takes an opt-out back.
+ * - A subscription event of the stack's list that does not read as SES documents it, or a table that fails: thrown,
+ *   so that Lambda retries the event and then sends it to the on-failure destination (the dead-letter queue, with an
+ *   alarm): an opt-out is never dropped silently.
+ * Logs hold no address. Configuration: SENDTIME_SES_OPT_OUTS = {"contactListName", "topicName", "optOutTable"}.
+ */
+import { SubscriptionEventError } from "../rules/errors";
+import { subscriptionDecision } from "../rules/ses-subscription";
+import { recordOptOut } from "./opt-out-table";
+
+export const SES_OPT_OUTS_ENV = "SENDTIME_SES_OPT_OUTS";
+
+export interface SesOptOutSettings {
+  contactListName: string;
+  topicName: string;
+  optOutTable: string;
+}
+
+export async function sesOptOutHandler(event: unknown): Promise<void> {
+  const settings = loadSettings(process.env);
+  let decision;
+  try {
+    decision = subscriptionDecision(
+      event,
+      settings,
+      (why) => new SubscriptionEventError(`SES subscription event: ${why}`),
+    );
+  } catch (e) {
+    log(console.error, { outcome: "malformed", error: (e as Error).message });
+    throw e;
+  }
+  if (!decision.record) return log(console.log, { outcome: decision.outcome });
+  const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || "";
+  try {
+    await recordOptOut(
+      { tableName: settings.optOutTable, region, env: process.env },
+      decision.address,
+      decision.at ?? new Date(),
+    );
+  } catch (e) {
+    log(console.error, { outcome: "table-error", error: (e as Error)?.name ?? "Error" });
+    throw e;
+  }
+  log(console.log, {
+    outcome: "recorded",
+    optOut: decision.optOut,
+    ...(decision.source ? { source: decision.source } : {}),
+  });
+}
+
+function log(to: (line: string) => void, line: Record<string, unknown>): void {
+  to(JSON.stringify(line));
+}
+
+function loadSettings(env: NodeJS.ProcessEnv): SesOptOutSettings {
+  let s: SesOptOutSettings;
+  try {
+    s = JSON.parse(env[SES_OPT_OUTS_ENV] ?? "");
+  } catch {
+    throw new Error(`environment ${SES_OPT_OUTS_ENV} is missing or not JSON`);
+  }
+  if (!s?.contactListName || !s.topicName || !s.optOutTable)
+    throw new Error(`environment ${SES_OPT_OUTS_ENV} lacks contactListName, topicName or optOutTable`);
+  return s;
+}

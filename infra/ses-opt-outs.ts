@@ -1,0 +1,209 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { bundleUnsubscribeHandler, HANDLER_FILE, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
+import { journeyDeadLetterQueuePolicy, policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
+import { HANDLER_RUNTIME, JOURNEY_RETRY } from "./journeys";
+import { ArnScope, EVENTS_SERVICE } from "./rules/naming";
+import { sqs } from "./rules/quotas";
+import { subscriptionEventPattern } from "./rules/ses-subscription";
+
+/** The SUBSCRIPTION event type of an SES event destination (API_EventDestination.html MatchingEventTypes). */
+const SUBSCRIPTION_EVENTS = ["SUBSCRIPTION"];
+
+export interface SesOptOutsArgs {
+  /** The account and Region: the default event bus's ARN. Required. */
+  scope: pulumi.Input<ArnScope>;
+  /** The configuration set whose sends' SUBSCRIPTION events are published (the Sender's). Required. */
+  configurationSetName: pulumi.Input<string>;
+  /** The contact list and topic of one-click unsubscribe (`sendtime:unsubscribe*`). Required. */
+  contactListName: pulumi.Input<string>;
+  topicName: string;
+  /** The opt-out table the bulk sender reads (the UnsubscribeEndpoint's). Required. */
+  optOutTable: { arn: pulumi.Input<string>; name: pulumi.Input<string> };
+  /**
+   * The table's customer-managed KMS key.
+   * @default the AWS managed key aws/dynamodb (no grant needed)
+   */
+  kmsKeyArn?: string;
+  /** Days the function's logs are kept. Required: the stack passes `sendtime:logRetentionDays`. */
+  logRetentionDays: number;
+}
+
+/**
+ * SES's own opt-outs into the opt-out table. SES applies a contact-list opt-out only to sends with
+ * ListManagementOptions, and SendBulkEmail has none, so the bulk sender checks the opt-out table instead: this records
+ * there what a recipient opts out of through SES itself (SES's unsubscribe header or page on a plain send of the
+ * stack). The configuration set publishes SUBSCRIPTION events to the default EventBridge bus (the only bus SES
+ * publishes to: API_EventBridgeDestination.html); a rule for the stack's contact list invokes a function from the
+ * unsubscribe bundle (its second entry point, infra/handlers/ses-opt-outs.ts). EventBridge retries delivering for a
+ * day, then dead-letters; the function's failed runs are retried twice, then sent to the same queue (the alarm's).
+ */
+export class SesOptOuts extends pulumi.ComponentResource {
+  public readonly function: aws.lambda.Function;
+  public readonly role: aws.iam.Role;
+  /** Events neither delivered nor recorded: each is an opt-out the bulk sender does not know. */
+  public readonly deadLetterQueue: aws.sqs.Queue;
+  public readonly rule: aws.cloudwatch.EventRule;
+
+  constructor(name: string, args: SesOptOutsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("sendtime:index:SesOptOuts", name, {}, opts);
+    const parent = this;
+    const scope = pulumi.output(args.scope);
+    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
+    const defaultBusArn = scope.apply((s) => `arn:${s.partition}:events:${s.region}:${s.accountId}:event-bus/default`);
+
+    publishSubscriptionEvents();
+    const deadLetterQueue = createDeadLetterQueue();
+    const logGroup = createLogGroup();
+    const role = createRole();
+    const permissions = allowRecording();
+    const fn = createFunction();
+    keepFailedInvocations();
+    const rule = routeEvents();
+    allowRuleToDeadLetter();
+
+    this.function = fn;
+    this.role = role;
+    this.deadLetterQueue = deadLetterQueue;
+    this.rule = rule;
+    this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
+
+    function publishSubscriptionEvents() {
+      new aws.sesv2.ConfigurationSetEventDestination(
+        `${name}-events`,
+        {
+          configurationSetName: args.configurationSetName,
+          eventDestinationName: "sendtime-opt-outs",
+          eventDestination: {
+            enabled: true,
+            matchingEventTypes: SUBSCRIPTION_EVENTS,
+            eventBridgeDestination: { eventBusArn: defaultBusArn },
+          },
+        },
+        { parent },
+      );
+    }
+
+    function createDeadLetterQueue() {
+      // SQS-managed encryption: EventBridge can write to it without a key policy of yours.
+      return new aws.sqs.Queue(
+        `${name}-dlq`,
+        { messageRetentionSeconds: sqs.maxRetentionSeconds, sqsManagedSseEnabled: true },
+        { parent },
+      );
+    }
+
+    function createLogGroup() {
+      return new aws.cloudwatch.LogGroup(
+        `${name}-logs`,
+        { name: `/aws/lambda/${functionName}`, retentionInDays: args.logRetentionDays },
+        { parent },
+      );
+    }
+
+    function createRole() {
+      return new aws.iam.Role(
+        `${name}-role`,
+        {
+          description: "Assumed by the sendtime function that records SES's opt-outs in the opt-out table",
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+        },
+        { parent },
+      );
+    }
+
+    function allowRecording() {
+      const policy = pulumi
+        .all([args.optOutTable.arn, logGroup.arn, deadLetterQueue.arn])
+        .apply(([optOutTableArn, logGroupArn, deadLetterQueueArn]) =>
+          JSON.stringify(
+            policyDocument(
+              sesOptOutStatements({ optOutTableArn, logGroupArn, deadLetterQueueArn, kmsKeyArn: args.kmsKeyArn }),
+            ),
+          ),
+        );
+      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
+    }
+
+    function createFunction() {
+      const bundle = bundleUnsubscribeHandler();
+      return new aws.lambda.Function(
+        `${name}-function`,
+        {
+          name: functionName,
+          description: "sendtime: records opt-outs made through SES (SUBSCRIPTION events) in the opt-out table",
+          runtime: HANDLER_RUNTIME,
+          architectures: ["arm64"],
+          handler: SES_OPT_OUT_HANDLER_NAME,
+          code: new pulumi.asset.AssetArchive({ [HANDLER_FILE]: new pulumi.asset.StringAsset(bundle.code) }),
+          role: role.arn,
+          // One UpdateItem: 3 attempts of at most 2.5 s each (opt-out-table.ts), with room.
+          timeout: 15,
+          memorySize: 256,
+          environment: {
+            variables: {
+              SENDTIME_SES_OPT_OUTS: pulumi
+                .all([args.contactListName, args.optOutTable.name])
+                .apply(([contactListName, optOutTable]) =>
+                  JSON.stringify({ contactListName, topicName: args.topicName, optOutTable }),
+                ),
+            },
+          },
+          loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
+        },
+        { parent, dependsOn: [permissions] },
+      );
+    }
+
+    function keepFailedInvocations() {
+      return new aws.lambda.FunctionEventInvokeConfig(
+        `${name}-failures`,
+        {
+          functionName: fn.name,
+          ...JOURNEY_RETRY.invocation,
+          destinationConfig: { onFailure: { destination: deadLetterQueue.arn } },
+        },
+        { parent },
+      );
+    }
+
+    function routeEvents() {
+      const r = new aws.cloudwatch.EventRule(
+        `${name}-rule`,
+        {
+          eventBusName: "default",
+          description: "sendtime: SES opt-outs (Email Subscribed) of the stack's contact list, into the opt-out table",
+          eventPattern: pulumi
+            .output(args.contactListName)
+            .apply((list) => JSON.stringify(subscriptionEventPattern(list))),
+        },
+        { parent },
+      );
+      new aws.lambda.Permission(
+        `${name}-invoke`,
+        { action: "lambda:InvokeFunction", function: fn.name, principal: EVENTS_SERVICE, sourceArn: r.arn },
+        { parent },
+      );
+      new aws.cloudwatch.EventTarget(
+        `${name}-target`,
+        {
+          targetId: "sendtime-opt-outs",
+          rule: r.name,
+          eventBusName: "default",
+          arn: fn.arn,
+          retryPolicy: JOURNEY_RETRY.ruleTarget,
+          deadLetterConfig: { arn: deadLetterQueue.arn },
+        },
+        { parent },
+      );
+      return r;
+    }
+
+    function allowRuleToDeadLetter() {
+      const policy = pulumi
+        .all([deadLetterQueue.arn, rule.arn])
+        .apply(([queueArn, ruleArn]) => JSON.stringify(journeyDeadLetterQueuePolicy(queueArn, [ruleArn])));
+      new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: deadLetterQueue.url, policy }, { parent });
+    }
+  }
+}
