@@ -494,6 +494,8 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
         ...JSON.parse(fs.readFileSync(outputsFile, "utf8")),
         unsubscribeUrl: "https://abc.lambda-url.us-east-1.on.aws/",
         unsubscribeKeyParameter: "/sendtime/dev/unsubscribe-key",
+        contactListName: "sendtime-dev",
+        unsubscribeTopic: "marketing",
       }),
     );
     try {
