@@ -29,7 +29,12 @@ import {
 } from "../../infra/rules/plan-row";
 import { scheduler, ses } from "../../infra/rules/quotas";
 import { unsubscribeHeaders, unsubscribeUrl } from "../../infra/rules/unsubscribe";
-import { PLACEHOLDER_UNSUBSCRIBE_URL, UnsubscribeLinks } from "../../scripts/lib/planning/bulk";
+import {
+  BulkChunks,
+  MAX_OPEN_CHARS,
+  PLACEHOLDER_UNSUBSCRIBE_URL,
+  UnsubscribeLinks,
+} from "../../scripts/lib/planning/bulk";
 import { readUnsubscribeKey } from "../../scripts/lib/aws/unsubscribe-key";
 import { unsubscribeKeyFromParameter } from "../../infra/rules/unsubscribe-endpoint";
 import { Deadline } from "../../scripts/lib/aws/call";
@@ -484,6 +489,45 @@ describe("bulk plan lines and their requests", () => {
     }
     const long = new UnsubscribeLinks("https://u.example/", key).token(`${"a".repeat(300)}@example.com`);
     assert.ok("problem" in long && /too long for an unsubscribe token/.test(long.problem));
+  });
+});
+
+describe("bulk chunks in memory", () => {
+  /** Adds one entry of `chars` ASCII characters to each of `groups` groups (one instant each), then closes. */
+  async function chunk(groups: number, chars: number) {
+    const lines: number[] = [];
+    const chunks = new BulkChunks((bytes) => {
+      lines.push(bytes.length);
+      return undefined;
+    });
+    const start = `{"recipient_id":"r","email":"r@example.com","template_data":{"x":"`;
+    const tail = Buffer.from(`"step":"1"}}`);
+    const head = `${start}${"a".repeat(chars - start.length - 2 - tail.length)}",`;
+    for (let i = 0; i < groups; i++) {
+      const g = chunks.group(1, Date.UTC(2026, 11, 1) + i * 60_000, null, '"t"', "null");
+      await chunks.add(g, head, head.length, tail, head.length + tail.length);
+    }
+    await chunks.close();
+    return { stats: chunks.stats, lines, entryChars: head.length + tail.length };
+  }
+
+  it("writes no chunk early while open entries stay under the bound, however many groups are open", async () => {
+    // From a hostile review: 40,000 open chunks of one small entry each (by hand 40,000 × 150 = 6,000,000 characters,
+    // a tenth of the 64 Mi bound) were split early when the bound counted each chunk's buffer instead of its entries.
+    const { stats, lines } = await chunk(40_000, 150);
+    assert.strictEqual(stats.splitEarly, 0);
+    assert.strictEqual(stats.schedules, 40_000);
+    assert.strictEqual(lines.length, 40_000);
+  });
+
+  it("writes the oldest chunks early once open entries pass the bound (memory stays bounded)", async () => {
+    // 300 groups × one entry of 240,000 characters = 72,000,000 > 64 Mi (67,108,864): by hand, the chunk whose entry
+    // passes the bound and each later one is written at once, 300 - ⌊67,108,864 ÷ 240,000⌋ = 300 - 279 = 21 early.
+    const { stats, entryChars } = await chunk(300, 240_000);
+    assert.strictEqual(entryChars, 240_000);
+    assert.strictEqual(MAX_OPEN_CHARS, 64 * 1024 * 1024);
+    assert.strictEqual(stats.splitEarly, 300 - Math.floor(MAX_OPEN_CHARS / 240_000));
+    assert.strictEqual(stats.schedules, 300);
   });
 });
 

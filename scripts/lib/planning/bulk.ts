@@ -8,7 +8,7 @@
  * the Input's bytes, the plan line's bytes), which is then written as one line named by the group and the chunk's
  * position (naming.ts bulkScheduleName). So a group of n recipients whose entries fit takes ⌈n ÷ 50⌉ schedules, the
  * fewest 50 allows, and the same list and flags give the same names on every run. Memory: one open chunk per group;
- * when open chunks' buffers pass MAX_OPEN_BYTES, the oldest is written early (counted: splitEarly).
+ * when open chunks' entries pass MAX_OPEN_CHARS characters, the oldest is written early (counted: splitEarly).
  */
 import { bulkScheduleName } from "../../../infra/rules/naming";
 import {
@@ -70,8 +70,12 @@ const entryStart = bulkEntryStart;
 const LINE_OVERHEAD_BYTES = 512;
 const MAX_LINE_ENTRY_BYTES = MAX_PLAN_ROW_BYTES - LINE_OVERHEAD_BYTES;
 
-/** Bytes of open chunks' buffers kept before the oldest open chunk is written early. */
-export const MAX_OPEN_BYTES = 64 * 1024 * 1024;
+/**
+ * Characters of open chunks' entries kept before the oldest open chunk is written early. It counts the entries, not
+ * their buffers' sizes, so the chunks a list makes do not depend on how buffers are sized (a hostile review found a
+ * buffer-size bound splitting 40,000 small open chunks early).
+ */
+export const MAX_OPEN_CHARS = 64 * 1024 * 1024;
 
 /** The token's address part is at most 400 characters (unsubscribe.ts verifies no longer): 300 bytes of address. */
 const MAX_TOKEN_ADDRESS_CHARS = 400;
@@ -147,7 +151,7 @@ export class UnsubscribeLinks {
 export interface BulkStats {
   schedules: number;
   entries: number;
-  /** Chunks written before they were full because open chunks passed MAX_OPEN_BYTES (0 in a list of few instants). */
+  /** Chunks written before they were full because open chunks passed MAX_OPEN_CHARS (0 in a list of few instants). */
   splitEarly: number;
   /** Entries in the fullest and emptiest schedule. */
   largest: number;
@@ -176,14 +180,16 @@ interface Group {
    */
   line?: Buffer;
   filled: number;
+  /** Characters of the open chunk's entries (what MAX_OPEN_CHARS bounds). */
+  openChars: number;
   entries: number;
   /** Bytes of the open chunk's entries in the plan line and in the Input, with their commas. */
   lineBytes: number;
   inputBytes: number;
 }
 
-/** A chunk's first buffer: its start and a few entries; it doubles as entries come (at most once per size). */
-const FIRST_LINE_BYTES = 2_048;
+/** A chunk's first buffer holds at least this: its start and a few entries; it doubles as entries come. */
+const FIRST_LINE_BYTES = 512;
 /**
  * Buffers of written chunks kept for the next chunks to open (a buffer dropped per chunk waits for the collector
  * outside the heap: a bulk dry run's peak memory rose 6 MB with none kept).
@@ -198,8 +204,8 @@ export class BulkChunks {
   private readonly groups = new Map<string, Group>();
   /** Groups with an open chunk, oldest first. */
   private readonly opened = new Set<Group>();
-  /** Bytes of the open chunks' buffers (what they hold in memory). */
-  private openBytes = 0;
+  /** Characters of the open chunks' entries. */
+  private openChars = 0;
   private readonly spare: Buffer[] = [];
   readonly stats: BulkStats = {
     schedules: 0,
@@ -229,6 +235,7 @@ export class BulkChunks {
         variantJson,
         chunks: 0,
         filled: 0,
+        openChars: 0,
         entries: 0,
         lineBytes: 0,
         inputBytes: 0,
@@ -251,7 +258,7 @@ export class BulkChunks {
       const written = this.emit(g);
       if (written) return written.then(() => this.add(g, head, headBytes, tail, inputBytes));
     }
-    if (!g.line) this.open(g);
+    if (!g.line) this.open(g, lineBytes);
     const comma = g.entries ? 1 : 0;
     this.reserve(g, comma + lineBytes);
     const line = g.line!;
@@ -261,6 +268,9 @@ export class BulkChunks {
     line.set(tail, g.filled + headBytes);
     g.filled += lineBytes;
     g.entries++;
+    const chars = head.length + tail.length;
+    g.openChars += chars;
+    this.openChars += chars;
     g.lineBytes += comma + lineBytes;
     g.inputBytes += comma + inputBytes;
     const written = g.entries === MAX_ENTRIES ? this.emit(g) : undefined;
@@ -268,7 +278,7 @@ export class BulkChunks {
   }
 
   /** Opens the group's next chunk: a buffer holding the line's start (its name is the chunk's position). */
-  private open(g: Group): void {
+  private open(g: Group, firstEntryBytes: number): void {
     const start = bulkLineStart({
       schedule_name: `"${bulkScheduleName(g.step, g.utcMs, g.variant, g.chunks)}"`,
       send_at: `"${g.wall}"`,
@@ -279,12 +289,12 @@ export class BulkChunks {
       template: g.templateJson,
       variant: g.variantJson,
     });
-    const spare = this.spare.pop();
+    const needed = 3 * start.length + firstEntryBytes + LINE_END.length;
+    const spares = this.spare;
     g.line =
-      spare && spare.length >= 3 * start.length
-        ? spare
-        : Buffer.allocUnsafe(Math.max(FIRST_LINE_BYTES, 3 * start.length));
-    this.openBytes += g.line.length;
+      spares.length && spares[spares.length - 1].length >= needed
+        ? spares.pop()!
+        : Buffer.allocUnsafe(Math.max(FIRST_LINE_BYTES, needed + firstEntryBytes));
     g.filled = g.line.write(start, 0, "utf8");
     this.opened.add(g);
   }
@@ -298,13 +308,12 @@ export class BulkChunks {
     while (size < needed) size *= 2;
     const grown = Buffer.allocUnsafe(size);
     line.copy(grown, 0, 0, g.filled);
-    this.openBytes += size - line.length;
     g.line = grown;
   }
 
-  /** Writes the oldest open chunks early while their buffers hold more than MAX_OPEN_BYTES. */
+  /** Writes the oldest open chunks early while their entries hold more than MAX_OPEN_CHARS characters. */
   private bound(): Promise<void> | undefined {
-    while (this.openBytes > MAX_OPEN_BYTES) {
+    while (this.openChars > MAX_OPEN_CHARS) {
       const oldest = this.opened.values().next().value as Group;
       this.stats.splitEarly++;
       const written = this.emit(oldest);
@@ -331,7 +340,8 @@ export class BulkChunks {
     s.smallest = s.smallest === 0 ? entries : Math.min(s.smallest, entries);
     s.lineBytes += bytes.length;
     s.invocations.add(g.utcMs, "UTC");
-    this.openBytes -= line.length;
+    this.openChars -= g.openChars;
+    g.openChars = 0;
     g.chunks++;
     const written = this.write(bytes);
     // `write` has copied the bytes: the buffer can take another chunk.
