@@ -467,17 +467,17 @@ describe("bulk plan lines and their requests", () => {
       const links = new UnsubscribeLinks(base, key);
       fc.assert(
         fc.property(fc.emailAddress(), (email) => {
-          const made = links.token(email);
+          const token = links.token(email);
           const link = unsubscribeUrl(base, key, email);
-          if (!("token" in made)) return false;
+          if (typeof token !== "string") return false;
           const data = `"unsubscribe_url":${JSON.stringify(link)},`;
           const headers = JSON.stringify(unsubscribeHeaders(link));
-          const sizes = links.sizes(made.token);
+          const sizes = links.sizes(token);
           return (
-            links.text("link", made.token) === link &&
-            links.text("json", made.token) === JSON.stringify(link) &&
-            links.text("headers", made.token) === headers &&
-            links.text("data", made.token) === data &&
+            links.text("link", token) === link &&
+            links.text("json", token) === JSON.stringify(link) &&
+            links.text("headers", token) === headers &&
+            links.text("data", token) === data &&
             sizes.headersBytes === Buffer.byteLength(headers) &&
             sizes.data.bytes === Buffer.byteLength(data) &&
             // A second JSON.stringify escapes each `"` and `\`: the escapes are the growth.
@@ -488,7 +488,7 @@ describe("bulk plan lines and their requests", () => {
       );
     }
     const long = new UnsubscribeLinks("https://u.example/", key).token(`${"a".repeat(300)}@example.com`);
-    assert.ok("problem" in long && /too long for an unsubscribe token/.test(long.problem));
+    assert.ok(typeof long !== "string" && /too long for an unsubscribe token/.test(long.problem));
   });
 });
 

@@ -89,7 +89,7 @@ const MAX_TOKEN_ADDRESS_CHARS = 400;
 export class UnsubscribeLinks {
   private readonly around: Record<"link" | "json" | "headers" | "data", [string, string]>;
   /** jsonTextBytes of the fixed part of `"unsubscribe_url":<link JSON>,`, and bytes of the headers' JSON's. */
-  private readonly fixed: { data: { bytes: number; escapes: number }; headersBytes: number };
+  readonly fixed: { data: { bytes: number; escapes: number }; headersBytes: number };
   private readonly signer: UnsubscribeSigner;
   /** Links with tokens signed with `key`, or unsigned without one (UnsubscribeSigner). */
   constructor(baseUrl: string, key: Buffer | undefined) {
@@ -116,7 +116,7 @@ export class UnsubscribeLinks {
   }
 
   /** The address's token, or why it cannot have one (the token or the header would be too long). */
-  token(email: string): { token: string } | { problem: string } {
+  token(email: string): string | { problem: string } {
     const token = this.signer.token(email);
     if (token.indexOf(".") > MAX_TOKEN_ADDRESS_CHARS)
       return {
@@ -128,7 +128,7 @@ export class UnsubscribeLinks {
       return {
         problem: `its List-Unsubscribe header would be ${length + 2} characters, over SES's ${ses.header.maxValueChars}`,
       };
-    return { token };
+    return token;
   }
 
   /** The text `kind` made of a token: the link, its JSON, the headers' JSON, or the template data's member. */
@@ -418,17 +418,21 @@ export class BulkLines {
     decided: ZoneDecisions,
     slot: number,
   ): { reason: RejectReason; text: string } | Promise<void> | undefined {
-    const made = this.links.token(row.email);
-    if ("problem" in made) return { reason: "invalid-email", text: made.problem };
-    const { token } = made;
+    const token = this.links.token(row.email);
+    if (typeof token !== "string") return { reason: "invalid-email", text: token.problem };
     const data = this.templateData.prefix(row.fields);
-    const emailJson = JSON.stringify(row.email);
+    // The address rule (infra/rules/email.ts: 7-bit atoms) admits no character JSON escapes: its JSON is in quotes.
+    const emailJson = `"${row.email}"`;
     const idJson = JSON.stringify(row.id);
     // The line holds the link once (in its data); the headers the fan-out makes from it count in the Input's size.
-    // The data's size is measured once for every step (a step adds its ASCII closing); the link's is known.
+    // The data's size is measured once for every step (a step adds its ASCII closing); the link's is known (sizes()).
     const measured = textBytes(data);
-    const link = this.links.sizes(token);
-    const prefix = { bytes: measured.bytes + link.data.bytes, escapes: measured.escapes + link.data.escapes };
+    const fixed = this.links.fixed;
+    const prefix = {
+      bytes: measured.bytes + fixed.data.bytes + token.length,
+      escapes: measured.escapes + fixed.data.escapes,
+    };
+    const headersBytes = fixed.headersBytes + token.length;
     // The entry up to its step's closing: with a tail, the bytes bulkEntryJson makes.
     this.head = entryStart(idJson, emailJson) + data + this.links.text("data", token);
     const idBytes = Buffer.byteLength(idJson);
@@ -440,7 +444,7 @@ export class BulkLines {
       if (!group) continue;
       const closing = this.stepSizes[k];
       const sizes = { bytes: prefix.bytes + closing.bytes, escapes: prefix.escapes + closing.escapes };
-      const { lineBytes, inputBytes } = entrySizes(idBytes, emailJson.length, sizes, link.headersBytes);
+      const { lineBytes, inputBytes } = entrySizes(idBytes, emailJson.length, sizes, headersBytes);
       // The same for every step (lineBytes counts the step's closing); BulkChunks.add checks it as it writes.
       this.headBytes = lineBytes - this.tails[k].length;
       if (!fitsAlone(lineBytes, inputBytes))
