@@ -1,15 +1,19 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { bundleJourneyHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-bundle";
+import {
+  bundledFunction,
+  eventDeadLetterQueue,
+  functionLogGroup,
+  functionRole,
+  keepFailedInvocations,
+} from "./function-parts";
+import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./rules/journeys-definition";
 import { journeyDeadLetterQueuePolicy, journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./rules/naming";
-import { sqs } from "./rules/quotas";
 import { ScheduleTarget } from "./rules/schedule-request";
 
 /** Lambda's runtime for the handler: Node.js 24, supported until April 2028 (AWS Lambda runtimes page). */
-export const HANDLER_RUNTIME = aws.lambda.Runtime.NodeJS24dX;
-
 /**
  * How failed events are retried and then kept. EventBridge retries delivering to the function (throttled, not
  * reachable) up to a day, then puts the event in the dead-letter queue; the function's asynchronous invocation
@@ -80,13 +84,18 @@ export class Journeys extends pulumi.ComponentResource {
     const functionName = `sendtime-${name}-${pulumi.getStack()}`;
     const enrolment = pulumi.output(args.target).apply((target) => ({ target, windowMinutes: args.windowMinutes }));
 
-    const deadLetterQueue = createDeadLetterQueue();
-    const logGroup = createLogGroup();
-    const role = createRole();
+    const deadLetterQueue = eventDeadLetterQueue(name, parent);
+    const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
+    const role = functionRole(
+      name,
+      "Assumed by the sendtime journey enrolment function to create and delete journey schedules",
+      scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
+      parent,
+    );
     const permissions = allowEnrolment();
     args.journeys.forEach(createScheduleGroup);
     const fn = createFunction();
-    keepFailedInvocations();
+    keepFailedInvocations(name, fn, JOURNEY_RETRY.invocation, deadLetterQueue, parent);
     const rules = args.journeys.flatMap((j) => [
       routeEvents(j, "trigger", j.trigger),
       ...(j.exit ? [routeEvents(j, "exit", j.exit)] : []),
@@ -99,34 +108,6 @@ export class Journeys extends pulumi.ComponentResource {
     this.rules = rules;
     this.enrolment = enrolment;
     this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
-
-    function createDeadLetterQueue() {
-      // SQS-managed encryption: EventBridge can write to it without a key policy of yours.
-      return new aws.sqs.Queue(
-        `${name}-dlq`,
-        { messageRetentionSeconds: sqs.maxRetentionSeconds, sqsManagedSseEnabled: true },
-        { parent },
-      );
-    }
-
-    function createLogGroup() {
-      return new aws.cloudwatch.LogGroup(
-        `${name}-logs`,
-        { name: `/aws/lambda/${functionName}`, retentionInDays: args.logRetentionDays },
-        { parent },
-      );
-    }
-
-    function createRole() {
-      return new aws.iam.Role(
-        `${name}-role`,
-        {
-          description: "Assumed by the sendtime journey enrolment function to create and delete journey schedules",
-          assumeRolePolicy: scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
-        },
-        { parent },
-      );
-    }
 
     function allowEnrolment() {
       const policy = pulumi
@@ -156,40 +137,24 @@ export class Journeys extends pulumi.ComponentResource {
     }
 
     function createFunction() {
-      const bundle = bundleJourneyHandler();
-      return new aws.lambda.Function(
-        `${name}-function`,
+      return bundledFunction(
+        name,
         {
-          name: functionName,
+          functionName,
           description: "sendtime: enrols subscribers in journeys (creates and deletes their step schedules)",
-          runtime: HANDLER_RUNTIME,
-          architectures: ["arm64"],
           handler: HANDLER_NAME,
-          code: new pulumi.asset.AssetArchive({ [HANDLER_FILE]: new pulumi.asset.StringAsset(bundle.code) }),
-          role: role.arn,
+          code: bundleJourneyHandler().code,
+          role,
+          logGroup,
           timeout: 60,
           memorySize: 256,
-          environment: {
-            variables: {
-              SENDTIME_JOURNEYS: JSON.stringify(args.journeys),
-              SENDTIME_ENROLMENT: enrolment.apply((e) => JSON.stringify(e)),
-            },
+          variables: {
+            SENDTIME_JOURNEYS: JSON.stringify(args.journeys),
+            SENDTIME_ENROLMENT: enrolment.apply((e) => JSON.stringify(e)),
           },
-          loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
+          permissions,
         },
-        { parent, dependsOn: [permissions] },
-      );
-    }
-
-    function keepFailedInvocations() {
-      return new aws.lambda.FunctionEventInvokeConfig(
-        `${name}-failures`,
-        {
-          functionName: fn.name,
-          ...JOURNEY_RETRY.invocation,
-          destinationConfig: { onFailure: { destination: deadLetterQueue.arn } },
-        },
-        { parent },
+        parent,
       );
     }
 

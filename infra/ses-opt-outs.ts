@@ -1,10 +1,16 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { bundleUnsubscribeHandler, HANDLER_FILE, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
+import {
+  bundledFunction,
+  eventDeadLetterQueue,
+  functionLogGroup,
+  functionRole,
+  keepFailedInvocations,
+} from "./function-parts";
+import { bundleUnsubscribeHandler, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
 import { journeyDeadLetterQueuePolicy, policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
-import { HANDLER_RUNTIME, JOURNEY_RETRY } from "./journeys";
+import { JOURNEY_RETRY } from "./journeys";
 import { ArnScope, EVENTS_SERVICE } from "./rules/naming";
-import { sqs } from "./rules/quotas";
 import { subscriptionEventPattern } from "./rules/ses-subscription";
 
 /** The SUBSCRIPTION event type of an SES event destination (API_EventDestination.html MatchingEventTypes). */
@@ -53,12 +59,17 @@ export class SesOptOuts extends pulumi.ComponentResource {
     const defaultBusArn = scope.apply((s) => `arn:${s.partition}:events:${s.region}:${s.accountId}:event-bus/default`);
 
     publishSubscriptionEvents();
-    const deadLetterQueue = createDeadLetterQueue();
-    const logGroup = createLogGroup();
-    const role = createRole();
+    const deadLetterQueue = eventDeadLetterQueue(name, parent);
+    const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
+    const role = functionRole(
+      name,
+      "Assumed by the sendtime function that records SES's opt-outs in the opt-out table",
+      scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+      parent,
+    );
     const permissions = allowRecording();
     const fn = createFunction();
-    keepFailedInvocations();
+    keepFailedInvocations(name, fn, JOURNEY_RETRY.invocation, deadLetterQueue, parent);
     const rule = routeEvents();
     allowRuleToDeadLetter();
 
@@ -84,34 +95,6 @@ export class SesOptOuts extends pulumi.ComponentResource {
       );
     }
 
-    function createDeadLetterQueue() {
-      // SQS-managed encryption: EventBridge can write to it without a key policy of yours.
-      return new aws.sqs.Queue(
-        `${name}-dlq`,
-        { messageRetentionSeconds: sqs.maxRetentionSeconds, sqsManagedSseEnabled: true },
-        { parent },
-      );
-    }
-
-    function createLogGroup() {
-      return new aws.cloudwatch.LogGroup(
-        `${name}-logs`,
-        { name: `/aws/lambda/${functionName}`, retentionInDays: args.logRetentionDays },
-        { parent },
-      );
-    }
-
-    function createRole() {
-      return new aws.iam.Role(
-        `${name}-role`,
-        {
-          description: "Assumed by the sendtime function that records SES's opt-outs in the opt-out table",
-          assumeRolePolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
-        },
-        { parent },
-      );
-    }
-
     function allowRecording() {
       const policy = pulumi
         .all([args.optOutTable.arn, logGroup.arn, deadLetterQueue.arn])
@@ -126,44 +109,28 @@ export class SesOptOuts extends pulumi.ComponentResource {
     }
 
     function createFunction() {
-      const bundle = bundleUnsubscribeHandler();
-      return new aws.lambda.Function(
-        `${name}-function`,
+      return bundledFunction(
+        name,
         {
-          name: functionName,
+          functionName,
           description: "sendtime: records opt-outs made through SES (SUBSCRIPTION events) in the opt-out table",
-          runtime: HANDLER_RUNTIME,
-          architectures: ["arm64"],
           handler: SES_OPT_OUT_HANDLER_NAME,
-          code: new pulumi.asset.AssetArchive({ [HANDLER_FILE]: new pulumi.asset.StringAsset(bundle.code) }),
-          role: role.arn,
+          code: bundleUnsubscribeHandler().code,
+          role,
+          logGroup,
           // One UpdateItem: 3 attempts of at most 2.5 s each (opt-out-table.ts), with room.
           timeout: 15,
           memorySize: 256,
-          environment: {
-            variables: {
-              SENDTIME_SES_OPT_OUTS: pulumi
-                .all([args.contactListName, args.optOutTable.name])
-                .apply(([contactListName, optOutTable]) =>
-                  JSON.stringify({ contactListName, topicName: args.topicName, optOutTable }),
-                ),
-            },
+          variables: {
+            SENDTIME_SES_OPT_OUTS: pulumi
+              .all([args.contactListName, args.optOutTable.name])
+              .apply(([contactListName, optOutTable]) =>
+                JSON.stringify({ contactListName, topicName: args.topicName, optOutTable }),
+              ),
           },
-          loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
+          permissions,
         },
-        { parent, dependsOn: [permissions] },
-      );
-    }
-
-    function keepFailedInvocations() {
-      return new aws.lambda.FunctionEventInvokeConfig(
-        `${name}-failures`,
-        {
-          functionName: fn.name,
-          ...JOURNEY_RETRY.invocation,
-          destinationConfig: { onFailure: { destination: deadLetterQueue.arn } },
-        },
-        { parent },
+        parent,
       );
     }
 

@@ -1,8 +1,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { bundleUnsubscribeHandler, HANDLER_FILE, HANDLER_NAME } from "./handler-bundle";
+import { bundledFunction, functionLogGroup, functionRole } from "./function-parts";
+import { bundleUnsubscribeHandler, HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
-import { HANDLER_RUNTIME } from "./journeys";
 import { ArnScope } from "./rules/naming";
 import { newUnsubscribeKeyValue, OPT_OUT_KEY } from "./rules/unsubscribe-endpoint";
 
@@ -53,8 +53,13 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
 
     const key = createSigningKey();
     const optOutTable = createOptOutTable();
-    const logGroup = createLogGroup();
-    const role = createRole();
+    const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
+    const role = functionRole(
+      name,
+      "Assumed by the sendtime unsubscribe function to opt addresses out of the contact list's topic",
+      scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+      parent,
+    );
     const permissions = allowOptingOut();
     const fn = createFunction();
     const url = createUrl();
@@ -104,25 +109,6 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
       );
     }
 
-    function createLogGroup() {
-      return new aws.cloudwatch.LogGroup(
-        `${name}-logs`,
-        { name: `/aws/lambda/${functionName}`, retentionInDays: args.logRetentionDays },
-        { parent },
-      );
-    }
-
-    function createRole() {
-      return new aws.iam.Role(
-        `${name}-role`,
-        {
-          description: "Assumed by the sendtime unsubscribe function to opt addresses out of the contact list's topic",
-          assumeRolePolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
-        },
-        { parent },
-      );
-    }
-
     function allowOptingOut() {
       const policy = pulumi
         .all([key.arn, args.contactListArn, logGroup.arn, optOutTable.arn])
@@ -143,37 +129,33 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
     }
 
     function createFunction() {
-      const bundle = bundleUnsubscribeHandler();
-      return new aws.lambda.Function(
-        `${name}-function`,
+      return bundledFunction(
+        name,
         {
-          name: functionName,
+          functionName,
           description: "sendtime: one-click unsubscribe (RFC 8058) for bulk sends",
-          runtime: HANDLER_RUNTIME,
-          architectures: ["arm64"],
           handler: HANDLER_NAME,
-          code: new pulumi.asset.AssetArchive({ [HANDLER_FILE]: new pulumi.asset.StringAsset(bundle.code) }),
-          role: role.arn,
+          code: bundleUnsubscribeHandler().code,
+          role,
+          logGroup,
           timeout: 10,
           memorySize: 256,
           reservedConcurrentExecutions: UNSUBSCRIBE_RESERVED_CONCURRENCY,
-          environment: {
-            variables: {
-              SENDTIME_UNSUBSCRIBE: pulumi
-                .all([args.contactListName, key.name, optOutTable.name])
-                .apply(([contactListName, keyParameter, optOutTableName]) =>
-                  JSON.stringify({
-                    contactListName,
-                    topicName: args.topicName,
-                    keyParameter,
-                    optOutTable: optOutTableName,
-                  }),
-                ),
-            },
+          variables: {
+            SENDTIME_UNSUBSCRIBE: pulumi
+              .all([args.contactListName, key.name, optOutTable.name])
+              .apply(([contactListName, keyParameter, optOutTableName]) =>
+                JSON.stringify({
+                  contactListName,
+                  topicName: args.topicName,
+                  keyParameter,
+                  optOutTable: optOutTableName,
+                }),
+              ),
           },
-          loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
+          permissions,
         },
-        { parent, dependsOn: [permissions] },
+        parent,
       );
     }
 
