@@ -7,10 +7,10 @@
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
 import { OPT_OUT_WRITE_ACTIONS } from "../infra/rules/unsubscribe-endpoint";
 import { SES_EVENT_SOURCE, SES_OPT_OUT_HANDLER_NAME } from "../infra/rules/ses-subscription";
-import { describeStatement, permissionDocuments, Statement } from "./iam-document";
+import { describeStatement, Statement } from "./iam-document";
+import { LOG_STREAMS, quote, roleOfFunction, roleStatements } from "./function-roles";
 
 const FUNCTION = "aws:lambda/function:Function";
-const ROLE = "aws:iam/role:Role";
 const RULE = "aws:cloudwatch/eventRule:EventRule";
 const TARGET = "aws:cloudwatch/eventTarget:EventTarget";
 
@@ -25,11 +25,6 @@ const ALLOWED_ACTIONS = [
 ];
 /** A table named in full (no index, no wildcard). */
 const TABLE_ARN = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/[A-Za-z0-9_.-]+$/;
-/** A log group's streams: the one trailing wildcard logging needs. */
-const LOG_STREAMS = /^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*?]+:\*$/;
-
-const roleNameOf = (arn: unknown) => (typeof arn === "string" ? arn.slice(arn.lastIndexOf("/") + 1) : undefined);
-const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
 
 /** Functions that handle SES's events: the recorder's entry point, or the target of a rule on source aws.ses. */
 function recorders(resources: PolicyResource[]): PolicyResource[] {
@@ -81,26 +76,14 @@ export const sesOptOutRecorderRoleMinimal: StackValidationPolicy = {
   enforcementLevel: "mandatory",
   validateStack: (args, report) => {
     for (const fn of recorders(args.resources)) {
-      const role = args.resources.find(
-        (r) => r.type === ROLE && (r.props.arn === fn.props.role || r.props.name === roleNameOf(fn.props.role)),
-      );
+      const role = roleOfFunction(args.resources, fn);
       if (!role) continue;
-      const roleName = role.props.name ?? role.name;
-      const attached = args.resources.filter(
-        (r) =>
-          r === role ||
-          (r.type !== ROLE &&
-            [r.props.role, r.props.roleName].some((x) => x === roleName || roleNameOf(x) === roleName)),
-      );
-      for (const r of attached)
-        for (const doc of permissionDocuments(r.type, r.name, r.props))
-          doc.statements.forEach((s, i) => {
-            for (const p of problems(s))
-              report(
-                `${doc.where} ${describeStatement(s, i)} (role of the SES opt-out recorder "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
-                r.urn,
-              );
-          });
+      for (const { resource, doc, statement, index } of roleStatements(args.resources, role))
+        for (const p of problems(statement))
+          report(
+            `${doc.where} ${describeStatement(statement, index)} (role of the SES opt-out recorder "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
+            resource.urn,
+          );
     }
   },
 };

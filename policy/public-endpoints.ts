@@ -9,22 +9,16 @@ import {
   allowedActions,
   describeStatement,
   PASS_ROLE,
-  permissionDocuments,
   SES_SEND_ACTIONS,
   Statement,
   wildcardMatch,
 } from "./iam-document";
+import { LOG_STREAMS, quote, roleOfFunction, roleStatements } from "./function-roles";
 
 const FUNCTION_URL = "aws:lambda/functionUrl:FunctionUrl";
 const FUNCTION = "aws:lambda/function:Function";
-const ROLE = "aws:iam/role:Role";
 /** A contact list named in full: no wildcard in its name, nothing under it. */
 const CONTACT_LIST_ARN = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:contact-list\/[A-Za-z0-9_-]+$/;
-/** A log group's streams (`log-group:<name>:*`): the one trailing wildcard a function's logging needs. */
-const LOG_STREAMS = /^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*?]+:\*$/;
-
-const roleNameOf = (arn: unknown) => (typeof arn === "string" ? arn.slice(arn.lastIndexOf("/") + 1) : undefined);
-const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
 
 /** The functions behind a URL with authorization NONE, and the role each runs as. */
 function publicFunctions(resources: PolicyResource[]): { fn: PolicyResource; role?: PolicyResource }[] {
@@ -34,9 +28,7 @@ function publicFunctions(resources: PolicyResource[]): { fn: PolicyResource; rol
   );
   return fns.map((fn) => ({
     fn,
-    role: resources.find(
-      (r) => r.type === ROLE && (r.props.arn === fn.props.role || r.props.name === roleNameOf(fn.props.role)),
-    ),
+    role: roleOfFunction(resources, fn),
   }));
 }
 
@@ -75,23 +67,12 @@ export const publicFunctionRoleMinimal: StackValidationPolicy = {
   validateStack: (args, report) => {
     for (const { fn, role } of publicFunctions(args.resources)) {
       if (!role) continue;
-      const roleName = role.props.name ?? role.name;
-      // The documents attached to the role: its own inline and managed ones, and RolePolicy/attachments naming it.
-      const attached = args.resources.filter(
-        (r) =>
-          r === role ||
-          (r.type !== ROLE &&
-            [r.props.role, r.props.roleName].some((x) => x === roleName || roleNameOf(x) === roleName)),
-      );
-      for (const r of attached)
-        for (const doc of permissionDocuments(r.type, r.name, r.props))
-          doc.statements.forEach((s, i) => {
-            for (const p of problems(s))
-              report(
-                `${doc.where} ${describeStatement(s, i)} (role of the public function "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
-                r.urn,
-              );
-          });
+      for (const { resource, doc, statement, index } of roleStatements(args.resources, role))
+        for (const p of problems(statement))
+          report(
+            `${doc.where} ${describeStatement(statement, index)} (role of the public function "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
+            resource.urn,
+          );
     }
   },
 };
