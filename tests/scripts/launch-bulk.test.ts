@@ -511,6 +511,52 @@ describe("bulk chunks in memory", () => {
     return { stats: chunks.stats, lines, entryChars: head.length + tail.length };
   }
 
+  it("property: each line is its group's entries in order, 50 a line, exact UTF-8, whatever the text (buffers grow and are reused)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            group: fc.integer({ min: 0, max: 4 }),
+            text: fc.string({ unit: "grapheme", maxLength: 400, size: "medium" }),
+          }),
+          // Enough for full lines (more than 50 a group) and for buffers to grow.
+          { minLength: 260, maxLength: 600 },
+        ),
+        async (adds) => {
+          const lines: string[] = [];
+          // A write's bytes are copied at once (as the plan writer does): a reused buffer must not change them.
+          const chunks = new BulkChunks((bytes) => void lines.push(Buffer.from(bytes).toString("utf8")));
+          const tail = Buffer.from(`"step":"1"}}`);
+          const groups = [0, 1, 2, 3, 4].map((k) =>
+            chunks.group(1, Date.UTC(2026, 11, 1) + k * 60_000, null, '"t"', "null"),
+          );
+          for (const { group, text } of adds) {
+            const head = `{"recipient_id":"r","email":"r@example.com","template_data":{"x":${JSON.stringify(text)},`;
+            await chunks.add(groups[group], head, Buffer.byteLength(head), tail, 0);
+          }
+          await chunks.close();
+          // By hand: a group's texts, in order, cut into lines of 50 (the last may be shorter).
+          const got = new Map<string, string[][]>();
+          for (const line of lines) {
+            assert.ok(line.endsWith("]}\n"));
+            const row = JSON.parse(line);
+            const texts = row.entries.map((e: { template_data: { x: string } }) => e.template_data.x);
+            got.set(row.utc, [...(got.get(row.utc) ?? []), texts]);
+          }
+          for (let k = 0; k < 5; k++) {
+            const expected = adds.filter((a) => a.group === k).map((a) => a.text);
+            const utc = new Date(Date.UTC(2026, 11, 1) + k * 60_000).toISOString();
+            const chunked = got.get(utc) ?? [];
+            assert.deepStrictEqual(chunked.flat(), expected);
+            chunked.forEach((c, i) => assert.strictEqual(c.length, i < chunked.length - 1 ? 50 : c.length));
+            assert.ok(chunked.every((c) => c.length >= 1 && c.length <= 50));
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it("writes no chunk early while open entries stay under the bound, however many groups are open", async () => {
     // From a hostile review: 40,000 open chunks of one small entry each (by hand 40,000 × 150 = 6,000,000 characters,
     // a tenth of the 64 Mi bound) were split early when the bound counted each chunk's buffer instead of its entries.
