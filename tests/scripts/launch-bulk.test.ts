@@ -33,6 +33,7 @@ import {
   BulkChunks,
   MAX_OPEN_CHARS,
   PLACEHOLDER_UNSUBSCRIBE_URL,
+  PLAIN_JSON_TEXT,
   UnsubscribeLinks,
 } from "../../scripts/lib/planning/bulk";
 import { readUnsubscribeKey } from "../../scripts/lib/aws/unsubscribe-key";
@@ -555,6 +556,20 @@ describe("bulk chunks in memory", () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it("property: an id the fast path quotes as it is is one JSON.stringify writes so, a byte a character", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.stringMatching(/^[ -~]{0,20}$/)), (id) => {
+        if (PLAIN_JSON_TEXT.test(id)) {
+          assert.strictEqual(JSON.stringify(id), `"${id}"`);
+          assert.strictEqual(Buffer.byteLength(id), id.length);
+        }
+      }),
+      { numRuns: 500 },
+    );
+    for (const id of ["r1", "a b/c~", ""]) assert.ok(PLAIN_JSON_TEXT.test(id), id);
+    for (const id of ['a"b', "a\\b", "é", "a\tb", "\u007f"]) assert.ok(!PLAIN_JSON_TEXT.test(id), id);
   });
 
   it("writes no chunk early while open entries stay under the bound, however many groups are open", async () => {
