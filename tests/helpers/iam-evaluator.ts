@@ -12,6 +12,7 @@
  *   StringLike, ArnEquals, ArnLike, Bool. Condition keys are case-insensitive. Anything else throws: the evaluator
  *   never guesses.
  */
+import * as assert from "assert";
 
 export interface IamStatement {
   Effect: "Allow" | "Deny";
@@ -107,4 +108,16 @@ export function evaluate(statements: IamStatement[], request: IamRequest): Decis
   const applying = statements.filter((s) => statementApplies(s, request));
   if (applying.some((s) => s.Effect === "Deny")) return "ExplicitDeny";
   return applying.some((s) => s.Effect === "Allow") ? "Allow" : "ImplicitDeny";
+}
+
+/** Asserts the evaluator's decision for each request: "Allow", or "Deny" (explicit or implicit). */
+export function expectDecision(statements: IamStatement[], decision: "Allow" | "Deny", requests: IamRequest[]): void {
+  for (const q of requests) {
+    const got = evaluate(statements, q);
+    assert.strictEqual(
+      got === "Allow" ? "Allow" : "Deny",
+      decision,
+      `${q.action} on ${q.resource} ${JSON.stringify(q.context ?? {})}: ${got}`,
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import { readStackConfig, RenderedResource, RenderedStack, renderStack } from "../../scripts/lib/offline/mock-stack";
+import type { IamStatement } from "./iam-evaluator";
 
 /**
  * The config the stack tests render: Pulumi.example.yaml, which sets every key (journeys, alarms, unsubscribe),
@@ -58,4 +59,12 @@ export function all(stack: RenderedStack, type: string): RenderedResource[] {
 
 export function definitionOf(stack: RenderedStack): any {
   return JSON.parse(only(stack, "aws:sfn/stateMachine:StateMachine", "fanout").inputs.definition);
+}
+
+/** The statements of every inline policy (RolePolicy) attached to the role the stack names `name`. */
+export function inlineStatements(stack: RenderedStack, name: string): IamStatement[] {
+  const physical = only(stack, "aws:iam/role:Role", name).outputs.arn.split("/").pop();
+  return all(stack, "aws:iam/rolePolicy:RolePolicy")
+    .filter((p) => p.inputs.role === physical)
+    .flatMap((p) => JSON.parse(p.inputs.policy).Statement as IamStatement[]);
 }

@@ -4,8 +4,8 @@
  */
 import * as assert from "assert";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
-import { evaluate, IamRequest, IamStatement } from "../helpers/iam-evaluator";
-import { all, definitionOf, only, renderWith } from "../helpers/stack";
+import { expectDecision } from "../helpers/iam-evaluator";
+import { all, definitionOf, inlineStatements, only, renderWith } from "../helpers/stack";
 
 const aslValidator = require("asl-validator");
 
@@ -13,20 +13,6 @@ const CAP = '{"max": 2, "per": "day"}';
 const ACCOUNT = "123456789012";
 const SES = `arn:aws:ses:us-east-1:${ACCOUNT}`;
 const SENDER_ARN = `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-sender-dev`;
-
-function role(stack: RenderedStack, name: string): IamStatement[] {
-  const physical = only(stack, "aws:iam/role:Role", name).outputs.arn.split("/").pop();
-  return all(stack, "aws:iam/rolePolicy:RolePolicy")
-    .filter((p) => p.inputs.role === physical)
-    .flatMap((p) => JSON.parse(p.inputs.policy).Statement as IamStatement[]);
-}
-
-function expect(statements: IamStatement[], decision: "Allow" | "Deny", requests: IamRequest[]) {
-  for (const q of requests) {
-    const got = evaluate(statements, q);
-    assert.strictEqual(got === "Allow" ? "Allow" : "Deny", decision, `${q.action} on ${q.resource}: ${got}`);
-  }
-}
 
 const sender = (stack: RenderedStack) => only(stack, "aws:sfn/stateMachine:StateMachine", "bulk-sender").inputs;
 
@@ -115,15 +101,15 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
   });
 
   it("IAM: the sender sends in bulk only as the stack's identity and configuration set, and dead-letters; with a cap it also counts", () => {
-    const s = role(stack, "bulk-sender-role");
+    const s = inlineStatements(stack, "bulk-sender-role");
     const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
     const allowed = [
       `${SES}:identity/mail.example.com`,
       `${SES}:configuration-set/sendtime-dev`,
       `${SES}:template/spring-sale`,
     ].map((resource) => ({ action: "ses:SendBulkEmail", resource }));
-    expect(s, "Allow", [...allowed, { action: "sqs:SendMessage", resource: dlq }]);
-    expect(s, "Deny", [
+    expectDecision(s, "Allow", [...allowed, { action: "sqs:SendMessage", resource: dlq }]);
+    expectDecision(s, "Deny", [
       { action: "ses:SendBulkEmail", resource: `${SES}:identity/other.example.com` },
       { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
       { action: "ses:SendRawEmail", resource: `${SES}:identity/mail.example.com` },
@@ -132,12 +118,12 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
     ]);
     // The opt-out table: read, one key or a batch, and nothing else; no other table.
     const optOuts = only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn;
-    expect(s, "Allow", [
+    expectDecision(s, "Allow", [
       { action: "dynamodb:GetItem", resource: optOuts },
       { action: "dynamodb:BatchGetItem", resource: optOuts },
       { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "sendtime" } },
     ]);
-    expect(s, "Deny", [
+    expectDecision(s, "Deny", [
       { action: "dynamodb:UpdateItem", resource: optOuts },
       { action: "dynamodb:PutItem", resource: optOuts },
       { action: "dynamodb:DeleteItem", resource: optOuts },
@@ -145,14 +131,14 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
       { action: "dynamodb:BatchGetItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/other` },
       { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "AWS/SES" } },
     ]);
-    const c = role(capped, "bulk-sender-role");
+    const c = inlineStatements(capped, "bulk-sender-role");
     const table = only(capped, "aws:dynamodb/table:Table", "send-gate-sends").outputs.arn;
-    expect(c, "Allow", [
+    expectDecision(c, "Allow", [
       { action: "dynamodb:UpdateItem", resource: table },
       { action: "dynamodb:GetItem", resource: table },
       { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "sendtime" } },
     ]);
-    expect(c, "Deny", [
+    expectDecision(c, "Deny", [
       { action: "dynamodb:DeleteItem", resource: table },
       { action: "dynamodb:UpdateItem", resource: `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/other` },
       { action: "cloudwatch:PutMetricData", resource: "*", context: { "cloudwatch:namespace": "AWS/SES" } },
@@ -161,9 +147,9 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
 
   it("IAM: the scheduler role may start the sender (and with a cap still may not call SES itself)", () => {
     for (const st of [stack, capped]) {
-      const t = role(st, "scheduler-target-role");
-      expect(t, "Allow", [{ action: "states:StartExecution", resource: SENDER_ARN }]);
-      expect(t, "Deny", [
+      const t = inlineStatements(st, "scheduler-target-role");
+      expectDecision(t, "Allow", [{ action: "states:StartExecution", resource: SENDER_ARN }]);
+      expectDecision(t, "Deny", [
         {
           action: "states:StartExecution",
           resource: `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-fanout-dev`,
@@ -171,18 +157,18 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
         { action: "ses:SendBulkEmail", resource: `${SES}:identity/mail.example.com` },
       ]);
     }
-    expect(role(capped, "scheduler-target-role"), "Deny", [
+    expectDecision(inlineStatements(capped, "scheduler-target-role"), "Deny", [
       { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
     ]);
   });
 
   it("IAM: the public unsubscribe function reads its key, reads and writes contacts of its list, records opt-outs (UpdateItem only), logs, and nothing else", () => {
-    const u = role(stack, "unsubscribe-role");
+    const u = inlineStatements(stack, "unsubscribe-role");
     const key = only(stack, "aws:ssm/parameter:Parameter").outputs.arn;
     const list = `${SES}:contact-list/sendtime-dev`;
     const logs = only(stack, "aws:cloudwatch/logGroup:LogGroup", "unsubscribe-logs").outputs.arn;
     const optOuts = only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn;
-    expect(u, "Allow", [
+    expectDecision(u, "Allow", [
       { action: "ssm:GetParameter", resource: key },
       { action: "ses:GetContact", resource: list },
       { action: "ses:CreateContact", resource: list },
@@ -190,7 +176,7 @@ describe("bulk sends in the stack under Pulumi mocks", () => {
       { action: "logs:PutLogEvents", resource: `${logs}:log-stream:2026/12/01/abc` },
       { action: "dynamodb:UpdateItem", resource: optOuts },
     ]);
-    expect(u, "Deny", [
+    expectDecision(u, "Deny", [
       { action: "dynamodb:GetItem", resource: optOuts },
       { action: "dynamodb:BatchGetItem", resource: optOuts },
       { action: "dynamodb:DeleteItem", resource: optOuts },

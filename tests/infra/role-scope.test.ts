@@ -5,8 +5,8 @@
  */
 import * as assert from "assert";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
-import { Decision, evaluate, IamRequest, IamStatement, resourceMatches } from "../helpers/iam-evaluator";
-import { all, only, renderWith } from "../helpers/stack";
+import { evaluate, expectDecision, IamStatement, resourceMatches } from "../helpers/iam-evaluator";
+import { all, inlineStatements, only, renderWith } from "../helpers/stack";
 
 const CAP = '{"max": 2, "per": "day"}';
 const ACCOUNT = "arn:aws:scheduler:us-east-1:123456789012";
@@ -18,24 +18,10 @@ const SCHEDULER = { "iam:PassedToService": "scheduler.amazonaws.com" };
 /** A role's ARN and the statements of every inline policy attached to it (the stack attaches no managed policy). */
 function role(stack: RenderedStack, name: string): { arn: string; statements: IamStatement[] } {
   const r = only(stack, "aws:iam/role:Role", name);
-  const physical = r.outputs.arn.split("/").pop();
   assert.deepStrictEqual(r.inputs.managedPolicyArns ?? [], []);
-  const statements = all(stack, "aws:iam/rolePolicy:RolePolicy")
-    .filter((p) => p.inputs.role === physical)
-    .flatMap((p) => JSON.parse(p.inputs.policy).Statement as IamStatement[]);
+  const statements = inlineStatements(stack, name);
   assert.ok(statements.length, `role ${name} has a policy`);
   return { arn: r.outputs.arn, statements };
-}
-
-function expect(statements: IamStatement[], decision: "Allow" | "Deny", requests: IamRequest[]) {
-  for (const q of requests) {
-    const got: Decision = evaluate(statements, q);
-    assert.strictEqual(
-      got === "Allow" ? "Allow" : "Deny",
-      decision,
-      `${q.action} on ${q.resource} ${JSON.stringify(q.context ?? {})}: ${got}`,
-    );
-  }
 }
 
 describe("roles hold what their code calls (IAM evaluation of the rendered stack)", () => {
@@ -96,7 +82,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
   it("the journeys role creates and deletes schedules only in its journeys' groups, and passes only a role that cannot delete groups", () => {
     const journeys = role(capped, "journeys-role");
     const send = role(capped, "scheduler-target-role");
-    expect(journeys.statements, "Allow", [
+    expectDecision(journeys.statements, "Allow", [
       { action: "scheduler:CreateSchedule", resource: schedule("campaign-onboarding", "ann-1") },
       { action: "scheduler:DeleteSchedule", resource: schedule("campaign-onboarding", "ann-3") },
       { action: "iam:PassRole", resource: send.arn, context: SCHEDULER },
@@ -104,7 +90,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
     const everyOtherRole = all(capped, "aws:iam/role:Role")
       .map((r) => r.outputs.arn as string)
       .filter((a) => a !== send.arn);
-    expect(journeys.statements, "Deny", [
+    expectDecision(journeys.statements, "Deny", [
       { action: "scheduler:CreateSchedule", resource: schedule("campaign-spring", "ann-1") },
       { action: "scheduler:DeleteSchedule", resource: schedule("campaign-spring", "ann-1") },
       { action: "scheduler:CreateSchedule", resource: schedule("campaign-onboarding2", "ann-1") },
@@ -121,7 +107,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
         "Allow"
       )
         continue;
-      expect(role(capped, r.name).statements, "Deny", [
+      expectDecision(role(capped, r.name).statements, "Deny", [
         { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
       ]);
     }
@@ -131,7 +117,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
     const fanOut = role(capped, "fanout-role");
     const send = role(capped, "scheduler-target-role");
     const housekeeping = role(capped, "scheduler-target-housekeeping-role");
-    expect(fanOut.statements, "Allow", [
+    expectDecision(fanOut.statements, "Allow", [
       { action: "scheduler:CreateScheduleGroup", resource: group("campaign-spring") },
       { action: "scheduler:TagResource", resource: group("campaign-spring") },
       { action: "scheduler:CreateSchedule", resource: schedule("campaign-spring", "ann-1") },
@@ -141,7 +127,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
       { action: "iam:PassRole", resource: send.arn, context: SCHEDULER },
       { action: "iam:PassRole", resource: housekeeping.arn, context: SCHEDULER },
     ]);
-    expect(fanOut.statements, "Deny", [
+    expectDecision(fanOut.statements, "Deny", [
       { action: "scheduler:GetSchedule", resource: schedule("campaign-spring", "ann-1") },
       { action: "scheduler:UpdateSchedule", resource: schedule("campaign-spring", "ann-1") },
       { action: "scheduler:UpdateSchedule", resource: schedule("campaign-spring", "sendtime.cleanup-1") },
@@ -157,11 +143,11 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
     const send = role(capped, "scheduler-target-role");
     const gateArn = capped.outputs.sendGateArn as string;
     const dlq = only(capped, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
-    expect(send.statements, "Allow", [
+    expectDecision(send.statements, "Allow", [
       { action: "states:StartExecution", resource: gateArn },
       { action: "sqs:SendMessage", resource: dlq },
     ]);
-    expect(send.statements, "Deny", [
+    expectDecision(send.statements, "Deny", [
       { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
       { action: "ses:SendEmail", resource: `${SES}:configuration-set/sendtime-dev` },
       { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
@@ -171,11 +157,11 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
 
   it("without a cap the scheduler role sends through SES, and still cannot delete a group", () => {
     const send = role(plain, "scheduler-target-role");
-    expect(send.statements, "Allow", [
+    expectDecision(send.statements, "Allow", [
       { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
       { action: "ses:SendEmail", resource: `${SES}:template/onboarding-welcome` },
     ]);
-    expect(send.statements, "Deny", [
+    expectDecision(send.statements, "Deny", [
       { action: "ses:SendEmail", resource: `${SES}:identity/other.example.com` },
       { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
     ]);
@@ -184,11 +170,11 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
   it("only the housekeeping role deletes groups — campaign groups only — and the journeys cannot pass it", () => {
     for (const stack of [capped, plain]) {
       const housekeeping = role(stack, "scheduler-target-housekeeping-role");
-      expect(housekeeping.statements, "Allow", [
+      expectDecision(housekeeping.statements, "Allow", [
         { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
         { action: "sqs:SendMessage", resource: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn },
       ]);
-      expect(housekeeping.statements, "Deny", [
+      expectDecision(housekeeping.statements, "Deny", [
         { action: "scheduler:DeleteScheduleGroup", resource: group("default") },
         { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
         {
@@ -196,7 +182,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
           resource: `arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev`,
         },
       ]);
-      expect(role(stack, "journeys-role").statements, "Deny", [
+      expectDecision(role(stack, "journeys-role").statements, "Deny", [
         { action: "iam:PassRole", resource: housekeeping.arn, context: SCHEDULER },
       ]);
       const deleters = all(stack, "aws:iam/role:Role").filter(

@@ -8,25 +8,11 @@ import * as assert from "assert";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { enrolmentTargetFailureHandling } from "../../policy/events";
 import { sesOptOutRecorderRoleMinimal } from "../../policy/opt-out-events";
-import { evaluate, IamRequest, IamStatement } from "../helpers/iam-evaluator";
-import { all, only, renderWith } from "../helpers/stack";
+import { expectDecision } from "../helpers/iam-evaluator";
+import { all, inlineStatements, only, renderWith } from "../helpers/stack";
 import { assertNoStackViolations, stackResource } from "../policy/util";
 
 const ACCOUNT = "123456789012";
-
-function role(stack: RenderedStack, name: string): IamStatement[] {
-  const physical = only(stack, "aws:iam/role:Role", name).outputs.arn.split("/").pop();
-  return all(stack, "aws:iam/rolePolicy:RolePolicy")
-    .filter((p) => p.inputs.role === physical)
-    .flatMap((p) => JSON.parse(p.inputs.policy).Statement as IamStatement[]);
-}
-
-function expect(statements: IamStatement[], decision: "Allow" | "Deny", requests: IamRequest[]) {
-  for (const q of requests) {
-    const got = evaluate(statements, q);
-    assert.strictEqual(got === "Allow" ? "Allow" : "Deny", decision, `${q.action} on ${q.resource}: ${got}`);
-  }
-}
 
 describe("SES opt-outs into the opt-out table, in the stack under Pulumi mocks", () => {
   let stack: RenderedStack;
@@ -97,16 +83,16 @@ describe("SES opt-outs into the opt-out table, in the stack under Pulumi mocks",
   });
 
   it("its role records in the opt-out table, keeps failed events and logs: nothing else (no SES, no read, no delete)", () => {
-    const r = role(stack, "ses-opt-outs-role");
+    const r = inlineStatements(stack, "ses-opt-outs-role");
     const t = table().outputs.arn;
     const dlq = queue().outputs.arn;
     const logs = only(stack, "aws:cloudwatch/logGroup:LogGroup", "ses-opt-outs-logs").outputs.arn;
-    expect(r, "Allow", [
+    expectDecision(r, "Allow", [
       { action: "dynamodb:UpdateItem", resource: t },
       { action: "sqs:SendMessage", resource: dlq },
       { action: "logs:PutLogEvents", resource: `${logs}:log-stream:x` },
     ]);
-    expect(r, "Deny", [
+    expectDecision(r, "Deny", [
       { action: "dynamodb:GetItem", resource: t },
       { action: "dynamodb:DeleteItem", resource: t },
       { action: "dynamodb:UpdateItem", resource: only(stack, "aws:dynamodb/table:Table").outputs.arn + "-other" },
