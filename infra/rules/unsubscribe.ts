@@ -85,9 +85,13 @@ export class UnsubscribeSigner {
   }
 }
 
+/** Characters of a token's address part at most (the base64url of 300 bytes): longer is refused, never signed. */
+export const MAX_TOKEN_ADDRESS_CHARS = 400;
+const TOKEN = new RegExp(`^([A-Za-z0-9_-]{1,${MAX_TOKEN_ADDRESS_CHARS}})\\.([A-Za-z0-9_-]{${MAC_CHARS}})$`);
+
 /** The address a token opts out, or undefined when it is malformed or not signed with `key`. */
 export function verifyUnsubscribeToken(key: Buffer, token: string): string | undefined {
-  const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  const m = TOKEN.exec(token);
   if (!m) return undefined;
   const address = Buffer.from(m[1], "base64url").toString("utf8");
   if (

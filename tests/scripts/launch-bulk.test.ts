@@ -480,9 +480,9 @@ describe("bulk plan lines and their requests", () => {
             links.text("headers", token) === headers &&
             links.text("data", token) === data &&
             sizes.headersBytes === Buffer.byteLength(headers) &&
-            sizes.data.bytes === Buffer.byteLength(data) &&
+            sizes.dataBytes === Buffer.byteLength(data) &&
             // A second JSON.stringify escapes each `"` and `\`: the escapes are the growth.
-            sizes.data.escapes === JSON.stringify(data).length - 2 - data.length
+            sizes.dataEscapes === JSON.stringify(data).length - 2 - data.length
           );
         }),
         { numRuns: 100 },

@@ -26,6 +26,7 @@ import {
 import { ses } from "../../../infra/rules/quotas";
 import {
   UNSUBSCRIBE_TEMPLATE_KEY,
+  MAX_TOKEN_ADDRESS_CHARS,
   UnsubscribeSigner,
   unsubscribeHeaders,
   unsubscribeLink,
@@ -80,9 +81,6 @@ const MAX_LINE_ENTRY_BYTES = MAX_PLAN_ROW_BYTES - LINE_OVERHEAD_BYTES;
  */
 export const MAX_OPEN_CHARS = 64 * 1024 * 1024;
 
-/** The token's address part is at most 400 characters (unsubscribe.ts verifies no longer): 300 bytes of address. */
-const MAX_TOKEN_ADDRESS_CHARS = 400;
-
 /**
  * Per-recipient unsubscribe links, each exactly unsubscribeUrl(baseUrl, key, email) (or unsigned: UnsubscribeSigner), and the texts made of them: the
  * text around the token is the same for every address (a base64url token is never percent-encoded nor JSON-escaped),
@@ -92,7 +90,7 @@ const MAX_TOKEN_ADDRESS_CHARS = 400;
 export class UnsubscribeLinks {
   private readonly around: Record<"link" | "json" | "headers" | "data", [string, string]>;
   /** jsonTextBytes of the fixed part of `"unsubscribe_url":<link JSON>,`, and bytes of the headers' JSON's. */
-  readonly fixed: { data: { bytes: number; escapes: number }; headersBytes: number };
+  private readonly fixed: { data: { bytes: number; escapes: number }; headersBytes: number };
   private readonly signer: UnsubscribeSigner;
   /** Links with tokens signed with `key`, or unsigned without one (UnsubscribeSigner). */
   constructor(baseUrl: string, key: Buffer | undefined) {
@@ -141,10 +139,11 @@ export class UnsubscribeLinks {
   }
 
   /** The sizes of text("data", token) (jsonTextBytes) and of text("headers", token) (bytes). */
-  sizes(token: string): { data: { bytes: number; escapes: number }; headersBytes: number } {
+  sizes(token: string): { dataBytes: number; dataEscapes: number; headersBytes: number } {
     const { data, headersBytes } = this.fixed;
     return {
-      data: { bytes: data.bytes + token.length, escapes: data.escapes },
+      dataBytes: data.bytes + token.length,
+      dataEscapes: data.escapes,
       headersBytes: headersBytes + token.length,
     };
   }
@@ -431,14 +430,10 @@ export class BulkLines {
     const plainId = PLAIN_JSON_TEXT.test(row.id);
     const idJson = plainId ? `"${row.id}"` : JSON.stringify(row.id);
     // The line holds the link once (in its data); the headers the fan-out makes from it count in the Input's size.
-    // The data's size is measured once for every step (a step adds its ASCII closing); the link's is known (sizes()).
+    // The data's size is measured once for every step (a step adds its ASCII closing); the link's is known.
     const measured = textBytes(data);
-    const fixed = this.links.fixed;
-    const prefix = {
-      bytes: measured.bytes + fixed.data.bytes + token.length,
-      escapes: measured.escapes + fixed.data.escapes,
-    };
-    const headersBytes = fixed.headersBytes + token.length;
+    const link = this.links.sizes(token);
+    const prefix = { bytes: measured.bytes + link.dataBytes, escapes: measured.escapes + link.dataEscapes };
     // The entry up to its step's closing: with a tail, the bytes bulkEntryJson makes.
     this.head = entryStart(idJson, emailJson) + data + this.links.text("data", token);
     const idBytes = plainId ? idJson.length : Buffer.byteLength(idJson);
@@ -450,7 +445,7 @@ export class BulkLines {
       if (!group) continue;
       const closing = this.stepSizes[k];
       const sizes = { bytes: prefix.bytes + closing.bytes, escapes: prefix.escapes + closing.escapes };
-      const { lineBytes, inputBytes } = entrySizes(idBytes, emailJson.length, sizes, headersBytes);
+      const { lineBytes, inputBytes } = entrySizes(idBytes, emailJson.length, sizes, link.headersBytes);
       // The same for every step (lineBytes counts the step's closing); BulkChunks.add checks it as it writes.
       this.headBytes = lineBytes - this.tails[k].length;
       if (!fitsAlone(lineBytes, inputBytes))
