@@ -33,9 +33,12 @@ export function subscriptionEventPattern(contactListName: string) {
   };
 }
 
+/** How an address is opted out of a contact list: of the stack's topic, or of every topic (UnsubscribeAll). */
+export type OptOutKind = "topic" | "all";
+
 export type SubscriptionDecision =
   /** Record `address` (as the opt-out table keys it) as opted out of the topic or of every topic, at `at`. */
-  | { record: true; address: string; optOut: "topic" | "all"; at?: Date; source?: string }
+  | { record: true; address: string; optOut: OptOutKind; at?: Date; source?: string }
   /** Nothing to record; `outcome` says why (for the log). */
   | { record: false; outcome: "not-a-subscription-event" | "other-contact-list" | "not-an-opt-out" };
 

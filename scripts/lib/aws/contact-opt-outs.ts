@@ -20,6 +20,7 @@
 import { Contact, ListContactsCommand, ListContactsCommandInput, SESv2Client } from "@aws-sdk/client-sesv2";
 import { allPages, Deadline, throttled } from "./call";
 import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
+import { OptOutKind } from "../../../infra/rules/ses-subscription";
 
 /** SES's largest page of contacts (it answers 1,000 at most: aws/aws-sdk-js#3570). */
 const PAGE_SIZE = 1_000;
@@ -28,9 +29,6 @@ export interface ContactListTopic {
   contactListName: string;
   topicName: string;
 }
-
-/** How an address is opted out: of the topic, or of every topic of the list (UnsubscribeAll). */
-export type OptOutKind = "topic" | "all";
 
 export interface ContactListOptOuts extends ContactListTopic {
   /** Opted-out addresses (trimmed, lower-cased: unsubscribeAddress) and how. */

@@ -43,6 +43,7 @@ import {
 } from "./window";
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
 import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
+import { OptOutKind } from "../../../infra/rules/ses-subscription";
 
 export interface PlanRequest {
   campaignId: string;
@@ -100,7 +101,7 @@ export interface ContactListCheck {
   contactListName: string;
   topicName: string;
   /** Address → "topic" (opted out of the topic) or "all" (unsubscribed from every topic of the list). */
-  optedOut: ReadonlyMap<string, "topic" | "all">;
+  optedOut: ReadonlyMap<string, OptOutKind>;
 }
 
 export interface PlanSummary {
