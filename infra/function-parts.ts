@@ -8,6 +8,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { HANDLER_FILE } from "./handler-bundle";
+import { journeyDeadLetterQueuePolicy } from "./iam";
 import { sqs } from "./rules/quotas";
 
 /** The log group Lambda writes the function `functionName`'s logs to. */
@@ -106,4 +107,17 @@ export function keepFailedInvocations(
     },
     { parent },
   );
+}
+
+/** Lets the EventBridge rules `rules` put the events they could not deliver in `deadLetterQueue`. */
+export function allowRulesToDeadLetter(
+  name: string,
+  deadLetterQueue: aws.sqs.Queue,
+  rules: aws.cloudwatch.EventRule[],
+  parent: pulumi.Resource,
+): aws.sqs.QueuePolicy {
+  const policy = pulumi
+    .all([deadLetterQueue.arn, pulumi.all(rules.map((r) => r.arn))])
+    .apply(([queueArn, ruleArns]) => JSON.stringify(journeyDeadLetterQueuePolicy(queueArn, ruleArns)));
+  return new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: deadLetterQueue.url, policy }, { parent });
 }

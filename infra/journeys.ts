@@ -1,6 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  allowRulesToDeadLetter,
   bundledFunction,
   eventDeadLetterQueue,
   functionLogGroup,
@@ -9,7 +10,7 @@ import {
 } from "./function-parts";
 import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./rules/journeys-definition";
-import { journeyDeadLetterQueuePolicy, journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
+import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./rules/naming";
 import { ScheduleTarget } from "./rules/schedule-request";
 
@@ -100,7 +101,7 @@ export class Journeys extends pulumi.ComponentResource {
       routeEvents(j, "trigger", j.trigger),
       ...(j.exit ? [routeEvents(j, "exit", j.exit)] : []),
     ]);
-    allowRulesToDeadLetter();
+    allowRulesToDeadLetter(name, deadLetterQueue, rules, parent);
 
     this.function = fn;
     this.role = role;
@@ -191,13 +192,6 @@ export class Journeys extends pulumi.ComponentResource {
         { parent },
       );
       return rule;
-    }
-
-    function allowRulesToDeadLetter() {
-      const policy = pulumi
-        .all([deadLetterQueue.arn, pulumi.all(rules.map((r) => r.arn))])
-        .apply(([queueArn, ruleArns]) => JSON.stringify(journeyDeadLetterQueuePolicy(queueArn, ruleArns)));
-      new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: deadLetterQueue.url, policy }, { parent });
     }
   }
 }

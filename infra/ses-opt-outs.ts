@@ -1,6 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  allowRulesToDeadLetter,
   bundledFunction,
   eventDeadLetterQueue,
   functionLogGroup,
@@ -8,7 +9,7 @@ import {
   keepFailedInvocations,
 } from "./function-parts";
 import { bundleUnsubscribeHandler, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
-import { journeyDeadLetterQueuePolicy, policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
+import { policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
 import { JOURNEY_RETRY } from "./journeys";
 import { ArnScope, EVENTS_SERVICE } from "./rules/naming";
 import { subscriptionEventPattern } from "./rules/ses-subscription";
@@ -71,7 +72,7 @@ export class SesOptOuts extends pulumi.ComponentResource {
     const fn = createFunction();
     keepFailedInvocations(name, fn, JOURNEY_RETRY.invocation, deadLetterQueue, parent);
     const rule = routeEvents();
-    allowRuleToDeadLetter();
+    allowRulesToDeadLetter(name, deadLetterQueue, [rule], parent);
 
     this.function = fn;
     this.role = role;
@@ -164,13 +165,6 @@ export class SesOptOuts extends pulumi.ComponentResource {
         { parent },
       );
       return r;
-    }
-
-    function allowRuleToDeadLetter() {
-      const policy = pulumi
-        .all([deadLetterQueue.arn, rule.arn])
-        .apply(([queueArn, ruleArn]) => JSON.stringify(journeyDeadLetterQueuePolicy(queueArn, [ruleArn])));
-      new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: deadLetterQueue.url, policy }, { parent });
     }
   }
 }
