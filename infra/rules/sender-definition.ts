@@ -643,3 +643,18 @@ function deadLetterStates(p: SenderParameters) {
     Next: S.failed,
   };
 }
+
+/**
+ * The longest an SES call can still be under way after the sender read the campaign's state: the state is read
+ * right before every Send (the first and every retry round), so this is one state read and one Send with its
+ * throttle retries, every attempt at its timeout and every delay at its cap. `cancel-campaign` and `pause-campaign`
+ * wait this long after setting the state: then no execution that read the old state can still be sending.
+ */
+export function secondsFromStateReadToLastSend(): number {
+  let call = CALL_RETRY.timeoutSeconds;
+  for (let a = 0; a < CALL_RETRY.maxAttempts; a++)
+    call +=
+      Math.min(CALL_RETRY.intervalSeconds * CALL_RETRY.backoffRate ** a, CALL_RETRY.maxDelaySeconds) +
+      CALL_RETRY.timeoutSeconds;
+  return busyCallWorstSeconds() + call;
+}
