@@ -8,7 +8,7 @@
 import { campaignTag, EMAIL_TAGS } from "./email-events";
 import { SCHEDULER_CONTEXT } from "./gate-definition";
 import { campaignGroupName } from "./naming";
-import type { BulkEntry, BulkPlanRow } from "./plan-row";
+import type { BulkEntry, BulkPlanRow, PlanRow } from "./plan-row";
 import { scheduler, ses } from "./quotas";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
 import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";
@@ -30,13 +30,20 @@ export interface SendBulkEmailRequest {
   BulkEmailEntries: BulkEmailEntry[];
 }
 
-/** The sender's input: the request, each entry's recipient id (same order), and the invocation's identity. */
+/**
+ * The one sender's input (sender-definition.ts): the request, each entry's recipient id (same order), the step, and
+ * the invocation's identity (Scheduler fills in the schedule's ARN and scheduled time). A per-recipient schedule has
+ * one entry and, with SES's own list management configured, `list_management`: the sender then sends it with
+ * SendEmail and ListManagementOptions, as SES's one-click unsubscribe needs.
+ */
 export interface SenderInput {
   bulk: SendBulkEmailRequest;
   recipients: string[];
   campaign: string;
+  step: number;
   schedule: string;
   scheduled_time: string;
+  list_management?: { ContactListName: string; TopicName: string };
 }
 
 /**
@@ -55,7 +62,7 @@ export function bulkEmailEntry(e: BulkEntry): BulkEmailEntry {
 export function sendBulkEmailRequest(
   t: Pick<BulkTarget, "fromAddress" | "configurationSetName">,
   campaignId: string,
-  row: BulkPlanRow,
+  row: Pick<BulkPlanRow, "step" | "variant" | "template" | "entries">,
 ) {
   const tags: { Name: string; Value: string }[] = [
     { Name: EMAIL_TAGS.campaign, Value: campaignTag(campaignId) },
@@ -81,8 +88,45 @@ export function senderInput(
     bulk: sendBulkEmailRequest(t, campaignId, row),
     recipients: row.entries.map((e) => e.recipient_id),
     campaign: campaignTag(campaignId),
+    step: row.step,
     schedule: SCHEDULER_CONTEXT.scheduleArn,
     scheduled_time: SCHEDULER_CONTEXT.scheduledTime,
+  };
+}
+
+/**
+ * The sender's input of one recipient's plan row: a request of one entry (its template data as the entry's, the
+ * one-click headers when the data carries a link) and, when the stack has SES list management, `list_management`.
+ */
+export function recipientSenderInput(
+  t: Pick<BulkTarget, "fromAddress" | "configurationSetName"> & {
+    listManagement?: { contactListName: string; topicName: string };
+  },
+  campaignId: string,
+  row: Pick<PlanRow, "recipient_id" | "email" | "template" | "template_data" | "step" | "variant">,
+): SenderInput {
+  const link = row.template_data[UNSUBSCRIBE_TEMPLATE_KEY];
+  const entry: BulkEmailEntry = {
+    Destination: { ToAddresses: [row.email] },
+    ReplacementEmailContent: { ReplacementTemplate: { ReplacementTemplateData: JSON.stringify(row.template_data) } },
+    ReplacementHeaders: typeof link === "string" && link !== "" ? unsubscribeHeaders(link) : [],
+  };
+  const request = sendBulkEmailRequest(t, campaignId, { ...row, entries: [] });
+  return {
+    bulk: { ...request, BulkEmailEntries: [entry] },
+    recipients: [row.recipient_id],
+    campaign: campaignTag(campaignId),
+    step: row.step,
+    schedule: SCHEDULER_CONTEXT.scheduleArn,
+    scheduled_time: SCHEDULER_CONTEXT.scheduledTime,
+    ...(t.listManagement
+      ? {
+          list_management: {
+            ContactListName: t.listManagement.contactListName,
+            TopicName: t.listManagement.topicName,
+          },
+        }
+      : {}),
   };
 }
 
