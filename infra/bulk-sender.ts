@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { bulkSenderStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { CAPPED_METRIC, FrequencyCap } from "./rules/gate-definition";
+import { CAPPED_METRIC, FrequencyCap } from "./rules/frequency-cap";
 import { ArnScope } from "./rules/naming";
 import { OPT_OUT_METRIC, senderDefinition } from "./rules/sender-definition";
 

@@ -3,7 +3,7 @@
  * line naming the key, the value and what is allowed.
  */
 import { JOURNEY_CONFIG_KEYS } from "./rules/journeys-definition";
-import { CAP_PERIODS, FrequencyCap } from "./rules/gate-definition";
+import { CAP_PERIODS, FrequencyCap } from "./rules/frequency-cap";
 import { SES_NAME } from "./rules/naming";
 import {
   batchSecondsWithOneSlowRow,

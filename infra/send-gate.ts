@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { CAPPED_METRIC, FrequencyCap, gateDefinition } from "./rules/gate-definition";
+import { CAPPED_METRIC, FrequencyCap, gateDefinition } from "./rules/frequency-cap";
 import { fanOutTrustPolicy, policyDocument, sendGateStatements } from "./iam";
 import { ArnScope } from "./rules/naming";
 

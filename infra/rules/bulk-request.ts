@@ -6,7 +6,7 @@
  * https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_SendBulkEmail.html
  */
 import { campaignTag, EMAIL_TAGS } from "./email-events";
-import { SCHEDULER_CONTEXT } from "./gate-definition";
+import { SCHEDULER_CONTEXT } from "./frequency-cap";
 import { campaignGroupName } from "./naming";
 import type { BulkEntry, BulkPlanRow, PlanRow } from "./plan-row";
 import { scheduler, ses } from "./quotas";

@@ -26,7 +26,7 @@
  * over the entries), as bulk-request.ts builds it in TypeScript. The never-created-late check applies to them too.
  */
 import { EMAIL_TAGS } from "./email-events";
-import { SCHEDULER_CONTEXT } from "./gate-definition";
+import { SCHEDULER_CONTEXT } from "./frequency-cap";
 import {
   CAMPAIGN_PREFIX,
   CLEANUP_SCHEDULE_NAME,

@@ -8,7 +8,7 @@
  */
 import { campaignTag, EMAIL_TAGS } from "./email-events";
 import type { FanOutParameters } from "./fanout-definition";
-import { GateInput, SCHEDULER_CONTEXT } from "./gate-definition";
+import { GateInput, SCHEDULER_CONTEXT } from "./frequency-cap";
 import { campaignGroupName, sesSendEmailTargetArn } from "./naming";
 import { PlanRow } from "./plan-row";
 

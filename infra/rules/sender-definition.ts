@@ -45,7 +45,7 @@ import {
   isRepeat,
   lookUpArguments,
   releaseArguments,
-} from "./gate-definition";
+} from "./frequency-cap";
 import { sdkIntegrationArn } from "./naming";
 import { dynamodb, ses } from "./quotas";
 import { OPT_OUT_KEY } from "./unsubscribe-endpoint";

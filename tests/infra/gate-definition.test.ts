@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { GateInput, gateDefinition, GateParameters } from "../../infra/rules/gate-definition";
+import { GateInput, gateDefinition, GateParameters } from "../../infra/rules/frequency-cap";
 import { StatesError } from "../helpers/asl-interpreter";
 import { evaluateCondition, FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
 

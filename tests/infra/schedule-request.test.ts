@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { gateDefinition } from "../../infra/rules/gate-definition";
+import { gateDefinition } from "../../infra/rules/frequency-cap";
 import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { campaignTag } from "../../infra/rules/email-events";
 import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
