@@ -1,41 +1,36 @@
 /**
- * The bulk sender (Amazon States Language, JSONata): a bulk schedule starts this small EXPRESS state machine, which
- * sends its entries with SES v2 SendBulkEmail. Pure: parameters in, ASL object out; no Lambda.
+ * The one sender (Amazon States Language, JSONata): every schedule of the stack — one-time, recurring, bulk, journey
+ * step, redriven — starts this small EXPRESS state machine, and it is the only thing in the stack that calls SES.
+ * Pure: parameters in, ASL object out; no Lambda.
  *
- * Why not let Scheduler call SendBulkEmail itself: SendBulkEmail answers 200 with a status per entry
- * (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_BulkEmailEntryResult.html), which Scheduler cannot see,
- * so failed entries would be lost silently. The sender reads every entry's status:
- * - SUCCESS: sent; never sent again (a retry carries the other entries only).
- * - ACCOUNT_THROTTLED, TRANSIENT_FAILURE (TRANSIENT_ENTRY_STATUSES): retried alone, with backoff, ENTRY_RETRY.maxRetries
- *   times; an entry still failing then is dead-lettered with its last status.
- * - any other status (MESSAGE_REJECTED, ACCOUNT_DAILY_QUOTA_EXCEEDED, …), or no result for the entry: dead-lettered
- *   at once, with the status and SES's error text (a daily quota or a paused account does not clear in 5 minutes).
- * A failed call as a whole: SES has no idempotency token, so a call whose outcome is unknown (a timeout, a 5xx) may
- * have sent some entries. The whole call is retried only on errors that mean SES refused the request
- * (CALL_NOT_SENT_RETRYABLE: throttling); any other failure dead-letters every pending entry, marked `delivery:
- * "unknown"` when the error does not say that nothing was sent (CALL_NOT_SENT), so a duplicate needs a human (or the
- * redrive's choice), never a blind retry.
+ * Input (the schedule's Target.Input: infra/rules/bulk-request.ts SenderInput, which the fan-out builds the same):
+ *   {"bulk": <SendBulkEmail request of 1 to 50 entries>, "recipients": [<recipient id per entry>], "campaign": "<tag>",
+ *    "step": N, "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>",
+ *    "list_management"?: {ContactListName, TopicName}}
  *
- * Input (the schedule's Target.Input, built by the fan-out; infra/rules/bulk-request.ts builds the same in TypeScript):
- *   {"bulk": <SendBulkEmail request>, "recipients": [<recipient id per entry>], "campaign": "<campaign tag>",
- *    "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>"}
- *
- * With a frequency cap (`gate`) the sender is the gate for bulk schedules: each entry is admitted on its own with the
- * gate's conditional update (gate-definition.ts: same table, key and occurrence), a repeat of an admitted entry is
- * skipped, a capped entry is dropped and counted (CappedSends, per campaign), the rest are sent; an entry that fails
- * after its admission gives the admission back before it is dead-lettered.
- *
- * With an opt-out table (`optOuts`: the unsubscribe endpoint records every one-click opt-out there), the sender looks
- * its pending entries up before anything else (SendBulkEmail has no ListManagementOptions, so SES would not filter
- * them): one BatchGetItem of at most dynamodb.maxBatchGetKeys keys, its UnprocessedKeys asked again with backoff; an
- * opted-out entry is dropped and counted (OptedOutSends, per campaign), never sent and never dead-lettered. An entry
- * whose look-up fails (the call, or keys still unprocessed after OPT_OUT_LOOKUP.maxRetries) is not sent: it is
- * dead-lettered "not-sent" with the error, never sent unchecked.
- *
- * Dead letters: one SQS message per entry, `{"input": <this input holding that entry alone>, "error": {"Error",
- * "Cause"}, "delivery": "not-sent" | "unknown"}` (`release_error` too when giving back its admission failed): the
- * gate's `{input, error}` shape, so a redrive re-sends `input` as it is. The execution then fails
- * (SendBulk.EntriesFailed); with nothing dead-lettered it succeeds with counts only (no address).
+ * Whether and how often, in this order (infra/rules/ledger.ts has the keys):
+ * 1. Claim: a conditional PutItem of `occ#<schedule ARN>#<scheduled time>` in the ledger. Scheduler fills in the same
+ *    two values on every invocation of one occurrence, so a repeated invocation finds it claimed and sends nothing.
+ *    A claim that fails for another reason sends nothing either (its entries are not sent, and dead-lettered).
+ * 2. Opt-outs (with the unsubscribe endpoint's table): an opted-out entry is skipped; one whose look-up fails is not
+ *    sent. SendBulkEmail has no ListManagementOptions, so SES would not filter them.
+ * 3. The cap (with `gate`): each entry admitted on its own (frequency-cap.ts); a capped one is skipped.
+ * 4. The campaign's state (`campaign#<tag>`), read right before every SES call, the first and each retry round: a
+ *    campaign that is not live skips every pending entry (`paused` or `cancelled`); a state that cannot be read sends
+ *    nothing. So `cancel-campaign` waits secondsFromStateReadToLastSend() after setting it, and then nothing sends.
+ * 5. Send: SendEmail for a per-recipient schedule with SES list management (one entry and `list_management`: SES's
+ *    own one-click unsubscribe), SendBulkEmail otherwise. SendBulkEmail answers 200 with a status per entry
+ *    (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_BulkEmailEntryResult.html): SUCCESS is sent;
+ *    ACCOUNT_THROTTLED and TRANSIENT_FAILURE are retried alone with backoff; any other status is not sent; when the
+ *    results do not match the entries one for one, every entry is unknown. A call that fails as a whole is retried only when SES refused its rate
+ *    (CALL_NOT_SENT_RETRYABLE); otherwise its entries are not sent when the error proves SES sent nothing
+ *    (CALL_NOT_SENT) and unknown when it does not (a timeout, a 5xx: SES has no idempotency token).
+ * 6. Record: every entry's one outcome (sent | not-sent | unknown | skipped, with the reason) in the occurrence item.
+ *    An unknown entry keeps its cap admission (it may have been delivered); a not-sent one, or one skipped by the
+ *    campaign's state after its admission, gives it back. A dead letter is a pointer (ledger.ts DeadLetterPointer),
+ *    never a request, for each entry not sent, unknown or held by a pause; redrive rebuilds the request from the plan.
+ * Bookkeeping (the metrics, the record, a release) never changes an outcome: each is tried, and a failure of it is
+ * kept in the output. The execution fails (Sender.EntriesFailed) when an entry is not sent or unknown.
  */
 import {
   Admissions,
@@ -46,7 +41,16 @@ import {
   lookUpArguments,
   releaseArguments,
 } from "./frequency-cap";
-import { sdkIntegrationArn } from "./naming";
+import {
+  CAMPAIGN_STATE_ATTRIBUTES,
+  campaignStateKey,
+  LEDGER_KEY,
+  LEDGER_TTL_ATTRIBUTE,
+  LEDGER_TTL_DAYS,
+  OCCURRENCE_ATTRIBUTES,
+  occurrenceKey,
+} from "./ledger";
+import { CAMPAIGN_PREFIX, sdkIntegrationArn } from "./naming";
 import { dynamodb, ses } from "./quotas";
 import { OPT_OUT_KEY } from "./unsubscribe-endpoint";
 
@@ -54,7 +58,12 @@ export interface SenderParameters {
   partition: string;
   deadLetterQueueUrl: string;
   /**
-   * With a frequency cap: the gate's table and cap, against which every entry is admitted.
+   * The occurrence ledger: occurrences claimed and their outcomes, and campaigns' states.
+   * @example { tableName: "sender-ledger-1a2b3c4" }
+   */
+  ledger: { tableName: string };
+  /**
+   * With a frequency cap: the cap and its table, against which every entry is admitted.
    * @default none: every entry is sent
    */
   gate?: Admissions;
@@ -77,7 +86,7 @@ export const SENT_STATUS = "SUCCESS";
 
 /** Whole-call errors after which SES sent nothing and the call may be repeated: it refused the request's rate. */
 export const CALL_NOT_SENT_RETRYABLE = ["SesV2.TooManyRequestsException", "SesV2.LimitExceededException"] as const;
-/** Whole-call errors after which SES sent nothing (client faults of SendBulkEmail): not retried, but not unknown. */
+/** Whole-call errors after which SES sent nothing (client faults of the call): not retried, but not unknown. */
 export const CALL_NOT_SENT = [
   ...CALL_NOT_SENT_RETRYABLE,
   "SesV2.AccountSuspendedException",
@@ -89,7 +98,7 @@ export const CALL_NOT_SENT = [
 ] as const;
 
 /** How transient entries are retried: rounds of SendBulkEmail after the first, and the backoff between them. */
-export const ENTRY_RETRY = { maxRetries: 3, intervalSeconds: 2, backoffRate: 2, maxDelaySeconds: 8 } as const;
+export const ENTRY_RETRY = { maxRetries: 2, intervalSeconds: 2, backoffRate: 2, maxDelaySeconds: 8 } as const;
 /** How a throttled call is retried (before its entries' statuses are known), and how long one call may take. */
 export const CALL_RETRY = {
   maxAttempts: 2,
@@ -101,15 +110,19 @@ export const CALL_RETRY = {
 /** DynamoDB and SQS calls at once in the sender's Maps (an inline Map runs at most 40). */
 export const SENDER_CONCURRENCY = { admissions: 25, deadLetters: 25 } as const;
 /**
- * How a busy DynamoDB, CloudWatch or SQS call is retried: shorter than the gate's, so that 50 entries fit EXPRESS's
- * 5 minutes (senderWorstCaseSeconds).
+ * How a busy DynamoDB, CloudWatch or SQS call is retried: short, so that 50 entries fit EXPRESS's 5 minutes
+ * (senderWorstCaseSeconds).
  */
 export const BUSY_RETRY = { maxAttempts: 3, intervalSeconds: 1, backoffRate: 2, maxDelaySeconds: 4 } as const;
+/**
+ * The campaign's state is read before every round: a GetItem by key, tried twice, so that the rounds still fit
+ * EXPRESS's 5 minutes. A state that cannot be read sends nothing, so a shorter retry never sends more.
+ */
+export const STATE_READ_RETRY = { ...BUSY_RETRY, maxAttempts: 2 } as const;
 /** Assumed round trip of one DynamoDB, CloudWatch or SQS call from a task, in seconds (as the fan-out's pacing assumes). */
 const BUSY_CALL_SECONDS = 1;
 
-function retryBusy(errors: readonly string[]) {
-  const r = BUSY_RETRY;
+function retryBusy(errors: readonly string[], r: typeof BUSY_RETRY | typeof STATE_READ_RETRY = BUSY_RETRY) {
   return {
     ErrorEquals: [...errors],
     IntervalSeconds: r.intervalSeconds,
@@ -121,13 +134,21 @@ function retryBusy(errors: readonly string[]) {
 }
 
 /** One busy call's worst case: every attempt slow, every delay at its cap. */
-function busyCallWorstSeconds(): number {
+function busyCallWorstSeconds(r: typeof BUSY_RETRY | typeof STATE_READ_RETRY = BUSY_RETRY): number {
   let total = BUSY_CALL_SECONDS;
-  for (let a = 0; a < BUSY_RETRY.maxAttempts; a++)
-    total +=
-      Math.min(BUSY_RETRY.intervalSeconds * BUSY_RETRY.backoffRate ** a, BUSY_RETRY.maxDelaySeconds) +
-      BUSY_CALL_SECONDS;
+  for (let a = 0; a < r.maxAttempts; a++)
+    total += Math.min(r.intervalSeconds * r.backoffRate ** a, r.maxDelaySeconds) + BUSY_CALL_SECONDS;
   return total;
+}
+
+/** One SES call's worst case: every attempt at its timeout, every throttle delay at its cap. */
+function sesCallWorstSeconds(): number {
+  let call = CALL_RETRY.timeoutSeconds;
+  for (let a = 0; a < CALL_RETRY.maxAttempts; a++)
+    call +=
+      Math.min(CALL_RETRY.intervalSeconds * CALL_RETRY.backoffRate ** a, CALL_RETRY.maxDelaySeconds) +
+      CALL_RETRY.timeoutSeconds;
+  return call;
 }
 
 /**
@@ -137,16 +158,15 @@ function busyCallWorstSeconds(): number {
  */
 export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, capped = true, checked = true): number {
   const waves = (concurrency: number) => Math.ceil(entries / concurrency);
-  let call = CALL_RETRY.timeoutSeconds;
-  for (let a = 0; a < CALL_RETRY.maxAttempts; a++)
-    call +=
-      Math.min(CALL_RETRY.intervalSeconds * CALL_RETRY.backoffRate ** a, CALL_RETRY.maxDelaySeconds) +
-      CALL_RETRY.timeoutSeconds;
-  let total = call;
-  for (let r = 0; r < ENTRY_RETRY.maxRetries; r++)
-    total += Math.min(ENTRY_RETRY.intervalSeconds * ENTRY_RETRY.backoffRate ** r, ENTRY_RETRY.maxDelaySeconds) + call;
-  // Admission (update, then look-up when refused), the capped metric, release and dead letter of each entry.
   const busy = busyCallWorstSeconds();
+  // Each round: the campaign's state read, then the SES call.
+  const round = busyCallWorstSeconds(STATE_READ_RETRY) + sesCallWorstSeconds();
+  let total = round;
+  for (let r = 0; r < ENTRY_RETRY.maxRetries; r++)
+    total += Math.min(ENTRY_RETRY.intervalSeconds * ENTRY_RETRY.backoffRate ** r, ENTRY_RETRY.maxDelaySeconds) + round;
+  // The claim and the record of the outcomes.
+  const ledger = 2 * busy;
+  // Admission (update, then look-up when refused), the capped metric, release and dead letter of each entry.
   const admit = capped ? waves(SENDER_CONCURRENCY.admissions) * 2 * busy + busy : 0;
   // The opt-out look-up: every round slow and retried, every backoff at its cap, then the opted-out metric (one try).
   let lookUp = checked ? busy * (1 + OPT_OUT_LOOKUP.maxRetries) + BUSY_CALL_SECONDS : 0;
@@ -156,11 +176,24 @@ export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, cap
       OPT_OUT_LOOKUP.maxDelaySeconds,
     );
   const deadLetter = waves(SENDER_CONCURRENCY.deadLetters) * (capped ? 2 : 1) * busy;
-  return total + lookUp + admit + deadLetter;
+  return total + ledger + lookUp + admit + deadLetter;
+}
+
+/**
+ * The longest an SES call can still be under way after the sender read the campaign's state: the state is read
+ * right before every SES call, so this is one state read and one call with its throttle retries, every attempt at
+ * its timeout and every delay at its cap. `cancel-campaign` and `pause-campaign` wait this long after setting the
+ * state: then no execution that read the old state can still be sending.
+ */
+export function secondsFromStateReadToLastSend(): number {
+  return busyCallWorstSeconds(STATE_READ_RETRY) + sesCallWorstSeconds();
 }
 
 export const SENDER_STATES = {
   prepare: "Prepare",
+  claim: "Claim",
+  repeat: "AlreadyClaimed",
+  claimFailed: "ClaimFailed",
   lookUpOptOuts: "LookUpOptOuts",
   unprocessed: "AnyUnprocessed",
   lookUpBackoff: "LookUpBackoff",
@@ -174,16 +207,24 @@ export const SENDER_STATES = {
   anyCapped: "AnyCapped",
   countCapped: "CountCapped",
   anyPending: "AnyPending",
+  readState: "ReadCampaignState",
+  stateUnreadable: "StateUnreadable",
+  isLive: "IsLive",
+  hold: "Hold",
+  oneOrBulk: "OneOrBulk",
+  sendOne: "SendOne",
   send: "Send",
   sort: "Sort",
   again: "Again",
   backoff: "Backoff",
   outOfRetries: "OutOfRetries",
   callFailed: "CallFailed",
-  finish: "Finish",
-  deadLetter: "DeadLetterEntries",
+  record: "Record",
+  anyToSettle: "AnyToSettle",
+  settle: "Settle",
   releaseEntry: "ReleaseEntry",
   deadLetterEntry: "DeadLetterEntry",
+  anyFailed: "AnyFailed",
   failed: "Failed",
   done: "Done",
 } as const;
@@ -193,87 +234,233 @@ const oneLine = (text: string) => text.replace(/\n\s*/g, " ");
 
 const list = (xs: readonly string[]) => `[${xs.map((x) => JSON.stringify(x)).join(", ")}]`;
 
-/** JSONata: the gate-shaped view of one pending entry (`{entry, recipient}` at `item`) of the execution input `input`. */
+/** JSONata: the input's occurrence key and campaign-state key, from ledger.ts's own builders (one fact, one place). */
+const OCCURRENCE_KEY = `'${occurrenceKey("' & $states.input.input.schedule & '", "' & $states.input.input.scheduled_time & '")}'`;
+const CAMPAIGN_STATE_KEY = `'${campaignStateKey("' & $states.input.input.campaign & '")}'`;
+
+/** JSONata: entries of `done` (each `{item, outcome, reason}`) whose admission is given back, or that get a pointer. */
+const NEEDS_RELEASE =
+  "item.admitted = true and (outcome = 'not-sent' or (outcome = 'skipped' and reason in ['paused', 'cancelled']))";
+const NEEDS_POINTER = "outcome in ['not-sent', 'unknown'] or (outcome = 'skipped' and reason = 'paused')";
+
+/** JSONata: pending entries (at `items`) as done ones with `outcome` and `reason` (JSONata expressions over each). */
+const finished = (items: string, outcome: string, reason: string) =>
+  `${items}.{ 'item': $, 'outcome': ${outcome}, 'reason': ${reason} }`;
+
+/** JSONata: the cap's view of one pending entry (`{entry, recipient}` at `item`) of the execution input `input`. */
 const gateView = (item: string, input: string) =>
-  `{'email': ${item}.entry, 'campaign': ${input}.campaign, 'schedule': ${input}.schedule, 'scheduled_time': ${input}.scheduled_time}`;
+  `{'email': ${item}.entry, 'schedule': ${input}.schedule, 'scheduled_time': ${input}.scheduled_time}`;
+
+/** JSONata: an error output `{Error, Cause}` at `e` as a reason. */
+const reasonOf = (e: string) => `${e}.Error & ($exists(${e}.Cause) and ${e}.Cause != '' ? ': ' & ${e}.Cause : '')`;
 
 export function senderDefinition(p: SenderParameters): Record<string, unknown> {
   const S = SENDER_STATES;
   const capped = p.gate !== undefined;
-  const afterOptOuts = capped ? S.admit : S.anyPending;
   const checked = p.optOuts !== undefined;
+  const afterOptOuts = capped ? S.admit : S.anyPending;
   return {
-    Comment: `sendtime bulk sender: SendBulkEmail, transient entries retried alone, each failed entry dead-lettered${capped ? `; at most ${p.gate!.cap.max} sends per address per ${p.gate!.cap.per} (UTC)` : ""}`,
+    Comment: `sendtime's one sender: claims the occurrence, reads the campaign's state before every SES call, records each entry's outcome${capped ? `; at most ${p.gate!.cap.max} sends per address per ${p.gate!.cap.per} (UTC)` : ""}`,
     QueryLanguage: "JSONata",
     StartAt: S.prepare,
     States: {
       [S.prepare]: {
         Type: "Pass",
-        Comment: "Pairs each entry with its recipient id; counts start at zero.",
-        Output: `{% { 'input': $states.input, 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i] } })], 'failed': [], 'sent': 0, 'capped': 0, 'repeats': 0, 'round': 0${checked ? ", 'opted_out': 0" : ""} } %}`,
-        Next: checked ? S.lookUpOptOuts : afterOptOuts,
+        Comment: "Pairs each entry with its recipient id; nothing is done yet.",
+        Output: `{% { 'input': $states.input, 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i], 'admitted': false } })], 'done': [], 'round': 0 } %}`,
+        Next: S.claim,
       },
+      ...claimStates(p, checked ? S.lookUpOptOuts : afterOptOuts),
       ...(p.optOuts ? optOutStates(p, p.optOuts, afterOptOuts) : {}),
       ...(p.gate ? admissionStates(p, p.gate) : {}),
       [S.anyPending]: {
         Type: "Choice",
-        Choices: [{ Condition: "{% $count($states.input.pending) > 0 %}", Next: S.send }],
-        Default: S.finish,
+        Choices: [{ Condition: "{% $count($states.input.pending) > 0 %}", Next: S.readState }],
+        Default: S.record,
       },
+      ...stateStates(p),
       ...sendStates(p),
-      ...retryStates(p),
+      ...retryStates(),
       ...endStates(p),
     },
   };
 }
 
-/** The call and the sorting of its results: sent entries counted, transient ones kept, the rest failed. */
+/** The claim of the occurrence: a conditional PutItem; already there means a repeated invocation, which ends here. */
+function claimStates(p: SenderParameters, next: string) {
+  const S = SENDER_STATES;
+  const ttlSeconds = LEDGER_TTL_DAYS * 86400;
+  return {
+    [S.claim]: {
+      Type: "Task",
+      Comment: "Claims this occurrence (schedule ARN and scheduled time, the same on every invocation of it).",
+      Resource: `arn:${p.partition}:states:::dynamodb:putItem`,
+      Arguments: {
+        TableName: p.ledger.tableName,
+        Item: {
+          [LEDGER_KEY]: { S: `{% ${OCCURRENCE_KEY} %}` },
+          [OCCURRENCE_ATTRIBUTES.campaign]: { S: "{% $states.input.input.campaign %}" },
+          [OCCURRENCE_ATTRIBUTES.claimedAt]: { S: "{% $states.context.Execution.StartTime %}" },
+          [LEDGER_TTL_ATTRIBUTE]: {
+            N: `{% $string($floor($toMillis($states.input.input.scheduled_time) / 1000) + ${ttlSeconds}) %}`,
+          },
+        },
+        ConditionExpression: `attribute_not_exists(${LEDGER_KEY})`,
+      },
+      Retry: [retryBusy(DYNAMODB_BUSY)],
+      Output: "{% $states.input %}",
+      Catch: [
+        {
+          ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
+          Next: S.repeat,
+          Output: "{% $states.input %}",
+        },
+        {
+          ErrorEquals: ["States.ALL"],
+          Next: S.claimFailed,
+          Output: "{% $merge([$states.input, { 'claim_error': $states.errorOutput }]) %}",
+        },
+      ],
+      Next: next,
+    },
+    [S.repeat]: {
+      Type: "Succeed",
+      Comment: "A repeated invocation of a claimed occurrence: nothing is sent again.",
+      Output: "{% { 'repeat': true, 'entries': $count($states.input.pending) } %}",
+    },
+    [S.claimFailed]: {
+      Type: "Pass",
+      Comment: "The occurrence could not be claimed: nothing is sent; each entry is not sent, and dead-lettered.",
+      Output: `{% $merge([$states.input, { 'done': [${finished("$states.input.pending", "'not-sent'", `'Ledger.ClaimFailed: ' & ${reasonOf("$states.input.claim_error")}`)}], 'pending': [] }]) %}`,
+      Next: S.record,
+    },
+  };
+}
+
+/** The campaign's state, right before every SES call: live sends; paused or cancelled skips; unreadable sends nothing. */
+function stateStates(p: SenderParameters) {
+  const S = SENDER_STATES;
+  const state = CAMPAIGN_STATE_ATTRIBUTES.state;
+  return {
+    [S.readState]: {
+      Type: "Task",
+      Comment: "The campaign's state (absent: live), read again before every round of SES calls.",
+      Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
+      Arguments: {
+        TableName: p.ledger.tableName,
+        Key: { [LEDGER_KEY]: { S: `{% ${CAMPAIGN_STATE_KEY} %}` } },
+        ConsistentRead: true,
+        ProjectionExpression: "#state",
+        ExpressionAttributeNames: { "#state": state },
+      },
+      Retry: [retryBusy(DYNAMODB_BUSY, STATE_READ_RETRY)],
+      Output: `{% $merge([$states.input, { 'state': $exists($states.result.Item.${state}.S) ? $states.result.Item.${state}.S : 'live' }]) %}`,
+      Catch: [
+        {
+          ErrorEquals: ["States.ALL"],
+          Next: S.stateUnreadable,
+          Output: "{% $merge([$states.input, { 'state_error': $states.errorOutput }]) %}",
+        },
+      ],
+      Next: S.isLive,
+    },
+    [S.stateUnreadable]: {
+      Type: "Pass",
+      Comment: "Whether the campaign may send is not known: nothing is sent; each pending entry is not sent.",
+      Output: `{% $merge([$states.input, { 'done': [$states.input.done, ${finished("$states.input.pending", "'not-sent'", `'CampaignState.Unreadable: ' & ${reasonOf("$states.input.state_error")}`)}], 'pending': [] }]) %}`,
+      Next: S.record,
+    },
+    [S.isLive]: {
+      Type: "Choice",
+      Choices: [{ Condition: "{% $states.input.state = 'live' %}", Next: S.oneOrBulk }],
+      Default: S.hold,
+    },
+    [S.hold]: {
+      Type: "Pass",
+      Comment: "Paused or cancelled: every pending entry is skipped (a paused one is dead-lettered, for redrive).",
+      Output: `{% $merge([$states.input, { 'done': [$states.input.done, ${finished("$states.input.pending", "'skipped'", "$states.input.state = 'cancelled' ? 'cancelled' : 'paused'")}], 'pending': [] }]) %}`,
+      Next: S.record,
+    },
+  };
+}
+
+/** The call (SendEmail for one entry with list management, SendBulkEmail otherwise) and the sorting of its results. */
 function sendStates(p: SenderParameters) {
   const S = SENDER_STATES;
-  const capped = p.gate !== undefined;
+  const retry = [
+    {
+      ErrorEquals: [...CALL_NOT_SENT_RETRYABLE],
+      IntervalSeconds: CALL_RETRY.intervalSeconds,
+      BackoffRate: CALL_RETRY.backoffRate,
+      MaxAttempts: CALL_RETRY.maxAttempts,
+      MaxDelaySeconds: CALL_RETRY.maxDelaySeconds,
+      JitterStrategy: "FULL",
+    },
+  ];
+  const toCallFailed = [
+    {
+      ErrorEquals: ["States.ALL"],
+      Next: S.callFailed,
+      Output: "{% $merge([$states.input, { 'call_error': $states.errorOutput }]) %}",
+    },
+  ];
   return {
+    [S.oneOrBulk]: {
+      Type: "Choice",
+      Comment: "A per-recipient schedule with SES list management is sent with SendEmail (ListManagementOptions).",
+      Choices: [
+        {
+          Condition: "{% $count($states.input.pending) = 1 and $exists($states.input.input.list_management) %}",
+          Next: S.sendOne,
+        },
+      ],
+      Default: S.send,
+    },
+    [S.sendOne]: {
+      Type: "Task",
+      Resource: sdkIntegrationArn(p.partition, "sesv2", "sendEmail"),
+      // The entry as SendEmail takes it: the same template, data, tags and headers, and SES's list management.
+      Arguments: oneLine(`{% (
+  $b := $states.input.input.bulk;
+  $e := $states.input.pending[0].entry;
+  $h := $e.ReplacementHeaders;
+  { 'FromEmailAddress': $b.FromEmailAddress, 'Destination': $e.Destination,
+'Content': { 'Template': $merge([{ 'TemplateName': $b.DefaultContent.Template.TemplateName, 'TemplateData': $e.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData }, $count($h) > 0 ? { 'Headers': $h } : {}]) },
+'ConfigurationSetName': $b.ConfigurationSetName, 'EmailTags': $b.DefaultEmailTags, 'ListManagementOptions': $states.input.input.list_management }
+) %}`),
+      TimeoutSeconds: CALL_RETRY.timeoutSeconds,
+      Retry: retry,
+      Output: `{% $merge([$states.input, { 'results': [{ 'Status': '${SENT_STATUS}', 'MessageId': $states.result.MessageId }], 'round': $states.input.round + 1 }]) %}`,
+      Catch: toCallFailed,
+      Next: S.sort,
+    },
     [S.send]: {
       Type: "Task",
       Resource: sdkIntegrationArn(p.partition, "sesv2", "sendBulkEmail"),
       // The request as the fan-out built it, with the entries still to send.
       Arguments: "{% $merge([$states.input.input.bulk, { 'BulkEmailEntries': [$states.input.pending.entry] }]) %}",
       TimeoutSeconds: CALL_RETRY.timeoutSeconds,
-      Retry: [
-        {
-          ErrorEquals: [...CALL_NOT_SENT_RETRYABLE],
-          IntervalSeconds: CALL_RETRY.intervalSeconds,
-          BackoffRate: CALL_RETRY.backoffRate,
-          MaxAttempts: CALL_RETRY.maxAttempts,
-          MaxDelaySeconds: CALL_RETRY.maxDelaySeconds,
-          JitterStrategy: "FULL",
-        },
-      ],
+      Retry: retry,
       Output:
         "{% $merge([$states.input, { 'results': [$states.result.BulkEmailEntryResults], 'round': $states.input.round + 1 }]) %}",
-      Catch: [
-        {
-          ErrorEquals: ["States.ALL"],
-          Next: S.callFailed,
-          Output: "{% $merge([$states.input, { 'call_error': $states.errorOutput }]) %}",
-        },
-      ],
+      Catch: toCallFailed,
       Next: S.sort,
     },
     [S.sort]: {
       Type: "Pass",
       Comment:
-        "Results are in the entries' order. Sent: counted; transient: kept for another round; the rest (no result included): failed.",
+        "Results are in the entries' order. SUCCESS: sent; transient: kept for another round; any other status: not sent. A result list that does not match the entries one for one cannot be read: every entry unknown.",
       Output: oneLine(`{% (
   $transient := ${list(TRANSIENT_ENTRY_STATUSES)};
+  $whole := $count($states.input.results) = $count($states.input.pending);
   $graded := [$map($states.input.pending, function($p, $i) { (
-$r := $states.input.results[$i];
+$r := $whole ? $states.input.results[$i] : {};
 { 'item': $merge([$p, { 'last': { 'Error': $r.Status ? $r.Status : 'SendBulk.NoResult', 'Cause': $r.Error ? $r.Error : '' } }]),
-  'kind': $r.Status = '${SENT_STATUS}' ? 'sent' : ($r.Status in $transient ? 'transient' : 'failed') }
+  'kind': $r.Status = '${SENT_STATUS}' ? 'sent' : ($r.Status in $transient ? 'transient' : ($r.Status ? 'not-sent' : 'unknown')) }
   ) })];
   $merge([$states.input, {
-'sent': $states.input.sent + $count($graded[kind = 'sent']),
+'done': [$states.input.done, $graded[kind != 'transient'].{ 'item': item, 'outcome': kind, 'reason': kind = 'sent' ? '' : ${reasonOf("item.last")} }],
 'pending': [$graded[kind = 'transient'].item],
-'failed': [$states.input.failed, $graded[kind = 'failed'].{ 'item': item, 'error': item.last, 'delivery': item.last.Error = 'SendBulk.NoResult' ? 'unknown' : 'not-sent', 'admitted': ${capped} }],
 'results': []
   }])
 ) %}`),
@@ -282,10 +469,9 @@ $r := $states.input.results[$i];
   };
 }
 
-/** Another round for the transient entries, with backoff, until the retries run out; a failed call fails them all. */
-function retryStates(p: SenderParameters) {
+/** Another round for the transient entries, with backoff (and the state read again), until the retries run out. */
+function retryStates() {
   const S = SENDER_STATES;
-  const capped = p.gate !== undefined;
   return {
     [S.again]: {
       Type: "Choice",
@@ -296,7 +482,7 @@ function retryStates(p: SenderParameters) {
         },
         { Condition: "{% $count($states.input.pending) > 0 %}", Next: S.outOfRetries },
       ],
-      Default: S.finish,
+      Default: S.record,
     },
     [S.backoff]: {
       Type: "Wait",
@@ -305,47 +491,143 @@ function retryStates(p: SenderParameters) {
   $d := $min([${ENTRY_RETRY.maxDelaySeconds}, ${ENTRY_RETRY.intervalSeconds} * $power(${ENTRY_RETRY.backoffRate}, $states.input.round - 1)]);
   $ceil($d / 2 + $random() * $d / 2)
 ) %}`),
-      Next: S.send,
+      Next: S.readState,
     },
     [S.outOfRetries]: {
       Type: "Pass",
-      Comment: "Still transient after every retry: dead-lettered with its last status.",
-      Output: `{% $merge([$states.input, { 'failed': [$states.input.failed, $states.input.pending.{ 'item': $, 'error': last, 'delivery': 'not-sent', 'admitted': ${capped} }], 'pending': [] }]) %}`,
-      Next: S.finish,
+      Comment: "Still transient after every retry: not sent, with its last status.",
+      Output: `{% $merge([$states.input, { 'done': [$states.input.done, ${finished("$states.input.pending", "'not-sent'", reasonOf("last"))}], 'pending': [] }]) %}`,
+      Next: S.record,
     },
     [S.callFailed]: {
       Type: "Pass",
       Comment:
-        "The call failed as a whole: every pending entry is dead-lettered, marked unknown unless the error says nothing was sent.",
+        "The call failed as a whole: every pending entry is unknown unless the error proves SES sent nothing (not sent).",
       Output: oneLine(`{% (
   $error := $states.input.call_error;
-  $delivery := $error.Error in ${list(CALL_NOT_SENT)} ? 'not-sent' : 'unknown';
-  $merge([$states.input, { 'failed': [$states.input.failed, $states.input.pending.{ 'item': $, 'error': $error, 'delivery': $delivery, 'admitted': ${capped} }], 'pending': [] }])
+  $outcome := $error.Error in ${list(CALL_NOT_SENT)} ? 'not-sent' : 'unknown';
+  $merge([$states.input, { 'done': [$states.input.done, ${finished("$states.input.pending", "$outcome", reasonOf("$error"))}], 'pending': [] }])
 ) %}`),
-      Next: S.finish,
+      Next: S.record,
     },
   };
 }
 
-/** The end: failed entries dead-lettered (then the execution fails), or success with the counts. */
+/** The end: outcomes recorded, admissions given back and pointers dead-lettered, then the counts. */
 function endStates(p: SenderParameters) {
   const S = SENDER_STATES;
+  const count = (condition: string) => `$count($states.input.done[${condition}])`;
   return {
-    [S.finish]: {
+    [S.record]: {
+      Type: "Task",
+      Comment:
+        "Every entry's one outcome, in the occurrence's item (redrive reads it). A failed record changes no outcome.",
+      Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
+      Arguments: {
+        TableName: p.ledger.tableName,
+        Key: { [LEDGER_KEY]: { S: `{% ${OCCURRENCE_KEY} %}` } },
+        UpdateExpression: `SET ${OCCURRENCE_ATTRIBUTES.outcomes} = :outcomes`,
+        ExpressionAttributeValues: {
+          ":outcomes": {
+            M: "{% $merge([$states.input.done.{ item.recipient: { 'M': { 'outcome': { 'S': outcome }, 'reason': { 'S': reason } } } }]) %}",
+          },
+        },
+      },
+      Retry: [retryBusy(DYNAMODB_BUSY)],
+      Output: "{% $states.input %}",
+      Catch: [
+        {
+          ErrorEquals: ["States.ALL"],
+          Next: S.anyToSettle,
+          Output: "{% $merge([$states.input, { 'record_error': $states.errorOutput }]) %}",
+        },
+      ],
+      Next: S.anyToSettle,
+    },
+    [S.anyToSettle]: {
       Type: "Choice",
-      Choices: [{ Condition: "{% $count($states.input.failed) > 0 %}", Next: S.deadLetter }],
+      Choices: [
+        { Condition: `{% ${count(`${NEEDS_POINTER}${p.gate ? ` or ${NEEDS_RELEASE}` : ""}`)} > 0 %}`, Next: S.settle },
+      ],
+      Default: S.anyFailed,
+    },
+    [S.settle]: settleStates(p),
+    [S.anyFailed]: {
+      Type: "Choice",
+      Choices: [{ Condition: `{% ${count("outcome in ['not-sent', 'unknown']")} > 0 %}`, Next: S.failed }],
       Default: S.done,
     },
-    [S.deadLetter]: deadLetterStates(p),
     [S.failed]: {
       Type: "Fail",
-      Error: "SendBulk.EntriesFailed",
-      Cause: "entries failed and were put in the dead-letter queue, one message each",
+      Error: "Sender.EntriesFailed",
+      Cause: "entries were not sent or their outcome is unknown; each is in the dead-letter queue as a pointer",
     },
     [S.done]: {
       Type: "Succeed",
-      Output: `{% { 'sent': $states.input.sent, 'capped': $states.input.capped, 'repeats': $states.input.repeats${p.optOuts ? ", 'opted_out': $states.input.opted_out" : ""} } %}`,
+      Output: `{% { 'sent': ${count("outcome = 'sent'")}, 'skipped': ${count("outcome = 'skipped'")}, 'opted_out': ${count("reason = 'opted-out'")}, 'capped': ${count("reason = 'capped'")}, 'repeats': ${count("reason = 'repeat'")}, 'held': ${count("reason = 'paused'")}, 'cancelled': ${count("reason = 'cancelled'")} } %}`,
     },
+  };
+}
+
+/**
+ * Per entry that needs it: its admission given back (not sent, or held after admission), then its pointer
+ * dead-lettered (not sent, unknown, or held by a pause). The pointer names the campaign by its schedule's group.
+ */
+function settleStates(p: SenderParameters) {
+  const S = SENDER_STATES;
+  const pointer = oneLine(`{% (
+  $i := $states.input.input;
+  $parts := $split($i.schedule, '/');
+  $string({ 'campaign': $substringAfter($parts[1], '${CAMPAIGN_PREFIX}'), 'schedule_name': $parts[2], 'scheduled_time': $i.scheduled_time,
+'recipients': [$states.input.failure.item.recipient], 'outcome': $states.input.failure.outcome, 'reason': $states.input.failure.reason })
+) %}`);
+  const states: Record<string, unknown> = {
+    [`${S.deadLetterEntry}?`]: {
+      Type: "Choice",
+      Choices: [{ Condition: `{% $states.input.failure.(${NEEDS_POINTER}) %}`, Next: S.deadLetterEntry }],
+      Default: `${S.deadLetterEntry}Skipped`,
+    },
+    [S.deadLetterEntry]: {
+      Type: "Task",
+      Resource: `arn:${p.partition}:states:::sqs:sendMessage`,
+      Arguments: { QueueUrl: p.deadLetterQueueUrl, MessageBody: pointer },
+      Retry: [retryBusy(["States.ALL"])],
+      Output: "{% 'dead-lettered' %}",
+      Catch: [{ ErrorEquals: ["States.ALL"], Next: `${S.deadLetterEntry}Lost`, Output: "{% $states.errorOutput %}" }],
+      End: true,
+    },
+    [`${S.deadLetterEntry}Skipped`]: { Type: "Pass", Output: "{% 'settled' %}", End: true },
+    [`${S.deadLetterEntry}Lost`]: { Type: "Pass", Output: "{% { 'lost': $states.input } %}", End: true },
+  };
+  let start = `${S.deadLetterEntry}?`;
+  if (p.gate) {
+    start = `${S.releaseEntry}?`;
+    const view = gateView("$states.input.failure.item", "$states.input.input");
+    states[start] = {
+      Type: "Choice",
+      Choices: [{ Condition: `{% $states.input.failure.(${NEEDS_RELEASE}) %}`, Next: S.releaseEntry }],
+      Default: `${S.deadLetterEntry}?`,
+    };
+    states[S.releaseEntry] = {
+      Type: "Task",
+      Comment: "Gives the entry's admission back: it was not sent, so a redrive of it is admitted again.",
+      Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
+      Arguments: releaseArguments(p.gate, `(${view})`),
+      Retry: [retryBusy(DYNAMODB_BUSY)],
+      Output: "{% $states.input %}",
+      Catch: [{ ErrorEquals: ["States.ALL"], Next: `${S.deadLetterEntry}?`, Output: "{% $states.input %}" }],
+      Next: `${S.deadLetterEntry}?`,
+    };
+  }
+  return {
+    Type: "Map",
+    Comment: "Each entry that needs it: its admission given back, its pointer dead-lettered.",
+    Items: `{% [$states.input.done[${NEEDS_POINTER}${p.gate ? ` or ${NEEDS_RELEASE}` : ""}]] %}`,
+    ItemSelector: "{% { 'failure': $states.context.Map.Item.Value, 'input': $states.input.input } %}",
+    MaxConcurrency: SENDER_CONCURRENCY.deadLetters,
+    ItemProcessor: { ProcessorConfig: { Mode: "INLINE" }, StartAt: start, States: states },
+    Output: "{% $merge([$states.input, { 'lost_pointers': [$states.result[$type($) = 'object']] }]) %}",
+    Next: S.anyFailed,
   };
 }
 
@@ -423,7 +705,7 @@ function lookUpStates(p: SenderParameters, optOuts: { tableName: string }) {
   };
 }
 
-/** Entries whose look-up failed are failed unsent; opted-out ones leave `pending`, counted. */
+/** Entries whose look-up failed are not sent; opted-out ones are skipped and counted. */
 function dropStates(p: SenderParameters, next: string) {
   const S = SENDER_STATES;
   const keyOf = (fn: string) => `function($p) { ${fn.replace("$KEY", OPT_OUT_KEY_OF)} }`;
@@ -431,13 +713,12 @@ function dropStates(p: SenderParameters, next: string) {
   return {
     [S.lookUpFailed]: {
       Type: "Pass",
-      Comment:
-        "An entry whose address could not be looked up is not sent: it is dead-lettered as not sent, with the error.",
+      Comment: "An entry whose address could not be looked up is not sent: it is dead-lettered, with the error.",
       Output: oneLine(`{% (
   $unchecked := $states.input.unchecked;
   $error := $states.input.lookup_error ? $states.input.lookup_error : { 'Error': 'OptOut.Unprocessed', 'Cause': 'DynamoDB left the opt-out look-up unprocessed after ${1 + r.maxRetries} tries' };
   $merge([$states.input, {
-'failed': [$states.input.failed, $filter($states.input.pending, ${keyOf("$KEY in $unchecked")}).{ 'item': $, 'error': $error, 'delivery': 'not-sent', 'admitted': false }],
+'done': [$states.input.done, $filter($states.input.pending, ${keyOf("$KEY in $unchecked")}).{ 'item': $, 'outcome': 'not-sent', 'reason': 'OptOut.LookUpFailed: ' & ${reasonOf("$error")} }],
 'pending': [$filter($states.input.pending, ${keyOf("$not($KEY in $unchecked)")})],
 'unchecked': []
   }])
@@ -446,11 +727,13 @@ function dropStates(p: SenderParameters, next: string) {
     },
     [S.dropOptedOut]: {
       Type: "Pass",
-      Comment: "Opted out since the plan was made: dropped and counted, never sent, never dead-lettered.",
+      Comment: "Opted out since the plan was made: skipped and counted, never sent, never dead-lettered.",
       Output: oneLine(`{% (
   $opted := [$states.input.opted];
   $keep := [$filter($states.input.pending, ${keyOf("$not($KEY in $opted)")})];
-  $merge([$states.input, { 'pending': $keep, 'opted_out': $count($states.input.pending) - $count($keep), 'opted': [], 'unchecked': [] }])
+  $merge([$states.input, {
+'done': [$states.input.done, $filter($states.input.pending, ${keyOf("$KEY in $opted")}).{ 'item': $, 'outcome': 'skipped', 'reason': 'opted-out' }],
+'pending': $keep, 'opted_out': $count($states.input.pending) - $count($keep), 'opted': [], 'unchecked': [] }])
 ) %}`),
       Next: S.anyOptedOut,
     },
@@ -483,8 +766,8 @@ function dropStates(p: SenderParameters, next: string) {
 }
 
 /**
- * With a cap: every entry admitted on its own (gate-definition.ts's conditional update), then a capped count. An entry
- * whose admission fails for another reason is dead-lettered unsent (it holds no admission to give back).
+ * With a cap: every entry admitted on its own (frequency-cap.ts's conditional update), then a capped count. An entry
+ * whose admission fails for another reason is not sent (it holds no admission to give back).
  */
 function admissionStates(p: SenderParameters, gate: Admissions) {
   const S = SENDER_STATES;
@@ -497,10 +780,11 @@ function admissionStates(p: SenderParameters, gate: Admissions) {
       MaxConcurrency: SENDER_CONCURRENCY.admissions,
       ItemProcessor: admitEntryProcessor(p, gate, view),
       Output: oneLine(`{% $merge([$states.input, {
-  'pending': [$states.result[admission = 'admitted'].item],
-  'failed': [$states.input.failed, $states.result[admission = 'error'].{ 'item': item, 'error': error, 'delivery': 'not-sent', 'admitted': false }],
-  'capped': $count($states.result[admission = 'capped']),
-  'repeats': $count($states.result[admission = 'repeat'])
+  'pending': [$states.result[admission = 'admitted'].$merge([item, { 'admitted': true }])],
+  'done': [$states.input.done,
+$states.result[admission = 'error'].{ 'item': item, 'outcome': 'not-sent', 'reason': 'Cap.AdmissionFailed: ' & ${reasonOf("error")} },
+$states.result[admission in ['capped', 'repeat']].{ 'item': item, 'outcome': 'skipped', 'reason': admission }],
+  'capped': $count($states.result[admission = 'capped'])
 }]) %}`),
       Next: S.anyCapped,
     },
@@ -578,83 +862,4 @@ function admitEntryProcessor(p: SenderParameters, gate: Admissions, view: string
       [`${S.admitEntry}Failed`]: { Type: "Pass", End: true },
     },
   };
-}
-
-/**
- * One message per failed entry: its own input (the request holding that entry alone, and its recipient id), the error
- * and whether it may have been sent. With a cap, an admitted entry's admission is given back first (as the gate does),
- * so that a redrive of it is admitted again.
- */
-function deadLetterStates(p: SenderParameters) {
-  const S = SENDER_STATES;
-  const body = (extra: string) =>
-    `{% $string($merge([{ 'input': $merge([$states.input.input, { 'bulk': $merge([$states.input.input.bulk, { 'BulkEmailEntries': [$states.input.failure.item.entry] }]), 'recipients': [$states.input.failure.item.recipient] }]), 'error': $states.input.failure.error, 'delivery': $states.input.failure.delivery }${extra}])) %}`;
-  const deadLetterEntry = {
-    Type: "Task",
-    Resource: `arn:${p.partition}:states:::sqs:sendMessage`,
-    Arguments: {
-      QueueUrl: p.deadLetterQueueUrl,
-      MessageBody: body(", ($states.input.release_error ? { 'release_error': $states.input.release_error } : {})"),
-    },
-    Retry: [retryBusy(["States.ALL"])],
-    Output: "{% 'dead-lettered' %}",
-    End: true,
-  };
-  const states: Record<string, unknown> = { [S.deadLetterEntry]: deadLetterEntry };
-  let start: string = S.deadLetterEntry;
-  if (p.gate) {
-    start = `${S.releaseEntry}?`;
-    const view = `${gateView("$states.input.failure.item", "$states.input.input")}`;
-    states[start] = {
-      Type: "Choice",
-      Choices: [{ Condition: "{% $states.input.failure.admitted %}", Next: S.releaseEntry }],
-      Default: S.deadLetterEntry,
-    };
-    states[S.releaseEntry] = {
-      Type: "Task",
-      Comment: "Gives the entry's admission back, so that a redrive of it is admitted again.",
-      Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
-      Arguments: releaseArguments(p.gate, `(${view})`),
-      Retry: [retryBusy(DYNAMODB_BUSY)],
-      Output: "{% $states.input %}",
-      Catch: [
-        {
-          ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
-          Next: S.deadLetterEntry,
-          Output: "{% $states.input %}",
-        },
-        {
-          ErrorEquals: ["States.ALL"],
-          Next: S.deadLetterEntry,
-          Output: "{% $merge([$states.input, { 'release_error': $states.errorOutput }]) %}",
-        },
-      ],
-      Next: S.deadLetterEntry,
-    };
-  }
-  return {
-    Type: "Map",
-    Comment: "One dead-letter message per failed entry.",
-    Items: "{% $states.input.failed %}",
-    ItemSelector: "{% { 'failure': $states.context.Map.Item.Value, 'input': $states.input.input } %}",
-    MaxConcurrency: SENDER_CONCURRENCY.deadLetters,
-    ItemProcessor: { ProcessorConfig: { Mode: "INLINE" }, StartAt: start, States: states },
-    Output: "{% $states.input %}",
-    Next: S.failed,
-  };
-}
-
-/**
- * The longest an SES call can still be under way after the sender read the campaign's state: the state is read
- * right before every Send (the first and every retry round), so this is one state read and one Send with its
- * throttle retries, every attempt at its timeout and every delay at its cap. `cancel-campaign` and `pause-campaign`
- * wait this long after setting the state: then no execution that read the old state can still be sending.
- */
-export function secondsFromStateReadToLastSend(): number {
-  let call = CALL_RETRY.timeoutSeconds;
-  for (let a = 0; a < CALL_RETRY.maxAttempts; a++)
-    call +=
-      Math.min(CALL_RETRY.intervalSeconds * CALL_RETRY.backoffRate ** a, CALL_RETRY.maxDelaySeconds) +
-      CALL_RETRY.timeoutSeconds;
-  return busyCallWorstSeconds() + call;
 }

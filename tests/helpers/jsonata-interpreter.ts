@@ -12,7 +12,7 @@ import { RunStats, StatesError } from "./asl-interpreter";
 
 export interface JsonataServices {
   /** An integration call, e.g. ("dynamodb", "updateItem", args) or ("sesv2", "sendEmail", args). */
-  call(service: string, action: string, args: any): any;
+  call(service: string, action: string, args: any): any | Promise<any>;
 }
 
 const KNOWN = new Set([
@@ -144,7 +144,7 @@ async function runTask(
         const m = /^arn:[^:]+:states:::(?:aws-sdk:)?([a-z0-9]+):([A-Za-z]+)$/.exec(state.Resource);
         if (!m) throw new Error(`unsupported resource ${state.Resource}`);
         const args = await template(state.Arguments ?? {}, states);
-        result = structuredClone(services.call(m[1], m[2], args));
+        result = structuredClone(await services.call(m[1], m[2], args));
       }
       const output = state.Output === undefined ? result : await template(state.Output, { ...states, result });
       return { output };
@@ -202,7 +202,10 @@ async function template(t: any, states: any): Promise<any> {
 type Value = { S?: string; N?: string; SS?: string[] };
 type Item = Record<string, Value>;
 
-/** One DynamoDB table keyed by `pk`: UpdateItem with ConditionExpression (ADD, DELETE, SET, if_not_exists) and GetItem. */
+/**
+ * One DynamoDB table keyed by `pk`: UpdateItem with ConditionExpression (ADD, DELETE, SET, if_not_exists), PutItem
+ * with ConditionExpression, and GetItem.
+ */
 export class FakeTable {
   items = new Map<string, Item>();
   updates: any[] = [];
@@ -211,6 +214,7 @@ export class FakeTable {
 
   call(action: string, args: any): any {
     if (args.TableName !== this.tableName) throw new Error(`unexpected table ${args.TableName}`);
+    if (action === "putItem") return this.put(args);
     const pk = args.Key?.pk?.S;
     if (typeof pk !== "string" || Object.keys(args.Key).length !== 1)
       throw new Error(`bad key ${JSON.stringify(args.Key)}`);
@@ -228,6 +232,17 @@ export class FakeTable {
     const next: Item = structuredClone(current ?? { pk: { S: pk } });
     applyUpdate(args.UpdateExpression, next, values);
     this.items.set(pk, next);
+    return {};
+  }
+
+  private put(args: any): any {
+    const pk = args.Item?.pk?.S;
+    if (typeof pk !== "string") throw new Error(`bad item ${JSON.stringify(args.Item)}`);
+    this.updates.push(args);
+    const current = this.items.get(pk);
+    if (args.ConditionExpression && !evaluateCondition(args.ConditionExpression, current ?? {}, {}))
+      throw new StatesError("DynamoDB.ConditionalCheckFailedException", "The conditional request failed");
+    this.items.set(pk, structuredClone(args.Item));
     return {};
   }
 }
