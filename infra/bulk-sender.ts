@@ -2,6 +2,7 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { bulkSenderStatements, fanOutTrustPolicy, policyDocument } from "./iam";
 import { CAPPED_METRIC, FrequencyCap } from "./rules/frequency-cap";
+import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./rules/ledger";
 import { ArnScope } from "./rules/naming";
 import { OPT_OUT_METRIC, senderDefinition } from "./rules/sender-definition";
 
@@ -10,59 +11,98 @@ export interface BulkSenderArgs {
   scope: pulumi.Input<ArnScope>;
   /** The state machine's name (the scheduler target role names it before it exists). */
   stateMachineName: string;
-  /** SES resources a send uses: the identity and the configuration set (templates: any of the account's). */
+  /** SES resources a send uses: the identity, the configuration set and, with list management, the contact list. */
   identityArn: pulumi.Input<string>;
   configurationSetArn: pulumi.Input<string>;
-  /** Where each entry that still fails goes, one message per entry. */
+  contactListArn?: pulumi.Input<string | undefined>;
+  /**
+   * The SES templates the stack deploys: the sender may send only these.
+   * @default none: any template of the account (templates kept in SES)
+   */
+  templateNames?: string[];
+  /** Where each entry not sent (or unknown, or held by a pause) goes, as a pointer. */
   deadLetterQueueArn: pulumi.Input<string>;
   deadLetterQueueUrl: pulumi.Input<string>;
   /**
-   * With a frequency cap: the send gate's table and cap; the sender admits every entry against them.
+   * A frequency cap across campaigns and journeys: the sender admits every entry against a table of its own.
    * @default none: every entry is sent
-   * @example { cap: { max: 2, per: "day" }, tableArn: gate.table.arn, tableName: gate.table.name }
+   * @example { max: 2, per: "day" }
    */
-  gate?: { cap: FrequencyCap; tableArn: pulumi.Input<string>; tableName: pulumi.Input<string> };
+  cap?: FrequencyCap;
   /**
-   * The unsubscribe endpoint's opt-out table: every entry is looked up there before SendBulkEmail, and an opted-out
-   * one is not sent.
+   * The unsubscribe endpoint's opt-out table: every entry is looked up there before it is sent, and an opted-out one
+   * is skipped.
    * @default none: no look-up (a stack without the endpoint)
    * @example { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name }
    */
   optOuts?: { tableArn: pulumi.Input<string>; tableName: pulumi.Input<string> };
   /**
-   * Customer-managed KMS key of the dead-letter queue (and the gate's table).
+   * Customer-managed KMS key of the tables and the dead-letter queue.
    * @default AWS-managed encryption
    */
   kmsKeyArn?: string;
 }
 
 /**
- * Bulk sends: the EXPRESS state machine a bulk schedule starts (infra/rules/sender-definition.ts). It sends the
- * schedule's entries with SendBulkEmail, retries the transient ones alone and dead-letters each one that still fails.
+ * The one sender: the EXPRESS state machine every schedule starts (infra/rules/sender-definition.ts), the only part
+ * of the stack that calls SES, with the occurrence ledger it claims each occurrence in and, with a cap, the table of
+ * each address's sends per period.
  */
 export class BulkSender extends pulumi.ComponentResource {
   public readonly arn: pulumi.Output<string>;
   public readonly role: aws.iam.Role;
+  /** Occurrences claimed and their outcomes, campaigns' states, journeys' enrolments (infra/rules/ledger.ts). */
+  public readonly ledger: aws.dynamodb.Table;
+  /** With a cap: each address's sends per period. */
+  public readonly capTable?: aws.dynamodb.Table;
 
   constructor(name: string, args: BulkSenderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("sendtime:index:BulkSender", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
 
+    const ledger = createTable("ledger");
+    // The cap's table was the send gate's: the alias keeps it (and its counts) where it was.
+    const capTable = args.cap
+      ? createTable("sends", [
+          { name: "send-gate-sends", parent: pulumi.createUrn("send-gate", "sendtime:index:SendGate") },
+        ])
+      : undefined;
     const role = createRole();
     const permissions = allowSending();
     const stateMachine = createStateMachine();
 
     this.arn = stateMachine.arn;
     this.role = role;
-    this.registerOutputs({ arn: this.arn });
+    this.ledger = ledger;
+    this.capTable = capTable;
+    this.registerOutputs({ arn: this.arn, ledgerTableName: ledger.name });
+
+    /**
+     * An on-demand table keyed by `pk`, items expiring by TTL, encrypted (with the stack's key when it has one) and
+     * recoverable: the ledger holds campaigns' states, the cap's table every address's counts.
+     */
+    function createTable(part: string, aliases?: pulumi.Input<pulumi.Alias>[]) {
+      return new aws.dynamodb.Table(
+        `${name}-${part}`,
+        {
+          billingMode: "PAY_PER_REQUEST",
+          hashKey: LEDGER_KEY,
+          attributes: [{ name: LEDGER_KEY, type: "S" }],
+          ttl: { attributeName: LEDGER_TTL_ATTRIBUTE, enabled: true },
+          serverSideEncryption: { enabled: true, ...(args.kmsKeyArn ? { kmsKeyArn: args.kmsKeyArn } : {}) },
+          pointInTimeRecovery: { enabled: true },
+        },
+        { parent, aliases },
+      );
+    }
 
     function createRole() {
       return new aws.iam.Role(
         `${name}-role`,
         {
           description:
-            "The bulk sender: sends bulk schedules' entries with SES SendBulkEmail and dead-letters failed ones",
+            "The one sender: claims each occurrence, reads the campaign's state, sends through SES, records each outcome",
           assumeRolePolicy: scope.apply((s) => JSON.stringify(fanOutTrustPolicy(s.accountId))),
         },
         { parent },
@@ -75,39 +115,44 @@ export class BulkSender extends pulumi.ComponentResource {
           scope,
           args.identityArn,
           args.configurationSetArn,
+          args.contactListArn,
           args.deadLetterQueueArn,
-          args.gate?.tableArn,
+          ledger.arn,
+          capTable?.arn,
           args.optOuts?.tableArn,
         ])
-        .apply(([s, identityArn, configurationSetArn, deadLetterQueueArn, tableArn, optOutTableArn]) =>
-          JSON.stringify(
-            policyDocument(
-              bulkSenderStatements({
-                scope: s,
-                identityArn,
-                configurationSetArn,
-                deadLetterQueueArn,
-                gate: tableArn ? { tableArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
-                optOuts: optOutTableArn
-                  ? { tableArn: optOutTableArn, metricNamespace: OPT_OUT_METRIC.namespace }
-                  : undefined,
-                kmsKeyArn: args.kmsKeyArn,
-              }),
+        .apply(
+          ([s, identityArn, configurationSetArn, contactListArn, deadLetterQueueArn, ledgerTableArn, capArn, optOutArn]) =>
+            JSON.stringify(
+              policyDocument(
+                bulkSenderStatements({
+                  scope: s,
+                  identityArn,
+                  configurationSetArn,
+                  contactListArn,
+                  templateNames: args.templateNames,
+                  deadLetterQueueArn,
+                  ledgerTableArn,
+                  gate: capArn ? { tableArn: capArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
+                  optOuts: optOutArn ? { tableArn: optOutArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
+                  kmsKeyArn: args.kmsKeyArn,
+                }),
+              ),
             ),
-          ),
         );
       return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }
 
     function createStateMachine() {
       const definition = pulumi
-        .all([scope, args.deadLetterQueueUrl, args.gate?.tableName, args.optOuts?.tableName])
-        .apply(([s, deadLetterQueueUrl, tableName, optOutTableName]) =>
+        .all([scope, args.deadLetterQueueUrl, ledger.name, capTable?.name, args.optOuts?.tableName])
+        .apply(([s, deadLetterQueueUrl, ledgerTableName, capTableName, optOutTableName]) =>
           JSON.stringify(
             senderDefinition({
               partition: s.partition,
               deadLetterQueueUrl,
-              gate: args.gate && tableName ? { cap: args.gate.cap, tableName } : undefined,
+              ledger: { tableName: ledgerTableName },
+              gate: args.cap && capTableName ? { cap: args.cap, tableName: capTableName } : undefined,
               optOuts: optOutTableName ? { tableName: optOutTableName } : undefined,
             }),
             null,

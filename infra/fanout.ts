@@ -57,16 +57,8 @@ export interface FanOutArgs extends FanOutShape {
    * @default none: the bucket uses SSE-S3 and the role needs no key
    */
   kmsKeyArn?: string;
-  /**
-   * With a frequency cap: schedules start this send gate (its state machine ARN) instead of calling SES.
-   * @default none: schedules call SES directly
-   */
-  sendGateArn?: pulumi.Input<string>;
-  /**
-   * The bulk sender that bulk lines' schedules start.
-   * @default none: a bulk line fails its batch
-   */
-  senderArn?: pulumi.Input<string>;
+  /** The one sender every schedule starts (its state machine ARN). Required. */
+  senderArn: pulumi.Input<string>;
 }
 
 /** The fan-out: a Step Functions state machine that turns a campaign plan into one schedule per row. */
@@ -146,7 +138,7 @@ export class FanOut extends pulumi.ComponentResource {
           args.bucketName,
           args.configurationSetName,
           args.contactListName,
-          pulumi.all([args.sendGateArn, args.senderArn]),
+          args.senderArn,
         ])
         .apply(
           ([
@@ -157,7 +149,7 @@ export class FanOut extends pulumi.ComponentResource {
             resultsBucket,
             configurationSetName,
             contactListName,
-            [sendGateArn, senderArn],
+            senderArn,
           ]) =>
             JSON.stringify(
               fanOutDefinition({
@@ -178,7 +170,6 @@ export class FanOut extends pulumi.ComponentResource {
                 toleratedFailurePercentage: args.toleratedFailurePercentage,
                 maxEventAgeSeconds: args.maxEventAgeSeconds,
                 maxRetryAttempts: args.maxRetryAttempts,
-                sendGateArn,
                 senderArn,
               }),
               null,

@@ -58,21 +58,12 @@ export const schedulerTrustPolicy = (accountId: string) => serviceTrustPolicy(SC
 /** The role the fan-out state machine runs as. */
 export const fanOutTrustPolicy = (accountId: string) => serviceTrustPolicy(STATES_SERVICE, accountId);
 
-export interface SchedulerTargetGrants extends SesSendGrants {
+export interface SchedulerTargetGrants {
   scope: ArnScope;
-  /** SES resources a send uses: the identity, the configuration set, the contact list when configured. */
-  identityArn: string;
-  configurationSetArn: string;
-  contactListArn?: string;
   deadLetterQueueArn: string;
   kmsKeyArn?: string;
-  /**
-   * With a frequency cap: the send gate's state machine name; every schedule (campaigns and journeys) starts it
-   * instead of calling SES, and the role may not call SES itself.
-   */
-  sendGateName?: string;
-  /** The bulk sender's state machine name: bulk schedules start it (with a cap it admits each entry itself). */
-  senderName?: string;
+  /** The one sender's state machine name: every schedule (campaigns, journeys, redrives) starts it. */
+  senderName: string;
 }
 
 /** The SES resources every templated send needs; `templateNames`: the templates the stack deploys. */
@@ -97,38 +88,21 @@ function sesSendResources(g: SesSendGrants): string[] {
 }
 
 /**
- * What a recipient's schedule (campaign or journey) may do when it fires: send through SES or, with a frequency cap,
- * only start the send gate (which sends), and dead-letter what it could not deliver. It cannot delete a group: that
- * is the housekeeping role's, which the journeys cannot pass.
+ * What a recipient's schedule (campaign, journey or redrive) may do when it fires: start the one sender, which alone
+ * sends, and dead-letter what it could not start. It cannot call SES, nor delete a group: that is the housekeeping
+ * role's, which the journeys cannot pass.
  */
 export function schedulerTargetStatements(g: SchedulerTargetGrants): PolicyStatement[] {
-  const statements: PolicyStatement[] = [];
-  if (g.sendGateName) {
-    statements.push({
-      Sid: "StartSendGate",
-      Effect: "Allow",
-      Action: "states:StartExecution",
-      Resource: stateMachineArn(g.scope, g.sendGateName),
-    });
-  }
-  if (g.senderName) {
-    statements.push({
-      Sid: "StartBulkSender",
+  return [
+    {
+      Sid: "StartSender",
       Effect: "Allow",
       Action: "states:StartExecution",
       Resource: stateMachineArn(g.scope, g.senderName),
-    });
-  }
-  if (!g.sendGateName) {
-    statements.push({
-      Sid: "SendCampaignEmail",
-      Effect: "Allow",
-      Action: "ses:SendEmail",
-      Resource: sesSendResources(g),
-    });
-  }
-  statements.push({ Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn });
-  return [...statements, ...keyUse("DeadLetterEncryption", g.kmsKeyArn)];
+    },
+    { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+    ...keyUse("DeadLetterEncryption", g.kmsKeyArn),
+  ];
 }
 
 export interface HousekeepingGrants {
@@ -161,64 +135,37 @@ function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
     : [];
 }
 
-export interface SendGateGrants extends SesSendGrants {
-  scope: ArnScope;
-  /** The gate's DynamoDB table: the only one it may touch, and only UpdateItem and GetItem. */
-  tableArn: string;
-  identityArn: string;
-  configurationSetArn: string;
-  contactListArn?: string;
+export interface BulkSenderGrants extends SesSendGrants {
   deadLetterQueueArn: string;
-  /** The namespace capped sends are counted in. */
-  metricNamespace: string;
-  kmsKeyArn?: string;
-}
-
-/** The send gate: update its table, send as the stack's identity, count capped sends, dead-letter failures. */
-export function sendGateStatements(g: SendGateGrants): PolicyStatement[] {
-  const statements: PolicyStatement[] = [
-    { Sid: "CountSends", Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"], Resource: g.tableArn },
-    { Sid: "SendCampaignEmail", Effect: "Allow", Action: "ses:SendEmail", Resource: sesSendResources(g) },
-    {
-      Sid: "CountCappedSends",
-      Effect: "Allow",
-      Action: "cloudwatch:PutMetricData",
-      // PutMetricData has no resource; the namespace condition keeps it to the gate's own metric.
-      Resource: "*",
-      Condition: { StringEquals: { "cloudwatch:namespace": g.metricNamespace } },
-    },
-    { Sid: "DeadLetter", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
-  ];
-  return [...statements, ...keyUse("TableAndQueueEncryption", g.kmsKeyArn)];
-}
-
-export interface BulkSenderGrants {
-  scope: ArnScope;
-  identityArn: string;
-  configurationSetArn: string;
-  deadLetterQueueArn: string;
-  /** With a frequency cap: the gate's table, which the sender admits entries against, and the capped-send metric. */
+  /** The occurrence ledger: claims (PutItem), the campaign's state (GetItem) and the outcomes (UpdateItem). */
+  ledgerTableArn: string;
+  /** With a frequency cap: the cap's table, which the sender admits entries against, and the capped-send metric. */
   gate?: { tableArn: string; metricNamespace: string };
   /** With the unsubscribe endpoint: its opt-out table, which the sender reads (only), and the opted-out metric. */
   optOuts?: { tableArn: string; metricNamespace: string };
   kmsKeyArn?: string;
 }
 
+/** What the sender calls on the ledger: a conditional PutItem (the claim), GetItem (the state), UpdateItem (outcomes). */
+export const LEDGER_SENDER_ACTIONS = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem"] as const;
+
 /**
- * The bulk sender: SendBulkEmail as the stack's identity and configuration set with its templates (no contact list:
- * SendBulkEmail has no list management), one dead-letter message per failed entry, and with a cap the gate's table
- * and metric.
+ * The one sender, the only role of the stack that may send: SendEmail and SendBulkEmail as the stack's identity,
+ * configuration set, templates and contact list; the ledger; one dead-letter pointer per failed entry; with a cap the
+ * cap's table and metric; with the endpoint its opt-out table.
  */
 export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
   const statements: PolicyStatement[] = [
     {
-      Sid: "SendBulkEmail",
+      Sid: "SendEmail",
       Effect: "Allow",
-      Action: "ses:SendBulkEmail",
-      Resource: sesSendResources({ ...g, contactListArn: undefined }),
+      Action: ["ses:SendEmail", "ses:SendBulkEmail"],
+      Resource: sesSendResources(g),
     },
+    { Sid: "Ledger", Effect: "Allow", Action: [...LEDGER_SENDER_ACTIONS], Resource: g.ledgerTableArn },
     { Sid: "DeadLetterEntries", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
+  const namespaces = new Set<string>();
   if (g.optOuts) {
     statements.push({
       Sid: "LookUpOptOuts",
@@ -226,41 +173,29 @@ export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
       Action: [...OPT_OUT_READ_ACTIONS],
       Resource: g.optOuts.tableArn,
     });
-    // Without a cap, the opted-out count needs its own grant (with one, CountCappedEntries covers the namespace).
-    if (!g.gate)
-      statements.push({
-        Sid: "CountOptedOutEntries",
-        Effect: "Allow",
-        Action: "cloudwatch:PutMetricData",
-        Resource: "*",
-        Condition: { StringEquals: { "cloudwatch:namespace": g.optOuts.metricNamespace } },
-      });
+    namespaces.add(g.optOuts.metricNamespace);
   }
   if (g.gate) {
-    statements.push(
-      {
-        Sid: "AdmitEntries",
-        Effect: "Allow",
-        Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"],
-        Resource: g.gate.tableArn,
-      },
-      {
-        Sid: "CountCappedEntries",
-        Effect: "Allow",
-        Action: "cloudwatch:PutMetricData",
-        // PutMetricData has no resource; the namespace condition keeps it to the gate's own metric.
-        Resource: "*",
-        Condition: { StringEquals: { "cloudwatch:namespace": g.gate.metricNamespace } },
-      },
-    );
+    statements.push({
+      Sid: "AdmitEntries",
+      Effect: "Allow",
+      Action: ["dynamodb:UpdateItem", "dynamodb:GetItem"],
+      Resource: g.gate.tableArn,
+    });
+    namespaces.add(g.gate.metricNamespace);
   }
-  return [
-    ...statements,
-    ...keyUse(g.gate || g.optOuts ? "TableAndQueueEncryption" : "DeadLetterEncryption", g.kmsKeyArn),
-  ];
+  for (const namespace of namespaces)
+    statements.push({
+      Sid: "CountSkippedEntries",
+      Effect: "Allow",
+      Action: "cloudwatch:PutMetricData",
+      // PutMetricData has no resource; the namespace condition keeps it to the sender's own metrics.
+      Resource: "*",
+      Condition: { StringEquals: { "cloudwatch:namespace": namespace } },
+    });
+  return [...statements, ...keyUse("TableAndQueueEncryption", g.kmsKeyArn)];
 }
 
-/** The role the unsubscribe function runs as. */
 export const unsubscribeTrustPolicy = (accountId: string) => serviceTrustPolicy(LAMBDA_SERVICE, accountId);
 
 export interface UnsubscribeGrants {

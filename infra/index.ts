@@ -10,13 +10,12 @@ import { DEFAULT_TEMPLATES_DIR, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey, parseJourneyConfig } from "./rules/journeys-definition";
-import { ArnScope, CAMPAIGN_PREFIX, senderName, sendGateName } from "./rules/naming";
+import { ArnScope, CAMPAIGN_PREFIX, senderName } from "./rules/naming";
 import { BulkSender } from "./bulk-sender";
 import { UnsubscribeEndpoint } from "./unsubscribe-endpoint";
 import { SesOptOuts } from "./ses-opt-outs";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
-import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
 import { isIanaZone, quietWindowProblem } from "./rules/journeys";
 import { ConfigError, JourneyDefinitionError, TemplateError } from "./rules/errors";
@@ -42,33 +41,12 @@ const sender = new Sender("sender", {
   trackingDomain: config.trackingDomain,
 });
 
+// Every schedule's role: it may only start the one sender, and dead-letter.
 const target = new SchedulerTarget("scheduler-target", {
   scope,
-  identityArn: sender.identityArn,
-  configurationSetArn: sender.configurationSetArn,
-  contactListArn: sender.contactListArn,
-  templateNames: templates?.names,
   kmsKeyArn: config.kmsKeyArn,
-  // With a cap every schedule, journeys' too, starts the gate: the role may then not call SES itself.
-  sendGateName: config.frequencyCap ? sendGateName(pulumi.getStack()) : undefined,
   senderName: senderName(pulumi.getStack()),
 });
-
-// Optional: a frequency cap across campaigns, checked when each mail is sent.
-const gate = config.frequencyCap
-  ? new SendGate("send-gate", {
-      scope,
-      cap: config.frequencyCap,
-      stateMachineName: sendGateName(pulumi.getStack()),
-      identityArn: sender.identityArn,
-      configurationSetArn: sender.configurationSetArn,
-      contactListArn: sender.contactListArn,
-      templateNames: templates?.names,
-      deadLetterQueueArn: target.deadLetterQueue.arn,
-      deadLetterQueueUrl: target.deadLetterQueue.url,
-      kmsKeyArn: config.kmsKeyArn,
-    })
-  : undefined;
 
 // With unsubscribe configured: bulk sends' one-click unsubscribe (SendBulkEmail has no list management).
 const unsubscribe =
@@ -97,18 +75,17 @@ const sesOptOuts =
       })
     : undefined;
 
-// Bulk schedules start the bulk sender; with a cap it admits each entry against the gate's table itself.
+// The one door: every schedule starts it, and it alone calls SES (with a cap, it admits each entry itself).
 const bulkSender = new BulkSender("bulk-sender", {
   scope,
   stateMachineName: senderName(pulumi.getStack()),
   identityArn: sender.identityArn,
   configurationSetArn: sender.configurationSetArn,
+  contactListArn: sender.contactListArn,
+  templateNames: templates?.names,
   deadLetterQueueArn: target.deadLetterQueue.arn,
   deadLetterQueueUrl: target.deadLetterQueue.url,
-  gate:
-    gate && config.frequencyCap
-      ? { cap: config.frequencyCap, tableArn: gate.table.arn, tableName: gate.table.name }
-      : undefined,
+  cap: config.frequencyCap,
   // Opt-outs recorded by the endpoint: SendBulkEmail has no ListManagementOptions, so SES would not filter them.
   optOuts: unsubscribe ? { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name } : undefined,
   kmsKeyArn: config.kmsKeyArn,
@@ -134,12 +111,10 @@ const fanOut = new FanOut("fanout", {
   maxRetryAttempts: config.maxRetryAttempts,
   logRetentionDays: config.logRetentionDays,
   kmsKeyArn: config.kmsKeyArn,
-  sendGateArn: gate?.arn,
   senderArn: bulkSender.arn,
 });
 
-// Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries, DLQ
-// and, with a frequency cap, the same send gate.
+// Journeys' schedules carry the fan-out's target: the same one sender, configuration set, unsubscribe, retries, DLQ.
 const journeys = journeyConfig.journeys.length
   ? new Journeys("journeys", {
       journeys: journeyConfig.journeys,
@@ -152,9 +127,9 @@ const journeys = journeyConfig.journeys.length
           target.deadLetterQueue.arn,
           sender.configurationSetName,
           sender.contactListName,
-          gate?.arn,
+          bulkSender.arn,
         ])
-        .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, sendGateArn]) => ({
+        .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, senderArn]) => ({
           partition: s.partition,
           targetRoleArn,
           deadLetterQueueArn,
@@ -166,7 +141,7 @@ const journeys = journeyConfig.journeys.length
               : undefined,
           maxEventAgeSeconds: config.maxEventAgeSeconds,
           maxRetryAttempts: config.maxRetryAttempts,
-          ...(sendGateArn ? { sendGateArn } : {}),
+          senderArn,
         })),
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
@@ -203,9 +178,9 @@ export const journeyEnrolment = journeys?.enrolment;
 export const journeyFunctionName = journeys?.function.name;
 export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
 export const eventBusName = journeyConfig.eventBusName;
-export const sendGateArn = gate?.arn;
-/** The state machine bulk schedules start. */
+/** The one sender, which every schedule starts, and its occurrence ledger (campaign states, outcomes). */
 export const senderStateMachineArn = bulkSender.arn;
+export const ledgerTableName = bulkSender.ledger.name;
 /** One-click unsubscribe for bulk sends (with sendtime:unsubscribe*): the endpoint and the SSM parameter of its key. */
 export const unsubscribeUrl = unsubscribe?.url;
 export const unsubscribeKeyParameter = unsubscribe?.keyParameterName;

@@ -7,44 +7,17 @@ import { sqs } from "./rules/quotas";
 export interface SchedulerTargetArgs {
   /** The partition, account and Region the roles may act in (their trust conditions and resource ARNs). Required. */
   scope: pulumi.Input<ArnScope>;
-  /** The SES identity a send may use (the Sender's `identityArn`). Required. */
-  identityArn: pulumi.Input<string>;
-  /** The configuration set a send may use (the Sender's `configurationSetArn`). Required. */
-  configurationSetArn: pulumi.Input<string>;
-  /**
-   * The contact list a send may name for one-click unsubscribe (the Sender's `contactListArn`).
-   * @default none: sends name no contact list
-   */
-  contactListArn?: pulumi.Input<string>;
-  /**
-   * The SES templates the stack deploys: sends may use only these.
-   * @default none: any template of the account (templates kept in SES)
-   */
-  templateNames?: string[];
   /**
    * Customer-managed KMS key for the dead-letter queue; the roles may then use it to write there.
    * @default none: SQS-managed encryption (SSE-SQS)
    */
   kmsKeyArn?: string;
-  /**
-   * With a frequency cap: the send gate's state machine name; the send role may then only start it (and dead-letter),
-   * not call SES.
-   * @default none: schedules call SES directly
-   * @example
-   * ```ts
-   * { sendGateName: sendGateName(pulumi.getStack()) }
-   * ```
-   */
-  sendGateName?: string;
-  /**
-   * The bulk sender's state machine name: the role may start it, for bulk schedules.
-   * @default none
-   */
-  senderName?: string;
+  /** The one sender's state machine name: the send role may start it (and dead-letter), nothing else. Required. */
+  senderName: string;
 }
 
 /**
- * What EventBridge Scheduler needs: a send role that may only send through SES (or start the send gate), a
+ * What EventBridge Scheduler needs: a send role that may only start the one sender (which alone calls SES), a
  * housekeeping role that may only delete campaign groups (for each campaign's housekeeping schedule; the fan-out
  * passes it, the journeys cannot), and a dead-letter queue both write to.
  */
@@ -89,7 +62,7 @@ export class SchedulerTarget extends pulumi.ComponentResource {
       return new aws.iam.Role(
         `${name}-role`,
         {
-          description: "Assumed by EventBridge Scheduler to send campaign email through SES",
+          description: "Assumed by EventBridge Scheduler to start the one sender for each campaign send",
           assumeRolePolicy: scope.apply((s) => JSON.stringify(schedulerTrustPolicy(s.accountId))),
         },
         { parent },
@@ -98,19 +71,14 @@ export class SchedulerTarget extends pulumi.ComponentResource {
 
     function allowSendingAndDeadLettering() {
       const policy = pulumi
-        .all([scope, args.identityArn, args.configurationSetArn, args.contactListArn, deadLetterQueue.arn])
-        .apply(([s, identityArn, configurationSetArn, contactListArn, deadLetterQueueArn]) =>
+        .all([scope, deadLetterQueue.arn])
+        .apply(([s, deadLetterQueueArn]) =>
           JSON.stringify(
             policyDocument(
               schedulerTargetStatements({
                 scope: s,
-                identityArn,
-                configurationSetArn,
-                contactListArn,
-                templateNames: args.templateNames,
                 deadLetterQueueArn,
                 kmsKeyArn: args.kmsKeyArn,
-                sendGateName: args.sendGateName,
                 senderName: args.senderName,
               }),
             ),

@@ -1,8 +1,8 @@
 /**
- * Frequency-cap and opt-out guards: a role may only read items of a named table (GetItem, BatchGetItem: the bulk
- * sender's opt-out look-up) and update them (the gate's counts, the endpoint's opt-outs), never enumerate, put, delete
- * or administer one; the send gate's role may only update its own table (and send, which ses-send-scoped keeps to
- * the stack's identity); the table that holds every address's send counts is encrypted and recoverable.
+ * Ledger, frequency-cap and opt-out guards: a role may only read items of a named table (GetItem, BatchGetItem: the
+ * sender's opt-out look-up and campaign state), update them (the cap's counts, the endpoint's opt-outs, outcomes) and
+ * put one (the sender's conditional claim of an occurrence), never enumerate, delete or administer one; the tables that
+ * hold every address's send counts and the campaigns' states are encrypted and recoverable.
  */
 import { ResourceValidationPolicy } from "@pulumi/policy";
 import { allowedActions, describeStatement, permissionDocuments } from "./iam-document";
@@ -28,15 +28,15 @@ const DYNAMODB_ACTIONS = [
   "dynamodb:ExportTableToPointInTime",
   "dynamodb:UpdateTimeToLive",
 ] as const;
-/** Read by key, one or a batch, and update: what the gate, the bulk sender and the unsubscribe endpoint call. */
-const GATE_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"];
+/** Read by key, one or a batch, update, and put (a claim): what the sender and the unsubscribe endpoint call. */
+const GATE_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem"];
 /** One named table: no wildcard in its name, no index or stream under it. */
 const TABLE_ARN = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/[A-Za-z0-9_.-]+$/;
 
 export const sendGateTableScoped: ResourceValidationPolicy = {
   name: "send-gate-table-scoped",
   description:
-    "DynamoDB grants (the send gate's, the bulk sender's and the unsubscribe endpoint's) are UpdateItem, GetItem and BatchGetItem on one named table, nothing else.",
+    "DynamoDB grants (the sender's and the unsubscribe endpoint's) are UpdateItem, GetItem, BatchGetItem and PutItem on one named table, nothing else.",
   enforcementLevel: "mandatory",
   validateResource: (args, reportViolation) => {
     for (const doc of permissionDocuments(args.type, args.name, args.props)) {
@@ -46,7 +46,7 @@ export const sendGateTableScoped: ResourceValidationPolicy = {
         const label = `${doc.where} ${describeStatement(s, i)}`;
         const report = (message: string) => reportViolation(message + (doc.hint ?? ""));
         const fix =
-          'allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem" on the table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)';
+          'allow only "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem" and "dynamodb:PutItem" on the table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)';
         if (s.notActions || s.notResources)
           return report(`${label} uses NotAction or NotResource with DynamoDB: ${fix}`);
         const extra = allowed.filter((a) => !GATE_ACTIONS.includes(a));

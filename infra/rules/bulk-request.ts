@@ -14,7 +14,7 @@ import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
 import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";
 
 /** What a bulk schedule's target needs beyond every schedule's: the sender's ARN. */
-export type BulkTarget = Omit<ScheduleTarget, "listManagement" | "sendGateArn"> & { senderArn: string };
+export type BulkTarget = Omit<ScheduleTarget, "listManagement">;
 
 export interface BulkEmailEntry {
   Destination: { ToAddresses: string[] };

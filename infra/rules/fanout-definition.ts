@@ -20,10 +20,10 @@
  * not created: the child's output says "passed" for it (beside "created" and "exists"), and the Distributed Map's
  * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
  *
- * Bulk lines (`entries`, plan-row.ts BulkPlanRow; one-time only) become one schedule each, in the same child and the
- * same group: its target starts the bulk sender (sender-definition.ts; with a frequency cap the sender admits entry
- * by entry itself) with the sender's input, the SendBulkEmail request built by one JSONata state (JSONPath cannot map
- * over the entries), as bulk-request.ts builds it in TypeScript. The never-created-late check applies to them too.
+ * Every schedule's target is the one sender (sender-definition.ts), which alone calls SES: a recipient's row becomes
+ * the sender's input of one entry, a bulk line (`entries`, plan-row.ts BulkPlanRow; one-time only) the input of its
+ * entries, built by one JSONata state (JSONPath cannot map over the entries) as bulk-request.ts builds it in
+ * TypeScript. The never-created-late check applies to every one-time schedule.
  */
 import { EMAIL_TAGS } from "./email-events";
 import { SCHEDULER_CONTEXT } from "./frequency-cap";
@@ -33,7 +33,6 @@ import {
   RESULTS_PREFIX,
   schedulerDeleteGroupTargetArn,
   sdkIntegrationArn,
-  sesSendEmailTargetArn,
 } from "./naming";
 import type { PlanRow } from "./plan-row";
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
@@ -106,7 +105,7 @@ export interface FanOutShape {
 export interface FanOutParameters extends FanOutShape {
   /** AWS partition of the account, e.g. "aws". */
   partition: string;
-  /** Role EventBridge Scheduler assumes for a recipient's schedule: to call SES (or start the send gate). */
+  /** Role EventBridge Scheduler assumes for a recipient's schedule: to start the one sender. */
   targetRoleArn: string;
   /**
    * Role EventBridge Scheduler assumes for the housekeeping schedule, which deletes the campaign's group (the only
@@ -118,19 +117,14 @@ export interface FanOutParameters extends FanOutShape {
   deadLetterQueueArn: string;
   /** Bucket the fan-out writes its results (failed batches) to, under `results/`. */
   resultsBucket: string;
-  /** SendEmail FromEmailAddress. */
+  /** The sends' FromEmailAddress. */
   fromAddress: string;
-  /** SendEmail ConfigurationSetName. */
+  /** The sends' ConfigurationSetName. */
   configurationSetName: string;
-  /** SendEmail ListManagementOptions for one-click unsubscribe, when configured. */
+  /** SES list management (one-click unsubscribe) of a recipient's send, when configured. */
   listManagement?: { contactListName: string; topicName: string };
-  /** With a frequency cap: schedules start the send gate (gate-definition.ts) with the email instead of calling SES. */
-  sendGateArn?: string;
-  /**
-   * The bulk sender (sender-definition.ts) that bulk lines' schedules start.
-   * @default none: a bulk line fails its batch (FanOut.NoBulkSender), into the results
-   */
-  senderArn?: string;
+  /** The one sender (sender-definition.ts) that every schedule starts. */
+  senderArn: string;
 }
 
 /**
@@ -146,9 +140,7 @@ export const STATE_NAMES = {
   ensureGroup: "EnsureScheduleGroup",
   fanOut: "FanOut",
   createSchedules: "CreateSchedules",
-  hasVariant: "HasVariant",
-  requestWithVariant: "RequestWithVariant",
-  request: "Request",
+  request: "SenderRequest",
   isRecurring: "IsRecurring",
   createSchedule: "CreateSchedule",
   createRecurringSchedule: "CreateRecurringSchedule",
@@ -161,11 +153,6 @@ export const STATE_NAMES = {
   readCleanup: "ReadCleanup",
   isCleanupLater: "IsCleanupLater",
   moveCleanup: "MoveCleanup",
-  isBulk: "IsBulk",
-  bulkRequest: "BulkRequest",
-  bulkInTime: "BulkInTime",
-  createBulkSchedule: "CreateBulkSchedule",
-  noBulkSender: "NoBulkSender",
 } as const;
 
 const retryThrottles = () => [
@@ -352,42 +339,21 @@ function createSchedulesOfBatch(p: FanOutParameters) {
     },
     ItemProcessor: {
       ProcessorConfig: { Mode: "INLINE" },
-      StartAt: S.isBulk,
+      StartAt: S.request,
       States: {
-        [S.isBulk]: {
-          Type: "Choice",
-          Comment: "A bulk line (plan-row.ts BulkPlanRow) has entries; a recipient's line has none.",
-          Choices: [{ Variable: "$.row.entries", IsPresent: true, Next: p.senderArn ? S.bulkRequest : S.noBulkSender }],
-          Default: S.hasVariant,
-        },
-        ...(p.senderArn
-          ? bulkStates(p, p.senderArn)
-          : {
-              [S.noBulkSender]: { Type: "Fail", Error: "FanOut.NoBulkSender", Cause: "this stack has no bulk sender" },
-            }),
-        [S.hasVariant]: {
-          Type: "Choice",
-          Comment: "Rules run in order: IsNull is only tested on a variant that is present.",
-          Choices: [
-            { Variable: "$.row.variant", IsPresent: false, Next: S.request },
-            { Variable: "$.row.variant", IsNull: true, Next: S.request },
-          ],
-          Default: S.requestWithVariant,
-        },
-        [S.requestWithVariant]: { Type: "Pass", Parameters: scheduleRequest(p, true), Next: S.isRecurring },
-        [S.request]: { Type: "Pass", Parameters: scheduleRequest(p, false), Next: S.isRecurring },
+        [S.request]: senderRequest(p),
         [S.isRecurring]: {
           Type: "Choice",
           Comment:
             "A recurring (cron) row carries start_date and end_date; a one-time row has none (older plans, null: none).",
           Choices: [
-            { Variable: "$.row.start_date", IsPresent: false, Next: S.inTime },
-            { Variable: "$.row.start_date", IsNull: true, Next: S.inTime },
+            { Variable: "$.start_date", IsPresent: false, Next: S.inTime },
+            { Variable: "$.start_date", IsNull: true, Next: S.inTime },
           ],
           // A recurring row is not checked: cron() fires only after its StartDate, never for a time gone by.
           Default: S.createRecurringSchedule,
         },
-        [S.inTime]: inTimeCheck("$states.input.row.utc", S.createSchedule),
+        [S.inTime]: inTimeCheck("$states.input.utc", S.createSchedule),
         [S.createSchedule]: createSchedule(p, false),
         [S.createRecurringSchedule]: createSchedule(p, true),
         [S.scheduleExists]: { Type: "Pass", Result: ROW_OUTCOMES.exists, End: true },
@@ -444,91 +410,45 @@ function jsonataString(text: string): string {
 }
 
 /**
- * A bulk line: the sender's input built in one JSONata Pass (the line itself is not kept, so the state stays within
- * 256 KB), then the in-time check and CreateSchedule with the sender as target. Field order as bulk-request.ts's.
+ * Any row: the sender's input built in one JSONata Pass (the row itself is not kept, so the state stays within
+ * 256 KB). A recipient's row is one entry, with SES list management when configured; a bulk line its entries. Field
+ * order as bulk-request.ts's.
  */
-function bulkStates(p: FanOutParameters, senderArn: string) {
+function senderRequest(p: FanOutParameters) {
   const S = STATE_NAMES;
   const tag = (name: string, value: string) => `{ 'Name': ${JSON.stringify(name)}, 'Value': ${value} }`;
+  const link = "$e.template_data." + UNSUBSCRIBE_TEMPLATE_KEY;
   const request = [
     `'FromEmailAddress': ${JSON.stringify(p.fromAddress)}`,
     `'ConfigurationSetName': ${JSON.stringify(p.configurationSetName)}`,
     `'DefaultContent': { 'Template': { 'TemplateName': $row.template, 'TemplateData': '{}' } }`,
     `'DefaultEmailTags': [${tag(EMAIL_TAGS.campaign, "$states.input.campaign_tag")}, ${tag(EMAIL_TAGS.step, "$string($row.step)")}, ($row.variant ? ${tag(EMAIL_TAGS.variant, "$row.variant")})]`,
-    `'BulkEmailEntries': [$map($row.entries, function($e) { { 'Destination': { 'ToAddresses': [$e.email] }, 'ReplacementEmailContent': { 'ReplacementTemplate': { 'ReplacementTemplateData': $string($e.template_data) } }, 'ReplacementHeaders': ${replacementHeaders("$e.template_data." + UNSUBSCRIBE_TEMPLATE_KEY)} } })]`,
+    `'BulkEmailEntries': [$map($entries, function($e) { { 'Destination': { 'ToAddresses': [$e.email] }, 'ReplacementEmailContent': { 'ReplacementTemplate': { 'ReplacementTemplateData': $string($e.template_data) } }, 'ReplacementHeaders': ${link} ? ${replacementHeaders(link)} : [] } })]`,
   ].join(", ");
+  const listManagement = p.listManagement
+    ? `, 'list_management': ($not($bulk) ? { 'ContactListName': ${JSON.stringify(p.listManagement.contactListName)}, 'TopicName': ${JSON.stringify(p.listManagement.topicName)} })`
+    : "";
   const senderInput = [
     `'bulk': { ${request} }`,
-    `'recipients': [$row.entries.recipient_id]`,
+    `'recipients': [$entries.recipient_id]`,
     `'campaign': $states.input.campaign_tag`,
+    `'step': $row.step`,
     `'schedule': '${SCHEDULER_CONTEXT.scheduleArn}'`,
     `'scheduled_time': '${SCHEDULER_CONTEXT.scheduledTime}'`,
   ].join(", ");
-  const create = createSchedule(p, false);
+  const entries =
+    "$bulk := $exists($row.entries); $entries := $bulk ? $row.entries : [{ 'recipient_id': $row.recipient_id, 'email': $row.email, 'template_data': $row.template_data }]";
   return {
-    [S.bulkRequest]: {
-      Type: "Pass",
-      QueryLanguage: "JSONata",
-      Output: `{% ( $row := $states.input.row; { 'name': $row.schedule_name, 'expression': $row.schedule_expression, 'timezone': $row.timezone, 'group': $states.input.group, 'window_minutes': $states.input.window_minutes, 'utc': $row.utc, 'target_input': { ${senderInput} } } ) %}`,
-      Next: S.bulkInTime,
-    },
-    [S.bulkInTime]: inTimeCheck("$states.input.utc", S.createBulkSchedule),
-    [S.createBulkSchedule]: {
-      ...create,
-      Parameters: { ...create.Parameters, Target: { ...create.Parameters.Target, Arn: senderArn } },
-    },
-  };
-}
-
-/** What CreateSchedule needs from one row: its name, time and zone, and the SendEmail input (with its tags). */
-function scheduleRequest(p: FanOutParameters, withVariant: boolean) {
-  const row = "$.row";
-  const tags: Record<string, string>[] = [
-    { Name: EMAIL_TAGS.campaign, "Value.$": "$.campaign_tag" },
-    { Name: EMAIL_TAGS.step, "Value.$": `States.Format('{}', ${row}.step)` },
-  ];
-  if (withVariant) tags.push({ Name: EMAIL_TAGS.variant, "Value.$": `${row}.variant` });
-  const email: Record<string, unknown> = {
-    FromEmailAddress: p.fromAddress,
-    Destination: { "ToAddresses.$": `States.Array(${row}.email)` },
-    Content: {
-      Template: { "TemplateName.$": `${row}.template`, "TemplateData.$": `States.JsonToString(${row}.template_data)` },
-    },
-    ConfigurationSetName: p.configurationSetName,
-    EmailTags: tags,
-  };
-  if (p.listManagement) {
-    email.ListManagementOptions = {
-      ContactListName: p.listManagement.contactListName,
-      TopicName: p.listManagement.topicName,
-    };
-  }
-  // The gate gets the email plus what makes each schedule's invocations recognisable: Scheduler fills in the
-  // schedule's ARN and scheduled time (the same on every retry).
-  const targetInput = p.sendGateArn
-    ? {
-        email,
-        "campaign.$": "$.campaign_tag",
-        schedule: SCHEDULER_CONTEXT.scheduleArn,
-        scheduled_time: SCHEDULER_CONTEXT.scheduledTime,
-      }
-    : email;
-  return {
-    "name.$": `${row}.schedule_name`,
-    // The planner writes the exact expression: at(...), or cron(...) for a recurring row.
-    "expression.$": `${row}.schedule_expression`,
-    "timezone.$": `${row}.timezone`,
-    "group.$": "$.group",
-    "window_minutes.$": "$.window_minutes",
-    target_input: targetInput,
-    // Kept for IsRecurring and the recurring task's dates.
-    "row.$": row,
+    Type: "Pass",
+    QueryLanguage: "JSONata",
+    Output: `{% ( $row := $states.input.row; ${entries}; { 'name': $row.schedule_name, 'expression': $row.schedule_expression, 'timezone': $row.timezone, 'group': $states.input.group, 'window_minutes': $states.input.window_minutes, 'utc': $row.utc, 'start_date': $row.start_date, 'end_date': $row.end_date, 'target_input': { ${senderInput}${listManagement} } } ) %}`,
+    Next: S.isRecurring,
   };
 }
 
 /** CreateSchedule of one row; a recurring row's also passes its StartDate and EndDate (ISO instants). */
 function createSchedule(p: FanOutParameters, recurring: boolean) {
-  const dates = recurring ? { "StartDate.$": "$.row.start_date", "EndDate.$": "$.row.end_date" } : {};
+  const dates = recurring ? { "StartDate.$": "$.start_date", "EndDate.$": "$.end_date" } : {};
   return {
     Type: "Task",
     Resource: sdkIntegrationArn(p.partition, "scheduler", "createSchedule"),
@@ -541,7 +461,7 @@ function createSchedule(p: FanOutParameters, recurring: boolean) {
       FlexibleTimeWindow: { Mode: "FLEXIBLE", "MaximumWindowInMinutes.$": "$.window_minutes" },
       ActionAfterCompletion: "DELETE",
       Target: {
-        Arn: p.sendGateArn ?? sesSendEmailTargetArn(p.partition),
+        Arn: p.senderArn,
         RoleArn: p.targetRoleArn,
         "Input.$": "States.JsonToString($.target_input)",
         RetryPolicy: { MaximumEventAgeInSeconds: p.maxEventAgeSeconds, MaximumRetryAttempts: p.maxRetryAttempts },

@@ -295,6 +295,7 @@ function planStep(
     email: who.email,
     template: step.template,
     template_data: { ...who.data, [STEP_KEY]: String(number) },
+    recipient_id: who.id,
     step: number,
     variant: null,
   };

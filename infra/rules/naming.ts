@@ -103,17 +103,12 @@ export function campaignGroupsArn(s: ArnScope): string {
   return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule-group/${CAMPAIGN_PREFIX}*`;
 }
 
-/** A state machine's ARN. */
-/** The send gate's state machine name in a stack (its ARN is known before it exists: the target role names it). */
-export function sendGateName(stack: string): string {
-  return `sendtime-gate-${stack}`;
-}
-
-/** The bulk sender's state machine name in a stack (the target role names it before it exists). */
+/** The one sender's state machine name in a stack (the target role names it before it exists). */
 export function senderName(stack: string): string {
   return `sendtime-sender-${stack}`;
 }
 
+/** A state machine's ARN. */
 export function stateMachineArn(s: ArnScope, name: string): string {
   return `arn:${s.partition}:states:${s.region}:${s.accountId}:stateMachine:${name}`;
 }
