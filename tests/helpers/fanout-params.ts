@@ -19,6 +19,7 @@ export function fanOutTestParameters(overrides: Partial<FanOutParameters> = {}):
     toleratedFailurePercentage: 0,
     maxEventAgeSeconds: 7200,
     maxRetryAttempts: 5,
+    senderArn: SENDER_ARN,
     ...overrides,
   };
 }

@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { main } from "../../scripts/launch-campaign";
 import { fanOutDefinition, FanOutInput, FanOutParameters } from "../../infra/rules/fanout-definition";
+import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
 import { senderDefinition } from "../../infra/rules/sender-definition";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
@@ -56,10 +57,9 @@ async function sesRequests(plan: string): Promise<unknown[]> {
     },
   });
   const requests: unknown[] = [];
-  const sender = senderDefinition({
-    partition: "aws",
-    deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
-  });
+  const sender = senderDefinition(
+    senderTestParameters({ deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq" }),
+  );
   for (const s of created) {
     assert.strictEqual(s.Target.Arn, SENDER_ARN);
     const input = {
@@ -70,12 +70,12 @@ async function sesRequests(plan: string): Promise<unknown[]> {
     await runJsonataMachine(
       sender,
       input,
-      {
+      withLedger({
         call: (_service, _action, args) => {
           requests.push(args);
           return { BulkEmailEntryResults: args.BulkEmailEntries.map(() => ({ Status: "SUCCESS", MessageId: "m" })) };
         },
-      },
+      }),
       { startTime: "2026-12-01T09:00:00Z" },
     );
   }

@@ -8,6 +8,7 @@ import { TextDocument } from "vscode-languageserver-textdocument";
 import { bulkRowProblem, bulkScheduleRequest } from "../../infra/rules/bulk-request";
 import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
 import { BulkPlanRow, formatBulkPlanRow, parseBulkPlanRow } from "../../infra/rules/plan-row";
+import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
 import { senderDefinition } from "../../infra/rules/sender-definition";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
@@ -94,7 +95,7 @@ describe("fan-out: bulk lines", () => {
     assert.deepStrictEqual(errors, []);
   });
 
-  it("one schedule per bulk line, starting the sender with the SendBulkEmail request; the other lines stay one-time SendEmail schedules", () => {
+  it("one schedule per bulk line, starting the sender with the SendBulkEmail request; the other lines start it with one entry each", () => {
     const bulk = [bulkLine("b.a", 3, "A"), bulkLine("b.b", 1, null)];
     const plain = [plainLine("ann"), plainLine("bob")];
     const run = scheduler(jsonl([plain[0], bulk[0], plain[1], bulk[1]]));
@@ -103,9 +104,9 @@ describe("fan-out: bulk lines", () => {
     assert.deepStrictEqual(
       run.requests.map((r) => [r.Name, r.Target.Arn]),
       [
-        ["ann-1", "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail"],
+        ["ann-1", SENDER_ARN],
         ["b.a", SENDER_ARN],
-        ["bob-1", "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail"],
+        ["bob-1", SENDER_ARN],
         ["b.b", SENDER_ARN],
       ],
     );
@@ -115,7 +116,14 @@ describe("fan-out: bulk lines", () => {
     assert.deepStrictEqual(a, bulkScheduleRequest(target, "spring", 7, bulk[0]));
     // And as the SES API reference shapes it, written out by hand for the first entry.
     const input = JSON.parse(a.Target.Input);
-    assert.deepStrictEqual(Object.keys(input), ["bulk", "recipients", "campaign", "schedule", "scheduled_time"]);
+    assert.deepStrictEqual(Object.keys(input), [
+      "bulk",
+      "recipients",
+      "campaign",
+      "step",
+      "schedule",
+      "scheduled_time",
+    ]);
     assert.deepStrictEqual(input.recipients, ["b.a-r0", "b.a-r1", "b.a-r2"]);
     assert.deepStrictEqual(
       [input.schedule, input.scheduled_time],
@@ -170,22 +178,21 @@ describe("fan-out: bulk lines", () => {
     const scheduled = JSON.parse(run.requests[0].Target.Input);
     const calls: any[] = [];
     await runJsonataMachine(
-      senderDefinition({
-        partition: "aws",
-        deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
-      }),
+      senderDefinition(
+        senderTestParameters({ deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq" }),
+      ),
       {
         ...scheduled,
         schedule: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-spring/b.e",
         scheduled_time: "2026-12-01T09:00:00Z",
       },
-      {
+      withLedger({
         call: (service, action, args) => {
           assert.deepStrictEqual([service, action], ["sesv2", "sendBulkEmail"]);
           calls.push(args);
           return { BulkEmailEntryResults: args.BulkEmailEntries.map(() => ({ Status: "SUCCESS", MessageId: "m" })) };
         },
-      },
+      }),
       { startTime: "2026-12-01T09:00:00Z" },
     );
     assert.strictEqual(calls.length, 1);
@@ -215,19 +222,6 @@ describe("fan-out: bulk lines", () => {
     runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
     runStateMachine(fanOutDefinition(PARAMS), INPUT, services);
     assert.deepStrictEqual(early.results[1].succeeded, [["exists", "exists"]]);
-  });
-
-  it("a stack without a sender fails a bulk line's batch into the results (FanOut.NoBulkSender), and creates the others", () => {
-    const run = scheduler(jsonl([plainLine("ann"), bulkLine("b.x", 2, null)]));
-    runStateMachine(fanOutDefinition({ ...PARAMS, senderArn: undefined, batchSize: 1 }), INPUT, run.services);
-    assert.deepStrictEqual(
-      run.requests.map((r) => r.Name),
-      ["ann-1"],
-    );
-    assert.deepStrictEqual(
-      run.results[0].failed.map((f: any) => f.error),
-      ["FanOut.NoBulkSender"],
-    );
   });
 
   it("the size checks count the headers the fan-out adds: a line whose Input fits only without them is refused", () => {

@@ -12,7 +12,7 @@ import { PLAN_ROW_FIELDS, RECURRING_ROW_FIELDS } from "../../infra/rules/plan-ro
 import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/rules/quotas";
 import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
 import { definitionOf, renderWith } from "../helpers/stack";
-import { fanOutTestParameters } from "../helpers/fanout-params";
+import { fanOutTestParameters, SENDER_ARN } from "../helpers/fanout-params";
 
 const aslValidator = require("asl-validator");
 const { getLanguageService } = require("amazon-states-language-service");
@@ -139,33 +139,50 @@ function assertValidCreateSchedule(req: any, row: PlanRow) {
   assert.strictEqual(req.ScheduleExpressionTimezone, row.timezone);
   assert.deepStrictEqual(req.FlexibleTimeWindow, { Mode: "FLEXIBLE", MaximumWindowInMinutes: 7 });
   assert.strictEqual(req.ActionAfterCompletion, "DELETE");
-  assert.strictEqual(req.Target.Arn, "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail");
+  assert.strictEqual(req.Target.Arn, SENDER_ARN);
   assert.strictEqual(req.Target.RoleArn, PARAMS.targetRoleArn);
   assert.deepStrictEqual(req.Target.DeadLetterConfig, { Arn: PARAMS.deadLetterQueueArn });
   assert.deepStrictEqual(req.Target.RetryPolicy, { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 });
-  const email = JSON.parse(req.Target.Input);
+  const input = JSON.parse(req.Target.Input);
   const tags = [
     { Name: "campaign", Value: "spring" },
     { Name: "step", Value: String(row.step) },
   ];
   if (row.variant) tags.push({ Name: "variant", Value: row.variant });
-  assert.deepStrictEqual(email, {
-    FromEmailAddress: "news@mail.example.com",
-    Destination: { ToAddresses: [row.email] },
-    Content: { Template: { TemplateName: row.template, TemplateData: JSON.stringify(row.template_data) } },
-    ConfigurationSetName: "sendtime-dev",
-    EmailTags: tags,
-    ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
+  // The one sender's input of one entry (written by hand): it sends it with SendEmail and SES's list management.
+  assert.deepStrictEqual(input, {
+    bulk: {
+      FromEmailAddress: "news@mail.example.com",
+      ConfigurationSetName: "sendtime-dev",
+      DefaultContent: { Template: { TemplateName: row.template, TemplateData: "{}" } },
+      DefaultEmailTags: tags,
+      BulkEmailEntries: [
+        {
+          Destination: { ToAddresses: [row.email] },
+          ReplacementEmailContent: {
+            ReplacementTemplate: { ReplacementTemplateData: JSON.stringify(row.template_data) },
+          },
+          ReplacementHeaders: [],
+        },
+      ],
+    },
+    recipients: [row.recipient_id],
+    campaign: "spring",
+    step: row.step,
+    schedule: "<aws.scheduler.schedule-arn>",
+    scheduled_time: "<aws.scheduler.scheduled-time>",
+    list_management: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
   });
   // SES MessageTag names and values: A-Z a-z 0-9 _ - only, at most 256 (API reference)
-  for (const t of email.EmailTags) assert.match(`${t.Name}=${t.Value}`, /^[A-Za-z0-9_-]{1,256}=[A-Za-z0-9_-]{1,256}$/);
-  assert.deepStrictEqual(JSON.parse(email.Content.Template.TemplateData), row.template_data);
+  for (const t of input.bulk.DefaultEmailTags)
+    assert.match(`${t.Name}=${t.Value}`, /^[A-Za-z0-9_-]{1,256}=[A-Za-z0-9_-]{1,256}$/);
+  const data = input.bulk.BulkEmailEntries[0].ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData;
+  assert.deepStrictEqual(JSON.parse(data), row.template_data);
 }
 
 describe("fan-out definition", () => {
   it("passes asl-validator (checkPaths, checkArn) and AWS's language service, with and without unsubscribe", async () => {
-    const withGate = { ...PARAMS, sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev" };
-    for (const params of [PARAMS, { ...PARAMS, listManagement: undefined }, withGate]) {
+    for (const params of [PARAMS, { ...PARAMS, listManagement: undefined }]) {
       const def = fanOutDefinition(params);
       const { isValid, errors } = aslValidator(structuredClone(def), { checkPaths: true, checkArn: true });
       assert.deepStrictEqual(errors, []);
@@ -195,6 +212,8 @@ describe("fan-out definition", () => {
         "$.timezone",
         "$.window_minutes",
         "$.target_input",
+        "$.start_date",
+        "$.end_date",
         "$.cleanup.group",
         "$.cleanup.expression",
         "$.cleanup.instant",
@@ -312,7 +331,10 @@ describe("fan-out definition", () => {
         assert.deepStrictEqual(r.FlexibleTimeWindow, { Mode: "FLEXIBLE", MaximumWindowInMinutes: 7 });
         assert.deepStrictEqual(r.Target.DeadLetterConfig, { Arn: PARAMS.deadLetterQueueArn });
       }
-      assert.deepStrictEqual(JSON.parse(newYork.Target.Input).EmailTags[2], { Name: "variant", Value: "B" });
+      assert.deepStrictEqual(JSON.parse(newYork.Target.Input).bulk.DefaultEmailTags[2], {
+        Name: "variant",
+        Value: "B",
+      });
       assertValidCreateSchedule(oneTime, rows[2]);
       assert.ok(!("StartDate" in oneTime) && !("EndDate" in oneTime), "a one-time schedule has no dates");
 
@@ -335,7 +357,7 @@ describe("fan-out definition", () => {
       runStateMachine(fanOutDefinition(PARAMS), INPUT, fake.services(toJsonl(rows)));
       assert.strictEqual(fake.requests.length, 6);
       rows.forEach((row, i) => assertValidCreateSchedule(fake.requests[i], row));
-      const tagsOf = (i: number) => JSON.parse(fake.requests[i].Target.Input).EmailTags;
+      const tagsOf = (i: number) => JSON.parse(fake.requests[i].Target.Input).bulk.DefaultEmailTags;
       assert.deepStrictEqual(tagsOf(1), [
         { Name: "campaign", Value: "spring" },
         { Name: "step", Value: "2" },
@@ -355,7 +377,7 @@ describe("fan-out definition", () => {
         { ...INPUT, campaign_tag: "spring_2026-1a2b3c4d" },
         fake.services(toJsonl(rows)),
       );
-      assert.deepStrictEqual(JSON.parse(fake.requests[0].Target.Input).EmailTags[0], {
+      assert.deepStrictEqual(JSON.parse(fake.requests[0].Target.Input).bulk.DefaultEmailTags[0], {
         Name: "campaign",
         Value: "spring_2026-1a2b3c4d",
       });

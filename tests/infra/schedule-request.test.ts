@@ -1,11 +1,13 @@
 import * as assert from "assert";
-import { gateDefinition } from "../../infra/rules/frequency-cap";
-import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
+import { runJsonataMachine } from "../helpers/jsonata-interpreter";
+import { senderDefinition } from "../../infra/rules/sender-definition";
+import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
 import { campaignTag } from "../../infra/rules/email-events";
 import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
 import { createScheduleRequest } from "../../infra/rules/schedule-request";
 import { runStateMachine } from "../helpers/asl-interpreter";
 
+const SENDER = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev";
 const PARAMS: FanOutParameters = {
   partition: "aws",
   targetRoleArn: "arn:aws:iam::123456789012:role/target",
@@ -20,6 +22,7 @@ const PARAMS: FanOutParameters = {
   toleratedFailurePercentage: 0,
   maxEventAgeSeconds: 3600,
   maxRetryAttempts: 7,
+  senderArn: SENDER,
 };
 
 const ROWS: PlanRow[] = [
@@ -106,10 +109,6 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
   for (const [label, params] of [
     ["with one-click unsubscribe", PARAMS],
     ["without a contact list", { ...PARAMS, listManagement: undefined }],
-    [
-      "with a frequency cap: the send gate is the target",
-      { ...PARAMS, sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev" },
-    ],
   ] as const) {
     it(`gives exactly the request the fan-out makes for the same row (${label})`, () => {
       // A journey name with a dot exercises the campaign tag's mapping (SES tags take no dot).
@@ -136,51 +135,60 @@ describe("createScheduleRequest: the fan-out's CreateSchedule request, built in 
     assert.ok(!("StartDate" in createScheduleRequest(PARAMS, "digest", 9, ROWS[0])));
   });
 
-  it("is a request SES and Scheduler accept: the target, role, retry policy, DLQ and the SendEmail input", () => {
+  it("is a request Scheduler accepts: the one sender as target, the role, retry policy, DLQ and the sender's input", () => {
     const r = createScheduleRequest(PARAMS, "onboarding", 9, ROWS[0]);
     assert.strictEqual(r.GroupName, "campaign-onboarding");
-    assert.strictEqual(r.Target.Arn, "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail");
+    assert.strictEqual(r.Target.Arn, SENDER);
     assert.strictEqual(r.ActionAfterCompletion, "DELETE");
     assert.deepStrictEqual(JSON.parse(r.Target.Input), {
-      FromEmailAddress: "news@mail.example.com",
-      Destination: { ToAddresses: ["a1@example.com"] },
-      Content: { Template: { TemplateName: "welcome", TemplateData: JSON.stringify(ROWS[0].template_data) } },
-      ConfigurationSetName: "sendtime-dev",
-      EmailTags: [
-        { Name: "campaign", Value: "onboarding" },
-        { Name: "step", Value: "1" },
-      ],
-      ListManagementOptions: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
+      bulk: {
+        FromEmailAddress: "news@mail.example.com",
+        ConfigurationSetName: "sendtime-dev",
+        DefaultContent: { Template: { TemplateName: "welcome", TemplateData: "{}" } },
+        DefaultEmailTags: [
+          { Name: "campaign", Value: "onboarding" },
+          { Name: "step", Value: "1" },
+        ],
+        BulkEmailEntries: [
+          {
+            Destination: { ToAddresses: ["a1@example.com"] },
+            ReplacementEmailContent: {
+              ReplacementTemplate: { ReplacementTemplateData: JSON.stringify(ROWS[0].template_data) },
+            },
+            ReplacementHeaders: [],
+          },
+        ],
+      },
+      recipients: ["a1"],
+      campaign: "onboarding",
+      step: 1,
+      schedule: "<aws.scheduler.schedule-arn>",
+      scheduled_time: "<aws.scheduler.scheduled-time>",
+      list_management: { ContactListName: "sendtime-dev", TopicName: "campaigns" },
     });
   });
 
-  it("plain sends carry ListManagementOptions to SES also through the gate (so SES drops a contact opted out of the topic)", async () => {
-    const capped = { ...PARAMS, sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev" };
-    const r = createScheduleRequest(capped, "onboarding", 9, ROWS[0]);
-    // Scheduler fills in the context attributes; the gate then sends `email` as it is.
+  it("plain sends reach SES with ListManagementOptions through the one sender (so SES drops a contact opted out of the topic)", async () => {
+    const r = createScheduleRequest(PARAMS, "onboarding", 9, ROWS[0]);
+    // Scheduler fills in the context attributes; the sender sends the one entry with SendEmail.
     const input = {
       ...JSON.parse(r.Target.Input),
       schedule: "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-onboarding/x",
       scheduled_time: "2026-12-01T09:00:00Z",
     };
     const sent: any[] = [];
-    const table = new FakeTable("sendtime-gate-dev");
     await runJsonataMachine(
-      gateDefinition({
-        partition: "aws",
-        cap: { max: 2, per: "day" },
-        tableName: "sendtime-gate-dev",
-        deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
-      }),
+      senderDefinition(
+        senderTestParameters({ deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/dlq" }),
+      ),
       input,
-      {
+      withLedger({
         call: (service, action, args) => {
-          if (service === "dynamodb") return table.call(action, args);
           assert.deepStrictEqual([service, action], ["sesv2", "sendEmail"]);
           sent.push(args);
           return { MessageId: "m" };
         },
-      },
+      }),
       { startTime: "2026-12-01T09:00:00Z" },
     );
     assert.strictEqual(sent.length, 1);
