@@ -64,6 +64,7 @@ const ENROLMENT = {
     listManagement: { contactListName: "sendtime-dev", topicName: "campaigns" },
     maxEventAgeSeconds: 7200,
     maxRetryAttempts: 5,
+    senderArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev",
   },
   windowMinutes: 15,
 };
@@ -179,15 +180,22 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.strictEqual(first.ActionAfterCompletion, "DELETE");
     assert.strictEqual(first.Target.RoleArn, ENROLMENT.target.targetRoleArn);
     assert.deepStrictEqual(first.Target.DeadLetterConfig, { Arn: ENROLMENT.target.deadLetterQueueArn });
-    const email = JSON.parse(first.Target.Input);
-    assert.deepStrictEqual(email.Destination, { ToAddresses: ["ann@example.com"] });
-    assert.deepStrictEqual(JSON.parse(email.Content.Template.TemplateData), { first_name: "Ann", step: "1" });
-    assert.strictEqual(email.Content.Template.TemplateName, "onboarding-welcome");
-    assert.deepStrictEqual(email.EmailTags, [
+    // The one sender's input of one entry: it sends the welcome with SendEmail and SES's list management.
+    assert.strictEqual(first.Target.Arn, ENROLMENT.target.senderArn);
+    const input = JSON.parse(first.Target.Input);
+    const [entry] = input.bulk.BulkEmailEntries;
+    assert.deepStrictEqual(entry.Destination, { ToAddresses: ["ann@example.com"] });
+    assert.deepStrictEqual(JSON.parse(entry.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData), {
+      first_name: "Ann",
+      step: "1",
+    });
+    assert.strictEqual(input.bulk.DefaultContent.Template.TemplateName, "onboarding-welcome");
+    assert.deepStrictEqual(input.bulk.DefaultEmailTags, [
       { Name: "campaign", Value: "onboarding" },
       { Name: "step", Value: "1" },
     ]);
-    assert.deepStrictEqual(email.ListManagementOptions, { ContactListName: "sendtime-dev", TopicName: "campaigns" });
+    assert.deepStrictEqual(input.recipients, ["u-42"]);
+    assert.deepStrictEqual(input.list_management, { ContactListName: "sendtime-dev", TopicName: "campaigns" });
     assert.strictEqual(result.zoneStatus, "ok");
     assert.strictEqual(logs.length, 1);
     assert.ok(!logs[0].includes("@"), logs[0]);

@@ -76,7 +76,7 @@ describe("the one door in the stack, and the frequency cap (sendtime:frequencyCa
     const sender = stateMachine(plain, "bulk-sender");
     assert.deepStrictEqual([sender.type, sender.name], ["EXPRESS", "sendtime-sender-dev"]);
     assert.strictEqual(plain.outputs.senderStateMachineArn, SENDER_ARN);
-    assert.match(plain.outputs.ledgerTableName, /^bulk-sender-ledger/);
+    assert.match(String(plain.outputs.ledgerTableName), /^bulk-sender-ledger/);
     assert.strictEqual(plain.outputs.sendGateArn, undefined);
   });
 

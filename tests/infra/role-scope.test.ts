@@ -139,29 +139,31 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
     ]);
   });
 
-  it("the scheduler role under a cap only starts the gate and dead-letters: no SES, no group deletion", () => {
-    const send = role(capped, "scheduler-target-role");
-    const gateArn = capped.outputs.sendGateArn as string;
-    const dlq = only(capped, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
-    expectDecision(send.statements, "Allow", [
-      { action: "states:StartExecution", resource: gateArn },
-      { action: "sqs:SendMessage", resource: dlq },
-    ]);
-    expectDecision(send.statements, "Deny", [
-      { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
-      { action: "ses:SendEmail", resource: `${SES}:configuration-set/sendtime-dev` },
-      { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
-      { action: "states:StartExecution", resource: capped.outputs.stateMachineArn as string },
-    ]);
+  it("the scheduler role, with a cap or without, only starts the one sender and dead-letters: no SES, no group deletion", () => {
+    for (const stack of [capped, plain]) {
+      const send = role(stack, "scheduler-target-role");
+      const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
+      expectDecision(send.statements, "Allow", [
+        { action: "states:StartExecution", resource: stack.outputs.senderStateMachineArn as string },
+        { action: "sqs:SendMessage", resource: dlq },
+      ]);
+      expectDecision(send.statements, "Deny", [
+        { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
+        { action: "ses:SendEmail", resource: `${SES}:configuration-set/sendtime-dev` },
+        { action: "ses:SendBulkEmail", resource: `${SES}:identity/mail.example.com` },
+        { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
+        { action: "states:StartExecution", resource: stack.outputs.stateMachineArn as string },
+      ]);
+    }
   });
 
-  it("without a cap the scheduler role sends through SES, and still cannot delete a group", () => {
-    const send = role(plain, "scheduler-target-role");
-    expectDecision(send.statements, "Allow", [
+  it("only the sender's role sends, as the stack's identity and with its templates", () => {
+    const sender = role(plain, "bulk-sender-role");
+    expectDecision(sender.statements, "Allow", [
       { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
       { action: "ses:SendEmail", resource: `${SES}:template/onboarding-welcome` },
     ]);
-    expectDecision(send.statements, "Deny", [
+    expectDecision(sender.statements, "Deny", [
       { action: "ses:SendEmail", resource: `${SES}:identity/other.example.com` },
       { action: "scheduler:DeleteScheduleGroup", resource: group("campaign-spring") },
     ]);
@@ -179,7 +181,7 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
         { action: "ses:SendEmail", resource: `${SES}:identity/mail.example.com` },
         {
           action: "states:StartExecution",
-          resource: `arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev`,
+          resource: `arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev`,
         },
       ]);
       expectDecision(role(stack, "journeys-role").statements, "Deny", [

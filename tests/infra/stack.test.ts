@@ -116,10 +116,19 @@ describe("the stack under Pulumi mocks (dev config)", () => {
       assert.deepStrictEqual(trust.Principal, { Service: "scheduler.amazonaws.com" });
       assert.deepStrictEqual(trust.Condition, { StringEquals: { "aws:SourceAccount": ACCOUNT } });
     });
-    it("may send only through the identity, the configuration set, templates and the contact list, and dead-letter", () => {
+    it("may only start the one sender and dead-letter: no SES (the sender's role alone sends)", () => {
       const s = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-send").inputs.policy);
-      const send = s.find((x) => x.Action === "ses:SendEmail");
-      assert.deepStrictEqual(send.Resource, [
+      const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;
+      assert.deepStrictEqual(
+        s.map((x) => [x.Sid, x.Action, x.Resource]),
+        [
+          ["StartSender", "states:StartExecution", stack.outputs.senderStateMachineArn],
+          ["DeadLetter", "sqs:SendMessage", dlq.arn],
+        ],
+      );
+      // The sender's role sends through the identity, the configuration set, the templates and the contact list.
+      const sender = statements(only(stack, "aws:iam/rolePolicy:RolePolicy", "bulk-sender-permissions").inputs.policy);
+      assert.deepStrictEqual(sender.find((x) => x.Sid === "SendEmail").Resource, [
         `arn:aws:ses:us-east-1:${ACCOUNT}:identity/mail.example.com`,
         `arn:aws:ses:us-east-1:${ACCOUNT}:configuration-set/sendtime-dev`,
         // The templates the stack deploys, each by name: one per folder of templates/.
@@ -129,12 +138,6 @@ describe("the stack under Pulumi mocks (dev config)", () => {
           .map((name) => `arn:aws:ses:us-east-1:${ACCOUNT}:template/${name}`),
         `arn:aws:ses:us-east-1:${ACCOUNT}:contact-list/sendtime-dev`,
       ]);
-      const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs;
-      assert.deepStrictEqual(s.find((x) => x.Action === "sqs:SendMessage").Resource, dlq.arn);
-      // deleting a group is the housekeeping role's, not this one's (the journeys may pass this one); bulk schedules
-      // start the bulk sender
-      assert.deepStrictEqual(s.find((x) => x.Sid === "StartBulkSender").Resource, stack.outputs.senderStateMachineArn);
-      assert.strictEqual(s.length, 3);
       const housekeeping = statements(
         only(stack, "aws:iam/rolePolicy:RolePolicy", "scheduler-target-housekeeping").inputs.policy,
       );
@@ -290,10 +293,11 @@ describe("the stack with other config", () => {
     assert.strictEqual(all(stack, "aws:sns/topicSubscription:TopicSubscription").length, 0);
     assert.strictEqual(all(stack, "aws:sesv2/contactList:ContactList").length, 0);
     const child = definitionOf(stack).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor.States;
-    for (const request of [child.Request, child.RequestWithVariant]) {
-      assert.strictEqual(request.Parameters.target_input.ConfigurationSetName, "sendtime-dev");
-      assert.strictEqual(request.Parameters.target_input.ListManagementOptions, undefined);
-    }
+    // The sender's input names the configuration set and carries no list management.
+    assert.ok(child.SenderRequest.Output.includes(`'ConfigurationSetName': "sendtime-dev"`));
+    assert.ok(!child.SenderRequest.Output.includes("list_management"));
+    const withList = definitionOf(await renderWith()).States.FanOut.ItemProcessor.States.CreateSchedules.ItemProcessor;
+    assert.ok(withList.States.SenderRequest.Output.includes("list_management"));
   });
 
   it("stops on a misspelt sendtime: key, naming the key it resembles", async () => {

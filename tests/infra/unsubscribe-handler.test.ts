@@ -16,6 +16,7 @@ import { senderDefinition } from "../../infra/rules/sender-definition";
 import { unsubscribeHeaders } from "../../infra/rules/unsubscribe";
 import { Endpoint, SeenRequest, startEndpoint } from "../helpers/aws-endpoint";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
+import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
 
 const KEY_VALUE = Buffer.alloc(32, 7).toString("base64url");
 const OTHER_KEY_VALUE = Buffer.alloc(32, 8).toString("base64url");
@@ -303,18 +304,19 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
         row as any,
       ),
       schedule: "s",
-      scheduled_time: "t",
+      scheduled_time: "2026-12-01T09:00:00Z",
     };
     const sent: string[] = [];
-    const def = senderDefinition({
-      partition: "aws",
-      deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/1/dlq",
-      optOuts: { tableName: OPT_OUT_TABLE },
-    });
+    const def = senderDefinition(
+      senderTestParameters({
+        deadLetterQueueUrl: "https://sqs.us-east-1.amazonaws.com/1/dlq",
+        optOuts: { tableName: OPT_OUT_TABLE },
+      }),
+    );
     const { output } = await runJsonataMachine(
       def,
       input,
-      {
+      withLedger({
         call: (service, action, args) => {
           if (service === "dynamodb" && action === "batchGetItem") {
             const keys = args.RequestItems[OPT_OUT_TABLE].Keys.map((k: any) => k.address.S);
@@ -330,7 +332,7 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
           sent.push(...args.BulkEmailEntries.map((e: any) => e.Destination.ToAddresses[0]));
           return { BulkEmailEntryResults: args.BulkEmailEntries.map(() => ({ Status: "SUCCESS", MessageId: "m" })) };
         },
-      },
+      }),
       { startTime: "2026-12-01T09:00:00Z" },
     );
     assert.deepStrictEqual(sent, ["ann@example.com", "cy@example.com"]);

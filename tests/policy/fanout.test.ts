@@ -21,6 +21,7 @@ const PARAMS: FanOutParameters = {
   toleratedFailurePercentage: 5,
   maxEventAgeSeconds: 7200,
   maxRetryAttempts: 5,
+  senderArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev",
 };
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 const machine = (definition: object, config: Record<string, unknown> = {}, extra: object = {}) =>

@@ -1,4 +1,4 @@
-import { bulkSenderStatements, sendGateStatements, unsubscribeStatements } from "../../infra/iam";
+import { bulkSenderStatements, unsubscribeStatements } from "../../infra/iam";
 import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
 import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
 
@@ -7,14 +7,14 @@ const rolePolicy = (...statements: object[]) =>
   resourceArgs("aws:iam/rolePolicy:RolePolicy", { policy: doc(...statements) });
 
 describe("send-gate-table-scoped", () => {
-  it("passes the gate's own statements", async () => {
-    const statements = sendGateStatements({
+  it("passes the sender's own statements: the ledger (a conditional PutItem claims), the cap's table", async () => {
+    const statements = bulkSenderStatements({
       scope: { partition: "aws", region: "us-east-1", accountId: "123456789012" },
-      tableArn: TABLE,
       identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
       configurationSetArn: "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",
       deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
-      metricNamespace: "sendtime",
+      ledgerTableArn: "arn:aws:dynamodb:us-east-1:123456789012:table/bulk-sender-ledger-1a2b3c4",
+      gate: { tableArn: TABLE, metricNamespace: "sendtime" },
     });
     await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...statements));
   });
@@ -25,14 +25,14 @@ describe("send-gate-table-scoped", () => {
       rolePolicy({ Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:DeleteItem"], Resource: TABLE }),
       {
         message:
-          'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem"',
+          'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem" and "dynamodb:PutItem"',
       },
     );
     await assertHasResourceViolation(
       sendGateTableScoped,
       rolePolicy({ Effect: "Allow", Action: "dynamodb:*", Resource: TABLE }),
       {
-        message: /allows dynamodb:PutItem, .*dynamodb:Scan/,
+        message: /allows dynamodb:DeleteItem, .*dynamodb:Scan/,
       },
     );
   });
@@ -45,6 +45,7 @@ describe("send-gate-table-scoped", () => {
       identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
       configurationSetArn: "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",
       deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+      ledgerTableArn: "arn:aws:dynamodb:us-east-1:123456789012:table/bulk-sender-ledger-1a2b3c4",
       optOuts: { tableArn: optOuts, metricNamespace: "sendtime" },
     });
     await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...sender));
@@ -55,8 +56,9 @@ describe("send-gate-table-scoped", () => {
       optOutTableArn: optOuts,
     });
     await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...endpoint));
-    // Still refused: a put, a query or scan (which would list every opted-out address), BatchGetItem on every table.
-    for (const Action of ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:BatchWriteItem"])
+    // Still refused: a delete, a query or scan (which would list every opted-out address), BatchGetItem on every
+    // table. (A put is the ledger's claim; on the opt-out table it can add an opt-out, never take one away.)
+    for (const Action of ["dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:BatchWriteItem"])
       await assertHasResourceViolation(
         sendGateTableScoped,
         rolePolicy({ Effect: "Allow", Action, Resource: optOuts }),

@@ -32,10 +32,18 @@ const scope: ArnScope = { partition: "aws", region: "eu-west-1", accountId: "210
 const ses = `arn:aws:ses:eu-west-1:210987654321`;
 const targetGrants = {
   scope,
+  deadLetterQueueArn: "arn:aws:sqs:eu-west-1:210987654321:scheduler-target-dlq-0123abc",
+  kmsKeyArn: "arn:aws:kms:eu-west-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+  senderName: "sendtime-sender-prod",
+};
+const senderGrants = {
+  scope,
   identityArn: `${ses}:identity/mail.example.org`,
   configurationSetArn: `${ses}:configuration-set/sendtime-prod`,
   contactListArn: `${ses}:contact-list/sendtime-prod`,
+  templateNames: ["spring-sale"],
   deadLetterQueueArn: "arn:aws:sqs:eu-west-1:210987654321:scheduler-target-dlq-0123abc",
+  ledgerTableArn: "arn:aws:dynamodb:eu-west-1:210987654321:table/bulk-sender-ledger-0123abc",
   kmsKeyArn: "arn:aws:kms:eu-west-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab",
 };
 const fanOutGrants = {
@@ -75,9 +83,23 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       await assertNoResourceViolations(policy, rolePolicy(schedulerTargetStatements(targetGrants)));
       await assertNoResourceViolations(
         policy,
-        rolePolicy(schedulerTargetStatements({ ...targetGrants, contactListArn: undefined, kmsKeyArn: undefined })),
+        rolePolicy(schedulerTargetStatements({ ...targetGrants, kmsKeyArn: undefined })),
       );
       await assertNoResourceViolations(policy, role(schedulerTrustPolicy(scope.accountId)));
+    });
+    it(`${policy.name}: the one sender's permissions pass, with and without a contact list, templates, a key`, async () => {
+      await assertNoResourceViolations(policy, rolePolicy(bulkSenderStatements(senderGrants)));
+      await assertNoResourceViolations(
+        policy,
+        rolePolicy(
+          bulkSenderStatements({
+            ...senderGrants,
+            contactListArn: undefined,
+            templateNames: undefined,
+            kmsKeyArn: undefined,
+          }),
+        ),
+      );
     });
     it(`${policy.name}: the housekeeping role's permissions pass`, async () => {
       await assertNoResourceViolations(policy, rolePolicy(housekeepingStatements(targetGrants)));
@@ -101,8 +123,8 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     await assertHasResourceViolation(schedulerActionsScopedToCampaigns, rolePolicy(widened), {
       message: 'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule on',
     });
-    const sendAnywhere = schedulerTargetStatements(targetGrants).map((s) =>
-      s.Sid === "SendCampaignEmail" ? { ...s, Resource: "*" } : s,
+    const sendAnywhere = bulkSenderStatements(senderGrants).map((s) =>
+      s.Sid === "SendEmail" ? { ...s, Resource: "*" } : s,
     );
     await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), {
       message: 'allows ses:SendEmail on "*"',
@@ -120,10 +142,6 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       policyDocument(
         schedulerTargetStatements({
           scope: accountScope,
-          identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
-          configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,
-          contactListArn: contactList,
-          templateNames: all(stack, "aws:ses/template:Template").map((t) => t.inputs.name),
           deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn,
           senderName: "sendtime-sender-dev",
         }),
@@ -176,7 +194,10 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
           scope: accountScope,
           identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
           configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,
+          contactListArn: contactList,
+          templateNames: all(stack, "aws:ses/template:Template").map((t) => t.inputs.name),
           deadLetterQueueArn: dlqArn,
+          ledgerTableArn: only(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger").outputs.arn,
           optOuts: {
             tableArn: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn,
             metricNamespace: "sendtime",

@@ -262,6 +262,7 @@ describe("launch-campaign: planning (dry run)", () => {
         toleratedFailurePercentage: 0,
         maxEventAgeSeconds: 7200,
         maxRetryAttempts: 5,
+        senderArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev",
       }),
       {
         campaign_id: "spring",

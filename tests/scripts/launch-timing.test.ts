@@ -395,6 +395,7 @@ describe("timing and audience, end to end", () => {
       toleratedFailurePercentage: 0,
       maxEventAgeSeconds: 7200,
       maxRetryAttempts: 5,
+      senderArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev",
     };
     const requests: any[] = [];
     runStateMachine(

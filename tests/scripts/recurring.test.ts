@@ -210,6 +210,7 @@ describe("recurring sends", () => {
         toleratedFailurePercentage: 0,
         maxEventAgeSeconds: 3600,
         maxRetryAttempts: 3,
+        senderArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev",
       };
       const requests: any[] = [];
       runStateMachine(
