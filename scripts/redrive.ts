@@ -1,10 +1,11 @@
 /**
  * Re-sends the failed sends of the dead-letter queue, each as a one-time schedule in its campaign's group. See COMMAND (its --help).
  */
-import { schedulerClient, sqsClient } from "./lib/aws/clients";
+import { dynamodb, s3Client, schedulerClient, sqsClient } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { redrive, RedriveReport } from "./lib/aws/redrive";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
+import { stackScopeOf } from "./lib/planning/dead-letters";
 import { counted } from "../infra/rules/format";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { UsageError } from "../infra/rules/errors";
@@ -17,9 +18,12 @@ const FLAGS = {
   all: { type: "boolean", help: "or every campaign's" },
   "resend-unknown": {
     type: "boolean",
-    help: "also redrive bulk entries SES may have sent (delivery unknown): a recipient may get them twice",
+    help: "also re-send recipients the ledger records as unknown (SES may have sent them): they may get it twice",
   },
-  "dry-run": { type: "boolean", help: "list what it would create (GetSchedule only): no schedule, no message deleted" },
+  "dry-run": {
+    type: "boolean",
+    help: "list what it would create (reads the plan, the ledger and GetSchedule only): no schedule, no message deleted",
+  },
   json: { type: "boolean", help: "the report as JSON" },
   ...timeoutFlag(300),
   ...stackFlags("dlq-url"),
@@ -28,10 +32,13 @@ const FLAGS = {
 export const COMMAND: Command<typeof FLAGS> = {
   script: "redrive",
   usage: ["(--campaign ID | --all) [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Reads the stack's dead-letter queue until it is empty and re-sends each failed send as a one-time schedule in its
-campaign's group, 2 minutes from now, named <original>-r<N>, with the original's target. A message is deleted only once
-its schedule exists (a second run sends nothing twice). Left in the queue, with the reason: messages it cannot read
-or rebuild, a group that is gone, a CreateSchedule that fails. Not read: the journeys' own queue.`,
+  summary: `Reads the stack's dead-letter queue until it is empty. Each message only points to a failed send (campaign, schedule,
+scheduled time, recipient ids): the send is rebuilt from the campaign's plan in S3, and only the recipients the ledger
+records as not sent (or held by a pause; unknown ones with --resend-unknown) are re-sent, by the one sender, as a
+one-time schedule in the campaign's group, 2 minutes from now (after quiet time where the plan keeps the recipient's
+zone), named <original>-r<N>. A message is deleted only once its schedule exists (a second run sends nothing twice).
+Left in the queue, with the reason: a message that is not a pointer, a send or recipient not in the plan, unknown
+outcomes, a group that is gone, a CreateSchedule that fails. Not read: the journeys' own queue.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.redrive,
   reference: "docs/operating.md",
@@ -44,41 +51,66 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   if ((f.campaign === undefined) === !f.all)
     throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
   const campaignId = f.campaign === undefined ? undefined : requireCampaign(f.campaign);
-  const outputs = requireOutputs(outputsFromFlags(f), ["deadLetterQueueUrl", "schedulerRoleArn"], {
-    deadLetterQueueUrl: "dlq-url",
-  });
-  const partition = /^arn:([a-z-]+):iam::/.exec(outputs.schedulerRoleArn)?.[1];
-  if (!partition)
+  const outputs = requireOutputs(
+    outputsFromFlags(f),
+    [
+      "deadLetterQueueUrl",
+      "schedulerRoleArn",
+      "senderStateMachineArn",
+      "bucketName",
+      "ledgerTableName",
+      "fromAddress",
+      "configurationSetName",
+    ],
+    { deadLetterQueueUrl: "dlq-url" },
+  );
+  const scope = stackScopeOf(outputs.senderStateMachineArn);
+  if (!scope)
     throw new UsageError(
-      `stack output schedulerRoleArn ${JSON.stringify(outputs.schedulerRoleArn)}: not an IAM role ARN`,
+      `stack output senderStateMachineArn ${JSON.stringify(outputs.senderStateMachineArn)}: not a state machine ARN`,
     );
-  const sendGateArn = (outputs as StackOutputs & { sendGateArn?: unknown }).sendGateArn;
-  if (sendGateArn !== undefined && typeof sendGateArn !== "string")
-    throw new UsageError(`stack output sendGateArn is ${JSON.stringify(sendGateArn)}: expected a string`);
-  const senderArn = (outputs as StackOutputs & { senderStateMachineArn?: unknown }).senderStateMachineArn;
-  if (senderArn !== undefined && typeof senderArn !== "string")
-    throw new UsageError(`stack output senderStateMachineArn is ${JSON.stringify(senderArn)}: expected a string`);
   const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
   const report = await redrive(
     deadline,
-    { sqs: sqsClient(outputs.region), scheduler: schedulerClient(outputs.region) },
+    {
+      sqs: sqsClient(outputs.region),
+      scheduler: schedulerClient(outputs.region),
+      s3: s3Client(outputs.region),
+      dynamodb: dynamodb(outputs.region),
+    },
     {
       queueUrl: outputs.deadLetterQueueUrl,
       campaignId,
       dryRun: f["dry-run"] as boolean,
       schedulerRoleArn: outputs.schedulerRoleArn,
-      targets: {
-        partition,
-        sendGateArn: sendGateArn || undefined,
-        senderArn: senderArn || undefined,
-        resendUnknown: f["resend-unknown"] as boolean,
-      },
+      scope,
+      bucket: outputs.bucketName,
+      ledgerTable: outputs.ledgerTableName,
+      sender: senderFields(outputs),
+      resendUnknown: f["resend-unknown"] as boolean,
       windowMinutes: outputs.defaultWindowMinutes,
+      journeys: journeyNames(outputs),
     },
   ).finally(() => deadline.dispose());
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatRedrive(report));
   return report.left.length || report.problems.length ? 1 : 0;
 }
+
+/** The sender input's stack fields, as the fan-out gets them: list management when the stack has a contact list. */
+function senderFields(o: Required<Pick<StackOutputs, "fromAddress" | "configurationSetName">> & StackOutputs) {
+  return {
+    fromAddress: o.fromAddress,
+    configurationSetName: o.configurationSetName,
+    ...(o.contactListName && o.unsubscribeTopic
+      ? { listManagement: { contactListName: o.contactListName, topicName: o.unsubscribeTopic } }
+      : {}),
+  };
+}
+
+const journeyNames = (o: StackOutputs) =>
+  Array.isArray(o.journeyDefinitions)
+    ? (o.journeyDefinitions as { name?: unknown }[]).flatMap((j) => (typeof j?.name === "string" ? [j.name] : []))
+    : [];
 
 function formatRedrive(r: RedriveReport): string {
   const whose = r.campaign === null ? "every campaign" : `campaign ${r.campaign}`;
@@ -87,8 +119,21 @@ function formatRedrive(r: RedriveReport): string {
   const verb = r.dryRun ? "would redrive" : "redriven";
   lines.push(
     `  ${verb}: ${r.redriven.length}`,
-    ...r.redriven.map((s) => `    ${s.group}/${s.schedule} at ${s.at} (was ${s.original}: ${s.error})`),
+    ...r.redriven.map(
+      (s) =>
+        `    ${s.group}/${s.schedule} at ${s.at}${s.quiet === "delayed" ? " (after quiet time)" : ""}: ${counted(s.recipients.length, "recipient")} of ${s.planRow} (was ${s.original}: ${s.error})` +
+        (s.notResent.length
+          ? `; not re-sent: ${s.notResent.map((x) => `${x.recipient} ${x.outcome}`).join(", ")}`
+          : ""),
+    ),
   );
+  if (r.nothingToResend.length)
+    lines.push(
+      `  nothing left to send (every recipient sent or skipped for good)${r.dryRun ? "" : ", message deleted"}: ${r.nothingToResend.length}`,
+      ...r.nothingToResend.map(
+        (m) => `    ${m.original}: ${m.recipients.map((x) => `${x.recipient} ${x.outcome}`).join(", ")}`,
+      ),
+    );
   if (r.alreadyRedriven.length)
     lines.push(
       `  already redriven by an earlier run${r.dryRun ? "" : " (message deleted)"}: ${r.alreadyRedriven.length}`,

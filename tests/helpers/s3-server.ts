@@ -1,6 +1,7 @@
 /**
  * A small S3 on 127.0.0.1 speaking the real REST/XML wire format (path-style), enough for the launcher: GetObject
- * (optionally stalling mid-body), PutObject, the multipart calls, DeleteObject, HeadObject. Clients reach it through
+ * (optionally stalling mid-body), PutObject, the multipart calls, DeleteObject, HeadObject, ListObjectsV2 (a prefix,
+ * pages of `max-keys`, keys in order as S3 lists them). Clients reach it through
  * AWS_ENDPOINT_URL_S3. Objects live in `objects` ("bucket/key" → bytes); every request is recorded.
  *
  * SHA-256 checksums as S3 keeps them: a PUT or part carrying x-amz-checksum-sha256 is refused (BadDigest) when the
@@ -72,6 +73,7 @@ export async function startLocalS3(): Promise<LocalS3> {
       if (method === "PUT" && claimed !== undefined && claimed !== sha256(body).toString("base64"))
         return fail(400, "BadDigest");
       const taken = req.headers["if-none-match"] === "*" && state.objects.has(object);
+      if (method === "GET" && q.get("list-type") === "2") return res.end(listing(state.objects, object, q));
       if (method === "GET" || method === "HEAD") {
         const data = state.objects.get(object);
         if (!data) return fail(404, "NoSuchKey");
@@ -145,4 +147,33 @@ export async function startLocalS3(): Promise<LocalS3> {
         server.close(() => r());
       }),
   });
+}
+
+const xmlText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** ListObjectsV2 of `bucket` (the path, without a key): keys under `prefix` in order, `max-keys` a page. */
+function listing(objects: Map<string, Buffer>, bucket: string, q: URLSearchParams): string {
+  const name = bucket.replace(/\/$/, "");
+  const prefix = q.get("prefix") ?? "";
+  const max = Number(q.get("max-keys") ?? 1000);
+  const start = Number(q.get("continuation-token") ?? 0);
+  const keys = [...objects.keys()]
+    .filter((o) => o.startsWith(`${name}/`))
+    .map((o) => o.slice(name.length + 1))
+    .filter((k) => k.startsWith(prefix))
+    .sort();
+  const page = keys.slice(start, start + max);
+  const truncated = start + max < keys.length;
+  const contents = page
+    .map(
+      (k) =>
+        `<Contents><Key>${xmlText(k)}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><Size>${objects.get(`${name}/${k}`)!.length}</Size></Contents>`,
+    )
+    .join("");
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${name}</Name><Prefix>${xmlText(prefix)}</Prefix>` +
+    `<KeyCount>${page.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${truncated}</IsTruncated>` +
+    (truncated ? `<NextContinuationToken>${start + max}</NextContinuationToken>` : "") +
+    `${contents}</ListBucketResult>`
+  );
 }

@@ -1,47 +1,218 @@
 /**
  * redrive on the wire: a local endpoint that answers like SQS (AWS JSON 1.0) and Scheduler (REST-JSON), with a queue
- * that hides what it hands out and schedules that conflict by name, as AWS does. The dead letters have the shapes
- * AWS documents for Scheduler (body = the target's Input; SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, …
- * attributes) and that infra/rules/gate-definition.ts writes for the send gate (`{input, error}`, no attributes).
+ * that hides what it hands out and schedules that conflict by name, as AWS does; a local S3 holding the campaigns'
+ * launch records and plans; and dynalite (a DynamoDB in Node) holding the occurrence ledger. The dead letters have
+ * the shapes the one sender writes (a pointer, infra/rules/ledger.ts DeadLetterPointer) and that AWS documents for
+ * Scheduler (body = the target's Input; SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, … attributes).
  */
 import * as assert from "assert";
 import { createHash } from "crypto";
 import * as fs from "fs";
+import * as http from "http";
 import * as os from "os";
 import * as path from "path";
+import { CreateTableCommand, DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { Answer, Endpoint, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
+import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 import { runMain } from "../helpers/cli";
 import { main as redrive } from "../../scripts/redrive";
 import { clock } from "../../scripts/lib/aws/call";
-import { redriveName } from "../../scripts/lib/planning/dead-letters";
+import { FailedSend, PlanSearch, redriveName } from "../../scripts/lib/planning/dead-letters";
+import { launchQuietTime, LaunchRecord } from "../../scripts/lib/planning/launch-record";
+import { recipientSenderInput, senderInput } from "../../infra/rules/bulk-request";
+import { BulkPlanRow, PlanRow } from "../../infra/rules/plan-row";
+import { describeQuietTime, QuietTime } from "../../infra/rules/quiet-time";
+
+// dynalite ships no types: a function that returns an http.Server.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dynalite: (o: { createTableMs: number }) => http.Server = require("dynalite");
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-redrive-"));
 const DLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq-226c700";
 const DLQ_ARN = "arn:aws:sqs:us-east-1:123456789012:scheduler-target-dlq-226c700";
 const ROLE = "arn:aws:iam::123456789012:role/scheduler-target-role-1589d4b";
-const GATE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev";
 const SES = "arn:aws:scheduler:::aws-sdk:sesv2:sendEmail";
 const SENDER = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev";
+const BUCKET = "sendtime-recipients-dev";
+const LEDGER = "sendtime-ledger-dev";
+const FROM = "news@mail.example.com";
+const CONFIG_SET = "sendtime";
+const CONTACT_LIST = "sendtime-contacts";
+const TOPIC = "newsletter";
+const stack = {
+  deadLetterQueueUrl: DLQ,
+  schedulerRoleArn: ROLE,
+  senderStateMachineArn: SENDER,
+  bucketName: BUCKET,
+  ledgerTableName: LEDGER,
+  fromAddress: FROM,
+  configurationSetName: CONFIG_SET,
+  contactListName: CONTACT_LIST,
+  unsubscribeTopic: TOPIC,
+  defaultWindowMinutes: 15,
+  region: "us-east-1",
+  journeyDefinitions: [{ name: "welcome" }],
+  // Today's stacks still name the send gate: its older dead letters must not be re-sent through it either.
+  sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev",
+};
 const outputs = path.join(tmp, "outputs.json");
-fs.writeFileSync(
-  outputs,
-  JSON.stringify({
-    deadLetterQueueUrl: DLQ,
-    schedulerRoleArn: ROLE,
-    sendGateArn: GATE,
-    senderStateMachineArn: SENDER,
-    defaultWindowMinutes: 15,
-    region: "us-east-1",
-  }),
-);
+fs.writeFileSync(outputs, JSON.stringify(stack));
 const arn = (group: string, name: string) => `arn:aws:scheduler:us-east-1:123456789012:schedule/${group}/${name}`;
-const email = (to: string) => ({
-  FromEmailAddress: "news@mail.example.com",
-  Destination: { ToAddresses: [to] },
-  Content: { Template: { TemplateName: "spring", TemplateData: "{}" } },
-  ConfigurationSetName: "sendtime",
-  EmailTags: [{ Name: "campaign", Value: "spring" }],
+/** The ledger's occurrence key, written out by hand from infra/rules/ledger.ts's contract. */
+const occ = (group: string, name: string, time: string) => `occ#${arn(group, name)}#${time}`;
+
+// --- The campaigns' plans in S3, as the launcher wrote them --------------------------------------------------------
+
+const T = "2026-12-01T14:00:00Z";
+const BULK = "bulk.1.20261201T1400Z.0";
+const entry = (id: string) => ({
+  recipient_id: id,
+  email: `${id}@example.com`,
+  template_data: { name: id.toUpperCase(), unsubscribe_url: `https://u.example.com/?t=${id}.sig` },
 });
+const bulkLine = (name: string, step: number, ids: string[], template = `spring-${step}`) => ({
+  schedule_name: name,
+  send_at: "2026-12-01T14:00:00",
+  timezone: "UTC",
+  utc: "2026-12-01T14:00:00.000Z",
+  schedule_expression: "at(2026-12-01T14:00:00)",
+  step,
+  template,
+  variant: null,
+  entries: ids.map(entry),
+});
+/** spring: a bulk campaign. Its newest launch L2; an older one, L1, holds a stale line of the same name. */
+const SPRING_PLAN = [
+  bulkLine(BULK, 1, ["a7", "b8", "c9"]),
+  bulkLine("bulk.2.20261203T1400Z.0", 2, ["a7", "b8"]),
+  bulkLine("bulk.1.20261201T1401Z.0", 1, [LONG_ID()]),
+];
+const SPRING_OLD_PLAN = [bulkLine(BULK, 1, ["a7", "b8", "c9"], "spring-old")];
+function LONG_ID() {
+  return "r".repeat(62);
+}
+const recipientRow = (id: string, zone: string): PlanRow => ({
+  schedule_name: `${id}-1`,
+  send_at: "2026-12-01T09:00:00",
+  timezone: zone,
+  email: `${id}@example.com`,
+  template: "autumn-1",
+  template_data: { name: id.toUpperCase(), unsubscribe_url: `https://u.example.com/?t=${id}.sig` },
+  recipient_id: id,
+  step: 1,
+  utc: "2026-12-01T00:00:00.000Z",
+  variant: null,
+  schedule_expression: "at(2026-12-01T09:00:00)",
+});
+/** autumn: a per-recipient campaign in Tokyo (UTC+9, no DST) with quiet time. */
+const AUTUMN_PLAN = [recipientRow("d4", "Asia/Tokyo"), recipientRow("e5", "Asia/Tokyo")];
+
+const record = (
+  campaignId: string,
+  id: string,
+  at: string,
+  quiet: unknown,
+  planKeys = [`plans/${campaignId}/${id}.jsonl`],
+) => ({
+  campaignId,
+  planSha256: createHash("sha256").update(id).digest("hex"),
+  firstSend: "2026-12-01T14:00:00.000Z",
+  lastSend: "2026-12-03T14:00:00.000Z",
+  launch: { id, planKey: planKeys[0], planKeys, at },
+  scheduled: [{ step: 1, variant: null, schedules: 3 }],
+  holdoutRecipients: 0,
+  quiet,
+});
+const jsonl = (rows: object[]) => Buffer.from(rows.map((r) => JSON.stringify(r) + "\n").join(""));
+
+/**
+ * The quiet hours of autumn, by hand around the test's clock: from an hour ago to three hours on (Tokyo's wall
+ * clock), so that a redrive two minutes from now is quiet and goes at their end.
+ */
+function quietAroundNow(): { quiet: QuietTime; endsAt: number } {
+  const startUtc = Math.floor(Date.now() / 60_000) * 60_000 - 60 * 60_000;
+  const tokyo = (ms: number) => {
+    const d = new Date(ms + 9 * 3_600_000);
+    return d.getUTCHours() * 60 + d.getUTCMinutes();
+  };
+  const endsAt = startUtc + 4 * 3_600_000;
+  return { quiet: { hours: { start: tokyo(startUtc), end: tokyo(endsAt) }, days: [], policy: "delay" }, endsAt };
+}
+
+function seedS3(s3: LocalS3, quiet: QuietTime): void {
+  const put = (key: string, body: Buffer | object) =>
+    s3.objects.set(`${BUCKET}/${key}`, Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body)));
+  put("launches/spring/L1.json", record("spring", "L1", "2026-11-01T10:00:00.000Z", null));
+  put("plans/spring/L1.jsonl", jsonl(SPRING_OLD_PLAN));
+  put("launches/spring/L2.json", record("spring", "L2", "2026-11-20T10:00:00.000Z", null));
+  put("plans/spring/L2.jsonl", jsonl(SPRING_PLAN));
+  put(
+    "launches/autumn/A1.json",
+    record("autumn", "A1", "2026-11-20T10:00:00.000Z", {
+      rule: describeQuietTime(quiet),
+      policy: quiet.policy,
+      delayed: 0,
+      skipped: 0,
+    }),
+  );
+  put("plans/autumn/A1.jsonl", jsonl(AUTUMN_PLAN));
+}
+
+// --- The ledger -----------------------------------------------------------------------------------------------------
+
+type Outcomes = Record<string, [string, string]>;
+
+async function startLedger(): Promise<{ url: string; ddb: DynamoDBClient; close: () => Promise<void> }> {
+  const server = dynalite({ createTableMs: 0 });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const ddb = new DynamoDBClient({
+    endpoint: url,
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+  await ddb.send(
+    new CreateTableCommand({
+      TableName: LEDGER,
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+      AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
+      BillingMode: "PAY_PER_REQUEST",
+    }),
+  );
+  return {
+    url,
+    ddb,
+    close: () =>
+      new Promise<void>((r) => {
+        ddb.destroy();
+        server.closeAllConnections?.();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** The sender's record of one occurrence: each recipient's {outcome, reason}. */
+async function record_(ddb: DynamoDBClient, key: string, outcomes: Outcomes): Promise<void> {
+  await ddb.send(
+    new PutItemCommand({
+      TableName: LEDGER,
+      Item: {
+        pk: { S: key },
+        claimed_at: { S: "2026-12-01T14:00:01Z" },
+        outcomes: {
+          M: Object.fromEntries(
+            Object.entries(outcomes).map(([id, [outcome, reason]]) => [
+              id,
+              { M: { outcome: { S: outcome }, reason: { S: reason } } },
+            ]),
+          ),
+        },
+      },
+    }),
+  );
+}
+
+// --- The queue's messages -------------------------------------------------------------------------------------------
 
 interface Message {
   MessageId: string;
@@ -51,90 +222,97 @@ interface Message {
 const attrs = (a: Record<string, string>) =>
   Object.fromEntries(Object.entries(a).map(([k, v]) => [k, { DataType: "String", StringValue: v }]));
 
-/** A send Scheduler gave up on: the SendEmail input as body, the documented attributes. */
-function schedulerDeadLetter(id: string, group: string, name: string, to = `${name}@example.com`): Message {
+/** The one sender's dead letter: a pointer (ledger.ts DeadLetterPointer), no attributes. */
+function pointer(
+  id: string,
+  p: {
+    campaign?: string;
+    schedule_name?: string;
+    scheduled_time?: string;
+    recipients: string[];
+    outcome?: string;
+    reason?: string;
+  },
+): Message {
   return {
     MessageId: id,
-    Body: JSON.stringify(email(to)),
+    Body: JSON.stringify({
+      campaign: p.campaign ?? "spring",
+      schedule_name: p.schedule_name ?? BULK,
+      scheduled_time: p.scheduled_time ?? T,
+      recipients: p.recipients,
+      outcome: p.outcome ?? "not-sent",
+      reason: p.reason ?? "MessageRejected",
+    }),
+  };
+}
+
+/** Scheduler's dead letter of a schedule: the target's Input as body, the documented attributes. */
+function schedulerDeadLetter(id: string, group: string, name: string, body: object, target = SENDER): Message {
+  return {
+    MessageId: id,
+    Body: JSON.stringify(body),
     MessageAttributes: attrs({
-      ERROR_CODE: "SESV2.MessageRejected",
-      ERROR_MESSAGE: "Email address is not verified.",
+      ERROR_CODE: "StepFunctions.ThrottlingException",
+      ERROR_MESSAGE: "Rate exceeded",
       EXECUTION_ID: "ad06616e51cdf74a",
       IS_PAYLOAD_TRUNCATED: "false",
-      RETRY_ATTEMPTS: "0",
-      SCHEDULED_TIME: "2026-12-01T14:00:00Z",
+      RETRY_ATTEMPTS: "185",
+      SCHEDULED_TIME: T,
       SCHEDULE_ARN: arn(group, name),
-      TARGET_ARN: SES,
+      TARGET_ARN: target,
     }),
   };
 }
 
-/** A capped send the gate dead-lettered: `{input, error}` (gate-definition.ts DeadLetter state), no attributes. */
-function gateDeadLetter(id: string, name: string): Message {
-  return {
-    MessageId: id,
-    Body: JSON.stringify({
-      input: {
-        email: email("gated@example.com"),
-        campaign: "spring",
-        schedule: arn("campaign-spring", name),
-        scheduled_time: "2026-12-01T14:03:12Z",
-      },
-      error: { Error: "SesV2.MessageRejectedException", Cause: "Email address is not verified." },
-    }),
-  };
-}
-
-/** A bulk entry as SendBulkEmail takes it (bulk-request.ts bulkEmailEntry), written out by hand. */
-const bulkEntry = (to: string, name: string) => ({
-  Destination: { ToAddresses: [to] },
-  ReplacementEmailContent: { ReplacementTemplate: { ReplacementTemplateData: JSON.stringify({ name }) } },
-  ReplacementHeaders: [
-    { Name: "List-Unsubscribe", Value: `<https://u.example.com/?t=${name}.sig>` },
-    { Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click" },
-  ],
-});
-/** The sender's input (sender-definition.ts) as one invocation of bulk schedule `name` received it. */
-const senderInput = (name: string, entries: [string, string][]) => ({
-  bulk: {
-    FromEmailAddress: "news@mail.example.com",
-    ConfigurationSetName: "sendtime",
-    DefaultContent: { Template: { TemplateName: "spring", TemplateData: "{}" } },
-    DefaultEmailTags: [
-      { Name: "campaign", Value: "spring" },
-      { Name: "step", Value: "1" },
-    ],
-    BulkEmailEntries: entries.map(([id, to]) => bulkEntry(to, id)),
+/** A free-form SendEmail request: a phishing subject, two recipients (one of them opted out), no list management. */
+const PHISHING = {
+  FromEmailAddress: "security@mail.example.com",
+  Destination: { ToAddresses: ["a7@example.com", "opted-out@example.com"] },
+  Content: {
+    Simple: {
+      Subject: { Data: "Your account is locked: verify now" },
+      Body: { Text: { Data: "Sign in at https://login.example.net to keep your account." } },
+    },
   },
-  recipients: entries.map(([id]) => id),
+};
+/** The same, dressed as the sender's input (bulk-request.ts SenderInput) for the recipients a7 and b8. */
+const PHISHING_SENDER_INPUT = {
+  bulk: {
+    FromEmailAddress: "security@mail.example.com",
+    ConfigurationSetName: CONFIG_SET,
+    DefaultContent: { Template: { TemplateName: "phish", TemplateData: "{}" } },
+    DefaultEmailTags: [{ Name: "campaign", Value: "spring" }],
+    BulkEmailEntries: ["a7@example.com", "opted-out@example.com"].map((to) => ({
+      Destination: { ToAddresses: [to] },
+      ReplacementEmailContent: { ReplacementTemplate: { ReplacementTemplateData: "{}" } },
+      ReplacementHeaders: [],
+    })),
+  },
+  recipients: ["a7", "b8"],
   campaign: "spring",
-  schedule: arn("campaign-spring", name),
-  scheduled_time: "2026-12-01T14:04:31Z",
-});
-const BULK = "bulk.1.20261201T1400Z.0";
-
-/** One entry the bulk sender dead-lettered (sender-definition.ts DeadLetterEntry): its own input, no attributes. */
-function senderDeadLetter(id: string, recipient: string, delivery: "not-sent" | "unknown" = "not-sent"): Message {
-  return {
-    MessageId: id,
-    Body: JSON.stringify({
-      input: senderInput(BULK, [[recipient, `${recipient}@example.com`]]),
-      error: { Error: "MESSAGE_REJECTED", Cause: "Email address is not verified." },
-      delivery,
-    }),
-  };
-}
+  step: 1,
+  schedule: arn("campaign-spring", BULK),
+  scheduled_time: T,
+};
 
 /** SQS and Scheduler in one: a queue that hides what it hands out, and groups of schedules. */
 class FakeAws {
   queue: (Message & { handle: string; hidden: boolean })[] = [];
-  groups = new Map<string, Map<string, any>>([["campaign-spring", new Map()]]);
+  groups = new Map<string, Map<string, any>>([
+    ["campaign-spring", new Map()],
+    ["campaign-autumn", new Map()],
+  ]);
   receives = 0;
   handles = 0;
   /** Per-test overrides: return an answer to replace the normal one. */
   override: (q: SeenRequest) => Answer | undefined = () => undefined;
 
   constructor(messages: Message[]) {
+    this.add(messages);
+  }
+
+  add(messages: Message[]) {
     for (const m of messages) this.queue.push({ ...m, handle: "", hidden: false });
   }
 
@@ -186,6 +364,10 @@ class FakeAws {
   schedules(group = "campaign-spring") {
     return [...(this.groups.get(group)?.values() ?? [])];
   }
+
+  visible() {
+    return this.queue.map((m) => [m.MessageId, m.hidden]);
+  }
 }
 
 /** Scheduler's REST CreateSchedule: POST /schedules/{Name} (UpdateSchedule is the PUT). */
@@ -198,397 +380,706 @@ const error = (status: number, type: string, message: string): Answer => ({
   json: { Message: message, message },
 });
 
-describe("redrive against a local SQS and Scheduler endpoint", function () {
+/** The sender input the fan-out builds for a plan row (bulk-request.ts), from the fixture's row read on its own. */
+const target = { fromAddress: FROM, configurationSetName: CONFIG_SET };
+const fixtureBulkRow = (name: string, plan = SPRING_PLAN) =>
+  JSON.parse(JSON.stringify(plan.find((r) => r.schedule_name === name))) as BulkPlanRow;
+const expectedBulkInput = (name: string, ids: string[]) => {
+  const row = fixtureBulkRow(name);
+  return senderInput(target, "spring", { ...row, entries: row.entries.filter((e) => ids.includes(e.recipient_id)) });
+};
+
+describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", function () {
   this.timeout(30_000);
   let endpoint: Endpoint | undefined;
+  let s3: LocalS3;
+  let ledger: Awaited<ReturnType<typeof startLedger>>;
+  let quietEndsAt: number;
   const realHeartbeat = clock.heartbeatMs;
   before(() => (clock.heartbeatMs = 100));
   after(() => (clock.heartbeatMs = realHeartbeat));
-  afterEach(async () => endpoint?.close());
-  const env = (url: string) => ({ AWS_ENDPOINT_URL_SCHEDULER: url, AWS_ENDPOINT_URL_SQS: url });
+  beforeEach(async () => {
+    s3 = await startLocalS3();
+    ledger = await startLedger();
+    const q = quietAroundNow();
+    quietEndsAt = q.endsAt;
+    seedS3(s3, q.quiet);
+  });
+  afterEach(async () => {
+    await endpoint?.close();
+    await s3.close();
+    await ledger.close();
+  });
   const run = async (aws: FakeAws, args: string[], extraEnv: Record<string, string> = {}) => {
+    await endpoint?.close();
     endpoint = await startEndpoint(aws.answer);
-    return withEnv({ ...env(endpoint.url), ...extraEnv }, () => runMain(redrive, [...args, "--outputs", outputs]));
+    const env = {
+      AWS_ENDPOINT_URL_SCHEDULER: endpoint.url,
+      AWS_ENDPOINT_URL_SQS: endpoint.url,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: ledger.url,
+      ...extraEnv,
+    };
+    return withEnv(env, () => runMain(redrive, [...args, "--outputs", outputs]));
   };
+  const creates = () => endpoint!.requests.filter(isCreateSchedule);
   const writes = () =>
     endpoint!.requests.filter((q) => (!q.target && q.method !== "GET") || q.target === "AmazonSQS.DeleteMessage");
+  const occSpring = (name = BULK) => occ("campaign-spring", name, T);
 
-  it("re-sends a Scheduler dead letter and a gate's in campaign-<id>, 2–3 minutes on in UTC, and deletes both messages", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1"), gateDeadLetter("m2", "b2-1")]);
-    const before = Date.now();
-    const r = await run(aws, ["--campaign", "spring", "--json"]);
-    const after = Date.now();
-    assert.strictEqual(r.code, 0, r.stdout + r.stderr);
-    assert.deepStrictEqual(aws.queue, [], "both messages deleted");
-    const [ses, gate] = aws.schedules();
-    // The time: now + 2 minutes, up to the whole minute, by hand from the clock around the run.
-    const at = Date.parse(ses.ScheduleExpression.slice(3, -1) + "Z");
-    assert.ok(at >= before + 120_000 && at < after + 180_000 && at % 60_000 === 0, ses.ScheduleExpression);
-    assert.deepStrictEqual(ses, {
-      Name: "a1-1-r1",
-      GroupName: "campaign-spring",
-      ScheduleExpression: ses.ScheduleExpression,
-      ScheduleExpressionTimezone: "UTC",
-      Description: `sendtime redrive of ${arn("campaign-spring", "a1-1")} @ 2026-12-01T14:00:00Z`,
-      FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: 15 },
-      ActionAfterCompletion: "NONE",
-      Target: {
-        Arn: SES,
-        RoleArn: ROLE,
-        Input: JSON.stringify(email("a1-1@example.com")),
-        DeadLetterConfig: { Arn: DLQ_ARN },
-      },
+  describe("a dead letter is a pointer, never a request", () => {
+    it("a forged dead letter in Scheduler's shape with a free-form SendEmail body is refused and listed: exit 1, no schedule", async () => {
+      const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", BULK, PHISHING, SES)]);
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 1, r.stdout + r.stderr);
+      assert.deepStrictEqual(creates(), [], "no schedule created");
+      const report = JSON.parse(r.stdout);
+      assert.deepStrictEqual(
+        report.left.map((m: any) => [m.messageId, m.campaign]),
+        [["m1", "spring"]],
+      );
+      assert.match(report.left[0].reason, new RegExp(`target ${SES} is not the stack's sender`));
+      assert.deepStrictEqual(aws.visible(), [["m1", false]]);
     });
-    assert.strictEqual(gate.Name, "b2-1-r1");
-    assert.strictEqual(gate.Target.Arn, GATE);
-    // A new occurrence for the gate: Scheduler fills in the redriven schedule's own ARN and time.
-    assert.deepStrictEqual(JSON.parse(gate.Target.Input), {
-      email: email("gated@example.com"),
-      campaign: "spring",
-      schedule: "<aws.scheduler.schedule-arn>",
-      scheduled_time: "<aws.scheduler.scheduled-time>",
-    });
-    const report = JSON.parse(r.stdout);
-    assert.deepStrictEqual(Object.keys(report), [
-      "queue",
-      "campaign",
-      "dryRun",
-      "received",
-      "redriven",
-      "alreadyRedriven",
-      "left",
-      "otherCampaigns",
-      "problems",
-    ]);
-    assert.deepStrictEqual(
-      report.redriven.map((s: any) => [s.messageId, s.campaign, s.original, s.schedule, s.group, s.via, s.error]),
-      [
-        [
-          "m1",
-          "spring",
-          "a1-1",
-          "a1-1-r1",
-          "campaign-spring",
-          "ses",
-          "SESV2.MessageRejected: Email address is not verified.",
-        ],
-        [
-          "m2",
-          "spring",
-          "b2-1",
-          "b2-1-r1",
-          "campaign-spring",
-          "gate",
-          "SesV2.MessageRejectedException: Email address is not verified.",
-        ],
-      ],
-    );
-    assert.strictEqual(report.redriven[0].at, new Date(at).toISOString());
-    assert.deepStrictEqual([report.received, report.left, report.problems], [2, [], []]);
-  });
 
-  it("a message is deleted only after its schedule exists: a failing CreateSchedule leaves it (exit 1), visible again", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1")]);
-    aws.override = (q) => (isCreateSchedule(q) ? error(400, "ValidationException", "Invalid RoleArn") : undefined);
-    const r = await run(aws, ["--campaign", "spring"]);
-    assert.strictEqual(r.code, 1, r.stdout + r.stderr);
-    assert.strictEqual(endpoint!.requests.filter((q) => q.target === "AmazonSQS.DeleteMessage").length, 0);
-    assert.deepStrictEqual(
-      aws.queue.map((m) => [m.MessageId, m.hidden]),
-      [["m1", false]],
-    );
-    assert.match(
-      r.stdout,
-      /LEFT in the queue: 1\n {4}- m1 \(spring\): CreateSchedule campaign-spring\/a1-1-r1 \(redrive of a1-1\): ValidationException: Invalid RoleArn \(HTTP 400\)\n/,
-    );
-  });
-
-  it("a second run is idempotent: the schedule the first created (its DeleteMessage failed) is found, nothing sent twice", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1")]);
-    aws.override = (q) =>
-      q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
-    const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
-    assert.strictEqual(first.code, 1, "the message is still there");
-    await endpoint!.close();
-    aws.override = () => undefined;
-    const second = await run(aws, ["--campaign", "spring", "--json"]);
-    assert.strictEqual(second.code, 0, second.stdout);
-    const report = JSON.parse(second.stdout);
-    assert.deepStrictEqual(report.redriven, []);
-    assert.deepStrictEqual(
-      report.alreadyRedriven.map((s: any) => [s.messageId, s.schedule]),
-      [["m1", "a1-1-r1"]],
-    );
-    assert.deepStrictEqual(
-      aws.schedules().map((s) => s.Name),
-      ["a1-1-r1"],
-    );
-    assert.deepStrictEqual(aws.queue, []);
-  });
-
-  it("a redrive of a redrive counts on past the names other sends hold (a1-1-r1 failed: a1-1-r2)", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m9", "campaign-spring", "a1-1-r1")]);
-    aws.groups
-      .get("campaign-spring")!
-      .set("a1-1-r1", { Name: "a1-1-r1", Description: "sendtime redrive of something else" });
-    const r = await run(aws, ["--all", "--json"]);
-    assert.strictEqual(r.code, 0, r.stdout);
-    assert.deepStrictEqual(
-      aws.schedules().map((s) => s.Name),
-      ["a1-1-r1", "a1-1-r2"],
-    );
-  });
-
-  it("pages ReceiveMessage until the queue answers empty (25 messages: 3 pages and an empty one)", async () => {
-    const aws = new FakeAws(
-      Array.from({ length: 25 }, (_, i) => schedulerDeadLetter(`m${i}`, "campaign-spring", `r${i}-1`)),
-    );
-    const r = await run(aws, ["--campaign", "spring", "--json"]);
-    assert.strictEqual(r.code, 0, r.stdout);
-    assert.strictEqual(aws.receives, 4);
-    assert.strictEqual(JSON.parse(r.stdout).redriven.length, 25);
-    assert.strictEqual(aws.schedules().length, 25);
-    assert.deepStrictEqual(aws.queue, []);
-  });
-
-  it("--dry-run creates and deletes nothing, says what it would do, and leaves every message visible", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1"), gateDeadLetter("m2", "b2-1")]);
-    const r = await run(aws, ["--campaign", "spring", "--dry-run", "--json"]);
-    assert.strictEqual(r.code, 0, r.stdout);
-    assert.deepStrictEqual(writes(), []);
-    assert.deepStrictEqual(aws.schedules(), []);
-    assert.deepStrictEqual(
-      aws.queue.map((m) => [m.MessageId, m.hidden]),
-      [
-        ["m1", false],
-        ["m2", false],
-      ],
-    );
-    const report = JSON.parse(r.stdout);
-    assert.strictEqual(report.dryRun, true);
-    assert.deepStrictEqual(
-      report.redriven.map((s: any) => s.schedule),
-      ["a1-1-r1", "b2-1-r1"],
-    );
-  });
-
-  it("--campaign leaves other campaigns' messages as they were; what it cannot read is left and named (exit 1)", async () => {
-    const aws = new FakeAws([
-      schedulerDeadLetter("m1", "campaign-autumn", "z1-1"),
-      { MessageId: "m2", Body: "not json" },
-      {
-        ...schedulerDeadLetter("m3", "campaign-spring", "a3-1"),
-        MessageAttributes: {
-          ...schedulerDeadLetter("m3", "campaign-spring", "a3-1").MessageAttributes,
-          IS_PAYLOAD_TRUNCATED: { DataType: "String", StringValue: "true" },
+    it("the same request as a pointer-less body, or with pointer fields and a request, is not a pointer", async () => {
+      const aws = new FakeAws([
+        { MessageId: "m1", Body: JSON.stringify(PHISHING) },
+        {
+          MessageId: "m2",
+          Body: JSON.stringify({ ...JSON.parse(pointer("x", { recipients: ["a7"] }).Body), bulk: PHISHING }),
         },
-      },
-    ]);
-    aws.groups.set("campaign-autumn", new Map());
-    const r = await run(aws, ["--campaign", "spring", "--json"]);
-    assert.strictEqual(r.code, 1);
-    const report = JSON.parse(r.stdout);
-    assert.strictEqual(report.otherCampaigns, 1);
-    assert.deepStrictEqual(
-      report.left.map((m: any) => [m.messageId, m.campaign]),
-      [
-        ["m2", null],
-        ["m3", "spring"],
-      ],
-    );
-    assert.match(report.left[1].reason, /truncated/);
-    assert.deepStrictEqual(writes(), []);
-    assert.deepStrictEqual(
-      aws.queue.map((m) => [m.MessageId, m.hidden]),
-      [
+        { MessageId: "m3", Body: "not json" },
+      ]);
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 1);
+      assert.deepStrictEqual(creates(), []);
+      const left = JSON.parse(r.stdout).left;
+      assert.deepStrictEqual(
+        left.map((m: any) => [m.messageId, m.campaign]),
+        [
+          ["m1", null],
+          ["m2", "spring"],
+          ["m3", null],
+        ],
+      );
+      assert.match(left[0].reason, /it carries FromEmailAddress, Destination, Content, which a pointer does not/);
+      assert.match(left[1].reason, /it carries bulk, which a pointer does not/);
+      assert.match(left[2].reason, /the body is not JSON/);
+    });
+
+    it("older dead letters ({input, error} of the gate or the bulk sender) are left, never re-sent", async () => {
+      const gate = {
+        input: { email: PHISHING, campaign: "spring", schedule: arn("campaign-spring", "b2-1"), scheduled_time: T },
+        error: { Error: "States.TaskFailed", Cause: "timeout after SES accepted it" },
+      };
+      const sender = { input: PHISHING_SENDER_INPUT, error: { Error: "MESSAGE_REJECTED" }, delivery: "not-sent" };
+      const aws = new FakeAws([
+        { MessageId: "m1", Body: JSON.stringify(gate) },
+        { MessageId: "m2", Body: JSON.stringify(sender) },
+      ]);
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(r.code, 1);
+      assert.deepStrictEqual(creates(), []);
+      const left = JSON.parse(r.stdout).left;
+      assert.deepStrictEqual(
+        left.map((m: any) => m.messageId),
+        ["m1", "m2"],
+      );
+      for (const m of left) assert.match(m.reason, /it carries input, error.*which a pointer does not/);
+    });
+
+    it("Scheduler's dead letter of the sender gives only its ids: the request is rebuilt from the plan, the phishing body never sent", async () => {
+      const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", BULK, PHISHING_SENDER_INPUT)]);
+      // The sender never started: no outcome recorded, so SES may have been reached (unknown): left without the flag.
+      const first = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(first.code, 1, first.stdout);
+      assert.match(
+        JSON.parse(first.stdout).left[0].reason,
+        /SES may have sent a7 \(no outcome recorded\), b8 \(no outcome recorded\).*--resend-unknown/,
+      );
+      assert.deepStrictEqual(creates(), []);
+      const second = await run(aws, ["--all", "--json", "--resend-unknown"]);
+      assert.strictEqual(second.code, 0, second.stdout);
+      const [s] = aws.schedules();
+      assert.strictEqual(s.Name, `${BULK}-r1`);
+      assert.strictEqual(s.Target.Arn, SENDER);
+      assert.deepStrictEqual(JSON.parse(s.Target.Input), expectedBulkInput(BULK, ["a7", "b8"]));
+      // By hand: the plan's template, sender and addresses, never the message's.
+      const input = JSON.parse(s.Target.Input);
+      assert.strictEqual(input.bulk.FromEmailAddress, FROM);
+      assert.strictEqual(input.bulk.DefaultContent.Template.TemplateName, "spring-1");
+      assert.deepStrictEqual(
+        input.bulk.BulkEmailEntries.map((e: any) => e.Destination.ToAddresses[0]),
+        ["a7@example.com", "b8@example.com"],
+      );
+      assert.doesNotMatch(s.Target.Input, /opted-out@|security@|login\.example\.net/);
+      const sent = JSON.parse(second.stdout).redriven[0];
+      assert.deepStrictEqual([sent.source, sent.planRow, sent.via], ["scheduler", BULK, "sender"]);
+      assert.deepStrictEqual(aws.queue, []);
+    });
+  });
+
+  describe("a send is found in the campaign's plan, or refused", () => {
+    it("a pointer whose recipient is not in its plan row, or whose schedule is not in the plan, is refused and listed (exit 1)", async () => {
+      await record_(ledger.ddb, occSpring(), { zz: ["not-sent", "MessageRejected"], a7: ["not-sent", "x"] });
+      const aws = new FakeAws([
+        pointer("m1", { recipients: ["a7", "zz"] }),
+        pointer("m2", { schedule_name: "bulk.1.20261201T1500Z.0", recipients: ["a7"] }),
+        pointer("m3", { recipients: ["zz"] }),
+      ]);
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(r.code, 1);
+      assert.deepStrictEqual(creates(), [], "a forged recipient is never sent, not even the real one beside it");
+      const left = JSON.parse(r.stdout).left;
+      assert.deepStrictEqual(
+        left.map((m: any) => m.messageId),
+        ["m1", "m2", "m3"],
+      );
+      assert.match(
+        left[0].reason,
+        new RegExp(
+          `^refused: recipients zz are not in plan row ${BULK} \\(s3://${BUCKET}/plans/spring/L2.jsonl line 1\\)$`,
+        ),
+      );
+      assert.match(
+        left[1].reason,
+        /^refused: no schedule bulk\.1\.20261201T1500Z\.0 \(nor one it redrives\) holding a7 is in the campaign's plan \(2 launches searched\)$/,
+      );
+      assert.match(
+        left[2].reason,
+        new RegExp(
+          `^refused: ${BULK}'s plan row \\(s3://${BUCKET}/plans/spring/L2.jsonl line 1\\) holds none of the recipients zz$`,
+        ),
+      );
+      assert.deepStrictEqual(aws.visible(), [
         ["m1", false],
         ["m2", false],
         ["m3", false],
-      ],
-    );
+      ]);
+    });
+
+    it("a campaign without a launch record, or a journey, is refused: nothing to rebuild from", async () => {
+      const aws = new FakeAws([
+        pointer("m1", { campaign: "winter", recipients: ["a7"] }),
+        pointer("m2", { campaign: "welcome", schedule_name: "s1-1", recipients: ["s1"] }),
+      ]);
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 1);
+      const left = JSON.parse(r.stdout).left;
+      assert.match(
+        left[0].reason,
+        new RegExp(`campaign winter has no launch record in s3://${BUCKET}/launches/winter/`),
+      );
+      assert.match(left[1].reason, /welcome is a journey, which keeps no plan/);
+      assert.deepStrictEqual(creates(), []);
+    });
+
+    it("the newest launch's plan wins over an older one's line of the same name", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      const r = await run(aws, ["--all"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.strictEqual(
+        JSON.parse(aws.schedules()[0].Target.Input).bulk.DefaultContent.Template.TemplateName,
+        "spring-1",
+      );
+    });
+
+    it("a plan whose download stalls is bounded: the send is left naming the plan, exit 1", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"] });
+      s3.stall = { object: `${BUCKET}/plans/spring/L2.jsonl`, bytes: 10 };
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      const started = Date.now();
+      const r = await run(aws, ["--all", "--json", "--timeout-seconds", "1.5"]);
+      assert.ok(Date.now() - started < 6_000, `took ${Date.now() - started} ms`);
+      assert.strictEqual(r.code, 1);
+      assert.match(
+        JSON.parse(r.stdout).left[0].reason,
+        new RegExp(
+          `the campaign's plan cannot be read: reading s3://${BUCKET}/plans/spring/L2.jsonl: no result within the command's time limit of 1.5 s`,
+        ),
+      );
+      assert.deepStrictEqual(creates(), []);
+      assert.deepStrictEqual(aws.visible(), [["m1", false]]);
+    });
   });
 
-  it("a group that is gone (cancelled) is not brought back: the message is left, exit 1", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-gone", "a1-1")]);
-    const r = await run(aws, ["--all"]);
-    assert.strictEqual(r.code, 1);
-    assert.match(
-      r.stdout,
-      /m1 \(gone\): CreateSchedule campaign-gone\/a1-1-r1: the group campaign-gone does not exist/,
-    );
-    assert.strictEqual(aws.queue.length, 1);
+  describe("the ledger decides what is sent again", () => {
+    it("only the not-sent recipient of a bulk line is re-sent, as the fan-out builds it; sent and opted-out ones never", async () => {
+      await record_(ledger.ddb, occSpring(), {
+        a7: ["sent", ""],
+        b8: ["not-sent", "MessageRejected"],
+        c9: ["skipped", "opted-out"],
+      });
+      const aws = new FakeAws(["a7", "b8", "c9"].map((id, i) => pointer(`m${i + 1}`, { recipients: [id] })));
+      const before = Date.now();
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      const after = Date.now();
+      assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+      assert.deepStrictEqual(aws.queue, [], "every message deleted");
+      const [s, ...others] = aws.schedules();
+      assert.deepStrictEqual(others, []);
+      const at = Date.parse(s.ScheduleExpression.slice(3, -1) + "Z");
+      assert.ok(at >= before + 120_000 && at < after + 180_000 && at % 60_000 === 0, s.ScheduleExpression);
+      assert.deepStrictEqual(s, {
+        Name: "b8-1-r1",
+        GroupName: "campaign-spring",
+        ScheduleExpression: s.ScheduleExpression,
+        ScheduleExpressionTimezone: "UTC",
+        Description: `sendtime redrive of ${arn("campaign-spring", BULK)} @ ${T} entry b8-1`,
+        FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: 15 },
+        ActionAfterCompletion: "NONE",
+        Target: {
+          Arn: SENDER,
+          RoleArn: ROLE,
+          Input: JSON.stringify(expectedBulkInput(BULK, ["b8"])),
+          DeadLetterConfig: { Arn: DLQ_ARN },
+        },
+      });
+      // By hand: one entry, b8's address, the List-Unsubscribe pair from its link, the Scheduler placeholders.
+      const input = JSON.parse(s.Target.Input);
+      assert.deepStrictEqual(input.recipients, ["b8"]);
+      assert.deepStrictEqual(input.bulk.BulkEmailEntries[0].Destination, { ToAddresses: ["b8@example.com"] });
+      assert.deepStrictEqual(input.bulk.BulkEmailEntries[0].ReplacementHeaders[0], {
+        Name: "List-Unsubscribe",
+        Value: "<https://u.example.com/?t=b8.sig>",
+      });
+      assert.deepStrictEqual(
+        [input.schedule, input.scheduled_time],
+        ["<aws.scheduler.schedule-arn>", "<aws.scheduler.scheduled-time>"],
+      );
+      const report = JSON.parse(r.stdout);
+      assert.deepStrictEqual(Object.keys(report), [
+        "queue",
+        "campaign",
+        "dryRun",
+        "received",
+        "redriven",
+        "alreadyRedriven",
+        "left",
+        "otherCampaigns",
+        "problems",
+        "nothingToResend",
+      ]);
+      const sent = report.redriven[0];
+      assert.deepStrictEqual(
+        [sent.messageId, sent.campaign, sent.original, sent.schedule, sent.group, sent.via, sent.error, sent.at],
+        [
+          "m2",
+          "spring",
+          BULK,
+          "b8-1-r1",
+          "campaign-spring",
+          "sender",
+          "not-sent: MessageRejected",
+          new Date(at).toISOString(),
+        ],
+      );
+      assert.deepStrictEqual(sent.recipients, [{ recipient: "b8", outcome: "not-sent", reason: "MessageRejected" }]);
+      assert.deepStrictEqual(report.nothingToResend, [
+        {
+          messageId: "m1",
+          campaign: "spring",
+          original: BULK,
+          recipients: [{ recipient: "a7", outcome: "sent", reason: "" }],
+        },
+        {
+          messageId: "m3",
+          campaign: "spring",
+          original: BULK,
+          recipients: [{ recipient: "c9", outcome: "skipped", reason: "opted-out" }],
+        },
+      ]);
+    });
+
+    it("a sender's pointer naming several recipients is refused: one entry a message, so no recipient is redriven twice", async () => {
+      await record_(ledger.ddb, occSpring(), { a7: ["not-sent", "x"], b8: ["not-sent", "x"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["a7", "b8"] })]);
+      const r = await run(aws, ["--all"]);
+      assert.strictEqual(r.code, 1);
+      assert.match(
+        r.stdout,
+        /m1 \(spring\): refused: the sender writes one dead letter per failed entry; this one names 2 recipients/,
+      );
+      assert.deepStrictEqual(creates(), []);
+    });
+
+    it("Scheduler's dead letter of an occurrence the sender ran re-sends nothing the ledger records (the sender's own pointers do)", async () => {
+      await record_(ledger.ddb, occSpring(), { a7: ["sent", ""], b8: ["not-sent", "x"] });
+      const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", BULK, PHISHING_SENDER_INPUT)]);
+      const r = await run(aws, ["--all", "--json", "--resend-unknown"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.deepStrictEqual(creates(), []);
+      assert.deepStrictEqual(
+        JSON.parse(r.stdout).nothingToResend[0].recipients.map((x: any) => [x.recipient, x.outcome]),
+        [
+          ["a7", "sent"],
+          ["b8", "not-sent"],
+        ],
+      );
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("an unknown recipient is left (exit 1) and re-sent only with --resend-unknown", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["unknown", "States.Timeout"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"], outcome: "unknown", reason: "States.Timeout" })]);
+      const r = await run(aws, ["--campaign", "spring"]);
+      assert.strictEqual(r.code, 1, r.stdout);
+      assert.match(
+        r.stdout,
+        /m1 \(spring\): bulk\.1\.20261201T1400Z\.0 @ 2026-12-01T14:00:00Z: SES may have sent b8 \(States\.Timeout\).*--resend-unknown/,
+      );
+      assert.deepStrictEqual(creates(), []);
+      assert.deepStrictEqual(aws.visible(), [["m1", false]]);
+      const again = await run(aws, ["--campaign", "spring", "--resend-unknown"]);
+      assert.strictEqual(again.code, 0, again.stdout);
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => [s.Name, s.Description]),
+        [["b8-1-r1", `sendtime redrive of ${arn("campaign-spring", BULK)} @ ${T} entry b8-1`]],
+      );
+      assert.deepStrictEqual(JSON.parse(aws.schedules()[0].Target.Input), expectedBulkInput(BULK, ["b8"]));
+    });
+
+    it("a pointer saying not-sent does not outweigh the ledger: a recipient it records as sent is not re-sent", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["sent", ""] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"], outcome: "not-sent" })]);
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.deepStrictEqual(creates(), []);
+      assert.deepStrictEqual(JSON.parse(r.stdout).nothingToResend[0].recipients, [
+        { recipient: "b8", outcome: "sent", reason: "" },
+      ]);
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("a send a pause held (skipped: paused) is re-sent; one capped or cancelled is not", async () => {
+      await record_(ledger.ddb, occSpring(), {
+        a7: ["skipped", "capped"],
+        b8: ["skipped", "cancelled"],
+        c9: ["skipped", "paused"],
+      });
+      const aws = new FakeAws(
+        ["a7", "b8", "c9"].map((id, i) => pointer(`m${i}`, { recipients: [id], outcome: "skipped", reason: "x" })),
+      );
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => s.Name),
+        ["c9-1-r1"],
+      );
+      assert.deepStrictEqual(JSON.parse(aws.schedules()[0].Target.Input), expectedBulkInput(BULK, ["c9"]));
+      assert.deepStrictEqual(
+        JSON.parse(r.stdout).nothingToResend.map((m: any) => m.messageId),
+        ["m0", "m1"],
+      );
+    });
+
+    it("a per-recipient row is re-sent as the fan-out builds it (list management), after the campaign's quiet time", async () => {
+      await record_(ledger.ddb, occ("campaign-autumn", "d4-1", T), { d4: ["not-sent", "Throttling"] });
+      const aws = new FakeAws([pointer("m1", { campaign: "autumn", schedule_name: "d4-1", recipients: ["d4"] })]);
+      const r = await run(aws, ["--campaign", "autumn", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      const [s] = aws.schedules("campaign-autumn");
+      const row = JSON.parse(JSON.stringify(AUTUMN_PLAN[0])) as PlanRow;
+      const expected = recipientSenderInput(
+        { ...target, listManagement: { contactListName: CONTACT_LIST, topicName: TOPIC } },
+        "autumn",
+        row,
+      );
+      assert.deepStrictEqual(JSON.parse(s.Target.Input), expected);
+      assert.deepStrictEqual(JSON.parse(s.Target.Input).list_management, {
+        ContactListName: CONTACT_LIST,
+        TopicName: TOPIC,
+      });
+      // Quiet until three hours from an hour ago (Tokyo's clock): the redrive goes when it ends, written in UTC.
+      assert.strictEqual(s.ScheduleExpression, `at(${new Date(quietEndsAt).toISOString().slice(0, 19)})`);
+      assert.strictEqual(s.Name, "d4-1-r1");
+      assert.strictEqual(JSON.parse(r.stdout).redriven[0].quiet, "delayed");
+    });
   });
 
-  it("a throttling Scheduler is bounded by --timeout-seconds: exit 1, the message left and visible again", async () => {
-    const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", "a1-1")]);
-    aws.override = (q) => (isCreateSchedule(q) ? error(400, "ThrottlingException", "Rate exceeded") : undefined);
-    const started = Date.now();
-    const r = await run(aws, ["--campaign", "spring", "--timeout-seconds", "1"]);
-    assert.ok(Date.now() - started < 6_000, `took ${Date.now() - started} ms`);
-    assert.strictEqual(r.code, 1);
-    assert.match(
-      r.stdout,
-      /m1 \(spring\): CreateSchedule campaign-spring\/a1-1-r1 \(redrive of a1-1\): no result within the command's time limit of 1 s/,
-    );
-    assert.deepStrictEqual(
-      aws.queue.map((m) => [m.MessageId, m.hidden]),
-      [["m1", false]],
-    );
+  describe("idempotent: a second redrive creates nothing", () => {
+    it("the schedule the first run created (its DeleteMessage failed) is found, nothing sent twice", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      aws.override = (q) =>
+        q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
+      const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
+      assert.strictEqual(first.code, 1, "the message is still there");
+      aws.override = () => undefined;
+      const second = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(second.code, 0, second.stdout);
+      const report = JSON.parse(second.stdout);
+      assert.deepStrictEqual(report.redriven, []);
+      assert.deepStrictEqual(
+        report.alreadyRedriven.map((s: any) => [s.messageId, s.schedule]),
+        [["m1", "b8-1-r1"]],
+      );
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => s.Name),
+        ["b8-1-r1"],
+      );
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("the same messages planted again after a redrive create nothing and are deleted", async () => {
+      await record_(ledger.ddb, occSpring(), { a7: ["not-sent", "x"], b8: ["not-sent", "x"] });
+      const messages = () => [pointer("m1", { recipients: ["a7"] }), pointer("m2", { recipients: ["b8"] })];
+      const aws = new FakeAws(messages());
+      const first = await run(aws, ["--all"]);
+      assert.strictEqual(first.code, 0, first.stdout);
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => s.Name),
+        ["a7-1-r1", "b8-1-r1"],
+      );
+      aws.add(messages().map((m) => ({ ...m, MessageId: `${m.MessageId}-again` })));
+      const second = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(second.code, 0, second.stdout);
+      assert.strictEqual(creates().length, 2, "both CreateSchedule calls met their ConflictException");
+      assert.strictEqual(aws.schedules().length, 2);
+      const report = JSON.parse(second.stdout);
+      assert.deepStrictEqual(report.redriven, []);
+      assert.deepStrictEqual(
+        report.alreadyRedriven.map((s: any) => [s.messageId, s.schedule]),
+        [
+          ["m1-again", "a7-1-r1"],
+          ["m2-again", "b8-1-r1"],
+        ],
+      );
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("a redriven entry that fails again is found in the plan by its recipient-step and counts on (a7-1-r1 → a7-1-r2)", async () => {
+      await record_(ledger.ddb, occ("campaign-spring", "a7-1-r1", "2026-12-02T09:03:00Z"), { a7: ["not-sent", "x"] });
+      const aws = new FakeAws([
+        pointer("m1", { schedule_name: "a7-1-r1", scheduled_time: "2026-12-02T09:03:00Z", recipients: ["a7"] }),
+      ]);
+      aws.groups
+        .get("campaign-spring")!
+        .set("a7-1-r1", { Name: "a7-1-r1", Description: "sendtime redrive of the first failure" });
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      const [, s] = aws.schedules();
+      assert.strictEqual(s.Name, "a7-1-r2");
+      assert.strictEqual(
+        s.Description,
+        `sendtime redrive of ${arn("campaign-spring", "a7-1-r1")} @ 2026-12-02T09:03:00Z entry a7-1`,
+      );
+      assert.deepStrictEqual(JSON.parse(s.Target.Input), expectedBulkInput(BULK, ["a7"]));
+      assert.strictEqual(JSON.parse(r.stdout).redriven[0].planRow, BULK);
+    });
   });
 
-  it("an SQS that never answers: one line naming the call, exit 1, within the time limit", async () => {
-    const aws = new FakeAws([]);
-    aws.override = () => "hang";
-    const started = Date.now();
-    const r = await run(aws, ["--all", "--timeout-seconds", "0.5"]);
-    assert.ok(Date.now() - started < 3_000);
-    assert.strictEqual(r.code, 1);
-    assert.strictEqual(
-      r.stderr
-        .split("\n")
-        .filter((l) => !l.startsWith("still waiting"))
-        .join("\n"),
-      `error: GetQueueAttributes QueueArn of ${DLQ}: no result within the command's time limit of 0.5 s (--timeout-seconds)\n`,
-    );
-  });
+  describe("as before", () => {
+    it("a message is deleted only after its schedule exists: a failing CreateSchedule leaves it (exit 1), visible again", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      aws.override = (q) => (isCreateSchedule(q) ? error(400, "ValidationException", "Invalid RoleArn") : undefined);
+      const r = await run(aws, ["--campaign", "spring"]);
+      assert.strictEqual(r.code, 1, r.stdout + r.stderr);
+      assert.strictEqual(endpoint!.requests.filter((q) => q.target === "AmazonSQS.DeleteMessage").length, 0);
+      assert.deepStrictEqual(aws.visible(), [["m1", false]]);
+      assert.match(
+        r.stdout,
+        /LEFT in the queue: 1\n {4}- m1 \(spring\): CreateSchedule campaign-spring\/b8-1-r1 \(redrive of bulk\.1\.20261201T1400Z\.0\): ValidationException: Invalid RoleArn \(HTTP 400\)\n/,
+      );
+    });
 
-  it("needs exactly one of --campaign and --all (exit 2)", async () => {
-    const r = await runMain(redrive, ["--outputs", outputs]);
-    assert.strictEqual(r.code, 2);
-    assert.match(r.stderr, /give --campaign ID .* or --all/);
+    it("pages ReceiveMessage until the queue answers empty (25 messages: 3 pages and an empty one), the plan read once", async () => {
+      const ids = ["a7", "b8", "c9"];
+      await record_(ledger.ddb, occSpring(), Object.fromEntries(ids.map((id) => [id, ["not-sent", "x"]])));
+      const aws = new FakeAws(Array.from({ length: 25 }, (_, i) => pointer(`m${i}`, { recipients: [ids[i % 3]] })));
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.strictEqual(aws.receives, 4);
+      const report = JSON.parse(r.stdout);
+      assert.strictEqual(report.redriven.length + report.alreadyRedriven.length, 25);
+      assert.strictEqual(aws.schedules().length, 3, "copies of one pointer share its schedule");
+      assert.deepStrictEqual(aws.queue, []);
+      assert.strictEqual(
+        s3.requests.filter((q) => q.method === "GET" && q.path === `${BUCKET}/plans/spring/L2.jsonl`).length,
+        1,
+      );
+    });
+
+    it("--dry-run creates and deletes nothing, says what it would do, and leaves every message visible", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"], a7: ["sent", ""] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] }), pointer("m2", { recipients: ["a7"] })]);
+      const r = await run(aws, ["--campaign", "spring", "--dry-run", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.deepStrictEqual(writes(), []);
+      assert.deepStrictEqual(aws.schedules(), []);
+      assert.deepStrictEqual(aws.visible(), [
+        ["m1", false],
+        ["m2", false],
+      ]);
+      const report = JSON.parse(r.stdout);
+      assert.strictEqual(report.dryRun, true);
+      assert.deepStrictEqual(
+        report.redriven.map((s: any) => s.schedule),
+        ["b8-1-r1"],
+      );
+      assert.deepStrictEqual(
+        report.nothingToResend.map((m: any) => m.messageId),
+        ["m2"],
+      );
+    });
+
+    it("--campaign leaves other campaigns' messages as they were; what it cannot read is left and named (exit 1)", async () => {
+      const truncated = schedulerDeadLetter("m3", "campaign-spring", BULK, PHISHING_SENDER_INPUT);
+      truncated.MessageAttributes!.IS_PAYLOAD_TRUNCATED.StringValue = "true";
+      const aws = new FakeAws([
+        pointer("m1", { campaign: "autumn", schedule_name: "d4-1", recipients: ["d4"] }),
+        { MessageId: "m2", Body: "not json" },
+        truncated,
+      ]);
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(r.code, 1);
+      const report = JSON.parse(r.stdout);
+      assert.strictEqual(report.otherCampaigns, 1);
+      assert.deepStrictEqual(
+        report.left.map((m: any) => [m.messageId, m.campaign]),
+        [
+          ["m2", null],
+          ["m3", "spring"],
+        ],
+      );
+      assert.match(report.left[1].reason, /truncated/);
+      assert.deepStrictEqual(writes(), []);
+      assert.deepStrictEqual(aws.visible(), [
+        ["m1", false],
+        ["m2", false],
+        ["m3", false],
+      ]);
+    });
+
+    it("a group that is gone (cancelled) is not brought back: the message is left, exit 1", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      aws.groups.delete("campaign-spring");
+      const r = await run(aws, ["--all"]);
+      assert.strictEqual(r.code, 1);
+      assert.match(
+        r.stdout,
+        /m1 \(spring\): CreateSchedule campaign-spring\/b8-1-r1: the group campaign-spring does not exist/,
+      );
+      assert.strictEqual(aws.queue.length, 1);
+    });
+
+    it("a throttling Scheduler is bounded by --timeout-seconds: exit 1, the message left and visible again", async () => {
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"] });
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      aws.override = (q) => (isCreateSchedule(q) ? error(400, "ThrottlingException", "Rate exceeded") : undefined);
+      const started = Date.now();
+      const r = await run(aws, ["--campaign", "spring", "--timeout-seconds", "1.5"]);
+      assert.ok(Date.now() - started < 6_000, `took ${Date.now() - started} ms`);
+      assert.strictEqual(r.code, 1);
+      assert.match(
+        r.stdout,
+        /m1 \(spring\): CreateSchedule campaign-spring\/b8-1-r1 \(redrive of bulk\.1\.20261201T1400Z\.0\): no result within the command's time limit of 1\.5 s/,
+      );
+      assert.deepStrictEqual(aws.visible(), [["m1", false]]);
+    });
+
+    it("a ledger that does not answer is bounded too: the message is left naming the GetItem", async () => {
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
+      const silent = await startEndpoint(() => "hang");
+      try {
+        const r = await run(aws, ["--all", "--timeout-seconds", "1"], { AWS_ENDPOINT_URL_DYNAMODB: silent.url });
+        assert.strictEqual(r.code, 1);
+        assert.match(
+          r.stdout,
+          new RegExp(
+            `m1 \\(spring\\): GetItem occ#${arn("campaign-spring", BULK)}#${T} from the ledger ${LEDGER}: no result within`,
+          ),
+        );
+        assert.deepStrictEqual(creates(), []);
+      } finally {
+        await silent.close();
+      }
+    });
+
+    it("an SQS that never answers: one line naming the call, exit 1, within the time limit", async () => {
+      const aws = new FakeAws([]);
+      aws.override = () => "hang";
+      const started = Date.now();
+      const r = await run(aws, ["--all", "--timeout-seconds", "0.5"]);
+      assert.ok(Date.now() - started < 3_000);
+      assert.strictEqual(r.code, 1);
+      assert.strictEqual(
+        r.stderr
+          .split("\n")
+          .filter((l) => !l.startsWith("still waiting"))
+          .join("\n"),
+        `error: GetQueueAttributes QueueArn of ${DLQ}: no result within the command's time limit of 0.5 s (--timeout-seconds)\n`,
+      );
+    });
+
+    it("needs exactly one of --campaign and --all, and the stack outputs it rebuilds from (exit 2)", async () => {
+      const r = await runMain(redrive, ["--outputs", outputs]);
+      assert.strictEqual(r.code, 2);
+      assert.match(r.stderr, /give --campaign ID .* or --all/);
+      const partial = path.join(tmp, "partial.json");
+      const { ledgerTableName, bucketName, ...rest } = stack;
+      fs.writeFileSync(partial, JSON.stringify(rest));
+      const missing = await runMain(redrive, ["--all", "--outputs", partial]);
+      assert.strictEqual(missing.code, 2);
+      assert.match(missing.stderr, /missing stack outputs: bucketName, ledgerTableName/);
+      assert.ok(ledgerTableName && bucketName);
+    });
   });
 });
 
-describe("redrive of bulk sends against a local SQS and Scheduler endpoint", function () {
-  this.timeout(30_000);
-  let endpoint: Endpoint | undefined;
-  afterEach(async () => endpoint?.close());
-  const run = async (aws: FakeAws, args: string[], extraEnv: Record<string, string> = {}) => {
-    endpoint = await startEndpoint(aws.answer);
-    return withEnv({ AWS_ENDPOINT_URL_SCHEDULER: endpoint.url, AWS_ENDPOINT_URL_SQS: endpoint.url, ...extraEnv }, () =>
-      runMain(redrive, [...args, "--outputs", outputs]),
-    );
-  };
-  const placeholders = { schedule: "<aws.scheduler.schedule-arn>", scheduled_time: "<aws.scheduler.scheduled-time>" };
-
-  it("re-sends each entry the sender dead-lettered as a one-entry bulk schedule named after its recipient-step", async () => {
-    const aws = new FakeAws([senderDeadLetter("m1", "a7"), senderDeadLetter("m2", "b8")]);
-    const r = await run(aws, ["--campaign", "spring", "--json"]);
-    assert.strictEqual(r.code, 0, r.stdout + r.stderr);
-    assert.deepStrictEqual(aws.queue, [], "both messages deleted");
-    const [a, b] = aws.schedules();
-    assert.deepStrictEqual([a.Name, b.Name], ["a7-1-r1", "b8-1-r1"]);
-    assert.strictEqual(a.Target.Arn, SENDER);
-    assert.strictEqual(a.ActionAfterCompletion, "NONE");
-    assert.strictEqual(
-      a.Description,
-      `sendtime redrive of ${arn("campaign-spring", BULK)} @ 2026-12-01T14:04:31Z entry a7-1`,
-    );
-    // The entry byte for byte, in a new occurrence: Scheduler fills in the redriven schedule's own ARN and time.
-    assert.strictEqual(
-      a.Target.Input,
-      JSON.stringify({ ...senderInput(BULK, [["a7", "a7@example.com"]]), ...placeholders }),
-    );
-    const report = JSON.parse(r.stdout);
-    assert.deepStrictEqual(
-      report.redriven.map((s: any) => [s.messageId, s.original, s.schedule, s.via, s.error]),
-      [
-        ["m1", BULK, "a7-1-r1", "bulk", "MESSAGE_REJECTED: Email address is not verified."],
-        ["m2", BULK, "b8-1-r1", "bulk", "MESSAGE_REJECTED: Email address is not verified."],
-      ],
-    );
+describe("redrive's plan search and names", () => {
+  const send = (original: string, recipients: string[], source: FailedSend["source"] = "sender"): FailedSend => ({
+    campaignId: "spring",
+    group: "campaign-spring",
+    original,
+    scheduleArn: arn("campaign-spring", original),
+    scheduledTime: T,
+    recipients,
+    source,
+    error: "",
   });
+  const lines = SPRING_PLAN.map((r) => JSON.stringify(r));
 
-  it("a second run is idempotent: the entry's schedule (its DeleteMessage failed) is found by name and Description", async () => {
-    const aws = new FakeAws([senderDeadLetter("m1", "a7")]);
-    aws.override = (q) =>
-      q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
-    const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
-    assert.strictEqual(first.code, 1);
-    await endpoint!.close();
-    aws.override = () => undefined;
-    const second = await run(aws, ["--campaign", "spring", "--json"]);
-    assert.strictEqual(second.code, 0, second.stdout);
-    const report = JSON.parse(second.stdout);
-    assert.deepStrictEqual(report.redriven, []);
-    assert.deepStrictEqual(
-      report.alreadyRedriven.map((s: any) => s.schedule),
-      ["a7-1-r1"],
-    );
-    assert.deepStrictEqual(
-      aws.schedules().map((s) => s.Name),
-      ["a7-1-r1"],
-    );
-    assert.deepStrictEqual(aws.queue, []);
-  });
-
-  it("a redriven entry that fails again counts on from its own name (a7-1-r1 → a7-1-r2)", async () => {
-    const m = senderDeadLetter("m1", "a7");
-    const body = JSON.parse(m.Body);
-    body.input.schedule = arn("campaign-spring", "a7-1-r1");
-    const aws = new FakeAws([{ MessageId: "m1", Body: JSON.stringify(body) }]);
-    // The failed redrive is still there (redriven schedules stay after firing), with another send's Description.
-    aws.groups
-      .get("campaign-spring")!
-      .set("a7-1-r1", { Name: "a7-1-r1", Description: "sendtime redrive of the first failure" });
-    const r = await run(aws, ["--all"]);
-    assert.strictEqual(r.code, 0, r.stdout);
-    assert.deepStrictEqual(
-      aws.schedules().map((s) => s.Name),
-      ["a7-1-r1", "a7-1-r2"],
-    );
-  });
-
-  it("an entry SES may have sent (delivery unknown) is left and named (exit 1) unless --resend-unknown", async () => {
-    const aws = new FakeAws([senderDeadLetter("m1", "a7", "unknown")]);
-    const r = await run(aws, ["--campaign", "spring"]);
-    assert.strictEqual(r.code, 1, r.stdout);
-    assert.match(r.stdout, /m1 \(spring\): .*entry a7-1: SES may have sent it .*--resend-unknown/);
-    assert.deepStrictEqual(aws.schedules(), []);
-    assert.deepStrictEqual(
-      aws.queue.map((q) => [q.MessageId, q.hidden]),
-      [["m1", false]],
-    );
-    await endpoint!.close();
-    const again = await run(aws, ["--campaign", "spring", "--resend-unknown"]);
-    assert.strictEqual(again.code, 0, again.stdout);
-    assert.deepStrictEqual(
-      aws.schedules().map((s) => s.Name),
-      ["a7-1-r1"],
-    );
-  });
-
-  it("a bulk schedule whose sender Scheduler could not start is redriven whole, as <original>-r1 with every entry", async () => {
-    const entries: [string, string][] = [
-      ["a7", "a7@example.com"],
-      ["b8", "b8@example.com"],
-      ["c9", "c9@example.com"],
+  it("finds a row by its name, by a redrive of it, and by a hashed redrive of a long recipient-step", () => {
+    const long = LONG_ID();
+    // By hand: `<id>-1` is 64 characters, so its -r2 keeps 52 of them, a dot, 8 hex of its hash, then -r2.
+    const hashed = `${`${long}-1`.slice(0, 52)}.${createHash("sha256").update(`${long}-1`).digest("hex").slice(0, 8)}-r2`;
+    assert.strictEqual(redriveName(`${long}-1`, 2), hashed);
+    const sends = [
+      send(BULK, ["b8"]),
+      send(`${BULK}-r3`, ["a7", "c9"], "scheduler"),
+      send("b8-2-r1", ["b8"]),
+      send(hashed, [long]),
+      send("b8-3-r1", ["b8"]),
     ];
-    const m = schedulerDeadLetter("m1", "campaign-spring", BULK);
-    m.Body = JSON.stringify(senderInput(BULK, entries));
-    m.MessageAttributes!.TARGET_ARN.StringValue = SENDER;
-    m.MessageAttributes!.ERROR_CODE.StringValue = "StepFunctions.ThrottlingException";
-    const aws = new FakeAws([m]);
-    const r = await run(aws, ["--campaign", "spring"]);
-    assert.strictEqual(r.code, 0, r.stdout);
-    const [s] = aws.schedules();
-    assert.strictEqual(s.Name, `${BULK}-r1`);
-    assert.strictEqual(s.Target.Arn, SENDER);
-    assert.strictEqual(s.Target.Input, JSON.stringify({ ...senderInput(BULK, entries), ...placeholders }));
+    const search = new PlanSearch(sends);
+    lines.forEach((l, i) => search.offer(l, `line ${i + 1}`, "L2"));
+    const rows = sends.map((s) => {
+      const f = search.result(s, "searched");
+      return "reason" in f ? f.reason : [f.row.schedule_name, f.where];
+    });
+    assert.deepStrictEqual(rows.slice(0, 4), [
+      [BULK, "line 1"],
+      [BULK, "line 1"],
+      ["bulk.2.20261203T1400Z.0", "line 2"],
+      ["bulk.1.20261201T1401Z.0", "line 3"],
+    ]);
+    assert.match(rows[4] as string, /^refused: no schedule b8-3-r1/);
+    assert.strictEqual(search.pending, 1);
   });
 
-  it("a sender's dead letter whose ids do not match its entries is left and named, not sent", async () => {
-    const body = JSON.parse(senderDeadLetter("m1", "a7").Body);
-    body.input.recipients = ["a7", "b8"];
-    const aws = new FakeAws([{ MessageId: "m1", Body: JSON.stringify(body) }]);
-    const r = await run(aws, ["--all"]);
-    assert.strictEqual(r.code, 1);
-    assert.match(r.stdout, /the bulk sender's dead letter: 2 recipient ids for 1 entries/);
-    assert.deepStrictEqual(aws.schedules(), []);
+  it("a plan line that is not one is named, line and all", () => {
+    const search = new PlanSearch([send(BULK, ["b8"])]);
+    assert.throws(
+      () => search.offer("{", "plans/spring/L2.jsonl line 7", "L2"),
+      /^Error: plans\/spring\/L2.jsonl line 7: not a plan line \(not JSON\)$/,
+    );
   });
-});
 
-describe("redrive names", () => {
   it("<original>-r<N>, counting on from a redrive's own -r<M>, and stable within 64 characters", () => {
     assert.strictEqual(redriveName("a1-1", 1), "a1-1-r1");
     assert.strictEqual(redriveName("a1-1-r1", 2), "a1-1-r2");
@@ -598,5 +1089,30 @@ describe("redrive names", () => {
     assert.match(name, /^x{52}\.[0-9a-f]{8}-r3$/);
     assert.strictEqual(redriveName(long, 3), name);
     assert.notStrictEqual(redriveName("x".repeat(62) + "-2", 3), name);
+  });
+
+  it("reads a launch record's quiet time back as the launcher wrote it, and refuses words it does not know", () => {
+    const rec = (quiet: unknown) =>
+      ({ ...record("spring", "L2", "2026-11-20T10:00:00.000Z", quiet) }) as unknown as LaunchRecord;
+    assert.strictEqual(launchQuietTime(rec(null), "r"), null);
+    assert.deepStrictEqual(launchQuietTime(rec({ rule: "21:00-08:00, SUN SAT local", policy: "skip" }), "r"), {
+      hours: { start: 21 * 60, end: 8 * 60 },
+      days: [0, 6],
+      policy: "skip",
+    });
+    assert.deepStrictEqual(launchQuietTime(rec({ rule: "SUN local", policy: "delay" }), "r"), {
+      days: [0],
+      policy: "delay",
+    });
+    for (const bad of [
+      { rule: "9pm-8am", policy: "delay" },
+      { rule: "25:00-08:00 local", policy: "delay" },
+      { rule: "21:00-08:00 local", policy: "later" },
+      undefined,
+    ])
+      assert.throws(
+        () => launchQuietTime(rec(bad), "s3://b/launches/spring/L2.json"),
+        /^Error: s3:\/\/b\/launches\/spring\/L2.json: the record's quiet time/,
+      );
   });
 });

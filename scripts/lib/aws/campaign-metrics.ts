@@ -14,7 +14,7 @@ import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-ev
 import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
 import { ses } from "../../../infra/rules/quotas";
 import * as readline from "readline";
-import { LaunchRecord } from "../planning/launch-record";
+import { LaunchRecord, parseLaunchRecord } from "../planning/launch-record";
 import {
   distinctLaunches,
   DueCounts,
@@ -75,31 +75,6 @@ export async function readLaunchRecords(
     records.push(parseLaunchRecord(text, where));
   }
   return records;
-}
-
-function parseLaunchRecord(text: string, where: string): LaunchRecord {
-  let r: LaunchRecord;
-  try {
-    r = JSON.parse(text);
-  } catch (e) {
-    throw new FindingsError(`${where}: not a launch record (${(e as Error).message})`);
-  }
-  const ok =
-    r &&
-    typeof r.planSha256 === "string" &&
-    typeof r.launch?.at === "string" &&
-    Array.isArray(r.scheduled) &&
-    r.scheduled.every(
-      (c) =>
-        Number.isInteger(c?.step) &&
-        Number.isInteger(c?.schedules) &&
-        (c.variant === null || typeof c.variant === "string"),
-    );
-  if (!ok)
-    throw new FindingsError(
-      `${where}: not a launch record (needs planSha256, launch.at, scheduled [{step, variant, schedules}])`,
-    );
-  return r;
 }
 
 /** The (step, variant) pairs CloudWatch has metrics for under this campaign tag (the last two weeks, per ListMetrics). */

@@ -1,13 +1,17 @@
 /**
- * Redrive: re-sends each failed send of the dead-letter queue as a one-time schedule in its campaign's own group
- * (so cancel-campaign still stops it), REDRIVE_DELAY_MS from when it is created, and deletes the message only once
- * that schedule exists. Idempotent: the schedule is named `<original>-r<N>` and its Description names the send it
- * re-sends, so a second redrive of the same send meets its ConflictException and finds itself there.
+ * Redrive: re-sends what the ledger says a failed send did not send, rebuilt from the campaign's plan — never from
+ * the dead letter, which only points to the send (planning/dead-letters.ts) — as one one-time schedule of the one
+ * sender in the campaign's own group (so cancel-campaign still stops it), REDRIVE_DELAY_MS from when it is created
+ * and out of quiet time, and deletes the message only once that schedule exists. Idempotent: the schedule is named
+ * `<original>-r<N>` and its Description names the send it re-sends, so a second redrive of the same message meets
+ * its ConflictException and finds itself there.
+ *
+ * The queue is read page by page; its pointers are handled in passes of up to PASS_SENDS, each pass streaming each of
+ * its campaigns' plans once.
  */
 import {
   ConflictException,
   CreateScheduleCommand,
-  CreateScheduleCommandInput,
   GetScheduleCommand,
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
@@ -18,21 +22,35 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
+import { DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
 import { atExpression } from "../../../infra/rules/plan-row";
 import { inTimeToCreate } from "../../../infra/rules/promises";
+import { LEDGER_KEY, OCCURRENCE_ATTRIBUTES, occurrenceKey } from "../../../infra/rules/ledger";
+import { FindingsError } from "../../../infra/rules/errors";
 import {
   DeadLetterMessage,
+  decideResends,
   FailedSend,
+  FoundRow,
   MAX_REDRIVE_GENERATIONS,
+  PlanSearch,
   readDeadLetter,
-  redriveAt,
+  RecipientOutcome,
+  RecordedOutcome,
+  redriveBase,
   redriveDescription,
+  redriveIdentity,
+  redriveInput,
   redriveName,
-  SendTargets,
+  RedriveQuiet,
+  redriveTime,
+  SenderFields,
+  StackScope,
 } from "../planning/dead-letters";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { FindingsError } from "../../../infra/rules/errors";
+import { Launch, readLaunches, streamPlan } from "./campaign-plan";
 
 export interface RedriveOptions {
   queueUrl: string;
@@ -40,9 +58,27 @@ export interface RedriveOptions {
   campaignId?: string;
   dryRun: boolean;
   schedulerRoleArn: string;
-  targets: SendTargets;
+  /** The stack's account and its one sender (output senderStateMachineArn). */
+  scope: StackScope;
+  /** Where the plans and launch records are (output bucketName). */
+  bucket: string;
+  /** The occurrence ledger (output ledgerTableName). */
+  ledgerTable: string;
+  /** The sender input's stack fields (outputs fromAddress, configurationSetName, contactListName, unsubscribeTopic). */
+  sender: SenderFields;
+  /** Re-send recipients the ledger records as `unknown` (SES may have sent them). */
+  resendUnknown: boolean;
   /** The redriven schedule's flexible window (the stack's default); none: OFF. */
   windowMinutes?: number;
+  /** The stack's journeys: their sends have no plan to rebuild them from. */
+  journeys: string[];
+}
+
+export interface RedriveClients {
+  sqs: SQSClient;
+  scheduler: SchedulerClient;
+  s3: S3Client;
+  dynamodb: DynamoDBClient;
 }
 
 export interface RedrivenSend {
@@ -53,8 +89,20 @@ export interface RedrivenSend {
   group: string;
   /** The redriven send's time, UTC (dry run: what it would be now). */
   at: string;
-  via: FailedSend["via"];
+  /** Always the one sender. */
+  via: "sender";
   error: string;
+  /** The failed send's scheduled time, and who dead-lettered it (the sender, or Scheduler when it could not start it). */
+  scheduledTime: string;
+  source: FailedSend["source"];
+  /** The plan row the request was rebuilt from, and where it was read. */
+  planRow: string;
+  planLine: string;
+  /** Re-sent, with the ledger's outcome of each. */
+  recipients: RecipientOutcome[];
+  /** Not re-sent: sent, or skipped for good. */
+  notResent: RecipientOutcome[];
+  quiet: RedriveQuiet;
 }
 
 export interface RedriveReport {
@@ -73,20 +121,31 @@ export interface RedriveReport {
   otherCampaigns: number;
   /** What stopped the run or went wrong around it (the time limit, a page the queue repeated), one line each. */
   problems: string[];
+  /** Messages whose every recipient the ledger records as sent or skipped for good: deleted (dry run: would be). */
+  nothingToResend: { messageId: string; campaign: string; original: string; recipients: RecipientOutcome[] }[];
 }
 
 /** The most ReceiveMessage returns at once. */
 const PAGE = 10;
 
+/** Failed sends handled per pass (each pass streams each of its campaigns' plans once). */
+const PASS_SENDS = 1_000;
+
+interface Held {
+  id: string;
+  handle: string;
+}
+
+interface Pending {
+  m: DeadLetterMessage;
+  send: FailedSend;
+}
+
 /**
- * Reads the queue page by page until it answers empty, handling each page before the next: every message received is
- * kept invisible for the whole run (so paging moves on), and those not deleted are made visible again at the end.
+ * Reads the queue page by page until it answers empty: every message received is kept invisible for the whole run
+ * (so paging moves on), and those not deleted are made visible again at the end.
  */
-export async function redrive(
-  d: Deadline,
-  clients: { sqs: SQSClient; scheduler: SchedulerClient },
-  o: RedriveOptions,
-): Promise<RedriveReport> {
+export async function redrive(d: Deadline, clients: RedriveClients, o: RedriveOptions): Promise<RedriveReport> {
   const r: RedriveReport = {
     queue: o.queueUrl,
     campaign: o.campaignId ?? null,
@@ -97,38 +156,16 @@ export async function redrive(
     left: [],
     otherCampaigns: 0,
     problems: [],
+    nothingToResend: [],
   };
   const queueArn = await awsCall(d, `GetQueueAttributes QueueArn of ${o.queueUrl}`, (opts) =>
     clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: o.queueUrl, AttributeNames: ["QueueArn"] }), opts),
   ).then((a) => a.Attributes?.QueueArn);
   if (!queueArn) throw new FindingsError(`GetQueueAttributes ${o.queueUrl}: no QueueArn in the answer`);
-  const held: { id: string; handle: string }[] = [];
-  const seen = new Set<string>();
+  const held: Held[] = [];
+  const run = { d, clients, o, queueArn, r, held, launches: new Map<string, Launch[] | string>() };
   try {
-    for (let page = 1; !d.expired; page++) {
-      const messages = await receivePage(d, clients.sqs, o.queueUrl, page);
-      if (!messages.length) break;
-      const fresh = messages.filter((m) => m.MessageId && !seen.has(m.MessageId));
-      if (!fresh.length) {
-        r.problems.push(
-          `ReceiveMessage ${o.queueUrl} (page ${page}): only messages already received; stopped instead of looping`,
-        );
-        break;
-      }
-      for (const m of fresh) {
-        seen.add(m.MessageId!);
-        r.received++;
-        if (m.ReceiptHandle) held.push({ id: m.MessageId!, handle: m.ReceiptHandle });
-        const deleted = await handle(d, clients, o, queueArn, m, r);
-        if (deleted)
-          held.splice(
-            held.findIndex((h) => h.id === m.MessageId),
-            1,
-          );
-        if (d.expired) break;
-      }
-      d.progress(`redrive: ${r.received} messages read, ${r.redriven.length} redriven`);
-    }
+    await readQueue(run);
   } catch (e) {
     if (!(e instanceof FindingsError)) throw e;
     r.problems.push(e.message);
@@ -139,6 +176,49 @@ export async function redrive(
     );
   await release(clients.sqs, o.queueUrl, held, r);
   return r;
+}
+
+interface Run {
+  d: Deadline;
+  clients: RedriveClients;
+  o: RedriveOptions;
+  queueArn: string;
+  r: RedriveReport;
+  held: Held[];
+  /** Each campaign's launches (read once per run), or why they cannot be read. */
+  launches: Map<string, Launch[] | string>;
+}
+
+async function readQueue(run: Run): Promise<void> {
+  const { d, o, r } = run;
+  const seen = new Set<string>();
+  let pass: Pending[] = [];
+  for (let page = 1; !d.expired; page++) {
+    const messages = await receivePage(d, run.clients.sqs, o.queueUrl, page);
+    const fresh = messages.filter((m) => m.MessageId && !seen.has(m.MessageId));
+    if (messages.length && !fresh.length)
+      r.problems.push(
+        `ReceiveMessage ${o.queueUrl} (page ${page}): only messages already received; stopped instead of looping`,
+      );
+    for (const m of fresh) {
+      seen.add(m.MessageId!);
+      r.received++;
+      if (m.ReceiptHandle) run.held.push({ id: m.MessageId!, handle: m.ReceiptHandle });
+      const send = readDeadLetter(m, o.scope);
+      if (o.campaignId !== undefined && send.campaignId !== undefined && send.campaignId !== o.campaignId)
+        r.otherCampaigns++;
+      else if (!("original" in send))
+        r.left.push({ messageId: m.MessageId!, campaign: send.campaignId ?? null, reason: send.reason });
+      else pass.push({ m, send });
+    }
+    if (!fresh.length || pass.length >= PASS_SENDS) {
+      await handlePass(run, pass);
+      pass = [];
+    }
+    d.progress(`redrive: ${r.received} messages read, ${r.redriven.length} redriven`);
+    if (!fresh.length) break;
+  }
+  await handlePass(run, pass);
 }
 
 async function receivePage(d: Deadline, sqs: SQSClient, queueUrl: string, page: number): Promise<DeadLetterMessage[]> {
@@ -160,31 +240,111 @@ async function receivePage(d: Deadline, sqs: SQSClient, queueUrl: string, page: 
   return (answer.Messages ?? []) as DeadLetterMessage[];
 }
 
-/** One message: redriven (or found redriven) and deleted → true; otherwise recorded and left → false. */
-async function handle(
-  d: Deadline,
-  clients: { sqs: SQSClient; scheduler: SchedulerClient },
-  o: RedriveOptions,
-  queueArn: string,
-  m: DeadLetterMessage,
-  r: RedriveReport,
-): Promise<boolean> {
-  const messageId = m.MessageId!;
-  const send = readDeadLetter(m, o.targets);
-  if (o.campaignId !== undefined && send.campaignId !== undefined && send.campaignId !== o.campaignId) {
-    r.otherCampaigns++;
-    return false;
+/** One pass: each campaign's plan searched once for its sends, then each send handled in the queue's order. */
+async function handlePass(run: Run, pass: Pending[]): Promise<void> {
+  const rows = new Map<FailedSend, FoundRow<Launch> | { reason: string }>();
+  for (const campaignId of new Set(pass.map((p) => p.send.campaignId))) {
+    if (run.d.expired) break;
+    const sends = pass.filter((p) => p.send.campaignId === campaignId).map((p) => p.send);
+    for (const [send, row] of await findRows(run, campaignId, sends)) rows.set(send, row);
   }
-  if (!("identity" in send)) {
-    r.left.push({ messageId, campaign: send.campaignId ?? null, reason: send.reason });
-    return false;
+  for (const p of pass) {
+    const row = rows.get(p.send) ?? { reason: "not handled: the command's time limit came first (--timeout-seconds)" };
+    if ("reason" in row)
+      run.r.left.push({ messageId: p.m.MessageId!, campaign: p.send.campaignId, reason: row.reason });
+    else if (await handle(run, p, row))
+      run.held.splice(
+        run.held.findIndex((h) => h.id === p.m.MessageId),
+        1,
+      );
   }
+}
+
+/** The plan row of each send of one campaign, or why it has none (a send not in the plan is refused). */
+async function findRows(
+  run: Run,
+  campaignId: string,
+  sends: FailedSend[],
+): Promise<Map<FailedSend, FoundRow<Launch> | { reason: string }>> {
+  const { d, clients, o } = run;
+  const out = new Map<FailedSend, FoundRow<Launch> | { reason: string }>();
+  const all = (reason: string) => new Map(sends.map((s) => [s, { reason }]));
+  if (o.journeys.includes(campaignId))
+    return all(
+      `refused: ${campaignId} is a journey, which keeps no plan to rebuild its sends from; replay the trigger with enrol --event`,
+    );
   try {
-    const placed = await place(d, clients.scheduler, o, queueArn, send);
-    if ("reason" in placed) {
-      r.left.push({ messageId, campaign: send.campaignId, reason: placed.reason });
-      return false;
+    if (!run.launches.has(campaignId))
+      run.launches.set(campaignId, await readLaunches(d, clients.s3, o.bucket, campaignId));
+  } catch (e) {
+    if (!(e instanceof FindingsError)) throw e;
+    run.launches.set(campaignId, e.message);
+  }
+  const launches = run.launches.get(campaignId)!;
+  if (typeof launches === "string") return all(launches);
+  if (!launches.length)
+    return all(
+      `refused: campaign ${campaignId} has no launch record in s3://${o.bucket}/launches/${campaignId}/, so no plan to rebuild the send from`,
+    );
+  const search = new PlanSearch<Launch>(sends);
+  const gone: string[] = [];
+  try {
+    for (const launch of launches)
+      for (const key of launch.planKeys) {
+        if (!search.pending) break;
+        const read = await streamPlan(
+          d,
+          clients.s3,
+          { bucket: o.bucket, key },
+          (text, at) => search.offer(text, at, launch),
+          () => search.pending > 0,
+        );
+        if (read === "gone") gone.push(key);
+      }
+  } catch (e) {
+    if (!(e instanceof FindingsError)) throw e;
+    return all(`the campaign's plan cannot be read: ${e.message}`);
+  }
+  const searched =
+    `${launches.length} launch${launches.length === 1 ? "" : "es"} searched` +
+    (gone.length ? `; plan objects no longer there (expired?): ${gone.join(", ")}` : "");
+  for (const s of sends) out.set(s, search.result(s, searched));
+  return out;
+}
+
+/** One failed send with its plan row: redriven (or found redriven, or nothing left to send) and deleted → true. */
+async function handle(run: Run, p: Pending, found: FoundRow<Launch>): Promise<boolean> {
+  const { o, r } = run;
+  const { send } = p;
+  const messageId = p.m.MessageId!;
+  const leave = (reason: string) => {
+    r.left.push({ messageId, campaign: send.campaignId, reason });
+    return false;
+  };
+  try {
+    const outcomes = await recordedOutcomes(run, send);
+    const decision = decideResends(send, outcomes, o.resendUnknown);
+    if (decision.unknown.length)
+      return leave(
+        `${send.original} @ ${send.scheduledTime}: SES may have sent ${decision.unknown.map((u) => `${u.recipient} (${u.reason || u.outcome})`).join(", ")}: ` +
+          `not redriven, so no one gets it twice; check those addresses' SEND events, then redrive with --resend-unknown or delete the message`,
+      );
+    if (!decision.resend.length) {
+      r.nothingToResend.push({
+        messageId,
+        campaign: send.campaignId,
+        original: send.original,
+        recipients: decision.settled,
+      });
+      return deleteMessage(run, p, `${send.original}: nothing left to send`);
     }
+    const placed = await place(
+      run,
+      send,
+      found,
+      decision.resend.map((x) => x.recipient),
+    );
+    if ("reason" in placed) return leave(placed.reason);
     const entry: RedrivenSend = {
       messageId,
       campaign: send.campaignId,
@@ -192,25 +352,68 @@ async function handle(
       schedule: placed.name,
       group: send.group,
       at: new Date(placed.at).toISOString(),
-      via: send.via,
+      via: "sender",
       error: send.error,
+      scheduledTime: send.scheduledTime,
+      source: send.source,
+      planRow: found.row.schedule_name,
+      planLine: found.where,
+      recipients: decision.resend,
+      notResent: decision.settled,
+      quiet: placed.quiet,
     };
     (placed.created ? r.redriven : r.alreadyRedriven).push(entry);
-    if (o.dryRun) return false;
-    if (!m.ReceiptHandle) {
-      r.left.push({ messageId, campaign: send.campaignId, reason: "no ReceiptHandle to delete it with" });
-      return false;
-    }
     // Only now that the schedule exists.
-    await awsCall(d, `DeleteMessage ${messageId} (${send.group}/${placed.name})`, (opts) =>
-      clients.sqs.send(new DeleteMessageCommand({ QueueUrl: o.queueUrl, ReceiptHandle: m.ReceiptHandle }), opts),
-    );
-    return true;
+    return deleteMessage(run, p, `${send.group}/${placed.name}`);
   } catch (e) {
     if (!(e instanceof FindingsError)) throw e;
-    r.left.push({ messageId, campaign: send.campaignId, reason: e.message });
+    return leave(e.message);
+  }
+}
+
+/** Deletes a handled message (not in a dry run); false when it stays. */
+async function deleteMessage(run: Run, p: Pending, what: string): Promise<boolean> {
+  const { d, o, r } = run;
+  if (o.dryRun) return false;
+  const messageId = p.m.MessageId!;
+  if (!p.m.ReceiptHandle) {
+    r.left.push({ messageId, campaign: p.send.campaignId, reason: "no ReceiptHandle to delete it with" });
     return false;
   }
+  await awsCall(d, `DeleteMessage ${messageId} (${what})`, (opts) =>
+    run.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: o.queueUrl, ReceiptHandle: p.m.ReceiptHandle }), opts),
+  );
+  return true;
+}
+
+/** The occurrence's recorded outcomes (ledger item `occ#<schedule ARN>#<scheduled time>`); undefined: no item. */
+async function recordedOutcomes(run: Run, send: FailedSend): Promise<Map<string, RecordedOutcome> | undefined> {
+  const key = occurrenceKey(send.scheduleArn, send.scheduledTime);
+  const item = await awsCall(run.d, `GetItem ${key} from the ledger ${run.o.ledgerTable}`, async (opts) => {
+    const answer = await run.clients.dynamodb.send(
+      new GetItemCommand({
+        TableName: run.o.ledgerTable,
+        Key: { [LEDGER_KEY]: { S: key } },
+        ConsistentRead: true,
+        ProjectionExpression: "#o",
+        ExpressionAttributeNames: { "#o": OCCURRENCE_ATTRIBUTES.outcomes },
+      }),
+      opts,
+    );
+    return answer.Item;
+  });
+  if (!item) return undefined;
+  const outcomes = new Map<string, RecordedOutcome>();
+  for (const [recipient, v] of Object.entries(item[OCCURRENCE_ATTRIBUTES.outcomes]?.M ?? {}))
+    outcomes.set(recipient, { outcome: v.M?.outcome?.S, reason: v.M?.reason?.S });
+  return outcomes;
+}
+
+interface Placed {
+  name: string;
+  at: number;
+  created: boolean;
+  quiet: RedriveQuiet;
 }
 
 /**
@@ -218,40 +421,25 @@ async function handle(
  * means an earlier run redrove it. Dry run: GetSchedule only.
  */
 async function place(
-  d: Deadline,
-  scheduler: SchedulerClient,
-  o: RedriveOptions,
-  queueArn: string,
+  run: Run,
   send: FailedSend,
-): Promise<{ name: string; at: number; created: boolean } | { reason: string }> {
-  const description = redriveDescription(send.identity);
+  found: FoundRow<Launch>,
+  recipients: string[],
+): Promise<Placed | { reason: string }> {
+  const { d, o } = run;
+  const scheduler = run.clients.scheduler;
+  const identity = redriveIdentity(send, found);
+  const description = redriveDescription(identity);
+  const base = redriveBase(send, found);
   for (let n = 1; n <= MAX_REDRIVE_GENERATIONS; n++) {
-    const Name = redriveName(send.redriveBase, n);
-    const at = redriveAt(Date.now());
+    const Name = redriveName(base, n);
+    const { atMs: at, quiet } = redriveTime(Date.now(), found, found.launch.quiet, o.windowMinutes);
     if (!o.dryRun) {
       // The promise every path keeps: never created less than a minute before it is due (a guard: at is 2 minutes on).
       if (!inTimeToCreate(at, Date.now()))
-        return { reason: `${send.identity}: ${new Date(at).toISOString()} came too close to create` };
-      const request = scheduleRequest(o, queueArn, send, Name, at, description);
-      const created = await awsCall(
-        d,
-        `CreateSchedule ${send.group}/${Name} (redrive of ${send.original})`,
-        async (opts) => {
-          try {
-            await scheduler.send(new CreateScheduleCommand(request), opts);
-            return true;
-          } catch (e) {
-            if (e instanceof ConflictException || isAwsError(e, "ConflictException")) return false;
-            throw e;
-          }
-        },
-        () => {
-          throw new FindingsError(
-            `CreateSchedule ${send.group}/${Name}: the group ${send.group} does not exist (the campaign was cancelled or its sends are over): not redriven`,
-          );
-        },
-      );
-      if (created) return { name: Name, at, created: true };
+        return { reason: `${identity}: ${new Date(at).toISOString()} came too close to create` };
+      const created = await createSchedule(run, send, Name, at, description, found, recipients);
+      if (created) return { name: Name, at, created: true, quiet };
     }
     const existing = await awsCall(
       d,
@@ -260,16 +448,70 @@ async function place(
       () => undefined,
     );
     if (existing === undefined) {
-      if (o.dryRun) return { name: Name, at, created: true };
+      if (o.dryRun) return { name: Name, at, created: true, quiet };
       return {
         reason: `CreateSchedule ${send.group}/${Name}: ConflictException, yet no such schedule (is the group being deleted?)`,
       };
     }
-    if (existing.Description === description) return { name: Name, at: atOf(existing) ?? at, created: false };
+    if (existing.Description === description) return { name: Name, at: atOf(existing) ?? at, created: false, quiet };
   }
   return {
-    reason: `${send.identity}: every name up to ${redriveName(send.redriveBase, MAX_REDRIVE_GENERATIONS)} is taken by other sends`,
+    reason: `${identity}: every name up to ${redriveName(base, MAX_REDRIVE_GENERATIONS)} is taken by other sends`,
   };
+}
+
+/**
+ * CreateSchedule of one redrive: a one-time schedule at `at` (UTC) of the one sender, its input rebuilt from the plan
+ * row, the stack's scheduler role and this queue as its dead letter. False: the name is taken (ConflictException).
+ * It stays after it fires (ActionAfterCompletion NONE): a later redrive of the same send meets it by name and
+ * Description instead of sending again; the campaign's group (cancel, or its housekeeping) removes it.
+ */
+async function createSchedule(
+  run: Run,
+  send: FailedSend,
+  Name: string,
+  at: number,
+  Description: string,
+  found: FoundRow<Launch>,
+  recipients: string[],
+): Promise<boolean> {
+  const { o } = run;
+  const input = redriveInput(o.sender, send.campaignId, found, recipients);
+  const request = {
+    Name,
+    GroupName: send.group,
+    ScheduleExpression: atExpression(new Date(at).toISOString().slice(0, 19)),
+    ScheduleExpressionTimezone: "UTC",
+    Description,
+    FlexibleTimeWindow: o.windowMinutes
+      ? { Mode: "FLEXIBLE" as const, MaximumWindowInMinutes: o.windowMinutes }
+      : { Mode: "OFF" as const },
+    ActionAfterCompletion: "NONE" as const,
+    Target: {
+      Arn: o.scope.senderArn,
+      RoleArn: o.schedulerRoleArn,
+      Input: JSON.stringify(input),
+      DeadLetterConfig: { Arn: run.queueArn },
+    },
+  };
+  return awsCall(
+    run.d,
+    `CreateSchedule ${send.group}/${Name} (redrive of ${send.original})`,
+    async (opts) => {
+      try {
+        await run.clients.scheduler.send(new CreateScheduleCommand(request), opts);
+        return true;
+      } catch (e) {
+        if (e instanceof ConflictException || isAwsError(e, "ConflictException")) return false;
+        throw e;
+      }
+    },
+    () => {
+      throw new FindingsError(
+        `CreateSchedule ${send.group}/${Name}: the group ${send.group} does not exist (the campaign was cancelled or its sends are over): not redriven`,
+      );
+    },
+  );
 }
 
 /** The time of an existing redriven schedule (written in UTC), for the report. */
@@ -278,45 +520,8 @@ function atOf(s: { ScheduleExpression?: string }): number | undefined {
   return m ? Date.parse(`${m[1]}Z`) : undefined;
 }
 
-/**
- * A one-time schedule at `at` (UTC) with the original's target, the stack's scheduler role and this queue as its dead
- * letter. It stays after it fires (ActionAfterCompletion NONE): a later redrive of the same send meets it by name and
- * Description instead of sending again; the campaign's group (cancel, or its housekeeping) removes it.
- */
-function scheduleRequest(
-  o: RedriveOptions,
-  queueArn: string,
-  send: FailedSend,
-  Name: string,
-  at: number,
-  Description: string,
-): CreateScheduleCommandInput {
-  return {
-    Name,
-    GroupName: send.group,
-    ScheduleExpression: atExpression(new Date(at).toISOString().slice(0, 19)),
-    ScheduleExpressionTimezone: "UTC",
-    Description,
-    FlexibleTimeWindow: o.windowMinutes
-      ? { Mode: "FLEXIBLE", MaximumWindowInMinutes: o.windowMinutes }
-      : { Mode: "OFF" },
-    ActionAfterCompletion: "NONE",
-    Target: {
-      Arn: send.targetArn,
-      RoleArn: o.schedulerRoleArn,
-      Input: send.input,
-      DeadLetterConfig: { Arn: queueArn },
-    },
-  };
-}
-
 /** Makes every message still held visible again (bounded on its own: it runs after the time limit too). */
-async function release(
-  sqs: SQSClient,
-  queueUrl: string,
-  held: { id: string; handle: string }[],
-  r: RedriveReport,
-): Promise<void> {
+async function release(sqs: SQSClient, queueUrl: string, held: Held[], r: RedriveReport): Promise<void> {
   for (let i = 0; i < held.length; i += PAGE) {
     const batch = held.slice(i, i + PAGE);
     try {

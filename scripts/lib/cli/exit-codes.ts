@@ -61,8 +61,8 @@ export const EXIT_CODES = {
     2: "bad flags or outputs",
   },
   redrive: {
-    0: "every message of the campaign(s) redriven, or none there",
-    1: "anything left in the queue, an AWS error or the time limit",
+    0: "every message of the campaign(s) redriven or with nothing left to send, or none there",
+    1: "anything left in the queue (not a pointer, not in the plan, unknown outcomes), an AWS error or the time limit",
     2: "bad flags or stack outputs",
   },
   reschedule: { 0: "done", 1: "no such schedule, a send that may have fired, or an AWS error", 2: BAD_FLAGS },

@@ -1,28 +1,35 @@
 /**
- * Reading a failed send back from the dead-letter queue, and naming its redrive. Pure: no AWS SDK.
+ * Reading a failed send back from the send dead-letter queue as a pointer, finding what it points to in the campaign's
+ * plan, deciding from the ledger what may be sent again, and naming its redrive. Pure: no AWS SDK.
  *
- * Two writers share the stack's queue (deadLetterQueueUrl):
- * - EventBridge Scheduler, when a schedule's target fails after its retries: the body is the target's Input as sent,
- *   and message attributes name the schedule (SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, ERROR_MESSAGE,
- *   IS_PAYLOAD_TRUNCATED, …). https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html
- * - the send gate (infra/rules/gate-definition.ts), when a capped send fails: the body is `{"input": <GateInput>, "error":
- *   {...}}` and there are no attributes; the input names the schedule (`schedule`, `scheduled_time`).
- * - the bulk sender (infra/rules/sender-definition.ts), one message per failed entry: `{"input": <SenderInput holding
- *   that entry alone>, "error", "delivery": "not-sent" | "unknown"}`, no attributes. Scheduler itself dead-letters a
- *   bulk schedule whose sender it could not start (TARGET_ARN = the sender): the body is the whole SenderInput.
- * The journeys' own queue holds trigger events the enrolment function could not handle, not sends: not read here.
+ * A dead letter is a pointer, never a request (infra/rules/ledger.ts DeadLetterPointer): redrive rebuilds the request
+ * from the plan the launcher wrote, so what a message says beyond which send failed is never sent. Two writers share
+ * the queue (deadLetterQueueUrl):
+ * - the one sender, one message per failed entry: the pointer as its body, no message attributes;
+ * - EventBridge Scheduler, when it could not start the sender: the body is the schedule's Target.Input (the sender
+ *   input) and attributes name the schedule (SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, ERROR_MESSAGE,
+ *   IS_PAYLOAD_TRUNCATED, …; https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html).
+ *   Only the schedule, its time and the recipient ids are read from it.
+ * Anything else (an older `{input, error}` dead letter, a raw SES request, a body that is not JSON) is not a pointer.
  */
 import { createHash } from "crypto";
 import {
+  ArnScope,
   CAMPAIGN_PREFIX,
+  campaignGroupName,
   campaignIdProblem,
   CLEANUP_SCHEDULE_NAME,
+  groupSchedulesArn,
+  isValidSchedulerName,
   scheduleName,
-  sesSendEmailTargetArn,
 } from "../../../infra/rules/naming";
-import { scheduler } from "../../../infra/rules/quotas";
-import { EMAIL_TAGS } from "../../../infra/rules/email-events";
-import { REDRIVE_DELAY_MS } from "../../../infra/rules/promises";
+import { scheduler, ses } from "../../../infra/rules/quotas";
+import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/rules/promises";
+import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/rules/ledger";
+import { BulkPlanRow, isBulkPlanValue, parseBulkPlanRow, parsePlanRow, PlanRow } from "../../../infra/rules/plan-row";
+import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/rules/bulk-request";
+import { QuietTime } from "../../../infra/rules/quiet-time";
+import { FindingsError } from "../../../infra/rules/errors";
 
 /** One SQS message as ReceiveMessage returns it (the fields read here). */
 export interface DeadLetterMessage {
@@ -32,28 +39,34 @@ export interface DeadLetterMessage {
   MessageAttributes?: Record<string, { StringValue?: string; DataType?: string } | undefined>;
 }
 
-/** What a redrive needs from one dead letter. */
+/** Where the stack is: its account's ARNs and the one sender every schedule targets (output senderStateMachineArn). */
+export interface StackScope extends ArnScope {
+  senderArn: string;
+}
+
+/** The scope of a stack from its sender's ARN (`arn:<partition>:states:<region>:<account>:stateMachine:<name>`). */
+export function stackScopeOf(senderArn: string): StackScope | undefined {
+  const m = /^arn:([a-z-]+):states:([a-z0-9-]+):(\d{12}):stateMachine:[0-9A-Za-z_-]{1,80}$/.exec(senderArn);
+  return m ? { partition: m[1], region: m[2], accountId: m[3], senderArn } : undefined;
+}
+
+/** The ARN of schedule `name` in `group` (what Scheduler names the ledger's occurrences by). */
+export const scheduleArn = (s: ArnScope, group: string, name: string) =>
+  groupSchedulesArn(s, group).replace(/\*$/, name);
+
+/** What a redrive takes from one dead letter: which send failed, never what it sent. */
 export interface FailedSend {
   campaignId: string;
   group: string;
-  /** The failed schedule's name. */
+  /** The failed schedule's name (a plan row's, or a redrive's of one). */
   original: string;
-  /** Which send this was, the same for every copy of the message: `<schedule ARN> @ <scheduled time>`. */
-  identity: string;
-  /**
-   * "ses": the SES universal target (Input = the SendEmail request); "gate": the send gate (Input = GateInput);
-   * "bulk": the bulk sender (Input = SenderInput: one entry from the sender's dead letter, every entry from Scheduler's).
-   */
-  via: "ses" | "gate" | "bulk";
-  /**
-   * The name the redrive counts `-r<N>` on from: the failed schedule's, except for one entry of a bulk schedule,
-   * whose up to 50 entries cannot share one name: the recipient-step's own (`<id>-<step>`, naming.ts scheduleName).
-   */
-  redriveBase: string;
-  targetArn: string;
-  /** The Input the redriven schedule is created with. */
-  input: string;
-  /** Why it failed, as far as the message says. */
+  scheduleArn: string;
+  scheduledTime: string;
+  /** The recipient ids of the failed entries. */
+  recipients: string[];
+  /** Who wrote it: the sender (a pointer) or Scheduler (it could not start the sender). */
+  source: "sender" | "scheduler";
+  /** Why it failed, as far as the message says (the pointer's outcome and reason, Scheduler's error). */
   error: string;
 }
 
@@ -63,231 +76,344 @@ export interface Unreadable {
   reason: string;
 }
 
-/** Where the stack sends: the partition's SES target and, with a frequency cap, the send gate. */
-export interface SendTargets {
-  partition: string;
-  sendGateArn?: string;
-  /** The bulk sender bulk schedules start (stack output senderStateMachineArn). */
-  senderArn?: string;
-  /**
-   * Redrive a bulk entry the sender marked `delivery: "unknown"` (SES may have sent it: the call failed without saying
-   * nothing was sent). Default: left in the queue, since a redrive may then send it twice.
-   */
-  resendUnknown?: boolean;
-}
+const POINTER_FIELDS = ["campaign", "schedule_name", "scheduled_time", "recipients", "outcome", "reason"] as const;
+const POINTER_OUTCOMES: readonly string[] = OUTCOMES.filter((o) => o !== "sent");
 
-const SCHEDULE_ARN =
-  /^arn:([a-z-]+):scheduler:[a-z0-9-]+:\d{12}:schedule\/([0-9A-Za-z_.-]{1,64})\/([0-9A-Za-z_.-]{1,64})$/;
-
-/** The Scheduler context attributes the fan-out writes into a gate input (each occurrence gets its own values). */
-const GATE_CONTEXT = {
-  schedule: "<aws.scheduler.schedule-arn>",
-  scheduled_time: "<aws.scheduler.scheduled-time>",
-} as const;
-
-/** Reads one dead letter: the failed send, or why it cannot be redriven. */
-export function readDeadLetter(m: DeadLetterMessage, targets: SendTargets): FailedSend | Unreadable {
-  const attribute = (name: string) => m.MessageAttributes?.[name]?.StringValue;
+/** Reads one dead letter as a pointer, or says why it is not one. */
+export function readDeadLetter(m: DeadLetterMessage, scope: StackScope): FailedSend | Unreadable {
   let body: unknown;
   try {
     body = JSON.parse(m.Body ?? "");
   } catch {
-    body = undefined;
+    return { reason: "the body is not JSON: not a dead-letter pointer of the sender nor Scheduler's dead letter" };
   }
-  const scheduleArn = attribute("SCHEDULE_ARN");
-  if (scheduleArn !== undefined) return fromScheduler(m, body, scheduleArn, attribute, targets);
-  if (isObject(body) && isObject(body.input) && isObject(body.input.bulk) && typeof body.input.schedule === "string")
-    return fromSender(body, targets);
-  if (isObject(body) && isObject(body.input) && typeof body.input.schedule === "string") return fromGate(body, targets);
-  return {
-    reason:
-      "not a dead letter of Scheduler (no SCHEDULE_ARN attribute) nor of the send gate or the bulk sender (no input.schedule in its body)",
-  };
+  if (m.MessageAttributes?.SCHEDULE_ARN?.StringValue !== undefined) return fromScheduler(m, body, scope);
+  return fromSender(body, scope);
 }
 
-function fromScheduler(
-  m: DeadLetterMessage,
-  body: unknown,
-  scheduleArn: string,
-  attribute: (name: string) => string | undefined,
-  targets: SendTargets,
-): FailedSend | Unreadable {
-  const schedule = campaignSchedule(scheduleArn);
-  if ("reason" in schedule) return schedule;
-  const { campaignId } = schedule;
-  if (attribute("IS_PAYLOAD_TRUNCATED") === "true")
+/** The sender's pointer: exactly the pointer's fields, each of its type (anything more is not a pointer). */
+function fromSender(body: unknown, scope: StackScope): FailedSend | Unreadable {
+  if (!isObject(body)) return { reason: "the body is not a JSON object: not a dead-letter pointer" };
+  const p = body as Partial<Record<keyof DeadLetterPointer, unknown>>;
+  const campaignId = typeof p.campaign === "string" && !campaignIdProblem(p.campaign) ? p.campaign : undefined;
+  const extra = Object.keys(body).filter((k) => !(POINTER_FIELDS as readonly string[]).includes(k));
+  const shape = `a pointer is {${POINTER_FIELDS.join(", ")}} (infra/rules/ledger.ts)`;
+  if (extra.length)
     return {
       campaignId,
-      reason: `${scheduleArn}: Scheduler truncated the message's body (IS_PAYLOAD_TRUNCATED): the send cannot be rebuilt`,
+      reason: `not a dead-letter pointer: it carries ${extra.join(", ")}, which a pointer does not (an older dead letter or a request?); ${shape}`,
     };
-  const scheduledTime = attribute("SCHEDULED_TIME");
-  if (!scheduledTime || scheduledTime.length > 40)
-    return {
-      campaignId,
-      reason: `${scheduleArn}: no SCHEDULED_TIME attribute, so a second redrive could not be told apart`,
-    };
-  const targetArn = attribute("TARGET_ARN") ?? "";
-  const error = [attribute("ERROR_CODE"), attribute("ERROR_MESSAGE")].filter(Boolean).join(": ") || "unknown error";
-  const base = {
-    ...schedule,
-    redriveBase: schedule.original,
-    identity: `${scheduleArn} @ ${scheduledTime}`,
-    targetArn,
-    error,
-  };
-  if (targets.senderArn !== undefined && targetArn === targets.senderArn) {
-    // The sender never started: no entry was sent; the whole schedule is redriven as one bulk schedule.
-    const problem = isObject(body) ? senderInputProblem(body) : "the body is not JSON";
-    if (problem) return { campaignId, reason: `${scheduleArn}: ${problem}` };
-    return { ...base, via: "bulk", input: senderInput(body as Record<string, unknown>) };
-  }
-  if (targetArn === sesSendEmailTargetArn(schedule.partition)) {
-    if (!isObject(body))
-      return { campaignId, reason: `${scheduleArn}: the body is not the JSON SendEmail request the schedule sent` };
-    return { ...base, via: "ses", input: m.Body! };
-  }
-  if (targets.sendGateArn !== undefined && targetArn === targets.sendGateArn) {
-    if (!isObject(body) || !isObject(body.email))
-      return { campaignId, reason: `${scheduleArn}: the body is not the send gate's input` };
-    return { ...base, via: "gate", input: gateInput(body) };
-  }
+  if (campaignId === undefined) return { reason: `not a dead-letter pointer: no valid campaign id; ${shape}` };
+  const problem =
+    scheduleProblem(p.schedule_name) ??
+    timeProblem(p.scheduled_time) ??
+    recipientsProblem(p.recipients) ??
+    (typeof p.outcome === "string" && POINTER_OUTCOMES.includes(p.outcome)
+      ? typeof p.reason === "string"
+        ? undefined
+        : "no reason"
+      : `outcome ${JSON.stringify(p.outcome)} is not one of ${POINTER_OUTCOMES.join(", ")}`);
+  if (problem) return { campaignId, reason: `not a dead-letter pointer: ${problem}; ${shape}` };
+  const group = campaignGroupName(campaignId);
+  const name = p.schedule_name as string;
   return {
     campaignId,
-    reason: `${scheduleArn}: target ${targetArn || "(none)"} is not one of the stack's (SES SendEmail${targets.sendGateArn ? ", the send gate" : ""}${targets.senderArn ? ", the bulk sender" : ""})`,
+    group,
+    original: name,
+    scheduleArn: scheduleArn(scope, group, name),
+    scheduledTime: p.scheduled_time as string,
+    recipients: p.recipients as string[],
+    source: "sender",
+    error: [p.outcome, p.reason].filter(Boolean).join(": "),
   };
 }
 
-function fromGate(body: Record<string, unknown>, targets: SendTargets): FailedSend | Unreadable {
-  const input = body.input as Record<string, unknown>;
-  const scheduleArn = input.schedule as string;
-  const schedule = campaignSchedule(scheduleArn);
-  if ("reason" in schedule) return schedule;
-  const { campaignId } = schedule;
-  if (
-    !isObject(input.email) ||
-    typeof input.scheduled_time !== "string" ||
-    !input.scheduled_time ||
-    input.scheduled_time.length > 40
-  )
-    return { campaignId, reason: `${scheduleArn}: the send gate's dead letter has no email or scheduled_time` };
-  if (targets.sendGateArn === undefined)
+/** Scheduler's dead letter of a schedule whose sender it could not start: a pointer made of its attributes and ids. */
+function fromScheduler(m: DeadLetterMessage, body: unknown, scope: StackScope): FailedSend | Unreadable {
+  const attribute = (name: string) => m.MessageAttributes?.[name]?.StringValue;
+  const arn = attribute("SCHEDULE_ARN")!;
+  const schedule = scheduleOfArn(arn);
+  const campaignId = schedule?.group.startsWith(CAMPAIGN_PREFIX)
+    ? schedule.group.slice(CAMPAIGN_PREFIX.length)
+    : undefined;
+  if (!schedule || campaignId === undefined || campaignIdProblem(campaignId))
     return {
-      campaignId,
-      reason: `${scheduleArn}: a send gate's dead letter, but the stack outputs have no sendGateArn`,
+      reason: `schedule ${arn}: not a schedule of a campaign's group (arn:…:schedule/${CAMPAIGN_PREFIX}<id>/<name>)`,
     };
-  const e = isObject(body.error) ? body.error : {};
-  const error = [e.Error, e.Cause].filter((x) => typeof x === "string" && x).join(": ") || "unknown error";
+  const problem =
+    (arn !== scheduleArn(scope, schedule.group, schedule.name)
+      ? `not a schedule of this stack's account and Region (${scope.accountId}, ${scope.region})`
+      : undefined) ??
+    (schedule.name === CLEANUP_SCHEDULE_NAME
+      ? "the campaign's housekeeping (it deletes the group), not a send"
+      : undefined) ??
+    (attribute("TARGET_ARN") !== scope.senderArn
+      ? `target ${attribute("TARGET_ARN") ?? "(none)"} is not the stack's sender (${scope.senderArn}): an older schedule's dead letter, not redriven`
+      : undefined) ??
+    (attribute("IS_PAYLOAD_TRUNCATED") === "true"
+      ? "Scheduler truncated the message's body (IS_PAYLOAD_TRUNCATED): its recipient ids cannot be read"
+      : undefined) ??
+    scheduleProblem(schedule.name) ??
+    timeProblem(attribute("SCHEDULED_TIME"), "SCHEDULED_TIME attribute") ??
+    recipientsProblem(isObject(body) ? body.recipients : undefined, "the sender input's recipients");
+  if (problem) return { campaignId, reason: `${arn}: ${problem}` };
   return {
-    ...schedule,
-    redriveBase: schedule.original,
-    identity: `${scheduleArn} @ ${input.scheduled_time}`,
-    via: "gate",
-    targetArn: targets.sendGateArn,
-    input: gateInput(input),
-    error,
+    campaignId,
+    group: schedule.group,
+    original: schedule.name,
+    scheduleArn: arn,
+    scheduledTime: attribute("SCHEDULED_TIME")!,
+    recipients: (body as { recipients: string[] }).recipients,
+    source: "scheduler",
+    error: [attribute("ERROR_CODE"), attribute("ERROR_MESSAGE")].filter(Boolean).join(": ") || "unknown error",
   };
 }
 
-/**
- * One entry the bulk sender dead-lettered: redriven as a one-entry bulk schedule (the sender again, so its statuses
- * are read and a failure comes back here), named after the recipient-step. An entry SES may have sent is left unless
- * `resendUnknown`.
- */
-function fromSender(body: Record<string, unknown>, targets: SendTargets): FailedSend | Unreadable {
-  const input = body.input as Record<string, unknown>;
-  const scheduleArn = input.schedule as string;
-  const schedule = campaignSchedule(scheduleArn);
-  if ("reason" in schedule) return schedule;
-  const { campaignId } = schedule;
-  const problem = senderInputProblem(input);
-  if (problem) return { campaignId, reason: `${scheduleArn}: the bulk sender's dead letter: ${problem}` };
-  const recipients = input.recipients as string[];
-  if (recipients.length !== 1)
-    return {
-      campaignId,
-      reason: `${scheduleArn}: the bulk sender's dead letter holds ${recipients.length} entries; it writes one per message`,
-    };
-  if (targets.senderArn === undefined)
-    return {
-      campaignId,
-      reason: `${scheduleArn}: a bulk sender's dead letter, but the stack outputs have no senderStateMachineArn`,
-    };
-  const step = bulkStep(schedule.original, input.bulk as Record<string, unknown>);
-  if (step === undefined)
-    return {
-      campaignId,
-      reason: `${scheduleArn}: the bulk sender's dead letter names no step (schedule name bulk.<step>.… or a step tag)`,
-    };
-  const e = isObject(body.error) ? body.error : {};
-  const error = [e.Error, e.Cause].filter((x) => typeof x === "string" && x).join(": ") || "unknown error";
-  const recipientSchedule = scheduleName(recipients[0], step);
-  if (body.delivery === "unknown" && !targets.resendUnknown)
-    return {
-      campaignId,
-      reason: `${scheduleArn} entry ${recipientSchedule}: SES may have sent it (${error}; delivery unknown): not redriven, so it is not sent twice; check the address's SEND events, then redrive with --resend-unknown or delete the message`,
-    };
-  return {
-    ...schedule,
-    // A redriven entry's schedule is already named after its recipient-step: count on from it.
-    redriveBase: /^bulk\./.test(schedule.original) ? recipientSchedule : schedule.original,
-    identity: `${scheduleArn} @ ${input.scheduled_time} entry ${recipientSchedule}`,
-    via: "bulk",
-    targetArn: targets.senderArn,
-    input: senderInput(input),
-    error,
-  };
-}
-
-/** Why `input` is not a sender input that can be re-sent as it is, or undefined. */
-function senderInputProblem(input: Record<string, unknown>): string | undefined {
-  const bulk = input.bulk;
-  if (!isObject(bulk) || !Array.isArray(bulk.BulkEmailEntries))
-    return "no SendBulkEmail request (bulk.BulkEmailEntries)";
-  const recipients = input.recipients;
-  if (!Array.isArray(recipients) || !recipients.every((r) => typeof r === "string" && r))
-    return "no recipient ids (recipients)";
-  if (recipients.length !== bulk.BulkEmailEntries.length || !recipients.length)
-    return `${recipients.length} recipient ids for ${bulk.BulkEmailEntries.length} entries`;
-  if (typeof input.scheduled_time !== "string" || !input.scheduled_time || input.scheduled_time.length > 40)
-    return "no scheduled_time";
+function scheduleProblem(name: unknown): string | undefined {
+  if (typeof name !== "string" || !isValidSchedulerName(name))
+    return `schedule_name ${JSON.stringify(name)} is not a schedule name`;
+  if (name === CLEANUP_SCHEDULE_NAME) return "the campaign's housekeeping schedule, not a send";
   return undefined;
 }
 
-/** The step of a bulk schedule: from its name (naming.ts bulkScheduleName), else its step tag. */
-function bulkStep(name: string, bulk: Record<string, unknown>): number | undefined {
-  const fromName = /^bulk\.(\d+)\./.exec(name)?.[1];
-  const tags = Array.isArray(bulk.DefaultEmailTags) ? bulk.DefaultEmailTags : [];
-  const tag = tags.find((t) => isObject(t) && t.Name === EMAIL_TAGS.step);
-  const text = fromName ?? (isObject(tag) && typeof tag.Value === "string" ? tag.Value : undefined);
-  return text !== undefined && /^\d{1,4}$/.test(text) ? Number(text) : undefined;
+function timeProblem(time: unknown, what = "scheduled_time"): string | undefined {
+  return typeof time === "string" && time.length <= 40 && !Number.isNaN(Date.parse(time))
+    ? undefined
+    : `${what} ${JSON.stringify(time)} is not a time`;
 }
 
-/** The sender input of the redriven schedule: the same request and recipients, the context of its own run. */
-function senderInput(input: Record<string, unknown>): string {
-  return JSON.stringify({ ...input, ...GATE_CONTEXT });
-}
-
-/** The gate input of the redriven schedule: the same email and campaign, and the context attributes of its own run. */
-function gateInput(input: Record<string, unknown>): string {
-  return JSON.stringify({ email: input.email, campaign: input.campaign, ...GATE_CONTEXT });
-}
-
-function campaignSchedule(
-  arn: string,
-): { campaignId: string; group: string; original: string; partition: string } | Unreadable {
-  const m = SCHEDULE_ARN.exec(arn);
-  if (!m)
-    return { reason: `schedule ${arn}: not a schedule ARN in a group (arn:…:scheduler:…:schedule/<group>/<name>)` };
-  const [, partition, group, original] = m;
-  const campaignId = group.slice(CAMPAIGN_PREFIX.length);
-  if (!group.startsWith(CAMPAIGN_PREFIX) || campaignIdProblem(campaignId))
-    return { reason: `schedule ${arn}: group ${group} is not a campaign's (${CAMPAIGN_PREFIX}<id>)` };
-  if (original === CLEANUP_SCHEDULE_NAME)
-    return { campaignId, reason: `schedule ${arn}: the campaign's housekeeping (it deletes the group), not a send` };
-  return { campaignId, group, original, partition };
+function recipientsProblem(ids: unknown, what = "recipients"): string | undefined {
+  const ok =
+    Array.isArray(ids) &&
+    ids.length >= 1 &&
+    ids.length <= ses.maxBulkEntries &&
+    ids.every((r) => typeof r === "string" && r !== "") &&
+    new Set(ids).size === ids.length;
+  return ok ? undefined : `${what} must be 1 to ${ses.maxBulkEntries} distinct recipient ids`;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The plan row a failed send points to: a recipient's row or a bulk line, where it was read, and its launch's. */
+export type FoundRow<L> = ({ kind: "bulk"; row: BulkPlanRow } | { kind: "recipient"; row: PlanRow }) & {
+  where: string;
+  launch: L;
+};
+
+/**
+ * Finds the plan row of each failed send among plan lines offered one at a time (a plan is streamed, never held).
+ * A send points to a row when its schedule is the row's, or a redrive of it (`<row>-r<N>`), or — one entry of a bulk
+ * line — a redrive named after that entry's recipient-step. Every recipient of the send must be in that row.
+ * The first row found wins: offer the newest launch's plan first.
+ */
+export class PlanSearch<L> {
+  private readonly byRecipient = new Map<string, FailedSend[]>();
+  private readonly byName = new Map<string, FailedSend[]>();
+  private readonly found = new Map<FailedSend, FoundRow<L>>();
+  private readonly named = new Map<FailedSend, string>();
+
+  constructor(readonly sends: readonly FailedSend[]) {
+    for (const s of sends) {
+      for (const r of s.recipients) push(this.byRecipient, r, s);
+      push(this.byName, s.original.replace(REDRIVE_SUFFIX, ""), s);
+    }
+  }
+
+  /** Sends whose row is not found yet. */
+  get pending(): number {
+    return this.sends.length - this.found.size;
+  }
+
+  /** One plan line (`where`: the object and line, for messages); a FindingsError when it is not a plan line. */
+  offer(line: string, where: string, launch: L): void {
+    if (line === "") return;
+    let value: Record<string, unknown>;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new FindingsError(`${where}: not a plan line (not JSON)`);
+    }
+    const bulk = isBulkPlanValue(value);
+    const name = value?.schedule_name;
+    const ids = bulk
+      ? Array.isArray(value.entries)
+        ? value.entries.map((e) => (e as { recipient_id?: unknown })?.recipient_id)
+        : []
+      : [value?.recipient_id];
+    if (typeof name !== "string" || !Number.isInteger(value.step) || !ids.every((id) => typeof id === "string"))
+      throw new FindingsError(`${where}: not a plan line (needs schedule_name, step and recipient ids)`);
+    for (const s of this.byName.get(name) ?? []) if (!this.named.has(s)) this.named.set(s, where);
+    for (const id of ids as string[])
+      for (const s of this.byRecipient.get(id) ?? [])
+        if (!this.found.has(s) && pointsTo(s, name, value.step as number, id, bulk))
+          this.found.set(s, this.row(line, where, launch, bulk));
+  }
+
+  /** The send's row, or why it has none (it is refused: a send not in the plan is never sent). */
+  result(s: FailedSend, searched: string): FoundRow<L> | { reason: string } {
+    const f = this.found.get(s);
+    if (!f) {
+      const where = this.named.get(s);
+      return {
+        reason: where
+          ? `refused: ${s.original}'s plan row (${where}) holds none of the recipients ${s.recipients.join(", ")}`
+          : `refused: no schedule ${s.original} (nor one it redrives) holding ${s.recipients.join(", ")} is in the campaign's plan (${searched})`,
+      };
+    }
+    const ids = new Set(f.kind === "bulk" ? f.row.entries.map((e) => e.recipient_id) : [f.row.recipient_id]);
+    const missing = s.recipients.filter((r) => !ids.has(r));
+    if (missing.length)
+      return {
+        reason: `refused: recipients ${missing.join(", ")} are not in plan row ${f.row.schedule_name} (${f.where})`,
+      };
+    // One entry per pointer keeps each recipient's redrive one schedule (its name and Description): two pointers of
+    // one occurrence naming overlapping sets would otherwise each get one, and a recipient in both two mails.
+    if (s.source === "sender" && s.recipients.length > 1)
+      return {
+        reason: `refused: the sender writes one dead letter per failed entry; this one names ${s.recipients.length} recipients`,
+      };
+    return f;
+  }
+
+  private row(line: string, where: string, launch: L, bulk: boolean): FoundRow<L> {
+    try {
+      return bulk
+        ? { kind: "bulk", row: parseBulkPlanRow(line), where, launch }
+        : { kind: "recipient", row: parsePlanRow(line), where, launch };
+    } catch (e) {
+      throw new FindingsError(`${where}: ${(e as Error).message}`);
+    }
+  }
+}
+
+const REDRIVE_SUFFIX = /-r(\d+)$/;
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V) {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
+
+/** Whether failed send `s` is of plan row `name` (step `step`) holding recipient `id`: the row's schedule or a redrive. */
+function pointsTo(s: FailedSend, name: string, step: number, id: string, bulk: boolean): boolean {
+  if (s.original === name) return true;
+  const n = Number(REDRIVE_SUFFIX.exec(s.original)?.[1]);
+  if (!(n >= 1 && n <= MAX_REDRIVE_GENERATIONS)) return false;
+  if (redriveName(name, n) === s.original) return true;
+  return bulk && s.recipients.length === 1 && redriveName(scheduleName(id, step), n) === s.original;
+}
+
+/** An entry's outcome as the ledger's occurrence item records it (`outcomes`: recipient id → {outcome, reason}). */
+export interface RecordedOutcome {
+  outcome?: string;
+  reason?: string;
+}
+
+/** One recipient of a failed send, with what the ledger says of it. */
+export interface RecipientOutcome {
+  recipient: string;
+  outcome: Outcome;
+  reason: string;
+}
+
+/** Which recipients of a failed send may be sent again, from the ledger's outcomes (undefined: no occurrence item). */
+export interface ResendDecision {
+  resend: RecipientOutcome[];
+  /** Sent, or skipped for good (opted out, capped, cancelled, a repeat): never sent again. */
+  settled: RecipientOutcome[];
+  /** SES may have sent them: sent again only with --resend-unknown (then in `resend`). */
+  unknown: RecipientOutcome[];
+}
+
+/**
+ * The ledger decides, never the message: `not-sent` and `skipped` because the campaign was paused are sent again,
+ * `unknown` only when asked (a recipient may get it twice), `sent` and every other skip never. A recipient the ledger
+ * has no outcome for (no occurrence item: the sender may still have run) counts as unknown. Scheduler's dead letter of
+ * an occurrence the sender did run (the ledger has it) re-sends only the entries with no outcome: the sender's own
+ * dead letters point to the others that failed.
+ */
+export function decideResends(
+  s: Pick<FailedSend, "recipients" | "source">,
+  outcomes: ReadonlyMap<string, RecordedOutcome> | undefined,
+  resendUnknown: boolean,
+): ResendDecision {
+  const d: ResendDecision = { resend: [], settled: [], unknown: [] };
+  const unknown = (o: RecipientOutcome) => (resendUnknown ? d.resend : d.unknown).push(o);
+  for (const recipient of s.recipients) {
+    const o = outcomes?.get(recipient);
+    const outcome = (OUTCOMES as readonly string[]).includes(o?.outcome ?? "") ? (o!.outcome as Outcome) : undefined;
+    const reason = o?.reason ?? "";
+    if (o === undefined) unknown({ recipient, outcome: "unknown", reason: "no outcome recorded" });
+    else if (s.source === "scheduler")
+      d.settled.push({
+        recipient,
+        outcome: outcome ?? "unknown",
+        reason: "the sender ran it: its own dead letter covers it",
+      });
+    else if (outcome === undefined)
+      unknown({
+        recipient,
+        outcome: "unknown",
+        reason: `outcome ${JSON.stringify(o.outcome)} is not one of ${OUTCOMES.join(", ")}`,
+      });
+    else if (outcome === "not-sent" || (outcome === "skipped" && reason === "paused"))
+      d.resend.push({ recipient, outcome, reason });
+    else if (outcome === "unknown") unknown({ recipient, outcome, reason });
+    else d.settled.push({ recipient, outcome, reason });
+  }
+  return d;
+}
+
+/** What every redriven schedule's sender input carries from the stack (the fan-out's parameters of the same name). */
+export interface SenderFields {
+  fromAddress: string;
+  configurationSetName: string;
+  listManagement?: { contactListName: string; topicName: string };
+}
+
+/**
+ * The sender input of a redrive of `recipients` of `found`: what the fan-out builds for that plan row
+ * (bulk-request.ts), a bulk line's restricted to those entries in the line's order. Opt-outs and the cap are not
+ * checked here: the sender applies both to every entry when it sends.
+ */
+export function redriveInput<L>(
+  t: SenderFields,
+  campaignId: string,
+  found: FoundRow<L>,
+  recipients: string[],
+): SenderInput {
+  if (found.kind === "recipient") return recipientSenderInput(t, campaignId, found.row);
+  const keep = new Set(recipients);
+  return senderInput(t, campaignId, {
+    ...found.row,
+    entries: found.row.entries.filter((e) => keep.has(e.recipient_id)),
+  });
+}
+
+/**
+ * The name a redrive counts `-r<N>` on from: the plan row's, except for one entry of a bulk line, whose up to 50
+ * entries cannot share one name: the recipient-step's own (`<id>-<step>`, naming.ts scheduleName).
+ */
+export function redriveBase<L>(s: FailedSend, found: FoundRow<L>): string {
+  return found.kind === "bulk" && s.recipients.length === 1
+    ? scheduleName(s.recipients[0], found.row.step)
+    : found.row.schedule_name;
+}
+
+/**
+ * Which send a redrive re-sends, the same for every copy of the message: `<schedule ARN> @ <scheduled time>`, and for
+ * part of a bulk line which entries (`entry <recipient-step>`, or `entries <n> <hash of the ids>`).
+ */
+export function redriveIdentity<L>(s: FailedSend, found: FoundRow<L>): string {
+  const occurrence = `${s.scheduleArn} @ ${s.scheduledTime}`;
+  if (found.kind === "recipient" || s.recipients.length === found.row.entries.length) return occurrence;
+  if (s.recipients.length === 1) return `${occurrence} entry ${scheduleName(s.recipients[0], found.row.step)}`;
+  const hash = createHash("sha256")
+    .update([...s.recipients].sort().join("\n"), "utf8")
+    .digest("hex")
+    .slice(0, 16);
+  return `${occurrence} entries ${s.recipients.length} ${hash}`;
+}
 
 /** How many `-r<N>` names a redrive tries for one send before it gives up (each taken by another send). */
 export const MAX_REDRIVE_GENERATIONS = 20;
@@ -311,4 +437,28 @@ export const redriveDescription = (identity: string) => `sendtime redrive of ${i
 /** When a send redriven at `nowMs` goes: REDRIVE_DELAY_MS later, up to the next whole minute (at() has minutes). */
 export function redriveAt(nowMs: number): number {
   return Math.ceil((nowMs + REDRIVE_DELAY_MS) / 60_000) * 60_000;
+}
+
+/**
+ * What quiet time did to a redrive: `none` (the campaign has none), `free` (its time is not quiet), `delayed` (moved
+ * to the first time whose whole window is free), `not-checked` (a bulk line keeps no recipient's zone).
+ */
+export type RedriveQuiet = "none" | "free" | "delayed" | "not-checked";
+
+/**
+ * The time of a redrive created at `nowMs`: redriveAt, then the campaign's quiet time in the recipient's zone over
+ * the schedule's window (promises.ts endOfQuietWindow). A quiet redrive is delayed whatever the campaign's policy:
+ * it is late already, and the operator asked for it to be sent.
+ */
+export function redriveTime<L>(
+  nowMs: number,
+  found: FoundRow<L>,
+  quiet: QuietTime | null,
+  windowMinutes: number | undefined,
+): { atMs: number; quiet: RedriveQuiet } {
+  const atMs = redriveAt(nowMs);
+  if (!quiet) return { atMs, quiet: "none" };
+  if (found.kind === "bulk") return { atMs, quiet: "not-checked" };
+  const end = endOfQuietWindow(quiet, found.row.timezone, atMs, windowMinutes ?? 1);
+  return end ? { atMs: Math.ceil(end.utcMs / 60_000) * 60_000, quiet: "delayed" } : { atMs, quiet: "free" };
 }
