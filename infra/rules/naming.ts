@@ -133,11 +133,6 @@ export function sesTemplateArn(scope: ArnScope, name: string): string {
   return `arn:${scope.partition}:ses:${scope.region}:${scope.accountId}:template/${name}`;
 }
 
-/** The EventBridge Scheduler universal target that calls SES v2 SendEmail. */
-export function sesSendEmailTargetArn(partition: string): string {
-  return `arn:${partition}:scheduler:::aws-sdk:sesv2:sendEmail`;
-}
-
 /** The Scheduler universal target that deletes a schedule group (a campaign's housekeeping schedule calls it). */
 export function schedulerDeleteGroupTargetArn(partition: string): string {
   return `arn:${partition}:scheduler:::aws-sdk:scheduler:deleteScheduleGroup`;

@@ -52,7 +52,7 @@ const stack = {
   defaultWindowMinutes: 15,
   region: "us-east-1",
   journeyDefinitions: [{ name: "welcome" }],
-  // Today's stacks still name the send gate: its older dead letters must not be re-sent through it either.
+  // Outputs saved before the one door still name the send gate: its older dead letters are never re-sent either.
   sendGateArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-gate-dev",
 };
 const outputs = path.join(tmp, "outputs.json");
