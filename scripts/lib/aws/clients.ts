@@ -4,6 +4,7 @@
  * a request timeout on every HTTP call, and AWS errors turned into one line.
  */
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { SESv2Client } from "@aws-sdk/client-sesv2";
@@ -91,6 +92,8 @@ export const sqsClient = (region?: string) =>
 export const sesClient = (region?: string) => recordingAttempts(new SESv2Client(common(region)));
 export const cloudWatchClient = (region?: string) => new CloudWatchClient(common(region));
 export const ssmClient = (region?: string) => recordingAttempts(new SSMClient(common(region)));
+/** The occurrence ledger's client (AWS_ENDPOINT_URL_DYNAMODB points it elsewhere, as the other services' variables do). */
+export const dynamodb = (region?: string) => recordingAttempts(new DynamoDBClient(common(region)));
 
 /** `what failed: ErrorName: message` — one line, no stack. */
 export function awsErrorLine(what: string, e: unknown): string {

@@ -31,6 +31,8 @@ export interface StackOutputs {
   unsubscribeTopic?: string;
   /** The SES templates the stack deploys (its roles may send only these); absent when templates are kept in SES. */
   templateNames?: string[];
+  /** The occurrence ledger (DynamoDB): occurrences, enrolments and each campaign's state (infra/rules/ledger.ts). */
+  ledgerTableName?: string;
 }
 
 export interface OutputSources {
@@ -88,6 +90,14 @@ export function requireOutputs<K extends keyof StackOutputs>(
   return o as StackOutputs & Required<Pick<StackOutputs, K>>;
 }
 
+/** The ledger's table name, or a UsageError: a stack deployed before the ledger has no such output. */
+export function requireLedgerTable(o: StackOutputs): string {
+  if (o.ledgerTableName) return o.ledgerTableName;
+  throw new UsageError(
+    "missing stack output ledgerTableName: the stack predates the occurrence ledger, which holds each campaign's state; run `pulumi up` to add it, then save its outputs again",
+  );
+}
+
 function readFile(file: string): string {
   try {
     return fs.readFileSync(file, "utf8");
@@ -124,6 +134,7 @@ const STRING_OUTPUTS = [
   "unsubscribeKeyParameter",
   "contactListName",
   "unsubscribeTopic",
+  "ledgerTableName",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */
