@@ -77,7 +77,9 @@ function formatCancel(r: StateCancelReport): string {
       "  NOT fully cancelled; what can still send:",
       ...r.stillThere.map((t) => `    - ${t}`),
       ...r.problems.map((p) => `  problem: ${p}`),
-      "  Run cancel-campaign again (it is safe to repeat) to finish.",
+      r.stillThere.length === 1 && r.state.sendsEndBy && !r.state.waited
+        ? `  Run cancel-campaign again (it is safe to repeat) with a --timeout-seconds that covers its ${r.state.waitSeconds} s wait, or wait until ${r.state.sendsEndBy}.`
+        : "  Run cancel-campaign again (it is safe to repeat) to finish.",
     );
   else if (r.dryRun) lines.push(...r.problems.map((p) => `  problem: ${p}`));
   return lines.join("\n") + "\n";
@@ -97,12 +99,17 @@ function formatDryRun(r: StateCancelReport): string[] {
   ];
 }
 
+function stateLine(r: StateCancelReport): string {
+  const s = r.state;
+  if (s.alreadyCancelled)
+    return `Campaign ${r.campaign}: already ${s.before ? describeState(s.before) : "cancelled"}; its state is kept as the first cancel wrote it.`;
+  if (s.cancelledAt)
+    return `Campaign ${r.campaign}: state cancelled at ${s.cancelledAt} (was ${s.before ? describeState(s.before) : "unknown"}).`;
+  return `Campaign ${r.campaign}: its state could not be set to cancelled.`;
+}
+
 function formatDone(r: StateCancelReport): string[] {
-  const lines = [
-    r.state.cancelledAt
-      ? `Campaign ${r.campaign}: state cancelled at ${r.state.cancelledAt} (was ${r.state.before ? describeState(r.state.before) : "unknown"}).`
-      : `Campaign ${r.campaign}: its state could not be set to cancelled.`,
-  ];
+  const lines = [stateLine(r)];
   const stopped = r.executionsStopped;
   if (r.nothingToCancel) lines.push(`  No running fan-out and no schedule group ${r.group}.`);
   else

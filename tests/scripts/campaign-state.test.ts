@@ -194,11 +194,39 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
       assert.deepStrictEqual(report.stillThere, [
         "sender executions that read the campaign's state before it was cancelled may still be sending until 2026-12-01T10:00:49.000Z (the wait of 49 s from the state write does not fit in the command's time limit of 10 s)",
       ]);
+      const text = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "10"]);
+      assert.match(
+        text.stdout,
+        /\n  Run cancel-campaign again \(it is safe to repeat\) with a --timeout-seconds that covers its 49 s wait, or wait until 2026-12-01T10:00:49\.000Z\.\n$/,
+      );
       assert.deepStrictEqual(
         [report.state.cancelledAt, report.state.sendsEndBy, report.state.waited],
         ["2026-12-01T10:00:00.000Z", "2026-12-01T10:00:49.000Z", false],
       );
       assert.deepStrictEqual(slept, [], "it does not wait for what it cannot cover");
+    });
+
+    it("a second cancel keeps the first cancel's time and reason, and still waits before exit 0", async () => {
+      endpoint = await startEndpoint(stackEndpoint(order));
+      const first = {
+        pk: { S: "campaign#spring" },
+        state: { S: "cancelled" },
+        reason: { S: "wrong price" },
+        updated_at: { S: "2026-11-30T08:00:00.000Z" },
+      };
+      await ledger.put(first);
+      const r = await run(cancel, ["--campaign", "spring", "--reason", "again"]);
+      assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+      assert.deepStrictEqual(await stateItem(), first);
+      assert.match(
+        r.stdout,
+        /^Campaign spring: already cancelled since 2026-11-30T08:00:00\.000Z \(reason: wrong price\); its state is kept as the first cancel wrote it\.\n/,
+      );
+      assert.strictEqual(
+        slept.reduce((a, b) => a + b, 0),
+        WAIT_MS,
+      );
+      assert.match(r.stdout, /Nothing of campaign spring can send any more since 2026-12-01T10:00:49\.000Z:/);
     });
 
     it("--dry-run says it would set the state and wait, and writes nothing", async () => {

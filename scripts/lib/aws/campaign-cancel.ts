@@ -22,8 +22,10 @@ export interface StateCancelReport extends CancelReport {
   state: {
     /** Before the command (dry run: now); null when it could not be read. */
     before: CampaignStateRecord | null;
-    /** When `cancelled` was written (ISO); null when it was not (dry run, or the write failed). */
+    /** When `cancelled` was written (ISO; by the first cancel when already cancelled); null when it was not (dry run, or the write failed). */
     cancelledAt: string | null;
+    /** It was cancelled before this command: the item is kept as the first cancel wrote it. */
+    alreadyCancelled: boolean;
     /** The wait after the write, in seconds: the sender's bound from a state read to its last SES call, plus a margin. */
     waitSeconds: number;
     /** From then on nothing that read the state before the write can send (ISO); null when the state was not written. */
@@ -57,6 +59,7 @@ export async function cancelCampaignAndSends(
   const state: StateCancelReport["state"] = {
     before: null,
     cancelledAt: null,
+    alreadyCancelled: false,
     waitSeconds: stateChangeWaitSeconds(),
     sendsEndBy: null,
     waited: false,
@@ -67,7 +70,12 @@ export async function cancelCampaignAndSends(
   }
   d.progress(`campaign ${o.campaignId}: setting its state to cancelled`);
   const write = await noted(setCampaignState(d, clients.ledger, o.campaignId, "cancelled", o.reason));
-  if (write) Object.assign(state, { before: write.previous, cancelledAt: write.written.updatedAt });
+  if (write)
+    Object.assign(state, {
+      before: write.previous,
+      cancelledAt: write.written.updatedAt,
+      alreadyCancelled: write.alreadyCancelled,
+    });
   const r = merged(await cancelCampaign(d, clients, o), state, problems);
   if (!write) {
     r.stillThere.unshift(

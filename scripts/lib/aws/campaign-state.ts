@@ -93,11 +93,14 @@ export interface StateWrite {
   written: CampaignStateRecord;
   /** When the write succeeded (stateClock, epoch ms): the wait is measured from here. */
   writtenAt: number;
+  /** It was cancelled already: the item is kept as it was (the first cancel's time and reason). */
+  alreadyCancelled: boolean;
 }
 
 /**
- * Sets the campaign's state (and `updated_at`; `reason`, or none). Cancelled is final: paused and live are written
- * only if the item is not cancelled (a conditional write), and a refusal is a finding saying since when and why.
+ * Sets the campaign's state (and `updated_at`; `reason`, or none). Cancelled is final: every write is conditional on
+ * the item not being cancelled. Cancelling a cancelled campaign keeps the item as the first cancel wrote it (a state
+ * already cancelled then is cancelled now too); pausing or resuming one is a finding saying since when and why.
  */
 export async function setCampaignState(
   d: Deadline,
@@ -121,18 +124,22 @@ export async function setCampaignState(
     },
     tableMissing(l.table),
   );
-  if (answer === undefined) throw await cancelledAlready(d, l, campaignId, state);
-  return {
-    previous: recordOf(campaignId, answer.Attributes),
-    written: { state, reason: reason ?? null, updatedAt },
-    writtenAt: stateClock.now(),
-  };
+  const writtenAt = stateClock.now();
+  if (answer !== undefined) {
+    const written = { state, reason: reason ?? null, updatedAt };
+    return { previous: recordOf(campaignId, answer.Attributes), written, writtenAt, alreadyCancelled: false };
+  }
+  const cancelled = await readCampaignState(d, l, campaignId).catch(() => undefined);
+  if (state !== "cancelled") throw cancelledAlready(campaignId, state, cancelled);
+  // The condition failed on a cancelled item: the read only says since when (an unreadable one is no less cancelled).
+  const kept = cancelled?.state === "cancelled" ? cancelled : { state, reason: null, updatedAt: null };
+  return { previous: kept, written: kept, writtenAt, alreadyCancelled: true };
 }
 
 function stateUpdate(table: string, campaignId: string, state: CampaignState, updatedAt: string, reason?: string) {
   const values: Record<string, AttributeValue> = { ":state": { S: state }, ":at": { S: updatedAt } };
   if (reason !== undefined) values[":reason"] = { S: reason };
-  if (state !== "cancelled") values[":cancelled"] = { S: "cancelled" };
+  values[":cancelled"] = { S: "cancelled" };
   return {
     TableName: table,
     Key: keyOf(campaignId),
@@ -140,7 +147,7 @@ function stateUpdate(table: string, campaignId: string, state: CampaignState, up
       reason === undefined
         ? "SET #state = :state, #at = :at REMOVE #reason"
         : "SET #state = :state, #at = :at, #reason = :reason",
-    ...(state === "cancelled" ? {} : { ConditionExpression: "attribute_not_exists(#state) OR #state <> :cancelled" }),
+    ConditionExpression: "attribute_not_exists(#state) OR #state <> :cancelled",
     ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason },
     ExpressionAttributeValues: values,
     ReturnValues: "ALL_OLD" as const,
@@ -148,13 +155,7 @@ function stateUpdate(table: string, campaignId: string, state: CampaignState, up
 }
 
 /** The finding for a paused or live write that met a cancelled campaign, with when and why it was cancelled. */
-async function cancelledAlready(
-  d: Deadline,
-  l: Ledger,
-  campaignId: string,
-  state: CampaignState,
-): Promise<FindingsError> {
-  const now = await readCampaignState(d, l, campaignId).catch(() => undefined);
+function cancelledAlready(campaignId: string, state: CampaignState, now?: CampaignStateRecord): FindingsError {
   const since = now?.updatedAt ? ` since ${now.updatedAt}` : "";
   const why = now?.reason ? ` (reason: ${now.reason})` : "";
   return new FindingsError(

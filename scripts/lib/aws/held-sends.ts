@@ -57,7 +57,7 @@ export async function countHeldSends(
         throw new FindingsError(`ReceiveMessage ${queueUrl} (page ${page}): only messages already read; stopped`);
       c.complete = !messages.length;
       for (const m of fresh) tally(c, m, campaignId, seen, held);
-      d.progress(`counting held sends of ${campaignId}: ${c.read} messages read, ${c.sends} held`);
+      if (fresh.length) d.progress(`counting held sends of ${campaignId}: ${c.read} messages read, ${c.sends} held`);
     }
   } catch (e) {
     if (!(e instanceof FindingsError)) throw e;
