@@ -1,8 +1,10 @@
 /**
  * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See COMMAND (its --help).
  */
-import { schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
+import { dynamodb, schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
+import { campaignStateOrError, CampaignStateRecord } from "./lib/aws/campaign-state";
+import { describeState } from "./lib/cli/campaign-state-text";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { count, plural } from "../infra/rules/format";
@@ -34,7 +36,8 @@ export const COMMAND: Command<typeof FLAGS> = {
   usage: ["--campaign ID [--sample N] [--json] [flags] (--stack NAME | --outputs FILE)"],
   summary: `What is pending: the group campaign-<ID> and its schedules by state (every page); when the next sends fall, per UTC
 hour (recurring schedules at their next occurrence); the campaign's fan-out executions with their Map Run counts (needs
-stateMachineArn); the dead-letter queue's depth (needs deadLetterQueueUrl; shared by every campaign of the stack).`,
+stateMachineArn); the dead-letter queue's depth (needs deadLetterQueueUrl; shared by every campaign of the stack); the campaign's state
+(live, paused or cancelled, with its reason and time; needs ledgerTableName).`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["campaign-status"],
   reference: "docs/operating.md",
@@ -48,23 +51,39 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const outputs = outputsFromFlags(f);
   const sampleSize = intFlag("sample", f.sample, 1, 100_000, 500);
   const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
-  const report = await campaignStatus(
-    deadline,
-    { scheduler: schedulerClient(outputs.region), sfn: sfnClient(outputs.region), sqs: sqsClient(outputs.region) },
-    {
+  const clients = {
+    scheduler: schedulerClient(outputs.region),
+    sfn: sfnClient(outputs.region),
+    sqs: sqsClient(outputs.region),
+  };
+  const ledger = outputs.ledgerTableName && { ddb: dynamodb(outputs.region), table: outputs.ledgerTableName };
+  let report: CampaignStatus;
+  try {
+    const status = await campaignStatus(deadline, clients, {
       campaignId,
       stateMachineArn: outputs.stateMachineArn,
       deadLetterQueueUrl: outputs.deadLetterQueueUrl,
       sampleSize,
       now: nowFromFlag(f.now),
-    },
-  ).finally(() => deadline.dispose());
+    });
+    report = { ...status, campaignState: ledger ? await campaignStateOrError(deadline, ledger, campaignId) : null };
+  } finally {
+    deadline.dispose();
+  }
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatStatus(report));
-  return report.deadLetterQueue && "error" in report.deadLetterQueue ? 1 : 0;
+  const failed = (part: object | null) => Boolean(part && "error" in part);
+  return failed(report.deadLetterQueue) || failed(report.campaignState) ? 1 : 0;
 }
 
-function formatStatus(r: StatusReport): string {
+/** The status with the campaign's state: null without a ledger (a stack that predates it), or why it could not be read. */
+type CampaignStatus = StatusReport & { campaignState: CampaignStateRecord | { error: string } | null };
+
+function formatStatus(r: CampaignStatus): string {
   const lines = [`Campaign ${r.campaign}: group ${r.group.name} ${r.group.state ?? "does not exist"}`];
+  const state = r.campaignState;
+  if (state && "error" in state) lines.push(`  state: could not be read: ${state.error}`);
+  else if (state) lines.push(`  state: ${describeState(state)}`);
+  else lines.push("  state: not known (no ledgerTableName output: the stack predates the occurrence ledger)");
   const states = Object.entries(r.schedules.byState)
     .sort((a, b) => b[1] - a[1])
     .map(([s, c]) => `${count(c)} ${s}`)

@@ -1,18 +1,25 @@
 /**
- * Cancels a campaign: stops its running fan-outs, deletes its schedule group, waits for the group to go. See COMMAND (its --help).
+ * Cancels a campaign: sets its state to cancelled, stops its running fan-outs, deletes its schedule group, waits for
+ * the group to go and for the sends already under way to end. See COMMAND (its --help).
  */
-import { schedulerClient, sfnClient } from "./lib/aws/clients";
-import { cancelCampaign, CancelReport, requireCampaign } from "./lib/aws/campaign-ops";
+import { dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
+import { requireCampaign } from "./lib/aws/campaign-ops";
+import { cancelCampaignAndSends, StateCancelReport } from "./lib/aws/campaign-cancel";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { counted } from "../infra/rules/format";
-import { requireOutputs } from "./lib/aws/stack-outputs";
+import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { describeState, reasonFlag, reasonFromFlag } from "./lib/cli/campaign-state-text";
+
+/** The default limit: the wait after the state write (49 s) with room for the fan-outs and the group. */
+const DEFAULT_TIMEOUT_SECONDS = 120;
 
 const FLAGS = {
   campaign: { type: "string", value: "ID", help: "the campaign" },
-  "dry-run": { type: "boolean", help: "list what it would stop and delete" },
+  ...reasonFlag("why it is cancelled, kept with its state (campaign-status shows it)"),
+  "dry-run": { type: "boolean", help: "say what it would do: no state written, nothing stopped or deleted" },
   "poll-seconds": {
     type: "string",
     value: "P",
@@ -20,16 +27,19 @@ const FLAGS = {
     default: "5",
   },
   json: { type: "boolean", help: "the report as JSON" },
-  ...timeoutFlag(60),
+  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
   ...stackFlags("state-machine-arn"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
   script: "cancel-campaign",
-  usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Stops every running fan-out of the campaign (found by its input's campaign_id), reads the group again, deletes the
-schedule group campaign-<ID> (and every pending schedule in it) in any state but DELETING, then waits until
-GetScheduleGroup says it does not exist: while DELETING, AWS may still fire some of its schedules.`,
+  usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+  summary: `Sets the campaign's state to cancelled first (the sender reads it before every SES call, so sends already under way
+stop too), then stops every running fan-out of the campaign (found by its input's campaign_id), reads the group again,
+deletes the schedule group campaign-<ID> (and every pending schedule in it) in any state but DELETING, waits until
+GetScheduleGroup says it does not exist, and waits out the sender's longest time from a state read to its last SES
+call, from the state write. Exit 0 only when nothing of the campaign can send any more. Needs stack output
+ledgerTableName.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["cancel-campaign"],
   reference: "docs/operating.md",
@@ -41,51 +51,74 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const f = parseFlags(argv, COMMAND);
   const campaignId = requireCampaign(f.campaign);
   const outputs = requireOutputs(outputsFromFlags(f), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
+  const table = requireLedgerTable(outputs);
   const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], 1, 60, 5);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
-  const clients = { sfn: sfnClient(outputs.region), scheduler: schedulerClient(outputs.region) };
-  const report = await cancelCampaign(deadline, clients, {
+  const deadline = deadlineFromFlag(f["timeout-seconds"], DEFAULT_TIMEOUT_SECONDS, (t) => io.err(`${t}\n`));
+  const clients = {
+    sfn: sfnClient(outputs.region),
+    scheduler: schedulerClient(outputs.region),
+    ledger: { ddb: dynamodb(outputs.region), table },
+  };
+  const report = await cancelCampaignAndSends(deadline, clients, {
     campaignId,
     stateMachineArn: outputs.stateMachineArn,
     dryRun: f["dry-run"] as boolean,
     pollSeconds,
+    reason: reasonFromFlag(f.reason),
   }).finally(() => deadline.dispose());
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatCancel(report));
   return report.stillThere.length || (report.dryRun && report.problems.length) ? 1 : 0;
 }
 
-function formatCancel(r: CancelReport): string {
-  const lines: string[] = [];
-  const problems = r.problems.map((p) => `  problem: ${p}`);
-  if (r.nothingToCancel)
-    lines.push(`Campaign ${r.campaign}: nothing to cancel (no running fan-out, no group ${r.group}).`);
-  else if (r.dryRun) {
-    const found = r.executionsFound;
+function formatCancel(r: StateCancelReport): string {
+  const lines = r.dryRun ? formatDryRun(r) : formatDone(r);
+  if (r.stillThere.length)
     lines.push(
-      `Campaign ${r.campaign} (dry run): would stop ${counted(found.length, "running fan-out")}${found.length ? `: ${found.join(", ")}` : ""}`,
+      "  NOT fully cancelled; what can still send:",
+      ...r.stillThere.map((t) => `    - ${t}`),
+      ...r.problems.map((p) => `  problem: ${p}`),
+      r.stillThere.length === 1 && r.state.sendsEndBy && !r.state.waited
+        ? `  Run cancel-campaign again (it is safe to repeat) with a --timeout-seconds that covers its ${r.state.waitSeconds} s wait, or wait until ${r.state.sendsEndBy}.`
+        : "  Run cancel-campaign again (it is safe to repeat) to finish.",
     );
-    lines.push(
-      r.groupBefore && r.groupBefore !== "absent"
-        ? `  and delete schedule group ${r.group} (${r.groupBefore}) with every pending schedule in it.`
-        : r.groupBefore === "absent"
-          ? `  (no schedule group ${r.group}).`
-          : `  and delete schedule group ${r.group} (its state could not be read).`,
-      ...problems,
-    );
-  } else {
-    const stopped = r.executionsStopped;
-    lines.push(
-      `Campaign ${r.campaign}: stopped ${counted(stopped.length, "fan-out")}${stopped.length ? ` (${stopped.join(", ")})` : ""}.`,
-    );
-    if (r.groupAfter === "deleted")
-      lines.push(
-        `  Schedule group ${r.group} deleted${r.stillThere.length ? "." : ": no send of this campaign remains."}`,
-      );
-    else if (r.groupAfter === "absent") lines.push(`  No schedule group ${r.group} existed.`);
-    if (r.stillThere.length) {
-      lines.push("  NOT fully cancelled; what can still send:", ...r.stillThere.map((t) => `    - ${t}`), ...problems);
-      lines.push("  Run cancel-campaign again (it is safe to repeat) to finish.");
-    }
-  }
+  else if (r.dryRun) lines.push(...r.problems.map((p) => `  problem: ${p}`));
   return lines.join("\n") + "\n";
+}
+
+function formatDryRun(r: StateCancelReport): string[] {
+  const found = r.executionsFound;
+  const now = r.state.before ? `now ${describeState(r.state.before)}` : "its state could not be read";
+  const group =
+    r.groupBefore === "absent"
+      ? `  (no schedule group ${r.group}),`
+      : `  and delete schedule group ${r.group} (${r.groupBefore ?? "its state could not be read"}) with every pending schedule in it,`;
+  return [
+    `Campaign ${r.campaign} (dry run): would set its state to cancelled (${now}), stop ${counted(found.length, "running fan-out")}${found.length ? `: ${found.join(", ")}` : ""}`,
+    group,
+    `  then wait ${r.state.waitSeconds} s for the sends already under way.`,
+  ];
+}
+
+function stateLine(r: StateCancelReport): string {
+  const s = r.state;
+  if (s.alreadyCancelled)
+    return `Campaign ${r.campaign}: already ${s.before ? describeState(s.before) : "cancelled"}; its state is kept as the first cancel wrote it.`;
+  if (s.cancelledAt)
+    return `Campaign ${r.campaign}: state cancelled at ${s.cancelledAt} (was ${s.before ? describeState(s.before) : "unknown"}).`;
+  return `Campaign ${r.campaign}: its state could not be set to cancelled.`;
+}
+
+function formatDone(r: StateCancelReport): string[] {
+  const lines = [stateLine(r)];
+  const stopped = r.executionsStopped;
+  if (r.nothingToCancel) lines.push(`  No running fan-out and no schedule group ${r.group}.`);
+  else
+    lines.push(`  Stopped ${counted(stopped.length, "fan-out")}${stopped.length ? ` (${stopped.join(", ")})` : ""}.`);
+  if (r.groupAfter === "deleted") lines.push(`  Schedule group ${r.group} deleted.`);
+  else if (r.groupAfter === "absent" && !r.nothingToCancel) lines.push(`  No schedule group ${r.group} existed.`);
+  if (!r.stillThere.length)
+    lines.push(
+      `  Nothing of campaign ${r.campaign} can send any more since ${r.state.sendsEndBy}: the sender reads the campaign's state before every SES call, and ${r.state.waitSeconds} s (its longest time from a read to the end of an SES call, plus a margin) have passed since the state was written.`,
+    );
+  return lines;
 }

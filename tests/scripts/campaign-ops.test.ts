@@ -22,9 +22,12 @@ import {
   StopExecutionCommand,
 } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { clock } from "../../scripts/lib/aws/call";
 import { HTTP_TIMEOUTS } from "../../scripts/lib/aws/clients";
+import { stateClock } from "../../scripts/lib/aws/campaign-state";
+import { LocalLedger, startLedger } from "../helpers/ledger";
 import { Answer, Endpoint, startEndpoint, withEnv } from "../helpers/aws-endpoint";
 import { scheduleName } from "../../infra/rules/naming";
 import { main as cancel } from "../../scripts/cancel-campaign";
@@ -37,7 +40,11 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-ops-"));
 const SM = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
 const DLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq-226c700";
 const outputs = path.join(tmp, "outputs.json");
-fs.writeFileSync(outputs, JSON.stringify({ stateMachineArn: SM, deadLetterQueueUrl: DLQ, region: "us-east-1" }));
+const LEDGER = "ledger-0a1b2c3";
+fs.writeFileSync(
+  outputs,
+  JSON.stringify({ stateMachineArn: SM, deadLetterQueueUrl: DLQ, region: "us-east-1", ledgerTableName: LEDGER }),
+);
 const notFound = (what: string) =>
   Object.assign(new Error(`${what} does not exist.`), { name: "ResourceNotFoundException" });
 const execArn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:sendtime-fanout-dev:${name}`;
@@ -55,22 +62,40 @@ async function run(cli: (argv: string[], io: any) => Promise<number>, args: stri
 let scheduler: AwsClientStub<SchedulerClient>;
 let sfn: AwsClientStub<SFNClient>;
 let sqs: AwsClientStub<SQSClient>;
+let ddb: AwsClientStub<DynamoDBClient>;
+
+/** The wait after cancel's state write counted, not slept: its clock moves on by each wait it asks for. */
+function useFakeWaits() {
+  const real = { ...stateClock };
+  let skipped = 0;
+  before(() => {
+    stateClock.now = () => Date.now() + skipped;
+    stateClock.sleep = async (ms) => void (skipped += ms);
+  });
+  after(() => Object.assign(stateClock, real));
+}
 
 /**
  * Mocked clients (and polls that wait 10 ms instead of seconds) for one describe block only: the wire tests at the
- * end of this file need the real clients.
+ * end of this file need the real clients. The ledger answers as for a campaign never paused or cancelled.
  */
 function useMocks() {
+  useFakeWaits();
   const realSleep = clock.sleep;
   before(() => {
+    clock.sleep = (ms, signal) => realSleep(Math.min(ms, 10), signal);
     scheduler = mockClient(SchedulerClient);
     sfn = mockClient(SFNClient);
     sqs = mockClient(SQSClient);
-    clock.sleep = (ms, signal) => realSleep(Math.min(ms, 10), signal);
+    ddb = mockClient(DynamoDBClient);
   });
-  beforeEach(() => [scheduler, sfn, sqs].forEach((m) => m.reset()));
+  beforeEach(() => {
+    [scheduler, sfn, sqs, ddb].forEach((m) => m.reset());
+    ddb.on(UpdateItemCommand).resolves({});
+    ddb.on(GetItemCommand).resolves({});
+  });
   after(() => {
-    [scheduler, sfn, sqs].forEach((m) => m.restore());
+    [scheduler, sfn, sqs, ddb].forEach((m) => m.restore());
     clock.sleep = realSleep;
   });
 }
@@ -152,18 +177,23 @@ describe("cancel-campaign", () => {
       [{ Name: "campaign-spring" }],
     );
     assert.strictEqual(scheduler.commandCalls(GetScheduleGroupCommand).length, 4);
-    assert.match(r.stdout, /stopped 2 fan-outs \(spring-aaa, spring-ccc\)\.\n  Schedule group campaign-spring deleted/);
+    assert.match(
+      r.stdout,
+      /Stopped 2 fan-outs \(spring-aaa, spring-ccc\)\.\n  Schedule group campaign-spring deleted\.\n/,
+    );
+    assert.strictEqual(ddb.commandCalls(UpdateItemCommand)[0].args[0].input.Key?.pk?.S, "campaign#spring");
   });
 
-  it("nothing running and no group: nothing to cancel, exit 0, no mutating call", async () => {
+  it("nothing running and no group: the state is still set (a send may be under way) and waited out, exit 0, nothing stopped or deleted", async () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     scheduler.on(GetScheduleGroupCommand).rejects(notFound("campaign-spring"));
     const r = await run(cancel, ["--campaign", "spring"]);
     assert.strictEqual(r.code, 0);
-    assert.strictEqual(
+    assert.match(
       r.stdout,
-      "Campaign spring: nothing to cancel (no running fan-out, no group campaign-spring).\n",
+      /^Campaign spring: state cancelled at \S+ \(was live\)\.\n  No running fan-out and no schedule group campaign-spring\.\n  Nothing of campaign spring can send any more since \S+: /,
     );
+    assert.strictEqual(ddb.commandCalls(UpdateItemCommand).length, 1);
     assert.strictEqual(
       sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length,
       0,
@@ -177,8 +207,9 @@ describe("cancel-campaign", () => {
     assert.strictEqual(r.code, 0);
     assert.match(
       r.stdout,
-      /would stop 2 running fan-outs: spring-aaa, spring-ccc\n  and delete schedule group campaign-spring \(ACTIVE\)/,
+      /would set its state to cancelled \(now live\), stop 2 running fan-outs: spring-aaa, spring-ccc\n  and delete schedule group campaign-spring \(ACTIVE\)/,
     );
+    assert.strictEqual(ddb.commandCalls(UpdateItemCommand).length, 0);
     assert.strictEqual(
       sfn.commandCalls(StopExecutionCommand).length + scheduler.commandCalls(DeleteScheduleGroupCommand).length,
       0,
@@ -211,7 +242,7 @@ describe("cancel-campaign", () => {
     assert.strictEqual(r.code, 1);
     assert.match(
       r.stdout,
-      /NOT fully cancelled; what can still send:\n {4}- schedule group campaign-spring is still ACTIVE: its pending schedules will fire\n/,
+      /NOT fully cancelled; what can still send:\n {4}- sender executions .*\n {4}- schedule group campaign-spring is still ACTIVE: its pending schedules will fire\n/,
     );
     assert.match(
       r.stdout,
@@ -227,9 +258,15 @@ describe("cancel-campaign", () => {
     assert.strictEqual(r.code, 1);
     const report = JSON.parse(r.stdout);
     assert.strictEqual(report.groupAfter, "ACTIVE");
-    assert.deepStrictEqual(report.stillThere, [
+    assert.strictEqual(report.stillThere.length, 2, report.stillThere);
+    assert.match(
+      report.stillThere[0],
+      /^sender executions that read the campaign's state before it was cancelled may still be sending until /,
+    );
+    assert.strictEqual(
+      report.stillThere[1],
       "schedule group campaign-spring is still ACTIVE: its pending schedules will fire",
-    ]);
+    );
     assert.match(report.problems[0], /group campaign-spring still ACTIVE at the command's time limit of 0.2 s/);
   });
 
@@ -247,7 +284,7 @@ describe("cancel-campaign", () => {
       .rejects(Object.assign(new Error("User is not authorized"), { name: "AccessDeniedException" }));
     const r = await run(cancel, ["--campaign", "spring"]);
     assert.strictEqual(r.code, 1);
-    assert.match(r.stdout, /stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted\.\n/);
+    assert.match(r.stdout, /Stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted\.\n/);
     assert.match(
       r.stdout,
       /- fan-out spring-ccc is still RUNNING \(StopExecution failed\): it can still create schedules/,
@@ -810,7 +847,10 @@ describe("campaign-status", () => {
     sfn.on(ListExecutionsCommand).resolves({ executions: [] });
     sqs.on(GetQueueAttributesCommand).resolves({ Attributes: {} });
     const r = await run(status, ["--campaign", "gone"]);
-    assert.match(r.stdout, /^Campaign gone: group campaign-gone does not exist\n  pending schedules: 0\n/);
+    assert.match(
+      r.stdout,
+      /^Campaign gone: group campaign-gone does not exist\n  state: live\n  pending schedules: 0\n/,
+    );
     assert.strictEqual(scheduler.commandCalls(ListSchedulesCommand).length, 0);
   });
 });
@@ -906,13 +946,23 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   this.timeout(20_000);
   const realHeartbeat = clock.heartbeatMs;
   let endpoint: Endpoint | undefined;
-  before(() => (clock.heartbeatMs = 100));
-  after(() => (clock.heartbeatMs = realHeartbeat));
+  let ledger: LocalLedger;
+  useFakeWaits();
+  before(async () => {
+    clock.heartbeatMs = 100;
+    ledger = await startLedger([], LEDGER);
+  });
+  after(async () => {
+    clock.heartbeatMs = realHeartbeat;
+    await ledger.close();
+  });
   afterEach(async () => endpoint?.close());
-  const everyService = (url: string) => ({
+  /** Scheduler, Step Functions and SQS at `url`; the ledger in dynalite, or at `url` too (`ledgerToo`). */
+  const everyService = (url: string, ledgerToo = false) => ({
     AWS_ENDPOINT_URL_SCHEDULER: url,
     AWS_ENDPOINT_URL_SFN: url,
     AWS_ENDPOINT_URL_SQS: url,
+    AWS_ENDPOINT_URL_DYNAMODB: ledgerToo ? url : ledger.url,
   });
   const groupMissing: Answer = {
     status: 404,
@@ -923,7 +973,7 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
   it("an endpoint that never answers: cancel ends at --timeout-seconds, exit 1, saying what may still send, with progress", async () => {
     endpoint = await startEndpoint(() => "hang");
     const started = Date.now();
-    const r = await withEnv(everyService(endpoint.url), () =>
+    const r = await withEnv(everyService(endpoint.url, true), () =>
       run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5"]),
     );
     const seconds = (Date.now() - started) / 1000;
@@ -938,7 +988,11 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       r.stdout,
       /problem: campaign spring: ListExecutions RUNNING on .*: no result within the command's time limit of 0.5 s \(--timeout-seconds\)/,
     );
-    assert.match(r.stderr, /still waiting for campaign spring: ListExecutions RUNNING on .* \(\d s\)/);
+    assert.match(r.stdout, /- campaign state: not set to cancelled, so sender executions already started keep sending/);
+    assert.match(
+      r.stderr,
+      /still waiting for campaign spring: UpdateItem campaign#spring in ledger-0a1b2c3 .* \(\d s\)/,
+    );
   });
 
   it("an endpoint that never answers: campaign-status ends at --timeout-seconds with one line naming the call", async () => {
@@ -1047,9 +1101,11 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       );
       const report = JSON.parse(r.stdout);
       assert.strictEqual(report.groupAfter, "SUSPENDED");
-      assert.deepStrictEqual(report.stillThere, [
+      assert.strictEqual(
+        report.stillThere[1],
         "schedule group campaign-spring is still there (state SUSPENDED): its pending schedules may still fire",
-      ]);
+      );
+      assert.match(report.stillThere[0], /^sender executions .* may still be sending until /);
     });
 
     it("a group the fan-out creates after cancel's first read is read again after the stop, and deleted", async () => {
@@ -1068,7 +1124,7 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
         return { status: 400, json: {} };
       });
       const r = await withEnv(everyService(endpoint.url), () =>
-        run(cancel, ["--campaign", "spring", "--timeout-seconds", "5"]),
+        run(cancel, ["--campaign", "spring", "--timeout-seconds", "60"]),
       );
       assert.strictEqual(r.code, 0, r.stdout);
       assert.deepStrictEqual(
@@ -1085,7 +1141,7 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       );
       assert.match(
         r.stdout,
-        /stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted: no send of this campaign remains\.\n/,
+        /Stopped 1 fan-out \(spring-aaa\)\.\n  Schedule group campaign-spring deleted\.\n  Nothing of campaign spring can send any more since /,
       );
     });
   });
@@ -1124,7 +1180,10 @@ describe("operator scripts against a misbehaving endpoint on 127.0.0.1 (issue 10
       status(["--campaign", "spring", "--outputs", dlqOnly], { out: (t) => (stdout += t), err: () => {} }),
     );
     assert.strictEqual(code, 1);
-    assert.match(stdout, /^Campaign spring: group campaign-spring does not exist\n  pending schedules: 0\n/);
+    assert.match(
+      stdout,
+      /^Campaign spring: group campaign-spring does not exist\n  state: not known \(no ledgerTableName output: the stack predates the occurrence ledger\)\n  pending schedules: 0\n/,
+    );
     assert.match(
       stdout,
       /dead-letter queue \(all campaigns\): could not be read: GetQueueAttributes https:\/\/sqs\.us-east-1\.amazonaws\.com\/.*: QueueDoesNotExist: The specified queue does not exist\. \(HTTP 400\)/,

@@ -33,7 +33,7 @@ export interface StackOutputs {
   templateNames?: string[];
   /** The one sender every schedule targets (a Step Functions state machine). */
   senderStateMachineArn?: string;
-  /** The occurrence ledger's DynamoDB table (infra/rules/ledger.ts). */
+  /** The occurrence ledger (DynamoDB): occurrences, enrolments and each campaign's state (infra/rules/ledger.ts). */
   ledgerTableName?: string;
 }
 
@@ -90,6 +90,14 @@ export function requireOutputs<K extends keyof StackOutputs>(
     throw new UsageError(`missing stack outputs: ${how}; give --stack NAME, --outputs FILE, or the flags`);
   }
   return o as StackOutputs & Required<Pick<StackOutputs, K>>;
+}
+
+/** The ledger's table name, or a UsageError: a stack deployed before the ledger has no such output. */
+export function requireLedgerTable(o: StackOutputs): string {
+  if (o.ledgerTableName) return o.ledgerTableName;
+  throw new UsageError(
+    "missing stack output ledgerTableName: the stack predates the occurrence ledger, which holds each campaign's state; run `pulumi up` to add it, then save its outputs again",
+  );
 }
 
 function readFile(file: string): string {

@@ -41,9 +41,19 @@ export const EXIT_CODES = {
   },
   preview: { 0: "ok (advisory findings allowed)", 1: "a mandatory policy violation", 2: "bad flags or stack config" },
   "cancel-campaign": {
-    0: "cancelled, or nothing to cancel",
-    1: "a send of the campaign could still fire (group still there, a fan-out not stopped, an AWS error, the time limit)",
-    2: BAD_FLAGS,
+    0: "cancelled: nothing of the campaign can send any more",
+    1: "a send of the campaign could still fire or be under way (state not set, group still there, a fan-out not stopped, the wait cut short, an AWS error, the time limit)",
+    2: "bad flags or input, or a stack without the ledger",
+  },
+  "pause-campaign": {
+    0: "paused: no send of the campaign leaves until resume-campaign",
+    1: "a cancelled campaign, sends that may still be under way (the wait cut short), an AWS error or the time limit",
+    2: "bad flags or input, or a stack without the ledger",
+  },
+  "resume-campaign": {
+    0: "live again, held sends counted",
+    1: "a cancelled campaign, the held sends not fully counted, an AWS error or the time limit",
+    2: "bad flags or input, or a stack without the ledger",
   },
   "campaign-status": {
     0: "ok",

@@ -1,0 +1,98 @@
+/**
+ * Cancelling a campaign so that nothing of it can send any more: its state is set to cancelled first (every sender
+ * execution, those already started included, skips its sends from its next state read on), then its fan-outs and
+ * its schedule group go (campaign-ops.ts cancelCampaign), then the command waits out the sender's bound from a state
+ * read to its last SES call, measured from the state write (campaign-state.ts).
+ */
+import { SchedulerClient } from "@aws-sdk/client-scheduler";
+import { SFNClient } from "@aws-sdk/client-sfn";
+import { FindingsError } from "../../../infra/rules/errors";
+import { Deadline } from "./call";
+import { cancelCampaign, CancelReport } from "./campaign-ops";
+import {
+  CampaignStateRecord,
+  Ledger,
+  readCampaignState,
+  setCampaignState,
+  stateChangeWaitSeconds,
+  waitForStateChange,
+} from "./campaign-state";
+
+export interface StateCancelReport extends CancelReport {
+  state: {
+    /** Before the command (dry run: now); null when it could not be read. */
+    before: CampaignStateRecord | null;
+    /** When `cancelled` was written (ISO; by the first cancel when already cancelled); null when it was not (dry run, or the write failed). */
+    cancelledAt: string | null;
+    /** It was cancelled before this command: the item is kept as the first cancel wrote it. */
+    alreadyCancelled: boolean;
+    /** The wait after the write, in seconds: the sender's bound from a state read to its last SES call, plus a margin. */
+    waitSeconds: number;
+    /** From then on nothing that read the state before the write can send (ISO); null when the state was not written. */
+    sendsEndBy: string | null;
+    /** The command waited until `sendsEndBy`. */
+    waited: boolean;
+  };
+}
+
+export interface StateCancelOptions {
+  campaignId: string;
+  stateMachineArn: string;
+  dryRun: boolean;
+  pollSeconds: number;
+  reason?: string;
+}
+
+/** Cancelled first, then the fan-outs and the group, then the wait; `stillThere` names whatever may still send. */
+export async function cancelCampaignAndSends(
+  d: Deadline,
+  clients: { sfn: SFNClient; scheduler: SchedulerClient; ledger: Ledger },
+  o: StateCancelOptions,
+): Promise<StateCancelReport> {
+  const problems: string[] = [];
+  const noted = <T>(step: Promise<T>): Promise<T | undefined> =>
+    step.catch((e) => {
+      if (!(e instanceof FindingsError)) throw e;
+      problems.push(e.message);
+      return undefined;
+    });
+  const state: StateCancelReport["state"] = {
+    before: null,
+    cancelledAt: null,
+    alreadyCancelled: false,
+    waitSeconds: stateChangeWaitSeconds(),
+    sendsEndBy: null,
+    waited: false,
+  };
+  if (o.dryRun) {
+    state.before = (await noted(readCampaignState(d, clients.ledger, o.campaignId))) ?? null;
+    return merged(await cancelCampaign(d, clients, o), state, problems);
+  }
+  d.progress(`campaign ${o.campaignId}: setting its state to cancelled`);
+  const write = await noted(setCampaignState(d, clients.ledger, o.campaignId, "cancelled", o.reason));
+  if (write)
+    Object.assign(state, {
+      before: write.previous,
+      cancelledAt: write.written.updatedAt,
+      alreadyCancelled: write.alreadyCancelled,
+    });
+  const r = merged(await cancelCampaign(d, clients, o), state, problems);
+  if (!write) {
+    r.stillThere.unshift(
+      "campaign state: not set to cancelled, so sender executions already started keep sending its mails",
+    );
+    return r;
+  }
+  const waited = await waitForStateChange(d, o.campaignId, write.writtenAt);
+  Object.assign(state, { sendsEndBy: waited.sendsEndBy, waited: waited.reached });
+  if (!waited.reached)
+    r.stillThere.unshift(
+      `sender executions that read the campaign's state before it was cancelled may still be sending until ${waited.sendsEndBy} (the wait of ${state.waitSeconds} s from the state write ${d.expired ? "was cut short by" : "does not fit in"} the command's time limit of ${d.seconds} s)`,
+    );
+  return r;
+}
+
+/** The group's report with the state's part, the state's problems first (they happened first). */
+function merged(r: CancelReport, state: StateCancelReport["state"], problems: string[]): StateCancelReport {
+  return { ...r, problems: [...problems, ...r.problems.filter((p) => !problems.includes(p))], state };
+}

@@ -1,0 +1,66 @@
+/**
+ * The occurrence ledger for wire tests: dynalite (a DynamoDB implementation in Node) on 127.0.0.1, in memory, with
+ * the ledger's table created as the stack creates it (key `pk`, a string), and each request's X-Amz-Target recorded
+ * in the order given (a shared list, so a test can see a write come before another service's call).
+ */
+import { AddressInfo } from "net";
+import { Server } from "http";
+import {
+  AttributeValue,
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+} from "@aws-sdk/client-dynamodb";
+import { LEDGER_KEY } from "../../infra/rules/ledger";
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dynalite: (o: { createTableMs?: number }) => Server = require("dynalite");
+
+export interface LocalLedger {
+  url: string;
+  table: string;
+  client: DynamoDBClient;
+  get(pk: string): Promise<Record<string, AttributeValue> | undefined>;
+  put(item: Record<string, AttributeValue>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startLedger(order: string[] = [], table = "ledger-0a1b2c3"): Promise<LocalLedger> {
+  const server = dynalite({ createTableMs: 0 });
+  server.on("request", (req) => order.push(`dynamodb ${String(req.headers["x-amz-target"]).split(".").pop()}`));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new DynamoDBClient({
+    endpoint: url,
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+  await client.send(
+    new CreateTableCommand({
+      TableName: table,
+      AttributeDefinitions: [{ AttributeName: LEDGER_KEY, AttributeType: "S" }],
+      KeySchema: [{ AttributeName: LEDGER_KEY, KeyType: "HASH" }],
+      BillingMode: "PAY_PER_REQUEST",
+    }),
+  );
+  order.length = 0; // the table's creation is the test's, not the command's
+  return {
+    url,
+    table,
+    client,
+    get: async (pk) =>
+      (
+        await client.send(
+          new GetItemCommand({ TableName: table, Key: { [LEDGER_KEY]: { S: pk } }, ConsistentRead: true }),
+        )
+      ).Item,
+    put: async (item) => void (await client.send(new PutItemCommand({ TableName: table, Item: item }))),
+    close: () =>
+      new Promise<void>((r) => {
+        client.destroy();
+        server.closeAllConnections?.();
+        server.close(() => r());
+      }),
+  };
+}
