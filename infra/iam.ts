@@ -20,6 +20,7 @@ import {
   stateMachineArn,
 } from "./rules/naming";
 import { OPT_OUT_READ_ACTIONS, OPT_OUT_WRITE_ACTIONS, UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
+import { enrolmentKey } from "./rules/ledger";
 
 export interface PolicyStatement {
   Sid?: string;
@@ -400,11 +401,16 @@ export interface JourneyGrants {
   logGroupArn: string;
   /** Where failed events are kept (the function's on-failure destination). */
   deadLetterQueueArn: string;
+  /** The occurrence ledger, where each trigger's enrolment is claimed (and released after a failed one). */
+  ledgerTableArn: string;
+  /** The ledger's customer-managed key, when there is one. */
+  kmsKeyArn?: string;
 }
 
 /**
- * What the enrolment function may do: create and delete schedules in its journeys' groups (`campaign-<journey>`,
- * known at deploy time), pass the send role, log, keep failures.
+ * What the enrolment function may do: claim and release its journeys' enrolments in the ledger (PutItem and
+ * DeleteItem of `enr#<journey>#…` items only: never an occurrence or a campaign's state), create and delete schedules
+ * in its journeys' groups (`campaign-<journey>`, known at deploy time), pass the send role, log, keep failures.
  */
 export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
   if (!g.journeyNames.length) throw new Error("journeyStatements: no journey");
@@ -429,6 +435,17 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
       Resource: `${g.logGroupArn}:*`,
     },
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+    {
+      Sid: "ClaimEnrolments",
+      Effect: "Allow",
+      Action: ["dynamodb:PutItem", "dynamodb:DeleteItem"],
+      Resource: g.ledgerTableArn,
+      // Every item it writes has a key `enr#<one of its journeys>#<subscriber>#<trigger id>` (StringLike: * spans #).
+      Condition: {
+        "ForAllValues:StringLike": { "dynamodb:LeadingKeys": g.journeyNames.map((j) => enrolmentKey(j, "*", "*")) },
+      },
+    },
+    ...keyUse("LedgerEncryption", g.kmsKeyArn),
   ];
 }
 

@@ -19,6 +19,7 @@ import { SchedulerTarget } from "./scheduler-target";
 import { SendGate } from "./send-gate";
 import { Sender } from "./sender";
 import { isIanaZone, quietWindowProblem } from "./rules/journeys";
+import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./rules/ledger";
 import { ConfigError, JourneyDefinitionError, TemplateError } from "./rules/errors";
 import { EmailTemplates } from "./templates";
 import { journeyTemplateProblems } from "./rules/templates";
@@ -138,6 +139,17 @@ const fanOut = new FanOut("fanout", {
   senderArn: bulkSender.arn,
 });
 
+// The occurrence ledger (infra/rules/ledger.ts): on demand, each item kept until its TTL. The journeys claim each
+// trigger's enrolment here.
+const ledger = new aws.dynamodb.Table("ledger", {
+  billingMode: "PAY_PER_REQUEST",
+  hashKey: LEDGER_KEY,
+  attributes: [{ name: LEDGER_KEY, type: "S" }],
+  ttl: { attributeName: LEDGER_TTL_ATTRIBUTE, enabled: true },
+  serverSideEncryption: { enabled: true, ...(config.kmsKeyArn ? { kmsKeyArn: config.kmsKeyArn } : {}) },
+  pointInTimeRecovery: { enabled: true },
+});
+
 // Journeys' schedules carry the fan-out's SES target: the same sender, configuration set, unsubscribe, retries, DLQ
 // and, with a frequency cap, the same send gate.
 const journeys = journeyConfig.journeys.length
@@ -170,6 +182,8 @@ const journeys = journeyConfig.journeys.length
         })),
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
+      ledgerTable: { arn: ledger.arn, name: ledger.name },
+      kmsKeyArn: config.kmsKeyArn,
     })
   : undefined;
 
@@ -204,6 +218,8 @@ export const journeyFunctionName = journeys?.function.name;
 export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
 export const eventBusName = journeyConfig.eventBusName;
 export const sendGateArn = gate?.arn;
+/** The occurrence ledger's table (scripts/enrol.ts claims enrolments there, as the journeys' function does). */
+export const ledgerTableName = ledger.name;
 /** The state machine bulk schedules start. */
 export const senderStateMachineArn = bulkSender.arn;
 /** One-click unsubscribe for bulk sends (with sendtime:unsubscribe*): the endpoint and the SSM parameter of its key. */

@@ -1,4 +1,4 @@
-import { bulkSenderStatements, sendGateStatements, unsubscribeStatements } from "../../infra/iam";
+import { bulkSenderStatements, journeyStatements, sendGateStatements, unsubscribeStatements } from "../../infra/iam";
 import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
 import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
 
@@ -72,6 +72,48 @@ describe("send-gate-table-scoped", () => {
         Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/*",
       }),
       { message: 'allows dynamodb:BatchGetItem on "arn:aws:dynamodb:us-east-1:123456789012:table/*"' },
+    );
+  });
+
+  it("passes the journeys' enrolment claims: PutItem and DeleteItem of the ledger's enr# items, by key", async () => {
+    const ledger = "arn:aws:dynamodb:us-east-1:123456789012:table/ledger-1a2b3c4";
+    const journeys = journeyStatements({
+      scope: { partition: "aws", region: "us-east-1", accountId: "123456789012" },
+      journeyNames: ["onboarding", "winback.v2"],
+      targetRoleArn: "arn:aws:iam::123456789012:role/scheduler-target-role-1a2b3c4",
+      logGroupArn: "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/sendtime-journeys-dev",
+      deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:journeys-dlq",
+      ledgerTableArn: ledger,
+    });
+    await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...journeys));
+    // Refused: a put or delete not held to ledger keys (an opt-out's key is an address), or held by ForAnyValue.
+    const optOuts = "arn:aws:dynamodb:us-east-1:123456789012:table/unsubscribe-opt-outs-1a2b3c4";
+    const conditions: (object | undefined)[] = [
+      undefined,
+      { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["*"] } },
+      { "ForAllValues:StringEquals": { "dynamodb:LeadingKeys": ["ann@example.com"] } },
+      { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*", "*@example.com"] } },
+      { "ForAnyValue:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*"] } },
+      { StringLike: { "dynamodb:LeadingKeys": "enr#onboarding#*" } },
+      { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [] } },
+    ];
+    for (const Condition of conditions)
+      for (const Action of ["dynamodb:PutItem", "dynamodb:DeleteItem"])
+        await assertHasResourceViolation(
+          sendGateTableScoped,
+          rolePolicy({ Effect: "Allow", Action, Resource: optOuts, ...(Condition ? { Condition } : {}) }),
+          { message: `statement 1 allows ${Action}: allow only` },
+        );
+    // Held to ledger keys, a put still may not come with a scan or a batch write.
+    await assertHasResourceViolation(
+      sendGateTableScoped,
+      rolePolicy({
+        Effect: "Allow",
+        Action: ["dynamodb:PutItem", "dynamodb:Scan", "dynamodb:BatchWriteItem"],
+        Resource: ledger,
+        Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*"] } },
+      }),
+      { message: "statement 1 allows dynamodb:BatchWriteItem, dynamodb:Scan: allow only" },
     );
   });
 

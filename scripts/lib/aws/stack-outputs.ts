@@ -31,6 +31,8 @@ export interface StackOutputs {
   unsubscribeTopic?: string;
   /** The SES templates the stack deploys (its roles may send only these); absent when templates are kept in SES. */
   templateNames?: string[];
+  /** The occurrence ledger's DynamoDB table (infra/rules/ledger.ts): enrol claims each trigger's enrolment there. */
+  ledgerTableName?: string;
 }
 
 export interface OutputSources {
@@ -124,6 +126,7 @@ const STRING_OUTPUTS = [
   "unsubscribeKeyParameter",
   "contactListName",
   "unsubscribeTopic",
+  "ledgerTableName",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */
