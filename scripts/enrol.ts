@@ -74,7 +74,10 @@ const FLAGS = {
     help: "the templates folder each step's template must be in (default templates/ when it exists); none: not checked",
   },
   ...stackFlags(),
-  ...timeoutFlag(3_600, "the whole command's time limit; each Scheduler call is bounded by 10 s or what is left"),
+  ...timeoutFlag(
+    3_600,
+    "the whole command's time limit; each Scheduler or ledger call is bounded by 10 s or what is left",
+  ),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
