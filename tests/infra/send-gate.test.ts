@@ -21,11 +21,11 @@ describe("frequency cap (sendtime:frequencyCap) under Pulumi mocks", () => {
     stack = await renderWith({ frequencyCap: CAP });
   });
 
-  it("without it: no gate, no gate table (only the unsubscribe endpoint's opt-outs), schedules call SES directly", async () => {
+  it("without it: no gate, no gate table (only the unsubscribe endpoint's opt-outs and the ledger), schedules call SES directly", async () => {
     const plain = await renderWith();
     assert.deepStrictEqual(
       all(plain, "aws:dynamodb/table:Table").map((t) => t.name),
-      ["unsubscribe-opt-outs"],
+      ["unsubscribe-opt-outs", "ledger"],
     );
     assert.deepStrictEqual(
       all(plain, "aws:sfn/stateMachine:StateMachine").map((m) => m.name),
