@@ -122,7 +122,16 @@ export class BulkSender extends pulumi.ComponentResource {
           args.optOuts?.tableArn,
         ])
         .apply(
-          ([s, identityArn, configurationSetArn, contactListArn, deadLetterQueueArn, ledgerTableArn, capArn, optOutArn]) =>
+          ([
+            s,
+            identityArn,
+            configurationSetArn,
+            contactListArn,
+            deadLetterQueueArn,
+            ledgerTableArn,
+            capArn,
+            optOutArn,
+          ]) =>
             JSON.stringify(
               policyDocument(
                 bulkSenderStatements({

@@ -20,6 +20,7 @@ import {
   stateMachineArn,
 } from "./rules/naming";
 import { OPT_OUT_READ_ACTIONS, OPT_OUT_WRITE_ACTIONS, UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
+import { campaignStateKey, enrolmentKey, occurrenceKey } from "./rules/ledger";
 
 export interface PolicyStatement {
   Sid?: string;
@@ -146,8 +147,31 @@ export interface BulkSenderGrants extends SesSendGrants {
   kmsKeyArn?: string;
 }
 
-/** What the sender calls on the ledger: a conditional PutItem (the claim), GetItem (the state), UpdateItem (outcomes). */
-export const LEDGER_SENDER_ACTIONS = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem"] as const;
+/**
+ * What the sender may do in the ledger, by the key of the item (dynamodb:LeadingKeys): put (the claim) and update (the
+ * outcomes) occurrences, read campaigns' states. It can write no campaign's state and no journey's enrolment.
+ */
+function senderLedgerStatements(ledgerTableArn: string): PolicyStatement[] {
+  const keyed = (prefix: string) => ({
+    "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [`${prefix.slice(0, prefix.indexOf("#") + 1)}*`] },
+  });
+  return [
+    {
+      Sid: "ClaimAndRecordOccurrences",
+      Effect: "Allow",
+      Action: ["dynamodb:PutItem", "dynamodb:UpdateItem"],
+      Resource: ledgerTableArn,
+      Condition: keyed(occurrenceKey("", "")),
+    },
+    {
+      Sid: "ReadCampaignStates",
+      Effect: "Allow",
+      Action: "dynamodb:GetItem",
+      Resource: ledgerTableArn,
+      Condition: keyed(campaignStateKey("")),
+    },
+  ];
+}
 
 /**
  * The one sender, the only role of the stack that may send: SendEmail and SendBulkEmail as the stack's identity,
@@ -162,7 +186,7 @@ export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
       Action: ["ses:SendEmail", "ses:SendBulkEmail"],
       Resource: sesSendResources(g),
     },
-    { Sid: "Ledger", Effect: "Allow", Action: [...LEDGER_SENDER_ACTIONS], Resource: g.ledgerTableArn },
+    ...senderLedgerStatements(g.ledgerTableArn),
     { Sid: "DeadLetterEntries", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
   ];
   const namespaces = new Set<string>();
@@ -335,11 +359,16 @@ export interface JourneyGrants {
   logGroupArn: string;
   /** Where failed events are kept (the function's on-failure destination). */
   deadLetterQueueArn: string;
+  /** The occurrence ledger, where each trigger's enrolment is claimed (and released after a failed one). */
+  ledgerTableArn: string;
+  /** The ledger's customer-managed key, when there is one. */
+  kmsKeyArn?: string;
 }
 
 /**
- * What the enrolment function may do: create and delete schedules in its journeys' groups (`campaign-<journey>`,
- * known at deploy time), pass the send role, log, keep failures.
+ * What the enrolment function may do: claim and release its journeys' enrolments in the ledger (PutItem and
+ * DeleteItem of `enr#<journey>#…` items only: never an occurrence or a campaign's state), create and delete schedules
+ * in its journeys' groups (`campaign-<journey>`, known at deploy time), pass the send role, log, keep failures.
  */
 export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
   if (!g.journeyNames.length) throw new Error("journeyStatements: no journey");
@@ -364,6 +393,17 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
       Resource: `${g.logGroupArn}:*`,
     },
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
+    {
+      Sid: "ClaimEnrolments",
+      Effect: "Allow",
+      Action: ["dynamodb:PutItem", "dynamodb:DeleteItem"],
+      Resource: g.ledgerTableArn,
+      // Every item it writes has a key `enr#<one of its journeys>#<subscriber>#<trigger id>` (StringLike: * spans #).
+      Condition: {
+        "ForAllValues:StringLike": { "dynamodb:LeadingKeys": g.journeyNames.map((j) => enrolmentKey(j, "*", "*")) },
+      },
+    },
+    ...keyUse("LedgerEncryption", g.kmsKeyArn),
   ];
 }
 

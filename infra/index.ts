@@ -145,6 +145,8 @@ const journeys = journeyConfig.journeys.length
         })),
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
+      ledgerTable: { arn: bulkSender.ledger.arn, name: bulkSender.ledger.name },
+      kmsKeyArn: config.kmsKeyArn,
     })
   : undefined;
 

@@ -64,6 +64,16 @@ export interface JourneysArgs {
    * `sendtime:logRetentionDays` (`30` when unset).
    */
   logRetentionDays: number;
+  /**
+   * The occurrence ledger (infra/rules/ledger.ts), where the handler claims each trigger's enrolment once, so a
+   * duplicate of the trigger creates nothing. Required: the stack passes its one ledger table.
+   */
+  ledgerTable: { arn: pulumi.Input<string>; name: pulumi.Input<string> };
+  /**
+   * The ledger's customer-managed KMS key.
+   * @default the AWS managed key aws/dynamodb (no grant needed)
+   */
+  kmsKeyArn?: string;
 }
 
 /**
@@ -89,7 +99,7 @@ export class Journeys extends pulumi.ComponentResource {
     const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
     const role = functionRole(
       name,
-      "Assumed by the sendtime journey enrolment function to create and delete journey schedules",
+      "Assumed by the sendtime journey enrolment function to claim enrolments and create and delete journey schedules",
       scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
       parent,
     );
@@ -112,8 +122,8 @@ export class Journeys extends pulumi.ComponentResource {
 
     function allowEnrolment() {
       const policy = pulumi
-        .all([scope, pulumi.output(args.target).targetRoleArn, logGroup.arn, deadLetterQueue.arn])
-        .apply(([s, targetRoleArn, logGroupArn, deadLetterQueueArn]) =>
+        .all([scope, pulumi.output(args.target).targetRoleArn, logGroup.arn, deadLetterQueue.arn, args.ledgerTable.arn])
+        .apply(([s, targetRoleArn, logGroupArn, deadLetterQueueArn, ledgerTableArn]) =>
           JSON.stringify(
             policyDocument(
               journeyStatements({
@@ -122,6 +132,8 @@ export class Journeys extends pulumi.ComponentResource {
                 targetRoleArn,
                 logGroupArn,
                 deadLetterQueueArn,
+                ledgerTableArn,
+                kmsKeyArn: args.kmsKeyArn,
               }),
             ),
           ),
@@ -152,6 +164,7 @@ export class Journeys extends pulumi.ComponentResource {
           variables: {
             SENDTIME_JOURNEYS: JSON.stringify(args.journeys),
             SENDTIME_ENROLMENT: enrolment.apply((e) => JSON.stringify(e)),
+            SENDTIME_LEDGER_TABLE: args.ledgerTable.name,
           },
           permissions,
         },

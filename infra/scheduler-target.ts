@@ -70,20 +70,18 @@ export class SchedulerTarget extends pulumi.ComponentResource {
     }
 
     function allowSendingAndDeadLettering() {
-      const policy = pulumi
-        .all([scope, deadLetterQueue.arn])
-        .apply(([s, deadLetterQueueArn]) =>
-          JSON.stringify(
-            policyDocument(
-              schedulerTargetStatements({
-                scope: s,
-                deadLetterQueueArn,
-                kmsKeyArn: args.kmsKeyArn,
-                senderName: args.senderName,
-              }),
-            ),
+      const policy = pulumi.all([scope, deadLetterQueue.arn]).apply(([s, deadLetterQueueArn]) =>
+        JSON.stringify(
+          policyDocument(
+            schedulerTargetStatements({
+              scope: s,
+              deadLetterQueueArn,
+              kmsKeyArn: args.kmsKeyArn,
+              senderName: args.senderName,
+            }),
           ),
-        );
+        ),
+      );
       new aws.iam.RolePolicy(`${name}-send`, { role: role.id, policy }, { parent });
     }
 

@@ -1,11 +1,13 @@
 /**
- * Ledger, frequency-cap and opt-out guards: a role may only read items of a named table (GetItem, BatchGetItem: the
- * sender's opt-out look-up and campaign state), update them (the cap's counts, the endpoint's opt-outs, outcomes) and
- * put one (the sender's conditional claim of an occurrence), never enumerate, delete or administer one; the tables that
- * hold every address's send counts and the campaigns' states are encrypted and recoverable.
+ * Frequency-cap, opt-out and ledger guards: a role may only read items of a named table (GetItem, BatchGetItem: the
+ * sender's opt-out look-up and campaign state) and update them (the cap's counts, the endpoint's opt-outs, the
+ * outcomes), never enumerate or administer one; it may put or delete only items of the occurrence ledger, named by
+ * their key (the sender's claim of an occurrence, the journeys' claims: a `dynamodb:LeadingKeys` condition), never an
+ * opt-out; the tables that hold every address's send counts and the campaigns' states are encrypted and recoverable.
  */
 import { ResourceValidationPolicy } from "@pulumi/policy";
-import { allowedActions, describeStatement, permissionDocuments } from "./iam-document";
+import { allowedActions, describeStatement, permissionDocuments, Statement } from "./iam-document";
+import { campaignStateKey, enrolmentKey, occurrenceKey } from "../infra/rules/ledger";
 
 /** DynamoDB actions a role could use on a table, data and control plane. */
 const DYNAMODB_ACTIONS = [
@@ -28,15 +30,21 @@ const DYNAMODB_ACTIONS = [
   "dynamodb:ExportTableToPointInTime",
   "dynamodb:UpdateTimeToLive",
 ] as const;
-/** Read by key, one or a batch, update, and put (a claim): what the sender and the unsubscribe endpoint call. */
-const GATE_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem"];
+/** Read by key, one or a batch, and update: what the sender and the unsubscribe endpoint call. */
+const GATE_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"];
+/** Put or delete a whole item: only a ledger item, by key (see ledgerItemsOnly). */
+const KEYED_WRITE_ACTIONS = ["dynamodb:PutItem", "dynamodb:DeleteItem"];
+/** The ledger's kinds of item by key prefix (`occ#`, `campaign#`, `enr#`), from its own key builders. */
+const LEDGER_KEY_PREFIXES = [occurrenceKey("", ""), campaignStateKey(""), enrolmentKey("", "", "")].map((k) =>
+  k.slice(0, k.indexOf("#") + 1),
+);
 /** One named table: no wildcard in its name, no index or stream under it. */
 const TABLE_ARN = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/[A-Za-z0-9_.-]+$/;
 
 export const sendGateTableScoped: ResourceValidationPolicy = {
   name: "send-gate-table-scoped",
   description:
-    "DynamoDB grants (the sender's and the unsubscribe endpoint's) are UpdateItem, GetItem, BatchGetItem and PutItem on one named table, nothing else.",
+    "DynamoDB grants (the sender's, the journeys' and the unsubscribe endpoint's) are UpdateItem, GetItem and BatchGetItem on one named table; PutItem and DeleteItem only of ledger items, by key (dynamodb:LeadingKeys); nothing else.",
   enforcementLevel: "mandatory",
   validateResource: (args, reportViolation) => {
     for (const doc of permissionDocuments(args.type, args.name, args.props)) {
@@ -46,10 +54,12 @@ export const sendGateTableScoped: ResourceValidationPolicy = {
         const label = `${doc.where} ${describeStatement(s, i)}`;
         const report = (message: string) => reportViolation(message + (doc.hint ?? ""));
         const fix =
-          'allow only "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem" and "dynamodb:PutItem" on the table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)';
+          'allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem" on the table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)' +
+          `, and "dynamodb:PutItem", "dynamodb:DeleteItem" only on ledger items (ForAllValues:StringLike on dynamodb:LeadingKeys, each starting ${LEDGER_KEY_PREFIXES.join(", ")})`;
         if (s.notActions || s.notResources)
           return report(`${label} uses NotAction or NotResource with DynamoDB: ${fix}`);
-        const extra = allowed.filter((a) => !GATE_ACTIONS.includes(a));
+        const keyed = ledgerItemsOnly(s);
+        const extra = allowed.filter((a) => !GATE_ACTIONS.includes(a) && !(keyed && KEYED_WRITE_ACTIONS.includes(a)));
         if (extra.length) return report(`${label} allows ${extra.join(", ")}: ${fix}`);
         const outside = (s.resources ?? []).filter((r) => !TABLE_ARN.test(r));
         if (outside.length || !s.resources?.length)
@@ -61,10 +71,27 @@ export const sendGateTableScoped: ResourceValidationPolicy = {
   },
 };
 
+/**
+ * Whether `s` holds only for ledger items: every partition key a request names (dynamodb:LeadingKeys; PutItem and
+ * DeleteItem always name one) matches a value that starts with a ledger prefix, never an address of the opt-outs.
+ */
+function ledgerItemsOnly(s: Statement): boolean {
+  return ["ForAllValues:StringLike", "ForAllValues:StringEquals"].some((operator) => {
+    const keys = Object.entries(s.condition?.[operator] ?? {}).find(
+      ([k]) => k.toLowerCase() === "dynamodb:leadingkeys",
+    );
+    const values = keys === undefined ? [] : ([] as unknown[]).concat(keys[1]);
+    return (
+      values.length > 0 &&
+      values.every((v) => typeof v === "string" && LEDGER_KEY_PREFIXES.some((prefix) => v.startsWith(prefix)))
+    );
+  });
+}
+
 export const sendGateTableProtected: ResourceValidationPolicy = {
   name: "send-gate-table-protected",
   description:
-    "DynamoDB tables (the send gate's holds every address's send counts) use KMS encryption and point-in-time recovery.",
+    "DynamoDB tables (the cap's holds every address's send counts, the ledger every campaign's state) use KMS encryption and point-in-time recovery.",
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     if (args.type !== "aws:dynamodb/table:Table") return;

@@ -6,7 +6,14 @@ import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
 import { Journey, parseJourneys } from "../infra/rules/journeys-definition";
 import { ScheduleTarget } from "../infra/rules/schedule-request";
-import { applyDecision, CALL_TIMEOUT_MS, EnrolmentResult, enrolmentSchedulerClient } from "../infra/handlers/enrolment";
+import {
+  applyDecision,
+  CALL_TIMEOUT_MS,
+  EnrolmentClients,
+  enrolmentLedgerClient,
+  EnrolmentResult,
+  enrolmentSchedulerClient,
+} from "../infra/handlers/enrolment";
 import { StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
@@ -55,7 +62,7 @@ const FLAGS = {
   },
   "dry-run": {
     type: "boolean",
-    help: "no AWS call; with --json, prints the exact CreateSchedule (or DeleteSchedule) requests",
+    help: "no AWS call (no enrolment is claimed); with --json, prints the exact CreateSchedule (or DeleteSchedule) requests",
   },
   json: { type: "boolean", help: "print JSON instead of text" },
   ...progressFlag(),
@@ -67,7 +74,10 @@ const FLAGS = {
     help: "the templates folder each step's template must be in (default templates/ when it exists); none: not checked",
   },
   ...stackFlags(),
-  ...timeoutFlag(3_600, "the whole command's time limit; each Scheduler call is bounded by 10 s or what is left"),
+  ...timeoutFlag(
+    3_600,
+    "the whole command's time limit; each Scheduler or ledger call is bounded by 10 s or what is left",
+  ),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
@@ -76,9 +86,11 @@ export const COMMAND: Command<typeof FLAGS> = {
     "--journey NAME (--event FILE | --recipients CSV --now ISO) [flags] (--dry-run | --stack NAME | --outputs FILE)",
   ],
   summary: `Runs the journey enrolment handler's code (the same decisions, the same CreateSchedule requests) from a shell. The SES
-target comes from the stack output journeyEnrolment. A step due before it can be created is sent at once when at most
-the journey's lateGraceMinutes late, else reported late; a backlog's steps due before the run are "passed"; a step
-within 60 minutes of, or before, an earlier one is "dropped". A repeated id or address is rejected.`,
+target comes from the stack output journeyEnrolment. Each trigger's enrolment is claimed in the occurrence ledger (stack
+output ledgerTableName) first: one its trigger id (the event's id; a backlog row's, its --now) enrolled before is a
+"duplicate", and nothing is created. A step due before it can be created is sent at once when at most the journey's
+lateGraceMinutes late, else reported late; a backlog's steps due before the run are "passed"; a step within 60
+minutes of, or before, an earlier one is "dropped". A repeated id or address is rejected.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.enrol,
   reference: "docs/journeys.md",
@@ -136,7 +148,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     return printRequests(subscribers, io);
   }
   const results: (EnrolmentResult & { source: string })[] = [];
-  const client = dryRun ? undefined : enrolmentSchedulerClient(outputs.region);
+  const client = dryRun ? undefined : enrolmentClients(outputs);
   let failure: string | undefined;
   let notHandled = 0;
   // Due is judged again at each call, on the real time: a large backlog takes minutes.
@@ -279,6 +291,19 @@ function findJourney(name: string, file: string | undefined, outputs: StackOutpu
   return journey;
 }
 
+/** A real run's clients: Scheduler, and the ledger where each trigger's enrolment is claimed (as the function does). */
+function enrolmentClients(outputs: StackOutputs): EnrolmentClients {
+  const { ledgerTableName, region } = outputs;
+  if (!ledgerTableName)
+    throw new UsageError(
+      "missing stack output ledgerTableName (the occurrence ledger, where each enrolment is claimed once): give --stack NAME or --outputs FILE of a stack that has it, or --dry-run",
+    );
+  return {
+    scheduler: enrolmentSchedulerClient(region),
+    ledger: { client: enrolmentLedgerClient(region), tableName: ledgerTableName },
+  };
+}
+
 function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
   const e = outputs.journeyEnrolment as { target?: ScheduleTarget; windowMinutes?: number } | undefined;
   if (
@@ -417,6 +442,7 @@ function plannedResult(s: Subscriber): EnrolmentResult {
     ...base,
     outcome: "enrolled",
     recipient: d.recipient,
+    trigger: d.trigger,
     zone: d.zone,
     zoneStatus: d.zoneStatus,
     steps: d.steps.map(({ request, ...step }) => ({
@@ -430,11 +456,13 @@ function report(journey: Journey, results: (EnrolmentResult & { source: string }
   const count = (o: string) => results.filter((r) => r.outcome === o).length;
   const created = results.flatMap((r) => r.steps ?? []).filter((s) => s.status === "created").length;
   const verb = dryRun ? "to create" : "created";
+  const duplicates = count("duplicate") ? `, ${count("duplicate")} duplicate` : "";
   const lines = [
-    `Journey ${journey.name}: ${results.length} subscriber${results.length === 1 ? "" : "s"} → ${count("enrolled")} enrolled (${created} schedules ${verb}), ${count("exited")} exited, ${count("rejected")} rejected`,
+    `Journey ${journey.name}: ${results.length} subscriber${results.length === 1 ? "" : "s"} → ${count("enrolled")} enrolled (${created} schedules ${verb}), ${count("exited")} exited, ${count("rejected")} rejected${duplicates}`,
   ];
   for (const r of results) {
-    if (r.outcome === "rejected")
+    if (r.outcome === "duplicate") lines.push(`  ${r.recipient}: duplicate: ${r.message}`);
+    else if (r.outcome === "rejected")
       lines.push(
         `  ${r.source}: rejected ${r.recipient ?? ""} ${r.reason}: ${r.message}`
           .replace(/  +/g, " ")

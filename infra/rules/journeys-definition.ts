@@ -69,6 +69,8 @@ const MAX_LATE_GRACE_MINUTES = 1_440;
  * Embedded Metric Format; infra/alarms.ts alarms on it per journey).
  */
 export const LATE_STEPS_METRIC = { namespace: "sendtime/journeys", name: "LateSteps", dimension: "journey" } as const;
+/** The metric of triggers delivered again after they enrolled the subscriber: nothing created (the handler writes it). */
+export const DUPLICATE_TRIGGERS_METRIC = { ...LATE_STEPS_METRIC, name: "DuplicateTriggers" } as const;
 
 const QUIET_HOURS = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$/;
 

@@ -2,6 +2,8 @@
  * Journeys' core: what one event means for one subscriber — the schedules to create (trigger) or delete (exit) —
  * decided with the launcher's send-time rules (zones, DST gap and overlap, schedule names, the SES target).
  * Pure: the deployed handler and scripts/enrol.ts both call it, then do the AWS calls (infra/handlers/enrolment.ts).
+ * A trigger is named by its id (triggerId: the event's `id`, else `at.<trigger time>`), under which its enrolment is
+ * claimed once in the occurrence ledger (enrolmentClaim), so a duplicate of the trigger creates nothing.
  *
  * Step time: `+Nh` = trigger + N hours; `+Nd` = the trigger's local wall-clock time N days later, or with `at` that
  * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
@@ -39,9 +41,13 @@ import {
 } from "./send-time";
 import { parseInstant } from "./send-rules";
 import { isEmailAddress } from "./email";
+import { enrolmentKey, LEDGER_TTL_DAYS } from "./ledger";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
+const DAY = 86_400_000;
+/** The longest event id kept as it is in an enrolment key (EventBridge's are 36-character UUIDs). */
+const MAX_TRIGGER_ID_CHARS = 256;
 
 /** Recipient fields that steer sending; every other field is personalization (template data). */
 const CONTROL_FIELDS = ["id", "email", "timezone"];
@@ -118,7 +124,16 @@ type Rejection = { outcome: "rejected"; journey: string; recipient?: string; rea
 
 /** The recipient is named by its schedule-name stem: the id when it is a valid name, else a hash (never an address). */
 export type Decision =
-  | { outcome: "enrol"; journey: string; recipient: string; zone: string; zoneStatus: ZoneStatus; steps: PlannedStep[] }
+  | {
+      outcome: "enrol";
+      journey: string;
+      recipient: string;
+      /** The trigger's id in the ledger (triggerId). */
+      trigger: string;
+      zone: string;
+      zoneStatus: ZoneStatus;
+      steps: PlannedStep[];
+    }
   | { outcome: "exit"; journey: string; recipient: string; deletes: DeleteScheduleRequest[] }
   | Rejection;
 
@@ -174,6 +189,13 @@ export function decide(
         : "the event has no time (an ISO 8601 instant)",
       stem,
     );
+  const trigger = triggerId(event, triggerMs);
+  if (trigger === undefined)
+    return reject(
+      "invalid-event",
+      `the event's id must be a string of 1 to ${MAX_TRIGGER_ID_CHARS} printable characters (EventBridge sets one), or absent`,
+      stem,
+    );
   const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
   if (email === "") return reject("missing-email", "detail.recipient.email is missing", stem);
   if (!isEmailAddress(email) || email.length > 254)
@@ -194,13 +216,43 @@ export function decide(
     )
   )
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
-  return enrolSteps(journey, { id, email, data, stem }, resolved, triggerMs, settings, now, due, reject);
+  return enrolSteps(journey, { id, email, data, stem, trigger }, resolved, triggerMs, settings, now, due, reject);
+}
+
+/**
+ * What identifies one trigger of one subscriber in the ledger (enrolmentKey): the event's `id`, which EventBridge
+ * keeps when it delivers an event again; for an event without one (a backlog row, a hand-written event file),
+ * `at.<trigger time>`, so a run again with the same time is the same trigger. Undefined: an id that is no usable string.
+ */
+export function triggerId(event: JourneyEvent, triggerMs: number): string | undefined {
+  const id: unknown = event.id;
+  if (id === undefined) return `at.${new Date(triggerMs).toISOString()}`;
+  const printable = typeof id === "string" && /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(id);
+  return printable && id.length <= MAX_TRIGGER_ID_CHARS ? id : undefined;
+}
+
+/**
+ * The ledger item an enrolment claims: its key, and when it may expire (epoch seconds): LEDGER_TTL_DAYS after the
+ * subscriber's last step (or `now`, if later). A duplicate of the trigger delivered later still finds it, or finds
+ * every step more than LEDGER_TTL_DAYS past its time, far past any lateGraceMinutes (at most a day): late, not sent.
+ */
+export function enrolmentClaim(d: Extract<Decision, { outcome: "enrol" }>, now: number): EnrolmentClaim {
+  const last = Math.max(now, ...d.steps.map((s) => Date.parse(s.utc)));
+  return {
+    key: enrolmentKey(d.journey, d.recipient, d.trigger),
+    expiresAt: Math.ceil((last + LEDGER_TTL_DAYS * DAY) / 1000),
+  };
+}
+
+export interface EnrolmentClaim {
+  key: string;
+  expiresAt: number;
 }
 
 /** A valid trigger's steps: their times (quiet time over the window), late or not, dropped when too close or out of order. */
 function enrolSteps(
   journey: Journey,
-  who: { id: string; email: string; data: Record<string, string>; stem: string },
+  who: { id: string; email: string; data: Record<string, string>; stem: string; trigger: string },
   resolved: { zone: string; status: ZoneStatus },
   triggerMs: number,
   settings: EnrolmentSettings,
@@ -238,6 +290,7 @@ function enrolSteps(
     outcome: "enrol",
     journey: journey.name,
     recipient: stem,
+    trigger: who.trigger,
     zone: resolved.zone,
     zoneStatus: resolved.status,
     steps,

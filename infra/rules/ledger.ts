@@ -42,6 +42,8 @@ export const OCCURRENCE_ATTRIBUTES = {
   outcomes: "outcomes",
 } as const;
 export const CAMPAIGN_STATE_ATTRIBUTES = { state: "state", reason: "reason", updatedAt: "updated_at" } as const;
+/** The enrolment item's attributes besides the key: when, and by which invocation (a random token), it was claimed. */
+export const ENROLMENT_ATTRIBUTES = { claimedAt: "claimed_at", claim: "claim" } as const;
 
 /**
  * A dead letter of the sender: a pointer, never a request. Redrive rebuilds the request from the campaign's plan,

@@ -9,8 +9,10 @@
  *   last (resource) segment, where they match anything (`log-group:x:*` covers `log-group:x:log-stream:y`).
  * - Condition: every operator of a statement, every key of an operator, must hold; a key holds when the request's
  *   value equals (or matches) one of the listed values; a key the request lacks does not hold. Operators: StringEquals,
- *   StringLike, ArnEquals, ArnLike, Bool. Condition keys are case-insensitive. Anything else throws: the evaluator
- *   never guesses.
+ *   StringLike, ArnEquals, ArnLike, Bool, and ForAllValues: over StringEquals and StringLike for a multivalued key
+ *   (dynamodb:LeadingKeys): every value of the request's set must match one of the listed values, and, as in IAM, an
+ *   absent key or an empty set holds. Condition keys are case-insensitive. Anything else throws: the evaluator never
+ *   guesses.
  */
 import * as assert from "assert";
 
@@ -28,8 +30,11 @@ export interface IamStatement {
 export interface IamRequest {
   action: string;
   resource: string;
-  /** Condition keys of the request, e.g. {"iam:PassedToService": "scheduler.amazonaws.com"}. */
-  context?: Record<string, string>;
+  /**
+   * Condition keys of the request, e.g. {"iam:PassedToService": "scheduler.amazonaws.com"}; a multivalued key as a
+   * list, e.g. {"dynamodb:LeadingKeys": ["enr#onboarding#u-42#e1"]}.
+   */
+  context?: Record<string, string | string[]>;
 }
 
 export type Decision = "Allow" | "ImplicitDeny" | "ExplicitDeny";
@@ -63,26 +68,36 @@ export function resourceMatches(pattern: string, resource: string): boolean {
   return p.every((seg, i) => (i < 5 ? wildcard(seg, r[i], false, true) : wildcard(seg, r[i], false)));
 }
 
-function conditionHolds(condition: IamStatement["Condition"], context: Record<string, string>): boolean {
+/** One single-valued operator on one value of the request. */
+function valueMatches(operator: string, actual: string, values: string[]): boolean {
+  switch (operator) {
+    case "StringEquals":
+    case "ArnEquals":
+      return values.includes(actual);
+    case "StringLike":
+    case "ArnLike":
+      return values.some((v) => wildcard(v, actual, false));
+    case "Bool":
+      return values.some((v) => v.toLowerCase() === actual.toLowerCase());
+    default:
+      throw new Error(`the evaluator does not know the condition operator ${operator}`);
+  }
+}
+
+function conditionHolds(condition: IamStatement["Condition"], context: Record<string, string | string[]>): boolean {
   if (!condition) return true;
   const lower = Object.fromEntries(Object.entries(context).map(([k, v]) => [k.toLowerCase(), v]));
   return Object.entries(condition).every(([operator, keys]) =>
     Object.entries(keys).every(([key, expected]) => {
       const actual = lower[key.toLowerCase()];
-      if (actual === undefined) return false;
       const values = (Array.isArray(expected) ? expected : [expected]).map(String);
-      switch (operator) {
-        case "StringEquals":
-        case "ArnEquals":
-          return values.includes(actual);
-        case "StringLike":
-        case "ArnLike":
-          return values.some((v) => wildcard(v, actual, false));
-        case "Bool":
-          return values.some((v) => v.toLowerCase() === actual.toLowerCase());
-        default:
-          throw new Error(`the evaluator does not know the condition operator ${operator}`);
-      }
+      const forAll = /^ForAllValues:(StringEquals|StringLike)$/.exec(operator);
+      if (forAll) return list(actual).every((a) => valueMatches(forAll[1], a, values));
+      if (operator.includes(":")) throw new Error(`the evaluator does not know the condition operator ${operator}`);
+      if (actual === undefined) return false;
+      if (Array.isArray(actual))
+        throw new Error(`${key} is multivalued: ${operator} needs ForAllValues or ForAnyValue`);
+      return valueMatches(operator, actual, values);
     }),
   );
 }

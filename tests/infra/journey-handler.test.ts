@@ -12,6 +12,7 @@ import * as path from "path";
 import { mockClient } from "aws-sdk-client-mock";
 import { bundleJourneyHandler } from "../../infra/handler-bundle";
 import type { Journey } from "../../infra/rules/journeys-definition";
+import { startLedger, TEST_CREDENTIALS, TestLedger } from "../helpers/enrolment-ledger";
 
 const ONBOARDING: Journey = {
   name: "onboarding",
@@ -110,6 +111,7 @@ const event = (detailType: string, time: string, recipient: Record<string, unkno
 describe("journey enrolment handler (the esbuild bundle the stack deploys)", function () {
   this.timeout(60_000);
   let handler: (input: any) => Promise<any>;
+  let bundle: any;
   let fake: FakeScheduler;
   let logs: string[];
   let now: number;
@@ -117,19 +119,29 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
   const realLog = console.log;
   const realWarn = console.warn;
   let mock: ReturnType<typeof mockClient>;
+  let ledger: TestLedger;
+  const savedEnv = { ...process.env };
 
-  before(() => {
+  before(async () => {
+    ledger = await startLedger("sendtime-ledger-test");
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_DYNAMODB: ledger.url,
+      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+      SENDTIME_LEDGER_TABLE: ledger.tableName,
+    });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-handler-"));
     const file = path.join(dir, "index.js");
     fs.writeFileSync(file, bundleJourneyHandler().code);
     process.env.SENDTIME_JOURNEYS = JSON.stringify([ONBOARDING, CLOCK, QUIET, NIGHT]);
     process.env.SENDTIME_ENROLMENT = JSON.stringify(ENROLMENT);
     process.env.AWS_REGION = "us-east-1";
-    const bundle = require(file);
+    bundle = require(file);
     handler = bundle.handler;
     mock = mockClient(bundle.SchedulerClient);
   });
-  beforeEach(() => {
+  beforeEach(async () => {
+    await ledger.clear();
     fake = new FakeScheduler();
     mock.reset();
     // aws-sdk-client-mock passes the input only; route on the command itself through sinon's call list.
@@ -143,7 +155,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     console.log = realLog;
     console.warn = realWarn;
   });
-  after(() => mock.restore());
+  after(async () => {
+    mock.restore();
+    await ledger.close();
+    process.env = savedEnv;
+  });
 
   const trigger = (journey: string, e: object) => handler({ journey, kind: "trigger", event: e });
   const when = (r: any) => [r.Name, r.ScheduleExpression, r.ScheduleExpressionTimezone];
@@ -304,21 +320,82 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.deepStrictEqual(when(fake.creates[0]), ["n2-1", "at(2026-03-11T08:00:00)", "Europe/London"]);
   });
 
-  it("a re-delivered event creates each step once (ConflictException = already enrolled)", async () => {
+  const ANN_SIGNUP = event("UserSignedUp", "2026-03-10T18:05:00Z", {
+    id: "u-42",
+    email: "ann@example.com",
+    timezone: "Asia/Kathmandu",
+  });
+  const ANN_KEY = "enr#onboarding#u-42#6a7e8feb-b491-4cf7-a9f1-bf3703467718";
+
+  /** Runs `work` with the handler's stdout (its metric lines) kept, not printed. */
+  async function withStdout<T>(work: () => Promise<T>): Promise<{ value: T; written: string[] }> {
+    const written: string[] = [];
+    const realWrite = process.stdout.write;
+    (process.stdout as any).write = (chunk: string) => (written.push(String(chunk)), true);
+    try {
+      return { value: await work(), written };
+    } finally {
+      process.stdout.write = realWrite;
+    }
+  }
+
+  it("issue 31: the enrolment is claimed in the ledger under the event's id, kept 14 days after the last step", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
-    const e = event("UserSignedUp", "2026-03-10T18:05:00Z", {
-      id: "u-42",
-      email: "ann@example.com",
-      timezone: "Asia/Kathmandu",
-    });
-    await trigger("onboarding", e);
+    const result = await trigger("onboarding", ANN_SIGNUP);
+    assert.strictEqual(result.trigger, "6a7e8feb-b491-4cf7-a9f1-bf3703467718");
+    const [item, ...others] = await ledger.items();
+    assert.deepStrictEqual(others, []);
+    assert.strictEqual(item.pk, ANN_KEY);
+    assert.strictEqual(item.claimed_at, "2026-03-10T18:05:02.000Z");
+    // The offer, the last step, goes at 2026-03-17T03:15Z; 14 days later is 2026-03-31T03:15Z.
+    assert.strictEqual(item.expires_at, Date.UTC(2026, 2, 31, 3, 15) / 1000);
+  });
+
+  it("issue 31: a re-delivered event (the same id) is a duplicate: no call to Scheduler, logged and counted", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    await trigger("onboarding", ANN_SIGNUP);
     now += 20_000;
-    const again = await trigger("onboarding", e);
-    assert.strictEqual(fake.schedules.size, 3);
+    const { value: again, written } = await withStdout(() => trigger("onboarding", ANN_SIGNUP));
+    assert.strictEqual(fake.creates.length, 3);
     assert.deepStrictEqual(
-      again.steps.map((s: any) => s.status),
-      ["exists", "exists", "exists"],
+      [again.outcome, again.recipient, again.trigger, again.steps],
+      ["duplicate", "u-42", "6a7e8feb-b491-4cf7-a9f1-bf3703467718", undefined],
     );
+    assert.strictEqual(JSON.parse(logs[1]).outcome, "duplicate");
+    assert.ok(JSON.parse(logs[1]).message.endsWith(`(${ANN_KEY}): nothing created`), logs[1]);
+    const metric = JSON.parse(written.find((l) => l.includes("_aws"))!);
+    assert.deepStrictEqual(metric._aws.CloudWatchMetrics[0].Metrics, [{ Name: "DuplicateTriggers", Unit: "Count" }]);
+    assert.deepStrictEqual([metric.journey, metric.DuplicateTriggers], ["onboarding", 1]);
+  });
+
+  it("issue 31: another trigger of the same subscriber (another event id) enrols again", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    await trigger("onboarding", ANN_SIGNUP);
+    fake.schedules.clear(); // all sent
+    now = Date.parse("2026-04-01T10:00:02Z");
+    const later = { ...ANN_SIGNUP, id: "0d6c1f7e-2b9a-4c31-8f5e-7a1b2c3d4e5f", time: "2026-04-01T10:00:00Z" };
+    const result = await trigger("onboarding", later);
+    assert.deepStrictEqual(
+      result.steps.map((s: any) => s.status),
+      ["created", "created", "created"],
+    );
+    assert.strictEqual((await ledger.items()).length, 2);
+  });
+
+  it("issue 31: a trigger delivered again after step 1 fired (its schedule deleted itself) sends no second welcome", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    await trigger("onboarding", ANN_SIGNUP);
+    // 18:07: the welcome is sent and its schedule deletes itself (ActionAfterCompletion DELETE).
+    fake.schedules.delete("campaign-onboarding/u-42-1");
+    // EventBridge delivers the same event (the same id) again at 18:20, within the journey's 60-minute grace.
+    now = Date.parse("2026-03-10T18:20:00Z");
+    const { value: again } = await withStdout(() => trigger("onboarding", ANN_SIGNUP));
+    assert.deepStrictEqual(
+      fake.creates.map((c) => c.Name),
+      ["u-42-1", "u-42-2", "u-42-3"],
+    );
+    assert.strictEqual(fake.schedules.has("campaign-onboarding/u-42-1"), false);
+    assert.strictEqual(again.outcome, "duplicate");
   });
 
   it("issue 22 (5): late, not lost: a welcome handled 24 minutes after its time is sent at once, in UTC", async () => {
@@ -396,6 +473,8 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
       ["u-42-1", "u-42-2", "u-42-3"],
     );
     assert.strictEqual(fake.schedules.size, 0);
+    // The claim is released too: the subscriber is not left claimed but never enrolled.
+    assert.deepStrictEqual(await ledger.items(), []);
     // Lambda's retry, a minute later: the welcome was never sent (deleted before its time), so it goes now, once.
     fake.send = realSend;
     now += 60_000;
@@ -404,11 +483,53 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
       retry.steps.map((s: any) => s.status),
       ["created", "created", "created"],
     );
+    assert.deepStrictEqual(
+      (await ledger.items()).map((i) => i.pk),
+      [ANN_KEY],
+    );
     assert.deepStrictEqual(when(fake.schedules.get("campaign-onboarding/u-42-1")), [
       "u-42-1",
       "at(2026-03-10T18:32:00)",
       "UTC",
     ]);
+  });
+
+  it("issue 31: a ledger that refuses the claim (no such table) fails the invocation before any schedule", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    process.env.SENDTIME_LEDGER_TABLE = "sendtime-ledger-missing";
+    bundle.resetForTests();
+    try {
+      await assert.rejects(trigger("onboarding", ANN_SIGNUP), (e: Error) => {
+        assert.match(e.message, new RegExp(`^PutItem ${ANN_KEY}: ResourceNotFoundException`));
+        return true;
+      });
+    } finally {
+      process.env.SENDTIME_LEDGER_TABLE = ledger.tableName;
+      bundle.resetForTests();
+    }
+    assert.deepStrictEqual(fake.creates, []);
+  });
+
+  it("issue 31: a claim that cannot be released after a failure is named in the error (a retry would be a duplicate)", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    fake.throttle = 100;
+    const dynamo = mockClient(bundle.DynamoDBClient);
+    (dynamo as any).send.callsFake((command: any) =>
+      command.constructor.name.startsWith("PutItem")
+        ? Promise.resolve({})
+        : Promise.reject(Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" })),
+    );
+    try {
+      await assert.rejects(trigger("onboarding", ANN_SIGNUP), (e: Error) => {
+        assert.strictEqual(
+          e.message,
+          `CreateSchedule campaign-onboarding/u-42-1: ThrottlingException: ThrottlingException from the fake; could not release the enrolment claim (DeleteItem ${ANN_KEY}: ThrottlingException: Rate exceeded): a retry of this trigger reports a duplicate and creates nothing; delete the ledger item ${ANN_KEY} to enrol it again`,
+        );
+        return true;
+      });
+    } finally {
+      dynamo.restore();
+    }
   });
 
   it("an exit event deletes the pending steps; re-delivered, it finds nothing left and still succeeds", async () => {
@@ -435,6 +556,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.deepStrictEqual(
       fake.deletes.map((d) => `${d.GroupName}/${d.Name}`),
       [1, 2, 3, 1, 2, 3].map((k) => `campaign-onboarding/u-42-${k}`),
+    );
+    // An exit claims nothing: the ledger holds the trigger's enrolment only.
+    assert.deepStrictEqual(
+      (await ledger.items()).map((i) => i.pk),
+      [ANN_KEY],
     );
   });
 

@@ -83,7 +83,7 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
     assert.strictEqual(only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs.name, "campaign-onboarding");
   });
 
-  it("its role may create and delete schedules in its journeys' groups only, pass only the target role to Scheduler, log, and dead-letter", () => {
+  it("its role may claim enrolments in the ledger, create and delete schedules in its journeys' groups only, pass only the target role to Scheduler, log, and dead-letter", () => {
     const trust = statements(only(stack, "aws:iam/role:Role", "journeys-role").inputs.assumeRolePolicy);
     assert.deepStrictEqual(
       trust.map((s) => [s.Principal, s.Condition]),
@@ -100,9 +100,40 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" },
     });
     assert.strictEqual(bySid.KeepFailedEvents.Resource, only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs.arn);
+    const ledger = only(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger");
+    assert.deepStrictEqual(bySid.ClaimEnrolments, {
+      Sid: "ClaimEnrolments",
+      Effect: "Allow",
+      Action: ["dynamodb:PutItem", "dynamodb:DeleteItem"],
+      Resource: ledger.outputs.arn,
+      Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*#*"] } },
+    });
     assert.deepStrictEqual(
       s.map((x) => x.Sid),
-      ["EnrolAndExit", "PassTargetRoleToScheduler", "Logs", "KeepFailedEvents"],
+      ["EnrolAndExit", "PassTargetRoleToScheduler", "Logs", "KeepFailedEvents", "ClaimEnrolments"],
+    );
+    // The function claims in that table: its name is in the environment and the stack outputs (for enrol).
+    const env = only(stack, "aws:lambda/function:Function", "journeys-function").inputs.environment.variables;
+    assert.strictEqual(env.SENDTIME_LEDGER_TABLE, ledger.outputs.name);
+    assert.strictEqual(stack.outputs.ledgerTableName, ledger.outputs.name);
+    // On demand, keyed and expiring as the ledger's contract says.
+    assert.deepStrictEqual(
+      [ledger.inputs.billingMode, ledger.inputs.hashKey, ledger.inputs.attributes, ledger.inputs.ttl],
+      ["PAY_PER_REQUEST", "pk", [{ name: "pk", type: "S" }], { attributeName: "expires_at", enabled: true }],
+    );
+  });
+
+  it("with a customer KMS key the ledger is encrypted with it, and the journeys role may use the key", async () => {
+    const key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    const keyed = await renderWith({ kmsKeyArn: key });
+    assert.deepStrictEqual(only(keyed, "aws:dynamodb/table:Table", "bulk-sender-ledger").inputs.serverSideEncryption, {
+      enabled: true,
+      kmsKeyArn: key,
+    });
+    const s = statements(only(keyed, "aws:iam/rolePolicy:RolePolicy", "journeys-permissions").inputs.policy);
+    assert.deepStrictEqual(
+      s.filter((x) => x.Resource === key).map((x) => [x.Sid, x.Action]),
+      [["LedgerEncryption", ["kms:GenerateDataKey", "kms:Decrypt"]]],
     );
   });
 

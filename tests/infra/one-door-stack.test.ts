@@ -109,7 +109,8 @@ describe("the one door in the stack, and the frequency cap (sendtime:frequencyCa
       s.map((x) => [x.Sid, x.Action]),
       [
         ["SendEmail", ["ses:SendEmail", "ses:SendBulkEmail"]],
-        ["Ledger", ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]],
+        ["ClaimAndRecordOccurrences", ["dynamodb:PutItem", "dynamodb:UpdateItem"]],
+        ["ReadCampaignStates", "dynamodb:GetItem"],
         ["DeadLetterEntries", "sqs:SendMessage"],
         ["LookUpOptOuts", ["dynamodb:GetItem", "dynamodb:BatchGetItem"]],
         ["AdmitEntries", ["dynamodb:UpdateItem", "dynamodb:GetItem"]],
@@ -122,7 +123,15 @@ describe("the one door in the stack, and the frequency cap (sendtime:frequencyCa
       ses.every((r) => !r.endsWith("template/*")),
       "the stack's templates by name",
     );
-    assert.deepStrictEqual(s[5].Condition, { StringEquals: { "cloudwatch:namespace": "sendtime" } });
+    assert.deepStrictEqual(s[6].Condition, { StringEquals: { "cloudwatch:namespace": "sendtime" } });
+    // The ledger by the item's key: occurrences claimed and recorded, campaigns' states read (never written).
+    assert.deepStrictEqual(
+      [s[1].Condition, s[2].Condition],
+      [
+        { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["occ#*"] } },
+        { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["campaign#*"] } },
+      ],
+    );
     const trust = statements(only(stack, "aws:iam/role:Role", "bulk-sender-role").inputs.assumeRolePolicy);
     assert.deepStrictEqual(trust[0].Principal, { Service: "states.amazonaws.com" });
     const granting = all(stack, "aws:iam/rolePolicy:RolePolicy").filter((p) => p.inputs.policy.includes('"ses:Send'));

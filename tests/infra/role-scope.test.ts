@@ -77,6 +77,63 @@ describe("roles hold what their code calls (IAM evaluation of the rendered stack
         context: { x: "0" },
       }),
     );
+    // ForAllValues: every value of the request's set matches; an absent key holds (IAM's rule, which is why such a
+    // grant names only actions that always carry the key).
+    const keyed: IamStatement = {
+      Effect: "Allow",
+      Action: "dynamodb:PutItem",
+      Resource: "arn:aws:dynamodb:us-east-1:1:table/t",
+      Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["enr#a#*"] } },
+    };
+    const put = (keys?: string[]) =>
+      evaluate([keyed], {
+        action: "dynamodb:PutItem",
+        resource: "arn:aws:dynamodb:us-east-1:1:table/t",
+        ...(keys ? { context: { "dynamodb:LeadingKeys": keys } } : {}),
+      });
+    assert.deepStrictEqual(
+      [put(["enr#a#u#e"]), put(["occ#x"]), put(["enr#a#u", "enr#b#u"]), put(["enr#ab#u"]), put()],
+      ["Allow", "ImplicitDeny", "ImplicitDeny", "ImplicitDeny", "Allow"],
+    );
+  });
+
+  it("the journeys role writes only its journeys' enrolments in the ledger: no occurrence, no campaign state, no other table", () => {
+    for (const stack of [capped, plain]) {
+      const journeys = role(stack, "journeys-role");
+      const ledger = only(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger").outputs.arn as string;
+      const item = (action: string, key: string) => ({
+        action,
+        resource: ledger,
+        context: { "dynamodb:LeadingKeys": [key] },
+      });
+      expectDecision(journeys.statements, "Allow", [
+        item("dynamodb:PutItem", "enr#onboarding#u-42#6a7e8feb-b491-4cf7-a9f1-bf3703467718"),
+        item("dynamodb:DeleteItem", "enr#onboarding#h.0123abcd#at.2026-03-10T18:05:02.000Z"),
+      ]);
+      const occurrence =
+        "occ#arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-spring/ann-1#2026-03-10T09:00:00Z";
+      expectDecision(journeys.statements, "Deny", [
+        // Claiming an occurrence or pausing a campaign would stop another campaign's sends.
+        item("dynamodb:PutItem", occurrence),
+        item("dynamodb:DeleteItem", occurrence),
+        item("dynamodb:PutItem", "campaign#spring"),
+        item("dynamodb:PutItem", "enr#winback#u-42#e1"),
+        item("dynamodb:PutItem", "enr#onboarding2#u-42#e1"),
+        item("dynamodb:UpdateItem", "enr#onboarding#u-42#e1"),
+        item("dynamodb:GetItem", "enr#onboarding#u-42#e1"),
+        { action: "dynamodb:Scan", resource: ledger },
+        { action: "dynamodb:Query", resource: ledger },
+        { action: "dynamodb:DeleteTable", resource: ledger },
+      ]);
+      // Every other table of the stack (the opt-outs, with a cap the gate's counts): nothing at all.
+      const others = all(stack, "aws:dynamodb/table:Table").filter((t) => t.name !== "bulk-sender-ledger");
+      assert.ok(others.length >= (stack === capped ? 2 : 1));
+      for (const t of others)
+        for (const action of ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "dynamodb:GetItem"])
+          expectDecision(journeys.statements, "Deny", [
+            { action, resource: t.outputs.arn, context: { "dynamodb:LeadingKeys": ["enr#onboarding#u-42#e1"] } },
+          ]);
+    }
   });
 
   it("the journeys role creates and deletes schedules only in its journeys' groups, and passes only a role that cannot delete groups", () => {

@@ -95,9 +95,10 @@ describe("SES opt-outs into the opt-out table, in the stack under Pulumi mocks",
     expectDecision(r, "Deny", [
       { action: "dynamodb:GetItem", resource: t },
       { action: "dynamodb:DeleteItem", resource: t },
+      { action: "dynamodb:UpdateItem", resource: t + "-other" },
       {
         action: "dynamodb:UpdateItem",
-        resource: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn + "-other",
+        resource: only(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger").outputs.arn,
       },
       { action: "ses:UpdateContact", resource: `arn:aws:ses:us-east-1:${ACCOUNT}:contact-list/sendtime-dev` },
       { action: "ses:SendEmail", resource: `arn:aws:ses:us-east-1:${ACCOUNT}:identity/example.com` },

@@ -1,4 +1,4 @@
-import { bulkSenderStatements, unsubscribeStatements } from "../../infra/iam";
+import { bulkSenderStatements, journeyStatements, unsubscribeStatements } from "../../infra/iam";
 import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
 import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
 
@@ -7,7 +7,7 @@ const rolePolicy = (...statements: object[]) =>
   resourceArgs("aws:iam/rolePolicy:RolePolicy", { policy: doc(...statements) });
 
 describe("send-gate-table-scoped", () => {
-  it("passes the sender's own statements: the ledger (a conditional PutItem claims), the cap's table", async () => {
+  it("passes the sender's own statements: its ledger grants keyed to occurrences and campaign states, the cap's table", async () => {
     const statements = bulkSenderStatements({
       scope: { partition: "aws", region: "us-east-1", accountId: "123456789012" },
       identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
@@ -25,14 +25,14 @@ describe("send-gate-table-scoped", () => {
       rolePolicy({ Effect: "Allow", Action: ["dynamodb:UpdateItem", "dynamodb:DeleteItem"], Resource: TABLE }),
       {
         message:
-          'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:BatchGetItem" and "dynamodb:PutItem"',
+          'statement 1 allows dynamodb:DeleteItem: allow only "dynamodb:UpdateItem", "dynamodb:GetItem" and "dynamodb:BatchGetItem"',
       },
     );
     await assertHasResourceViolation(
       sendGateTableScoped,
       rolePolicy({ Effect: "Allow", Action: "dynamodb:*", Resource: TABLE }),
       {
-        message: /allows dynamodb:DeleteItem, .*dynamodb:Scan/,
+        message: /allows dynamodb:PutItem, .*dynamodb:Scan/,
       },
     );
   });
@@ -56,9 +56,8 @@ describe("send-gate-table-scoped", () => {
       optOutTableArn: optOuts,
     });
     await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...endpoint));
-    // Still refused: a delete, a query or scan (which would list every opted-out address), BatchGetItem on every
-    // table. (A put is the ledger's claim; on the opt-out table it can add an opt-out, never take one away.)
-    for (const Action of ["dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:BatchWriteItem"])
+    // Still refused: a put, a query or scan (which would list every opted-out address), BatchGetItem on every table.
+    for (const Action of ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:BatchWriteItem"])
       await assertHasResourceViolation(
         sendGateTableScoped,
         rolePolicy({ Effect: "Allow", Action, Resource: optOuts }),
@@ -74,6 +73,48 @@ describe("send-gate-table-scoped", () => {
         Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/*",
       }),
       { message: 'allows dynamodb:BatchGetItem on "arn:aws:dynamodb:us-east-1:123456789012:table/*"' },
+    );
+  });
+
+  it("passes the journeys' enrolment claims: PutItem and DeleteItem of the ledger's enr# items, by key", async () => {
+    const ledger = "arn:aws:dynamodb:us-east-1:123456789012:table/ledger-1a2b3c4";
+    const journeys = journeyStatements({
+      scope: { partition: "aws", region: "us-east-1", accountId: "123456789012" },
+      journeyNames: ["onboarding", "winback.v2"],
+      targetRoleArn: "arn:aws:iam::123456789012:role/scheduler-target-role-1a2b3c4",
+      logGroupArn: "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/sendtime-journeys-dev",
+      deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:journeys-dlq",
+      ledgerTableArn: ledger,
+    });
+    await assertNoResourceViolations(sendGateTableScoped, rolePolicy(...journeys));
+    // Refused: a put or delete not held to ledger keys (an opt-out's key is an address), or held by ForAnyValue.
+    const optOuts = "arn:aws:dynamodb:us-east-1:123456789012:table/unsubscribe-opt-outs-1a2b3c4";
+    const conditions: (object | undefined)[] = [
+      undefined,
+      { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["*"] } },
+      { "ForAllValues:StringEquals": { "dynamodb:LeadingKeys": ["ann@example.com"] } },
+      { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*", "*@example.com"] } },
+      { "ForAnyValue:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*"] } },
+      { StringLike: { "dynamodb:LeadingKeys": "enr#onboarding#*" } },
+      { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [] } },
+    ];
+    for (const Condition of conditions)
+      for (const Action of ["dynamodb:PutItem", "dynamodb:DeleteItem"])
+        await assertHasResourceViolation(
+          sendGateTableScoped,
+          rolePolicy({ Effect: "Allow", Action, Resource: optOuts, ...(Condition ? { Condition } : {}) }),
+          { message: `statement 1 allows ${Action}: allow only` },
+        );
+    // Held to ledger keys, a put still may not come with a scan or a batch write.
+    await assertHasResourceViolation(
+      sendGateTableScoped,
+      rolePolicy({
+        Effect: "Allow",
+        Action: ["dynamodb:PutItem", "dynamodb:Scan", "dynamodb:BatchWriteItem"],
+        Resource: ledger,
+        Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["enr#onboarding#*"] } },
+      }),
+      { message: "statement 1 allows dynamodb:BatchWriteItem, dynamodb:Scan: allow only" },
     );
   });
 

@@ -60,6 +60,8 @@ const journeyGrants = {
   targetRoleArn: fanOutGrants.targetRoleArn,
   logGroupArn: "arn:aws:logs:eu-west-1:210987654321:log-group:/aws/lambda/sendtime-journeys-prod",
   deadLetterQueueArn: "arn:aws:sqs:eu-west-1:210987654321:journeys-dlq-0123abc",
+  ledgerTableArn: "arn:aws:dynamodb:eu-west-1:210987654321:table/ledger-0123abc",
+  kmsKeyArn: targetGrants.kmsKeyArn,
 };
 const IAM_POLICIES = [schedulerActionsScopedToCampaigns, passRoleOnlyToScheduler, schedulerRoleTrust, sesSendScoped];
 const rolePolicy = (statements: PolicyStatement[]) =>
@@ -110,6 +112,10 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     });
     it(`${policy.name}: the journey enrolment function's permissions and trust pass`, async () => {
       await assertNoResourceViolations(policy, rolePolicy(journeyStatements(journeyGrants)));
+      await assertNoResourceViolations(
+        policy,
+        rolePolicy(journeyStatements({ ...journeyGrants, kmsKeyArn: undefined })),
+      );
       await assertNoResourceViolations(policy, role(journeyTrustPolicy(scope.accountId)));
     });
   }
@@ -169,6 +175,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
           targetRoleArn: targetRole.outputs.arn,
           logGroupArn: only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").outputs.arn,
           deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "journeys-dlq").outputs.arn,
+          ledgerTableArn: only(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger").outputs.arn,
         }),
       ),
     );

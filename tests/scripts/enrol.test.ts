@@ -8,10 +8,11 @@ import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@
 import { mockClient } from "aws-sdk-client-mock";
 import { bundleJourneyHandler } from "../../infra/handler-bundle";
 import { main as enrol } from "../../scripts/enrol";
-import { applyDecision, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
+import { applyDecision, enrolmentLedgerClient, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
 import { ROOT, runMain } from "../helpers/cli";
 import { only, renderWith } from "../helpers/stack";
 import { UsageError } from "../../infra/rules/errors";
+import { startLedger, TEST_CREDENTIALS, TestLedger } from "../helpers/enrolment-ledger";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-enrol-"));
 const file = (name: string, content: unknown) => {
@@ -44,16 +45,34 @@ async function run(args: string[]) {
 describe("scripts/enrol.ts", function () {
   this.timeout(60_000);
   let outputs: string;
+  let stackOutputs: Record<string, unknown>;
   let functionEnvironment: Record<string, string>;
+  let ledger: TestLedger;
+  const savedEnv = { ...process.env };
   const scheduler = mockClient(SchedulerClient);
   before(async () => {
     // The outputs and the function's configuration of the dev stack, rendered under mocks.
     const stack = await renderWith();
+    stackOutputs = stack.outputs;
     outputs = file("outputs.json", stack.outputs);
     functionEnvironment = only(stack, "aws:lambda/function:Function", "journeys-function").inputs.environment.variables;
+    // The stack's ledger, in dynalite: enrol (and the function) claim enrolments there.
+    ledger = await startLedger(stack.outputs.ledgerTableName as string);
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_DYNAMODB: ledger.url,
+      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    });
   });
-  beforeEach(() => scheduler.reset());
-  after(() => scheduler.restore());
+  beforeEach(async () => {
+    scheduler.reset();
+    await ledger.clear();
+  });
+  after(async () => {
+    scheduler.restore();
+    await ledger.close();
+    process.env = savedEnv;
+  });
 
   it("--dry-run --json prints exactly the CreateSchedule requests the deployed handler makes for the same event", async () => {
     const signup = event("UserSignedUp", ANN);
@@ -143,7 +162,7 @@ describe("scripts/enrol.ts", function () {
     );
   });
 
-  it("creates the schedules, and a second run finds them (ConflictException = already enrolled)", async () => {
+  it("creates the schedules, claiming the enrolment; the same event again is a duplicate, even after the welcome went (issue 31)", async () => {
     const created = new Set<string>();
     scheduler.on(CreateScheduleCommand).callsFake((input) => {
       if (created.has(input.Name)) throw Object.assign(new Error("exists"), { name: "ConflictException" });
@@ -160,18 +179,79 @@ describe("scripts/enrol.ts", function () {
       "--now",
       NOW,
     ];
+    // A dry run claims nothing.
+    assert.strictEqual((await run([...args, "--dry-run"])).code, 0);
+    assert.deepStrictEqual(await ledger.items(), []);
     const first = await run(args);
     assert.strictEqual(first.code, 0, first.stderr);
     assert.match(
       first.stdout,
       /^Journey onboarding: 1 subscriber → 1 enrolled \(3 schedules created\), 0 exited, 0 rejected\n/,
     );
-    const second = await run([...args, "--json"]);
+    const key = "enr#onboarding#u-42#6a7e8feb-b491-4cf7-a9f1-bf3703467718";
     assert.deepStrictEqual(
-      JSON.parse(second.stdout)[0].steps.map((s: any) => s.status),
-      ["exists", "exists", "exists"],
+      (await ledger.items()).map((i) => i.pk),
+      [key],
     );
-    assert.strictEqual(scheduler.commandCalls(CreateScheduleCommand).length, 6);
+    // The welcome is sent and its schedule deletes itself; the same event is replayed.
+    created.delete("u-42-1");
+    const second = await run(args);
+    assert.strictEqual(second.code, 0, second.stderr);
+    assert.strictEqual(
+      second.stdout,
+      `Journey onboarding: 1 subscriber → 0 enrolled (0 schedules created), 0 exited, 0 rejected, 1 duplicate\n  u-42: duplicate: this trigger enrolled the subscriber before (${key}): nothing created\n`,
+    );
+    const json = JSON.parse((await run([...args, "--json"])).stdout);
+    assert.deepStrictEqual(
+      json.map((r: any) => [r.source, r.outcome, r.recipient, r.trigger, r.steps]),
+      [[args[3], "duplicate", "u-42", "6a7e8feb-b491-4cf7-a9f1-bf3703467718", undefined]],
+    );
+    assert.strictEqual(scheduler.commandCalls(CreateScheduleCommand).length, 3);
+    assert.ok(!created.has("u-42-1"), "no second welcome");
+  });
+
+  it("a real run needs the stack output ledgerTableName (a dry run does not): one line, exit 2", async () => {
+    const { ledgerTableName, ...rest } = stackOutputs;
+    assert.ok(ledgerTableName);
+    const without = file("no-ledger.json", rest);
+    const signup = file("signup.json", event("UserSignedUp", ANN));
+    const args = ["--journey", "onboarding", "--event", signup, "--outputs", without, "--now", NOW];
+    assert.strictEqual((await run([...args, "--dry-run"])).code, 0);
+    await assert.rejects(
+      run(args),
+      (e: Error) =>
+        e instanceof UsageError &&
+        /^missing stack output ledgerTableName \(the occurrence ledger, where each enrolment is claimed once\)/.test(
+          e.message,
+        ) &&
+        !e.message.includes("\n"),
+    );
+    assert.strictEqual(scheduler.commandCalls(CreateScheduleCommand).length, 0);
+  });
+
+  it("the trigger id: the event's id; without one, at.<its time> (the same file again is the same trigger); a bad id is rejected", async () => {
+    scheduler.on(CreateScheduleCommand).resolves({});
+    const { id: _, ...noId } = event("UserSignedUp", ANN);
+    const args = (f: string) => ["--journey", "onboarding", "--event", f, "--outputs", outputs, "--now", NOW, "--json"];
+    const first = JSON.parse((await run(args(file("no-id.json", noId)))).stdout)[0];
+    assert.deepStrictEqual([first.outcome, first.trigger], ["enrolled", "at.2026-03-10T18:05:00.000Z"]);
+    const again = JSON.parse((await run(args(file("no-id.json", noId)))).stdout)[0];
+    assert.strictEqual(again.outcome, "duplicate");
+    for (const id of ["", " padded ", "x".repeat(257), 42, "line\nbreak"]) {
+      const r = await run(args(file("bad-id.json", { ...noId, id })));
+      assert.strictEqual(r.code, 1);
+      assert.deepStrictEqual(
+        JSON.parse(r.stdout).map((x: any) => [x.outcome, x.reason, x.message]),
+        [
+          [
+            "rejected",
+            "invalid-event",
+            "the event's id must be a string of 1 to 256 printable characters (EventBridge sets one), or absent",
+          ],
+        ],
+      );
+    }
+    assert.strictEqual(scheduler.commandCalls(CreateScheduleCommand).length, 3);
   });
 
   it("an exit event deletes the subscriber's pending steps", async () => {
@@ -272,9 +352,25 @@ describe("scripts/enrol.ts", function () {
       .resolves({ ScheduleArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/x/y" });
     await runAt(() => Date.parse(NOW));
     assert.strictEqual(created().length, 12);
-    // Ten minutes later (the welcomes, due at 18:07, sent and their schedules deleted), the same command again.
+    // Each row's trigger id is at.<--now>: its enrolment is claimed under it.
+    assert.deepStrictEqual(
+      (await ledger.items()).map((i) => String(i.pk).replace(/#h\.[0-9a-f]{32}#/, "#h#")).sort(),
+      ["a1", "a2", "a5", "h"].map((r) => `enr#onboarding#${r}#at.2026-03-10T18:05:02.000Z`),
+    );
+    // Ten minutes later (the welcomes, due at 18:07, sent and their schedules deleted), the same command again:
+    // every row was enrolled by this trigger, a duplicate, and nothing is created.
     scheduler.reset();
     scheduler.on(CreateScheduleCommand).rejects(Object.assign(new Error("exists"), { name: "ConflictException" }));
+    const duplicate = await runAt(() => Date.parse(NOW) + 10 * 60_000);
+    assert.strictEqual(duplicate.code, 0, duplicate.stderr);
+    assert.deepStrictEqual(created(), []);
+    // Lines 2, 3 (a1, a2), 5, 6, 7 (rejected), 8 (the hashed id), 9 (a5), 10 (rejected).
+    assert.deepStrictEqual(
+      duplicate.results.map((r: any) => r.outcome),
+      ["duplicate", "duplicate", "rejected", "rejected", "rejected", "duplicate", "duplicate", "rejected"],
+    );
+    // Rows the first run never claimed (it ran out of time, say): a welcome due before the run is passed, not sent.
+    await ledger.clear();
     const again = await runAt(() => Date.parse(NOW) + 10 * 60_000);
     assert.deepStrictEqual(
       created().filter((n) => n.endsWith("-1")),
@@ -290,7 +386,9 @@ describe("scripts/enrol.ts", function () {
       "a5-1 passed",
       "h-1 passed",
     ]);
-    // A slow Scheduler: each call takes 40 s of the clock, so later welcomes come due while the backlog is created.
+    // A slow Scheduler: each call takes 40 s of the clock, so later welcomes come due while the backlog is created
+    // (a backlog none of whose rows is claimed yet).
+    await ledger.clear();
     scheduler.reset();
     let t = Date.parse(NOW);
     scheduler.on(CreateScheduleCommand).callsFake(async () => {
@@ -452,7 +550,10 @@ describe("scripts/enrol.ts", function () {
     });
     scheduler.restore();
     try {
-      const client = enrolmentSchedulerClient("us-east-1");
+      const client = {
+        scheduler: enrolmentSchedulerClient("us-east-1"),
+        ledger: { client: enrolmentLedgerClient("us-east-1"), tableName: "unused-by-an-exit" },
+      };
       const decision = {
         outcome: "exit" as const,
         journey: "onboarding",

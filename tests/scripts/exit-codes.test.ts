@@ -19,6 +19,7 @@ import { EXIT_CODES } from "../../scripts/lib/cli/exit-codes";
 import { spawn } from "child_process";
 import { ROOT, runMain } from "../helpers/cli";
 import { renderWith } from "../helpers/stack";
+import { startLedger } from "../helpers/enrolment-ledger";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-exit-"));
 /** 8 rows, 4 of them rejected (duplicate id, missing id, invalid email, wrong field count). */
@@ -204,7 +205,10 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
   it("enrol --timeout-seconds bounds the whole run: a Scheduler that never answers ends it in time, exit 1", async () => {
     const server = http.createServer(() => undefined);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    // The ledger answers (each enrolment is claimed there first); Scheduler does not.
+    const ledger = await startLedger(JSON.parse(fs.readFileSync(outputs, "utf8")).ledgerTableName);
     const env = {
+      AWS_ENDPOINT_URL_DYNAMODB: ledger.url,
       AWS_ENDPOINT_URL_SCHEDULER: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
       AWS_ACCESS_KEY_ID: "test",
       AWS_SECRET_ACCESS_KEY: "test",
@@ -240,6 +244,7 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
     } finally {
       server.closeAllConnections();
       server.close();
+      await ledger.close();
     }
   });
 
