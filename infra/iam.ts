@@ -10,6 +10,8 @@ import {
   groupSchedulesArn,
   housekeepingSchedulesArn,
   EVENTS_SERVICE,
+  FUNCTION_LOG_ACTIONS,
+  KMS_KEY_USE_ACTIONS,
   LAMBDA_SERVICE,
   campaignSchedulesArn,
   PLANS_PREFIX,
@@ -19,7 +21,12 @@ import {
   STATES_SERVICE,
   stateMachineArn,
 } from "./rules/naming";
-import { OPT_OUT_READ_ACTIONS, OPT_OUT_WRITE_ACTIONS, UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
+import {
+  OPT_OUT_READ_ACTIONS,
+  OPT_OUT_WRITE_ACTIONS,
+  UNSUBSCRIBE_KEY_READ_ACTION,
+  UNSUBSCRIBE_SES_ACTIONS,
+} from "./rules/unsubscribe-endpoint";
 
 export interface PolicyStatement {
   Sid?: string;
@@ -156,9 +163,7 @@ export function housekeepingStatements(g: HousekeepingGrants): PolicyStatement[]
 
 /** With a customer-managed key: encrypting and decrypting with that key only (SQS, DynamoDB and S3 need both). */
 function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
-  return kmsKeyArn
-    ? [{ Sid, Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: kmsKeyArn }]
-    : [];
+  return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: [...KMS_KEY_USE_ACTIONS], Resource: kmsKeyArn }] : [];
 }
 
 export interface SendGateGrants extends SesSendGrants {
@@ -282,7 +287,7 @@ export interface UnsubscribeGrants {
  */
 export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
   return [
-    { Sid: "ReadSigningKey", Effect: "Allow", Action: "ssm:GetParameter", Resource: g.keyParameterArn },
+    { Sid: "ReadSigningKey", Effect: "Allow", Action: UNSUBSCRIBE_KEY_READ_ACTION, Resource: g.keyParameterArn },
     { Sid: "OptOut", Effect: "Allow", Action: [...UNSUBSCRIBE_SES_ACTIONS], Resource: g.contactListArn },
     { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
     // The customer-managed key decrypts the signing key and encrypts the table's items.
@@ -290,7 +295,7 @@ export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
     {
       Sid: "Logs",
       Effect: "Allow",
-      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Action: [...FUNCTION_LOG_ACTIONS],
       Resource: `${g.logGroupArn}:*`,
     },
   ];
@@ -318,7 +323,7 @@ export function sesOptOutStatements(g: SesOptOutGrants): PolicyStatement[] {
     {
       Sid: "Logs",
       Effect: "Allow",
-      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Action: [...FUNCTION_LOG_ACTIONS],
       Resource: `${g.logGroupArn}:*`,
     },
   ];
@@ -425,7 +430,7 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
     {
       Sid: "Logs",
       Effect: "Allow",
-      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Action: [...FUNCTION_LOG_ACTIONS],
       Resource: `${g.logGroupArn}:*`,
     },
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
