@@ -437,21 +437,48 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
   ];
 }
 
+/** Who writes a queue: roles of the stack (their own policies grant sqs:SendMessage on it) and EventBridge rules. */
+export interface QueueWriters {
+  /** At least one: the roles that send to the queue. */
+  roleArns: string[];
+  /** Rules whose targets dead-letter into the queue: EventBridge writes for them, as the service. */
+  ruleArns?: string[];
+}
+
 /**
- * A dead-letter queue policy for EventBridge rules: EventBridge may write to it for these rules only (the journeys'
- * queue, the SES opt-out recorder's queue).
+ * A queue's one policy: it accepts messages from its writers only. EventBridge may write for the rules given (aws:
+ * SourceArn); every other caller — any user or role of the account, whatever its own policies allow — is denied
+ * sqs:SendMessage unless it is one of the roles (aws:PrincipalArn) or writes for one of the rules. The negated
+ * operator holds when a key is absent, so a caller with neither is denied. Scheduler writes a schedule's dead letters
+ * as the schedule's role (https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html), and
+ * Lambda an on-failure destination as the function's role: those writers are roles.
  */
-export function journeyDeadLetterQueuePolicy(queueArn: string, ruleArns: string[]): PolicyDocument {
-  return policyDocument([
-    {
-      Sid: "RulesDeadLetter",
-      Effect: "Allow",
-      Principal: { Service: EVENTS_SERVICE },
-      Action: "sqs:SendMessage",
-      Resource: queueArn,
-      Condition: { ArnEquals: { "aws:SourceArn": ruleArns } },
+export function stackOnlyQueuePolicy(queueArn: string, w: QueueWriters): PolicyDocument {
+  if (!w.roleArns.length) throw new Error("stackOnlyQueuePolicy: no role writes the queue");
+  const rules = w.ruleArns ?? [];
+  const statements: PolicyStatement[] = rules.length
+    ? [
+        {
+          Sid: "RulesDeadLetter",
+          Effect: "Allow",
+          Principal: { Service: EVENTS_SERVICE },
+          Action: "sqs:SendMessage",
+          Resource: queueArn,
+          Condition: { ArnEquals: { "aws:SourceArn": rules } },
+        },
+      ]
+    : [];
+  statements.push({
+    Sid: "OnlyTheStackWrites",
+    Effect: "Deny",
+    Principal: "*",
+    Action: "sqs:SendMessage",
+    Resource: queueArn,
+    Condition: {
+      ArnNotEquals: { "aws:PrincipalArn": w.roleArns, ...(rules.length ? { "aws:SourceArn": rules } : {}) },
     },
-  ]);
+  });
+  return policyDocument(statements);
 }
 
 /** https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html#cloudwatch-iam-policy */

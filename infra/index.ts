@@ -54,20 +54,26 @@ const target = new SchedulerTarget("scheduler-target", {
   senderName: senderName(pulumi.getStack()),
 });
 
-// Optional: a frequency cap across campaigns, checked when each mail is sent.
+// Optional: a frequency cap across campaigns, checked when each mail is sent. The gate dead-letters as its own role,
+// which SendGate keeps to itself: it is taken as Pulumi constructs it, for the dead-letter queue's policy below.
+const gateRoles: aws.iam.Role[] = [];
 const gate = config.frequencyCap
-  ? new SendGate("send-gate", {
-      scope,
-      cap: config.frequencyCap,
-      stateMachineName: sendGateName(pulumi.getStack()),
-      identityArn: sender.identityArn,
-      configurationSetArn: sender.configurationSetArn,
-      contactListArn: sender.contactListArn,
-      templateNames: templates?.names,
-      deadLetterQueueArn: target.deadLetterQueue.arn,
-      deadLetterQueueUrl: target.deadLetterQueue.url,
-      kmsKeyArn: config.kmsKeyArn,
-    })
+  ? new SendGate(
+      "send-gate",
+      {
+        scope,
+        cap: config.frequencyCap,
+        stateMachineName: sendGateName(pulumi.getStack()),
+        identityArn: sender.identityArn,
+        configurationSetArn: sender.configurationSetArn,
+        contactListArn: sender.contactListArn,
+        templateNames: templates?.names,
+        deadLetterQueueArn: target.deadLetterQueue.arn,
+        deadLetterQueueUrl: target.deadLetterQueue.url,
+        kmsKeyArn: config.kmsKeyArn,
+      },
+      { transformations: [rolesInto(gateRoles)] },
+    )
   : undefined;
 
 // With unsubscribe configured: bulk sends' one-click unsubscribe (SendBulkEmail has no list management).
@@ -113,6 +119,9 @@ const bulkSender = new BulkSender("bulk-sender", {
   optOuts: unsubscribe ? { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name } : undefined,
   kmsKeyArn: config.kmsKeyArn,
 });
+
+// Only the stack's roles that write dead letters may put a message in the queue redrive reads: no one can plant one.
+target.allowOnlyStackToDeadLetter([bulkSender.role.arn, ...gateRoles.map((r) => r.arn)]);
 
 const fanOut = new FanOut("fanout", {
   scope,
@@ -260,4 +269,12 @@ function readConfig(): StackConfig {
     if (e instanceof ConfigError) throw new pulumi.RunError(e.message);
     throw e;
   }
+}
+
+/** A transformation that keeps every role a component creates in `into` (and changes nothing). */
+function rolesInto(into: aws.iam.Role[]): pulumi.ResourceTransformation {
+  return ({ resource }) => {
+    if (resource instanceof aws.iam.Role) into.push(resource);
+    return undefined;
+  };
 }
