@@ -133,7 +133,7 @@ function lockedOut(statements: Statement[], c: Context): string[] {
     );
     if (sends && denies.some((d) => !excepted(d, "aws:PrincipalArn").includes(role.props.arn)))
       found.push(
-        `denies Role "${role.name}", whose own policy sends to the queue: add ${role.props.arn} to the Deny's aws:PrincipalArn`,
+        `denies Role "${role.name}", whose own policy allows it to send to the queue: add ${role.props.arn} to the Deny's aws:PrincipalArn`,
       );
   }
   for (const target of c.resources.filter((r) => r.type === TARGET && r.props.deadLetterConfig?.arn === c.arn)) {

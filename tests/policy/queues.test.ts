@@ -134,7 +134,7 @@ describe("queue-policy-stack-only: every queue accepts messages only from the st
         }),
       ]),
       {
-        message: `QueuePolicy "scheduler-target-dlq-policy" (queue "scheduler-target-dlq") denies Role "bulk-sender-role", whose own policy sends to the queue: add ${arnOf("aws:iam/role:Role", "bulk-sender-role")} to the Deny's aws:PrincipalArn`,
+        message: `QueuePolicy "scheduler-target-dlq-policy" (queue "scheduler-target-dlq") denies Role "bulk-sender-role", whose own policy allows it to send to the queue: add ${arnOf("aws:iam/role:Role", "bulk-sender-role")} to the Deny's aws:PrincipalArn`,
       },
     );
     const rule = arnOf("aws:cloudwatch/eventRule:EventRule", "journeys-onboarding-exit");
