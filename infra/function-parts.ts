@@ -1,14 +1,15 @@
 /**
  * The parts every Lambda function of the stack has, made one way: its log group (named as Lambda writes to it, kept
  * `retentionInDays`), its role (assumed by Lambda under a trust policy that pins the account), and, for a function
- * EventBridge invokes, the dead-letter queue of events that could not be delivered or handled. Used by the journeys'
- * enrolment function, the unsubscribe endpoint and the recorder of SES's opt-outs; resource names stay
- * `<component>-logs`, `<component>-role` and `<component>-dlq`.
+ * EventBridge invokes, the dead-letter queue of events that could not be delivered or handled, with the one policy
+ * every queue of the stack has (only its writers may put messages in it). Used by the journeys' enrolment function,
+ * the unsubscribe endpoint and the recorder of SES's opt-outs (the queue policy by the scheduler target's queue too);
+ * resource names stay `<component>-logs`, `<component>-role`, `<component>-dlq` and `<component>-dlq-policy`.
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { HANDLER_FILE } from "./handler-bundle";
-import { journeyDeadLetterQueuePolicy } from "./iam";
+import { QueueWriters, stackOnlyQueuePolicy } from "./iam";
 import { sqs } from "./rules/quotas";
 
 /** The log group Lambda writes the function `functionName`'s logs to. */
@@ -109,15 +110,20 @@ export function keepFailedInvocations(
   );
 }
 
-/** Lets the EventBridge rules `rules` put the events they could not deliver in `deadLetterQueue`. */
-export function allowRulesToDeadLetter(
+/**
+ * The one policy of `queue` (named `<name>-dlq-policy`): only its writers may put messages in it — the stack's roles
+ * that send to it and, through EventBridge, the rules that dead-letter into it (iam.ts stackOnlyQueuePolicy).
+ */
+export function acceptOnlyFrom(
   name: string,
-  deadLetterQueue: aws.sqs.Queue,
-  rules: aws.cloudwatch.EventRule[],
+  queue: aws.sqs.Queue,
+  writers: { roleArns: pulumi.Input<string>[]; rules?: aws.cloudwatch.EventRule[] },
   parent: pulumi.Resource,
 ): aws.sqs.QueuePolicy {
   const policy = pulumi
-    .all([deadLetterQueue.arn, pulumi.all(rules.map((r) => r.arn))])
-    .apply(([queueArn, ruleArns]) => JSON.stringify(journeyDeadLetterQueuePolicy(queueArn, ruleArns)));
-  return new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: deadLetterQueue.url, policy }, { parent });
+    .all([queue.arn, pulumi.all(writers.roleArns), pulumi.all((writers.rules ?? []).map((r) => r.arn))])
+    .apply(([queueArn, roleArns, ruleArns]) =>
+      JSON.stringify(stackOnlyQueuePolicy(queueArn, { roleArns, ruleArns } satisfies QueueWriters)),
+    );
+  return new aws.sqs.QueuePolicy(`${name}-dlq-policy`, { queueUrl: queue.url, policy }, { parent });
 }

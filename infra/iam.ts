@@ -10,6 +10,8 @@ import {
   groupSchedulesArn,
   housekeepingSchedulesArn,
   EVENTS_SERVICE,
+  FUNCTION_LOG_ACTIONS,
+  KMS_KEY_USE_ACTIONS,
   LAMBDA_SERVICE,
   campaignSchedulesArn,
   PLANS_PREFIX,
@@ -19,7 +21,12 @@ import {
   STATES_SERVICE,
   stateMachineArn,
 } from "./rules/naming";
-import { OPT_OUT_READ_ACTIONS, OPT_OUT_WRITE_ACTIONS, UNSUBSCRIBE_SES_ACTIONS } from "./rules/unsubscribe-endpoint";
+import {
+  OPT_OUT_READ_ACTIONS,
+  OPT_OUT_WRITE_ACTIONS,
+  UNSUBSCRIBE_KEY_READ_ACTION,
+  UNSUBSCRIBE_SES_ACTIONS,
+} from "./rules/unsubscribe-endpoint";
 import { campaignStateKey, enrolmentKey, occurrenceKey } from "./rules/ledger";
 
 export interface PolicyStatement {
@@ -131,9 +138,7 @@ export function housekeepingStatements(g: HousekeepingGrants): PolicyStatement[]
 
 /** With a customer-managed key: encrypting and decrypting with that key only (SQS, DynamoDB and S3 need both). */
 function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
-  return kmsKeyArn
-    ? [{ Sid, Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: kmsKeyArn }]
-    : [];
+  return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: [...KMS_KEY_USE_ACTIONS], Resource: kmsKeyArn }] : [];
 }
 
 export interface BulkSenderGrants extends SesSendGrants {
@@ -241,7 +246,7 @@ export interface UnsubscribeGrants {
  */
 export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
   return [
-    { Sid: "ReadSigningKey", Effect: "Allow", Action: "ssm:GetParameter", Resource: g.keyParameterArn },
+    { Sid: "ReadSigningKey", Effect: "Allow", Action: UNSUBSCRIBE_KEY_READ_ACTION, Resource: g.keyParameterArn },
     { Sid: "OptOut", Effect: "Allow", Action: [...UNSUBSCRIBE_SES_ACTIONS], Resource: g.contactListArn },
     { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
     // The customer-managed key decrypts the signing key and encrypts the table's items.
@@ -249,7 +254,7 @@ export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
     {
       Sid: "Logs",
       Effect: "Allow",
-      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Action: [...FUNCTION_LOG_ACTIONS],
       Resource: `${g.logGroupArn}:*`,
     },
   ];
@@ -277,7 +282,7 @@ export function sesOptOutStatements(g: SesOptOutGrants): PolicyStatement[] {
     {
       Sid: "Logs",
       Effect: "Allow",
-      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Action: [...FUNCTION_LOG_ACTIONS],
       Resource: `${g.logGroupArn}:*`,
     },
   ];
@@ -389,7 +394,7 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
     {
       Sid: "Logs",
       Effect: "Allow",
-      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Action: [...FUNCTION_LOG_ACTIONS],
       Resource: `${g.logGroupArn}:*`,
     },
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
@@ -407,21 +412,48 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
   ];
 }
 
+/** Who writes a queue: roles of the stack (their own policies grant sqs:SendMessage on it) and EventBridge rules. */
+export interface QueueWriters {
+  /** At least one: the roles that send to the queue. */
+  roleArns: string[];
+  /** Rules whose targets dead-letter into the queue: EventBridge writes for them, as the service. */
+  ruleArns?: string[];
+}
+
 /**
- * A dead-letter queue policy for EventBridge rules: EventBridge may write to it for these rules only (the journeys'
- * queue, the SES opt-out recorder's queue).
+ * A queue's one policy: it accepts messages from its writers only. EventBridge may write for the rules given (aws:
+ * SourceArn); every other caller — any user or role of the account, whatever its own policies allow — is denied
+ * sqs:SendMessage unless it is one of the roles (aws:PrincipalArn) or writes for one of the rules. The negated
+ * operator holds when a key is absent, so a caller with neither is denied. Scheduler writes a schedule's dead letters
+ * as the schedule's role (https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html), and
+ * Lambda an on-failure destination as the function's role: those writers are roles.
  */
-export function journeyDeadLetterQueuePolicy(queueArn: string, ruleArns: string[]): PolicyDocument {
-  return policyDocument([
-    {
-      Sid: "RulesDeadLetter",
-      Effect: "Allow",
-      Principal: { Service: EVENTS_SERVICE },
-      Action: "sqs:SendMessage",
-      Resource: queueArn,
-      Condition: { ArnEquals: { "aws:SourceArn": ruleArns } },
+export function stackOnlyQueuePolicy(queueArn: string, w: QueueWriters): PolicyDocument {
+  if (!w.roleArns.length) throw new Error("stackOnlyQueuePolicy: no role writes the queue");
+  const rules = w.ruleArns ?? [];
+  const statements: PolicyStatement[] = rules.length
+    ? [
+        {
+          Sid: "RulesDeadLetter",
+          Effect: "Allow",
+          Principal: { Service: EVENTS_SERVICE },
+          Action: "sqs:SendMessage",
+          Resource: queueArn,
+          Condition: { ArnEquals: { "aws:SourceArn": rules } },
+        },
+      ]
+    : [];
+  statements.push({
+    Sid: "OnlyTheStackWrites",
+    Effect: "Deny",
+    Principal: "*",
+    Action: "sqs:SendMessage",
+    Resource: queueArn,
+    Condition: {
+      ArnNotEquals: { "aws:PrincipalArn": w.roleArns, ...(rules.length ? { "aws:SourceArn": rules } : {}) },
     },
-  ]);
+  });
+  return policyDocument(statements);
 }
 
 /** https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html#cloudwatch-iam-policy */

@@ -91,6 +91,9 @@ const bulkSender = new BulkSender("bulk-sender", {
   kmsKeyArn: config.kmsKeyArn,
 });
 
+// Only the stack's roles that write dead letters may put a message in the queue redrive reads: no one can plant one.
+target.allowOnlyStackToDeadLetter([bulkSender.role.arn]);
+
 const fanOut = new FanOut("fanout", {
   scope,
   bucketName: recipients.name,

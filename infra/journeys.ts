@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import {
-  allowRulesToDeadLetter,
+  acceptOnlyFrom,
   bundledFunction,
   eventDeadLetterQueue,
   functionLogGroup,
@@ -111,7 +111,7 @@ export class Journeys extends pulumi.ComponentResource {
       routeEvents(j, "trigger", j.trigger),
       ...(j.exit ? [routeEvents(j, "exit", j.exit)] : []),
     ]);
-    allowRulesToDeadLetter(name, deadLetterQueue, rules, parent);
+    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [role.arn], rules }, parent);
 
     this.function = fn;
     this.role = role;

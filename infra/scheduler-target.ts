@@ -1,5 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
+import { acceptOnlyFrom } from "./function-parts";
 import { housekeepingStatements, policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
 import { ArnScope } from "./rules/naming";
 import { sqs } from "./rules/quotas";
@@ -26,6 +27,9 @@ export class SchedulerTarget extends pulumi.ComponentResource {
   public readonly roleArn: pulumi.Output<string>;
   public readonly housekeepingRoleArn: pulumi.Output<string>;
   public readonly deadLetterQueue: aws.sqs.Queue;
+  private readonly componentName: string;
+  private readonly housekeepingRole: aws.iam.Role;
+  private deadLetterPolicy?: aws.sqs.QueuePolicy;
 
   constructor(name: string, args: SchedulerTargetArgs, opts?: pulumi.ComponentResourceOptions) {
     super("sendtime:index:SchedulerTarget", name, {}, opts);
@@ -40,6 +44,8 @@ export class SchedulerTarget extends pulumi.ComponentResource {
     this.role = role;
     this.roleArn = role.arn;
     this.housekeepingRoleArn = housekeepingRole.arn;
+    this.housekeepingRole = housekeepingRole;
+    this.componentName = name;
     this.deadLetterQueue = deadLetterQueue;
     this.registerOutputs({
       roleArn: this.roleArn,
@@ -104,5 +110,23 @@ export class SchedulerTarget extends pulumi.ComponentResource {
       new aws.iam.RolePolicy(`${name}-housekeeping`, { role: housekeeping.id, policy }, { parent });
       return housekeeping;
     }
+  }
+
+  /**
+   * The dead-letter queue's one policy: only the stack's roles that write dead letters may put messages in it — the
+   * send and housekeeping roles (Scheduler writes a schedule's dead letters as the schedule's role) and `writers`, the
+   * roles of the state machines that dead-letter what they could not send. Any other principal of the account is
+   * denied, so nothing can plant a dead letter for redrive. Called once, when every writer exists (each needs the
+   * queue's ARN first).
+   */
+  allowOnlyStackToDeadLetter(writers: pulumi.Input<string>[]): aws.sqs.QueuePolicy {
+    if (this.deadLetterPolicy) throw new Error("SchedulerTarget: the dead-letter queue has its policy already");
+    this.deadLetterPolicy = acceptOnlyFrom(
+      this.componentName,
+      this.deadLetterQueue,
+      { roleArns: [this.role.arn, this.housekeepingRole.arn, ...writers] },
+      this,
+    );
+    return this.deadLetterPolicy;
   }
 }

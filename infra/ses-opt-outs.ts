@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import {
-  allowRulesToDeadLetter,
+  acceptOnlyFrom,
   bundledFunction,
   eventDeadLetterQueue,
   functionLogGroup,
@@ -72,7 +72,7 @@ export class SesOptOuts extends pulumi.ComponentResource {
     const fn = createFunction();
     keepFailedInvocations(name, fn, JOURNEY_RETRY.invocation, deadLetterQueue, parent);
     const rule = routeEvents();
-    allowRulesToDeadLetter(name, deadLetterQueue, [rule], parent);
+    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [role.arn], rules: [rule] }, parent);
 
     this.function = fn;
     this.role = role;

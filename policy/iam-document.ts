@@ -13,6 +13,7 @@ export interface Statement {
   resources?: string[];
   notResources?: string[];
   principal?: unknown;
+  notPrincipal?: unknown;
   condition?: Record<string, Record<string, unknown>>;
 }
 
@@ -84,6 +85,7 @@ export function parseDocument(doc: unknown): Statement[] | undefined {
     resources: asList(s.Resource),
     notResources: asList(s.NotResource),
     principal: s.Principal,
+    notPrincipal: s.NotPrincipal,
     condition: s.Condition,
   }));
 }

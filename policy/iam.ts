@@ -142,7 +142,7 @@ const ACCOUNT_ID = /^\d{12}$/;
 const WILDCARD = /[*?]/;
 
 /** The one account a condition value names (a literal account id, or an ARN whose account field is one), or undefined. */
-function pinnedAccount(key: string, operator: string, value: string): string | undefined {
+export function pinnedAccount(key: string, operator: string, value: string): string | undefined {
   if (key === "aws:sourceaccount") return ACCOUNT_ID.test(value) ? value : undefined;
   const fields = value.split(":");
   if (fields.length < 6 || !ACCOUNT_ID.test(fields[4])) return undefined;
@@ -157,7 +157,7 @@ type Loose = { key: string; value: string } | { key: string; accounts: string[] 
  * blocks of a condition all hold at once) whose every value (any one of them is enough to match) names one account,
  * the same one. `loose` lists the values that do not, and the blocks that name several accounts, for the message.
  */
-function accountPinning(s: Statement): { pinned: boolean; loose: Loose[] } {
+export function accountPinning(s: Statement): { pinned: boolean; loose: Loose[] } {
   const loose: Loose[] = [];
   let pinned = false;
   for (const [op, block] of Object.entries(s.condition ?? {})) {
@@ -245,6 +245,51 @@ export const sesSendScoped: ResourceValidationPolicy = {
       const outside = (s.resources ?? []).filter((r) => !SES_SEND_RESOURCE.test(r));
       if (outside.length || !s.resources?.length)
         report(`${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}: ${fix}`);
+    });
+  },
+};
+
+/** Condition keys that name the caller of sts:AssumeRole; a whole account or organisation is not one caller. */
+const CALLER_KEYS = ["aws:principalarn", "aws:sourcearn", "aws:sourceaccount"];
+const NAMING_OPERATORS = ["stringequals", "stringlike", "arnequals", "arnlike"];
+
+/** Whether a principal is everyone: "*", or "*" among the AWS (or Federated, CanonicalUser, Service) principals. */
+export function isEveryone(principal: unknown): boolean {
+  if (principal === "*") return true;
+  if (typeof principal !== "object" || principal === null) return false;
+  return Object.values(principal).some((v) => [v].flat().some((x) => typeof x === "string" && WILDCARD.test(x)));
+}
+
+/** Whether a statement's condition names its caller: a caller key, under a matching operator, with literal values. */
+function namesCaller(s: Statement): boolean {
+  return Object.entries(s.condition ?? {}).some(
+    ([op, block]) =>
+      NAMING_OPERATORS.includes(op.toLowerCase()) &&
+      Object.entries(block ?? {}).some(([key, v]) => {
+        const values = [v].flat().map(String);
+        return CALLER_KEYS.includes(key.toLowerCase()) && values.length > 0 && !values.some((x) => WILDCARD.test(x));
+      }),
+  );
+}
+
+export const roleTrustNotPublic: ResourceValidationPolicy = {
+  name: "role-trust-not-public",
+  description:
+    'No role may be assumed by anyone: a trust statement whose principal is "*" or {"AWS": "*"} (or NotPrincipal) is refused unless its condition names the caller (aws:PrincipalArn, aws:SourceArn or aws:SourceAccount, no wildcard).',
+  enforcementLevel: "mandatory",
+  validateResource: (args, report) => {
+    if (args.type !== "aws:iam/role:Role") return;
+    (parseDocument(args.props.assumeRolePolicy) ?? []).forEach((s, i) => {
+      if (s.effect !== "Allow") return;
+      const label = `Role "${args.name}" trust ${describeStatement(s, i)}`;
+      if (s.notPrincipal !== undefined)
+        return report(
+          `${label} uses NotPrincipal, which lets everyone it does not list assume it: name the principal in Principal`,
+        );
+      if (isEveryone(s.principal) && !namesCaller(s))
+        report(
+          `${label} lets ${JSON.stringify(s.principal)} (anyone) assume it without a condition that names who: name the principal (a service with aws:SourceAccount, or a role ARN)`,
+        );
     });
   },
 };

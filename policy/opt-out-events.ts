@@ -2,29 +2,19 @@
  * The SES opt-out recorder (infra/ses-opt-outs.ts): the function an EventBridge rule on SES's events invokes to record
  * opt-outs made through SES in the opt-out table the bulk sender reads. It is not public, but it writes the table
  * that decides who bulk sends skip, so its role is held to what recording takes, as the public endpoint's is
- * (public-endpoints.ts): an allow-list of actions on named resources.
+ * (public-endpoints.ts, one mechanism: function-roles.ts): update its opt-out table, keep a failed event in its
+ * on-failure destination, use the table's key, write its logs; its role trusts only Lambda.
  */
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
+import { KMS_KEY_USE_ACTIONS } from "../infra/rules/naming";
 import { OPT_OUT_WRITE_ACTIONS } from "../infra/rules/unsubscribe-endpoint";
 import { SES_EVENT_SOURCE, SES_OPT_OUT_HANDLER_NAME } from "../infra/rules/ses-subscription";
-import { describeStatement, Statement } from "./iam-document";
-import { LOG_STREAMS, quote, roleOfFunction, roleStatements } from "./function-roles";
+import { arnsOf, checkFunctionRole, configuredResources, failureDestinations, Grant, logGrant } from "./function-roles";
 
 const FUNCTION = "aws:lambda/function:Function";
 const RULE = "aws:cloudwatch/eventRule:EventRule";
 const TARGET = "aws:cloudwatch/eventTarget:EventTarget";
-
-/** Every action the recorder may hold: record, keep a failed event, log, use the table's key. */
-const ALLOWED_ACTIONS = [
-  ...OPT_OUT_WRITE_ACTIONS,
-  "sqs:SendMessage",
-  "logs:CreateLogStream",
-  "logs:PutLogEvents",
-  "kms:GenerateDataKey",
-  "kms:Decrypt",
-];
-/** A table named in full (no index, no wildcard). */
-const TABLE_ARN = /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/[A-Za-z0-9_.-]+$/;
+const TABLE = "aws:dynamodb/table:Table";
 
 /** Functions that handle SES's events: the recorder's entry point, or the target of a rule on source aws.ses. */
 function recorders(resources: PolicyResource[]): PolicyResource[] {
@@ -51,39 +41,29 @@ function matchesSes(pattern: unknown): boolean {
   }
 }
 
-/** What is wrong with one statement of the recorder's role, if anything. */
-function problems(s: Statement): string[] {
-  if (s.effect !== "Allow") return [];
-  if (s.notActions) return ["uses NotAction: name the actions"];
-  if (s.notResources) return ["uses NotResource: name the resources"];
-  const found: string[] = [];
-  const other = (s.actions ?? []).filter((a) => !ALLOWED_ACTIONS.some((x) => x.toLowerCase() === a.toLowerCase()));
-  if (other.length) found.push(`allows ${other.join(", ")}: the recorder may only ${ALLOWED_ACTIONS.join(", ")}`);
-  const resources = s.resources ?? [];
-  if (!resources.length) found.push("names no resource");
-  const wild = resources.filter((r) => /[*?]/.test(r) && !LOG_STREAMS.test(r));
-  if (wild.length) found.push(`has the wildcard resource ${quote(wild)}: name each resource`);
-  const dynamo = (s.actions ?? []).some((a) => a.toLowerCase().startsWith("dynamodb:"));
-  const notTables = resources.filter((r) => !TABLE_ARN.test(r) && !wild.includes(r));
-  if (dynamo && notTables.length) found.push(`allows DynamoDB on ${quote(notTables)}: name the opt-out table`);
-  return found;
+/** What the recorder may do: update the table its configuration names, keep failed events, use the key, log. */
+function allowList(resources: PolicyResource[], fn: PolicyResource): Grant[] {
+  const tables = configuredResources(resources, fn, TABLE);
+  const keys = tables
+    .map((t) => t.props.serverSideEncryption?.kmsKeyArn)
+    .filter((k): k is string => typeof k === "string" && k.startsWith("arn:"));
+  const grants: Grant[] = [
+    { actions: OPT_OUT_WRITE_ACTIONS, resources: arnsOf(tables), what: "its opt-out table" },
+    { actions: ["sqs:SendMessage"], resources: failureDestinations(resources, fn), what: "its on-failure destination" },
+    logGrant(resources, fn),
+  ];
+  if (keys.length)
+    grants.push({ actions: KMS_KEY_USE_ACTIONS, resources: [...new Set(keys)], what: "its table's key" });
+  return grants;
 }
 
 export const sesOptOutRecorderRoleMinimal: StackValidationPolicy = {
   name: "ses-opt-out-recorder-role-minimal",
   description:
-    "The function that records SES's opt-outs (SUBSCRIPTION events) in the opt-out table may only dynamodb:UpdateItem a named table, send to its dead-letter queue, log and use a KMS key; no SES action, no wildcard resource.",
+    "The function that records SES's opt-outs (SUBSCRIPTION events) holds an allow-list: dynamodb:UpdateItem on its opt-out table, sqs:SendMessage to its on-failure destination, its table's KMS key, its logs; its role trusts only Lambda.",
   enforcementLevel: "mandatory",
   validateStack: (args, report) => {
-    for (const fn of recorders(args.resources)) {
-      const role = roleOfFunction(args.resources, fn);
-      if (!role) continue;
-      for (const { resource, doc, statement, index } of roleStatements(args.resources, role))
-        for (const p of problems(statement))
-          report(
-            `${doc.where} ${describeStatement(statement, index)} (role of the SES opt-out recorder "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
-            resource.urn,
-          );
-    }
+    for (const fn of recorders(args.resources))
+      checkFunctionRole(args.resources, fn, "the SES opt-out recorder", allowList(args.resources, fn), report);
   },
 };

@@ -12,12 +12,14 @@ import { attachedPoliciesReadable } from "./attachments";
 import {
   passRoleOnlyTargetRoles,
   passRoleOnlyToScheduler,
+  roleTrustNotPublic,
   schedulerActionsScopedToCampaigns,
   schedulerRoleTrust,
   sesSendScoped,
 } from "./iam";
 import { publicFunctionRoleMinimal } from "./public-endpoints";
 import { sesOptOutRecorderRoleMinimal } from "./opt-out-events";
+import { queuePolicyStackOnly } from "./queues";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
 
 export const PACK_NAME = "sendtime-guard";
@@ -27,6 +29,7 @@ export const policies: Policies = [
   passRoleOnlyToScheduler,
   passRoleOnlyTargetRoles,
   schedulerRoleTrust,
+  roleTrustNotPublic,
   sesSendScoped,
   attachedPoliciesReadable,
   fanOutConcurrencyBelowQuota,
@@ -40,4 +43,5 @@ export const policies: Policies = [
   sendGateTableProtected,
   publicFunctionRoleMinimal,
   sesOptOutRecorderRoleMinimal,
+  queuePolicyStackOnly,
 ];

@@ -1,78 +1,59 @@
 /**
  * Public endpoint guards: a Lambda function behind a function URL with authorization NONE (the one-click unsubscribe
- * endpoint) can be invoked by anyone on the internet, so its role must hold only what opting out takes: contact calls
- * on a named contact list, no sending, no wildcard resources.
+ * endpoint) can be invoked by anyone on the internet, so its role holds an allow-list of what opting out takes (what
+ * infra/handlers/unsubscribe.ts calls): read its signing key's parameter, the three contact calls on its contact list,
+ * record in its opt-out table, use the key those are encrypted with, write its logs. Anything else on the role, and a
+ * trust that lets anyone but Lambda assume it, is a violation (function-roles.ts).
  */
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
-import { UNSUBSCRIBE_SES_ACTIONS } from "../infra/rules/unsubscribe-endpoint";
+import { KMS_KEY_USE_ACTIONS } from "../infra/rules/naming";
 import {
-  allowedActions,
-  describeStatement,
-  PASS_ROLE,
-  SES_SEND_ACTIONS,
-  Statement,
-  wildcardMatch,
-} from "./iam-document";
-import { LOG_STREAMS, quote, roleOfFunction, roleStatements } from "./function-roles";
+  OPT_OUT_WRITE_ACTIONS,
+  UNSUBSCRIBE_KEY_READ_ACTION,
+  UNSUBSCRIBE_SES_ACTIONS,
+} from "../infra/rules/unsubscribe-endpoint";
+import { arnsOf, checkFunctionRole, configuredResources, Grant, logGrant } from "./function-roles";
 
 const FUNCTION_URL = "aws:lambda/functionUrl:FunctionUrl";
 const FUNCTION = "aws:lambda/function:Function";
-/** A contact list named in full: no wildcard in its name, nothing under it. */
-const CONTACT_LIST_ARN = /^arn:aws[a-z-]*:ses:[a-z0-9-]+:\d{12}:contact-list\/[A-Za-z0-9_-]+$/;
+const PARAMETER = "aws:ssm/parameter:Parameter";
+const CONTACT_LIST = "aws:sesv2/contactList:ContactList";
+const TABLE = "aws:dynamodb/table:Table";
 
-/** The functions behind a URL with authorization NONE, and the role each runs as. */
-function publicFunctions(resources: PolicyResource[]): { fn: PolicyResource; role?: PolicyResource }[] {
+/** The functions behind a URL with authorization NONE. */
+function publicFunctions(resources: PolicyResource[]): PolicyResource[] {
   const urls = resources.filter((r) => r.type === FUNCTION_URL && r.props.authorizationType === "NONE");
-  const fns = resources.filter(
+  return resources.filter(
     (r) => r.type === FUNCTION && urls.some((u) => [r.props.name, r.props.arn].includes(u.props.functionName)),
   );
-  return fns.map((fn) => ({
-    fn,
-    role: roleOfFunction(resources, fn),
-  }));
 }
 
-/** What is wrong with one statement of a public function's role, if anything. */
-function problems(s: Statement): string[] {
-  if (s.effect !== "Allow") return [];
-  if (s.notActions) return ["uses NotAction: name the actions"];
-  if (s.notResources) return ["uses NotResource: name the resources"];
-  const found: string[] = [];
-  const send = allowedActions(s, SES_SEND_ACTIONS);
-  if (send.length) found.push(`allows ${send.join(", ")}: a public endpoint must not send email`);
-  if (allowedActions(s, PASS_ROLE).length) found.push("allows iam:PassRole: a public endpoint must not pass roles");
-  const ses = (s.actions ?? []).filter((a) => wildcardMatch("ses:*", a));
-  const other = ses.filter(
-    (a) => !(UNSUBSCRIBE_SES_ACTIONS as readonly string[]).some((x) => x.toLowerCase() === a.toLowerCase()),
-  );
-  if (other.length && !send.length)
-    found.push(`allows ${other.join(", ")}: SES actions are limited to ${UNSUBSCRIBE_SES_ACTIONS.join(", ")}`);
-  if (ses.length) {
-    const outside = (s.resources ?? []).filter((r) => !CONTACT_LIST_ARN.test(r));
-    if (outside.length || !s.resources?.length)
-      found.push(
-        `allows ${ses.join(", ")} on ${quote(outside.length ? outside : ["(no resource)"])}: name the contact list (arn:aws:ses:<region>:<account>:contact-list/<name>)`,
-      );
-  }
-  const wild = (s.resources ?? []).filter((r) => /[*?]/.test(r) && !LOG_STREAMS.test(r));
-  if (wild.length) found.push(`has the wildcard resource ${quote(wild)}: name each resource`);
-  return found;
+/** What the public function may do: on the stack's resources its configuration names, and its own logs. */
+function allowList(resources: PolicyResource[], fn: PolicyResource): Grant[] {
+  const parameters = configuredResources(resources, fn, PARAMETER);
+  const lists = configuredResources(resources, fn, CONTACT_LIST, (r) => r.props.contactListName);
+  const tables = configuredResources(resources, fn, TABLE);
+  const keys = [
+    ...parameters.map((p) => p.props.keyId),
+    ...tables.map((t) => t.props.serverSideEncryption?.kmsKeyArn),
+  ].filter((k): k is string => typeof k === "string" && k.startsWith("arn:"));
+  const grants: Grant[] = [
+    { actions: [UNSUBSCRIBE_KEY_READ_ACTION], resources: arnsOf(parameters), what: "its key parameter" },
+    { actions: UNSUBSCRIBE_SES_ACTIONS, resources: arnsOf(lists), what: "its contact list" },
+    { actions: OPT_OUT_WRITE_ACTIONS, resources: arnsOf(tables), what: "its opt-out table" },
+    logGrant(resources, fn),
+  ];
+  if (keys.length) grants.push({ actions: KMS_KEY_USE_ACTIONS, resources: [...new Set(keys)], what: "their key" });
+  return grants;
 }
 
 export const publicFunctionRoleMinimal: StackValidationPolicy = {
   name: "public-function-role-minimal",
   description:
-    "A Lambda function behind a function URL with authorization NONE (the unsubscribe endpoint) may not send email or pass roles; its SES actions are contact calls on a named contact list; no wildcard resources.",
+    "A Lambda function behind a function URL with authorization NONE (the unsubscribe endpoint) holds an allow-list: ssm:GetParameter on its key parameter, ses:GetContact, CreateContact, UpdateContact on its contact list, dynamodb:UpdateItem on its opt-out table, their KMS key, its logs; its role trusts only Lambda.",
   enforcementLevel: "mandatory",
   validateStack: (args, report) => {
-    for (const { fn, role } of publicFunctions(args.resources)) {
-      if (!role) continue;
-      for (const { resource, doc, statement, index } of roleStatements(args.resources, role))
-        for (const p of problems(statement))
-          report(
-            `${doc.where} ${describeStatement(statement, index)} (role of the public function "${fn.props.name ?? fn.name}") ${p}${doc.hint ?? ""}`,
-            resource.urn,
-          );
-    }
+    for (const fn of publicFunctions(args.resources))
+      checkFunctionRole(args.resources, fn, "the public function", allowList(args.resources, fn), report);
   },
 };

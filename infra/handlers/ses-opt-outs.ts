@@ -7,10 +7,12 @@
  * Deployed as a second entry point of the unsubscribe function's bundle (infra/handlers/unsubscribe.ts re-exports it),
  * as its own function with its own role (UpdateItem on the table, logs, its dead-letter queue).
  * - An opt-out of the stack's topic, or an unsubscribe from every topic: recorded (recordOptOut, idempotent; the
- *   first opt-out's time is kept), at SES's time of the change.
+ *   first opt-out's time is kept), at SES's time of the change, under the bare address (`"Ann" <ann@example.com>`
+ *   is `ann@example.com`) trimmed and lower-cased, as the planner and the sender look it up.
  * - Anything else (an opt-in, another topic, another list, another event): nothing recorded, one log line. A
  *   re-subscribe deletes nothing: sendtime never takes an opt-out back.
- * - A subscription event of the stack's list that does not read as SES documents it, or a table that fails: thrown,
+ * - A subscription event of the stack's list that does not read as SES documents it (an `unsubscribeAll` that is not
+ *   a boolean, a destination that is not one address), or a table that fails: thrown,
  *   so that Lambda retries the event and then sends it to the on-failure destination (the dead-letter queue, with an
  *   alarm): an opt-out is never dropped silently.
  * Logs hold no address. Configuration: SENDTIME_SES_OPT_OUTS = {"contactListName", "topicName", "optOutTable"}.

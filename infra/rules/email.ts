@@ -8,3 +8,14 @@ const EMAIL =
 export function isEmailAddress(value: string): boolean {
   return EMAIL.test(value);
 }
+
+/**
+ * The address of a mailbox as a header writes it (RFC 5322 name-addr): `"Ann" <ann@example.com>` → `ann@example.com`,
+ * a bare address as it is (trimmed). The address is in the last `<…>`: a quoted display name may hold `<`, an address
+ * of atoms cannot. What comes back is not checked: isEmailAddress says whether it is an address.
+ */
+export function mailboxAddress(mailbox: string): string {
+  const text = mailbox.trim();
+  const open = text.lastIndexOf("<");
+  return text.endsWith(">") && open >= 0 ? text.slice(open + 1, -1).trim() : text;
+}

@@ -24,6 +24,11 @@ export const STATES_SERVICE = "states.amazonaws.com";
 export const LAMBDA_SERVICE = "lambda.amazonaws.com";
 export const EVENTS_SERVICE = "events.amazonaws.com";
 
+/** What a Lambda function's role needs to write its logs, on its log group's streams (`<log group ARN>:*`). */
+export const FUNCTION_LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"] as const;
+/** What using a customer-managed key takes: SQS, DynamoDB and SSM encrypt with a data key and decrypt with it. */
+export const KMS_KEY_USE_ACTIONS = ["kms:GenerateDataKey", "kms:Decrypt"] as const;
+
 /** Scheduler Name and GroupName: 1–64 characters of [0-9a-zA-Z-_.]. */
 const NAME_PATTERN = /^[0-9A-Za-z_.-]{1,64}$/;
 /** The shape of a hashed schedule name's stem; an id of this shape is hashed too, so the two kinds never meet. */

@@ -15,6 +15,7 @@
  * Only the new preferences count, and only an opt-out is recorded: sendtime never takes an opt-out back, so a
  * re-subscribe (OptIn) leaves the table as it is.
  */
+import { isEmailAddress, mailboxAddress } from "./email";
 import { unsubscribeAddress } from "./unsubscribe";
 
 /** The Lambda handler setting of the unsubscribe bundle's second entry point (infra/handlers/ses-opt-outs.ts). */
@@ -59,17 +60,25 @@ export function subscriptionDecision(
   if (s.contactList !== list.contactListName) return { record: false, outcome: "other-contact-list" };
   const prefs = s.newTopicPreferences;
   if (!isObject(prefs)) throw malformed("no newTopicPreferences");
-  const optOut = prefs.unsubscribeAll === true ? "all" : topicStatus(prefs, list.topicName, malformed);
+  const all = prefs.unsubscribeAll;
+  // A value SES does not document is not read as "false": the event is kept (dead-lettered, alarmed) instead.
+  if (all !== undefined && typeof all !== "boolean")
+    throw malformed(`newTopicPreferences.unsubscribeAll is ${described(all)}: expected true or false`);
+  const optOut = all === true ? "all" : topicStatus(prefs, list.topicName, malformed);
   if (optOut !== "all" && optOut !== "topic") return { record: false, outcome: "not-an-opt-out" };
   const to = e.detail.mail?.destination;
   // sendtime's sends have one recipient each: with none or several, whose preference changed is not known.
   if (!Array.isArray(to) || to.length !== 1 || typeof to[0] !== "string" || to[0].trim() === "")
     throw malformed(`mail.destination is ${Array.isArray(to) ? `${to.length} addresses` : "missing"}: expected one`);
+  // Keyed as the planner and the sender look an address up: the bare address, trimmed and lower-cased.
+  const address = mailboxAddress(to[0]);
+  if (!isEmailAddress(address))
+    throw malformed("mail.destination is not an address (expected `address` or `Name <address>`)");
   const at =
     typeof s.timestamp === "string" && !Number.isNaN(Date.parse(s.timestamp)) ? new Date(s.timestamp) : undefined;
   return {
     record: true,
-    address: unsubscribeAddress(to[0]),
+    address: unsubscribeAddress(address),
     optOut,
     at,
     source: typeof s.source === "string" ? s.source : undefined,
@@ -92,6 +101,13 @@ function topicStatus(prefs: any, topic: string, malformed: (why: string) => Erro
     pick(prefs.topicSubscriptionStatus, "topicSubscriptionStatus") ??
     pick(prefs.topicDefaultSubscriptionStatus, "topicDefaultSubscriptionStatus");
   return status === "OptOut" ? "topic" : undefined;
+}
+
+/** A value for a message that may be logged: never a string's text beyond a short one (it could be an address). */
+function described(v: unknown): string {
+  if (v === null) return "null";
+  if (typeof v === "string") return v.length <= 10 && !v.includes("@") ? `the string ${JSON.stringify(v)}` : "a string";
+  return typeof v === "object" ? (Array.isArray(v) ? "a list" : "an object") : `${typeof v} ${String(v)}`;
 }
 
 function isObject(v: unknown): v is Record<string, any> {

@@ -20,6 +20,9 @@ export function unsubscribeKeyFromParameter(value: string): Buffer | undefined {
   return key.length === UNSUBSCRIBE_KEY_BYTES && key.toString("base64url") === value ? key : undefined;
 }
 
+/** How the endpoint reads its signing key (GetParameter, with decryption): its role holds this on the key's parameter. */
+export const UNSUBSCRIBE_KEY_READ_ACTION = "ssm:GetParameter";
+
 /** The SES calls the endpoint makes, on its one contact list: its role holds these and no other SES action. */
 export const UNSUBSCRIBE_SES_ACTIONS = ["ses:GetContact", "ses:CreateContact", "ses:UpdateContact"] as const;
 

@@ -8,11 +8,15 @@
  * - Resource / NotResource: case-sensitive; `*` and `?` stay within the ARN's colon-separated segments, except in the
  *   last (resource) segment, where they match anything (`log-group:x:*` covers `log-group:x:log-stream:y`).
  * - Condition: every operator of a statement, every key of an operator, must hold; a key holds when the request's
- *   value equals (or matches) one of the listed values; a key the request lacks does not hold. Operators: StringEquals,
- *   StringLike, ArnEquals, ArnLike, Bool, and ForAllValues: over StringEquals and StringLike for a multivalued key
- *   (dynamodb:LeadingKeys): every value of the request's set must match one of the listed values, and, as in IAM, an
- *   absent key or an empty set holds. Condition keys are case-insensitive. Anything else throws: the evaluator never
- *   guesses.
+ *   value equals (or matches) one of the listed values; a key the request lacks does not hold. The negated operators
+ *   (StringNotEquals, StringNotLike, ArnNotEquals, ArnNotLike) hold when the value matches none of the listed values,
+ *   and when the request lacks the key (reference_policies_elements_condition_operators.html). Operators: those,
+ *   StringEquals, StringLike, ArnEquals, ArnLike, Bool, and ForAllValues: over StringEquals and StringLike for a
+ *   multivalued key (dynamodb:LeadingKeys): every value of the request's set must match one of the listed values, and,
+ *   as in IAM, an absent key or an empty set holds. Condition keys are case-insensitive. Anything else throws: the
+ *   evaluator never guesses.
+ * - A resource policy (evaluateResourcePolicy) also matches Principal: "*" and {"AWS": "*"} are everyone, {"AWS":
+ *   <ARN>} that role, {"Service": <name>} that service.
  */
 import * as assert from "assert";
 
@@ -84,6 +88,13 @@ function valueMatches(operator: string, actual: string, values: string[]): boole
   }
 }
 
+const NEGATED: Record<string, string> = {
+  StringNotEquals: "StringEquals",
+  StringNotLike: "StringLike",
+  ArnNotEquals: "ArnEquals",
+  ArnNotLike: "ArnLike",
+};
+
 function conditionHolds(condition: IamStatement["Condition"], context: Record<string, string | string[]>): boolean {
   if (!condition) return true;
   const lower = Object.fromEntries(Object.entries(context).map(([k, v]) => [k.toLowerCase(), v]));
@@ -94,9 +105,11 @@ function conditionHolds(condition: IamStatement["Condition"], context: Record<st
       const forAll = /^ForAllValues:(StringEquals|StringLike)$/.exec(operator);
       if (forAll) return list(actual).every((a) => valueMatches(forAll[1], a, values));
       if (operator.includes(":")) throw new Error(`the evaluator does not know the condition operator ${operator}`);
-      if (actual === undefined) return false;
       if (Array.isArray(actual))
         throw new Error(`${key} is multivalued: ${operator} needs ForAllValues or ForAnyValue`);
+      const negated = NEGATED[operator];
+      if (negated) return actual === undefined || !valueMatches(negated, actual, values);
+      if (actual === undefined) return false;
       return valueMatches(operator, actual, values);
     }),
   );
@@ -135,4 +148,27 @@ export function expectDecision(statements: IamStatement[], decision: "Allow" | "
       `${q.action} on ${q.resource} ${JSON.stringify(q.context ?? {})}: ${got}`,
     );
   }
+}
+
+/** Who makes a request to a resource: a role (its ARN) or a service principal. */
+export type Caller = { role: string } | { service: string };
+
+function principalMatches(principal: unknown, caller: Caller): boolean {
+  if (principal === "*") return true;
+  if (typeof principal !== "object" || principal === null)
+    throw new Error(`the evaluator does not know the principal ${JSON.stringify(principal)}`);
+  const p = principal as { AWS?: string | string[]; Service?: string | string[] };
+  const aws = list(p.AWS);
+  if (aws.includes("*")) return true;
+  return "role" in caller ? aws.includes(caller.role) : list(p.Service).includes(caller.service);
+}
+
+/** The decision of a resource policy on one request by `caller` (a statement without Principal throws). */
+export function evaluateResourcePolicy(statements: IamStatement[], caller: Caller, request: IamRequest): Decision {
+  const applying = statements.filter((s) => {
+    if (s.Principal === undefined) throw new Error(`a resource policy statement needs Principal: ${JSON.stringify(s)}`);
+    return principalMatches(s.Principal, caller) && statementApplies(s, request);
+  });
+  if (applying.some((s) => s.Effect === "Deny")) return "ExplicitDeny";
+  return applying.some((s) => s.Effect === "Allow") ? "Allow" : "ImplicitDeny";
 }

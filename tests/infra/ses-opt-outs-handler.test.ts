@@ -18,7 +18,7 @@ const TOPIC = "campaigns";
 
 /** The developer guide's Subscription record (the topic and list renamed to the stack's), as EventBridge delivers it. */
 function sesEvent(
-  change: { unsubscribeAll?: boolean; topics?: { topicName: string; subscriptionStatus: string }[] },
+  change: { unsubscribeAll?: unknown; topics?: { topicName: string; subscriptionStatus: string }[] },
   over: { list?: string; destination?: string[]; detailType?: string } = {},
 ) {
   return {
@@ -48,7 +48,7 @@ function sesEvent(
         timestamp: "2022-01-12T01:00:17.910Z",
         source: "UnsubscribeHeader",
         newTopicPreferences: {
-          unsubscribeAll: change.unsubscribeAll ?? false,
+          unsubscribeAll: "unsubscribeAll" in change ? change.unsubscribeAll : false,
           topicSubscriptionStatus: change.topics ?? [{ topicName: TOPIC, subscriptionStatus: "OptIn" }],
         },
         oldTopicPreferences: {
@@ -159,6 +159,33 @@ describe("SES's SUBSCRIPTION events into the opt-out table (the bundle's sesOptO
     for (const e of bad) {
       logs = [];
       await assert.rejects(bundle.sesOptOutHandler(e), /SES subscription event/);
+      assert.strictEqual(JSON.parse(logs[0]).outcome, "malformed");
+    }
+    assert.strictEqual(dynamodb.requests.length, 0);
+  });
+
+  it("a display-name destination is recorded under its bare address, as the sender looks it up", async () => {
+    const optOut = { topics: [{ topicName: TOPIC, subscriptionStatus: "OptOut" }] };
+    await bundle.sesOptOutHandler(sesEvent(optOut, { destination: ['"Ann" <Ann@Example.com>'] }));
+    await bundle.sesOptOutHandler(sesEvent(optOut, { destination: ["Bob Smith <bob@example.com>"] }));
+    await bundle.sesOptOutHandler(sesEvent(optOut, { destination: ['"Lee, C. <no>" < Lee@example.com >'] }));
+    assert.deepStrictEqual([...items.keys()], ["ann@example.com", "bob@example.com", "lee@example.com"]);
+  });
+
+  it("a destination that is no address, or an unsubscribeAll that is not a boolean, is malformed: thrown, nothing recorded", async () => {
+    const optOut = { topics: [{ topicName: TOPIC, subscriptionStatus: "OptOut" }] };
+    const optIn = { topics: [{ topicName: TOPIC, subscriptionStatus: "OptIn" }] };
+    const bad = [
+      sesEvent(optOut, { destination: ["Ann <ann@example.com"] }),
+      sesEvent(optOut, { destination: ['"Ann" <>'] }),
+      sesEvent({ ...optIn, unsubscribeAll: "true" }),
+      sesEvent({ ...optIn, unsubscribeAll: "false" }),
+      sesEvent({ ...optIn, unsubscribeAll: 1 }),
+      sesEvent({ ...optIn, unsubscribeAll: null }),
+    ];
+    for (const e of bad) {
+      logs = [];
+      await assert.rejects(bundle.sesOptOutHandler(e), /SES subscription event: /);
       assert.strictEqual(JSON.parse(logs[0]).outcome, "malformed");
     }
     assert.strictEqual(dynamodb.requests.length, 0);

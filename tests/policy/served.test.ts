@@ -8,6 +8,7 @@ import { main } from "../../scripts/preview";
 import { UsageError } from "../../infra/rules/errors";
 
 const DEV = path.join(POLICY_DIR, "config", "dev.json");
+const QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy";
 
 describe("the policy pack served as the CLI serves it (gRPC)", function () {
   this.timeout(60_000);
@@ -29,8 +30,10 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "passrole-only-to-scheduler": "mandatory",
       "public-function-role-minimal": "mandatory",
       "ses-opt-out-recorder-role-minimal": "mandatory",
+      "queue-policy-stack-only": "mandatory",
       "passrole-only-target-roles": "mandatory",
       "scheduler-role-trust": "mandatory",
+      "role-trust-not-public": "mandatory",
       "ses-send-scoped": "mandatory",
       "attached-policies-readable": "mandatory",
       "fanout-concurrency-below-quota": "mandatory",
@@ -190,6 +193,72 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       violations[0].message,
       /Parallel "FanOut" creates schedules in 2 branches at once .* 950 CreateSchedule calls at once \(limit 475\)/,
     );
+  });
+
+  it("issue 31: a grant on the public function's role in an inline policy (sqs:SendMessage to the send DLQ) fails, on the role", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const stack = await renderWith();
+    const role = only(stack, "aws:iam/role:Role", "unsubscribe-role");
+    const dlq = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.arn;
+    const statement = { Effect: "Allow", Action: "sqs:SendMessage", Resource: dlq };
+    const inlinePolicies = [
+      { name: "extra", policy: JSON.stringify({ Version: "2012-10-17", Statement: [statement] }) },
+    ];
+    role.inputs.inlinePolicies = role.outputs.inlinePolicies = inlinePolicies;
+    const violations = await pack.analyze(stack);
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]),
+      [
+        ["public-function-role-minimal", "mandatory", role.urn],
+        // The widened role also sends to the queue, which the queue's policy denies it: a writer locked out.
+        ["queue-policy-stack-only", "mandatory", only(stack, QUEUE_POLICY, "scheduler-target-dlq-policy").urn],
+      ],
+    );
+    assert.strictEqual(
+      violations[0].message.slice(0, violations[0].message.indexOf(": the public function may only")),
+      `Role "unsubscribe-role" inline policy "extra" statement 1 (role of the public function "sendtime-unsubscribe-dev") allows sqs:SendMessage on "${dlq}"`,
+    );
+  });
+
+  it('issue 31: a trust of {"AWS": "*"} fails on any role, and on the public function\'s as its allow-list too', async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const stack = await renderWith();
+    const open = JSON.stringify({
+      Version: "2012-10-17",
+      Statement: [{ Effect: "Allow", Principal: { AWS: "*" }, Action: "sts:AssumeRole" }],
+    });
+    const fanout = only(stack, "aws:iam/role:Role", "fanout-role");
+    const unsubscribe = only(stack, "aws:iam/role:Role", "unsubscribe-role");
+    for (const r of [fanout, unsubscribe]) r.inputs.assumeRolePolicy = r.outputs.assumeRolePolicy = open;
+    const violations = await pack.analyze(stack);
+    assert.deepStrictEqual(violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]).sort(), [
+      ["public-function-role-minimal", "mandatory", unsubscribe.urn],
+      ["role-trust-not-public", "mandatory", fanout.urn],
+      ["role-trust-not-public", "mandatory", unsubscribe.urn],
+    ]);
+    assert.deepStrictEqual(
+      violations
+        .filter((v) => v.policyName === "role-trust-not-public")
+        .map((v) => v.message)
+        .sort(),
+      ["fanout-role", "unsubscribe-role"].map(
+        (name) =>
+          `Role "${name}" trust statement 1 lets {"AWS":"*"} (anyone) assume it without a condition that names who: name the principal (a service with aws:SourceAccount, or a role ARN)`,
+      ),
+    );
+  });
+
+  it("issue 31: the send dead-letter queue without its policy fails, on the queue", async () => {
+    await pack.configure(readPolicyConfig(DEV), "dev.json");
+    const stack = await renderWith();
+    stack.resources = stack.resources.filter((r) => r.name !== "scheduler-target-dlq-policy");
+    const queue = only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq");
+    const violations = await pack.analyze(stack);
+    assert.deepStrictEqual(
+      violations.map((v) => [v.policyName, v.enforcementLevel, v.urn]),
+      [["queue-policy-stack-only", "mandatory", queue.urn]],
+    );
+    assert.match(violations[0].message, /^Queue "scheduler-target-dlq" has no queue policy/);
   });
 
   it("rejects config the CLI would reject, naming the file and key", async () => {

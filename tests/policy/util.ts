@@ -104,3 +104,17 @@ export async function assertNoStackViolations(policy: StackValidationPolicy, res
 
 /** An IAM document as the stack writes it (JSON text). */
 export const doc = (...Statement: object[]) => JSON.stringify({ Version: "2012-10-17", Statement });
+
+/** A rendered stack as AnalyzeStack sees it: every custom resource with its outputs (inputs plus what AWS reports). */
+export function packResources(stack: { resources: { type: string; name: string; custom: boolean; outputs: any }[] }) {
+  return stack.resources
+    .filter((r) => r.custom)
+    .map((r) => stackResource(r.type, r.name, JSON.parse(JSON.stringify(r.outputs))));
+}
+
+/** The one resource of `type` named `name` among `resources`. */
+export function named(resources: PolicyResource[], type: string, name: string): PolicyResource {
+  const found = resources.filter((r) => r.type === type && r.name === name);
+  assert.strictEqual(found.length, 1, `one ${type} named ${name}`);
+  return found[0];
+}
