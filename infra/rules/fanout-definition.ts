@@ -22,7 +22,7 @@
  *
  * Every schedule's target is the one sender (sender-definition.ts), which alone calls SES: a recipient's row becomes
  * the sender's input of one entry, a bulk line (`entries`, plan-row.ts BulkPlanRow; one-time only) the input of its
- * entries, built by one JSONata state (JSONPath cannot map over the entries) as bulk-request.ts builds it in
+ * entries, built by one JSONata state (JSONPath cannot map over the entries) as sender-input.ts builds it in
  * TypeScript. The never-created-late check applies to every one-time schedule.
  */
 import { EMAIL_TAGS } from "./email-events";
@@ -412,7 +412,7 @@ function jsonataString(text: string): string {
 /**
  * Any row: the sender's input built in one JSONata Pass (the row itself is not kept, so the state stays within
  * 256 KB). A recipient's row is one entry, with SES list management when configured; a bulk line its entries. Field
- * order as bulk-request.ts's.
+ * order as sender-input.ts's.
  */
 function senderRequest(p: FanOutParameters) {
   const S = STATE_NAMES;

@@ -2,12 +2,12 @@
  * The CreateSchedule request of one schedule, built in TypeScript: the same request the fan-out's CreateSchedule
  * task builds in ASL (infra/rules/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
  * use it; a test runs the fan-out through the ASL interpreter and checks both give identical requests for a row.
- * The target is the one sender (sender-definition.ts), its input the row's (bulk-request.ts recipientSenderInput),
+ * The target is the one sender (sender-definition.ts), its input the row's (sender-input.ts recipientSenderInput),
  * for journeys as for campaigns.
  * Pure: no AWS SDK, no Pulumi.
  */
 import type { FanOutParameters } from "./fanout-definition";
-import { recipientSenderInput } from "./bulk-request";
+import { recipientSenderInput } from "./sender-input";
 import { campaignGroupName } from "./naming";
 import { PlanRow } from "./plan-row";
 
@@ -54,7 +54,7 @@ export interface CreateScheduleRequest {
   Target: {
     Arn: string;
     RoleArn: string;
-    /** The one sender's input (bulk-request.ts SenderInput), as JSON text. */
+    /** The one sender's input (sender-input.ts SenderInput), as JSON text. */
     Input: string;
     RetryPolicy: { MaximumEventAgeInSeconds: number; MaximumRetryAttempts: number };
     DeadLetterConfig: { Arn: string };

@@ -3,7 +3,7 @@
  * step, redriven — starts this small EXPRESS state machine, and it is the only thing in the stack that calls SES.
  * Pure: parameters in, ASL object out; no Lambda.
  *
- * Input (the schedule's Target.Input: infra/rules/bulk-request.ts SenderInput, which the fan-out builds the same):
+ * Input (the schedule's Target.Input: infra/rules/sender-input.ts SenderInput, which the fan-out builds the same):
  *   {"bulk": <SendBulkEmail request of 1 to 50 entries>, "recipients": [<recipient id per entry>], "campaign": "<tag>",
  *    "step": N, "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>",
  *    "list_management"?: {ContactListName, TopicName}}
@@ -386,24 +386,36 @@ function stateStates(p: SenderParameters) {
 
 /** The call (SendEmail for one entry with list management, SendBulkEmail otherwise) and the sorting of its results. */
 function sendStates(p: SenderParameters) {
+  return { ...sendOneStates(p), ...sendBulkStates(p) };
+}
+
+/** Whole-call retries on throttling, and any other failure to CallFailed: the same for both calls. */
+function callHandling() {
+  return {
+    Retry: [
+      {
+        ErrorEquals: [...CALL_NOT_SENT_RETRYABLE],
+        IntervalSeconds: CALL_RETRY.intervalSeconds,
+        BackoffRate: CALL_RETRY.backoffRate,
+        MaxAttempts: CALL_RETRY.maxAttempts,
+        MaxDelaySeconds: CALL_RETRY.maxDelaySeconds,
+        JitterStrategy: "FULL",
+      },
+    ],
+    Catch: [
+      {
+        ErrorEquals: ["States.ALL"],
+        Next: SENDER_STATES.callFailed,
+        Output: "{% $merge([$states.input, { 'call_error': $states.errorOutput }]) %}",
+      },
+    ],
+  };
+}
+
+/** A per-recipient schedule with SES list management: its one entry as SendEmail takes it. */
+function sendOneStates(p: SenderParameters) {
   const S = SENDER_STATES;
-  const retry = [
-    {
-      ErrorEquals: [...CALL_NOT_SENT_RETRYABLE],
-      IntervalSeconds: CALL_RETRY.intervalSeconds,
-      BackoffRate: CALL_RETRY.backoffRate,
-      MaxAttempts: CALL_RETRY.maxAttempts,
-      MaxDelaySeconds: CALL_RETRY.maxDelaySeconds,
-      JitterStrategy: "FULL",
-    },
-  ];
-  const toCallFailed = [
-    {
-      ErrorEquals: ["States.ALL"],
-      Next: S.callFailed,
-      Output: "{% $merge([$states.input, { 'call_error': $states.errorOutput }]) %}",
-    },
-  ];
+  const { Retry: retry, Catch: toCallFailed } = callHandling();
   return {
     [S.oneOrBulk]: {
       Type: "Choice",
@@ -434,6 +446,14 @@ function sendStates(p: SenderParameters) {
       Catch: toCallFailed,
       Next: S.sort,
     },
+  };
+}
+
+/** SendBulkEmail of the pending entries, and the sorting of every call's results. */
+function sendBulkStates(p: SenderParameters) {
+  const S = SENDER_STATES;
+  const { Retry: retry, Catch: toCallFailed } = callHandling();
+  return {
     [S.send]: {
       Type: "Task",
       Resource: sdkIntegrationArn(p.partition, "sesv2", "sendBulkEmail"),

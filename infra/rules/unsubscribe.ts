@@ -14,7 +14,7 @@ import { base64urlInto, HmacSha256, paddedLength } from "./hmac-sha256";
 const CONTEXT = "sendtime-unsubscribe:v1:";
 
 /**
- * The template variable that holds each bulk entry's unsubscribe link; the fan-out (and bulk-request.ts) make the
+ * The template variable that holds each bulk entry's unsubscribe link; the fan-out (and sender-input.ts) make the
  * entry's List-Unsubscribe pair from it, so a bulk plan line carries the link once.
  */
 export const UNSUBSCRIBE_TEMPLATE_KEY = "unsubscribe_url";

@@ -98,9 +98,9 @@ describe("queue policies: every queue accepts messages only from the stack's wri
     expectOnlyWriters(stack, "ses-opt-outs-dlq", ["ses-opt-outs-role"], ["ses-opt-outs-rule"]);
   });
 
-  it("prod (a frequency cap): the send gate's role writes the send DLQ too", async () => {
+  it("prod (a frequency cap): the same writers, the sender admitting entries itself", async () => {
     const stack = await renderShipped("prod");
-    expectOnlyWriters(stack, "scheduler-target-dlq", [...SEND_WRITERS, "send-gate-role"], []);
+    expectOnlyWriters(stack, "scheduler-target-dlq", SEND_WRITERS, []);
     expectOnlyWriters(stack, "ses-opt-outs-dlq", ["ses-opt-outs-role"], ["ses-opt-outs-rule"]);
   });
 

@@ -7,7 +7,7 @@
 import * as assert from "assert";
 import fc from "fast-check";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { recipientSenderInput, SenderInput, senderInput } from "../../infra/rules/bulk-request";
+import { recipientSenderInput, SenderInput, senderInput } from "../../infra/rules/sender-input";
 import type { BulkPlanRow } from "../../infra/rules/plan-row";
 import {
   ENTRY_RETRY,

@@ -13,7 +13,7 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
-import { senderInput, SenderInput } from "../../infra/rules/bulk-request";
+import { senderInput, SenderInput } from "../../infra/rules/sender-input";
 import { senderDefinition, SenderParameters } from "../../infra/rules/sender-definition";
 import { StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";

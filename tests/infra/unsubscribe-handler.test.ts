@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { mockClient } from "aws-sdk-client-mock";
 import { bundleUnsubscribeHandler } from "../../infra/handler-bundle";
-import { senderInput } from "../../infra/rules/bulk-request";
+import { senderInput } from "../../infra/rules/sender-input";
 import { senderDefinition } from "../../infra/rules/sender-definition";
 import { unsubscribeHeaders } from "../../infra/rules/unsubscribe";
 import { Endpoint, SeenRequest, startEndpoint } from "../helpers/aws-endpoint";

@@ -281,7 +281,12 @@ describe("launch-campaign: planning (dry run)", () => {
         },
       },
     );
-    const data = requests.map((q) => JSON.parse(JSON.parse(q.Target.Input).Content.Template.TemplateData));
+    const data = requests.map((q) =>
+      JSON.parse(
+        JSON.parse(q.Target.Input).bulk.BulkEmailEntries[0].ReplacementEmailContent.ReplacementTemplate
+          .ReplacementTemplateData,
+      ),
+    );
     assert.deepStrictEqual(data, [
       { first_name: "Ann", note: 'He said "hi", then left', step: "1" },
       { first_name: "Bob", note: "line one\nline two", step: "1" },

@@ -423,10 +423,10 @@ describe("timing and audience, end to end", () => {
       const q = byName.get(row.schedule_name);
       assert.strictEqual(q.ScheduleExpression, row.schedule_expression);
       assert.strictEqual(q.ScheduleExpressionTimezone, row.timezone);
-      const email = JSON.parse(q.Target.Input);
-      assert.strictEqual(email.Content.Template.TemplateName, row.template);
+      const { bulk } = JSON.parse(q.Target.Input);
+      assert.strictEqual(bulk.DefaultContent.Template.TemplateName, row.template);
       assert.deepStrictEqual(
-        email.EmailTags.find((t: { Name: string }) => t.Name === "variant"),
+        bulk.DefaultEmailTags.find((t: { Name: string }) => t.Name === "variant"),
         { Name: "variant", Value: row.variant },
       );
     }

@@ -19,7 +19,7 @@ import { main as redrive } from "../../scripts/redrive";
 import { clock } from "../../scripts/lib/aws/call";
 import { FailedSend, PlanSearch, redriveName } from "../../scripts/lib/planning/dead-letters";
 import { launchQuietTime, LaunchRecord } from "../../scripts/lib/planning/launch-record";
-import { recipientSenderInput, senderInput } from "../../infra/rules/bulk-request";
+import { recipientSenderInput, senderInput } from "../../infra/rules/sender-input";
 import { BulkPlanRow, PlanRow } from "../../infra/rules/plan-row";
 import { describeQuietTime, QuietTime } from "../../infra/rules/quiet-time";
 

@@ -1,5 +1,5 @@
 /**
- * One entry taken out of a bulk schedule's Input (the bulk sender's input, infra/rules/bulk-request.ts SenderInput)
+ * One entry taken out of a bulk schedule's Input (the bulk sender's input, infra/rules/sender-input.ts SenderInput)
  * without touching the others: the text is cut, not parsed and written again, so every other entry, its template
  * data and headers stay byte for byte as the fan-out wrote them (whatever escapes Step Functions chose). Pure.
  */

@@ -27,7 +27,7 @@ import { scheduler, ses } from "../../../infra/rules/quotas";
 import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/rules/promises";
 import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/rules/ledger";
 import { BulkPlanRow, isBulkPlanValue, parseBulkPlanRow, parsePlanRow, PlanRow } from "../../../infra/rules/plan-row";
-import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/rules/bulk-request";
+import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/rules/sender-input";
 import { QuietTime } from "../../../infra/rules/quiet-time";
 import { FindingsError } from "../../../infra/rules/errors";
 
@@ -373,7 +373,7 @@ export interface SenderFields {
 
 /**
  * The sender input of a redrive of `recipients` of `found`: what the fan-out builds for that plan row
- * (bulk-request.ts), a bulk line's restricted to those entries in the line's order. Opt-outs and the cap are not
+ * (sender-input.ts), a bulk line's restricted to those entries in the line's order. Opt-outs and the cap are not
  * checked here: the sender applies both to every entry when it sends.
  */
 export function redriveInput<L>(
