@@ -194,6 +194,103 @@ describe("the promises, as properties", function () {
     );
   });
 
+  it("launcher, recurring: across DST nights no occurrence's window holds a quiet minute, or the plan is refused naming exactly the zones and nights where one would", async () => {
+    // The occurrences, by luxon: each local date's hh:mm, none where it does not exist, the earlier of two.
+    const occurrenceAt = (zone: string, date: DateTime, hour: number, minute: number): number | undefined => {
+      const t = DateTime.fromObject({ year: date.year, month: date.month, day: date.day, hour, minute }, { zone });
+      if (t.hour !== hour || t.minute !== minute) return undefined;
+      let earliest = t.toMillis();
+      for (let back = 30; back <= 120; back += 30) {
+        const e = DateTime.fromMillis(t.toMillis() - back * MINUTE, { zone });
+        if (e.toISODate() === t.toISODate() && e.hour === hour && e.minute === minute) earliest = e.toMillis();
+      }
+      return earliest;
+    };
+    const caseArb = fc.record({
+      zones: fc.uniqueArray(fc.constantFrom(...ZONES, "Europe/Paris", "Mars/Olympus"), { minLength: 1, maxLength: 4 }),
+      every: fc.constantFrom("daily", "weekly:SUN", "daily", "weekdays"),
+      // Mostly in the night hours the clocks change in (quiet time starting up to 4 hours after the send), with a
+      // window that ends up to an hour before quiet time: the nights a clock moves forward or back can reach it.
+      hour: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 2 }), weight: 4 }, fc.integer({ min: 0, max: 23 })),
+      minute: fc.integer({ min: 0, max: 59 }),
+      quiet: fc.record({ after: fc.integer({ min: 1, max: 240 }), length: fc.integer({ min: 30, max: 14 * 60 }) }),
+      window: fc.oneof(
+        { arbitrary: fc.integer({ min: 0, max: 60 }).map((short) => -short), weight: 3 },
+        fc.integer({ min: 1, max: 240 }),
+      ),
+      // Noon UTC, a few days before the spring-forward weekends (Europe, America) or the October ones (Lord Howe, Europe).
+      now: fc.constantFrom("2027-03-10", "2027-03-24", "2027-09-29", "2027-10-27", "2027-04-01"),
+      days: fc.integer({ min: 7, max: 40 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const start = (c.hour * 60 + c.minute + c.quiet.after) % 1440;
+        const q = { start, end: (start + c.quiet.length) % 1440, days: [] };
+        const window = c.window > 0 ? c.window : Math.max(1, c.quiet.after + c.window);
+        const file = path.join(tmp, `recurring-${++launches}.csv`);
+        fs.writeFileSync(
+          file,
+          ["id,email,timezone", ...c.zones.map((z, i) => `r${i},r${i}@example.com,${z}`)].join("\n") + "\n",
+        );
+        const now = DateTime.fromISO(`${c.now}T12:00:00Z`);
+        const until = now.plus({ days: c.days }).toISODate()!;
+        const args = [
+          ...["--campaign", "prop", "--recipients", file, "--template", "t", "--every", c.every, "--until", until],
+          ...[
+            "--hour",
+            String(c.hour),
+            "--minute",
+            String(c.minute),
+            "--quiet-hours",
+            `${hhmm(q.start)}-${hhmm(q.end)}`,
+          ],
+          ...["--window-minutes", String(window), "--now", now.toISO()!],
+          ...["--dry-run", "--json", "--out", path.join(tmp, `out-${launches}`), "--templates", "none"],
+        ];
+        const r = await runMain(launchMain, args);
+        if (r.code === 2 && !/falls inside the/.test(r.stderr)) {
+          // Refused before planning: a time inside quiet hours, a window longer than the recurrence or the free time.
+          assert.match(r.stderr, /is inside --quiet-hours|is too long for --every|longer than the longest free time/);
+          return;
+        }
+        // Expected, per zone: rejected when its window is quiet every night; otherwise the nights a window is quiet.
+        const cutoff = now.toMillis() + 6 * MINUTE; // now + fan-out (≤ 1 s) + the 5-minute margin, a minute early
+        const firesOn = (d: DateTime) =>
+          c.every === "daily" ? true : c.every === "weekdays" ? d.weekday <= 5 : d.weekday === 7;
+        const quietNights: string[] = [];
+        const rejected = new Set<string>();
+        for (const raw of c.zones) {
+          const zone = ZONES.includes(raw) || raw === "Europe/Paris" ? raw : "UTC";
+          const normal = DateTime.fromObject(
+            { year: 2027, month: 1, day: 15, hour: c.hour, minute: c.minute },
+            { zone },
+          );
+          if (quietMinuteIn(q, zone, normal.toMillis(), window) !== undefined) {
+            rejected.add(raw);
+            continue;
+          }
+          for (let d = now.setZone(zone).startOf("day"); d.toISODate()! <= until; d = d.plus({ days: 1 })) {
+            const t = firesOn(d) ? occurrenceAt(zone, d, c.hour, c.minute) : undefined;
+            if (t === undefined || t < cutoff) continue;
+            if (quietMinuteIn(q, zone, t, window) !== undefined) quietNights.push(`${zone} on ${d.toISODate()}`);
+          }
+        }
+        if (r.code === 2) {
+          assert.ok(quietNights.length > 0, `refused, but no window is quiet by luxon: ${r.stderr}`);
+          const named = [...r.stderr.matchAll(/([A-Za-z_]+(?:\/[A-Za-z_]+)*) on (\d{4}-\d{2}-\d{2}) \(/g)].map(
+            (m) => `${m[1]} on ${m[2]}`,
+          );
+          assert.deepStrictEqual(new Set(named), new Set(quietNights.slice(0, 8)), r.stderr);
+          return;
+        }
+        assert.deepStrictEqual(quietNights, [], `planned (exit ${r.code}) with quiet windows: ${r.stderr}`);
+        const s = JSON.parse(r.stdout);
+        assert.strictEqual(s.rejected.byReason["quiet-hours"] ?? 0, rejected.size, r.stdout);
+      }),
+      { numRuns: runs(40) },
+    );
+  });
+
   it("journeys: created steps are 60 minutes apart, in order, outside quiet time over the window, never due before now + 1 minute; late ones within the grace are sent", () => {
     const stepArb = fc.oneof(
       fc.integer({ min: 0, max: 48 }).map((h) => ({ after: `+${h}h` })),

@@ -305,15 +305,13 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       if (noted) await noted;
     }
     if (bulk) await bulk.chunks.close();
+    decider.refuseRecurringQuietNights(o.window ? "--window-minutes" : "computed");
     planSha256 = await files.close();
     tally.flush();
   } finally {
     checker.close();
   }
-  if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
-    throw new Error(
-      `internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`,
-    );
+  tally.checkRows();
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
 }
 
@@ -508,6 +506,14 @@ class PlanTally {
     this.recipientsByGroup = new Array(variants + 1).fill(0);
     this.schedulesByGroup = new Array(variants + 1).fill(0);
     this.schedulesByStepAndGroup = Array.from({ length: steps }, () => new Array(variants + 1).fill(0));
+  }
+
+  /** Every row is planned, rejected or held out: rows = planned + rejected + held out. */
+  checkRows(): void {
+    if (this.rows !== this.planned + this.rejected + this.heldOut)
+      throw new Error(
+        `internal: ${this.rows} rows but ${this.planned} planned + ${this.rejected} rejected + ${this.heldOut} held out`,
+      );
   }
 
   reject(reason: RejectReason): void {

@@ -183,6 +183,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   } finally {
     checker.close();
   }
+  decider.refuseRecurringQuietNights("computed");
   return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk };
 }
 
