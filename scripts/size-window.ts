@@ -33,13 +33,20 @@ import { campaignTemplates } from "./lib/templates/campaign-templates";
 
 const FLAGS = {
   ...CONFIG_FLAG,
-  schedules: { type: "string", value: "N", help: "size from volume: this many schedules", group: "Volume or list" },
+  schedules: {
+    type: "string",
+    value: "N",
+    help: "size from volume: this many schedules",
+    group: "Volume or list",
+    oneOf: { group: "what is sized", form: "schedules" },
+  },
   recipients: {
     type: "string",
     value: "FILE",
     path: true,
     help: "or from a recipient list, as launch-campaign plans it",
     group: "Volume or list",
+    oneOf: { group: "what is sized", form: "recipients" },
   },
   campaign: {
     type: "string",

@@ -21,6 +21,8 @@ import { UsageError } from "../../../infra/rules/errors";
 /** Help groups the campaign commands share. */
 export const SEND_TIME_GROUP = "Send time (one rule; local to each recipient's zone; a row's send_at replaces it)";
 export const AUDIENCE_GROUP = "Quiet time and audience";
+/** The flags' group (Flag.oneOf) of the one send-time rule: a rule given on the command line replaces a file's. */
+export const SEND_TIME_RULE = "send-time rule";
 
 export const TIMING_FLAGS = {
   after: {
@@ -28,18 +30,21 @@ export const TIMING_FLAGS = {
     value: "COLUMN:+Nd|+Nh",
     help: "N days (at --hour) or N hours after the date or instant in the row's COLUMN",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "after" },
   },
   at: {
     type: "string",
     value: "INSTANT",
     help: "one instant for everyone, ISO 8601 with Z or an offset",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "at" },
   },
   every: {
     type: "string",
     value: "daily|weekdays|weekly:DAYS|monthly:D",
     help: "recurring, at --hour, to the end of --until",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "every" },
   },
   until: {
     type: "string",
@@ -47,6 +52,7 @@ export const TIMING_FLAGS = {
     help: "the last local date of a recurring send",
     group: SEND_TIME_GROUP,
     with: "every",
+    oneOf: { group: SEND_TIME_RULE },
   },
   "quiet-hours": {
     type: "string",
