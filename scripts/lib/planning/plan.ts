@@ -88,6 +88,8 @@ export interface PlanRequest {
   };
   /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
   templates?: TemplateSet;
+  /** The uses of those templates the check cannot read (campaign-templates.ts uncheckedForms), for the summary. */
+  templatesNotChecked?: string[];
   /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
   progress?: RowProgress;
 }
@@ -158,6 +160,8 @@ export interface PlanSummary {
   collisions: { step: number; with: number; recipients: number; reason: "too-close" | "out-of-order" }[];
   /** Planned rows whose id differs from an earlier row's only in case or surrounding spaces. */
   idsDifferingOnlyInCase: number;
+  /** Uses of the templates the data check could not read, one line each ("template t: body.html:3: …"); absent when none. */
+  templatesNotChecked?: string[];
   fanOut: { etaSeconds: number; createTps: number };
   /** Schedules per step and variant (variant null without one), in step then variant order. */
   scheduled: { step: number; variant: string | null; schedules: number }[];
@@ -248,7 +252,8 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const contactList = o.bulk?.contactList;
-  const dataCheck = o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns);
+  const dataCheck =
+    o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns, o.bulk !== undefined);
   const reject = (r: Reject) => {
     tally.reject(r.reason);
     return files.reject(r);
@@ -692,6 +697,7 @@ function summarize(
       return { step: Number(step), with: Number(other), recipients, reason: reason as "too-close" | "out-of-order" };
     }),
     idsDifferingOnlyInCase: t.idsDifferingOnlyInCase,
+    ...(o.templatesNotChecked?.length ? { templatesNotChecked: o.templatesNotChecked } : {}),
     fanOut: { etaSeconds: fanOutSeconds(schedules, o.createTps), createTps: o.createTps },
     scheduled: scheduledByStepAndVariant(o, t),
     firstSend: instants.length ? iso(instants[0].utcMs) : null,
