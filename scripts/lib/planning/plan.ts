@@ -249,7 +249,16 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const bulk =
-    o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
+    o.bulk &&
+    new BulkLines(
+      o.file,
+      columns,
+      o.steps,
+      o.audience,
+      o.bulk.signing,
+      (text) => files.writePlan(text),
+      o.recipients.allowDuplicateEmails,
+    );
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const contactList = o.bulk?.contactList;
   const dataCheck =
