@@ -248,17 +248,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
-  const bulk =
-    o.bulk &&
-    new BulkLines(
-      o.file,
-      columns,
-      o.steps,
-      o.audience,
-      o.bulk.signing,
-      (text) => files.writePlan(text),
-      o.recipients.allowDuplicateEmails,
-    );
+  const bulk = bulkLinesOf(o, columns, files);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const contactList = o.bulk?.contactList;
   const dataCheck =
@@ -327,6 +317,13 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   }
   tally.checkRows();
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
+}
+
+/** A bulk plan's lines (--bulk), written into `files`; undefined without --bulk. */
+function bulkLinesOf(o: PlanRequest, columns: Columns, files: PlanFiles): BulkLines | undefined {
+  if (!o.bulk) return undefined;
+  const write = (text: Uint8Array) => files.writePlan(text);
+  return new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, write, o.recipients.allowDuplicateEmails);
 }
 
 /** The reject of a row whose address the contact list has opted out, or undefined. */
