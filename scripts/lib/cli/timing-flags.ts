@@ -12,6 +12,7 @@ import {
   Variant,
   VARIANT_NAME,
   VARIANT_PLACEHOLDER,
+  variantKey,
 } from "../recipients/audience";
 import type { Recurrence } from "../../../infra/rules/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
@@ -259,6 +260,15 @@ export function audienceFromFlags(f: { variant?: string[]; holdout?: string }): 
     throw new UsageError(`--variant: give ${MIN_VARIANTS} to ${MAX_VARIANTS} variants (got ${variants.length})`);
   const dup = variants.find((v, i) => variants.findIndex((w) => w.name === v.name) !== i);
   if (dup) throw new UsageError(`--variant ${dup.name}: the name is given twice`);
+  const cased = variants.findIndex(
+    (v, i) => variants.findIndex((w) => variantKey(w.name) === variantKey(v.name)) !== i,
+  );
+  if (cased !== -1) {
+    const first = variants.find((w) => variantKey(w.name) === variantKey(variants[cased].name))!;
+    throw new UsageError(
+      `--variant ${variants[cased].name}: differs from variant ${first.name} only in case; give variants names that differ in more than case`,
+    );
+  }
   const sum = variants.reduce((s, v) => s + v.basisPoints, holdoutBasisPoints);
   if (sum !== BASIS_POINTS) {
     const parts = variants.map((v) => String(v.basisPoints / 100));
