@@ -199,6 +199,76 @@ describe("the promises, as properties", function () {
     );
   });
 
+  it("launcher: every send planned at another instant than its asked local time has a line in notes.csv", async () => {
+    // The instants a local wall time denotes, by luxon: none in a DST gap, two in a fall-back hour.
+    const instantsOf = (zone: string, wall: DateTime): number[] => {
+      const utcWall = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
+      const offsets = new Set([-1, 1].map((d) => DateTime.fromMillis(utcWall + d * 86_400_000, { zone }).offset));
+      return [...offsets]
+        .map((o) => utcWall - o * MINUTE)
+        .filter((t) => {
+          const back = DateTime.fromMillis(t, { zone });
+          return back.toFormat("yyyy-MM-dd HH:mm") === wall.toFormat("yyyy-MM-dd HH:mm");
+        });
+    };
+    const caseArb = fc.record({
+      zones: fc.array(fc.constantFrom(...ZONES), { minLength: 1, maxLength: 6 }),
+      // Around the spring-forward nights of 2026 (New York 03-08, London 03-29) and Lord Howe's (10-04).
+      date: fc.constantFrom("2026-03-07", "2026-03-08", "2026-03-28", "2026-03-29", "2026-10-03", "2026-10-04"),
+      hour: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 3 }), weight: 3 }, fc.integer({ min: 0, max: 23 })),
+      minute: fc.integer({ min: 0, max: 59 }),
+      days: fc.uniqueArray(fc.integer({ min: 1, max: 3 }), { maxLength: 2 }),
+      missed: fc.constantFrom("skip", "send-now", "next-day"),
+      quiet: fc.option(quietArb, { nil: undefined }),
+      nowMinutes: fc.integer({ min: -2 * 1440, max: 2 * 1440 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const file = path.join(tmp, `moves-${++launches}.csv`);
+        fs.writeFileSync(
+          file,
+          ["id,email,timezone", ...c.zones.map((z, i) => `r${i},r${i}@example.com,${z}`)].join("\n") + "\n",
+        );
+        const out = path.join(tmp, `out-${launches}`);
+        const now = new Date(Date.parse(`${c.date}T00:00:00Z`) + c.nowMinutes * MINUTE).toISOString();
+        const hours = c.quiet?.start !== undefined ? `${hhmm(c.quiet.start)}-${hhmm(c.quiet.end!)}` : undefined;
+        const r = await runMain(launchMain, [
+          ...["--campaign", "moves", "--recipients", file, "--template", "t", "--date", c.date],
+          ...["--hour", String(c.hour), "--minute", String(c.minute), "--missed", c.missed, "--now", now],
+          ...c.days.flatMap((d) => ["--step", `+${d}d`]),
+          ...(hours ? ["--quiet-hours", hours] : []),
+          ...(c.quiet?.days.length ? ["--quiet-days", c.quiet.days.map((d) => DAY_NAMES[d]).join(",")] : []),
+          ...["--dry-run", "--out", out, "--templates", "none"],
+        ]);
+        assert.ok(r.code === 0 || r.code === 1, r.stderr);
+        const read = (f: string) =>
+          fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : "";
+        const plan = read("plan.jsonl").split("\n").filter(Boolean).map(parsePlanRow);
+        const notes = read("notes.csv");
+        const offsets = [0, ...c.days];
+        for (const p of plan) {
+          const zone = c.zones[Number(p.recipient_id.slice(1))];
+          const asked = DateTime.fromISO(c.date, { zone })
+            .plus({ days: offsets[p.step - 1] })
+            .set({ hour: c.hour, minute: c.minute });
+          const wall = DateTime.fromObject(
+            { year: asked.year, month: asked.month, day: asked.day, hour: c.hour, minute: c.minute },
+            { zone: "UTC" },
+          );
+          if (instantsOf(zone, wall).includes(Date.parse(p.utc))) continue;
+          const noted = notes
+            .split("\n")
+            .some((l) => l.includes(`,${p.recipient_id},`) && new RegExp(`^[^,]*,[^,]*,"?step ${p.step} `).test(l));
+          assert.ok(
+            noted,
+            `${p.recipient_id} step ${p.step} asked ${wall.toFormat("yyyy-MM-dd HH:mm")} in ${zone}, sent ${p.utc}: no note\n${notes}`,
+          );
+        }
+      }),
+      { numRuns: runs(40) },
+    );
+  });
+
   it("launcher, recurring: across DST nights no occurrence's window holds a quiet minute, or the plan is refused naming exactly the zones and nights where one would", async () => {
     // The occurrences, by luxon: each local date's hh:mm, none where it does not exist, the earlier of two.
     const occurrenceAt = (zone: string, date: DateTime, hour: number, minute: number): number | undefined => {

@@ -315,8 +315,9 @@ export class SendDecider {
     // In order: a step moved to the next day takes the later steps with it (each a day later, then checked itself).
     let shiftDays = 0;
     let movedBy: number | undefined;
+    const gapNotes: (string | undefined)[] = [];
     const steps = separateSteps(
-      this.rules.steps.map((step) => {
+      this.rules.steps.map((step, k) => {
         let requested = stepFromFirst(zone, first, step);
         let local = requestedLocal(zone, first, step, requested);
         if (shiftDays) {
@@ -330,6 +331,7 @@ export class SendDecider {
           shiftDays++;
           movedBy = step.number;
         }
+        gapNotes[k] = gapNote(zone, d, d.outcome === "next-day" ? addDays(local, 1) : local);
         return this.applyQuiet(zone, d);
       }),
     );
@@ -342,7 +344,10 @@ export class SendDecider {
         text: `${source}: step ${late.step.number} falls after 9999-12-31, the last date a schedule can be written for`,
       };
     }
-    const notes = steps.map((d) => stepNote(d, steps)).filter((n): n is string => n !== undefined);
+    // A move across a DST gap is noted after the step's other note, for the steps still sent.
+    const notes = steps
+      .flatMap((d, k) => [stepNote(d, steps), d.time ? gapNotes[k] : undefined])
+      .filter((n): n is string => n !== undefined);
     return { steps, notes: notes.length ? notes : NO_NOTES };
   }
 
@@ -560,6 +565,17 @@ function separateSteps(decisions: StepDecision[]): StepDecision[] {
       d.movedWith,
     );
   });
+}
+
+/**
+ * The note of a step whose local time `asked` does not exist in `zone` (a DST gap): it was moved forward by the gap,
+ * so it is sent later on the clock than asked (02:30 asked, 03:30 EDT). Undefined for any other step.
+ */
+function gapNote(zone: string, d: StepDecision, asked: LocalTime): string | undefined {
+  if (d.time?.fold !== "gap") return undefined;
+  const to = localTimeOf(zone, d.time.utcMs);
+  const date = `${asked.year}-${p2(asked.month)}-${p2(asked.day)}`;
+  return `step ${d.step.number} at ${date} ${p2(asked.hour)}:${p2(asked.minute)} local does not exist in ${zone} (the clock skips it): moved forward to ${p2(to.hour)}:${p2(to.minute)} local, ${d.time.utc}`;
 }
 
 /** The note a step's outcome needs, if any. */
