@@ -12,7 +12,7 @@ import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
 import { readContactListOptOuts } from "./lib/aws/contact-opt-outs";
 import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/bulk";
 import { requireSesTemplates } from "./lib/aws/ses-templates";
-import { campaignTemplates } from "./lib/templates/campaign-templates";
+import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import {
   bulkRatesFromFlags,
   campaignFlag,
@@ -224,6 +224,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     rule: timing.rule,
     steps,
     templates: templates.set,
+    templatesNotChecked: templates.notChecked,
     defaultZone: timing.defaultZone,
     recipients: recipientOptionsFromFlags(f),
     quiet: timing.quiet,
@@ -236,6 +237,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     bulk: signing && bulkRates && { signing, rates: bulkRates, contactList },
     progress: rows.report,
   };
+  warnNotChecked(templates.notChecked, (t) => io.err(t));
   return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows };
 }
 
@@ -572,6 +574,7 @@ function formatSummary(s: PlanSummary): string[] {
         )
         .join("; ")}`,
     );
+  if (s.templatesNotChecked) lines.push(`  templates: not checked: ${s.templatesNotChecked.join("; ")}`);
   if (s.idsDifferingOnlyInCase)
     lines.push(
       `  ids: ${count(s.idsDifferingOnlyInCase)} differ from an earlier id only in case or surrounding spaces (planned separately)`,

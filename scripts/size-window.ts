@@ -29,17 +29,24 @@ import { sizingSpanDays } from "../infra/rules/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/rules/errors";
-import { campaignTemplates } from "./lib/templates/campaign-templates";
+import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 
 const FLAGS = {
   ...CONFIG_FLAG,
-  schedules: { type: "string", value: "N", help: "size from volume: this many schedules", group: "Volume or list" },
+  schedules: {
+    type: "string",
+    value: "N",
+    help: "size from volume: this many schedules",
+    group: "Volume or list",
+    oneOf: { group: "what is sized", form: "schedules" },
+  },
   recipients: {
     type: "string",
     value: "FILE",
     path: true,
     help: "or from a recipient list, as launch-campaign plans it",
     group: "Volume or list",
+    oneOf: { group: "what is sized", form: "recipients" },
   },
   campaign: {
     type: "string",
@@ -137,6 +144,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       throw new UsageError(
         "--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids",
       );
+    const templates = campaignTemplates(f.templates, timing.steps, timing.audience);
+    warnNotChecked(templates.notChecked, (t) => io.err(t));
     const rows = progressReporter(io, f.progress, "sizing");
     const sized = await sizeRecipientList({
       file: f.recipients,
@@ -148,14 +157,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       marginMinutes,
       now: nowFromFlag(f.now),
       bulk,
-      templates: campaignTemplates(f.templates, timing.steps, timing.audience).set,
+      templates: templates.set,
       progress: rows.report,
     }).finally(() => rows.end());
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
     if (sized.report.schedules === 0) nothing = nothingToSend(f.recipients, sized.report);
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
     if (tooLong) throw new FindingsError(tooLong);
-    report = sized.report;
+    report = { ...sized.report, ...(templates.notChecked.length ? { templatesNotChecked: templates.notChecked } : {}) };
     if (timing.rule.kind === "every") recurringDays = sizingSpanDays(timing.rule.recurrence);
   } else {
     throw new UsageError("give --schedules N or --recipients FILE (see --help)");

@@ -7,7 +7,7 @@
 import { campaignGroupName } from "./naming";
 import type { BulkPlanRow } from "./plan-row";
 import { scheduler, ses } from "./quotas";
-import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeAddress, unsubscribeHeaders } from "./unsubscribe";
 import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";
 import { SendingFields, senderInput } from "./sender-input";
 
@@ -38,6 +38,20 @@ export function bulkScheduleRequest(
   };
 }
 
+/**
+ * Why one more entry, to `address` (trimmed and case-folded: unsubscribeAddress), cannot join a bulk line of `entries`
+ * entries to `addresses`, or undefined: a line holds at most ses.maxBulkEntries entries, each address once. The
+ * planner asks before it adds each entry (bulk.ts), bulkRowProblem for each entry of a line it is given.
+ */
+export function bulkEntryRefusal(
+  entries: number,
+  addresses: ReadonlySet<string>,
+  address: string,
+): "full" | "repeated" | undefined {
+  if (entries >= ses.maxBulkEntries) return "full";
+  return addresses.has(address) ? "repeated" : undefined;
+}
+
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 
@@ -55,8 +69,8 @@ export function bulkRowProblem(row: BulkPlanRow, t: SendingFields, campaignId: s
   const seen = new Set<string>();
   for (const [i, e] of row.entries.entries()) {
     const where = `entry ${i + 1} (${e.recipient_id})`;
-    const address = e.email.trim().toLowerCase();
-    if (seen.has(address))
+    const address = unsubscribeAddress(e.email);
+    if (bulkEntryRefusal(i, seen, address) === "repeated")
       return `${where} repeats an address of an earlier entry; one schedule sends each address once`;
     seen.add(address);
     const data = JSON.stringify(e.template_data);

@@ -4,7 +4,8 @@
  * that a new path cannot forget one. Pure: no AWS, no I/O.
  *
  * - Never two at once: no two sends of one recipient within MIN_GAP_MINUTES in one campaign or journey.
- * - Quiet time covers the window: a send is quiet when any minute of [t, t + window) is.
+ * - Quiet time covers the window: a send is quiet when any minute of [t, t + window) is (a recurring send at every
+ *   occurrence, the nights the clock changes included).
  * - In order: no recipient gets step k+1 before step k.
  * - Never created late: a schedule is created only when due at least CREATE_LEAD_MS after the moment it is created
  *   (Scheduler's handling of an at() in the past is undocumented: never rely on it).
@@ -128,12 +129,59 @@ export function endOfQuietWindow(
   let at: { utcMs: number; fold: Fold } | undefined;
   let t = utcMs;
   for (let moves = 0; moves < 10_000; moves++) {
-    const quiet = isQuiet(q, zone, t) ? t : firstQuietIn(q, zone, t, t + windowMinutes * MINUTE);
+    const quiet = firstQuietInWindow(q, zone, t, windowMinutes);
     if (quiet === undefined) return at;
     at = endOfQuietTime(q, zone, quiet)!;
     t = at.utcMs;
   }
   throw new Error(`quiet time (${describeQuietTime(q)}) leaves no free ${windowMinutes} minutes in ${zone}`);
+}
+
+/** The first quiet instant of the window [utcMs, utcMs + windowMinutes), or undefined when all of it is free. */
+export function firstQuietInWindow(
+  q: QuietTime,
+  zone: string,
+  utcMs: number,
+  windowMinutes: number,
+): number | undefined {
+  return isQuiet(q, zone, utcMs) ? utcMs : firstQuietIn(q, zone, utcMs, utcMs + windowMinutes * MINUTE);
+}
+
+/**
+ * Quiet time covers the window, for a recurring send (one local time at every occurrence), on a night the clock keeps
+ * its pace: whether a minute of [minuteOfDay, minuteOfDay + window) is in the quiet hours. (Such a send takes no quiet
+ * days: it chooses its days.) Then it is quiet at every occurrence but those of quietOccurrences' nights.
+ */
+export function quietEveryNight(q: QuietTime, minuteOfDay: number, windowMinutes: number): boolean {
+  for (let m = 0; m < windowMinutes; m++) if (inQuietHours(q, (minuteOfDay + m) % 1_440)) return true;
+  return false;
+}
+
+/** An occurrence of a recurring send whose window reaches quiet time, and the minutes of it before quiet time. */
+export interface QuietOccurrence {
+  utcMs: number;
+  /** The longest window that keeps quiet time out of this occurrence's. */
+  freeMinutes: number;
+}
+
+/**
+ * Quiet time covers the window, for a recurring send, on the nights its clock changes: one cron time keeps the same
+ * local minutes in its window every night but those, where the window runs across the change and its wall clock jumps
+ * forward (into quiet time that starts later) or back (into quiet time that ended before). Of `occurrences` (epoch
+ * ms), those whose window [t, t + window) reaches quiet time, each with the minutes free before it.
+ */
+export function quietOccurrences(
+  q: QuietTime,
+  zone: string,
+  occurrences: readonly number[],
+  windowMinutes: number,
+): QuietOccurrence[] {
+  const out: QuietOccurrence[] = [];
+  for (const utcMs of occurrences) {
+    const quiet = firstQuietInWindow(q, zone, utcMs, windowMinutes);
+    if (quiet !== undefined) out.push({ utcMs, freeMinutes: Math.floor((quiet - utcMs) / MINUTE) });
+  }
+  return out;
 }
 
 /**

@@ -9,6 +9,7 @@
 import { daysMondayFirst, Recurrence, RecurringTime } from "./plan-row";
 import { scheduler } from "./quotas";
 import { addDays, type LocalDate, localTimeOf, zonedInstant } from "./send-time";
+import { zoneOffsets } from "./zone-offsets";
 
 const DAY = 86_400_000;
 const MINUTE = 60_000;
@@ -49,6 +50,37 @@ export function occurrences(t: RecurringTime, zone: string, fromMs: number, toMs
       if (fold !== "gap" && utcMs >= fromMs && utcMs < toMs) out.push(utcMs);
     }
     date = addDays(date, 1);
+  }
+  return out;
+}
+
+/** The instants in [fromMs, toMs) at which `zone`'s offset changes, ascending (a few a year: one lookup per day). */
+export function offsetChanges(zone: string, fromMs: number, toMs: number): number[] {
+  const offsets = zoneOffsets(zone);
+  const out: number[] = [];
+  for (let day = Math.floor(fromMs / DAY); day <= Math.floor(toMs / DAY); day++) {
+    const change = offsets.changeOn(day);
+    if (change !== undefined && change >= fromMs && change < toMs) out.push(change);
+  }
+  return out;
+}
+
+/**
+ * The occurrences in [fromMs, toMs) whose window [t, t + windowMinutes) holds one of `changes` (offsetChanges): the
+ * nights the window's wall clock jumps. Every other occurrence's window covers the same local minutes.
+ */
+export function occurrencesAcross(
+  t: RecurringTime,
+  zone: string,
+  changes: readonly number[],
+  fromMs: number,
+  toMs: number,
+  windowMinutes: number,
+): number[] {
+  const out: number[] = [];
+  for (const change of changes) {
+    const from = Math.max(fromMs, change - windowMinutes * MINUTE + 1);
+    for (const o of occurrences(t, zone, from, Math.min(toMs, change + 1))) if (o !== out[out.length - 1]) out.push(o);
   }
   return out;
 }

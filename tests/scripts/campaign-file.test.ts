@@ -8,7 +8,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { main as launch } from "../../scripts/launch-campaign";
-import { main as sizeWindow } from "../../scripts/size-window";
+import { COMMAND as SIZE_WINDOW, main as sizeWindow } from "../../scripts/size-window";
+import { readConfigFile } from "../../scripts/lib/cli/config-file";
+import { LAUNCH_FLAGS } from "../../scripts/lib/cli/launch-flags";
+import type { Flag } from "../../scripts/lib/cli/flags";
 import { main as importPinpoint } from "../../scripts/import-pinpoint";
 import { ROOT, runMain } from "../helpers/cli";
 
@@ -229,5 +232,107 @@ describe("campaign files (--config)", function () {
     const again = await runMain(importPinpoint, ["--campaign", path.join(FIXTURES, "campaign-ab.json"), "--out", out]);
     assert.strictEqual(again.code, 2);
     assert.match(again.stderr, /campaign\.yaml exists with other settings \(edited\?\): not overwritten/);
+  });
+});
+
+describe("a campaign file means what its flags mean (issue 32)", function () {
+  this.timeout(60_000);
+
+  const allFiles = (dir: string) =>
+    Object.fromEntries(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
+  /** The launch by flags, then by the file: exit code, stdout, stderr and every output file must be equal. */
+  async function sameAsFlags(name: string, yaml: string, argv: (dir: string) => string[], fileArgv: string[] = []) {
+    const { dir, file } = campaignDir(name, yaml);
+    const byFlags = await runMain(launch, argv(dir));
+    const expected = fs.existsSync(path.join(dir, "out", "plan.jsonl")) ? allFiles(path.join(dir, "out")) : undefined;
+    fs.rmSync(path.join(dir, "out"), { recursive: true, force: true });
+    const byFile = await runMain(launch, ["--config", file, ...fileArgv]);
+    assert.deepStrictEqual(
+      { code: byFile.code, stdout: byFile.stdout, stderr: byFile.stderr },
+      { code: byFlags.code, stdout: byFlags.stdout, stderr: byFlags.stderr },
+    );
+    if (expected) assert.deepStrictEqual(allFiles(path.join(dir, "out")), expected);
+    else assert.ok(!fs.existsSync(path.join(dir, "out", "plan.jsonl")), "the file's run planned, the flags' did not");
+    return byFlags;
+  }
+  const base = (dir: string) => [
+    ...["--recipients", path.join(dir, "list.csv"), "--date", "2026-03-20", "--hour", "9"],
+    ...["--now", "2026-03-10T12:00:00Z", "--out", path.join(dir, "out"), "--dry-run", "--templates", "none", "--json"],
+  ];
+  const BASE_YAML = `recipients: list.csv\ndate: 2026-03-20\nhour: 9\nnow: 2026-03-10T12:00:00Z\nout: out\ndryRun: true\ntemplates: none\njson: true\n`;
+
+  it("reads numbers as the text written: campaign 0012 and template 0042 plan as --campaign 0012 --template 0042", async () => {
+    // YAML's core schema read 0012 as the number 12: another schedule group and another A/B split.
+    const r = await sameAsFlags(
+      "leading-zeros",
+      `campaign: 0012\ntemplate: 0042\nvariants: [A:50, B:50]\n${BASE_YAML}`,
+      (dir) => ["--campaign", "0012", "--template", "0042", "--variant", "A:50", "--variant", "B:50", ...base(dir)],
+    );
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(JSON.parse(r.stdout).campaignId, "0012");
+  });
+
+  it("refuses hour: 9.0, minute: 0x1E and holdout: 1e1 with the flags' own messages (exit 2)", async () => {
+    for (const [key, value, flag] of [
+      ["hour", "9.0", "--hour"],
+      ["minute", "0x1E", "--minute"],
+      ["holdout", "1e1", "--holdout"],
+      ["windowMinutes", "1e1", "--window-minutes"],
+    ]) {
+      const yaml = `campaign: spring\ntemplate: t\n${key === "hour" ? BASE_YAML.replace(/^hour: 9\n/m, "") : BASE_YAML}${key}: ${value}\n`;
+      const r = await sameAsFlags(`refused-${key}`, yaml, (dir) => [
+        ...["--campaign", "spring", "--template", "t", flag, value],
+        ...base(dir).filter((a, i, all) => !(key === "hour" && (a === "--hour" || all[i - 1] === "--hour"))),
+      ]);
+      assert.strictEqual(r.code, 2, `${key}: ${value}`);
+      assert.match(r.stderr, new RegExp(`^error: ${flag} ${value.replace(".", "\\.")}: `));
+    }
+  });
+
+  it("keeps a 20-digit launchId's digits, and reads true and false as the command line's booleans", () => {
+    const { file } = campaignDir("digits", `launchId: 12345678901234567890\ndryRun: true\nbulk: false\n`);
+    const values = readConfigFile(file, LAUNCH_FLAGS);
+    assert.deepStrictEqual(values, { "launch-id": "12345678901234567890", "dry-run": true, bulk: false });
+  });
+
+  it("a send-time rule on the command line replaces the file's: --date --hour over the file's at:", async () => {
+    const yaml = `campaign: spring\ntemplate: t\nat: 2026-03-20T08:00:00Z\n${BASE_YAML.replace(/^date: .*\n^hour: 9\n/m, "")}`;
+    const r = await sameAsFlags(
+      "rule-over-at",
+      yaml,
+      (dir) => ["--campaign", "spring", "--template", "t", ...base(dir)],
+      ["--date", "2026-03-20", "--hour", "9"],
+    );
+    assert.strictEqual(r.code, 0, r.stderr);
+    // And the other way round: --at over the file's date, hour and minute; --tps over the file's sesRate.
+    const other = await sameAsFlags(
+      "at-over-rule",
+      `campaign: spring\ntemplate: t\nminute: 30\nsesRate: 14\n${BASE_YAML}`,
+      (dir) => [
+        ...["--campaign", "spring", "--template", "t", "--at", "2026-03-20T08:00:00Z", "--tps", "5"],
+        ...base(dir).filter((a, i, all) => ![a, all[i - 1]].some((x) => x === "--date" || x === "--hour")),
+      ],
+      ["--at", "2026-03-20T08:00:00Z", "--tps", "5"],
+    );
+    assert.strictEqual(other.code, 0, other.stderr);
+  });
+
+  it("reads outputs: relative to the file's folder, like every path in it: its stack's schedule quota holds", async () => {
+    // The file's folder holds the stack's outputs (a quota of 3 schedules); the working folder holds another.
+    const { dir, file } = campaignDir("outputs", `campaign: spring\ntemplate: t\noutputs: outputs.json\n${BASE_YAML}`);
+    fs.writeFileSync(path.join(dir, "outputs.json"), JSON.stringify({ maxSchedules: 3 }));
+    const r = await runMain(launch, ["--config", file]);
+    const byFlags = await runMain(launch, [
+      ...["--campaign", "spring", "--template", "t", "--outputs", path.join(dir, "outputs.json"), ...base(dir)],
+    ]);
+    assert.strictEqual(byFlags.code, 1, byFlags.stderr);
+    assert.match(byFlags.stdout + byFlags.stderr, /schedule/);
+    assert.deepStrictEqual([r.code, r.stdout, r.stderr], [byFlags.code, byFlags.stdout, byFlags.stderr]);
+  });
+
+  it("every flag that names a file or folder is read relative to the campaign file", () => {
+    for (const table of [LAUNCH_FLAGS, SIZE_WINDOW.flags])
+      for (const [name, flag] of Object.entries(table as Record<string, Flag>))
+        if (name !== "config" && /FILE|DIR/.test(flag.value ?? "")) assert.ok(flag.path, `--${name} (${flag.value})`);
   });
 });

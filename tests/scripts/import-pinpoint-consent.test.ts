@@ -81,6 +81,60 @@ describe("import-pinpoint: an opt-out anywhere keeps the address out", () => {
   });
 });
 
+describe("import-pinpoint: an opt-out is the address's, until that address opts back in (issue 32)", () => {
+  const older = "2026-10-01T12:00:00.000Z";
+  const newer = "2026-11-01T12:00:00.000Z";
+
+  it("G opts out g-old, then a later line of G changes its address: g-old is imported from no other endpoint", async () => {
+    const r = await importFiles({
+      "a.jsonl": [
+        email({ Id: "G", Address: "g-old@example.com", User: { UserId: "ug" }, OptOut: "ALL", EffectiveDate: older }),
+        email({ Id: "G", Address: "g-new@example.com", User: { UserId: "ug" }, EffectiveDate: newer }),
+        email({ Id: "G2", Address: "g-old@example.com", User: { UserId: "u2" }, EffectiveDate: newer }),
+      ],
+    });
+    assert.deepStrictEqual(
+      r.recipients.map((x) => [x.id, x.email]),
+      [["ug", "g-new@example.com"]],
+    );
+    assert.deepStrictEqual(reasons(r.skipped), [
+      ["G", "superseded"],
+      ["G2", "opted-out-elsewhere"],
+    ]);
+    assert.match(r.skipped[1].detail, /a\.jsonl:1 opts this address out$/);
+  });
+
+  it("a later line of the same endpoint opting that same address back in lifts it; another endpoint's NONE does not", async () => {
+    const optOut = email({
+      Id: "G",
+      Address: "g@example.com",
+      User: { UserId: "ug" },
+      OptOut: "ALL",
+      EffectiveDate: older,
+    });
+    const back = await importFiles({
+      "a.jsonl": [
+        optOut,
+        email({ Id: "G", Address: " G@Example.com", User: { UserId: "ug" }, EffectiveDate: newer }),
+        email({ Id: "G2", Address: "g@example.com", User: { UserId: "u2" } }),
+      ],
+    });
+    assert.deepStrictEqual(
+      back.recipients.map((x) => x.id),
+      ["ug", "u2"],
+    );
+    // Another endpoint with that address and NONE, even dated later, is no opt-in of the person's: it stays out.
+    const other = await importFiles({
+      "a.jsonl": [optOut, email({ Id: "G2", Address: "g@example.com", User: { UserId: "u2" }, EffectiveDate: newer })],
+    });
+    assert.deepStrictEqual(other.recipients, []);
+    assert.deepStrictEqual(reasons(other.skipped), [
+      ["G", "opted-out"],
+      ["G2", "opted-out-elsewhere"],
+    ]);
+  });
+});
+
 describe("import-pinpoint: an endpoint Id read more than once (two export jobs under one prefix)", () => {
   const older = "2026-10-01T12:00:00.000Z";
   const newer = "2026-11-01T12:00:00.000Z";
@@ -302,9 +356,10 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
 
   /**
    * The contract, computed over the whole input at once. Per endpoint Id, the current lines are those at the latest
-   * readable date plus those without one; an address is out when a current line (or a line without an Id) opts it
-   * out; an endpoint is out when one of its current lines opts out; of its other current lines, the first read counts.
-   * Then the importer's own rules: EMAIL, ACTIVE, opted in, first row per id.
+   * readable date plus those without one; an address is out when any line opts it out, unless a line of the same
+   * endpoint with a later readable date opts that same address in (issue 32: the opt-out is the address's, not the
+   * endpoint's); an endpoint is out when one of its current lines opts out; of its other current lines, the first read
+   * counts. Then the importer's own rules: EMAIL, ACTIVE, opted in, first row per id.
    */
   function model(lines: Gen[]): [string, string][] {
     const ms = (d?: string) => (d !== undefined && /^\d{4}-\d\d-\d\dT/.test(d) ? Date.parse(d) : undefined);
@@ -314,7 +369,22 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
     const current = (g: Gen) => !g.id || ms(g.date) === undefined || ms(g.date) === latest.get(g.id);
     const optsOut = (g: Gen) => g.optOut !== undefined && g.optOut !== "NONE";
     const fold = (a: string) => a.trim().toLowerCase();
-    const outAddresses = new Set(lines.filter((g) => current(g) && optsOut(g)).map((g) => fold(g.address)));
+    const liftedBy = (g: Gen) =>
+      g.id !== undefined &&
+      ms(g.date) !== undefined &&
+      lines.some(
+        (h) =>
+          h.id === g.id &&
+          !optsOut(h) &&
+          fold(h.address) === fold(g.address) &&
+          ms(h.date) !== undefined &&
+          ms(h.date)! > ms(g.date)! &&
+          // A later opt-out of the same endpoint and address takes it back again.
+          !lines.some(
+            (o) => o.id === g.id && optsOut(o) && fold(o.address) === fold(g.address) && !(ms(o.date)! < ms(h.date)!),
+          ),
+      );
+    const outAddresses = new Set(lines.filter((g) => optsOut(g) && !liftedBy(g)).map((g) => fold(g.address)));
     const outEndpoints = new Set(lines.filter((g) => g.id && current(g) && optsOut(g)).map((g) => g.id));
     const counted = new Set<string>();
     const ids = new Set<string>();
@@ -347,7 +417,8 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
           const readOrder = files.map((f, i) => ({ name: names[i], f })).sort((a, b) => (a.name < b.name ? -1 : 1));
           const all = readOrder.flatMap((x) => x.f);
           const got = r.recipients.map((x) => [x.id, x.email] as [string, string]);
-          // The safety property on its own: no recipient's address is opted out by a line nothing later supersedes.
+          // The safety property on its own: no recipient's address is opted out by a line that no later line of the
+          // same endpoint opts back in, with that same address.
           const fold = (a: string) => a.trim().toLowerCase();
           for (const [, address] of got)
             for (const g of all)
@@ -356,6 +427,8 @@ describe("import-pinpoint: no opted-out address reaches recipients.csv (property
                   (h) =>
                     g.id &&
                     h.id === g.id &&
+                    (h.optOut === undefined || h.optOut === "NONE") &&
+                    fold(h.address) === fold(g.address) &&
                     /^2026/.test(h.date ?? "") &&
                     /^2026/.test(g.date ?? "") &&
                     Date.parse(h.date!) > Date.parse(g.date!),

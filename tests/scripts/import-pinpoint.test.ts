@@ -309,6 +309,20 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     assert.strictEqual(dotted[dotted.indexOf("--template") + 1], expected("spring-sale-2.0"));
   });
 
+  it("gives treatments whose names differ only in case distinct variant names (the launcher refuses A with a)", async () => {
+    const ab = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-ab.json`, "utf8"));
+    const c = ab.CampaignResponse;
+    c.TreatmentName = "Sale";
+    c.AdditionalTreatments[0].TreatmentName = "SALE";
+    const file = path.join(tmp, "case-names.json");
+    fs.writeFileSync(file, JSON.stringify(ab));
+    const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const command: string[] = commandOf(r.stdout).command;
+    const names = command.flatMap((a, i) => (command[i - 1] === "--variant" ? [a.split(":")[0]] : []));
+    assert.deepStrictEqual(names.slice(0, 2), ["Sale", "SALE-2"]);
+  });
+
   it("generates flags the launcher's own parsers accept with the same meaning", async () => {
     const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
     const options = {

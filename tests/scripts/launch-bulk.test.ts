@@ -28,6 +28,7 @@ import {
   parseBulkPlanRow,
 } from "../../infra/rules/plan-row";
 import { scheduler, ses } from "../../infra/rules/quotas";
+import { bulkRowProblem } from "../../infra/rules/bulk-request";
 import { unsubscribeHeaders, unsubscribeUrl } from "../../infra/rules/unsubscribe";
 import {
   BulkChunks,
@@ -396,6 +397,60 @@ describe("launch-campaign --bulk", function () {
   });
 });
 
+describe("launch-campaign --bulk --allow-duplicate-emails (issue 32)", function () {
+  this.timeout(60_000);
+  const SENDER = { fromAddress: "news@mail.example.com", configurationSetName: "sendtime-dev" };
+
+  it("never puts one address twice in one schedule: a repeated address starts the group's next schedule", async () => {
+    // d1, d2 and d3 are one address (case and spaces aside, as SES and the opt-out table read it), all at 09:00 UTC.
+    const file = writeList([
+      ["d1", "dup@example.com", "UTC", "A"],
+      ["o1", "o1@example.com", "UTC", "B"],
+      ["d2", "DUP@example.com", "UTC", "C"],
+      ["o2", "o2@example.com", "UTC", "D"],
+      ["d3", " dup@example.com", "UTC", "E"],
+    ]);
+    const r = await launch(file, ["--allow-duplicate-emails"]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    for (const row of r.plan) assert.strictEqual(bulkRowProblem(row, SENDER, "bulk1"), undefined, row.schedule_name);
+    // In list order: [d1 o1], then d2 repeats d1's address: [d2 o2], then d3: [d3].
+    assert.deepStrictEqual(
+      r.plan.map((row) => row.entries.map((e) => e.recipient_id)),
+      [["d1", "o1"], ["d2", "o2"], ["d3"]],
+    );
+  });
+
+  it("property: with repeated addresses every line passes bulkRowProblem and every recipient-step is in one entry", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom("UTC", "Asia/Kolkata"), fc.integer({ min: 0, max: 5 }), fc.boolean()), {
+          minLength: 1,
+          maxLength: 160,
+        }),
+        async (people) => {
+          const rows = people.map(([zone, who, upper], i) => [
+            `p${i}`,
+            upper ? `A${who}@EXAMPLE.com` : `a${who}@example.com`,
+            zone,
+            "x",
+          ]);
+          const r = await launch(writeList(rows), ["--allow-duplicate-emails", "--step", "+1d:second"]);
+          assert.strictEqual(r.code, 0, r.stderr);
+          const seen = new Map<string, number>();
+          for (const row of r.plan) {
+            assert.strictEqual(bulkRowProblem(row, SENDER, "bulk1"), undefined, row.schedule_name);
+            for (const e of row.entries)
+              seen.set(`${e.recipient_id} ${row.step}`, (seen.get(`${e.recipient_id} ${row.step}`) ?? 0) + 1);
+          }
+          assert.strictEqual(seen.size, 2 * people.length);
+          assert.ok([...seen.values()].every((n) => n === 1));
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+});
+
 describe("bulk plan lines and their requests", () => {
   const entry = (data: Record<string, string>, email = "a@example.com"): BulkEntry => {
     const link = unsubscribeUrl("https://u.example/", Buffer.from("k".repeat(32)), email);
@@ -506,7 +561,7 @@ describe("bulk chunks in memory", () => {
     const head = `${start}${"a".repeat(chars - start.length - 2 - tail.length)}",`;
     for (let i = 0; i < groups; i++) {
       const g = chunks.group(1, Date.UTC(2026, 11, 1) + i * 60_000, null, '"t"', "null");
-      await chunks.add(g, head, head.length, tail, head.length + tail.length);
+      await chunks.add(g, head, head.length, tail, head.length + tail.length, `r${i}@example.com`);
     }
     await chunks.close();
     return { stats: chunks.stats, lines, entryChars: head.length + tail.length };
@@ -531,9 +586,9 @@ describe("bulk chunks in memory", () => {
           const groups = [0, 1, 2, 3, 4].map((k) =>
             chunks.group(1, Date.UTC(2026, 11, 1) + k * 60_000, null, '"t"', "null"),
           );
-          for (const { group, text } of adds) {
+          for (const [i, { group, text }] of adds.entries()) {
             const head = `{"recipient_id":"r","email":"r@example.com","template_data":{"x":${JSON.stringify(text)},`;
-            await chunks.add(groups[group], head, Buffer.byteLength(head), tail, 0);
+            await chunks.add(groups[group], head, Buffer.byteLength(head), tail, 0, `r${i}@example.com`);
           }
           await chunks.close();
           // By hand: a group's texts, in order, cut into lines of 50 (the last may be shorter).

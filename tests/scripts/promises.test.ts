@@ -12,6 +12,7 @@ import { main as launchMain } from "../../scripts/launch-campaign";
 import { main as sizeMain } from "../../scripts/size-window";
 import { main as enrol } from "../../scripts/enrol";
 import { runMain } from "../helpers/cli";
+import { parse as parseCsv } from "csv-parse/sync";
 import { JourneyDefinitionError } from "../../infra/rules/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-promises-"));
@@ -279,5 +280,64 @@ describe("issue 22: one set of promises (planning paths)", function () {
       );
       assert.match(r.notes, /step 2 moved to the next day with step 1: 2026-12-02T21:00:00.000Z/);
     });
+  });
+});
+
+describe("issue 32: every move of a send has its line in notes.csv", function () {
+  this.timeout(30_000);
+  const NY = csv("ny.csv", "id,email,timezone\nny,ny@example.com,America/New_York\n");
+  const LH = csv("lh.csv", "id,email,timezone\nlh,lh@example.com,Australia/Lord_Howe\n");
+  const notesOf = (text: string) =>
+    (parseCsv(text, { columns: true }) as { line: string; id: string; note: string }[]).map(
+      (n) => `${n.line},${n.id},${n.note}`,
+    );
+
+  it("a send moved across a DST gap: 02:30 asked on 2026-03-08 in New York is sent at 03:30 EDT, and noted", async () => {
+    // 02:00 EST jumps to 03:00 EDT (07:00Z): 02:30 does not exist; moved forward by the gap it is 03:30 EDT, 07:30Z.
+    const r = await launch(
+      ["--date", "2026-03-08", "--hour", "2", "--minute", "30", "--now", "2026-03-01T00:00:00Z"],
+      NY,
+    );
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(
+      r.plan.map((p) => p.utc),
+      ["2026-03-08T07:30:00.000Z"],
+    );
+    assert.deepStrictEqual(notesOf(r.notes), [
+      "2,ny,step 1 at 2026-03-08 02:30 local does not exist in America/New_York (the clock skips it): moved forward to 03:30 local, 2026-03-08T07:30:00.000Z",
+    ]);
+  });
+
+  it("a later step, or a send moved to the next day, that lands in the gap has its line too (Lord Howe's 30 minutes)", async () => {
+    // Lord Howe moves from 02:00 (+10:30) to 02:30 (+11) on 2026-10-04: 02:15 is sent at 02:45, 15:45Z on 10-03.
+    const step = await launch(
+      ["--date", "2026-10-03", "--hour", "2", "--minute", "15", "--step", "+1d", "--now", "2026-09-20T00:00:00Z"],
+      LH,
+    );
+    assert.strictEqual(step.code, 0, step.stderr);
+    assert.deepStrictEqual(notesOf(step.notes), [
+      "2,lh,step 2 at 2026-10-04 02:15 local does not exist in Australia/Lord_Howe (the clock skips it): moved forward to 02:45 local, 2026-10-03T15:45:00.000Z",
+    ]);
+    // 02:15 on 10-03 (+10:30) is 15:45Z on 10-02: missed at 16:00Z, moved to the next day, into the gap.
+    const next = await launch(
+      [
+        "--date",
+        "2026-10-03",
+        "--hour",
+        "2",
+        "--minute",
+        "15",
+        "--missed",
+        "next-day",
+        "--now",
+        "2026-10-02T16:00:00Z",
+      ],
+      LH,
+    );
+    assert.strictEqual(next.code, 0, next.stderr);
+    assert.deepStrictEqual(notesOf(next.notes), [
+      "2,lh,step 1 missed: moved to the next day, 2026-10-03T15:45:00.000Z",
+      "2,lh,step 1 at 2026-10-04 02:15 local does not exist in Australia/Lord_Howe (the clock skips it): moved forward to 02:45 local, 2026-10-03T15:45:00.000Z",
+    ]);
   });
 });

@@ -90,17 +90,15 @@ describe("templates: the folder and its Handlebars", () => {
       "t.html",
     );
     assert.deepStrictEqual([...v.required].sort(), ["first_name", "key", "raw", "table", "user"]);
-    assert.deepStrictEqual([...v.optional].sort(), [
-      "a",
-      "b",
-      "city",
-      "country",
-      "items",
-      "name",
-      "upsell",
-      "vip",
-      "zip",
-    ]);
+    assert.deepStrictEqual([...v.optional].sort(), ["a", "city", "country", "items", "upsell", "vip", "zip"]);
+    // Inside #each and #with a name is a field of the block's value, not a variable of the row: not read (issue 32).
+    assert.deepStrictEqual(
+      v.unchecked.map((u) => u.split(": ")[1]),
+      [
+        "{{name}} inside {{#each items}} reads a field of each item, and a row's values are text",
+        "{{b}} inside {{#with a}} reads a field of a, and a row's values are text",
+      ],
+    );
     // A variable used both ways is required.
     const both = templateVariables("{{#if x}}{{x}}{{/if}} {{x}}", "t.txt");
     assert.deepStrictEqual([[...both.required], [...both.optional]], [["x"], []]);
@@ -113,8 +111,12 @@ describe("templates: the folder and its Handlebars", () => {
     assert.strictEqual(g.subject, "Hello {{first_name}}");
     assert.strictEqual(g.html, fs.readFileSync(`${FIXTURES}/greeting/body.html`, "utf8"));
     assert.deepStrictEqual(g.required, ["first_name", "step"]);
-    // city in {{#if}} and {{#with}}, items in {{#each}} (name inside it), note in {{#unless}}; `this` is no variable.
-    assert.deepStrictEqual(g.optional, ["city", "items", "name", "note"]);
+    // city in {{#if}} and {{#with}}, items in {{#each}}, note in {{#unless}}; `this` is no variable, and name inside
+    // the {{#each}} a field of each item, which the check cannot read.
+    assert.deepStrictEqual(g.optional, ["city", "items", "note"]);
+    assert.deepStrictEqual(g.unchecked, [
+      "body.html:3: {{name}} inside {{#each items}} reads a field of each item, and a row's values are text",
+    ]);
     assert.deepStrictEqual(templates.get("offer")!.required, ["coupon"]);
   });
 
@@ -293,6 +295,96 @@ describe("templates: checked before planning", () => {
     ]);
     assert.strictEqual(r.code, 2, r.stderr);
     assert.match(r.stderr, /template not in tests\/fixtures\/templates\/: "tips" \(step 2\)/);
+  });
+});
+
+describe("templates: what the check reads (issue 32)", () => {
+  /** A dry run of `list` (CSV text) against one template `t` with the given body, in a folder of its own. */
+  async function runWith(body: string, list: string, ...flags: string[]) {
+    const dir = folder({ t: { subject: "Hello", html: body, text: "plain" } });
+    const out = path.join(tmp, `out-${++n}`);
+    const file = write("list.csv", list + "\n");
+    const r = await runMain(launchMain, [
+      ...["--campaign", "tpl", "--recipients", file, "--template", "t", "--templates", dir],
+      ...["--date", "2026-12-01", "--hour", "9", "--now", "2026-11-29T12:00:00Z", "--dry-run", "--out", out],
+      ...flags,
+    ]);
+    const rejectsFile = path.join(out, "rejects.csv");
+    const rejects = fs.existsSync(rejectsFile)
+      ? (parseCsv(fs.readFileSync(rejectsFile, "utf8"), { columns: true }) as Record<string, string>[])
+      : [];
+    const summaryFile = path.join(out, "summary.json");
+    const summary = fs.existsSync(summaryFile) ? JSON.parse(fs.readFileSync(summaryFile, "utf8")) : undefined;
+    return { ...r, rejects, summary };
+  }
+  const LIST3 = ["id,email,first_name", "r1,r1@example.com,Ann", "r2,r2@example.com, ", "r3,r3@example.com,"].join(
+    "\n",
+  );
+
+  it("{{unsubscribe_url}} is the launcher's in a bulk send: no row is rejected for it", async () => {
+    const r = await runWith('<p>Hi {{first_name}}</p><a href="{{unsubscribe_url}}">unsubscribe</a>', LIST3, "--bulk");
+    assert.strictEqual(r.code, 0, r.stderr);
+    // Only the rows without a first name (a space is none): r2 and r3.
+    assert.deepStrictEqual(
+      r.rejects.map((x) => x.id),
+      ["r2", "r3"],
+    );
+    for (const x of r.rejects) assert.match(x.reason, /^no value for "first_name"/);
+  });
+
+  it("without --bulk the launcher has no unsubscribe_url: the reject says it is a bulk send's", async () => {
+    const r = await runWith('<a href="{{unsubscribe_url}}">unsubscribe</a>', LIST3);
+    assert.strictEqual(r.code, 1, r.stderr);
+    assert.strictEqual(r.rejects.length, 3);
+    assert.match(r.rejects[0].reason, /"unsubscribe_url".*only in a bulk send \(--bulk\)/);
+  });
+
+  it("a value of only white space is missing", async () => {
+    const r = await runWith("Hi {{first_name}}", LIST3);
+    assert.deepStrictEqual(
+      r.rejects.map((x) => x.id),
+      ["r2", "r3"],
+    );
+  });
+
+  it("{{@root.x}} and {{lookup . 'x'}} read the row's variable: required outside a block, optional inside", () => {
+    const v = templateVariables(
+      "{{@root.first_name}} {{lookup . 'city'}} {{lookup @root \"zip\"}} {{#if vip}}{{@root.tier}}{{/if}}" +
+        "{{#with city}}{{this}} {{../country}} {{@root.region}}{{/with}} {{log (lookup . 'coupon')}}",
+      "t.html",
+    );
+    assert.deepStrictEqual([...v.required].sort(), ["city", "coupon", "first_name", "zip"]);
+    assert.deepStrictEqual([...v.optional].sort(), ["country", "region", "tier", "vip"]);
+    assert.deepStrictEqual(v.unchecked, []);
+  });
+
+  it("forms the check cannot read are named, one line each with file and line", () => {
+    const v = templateVariables(
+      "{{#each items}}{{name}}{{/each}}\n{{lookup . field}}\n{{#with city}}{{name}}{{/with}}\n{{#if a}}{{../b}}{{/if}}",
+      "t.html",
+    );
+    assert.deepStrictEqual(v.unchecked, [
+      "t.html:1: {{name}} inside {{#each items}} reads a field of each item, and a row's values are text",
+      "t.html:2: {{lookup . field}} reads the variable the row's field names",
+      "t.html:3: {{name}} inside {{#with city}} reads a field of city, and a row's values are text",
+      "t.html:4: {{../b}} reaches above the row's data",
+    ]);
+  });
+
+  it("the run says so before planning: a line on stderr and in the summary", async () => {
+    const r = await runWith("Hi {{first_name}} {{#each items}}{{name}}{{/each}}", LIST3);
+    assert.strictEqual(
+      r.stderr,
+      `warning: template t: not checked: body.html:1: {{name}} inside {{#each items}} reads a field of each item, and a row's values are text\n`,
+    );
+    assert.deepStrictEqual(r.summary.templatesNotChecked, [
+      "template t: body.html:1: {{name}} inside {{#each items}} reads a field of each item, and a row's values are text",
+    ]);
+    assert.match(r.stdout, /^  templates: not checked: template t: body\.html:1: /m);
+    // A template the check reads whole has no such line, and no such key.
+    const clean = await runWith("Hi {{first_name}}", LIST3);
+    assert.strictEqual(clean.stderr, "");
+    assert.strictEqual(clean.summary.templatesNotChecked, undefined);
   });
 });
 

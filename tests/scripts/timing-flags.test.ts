@@ -144,6 +144,15 @@ describe("timing and audience flags", () => {
     );
     rejects(() => audienceFromFlags({ variant: [`${"x".repeat(33)}:50`, "C:50"] }), /the name must be 1-32/);
     rejects(() => audienceFromFlags({ variant: ["A:50", "A:50"] }), /^--variant A: the name is given twice$/);
+    // Names that differ only in case are refused like ids (issue 32): A and a gave schedule names differing only so.
+    rejects(
+      () => audienceFromFlags({ variant: ["A:50", "a:50"] }),
+      /^--variant a: differs from variant A only in case; give variants names that differ in more than case$/,
+    );
+    rejects(
+      () => audienceFromFlags({ variant: ["Sale:40", "B:20", "sALE:40"] }),
+      /^--variant sALE: differs from variant Sale only in case/,
+    );
     rejects(
       () => audienceFromFlags({ variant: ["A", "B:50"] }),
       /^--variant A: expected NAME:PERCENT or NAME:PERCENT:TEMPLATE$/,

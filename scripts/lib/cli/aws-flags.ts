@@ -31,6 +31,7 @@ const WHERE = {
     value: "NAME",
     help: "the stack's outputs: `pulumi stack output --json` (needs the Pulumi CLI), or that JSON saved in FILE",
     group: STACK,
+    oneOf: { group: "stack outputs", form: "stack" },
   },
   outputs: {
     type: "string",
@@ -38,6 +39,8 @@ const WHERE = {
     help: "the stack's outputs as saved JSON (offline: `npm run preview -- --write-outputs FILE`)",
     group: STACK,
     with: "stack",
+    path: true,
+    oneOf: { group: "stack outputs", form: "outputs" },
   },
   region: { type: "string", value: "R", help: "override single stack outputs", group: STACK },
 } as const;

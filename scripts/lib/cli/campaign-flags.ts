@@ -22,6 +22,7 @@ import {
   checkTemplates,
   quietTimeFromFlags,
   SEND_TIME_GROUP,
+  SEND_TIME_RULE,
   TIMING_FLAGS,
 } from "./timing-flags";
 import { UsageError } from "../../../infra/rules/errors";
@@ -49,8 +50,16 @@ export const SEND_TIME_FLAGS = {
     value: "YYYY-MM-DD",
     help: "that local date and time (a row's send_hour, send_minute replace H, M)",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "date" },
   },
-  hour: { type: "string", value: "H", help: "the local send hour, 0-23", group: SEND_TIME_GROUP, with: "date" },
+  hour: {
+    type: "string",
+    value: "H",
+    help: "the local send hour, 0-23",
+    group: SEND_TIME_GROUP,
+    with: "date",
+    oneOf: { group: SEND_TIME_RULE },
+  },
   minute: {
     type: "string",
     value: "M",
@@ -58,6 +67,7 @@ export const SEND_TIME_FLAGS = {
     default: "0",
     group: SEND_TIME_GROUP,
     with: "date",
+    oneOf: { group: SEND_TIME_RULE },
   },
   ...TIMING_FLAGS,
   step: {
@@ -167,6 +177,7 @@ export const RATE_FLAGS = {
     value: "T",
     help: "the send rate sends must hold (or the lower of the next two)",
     group: RATE_GROUP,
+    oneOf: { group: "rate", form: "tps" },
   },
   "invocation-tps": {
     type: "string",
@@ -175,8 +186,16 @@ export const RATE_FLAGS = {
     default: `${scheduler.invocationTps}`,
     group: RATE_GROUP,
     with: "tps",
+    oneOf: { group: "rate", form: "quotas" },
   },
-  "ses-rate": { type: "string", value: "R", help: "SES maximum send rate", group: RATE_GROUP, with: "tps" },
+  "ses-rate": {
+    type: "string",
+    value: "R",
+    help: "SES maximum send rate",
+    group: RATE_GROUP,
+    with: "tps",
+    oneOf: { group: "rate", form: "quotas" },
+  },
 } as const;
 
 /** When a campaign sends, and to whom: the base rule, every step, the default zone, quiet time and variants. */

@@ -1,12 +1,14 @@
 /**
  * Campaign files (--config FILE, YAML or JSON): any flag of the command as a key, in camelCase (`quietHours` for
  * --quiet-hours), a repeatable flag under its plural key as a list (`steps: ["+3d:followup"]`). Read into the same
- * values the command line gives; flags given on the command line win. An unknown key or a value of the wrong type is
- * refused, naming the key and the file.
+ * values the command line gives — every scalar as the text written (YAML's failsafe schema: `0012` stays "0012",
+ * `9.0` is "9.0", refused by --hour's own parser as on the command line), `true`/`false` for a boolean flag, paths
+ * relative to the file — and then parsed by the flags' own code; flags given on the command line win. An unknown key
+ * or a value of the wrong shape is refused, naming the key and the file.
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { parseDocument, stringify as stringifyYaml } from "yaml";
 import { UsageError } from "../../../infra/rules/errors";
 import type { Flag, FlagTable } from "./flags";
 
@@ -43,12 +45,7 @@ export function readConfigFile(file: string, flags: FlagTable, alsoAccepted: Fla
       `--config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
     );
   }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text); // YAML is a superset of JSON
-  } catch (e) {
-    throw new UsageError(`--config ${file}: not YAML or JSON: ${(e as Error).message.split("\n")[0]}`);
-  }
+  const doc = parseText(file, text);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc))
     throw new UsageError(
@@ -74,6 +71,45 @@ export function readConfigFile(file: string, flags: FlagTable, alsoAccepted: Fla
   return values;
 }
 
+/**
+ * The file's document, every scalar a string (YAML is a superset of JSON: a JSON file's 9 and true are "9" and
+ * "true"); a tag (`!!int 9`) asks for a type the file's values do not have, and is refused like a syntax error.
+ */
+function parseText(file: string, text: string): unknown {
+  const doc = parseDocument(text, { schema: "failsafe", logLevel: "silent" });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw new UsageError(`--config ${file}: not YAML or JSON: ${problem.message.split("\n")[0]}`);
+  return doc.toJS();
+}
+
+/**
+ * The flag values of a run: the command line's over the file's, flag by flag, except that a setting given on the
+ * command line in another form than the file's (Flag.oneOf: --date --hour over the file's `at:`, --tps over its
+ * `sesRate:`) replaces the file's whole setting: its flags of that group are dropped.
+ */
+export function withCommandLine(
+  fromFile: Record<string, unknown>,
+  given: Record<string, unknown>,
+  flags: FlagTable,
+): Record<string, unknown> {
+  const file = { ...fromFile };
+  const formsOf = (values: Record<string, unknown>, group: string) =>
+    new Set(
+      Object.keys(values)
+        .map((name) => flags[name]?.oneOf)
+        .filter((o) => o?.group === group && o.form !== undefined)
+        .map((o) => o!.form!),
+    );
+  const groups = new Set(Object.values(flags).map((f) => f.oneOf?.group));
+  for (const group of groups) {
+    if (group === undefined) continue;
+    const onCommandLine = formsOf(given, group);
+    if (onCommandLine.size === 0 || [...formsOf(file, group)].every((f) => onCommandLine.has(f))) continue;
+    for (const name of Object.keys(file)) if (flags[name]?.oneOf?.group === group) delete file[name];
+  }
+  return { ...file, ...given };
+}
+
 function keysOf(flags: FlagTable): Map<string, [string, Flag]> {
   return new Map(
     Object.entries(flags)
@@ -82,16 +118,15 @@ function keysOf(flags: FlagTable): Map<string, [string, Flag]> {
   );
 }
 
-/** A file's value as the command line would give it: a string, true/false, or a list of strings. */
+/** A file's value as the command line would give it: its text, true/false, or a list of texts. */
 function valueOf(file: string, key: string, flag: Flag, raw: unknown): Value {
   const where = `--config ${file}: key "${key}"`;
-  const scalar = (v: unknown): string | undefined =>
-    typeof v === "string" ? v : typeof v === "number" && Number.isFinite(v) ? String(v) : undefined;
+  const scalar = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
   const shown = (v: unknown) =>
     Array.isArray(v) ? "a list" : v !== null && typeof v === "object" ? "a mapping" : JSON.stringify(v);
   if (flag.type === "boolean") {
-    if (typeof raw !== "boolean") throw new UsageError(`${where}: expected true or false, got ${shown(raw)}`);
-    return raw;
+    if (raw !== "true" && raw !== "false") throw new UsageError(`${where}: expected true or false, got ${shown(raw)}`);
+    return raw === "true";
   }
   if (flag.multiple) {
     if (!Array.isArray(raw))
@@ -111,9 +146,12 @@ function valueOf(file: string, key: string, flag: Flag, raw: unknown): Value {
   return s;
 }
 
-/** A path in a campaign file is relative to the file's folder (an S3 URL or an absolute path stays as it is). */
+/**
+ * A path in a campaign file is relative to the file's folder (an S3 URL, an absolute path or no path at all stays as
+ * it is: the flag's own check refuses "").
+ */
 function relativeTo(file: string, value: string): string {
-  if (/^s3:\/\//.test(value) || path.isAbsolute(value)) return value;
+  if (value === "" || /^s3:\/\//.test(value) || path.isAbsolute(value)) return value;
   return path.join(path.dirname(file), value);
 }
 

@@ -25,6 +25,13 @@ export interface Flag {
   readonly path?: boolean;
   /** Words such a flag takes besides a path (`none`): kept as they are, never resolved. */
   readonly words?: readonly string[];
+  /**
+   * One of the ways to give one setting: `group` names the setting (the send-time rule: --date, --after, --at,
+   * --every; the rate: --tps or the quotas), `form` the way; a flag without `form` is a part of the setting that
+   * some ways take (--hour, --until). In a campaign file the setting gives way to one given on the command line in
+   * another form: then every flag of the group the file gives is dropped (config-file.ts withCommandLine).
+   */
+  readonly oneOf?: { readonly group: string; readonly form?: string };
 }
 
 export type FlagTable = Readonly<Record<string, Flag>>;

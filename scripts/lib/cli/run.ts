@@ -6,7 +6,7 @@ import { parseArgs } from "util";
 import { FindingsError, InputError, UsageError } from "../../../infra/rules/errors";
 import type { Command, FlagTable, FlagValues } from "./flags";
 import { helpText, parserOptions } from "./flags";
-import { readConfigFile } from "./config-file";
+import { readConfigFile, withCommandLine } from "./config-file";
 
 /** Where a CLI writes: stdout for results, stderr for progress. Tests pass their own. */
 export interface Io {
@@ -50,12 +50,13 @@ export function parseFlags<T extends FlagTable>(argv: string[], command: Command
     }
   }
   const typed: Record<string, unknown> = { ...parsed.values };
-  // A campaign file (--config) gives the flags not given on the command line: those win, a list replacing the file's.
+  // A campaign file (--config) gives the flags not given on the command line: those win, a list replacing the file's,
+  // a setting given another way replacing the file's whole setting.
   const fromFile =
     command.flags.config && typeof typed.config === "string"
       ? readConfigFile(typed.config, command.flags, command.configAlso?.())
       : {};
-  const values: Record<string, unknown> = { ...fromFile, ...typed };
+  const values: Record<string, unknown> = withCommandLine(fromFile, typed, command.flags);
   for (const [name, flag] of Object.entries(command.flags)) if (flag.type === "boolean") values[name] ??= false;
   return values as FlagValues<T>;
 }

@@ -12,6 +12,7 @@ import {
   Variant,
   VARIANT_NAME,
   VARIANT_PLACEHOLDER,
+  variantKey,
 } from "../recipients/audience";
 import type { Recurrence } from "../../../infra/rules/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
@@ -21,6 +22,8 @@ import { UsageError } from "../../../infra/rules/errors";
 /** Help groups the campaign commands share. */
 export const SEND_TIME_GROUP = "Send time (one rule; local to each recipient's zone; a row's send_at replaces it)";
 export const AUDIENCE_GROUP = "Quiet time and audience";
+/** The flags' group (Flag.oneOf) of the one send-time rule: a rule given on the command line replaces a file's. */
+export const SEND_TIME_RULE = "send-time rule";
 
 export const TIMING_FLAGS = {
   after: {
@@ -28,18 +31,21 @@ export const TIMING_FLAGS = {
     value: "COLUMN:+Nd|+Nh",
     help: "N days (at --hour) or N hours after the date or instant in the row's COLUMN",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "after" },
   },
   at: {
     type: "string",
     value: "INSTANT",
     help: "one instant for everyone, ISO 8601 with Z or an offset",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "at" },
   },
   every: {
     type: "string",
     value: "daily|weekdays|weekly:DAYS|monthly:D",
     help: "recurring, at --hour, to the end of --until",
     group: SEND_TIME_GROUP,
+    oneOf: { group: SEND_TIME_RULE, form: "every" },
   },
   until: {
     type: "string",
@@ -47,6 +53,7 @@ export const TIMING_FLAGS = {
     help: "the last local date of a recurring send",
     group: SEND_TIME_GROUP,
     with: "every",
+    oneOf: { group: SEND_TIME_RULE },
   },
   "quiet-hours": {
     type: "string",
@@ -253,6 +260,15 @@ export function audienceFromFlags(f: { variant?: string[]; holdout?: string }): 
     throw new UsageError(`--variant: give ${MIN_VARIANTS} to ${MAX_VARIANTS} variants (got ${variants.length})`);
   const dup = variants.find((v, i) => variants.findIndex((w) => w.name === v.name) !== i);
   if (dup) throw new UsageError(`--variant ${dup.name}: the name is given twice`);
+  const cased = variants.findIndex(
+    (v, i) => variants.findIndex((w) => variantKey(w.name) === variantKey(v.name)) !== i,
+  );
+  if (cased !== -1) {
+    const first = variants.find((w) => variantKey(w.name) === variantKey(variants[cased].name))!;
+    throw new UsageError(
+      `--variant ${variants[cased].name}: differs from variant ${first.name} only in case; give variants names that differ in more than case`,
+    );
+  }
   const sum = variants.reduce((s, v) => s + v.basisPoints, holdoutBasisPoints);
   if (sum !== BASIS_POINTS) {
     const parts = variants.map((v) => String(v.basisPoints / 100));

@@ -13,6 +13,7 @@ import { createHash } from "crypto";
 import { SES_NAME } from "../../../infra/rules/naming";
 import { recurringSends } from "../../../infra/rules/quotas";
 import { CampaignShapeError } from "../../../infra/rules/errors";
+import { variantKey } from "../recipients/audience";
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */
 export interface PinpointCampaign {
@@ -466,7 +467,10 @@ function treatmentsOf(
   return { template: mainTemplate, variants: kept, holdoutPercent };
 }
 
-/** Variant names from treatment names: SES tag characters, at most 32, unique (`-2`, `-3`, … on a repeat). */
+/**
+ * Variant names from treatment names: SES tag characters, at most 32, unique in more than case (`-2`, `-3`, … on a
+ * repeat: the launcher refuses names that differ only in case, audience.ts variantKey).
+ */
 function variantNamer(): (raw: string | undefined, fallback: string) => string {
   const names = new Set<string>();
   return (raw, fallback) => {
@@ -476,8 +480,8 @@ function variantNamer(): (raw: string | undefined, fallback: string) => string {
         .replace(/^-+|-+$/g, "")
         .slice(0, 32) || fallback;
     let name = base;
-    for (let n = 2; names.has(name); n++) name = `${base.slice(0, 30)}-${n}`;
-    names.add(name);
+    for (let n = 2; names.has(variantKey(name)); n++) name = `${base.slice(0, 30)}-${n}`;
+    names.add(variantKey(name));
     return name;
   };
 }

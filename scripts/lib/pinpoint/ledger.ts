@@ -6,12 +6,16 @@
  *   with the latest EffectiveDate; a line without a readable date cannot be ordered, so it may be the latest: it is
  *   current too (it ties). Older lines are superseded. Of tied current lines, one that opts out wins (an opt-out is
  *   never overridden by a tie); otherwise the first read counts.
- * - The opted-out addresses: the address (trimmed, lower-cased) of every current line that opts out, and of every
- *   line without an Id (nothing can supersede it), whatever its channel or status.
+ * - The opted-out addresses: the address (trimmed, lower-cased) of every line that opts out, whatever its channel,
+ *   status or date — an opt-out is the person's, not the endpoint's: a later line of that endpoint with another
+ *   address does not take it back — unless a line of the same endpoint with a later EffectiveDate opts that same
+ *   address back in (OptOut NONE). A line without an Id or without a readable date cannot be followed by a later one.
  *
  * Memory stays bounded for exports of millions of endpoints: per endpoint Id about 6 bytes in a compact exact set
- * (the Ids themselves in a temporary file) and 17 bytes of typed arrays; opting-out lines go to a temporary file
- * during the first pass and their addresses, once settled, to a second compact set.
+ * (the Ids themselves in a temporary file) and 17 bytes of typed arrays; opting-out lines, and the dated opting-in lines
+ * of endpoints with an Id, go to temporary files during the first pass; settling keeps in memory only the opt-outs of
+ * endpoints read more than once (the only ones a later line can lift), and the opted-out addresses in a second
+ * compact set.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -43,6 +47,9 @@ const REPEATED = 1;
 const OPTED_OUT = 2;
 const TAKEN = 4;
 
+/** An opt-out's endpoint (its index) and folded address, as one key. */
+const liftKey = (idIndex: number, address: string) => `${idIndex} ${address}`;
+
 export class EndpointLedger {
   /** Endpoint Id → its index in the arrays below. */
   private readonly ids = new CompactSeenKeys();
@@ -53,6 +60,9 @@ export class EndpointLedger {
   /** Opting-out lines, [ordinal, idIndex, date, folded address] a line, until settle(). */
   private readonly optOutsFile: string;
   private readonly optOuts: BufferedFile;
+  /** Dated opting-in lines with an Id, `idIndex,date,"folded address"` a line, until settle(). */
+  private readonly optInsFile: string;
+  private readonly optIns: BufferedFile;
   /** Folded address → the ordinal of the first current line that opts it out (after settle()). */
   private readonly optedOut = new CompactSeenKeys();
   private readonly starts: { ordinal: number; file: string }[] = [];
@@ -63,6 +73,8 @@ export class EndpointLedger {
   constructor(tmpDir: string) {
     this.optOutsFile = path.join(tmpDir, "opt-outs.partial");
     this.optOuts = new BufferedFile(this.optOutsFile);
+    this.optInsFile = path.join(tmpDir, "opt-ins.partial");
+    this.optIns = new BufferedFile(this.optInsFile);
   }
 
   /** Marks where a file's lines start: its line n is ordinal `ordinal + n`. */
@@ -100,21 +112,59 @@ export class EndpointLedger {
       const address = foldAddress(addressText(e));
       if (address !== "" && isWellFormed(address))
         this.optOuts.write(JSON.stringify([ordinal, idIndex, date, address]) + "\n");
+    } else if (idIndex >= 0 && date !== null && exactText) {
+      // An opt-in may lift an earlier opt-out of its endpoint and address (settle): only one read exactly can.
+      const address = foldAddress(addressText(e));
+      if (address !== "" && isWellFormed(address)) this.optIns.write(`${idIndex},${date},${JSON.stringify(address)}\n`);
     }
     return { idIndex, date };
   }
 
-  /** After the first pass: the opted-out addresses, from the opting-out lines that are current. */
+  /**
+   * After the first pass: the opted-out addresses, from every opting-out line but those a later opt-in of the same
+   * endpoint and address lifts; and the endpoints whose current lines opt out (a tie never overrides an opt-out).
+   */
   async settle(): Promise<void> {
     this.optOuts.close();
+    this.optIns.close();
+    const lifted = await this.liftedOptOuts();
     for await (const { text } of lines(fs.createReadStream(this.optOutsFile))) {
       const [ordinal, idIndex, date, address] = JSON.parse(text) as [number, number, number | null, string];
-      if (idIndex >= 0 && !this.current(idIndex, date)) continue;
-      if (idIndex >= 0) this.flags[idIndex] |= OPTED_OUT;
+      if (idIndex >= 0 && this.current(idIndex, date)) this.flags[idIndex] |= OPTED_OUT;
+      if (idIndex >= 0 && lifted.has(liftKey(idIndex, address))) continue;
       if (this.optedOut.firstLine(address) === undefined) this.optedOut.add(address, ordinal);
     }
     fs.rmSync(this.optOutsFile, { force: true });
+    fs.rmSync(this.optInsFile, { force: true });
     this.settled = true;
+  }
+
+  /**
+   * The opt-outs (liftKey: endpoint and address) that a line of the same endpoint opting the same address in lifts:
+   * its EffectiveDate is later than every opt-out's of them (an undated opt-out may be the latest: never lifted).
+   * Only an endpoint read more than once has another line.
+   */
+  private async liftedOptOuts(): Promise<Set<string>> {
+    const latestOptOut = new Map<string, number>();
+    for await (const { text } of lines(fs.createReadStream(this.optOutsFile))) {
+      const [, idIndex, date, address] = JSON.parse(text) as [number, number, number | null, string];
+      if (idIndex < 0 || !(this.flags[idIndex] & REPEATED)) continue;
+      const key = liftKey(idIndex, address);
+      latestOptOut.set(key, Math.max(latestOptOut.get(key) ?? -Infinity, date ?? Infinity));
+    }
+    const lifted = new Set<string>();
+    if (latestOptOut.size === 0) return lifted;
+    for await (const { text } of lines(fs.createReadStream(this.optInsFile))) {
+      const comma = text.indexOf(",");
+      const idIndex = Number(text.slice(0, comma));
+      if (!(this.flags[idIndex] & REPEATED)) continue;
+      const second = text.indexOf(",", comma + 1);
+      const date = Number(text.slice(comma + 1, second));
+      const key = liftKey(idIndex, JSON.parse(text.slice(second + 1)) as string);
+      const optedOut = latestOptOut.get(key);
+      if (optedOut !== undefined && date > optedOut) lifted.add(key);
+    }
+    return lifted;
   }
 
   /**
@@ -159,6 +209,8 @@ export class EndpointLedger {
 
   close() {
     this.optOuts.close();
+    this.optIns.close();
+    fs.rmSync(this.optInsFile, { force: true });
     this.ids.close();
     this.optedOut.close();
     fs.rmSync(this.optOutsFile, { force: true });

@@ -27,11 +27,13 @@ import { ses } from "../../../infra/rules/quotas";
 import {
   UNSUBSCRIBE_TEMPLATE_KEY,
   MAX_TOKEN_ADDRESS_CHARS,
+  unsubscribeAddress,
   UnsubscribeSigner,
   unsubscribeHeaders,
   unsubscribeLink,
 } from "../../../infra/rules/unsubscribe";
 import { InputError } from "../../../infra/rules/errors";
+import { bulkEntryRefusal } from "../../../infra/rules/bulk-request";
 import { Step } from "../../../infra/rules/send-time";
 import { Audience, templatesByVariant } from "../recipients/audience";
 import { Columns, RecipientRow, RejectReason, STEP_KEY, TemplateDataJson } from "../recipients/recipient-rows";
@@ -66,6 +68,8 @@ const MAX_INPUT_BYTES = MAX_BULK_ENTRIES_INPUT_BYTES;
 const textBytes = jsonTextBytes;
 const entrySizes = bulkEntrySizes;
 const entryStart = bulkEntryStart;
+const entryRefusal = bulkEntryRefusal;
+const addressOf = unsubscribeAddress;
 
 /** Text JSON.stringify writes as it is, in quotes: printable ASCII but `"` and `\`. */
 export const PLAIN_JSON_TEXT = /^[ !#-[\]-~]*$/;
@@ -184,6 +188,8 @@ interface Group {
   filled: number;
   /** Characters of the open chunk's entries (what MAX_OPEN_CHARS bounds). */
   openChars: number;
+  /** The open chunk's addresses (unsubscribeAddress): one schedule sends each once (bulkEntryRefusal). */
+  addresses: Set<string>;
   entries: number;
   /** Bytes of the open chunk's entries in the plan line and in the Input, with their commas. */
   lineBytes: number;
@@ -219,7 +225,15 @@ export class BulkChunks {
     invocations: new InstantHistogram(),
   };
 
-  constructor(private readonly write: (bytes: Uint8Array) => Promise<void> | undefined) {}
+  /**
+   * `repeatedAddresses`: whether the rows may share an address (--allow-duplicate-emails), so that each entry's is
+   * checked against its open chunk's; otherwise the reader has refused every repeat by the same rule (trimmed and
+   * case-folded: recipient-rows.ts duplicate-email), and the look-up per entry would be paid for nothing.
+   */
+  constructor(
+    private readonly write: (bytes: Uint8Array) => Promise<void> | undefined,
+    private readonly repeatedAddresses = true,
+  ) {}
 
   /** The group of a step's instant and variant; `templateJson`/`variantJson` as JSON text. */
   group(step: number, utcMs: number, variant: string | null, templateJson: string, variantJson: string): Group {
@@ -238,6 +252,7 @@ export class BulkChunks {
         chunks: 0,
         filled: 0,
         openChars: 0,
+        addresses: new Set(),
         entries: 0,
         lineBytes: 0,
         inputBytes: 0,
@@ -248,17 +263,28 @@ export class BulkChunks {
   }
 
   /**
-   * Adds one entry — `head` (of `headBytes` bytes of UTF-8) then the bytes of `tail`, whose sizes fitsAlone has passed —
-   * to its group; a promise only when a write waits for the disk.
+   * Adds one entry to `address` (unsubscribeAddress) — `head` (of `headBytes` bytes of UTF-8) then the bytes of `tail`,
+   * whose sizes fitsAlone has passed — to its group; a promise only when a write waits for the disk. The open chunk is
+   * written first when the entry would not fit it: its bytes, or an address it already holds (a list planned with
+   * --allow-duplicate-emails: the repeat starts the group's next schedule).
    */
-  add(g: Group, head: string, headBytes: number, tail: Uint8Array, inputBytes: number): Promise<void> | undefined {
+  add(
+    g: Group,
+    head: string,
+    headBytes: number,
+    tail: Uint8Array,
+    inputBytes: number,
+    address: string,
+  ): Promise<void> | undefined {
     const lineBytes = headBytes + tail.length;
     if (
       g.entries &&
-      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES || g.inputBytes + 1 + inputBytes > MAX_INPUT_BYTES)
+      (g.lineBytes + 1 + lineBytes > MAX_LINE_ENTRY_BYTES ||
+        g.inputBytes + 1 + inputBytes > MAX_INPUT_BYTES ||
+        (this.repeatedAddresses && entryRefusal(g.entries, g.addresses, address) !== undefined))
     ) {
       const written = this.emit(g);
-      if (written) return written.then(() => this.add(g, head, headBytes, tail, inputBytes));
+      if (written) return written.then(() => this.add(g, head, headBytes, tail, inputBytes, address));
     }
     if (!g.line) this.open(g, lineBytes);
     const comma = g.entries ? 1 : 0;
@@ -271,6 +297,7 @@ export class BulkChunks {
     for (let i = 0, at = g.filled + headBytes; i < tail.length; i++) line[at + i] = tail[i];
     g.filled += lineBytes;
     g.entries++;
+    if (this.repeatedAddresses) g.addresses.add(address);
     const chars = head.length + tail.length;
     g.openChars += chars;
     this.openChars += chars;
@@ -352,6 +379,7 @@ export class BulkChunks {
     g.line = undefined;
     g.filled = 0;
     g.entries = 0;
+    g.addresses.clear();
     g.lineBytes = 0;
     g.inputBytes = 0;
     this.opened.delete(g);
@@ -384,6 +412,9 @@ export class BulkLines {
   /** The row's entry up to its step's closing (the same for each of its steps), and its bytes of UTF-8. */
   private head = "";
   private headBytes = 0;
+  /** The row's address as one schedule holds it once (unsubscribeAddress), when rows may repeat one. */
+  private address = "";
+  private readonly repeatedAddresses: boolean;
   private readonly entries: { group: Group; tail: Buffer; inputBytes: number }[] = [];
 
   constructor(
@@ -393,12 +424,14 @@ export class BulkLines {
     audience: Audience,
     signing: BulkSigning,
     write: (bytes: Uint8Array) => Promise<void> | undefined,
+    repeatedAddresses: boolean,
   ) {
     if (columns.data.some((i) => columns.header[i] === UNSUBSCRIBE_KEY))
       throw new InputError(
         `${file}:1: column "${UNSUBSCRIBE_KEY}" is reserved with --bulk: sendtime adds each recipient's one-click unsubscribe link under that name; rename it`,
       );
-    this.chunks = new BulkChunks(write);
+    this.repeatedAddresses = repeatedAddresses;
+    this.chunks = new BulkChunks(write, repeatedAddresses);
     this.templateData = new TemplateDataJson(columns);
     const stepJson = steps.map((s) => `"${STEP_KEY}":"${s.number}"}`);
     this.stepSizes = stepJson.map(jsonTextBytes);
@@ -423,6 +456,7 @@ export class BulkLines {
   ): { reason: RejectReason; text: string } | Promise<void> | undefined {
     const token = this.links.token(row.email);
     if (typeof token !== "string") return { reason: "invalid-email", text: token.problem };
+    if (this.repeatedAddresses) this.address = addressOf(row.email);
     const data = this.templateData.prefix(row.fields);
     // The address rule (infra/rules/email.ts: 7-bit atoms) admits no character JSON escapes: its JSON is in quotes.
     const emailJson = `"${row.email}"`;
@@ -463,7 +497,7 @@ export class BulkLines {
     const entries = this.entries;
     for (let i = from; i < entries.length; i++) {
       const e = entries[i];
-      const waiting = this.chunks.add(e.group, this.head, this.headBytes, e.tail, e.inputBytes);
+      const waiting = this.chunks.add(e.group, this.head, this.headBytes, e.tail, e.inputBytes, this.address);
       if (waiting) return waiting.then(() => this.addFrom(i + 1));
     }
     return undefined;

@@ -10,12 +10,20 @@
  * per-row work is a cache lookup. The common forms of those values are keyed by a number per zone (send-rules.ts
  * timingKey: no string is built per row); any other form by its text.
  */
-import { cronExpression, Recurrence } from "../../../infra/rules/plan-row";
-import { describeQuietTime, inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
-import { droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../../../infra/rules/promises";
+import { cronExpression, Recurrence, RecurringTime } from "../../../infra/rules/plan-row";
+import { describeQuietTime, QuietTime } from "../../../infra/rules/quiet-time";
+import {
+  droppedSends,
+  endOfQuietWindow,
+  MIN_GAP_MINUTES,
+  quietEveryNight,
+  quietOccurrences,
+} from "../../../infra/rules/promises";
 import {
   nextOccurrence,
   occurrences,
+  occurrencesAcross,
+  offsetChanges,
   recurringEndMs,
   shortestGapMinutes,
   sizingSpanDays,
@@ -36,6 +44,7 @@ import {
 import {
   addDays,
   LocalTime,
+  localTimeOf,
   ScheduledTime,
   scheduledTime,
   Step,
@@ -46,6 +55,7 @@ import {
   zonedInstant,
 } from "../../../infra/rules/send-time";
 import { InstantHistogram } from "./window";
+import { UsageError } from "../../../infra/rules/errors";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
 import { scheduler } from "../../../infra/rules/quotas";
 
@@ -174,6 +184,9 @@ export class SendDecider {
   /** Every byTimingKey, and their entries together (bounded like the cache). */
   private readonly keyed: TimingKeyed[] = [];
   private keyedEntries = 0;
+  /** Per zone, its offset changes over the recurring schedules' span (rule `every` with quiet time). */
+  private readonly offsetChanges = new Map<string, { fromMs: number; toMs: number; at: number[] }>();
+  private readonly quietNights = new Map<string, QuietNight>();
 
   constructor(readonly rules: SendRules) {
     this.zones = new ZoneResolver(rules.defaultZone);
@@ -302,8 +315,9 @@ export class SendDecider {
     // In order: a step moved to the next day takes the later steps with it (each a day later, then checked itself).
     let shiftDays = 0;
     let movedBy: number | undefined;
+    const gapNotes: (string | undefined)[] = [];
     const steps = separateSteps(
-      this.rules.steps.map((step) => {
+      this.rules.steps.map((step, k) => {
         let requested = stepFromFirst(zone, first, step);
         let local = requestedLocal(zone, first, step, requested);
         if (shiftDays) {
@@ -317,6 +331,7 @@ export class SendDecider {
           shiftDays++;
           movedBy = step.number;
         }
+        gapNotes[k] = gapNote(zone, d, d.outcome === "next-day" ? addDays(local, 1) : local);
         return this.applyQuiet(zone, d);
       }),
     );
@@ -329,7 +344,10 @@ export class SendDecider {
         text: `${source}: step ${late.step.number} falls after 9999-12-31, the last date a schedule can be written for`,
       };
     }
-    const notes = steps.map((d) => stepNote(d, steps)).filter((n): n is string => n !== undefined);
+    // A move across a DST gap is noted after the step's other note, for the steps still sent.
+    const notes = steps
+      .flatMap((d, k) => [stepNote(d, steps), d.time ? gapNotes[k] : undefined])
+      .filter((n): n is string => n !== undefined);
     return { steps, notes: notes.length ? notes : NO_NOTES };
   }
 
@@ -358,10 +376,7 @@ export class SendDecider {
     const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;
     // Quiet time covers the window: every minute of [hh:mm, hh:mm + window) must be free (the same at each occurrence).
     const window = this.rules.windowMinutes ?? 1;
-    if (
-      q &&
-      Array.from({ length: window }, (_, m) => (hm.hour * 60 + hm.minute + m) % 1440).some((m) => inQuietHours(q, m))
-    ) {
+    if (q && quietEveryNight(q, hm.hour * 60 + hm.minute, window)) {
       const decision = stepDecision(step, "planned", "skipped", undefined, `${at} local`);
       return {
         steps: [decision],
@@ -375,6 +390,7 @@ export class SendDecider {
       Math.min(endMs, startMs + sizingSpanDays(rule.recurrence) * 86_400_000),
     );
     const first = sized[0] ?? nextOccurrence(time, zone, startMs, endMs);
+    if (q) this.noteQuietNights(q, zone, time, startMs, endMs, window);
     if (first === undefined)
       return { steps: [stepDecision(step, "skipped", "none", undefined, `${at} local`)], notes: NO_NOTES };
     const recurring: RecurringSend = {
@@ -393,6 +409,46 @@ export class SendDecider {
       fold: "exact",
     };
     return { steps: [stepDecision(step, "planned", "none", t, undefined, undefined, recurring)], notes: NO_NOTES };
+  }
+
+  /**
+   * Quiet time covers the window on the nights the zone's clock changes too: the occurrences between the schedule's
+   * start and end whose window runs across a change into quiet time are kept for recurringQuietRefusal (the plan is
+   * refused: one cron time cannot move one night's send).
+   */
+  private noteQuietNights(
+    q: QuietTime,
+    zone: string,
+    time: RecurringTime,
+    startMs: number,
+    endMs: number,
+    window: number,
+  ): void {
+    let changes = this.offsetChanges.get(zone);
+    if (changes === undefined || changes.fromMs > startMs || changes.toMs < endMs) {
+      changes = { fromMs: startMs, toMs: endMs, at: offsetChanges(zone, startMs, endMs) };
+      this.offsetChanges.set(zone, changes);
+    }
+    const across = occurrencesAcross(time, zone, changes.at, startMs, endMs, window);
+    for (const o of quietOccurrences(q, zone, across, window)) {
+      const { year, month, day } = localTimeOf(zone, o.utcMs);
+      const date = `${year}-${p2(month)}-${p2(day)}`;
+      const at = `${p2(time.hour)}:${p2(time.minute)}`;
+      this.quietNights.set(`${zone} ${date} ${at}`, { zone, date, at, utcMs: o.utcMs, freeMinutes: o.freeMinutes });
+    }
+  }
+
+  /** The recurring occurrences whose window reaches quiet time on a night the clock changes, by date (noteQuietNights). */
+  recurringQuietNights(): QuietNight[] {
+    return [...this.quietNights.values()].sort((a, b) => a.utcMs - b.utcMs || (a.zone < b.zone ? -1 : 1));
+  }
+
+  /** Once every row is decided: refuses (UsageError, exit 2) a plan with recurringQuietNights (recurringQuietRefusal). */
+  refuseRecurringQuietNights(windowSource: "--window-minutes" | "computed"): void {
+    const q = this.rules.quiet;
+    const refusal =
+      q && recurringQuietRefusal(q, this.rules.windowMinutes ?? 1, this.recurringQuietNights(), windowSource);
+    if (refusal) throw new UsageError(refusal);
   }
 
   private applyMissed(zone: string, step: Step, time: ScheduledTime, requested: LocalTime): StepDecision {
@@ -433,6 +489,47 @@ export class SendDecider {
   }
 }
 
+/** A recurring send's occurrence whose window reaches quiet time on a night its zone's clock changes. */
+export interface QuietNight {
+  zone: string;
+  /** Its local date, YYYY-MM-DD, and local time, HH:MM. */
+  date: string;
+  at: string;
+  utcMs: number;
+  /** The longest window that keeps quiet time out of this occurrence's. */
+  freeMinutes: number;
+}
+
+const p2 = (n: number) => String(n).padStart(2, "0");
+const MAX_NIGHTS_NAMED = 8;
+
+/**
+ * Why a recurring plan whose window reaches quiet time on some night a clock changes is refused (exit 2), naming the
+ * zones and dates and the longest window that holds on all of them; undefined when there is none. One cron time
+ * cannot move one night's send, and a shorter window chosen here would no longer be the one the sends were sized or
+ * asked for: the user chooses.
+ */
+export function recurringQuietRefusal(
+  q: QuietTime,
+  windowMinutes: number,
+  nights: readonly QuietNight[],
+  source: "--window-minutes" | "computed",
+): string | undefined {
+  if (nights.length === 0) return undefined;
+  const named = nights
+    .slice(0, MAX_NIGHTS_NAMED)
+    .map((n) => `${n.zone} on ${n.date} (${n.at}, ${n.freeMinutes} minutes free)`)
+    .join(", ");
+  const more = nights.length > MAX_NIGHTS_NAMED ? ` and ${nights.length - MAX_NIGHTS_NAMED} more` : "";
+  const max = Math.min(...nights.map((n) => n.freeMinutes));
+  const fix =
+    source === "--window-minutes"
+      ? `give --window-minutes ${max} or less, or another --hour`
+      : `it needs a window of ${max} minutes or less (launch-campaign --window-minutes ${max}, with a send rate that fits it), or another --hour`;
+  const those = nights.length === 1 ? "that night" : "those nights";
+  return `quiet time (${describeQuietTime(q)}) falls inside the ${windowMinutes}-minute window of a recurring send on a night the clock changes: ${named}${more}; one cron time cannot keep it out on ${those}: ${fix}`;
+}
+
 /**
  * A StepDecision with every field present, always in this order: all of them share one hidden class, so the code that
  * reads them per row (the plan lines, the counts) stays monomorphic whichever outcomes a list mixes.
@@ -468,6 +565,17 @@ function separateSteps(decisions: StepDecision[]): StepDecision[] {
       d.movedWith,
     );
   });
+}
+
+/**
+ * The note of a step whose local time `asked` does not exist in `zone` (a DST gap): it was moved forward by the gap,
+ * so it is sent later on the clock than asked (02:30 asked, 03:30 EDT). Undefined for any other step.
+ */
+function gapNote(zone: string, d: StepDecision, asked: LocalTime): string | undefined {
+  if (d.time?.fold !== "gap") return undefined;
+  const to = localTimeOf(zone, d.time.utcMs);
+  const date = `${asked.year}-${p2(asked.month)}-${p2(asked.day)}`;
+  return `step ${d.step.number} at ${date} ${p2(asked.hour)}:${p2(asked.minute)} local does not exist in ${zone} (the clock skips it): moved forward to ${p2(to.hour)}:${p2(to.minute)} local, ${d.time.utc}`;
 }
 
 /** The note a step's outcome needs, if any. */

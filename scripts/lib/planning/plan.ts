@@ -88,6 +88,8 @@ export interface PlanRequest {
   };
   /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
   templates?: TemplateSet;
+  /** The uses of those templates the check cannot read (campaign-templates.ts uncheckedForms), for the summary. */
+  templatesNotChecked?: string[];
   /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
   progress?: RowProgress;
 }
@@ -158,6 +160,8 @@ export interface PlanSummary {
   collisions: { step: number; with: number; recipients: number; reason: "too-close" | "out-of-order" }[];
   /** Planned rows whose id differs from an earlier row's only in case or surrounding spaces. */
   idsDifferingOnlyInCase: number;
+  /** Uses of the templates the data check could not read, one line each ("template t: body.html:3: …"); absent when none. */
+  templatesNotChecked?: string[];
   fanOut: { etaSeconds: number; createTps: number };
   /** Schedules per step and variant (variant null without one), in step then variant order. */
   scheduled: { step: number; variant: string | null; schedules: number }[];
@@ -244,11 +248,11 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
-  const bulk =
-    o.bulk && new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, (text) => files.writePlan(text));
+  const bulk = bulkLinesOf(o, columns, files);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const contactList = o.bulk?.contactList;
-  const dataCheck = o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns);
+  const dataCheck =
+    o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns, o.bulk !== undefined);
   const reject = (r: Reject) => {
     tally.reject(r.reason);
     return files.reject(r);
@@ -305,16 +309,21 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       if (noted) await noted;
     }
     if (bulk) await bulk.chunks.close();
+    decider.refuseRecurringQuietNights(o.window ? "--window-minutes" : "computed");
     planSha256 = await files.close();
     tally.flush();
   } finally {
     checker.close();
   }
-  if (tally.rows !== tally.planned + tally.rejected + tally.heldOut)
-    throw new Error(
-      `internal: ${tally.rows} rows but ${tally.planned} planned + ${tally.rejected} rejected + ${tally.heldOut} held out`,
-    );
+  tally.checkRows();
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
+}
+
+/** A bulk plan's lines (--bulk), written into `files`; undefined without --bulk. */
+function bulkLinesOf(o: PlanRequest, columns: Columns, files: PlanFiles): BulkLines | undefined {
+  if (!o.bulk) return undefined;
+  const write = (text: Uint8Array) => files.writePlan(text);
+  return new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, write, o.recipients.allowDuplicateEmails);
 }
 
 /** The reject of a row whose address the contact list has opted out, or undefined. */
@@ -510,6 +519,14 @@ class PlanTally {
     this.schedulesByStepAndGroup = Array.from({ length: steps }, () => new Array(variants + 1).fill(0));
   }
 
+  /** Every row is planned, rejected or held out: rows = planned + rejected + held out. */
+  checkRows(): void {
+    if (this.rows !== this.planned + this.rejected + this.heldOut)
+      throw new Error(
+        `internal: ${this.rows} rows but ${this.planned} planned + ${this.rejected} rejected + ${this.heldOut} held out`,
+      );
+  }
+
   reject(reason: RejectReason): void {
     this.rejected++;
     this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
@@ -686,6 +703,7 @@ function summarize(
       return { step: Number(step), with: Number(other), recipients, reason: reason as "too-close" | "out-of-order" };
     }),
     idsDifferingOnlyInCase: t.idsDifferingOnlyInCase,
+    ...(o.templatesNotChecked?.length ? { templatesNotChecked: o.templatesNotChecked } : {}),
     fanOut: { etaSeconds: fanOutSeconds(schedules, o.createTps), createTps: o.createTps },
     scheduled: scheduledByStepAndVariant(o, t),
     firstSend: instants.length ? iso(instants[0].utcMs) : null,

@@ -48,6 +48,8 @@ export interface WindowReport {
   heldOut?: number;
   /** Sends moved or dropped by quiet time. */
   quiet?: { delayed: number; skipped: number };
+  /** Uses of the templates the data check could not read, one line each; absent when none. */
+  templatesNotChecked?: string[];
   /** With quiet time: the window each send's quiet check covered, chosen as the launcher chooses it. */
   quietCheckedMinutes?: number;
   /** Ascending. */
@@ -141,7 +143,8 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         : undefined,
   });
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
-  const dataCheck = r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns);
+  const dataCheck =
+    r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns, r.bulk !== undefined);
   const sends = new PlannedSends();
   const bulk = r.bulk && new BulkGroupCounts();
   const slots = r.audience.variants.length;
@@ -183,6 +186,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   } finally {
     checker.close();
   }
+  decider.refuseRecurringQuietNights("computed");
   return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk };
 }
 

@@ -13,6 +13,11 @@ import { SHA256_IV, sha256Compress } from "../../../infra/rules/sha256";
 
 export const BASIS_POINTS = 10_000;
 export const VARIANT_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+/**
+ * What two variant names must differ in: more than case (`A` and `a` would give schedule names, tags and report rows
+ * that differ only in case, as ids that differ only so are told apart and noted, never silently).
+ */
+export const variantKey = (name: string): string => name.toLowerCase();
 export const MIN_VARIANTS = 2;
 export const MAX_VARIANTS = 8;
 /** What `{variant}` in a template name is replaced with. */

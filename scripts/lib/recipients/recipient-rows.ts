@@ -10,13 +10,14 @@ import { CsvRecord } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
 import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "../../../infra/rules/send-rules";
 import { isEmailAddress } from "../../../infra/rules/email";
+import { STEP_VARIABLE } from "../../../infra/rules/templates";
 
 /** Reserved columns: the rest of the CSV becomes template data. */
 export const ID_COLUMN = "id";
 export const EMAIL_COLUMN = "email";
 export const TIMEZONE_COLUMN = "timezone";
 /** Added to every step's template data by the planner, so a CSV column may not use it. */
-export const STEP_KEY = "step";
+export const STEP_KEY = STEP_VARIABLE;
 
 /** SES takes at most 254 characters in an address. */
 const MAX_EMAIL_LENGTH = 254;

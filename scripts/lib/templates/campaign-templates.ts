@@ -1,12 +1,21 @@
 /**
  * The templates a campaign or journey needs, checked before anything is planned: each one the run uses (per step and
  * variant, `{variant}` replaced) must be in the templates folder, and each recipient's data must hold every variable
- * its templates use outside a block (infra/rules/templates.ts). The check of the data is made once per distinct set
- * of non-empty columns, not per row: a row costs a few comparisons (the 1M-row dry run stays within a few percent).
+ * its templates use outside a block (infra/rules/templates.ts), the variables the send itself fills aside. The check
+ * of the data is made once per distinct set of columns with a value (not blank), not per row: a row costs a few comparisons (the 1M-row dry run stays within a few percent).
  */
 import * as fs from "fs";
 import { Audience, NO_VARIANT, templatesByVariant } from "../recipients/audience";
-import { EmailTemplate, FolderReader, lackingVariable, readTemplateFolder } from "../../../infra/rules/templates";
+import {
+  EmailTemplate,
+  FolderReader,
+  hasValue,
+  lackingVariable,
+  providedVariables,
+  readTemplateFolder,
+  SES_UNSUBSCRIBE_VARIABLE,
+} from "../../../infra/rules/templates";
+import { UNSUBSCRIBE_TEMPLATE_KEY } from "../../../infra/rules/unsubscribe";
 import { TemplateError } from "../../../infra/rules/errors";
 
 /** The default templates folder, used when it exists and `--templates` is not given. */
@@ -99,16 +108,20 @@ export class TemplateDataCheck {
   private readonly answers = new Map<number | string, (string | undefined)[][]>();
   /** Whether any template requires anything (otherwise every row passes at no cost). */
   readonly active: boolean;
+  /** The variables the send has whatever the row holds (templates.ts providedVariables). */
+  private readonly provided: string[];
 
   constructor(
     set: TemplateSet,
     steps: TemplateStep[],
     audience: Audience,
     columns: { header: string[]; data: number[] },
+    bulk = false,
   ) {
     this.templates = stepTemplateTable(steps, audience).map((bySlot) =>
       bySlot.map((n) => (n === undefined ? undefined : set.templates.get(n))),
     );
+    this.provided = providedVariables(bulk);
     const required = new Set(this.templates.flat().flatMap((t) => t?.required ?? []));
     this.watched = columns.data
       .map((index) => ({ index, name: columns.header[index] }))
@@ -130,9 +143,9 @@ export class TemplateDataCheck {
     const key = this.keyOf(fields);
     let byStep = this.answers.get(key);
     if (byStep === undefined) {
-      const present = new Set(this.watched.filter((c) => fields[c.index] !== "").map((c) => c.name));
+      const present = new Set(this.watched.filter((c) => hasValue(fields[c.index])).map((c) => c.name));
       byStep = this.templates.map((bySlot) =>
-        bySlot.map((t) => (t ? lackingVariable(t, (v) => present.has(v)) : undefined)),
+        bySlot.map((t) => (t ? lackingVariable(t, (v) => present.has(v), this.provided) : undefined)),
       );
       this.answers.set(key, byStep);
     }
@@ -145,21 +158,33 @@ export class TemplateDataCheck {
     return undefined;
   }
 
-  /** Which watched columns are non-empty: a bit each (up to 30 columns), else a string of 0s and 1s. */
+  /** Which watched columns have a value (hasValue): a bit each (up to 30 columns), else a string of 0s and 1s. */
   private keyOf(fields: string[]): number | string {
     const w = this.watched;
     if (w.length <= 30) {
       let key = 0;
-      for (let b = 0; b < w.length; b++) if (fields[w[b].index] !== "") key |= 1 << b;
+      for (let b = 0; b < w.length; b++) if (hasValue(fields[w[b].index])) key |= 1 << b;
       return key;
     }
-    return w.map((c) => (fields[c.index] === "" ? "0" : "1")).join("");
+    return w.map((c) => (hasValue(fields[c.index]) ? "1" : "0")).join("");
   }
 }
 
 /** The rejects.csv text of a row whose data lacks a variable. */
 export function lackingText(l: { variable: string; template: string; step: number }): string {
-  return `no value for "${l.variable}", which template ${l.template} (step ${l.step}) uses outside an {{#if}} block; give the row a value, or put the variable inside {{#if ${l.variable}}}…{{/if}}`;
+  const what = `no value for "${l.variable}", which template ${l.template} (step ${l.step}) uses outside an {{#if}} block`;
+  // The variables sendtime or SES fill in one kind of send only (providedVariables): the row cannot be the fix.
+  if (l.variable === UNSUBSCRIBE_TEMPLATE_KEY)
+    return `${what}: sendtime fills it only in a bulk send (--bulk); a plain send's one-click link is SES's {{${SES_UNSUBSCRIBE_VARIABLE}}}`;
+  if (l.variable === SES_UNSUBSCRIBE_VARIABLE)
+    return `${what}: SES fills it only in a plain send (a bulk send has no list management); a bulk send's link is {{${UNSUBSCRIBE_TEMPLATE_KEY}}}`;
+  return `${what}; give the row a value, or put the variable inside {{#if ${l.variable}}}…{{/if}}`;
+}
+
+/** "template t: body.html:3: {{name}} inside …": each use the check cannot read, in the templates `names`. */
+export function uncheckedForms(set: TemplateSet | undefined, names: readonly string[]): string[] {
+  if (!set) return [];
+  return names.flatMap((n) => (set.templates.get(n)?.unchecked ?? []).map((u) => `template ${n}: ${u}`));
 }
 
 /**
@@ -172,9 +197,18 @@ export function campaignTemplates(
   steps: TemplateStep[],
   audience: Audience,
   io: FolderReader = fileSystem,
-): { set?: TemplateSet; names: string[] } {
+): { set?: TemplateSet; names: string[]; notChecked: string[] } {
   const set = loadTemplates(flag, io);
   const uses = templateUses(steps, audience);
   if (set) requireTemplates(set, uses);
-  return { set, names: [...uses.keys()] };
+  const names = [...uses.keys()];
+  return { set, names, notChecked: uncheckedForms(set, names) };
+}
+
+/** Before planning: one warning line on stderr for each use the check cannot read (campaignTemplates' notChecked). */
+export function warnNotChecked(notChecked: readonly string[], err: (text: string) => void): void {
+  for (const line of notChecked) {
+    const at = line.indexOf(": ");
+    err(`warning: ${line.slice(0, at)}: not checked: ${line.slice(at + 2)}\n`);
+  }
 }

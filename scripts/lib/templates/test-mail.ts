@@ -3,7 +3,7 @@
  * launcher would send it, and a local rendering of it as one HTML page (subject, HTML part, text part).
  */
 import Handlebars from "handlebars";
-import { EmailTemplate, lackingVariable, STEP_VARIABLE } from "../../../infra/rules/templates";
+import { EmailTemplate, hasValue, lackingVariable, STEP_VARIABLE } from "../../../infra/rules/templates";
 import { InputError, TemplateError } from "../../../infra/rules/errors";
 import { recipientColumns } from "../recipients/recipient-rows";
 import { CsvEncoding, openRecipientCsv } from "../recipients/recipients";
@@ -42,7 +42,7 @@ export async function dataFromRow(file: string, id: string, encoding: CsvEncodin
 
 /** Stops (exit 2) when the data lacks a variable the template uses outside a block: SES would refuse to render it. */
 export function requireData(t: EmailTemplate, data: TemplateData): void {
-  const lacking = lackingVariable(t, (v) => data[v] !== undefined && data[v] !== null && data[v] !== "");
+  const lacking = lackingVariable(t, (v) => hasValue(data[v]));
   if (lacking !== undefined)
     throw new TemplateError(
       `template ${t.name} uses "${lacking}" outside an {{#if}} block and the data has no value for it (a launch rejects such a row: missing-template-data)`,
