@@ -10,13 +10,14 @@
  * run; the fastest of BENCH_REPEAT runs of each, taking turns. Last, the duplicate set alone past a Map's 2^24
  * entries (BENCH_SEEN_KEYS, 17,000,000). BENCH_SKIP=timing,pinpoint leaves out the every-timing-option run and the
  * Pinpoint import (at ten million rows they would generate and read two more lists of several GB). The --bulk dry
- * run is measured against the plain one, taking turns, with the fan-out model of both plans (bench/bulk.ts).
+ * run is measured against the plain one, taking turns, with the fan-out model of both plans (bench/bulk.ts) and the
+ * orchestration cost of both (bench/cost.ts); BENCH_ONLY=cost runs that cost alone.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { BASELINE_COMMIT, baselineCheckout, baselineDryRun } from "./bench/baseline";
-import { bulkBench } from "./bench/bulk";
+import { bulkBench, costOnly } from "./bench/bulk";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
 import { count } from "../infra/rules/format";
@@ -27,7 +28,10 @@ Generates a recipient list once into .bench-cache/ and measures each tool in its
 csv-parse pass: time, CPU and peak RSS, and whether the targets are met. Takes minutes.
   BENCH_ROWS=N          rows in the list (default 1000000; 10000000 for the ten-million-row run)
   BENCH_SKIP=a,b        leave out runs: timing (every timing option), pinpoint (the Pinpoint import), bulk (--bulk
-                        against the plain dry run, and the fan-out model of both), templates (the template check)
+                        against the plain dry run, the fan-out model and the orchestration cost of both), templates
+                        (the template check)
+  BENCH_ONLY=cost       only the orchestration cost: one plain and one --bulk dry run (for their plans), then the
+                        cost per million recipient-steps grouped and per recipient, today's and the one door's
   BENCH_REPEAT=N        runs of the baseline, plain and every-timing-option dry runs, taking turns (default 3)
   BENCH_SEEN_KEYS=N     keys for the duplicate set run on its own (default 17000000)
   BENCH_MIN_ROWS_PER_S  the dry run's rate target (default 86000)
@@ -44,6 +48,12 @@ const ROOT = path.resolve(__dirname, "..");
 const CACHE = path.join(ROOT, ".bench-cache");
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SKIP = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
+/** BENCH_ONLY=cost: the orchestration cost alone (its two dry runs, once each), without the timed runs. */
+const ONLY = process.env.BENCH_ONLY ?? "";
+if (ONLY !== "" && ONLY !== "cost") {
+  process.stderr.write(`error: BENCH_ONLY=${ONLY}: the one case that runs alone is cost\n${USAGE}`);
+  process.exit(2);
+}
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
 const FILE = path.join(CACHE, `recipients-${ROWS}.csv`);
 
@@ -156,20 +166,6 @@ generate();
 process.stdout.write(
   `${count(ROWS)} rows, ${(fs.statSync(FILE).size / 1048576).toFixed(0)} MB (${path.relative(ROOT, FILE)})\n`,
 );
-const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
-row("bare csv-parse pass", bare);
-const sized = measure("size-window", "scripts/size-window.ts", [
-  "--recipients",
-  FILE,
-  "--date",
-  "2026-12-01",
-  "--hour",
-  "9",
-  "--step",
-  "+3d",
-  "--json",
-]);
-row("size-window (2 steps)", sized, bare);
 const PLAIN_DRY_RUN = [
   ...["--templates", writeBenchTemplates()],
   "--campaign",
@@ -194,6 +190,24 @@ const PLAIN_DRY_RUN = [
   path.join(CACHE, "launch-out"),
   "--json",
 ];
+if (ONLY === "cost") {
+  costOnly(PLAIN_DRY_RUN, measure, CACHE);
+  process.exit(0);
+}
+const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
+row("bare csv-parse pass", bare);
+const sized = measure("size-window", "scripts/size-window.ts", [
+  "--recipients",
+  FILE,
+  "--date",
+  "2026-12-01",
+  "--hour",
+  "9",
+  "--step",
+  "+3d",
+  "--json",
+]);
+row("size-window (2 steps)", sized, bare);
 const launched = measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", PLAIN_DRY_RUN);
 row("launch-campaign --dry-run", launched, bare);
 if (!SKIP.has("bulk"))

@@ -203,6 +203,20 @@ export const stepFunctionsPricing = {
   expressMemoryGb: 64 / 1024,
 } as const;
 
+/**
+ * DynamoDB on-demand request prices the occurrence ledger and the cap table are billed at: US East (N. Virginia),
+ * Standard table class, as cut in November 2024 (https://aws.amazon.com/dynamodb/pricing/on-demand/; docs/benchmarks.md
+ * says where and when they were read). A write request unit writes up to 1 KB of an item, an update billed on the
+ * larger of the item before and after; a strongly consistent read unit reads up to 4 KB, an eventually consistent
+ * read takes half a unit; an item that is not there still takes the minimum. KB here is 1,024 bytes.
+ */
+export const dynamodbPricing = {
+  writeRequestUnit: 0.625 / 1_000_000,
+  readRequestUnit: 0.125 / 1_000_000,
+  writeUnitBytes: 1_024,
+  readUnitBytes: 4_096,
+} as const;
+
 /** Rows per child when rows average `rowBytes`: MaxItemsPerBatch, or fewer when 256 KB fills first. */
 export function rowsPerBatch(batchSize: number, rowBytes: number): number {
   return Math.max(1, Math.min(batchSize, Math.floor(stepFunctions.maxBatchBytes / rowBytes)));

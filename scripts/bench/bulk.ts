@@ -1,52 +1,23 @@
 /**
  * The --bulk case of npm run bench: the launcher's dry run with --bulk, side by side with the plain dry run of the same
  * list and flags (BENCH_REPEAT runs each, taking turns, compared by each one's fastest), then the fan-out model for
- * both plans. Targets (issue #26): ≤ 0.05 schedules per recipient-step; 10,000,000 recipients × 2 steps within the
- * default schedule quota and fanned out in ≤ 3 minutes; fan-out + Scheduler invocations + sender ≤ $0.10 per million
- * recipient-steps (emails); the bulk dry run no slower than the plain one (CPU) and within its peak RSS.
+ * both plans and the orchestration cost of both (bench/cost.ts). Targets (issue #26): ≤ 0.05 schedules per
+ * recipient-step; 10,000,000 recipients × 2 steps within the default schedule quota and fanned out in ≤ 3 minutes; the
+ * bulk dry run no slower than the plain one (CPU) and within its peak RSS. The cost targets are bench/cost.ts's.
  *
- * Model assumptions, said where they are used: prices are infra/rules/quotas.ts's (us-east-1); Scheduler invocations
- * about $1 per million (after the free tier); the sender is one EXPRESS execution per bulk schedule, billed one request
- * and SENDER_SECONDS of 64 MB; a plan's 10M-recipient schedule count is its per-recipient-step rate on this list times
- * 20,000,000 (an upper bound: a larger list fills its last chunk per group better).
+ * Model assumption: a plan's 10M-recipient schedule count is its per-recipient-step rate on this list times 20,000,000
+ * (an upper bound: a larger list fills its last chunk per group better).
  */
 import * as fs from "fs";
 import * as path from "path";
-import {
-  FANOUT_HEADROOM,
-  fanOutCostPerMillionRows,
-  fanOutCreateRate,
-  pacedConcurrency,
-  scheduler,
-  stepFunctionsPricing,
-} from "../../infra/rules/quotas";
+import { FANOUT_HEADROOM, fanOutCreateRate, scheduler } from "../../infra/rules/quotas";
 import { count } from "../../infra/rules/format";
 import { createHmac } from "crypto";
 import { UnsubscribeSigner } from "../../infra/rules/unsubscribe";
+import { costBench, plainPlanFacts } from "./cost";
 
 type Measured = { ms: number; cpuMs: number; maxRssBytes: number };
 type Measure = (label: string, script: string, args: string[]) => Measured;
-
-/** Seconds one sender execution is billed (a SendBulkEmail of 50 entries and its few states; an assumption). */
-export const SENDER_SECONDS = 1;
-/** Scheduler's price per invocation after its free tier (about $1 per million). */
-export const INVOCATION_PRICE = 1 / 1_000_000;
-/** The stack's default batchSize (infra/config.ts): plain rows fill it; bulk lines fill 256 KB long before it. */
-const PLAIN_BATCH_SIZE = 400;
-
-/** Dollars per million recipient-steps of a plan with `perRecipientStep` schedules of `lineBytes` each. */
-export function costPerMillionEmails(perRecipientStep: number, lineBytes: number, bulk: boolean) {
-  const { innerConcurrency } = pacedConcurrency(scheduler.createScheduleTps);
-  const batchSize = bulk ? Number.MAX_SAFE_INTEGER : PLAIN_BATCH_SIZE;
-  const schedules = perRecipientStep * 1_000_000;
-  const fanOut = (fanOutCostPerMillionRows({ batchSize, innerConcurrency }, lineBytes) * schedules) / 1_000_000;
-  const invocations = schedules * INVOCATION_PRICE;
-  const p = stepFunctionsPricing;
-  const sender = bulk
-    ? schedules * (p.expressRequest + Math.ceil(SENDER_SECONDS / 0.1) * 0.1 * p.expressMemoryGb * p.expressGbSecond)
-    : 0;
-  return { fanOut, invocations, sender, total: fanOut + invocations + sender };
-}
 
 /** The ten-million-recipient, two-step campaign by the model: schedules, whether they fit the quota, fan-out minutes. */
 export function tenMillion(perRecipientStep: number) {
@@ -58,6 +29,26 @@ export function tenMillion(perRecipientStep: number) {
   };
 }
 
+/** The plain dry run's flags with --bulk, writing to their own folder. */
+function bulkArgsOf(plainArgs: string[], cacheDir: string): { args: string[]; out: string } {
+  const out = path.join(cacheDir, "launch-bulk-out");
+  return { args: [...plainArgs.slice(0, plainArgs.indexOf("--out")), "--bulk", "--out", out, "--json"], out };
+}
+
+const campaignOf = (plainArgs: string[]) => plainArgs[plainArgs.indexOf("--campaign") + 1];
+const outOf = (plainArgs: string[]) => plainArgs[plainArgs.indexOf("--out") + 1];
+
+/**
+ * The cost case alone (BENCH_ONLY=cost): one plain and one --bulk dry run of the list, for their plans, then the
+ * orchestration cost of both. No timing: each runs once.
+ */
+export function costOnly(plainArgs: string[], measure: Measure, cacheDir: string): void {
+  const bulk = bulkArgsOf(plainArgs, cacheDir);
+  measure("launch-campaign --dry-run", "scripts/launch-campaign.ts", plainArgs);
+  measure("launch-campaign --dry-run --bulk", "scripts/launch-campaign.ts", bulk.args);
+  costBench(campaignOf(plainArgs), bulk.out, plainPlanFacts(outOf(plainArgs)));
+}
+
 export function bulkBench(
   rows: number,
   plainArgs: string[],
@@ -67,8 +58,7 @@ export function bulkBench(
   cacheDir: string,
   repeat: number,
 ): void {
-  const out = path.join(cacheDir, "launch-bulk-out");
-  const bulkArgs = [...plainArgs.slice(0, plainArgs.indexOf("--out")), "--bulk", "--out", out, "--json"];
+  const { args: bulkArgs, out } = bulkArgsOf(plainArgs, cacheDir);
   const plains = [plainFirst];
   const bulks: Measured[] = [];
   for (let i = 0; i < repeat; i++) {
@@ -90,16 +80,10 @@ export function bulkBench(
     `--bulk dry run vs plain: ${(bulk.cpuMs / plain.cpuMs).toFixed(2)}× the CPU, ${(bulk.ms / plain.ms).toFixed(2)}× the time, peak RSS ${Math.round(peak(bulks) / 1048576)} MB vs ${Math.round(peak(plains) / 1048576)} MB (targets: no slower, within its memory): ${speedOk && memoryOk ? "met" : "NOT met"}\n`,
   );
 
-  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
-  const b = summary.bulk;
-  const plainSummary = JSON.parse(
-    fs.readFileSync(path.join(plainArgs[plainArgs.indexOf("--out") + 1], "summary.json"), "utf8"),
-  );
-  const plainBytes = fs.statSync(path.join(plainArgs[plainArgs.indexOf("--out") + 1], "plan.jsonl")).size;
-  const plainLineBytes = plainBytes / plainSummary.schedules;
-  const bulkLineBytes = b.averageLineBytes;
+  const b = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")).bulk;
+  const plainFacts = plainPlanFacts(outOf(plainArgs));
   process.stdout.write(
-    `bulk plan of ${count(rows)} rows × 2 steps: ${count(b.schedules)} schedules for ${count(b.entries)} entries = ${b.schedulesPerRecipientStep} a recipient-step (target ≤ 0.05: ${b.schedulesPerRecipientStep <= 0.05 ? "met" : "NOT met"}); ${b.largestSchedule} entries at most, ${b.smallestSchedule} at least; lines ${count(bulkLineBytes)} bytes on average (plain rows ${count(Math.round(plainLineBytes))})\n`,
+    `bulk plan of ${count(rows)} rows × 2 steps: ${count(b.schedules)} schedules for ${count(b.entries)} entries = ${b.schedulesPerRecipientStep} a recipient-step (target ≤ 0.05: ${b.schedulesPerRecipientStep <= 0.05 ? "met" : "NOT met"}); ${b.largestSchedule} entries at most, ${b.smallestSchedule} at least; lines ${count(b.averageLineBytes)} bytes on average (plain rows ${count(Math.round(plainFacts.lineBytes))})\n`,
   );
   const ten = tenMillion(b.schedulesPerRecipientStep);
   const tenPlain = tenMillion(1);
@@ -109,15 +93,7 @@ export function bulkBench(
       `plain ${count(tenPlain.schedules)} (${tenPlain.fitsQuota ? "within" : "over"} the quota), ${tenPlain.fanOutMinutes.toFixed(1)} min ` +
       `(targets within the quota, ≤ 3 min: ${ten.fitsQuota && ten.fanOutMinutes <= 3 ? "met" : "NOT met"})\n`,
   );
-  const cost = costPerMillionEmails(b.schedulesPerRecipientStep, bulkLineBytes, true);
-  const plainCost = costPerMillionEmails(1, plainLineBytes, false);
-  const dollars = (x: number) => `$${x.toFixed(3)}`;
-  process.stdout.write(
-    `per million recipient-steps (emails), us-east-1 prices, sender billed ${SENDER_SECONDS} s × 64 MB an execution: ` +
-      `--bulk fan-out ${dollars(cost.fanOut)} + invocations ${dollars(cost.invocations)} + sender ${dollars(cost.sender)} = ${dollars(cost.total)}; ` +
-      `plain fan-out ${dollars(plainCost.fanOut)} + invocations ${dollars(plainCost.invocations)} = ${dollars(plainCost.total)} ` +
-      `(target ≤ $0.10: ${cost.total <= 0.1 ? "met" : "NOT met"})\n`,
-  );
+  costBench(campaignOf(plainArgs), out, plainFacts);
   signingBench(rows);
 }
 
