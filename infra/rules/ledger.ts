@@ -37,6 +37,8 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 /** The occurrence item's attributes besides the key: when it was claimed, by which campaign, and each outcome. */
 export const OCCURRENCE_ATTRIBUTES = {
   claimedAt: "claimed_at",
+  /** The execution that claimed it: a claim found already made by the same execution is its own earlier write. */
+  claimedBy: "claimed_by",
   campaign: "campaign",
   /** A map: recipient id → { outcome, reason }. */
   outcomes: "outcomes",

@@ -89,6 +89,14 @@ export interface Occurrence {
   campaign: string;
   /** Step Functions' `$states.context.Execution.StartTime`: ISO 8601 with milliseconds, `2026-12-01T14:00:00.210Z`. */
   startTime: string;
+  /** `$states.context.Execution.Id`: an EXPRESS execution's ARN (`…:express:<state machine>:<id>:<id>`). */
+  executionId: string;
+}
+
+/** An EXPRESS execution's ARN as the sender's claim stores it: its length is what the claim's size depends on. */
+export function expressExecutionArn(scope: ArnScope, stateMachine: string): string {
+  const id = "00000000-0000-0000-0000-000000000000";
+  return `arn:${scope.partition}:states:${scope.region}:${scope.accountId}:express:${stateMachine}:${id}:${id}`;
 }
 
 /** A schedule's ARN in a campaign's group. */
@@ -103,6 +111,7 @@ export function claimItem(o: Occurrence): Item {
     [LEDGER_KEY]: { S: occurrenceKey(o.scheduleArn, o.scheduledTime) },
     [OCCURRENCE_ATTRIBUTES.campaign]: { S: o.campaign },
     [OCCURRENCE_ATTRIBUTES.claimedAt]: { S: o.startTime },
+    [OCCURRENCE_ATTRIBUTES.claimedBy]: { S: o.executionId },
     [LEDGER_TTL_ATTRIBUTE]: { N: String(expiresAt) },
   };
 }

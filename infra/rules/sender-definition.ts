@@ -93,6 +93,8 @@ export const CALL_NOT_SENT = [
   "SesV2.BadRequestException",
   "SesV2.MailFromDomainNotVerifiedException",
   "SesV2.MessageRejected",
+  // Step Functions names an SDK error with an Exception suffix when the API's own name has none (SES v2's MessageRejected).
+  "SesV2.MessageRejectedException",
   "SesV2.NotFoundException",
   "SesV2.SendingPausedException",
 ] as const;
@@ -119,12 +121,16 @@ export const BUSY_RETRY = { maxAttempts: 3, intervalSeconds: 1, backoffRate: 2, 
  * EXPRESS's 5 minutes. A state that cannot be read sends nothing, so a shorter retry never sends more.
  */
 export const STATE_READ_RETRY = { ...BUSY_RETRY, maxAttempts: 2 } as const;
-/** Assumed round trip of one DynamoDB, CloudWatch or SQS call from a task, in seconds (as the fan-out's pacing assumes). */
+/**
+ * The longest one DynamoDB, CloudWatch or SQS call may take from a task, in seconds: every such task times out after it
+ * (withTaskTimeouts), so the worst cases below hold by construction, not by assumption.
+ */
 const BUSY_CALL_SECONDS = 1;
 
 function retryBusy(errors: readonly string[], r: typeof BUSY_RETRY | typeof STATE_READ_RETRY = BUSY_RETRY) {
   return {
-    ErrorEquals: [...errors],
+    // A call that timed out (TASK_TIMEOUT_SECONDS) is tried again too: each of these calls is safe to repeat.
+    ErrorEquals: [...new Set([...errors, "States.Timeout"])],
     IntervalSeconds: r.intervalSeconds,
     BackoffRate: r.backoffRate,
     MaxAttempts: r.maxAttempts,
@@ -193,6 +199,9 @@ export const SENDER_STATES = {
   prepare: "Prepare",
   claim: "Claim",
   repeat: "AlreadyClaimed",
+  whoClaimed: "WhoClaimed",
+  isOwnClaim: "IsOwnClaim",
+  claimUncertain: "ClaimUncertain",
   claimFailed: "ClaimFailed",
   lookUpOptOuts: "LookUpOptOuts",
   unprocessed: "AnyUnprocessed",
@@ -243,9 +252,14 @@ const NEEDS_RELEASE =
   "item.admitted = true and (outcome = 'not-sent' or (outcome = 'skipped' and reason in ['paused', 'cancelled']))";
 const NEEDS_POINTER = "outcome in ['not-sent', 'unknown'] or (outcome = 'skipped' and reason = 'paused')";
 
+/**
+ * JSONata: a pending entry as a done one keeps what the end needs (its recipient, its address for a release, whether
+ * it was admitted), not its template data: the entries stay in the state once, within Step Functions' 256 KB.
+ */
+const SLIM = "{ 'recipient': recipient, 'entry': { 'Destination': entry.Destination }, 'admitted': admitted }";
 /** JSONata: pending entries (at `items`) as done ones with `outcome` and `reason` (JSONata expressions over each). */
 const finished = (items: string, outcome: string, reason: string) =>
-  `${items}.{ 'item': $, 'outcome': ${outcome}, 'reason': ${reason} }`;
+  `${items}.{ 'item': $.${SLIM}, 'outcome': ${outcome}, 'reason': ${reason} }`;
 
 /** JSONata: the cap's view of one pending entry (`{entry, recipient}` at `item`) of the execution input `input`. */
 const gateView = (item: string, input: string) =>
@@ -253,6 +267,18 @@ const gateView = (item: string, input: string) =>
 
 /** JSONata: an error output `{Error, Cause}` at `e` as a reason. */
 const reasonOf = (e: string) => `${e}.Error & ($exists(${e}.Cause) and ${e}.Cause != '' ? ': ' & ${e}.Cause : '')`;
+
+/**
+ * Every task but the SES calls (which have CALL_RETRY.timeoutSeconds) times out after BUSY_CALL_SECONDS, in the Maps'
+ * processors too: a slow DynamoDB, CloudWatch or SQS answer cannot stretch an execution past its bounds.
+ */
+function withTaskTimeouts(states: Record<string, any>): Record<string, unknown> {
+  for (const state of Object.values(states)) {
+    if (state.Type === "Task" && state.TimeoutSeconds === undefined) state.TimeoutSeconds = BUSY_CALL_SECONDS;
+    if (state.Type === "Map") withTaskTimeouts(state.ItemProcessor.States);
+  }
+  return states;
+}
 
 export function senderDefinition(p: SenderParameters): Record<string, unknown> {
   const S = SENDER_STATES;
@@ -263,11 +289,12 @@ export function senderDefinition(p: SenderParameters): Record<string, unknown> {
     Comment: `sendtime's one sender: claims the occurrence, reads the campaign's state before every SES call, records each entry's outcome${capped ? `; at most ${p.gate!.cap.max} sends per address per ${p.gate!.cap.per} (UTC)` : ""}`,
     QueryLanguage: "JSONata",
     StartAt: S.prepare,
-    States: {
+    States: withTaskTimeouts({
       [S.prepare]: {
         Type: "Pass",
-        Comment: "Pairs each entry with its recipient id; nothing is done yet.",
-        Output: `{% { 'input': $states.input, 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i], 'admitted': false } })], 'done': [], 'round': 0 } %}`,
+        Comment:
+          "Pairs each entry with its recipient id. The entries are kept once, in pending (Step Functions holds a state's data to 256 KB).",
+        Output: `{% { 'input': $merge([$states.input, { 'bulk': $sift($states.input.bulk, function($v, $k) { $k != 'BulkEmailEntries' }) }]), 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i], 'admitted': false } })], 'done': [], 'round': 0 } %}`,
         Next: S.claim,
       },
       ...claimStates(p, checked ? S.lookUpOptOuts : afterOptOuts),
@@ -282,7 +309,7 @@ export function senderDefinition(p: SenderParameters): Record<string, unknown> {
       ...sendStates(p),
       ...retryStates(),
       ...endStates(p),
-    },
+    }),
   };
 }
 
@@ -301,6 +328,7 @@ function claimStates(p: SenderParameters, next: string) {
           [LEDGER_KEY]: { S: `{% ${OCCURRENCE_KEY} %}` },
           [OCCURRENCE_ATTRIBUTES.campaign]: { S: "{% $states.input.input.campaign %}" },
           [OCCURRENCE_ATTRIBUTES.claimedAt]: { S: "{% $states.context.Execution.StartTime %}" },
+          [OCCURRENCE_ATTRIBUTES.claimedBy]: { S: "{% $states.context.Execution.Id %}" },
           [LEDGER_TTL_ATTRIBUTE]: {
             N: `{% $string($floor($toMillis($states.input.input.scheduled_time) / 1000) + ${ttlSeconds}) %}`,
           },
@@ -312,7 +340,7 @@ function claimStates(p: SenderParameters, next: string) {
       Catch: [
         {
           ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
-          Next: S.repeat,
+          Next: S.whoClaimed,
           Output: "{% $states.input %}",
         },
         {
@@ -323,6 +351,7 @@ function claimStates(p: SenderParameters, next: string) {
       ],
       Next: next,
     },
+    ...ownClaimStates(p),
     [S.repeat]: {
       Type: "Succeed",
       Comment: "A repeated invocation of a claimed occurrence: nothing is sent again.",
@@ -332,6 +361,43 @@ function claimStates(p: SenderParameters, next: string) {
       Type: "Pass",
       Comment: "The occurrence could not be claimed: nothing is sent; each entry is not sent, and dead-lettered.",
       Output: `{% $merge([$states.input, { 'done': [${finished("$states.input.pending", "'not-sent'", `'Ledger.ClaimFailed: ' & ${reasonOf("$states.input.claim_error")}`)}], 'pending': [] }]) %}`,
+      Next: S.record,
+    },
+  };
+}
+
+/**
+ * Claimed already: by another execution (a repeated invocation: nothing to do), or by this one — its own claim, retried
+ * after it was written, or Step Functions running the execution again — with no outcome recorded yet. Then SES may or
+ * may not have been called: every entry is unknown (dead-lettered; sent again only with redrive --resend-unknown),
+ * never sent twice and never dropped unseen. A look-up that fails is taken the same way.
+ */
+function ownClaimStates(p: SenderParameters) {
+  const S = SENDER_STATES;
+  const by = OCCURRENCE_ATTRIBUTES.claimedBy;
+  return {
+    [S.whoClaimed]: {
+      Type: "Task",
+      Resource: `arn:${p.partition}:states:::dynamodb:getItem`,
+      Arguments: {
+        TableName: p.ledger.tableName,
+        Key: { [LEDGER_KEY]: { S: `{% ${OCCURRENCE_KEY} %}` } },
+        ConsistentRead: true,
+      },
+      Retry: [retryBusy(DYNAMODB_BUSY)],
+      Output: `{% $merge([$states.input, { 'own_claim': $states.result.Item.${by}.S = $states.context.Execution.Id and $not($exists($states.result.Item.${OCCURRENCE_ATTRIBUTES.outcomes})) }]) %}`,
+      Catch: [{ ErrorEquals: ["States.ALL"], Next: S.claimUncertain, Output: "{% $states.input %}" }],
+      Next: S.isOwnClaim,
+    },
+    [S.isOwnClaim]: {
+      Type: "Choice",
+      Choices: [{ Condition: "{% $states.input.own_claim = true %}", Next: S.claimUncertain }],
+      Default: S.repeat,
+    },
+    [S.claimUncertain]: {
+      Type: "Pass",
+      Comment: "This execution's own claim, found again: SES may have been called; every entry is unknown.",
+      Output: `{% $merge([$states.input, { 'done': [${finished("$states.input.pending", "'unknown'", "'Ledger.ClaimUncertain: this execution claimed the occurrence already (a retried claim, or the execution run again)'")}], 'pending': [] }]) %}`,
       Next: S.record,
     },
   };
@@ -479,7 +545,7 @@ $r := $whole ? $states.input.results[$i] : {};
   'kind': $r.Status = '${SENT_STATUS}' ? 'sent' : ($r.Status in $transient ? 'transient' : ($r.Status ? 'not-sent' : 'unknown')) }
   ) })];
   $merge([$states.input, {
-'done': [$states.input.done, $graded[kind != 'transient'].{ 'item': item, 'outcome': kind, 'reason': kind = 'sent' ? '' : ${reasonOf("item.last")} }],
+'done': [$states.input.done, $graded[kind != 'transient'].{ 'item': item.${SLIM}, 'outcome': kind, 'reason': kind = 'sent' ? '' : ${reasonOf("item.last")} }],
 'pending': [$graded[kind = 'transient'].item],
 'results': []
   }])
@@ -584,7 +650,7 @@ function endStates(p: SenderParameters) {
     },
     [S.done]: {
       Type: "Succeed",
-      Output: `{% { 'sent': ${count("outcome = 'sent'")}, 'skipped': ${count("outcome = 'skipped'")}, 'opted_out': ${count("reason = 'opted-out'")}, 'capped': ${count("reason = 'capped'")}, 'repeats': ${count("reason = 'repeat'")}, 'held': ${count("reason = 'paused'")}, 'cancelled': ${count("reason = 'cancelled'")} } %}`,
+      Output: `{% { 'sent': ${count("outcome = 'sent'")}, 'skipped': ${count("outcome = 'skipped'")}, 'opted_out': ${count("reason = 'opted-out'")}, 'capped': ${count("reason = 'capped'")}, 'held': ${count("reason = 'paused'")}, 'cancelled': ${count("reason = 'cancelled'")} } %}`,
     },
   };
 }
@@ -738,7 +804,7 @@ function dropStates(p: SenderParameters, next: string) {
   $unchecked := $states.input.unchecked;
   $error := $states.input.lookup_error ? $states.input.lookup_error : { 'Error': 'OptOut.Unprocessed', 'Cause': 'DynamoDB left the opt-out look-up unprocessed after ${1 + r.maxRetries} tries' };
   $merge([$states.input, {
-'done': [$states.input.done, $filter($states.input.pending, ${keyOf("$KEY in $unchecked")}).{ 'item': $, 'outcome': 'not-sent', 'reason': 'OptOut.LookUpFailed: ' & ${reasonOf("$error")} }],
+'done': [$states.input.done, $filter($states.input.pending, ${keyOf("$KEY in $unchecked")}).{ 'item': $.${SLIM}, 'outcome': 'not-sent', 'reason': 'OptOut.LookUpFailed: ' & ${reasonOf("$error")} }],
 'pending': [$filter($states.input.pending, ${keyOf("$not($KEY in $unchecked)")})],
 'unchecked': []
   }])
@@ -752,7 +818,7 @@ function dropStates(p: SenderParameters, next: string) {
   $opted := [$states.input.opted];
   $keep := [$filter($states.input.pending, ${keyOf("$not($KEY in $opted)")})];
   $merge([$states.input, {
-'done': [$states.input.done, $filter($states.input.pending, ${keyOf("$KEY in $opted")}).{ 'item': $, 'outcome': 'skipped', 'reason': 'opted-out' }],
+'done': [$states.input.done, $filter($states.input.pending, ${keyOf("$KEY in $opted")}).{ 'item': $.${SLIM}, 'outcome': 'skipped', 'reason': 'opted-out' }],
 'pending': $keep, 'opted_out': $count($states.input.pending) - $count($keep), 'opted': [], 'unchecked': [] }])
 ) %}`),
       Next: S.anyOptedOut,
@@ -800,10 +866,10 @@ function admissionStates(p: SenderParameters, gate: Admissions) {
       MaxConcurrency: SENDER_CONCURRENCY.admissions,
       ItemProcessor: admitEntryProcessor(p, gate, view),
       Output: oneLine(`{% $merge([$states.input, {
-  'pending': [$states.result[admission = 'admitted'].$merge([item, { 'admitted': true }])],
+  'pending': [$states.result[admission in ['admitted', 'repeat']].$merge([item, { 'admitted': true }])],
   'done': [$states.input.done,
-$states.result[admission = 'error'].{ 'item': item, 'outcome': 'not-sent', 'reason': 'Cap.AdmissionFailed: ' & ${reasonOf("error")} },
-$states.result[admission in ['capped', 'repeat']].{ 'item': item, 'outcome': 'skipped', 'reason': admission }],
+$states.result[admission = 'error'].{ 'item': item.${SLIM}, 'outcome': 'not-sent', 'reason': 'Cap.AdmissionFailed: ' & ${reasonOf("error")} },
+$states.result[admission = 'capped'].{ 'item': item.${SLIM}, 'outcome': 'skipped', 'reason': 'capped' }],
   'capped': $count($states.result[admission = 'capped'])
 }]) %}`),
       Next: S.anyCapped,

@@ -12,11 +12,12 @@ import * as path from "path";
 import { StringDecoder } from "string_decoder";
 import { campaignTag } from "../../infra/rules/email-events";
 import { FrequencyCap } from "../../infra/rules/frequency-cap";
-import { scheduleName } from "../../infra/rules/naming";
+import { scheduleName, senderName } from "../../infra/rules/naming";
 import type { BulkPlanRow } from "../../infra/rules/plan-row";
 import { dynamodbPricing, pacedConcurrency, scheduler } from "../../infra/rules/quotas";
 import {
   executionUnits,
+  expressExecutionArn,
   INVOCATION_PRICE,
   ledgerDollars,
   Occurrence,
@@ -85,6 +86,7 @@ function occurrenceOf(campaignId: string, name: string, utc: string): Occurrence
     scheduledTime: `${second}Z`,
     campaign: campaignTag(campaignId),
     startTime: `${second}.000Z`,
+    executionId: expressExecutionArn(SCOPE, senderName("dev")),
   };
 }
 

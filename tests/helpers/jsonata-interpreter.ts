@@ -37,14 +37,20 @@ const KNOWN = new Set([
   "MaxConcurrency",
 ]);
 
-/** JSONata run statistics: the interpreter's retries, and every Wait's Seconds in order. */
-export type JsonataRunStats = RunStats & { waits?: number[] };
+/**
+ * JSONata run statistics: the interpreter's retries, every Wait's Seconds in order and, when `sizes` is given, the
+ * bytes of every state's input as JSON (Step Functions refuses more than 256 KB: States.DataLimitExceeded).
+ */
+export type JsonataRunStats = RunStats & { waits?: number[]; sizes?: number[] };
+
+/** Each run is an execution of its own (an Id of its own) unless the test gives one. */
+let executions = 0;
 
 export async function runJsonataMachine(
   machine: any,
   input: any,
   services: JsonataServices,
-  context: { startTime: string },
+  context: { startTime: string; executionId?: string },
   stats: JsonataRunStats = { retries: [] },
   mapContext?: { Execution: unknown; Map: { Item: { Value: unknown; Index: number } } },
 ): Promise<{ output: any; path: string[] }> {
@@ -52,13 +58,16 @@ export async function runJsonataMachine(
   const path: string[] = [];
   let name: string = machine.StartAt;
   let data = input;
-  const ctx: Record<string, unknown> = mapContext ?? { Execution: { Input: input, StartTime: context.startTime } };
+  const ctx: Record<string, unknown> = mapContext ?? {
+    Execution: { Id: context.executionId ?? `execution-${++executions}`, Input: input, StartTime: context.startTime },
+  };
   for (let steps = 0; steps < 1000; steps++) {
     const state = machine.States[name];
     if (!state) throw new Error(`no state ${name}`);
     for (const k of Object.keys(state))
       if (!KNOWN.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
     path.push(name);
+    stats.sizes?.push(Buffer.byteLength(JSON.stringify(data ?? null)));
     const states = { input: data, context: ctx };
     switch (state.Type) {
       case "Succeed":

@@ -42,6 +42,9 @@ const OCC: Occurrence = {
   scheduledTime: "2026-12-01T14:00:00Z",
   campaign: "spring",
   startTime: "2026-12-01T14:00:00.210Z",
+  // An EXPRESS execution's ARN: 66 characters up to the state machine's name and its colon, then two 36-character ids.
+  executionId:
+    "arn:aws:states:us-east-1:123456789012:express:sendtime-sender-dev:8f2c5b4e-7a1d-4c3e-9b6f-2d8e1a0c4b7f:0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a",
 };
 /** r0…r9 (2 characters) and r10…r49 (3). */
 const ENTRIES = Array.from({ length: 50 }, (_, i) => ({ recipient: `r${i}`, email: `r${i}@example.com` }));
@@ -50,26 +53,27 @@ const SENT = ENTRIES.map((e) => ({ recipient: e.recipient, outcome: "sent" as co
 // The claim, by hand. pk: "pk" (2) + "occ#" (4) + ARN (89) + "#" (1) + the time (20) = 116. campaign: 8 + 6 = 14.
 // claimed_at: 10 + 24 = 34. expires_at: 10 + a number: 2026-12-01T14:00Z is 20,788 days and 14 hours after 1970
 // (56 years with 14 leap days, then January to November's 334 days): 1,796,133,600 s; 14 days later 1,797,343,200,
-// whose significant digits are 17973432 (8: 4 bytes, plus 1) = 15. In all 179.
-const CLAIM_BYTES = 116 + 14 + 34 + 15;
+// whose significant digits are 17973432 (8: 4 bytes, plus 1) = 15. claimed_by: 10 + 139 = 149. In all 328.
+const CLAIM_BYTES = 116 + 14 + 34 + 15 + 149;
 // Each sent outcome: 1 (element) + its id + 3 (the inner map) + (1 + "outcome" 7 + "sent" 4) + (1 + "reason" 6 + 0)
 // = 23 + its id: 10 × 25 + 40 × 26 = 1,290; "outcomes" (8) + 3 = 11 more.
 const RECORD_BYTES = CLAIM_BYTES + 8 + 3 + 10 * 25 + 40 * 26;
 
 describe("the orchestration cost model", () => {
-  it("sizes the claim and the record as DynamoDB bills them: 179 bytes (1 WRU), 1,480 with 50 outcomes (2 WRU)", () => {
+  it("sizes the claim and the record as DynamoDB bills them: 328 bytes (1 WRU), 1,629 with 50 outcomes (2 WRU)", () => {
     assert.strictEqual(Date.UTC(2026, 11, 1, 14) / 1000, 1_796_133_600);
-    assert.strictEqual(itemBytes(claimItem(OCC)), 179);
-    assert.strictEqual(itemBytes(recordItem(OCC, SENT)), 1_480);
-    assert.strictEqual(RECORD_BYTES, 1_480);
+    assert.strictEqual(OCC.executionId.length, 66 + 36 + 1 + 36);
+    assert.strictEqual(itemBytes(claimItem(OCC)), 328);
+    assert.strictEqual(itemBytes(recordItem(OCC, SENT)), 1_629);
+    assert.strictEqual(RECORD_BYTES, 1_629);
     const u = executionUnits(OCC, ENTRIES, { optOuts: true, cap: { max: 3, per: "day" } });
     assert.deepStrictEqual(u, {
       claimWru: 1,
-      recordWru: 2, // ⌈1,480 ÷ 1,024⌉: the larger of before (179) and after
+      recordWru: 2, // ⌈1,629 ÷ 1,024⌉: the larger of before (328) and after
       stateRru: 1, // a strongly consistent read of a small or absent item
       capWru: 50, // one admission per entry, each item under 1 KB
       optOutRru: 25, // 50 distinct keys, eventually consistent: half a unit each
-      recordBytes: 1_480,
+      recordBytes: 1_629,
     });
   });
 
@@ -121,8 +125,8 @@ describe("the orchestration cost model", () => {
   it("per recipient: $1.069 today, $4.486 with the one door (≤ $4 not met), $5.111 with a cap; by hand", () => {
     const units = new UnitTally();
     const one = { ...OCC, scheduleArn: ARN.replace("bulk.1.20261201T1400Z.0", "r7-1") };
-    // Its claim: 179 − 19 (the name's 23 characters less "r7-1"'s 4) = 160 bytes; with the one outcome 160 + 11 + 25.
-    assert.strictEqual(itemBytes(recordItem(one, [{ recipient: "r7", outcome: "sent", reason: "" }])), 196);
+    // Its claim: 328 − 19 (the name's 23 characters less "r7-1"'s 4) = 309 bytes; with the one outcome 309 + 11 + 25.
+    assert.strictEqual(itemBytes(recordItem(one, [{ recipient: "r7", outcome: "sent", reason: "" }])), 345);
     for (let i = 0; i < 100; i++)
       units.add(executionUnits(one, [ENTRIES[7]], { optOuts: true, cap: { max: 3, per: "day" } }), 1);
     const plan = { schedules: 100, entries: 100, lineBytes: 358, batchSize: 400, innerConcurrency: 25 };
@@ -162,7 +166,7 @@ describe("the orchestration cost model", () => {
     const { grouped, perRecipient } = tallyPlan(path.join(dir, "plan.jsonl"), "spring");
     assert.deepStrictEqual(
       [grouped.executions, grouped.entries, grouped.claimWru, grouped.recordWru, grouped.largestRecordBytes],
-      [2, 51, 2, 3, 1_480], // the second line's record is under 1 KB
+      [2, 51, 2, 3, 1_629], // the second line's record is under 1 KB
     );
     assert.deepStrictEqual([perRecipient.executions, perRecipient.recordWru, perRecipient.capWru], [51, 51, 51]);
     fs.rmSync(dir, { recursive: true });
@@ -196,7 +200,7 @@ describe("the model's items are the ones the one sender writes (dynalite bills t
     server.close();
   });
 
-  it("50 entries sent: the stored occurrence is recordItem's, 1,480 bytes; its claim takes 1 unit and its record 2", async () => {
+  it("50 entries sent: the stored occurrence is recordItem's, 1,629 bytes; its claim takes 1 unit and its record 2", async () => {
     const row = {
       step: 1,
       template: "spring-sale",
@@ -225,7 +229,7 @@ describe("the model's items are the ones the one sender writes (dynalite bills t
           return { BulkEmailEntryResults: args.BulkEmailEntries.map(() => ({ Status: "SUCCESS", MessageId: "m" })) };
         },
       },
-      { startTime: OCC.startTime },
+      { startTime: OCC.startTime, executionId: OCC.executionId },
     );
     const key = { pk: { S: `occ#${ARN}#${OCC.scheduledTime}` } };
     const stored = (await db.send(new GetItemCommand({ TableName: "ledger", Key: key, ConsistentRead: true }))).Item;

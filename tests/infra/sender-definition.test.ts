@@ -17,6 +17,7 @@ import {
   senderWorstCaseSeconds,
 } from "../../infra/rules/sender-definition";
 import { stepFunctions } from "../../infra/rules/quotas";
+import { MAX_BULK_ENTRIES_INPUT_BYTES } from "../../infra/rules/plan-row";
 import { StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, JsonataRunStats, runJsonataMachine } from "../helpers/jsonata-interpreter";
 
@@ -238,7 +239,7 @@ function assertBulkShape(r: any) {
 
 const count = (xs: string[], x: string) => xs.filter((y) => y === x).length;
 const failed = (e: unknown) => e instanceof StatesError && e.error === "Sender.EntriesFailed";
-const OK = { sent: 0, skipped: 0, opted_out: 0, capped: 0, repeats: 0, held: 0, cancelled: 0 };
+const OK = { sent: 0, skipped: 0, opted_out: 0, capped: 0, held: 0, cancelled: 0 };
 const pointer = (recipients: string[], outcome: string, reason: string, name = "b.0900.spring-sale.A.0-1") => ({
   campaign: "spring",
   schedule_name: name,
@@ -491,7 +492,7 @@ describe("the one sender: exactly once per occurrence", () => {
     await assert.rejects(f.run(i), failed);
     const again = await f.run(i);
     assert.deepStrictEqual(again.output, { repeat: true, entries: 2 });
-    assert.deepStrictEqual(again.path, ["Prepare", "Claim", "AlreadyClaimed"]);
+    assert.deepStrictEqual(again.path, ["Prepare", "Claim", "WhoClaimed", "IsOwnClaim", "AlreadyClaimed"]);
     assert.deepStrictEqual(f.calls.length, 1, "one SES call in all");
   });
 
@@ -514,6 +515,108 @@ describe("the one sender: exactly once per occurrence", () => {
         ["r1", "not-sent", "Ledger.ClaimFailed"],
       ],
     );
+  });
+
+  it("a claim retried after its first write landed is this execution's own: every entry unknown, dead-lettered, none sent and none lost (review)", async () => {
+    const f = new Fakes();
+    const ledger = f.ledger;
+    const call = ledger.call.bind(ledger);
+    let first = true;
+    // DynamoDB applies the first PutItem, then answers 500: Step Functions retries it, and the retry meets its own item.
+    ledger.call = (action: string, args: any) => {
+      const r = call(action, args);
+      if (action === "putItem" && first) {
+        first = false;
+        throw new StatesError("DynamoDB.InternalServerErrorException", "after the write");
+      }
+      return r;
+    };
+    const i = input(["ann@example.com", "bob@example.com"]);
+    await assert.rejects(f.run(i), failed);
+    assert.deepStrictEqual(f.calls, [], "no SES call: it cannot know it never sent");
+    assert.deepStrictEqual(
+      Object.values(f.outcomes(i)).map((o) => o.split(":")[0]),
+      ["unknown", "unknown"],
+    );
+    assert.deepStrictEqual(
+      f.deadLetters.map((d) => [d.recipients, d.outcome]),
+      [
+        [["r0"], "unknown"],
+        [["r1"], "unknown"],
+      ],
+    );
+    // Another execution (Scheduler's repeat) still sends nothing: the occurrence is settled.
+    const again = await f.run(i);
+    assert.deepStrictEqual([again.output, f.calls], [{ repeat: true, entries: 2 }, []]);
+  });
+
+  it("an admission retried after its first write landed is admitted, and sent once (review)", async () => {
+    const f = new Fakes();
+    const call = f.table.call.bind(f.table);
+    let first = true;
+    f.table.call = (action: string, args: any) => {
+      const r = call(action, args);
+      if (action === "updateItem" && first) {
+        first = false;
+        throw new StatesError("DynamoDB.ThrottlingException", "after the write");
+      }
+      return r;
+    };
+    const i = input(["ann@example.com"]);
+    const { output } = await f.run(i, CAPPED);
+    assert.deepStrictEqual([output.sent, f.delivered], [1, ["ann@example.com"]]);
+    assert.strictEqual(f.table.items.get("ann@example.com#2026-12-01")!.sends.N, "1", "counted once");
+  });
+
+  it("SES's MessageRejected, under the name Step Functions gives it (with an Exception suffix), is not sent, not unknown (review)", async () => {
+    const f = new Fakes(() => ({ error: "SesV2.MessageRejectedException" }));
+    await assert.rejects(f.run(input(["ann@example.com"])), failed);
+    assert.deepStrictEqual(
+      f.deadLetters.map((d) => d.outcome),
+      ["not-sent"],
+    );
+  });
+
+  it("every task but SES's times out within the bound the worst cases count, and retries its timeout (review)", () => {
+    const tasks: any[] = [];
+    const walk = (states: Record<string, any>) => {
+      for (const st of Object.values(states)) {
+        if (st.Type === "Task") tasks.push(st);
+        if (st.Type === "Map") walk(st.ItemProcessor.States);
+      }
+    };
+    walk((senderDefinition(CHECKED_CAPPED) as any).States);
+    for (const t of tasks) {
+      assert.ok(typeof t.TimeoutSeconds === "number", `${t.Resource} has no TimeoutSeconds`);
+      if (!t.Resource.includes("sesv2")) {
+        assert.strictEqual(t.TimeoutSeconds, 1, t.Resource);
+        // Retried, or (a metric's one try) caught: a slow answer never ends the execution.
+        const handles = (list: any[] | undefined) =>
+          (list ?? []).some(
+            (r: any) => r.ErrorEquals.includes("States.Timeout") || r.ErrorEquals.includes("States.ALL"),
+          );
+        assert.ok(handles(t.Retry) || handles(t.Catch), `${t.Resource} neither retries nor catches a timeout`);
+      }
+    }
+  });
+
+  it("the state stays within Step Functions' 256 KB at the largest input the planner writes: the entries are held once (review)", async () => {
+    // 50 entries of personalization filling the planner's budget for a bulk schedule's entries.
+    const budget = MAX_BULK_ENTRIES_INPUT_BYTES;
+    const big = "x".repeat(Math.floor(budget / 50) - 400);
+    const i = input(Array.from({ length: 50 }, (_, k) => `u${k}@example.com`));
+    i.bulk.BulkEmailEntries.forEach((e) => {
+      const data = JSON.parse(e.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData);
+      e.ReplacementEmailContent.ReplacementTemplate.ReplacementTemplateData = JSON.stringify({ ...data, note: big });
+    });
+    assert.ok(Buffer.byteLength(JSON.stringify(i)) <= 262_144);
+    const sizes: number[] = [];
+    const f = new Fakes();
+    const services = f.services();
+    const def = senderDefinition(CAPPED);
+    await runJsonataMachine(def, i, services, { startTime: AT }, { retries: [], sizes });
+    assert.ok(sizes.length > 0);
+    assert.ok(Math.max(...sizes) <= 262_144, `largest state ${Math.max(...sizes)} bytes`);
   });
 
   it("a failed record of the outcomes changes no outcome: the mail went, nothing is dead-lettered", async () => {
