@@ -27,6 +27,7 @@ import {
 import { count, counted, formatDuration, plural } from "../infra/rules/format";
 import { Command, FlagValues } from "./lib/cli/flags";
 import { LAUNCH_FLAGS, LAUNCH_GROUP } from "./lib/cli/launch-flags";
+import { graceMinutesFlag, missedPolicyFlag } from "./lib/cli/timing-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { ProgressReporter, progressReporter } from "./lib/cli/progress";
@@ -43,7 +44,6 @@ import {
 } from "./lib/aws/launch";
 import { PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
-import { MISSED_POLICIES, MissedPolicy } from "./lib/planning/decisions";
 import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/rules/promises";
 import { quietWindowShortfall } from "./lib/planning/window";
 import { planCampaign, PlanRequest, PlanSummary } from "./lib/planning/plan";
@@ -181,9 +181,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
     throw new UsageError(
       `${recurringFlag} does not apply to --every ${f.every}: occurrences before the launch's start (now + fan-out + margin) are simply not sent`,
     );
-  const missed = (f.missed ?? "skip") as MissedPolicy;
-  if (!MISSED_POLICIES.includes(missed))
-    throw new UsageError(`--missed ${f.missed}: one of ${MISSED_POLICIES.join(", ")}`);
+  const missed = missedPolicyFlag(f.missed) ?? "skip";
   const now = nowFromFlag(f.now);
   const bulkRates = f.bulk ? bulkRatesFromFlags(f) : undefined;
   const rate = bulkRates?.emails ?? rateFromFlags(f);
@@ -195,7 +193,7 @@ async function prepareRun(f: Flags, io: Io): Promise<Run> {
   const rows = progressReporter(io, f.progress, "planning");
   const progress = (text: string) => rows.say(text);
   const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
-  const graceMinutes = intFlag("grace-minutes", f["grace-minutes"], 0, 10_080, 60);
+  const graceMinutes = graceMinutesFlag(f["grace-minutes"]);
   const windowMinutes = windowFromFlag(f["window-minutes"]);
   const tooLong =
     windowMinutes === undefined

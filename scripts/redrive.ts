@@ -12,6 +12,10 @@ import { UsageError } from "../infra/rules/errors";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { LAUNCH_FLAGS } from "./lib/cli/launch-flags";
+import { graceMinutesFlag, missedPolicyFlag } from "./lib/cli/timing-flags";
+import { LaunchMissed } from "./lib/planning/launch-record";
+import { HeldOutcome } from "./lib/planning/paused-sends";
 
 const FLAGS = {
   campaign: { type: "string", value: "ID", help: "redrive this campaign's failed sends" },
@@ -20,6 +24,13 @@ const FLAGS = {
     type: "boolean",
     help: "also re-send recipients the ledger records as unknown (SES may have sent them): they may get it twice",
   },
+  missed: {
+    ...LAUNCH_FLAGS.missed,
+    help: "what a held send becomes (G: send-now's grace)",
+    default: "the launch record's",
+    group: undefined,
+  },
+  "grace-minutes": { ...LAUNCH_FLAGS["grace-minutes"], group: undefined },
   "dry-run": {
     type: "boolean",
     help: "list what it would create (reads the plan, the ledger and GetSchedule only): no schedule, no message deleted",
@@ -31,12 +42,15 @@ const FLAGS = {
 
 export const COMMAND: Command<typeof FLAGS> = {
   script: "redrive",
-  usage: ["(--campaign ID | --all) [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+  usage: ["(--campaign ID | --all) [--missed POLICY] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
   summary: `Reads the stack's dead-letter queue until it is empty. Each message only points to a failed send (campaign, schedule,
 scheduled time, recipient ids): the send is rebuilt from the campaign's plan in S3, and only the recipients the ledger
 records as not sent (or held by a pause; unknown ones with --resend-unknown) are re-sent, by the one sender, as a
 one-time schedule in the campaign's group, 2 minutes from now (after quiet time where the plan keeps the recipient's
-zone), named <original>-r<N>. A message is deleted only once its schedule exists (a second run sends nothing twice).
+zone), named <original>-r<N>. A send a pause held follows the campaign's missed-time policy (its launch record's, or
+--missed): skip, not sent; send-now, sent then if late by less than the grace; next-day, at its local time on the first
+later day. A message is deleted only once its schedule exists, or when nothing is left to send (a second run sends
+nothing twice).
 Left in the queue, with the reason: a message that is not a pointer, a send or recipient not in the plan, unknown
 outcomes, a group that is gone, a CreateSchedule that fails. Not read: the journeys' own queue.`,
   flags: FLAGS,
@@ -51,6 +65,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   if ((f.campaign === undefined) === !f.all)
     throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
   const campaignId = f.campaign === undefined ? undefined : requireCampaign(f.campaign);
+  const missed = missedFromFlags(f);
   const outputs = requireOutputs(
     outputsFromFlags(f),
     [
@@ -88,12 +103,26 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       ledgerTable: outputs.ledgerTableName,
       sender: senderFields(outputs),
       resendUnknown: f["resend-unknown"] as boolean,
+      missed,
       windowMinutes: outputs.defaultWindowMinutes,
       journeys: journeyNames(outputs),
     },
   ).finally(() => deadline.dispose());
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatRedrive(report));
   return report.left.length || report.problems.length ? 1 : 0;
+}
+
+/** --missed and --grace-minutes: the policy held sends follow instead of their launch records'; none given: theirs. */
+function missedFromFlags(f: { missed?: string; "grace-minutes"?: string }): LaunchMissed | undefined {
+  const policy = missedPolicyFlag(f.missed);
+  if (policy === undefined) {
+    if (f["grace-minutes"] !== undefined)
+      throw new UsageError(
+        `--grace-minutes ${f["grace-minutes"]} goes with --missed (send-now: how late a held send may be sent now)`,
+      );
+    return undefined;
+  }
+  return { policy, graceMinutes: graceMinutesFlag(f["grace-minutes"]) };
 }
 
 /** The sender input's stack fields, as the fan-out gets them: list management when the stack has a contact list. */
@@ -124,20 +153,22 @@ function formatRedrive(r: RedriveReport): string {
         `    ${s.group}/${s.schedule} at ${s.at}${s.quiet === "delayed" ? " (after quiet time)" : ""}: ${counted(s.recipients.length, "recipient")} of ${s.planRow} (was ${s.original}: ${s.error})` +
         (s.notResent.length
           ? `; not re-sent: ${s.notResent.map((x) => `${x.recipient} ${x.outcome}`).join(", ")}`
-          : ""),
+          : "") +
+        heldText(s.held),
     ),
   );
   if (r.nothingToResend.length)
     lines.push(
       `  nothing left to send (every recipient sent or skipped for good)${r.dryRun ? "" : ", message deleted"}: ${r.nothingToResend.length}`,
       ...r.nothingToResend.map(
-        (m) => `    ${m.original}: ${m.recipients.map((x) => `${x.recipient} ${x.outcome}`).join(", ")}`,
+        (m) =>
+          `    ${m.original}: ${m.recipients.map((x) => `${x.recipient} ${x.outcome}`).join(", ")}${m.held ? ` (${m.held.reason})` : ""}`,
       ),
     );
   if (r.alreadyRedriven.length)
     lines.push(
       `  already redriven by an earlier run${r.dryRun ? "" : " (message deleted)"}: ${r.alreadyRedriven.length}`,
-      ...r.alreadyRedriven.map((s) => `    ${s.group}/${s.schedule} (was ${s.original})`),
+      ...r.alreadyRedriven.map((s) => `    ${s.group}/${s.schedule} (was ${s.original})${heldText(s.held)}`),
     );
   if (r.otherCampaigns) lines.push(`  other campaigns' messages, not touched: ${r.otherCampaigns}`);
   if (r.left.length)
@@ -150,3 +181,6 @@ function formatRedrive(r: RedriveReport): string {
     lines.push("  Fix what is named and run redrive again (it is safe to repeat).");
   return lines.join("\n") + "\n";
 }
+
+/** What the missed-time policy made of a send a pause held. */
+const heldText = (h: HeldOutcome | null) => (h ? `; held by a pause, ${h.reason}` : "");

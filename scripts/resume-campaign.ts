@@ -27,8 +27,8 @@ export const COMMAND: Command<typeof FLAGS> = {
   usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
   summary: `Sets the campaign's state to live in the stack's ledger (stack output ledgerTableName), then counts the sends its
 pause held: the dead-letter queue's pointers of this campaign with outcome skipped and reason paused (read with a short
-visibility timeout, then made visible again; nothing deleted). \`redrive --campaign ID\` sends them. A cancelled
-campaign cannot be resumed.`,
+visibility timeout, then made visible again; nothing deleted). \`redrive --campaign ID\` sends them, each as the campaign's
+missed-time policy says (their time has passed). A cancelled campaign cannot be resumed.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["resume-campaign"],
   reference: "docs/operating.md",
@@ -64,9 +64,16 @@ function formatResume(r: ResumeReport): string {
         : "  No held send of it in the dead-letter queue.",
     );
   else lines.push(`  At least ${heldText} wait in the dead-letter queue (not read to the end): ${redrive} sends them.`);
+  if (h.sends) lines.push(...MISSED_HINT);
   lines.push(...h.problems.map((p) => `  problem: ${p}`));
   return lines.join("\n") + "\n";
 }
+
+/** What redrive does with them: the sender held each when it fired, so every one's time has passed. */
+const MISSED_HINT = [
+  "  Their time has passed: each follows the campaign's missed-time policy (skip: not sent; send-now: sent if late by",
+  "  less than the grace; next-day: at its local time on the first later day), or redrive's --missed.",
+];
 
 function firstLine(r: ResumeReport): string {
   if (!r.written)

@@ -337,7 +337,9 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
       assert.strictEqual(
         resumed.stdout,
         "Campaign spring: live again at 2026-12-01T10:00:44.000Z; it was paused since 2026-12-01T10:00:00.000Z (reason: legal review).\n" +
-          "  2 held sends (3 recipients) wait in the dead-letter queue: `npm run -s redrive -- --campaign spring` sends them.\n",
+          "  2 held sends (3 recipients) wait in the dead-letter queue: `npm run -s redrive -- --campaign spring` sends them.\n" +
+          "  Their time has passed: each follows the campaign's missed-time policy (skip: not sent; send-now: sent if late by\n" +
+          "  less than the grace; next-day: at its local time on the first later day), or redrive's --missed.\n",
       );
       assert.deepStrictEqual(
         released.sort(),

@@ -18,10 +18,12 @@ import { runMain } from "../helpers/cli";
 import { main as redrive } from "../../scripts/redrive";
 import { clock } from "../../scripts/lib/aws/call";
 import { FailedSend, PlanSearch, redriveName } from "../../scripts/lib/planning/dead-letters";
-import { launchQuietTime, LaunchRecord } from "../../scripts/lib/planning/launch-record";
+import { launchMissedPolicy, launchQuietTime, LaunchRecord } from "../../scripts/lib/planning/launch-record";
+import { heldFate, HeldPolicy, heldPolicy } from "../../scripts/lib/planning/paused-sends";
 import { recipientSenderInput, senderInput } from "../../infra/rules/sender-input";
 import { BulkPlanRow, PlanRow } from "../../infra/rules/plan-row";
 import { describeQuietTime, QuietTime } from "../../infra/rules/quiet-time";
+import { DateTime } from "luxon";
 
 // dynalite ships no types: a function that returns an http.Server.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -106,12 +108,35 @@ const recipientRow = (id: string, zone: string): PlanRow => ({
 });
 /** autumn: a per-recipient campaign in Tokyo (UTC+9, no DST) with quiet time. */
 const AUTUMN_PLAN = [recipientRow("d4", "Asia/Tokyo"), recipientRow("e5", "Asia/Tokyo")];
+/** harvest: a per-recipient campaign in New York, whose clocks go back an hour on 2026-11-01 (02:00 EDT → 01:00 EST). */
+const nyRow = (id: string, sendAt: string, utc: string): PlanRow => ({
+  ...recipientRow(id, "America/New_York"),
+  send_at: sendAt,
+  utc,
+  schedule_expression: `at(${sendAt})`,
+});
+const HARVEST_PLAN = [
+  nyRow("f6", "2026-10-31T09:00:00", "2026-10-31T13:00:00.000Z"),
+  nyRow("g7", "2026-10-31T18:00:00", "2026-10-31T22:00:00.000Z"),
+];
 
+/** The launcher's summary of its missed-time policy (plan.ts PlanSummary missed), as a launch record keeps it. */
+const missedSummary = (policy: string, graceMinutes = 60) => ({
+  policy,
+  graceMinutes,
+  cutoff: "2026-11-20T10:07:00.000Z",
+  skipped: 0,
+  sentNow: 0,
+  movedToNextDay: 0,
+});
+/** A launch record that states no missed-time policy (the launcher's all do). */
+const NO_MISSED = Symbol("no missed-time policy");
 const record = (
   campaignId: string,
   id: string,
   at: string,
   quiet: unknown,
+  missed: unknown = missedSummary("skip"),
   planKeys = [`plans/${campaignId}/${id}.jsonl`],
 ) => ({
   campaignId,
@@ -122,6 +147,7 @@ const record = (
   scheduled: [{ step: 1, variant: null, schedules: 3 }],
   holdoutRecipients: 0,
   quiet,
+  ...(missed === NO_MISSED ? {} : { missed }),
 });
 const jsonl = (rows: object[]) => Buffer.from(rows.map((r) => JSON.stringify(r) + "\n").join(""));
 
@@ -156,6 +182,8 @@ function seedS3(s3: LocalS3, quiet: QuietTime): void {
     }),
   );
   put("plans/autumn/A1.jsonl", jsonl(AUTUMN_PLAN));
+  put("launches/harvest/H1.json", record("harvest", "H1", "2026-10-30T10:00:00.000Z", null, missedSummary("next-day")));
+  put("plans/harvest/H1.jsonl", jsonl(HARVEST_PLAN));
 }
 
 // --- The ledger -----------------------------------------------------------------------------------------------------
@@ -302,6 +330,7 @@ class FakeAws {
   groups = new Map<string, Map<string, any>>([
     ["campaign-spring", new Map()],
     ["campaign-autumn", new Map()],
+    ["campaign-harvest", new Map()],
   ]);
   receives = 0;
   handles = 0;
@@ -683,12 +712,14 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
           campaign: "spring",
           original: BULK,
           recipients: [{ recipient: "a7", outcome: "sent", reason: "" }],
+          held: null,
         },
         {
           messageId: "m3",
           campaign: "spring",
           original: BULK,
           recipients: [{ recipient: "c9", outcome: "skipped", reason: "opted-out" }],
+          held: null,
         },
       ]);
     });
@@ -753,28 +784,6 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
       assert.deepStrictEqual(aws.queue, []);
     });
 
-    it("a send a pause held (skipped: paused) is re-sent; one capped or cancelled is not", async () => {
-      await record_(ledger.ddb, occSpring(), {
-        a7: ["skipped", "capped"],
-        b8: ["skipped", "cancelled"],
-        c9: ["skipped", "paused"],
-      });
-      const aws = new FakeAws(
-        ["a7", "b8", "c9"].map((id, i) => pointer(`m${i}`, { recipients: [id], outcome: "skipped", reason: "x" })),
-      );
-      const r = await run(aws, ["--all", "--json"]);
-      assert.strictEqual(r.code, 0, r.stdout);
-      assert.deepStrictEqual(
-        aws.schedules().map((s) => s.Name),
-        ["c9-1-r1"],
-      );
-      assert.deepStrictEqual(JSON.parse(aws.schedules()[0].Target.Input), expectedBulkInput(BULK, ["c9"]));
-      assert.deepStrictEqual(
-        JSON.parse(r.stdout).nothingToResend.map((m: any) => m.messageId),
-        ["m0", "m1"],
-      );
-    });
-
     it("a per-recipient row is re-sent as the fan-out builds it (list management), after the campaign's quiet time", async () => {
       await record_(ledger.ddb, occ("campaign-autumn", "d4-1", T), { d4: ["not-sent", "Throttling"] });
       const aws = new FakeAws([pointer("m1", { campaign: "autumn", schedule_name: "d4-1", recipients: ["d4"] })]);
@@ -796,6 +805,250 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
       assert.strictEqual(s.ScheduleExpression, `at(${new Date(quietEndsAt).toISOString().slice(0, 19)})`);
       assert.strictEqual(s.Name, "d4-1-r1");
       assert.strictEqual(JSON.parse(r.stdout).redriven[0].quiet, "delayed");
+    });
+  });
+
+  describe("a send a pause held follows the campaign's missed-time policy", () => {
+    const realNow = clock.now;
+    afterEach(() => (clock.now = realNow));
+    /** Redrive's clock, pinned (the sender holds a send when it fires, so its time has always passed). */
+    const at = (iso: string) => (clock.now = () => Date.parse(iso));
+    const putRecord = (campaignId: string, id: string, missed: unknown) =>
+      s3.objects.set(
+        `${BUCKET}/launches/${campaignId}/${id}.json`,
+        Buffer.from(JSON.stringify(record(campaignId, id, "2026-11-20T10:00:00.000Z", null, missed))),
+      );
+    const held = (
+      id: string,
+      recipient: string,
+      more: { campaign?: string; schedule_name?: string; scheduled_time?: string } = {},
+    ) => pointer(id, { recipients: [recipient], outcome: "skipped", reason: "paused", ...more });
+    const harvest = (id: string, recipient: string, time: string) =>
+      held(id, recipient, { campaign: "harvest", schedule_name: `${recipient}-1`, scheduled_time: time });
+    const atOf = (s: any) => s.ScheduleExpression;
+
+    it("skip (the launcher's default): a held send is not re-sent, listed and deleted (exit 0); capped or cancelled never", async () => {
+      await record_(ledger.ddb, occSpring(), {
+        a7: ["skipped", "capped"],
+        b8: ["skipped", "cancelled"],
+        c9: ["skipped", "paused"],
+      });
+      at("2026-12-01T14:20:00Z");
+      const aws = new FakeAws(
+        ["a7", "b8", "c9"].map((id, i) => pointer(`m${i}`, { recipients: [id], outcome: "skipped", reason: "x" })),
+      );
+      const r = await run(aws, ["--all", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      assert.deepStrictEqual(creates(), [], "nothing re-sent, though the pause held c9 only 22 minutes");
+      assert.deepStrictEqual(aws.queue, [], "every message deleted: nothing left to send");
+      const report = JSON.parse(r.stdout);
+      assert.deepStrictEqual(report.redriven, []);
+      assert.deepStrictEqual(
+        report.nothingToResend.map((m: any) => [m.messageId, m.recipients]),
+        [
+          ["m0", [{ recipient: "a7", outcome: "skipped", reason: "capped" }]],
+          ["m1", [{ recipient: "b8", outcome: "skipped", reason: "cancelled" }]],
+          ["m2", [{ recipient: "c9", outcome: "skipped", reason: "missed while paused: missed-time policy skip" }]],
+        ],
+      );
+      assert.deepStrictEqual(report.nothingToResend[2].held, {
+        policy: "skip",
+        graceMinutes: 60,
+        from: "launch record",
+        lateMinutes: 22,
+        outcome: "not-re-sent",
+        at: null,
+        reason: "missed while paused: missed-time policy skip",
+      });
+      assert.strictEqual(report.nothingToResend[0].held, null);
+    });
+
+    it("send-now: re-sent at the redrive time when late by less than the grace; from the grace on, not re-sent", async () => {
+      putRecord("spring", "L2", missedSummary("send-now", 60));
+      await record_(ledger.ddb, occSpring(), { b8: ["skipped", "paused"], c9: ["skipped", "paused"] });
+      // 14:30:20 + 2 minutes, up to the minute: 14:33, 33 minutes after the held 14:00.
+      at("2026-12-01T14:30:20Z");
+      const aws = new FakeAws([held("m1", "c9")]);
+      const first = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(first.code, 0, first.stdout);
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => [s.Name, atOf(s)]),
+        [["c9-1-r1", "at(2026-12-01T14:33:00)"]],
+      );
+      assert.deepStrictEqual(JSON.parse(aws.schedules()[0].Target.Input), expectedBulkInput(BULK, ["c9"]));
+      const sent = JSON.parse(first.stdout).redriven[0];
+      assert.strictEqual(sent.at, "2026-12-01T14:33:00.000Z");
+      assert.deepStrictEqual(sent.recipients, [{ recipient: "c9", outcome: "skipped", reason: "paused" }]);
+      assert.deepStrictEqual(
+        [sent.held.policy, sent.held.graceMinutes, sent.held.lateMinutes, sent.held.outcome, sent.held.at],
+        ["send-now", 60, 33, "sent-now", "2026-12-01T14:33:00.000Z"],
+      );
+      // 14:58 + 2 minutes: 15:00, exactly the grace of 60 minutes late: the launcher sends now only under it.
+      at("2026-12-01T14:58:00Z");
+      aws.add([held("m2", "b8")]);
+      const second = await run(aws, ["--campaign", "spring"]);
+      assert.strictEqual(second.code, 0, second.stdout);
+      assert.deepStrictEqual(creates(), []);
+      assert.deepStrictEqual(aws.queue, []);
+      assert.match(
+        second.stdout,
+        /nothing left to send .*: 1\n {4}bulk\.1\.20261201T1400Z\.0: b8 skipped \(missed while paused: 60 minutes late at 2026-12-01T15:00:00\.000Z, not less than the grace of 60 minutes: missed-time policy send-now\)\n/,
+      );
+    });
+
+    it("next-day: the same local time on the first day after the redrive, across New York's change of clocks", async () => {
+      await record_(ledger.ddb, occ("campaign-harvest", "f6-1", "2026-10-31T13:00:00Z"), { f6: ["skipped", "paused"] });
+      await record_(ledger.ddb, occ("campaign-harvest", "g7-1", "2026-10-31T22:00:00Z"), { g7: ["skipped", "paused"] });
+      // Redriven on Sunday 2026-11-01 at 11:00 EST (16:00Z), the day New York went from EDT (UTC-4) to EST (UTC-5).
+      at("2026-11-01T16:00:00Z");
+      const aws = new FakeAws([
+        harvest("m1", "f6", "2026-10-31T13:00:00Z"),
+        harvest("m2", "g7", "2026-10-31T22:00:00Z"),
+      ]);
+      const dry = await run(aws, ["--campaign", "harvest", "--dry-run"]);
+      assert.strictEqual(dry.code, 0, dry.stdout);
+      assert.match(
+        dry.stdout,
+        /\n {4}campaign-harvest\/f6-1-r1 at 2026-11-02T14:00:00\.000Z: 1 recipient of f6-1 \(was f6-1: skipped: paused\); held by a pause, moved to 2026-11-02T14:00:00\.000Z, 09:00 America\/New_York on the first later day past the redrive's time: missed-time policy next-day\n/,
+      );
+      const r = await run(aws, ["--campaign", "harvest", "--json"]);
+      assert.strictEqual(r.code, 0, r.stdout);
+      // By hand: f6's 09:00 is past on 11-01 (14:00Z), so Monday 11-02 09:00 EST = 14:00Z (not 13:00Z, 48 hours on);
+      // g7's 18:00 on 11-01 is still ahead: 18:00 EST = 23:00Z (not 22:00Z, 24 hours on).
+      const expected = [
+        ["f6-1-r1", "at(2026-11-02T14:00:00)"],
+        ["g7-1-r1", "at(2026-11-01T23:00:00)"],
+      ];
+      assert.deepStrictEqual(
+        aws.schedules("campaign-harvest").map((s) => [s.Name, atOf(s)]),
+        expected,
+      );
+      for (const [i, [day, hour]] of [
+        [2, 9],
+        [1, 18],
+      ].entries())
+        assert.strictEqual(
+          DateTime.fromObject({ year: 2026, month: 11, day, hour }, { zone: "America/New_York" })
+            .toUTC()
+            .toISO({ suppressMilliseconds: true, includeOffset: false }),
+          expected[i][1].slice(3, -1),
+          "luxon agrees",
+        );
+      const report = JSON.parse(r.stdout);
+      assert.deepStrictEqual(
+        report.redriven.map((s: any) => [s.schedule, s.at, s.held.outcome, s.held.at, s.quiet]),
+        [
+          ["f6-1-r1", "2026-11-02T14:00:00.000Z", "next-day", "2026-11-02T14:00:00.000Z", "none"],
+          ["g7-1-r1", "2026-11-01T23:00:00.000Z", "next-day", "2026-11-01T23:00:00.000Z", "none"],
+        ],
+      );
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("a held send an earlier run re-sent (its DeleteMessage failed) is listed as redriven, though now past the grace", async () => {
+      putRecord("spring", "L2", missedSummary("send-now", 60));
+      await record_(ledger.ddb, occSpring(), { c9: ["skipped", "paused"] });
+      at("2026-12-01T14:30:20Z");
+      const aws = new FakeAws([held("m1", "c9")]);
+      aws.override = (q) =>
+        q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
+      const first = await run(aws, ["--campaign", "spring"], { AWS_MAX_ATTEMPTS: "1" });
+      assert.strictEqual(first.code, 1, "the message is still there");
+      aws.override = () => undefined;
+      at("2026-12-01T15:30:00Z");
+      const second = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(second.code, 0, second.stdout);
+      const report = JSON.parse(second.stdout);
+      assert.deepStrictEqual(report.nothingToResend, [], "not 'nothing left to send': c9-1-r1 sends it");
+      assert.deepStrictEqual(
+        report.alreadyRedriven.map((x: any) => [x.schedule, x.at, x.held.outcome]),
+        [["c9-1-r1", "2026-12-01T14:33:00.000Z", "not-re-sent"]],
+      );
+      assert.deepStrictEqual(
+        aws.schedules().map((x) => x.Name),
+        ["c9-1-r1"],
+      );
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("--missed (and --grace-minutes) overrides the launch record's policy for held sends", async () => {
+      await record_(ledger.ddb, occ("campaign-harvest", "f6-1", "2026-10-31T13:00:00Z"), { f6: ["skipped", "paused"] });
+      at("2026-11-01T16:00:00Z");
+      const aws = new FakeAws([harvest("m1", "f6", "2026-10-31T13:00:00Z")]);
+      const skip = await run(aws, ["--campaign", "harvest", "--json", "--missed", "skip"]);
+      assert.strictEqual(skip.code, 0, skip.stdout);
+      assert.deepStrictEqual(creates(), [], "the record says next-day; --missed skip wins");
+      assert.deepStrictEqual(JSON.parse(skip.stdout).nothingToResend[0].held.from, "--missed");
+
+      await record_(ledger.ddb, occSpring(), { b8: ["skipped", "paused"], c9: ["skipped", "paused"] });
+      at("2026-12-01T14:30:20Z");
+      aws.add([held("m2", "c9")]);
+      const tight = await run(aws, ["--campaign", "spring", "--json", "--missed", "send-now", "--grace-minutes", "30"]);
+      assert.strictEqual(tight.code, 0, tight.stdout);
+      assert.deepStrictEqual(creates(), [], "33 minutes late, over a grace of 30");
+      aws.add([held("m3", "b8")]);
+      const now = await run(aws, ["--campaign", "spring", "--json", "--missed", "send-now"]);
+      assert.strictEqual(now.code, 0, now.stdout);
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => [s.Name, atOf(s)]),
+        [["b8-1-r1", "at(2026-12-01T14:33:00)"]],
+        "the record says skip; --missed send-now (grace 60, the launcher's default) re-sends it",
+      );
+      assert.deepStrictEqual(JSON.parse(now.stdout).redriven[0].held.from, "--missed");
+    });
+
+    it("a launch record that states no missed-time policy: its held sends are left, listed (exit 1), not guessed; others as before", async () => {
+      putRecord("spring", "L2", NO_MISSED);
+      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"], c9: ["skipped", "paused"] });
+      at("2026-12-01T14:30:20Z");
+      const aws = new FakeAws([pointer("m1", { recipients: ["b8"] }), held("m2", "c9")]);
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(r.code, 1, r.stdout);
+      assert.deepStrictEqual(
+        aws.schedules().map((s) => [s.Name, atOf(s)]),
+        [["b8-1-r1", "at(2026-12-01T14:33:00)"]],
+        "a not-sent send is re-sent as before",
+      );
+      const report = JSON.parse(r.stdout);
+      assert.deepStrictEqual(
+        report.left.map((m: any) => m.messageId),
+        ["m2"],
+      );
+      assert.strictEqual(
+        report.left[0].reason,
+        `${BULK} @ ${T}: held by a pause, and the launch record s3://${BUCKET}/launches/spring/L2.json states no missed-time policy (missed): not re-sent; redrive with --missed skip|send-now|next-day to decide`,
+      );
+      assert.deepStrictEqual(aws.visible(), [["m2", false]]);
+      const decided = await run(aws, ["--campaign", "spring", "--missed", "skip"]);
+      assert.strictEqual(decided.code, 0, decided.stdout);
+      assert.deepStrictEqual(aws.queue, []);
+    });
+
+    it("a launch record whose missed-time policy the launcher does not write refuses the campaign's sends, naming it", async () => {
+      putRecord("spring", "L2", { ...missedSummary("later") });
+      await record_(ledger.ddb, occSpring(), { c9: ["skipped", "paused"] });
+      const aws = new FakeAws([held("m1", "c9")]);
+      const r = await run(aws, ["--campaign", "spring", "--json"]);
+      assert.strictEqual(r.code, 1, r.stdout);
+      assert.match(
+        JSON.parse(r.stdout).left[0].reason,
+        new RegExp(
+          `^s3://${BUCKET}/launches/spring/L2\\.json: the record's missed-time policy \\(missed\\) is .*"later".*; expected \\{policy: skip\\|send-now\\|next-day, graceMinutes: 0-10080\\}`,
+        ),
+      );
+      assert.deepStrictEqual(creates(), []);
+    });
+
+    it("--missed takes the launcher's values; --grace-minutes goes with it (exit 2)", async () => {
+      const aws = new FakeAws([]);
+      const bad = await run(aws, ["--all", "--missed", "later"]);
+      assert.strictEqual(bad.code, 2);
+      assert.match(bad.stderr, /--missed later: one of skip, send-now, next-day/);
+      const grace = await run(aws, ["--all", "--grace-minutes", "99999"]);
+      assert.strictEqual(grace.code, 2);
+      const alone = await run(aws, ["--all", "--grace-minutes", "30"]);
+      assert.strictEqual(alone.code, 2);
+      assert.match(alone.stderr, /--grace-minutes 30 goes with --missed/);
     });
   });
 
@@ -1091,6 +1344,35 @@ describe("redrive's plan search and names", () => {
     assert.notStrictEqual(redriveName("x".repeat(62) + "-2", 3), name);
   });
 
+  it("reads a launch record's missed-time policy back as the launcher wrote it; none is null, anything else refused", () => {
+    const rec = (missed: unknown) =>
+      record("spring", "L2", "2026-11-20T10:00:00.000Z", null, missed) as unknown as LaunchRecord;
+    assert.deepStrictEqual(launchMissedPolicy(rec(missedSummary("next-day", 0)), "r"), {
+      policy: "next-day",
+      graceMinutes: 0,
+    });
+    assert.deepStrictEqual(launchMissedPolicy(rec(missedSummary("send-now", 10_080)), "r"), {
+      policy: "send-now",
+      graceMinutes: 10_080,
+    });
+    assert.strictEqual(launchMissedPolicy(rec(NO_MISSED), "r"), null);
+    for (const bad of [
+      missedSummary("later"),
+      missedSummary("Skip"),
+      missedSummary("skip", -1),
+      missedSummary("skip", 10_081),
+      missedSummary("skip", 1.5),
+      { ...missedSummary("skip"), graceMinutes: "60" },
+      { policy: "skip" },
+      null,
+      "skip",
+    ])
+      assert.throws(
+        () => launchMissedPolicy(rec(bad), "s3://b/launches/spring/L2.json"),
+        /^Error: s3:\/\/b\/launches\/spring\/L2.json: the record's missed-time policy \(missed\) is .*; expected \{policy: skip\|send-now\|next-day, graceMinutes: 0-10080\} as the launcher writes it$/,
+      );
+  });
+
   it("reads a launch record's quiet time back as the launcher wrote it, and refuses words it does not know", () => {
     const rec = (quiet: unknown) =>
       ({ ...record("spring", "L2", "2026-11-20T10:00:00.000Z", quiet) }) as unknown as LaunchRecord;
@@ -1114,5 +1396,87 @@ describe("redrive's plan search and names", () => {
         () => launchQuietTime(rec(bad), "s3://b/launches/spring/L2.json"),
         /^Error: s3:\/\/b\/launches\/spring\/L2.json: the record's quiet time/,
       );
+  });
+});
+
+describe("what a send a pause held becomes (paused-sends.ts)", () => {
+  const launch = { quiet: null, missed: null, record: "s3://b/launches/x/L.json" };
+  const policy = (p: string, graceMinutes = 60): HeldPolicy =>
+    ({ policy: p, graceMinutes, from: "launch record" }) as HeldPolicy;
+  const recipient = (row: PlanRow) => ({ kind: "recipient" as const, row, where: "plan line 1", launch });
+  const noQuiet = { quiet: null, windowMinutes: 15 };
+
+  it("a recurring row's held occurrence is never sent again, whatever the policy (as the launcher sends none missed)", () => {
+    const row = {
+      ...recipientRow("d4", "Asia/Tokyo"),
+      schedule_expression: "cron(0 9 * * ? *)",
+      start_date: "2026-11-20T10:07:00.000Z",
+      end_date: "2027-01-01T00:00:00.000Z",
+    };
+    for (const p of ["skip", "send-now", "next-day"]) {
+      const f = heldFate(
+        "2026-12-01T00:00:00Z",
+        recipient(row),
+        policy(p),
+        Date.parse("2026-12-01T00:10:00Z"),
+        noQuiet,
+      );
+      assert.deepStrictEqual([f.held.outcome, f.time], ["not-re-sent", undefined]);
+      assert.match(f.held.reason, /a recurring send's missed occurrence is not sent again/);
+    }
+  });
+
+  it("next-day, then quiet time as redrive applies it: a quiet Wednesday in Tokyo moves it to Thursday 00:00", () => {
+    // By hand: held Tuesday 2026-12-01 09:00 JST (00:00Z); redriven at 01:00Z, so Wednesday 09:00 JST (12-02 00:00Z),
+    // all quiet (WED), and so Thursday 00:00 JST = Wednesday 15:00Z.
+    const quiet: QuietTime = { days: [3], policy: "skip" };
+    const f = heldFate(
+      "2026-12-01T00:00:00Z",
+      recipient(recipientRow("d4", "Asia/Tokyo")),
+      policy("next-day"),
+      Date.parse("2026-12-01T01:00:00Z"),
+      {
+        quiet,
+        windowMinutes: 15,
+      },
+    );
+    assert.deepStrictEqual(
+      [f.held.outcome, f.held.at, f.time],
+      ["next-day", "2026-12-02T15:00:00.000Z", { atMs: Date.parse("2026-12-02T15:00:00Z"), quiet: "delayed" }],
+    );
+    assert.match(
+      f.held.reason,
+      /^moved to 2026-12-02T00:00:00\.000Z, 09:00 Asia\/Tokyo .*, then after quiet time: 2026-12-02T15:00:00\.000Z$/,
+    );
+  });
+
+  it("a bulk line's next day is its UTC time (no zone kept); quiet time is not checked for it", () => {
+    const row = JSON.parse(JSON.stringify(SPRING_PLAN[0])) as BulkPlanRow;
+    const found = { kind: "bulk" as const, row, where: "plan line 1", launch };
+    const f = heldFate(T, found, policy("next-day"), Date.parse("2026-12-03T16:00:00Z"), {
+      quiet: { days: [0], policy: "delay" },
+      windowMinutes: 15,
+    });
+    assert.deepStrictEqual(
+      [f.held.outcome, f.held.lateMinutes, f.time],
+      ["next-day", 2 * 1440 + 122, { atMs: Date.parse("2026-12-04T14:00:00Z"), quiet: "not-checked" }],
+    );
+  });
+
+  it("--missed wins over the record; a record stating none decides nothing", () => {
+    const given = { policy: "send-now" as const, graceMinutes: 5 };
+    assert.deepStrictEqual(heldPolicy(given, { ...launch, missed: { policy: "skip", graceMinutes: 60 } }), {
+      ...given,
+      from: "--missed",
+    });
+    assert.deepStrictEqual(heldPolicy(undefined, { ...launch, missed: { policy: "skip", graceMinutes: 60 } }), {
+      policy: "skip",
+      graceMinutes: 60,
+      from: "launch record",
+    });
+    assert.match(
+      (heldPolicy(undefined, launch) as { reason: string }).reason,
+      /^held by a pause, and the launch record s3:\/\/b\/launches\/x\/L\.json states no missed-time policy/,
+    );
   });
 });

@@ -9,7 +9,8 @@ import { DateTime } from "luxon";
 import * as fc from "fast-check";
 import { endOfQuietTime, isQuiet, QuietTime } from "../../infra/rules/quiet-time";
 import { endOfQuietWindow } from "../../infra/rules/promises";
-import { MissedRule, SendDecider } from "../../scripts/lib/planning/decisions";
+import { SendDecider } from "../../scripts/lib/planning/decisions";
+import { MissedRule } from "../../scripts/lib/planning/missed";
 import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../infra/rules/send-rules";
 import { Step } from "../../infra/rules/send-time";
 

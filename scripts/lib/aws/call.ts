@@ -6,8 +6,10 @@
 import { awsErrorLine, isAwsError, lastAttemptError } from "./clients";
 import { DeadlineExceeded, FindingsError } from "../../../infra/rules/errors";
 
-/** Waiting, replaceable by tests so that polling loops run without real sleeps. */
+/** Waiting and the time, replaceable by tests so that polling loops run without real sleeps (and redrive at a set time). */
 export const clock = {
+  /** Now, epoch ms: what redrive times its sends from. */
+  now: (): number => Date.now(),
   sleep: (ms: number, signal: AbortSignal): Promise<void> =>
     new Promise((resolve) => {
       if (signal.aborted) return resolve();

@@ -9,17 +9,25 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/clien
 import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
 import { QuietTime } from "../../../infra/rules/quiet-time";
 import { InputError } from "../../../infra/rules/errors";
-import { launchPlanKeys, launchQuietTime, parseLaunchRecord } from "../planning/launch-record";
+import {
+  LaunchMissed,
+  launchMissedPolicy,
+  launchPlanKeys,
+  launchQuietTime,
+  parseLaunchRecord,
+} from "../planning/launch-record";
 import { allPages, awsCall, Deadline } from "./call";
 import { openS3Object, s3Url } from "./s3-objects";
 
-/** One launch of the campaign: where its record is, its plan objects and its quiet time. */
+/** One launch of the campaign: where its record is, its plan objects, its quiet time and missed-time policy. */
 export interface Launch {
   id: string;
   at: string;
   record: string;
   planKeys: string[];
   quiet: QuietTime | null;
+  /** null: the record states none. */
+  missed: LaunchMissed | null;
 }
 
 /** The campaign's launches, newest first; a FindingsError naming the record that cannot be read. */
@@ -48,6 +56,7 @@ export async function readLaunches(d: Deadline, s3: S3Client, bucket: string, ca
       record: where,
       planKeys: launchPlanKeys(r, where),
       quiet: launchQuietTime(r, where),
+      missed: launchMissedPolicy(r, where),
     });
   }
   return launches.sort((a, b) => b.at.localeCompare(a.at));

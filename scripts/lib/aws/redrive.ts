@@ -2,19 +2,15 @@
  * Redrive: re-sends what the ledger says a failed send did not send, rebuilt from the campaign's plan — never from
  * the dead letter, which only points to the send (planning/dead-letters.ts) — as one one-time schedule of the one
  * sender in the campaign's own group (so cancel-campaign still stops it), REDRIVE_DELAY_MS from when it is created
- * and out of quiet time, and deletes the message only once that schedule exists. Idempotent: the schedule is named
- * `<original>-r<N>` and its Description names the send it re-sends, so a second redrive of the same message meets
- * its ConflictException and finds itself there.
+ * and out of quiet time, and deletes the message only once that schedule exists. A send a pause held follows the
+ * campaign's missed-time policy instead (planning/paused-sends.ts): sent then, on a later day, or not again.
+ * Idempotent: the schedule is named `<original>-r<N>` and its Description names the send it re-sends, so a second
+ * redrive of the same message meets its ConflictException and finds itself there (redrive-schedules.ts).
  *
  * The queue is read page by page; its pointers are handled in passes of up to PASS_SENDS, each pass streaming each of
  * its campaigns' plans once.
  */
-import {
-  ConflictException,
-  CreateScheduleCommand,
-  GetScheduleCommand,
-  SchedulerClient,
-} from "@aws-sdk/client-scheduler";
+import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageCommand,
@@ -24,8 +20,6 @@ import {
 } from "@aws-sdk/client-sqs";
 import { DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
-import { atExpression } from "../../../infra/rules/plan-row";
-import { inTimeToCreate } from "../../../infra/rules/promises";
 import { LEDGER_KEY, OCCURRENCE_ATTRIBUTES, occurrenceKey } from "../../../infra/rules/ledger";
 import { FindingsError } from "../../../infra/rules/errors";
 import {
@@ -33,24 +27,20 @@ import {
   decideResends,
   FailedSend,
   FoundRow,
-  MAX_REDRIVE_GENERATIONS,
   PlanSearch,
   readDeadLetter,
   RecipientOutcome,
   RecordedOutcome,
-  redriveBase,
-  redriveDescription,
-  redriveIdentity,
-  redriveInput,
-  redriveName,
   RedriveQuiet,
-  redriveTime,
+  ResendDecision,
   SenderFields,
   StackScope,
 } from "../planning/dead-letters";
-import { awsCall, boundedCall, Deadline } from "./call";
-import { isAwsError } from "./clients";
+import { LaunchMissed } from "../planning/launch-record";
+import { HeldFate, heldFate, HeldOutcome, heldPolicy, isHeld } from "../planning/paused-sends";
+import { awsCall, boundedCall, clock, Deadline } from "./call";
 import { Launch, readLaunches, streamPlan } from "./campaign-plan";
+import { findRedrive, Placed, placeRedrive } from "./redrive-schedules";
 
 export interface RedriveOptions {
   queueUrl: string;
@@ -68,6 +58,8 @@ export interface RedriveOptions {
   sender: SenderFields;
   /** Re-send recipients the ledger records as `unknown` (SES may have sent them). */
   resendUnknown: boolean;
+  /** The missed-time policy sends a pause held follow (--missed, --grace-minutes); none: each launch record's. */
+  missed?: LaunchMissed;
   /** The redriven schedule's flexible window (the stack's default); none: OFF. */
   windowMinutes?: number;
   /** The stack's journeys: their sends have no plan to rebuild them from. */
@@ -103,6 +95,17 @@ export interface RedrivenSend {
   /** Not re-sent: sent, or skipped for good. */
   notResent: RecipientOutcome[];
   quiet: RedriveQuiet;
+  /** A send a pause held: what its missed-time policy made of it; null for any other. */
+  held: HeldOutcome | null;
+}
+
+/** A message with nothing left to send: every recipient sent, skipped for good, or not sent again by its policy. */
+export interface NothingToResend {
+  messageId: string;
+  campaign: string;
+  original: string;
+  recipients: RecipientOutcome[];
+  held: HeldOutcome | null;
 }
 
 export interface RedriveReport {
@@ -121,8 +124,11 @@ export interface RedriveReport {
   otherCampaigns: number;
   /** What stopped the run or went wrong around it (the time limit, a page the queue repeated), one line each. */
   problems: string[];
-  /** Messages whose every recipient the ledger records as sent or skipped for good: deleted (dry run: would be). */
-  nothingToResend: { messageId: string; campaign: string; original: string; recipients: RecipientOutcome[] }[];
+  /**
+   * Messages whose every recipient the ledger records as sent or skipped for good, or a pause held and the policy does
+   * not send again: deleted (dry run: would be).
+   */
+  nothingToResend: NothingToResend[];
 }
 
 /** The most ReceiveMessage returns at once. */
@@ -316,59 +322,111 @@ async function findRows(
 async function handle(run: Run, p: Pending, found: FoundRow<Launch>): Promise<boolean> {
   const { o, r } = run;
   const { send } = p;
-  const messageId = p.m.MessageId!;
   const leave = (reason: string) => {
-    r.left.push({ messageId, campaign: send.campaignId, reason });
+    r.left.push({ messageId: p.m.MessageId!, campaign: send.campaignId, reason });
     return false;
   };
   try {
-    const outcomes = await recordedOutcomes(run, send);
-    const decision = decideResends(send, outcomes, o.resendUnknown);
+    const decision = decideResends(send, await recordedOutcomes(run, send), o.resendUnknown);
     if (decision.unknown.length)
       return leave(
         `${send.original} @ ${send.scheduledTime}: SES may have sent ${decision.unknown.map((u) => `${u.recipient} (${u.reason || u.outcome})`).join(", ")}: ` +
           `not redriven, so no one gets it twice; check those addresses' SEND events, then redrive with --resend-unknown or delete the message`,
       );
-    if (!decision.resend.length) {
-      r.nothingToResend.push({
-        messageId,
-        campaign: send.campaignId,
-        original: send.original,
-        recipients: decision.settled,
-      });
-      return deleteMessage(run, p, `${send.original}: nothing left to send`);
-    }
-    const placed = await place(
-      run,
-      send,
-      found,
-      decision.resend.map((x) => x.recipient),
-    );
+    const held = heldFateOf(run, send, found, decision);
+    if (held && "reason" in held) return leave(held.reason);
+    if (!decision.resend.length || (held && !held.time)) return await settle(run, p, found, decision, held);
+    const recipients = decision.resend.map((x) => x.recipient);
+    const placed = await placeRedrive(run, send, found, recipients, held?.time);
     if ("reason" in placed) return leave(placed.reason);
-    const entry: RedrivenSend = {
-      messageId,
-      campaign: send.campaignId,
-      original: send.original,
-      schedule: placed.name,
-      group: send.group,
-      at: new Date(placed.at).toISOString(),
-      via: "sender",
-      error: send.error,
-      scheduledTime: send.scheduledTime,
-      source: send.source,
-      planRow: found.row.schedule_name,
-      planLine: found.where,
-      recipients: decision.resend,
-      notResent: decision.settled,
-      quiet: placed.quiet,
-    };
-    (placed.created ? r.redriven : r.alreadyRedriven).push(entry);
+    (placed.created ? r.redriven : r.alreadyRedriven).push(redriven(p, found, decision, placed, held));
     // Only now that the schedule exists.
-    return deleteMessage(run, p, `${send.group}/${placed.name}`);
+    return await deleteMessage(run, p, `${send.group}/${placed.name}`);
   } catch (e) {
     if (!(e instanceof FindingsError)) throw e;
     return leave(e.message);
   }
+}
+
+/**
+ * What the missed-time policy makes of a send a pause held (--missed, else its launch record's); undefined when the
+ * send is not one. A record that states no policy decides nothing: the send is left, for --missed to decide.
+ */
+function heldFateOf(
+  run: Run,
+  send: FailedSend,
+  found: FoundRow<Launch>,
+  decision: ResendDecision,
+): HeldFate | { reason: string } | undefined {
+  const held = decision.resend.filter(isHeld);
+  if (!held.length) return undefined;
+  const occurrence = `${send.original} @ ${send.scheduledTime}`;
+  // (A sender's pointer names one entry, and only the sender's pointers hold a paused one: never both kinds at once.)
+  if (held.length !== decision.resend.length)
+    return { reason: `${occurrence}: held by a pause and failed alike in one pointer: not redriven` };
+  const policy = heldPolicy(run.o.missed, found.launch);
+  if ("reason" in policy) return { reason: `${occurrence}: ${policy.reason}` };
+  return heldFate(send.scheduledTime, found, policy, clock.now(), {
+    quiet: found.launch.quiet,
+    windowMinutes: run.o.windowMinutes,
+  });
+}
+
+/**
+ * A send with nothing left to send: listed and its message deleted. One a pause held that its policy does not send
+ * again may have been sent again by an earlier run (whose DeleteMessage failed): then it is listed as that.
+ */
+async function settle(
+  run: Run,
+  p: Pending,
+  found: FoundRow<Launch>,
+  decision: ResendDecision,
+  held: HeldFate | undefined,
+): Promise<boolean> {
+  const { send } = p;
+  const earlier = held && (await findRedrive(run, send, found));
+  if (earlier) {
+    run.r.alreadyRedriven.push(redriven(p, found, decision, earlier, held));
+    return deleteMessage(run, p, `${send.group}/${earlier.name}`);
+  }
+  const notAgain = held ? decision.resend.map((x) => ({ ...x, reason: held.held.reason })) : [];
+  run.r.nothingToResend.push({
+    messageId: p.m.MessageId!,
+    campaign: send.campaignId,
+    original: send.original,
+    recipients: [...decision.settled, ...notAgain],
+    held: held?.held ?? null,
+  });
+  return deleteMessage(run, p, `${send.original}: nothing left to send`);
+}
+
+/** The report's entry of a send redriven now or before. */
+function redriven(
+  p: Pending,
+  found: FoundRow<Launch>,
+  decision: ResendDecision,
+  placed: Placed,
+  held: HeldFate | undefined,
+): RedrivenSend {
+  const { send } = p;
+  return {
+    messageId: p.m.MessageId!,
+    campaign: send.campaignId,
+    original: send.original,
+    schedule: placed.name,
+    group: send.group,
+    at: new Date(placed.at).toISOString(),
+    via: "sender",
+    error: send.error,
+    scheduledTime: send.scheduledTime,
+    source: send.source,
+    planRow: found.row.schedule_name,
+    planLine: found.where,
+    recipients: decision.resend,
+    notResent: decision.settled,
+    quiet: placed.quiet,
+    held: held?.held ?? null,
+  };
 }
 
 /** Deletes a handled message (not in a dry run); false when it stays. */
@@ -407,117 +465,6 @@ async function recordedOutcomes(run: Run, send: FailedSend): Promise<Map<string,
   for (const [recipient, v] of Object.entries(item[OCCURRENCE_ATTRIBUTES.outcomes]?.M ?? {}))
     outcomes.set(recipient, { outcome: v.M?.outcome?.S, reason: v.M?.reason?.S });
   return outcomes;
-}
-
-interface Placed {
-  name: string;
-  at: number;
-  created: boolean;
-  quiet: RedriveQuiet;
-}
-
-/**
- * Creates the redriven schedule under the first free `-r<N>` name; a name taken by this very send (its Description)
- * means an earlier run redrove it. Dry run: GetSchedule only.
- */
-async function place(
-  run: Run,
-  send: FailedSend,
-  found: FoundRow<Launch>,
-  recipients: string[],
-): Promise<Placed | { reason: string }> {
-  const { d, o } = run;
-  const scheduler = run.clients.scheduler;
-  const identity = redriveIdentity(send, found);
-  const description = redriveDescription(identity);
-  const base = redriveBase(send, found);
-  for (let n = 1; n <= MAX_REDRIVE_GENERATIONS; n++) {
-    const Name = redriveName(base, n);
-    const { atMs: at, quiet } = redriveTime(Date.now(), found, found.launch.quiet, o.windowMinutes);
-    if (!o.dryRun) {
-      // The promise every path keeps: never created less than a minute before it is due (a guard: at is 2 minutes on).
-      if (!inTimeToCreate(at, Date.now()))
-        return { reason: `${identity}: ${new Date(at).toISOString()} came too close to create` };
-      const created = await createSchedule(run, send, Name, at, description, found, recipients);
-      if (created) return { name: Name, at, created: true, quiet };
-    }
-    const existing = await awsCall(
-      d,
-      `GetSchedule ${send.group}/${Name}`,
-      (opts) => scheduler.send(new GetScheduleCommand({ Name, GroupName: send.group }), opts),
-      () => undefined,
-    );
-    if (existing === undefined) {
-      if (o.dryRun) return { name: Name, at, created: true, quiet };
-      return {
-        reason: `CreateSchedule ${send.group}/${Name}: ConflictException, yet no such schedule (is the group being deleted?)`,
-      };
-    }
-    if (existing.Description === description) return { name: Name, at: atOf(existing) ?? at, created: false, quiet };
-  }
-  return {
-    reason: `${identity}: every name up to ${redriveName(base, MAX_REDRIVE_GENERATIONS)} is taken by other sends`,
-  };
-}
-
-/**
- * CreateSchedule of one redrive: a one-time schedule at `at` (UTC) of the one sender, its input rebuilt from the plan
- * row, the stack's scheduler role and this queue as its dead letter. False: the name is taken (ConflictException).
- * It stays after it fires (ActionAfterCompletion NONE): a later redrive of the same send meets it by name and
- * Description instead of sending again; the campaign's group (cancel, or its housekeeping) removes it.
- */
-async function createSchedule(
-  run: Run,
-  send: FailedSend,
-  Name: string,
-  at: number,
-  Description: string,
-  found: FoundRow<Launch>,
-  recipients: string[],
-): Promise<boolean> {
-  const { o } = run;
-  const input = redriveInput(o.sender, send.campaignId, found, recipients);
-  const request = {
-    Name,
-    GroupName: send.group,
-    ScheduleExpression: atExpression(new Date(at).toISOString().slice(0, 19)),
-    ScheduleExpressionTimezone: "UTC",
-    Description,
-    FlexibleTimeWindow: o.windowMinutes
-      ? { Mode: "FLEXIBLE" as const, MaximumWindowInMinutes: o.windowMinutes }
-      : { Mode: "OFF" as const },
-    ActionAfterCompletion: "NONE" as const,
-    Target: {
-      Arn: o.scope.senderArn,
-      RoleArn: o.schedulerRoleArn,
-      Input: JSON.stringify(input),
-      DeadLetterConfig: { Arn: run.queueArn },
-    },
-  };
-  return awsCall(
-    run.d,
-    `CreateSchedule ${send.group}/${Name} (redrive of ${send.original})`,
-    async (opts) => {
-      try {
-        await run.clients.scheduler.send(new CreateScheduleCommand(request), opts);
-        return true;
-      } catch (e) {
-        if (e instanceof ConflictException || isAwsError(e, "ConflictException")) return false;
-        throw e;
-      }
-    },
-    () => {
-      throw new FindingsError(
-        `CreateSchedule ${send.group}/${Name}: the group ${send.group} does not exist (the campaign was cancelled or its sends are over): not redriven`,
-      );
-    },
-  );
-}
-
-/** The time of an existing redriven schedule (written in UTC), for the report. */
-function atOf(s: { ScheduleExpression?: string }): number | undefined {
-  const m = /^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$/.exec(s.ScheduleExpression ?? "");
-  return m ? Date.parse(`${m[1]}Z`) : undefined;
 }
 
 /** Makes every message still held visible again (bounded on its own: it runs after the time limit too). */

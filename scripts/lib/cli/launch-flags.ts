@@ -3,6 +3,7 @@
  * shared), import-pinpoint writes a campaign file with them.
  */
 import { MIN_POLL_SECONDS } from "../aws/launch";
+import { GRACE_MINUTES, MISSED_POLICIES } from "../planning/missed";
 import { stackFlags, timeoutFlag } from "./aws-flags";
 import { CONFIG_FLAG } from "./config-file";
 import { progressFlag } from "./progress";
@@ -34,7 +35,7 @@ export const LAUNCH_FLAGS = {
   ...SEND_TIME_FLAGS,
   missed: {
     type: "string",
-    value: "skip|send-now|next-day",
+    value: MISSED_POLICIES.join("|"),
     help: "sends due before now + fan-out + margin",
     default: "skip",
     group: RATE_GROUP,
@@ -43,7 +44,7 @@ export const LAUNCH_FLAGS = {
     type: "string",
     value: "G",
     help: "how late send-now may send",
-    default: "60",
+    default: String(GRACE_MINUTES.default),
     group: RATE_GROUP,
     with: "missed",
   },

@@ -1,7 +1,7 @@
 /**
  * The timing and audience flags of launch-campaign and size-window, parsed once into the core's typed values:
- * the base rule (--date/--hour/--minute, --after, --at), quiet time (--quiet-hours, --quiet-days, --quiet) and
- * variants (--variant, --holdout). Every problem is one UsageError line naming the flag and what is allowed.
+ * the base rule (--date/--hour/--minute, --after, --at), quiet time (--quiet-hours, --quiet-days, --quiet),
+ * variants (--variant, --holdout) and the missed-time policy (--missed, --grace-minutes; redrive's too). Every problem is one UsageError line naming the flag and what is allowed.
  */
 import { SES_NAME } from "../../../infra/rules/naming";
 import {
@@ -18,6 +18,8 @@ import type { Recurrence } from "../../../infra/rules/plan-row";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
 import { BaseRule, parseDate, parseInstant } from "../../../infra/rules/send-rules";
 import { UsageError } from "../../../infra/rules/errors";
+import { GRACE_MINUTES, MISSED_POLICIES, MissedPolicy } from "../planning/missed";
+import { intFlag } from "./run";
 
 /** Help groups the campaign commands share. */
 export const SEND_TIME_GROUP = "Send time (one rule; local to each recipient's zone; a row's send_at replaces it)";
@@ -296,4 +298,17 @@ export function checkTemplates(audience: Audience, templates: { flag: string; te
   };
   for (const { flag, template } of templates) if (template !== undefined) check(flag, template);
   for (const v of audience.variants) if (v.template !== undefined) check(`--variant ${v.name}`, v.template, [v.name]);
+}
+
+/** --missed's value, the missed-time policy; undefined when it is not given. */
+export function missedPolicyFlag(raw: string | undefined): MissedPolicy | undefined {
+  if (raw === undefined) return undefined;
+  if (!(MISSED_POLICIES as readonly string[]).includes(raw))
+    throw new UsageError(`--missed ${raw}: one of ${MISSED_POLICIES.join(", ")}`);
+  return raw as MissedPolicy;
+}
+
+/** --grace-minutes: how late send-now may send (the launcher's default when it is not given). */
+export function graceMinutesFlag(raw: string | undefined): number {
+  return intFlag("grace-minutes", raw, GRACE_MINUTES.min, GRACE_MINUTES.max, GRACE_MINUTES.default);
 }

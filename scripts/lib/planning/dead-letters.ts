@@ -326,8 +326,8 @@ export interface ResendDecision {
 }
 
 /**
- * The ledger decides, never the message: `not-sent` and `skipped` because the campaign was paused are sent again,
- * `unknown` only when asked (a recipient may get it twice), `sent` and every other skip never. A recipient the ledger
+ * The ledger decides, never the message: `not-sent` and `skipped` because the campaign was paused are sent again (a
+ * send a pause held, as its missed-time policy says: paused-sends.ts), `unknown` only when asked (a recipient may get it twice), `sent` and every other skip never. A recipient the ledger
  * has no outcome for (no occurrence item: the sender may still have run) counts as unknown. Scheduler's dead letter of
  * an occurrence the sender did run (the ledger has it) re-sends only the entries with no outcome: the sender's own
  * dead letters point to the others that failed.
@@ -455,8 +455,23 @@ export function redriveTime<L>(
   found: FoundRow<L>,
   quiet: QuietTime | null,
   windowMinutes: number | undefined,
-): { atMs: number; quiet: RedriveQuiet } {
-  const atMs = redriveAt(nowMs);
+): RedriveTime {
+  return outOfQuiet(redriveAt(nowMs), found, quiet, windowMinutes);
+}
+
+/** When a redrive goes, and what quiet time did to it. */
+export interface RedriveTime {
+  atMs: number;
+  quiet: RedriveQuiet;
+}
+
+/** A redrive at `atMs`, or at the end of the campaign's quiet time in the recipient's zone (as redriveTime). */
+export function outOfQuiet<L>(
+  atMs: number,
+  found: FoundRow<L>,
+  quiet: QuietTime | null,
+  windowMinutes: number | undefined,
+): RedriveTime {
   if (!quiet) return { atMs, quiet: "none" };
   if (found.kind === "bulk") return { atMs, quiet: "not-checked" };
   const end = endOfQuietWindow(quiet, found.row.timezone, atMs, windowMinutes ?? 1);

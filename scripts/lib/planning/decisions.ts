@@ -55,12 +55,10 @@ import {
   zonedInstant,
 } from "../../../infra/rules/send-time";
 import { InstantHistogram } from "./window";
+import { missedFate, MissedRule } from "./missed";
 import { UsageError } from "../../../infra/rules/errors";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
 import { scheduler } from "../../../infra/rules/quotas";
-
-export type MissedPolicy = "skip" | "send-now" | "next-day";
-export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];
 
 /**
  * The largest flexible window a recurring send may have: one occurrence invoked at the end of its window and the next
@@ -68,16 +66,6 @@ export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];
  */
 export function maxRecurringWindowMinutes(r: Recurrence): number {
   return Math.min(scheduler.flexibleWindowMinutes.max, shortestGapMinutes(r) - MIN_GAP_MINUTES);
-}
-
-/**
- * Sends due before `cutoffMs` are missed: skip; send-now (at the cutoff, in UTC) when late by less than the grace;
- * next-day (same local time the next day, skipped if that is still too early).
- */
-export interface MissedRule {
-  policy: MissedPolicy;
-  graceMinutes: number;
-  cutoffMs: number;
 }
 
 export type StepOutcome = "planned" | "sent-now" | "next-day" | "skipped" | "collided" | "out-of-order";
@@ -453,16 +441,10 @@ export class SendDecider {
 
   private applyMissed(zone: string, step: Step, time: ScheduledTime, requested: LocalTime): StepDecision {
     const m = this.rules.missed;
-    if (!m || time.utcMs >= m.cutoffMs) return stepDecision(step, "planned", "none", time);
-    if (m.policy === "send-now" && m.cutoffMs - time.utcMs < m.graceMinutes * 60_000) {
-      const sendNowAt = Math.ceil(m.cutoffMs / 60_000) * 60_000;
-      return stepDecision(step, "sent-now", "none", scheduledTime("UTC", sendNowAt, "exact"));
-    }
-    if (m.policy === "next-day") {
-      const { utcMs, fold } = zonedInstant(zone, addDays(requested, 1));
-      if (utcMs >= m.cutoffMs) return stepDecision(step, "next-day", "none", scheduledTime(zone, utcMs, fold));
-    }
-    return stepDecision(step, "skipped", "none", undefined, time.utc);
+    const fate = m ? missedFate(zone, time.utcMs, requested, m) : undefined;
+    if (!fate || fate.outcome === "on-time") return stepDecision(step, "planned", "none", time);
+    if (fate.outcome === "skipped") return stepDecision(step, "skipped", "none", undefined, time.utc);
+    return stepDecision(step, fate.outcome, "none", fate.time);
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * A launch's record: what the campaign report needs long after the plan (which holds addresses) has expired — the
  * plan summary, how many schedules each step and variant got, and the holdout's size. No addresses. Redrive reads it
- * back for where the plan is and the campaign's quiet time.
+ * back for where the plan is, the campaign's quiet time and its missed-time policy.
  */
 import { PLANS_PREFIX } from "../../../infra/rules/naming";
 import {
@@ -12,6 +12,7 @@ import {
   WEEKDAY_NAMES,
 } from "../../../infra/rules/quiet-time";
 import { FindingsError } from "../../../infra/rules/errors";
+import { GRACE_MINUTES, MISSED_POLICIES, MissedPolicy } from "./missed";
 
 export interface ScheduledCount {
   step: number;
@@ -126,4 +127,33 @@ export function launchQuietTime(r: LaunchRecord, where: string): QuietTime | nul
   if (!quiet || badHours || (!h && !quiet.days.length) || describeQuietTime(quiet) !== q.rule)
     throw new FindingsError(problem);
   return quiet;
+}
+
+/** The campaign's missed-time policy, as its launch record states it. */
+export interface LaunchMissed {
+  policy: MissedPolicy;
+  graceMinutes: number;
+}
+
+/**
+ * The missed-time policy of the launch (the summary's `missed`: its policy and grace, as the launcher writes them);
+ * null when the record states none — every record the launcher writes does, so what a send a pause held becomes is
+ * then not guessed (redrive leaves those sends until --missed decides). A value the launcher does not write is refused.
+ */
+export function launchMissedPolicy(r: LaunchRecord, where: string): LaunchMissed | null {
+  if (r.missed === undefined) return null;
+  const m = r.missed as { policy?: unknown; graceMinutes?: unknown } | null;
+  const grace = m?.graceMinutes;
+  if (
+    typeof m !== "object" ||
+    m === null ||
+    !(MISSED_POLICIES as readonly unknown[]).includes(m.policy) ||
+    !Number.isInteger(grace) ||
+    (grace as number) < GRACE_MINUTES.min ||
+    (grace as number) > GRACE_MINUTES.max
+  )
+    throw new FindingsError(
+      `${where}: the record's missed-time policy (missed) is ${JSON.stringify(m)}; expected {policy: ${MISSED_POLICIES.join("|")}, graceMinutes: ${GRACE_MINUTES.min}-${GRACE_MINUTES.max}} as the launcher writes it`,
+    );
+  return { policy: m.policy as MissedPolicy, graceMinutes: grace as number };
 }

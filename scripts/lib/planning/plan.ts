@@ -15,7 +15,8 @@ import { scheduleName } from "../../../infra/rules/naming";
 import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/rules/plan-row";
 import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../recipients/audience";
-import { MissedPolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { MissedPolicy } from "./missed";
 import { QuietTime, describeQuietTime } from "../../../infra/rules/quiet-time";
 import {
   Columns,
