@@ -635,6 +635,27 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
   });
 
   describe("the ledger decides what is sent again", () => {
+    it("a pointer to an occurrence the ledger lacks is not the sender's: never re-sent, not even with --resend-unknown (review)", async () => {
+      await record_(ledger.ddb, occSpring(), { a7: ["sent", ""], b8: ["sent", ""], c9: ["sent", ""] });
+      const aws = new FakeAws([
+        // A redrive name that never existed: no claim of it in the ledger.
+        pointer("m1", { recipients: ["b8"], outcome: "unknown", reason: "x", schedule_name: `${BULK}-r7` }),
+        // The same instant spelt with milliseconds: refused as not Scheduler's spelling.
+        pointer("m2", {
+          recipients: ["b8"],
+          outcome: "unknown",
+          reason: "x",
+          scheduled_time: "2026-12-01T14:00:00.000Z",
+        }),
+      ]);
+      const r = await run(aws, ["--all", "--json", "--resend-unknown"]);
+      assert.strictEqual(r.code, 1, r.stdout + r.stderr);
+      assert.deepStrictEqual(creates(), [], "b8, recorded sent, gets no second mail");
+      const left = JSON.parse(r.stdout).left.map((l: { reason: string }) => l.reason);
+      assert.match(left.join("\n"), /the ledger has no such occurrence/);
+      assert.match(left.join("\n"), /not a scheduled time as Scheduler writes it/);
+    });
+
     it("only the not-sent recipient of a bulk line is re-sent, as the fan-out builds it; sent and opted-out ones never", async () => {
       await record_(ledger.ddb, occSpring(), {
         a7: ["sent", ""],

@@ -327,7 +327,13 @@ async function handle(run: Run, p: Pending, found: FoundRow<Launch>): Promise<bo
     return false;
   };
   try {
-    const decision = decideResends(send, await recordedOutcomes(run, send), o.resendUnknown);
+    const outcomes = await recordedOutcomes(run, send);
+    // The sender claims every occurrence before it sends: its pointer to one the ledger lacks is not the sender's.
+    if (send.source === "sender" && outcomes === undefined)
+      return leave(
+        `${send.original} @ ${send.scheduledTime}: the ledger has no such occurrence, which the sender claims before any send: not a pointer of the sender; not redriven, even with --resend-unknown`,
+      );
+    const decision = decideResends(send, outcomes, o.resendUnknown);
     if (decision.unknown.length)
       return leave(
         `${send.original} @ ${send.scheduledTime}: SES may have sent ${decision.unknown.map((u) => `${u.recipient} (${u.reason || u.outcome})`).join(", ")}: ` +

@@ -176,10 +176,16 @@ function scheduleProblem(name: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Scheduler's `<aws.scheduler.scheduled-time>`, to the second in UTC (`2026-12-01T14:00:00Z`): the one spelling the
+ * sender claims an occurrence under, so another spelling of the same instant cannot name an occurrence the ledger lacks.
+ */
+const SCHEDULED_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
 function timeProblem(time: unknown, what = "scheduled_time"): string | undefined {
-  return typeof time === "string" && time.length <= 40 && !Number.isNaN(Date.parse(time))
+  return typeof time === "string" && SCHEDULED_TIME.test(time) && !Number.isNaN(Date.parse(time))
     ? undefined
-    : `${what} ${JSON.stringify(time)} is not a time`;
+    : `${what} ${JSON.stringify(time)} is not a scheduled time as Scheduler writes it (YYYY-MM-DDTHH:MM:SSZ)`;
 }
 
 function recipientsProblem(ids: unknown, what = "recipients"): string | undefined {
