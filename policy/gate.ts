@@ -5,8 +5,8 @@
  * their key (the sender's claim of an occurrence, the journeys' claims: a `dynamodb:LeadingKeys` condition), never an
  * opt-out; the tables that hold every address's send counts and the campaigns' states are encrypted and recoverable.
  */
-import { ResourceValidationPolicy } from "@pulumi/policy";
-import { allowedActions, describeStatement, permissionDocuments, Statement } from "./iam-document";
+import { PolicyResource, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { allowedActions, describeStatement, permissionDocuments, Statement, wildcardMatch } from "./iam-document";
 import { campaignStateKey, enrolmentKey, occurrenceKey } from "../infra/rules/ledger";
 
 /** DynamoDB actions a role could use on a table, data and control plane. */
@@ -102,5 +102,58 @@ export const sendGateTableProtected: ResourceValidationPolicy = {
       );
     if (args.props.pointInTimeRecovery?.enabled !== true)
       report(`${label} has no point-in-time recovery: set pointInTimeRecovery {enabled: true}`);
+  },
+};
+
+/** Every DynamoDB action that writes an item: what may change an outcome or a campaign's state in the ledger. */
+const LEDGER_WRITE_ACTIONS = [
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:PartiQLUpdate",
+  "dynamodb:PartiQLInsert",
+  "dynamodb:PartiQLDelete",
+];
+
+/**
+ * The occurrence ledgers of the stack: the tables the one sender claims occurrences in (its definition's Claim
+ * state names the table), by ARN. Found from what the sender does, not from a resource's name.
+ */
+function ledgerArns(resources: PolicyResource[]): string[] {
+  const names = new Set<string>();
+  for (const r of resources) {
+    if (r.type !== "aws:sfn/stateMachine:StateMachine" || typeof r.props.definition !== "string") continue;
+    try {
+      const table = JSON.parse(r.props.definition)?.States?.Claim?.Arguments?.TableName;
+      if (typeof table === "string") names.add(table);
+    } catch {
+      // Not JSON: the fan-out's checks report a definition they cannot read.
+    }
+  }
+  return resources
+    .filter((r) => r.type === "aws:dynamodb/table:Table" && names.has(r.props.name) && typeof r.props.arn === "string")
+    .map((r) => r.props.arn as string);
+}
+
+export const ledgerWritesKeyed: StackValidationPolicy = {
+  name: "ledger-writes-keyed",
+  description:
+    "A grant that writes items of the occurrence ledger (the table the one sender claims occurrences in) is keyed to the items its code writes: a ForAllValues condition on dynamodb:LeadingKeys, each value starting occ#, campaign# or enr#. Unkeyed, a role could rewrite a sent outcome (redrive would send it again) or set a cancelled campaign live.",
+  enforcementLevel: "mandatory",
+  validateStack: (args, report) => {
+    const ledgers = ledgerArns(args.resources);
+    if (!ledgers.length) return;
+    for (const r of args.resources)
+      for (const doc of permissionDocuments(r.type, r.name, r.props))
+        doc.statements.forEach((s, i) => {
+          const writes = allowedActions(s, LEDGER_WRITE_ACTIONS);
+          const onLedger = (s.resources ?? []).some((res) => ledgers.some((arn) => wildcardMatch(res, arn)));
+          if (!writes.length || !(onLedger || s.notResources) || ledgerItemsOnly(s)) return;
+          report(
+            `${doc.where} ${describeStatement(s, i)} allows ${writes.join(", ")} on the occurrence ledger without keying it to items: add a ForAllValues:StringLike condition on dynamodb:LeadingKeys with the prefixes its code writes (${LEDGER_KEY_PREFIXES.map((p) => `${p}*`).join(", ")})${doc.hint ?? ""}`,
+            r.urn,
+          );
+        });
   },
 };

@@ -7,7 +7,7 @@ import {
   fanOutScheduleSafety,
   fanOutLogsExcludeExecutionData,
 } from "./fanout";
-import { sendGateTableProtected, sendGateTableScoped } from "./gate";
+import { ledgerWritesKeyed, sendGateTableProtected, sendGateTableScoped } from "./gate";
 import { attachedPoliciesReadable } from "./attachments";
 import {
   passRoleOnlyTargetRoles,
@@ -41,6 +41,7 @@ export const policies: Policies = [
   enrolmentTargetFailureHandling,
   sendGateTableScoped,
   sendGateTableProtected,
+  ledgerWritesKeyed,
   publicFunctionRoleMinimal,
   sesOptOutRecorderRoleMinimal,
   queuePolicyStackOnly,

@@ -1,6 +1,18 @@
 import { bulkSenderStatements, journeyStatements, unsubscribeStatements } from "../../infra/iam";
-import { sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
-import { assertHasResourceViolation, assertNoResourceViolations, doc, resourceArgs } from "./util";
+import type { PolicyResource } from "@pulumi/policy";
+import { ledgerWritesKeyed, sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
+import { renderWith } from "../helpers/stack";
+import {
+  assertHasResourceViolation,
+  assertHasStackViolation,
+  assertNoResourceViolations,
+  assertNoStackViolations,
+  doc,
+  named,
+  packResources,
+  resourceArgs,
+  stackResource,
+} from "./util";
 
 const TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/send-gate-sends-1a2b3c4";
 const rolePolicy = (...statements: object[]) =>
@@ -160,4 +172,50 @@ describe("send-gate-table-protected", () => {
         message: 'Table "send-gate-sends" has no point-in-time recovery',
       },
     ));
+});
+
+describe("ledger-writes-keyed", () => {
+  let stack: PolicyResource[];
+  let ledgerArn: string;
+  before(async () => {
+    stack = packResources(await renderWith());
+    ledgerArn = named(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger").props.arn;
+  });
+
+  it("the rendered stack passes: the sender's and the journeys' ledger grants are keyed", async () => {
+    await assertNoStackViolations(ledgerWritesKeyed, stack);
+  });
+
+  it("any role that may write the ledger unkeyed is a violation: an outcome could be rewritten (review)", async () => {
+    const widened = stackResource("aws:iam/rolePolicy:RolePolicy", "journeys-extra", {
+      role: "journeys-role",
+      policy: doc({ Effect: "Allow", Action: "dynamodb:UpdateItem", Resource: ledgerArn }),
+    });
+    await assertHasStackViolation(ledgerWritesKeyed, [...stack, widened], {
+      message:
+        'RolePolicy "journeys-extra" statement 1 allows dynamodb:UpdateItem on the occurrence ledger without keying it to items',
+    });
+    const everyTable = stackResource("aws:iam/rolePolicy:RolePolicy", "any-table", {
+      role: "x",
+      policy: doc({
+        Effect: "Allow",
+        Action: "dynamodb:*",
+        Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/*",
+      }),
+    });
+    await assertHasStackViolation(ledgerWritesKeyed, [...stack, everyTable], {
+      message: /allows dynamodb:PutItem, dynamodb:UpdateItem/,
+    });
+  });
+
+  it("the sender's own grant without its key condition is a violation too", async () => {
+    const sender = named(stack, "aws:iam/rolePolicy:RolePolicy", "bulk-sender-permissions");
+    const document = JSON.parse(sender.props.policy);
+    for (const st of document.Statement) delete st.Condition?.["ForAllValues:StringLike"];
+    const unkeyed = stackResource(sender.type, sender.name, { ...sender.props, policy: JSON.stringify(document) });
+    await assertHasStackViolation(ledgerWritesKeyed, [...stack.filter((r) => r !== sender), unkeyed], {
+      message:
+        'statement "ClaimAndRecordOccurrences" allows dynamodb:PutItem, dynamodb:UpdateItem on the occurrence ledger',
+    });
+  });
 });
