@@ -45,6 +45,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "enrolment-target-failure-handling": "mandatory",
       "send-gate-table-scoped": "mandatory",
       "send-gate-table-protected": "mandatory",
+      "ledger-writes-keyed": "mandatory",
     });
   });
 
