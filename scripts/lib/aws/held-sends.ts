@@ -4,11 +4,12 @@
  * the send dead-letter queue page by page with a visibility timeout as short as the count needs, and makes every
  * message visible again at the end: nothing is deleted or changed.
  */
-import { ChangeMessageVisibilityBatchCommand, Message, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { Message, SQSClient } from "@aws-sdk/client-sqs";
 import { DeadLetterPointer } from "../../../infra/rules/ledger";
 import { campaignTag } from "../../../infra/rules/email-events";
 import { FindingsError } from "../../../infra/rules/errors";
-import { awsCall, boundedCall, Deadline } from "./call";
+import { Deadline } from "./call";
+import { makeVisibleAgain, receiveDeadLetters } from "./dead-letter-queue";
 
 export interface HeldCount {
   /** Pointers of the campaign held by a pause (each one send of up to 50 recipients). */
@@ -21,11 +22,6 @@ export interface HeldCount {
   /** What stopped the count or went wrong around it, one line each. */
   problems: string[];
 }
-
-/** The most ReceiveMessage returns at once. */
-const PAGE = 10;
-/** How long a release of the messages read may take: it runs after the time limit too. */
-const RELEASE_MS = 5_000;
 
 /** Whether a message body is a pointer this campaign's pause held (its `campaign` is the id or the sender's tag). */
 export function isHeldPointer(body: string | undefined, campaignId: string): DeadLetterPointer | undefined {
@@ -51,7 +47,9 @@ export async function countHeldSends(
   const seen = new Set<string>();
   try {
     for (let page = 1; !d.expired && !c.complete; page++) {
-      const messages = await receivePage(d, sqs, queueUrl, page);
+      // Invisible only while the count runs (so paging moves on) and a few seconds more: a redrive started meanwhile
+      // finds them again soon even if making them visible again fails.
+      const messages = await receiveDeadLetters(d, sqs, queueUrl, page, { extraSeconds: 5 });
       const fresh = messages.filter((m) => m.MessageId && !seen.has(m.MessageId));
       if (messages.length && !fresh.length)
         throw new FindingsError(`ReceiveMessage ${queueUrl} (page ${page}): only messages already read; stopped`);
@@ -65,7 +63,7 @@ export async function countHeldSends(
   }
   if (!c.complete && d.expired && !c.problems.length)
     c.problems.push(`the queue was not read to the end within the command's time limit of ${d.seconds} s`);
-  await release(sqs, queueUrl, held, c);
+  await makeVisibleAgain(sqs, queueUrl, held, c.problems);
   return c;
 }
 
@@ -77,46 +75,4 @@ function tally(c: HeldCount, m: Message, campaignId: string, seen: Set<string>, 
   if (!pointer) return;
   c.sends++;
   c.recipients += pointer.recipients.length;
-}
-
-async function receivePage(d: Deadline, sqs: SQSClient, queueUrl: string, page: number): Promise<Message[]> {
-  // Invisible only while the count runs (so paging moves on) and a few seconds more: a redrive started meanwhile
-  // finds them again soon even if the release below fails.
-  const VisibilityTimeout = Math.min(43_200, Math.ceil(Math.max(d.endsAt - Date.now(), 0) / 1000) + 5);
-  const answer = await awsCall(d, `ReceiveMessage ${queueUrl}${page > 1 ? ` (page ${page})` : ""}`, (opts) =>
-    sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: PAGE,
-        // Long polling asks every SQS server, so an empty answer means the queue is empty, not a sample that missed.
-        WaitTimeSeconds: 1,
-        VisibilityTimeout,
-      }),
-      opts,
-    ),
-  );
-  return answer.Messages ?? [];
-}
-
-/** Makes every message read visible again (ChangeMessageVisibility 0), each batch bounded on its own. */
-async function release(sqs: SQSClient, queueUrl: string, handles: string[], c: HeldCount): Promise<void> {
-  for (let i = 0; i < handles.length; i += PAGE) {
-    const batch = handles.slice(i, i + PAGE);
-    try {
-      const answer = await boundedCall(`ChangeMessageVisibilityBatch ${queueUrl}`, RELEASE_MS, (abortSignal) =>
-        sqs.send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: batch.map((h, j) => ({ Id: String(j), ReceiptHandle: h, VisibilityTimeout: 0 })),
-          }),
-          { abortSignal },
-        ),
-      );
-      if (answer.Failed?.length)
-        c.problems.push(`${answer.Failed.length} messages read stay invisible until their visibility timeout`);
-    } catch (e) {
-      if (!(e instanceof FindingsError)) throw e;
-      c.problems.push(`${e.message}: ${batch.length} messages read stay invisible until their visibility timeout`);
-    }
-  }
 }

@@ -11,13 +11,7 @@
  * its campaigns' plans once.
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-} from "@aws-sdk/client-sqs";
+import { DeleteMessageCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { LEDGER_KEY, OCCURRENCE_ATTRIBUTES, occurrenceKey } from "../../../infra/rules/ledger";
@@ -38,9 +32,10 @@ import {
 } from "../planning/dead-letters";
 import { LaunchMissed } from "../planning/launch-record";
 import { HeldFate, heldFate, HeldOutcome, heldPolicy, isHeld } from "../planning/paused-sends";
-import { awsCall, boundedCall, clock, Deadline } from "./call";
+import { awsCall, clock, Deadline } from "./call";
 import { Launch, readLaunches, streamPlan } from "./campaign-plan";
 import { findRedrive, Placed, placeRedrive } from "./redrive-schedules";
+import { makeVisibleAgain, receiveDeadLetters } from "./dead-letter-queue";
 
 export interface RedriveOptions {
   queueUrl: string;
@@ -131,9 +126,6 @@ export interface RedriveReport {
   nothingToResend: NothingToResend[];
 }
 
-/** The most ReceiveMessage returns at once. */
-const PAGE = 10;
-
 /** Failed sends handled per pass (each pass streams each of its campaigns' plans once). */
 const PASS_SENDS = 1_000;
 
@@ -180,7 +172,12 @@ export async function redrive(d: Deadline, clients: RedriveClients, o: RedriveOp
     r.problems.push(
       `stopped at the command's time limit of ${d.seconds} s (--timeout-seconds): messages not read yet stay in the queue`,
     );
-  await release(clients.sqs, o.queueUrl, held, r);
+  await makeVisibleAgain(
+    clients.sqs,
+    o.queueUrl,
+    held.map((h) => h.handle),
+    r.problems,
+  );
   return r;
 }
 
@@ -200,7 +197,11 @@ async function readQueue(run: Run): Promise<void> {
   const seen = new Set<string>();
   let pass: Pending[] = [];
   for (let page = 1; !d.expired; page++) {
-    const messages = await receivePage(d, run.clients.sqs, o.queueUrl, page);
+    // Invisible for the rest of the run and a minute more, so a page never brings back one already handled.
+    const messages = (await receiveDeadLetters(d, run.clients.sqs, o.queueUrl, page, {
+      extraSeconds: 60,
+      attributes: true,
+    })) as DeadLetterMessage[];
     const fresh = messages.filter((m) => m.MessageId && !seen.has(m.MessageId));
     if (messages.length && !fresh.length)
       r.problems.push(
@@ -225,25 +226,6 @@ async function readQueue(run: Run): Promise<void> {
     if (!fresh.length) break;
   }
   await handlePass(run, pass);
-}
-
-async function receivePage(d: Deadline, sqs: SQSClient, queueUrl: string, page: number): Promise<DeadLetterMessage[]> {
-  // Invisible for the rest of the run and a minute more, so a page never brings back one already handled.
-  const VisibilityTimeout = Math.min(43_200, Math.ceil(Math.max(d.endsAt - Date.now(), 0) / 1000) + 60);
-  const answer = await awsCall(d, `ReceiveMessage ${queueUrl}${page > 1 ? ` (page ${page})` : ""}`, (opts) =>
-    sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: PAGE,
-        // Long polling asks every SQS server, so an empty answer means the queue is empty, not a sample that missed.
-        WaitTimeSeconds: 1,
-        VisibilityTimeout,
-        MessageAttributeNames: ["All"],
-      }),
-      opts,
-    ),
-  );
-  return (answer.Messages ?? []) as DeadLetterMessage[];
 }
 
 /** One pass: each campaign's plan searched once for its sends, then each send handled in the queue's order. */
@@ -471,29 +453,4 @@ async function recordedOutcomes(run: Run, send: FailedSend): Promise<Map<string,
   for (const [recipient, v] of Object.entries(item[OCCURRENCE_ATTRIBUTES.outcomes]?.M ?? {}))
     outcomes.set(recipient, { outcome: v.M?.outcome?.S, reason: v.M?.reason?.S });
   return outcomes;
-}
-
-/** Makes every message still held visible again (bounded on its own: it runs after the time limit too). */
-async function release(sqs: SQSClient, queueUrl: string, held: Held[], r: RedriveReport): Promise<void> {
-  for (let i = 0; i < held.length; i += PAGE) {
-    const batch = held.slice(i, i + PAGE);
-    try {
-      const answer = await boundedCall(`ChangeMessageVisibilityBatch ${queueUrl}`, 5_000, (abortSignal) =>
-        sqs.send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: batch.map((h, j) => ({ Id: String(j), ReceiptHandle: h.handle, VisibilityTimeout: 0 })),
-          }),
-          { abortSignal },
-        ),
-      );
-      if (answer.Failed?.length)
-        r.problems.push(
-          `${answer.Failed.length} messages left stay invisible until their visibility timeout (ChangeMessageVisibility failed)`,
-        );
-    } catch (e) {
-      if (!(e instanceof FindingsError)) throw e;
-      r.problems.push(`${e.message}: ${batch.length} messages left stay invisible until their visibility timeout`);
-    }
-  }
 }
