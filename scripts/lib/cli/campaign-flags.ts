@@ -13,6 +13,7 @@ import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
 import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
+import { parseZoneAliases, readZone, ZoneAliases } from "../../../infra/rules/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
@@ -81,7 +82,7 @@ export const SEND_TIME_FLAGS = {
   "default-timezone": {
     type: "string",
     value: "ZONE",
-    help: "the zone of rows without a known one (each is noted)",
+    help: "the zone of rows without a known one (noted); VALUE (CST) read as ZONE",
     default: "UTC",
     group: SEND_TIME_GROUP,
   },
@@ -110,9 +111,17 @@ export const RECIPIENT_FLAGS = {
     help: "plan rows that share an address; reject rows without a known zone",
     group: LIST_GROUP,
   },
+  "zone-alias": {
+    type: "string",
+    value: "VALUE=ZONE",
+    multiple: true,
+    help: "read a timezone value (CST, an abbreviation the zone table cannot choose for) as this IANA zone",
+    group: LIST_GROUP,
+    with: "default-timezone",
+  },
   "strict-zones": {
     type: "boolean",
-    help: "reject rows with a missing or unknown zone (unknown-zone) instead of defaulting them",
+    help: "reject rows with a missing or unknown zone (unknown-zone), or one the zone table maps (EST), instead of defaulting or mapping them",
     group: LIST_GROUP,
     with: "allow-duplicate-emails",
   },
@@ -122,12 +131,14 @@ export interface RecipientOptions {
   encoding: CsvEncoding;
   allowDuplicateEmails: boolean;
   strictZones: boolean;
+  zoneAliases: ZoneAliases;
 }
 
 export function recipientOptionsFromFlags(f: {
   encoding?: string;
   "allow-duplicate-emails"?: boolean;
   "strict-zones"?: boolean;
+  "zone-alias"?: string[];
 }): RecipientOptions {
   const encoding = (f.encoding ?? "utf8") as CsvEncoding;
   if (!CSV_ENCODINGS.includes(encoding))
@@ -136,7 +147,14 @@ export function recipientOptionsFromFlags(f: {
     encoding,
     allowDuplicateEmails: f["allow-duplicate-emails"] === true,
     strictZones: f["strict-zones"] === true,
+    zoneAliases: zoneAliasesFromFlags(f["zone-alias"] ?? []),
   };
+}
+
+function zoneAliasesFromFlags(values: string[]): ZoneAliases {
+  const aliases = parseZoneAliases(values);
+  if (typeof aliases === "string") throw new UsageError(aliases);
+  return aliases;
 }
 
 /** Help group of the rate and pace flags. */
@@ -230,6 +248,11 @@ export function timingFromFlags(
   const defaultZone = canonicalZone(rawZone);
   if (!defaultZone)
     throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
+  const reading = readZone(rawZone);
+  if (reading.status === "mapped" || reading.status === "ambiguous")
+    throw new UsageError(
+      `--default-timezone ${rawZone}: ${reading.zone ? `an abbreviation or legacy name; give the zone it means, ${reading.zone}` : `ambiguous; give one of ${reading.candidates!.join(", ")}`}`,
+    );
   const audience = audienceFromFlags(f);
   if (template !== undefined)
     checkTemplates(audience, [

@@ -57,6 +57,8 @@ import {
 import { InstantHistogram } from "./window";
 import { UsageError } from "../../../infra/rules/errors";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
+import { ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
+import { rowZoneVerdict, topUnknownZones, UnknownZoneValue, ZoneRejectReason } from "./row-zones";
 import { scheduler } from "../../../infra/rules/quotas";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
@@ -120,7 +122,7 @@ export interface ZoneDecisions {
   /** Set when no step is sent: why (see nothingLeft). */
   noSendLeft?: "quiet-hours" | "send-time-passed";
   /** Set when the row cannot be planned: strict zones and no usable zone, or a bad send time in the row. */
-  reject?: { reason: "unknown-zone" | TimingProblem["reason"]; text: string };
+  reject?: { reason: ZoneRejectReason | TimingProblem["reason"]; text: string };
   /**
    * What the planner (plan.ts) prepared for the rows with these decisions, kept with them because those rows share
    * them; undefined until then, and present on every answer so that all have one hidden class.
@@ -133,8 +135,10 @@ export interface SendRules {
   steps: Step[];
   /** For rows with a missing or unknown zone. */
   defaultZone: string;
-  /** Reject rows with a missing or unknown zone instead of defaulting them. */
+  /** Reject rows with a missing or unknown zone, or one the zone table maps, instead of defaulting or mapping them. */
   strictZones?: boolean;
+  /** `--zone-alias X=ZONE`: values read as the zone the user chose (zone-names.ts readZone). */
+  zoneAliases?: ZoneAliases;
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
   quiet?: QuietTime;
@@ -157,6 +161,10 @@ interface ResolvedRawZone {
   status: ZoneStatus;
   notes: string[];
   reject?: ZoneDecisions["reject"];
+  /** The value and how it was read, and the rows decided with it (for the summary's unknown values). */
+  written: string;
+  resolved: ResolvedZone;
+  rows: number;
   /** Answers for rows with this zone as written, by timingKey (set when this is kept in byRawZone). */
   byTimingKey?: TimingKeyed;
 }
@@ -189,7 +197,7 @@ export class SendDecider {
   private readonly quietNights = new Map<string, QuietNight>();
 
   constructor(readonly rules: SendRules) {
-    this.zones = new ZoneResolver(rules.defaultZone);
+    this.zones = new ZoneResolver(rules.defaultZone, rules.zoneAliases);
   }
 
   /**
@@ -199,6 +207,7 @@ export class SendDecider {
    */
   decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES): ZoneDecisions {
     const z = this.resolve(rawZone);
+    z.rows++;
     // (One field order for every answer, like stepDecision's.)
     if (z.reject)
       return {
@@ -266,24 +275,21 @@ export class SendDecider {
     const key = rawZone ?? "";
     let r = this.byRawZone.get(key);
     if (!r) {
-      const { zone, status } = this.zones.resolve(rawZone);
-      const written = rawZone === undefined || rawZone === "" ? "no timezone" : `timezone "${rawZone}"`;
-      const problem = rawZone === undefined || rawZone === "" ? written : `${written} is not an IANA zone`;
-      const notes: string[] = [];
-      let reject: ZoneDecisions["reject"];
-      if (status === "defaulted" && this.rules.strictZones)
-        reject = { reason: "unknown-zone", text: `${problem} (strict zones: no default)` };
-      // (A file without a timezone column sends everyone in the default zone: nothing to note per row.)
-      else if (status === "defaulted" && rawZone !== undefined)
-        notes.push(`${problem}: sent in ${zone}, the default zone`);
-      if (status === "canonicalised") notes.push(`${written} read as ${zone}`);
-      r = { zone, status, notes, reject, byTimingKey: undefined };
+      const resolved = this.zones.resolve(rawZone);
+      const { zone, status } = resolved;
+      const { notes, reject } = rowZoneVerdict(rawZone, resolved, this.rules.strictZones === true);
+      r = { zone, status, notes, reject, written: key, resolved, rows: 0, byTimingKey: undefined };
       if (this.byRawZone.size < 100_000) {
         this.byRawZone.set(key, r);
         if (!reject) this.keyed.push((r.byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() }));
       }
     }
     return r;
+  }
+
+  /** The most frequent values of the timezone column that are not IANA names, with what each is read as. */
+  unknownZones(): UnknownZoneValue[] {
+    return topUnknownZones(this.byRawZone.values());
   }
 
   private shared(zone: string, timing: RowTiming): SharedSteps {

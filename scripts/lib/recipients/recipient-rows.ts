@@ -29,6 +29,8 @@ export type RejectReason =
   | "invalid-email"
   | "duplicate-email"
   | "unknown-zone"
+  /** The timezone value names several zones (`CST`) and no --zone-alias chooses (zone-abbreviations.ts). */
+  | "ambiguous-zone"
   | "too-large"
   | "send-time-passed"
   | "invalid-send-time"
