@@ -28,7 +28,6 @@ import {
 import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import {
   addDays,
-  canonicalZone,
   Fold,
   LocalTime,
   localTimeOf,
@@ -39,6 +38,7 @@ import {
   ZoneStatus,
   zonedInstant,
 } from "./send-time";
+import { zoneNameProblem } from "./zone-names";
 import { parseInstant } from "./send-rules";
 import { isEmailAddress } from "./email";
 import { enrolmentKey, LEDGER_TTL_DAYS } from "./ledger";
@@ -458,7 +458,10 @@ function ceilMinute(ms: number): number {
   return Math.ceil(ms / MINUTE) * MINUTE;
 }
 
-/** Whether `zone` is an IANA zone name, exact case (for journey definitions). */
+/**
+ * Whether `zone` is an IANA zone name, exact case, of a place (for journey definitions): not an abbreviation such as
+ * EST, which IANA keeps as a fixed UTC-5 (zone-names.ts).
+ */
 export function isIanaZone(zone: string): boolean {
-  return canonicalZone(zone) === zone;
+  return zoneNameProblem(zone) === undefined;
 }

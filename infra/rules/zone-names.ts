@@ -106,6 +106,20 @@ export function readingNote(written: string, r: ZoneReading): string | undefined
   return undefined;
 }
 
+/**
+ * Why `written` cannot be a zone given once for many (a flag such as --default-timezone, a journey's
+ * defaultTimezone): undefined for an IANA zone as IANA spells it; otherwise the problem, naming the zone meant when the
+ * table knows it (`EST`: IANA's fixed UTC-5, not New York's time).
+ */
+export function zoneNameProblem(written: string): string | undefined {
+  const r = readZone(written);
+  if (r.status === "ok") return undefined;
+  if (r.status === "canonicalised") return `not an IANA time zone name as IANA spells it (${r.zone})`;
+  if (r.status === "mapped") return `an abbreviation, legacy or Windows name or offset: give the zone it means, ${r.zone}`;
+  if (r.status === "ambiguous") return `ambiguous: give one of ${r.candidates!.join(", ")}`;
+  return "not an IANA time zone name (e.g. America/New_York)";
+}
+
 export interface ResolvedZone {
   zone: string;
   status: ZoneStatus;

@@ -17,6 +17,7 @@ import { ZONE_ABBREVIATIONS } from "../../infra/rules/zone-abbreviations";
 import { WINDOWS_ZONES } from "../../infra/rules/windows-zones";
 import { canonicalZone, parseZoneAliases, readZone } from "../../infra/rules/zone-names";
 import { zonedInstant } from "../../infra/rules/send-time";
+import { isIanaZone } from "../../infra/rules/journeys";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-zones-"));
 let n = 0;
@@ -186,6 +187,12 @@ describe("issue 33: never a silent fixed offset", function () {
 });
 
 describe("issue 33: the zone table", () => {
+  it("a journey's defaultTimezone must be an IANA zone of a place: EST, CST and PST8PDT are not", () => {
+    for (const zone of ["America/New_York", "UTC", "Etc/GMT+5", "Europe/Paris"]) assert.ok(isIanaZone(zone), zone);
+    for (const zone of ["EST", "CST", "PST8PDT", "CET", "america/new_york", "Pacific Standard Time"])
+      assert.ok(!isIanaZone(zone), zone);
+  });
+
   it("every abbreviation maps to IANA zones of places, at their 9 AM in summer and winter (luxon)", () => {
     for (const [abbreviation, meant] of Object.entries(ZONE_ABBREVIATIONS)) {
       const zones = typeof meant === "string" ? [meant] : meant;

@@ -13,7 +13,7 @@ import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
 import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
-import { parseZoneAliases, readZone, ZoneAliases } from "../../../infra/rules/zone-names";
+import { parseZoneAliases, ZoneAliases, zoneNameProblem } from "../../../infra/rules/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
@@ -245,21 +245,17 @@ export function timingFromFlags(
     raws.push(raw);
   }
   const rawZone = f["default-timezone"] ?? "UTC";
+  // A name differing only in case is re-cased, as ever; an abbreviation (EST: IANA's fixed UTC-5) is refused.
   const defaultZone = canonicalZone(rawZone);
-  if (!defaultZone)
-    throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
-  const reading = readZone(rawZone);
-  if (reading.status === "mapped" || reading.status === "ambiguous")
-    throw new UsageError(
-      `--default-timezone ${rawZone}: ${reading.zone ? `an abbreviation or legacy name; give the zone it means, ${reading.zone}` : `ambiguous; give one of ${reading.candidates!.join(", ")}`}`,
-    );
+  const problem = zoneNameProblem(defaultZone ?? rawZone);
+  if (problem) throw new UsageError(`--default-timezone ${rawZone}: ${problem}`);
   const audience = audienceFromFlags(f);
   if (template !== undefined)
     checkTemplates(audience, [
       { flag: "--template", template },
       ...(f.step ?? []).map((raw, k) => ({ flag: `--step ${raw}`, template: steps[k + 1].template })),
     ]);
-  return { rule, steps, defaultZone, quiet: quietTimeFromFlags(f), audience };
+  return { rule, steps, defaultZone: defaultZone!, quiet: quietTimeFromFlags(f), audience };
 }
 
 const DAY_MS = 86_400_000;
