@@ -8,6 +8,7 @@
  *  5. anything else: unknown (the caller's default zone).
  * Pure: no I/O. Callers cache per value as written (decisions.ts).
  */
+import { COUNTRY_ZONES } from "./country-zones";
 import { IANA_ZONE_NAMES } from "./iana-zones";
 import { WINDOWS_ZONES } from "./windows-zones";
 import { ZONE_ABBREVIATIONS } from "./zone-abbreviations";
@@ -29,14 +30,27 @@ export function canonicalZone(raw: string): string | undefined {
  * ok: an IANA name as written; canonicalised: re-cased or trimmed; mapped: read through an alias, the table or as a
  * UTC offset; ambiguous: the table names several zones (the row is refused); defaulted: missing or unknown.
  */
-export type ZoneStatus = "ok" | "canonicalised" | "mapped" | "ambiguous" | "defaulted";
+export type ZoneStatus = "ok" | "canonicalised" | "mapped" | "ambiguous" | "country" | "defaulted";
 
 /** Where a row's zone came from, as notes.csv and the summaries name it. */
-export type ZoneSource = "given" | "mapped" | "default";
-export const ZONE_SOURCES: readonly ZoneSource[] = ["given", "mapped", "default"];
+export type ZoneSource = "given" | "mapped" | "country" | "default";
+export const ZONE_SOURCES: readonly ZoneSource[] = ["given", "mapped", "country", "default"];
 
 export function zoneSourceOf(status: ZoneStatus): ZoneSource {
-  return status === "ok" || status === "canonicalised" ? "given" : status === "mapped" ? "mapped" : "default";
+  if (status === "ok" || status === "canonicalised") return "given";
+  return status === "mapped" || status === "country" ? status : "default";
+}
+
+/** The sources a row's missing or unknown zone may be inferred from (--infer-zone); only the country so far. */
+export type InferSource = "country";
+export const INFER_SOURCES: readonly InferSource[] = ["country"];
+
+/** The one zone of an ISO 3166-1 alpha-2 country (any case, trimmed), if it has one (country-zones.ts, tzdata). */
+export function countryZone(country: string): string | undefined {
+  const code = country.trim().toUpperCase();
+  return /^[A-Z]{2}$/.test(code) && Object.prototype.hasOwnProperty.call(COUNTRY_ZONES, code)
+    ? COUNTRY_ZONES[code]
+    : undefined;
 }
 
 /** How a mapped value was read. */
@@ -115,7 +129,8 @@ export function zoneNameProblem(written: string): string | undefined {
   const r = readZone(written);
   if (r.status === "ok") return undefined;
   if (r.status === "canonicalised") return `not an IANA time zone name as IANA spells it (${r.zone})`;
-  if (r.status === "mapped") return `an abbreviation, legacy or Windows name or offset: give the zone it means, ${r.zone}`;
+  if (r.status === "mapped")
+    return `an abbreviation, legacy or Windows name or offset: give the zone it means, ${r.zone}`;
   if (r.status === "ambiguous") return `ambiguous: give one of ${r.candidates!.join(", ")}`;
   return "not an IANA time zone name (e.g. America/New_York)";
 }

@@ -15,7 +15,7 @@ import { main as sizeWindowMain } from "../../scripts/size-window";
 import { runMain, withFlags } from "../helpers/cli";
 import { ZONE_ABBREVIATIONS } from "../../infra/rules/zone-abbreviations";
 import { WINDOWS_ZONES } from "../../infra/rules/windows-zones";
-import { canonicalZone, parseZoneAliases, readZone } from "../../infra/rules/zone-names";
+import { canonicalZone, countryZone, parseZoneAliases, readZone } from "../../infra/rules/zone-names";
 import { zonedInstant } from "../../infra/rules/send-time";
 import { isIanaZone } from "../../infra/rules/journeys";
 
@@ -112,7 +112,7 @@ describe("issue 33: never a silent fixed offset", function () {
       /UTC\+01:00.*POSIX sign/,
     );
     const z = r.summary.zones;
-    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, default: 1 });
+    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, country: 0, default: 1 });
     assert.deepStrictEqual(
       z.unknown.find((u: { value: string }) => u.value === "CST"),
       { value: "CST", rows: 1, readAs: null, candidates: ["America/Chicago", "Asia/Shanghai", "America/Havana"] },
@@ -181,8 +181,105 @@ describe("issue 33: never a silent fixed offset", function () {
       report.instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
       [...counts].sort(),
     );
-    assert.deepStrictEqual(report.bySource, { given: 1, mapped: 9, default: 1 });
+    assert.deepStrictEqual(report.bySource, { given: 1, mapped: 9, country: 0, default: 1 });
     assert.deepStrictEqual(report.rejected, { "ambiguous-zone": 1 });
+  });
+});
+
+describe("issue 33: a zone from the country, when it has one", function () {
+  this.timeout(30_000);
+  const list = [
+    "id,email,timezone,country",
+    "fr,a@example.com,,FR",
+    "jp,b@example.com,Mars/Base,jp",
+    "us,c@example.com,,US",
+    "de,d@example.com,, DE ",
+    "est,e@example.com,EST,FR",
+    "chi,f@example.com,America/Chicago,JP",
+    "name,g@example.com,,France",
+    "",
+  ].join("\n");
+  // By hand, 2026-07-15 09:00: Paris and Berlin CEST 07:00Z; Tokyo JST (UTC+9) 00:00Z; New York EDT 13:00Z; Chicago
+  // CDT 14:00Z. The US has several zones and "France" is no ISO code: both take the default zone, UTC, 09:00Z.
+  const expected = {
+    fr: "2026-07-15T07:00:00.000Z",
+    jp: "2026-07-15T00:00:00.000Z",
+    us: "2026-07-15T09:00:00.000Z",
+    de: "2026-07-15T07:00:00.000Z",
+    est: "2026-07-15T13:00:00.000Z",
+    chi: "2026-07-15T14:00:00.000Z",
+    name: "2026-07-15T09:00:00.000Z",
+  };
+
+  it("plans a row without a usable timezone in its country's one zone, noted zone_source country", async () => {
+    const r = await plan(write(list));
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(r.utcOf, expected);
+    assert.deepStrictEqual([r.zoneOf.fr, r.zoneOf.jp, r.zoneOf.de], ["Europe/Paris", "Asia/Tokyo", "Europe/Berlin"]);
+    const lines = r.notes.trim().split("\n");
+    assert.ok(
+      lines.includes(
+        '2,fr,"no timezone: sent in Europe/Paris, the one zone of country ""FR"" (tzdata zone.tab)",country',
+      ),
+    );
+    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 1, country: 3, default: 2 });
+  });
+
+  it("--infer-zone none leaves them to the default zone; --strict-zones keeps the inferred, refuses the rest", async () => {
+    const none = await plan(write(list), "--infer-zone", "none");
+    assert.deepStrictEqual([none.utcOf.fr, none.utcOf.jp], ["2026-07-15T09:00:00.000Z", "2026-07-15T09:00:00.000Z"]);
+    const strict = await plan(write(list), "--strict-zones", "--allow-duplicate-emails");
+    assert.deepStrictEqual(Object.keys(strict.utcOf).sort(), ["chi", "de", "fr", "jp"]);
+    assert.match(strict.rejects, /4,us,no timezone \(strict zones: no default\)/);
+    const bad = await plan(write(list), "--infer-zone", "phone");
+    assert.strictEqual(bad.code, 2);
+    assert.match(bad.stderr, /--infer-zone phone: none, or a list of country/);
+  });
+
+  it("keeps country as personalization, and size-window plans the same instants", async () => {
+    const file = write(list);
+    const out = path.join(tmp, `out-${++n}`);
+    await runMain(main, withFlags(["--recipients", file, ...BASE, "--out", out], []));
+    const fr = fs
+      .readFileSync(path.join(out, "plan.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((p) => p.recipient_id === "fr");
+    assert.strictEqual(fr.template_data.country, "FR");
+    const sized = await runMain(sizeWindowMain, [
+      "--recipients",
+      file,
+      "--date",
+      "2026-07-15",
+      "--hour",
+      "9",
+      "--json",
+    ]);
+    const counts = new Map<string, number>();
+    for (const utc of Object.values(expected)) counts.set(utc, (counts.get(utc) ?? 0) + 1);
+    assert.deepStrictEqual(
+      JSON.parse(sized.stdout).instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
+      [...counts].sort(),
+    );
+  });
+
+  it("the one-zone countries, by hand; countries with several clocks are not among them", () => {
+    const byHand: [string, string][] = [
+      ["FR", "Europe/Paris"],
+      ["de", "Europe/Berlin"],
+      ["JP", "Asia/Tokyo"],
+      ["IN", "Asia/Kolkata"],
+      ["GB", "Europe/London"],
+      ["IT", "Europe/Rome"],
+      ["KR", "Asia/Seoul"],
+      ["ZA", "Africa/Johannesburg"],
+      ["AR", "America/Argentina/Buenos_Aires"],
+      ["IE", "Europe/Dublin"],
+    ];
+    for (const [country, zone] of byHand) assert.strictEqual(countryZone(country), zone, country);
+    for (const country of ["US", "CA", "RU", "AU", "BR", "MX", "ES", "PT", "CN", "NZ", "France", "FRA", ""])
+      assert.strictEqual(countryZone(country), undefined, country);
   });
 });
 

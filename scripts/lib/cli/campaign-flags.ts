@@ -13,7 +13,13 @@ import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
 import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
-import { parseZoneAliases, ZoneAliases, zoneNameProblem } from "../../../infra/rules/zone-names";
+import {
+  INFER_SOURCES,
+  InferSource,
+  parseZoneAliases,
+  ZoneAliases,
+  zoneNameProblem,
+} from "../../../infra/rules/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
@@ -108,7 +114,7 @@ export const RECIPIENT_FLAGS = {
   },
   "allow-duplicate-emails": {
     type: "boolean",
-    help: "plan rows that share an address; reject rows without a known zone",
+    help: "plan rows sharing an address; no zone: reject, or infer from country",
     group: LIST_GROUP,
   },
   "zone-alias": {
@@ -118,6 +124,14 @@ export const RECIPIENT_FLAGS = {
     help: "read a timezone value (CST, an abbreviation the zone table cannot choose for) as this IANA zone",
     group: LIST_GROUP,
     with: "default-timezone",
+  },
+  "infer-zone": {
+    type: "string",
+    value: "none|country",
+    help: "what a row without a usable timezone takes its zone from: its country when it has one zone",
+    default: "country",
+    group: LIST_GROUP,
+    with: "allow-duplicate-emails",
   },
   "strict-zones": {
     type: "boolean",
@@ -132,6 +146,7 @@ export interface RecipientOptions {
   allowDuplicateEmails: boolean;
   strictZones: boolean;
   zoneAliases: ZoneAliases;
+  inferZone: readonly InferSource[];
 }
 
 export function recipientOptionsFromFlags(f: {
@@ -139,6 +154,7 @@ export function recipientOptionsFromFlags(f: {
   "allow-duplicate-emails"?: boolean;
   "strict-zones"?: boolean;
   "zone-alias"?: string[];
+  "infer-zone"?: string;
 }): RecipientOptions {
   const encoding = (f.encoding ?? "utf8") as CsvEncoding;
   if (!CSV_ENCODINGS.includes(encoding))
@@ -148,7 +164,19 @@ export function recipientOptionsFromFlags(f: {
     allowDuplicateEmails: f["allow-duplicate-emails"] === true,
     strictZones: f["strict-zones"] === true,
     zoneAliases: zoneAliasesFromFlags(f["zone-alias"] ?? []),
+    inferZone: inferSourcesFromFlag(f["infer-zone"]),
   };
+}
+
+/** `--infer-zone none|LIST`: the sources, in the one order; all of them by default. */
+function inferSourcesFromFlag(value: string | undefined): readonly InferSource[] {
+  if (value === undefined) return INFER_SOURCES;
+  if (value.trim() === "none") return [];
+  const names = value.split(",").map((s) => s.trim());
+  const bad = names.find((n) => !INFER_SOURCES.includes(n as InferSource));
+  if (bad !== undefined)
+    throw new UsageError(`--infer-zone ${value}: none, or a list of ${INFER_SOURCES.join(", ")} (${bad}?)`);
+  return INFER_SOURCES.filter((s) => names.includes(s));
 }
 
 function zoneAliasesFromFlags(values: string[]): ZoneAliases {

@@ -57,8 +57,8 @@ import {
 import { InstantHistogram } from "./window";
 import { UsageError } from "../../../infra/rules/errors";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
-import { ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
-import { rowZoneVerdict, topUnknownZones, UnknownZoneValue, ZoneRejectReason } from "./row-zones";
+import { countryZone, InferSource, ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
+import { countryNote, rowZoneVerdict, topUnknownZones, UnknownZoneValue, ZoneRejectReason } from "./row-zones";
 import { scheduler } from "../../../infra/rules/quotas";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
@@ -139,6 +139,8 @@ export interface SendRules {
   strictZones?: boolean;
   /** `--zone-alias X=ZONE`: values read as the zone the user chose (zone-names.ts readZone). */
   zoneAliases?: ZoneAliases;
+  /** What a row without a usable zone may take its zone from (--infer-zone); none when absent. */
+  inferZone?: readonly InferSource[];
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
   quiet?: QuietTime;
@@ -188,6 +190,10 @@ const MAX_SPELLINGS = 8;
 export class SendDecider {
   private readonly zones: ZoneResolver;
   private readonly byRawZone = new Map<string, ResolvedRawZone>();
+  /** Rows without a usable zone, by zone as written and country (--infer-zone country): their zone, or theirs unchanged. */
+  private readonly byCountry = new Map<ResolvedRawZone, Map<string, ResolvedRawZone>>();
+  private byCountrySize = 0;
+  private readonly inferCountry: boolean;
   private readonly cache = new Map<string, SharedSteps>();
   /** Every byTimingKey, and their entries together (bounded like the cache). */
   private readonly keyed: TimingKeyed[] = [];
@@ -198,6 +204,7 @@ export class SendDecider {
 
   constructor(readonly rules: SendRules) {
     this.zones = new ZoneResolver(rules.defaultZone, rules.zoneAliases);
+    this.inferCountry = rules.inferZone?.includes("country") === true;
   }
 
   /**
@@ -205,8 +212,9 @@ export class SendDecider {
    * whose values have a common form are answered by one lookup of a number (send-rules.ts timingKey: equal keys in
    * one zone mean equal first sends, and so equal decisions, whatever the values' text); others by their text.
    */
-  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES): ZoneDecisions {
-    const z = this.resolve(rawZone);
+  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES, country?: string): ZoneDecisions {
+    let z = this.resolve(rawZone);
+    if (z.status === "defaulted" && country !== undefined && this.inferCountry) z = this.fromCountry(z, country);
     z.rows++;
     // (One field order for every answer, like stepDecision's.)
     if (z.reject)
@@ -287,9 +295,34 @@ export class SendDecider {
     return r;
   }
 
+  /** A row without a usable zone in a country with one zone: that zone (noted); otherwise `z` itself. */
+  private fromCountry(z: ResolvedRawZone, country: string): ResolvedRawZone {
+    // Keyed by the written zone's own entry, then the country: no string built per row.
+    let countries = this.byCountry.get(z);
+    if (!countries) this.byCountry.set(z, (countries = new Map()));
+    let r = countries.get(country);
+    if (!r) {
+      const zone = countryZone(country);
+      if (zone === undefined) r = z;
+      else {
+        const resolved = { zone, status: "country" as const };
+        const notes = [countryNote(z.written, zone, country)];
+        const byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() };
+        r = { zone, status: "country", notes, reject: undefined, written: z.written, resolved, rows: 0, byTimingKey };
+      }
+      if (this.byCountrySize < 100_000) {
+        countries.set(country, r);
+        this.byCountrySize++;
+        if (r !== z) this.keyed.push(r.byTimingKey!);
+      }
+    }
+    return r;
+  }
+
   /** The most frequent values of the timezone column that are not IANA names, with what each is read as. */
   unknownZones(): UnknownZoneValue[] {
-    return topUnknownZones(this.byRawZone.values());
+    const inferred = [...this.byCountry.values()].flatMap((m) => [...m.values()]).filter((r) => r.status === "country");
+    return topUnknownZones([...this.byRawZone.values(), ...inferred]);
   }
 
   private shared(zone: string, timing: RowTiming): SharedSteps {

@@ -44,7 +44,7 @@ import {
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
 import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
 import { OptOutKind } from "../../../infra/rules/ses-subscription";
-import { ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
+import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
 import { emptyBySource, UnknownZoneValue } from "./row-zones";
 
 export interface PlanRequest {
@@ -77,7 +77,13 @@ export interface PlanRequest {
    * How the list is read and checked; strictZones rejects rows with no usable zone instead of defaulting them (or
    * mapping them through the zone table); zoneAliases (`--zone-alias X=ZONE`) are read before that table.
    */
-  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean; zoneAliases?: ZoneAliases };
+  recipients: {
+    encoding: CsvEncoding;
+    allowDuplicateEmails: boolean;
+    strictZones: boolean;
+    zoneAliases?: ZoneAliases;
+    inferZone?: readonly InferSource[];
+  };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
   /**
@@ -287,7 +293,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         await reject(optedOut);
         continue;
       }
-      const decided = decider.decide(row.rawZone, row.timing);
+      const decided = decider.decide(row.rawZone, row.timing, row.country);
       if (decided.reject) {
         await reject({ line: row.line, id: row.id, ...decided.reject });
         continue;
@@ -368,6 +374,7 @@ function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs:
     defaultZone: o.defaultZone,
     strictZones: o.recipients.strictZones,
     zoneAliases: o.recipients.zoneAliases,
+    inferZone: o.recipients.inferZone,
     missed: { ...o.missed, cutoffMs },
     quiet: o.quiet,
     windowMinutes: quietWindowMinutes,

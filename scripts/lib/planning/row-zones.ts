@@ -46,6 +46,12 @@ export function rowZoneVerdict(rawZone: string | undefined, r: ResolvedZone, str
   return { notes };
 }
 
+/** The note of a row without a usable zone sent in its country's one zone. */
+export function countryNote(written: string, zone: string, country: string): string {
+  const what = written.trim() === "" ? "no timezone" : `timezone "${written}" is not an IANA zone`;
+  return `${what}: sent in ${zone}, the one zone of country "${country}" (tzdata zone.tab)`;
+}
+
 /** One value of the timezone column that is not an IANA name, in the summary. */
 export interface UnknownZoneValue {
   value: string;

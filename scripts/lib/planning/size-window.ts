@@ -12,7 +12,7 @@ import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReaso
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
 import { BaseRule } from "../../../infra/rules/send-rules";
 import { Step, ZoneStatus } from "../../../infra/rules/send-time";
-import { ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
+import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
 import { emptyBySource, UnknownZoneValue } from "./row-zones";
 import {
   EffectiveTps,
@@ -95,7 +95,13 @@ export interface RecipientListRequest {
   quiet?: QuietTime;
   audience: Audience;
   /** Read and checked as the launcher does. */
-  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean; zoneAliases?: ZoneAliases };
+  recipients: {
+    encoding: CsvEncoding;
+    allowDuplicateEmails: boolean;
+    strictZones: boolean;
+    zoneAliases?: ZoneAliases;
+    inferZone?: readonly InferSource[];
+  };
   rate: EffectiveTps;
   createTps: number;
   marginMinutes: number;
@@ -123,6 +129,25 @@ interface ListTally {
   bulk?: BulkGroupCounts;
 }
 
+/** The launcher's decisions for the list (without a missed-time cutoff: a launch in time misses nothing). */
+function listDecider(r: RecipientListRequest, rowBound: number, quietWindow: number): SendDecider {
+  return new SendDecider({
+    rule: r.rule,
+    steps: r.steps,
+    defaultZone: r.defaultZone,
+    quiet: r.quiet,
+    windowMinutes: quietWindow,
+    strictZones: r.recipients.strictZones,
+    zoneAliases: r.recipients.zoneAliases,
+    inferZone: r.recipients.inferZone,
+    // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
+    recurringStartMs:
+      r.rule.kind === "every"
+        ? missedCutoff(r.now, { rowBound, steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
+        : undefined,
+  });
+}
+
 async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   const csv = await openRecipientCsv(r.file, r.recipients.encoding);
   // The launcher's checks and decisions (without a missed-time cutoff: a launch in time, see launchBy, misses nothing).
@@ -136,27 +161,21 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
     schedulesBound: rowBound * (r.rule.kind === "every" ? 1 : r.steps.length),
     tps: r.rate.tps,
   });
-  const decider = new SendDecider({
-    rule: r.rule,
-    steps: r.steps,
-    defaultZone: r.defaultZone,
-    quiet: r.quiet,
-    windowMinutes: quietWindow,
-    strictZones: r.recipients.strictZones,
-    zoneAliases: r.recipients.zoneAliases,
-    // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
-    recurringStartMs:
-      r.rule.kind === "every"
-        ? missedCutoff(r.now, { rowBound, steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
-        : undefined,
-  });
+  const decider = listDecider(r, rowBound, quietWindow);
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
   const dataCheck =
     r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns, r.bulk !== undefined);
   const sends = new PlannedSends();
   const bulk = r.bulk && new BulkGroupCounts();
   const slots = r.audience.variants.length;
-  const byStatus: Record<ZoneStatus, number> = { ok: 0, canonicalised: 0, mapped: 0, ambiguous: 0, defaulted: 0 };
+  const byStatus: Record<ZoneStatus, number> = {
+    ok: 0,
+    canonicalised: 0,
+    mapped: 0,
+    ambiguous: 0,
+    country: 0,
+    defaulted: 0,
+  };
   const rejected: Partial<Record<RejectReason, number>> = {};
   const quiet = { delayed: 0, skipped: 0 };
   let rows = 0;
@@ -167,7 +186,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
       if (++rows % PROGRESS_EVERY_ROWS === 0) r.progress?.(rows, "rows read", rowBound - 1);
       // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
       const row = checker.check(rec);
-      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing);
+      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing, row.country);
       const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? decided!.noSendLeft);
       if (reason) {
         rejected[reason] = (rejected[reason] ?? 0) + 1;
