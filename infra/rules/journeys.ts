@@ -84,6 +84,8 @@ export type RejectReason =
   | "invalid-email"
   | "too-large"
   | "reserved-field"
+  /** detail.recipient.timezone names several zones (`CST`: US Central, China, Cuba; zone-abbreviations.ts). */
+  | "ambiguous-zone"
   /** A backlog CSV's own checks (scripts/enrol.ts). */
   | "duplicate-id"
   | "duplicate-email"
@@ -206,9 +208,16 @@ export function decide(
       `detail.recipient.${STEP_KEY} is reserved: sendtime adds the step number to the template data; rename it`,
       stem,
     );
-  const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolve(
+  const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolveWithCountry(
     typeof recipient.timezone === "string" ? recipient.timezone : undefined,
+    typeof recipient.country === "string" ? recipient.country : undefined,
   );
+  if (resolved.status === "ambiguous")
+    return reject(
+      "ambiguous-zone",
+      `detail.recipient.timezone ${JSON.stringify(recipient.timezone)} is ambiguous (${resolved.reading!.candidates!.join(", ")}): give an IANA zone`,
+      stem,
+    );
   const data = personalization(recipient);
   if (
     journey.steps.some(

@@ -163,6 +163,13 @@ export class ZoneResolver {
     // (The reading is kept when it says more than the zone: a mapping, or a fixed Etc offset to note.)
     return status === "mapped" || etcOffsetText(zone) ? { zone, status, reading } : { zone, status };
   }
+
+  /** resolve(), then for a missing or unknown zone its country's one zone, if it has one (status "country"). */
+  resolveWithCountry(raw: string | undefined, country: string | undefined): ResolvedZone {
+    const r = this.resolve(raw);
+    const zone = r.status === "defaulted" && country !== undefined ? countryZone(country) : undefined;
+    return zone === undefined ? r : { zone, status: "country" };
+  }
 }
 
 /**
