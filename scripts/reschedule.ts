@@ -10,6 +10,7 @@ import { isValidSchedulerName } from "../infra/rules/naming";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "../infra/rules/send-time";
+import { zoneNameProblem } from "../infra/rules/zone-names";
 import { UsageError } from "../infra/rules/errors";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
@@ -131,8 +132,8 @@ async function change(
   } else {
     const at = moveTargetFlag(f.at!);
     const timezone = f.timezone === undefined ? undefined : canonicalZone(f.timezone);
-    if (f.timezone !== undefined && !timezone)
-      throw new UsageError(`--timezone ${f.timezone}: not an IANA time zone name (e.g. America/New_York)`);
+    const problem = f.timezone === undefined ? undefined : zoneNameProblem(timezone ?? f.timezone);
+    if (problem) throw new UsageError(`--timezone ${f.timezone}: ${problem}`);
     const moved = await moveSchedule(deadline, scheduler, {
       campaignId,
       recipientId: f.recipient!,

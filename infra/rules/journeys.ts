@@ -28,7 +28,6 @@ import {
 import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import {
   addDays,
-  canonicalZone,
   Fold,
   LocalTime,
   localTimeOf,
@@ -39,6 +38,7 @@ import {
   ZoneStatus,
   zonedInstant,
 } from "./send-time";
+import { zoneNameProblem } from "./zone-names";
 import { parseInstant } from "./send-rules";
 import { isEmailAddress } from "./email";
 import { enrolmentKey, LEDGER_TTL_DAYS } from "./ledger";
@@ -84,6 +84,8 @@ export type RejectReason =
   | "invalid-email"
   | "too-large"
   | "reserved-field"
+  /** detail.recipient.timezone names several zones (`CST`: US Central, China, Cuba; zone-abbreviations.ts). */
+  | "ambiguous-zone"
   /** A backlog CSV's own checks (scripts/enrol.ts). */
   | "duplicate-id"
   | "duplicate-email"
@@ -206,9 +208,16 @@ export function decide(
       `detail.recipient.${STEP_KEY} is reserved: sendtime adds the step number to the template data; rename it`,
       stem,
     );
-  const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolve(
+  const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolveWithCountry(
     typeof recipient.timezone === "string" ? recipient.timezone : undefined,
+    typeof recipient.country === "string" ? recipient.country : undefined,
   );
+  if (resolved.status === "ambiguous")
+    return reject(
+      "ambiguous-zone",
+      `detail.recipient.timezone ${JSON.stringify(recipient.timezone)} is ambiguous (${resolved.reading!.candidates!.join(", ")}): give an IANA zone`,
+      stem,
+    );
   const data = personalization(recipient);
   if (
     journey.steps.some(
@@ -458,7 +467,10 @@ function ceilMinute(ms: number): number {
   return Math.ceil(ms / MINUTE) * MINUTE;
 }
 
-/** Whether `zone` is an IANA zone name, exact case (for journey definitions). */
+/**
+ * Whether `zone` is an IANA zone name, exact case, of a place (for journey definitions): not an abbreviation such as
+ * EST, which IANA keeps as a fixed UTC-5 (zone-names.ts).
+ */
 export function isIanaZone(zone: string): boolean {
-  return canonicalZone(zone) === zone;
+  return zoneNameProblem(zone) === undefined;
 }

@@ -1,54 +1,20 @@
 /**
  * Send-time rules, implemented once for size-window and the launcher (the README's "Rules worth knowing"):
- * - a row's zone is an IANA name (links such as US/Eastern too); one differing only in case is re-cased, since
- *   Scheduler matches names exactly; a missing or unknown zone takes the campaign's default zone;
+ * - a row's zone is read by zone-names.ts: an IANA name (re-cased if need be), an abbreviation or Windows name mapped
+ *   to the zone of a place, or the campaign's default zone when missing or unknown;
  * - a local time in a spring-forward gap moves forward by the gap; one that occurs twice (fall-back) takes the
  *   earlier instant; either is written in UTC, so `send_at` + `timezone` always denote exactly one instant;
  * - step k is `+Nd` (the same local time N days after step 1) or `+Nh` (N hours after it).
  * Pure: no AWS, no I/O. Offsets come from the IANA database through luxon's IANAZone (Intl underneath), cached per
  * zone and UTC day (zone-offsets.ts).
  */
-import { IANA_ZONE_NAMES } from "./iana-zones";
 import { cachedOffsetMinutes } from "./zone-offsets";
+
+export { canonicalZone, ZoneResolver } from "./zone-names";
+export type { ResolvedZone, ZoneStatus } from "./zone-names";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-
-const EXACT_NAMES = new Set(IANA_ZONE_NAMES);
-const NAMES_BY_LOWER_CASE = new Map(IANA_ZONE_NAMES.map((n) => [n.toLowerCase(), n]));
-
-/**
- * The IANA name for `raw`: itself when it is one (links such as US/Eastern included), the IANA spelling when it
- * differs only in case (`america/chicago` → `America/Chicago`), otherwise undefined. Spaces matter.
- */
-export function canonicalZone(raw: string): string | undefined {
-  if (EXACT_NAMES.has(raw)) return raw;
-  return NAMES_BY_LOWER_CASE.get(raw.toLowerCase());
-}
-
-export type ZoneStatus = "ok" | "canonicalised" | "defaulted";
-
-export interface ResolvedZone {
-  zone: string;
-  status: ZoneStatus;
-}
-
-/** Resolves a row's zone, falling back to the campaign default. Callers cache (decisions.ts, per zone as written). */
-export class ZoneResolver {
-  constructor(readonly defaultZone: string) {
-    if (canonicalZone(defaultZone) !== defaultZone)
-      throw new Error(`default time zone "${defaultZone}" is not an IANA zone name`);
-  }
-
-  /** Surrounding spaces are trimmed like case is corrected: either way the row reports the zone "canonicalised". */
-  resolve(raw: string | undefined): ResolvedZone {
-    const trimmed = raw?.trim();
-    const zone = trimmed === undefined || trimmed === "" ? undefined : canonicalZone(trimmed);
-    return zone === undefined
-      ? { zone: this.defaultZone, status: "defaulted" }
-      : { zone, status: zone === raw ? "ok" : "canonicalised" };
-  }
-}
 
 /** A local calendar date. `month` is 1–12. */
 export interface LocalDate {

@@ -621,6 +621,28 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.deepStrictEqual([r2.zone, r2.zoneStatus], ["Asia/Kathmandu", "canonicalised"]);
   });
 
+  it("a zone abbreviation is read as the zone people mean, an ambiguous one refused, a country with one zone used (issue 33)", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const est = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "e1", email: "e@example.com", timezone: "EST" }),
+    );
+    assert.deepStrictEqual([est.zone, est.zoneStatus], ["America/New_York", "mapped"]);
+    const fr = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "f1", email: "f@example.com", country: "FR" }),
+    );
+    assert.deepStrictEqual([fr.zone, fr.zoneStatus], ["Europe/Paris", "country"]);
+    const created = fake.creates.length;
+    const cst = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "c1", email: "c@example.com", timezone: "CST" }),
+    );
+    assert.deepStrictEqual([cst.outcome, cst.reason], ["rejected", "ambiguous-zone"]);
+    assert.match(cst.message, /CST.*America\/Chicago.*Asia\/Shanghai/);
+    assert.strictEqual(fake.creates.length, created);
+  });
+
   it("an AWS failure fails the invocation (so Lambda retries, then keeps the event), with no address in the error", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
     fake.throttle = 100;

@@ -422,6 +422,18 @@ describe("reschedule", () => {
     );
   });
 
+  it("refuses --timezone EST (IANA's fixed UTC-5, not New York's time), changing nothing (issue 33)", async () => {
+    scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
+    await assert.rejects(
+      run(reschedule, [
+        ...["--campaign", "spring", "--recipient", "a1", "--at", "2027-07-15T09:00", "--timezone", "EST"],
+        ...["--now", "2026-11-29T12:00:00Z"],
+      ]),
+      (e: unknown) => e instanceof UsageError && /--timezone EST: .*America\/New_York/.test(e.message),
+    );
+    assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
+  });
+
   it("finds an odd id's schedule by the planner's name, for the given step", async () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
     await run(reschedule, [

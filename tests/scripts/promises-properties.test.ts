@@ -491,6 +491,7 @@ describe("campaign files, as properties", function () {
     every: ["daily", "weekly:MON", "monthly:0x1"],
     until: ["2026-04-30", "2026-4-30"],
     "default-timezone": ["UTC", "Europe/Paris", "europe/paris"],
+    "infer-zone": ["country", "none", "country,country"],
     now: ["2026-03-10T12:00:00Z", "2026-03-20T08:30:00Z", "2026-03-10T12:00:00"],
     "quiet-hours": ["21:00-08:00", "1260-480", "03:00-04:00"],
     "quiet-days": ["SUN", "SAT,SUN", "1e1"],
@@ -516,6 +517,7 @@ describe("campaign files, as properties", function () {
   const LISTS: Record<string, string[]> = {
     step: ["+3d:followup", "+12h", "+1d", "+0x1d", "+1e1h"],
     variant: ["A:50", "B:50", "A:45", "B:45", "C:10", "A:5e1", "a:50"],
+    "zone-alias": ["mars/olympus=Europe/Paris", "EST=America/Chicago", "utc=Asia/Tokyo"],
   };
   // Flags a dry run cannot take here: --stack runs the Pulumi CLI; the others name AWS resources.
   const LEFT_OUT = new Set(["config", "stack", "region", "bucket", "state-machine-arn"]);

@@ -13,6 +13,13 @@ import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
 import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
 import { canonicalZone, Step } from "../../../infra/rules/send-time";
+import {
+  INFER_SOURCES,
+  InferSource,
+  parseZoneAliases,
+  ZoneAliases,
+  zoneNameProblem,
+} from "../../../infra/rules/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../../../infra/rules/format";
 import { intFlag, positiveFlag } from "./run";
@@ -81,7 +88,7 @@ export const SEND_TIME_FLAGS = {
   "default-timezone": {
     type: "string",
     value: "ZONE",
-    help: "the zone of rows without a known one (each is noted)",
+    help: "the zone of rows without a known one (noted); VALUE (CST) read as ZONE",
     default: "UTC",
     group: SEND_TIME_GROUP,
   },
@@ -107,12 +114,28 @@ export const RECIPIENT_FLAGS = {
   },
   "allow-duplicate-emails": {
     type: "boolean",
-    help: "plan rows that share an address; reject rows without a known zone",
+    help: "plan rows sharing an address; no zone: reject, or infer from country",
     group: LIST_GROUP,
+  },
+  "zone-alias": {
+    type: "string",
+    value: "VALUE=ZONE",
+    multiple: true,
+    help: "read a timezone value (CST, an abbreviation the zone table cannot choose for) as this IANA zone",
+    group: LIST_GROUP,
+    with: "default-timezone",
+  },
+  "infer-zone": {
+    type: "string",
+    value: "none|country",
+    help: "what a row without a usable timezone takes its zone from: its country when it has one zone",
+    default: "country",
+    group: LIST_GROUP,
+    with: "allow-duplicate-emails",
   },
   "strict-zones": {
     type: "boolean",
-    help: "reject rows with a missing or unknown zone (unknown-zone) instead of defaulting them",
+    help: "reject rows with a missing or unknown zone (unknown-zone), or one the zone table maps (EST), instead of defaulting or mapping them",
     group: LIST_GROUP,
     with: "allow-duplicate-emails",
   },
@@ -122,12 +145,16 @@ export interface RecipientOptions {
   encoding: CsvEncoding;
   allowDuplicateEmails: boolean;
   strictZones: boolean;
+  zoneAliases: ZoneAliases;
+  inferZone: readonly InferSource[];
 }
 
 export function recipientOptionsFromFlags(f: {
   encoding?: string;
   "allow-duplicate-emails"?: boolean;
   "strict-zones"?: boolean;
+  "zone-alias"?: string[];
+  "infer-zone"?: string;
 }): RecipientOptions {
   const encoding = (f.encoding ?? "utf8") as CsvEncoding;
   if (!CSV_ENCODINGS.includes(encoding))
@@ -136,7 +163,26 @@ export function recipientOptionsFromFlags(f: {
     encoding,
     allowDuplicateEmails: f["allow-duplicate-emails"] === true,
     strictZones: f["strict-zones"] === true,
+    zoneAliases: zoneAliasesFromFlags(f["zone-alias"] ?? []),
+    inferZone: inferSourcesFromFlag(f["infer-zone"]),
   };
+}
+
+/** `--infer-zone none|LIST`: the sources, in the one order; all of them by default. */
+function inferSourcesFromFlag(value: string | undefined): readonly InferSource[] {
+  if (value === undefined) return INFER_SOURCES;
+  if (value.trim() === "none") return [];
+  const names = value.split(",").map((s) => s.trim());
+  const bad = names.find((n) => !INFER_SOURCES.includes(n as InferSource));
+  if (bad !== undefined)
+    throw new UsageError(`--infer-zone ${value}: none, or a list of ${INFER_SOURCES.join(", ")} (${bad}?)`);
+  return INFER_SOURCES.filter((s) => names.includes(s));
+}
+
+function zoneAliasesFromFlags(values: string[]): ZoneAliases {
+  const aliases = parseZoneAliases(values);
+  if (typeof aliases === "string") throw new UsageError(aliases);
+  return aliases;
 }
 
 /** Help group of the rate and pace flags. */
@@ -227,16 +273,17 @@ export function timingFromFlags(
     raws.push(raw);
   }
   const rawZone = f["default-timezone"] ?? "UTC";
+  // A name differing only in case is re-cased, as ever; an abbreviation (EST: IANA's fixed UTC-5) is refused.
   const defaultZone = canonicalZone(rawZone);
-  if (!defaultZone)
-    throw new UsageError(`--default-timezone ${rawZone}: not an IANA time zone name (e.g. America/New_York)`);
+  const problem = zoneNameProblem(defaultZone ?? rawZone);
+  if (problem) throw new UsageError(`--default-timezone ${rawZone}: ${problem}`);
   const audience = audienceFromFlags(f);
   if (template !== undefined)
     checkTemplates(audience, [
       { flag: "--template", template },
       ...(f.step ?? []).map((raw, k) => ({ flag: `--step ${raw}`, template: steps[k + 1].template })),
     ]);
-  return { rule, steps, defaultZone, quiet: quietTimeFromFlags(f), audience };
+  return { rule, steps, defaultZone: defaultZone!, quiet: quietTimeFromFlags(f), audience };
 }
 
 const DAY_MS = 86_400_000;

@@ -58,6 +58,8 @@ import { InstantHistogram } from "./window";
 import { missedFate, MissedRule } from "./missed";
 import { UsageError } from "../../../infra/rules/errors";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
+import { countryZone, InferSource, ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
+import { countryNote, rowZoneVerdict, topUnknownZones, UnknownZoneValue, ZoneRejectReason } from "./row-zones";
 import { scheduler } from "../../../infra/rules/quotas";
 
 /**
@@ -108,7 +110,7 @@ export interface ZoneDecisions {
   /** Set when no step is sent: why (see nothingLeft). */
   noSendLeft?: "quiet-hours" | "send-time-passed";
   /** Set when the row cannot be planned: strict zones and no usable zone, or a bad send time in the row. */
-  reject?: { reason: "unknown-zone" | TimingProblem["reason"]; text: string };
+  reject?: { reason: ZoneRejectReason | TimingProblem["reason"]; text: string };
   /**
    * What the planner (plan.ts) prepared for the rows with these decisions, kept with them because those rows share
    * them; undefined until then, and present on every answer so that all have one hidden class.
@@ -121,8 +123,12 @@ export interface SendRules {
   steps: Step[];
   /** For rows with a missing or unknown zone. */
   defaultZone: string;
-  /** Reject rows with a missing or unknown zone instead of defaulting them. */
+  /** Reject rows with a missing or unknown zone, or one the zone table maps, instead of defaulting or mapping them. */
   strictZones?: boolean;
+  /** `--zone-alias X=ZONE`: values read as the zone the user chose (zone-names.ts readZone). */
+  zoneAliases?: ZoneAliases;
+  /** What a row without a usable zone may take its zone from (--infer-zone); none when absent. */
+  inferZone?: readonly InferSource[];
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
   quiet?: QuietTime;
@@ -145,6 +151,10 @@ interface ResolvedRawZone {
   status: ZoneStatus;
   notes: string[];
   reject?: ZoneDecisions["reject"];
+  /** The value and how it was read, and the rows decided with it (for the summary's unknown values). */
+  written: string;
+  resolved: ResolvedZone;
+  rows: number;
   /** Answers for rows with this zone as written, by timingKey (set when this is kept in byRawZone). */
   byTimingKey?: TimingKeyed;
 }
@@ -168,6 +178,10 @@ const MAX_SPELLINGS = 8;
 export class SendDecider {
   private readonly zones: ZoneResolver;
   private readonly byRawZone = new Map<string, ResolvedRawZone>();
+  /** Rows without a usable zone, by zone as written and country (--infer-zone country): their zone, or theirs unchanged. */
+  private readonly byCountry = new Map<ResolvedRawZone, Map<string, ResolvedRawZone>>();
+  private byCountrySize = 0;
+  private readonly inferCountry: boolean;
   private readonly cache = new Map<string, SharedSteps>();
   /** Every byTimingKey, and their entries together (bounded like the cache). */
   private readonly keyed: TimingKeyed[] = [];
@@ -177,7 +191,8 @@ export class SendDecider {
   private readonly quietNights = new Map<string, QuietNight>();
 
   constructor(readonly rules: SendRules) {
-    this.zones = new ZoneResolver(rules.defaultZone);
+    this.zones = new ZoneResolver(rules.defaultZone, rules.zoneAliases);
+    this.inferCountry = rules.inferZone?.includes("country") === true;
   }
 
   /**
@@ -185,8 +200,10 @@ export class SendDecider {
    * whose values have a common form are answered by one lookup of a number (send-rules.ts timingKey: equal keys in
    * one zone mean equal first sends, and so equal decisions, whatever the values' text); others by their text.
    */
-  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES): ZoneDecisions {
-    const z = this.resolve(rawZone);
+  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES, country?: string): ZoneDecisions {
+    let z = this.resolve(rawZone);
+    if (z.status === "defaulted" && country !== undefined && this.inferCountry) z = this.fromCountry(z, country);
+    z.rows++;
     // (One field order for every answer, like stepDecision's.)
     if (z.reject)
       return {
@@ -254,24 +271,46 @@ export class SendDecider {
     const key = rawZone ?? "";
     let r = this.byRawZone.get(key);
     if (!r) {
-      const { zone, status } = this.zones.resolve(rawZone);
-      const written = rawZone === undefined || rawZone === "" ? "no timezone" : `timezone "${rawZone}"`;
-      const problem = rawZone === undefined || rawZone === "" ? written : `${written} is not an IANA zone`;
-      const notes: string[] = [];
-      let reject: ZoneDecisions["reject"];
-      if (status === "defaulted" && this.rules.strictZones)
-        reject = { reason: "unknown-zone", text: `${problem} (strict zones: no default)` };
-      // (A file without a timezone column sends everyone in the default zone: nothing to note per row.)
-      else if (status === "defaulted" && rawZone !== undefined)
-        notes.push(`${problem}: sent in ${zone}, the default zone`);
-      if (status === "canonicalised") notes.push(`${written} read as ${zone}`);
-      r = { zone, status, notes, reject, byTimingKey: undefined };
+      const resolved = this.zones.resolve(rawZone);
+      const { zone, status } = resolved;
+      const { notes, reject } = rowZoneVerdict(rawZone, resolved, this.rules.strictZones === true);
+      r = { zone, status, notes, reject, written: key, resolved, rows: 0, byTimingKey: undefined };
       if (this.byRawZone.size < 100_000) {
         this.byRawZone.set(key, r);
         if (!reject) this.keyed.push((r.byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() }));
       }
     }
     return r;
+  }
+
+  /** A row without a usable zone in a country with one zone: that zone (noted); otherwise `z` itself. */
+  private fromCountry(z: ResolvedRawZone, country: string): ResolvedRawZone {
+    // Keyed by the written zone's own entry, then the country: no string built per row.
+    let countries = this.byCountry.get(z);
+    if (!countries) this.byCountry.set(z, (countries = new Map()));
+    let r = countries.get(country);
+    if (!r) {
+      const zone = countryZone(country);
+      if (zone === undefined) r = z;
+      else {
+        const resolved = { zone, status: "country" as const };
+        const notes = [countryNote(z.written, zone, country)];
+        const byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() };
+        r = { zone, status: "country", notes, reject: undefined, written: z.written, resolved, rows: 0, byTimingKey };
+      }
+      if (this.byCountrySize < 100_000) {
+        countries.set(country, r);
+        this.byCountrySize++;
+        if (r !== z) this.keyed.push(r.byTimingKey!);
+      }
+    }
+    return r;
+  }
+
+  /** The most frequent values of the timezone column that are not IANA names, with what each is read as. */
+  unknownZones(): UnknownZoneValue[] {
+    const inferred = [...this.byCountry.values()].flatMap((m) => [...m.values()]).filter((r) => r.status === "country");
+    return topUnknownZones([...this.byRawZone.values(), ...inferred]);
   }
 
   private shared(zone: string, timing: RowTiming): SharedSteps {

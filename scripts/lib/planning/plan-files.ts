@@ -1,6 +1,7 @@
 /**
  * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
- * (`line,id,note`: every planned row that was changed or defaulted), summary.json and, with a holdout, holdout.csv
+ * (`line,id,note,zone_source`: every planned row that was changed, mapped or defaulted, with where its zone came
+ * from: given, mapped or default), summary.json and, with a holdout, holdout.csv
  * (`line,id,email`: the recipients deliberately not sent). The CSV files are reports for people: their values are
  * written with reportField (a value a spreadsheet would take for a formula gets a leading `'`); the plan is exact.
  *
@@ -23,6 +24,7 @@ import * as path from "path";
 import { reportField } from "../recipients/csv-fields";
 import { InputError, OutputError } from "../../../infra/rules/errors";
 import { RecipientRow, Reject } from "../recipients/recipient-rows";
+import { ZoneSource } from "../../../infra/rules/zone-names";
 
 /** Where plan lines go besides (or instead of) plan.jsonl: e.g. an upload to S3 while planning. Whole lines only. */
 export interface PlanSink {
@@ -264,7 +266,7 @@ export class PlanFiles {
     });
     this.writers.push(this.plan);
     this.rejects = open(this.paths.rejects, "line,id,reason\n");
-    this.notes = open(this.paths.notes, "line,id,note\n");
+    this.notes = open(this.paths.notes, "line,id,note,zone_source\n");
     if (this.paths.holdout) this.heldOut = open(this.paths.holdout, "line,id,email\n");
   }
 
@@ -287,11 +289,12 @@ export class PlanFiles {
     row: { line: number; id: string },
     own: readonly string[] | undefined,
     sharedQuoted: readonly string[],
+    zoneSource: ZoneSource,
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
     const start = `${lineText(row.line)},${reportField(row.id)},`;
     let pending = this.pendingNotes;
-    if (own) for (const note of own) pending += `${start}${reportField(note)}\n`;
+    if (own) for (const note of own) pending += `${start}${reportField(note)},${zoneSource}\n`;
     for (let i = 0; i < sharedQuoted.length; i++) pending += start + sharedQuoted[i];
     this.pendingNotes = pending;
     if (pending.length < PENDING_NOTES) return undefined;
@@ -337,9 +340,12 @@ export class PlanFiles {
   }
 }
 
-/** Notes as the note field of notes.csv lines with their line breaks (PlanFiles.notesOf's `sharedQuoted`). */
-export function quotedNoteLines(notes: readonly string[]): readonly string[] {
-  return notes.map((note) => [reportField(note), "\n"].join("")); // flat: copied into every row's text
+/**
+ * Notes as the note and zone_source fields of notes.csv lines with their line breaks (PlanFiles.notesOf's
+ * `sharedQuoted`).
+ */
+export function quotedNoteLines(notes: readonly string[], zoneSource: ZoneSource): readonly string[] {
+  return notes.map((note) => [reportField(note), ",", zoneSource, "\n"].join("")); // flat: copied into every row's text
 }
 
 const UNDER_1000 = Array.from({ length: 1000 }, (_, i) => String(i));

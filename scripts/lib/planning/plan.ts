@@ -45,6 +45,8 @@ import {
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
 import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
 import { OptOutKind } from "../../../infra/rules/ses-subscription";
+import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
+import { emptyBySource, UnknownZoneValue } from "./row-zones";
 
 export interface PlanRequest {
   campaignId: string;
@@ -72,8 +74,17 @@ export interface PlanRequest {
   /** CreateSchedule rate the fan-out is expected to sustain, for its ETA. */
   createTps: number;
   rate: EffectiveTps;
-  /** How the list is read and checked; strictZones rejects rows with no usable zone instead of defaulting them. */
-  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean };
+  /**
+   * How the list is read and checked; strictZones rejects rows with no usable zone instead of defaulting them (or
+   * mapping them through the zone table); zoneAliases (`--zone-alias X=ZONE`) are read before that table.
+   */
+  recipients: {
+    encoding: CsvEncoding;
+    allowDuplicateEmails: boolean;
+    strictZones: boolean;
+    zoneAliases?: ZoneAliases;
+    inferZone?: readonly InferSource[];
+  };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
   /**
@@ -114,7 +125,18 @@ export interface PlanSummary {
   schedules: number;
   steps: { step: number; offset: string; template: string; schedules: number }[];
   rejected: { total: number; byReason: Partial<Record<RejectReason, number>> };
-  zones: { defaultTimezone: string; defaulted: number; canonicalised: number };
+  /**
+   * Rows planned with a zone taken from the default, re-cased or trimmed, or mapped (an abbreviation, a Windows name,
+   * a UTC offset, an alias); the same rows by source; the values most often not IANA names (every row decided).
+   */
+  zones: {
+    defaultTimezone: string;
+    defaulted: number;
+    canonicalised: number;
+    mapped: number;
+    bySource: Record<ZoneSource, number>;
+    unknown: UnknownZoneValue[];
+  };
   missed: {
     policy: MissedPolicy;
     graceMinutes: number;
@@ -272,7 +294,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         await reject(optedOut);
         continue;
       }
-      const decided = decider.decide(row.rawZone, row.timing);
+      const decided = decider.decide(row.rawZone, row.timing, row.country);
       if (decided.reject) {
         await reject({ line: row.line, id: row.id, ...decided.reject });
         continue;
@@ -306,7 +328,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         }
       } else await files.writePlan(lines.of(row, prepared, slot));
       tally.plan(row, prepared, slot);
-      const noted = files.notesOf(row, row.notes, prepared.notes);
+      const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneSource);
       if (noted) await noted;
     }
     if (bulk) await bulk.chunks.close();
@@ -317,6 +339,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
     checker.close();
   }
   tally.checkRows();
+  tally.unknownZones = decider.unknownZones();
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
 }
 
@@ -351,6 +374,8 @@ function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs:
     steps: o.steps,
     defaultZone: o.defaultZone,
     strictZones: o.recipients.strictZones,
+    zoneAliases: o.recipients.zoneAliases,
+    inferZone: o.recipients.inferZone,
     missed: { ...o.missed, cutoffMs },
     quiet: o.quiet,
     windowMinutes: quietWindowMinutes,
@@ -403,6 +428,7 @@ interface Prepared {
   /** Each step's lines' shared parts, three a step (planLineParts) in one array; "" for a step not sent. */
   parts: PlanLineParts;
   notes: readonly string[];
+  zoneSource: ZoneSource;
   /** Rows counted since the tally last took them in (PlanTally.flush), per group slot, and in all. */
   untallied: number[];
   untalliedRows: number;
@@ -453,9 +479,10 @@ class PlanLines {
         ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
       });
     });
-    const notes = quotedNoteLines(decided.notes);
+    const zoneSource = zoneSourceOf(decided.status);
+    const notes = quotedNoteLines(decided.notes, zoneSource);
     const untallied = new Array<number>(this.variantJson.length).fill(0);
-    return (decided.prepared = { owner: this, decided, parts, notes, untallied, untalliedRows: 0 });
+    return (decided.prepared = { owner: this, decided, parts, notes, zoneSource, untallied, untalliedRows: 0 });
   }
 
   /** The row's lines, in the group with `slot`. */
@@ -491,6 +518,9 @@ class PlanTally {
   readonly byReason: Partial<Record<RejectReason, number>> = {};
   defaulted = 0;
   canonicalised = 0;
+  mapped = 0;
+  readonly bySource = emptyBySource();
+  unknownZones: UnknownZoneValue[] = [];
   skipped = 0;
   sentNow = 0;
   movedToNextDay = 0;
@@ -579,6 +609,8 @@ class PlanTally {
       p.untalliedRows = 0;
       if (d.status === "defaulted") this.defaulted += rows;
       if (d.status === "canonicalised") this.canonicalised += rows;
+      if (d.status === "mapped") this.mapped += rows;
+      this.bySource[p.zoneSource] += rows;
       const sent = this.steps(d.steps, rows);
       p.untallied.forEach((inSlot, slot) => {
         this.recipientsByGroup[slot] += inSlot;
@@ -671,7 +703,14 @@ function summarize(
       schedules: t.schedulesByStep[k],
     })),
     rejected: { total: t.rejected, byReason: t.byReason },
-    zones: { defaultTimezone: o.defaultZone, defaulted: t.defaulted, canonicalised: t.canonicalised },
+    zones: {
+      defaultTimezone: o.defaultZone,
+      defaulted: t.defaulted,
+      canonicalised: t.canonicalised,
+      mapped: t.mapped,
+      bySource: t.bySource,
+      unknown: t.unknownZones,
+    },
     missed: {
       policy: o.missed.policy,
       graceMinutes: o.missed.graceMinutes,

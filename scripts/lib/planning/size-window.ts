@@ -12,6 +12,8 @@ import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReaso
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
 import { BaseRule } from "../../../infra/rules/send-rules";
 import { Step, ZoneStatus } from "../../../infra/rules/send-time";
+import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
+import { emptyBySource, UnknownZoneValue } from "./row-zones";
 import {
   EffectiveTps,
   fanOutSeconds,
@@ -42,6 +44,10 @@ export interface WindowReport {
   /** Rows whose zone was missing or unknown and took the default; rows whose zone differed only in case. */
   defaulted?: number;
   canonicalised?: number;
+  /** Rows whose zone was read through the zone table or an alias; rows by zone source; the values not IANA names. */
+  mapped?: number;
+  bySource?: Record<ZoneSource, number>;
+  unknownZones?: UnknownZoneValue[];
   /** Rows the launcher would reject, by its reasons (the same checks: recipient-rows.ts, decisions.ts). */
   rejected?: Partial<Record<RejectReason, number>>;
   /** Rows in the holdout group (not sent). */
@@ -89,7 +95,13 @@ export interface RecipientListRequest {
   quiet?: QuietTime;
   audience: Audience;
   /** Read and checked as the launcher does. */
-  recipients: { encoding: CsvEncoding; allowDuplicateEmails: boolean; strictZones: boolean };
+  recipients: {
+    encoding: CsvEncoding;
+    allowDuplicateEmails: boolean;
+    strictZones: boolean;
+    zoneAliases?: ZoneAliases;
+    inferZone?: readonly InferSource[];
+  };
   rate: EffectiveTps;
   createTps: number;
   marginMinutes: number;
@@ -109,11 +121,31 @@ interface ListTally {
   recipients: number;
   heldOut: number;
   byStatus: Record<ZoneStatus, number>;
+  unknownZones: UnknownZoneValue[];
   rejected: Partial<Record<RejectReason, number>>;
   quiet: { delayed: number; skipped: number };
   sends: PlannedSends;
   quietWindow: number;
   bulk?: BulkGroupCounts;
+}
+
+/** The launcher's decisions for the list (without a missed-time cutoff: a launch in time misses nothing). */
+function listDecider(r: RecipientListRequest, rowBound: number, quietWindow: number): SendDecider {
+  return new SendDecider({
+    rule: r.rule,
+    steps: r.steps,
+    defaultZone: r.defaultZone,
+    quiet: r.quiet,
+    windowMinutes: quietWindow,
+    strictZones: r.recipients.strictZones,
+    zoneAliases: r.recipients.zoneAliases,
+    inferZone: r.recipients.inferZone,
+    // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
+    recurringStartMs:
+      r.rule.kind === "every"
+        ? missedCutoff(r.now, { rowBound, steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
+        : undefined,
+  });
 }
 
 async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
@@ -129,26 +161,21 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
     schedulesBound: rowBound * (r.rule.kind === "every" ? 1 : r.steps.length),
     tps: r.rate.tps,
   });
-  const decider = new SendDecider({
-    rule: r.rule,
-    steps: r.steps,
-    defaultZone: r.defaultZone,
-    quiet: r.quiet,
-    windowMinutes: quietWindow,
-    strictZones: r.recipients.strictZones,
-    // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
-    recurringStartMs:
-      r.rule.kind === "every"
-        ? missedCutoff(r.now, { rowBound, steps: 1, createTps: r.createTps, marginMinutes: r.marginMinutes })
-        : undefined,
-  });
+  const decider = listDecider(r, rowBound, quietWindow);
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
   const dataCheck =
     r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns, r.bulk !== undefined);
   const sends = new PlannedSends();
   const bulk = r.bulk && new BulkGroupCounts();
   const slots = r.audience.variants.length;
-  const byStatus: Record<ZoneStatus, number> = { ok: 0, canonicalised: 0, defaulted: 0 };
+  const byStatus: Record<ZoneStatus, number> = {
+    ok: 0,
+    canonicalised: 0,
+    mapped: 0,
+    ambiguous: 0,
+    country: 0,
+    defaulted: 0,
+  };
   const rejected: Partial<Record<RejectReason, number>> = {};
   const quiet = { delayed: 0, skipped: 0 };
   let rows = 0;
@@ -159,7 +186,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
       if (++rows % PROGRESS_EVERY_ROWS === 0) r.progress?.(rows, "rows read", rowBound - 1);
       // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
       const row = checker.check(rec);
-      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing);
+      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing, row.country);
       const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? decided!.noSendLeft);
       if (reason) {
         rejected[reason] = (rejected[reason] ?? 0) + 1;
@@ -187,13 +214,22 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
     checker.close();
   }
   decider.refuseRecurringQuietNights("computed");
-  return { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk };
+  const unknownZones = decider.unknownZones();
+  return { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow, bulk };
+}
+
+/** The report's zone counts: rows defaulted, re-cased or mapped, by source, and the values not IANA names. */
+function zoneCounts(byStatus: Record<ZoneStatus, number>, unknownZones: UnknownZoneValue[]) {
+  const bySource = emptyBySource();
+  for (const [status, count] of Object.entries(byStatus)) bySource[zoneSourceOf(status as ZoneStatus)] += count;
+  const { defaulted, canonicalised, mapped } = byStatus;
+  return { defaulted, canonicalised, mapped, bySource, unknownZones };
 }
 
 export async function sizeRecipientList(
   r: RecipientListRequest,
 ): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number; quietShortfall?: string }> {
-  const { rowBound, rows, recipients, heldOut, byStatus, rejected, quiet, sends, quietWindow, bulk } =
+  const { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow, bulk } =
     await tallyRecipientList(r);
   const histogram = sends.instants();
   const instants = histogram.instants();
@@ -233,8 +269,7 @@ export async function sizeRecipientList(
       recipients,
       steps: r.steps.length,
       defaultTimezone: r.defaultZone,
-      defaulted: byStatus.defaulted,
-      canonicalised: byStatus.canonicalised,
+      ...zoneCounts(byStatus, unknownZones),
       rejected,
       heldOut,
       quiet,

@@ -16,6 +16,11 @@ import { STEP_VARIABLE } from "../../../infra/rules/templates";
 export const ID_COLUMN = "id";
 export const EMAIL_COLUMN = "email";
 export const TIMEZONE_COLUMN = "timezone";
+/**
+ * ISO 3166-1 alpha-2: the zone of a row without a usable timezone when the country has one (zone-names.ts). Read as
+ * written, and kept as personalization too: lists already use a `country` column in their templates.
+ */
+export const COUNTRY_COLUMN = "country";
 /** Added to every step's template data by the planner, so a CSV column may not use it. */
 export const STEP_KEY = STEP_VARIABLE;
 
@@ -29,6 +34,8 @@ export type RejectReason =
   | "invalid-email"
   | "duplicate-email"
   | "unknown-zone"
+  /** The timezone value names several zones (`CST`) and no --zone-alias chooses (zone-abbreviations.ts). */
+  | "ambiguous-zone"
   | "too-large"
   | "send-time-passed"
   | "invalid-send-time"
@@ -53,6 +60,8 @@ export interface RecipientRow {
   email: string;
   /** The timezone column as written (undefined when the file has none). */
   rawZone: string | undefined;
+  /** The country column as written (undefined when the file has none). */
+  country: string | undefined;
   /** The send-time control columns' values (send_at, send_hour, send_minute) and the --after column's. */
   timing: RowTiming;
   fields: string[];
@@ -68,6 +77,7 @@ export interface Columns {
   id: number;
   email: number;
   timezone?: number;
+  country?: number;
   timing: TimingColumns;
   /** Indices of the personalization columns: not id, email, timezone or a send-time control column. */
   data: number[];
@@ -263,7 +273,8 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
   const timezone = index(TIMEZONE_COLUMN);
   const timing = timingColumns(file, header, afterColumn);
   const control = [id, email, timezone, timing.sendAt, timing.sendHour, timing.sendMinute];
-  return { header, id, email, timezone, timing, data: header.map((_, i) => i).filter((i) => !control.includes(i)) };
+  const data = header.map((_, i) => i).filter((i) => !control.includes(i));
+  return { header, id, email, timezone, country: index(COUNTRY_COLUMN), timing, data };
 }
 
 /**
@@ -380,7 +391,16 @@ export class RecipientChecker {
         `personalization too large: a plan row must fit a ${MAX_PLAN_ROW_BYTES}-byte batch and TemplateData ${ses.maxTemplateDataChars} characters`,
       );
     const rawZone = c.timezone === undefined ? undefined : f[c.timezone];
-    const row: RecipientRow = { line: rec.line, id, email, rawZone, timing: rowTiming(f, c.timing), fields: f };
+    const country = c.country === undefined ? undefined : f[c.country];
+    const row: RecipientRow = {
+      line: rec.line,
+      id,
+      email,
+      rawZone,
+      country,
+      timing: rowTiming(f, c.timing),
+      fields: f,
+    };
     if (email !== f[c.email]) (row.notes ??= []).push(`email "${f[c.email]}" trimmed`);
     return row;
   }

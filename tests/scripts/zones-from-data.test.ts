@@ -1,0 +1,354 @@
+/**
+ * Issue 33, "never a silent fixed offset": a zone written as an abbreviation, a POSIX legacy name, a UTC offset or a
+ * Windows zone name is read as the zone people mean (noted, zone_source "mapped"), an ambiguous one is refused unless
+ * --zone-alias chooses, and --strict-zones refuses every mapped value. Expected instants are by hand (2026-07-15 is
+ * summer: EDT UTC-4, CDT UTC-5, PDT UTC-7, CEST UTC+2) or from luxon, never from the planner.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { DateTime } from "luxon";
+import { PlanRow } from "../../infra/rules/plan-row";
+import { main } from "../../scripts/launch-campaign";
+import { main as sizeWindowMain } from "../../scripts/size-window";
+import { runMain, withFlags } from "../helpers/cli";
+import { ZONE_ABBREVIATIONS } from "../../infra/rules/zone-abbreviations";
+import { WINDOWS_ZONES } from "../../infra/rules/windows-zones";
+import { canonicalZone, countryZone, parseZoneAliases, readZone } from "../../infra/rules/zone-names";
+import { zonedInstant } from "../../infra/rules/send-time";
+import { isIanaZone } from "../../infra/rules/journeys";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-zones-"));
+let n = 0;
+const write = (text: string) => {
+  const f = path.join(tmp, `in-${++n}.csv`);
+  fs.writeFileSync(f, text);
+  return f;
+};
+const WHEN = ["--date", "2026-07-15", "--hour", "9", "--now", "2026-07-01T00:00:00Z"];
+const BASE = ["--templates", "none", "--campaign", "t", "--template", "tpl", ...WHEN, "--dry-run"];
+
+async function plan(file: string, ...more: string[]) {
+  const out = path.join(tmp, `out-${++n}`);
+  const r = await runMain(main, withFlags(["--recipients", file, ...BASE, "--out", out], more));
+  const read = (f: string) =>
+    fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8") : undefined;
+  const rows = (read("plan.jsonl") ?? "")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as PlanRow);
+  const utcOf = Object.fromEntries(rows.map((p) => [p.recipient_id, p.utc]));
+  const zoneOf = Object.fromEntries(rows.map((p) => [p.recipient_id, p.timezone]));
+  const summary = JSON.parse(read("summary.json") ?? "null");
+  return { ...r, summary, utcOf, zoneOf, rejects: read("rejects.csv") ?? "", notes: read("notes.csv") ?? "" };
+}
+
+const LIST = [
+  "id,email,timezone",
+  "est,a@example.com,EST",
+  "edt,b@example.com,edt",
+  "pst,c@example.com,PST",
+  "win,d@example.com,Pacific Standard Time",
+  "weu,e@example.com,W. Europe Standard Time",
+  "gmt1,f@example.com,GMT+1",
+  "utc5,g@example.com,UTC-05:00",
+  "posix,h@example.com,EST5EDT",
+  "cet,i@example.com,CET",
+  "cst,j@example.com,CST",
+  "chi,k@example.com,America/Chicago",
+  "mars,l@example.com,Mars/Base",
+  "",
+].join("\n");
+
+describe("issue 33: never a silent fixed offset", function () {
+  this.timeout(30_000);
+
+  it("reads abbreviations, POSIX names, UTC offsets and Windows names as the zone people mean, at its 9 AM", async () => {
+    const r = await plan(write(LIST));
+    assert.strictEqual(r.code, 0, r.stderr);
+    // By hand, 2026-07-15 09:00 local: New York EDT 13:00Z; Los Angeles PDT 16:00Z; Berlin/Brussels CEST 07:00Z;
+    // UTC+1 08:00Z; UTC-5 14:00Z; Chicago CDT 14:00Z; Mars/Base takes the default zone, UTC: 09:00Z.
+    assert.deepStrictEqual(r.utcOf, {
+      est: "2026-07-15T13:00:00.000Z",
+      edt: "2026-07-15T13:00:00.000Z",
+      pst: "2026-07-15T16:00:00.000Z",
+      win: "2026-07-15T16:00:00.000Z",
+      weu: "2026-07-15T07:00:00.000Z",
+      gmt1: "2026-07-15T08:00:00.000Z",
+      utc5: "2026-07-15T14:00:00.000Z",
+      posix: "2026-07-15T13:00:00.000Z",
+      cet: "2026-07-15T07:00:00.000Z",
+      chi: "2026-07-15T14:00:00.000Z",
+      mars: "2026-07-15T09:00:00.000Z",
+    });
+    assert.strictEqual(r.zoneOf.est, "America/New_York");
+    assert.strictEqual(r.zoneOf.win, "America/Los_Angeles");
+    assert.strictEqual(r.zoneOf.gmt1, "Etc/GMT-1");
+    // CST is US Central, China or Cuba: refused, naming them and the way out.
+    const cst = r.rejects.split("\n").find((l) => l.includes(",cst,"));
+    assert.match(
+      cst ?? "",
+      /^11,cst,.*CST.*ambiguous.*America\/Chicago.*Asia\/Shanghai.*America\/Havana.*--zone-alias CST=/,
+    );
+    assert.deepStrictEqual(r.summary.rejected.byReason, { "ambiguous-zone": 1 });
+  });
+
+  it("notes every mapped row with its zone_source, counts rows by source, and lists the unknown values", async () => {
+    const r = await plan(write(LIST));
+    const lines = r.notes.trim().split("\n");
+    assert.strictEqual(lines[0], "line,id,note,zone_source");
+    const sourceOf = (id: string) => lines.filter((l) => l.split(",")[1] === id).map((l) => l.split(",").pop());
+    for (const id of ["est", "edt", "pst", "win", "weu", "gmt1", "utc5", "posix", "cet"])
+      assert.deepStrictEqual(sourceOf(id), ["mapped"], id);
+    assert.deepStrictEqual(sourceOf("mars"), ["default"]);
+    assert.deepStrictEqual(sourceOf("chi"), []);
+    assert.match(
+      lines.find((l) => l.startsWith("2,est,"))!,
+      /EST.*America\/New_York/,
+    );
+    assert.match(
+      lines.find((l) => l.startsWith("7,gmt1,"))!,
+      /UTC\+01:00.*POSIX sign/,
+    );
+    const z = r.summary.zones;
+    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, country: 0, default: 1 });
+    assert.deepStrictEqual(
+      z.unknown.find((u: { value: string }) => u.value === "CST"),
+      { value: "CST", rows: 1, readAs: null, candidates: ["America/Chicago", "Asia/Shanghai", "America/Havana"] },
+    );
+    assert.deepStrictEqual(
+      z.unknown.find((u: { value: string }) => u.value === "Pacific Standard Time"),
+      { value: "Pacific Standard Time", rows: 1, readAs: "America/Los_Angeles" },
+    );
+    assert.deepStrictEqual(
+      z.unknown.find((u: { value: string }) => u.value === "Mars/Base"),
+      { value: "Mars/Base", rows: 1, readAs: null },
+    );
+    assert.ok(z.unknown.length <= 10);
+  });
+
+  it("--zone-alias chooses for an ambiguous value (and wins over the table); a bad alias is exit 2", async () => {
+    const r = await plan(write(LIST), "--zone-alias", "CST=America/Chicago", "--zone-alias", "PST=Asia/Manila");
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(r.utcOf.cst, "2026-07-15T14:00:00.000Z");
+    // Manila, UTC+8 all year: 09:00 is 01:00Z.
+    assert.strictEqual(r.utcOf.pst, "2026-07-15T01:00:00.000Z");
+    for (const bad of ["CST", "CST=EST", "CST=Mars/Base", "=America/Chicago"]) {
+      const b = await plan(write(LIST), "--zone-alias", bad);
+      assert.strictEqual(b.code, 2, `${bad}: ${b.stderr}`);
+      assert.match(b.stderr, /--zone-alias/);
+    }
+  });
+
+  it("--strict-zones refuses what the table would map, keeps IANA names and --zone-alias choices", async () => {
+    const r = await plan(
+      write(LIST),
+      "--strict-zones",
+      "--allow-duplicate-emails",
+      "--zone-alias",
+      "CST=America/Chicago",
+    );
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(Object.keys(r.utcOf).sort(), ["chi", "cst"]);
+    assert.match(r.rejects, /2,est,.*EST.*would be read as America\/New_York.*strict zones/);
+    assert.strictEqual(r.summary.rejected.byReason["unknown-zone"], 10);
+  });
+
+  it("--default-timezone refuses an abbreviation (EST is fixed UTC-5 in IANA), exit 2", async () => {
+    const r = await plan(write(LIST), "--default-timezone", "EST");
+    assert.strictEqual(r.code, 2);
+    assert.match(r.stderr, /--default-timezone EST: .*America\/New_York/);
+  });
+
+  it("size-window plans the same instants (it shares the planner's decisions)", async () => {
+    const list = write(LIST);
+    const sized = await runMain(sizeWindowMain, [
+      "--recipients",
+      list,
+      "--date",
+      "2026-07-15",
+      "--hour",
+      "9",
+      "--json",
+    ]);
+    assert.strictEqual(sized.code, 0, sized.stderr);
+    const report = JSON.parse(sized.stdout);
+    const launched = await plan(list);
+    const counts = new Map<string, number>();
+    for (const utc of Object.values(launched.utcOf)) counts.set(utc, (counts.get(utc) ?? 0) + 1);
+    assert.deepStrictEqual(
+      report.instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
+      [...counts].sort(),
+    );
+    assert.deepStrictEqual(report.bySource, { given: 1, mapped: 9, country: 0, default: 1 });
+    assert.deepStrictEqual(report.rejected, { "ambiguous-zone": 1 });
+  });
+});
+
+describe("issue 33: a zone from the country, when it has one", function () {
+  this.timeout(30_000);
+  const list = [
+    "id,email,timezone,country",
+    "fr,a@example.com,,FR",
+    "jp,b@example.com,Mars/Base,jp",
+    "us,c@example.com,,US",
+    "de,d@example.com,, DE ",
+    "est,e@example.com,EST,FR",
+    "chi,f@example.com,America/Chicago,JP",
+    "name,g@example.com,,France",
+    "",
+  ].join("\n");
+  // By hand, 2026-07-15 09:00: Paris and Berlin CEST 07:00Z; Tokyo JST (UTC+9) 00:00Z; New York EDT 13:00Z; Chicago
+  // CDT 14:00Z. The US has several zones and "France" is no ISO code: both take the default zone, UTC, 09:00Z.
+  const expected = {
+    fr: "2026-07-15T07:00:00.000Z",
+    jp: "2026-07-15T00:00:00.000Z",
+    us: "2026-07-15T09:00:00.000Z",
+    de: "2026-07-15T07:00:00.000Z",
+    est: "2026-07-15T13:00:00.000Z",
+    chi: "2026-07-15T14:00:00.000Z",
+    name: "2026-07-15T09:00:00.000Z",
+  };
+
+  it("plans a row without a usable timezone in its country's one zone, noted zone_source country", async () => {
+    const r = await plan(write(list));
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(r.utcOf, expected);
+    assert.deepStrictEqual([r.zoneOf.fr, r.zoneOf.jp, r.zoneOf.de], ["Europe/Paris", "Asia/Tokyo", "Europe/Berlin"]);
+    const lines = r.notes.trim().split("\n");
+    assert.ok(
+      lines.includes(
+        '2,fr,"no timezone: sent in Europe/Paris, the one zone of country ""FR"" (tzdata zone.tab)",country',
+      ),
+    );
+    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 1, country: 3, default: 2 });
+  });
+
+  it("--infer-zone none leaves them to the default zone; --strict-zones keeps the inferred, refuses the rest", async () => {
+    const none = await plan(write(list), "--infer-zone", "none");
+    assert.deepStrictEqual([none.utcOf.fr, none.utcOf.jp], ["2026-07-15T09:00:00.000Z", "2026-07-15T09:00:00.000Z"]);
+    const strict = await plan(write(list), "--strict-zones", "--allow-duplicate-emails");
+    assert.deepStrictEqual(Object.keys(strict.utcOf).sort(), ["chi", "de", "fr", "jp"]);
+    assert.match(strict.rejects, /4,us,no timezone \(strict zones: no default\)/);
+    const bad = await plan(write(list), "--infer-zone", "phone");
+    assert.strictEqual(bad.code, 2);
+    assert.match(bad.stderr, /--infer-zone phone: none, or a list of country/);
+  });
+
+  it("keeps country as personalization, and size-window plans the same instants", async () => {
+    const file = write(list);
+    const out = path.join(tmp, `out-${++n}`);
+    await runMain(main, withFlags(["--recipients", file, ...BASE, "--out", out], []));
+    const fr = fs
+      .readFileSync(path.join(out, "plan.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((p) => p.recipient_id === "fr");
+    assert.strictEqual(fr.template_data.country, "FR");
+    const sized = await runMain(sizeWindowMain, [
+      "--recipients",
+      file,
+      "--date",
+      "2026-07-15",
+      "--hour",
+      "9",
+      "--json",
+    ]);
+    const counts = new Map<string, number>();
+    for (const utc of Object.values(expected)) counts.set(utc, (counts.get(utc) ?? 0) + 1);
+    assert.deepStrictEqual(
+      JSON.parse(sized.stdout).instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
+      [...counts].sort(),
+    );
+  });
+
+  it("the one-zone countries, by hand; countries with several clocks are not among them", () => {
+    const byHand: [string, string][] = [
+      ["FR", "Europe/Paris"],
+      ["de", "Europe/Berlin"],
+      ["JP", "Asia/Tokyo"],
+      ["IN", "Asia/Kolkata"],
+      ["GB", "Europe/London"],
+      ["IT", "Europe/Rome"],
+      ["KR", "Asia/Seoul"],
+      ["ZA", "Africa/Johannesburg"],
+      ["AR", "America/Argentina/Buenos_Aires"],
+      ["IE", "Europe/Dublin"],
+    ];
+    for (const [country, zone] of byHand) assert.strictEqual(countryZone(country), zone, country);
+    for (const country of ["US", "CA", "RU", "AU", "BR", "MX", "ES", "PT", "CN", "NZ", "France", "FRA", ""])
+      assert.strictEqual(countryZone(country), undefined, country);
+  });
+});
+
+describe("issue 33: the zone table", () => {
+  it("a journey's defaultTimezone must be an IANA zone of a place: EST, CST and PST8PDT are not", () => {
+    for (const zone of ["America/New_York", "UTC", "Etc/GMT+5", "Europe/Paris"]) assert.ok(isIanaZone(zone), zone);
+    for (const zone of ["EST", "CST", "PST8PDT", "CET", "america/new_york", "Pacific Standard Time"])
+      assert.ok(!isIanaZone(zone), zone);
+  });
+
+  it("every abbreviation maps to IANA zones of places, at their 9 AM in summer and winter (luxon)", () => {
+    for (const [abbreviation, meant] of Object.entries(ZONE_ABBREVIATIONS)) {
+      const zones = typeof meant === "string" ? [meant] : meant;
+      for (const zone of zones) {
+        assert.strictEqual(canonicalZone(zone), zone, `${abbreviation}: ${zone}`);
+        assert.ok(!(zone.toUpperCase() in ZONE_ABBREVIATIONS), `${abbreviation}: ${zone} is itself in the table`);
+      }
+      const r = readZone(abbreviation.toLowerCase());
+      if (typeof meant !== "string") {
+        assert.deepStrictEqual([r.status, r.candidates], ["ambiguous", meant], abbreviation);
+        continue;
+      }
+      assert.deepStrictEqual([r.status, r.zone], ["mapped", meant], abbreviation);
+      for (const month of [1, 7]) {
+        const expected: number = DateTime.fromObject(
+          { year: 2026, month, day: 15, hour: 9 },
+          { zone: meant },
+        ).toMillis();
+        const got = zonedInstant(r.zone!, { year: 2026, month, day: 15, hour: 9, minute: 0 }).utcMs;
+        assert.strictEqual(got, expected, `${abbreviation} in month ${month}`);
+      }
+    }
+  });
+
+  it("Windows names from CLDR: a sample checked by hand, every target an IANA name", () => {
+    const table = new Map(WINDOWS_ZONES);
+    assert.ok(table.size >= 130, `${table.size} names`);
+    for (const [, zone] of table) assert.strictEqual(canonicalZone(zone), zone);
+    const byHand: [string, string][] = [
+      ["Eastern Standard Time", "America/New_York"],
+      ["Central Standard Time", "America/Chicago"],
+      ["Mountain Standard Time", "America/Denver"],
+      ["US Mountain Standard Time", "America/Phoenix"],
+      ["Pacific Standard Time", "America/Los_Angeles"],
+      ["GMT Standard Time", "Europe/London"],
+      ["W. Europe Standard Time", "Europe/Berlin"],
+      ["India Standard Time", "Asia/Calcutta"],
+      ["China Standard Time", "Asia/Shanghai"],
+      ["AUS Eastern Standard Time", "Australia/Sydney"],
+    ];
+    for (const [windows, zone] of byHand) assert.deepStrictEqual(readZone(windows.toUpperCase()).zone, zone, windows);
+  });
+
+  it("GMT±N and UTC±N are the offsets people mean: IANA's Etc names have the POSIX sign, inverted", () => {
+    const cases: [string, string | undefined][] = [
+      ["GMT+1", "Etc/GMT-1"],
+      ["UTC-05:00", "Etc/GMT+5"],
+      ["utc+14", "Etc/GMT-14"],
+      ["GMT-12", "Etc/GMT+12"],
+      ["GMT+0", "GMT+0"],
+      ["UTC+15", undefined],
+      ["UTC+05:30", undefined],
+    ];
+    for (const [written, zone] of cases) assert.strictEqual(readZone(written).zone, zone, written);
+    // Etc/GMT-1 is one hour ahead of UTC: 09:00 there is 08:00Z.
+    assert.strictEqual(
+      zonedInstant("Etc/GMT-1", { year: 2026, month: 7, day: 15, hour: 9, minute: 0 }).utcMs,
+      Date.UTC(2026, 6, 15, 8),
+    );
+    assert.strictEqual(typeof parseZoneAliases(["X=UTC"]), "object");
+  });
+});
