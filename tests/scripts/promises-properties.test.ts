@@ -109,7 +109,8 @@ const launchArb = fc.record({
 });
 
 describe("the promises, as properties", function () {
-  this.timeout(60_000);
+  // npm run test:properties runs each property 2,000 times: the slowest (a launch per run) then takes minutes.
+  this.timeout(RUNS > 0 ? Math.max(60_000, RUNS * 250) : 60_000);
 
   it("launcher: no recipient twice within 60 minutes, steps in order, no minute of a window quiet, nothing before the cutoff, rows = planned + rejected + held out", async () => {
     await fc.assert(
