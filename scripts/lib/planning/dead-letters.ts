@@ -325,7 +325,7 @@ export interface RecipientOutcome {
 /** Which recipients of a failed send may be sent again, from the ledger's outcomes (undefined: no occurrence item). */
 export interface ResendDecision {
   resend: RecipientOutcome[];
-  /** Sent, or skipped for good (opted out, capped, cancelled, a repeat): never sent again. */
+  /** Sent, or skipped for good (opted out, capped, cancelled): never sent again. */
   settled: RecipientOutcome[];
   /** SES may have sent them: sent again only with --resend-unknown (then in `resend`). */
   unknown: RecipientOutcome[];
