@@ -153,7 +153,6 @@ const NO_ROW_VALUES: RowTiming = {};
 const NO_NOTES: string[] = [];
 const MAX_CACHED = 200_000;
 
-/** A zone as written, resolved once: the zone, its status, its note, or the strict-zones reject. */
 /** What a row says of where it is, read when its timezone gives no usable zone (undefined: no such column). */
 export interface RowPlace {
   country?: string;
@@ -162,6 +161,7 @@ export interface RowPlace {
 }
 const NO_PLACE: RowPlace = {};
 
+/** A zone as written, resolved once: the zone, its status, its note, or the strict-zones reject. */
 interface ResolvedRawZone {
   zone: string;
   status: ZoneStatus;
