@@ -26,14 +26,17 @@ import {
   ScheduleTarget,
 } from "./schedule-request";
 import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
+import { readCoordinates } from "./coordinates";
 import {
   addDays,
+  canonicalZone,
   Fold,
   LocalTime,
   localTimeOf,
   scheduledTime,
   ScheduledTime,
   writable,
+  ResolvedZone,
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
@@ -86,6 +89,8 @@ export type RejectReason =
   | "reserved-field"
   /** detail.recipient.timezone names several zones (`CST`: US Central, China, Cuba; zone-abbreviations.ts). */
   | "ambiguous-zone"
+  /** No usable timezone, and latitude/longitude that are not decimal degrees in range, or one without the other. */
+  | "invalid-coordinates"
   /** A backlog CSV's own checks (scripts/enrol.ts). */
   | "duplicate-id"
   | "duplicate-email"
@@ -208,10 +213,8 @@ export function decide(
       `detail.recipient.${STEP_KEY} is reserved: sendtime adds the step number to the template data; rename it`,
       stem,
     );
-  const resolved = new ZoneResolver(journey.defaultTimezone ?? "UTC").resolveWithCountry(
-    typeof recipient.timezone === "string" ? recipient.timezone : undefined,
-    typeof recipient.country === "string" ? recipient.country : undefined,
-  );
+  const resolved = subscriberZone(journey, recipient);
+  if ("problem" in resolved) return reject("invalid-coordinates", `detail.recipient.${resolved.problem}`, stem);
   if (resolved.status === "ambiguous")
     return reject(
       "ambiguous-zone",
@@ -226,6 +229,31 @@ export function decide(
   )
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
   return enrolSteps(journey, { id, email, data, stem, trigger }, resolved, triggerMs, settings, now, due, reject);
+}
+
+/**
+ * The subscriber's zone as the launcher reads a row's (docs/send-rules.md, "Zones"): the timezone, else the zone at
+ * latitude/longitude (numbers or strings), else a country's one zone, else the journey's defaultTimezone.
+ */
+function subscriberZone(journey: Journey, recipient: Record<string, unknown>): ResolvedZone | { problem: string } {
+  const zones = new ZoneResolver(journey.defaultTimezone ?? "UTC");
+  const timezone = typeof recipient.timezone === "string" ? recipient.timezone : undefined;
+  const r = zones.resolve(timezone);
+  if (r.status !== "defaulted") return r;
+  const read = readCoordinates(coordinateText(recipient.latitude), coordinateText(recipient.longitude));
+  if (read !== undefined && "problem" in read) return read;
+  const zone = read && canonicalZone(read.zone);
+  if (zone !== undefined) return { zone, status: "latlon" };
+  return zones.resolveWithCountry(timezone, typeof recipient.country === "string" ? recipient.country : undefined);
+}
+
+/** A coordinate as text: a string as is, a JSON number in decimals (1e-7 too); anything else as JSON (refused). */
+function coordinateText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value !== "number") return JSON.stringify(value);
+  const text = String(value);
+  return /e/i.test(text) && Number.isFinite(value) ? value.toFixed(20) : text;
 }
 
 /**

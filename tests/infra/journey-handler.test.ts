@@ -643,6 +643,56 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.strictEqual(fake.creates.length, created);
   });
 
+  it("a subscriber's latitude/longitude give the zone before the country; bad ones are refused (issue 33)", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    // By hand: Denver (39.7392, -104.9903) is America/Denver, Tokyo (35.6762, 139.6503) Asia/Tokyo.
+    const denver = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "l1",
+        email: "l@example.com",
+        latitude: 39.7392,
+        longitude: -104.9903,
+        country: "FR",
+      }),
+    );
+    assert.deepStrictEqual([denver.zone, denver.zoneStatus], ["America/Denver", "latlon"]);
+    const tokyo = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "l2",
+        email: "m@example.com",
+        latitude: "35.6762",
+        longitude: "139.6503",
+      }),
+    );
+    assert.deepStrictEqual([tokyo.zone, tokyo.zoneStatus], ["Asia/Tokyo", "latlon"]);
+    const given = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "l3",
+        email: "n@example.com",
+        timezone: "Europe/Paris",
+        latitude: 999,
+        longitude: 0,
+      }),
+    );
+    assert.deepStrictEqual([given.zone, given.zoneStatus], ["Europe/Paris", "ok"]);
+    const created = fake.creates.length;
+    const bad = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "l4", email: "o@example.com", latitude: 91, longitude: 0 }),
+    );
+    assert.deepStrictEqual([bad.outcome, bad.reason], ["rejected", "invalid-coordinates"]);
+    assert.match(bad.message, /latitude "91" is not decimal degrees from -90 to 90/);
+    const half = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "l5", email: "p@example.com", longitude: 2.35 }),
+    );
+    assert.deepStrictEqual([half.outcome, half.reason], ["rejected", "invalid-coordinates"]);
+    assert.strictEqual(fake.creates.length, created);
+  });
+
   it("an AWS failure fails the invocation (so Lambda retries, then keeps the event), with no address in the error", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
     fake.throttle = 100;

@@ -412,6 +412,30 @@ describe("scripts/enrol.ts", function () {
     );
   });
 
+  it("--recipients reads latitude/longitude as the launcher does: the zone there, bad ones rejected (issue 33)", async () => {
+    // By hand: Denver (39.7392, -104.9903) is America/Denver.
+    const csv = file(
+      "coords.csv",
+      "id,email,timezone,latitude,longitude\nden,d@example.com,,39.7392,-104.9903\nbad,b@example.com,,91,0\n",
+    );
+    const r = await run([
+      "--journey",
+      "onboarding",
+      "--recipients",
+      csv,
+      "--outputs",
+      outputs,
+      "--now",
+      NOW,
+      "--dry-run",
+    ]);
+    assert.match(r.stdout, /den in America\/Denver \(latlon\)/);
+    assert.match(
+      r.stdout,
+      /coords.csv:3: rejected bad invalid-coordinates: detail.recipient.latitude "91" is not decimal/,
+    );
+  });
+
   it("--recipients rejects a second row with the same address (any case), as the launcher does", async () => {
     const csv = file("dup-email.csv", "id,email,timezone\nx1,Ann@Example.com,UTC\nx2,ann@example.com ,UTC\n");
     const r = await run([

@@ -170,7 +170,7 @@ describe("plan safety: wrong hour, silently (zones)", () => {
       defaulted: 2,
       canonicalised: 1,
       mapped: 0,
-      bySource: { given: 2, mapped: 0, country: 0, default: 2 },
+      bySource: { given: 2, mapped: 0, latlon: 0, country: 0, default: 2 },
       unknown: [{ value: "Mars/Base", rows: 1, readAs: null }],
     });
   });

@@ -492,7 +492,7 @@ describe("campaign files, as properties", function () {
     every: ["daily", "weekly:MON", "monthly:0x1"],
     until: ["2026-04-30", "2026-4-30"],
     "default-timezone": ["UTC", "Europe/Paris", "europe/paris"],
-    "infer-zone": ["country", "none", "country,country"],
+    "infer-zone": ["country", "none", "country,country", "latlon,country", "latlon"],
     now: ["2026-03-10T12:00:00Z", "2026-03-20T08:30:00Z", "2026-03-10T12:00:00"],
     "quiet-hours": ["21:00-08:00", "1260-480", "03:00-04:00"],
     "quiet-days": ["SUN", "SAT,SUN", "1e1"],

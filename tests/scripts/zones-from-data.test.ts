@@ -112,7 +112,7 @@ describe("issue 33: never a silent fixed offset", function () {
       /UTC\+01:00.*POSIX sign/,
     );
     const z = r.summary.zones;
-    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, country: 0, default: 1 });
+    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, latlon: 0, country: 0, default: 1 });
     assert.deepStrictEqual(
       z.unknown.find((u: { value: string }) => u.value === "CST"),
       { value: "CST", rows: 1, readAs: null, candidates: ["America/Chicago", "Asia/Shanghai", "America/Havana"] },
@@ -181,7 +181,7 @@ describe("issue 33: never a silent fixed offset", function () {
       report.instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
       [...counts].sort(),
     );
-    assert.deepStrictEqual(report.bySource, { given: 1, mapped: 9, country: 0, default: 1 });
+    assert.deepStrictEqual(report.bySource, { given: 1, mapped: 9, latlon: 0, country: 0, default: 1 });
     assert.deepStrictEqual(report.rejected, { "ambiguous-zone": 1 });
   });
 });
@@ -222,7 +222,7 @@ describe("issue 33: a zone from the country, when it has one", function () {
         '2,fr,"no timezone: sent in Europe/Paris, the one zone of country ""FR"" (tzdata zone.tab)",country',
       ),
     );
-    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 1, country: 3, default: 2 });
+    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 1, latlon: 0, country: 3, default: 2 });
   });
 
   it("--infer-zone none leaves them to the default zone; --strict-zones keeps the inferred, refuses the rest", async () => {
@@ -233,7 +233,7 @@ describe("issue 33: a zone from the country, when it has one", function () {
     assert.match(strict.rejects, /4,us,no timezone \(strict zones: no default\)/);
     const bad = await plan(write(list), "--infer-zone", "phone");
     assert.strictEqual(bad.code, 2);
-    assert.match(bad.stderr, /--infer-zone phone: none, or a list of country/);
+    assert.match(bad.stderr, /--infer-zone phone: none, or a list of latlon, country/);
   });
 
   it("keeps country as personalization, and size-window plans the same instants", async () => {
@@ -350,5 +350,176 @@ describe("issue 33: the zone table", () => {
       Date.UTC(2026, 6, 15, 8),
     );
     assert.strictEqual(typeof parseZoneAliases(["X=UTC"]), "object");
+  });
+});
+
+describe("issue 33: a zone from the coordinates (latitude/longitude)", function () {
+  this.timeout(60_000);
+  // Each city's zone written by hand (the IANA zone of the place), its coordinates in decimal degrees.
+  const CITIES: [string, number, number, string][] = [
+    ["new_york", 40.7128, -74.006, "America/New_York"],
+    ["los_angeles", 34.0522, -118.2437, "America/Los_Angeles"],
+    ["chicago", 41.8781, -87.6298, "America/Chicago"],
+    ["denver", 39.7392, -104.9903, "America/Denver"],
+    ["phoenix", 33.4484, -112.074, "America/Phoenix"],
+    ["anchorage", 61.2181, -149.9003, "America/Anchorage"],
+    ["honolulu", 21.3069, -157.8583, "Pacific/Honolulu"],
+    ["toronto", 43.6532, -79.3832, "America/Toronto"],
+    ["vancouver", 49.2827, -123.1207, "America/Vancouver"],
+    ["london", 51.5074, -0.1278, "Europe/London"],
+    ["paris", 48.8566, 2.3522, "Europe/Paris"],
+    ["berlin", 52.52, 13.405, "Europe/Berlin"],
+    ["madrid", 40.4168, -3.7038, "Europe/Madrid"],
+    ["moscow", 55.7558, 37.6173, "Europe/Moscow"],
+    ["dubai", 25.2048, 55.2708, "Asia/Dubai"],
+    ["mumbai", 19.076, 72.8777, "Asia/Kolkata"],
+    ["shanghai", 31.2304, 121.4737, "Asia/Shanghai"],
+    ["tokyo", 35.6762, 139.6503, "Asia/Tokyo"],
+    ["sydney", -33.8688, 151.2093, "Australia/Sydney"],
+    ["sao_paulo", -23.5505, -46.6333, "America/Sao_Paulo"],
+  ];
+  const cityList = [
+    "id,email,timezone,latitude,longitude",
+    ...CITIES.map(([id, lat, lon]) => `${id},${id}@example.com,,${lat},${lon}`),
+    "",
+  ].join("\n");
+
+  for (const [date, now] of [
+    ["2026-01-15", "2026-01-01T00:00:00Z"],
+    ["2026-07-15", "2026-07-01T00:00:00Z"],
+  ])
+    it(`plans 20 cities at their 9 AM local on ${date}, from their coordinates (zone_source latlon)`, async () => {
+      const r = await plan(write(cityList), "--date", date, "--now", now);
+      assert.strictEqual(r.code, 0, r.stderr);
+      // luxon computes 9 AM in each hand-written zone; the planner never sees these.
+      const expected = Object.fromEntries(
+        CITIES.map(([id, , , zone]) => [id, DateTime.fromISO(`${date}T09:00:00`, { zone }).toUTC().toISO()]),
+      );
+      assert.deepStrictEqual(r.utcOf, expected);
+      assert.deepStrictEqual(r.zoneOf, Object.fromEntries(CITIES.map(([id, , , zone]) => [id, zone])));
+      assert.deepStrictEqual(r.summary.zones.bySource, { given: 0, mapped: 0, latlon: 20, country: 0, default: 0 });
+      const lines = r.notes.trim().split("\n");
+      assert.ok(
+        lines.includes(
+          '2,new_york,"no timezone: sent in America/New_York, the zone at its latitude/longitude (timezone-boundary-builder)",latlon',
+        ),
+        r.notes,
+      );
+    });
+
+  it("by hand, a few of them: New York 14:00Z in winter (EST), Phoenix 16:00Z all year, Sydney 22:00Z the day before in winter here (AEDT)", async () => {
+    const r = await plan(write(cityList), "--date", "2026-01-15", "--now", "2026-01-01T00:00:00Z");
+    assert.strictEqual(r.utcOf.new_york, "2026-01-15T14:00:00.000Z");
+    assert.strictEqual(r.utcOf.phoenix, "2026-01-15T16:00:00.000Z");
+    assert.strictEqual(r.utcOf.sydney, "2026-01-14T22:00:00.000Z");
+    assert.strictEqual(r.utcOf.mumbai, "2026-01-15T03:30:00.000Z");
+    const s = await plan(write(cityList));
+    assert.strictEqual(s.utcOf.phoenix, "2026-07-15T16:00:00.000Z");
+    assert.strictEqual(s.utcOf.sao_paulo, "2026-07-15T12:00:00.000Z");
+  });
+
+  const mixed = [
+    "id,email,timezone,latitude,longitude,country",
+    "given,a@example.com,Asia/Tokyo,40.7128,-74.0060,FR",
+    "coords,b@example.com,,48.8566,2.3522,JP",
+    "country,c@example.com,, , ,JP",
+    "mars,d@example.com,Mars/Base,35.6762,139.6503,",
+    "",
+  ].join("\n");
+
+  it("a row's timezone wins over its coordinates, coordinates over its country; --infer-zone none ignores them", async () => {
+    const r = await plan(write(mixed));
+    assert.strictEqual(r.code, 0, r.stderr);
+    // By hand, 2026-07-15 09:00: Tokyo JST 00:00Z; Paris CEST 07:00Z.
+    assert.deepStrictEqual(r.utcOf, {
+      given: "2026-07-15T00:00:00.000Z",
+      coords: "2026-07-15T07:00:00.000Z",
+      country: "2026-07-15T00:00:00.000Z",
+      mars: "2026-07-15T00:00:00.000Z",
+    });
+    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 0, latlon: 2, country: 1, default: 0 });
+    const country = await plan(write(mixed), "--infer-zone", "country");
+    assert.strictEqual(country.utcOf.coords, "2026-07-15T00:00:00.000Z");
+    assert.strictEqual(country.utcOf.mars, "2026-07-15T09:00:00.000Z");
+    const latlon = await plan(write(mixed), "--infer-zone", "latlon");
+    assert.strictEqual(latlon.utcOf.coords, "2026-07-15T07:00:00.000Z");
+    assert.strictEqual(latlon.utcOf.country, "2026-07-15T09:00:00.000Z");
+    const none = await plan(write(mixed), "--infer-zone", "none");
+    assert.deepStrictEqual(none.utcOf, {
+      given: "2026-07-15T00:00:00.000Z",
+      coords: "2026-07-15T09:00:00.000Z",
+      country: "2026-07-15T09:00:00.000Z",
+      mars: "2026-07-15T09:00:00.000Z",
+    });
+    const strict = await plan(write(mixed), "--strict-zones", "--infer-zone", "latlon");
+    assert.deepStrictEqual(Object.keys(strict.utcOf).sort(), ["coords", "given", "mars"]);
+  });
+
+  it("refuses a row with coordinates out of range, not decimal degrees, or only one of the two (invalid-coordinates)", async () => {
+    const bad = [
+      "id,email,timezone,latitude,longitude",
+      "lat91,a@example.com,,91,0",
+      "lon181,b@example.com,,0,-180.5",
+      "dms,c@example.com,,40°42'N,-74.006",
+      'comma,d@example.com,,"40,7128",-74.006',
+      "onlylat,e@example.com,,40.7128,",
+      "onlylon,f@example.com,, ,-74.006",
+      "hex,g@example.com,,0x10,10",
+      "edge,h@example.com,,-90,180",
+      "ok,i@example.com,,52.52,13.405",
+      "tz,j@example.com,Europe/Paris,999,999",
+      "",
+    ].join("\n");
+    const r = await plan(write(bad));
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(Object.keys(r.utcOf).sort(), ["edge", "ok", "tz"]);
+    // rejects.csv's text, unquoted (the reason is counted in the summary).
+    const reject = (id: string) => {
+      const line = r.rejects.split("\n").find((l) => l.split(",")[1] === id) ?? "";
+      return line
+        .replace(/^\d+,[^,]+,/, "")
+        .replace(/^"(.*)"$/, "$1")
+        .replace(/""/g, '"');
+    };
+    assert.match(reject("lat91"), /^latitude "91" is not decimal degrees from -90 to 90/);
+    assert.match(reject("lon181"), /^longitude "-180.5" is not decimal degrees from -180 to 180/);
+    assert.match(reject("dms"), /^latitude "40°42'N" is not decimal degrees from -90 to 90/);
+    assert.match(reject("comma"), /^latitude "40,7128" is not decimal degrees/);
+    assert.match(reject("onlylat"), /^latitude "40.7128" without a longitude: give both, or neither/);
+    assert.match(reject("onlylon"), /^longitude "-74.006" without a latitude: give both, or neither/);
+    assert.match(reject("hex"), /^latitude "0x10" is not decimal degrees/);
+    assert.deepStrictEqual(r.summary.rejected.byReason, { "invalid-coordinates": 7 });
+    // --infer-zone none reads no coordinates: none is refused.
+    const none = await plan(write(bad), "--infer-zone", "none");
+    assert.strictEqual(Object.keys(none.utcOf).length, 10);
+  });
+
+  it("keeps latitude and longitude as personalization too, and size-window plans the same instants", async () => {
+    const file = write(mixed);
+    const out = path.join(tmp, `out-${++n}`);
+    await runMain(main, withFlags(["--recipients", file, ...BASE, "--out", out], []));
+    const coords = fs
+      .readFileSync(path.join(out, "plan.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((p) => p.recipient_id === "coords");
+    assert.deepStrictEqual([coords.template_data.latitude, coords.template_data.longitude], ["48.8566", "2.3522"]);
+    const sized = await runMain(sizeWindowMain, [
+      "--recipients",
+      file,
+      "--date",
+      "2026-07-15",
+      "--hour",
+      "9",
+      "--json",
+    ]);
+    assert.deepStrictEqual(
+      JSON.parse(sized.stdout).instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
+      [
+        ["2026-07-15T00:00:00.000Z", 3],
+        ["2026-07-15T07:00:00.000Z", 1],
+      ],
+    );
   });
 });

@@ -114,7 +114,7 @@ export const RECIPIENT_FLAGS = {
   },
   "allow-duplicate-emails": {
     type: "boolean",
-    help: "plan rows sharing an address; no zone: reject, or infer from country",
+    help: "plan rows sharing an address; no zone: reject, or infer it",
     group: LIST_GROUP,
   },
   "zone-alias": {
@@ -127,9 +127,9 @@ export const RECIPIENT_FLAGS = {
   },
   "infer-zone": {
     type: "string",
-    value: "none|country",
-    help: "what a row without a usable timezone takes its zone from: its country when it has one zone",
-    default: "country",
+    value: "none|LIST",
+    help: "what a row without a usable timezone takes its zone from, in order: latlon (latitude/longitude), country (when it has one zone)",
+    default: "latlon,country",
     group: LIST_GROUP,
     with: "allow-duplicate-emails",
   },

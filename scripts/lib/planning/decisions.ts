@@ -58,8 +58,16 @@ import { InstantHistogram } from "./window";
 import { missedFate, MissedRule } from "./missed";
 import { UsageError } from "../../../infra/rules/errors";
 import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
-import { countryZone, InferSource, ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
-import { countryNote, rowZoneVerdict, topUnknownZones, UnknownZoneValue, ZoneRejectReason } from "./row-zones";
+import { canonicalZone, countryZone, InferSource, ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
+import { readCoordinates } from "../../../infra/rules/coordinates";
+import {
+  countryNote,
+  latlonNote,
+  rowZoneVerdict,
+  topUnknownZones,
+  UnknownZoneValue,
+  ZoneRejectReason,
+} from "./row-zones";
 import { scheduler } from "../../../infra/rules/quotas";
 
 /**
@@ -145,6 +153,14 @@ const NO_ROW_VALUES: RowTiming = {};
 const NO_NOTES: string[] = [];
 const MAX_CACHED = 200_000;
 
+/** What a row says of where it is, read when its timezone gives no usable zone (undefined: no such column). */
+export interface RowPlace {
+  country?: string;
+  latitude?: string;
+  longitude?: string;
+}
+const NO_PLACE: RowPlace = {};
+
 /** A zone as written, resolved once: the zone, its status, its note, or the strict-zones reject. */
 interface ResolvedRawZone {
   zone: string;
@@ -178,9 +194,16 @@ const MAX_SPELLINGS = 8;
 export class SendDecider {
   private readonly zones: ZoneResolver;
   private readonly byRawZone = new Map<string, ResolvedRawZone>();
-  /** Rows without a usable zone, by zone as written and country (--infer-zone country): their zone, or theirs unchanged. */
-  private readonly byCountry = new Map<ResolvedRawZone, Map<string, ResolvedRawZone>>();
-  private byCountrySize = 0;
+  /**
+   * Rows without a usable zone, by zone as written, then by the zone at their coordinates (--infer-zone latlon) or
+   * their country (--infer-zone country): the zone inferred, or theirs unchanged.
+   */
+  private readonly inferredBy: Record<InferSource, Map<ResolvedRawZone, Map<string, ResolvedRawZone>>> = {
+    latlon: new Map(),
+    country: new Map(),
+  };
+  private inferredSize = 0;
+  private readonly inferLatlon: boolean;
   private readonly inferCountry: boolean;
   private readonly cache = new Map<string, SharedSteps>();
   /** Every byTimingKey, and their entries together (bounded like the cache). */
@@ -192,6 +215,7 @@ export class SendDecider {
 
   constructor(readonly rules: SendRules) {
     this.zones = new ZoneResolver(rules.defaultZone, rules.zoneAliases);
+    this.inferLatlon = rules.inferZone?.includes("latlon") === true;
     this.inferCountry = rules.inferZone?.includes("country") === true;
   }
 
@@ -200,9 +224,10 @@ export class SendDecider {
    * whose values have a common form are answered by one lookup of a number (send-rules.ts timingKey: equal keys in
    * one zone mean equal first sends, and so equal decisions, whatever the values' text); others by their text.
    */
-  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES, country?: string): ZoneDecisions {
+  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES, place: RowPlace = NO_PLACE): ZoneDecisions {
     let z = this.resolve(rawZone);
-    if (z.status === "defaulted" && country !== undefined && this.inferCountry) z = this.fromCountry(z, country);
+    // (A row with a usable zone reads nothing else: no coordinates parsed, no string built.)
+    if (z.status === "defaulted") z = this.inferred(z, place);
     z.rows++;
     // (One field order for every answer, like stepDecision's.)
     if (z.reject)
@@ -283,24 +308,43 @@ export class SendDecider {
     return r;
   }
 
-  /** A row without a usable zone in a country with one zone: that zone (noted); otherwise `z` itself. */
-  private fromCountry(z: ResolvedRawZone, country: string): ResolvedRawZone {
-    // Keyed by the written zone's own entry, then the country: no string built per row.
-    let countries = this.byCountry.get(z);
-    if (!countries) this.byCountry.set(z, (countries = new Map()));
-    let r = countries.get(country);
+  /**
+   * A row without a usable zone: the zone at its coordinates, else its country's one zone (the order of
+   * docs/send-rules.md, each as --infer-zone allows); coordinates that are not coordinates refuse the row; otherwise `z`.
+   */
+  private inferred(z: ResolvedRawZone, place: RowPlace): ResolvedRawZone {
+    if (this.inferLatlon && (place.latitude !== undefined || place.longitude !== undefined)) {
+      const read = readCoordinates(place.latitude, place.longitude);
+      if (read !== undefined && "problem" in read) {
+        const reject = { reason: "invalid-coordinates" as const, text: read.problem };
+        return { ...z, notes: [], reject, rows: 0, byTimingKey: undefined };
+      }
+      const r = read === undefined ? z : this.fromData(z, "latlon", read.zone);
+      if (r !== z) return r;
+    }
+    return this.inferCountry && place.country !== undefined ? this.fromData(z, "country", place.country) : z;
+  }
+
+  /** The entry of `z`'s rows whose coordinates' zone or country is `key`: its zone (noted); otherwise `z` itself. */
+  private fromData(z: ResolvedRawZone, source: InferSource, key: string): ResolvedRawZone {
+    // Keyed by the written zone's own entry, then the zone looked up or the country: no string built per row.
+    const bySource = this.inferredBy[source];
+    let keys = bySource.get(z);
+    if (!keys) bySource.set(z, (keys = new Map()));
+    let r = keys.get(key);
     if (!r) {
-      const zone = countryZone(country);
+      // (A zone tz-lookup knows and our IANA list does not could not be scheduled: not taken.)
+      const zone = source === "latlon" ? canonicalZone(key) : countryZone(key);
       if (zone === undefined) r = z;
       else {
-        const resolved = { zone, status: "country" as const };
-        const notes = [countryNote(z.written, zone, country)];
+        const resolved = { zone, status: source };
+        const notes = [source === "latlon" ? latlonNote(z.written, zone) : countryNote(z.written, zone, key)];
         const byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() };
-        r = { zone, status: "country", notes, reject: undefined, written: z.written, resolved, rows: 0, byTimingKey };
+        r = { zone, status: source, notes, reject: undefined, written: z.written, resolved, rows: 0, byTimingKey };
       }
-      if (this.byCountrySize < 100_000) {
-        countries.set(country, r);
-        this.byCountrySize++;
+      if (this.inferredSize < 100_000) {
+        keys.set(key, r);
+        this.inferredSize++;
         if (r !== z) this.keyed.push(r.byTimingKey!);
       }
     }
@@ -309,7 +353,9 @@ export class SendDecider {
 
   /** The most frequent values of the timezone column that are not IANA names, with what each is read as. */
   unknownZones(): UnknownZoneValue[] {
-    const inferred = [...this.byCountry.values()].flatMap((m) => [...m.values()]).filter((r) => r.status === "country");
+    const inferred = Object.values(this.inferredBy)
+      .flatMap((byZone) => [...byZone.values()].flatMap((m) => [...m.values()]))
+      .filter((r) => r.status !== "defaulted");
     return topUnknownZones([...this.byRawZone.values(), ...inferred]);
   }
 

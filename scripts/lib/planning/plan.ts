@@ -294,7 +294,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         await reject(optedOut);
         continue;
       }
-      const decided = decider.decide(row.rawZone, row.timing, row.country);
+      const decided = decider.decide(row.rawZone, row.timing, row);
       if (decided.reject) {
         await reject({ line: row.line, id: row.id, ...decided.reject });
         continue;

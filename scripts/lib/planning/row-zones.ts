@@ -5,7 +5,7 @@
  */
 import { readingNote, ResolvedZone, ZoneSource, ZONE_SOURCES, zoneSourceOf } from "../../../infra/rules/zone-names";
 
-export type ZoneRejectReason = "unknown-zone" | "ambiguous-zone";
+export type ZoneRejectReason = "unknown-zone" | "ambiguous-zone" | "invalid-coordinates";
 
 export interface RowZoneVerdict {
   notes: string[];
@@ -50,6 +50,12 @@ export function rowZoneVerdict(rawZone: string | undefined, r: ResolvedZone, str
 export function countryNote(written: string, zone: string, country: string): string {
   const what = written.trim() === "" ? "no timezone" : `timezone "${written}" is not an IANA zone`;
   return `${what}: sent in ${zone}, the one zone of country "${country}" (tzdata zone.tab)`;
+}
+
+/** The note of a row without a usable zone sent in the zone at its coordinates. */
+export function latlonNote(written: string, zone: string): string {
+  const what = written.trim() === "" ? "no timezone" : `timezone "${written}" is not an IANA zone`;
+  return `${what}: sent in ${zone}, the zone at its latitude/longitude (timezone-boundary-builder)`;
 }
 
 /** One value of the timezone column that is not an IANA name, in the summary. */

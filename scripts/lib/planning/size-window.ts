@@ -173,6 +173,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
     canonicalised: 0,
     mapped: 0,
     ambiguous: 0,
+    latlon: 0,
     country: 0,
     defaulted: 0,
   };
@@ -186,7 +187,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
       if (++rows % PROGRESS_EVERY_ROWS === 0) r.progress?.(rows, "rows read", rowBound - 1);
       // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
       const row = checker.check(rec);
-      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing, row.country);
+      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing, row);
       const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? decided!.noSendLeft);
       if (reason) {
         rejected[reason] = (rejected[reason] ?? 0) + 1;

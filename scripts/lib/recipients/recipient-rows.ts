@@ -3,6 +3,7 @@
  * Each record becomes a RecipientRow or a Reject (reason + one line of text for rejects.csv). Same code, same counts
  * in both tools.
  */
+import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/rules/coordinates";
 import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/rules/plan-row";
 import { scheduler, ses } from "../../../infra/rules/quotas";
 import { InputError } from "../../../infra/rules/errors";
@@ -36,6 +37,8 @@ export type RejectReason =
   | "unknown-zone"
   /** The timezone value names several zones (`CST`) and no --zone-alias chooses (zone-abbreviations.ts). */
   | "ambiguous-zone"
+  /** No usable timezone, and latitude/longitude that are not decimal degrees in range, or one without the other. */
+  | "invalid-coordinates"
   | "too-large"
   | "send-time-passed"
   | "invalid-send-time"
@@ -62,6 +65,9 @@ export interface RecipientRow {
   rawZone: string | undefined;
   /** The country column as written (undefined when the file has none). */
   country: string | undefined;
+  /** The latitude and longitude columns as written (undefined when the file has none). */
+  latitude: string | undefined;
+  longitude: string | undefined;
   /** The send-time control columns' values (send_at, send_hour, send_minute) and the --after column's. */
   timing: RowTiming;
   fields: string[];
@@ -78,6 +84,8 @@ export interface Columns {
   email: number;
   timezone?: number;
   country?: number;
+  latitude?: number;
+  longitude?: number;
   timing: TimingColumns;
   /** Indices of the personalization columns: not id, email, timezone or a send-time control column. */
   data: number[];
@@ -274,7 +282,11 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
   const timing = timingColumns(file, header, afterColumn);
   const control = [id, email, timezone, timing.sendAt, timing.sendHour, timing.sendMinute];
   const data = header.map((_, i) => i).filter((i) => !control.includes(i));
-  return { header, id, email, timezone, country: index(COUNTRY_COLUMN), timing, data };
+  // latitude/longitude (decimal degrees, infra/rules/coordinates.ts) give the zone of a row without a usable timezone,
+  // before its country. All three stay personalization too: lists already show a place in their templates, and a
+  // column's role should not change with what its neighbour holds (a latitude whose longitude is blank).
+  const [country, latitude, longitude] = [COUNTRY_COLUMN, LATITUDE_COLUMN, LONGITUDE_COLUMN].map(index);
+  return { header, id, email, timezone, country, latitude, longitude, timing, data };
 }
 
 /**
@@ -392,12 +404,16 @@ export class RecipientChecker {
       );
     const rawZone = c.timezone === undefined ? undefined : f[c.timezone];
     const country = c.country === undefined ? undefined : f[c.country];
+    const latitude = c.latitude === undefined ? undefined : f[c.latitude];
+    const longitude = c.longitude === undefined ? undefined : f[c.longitude];
     const row: RecipientRow = {
       line: rec.line,
       id,
       email,
       rawZone,
       country,
+      latitude,
+      longitude,
       timing: rowTiming(f, c.timing),
       fields: f,
     };
