@@ -1,10 +1,10 @@
 /**
- * The occurrence ledger for tests: dynalite (a DynamoDB implementation in Node) on 127.0.0.1, with one table keyed as
- * the stack's (`pk`, a string). Code under test reaches it through AWS_ENDPOINT_URL_DYNAMODB, as it would AWS.
+ * The occurrence ledger as the journeys' tests read it (tests/helpers/ledger.ts's dynalite, its items unwrapped). Code
+ * under test reaches it through AWS_ENDPOINT_URL_DYNAMODB, as it would AWS.
  */
-import { AddressInfo } from "net";
-import { CreateTableCommand, DeleteItemCommand, DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { DeleteItemCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { LEDGER_KEY } from "../../infra/rules/ledger";
+import { startLedger as startLocalLedger } from "./ledger";
 
 // As the scripts' clients: the SDK's Node-version notice stays off the test output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -22,23 +22,11 @@ export interface TestLedger {
 export const TEST_CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };
 
 export async function startLedger(tableName: string): Promise<TestLedger> {
-  // No types ship with dynalite: it returns a Node HTTP server.
-  // createTableMs 0: the table is ACTIVE as soon as it is created.
-  const server = require("dynalite")({ createTableMs: 0, deleteTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = new DynamoDBClient({ endpoint: url, region: "us-east-1", credentials: TEST_CREDENTIALS });
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      KeySchema: [{ AttributeName: LEDGER_KEY, KeyType: "HASH" }],
-      AttributeDefinitions: [{ AttributeName: LEDGER_KEY, AttributeType: "S" }],
-      BillingMode: "PAY_PER_REQUEST",
-    }),
-  );
+  const ledger = await startLocalLedger([], tableName);
+  const { client } = ledger;
   const scan = async () => (await client.send(new ScanCommand({ TableName: tableName }))).Items ?? [];
   return {
-    url,
+    url: ledger.url,
     tableName,
     items: async () =>
       (await scan()).map((item) =>
@@ -48,10 +36,6 @@ export async function startLedger(tableName: string): Promise<TestLedger> {
       for (const item of await scan())
         await client.send(new DeleteItemCommand({ TableName: tableName, Key: { [LEDGER_KEY]: item[LEDGER_KEY] } }));
     },
-    close: async () => {
-      client.destroy();
-      server.closeAllConnections?.();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => ledger.close(),
   };
 }

@@ -8,10 +8,10 @@
 import * as assert from "assert";
 import { createHash } from "crypto";
 import * as fs from "fs";
-import * as http from "http";
 import * as os from "os";
 import * as path from "path";
-import { CreateTableCommand, DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { startLedger } from "../helpers/ledger";
 import { Answer, Endpoint, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 import { runMain } from "../helpers/cli";
@@ -24,10 +24,6 @@ import { recipientSenderInput, senderInput } from "../../infra/rules/sender-inpu
 import { BulkPlanRow, PlanRow } from "../../infra/rules/plan-row";
 import { describeQuietTime, QuietTime } from "../../infra/rules/quiet-time";
 import { DateTime } from "luxon";
-
-// dynalite ships no types: a function that returns an http.Server.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const dynalite: (o: { createTableMs: number }) => http.Server = require("dynalite");
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-redrive-"));
 const DLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/scheduler-target-dlq-226c700";
@@ -189,35 +185,6 @@ function seedS3(s3: LocalS3, quiet: QuietTime): void {
 // --- The ledger -----------------------------------------------------------------------------------------------------
 
 type Outcomes = Record<string, [string, string]>;
-
-async function startLedger(): Promise<{ url: string; ddb: DynamoDBClient; close: () => Promise<void> }> {
-  const server = dynalite({ createTableMs: 0 });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const ddb = new DynamoDBClient({
-    endpoint: url,
-    region: "us-east-1",
-    credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  });
-  await ddb.send(
-    new CreateTableCommand({
-      TableName: LEDGER,
-      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
-      AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
-      BillingMode: "PAY_PER_REQUEST",
-    }),
-  );
-  return {
-    url,
-    ddb,
-    close: () =>
-      new Promise<void>((r) => {
-        ddb.destroy();
-        server.closeAllConnections?.();
-        server.close(() => r());
-      }),
-  };
-}
 
 /** The sender's record of one occurrence: each recipient's {outcome, reason}. */
 async function record_(ddb: DynamoDBClient, key: string, outcomes: Outcomes): Promise<void> {
@@ -429,7 +396,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
   after(() => (clock.heartbeatMs = realHeartbeat));
   beforeEach(async () => {
     s3 = await startLocalS3();
-    ledger = await startLedger();
+    ledger = await startLedger([], LEDGER);
     const q = quietAroundNow();
     quietEndsAt = q.endsAt;
     seedS3(s3, q.quiet);
@@ -551,7 +518,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
   describe("a send is found in the campaign's plan, or refused", () => {
     it("a pointer whose recipient is not in its plan row, or whose schedule is not in the plan, is refused and listed (exit 1)", async () => {
-      await record_(ledger.ddb, occSpring(), { zz: ["not-sent", "MessageRejected"], a7: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { zz: ["not-sent", "MessageRejected"], a7: ["not-sent", "x"] });
       const aws = new FakeAws([
         pointer("m1", { recipients: ["a7", "zz"] }),
         pointer("m2", { schedule_name: "bulk.1.20261201T1500Z.0", recipients: ["a7"] }),
@@ -605,7 +572,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("the newest launch's plan wins over an older one's line of the same name", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "MessageRejected"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
       const r = await run(aws, ["--all"]);
       assert.strictEqual(r.code, 0, r.stdout);
@@ -616,7 +583,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a plan whose download stalls is bounded: the send is left naming the plan, exit 1", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "MessageRejected"] });
       s3.stall = { object: `${BUCKET}/plans/spring/L2.jsonl`, bytes: 10 };
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
       const started = Date.now();
@@ -636,7 +603,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
   describe("the ledger decides what is sent again", () => {
     it("a pointer to an occurrence the ledger lacks is not the sender's: never re-sent, not even with --resend-unknown (review)", async () => {
-      await record_(ledger.ddb, occSpring(), { a7: ["sent", ""], b8: ["sent", ""], c9: ["sent", ""] });
+      await record_(ledger.client, occSpring(), { a7: ["sent", ""], b8: ["sent", ""], c9: ["sent", ""] });
       const aws = new FakeAws([
         // A redrive name that never existed: no claim of it in the ledger.
         pointer("m1", { recipients: ["b8"], outcome: "unknown", reason: "x", schedule_name: `${BULK}-r7` }),
@@ -657,7 +624,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("only the not-sent recipient of a bulk line is re-sent, as the fan-out builds it; sent and opted-out ones never", async () => {
-      await record_(ledger.ddb, occSpring(), {
+      await record_(ledger.client, occSpring(), {
         a7: ["sent", ""],
         b8: ["not-sent", "MessageRejected"],
         c9: ["skipped", "opted-out"],
@@ -746,7 +713,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a sender's pointer naming several recipients is refused: one entry a message, so no recipient is redriven twice", async () => {
-      await record_(ledger.ddb, occSpring(), { a7: ["not-sent", "x"], b8: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { a7: ["not-sent", "x"], b8: ["not-sent", "x"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["a7", "b8"] })]);
       const r = await run(aws, ["--all"]);
       assert.strictEqual(r.code, 1);
@@ -758,7 +725,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("Scheduler's dead letter of an occurrence the sender ran re-sends nothing the ledger records (the sender's own pointers do)", async () => {
-      await record_(ledger.ddb, occSpring(), { a7: ["sent", ""], b8: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { a7: ["sent", ""], b8: ["not-sent", "x"] });
       const aws = new FakeAws([schedulerDeadLetter("m1", "campaign-spring", BULK, PHISHING_SENDER_INPUT)]);
       const r = await run(aws, ["--all", "--json", "--resend-unknown"]);
       assert.strictEqual(r.code, 0, r.stdout);
@@ -774,7 +741,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("an unknown recipient is left (exit 1) and re-sent only with --resend-unknown", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["unknown", "States.Timeout"] });
+      await record_(ledger.client, occSpring(), { b8: ["unknown", "States.Timeout"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"], outcome: "unknown", reason: "States.Timeout" })]);
       const r = await run(aws, ["--campaign", "spring"]);
       assert.strictEqual(r.code, 1, r.stdout);
@@ -794,7 +761,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a pointer saying not-sent does not outweigh the ledger: a recipient it records as sent is not re-sent", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["sent", ""] });
+      await record_(ledger.client, occSpring(), { b8: ["sent", ""] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"], outcome: "not-sent" })]);
       const r = await run(aws, ["--all", "--json"]);
       assert.strictEqual(r.code, 0, r.stdout);
@@ -806,7 +773,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a per-recipient row is re-sent as the fan-out builds it (list management), after the campaign's quiet time", async () => {
-      await record_(ledger.ddb, occ("campaign-autumn", "d4-1", T), { d4: ["not-sent", "Throttling"] });
+      await record_(ledger.client, occ("campaign-autumn", "d4-1", T), { d4: ["not-sent", "Throttling"] });
       const aws = new FakeAws([pointer("m1", { campaign: "autumn", schedule_name: "d4-1", recipients: ["d4"] })]);
       const r = await run(aws, ["--campaign", "autumn", "--json"]);
       assert.strictEqual(r.code, 0, r.stdout);
@@ -849,7 +816,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     const atOf = (s: any) => s.ScheduleExpression;
 
     it("skip (the launcher's default): a held send is not re-sent, listed and deleted (exit 0); capped or cancelled never", async () => {
-      await record_(ledger.ddb, occSpring(), {
+      await record_(ledger.client, occSpring(), {
         a7: ["skipped", "capped"],
         b8: ["skipped", "cancelled"],
         c9: ["skipped", "paused"],
@@ -886,7 +853,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
     it("send-now: re-sent at the redrive time when late by less than the grace; from the grace on, not re-sent", async () => {
       putRecord("spring", "L2", missedSummary("send-now", 60));
-      await record_(ledger.ddb, occSpring(), { b8: ["skipped", "paused"], c9: ["skipped", "paused"] });
+      await record_(ledger.client, occSpring(), { b8: ["skipped", "paused"], c9: ["skipped", "paused"] });
       // 14:30:20 + 2 minutes, up to the minute: 14:33, 33 minutes after the held 14:00.
       at("2026-12-01T14:30:20Z");
       const aws = new FakeAws([held("m1", "c9")]);
@@ -918,8 +885,12 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("next-day: the same local time on the first day after the redrive, across New York's change of clocks", async () => {
-      await record_(ledger.ddb, occ("campaign-harvest", "f6-1", "2026-10-31T13:00:00Z"), { f6: ["skipped", "paused"] });
-      await record_(ledger.ddb, occ("campaign-harvest", "g7-1", "2026-10-31T22:00:00Z"), { g7: ["skipped", "paused"] });
+      await record_(ledger.client, occ("campaign-harvest", "f6-1", "2026-10-31T13:00:00Z"), {
+        f6: ["skipped", "paused"],
+      });
+      await record_(ledger.client, occ("campaign-harvest", "g7-1", "2026-10-31T22:00:00Z"), {
+        g7: ["skipped", "paused"],
+      });
       // Redriven on Sunday 2026-11-01 at 11:00 EST (16:00Z), the day New York went from EDT (UTC-4) to EST (UTC-5).
       at("2026-11-01T16:00:00Z");
       const aws = new FakeAws([
@@ -968,7 +939,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
     it("a held send an earlier run re-sent (its DeleteMessage failed) is listed as redriven, though now past the grace", async () => {
       putRecord("spring", "L2", missedSummary("send-now", 60));
-      await record_(ledger.ddb, occSpring(), { c9: ["skipped", "paused"] });
+      await record_(ledger.client, occSpring(), { c9: ["skipped", "paused"] });
       at("2026-12-01T14:30:20Z");
       const aws = new FakeAws([held("m1", "c9")]);
       aws.override = (q) =>
@@ -993,7 +964,9 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("--missed (and --grace-minutes) overrides the launch record's policy for held sends", async () => {
-      await record_(ledger.ddb, occ("campaign-harvest", "f6-1", "2026-10-31T13:00:00Z"), { f6: ["skipped", "paused"] });
+      await record_(ledger.client, occ("campaign-harvest", "f6-1", "2026-10-31T13:00:00Z"), {
+        f6: ["skipped", "paused"],
+      });
       at("2026-11-01T16:00:00Z");
       const aws = new FakeAws([harvest("m1", "f6", "2026-10-31T13:00:00Z")]);
       const skip = await run(aws, ["--campaign", "harvest", "--json", "--missed", "skip"]);
@@ -1001,7 +974,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
       assert.deepStrictEqual(creates(), [], "the record says next-day; --missed skip wins");
       assert.deepStrictEqual(JSON.parse(skip.stdout).nothingToResend[0].held.from, "--missed");
 
-      await record_(ledger.ddb, occSpring(), { b8: ["skipped", "paused"], c9: ["skipped", "paused"] });
+      await record_(ledger.client, occSpring(), { b8: ["skipped", "paused"], c9: ["skipped", "paused"] });
       at("2026-12-01T14:30:20Z");
       aws.add([held("m2", "c9")]);
       const tight = await run(aws, ["--campaign", "spring", "--json", "--missed", "send-now", "--grace-minutes", "30"]);
@@ -1020,7 +993,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
     it("a launch record that states no missed-time policy: its held sends are left, listed (exit 1), not guessed; others as before", async () => {
       putRecord("spring", "L2", NO_MISSED);
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"], c9: ["skipped", "paused"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "MessageRejected"], c9: ["skipped", "paused"] });
       at("2026-12-01T14:30:20Z");
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] }), held("m2", "c9")]);
       const r = await run(aws, ["--campaign", "spring", "--json"]);
@@ -1047,7 +1020,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
     it("a launch record whose missed-time policy the launcher does not write refuses the campaign's sends, naming it", async () => {
       putRecord("spring", "L2", { ...missedSummary("later") });
-      await record_(ledger.ddb, occSpring(), { c9: ["skipped", "paused"] });
+      await record_(ledger.client, occSpring(), { c9: ["skipped", "paused"] });
       const aws = new FakeAws([held("m1", "c9")]);
       const r = await run(aws, ["--campaign", "spring", "--json"]);
       assert.strictEqual(r.code, 1, r.stdout);
@@ -1075,7 +1048,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
   describe("idempotent: a second redrive creates nothing", () => {
     it("the schedule the first run created (its DeleteMessage failed) is found, nothing sent twice", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "MessageRejected"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "MessageRejected"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
       aws.override = (q) =>
         q.target === "AmazonSQS.DeleteMessage" ? error(500, "InternalError", "try later") : undefined;
@@ -1098,7 +1071,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("the same messages planted again after a redrive create nothing and are deleted", async () => {
-      await record_(ledger.ddb, occSpring(), { a7: ["not-sent", "x"], b8: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { a7: ["not-sent", "x"], b8: ["not-sent", "x"] });
       const messages = () => [pointer("m1", { recipients: ["a7"] }), pointer("m2", { recipients: ["b8"] })];
       const aws = new FakeAws(messages());
       const first = await run(aws, ["--all"]);
@@ -1125,7 +1098,9 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a redriven entry that fails again is found in the plan by its recipient-step and counts on (a7-1-r1 → a7-1-r2)", async () => {
-      await record_(ledger.ddb, occ("campaign-spring", "a7-1-r1", "2026-12-02T09:03:00Z"), { a7: ["not-sent", "x"] });
+      await record_(ledger.client, occ("campaign-spring", "a7-1-r1", "2026-12-02T09:03:00Z"), {
+        a7: ["not-sent", "x"],
+      });
       const aws = new FakeAws([
         pointer("m1", { schedule_name: "a7-1-r1", scheduled_time: "2026-12-02T09:03:00Z", recipients: ["a7"] }),
       ]);
@@ -1147,7 +1122,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
   describe("as before", () => {
     it("a message is deleted only after its schedule exists: a failing CreateSchedule leaves it (exit 1), visible again", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "x"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
       aws.override = (q) => (isCreateSchedule(q) ? error(400, "ValidationException", "Invalid RoleArn") : undefined);
       const r = await run(aws, ["--campaign", "spring"]);
@@ -1162,7 +1137,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
 
     it("pages ReceiveMessage until the queue answers empty (25 messages: 3 pages and an empty one), the plan read once", async () => {
       const ids = ["a7", "b8", "c9"];
-      await record_(ledger.ddb, occSpring(), Object.fromEntries(ids.map((id) => [id, ["not-sent", "x"]])));
+      await record_(ledger.client, occSpring(), Object.fromEntries(ids.map((id) => [id, ["not-sent", "x"]])));
       const aws = new FakeAws(Array.from({ length: 25 }, (_, i) => pointer(`m${i}`, { recipients: [ids[i % 3]] })));
       const r = await run(aws, ["--campaign", "spring", "--json"]);
       assert.strictEqual(r.code, 0, r.stdout);
@@ -1178,7 +1153,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("--dry-run creates and deletes nothing, says what it would do, and leaves every message visible", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"], a7: ["sent", ""] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "x"], a7: ["sent", ""] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] }), pointer("m2", { recipients: ["a7"] })]);
       const r = await run(aws, ["--campaign", "spring", "--dry-run", "--json"]);
       assert.strictEqual(r.code, 0, r.stdout);
@@ -1229,7 +1204,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a group that is gone (cancelled) is not brought back: the message is left, exit 1", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "x"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
       aws.groups.delete("campaign-spring");
       const r = await run(aws, ["--all"]);
@@ -1242,7 +1217,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
     });
 
     it("a throttling Scheduler is bounded by --timeout-seconds: exit 1, the message left and visible again", async () => {
-      await record_(ledger.ddb, occSpring(), { b8: ["not-sent", "x"] });
+      await record_(ledger.client, occSpring(), { b8: ["not-sent", "x"] });
       const aws = new FakeAws([pointer("m1", { recipients: ["b8"] })]);
       aws.override = (q) => (isCreateSchedule(q) ? error(400, "ThrottlingException", "Rate exceeded") : undefined);
       const started = Date.now();
