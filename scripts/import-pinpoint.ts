@@ -56,7 +56,7 @@ const FLAGS = {
   },
   json: {
     type: "boolean",
-    help: '{"endpoints": {counts, repeatedIds, zones, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
+    help: '{"endpoints": {counts, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
   },
   ...progressFlag(),
 } as const;
