@@ -56,7 +56,7 @@ const FLAGS = {
   },
   json: {
     type: "boolean",
-    help: '{"endpoints": {counts, repeatedIds, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
+    help: '{"endpoints": {counts, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
   },
   ...progressFlag(),
 } as const;
@@ -64,8 +64,9 @@ const FLAGS = {
 export const COMMAND: Command<typeof FLAGS> = {
   script: "import-pinpoint",
   usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign FILE] [--out DIR] [flags] [--json]"],
-  summary: `Endpoints: one recipients.csv row (id, email, timezone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint
-with an address SES accepts; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
+  summary: `Endpoints: one recipients.csv row (id, email, timezone, the place columns latitude, longitude, postal_code, country
+and phone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint with an address SES accepts, the phone from
+the user's first SMS endpoint; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
 An address any endpoint opts out is imported from none; an endpoint Id read twice counts its latest EffectiveDate.
 Campaign: prints the launch-campaign command with the same schedule, quiet time, templates, treatments, holdout and
 rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says what to do for every setting it cannot map.`,
@@ -244,10 +245,20 @@ function formatEndpoints(s: ImportSummary): string[] {
           `  endpoint Ids read more than once: ${n(s.repeatedIds)} (each counts its latest line; the others are skipped as superseded)`,
         ]
       : []),
-    `  zones: ${n(s.zones.missing)} without Demographic.Timezone, ${n(s.zones.unknown)} not an IANA zone name (launch-campaign gives both --default-timezone)`,
+    `  zones: ${n(s.zones.missing)} without Demographic.Timezone, ${n(s.zones.unknown)} not an IANA zone name (launch-campaign maps names it knows, then tries the place columns, then --default-timezone)`,
+    formatPlaces(s.places),
     `  columns: ${s.columns.join(", ")}`,
     `  files: ${s.output.recipients}, ${s.output.skipped}`,
   ];
+}
+
+function formatPlaces(p: ImportSummary["places"]): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const alpha3 = p.countryFromAlpha3 ? ` (${n(p.countryFromAlpha3)} from alpha-3)` : "";
+  return (
+    `  places: ${n(p.coordinates)} with latitude/longitude, ${n(p.postalCode)} a postal code, ${n(p.country)} a country${alpha3}, ` +
+    `${n(p.phone)} a phone; from the user's SMS endpoint: ${n(p.fromSms.location)} Location, ${n(p.fromSms.timezone)} Demographic.Timezone`
+  );
 }
 
 function formatCampaign(c: CampaignMapping, command: string[] | undefined, file: string | undefined): string[] {

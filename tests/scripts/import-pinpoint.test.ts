@@ -90,8 +90,20 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
   it("turns attributes into columns: multi-valued joined, clashes renamed, RFC 4180 quoting", async () => {
     const r = await run(["--endpoints", EXPORT]);
     const header = r.recipientsText!.split("\n")[0];
-    assert.strictEqual(header, "id,email,timezone,attr_plan,interests,FirstName,user_plan,attr_email,Note,source");
+    // The place columns (import-pinpoint-places.test.ts) come before the attributes.
+    assert.strictEqual(
+      header,
+      "id,email,timezone,latitude,longitude,postal_code,country,phone,attr_plan,interests,FirstName,user_plan,attr_email,Note,source",
+    );
     const [u1, u2] = r.recipients!;
+    // Every fixture endpoint is in Seattle, its Country written "USA"; u2 has an SMS endpoint (line 2), u1 none.
+    assert.deepStrictEqual(
+      [u1, u2].map((x) => [x.latitude, x.longitude, x.postal_code, x.country, x.phone]),
+      [
+        ["47.6", "-122.3", "98121", "US", ""],
+        ["47.6", "-122.3", "98121", "US", "+12065550100"],
+      ],
+    );
     assert.strictEqual(u1.interests, "Science;Music;Travel");
     assert.strictEqual(u1.attr_plan, "pro"); // endpoint attribute "plan"
     assert.strictEqual(u1.user_plan, "gold"); // user attribute "plan"

@@ -1,12 +1,17 @@
-import { isEmailAddress } from "../../../infra/rules/email";
 /**
  * One Amazon Pinpoint endpoint (a line of an export job's output: an EndpointResponse as newline-delimited JSON) →
- * one sendtime recipient, or the reason it is skipped. Pure: no I/O.
+ * one sendtime recipient, or the reason it is skipped; an SMS endpoint → the phone and place it gives its user's
+ * recipient. Pure: no I/O.
  *
  * Fields read (Pinpoint API reference, EndpointResponse): ChannelType, EndpointStatus, OptOut, Address, Id,
- * User.UserId, User.UserAttributes, Attributes, Demographic.Timezone. Metrics, Location and the other Demographic
- * fields are not imported.
+ * User.UserId, User.UserAttributes, Attributes, Demographic.Timezone, Location.Latitude, Location.Longitude,
+ * Location.PostalCode, Location.Country. Metrics, Location.City and Region and the other Demographic fields are not
+ * imported.
  */
+import { isEmailAddress } from "../../../infra/rules/email";
+import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/rules/coordinates";
+import { ALPHA3_COUNTRIES } from "../../../infra/rules/country-codes";
+import { COUNTRY_COLUMN } from "../recipients/recipient-rows";
 
 /**
  * The parts of an EndpointResponse the importer reads; every field is optional in an export. Ids are strings in the
@@ -21,6 +26,8 @@ export interface PinpointEndpoint {
   OptOut?: string;
   Attributes?: Record<string, unknown>;
   Demographic?: { Timezone?: string };
+  /** Pinpoint gives numbers for Latitude and Longitude and strings for the others; a hand-made file may not. */
+  Location?: { Latitude?: unknown; Longitude?: unknown; PostalCode?: unknown; Country?: unknown };
   User?: { UserId?: string | number; UserAttributes?: Record<string, unknown> };
 }
 
@@ -53,12 +60,33 @@ export const SKIP_REASONS: SkipReason[] = [
 /** Where a personalization value came from: the endpoint's Attributes or its User.UserAttributes. */
 export type AttributeSource = "endpoint" | "user";
 
+/** What an endpoint's Location says, as the CSV writes it ("" where it says nothing). */
+export interface EndpointLocation {
+  /** Both or neither: one alone is dropped (the launcher refuses a latitude without a longitude). */
+  latitude: string;
+  longitude: string;
+  postalCode: string;
+  /** ISO 3166-1 alpha-2 when Pinpoint holds one, or an alpha-3 code it maps (`USA` → `US`); otherwise as written. */
+  country: string;
+  /** Whether `country` was mapped from an alpha-3 code. */
+  countryFromAlpha3: boolean;
+}
+
 export interface EndpointRecipient {
   id: string;
   idFrom: "UserId" | "Id";
   email: string;
   timezone: string;
+  location: EndpointLocation;
   attributes: { source: AttributeSource; name: string; value: string }[];
+}
+
+/** A usable SMS endpoint of a user: its number (E.164 as Pinpoint stores it) and the place it gives. */
+export interface SmsContact {
+  userId: string;
+  phone: string;
+  timezone: string;
+  location: EndpointLocation;
 }
 
 export type EndpointOutcome = { recipient: EndpointRecipient } | { skip: SkipReason; detail: string };
@@ -102,6 +130,7 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
     idFrom: userId ? "UserId" : "Id",
     email,
     timezone: text(e.Demographic?.Timezone).trim(),
+    location: endpointLocation(e),
     attributes,
   };
   // JSON can carry a lone UTF-16 surrogate (`"\ud800"`), which no UTF-8 file can: written out it would become U+FFFD,
@@ -129,6 +158,7 @@ function impreciseField(e: PinpointEndpoint): string | undefined {
   if (imprecise(e.User?.UserId)) return "User.UserId";
   if (imprecise(e.Id)) return "Id";
   if (imprecise(e.Demographic?.Timezone)) return "Demographic.Timezone";
+  if (imprecise(e.Location?.PostalCode)) return "Location.PostalCode";
   for (const [name, value] of Object.entries(e.Attributes ?? {})) if (imprecise(value)) return `Attributes.${name}`;
   for (const [name, value] of Object.entries(e.User?.UserAttributes ?? {}))
     if (imprecise(value)) return `User.UserAttributes.${name}`;
@@ -174,6 +204,8 @@ export function effectiveDateMs(e: { EffectiveDate?: unknown }): number | undefi
 function malformedField(r: EndpointRecipient): string | undefined {
   if (LONE_SURROGATE.test(r.id)) return r.idFrom === "UserId" ? "User.UserId" : "Id";
   if (LONE_SURROGATE.test(r.timezone)) return "Demographic.Timezone";
+  const location = locationProblem(r.location);
+  if (location) return location;
   for (const a of r.attributes) {
     const where = a.source === "user" ? "User.UserAttributes" : "Attributes";
     if (LONE_SURROGATE.test(a.name)) return `${where} name`;
@@ -193,8 +225,109 @@ function text(v: unknown): string {
   return typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
+/**
+ * The Location fields as the CSV writes them: coordinates as JSON gives the numbers (JavaScript's shortest text that
+ * reads back the same: 47.6, -0.1), a string trimmed, both or neither; PostalCode trimmed; Country trimmed, an
+ * ISO 3166-1 alpha-3 code (any case) as its alpha-2 code, anything else as written.
+ */
+export function endpointLocation(e: PinpointEndpoint): EndpointLocation {
+  const l = e.Location ?? {};
+  const degrees = (v: unknown) => (typeof v === "number" || typeof v === "string" ? String(v).trim() : "");
+  const [latitude, longitude] = [degrees(l.Latitude), degrees(l.Longitude)];
+  const pair = latitude !== "" && longitude !== "";
+  const written = text(l.Country).trim();
+  const alpha2 = /^[A-Za-z]{3}$/.test(written) ? ALPHA3_COUNTRIES[written.toUpperCase()] : undefined;
+  return {
+    latitude: pair ? latitude : "",
+    longitude: pair ? longitude : "",
+    postalCode: text(l.PostalCode).trim(),
+    country: alpha2 ?? written,
+    countryFromAlpha3: alpha2 !== undefined,
+  };
+}
+
+/** Whether a Location gives anything the CSV writes: the coordinates, a postal code or a country. */
+export function hasLocation(l: EndpointLocation): boolean {
+  return l.latitude !== "" || l.postalCode !== "" || l.country !== "";
+}
+
+/** The Location field that holds a lone surrogate, named as in the export; undefined when none. */
+function locationProblem(l: EndpointLocation): string | undefined {
+  if (LONE_SURROGATE.test(l.latitude)) return "Location.Latitude";
+  if (LONE_SURROGATE.test(l.longitude)) return "Location.Longitude";
+  if (LONE_SURROGATE.test(l.postalCode)) return "Location.PostalCode";
+  return LONE_SURROGATE.test(l.country) ? "Location.Country" : undefined;
+}
+
+/**
+ * An SMS endpoint's contact for its user's EMAIL row, or undefined when it gives none: not SMS, not ACTIVE (a missing
+ * status counts as active), opted out, without an address or a User.UserId, or with a field that is not exact text
+ * (a lone surrogate, a number past 2^53). Whether it still counts once the whole export is known is the importer's.
+ */
+export function smsContact(e: PinpointEndpoint): SmsContact | undefined {
+  if (e.ChannelType !== "SMS" || (e.EndpointStatus !== undefined && e.EndpointStatus !== "ACTIVE") || optsOut(e))
+    return undefined;
+  const imprecise = (v: unknown) => typeof v === "number" && !(Math.abs(v) <= Number.MAX_SAFE_INTEGER);
+  if ([e.User?.UserId, e.Demographic?.Timezone, e.Location?.PostalCode].some(imprecise)) return undefined;
+  const contact: SmsContact = {
+    userId: text(e.User?.UserId).trim(),
+    phone: typeof e.Address === "string" ? e.Address.trim() : "",
+    timezone: text(e.Demographic?.Timezone).trim(),
+    location: endpointLocation(e),
+  };
+  if (contact.userId === "" || contact.phone === "") return undefined;
+  const exact = [contact.userId, contact.phone, contact.timezone].every(isWellFormed);
+  return exact && !locationProblem(contact.location) ? contact : undefined;
+}
+
+/** Where a recipient is, as its row says it: its EMAIL endpoint's, completed from its user's SMS endpoint. */
+export interface RecipientPlace {
+  timezone: string;
+  location: EndpointLocation;
+  phone: string;
+  /** What came from the SMS endpoint because the EMAIL endpoint gave none. */
+  fromSms: { timezone: boolean; location: boolean };
+}
+
+/**
+ * The row's place: the phone is the SMS endpoint's; Demographic.Timezone and Location are the EMAIL endpoint's, each
+ * taken from the SMS endpoint only when the EMAIL endpoint has none. A Location is taken whole from one endpoint,
+ * never assembled from two (a postal code of one with another's country would name no place).
+ */
+export function recipientPlace(r: EndpointRecipient, sms: Omit<SmsContact, "userId"> | undefined): RecipientPlace {
+  const timezone = r.timezone === "" && sms !== undefined && sms.timezone !== "";
+  const location = !hasLocation(r.location) && sms !== undefined && hasLocation(sms.location);
+  return {
+    timezone: timezone ? sms!.timezone : r.timezone,
+    location: location ? sms!.location : r.location,
+    phone: sms?.phone ?? "",
+    fromSms: { timezone, location },
+  };
+}
+
+/** The planner's phone and postal code columns (docs/recipients.md): a row's zone may come from them. */
+export const PHONE_COLUMN = "phone";
+export const POSTAL_CODE_COLUMN = "postal_code";
+
+/** The place columns, in the order written after id, email and timezone; one no row has a value for is left out. */
+export const PLACE_COLUMNS = [LATITUDE_COLUMN, LONGITUDE_COLUMN, POSTAL_CODE_COLUMN, COUNTRY_COLUMN, PHONE_COLUMN];
+
+/** A row's place as the values of PLACE_COLUMNS, in their order. */
+export function placeValues(p: RecipientPlace): string[] {
+  return [p.location.latitude, p.location.longitude, p.location.postalCode, p.location.country, p.phone];
+}
+
 /** Columns sendtime reads itself; an attribute of one of these names would change a send, so it is renamed. */
-export const CONTROL_COLUMNS = ["id", "email", "timezone", "send_at", "send_hour", "send_minute", "step"];
+export const CONTROL_COLUMNS = [
+  "id",
+  "email",
+  "timezone",
+  "send_at",
+  "send_hour",
+  "send_minute",
+  "step",
+  ...PLACE_COLUMNS,
+];
 
 /**
  * Column names for the attributes seen, in the order given (each `{source, name}` once):

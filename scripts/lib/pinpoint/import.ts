@@ -9,9 +9,14 @@
  *    is skipped, the others are written. Only the ids written are kept, in the launcher's exact compact set
  *    (CompactSeenKeys: 4.4 to 6.7 bytes an id in memory, the ids themselves in a temporary file).
  *
- * The CSV header depends on every attribute name written, so rows go first to a temporary file (JSON arrays by
- * attribute position) and are written out as CSV once the names are known. All files are written under temporary
- * names and renamed at the end: a failed run leaves no half-written recipient list.
+ * An EMAIL row takes its user's SMS number (and, where its own endpoint gives none, that endpoint's Location and
+ * Demographic.Timezone) from the user's first SMS endpoint that counts (sms-contacts.ts: chosen between the passes,
+ * read back by user in the second).
+ *
+ * The CSV header depends on every attribute name written, and on which place columns any row has a value for, so rows
+ * go first to a temporary file (JSON arrays by column position) and are written out as CSV once the names are known.
+ * All files are written under temporary names and renamed at the end: a failed run leaves no half-written recipient
+ * list.
  */
 import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import * as fs from "fs";
@@ -22,11 +27,18 @@ import {
   AttributeSource,
   columnNames,
   CONTROL_COLUMNS,
+  EndpointLocation,
   EndpointRecipient,
   endpointOutcome,
   PinpointEndpoint,
+  PLACE_COLUMNS,
+  placeValues,
+  RecipientPlace,
+  recipientPlace,
   SkipReason,
+  smsContact,
 } from "./endpoints";
+import { SmsContacts } from "./sms-contacts";
 import { csvField, reportField } from "../recipients/csv-fields";
 import { EndpointLedger, LedgerEntry } from "./ledger";
 import { BufferedFile, lines } from "./lines";
@@ -62,13 +74,30 @@ export interface ImportSummary {
   repeatedIds: number;
   skipped: { total: number; byReason: Partial<Record<SkipReason, number>> };
   zones: { missing: number; unknown: number };
+  /** Rows with a value in each place column; what came from the user's SMS endpoint; countries mapped from alpha-3. */
+  places: {
+    coordinates: number;
+    postalCode: number;
+    country: number;
+    phone: number;
+    fromSms: { location: number; timezone: number };
+    countryFromAlpha3: number;
+  };
   columns: string[];
   output: { recipients: string; skipped: string };
 }
 
 /** What an import writes or removes in --out: its outputs and its temporary files (ImportRun, EndpointLedger). */
 export const IMPORT_RUN_FILES: RunFiles = {
-  names: ["recipients.csv", "skipped.csv", "endpoints.decided", "recipients.rows", "opt-outs"],
+  names: [
+    "recipients.csv",
+    "skipped.csv",
+    "endpoints.decided",
+    "recipients.rows",
+    "opt-outs",
+    "opt-ins",
+    "sms-endpoints",
+  ],
   input: (file) => `an endpoint export file (--endpoints ${file})`,
   when: "once it has read the export",
   move: "the export",
@@ -108,6 +137,7 @@ export async function importEndpoints(o: ImportOptions): Promise<ImportSummary> 
 class ImportRun {
   readonly summary: ImportSummary;
   private readonly ledger: EndpointLedger;
+  private readonly sms: SmsContacts;
   private readonly decidedFile: string;
   private readonly decided: BufferedFile;
   private readonly rowsFile: string;
@@ -116,6 +146,8 @@ class ImportRun {
   private readonly files: { name: string; base: number; lines: number }[] = [];
   private readonly keys = new Map<string, number>();
   private readonly keyList: { source: AttributeSource; name: string }[] = [];
+  /** Per place column (PLACE_COLUMNS): whether a row written has a value for it. */
+  private readonly placeUsed = PLACE_COLUMNS.map(() => false);
   /** Each id written, with its row number in recipients.csv (1 = the first row after the header). */
   private readonly written = new CompactSeenKeys();
 
@@ -124,6 +156,7 @@ class ImportRun {
     private readonly output: ImportSummary["output"],
   ) {
     this.ledger = new EndpointLedger(o.outDir);
+    this.sms = new SmsContacts(o.outDir);
     this.decidedFile = path.join(o.outDir, "endpoints.decided.partial");
     this.decided = new BufferedFile(this.decidedFile);
     this.rowsFile = path.join(o.outDir, "recipients.rows.partial");
@@ -138,6 +171,14 @@ class ImportRun {
       repeatedIds: 0,
       skipped: { total: 0, byReason: {} },
       zones: { missing: 0, unknown: 0 },
+      places: {
+        coordinates: 0,
+        postalCode: 0,
+        country: 0,
+        phone: 0,
+        fromSms: { location: 0, timezone: 0 },
+        countryFromAlpha3: 0,
+      },
       columns: [],
       output,
     };
@@ -159,6 +200,8 @@ class ImportRun {
     const file = this.files[this.files.length - 1];
     file.lines = ordinal - file.base;
     const entry = this.ledger.observe(ordinal, endpoint, invalidAt < 0);
+    const contact = invalidAt < 0 ? smsContact(endpoint) : undefined;
+    if (contact) this.sms.candidate(entry, contact);
     const outcome =
       invalidAt >= 0
         ? {
@@ -176,6 +219,7 @@ class ImportRun {
     this.decided.close();
     await this.ledger.settle();
     this.summary.repeatedIds = this.ledger.repeatedIds;
+    await this.sms.choose((entry, phone) => this.ledger.counts(entry) && !this.ledger.optedOutBy(phone));
     let replayed = 0;
     for await (const { text } of lines(fs.createReadStream(this.decidedFile))) {
       this.replay(JSON.parse(text) as unknown[]);
@@ -184,8 +228,21 @@ class ImportRun {
     }
     this.rows.close();
     this.skipped.close();
-    this.summary.columns = [...CONTROL_COLUMNS.slice(0, 3), ...columnNames(this.keyList)];
-    await writeCsv(this.rowsFile, this.output.recipients + ".partial", this.summary.columns);
+    // Written: id, email, timezone, the place columns some row has a value for, the attributes (stored after them).
+    const places = PLACE_COLUMNS.flatMap((name, i) => (this.placeUsed[i] ? [{ name, at: FIRST_PLACE + i }] : []));
+    const attributes = columnNames(this.keyList).map((name, i) => ({ name, at: FIRST_ATTRIBUTE + i }));
+    const columns = [
+      ...CONTROL_COLUMNS.slice(0, FIRST_PLACE).map((name, at) => ({ name, at })),
+      ...places,
+      ...attributes,
+    ];
+    this.summary.columns = columns.map((c) => c.name);
+    await writeCsv(
+      this.rowsFile,
+      this.output.recipients + ".partial",
+      columns.map((c) => c.name),
+      columns.map((c) => c.at),
+    );
     fs.renameSync(this.output.recipients + ".partial", this.output.recipients);
     fs.renameSync(this.output.skipped + ".partial", this.output.skipped);
     return this.summary;
@@ -194,6 +251,7 @@ class ImportRun {
   /** Closes and removes whatever is left under a temporary name (everything, when the import failed). */
   discard() {
     this.ledger.close();
+    this.sms.close();
     this.written.close();
     this.decided.close();
     this.rows.close();
@@ -231,11 +289,27 @@ class ImportRun {
     }
     s.recipients++;
     s.idsFrom[r.idFrom]++;
-    if (r.timezone === "") s.zones.missing++;
-    else if (canonicalZone(r.timezone) === undefined) s.zones.unknown++;
-    const values: string[] = [r.id, r.email, r.timezone];
-    for (const a of r.attributes) values[3 + this.position(a.source, a.name)] = a.value;
+    const where = recipientPlace(r, r.idFrom === "UserId" ? this.sms.contactOf(r.id) : undefined);
+    this.count(where);
+    const values: string[] = [r.id, r.email, where.timezone, ...placeValues(where)];
+    for (const a of r.attributes) values[FIRST_ATTRIBUTE + this.position(a.source, a.name)] = a.value;
     this.rows.write(JSON.stringify(values) + "\n");
+  }
+
+  /** A row's place in the summary (zones, places) and in the columns written. */
+  private count(p: RecipientPlace) {
+    const s = this.summary;
+    if (p.timezone === "") s.zones.missing++;
+    else if (canonicalZone(p.timezone) === undefined) s.zones.unknown++;
+    placeValues(p).forEach((v, i) => v !== "" && (this.placeUsed[i] = true));
+    const l = p.location;
+    if (l.latitude !== "") s.places.coordinates++;
+    if (l.postalCode !== "") s.places.postalCode++;
+    if (l.country !== "") s.places.country++;
+    if (l.countryFromAlpha3) s.places.countryFromAlpha3++;
+    if (p.phone !== "") s.places.phone++;
+    if (p.fromSms.location) s.places.fromSms.location++;
+    if (p.fromSms.timezone) s.places.fromSms.timezone++;
   }
 
   private place(ordinal: number): { file: string; line: number } {
@@ -268,38 +342,58 @@ class ImportRun {
   }
 }
 
-/** A recipient as stored between the passes: [id, idFrom, email, timezone, [source, name, value] …]. */
-type RecipientFields = [string, EndpointRecipient["idFrom"], string, string, ...[AttributeSource, string, string][]];
+/** Where a stored row's place values (PLACE_COLUMNS) and attribute values start: after id, email and timezone. */
+const FIRST_PLACE = 3;
+const FIRST_ATTRIBUTE = FIRST_PLACE + PLACE_COLUMNS.length;
+
+/**
+ * A recipient as stored between the passes:
+ * [id, idFrom, email, [timezone, latitude, longitude, postal code, country, from alpha-3 (0|1)], [source, name, value] …].
+ */
+type PlaceFields = [string, string, string, string, string, 0 | 1];
+type RecipientFields = [
+  string,
+  EndpointRecipient["idFrom"],
+  string,
+  PlaceFields,
+  ...[AttributeSource, string, string][],
+];
 
 function recipientFields(r: EndpointRecipient): RecipientFields {
+  const l = r.location;
   return [
     r.id,
     r.idFrom,
     r.email,
-    r.timezone,
+    [r.timezone, l.latitude, l.longitude, l.postalCode, l.country, l.countryFromAlpha3 ? 1 : 0],
     ...r.attributes.map((a) => [a.source, a.name, a.value] as [AttributeSource, string, string]),
   ];
 }
 
 function recipientOf(f: RecipientFields): EndpointRecipient {
-  const [id, idFrom, email, timezone, ...attributes] = f;
+  const [id, idFrom, email, [timezone, latitude, longitude, postalCode, country, alpha3], ...attributes] = f;
+  const location: EndpointLocation = { latitude, longitude, postalCode, country, countryFromAlpha3: alpha3 === 1 };
   return {
     id,
     idFrom,
     email,
     timezone,
+    location,
     attributes: attributes.map(([source, name, value]) => ({ source, name, value })),
   };
 }
 
-/** The header, then each stored row padded to the header's width (rows stored before a new attribute are shorter). */
-async function writeCsv(rowsFile: string, csvFile: string, columns: string[]) {
+/**
+ * The header, then each stored row's values at the columns' positions (`at`), padded: rows stored before a new
+ * attribute are shorter.
+ */
+async function writeCsv(rowsFile: string, csvFile: string, names: string[], at: number[]) {
   const csv = new BufferedFile(csvFile);
-  csv.write(columns.map(csvField).join(",") + "\n");
+  csv.write(names.map(csvField).join(",") + "\n");
   for await (const { text } of lines(fs.createReadStream(rowsFile))) {
     const values = JSON.parse(text) as (string | null)[];
     let out = "";
-    for (let i = 0; i < columns.length; i++) out += (i ? "," : "") + csvField(values[i] ?? "");
+    for (let i = 0; i < at.length; i++) out += (i ? "," : "") + csvField(values[at[i]] ?? "");
     csv.write(out + "\n");
   }
   csv.close();

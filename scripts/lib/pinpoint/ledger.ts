@@ -190,6 +190,17 @@ export class EndpointLedger {
     return undefined;
   }
 
+  /**
+   * After settle(), for a line that is no recipient (a user's SMS endpoint): whether it still counts for its endpoint
+   * — at the endpoint's latest EffectiveDate (or undated), and no line of the endpoint that ties with it opts out.
+   * Unlike superseded(), it takes no turn: the second pass asks that of every line in order.
+   */
+  counts(entry: LedgerEntry): boolean {
+    if (!this.settled) throw new Error("internal: the ledger is asked before it is settled");
+    const { idIndex, date } = entry;
+    return idIndex < 0 || (this.current(idIndex, date) && !(this.flags[idIndex] & OPTED_OUT));
+  }
+
   /** The line that opts `address` out (the first current one read), or undefined when none does. */
   optedOutBy(address: string): LinePlace | undefined {
     const ordinal = this.optedOut.firstLine(foldAddress(address));

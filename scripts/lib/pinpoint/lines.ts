@@ -97,8 +97,10 @@ export class BufferedFile {
     fs.closeSync(this.fd);
     this.fd = undefined;
   }
-  private flush() {
-    fs.writeSync(this.fd!, this.buffer);
+  /** Writes what is buffered, so that the file holds everything written so far. */
+  flush() {
+    if (this.buffer === "" || this.fd === undefined) return;
+    fs.writeSync(this.fd, this.buffer);
     this.buffer = "";
   }
 }
