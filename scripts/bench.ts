@@ -11,7 +11,8 @@
  * entries (BENCH_SEEN_KEYS, 17,000,000). BENCH_SKIP=timing,pinpoint leaves out the every-timing-option run and the
  * Pinpoint import (at ten million rows they would generate and read two more lists of several GB). The --bulk dry
  * run is measured against the plain one, taking turns, with the fan-out model of both plans (bench/bulk.ts) and the
- * orchestration cost of both (bench/cost.ts); BENCH_ONLY=cost runs that cost alone.
+ * orchestration cost of both (bench/cost.ts); BENCH_ONLY=cost runs that cost alone. Zones from phones and ZIPs on
+ * half the rows are measured against --infer-zone none (bench/zones.ts; BENCH_ONLY=zones runs that alone).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -20,6 +21,7 @@ import { BASELINE_COMMIT, baselineCheckout, baselineDryRun } from "./bench/basel
 import { bulkBench, costOnly } from "./bench/bulk";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
+import { zonesBench } from "./bench/zones";
 import { count } from "../infra/rules/format";
 
 const USAGE = `Usage: npm run bench   (no flags; settings from the environment)
@@ -29,7 +31,8 @@ csv-parse pass: time, CPU and peak RSS, and whether the targets are met. Takes m
   BENCH_ROWS=N          rows in the list (default 1000000; 10000000 for the ten-million-row run)
   BENCH_SKIP=a,b        leave out runs: timing (every timing option), pinpoint (the Pinpoint import), bulk (--bulk
                         against the plain dry run, the fan-out model and the orchestration cost of both), templates
-                        (the template check)
+                        (the template check), zones (zones from phones and ZIPs against --infer-zone none)
+  BENCH_ONLY=zones      only the zones case (after the bare pass it is shown against)
   BENCH_ONLY=cost       only the orchestration cost: one plain and one --bulk dry run (for their plans), then the
                         cost per million recipient-steps grouped and per recipient, today's and the one door's
   BENCH_REPEAT=N        runs of the baseline, plain and every-timing-option dry runs, taking turns (default 3)
@@ -50,8 +53,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SKIP = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
 /** BENCH_ONLY=cost: the orchestration cost alone (its two dry runs, once each), without the timed runs. */
 const ONLY = process.env.BENCH_ONLY ?? "";
-if (ONLY !== "" && ONLY !== "cost") {
-  process.stderr.write(`error: BENCH_ONLY=${ONLY}: the one case that runs alone is cost\n${USAGE}`);
+if (ONLY !== "" && ONLY !== "cost" && ONLY !== "zones") {
+  process.stderr.write(`error: BENCH_ONLY=${ONLY}: the cases that run alone are cost and zones\n${USAGE}`);
   process.exit(2);
 }
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
@@ -194,8 +197,16 @@ if (ONLY === "cost") {
   costOnly(PLAIN_DRY_RUN, measure, CACHE);
   process.exit(0);
 }
+/** The plain dry run's flags over another list, into its own folder. */
+const dryRunOf = (file: string) =>
+  PLAIN_DRY_RUN.map((a) => (a === FILE ? file : a === path.join(CACHE, "launch-out") ? `${file}.out` : a));
+const zonesCase = () => zonesBench(ROWS, FILE, dryRunOf, measure, (label, m) => row(label, m, bare), REPEAT);
 const bare = measure("bare csv-parse", "scripts/bench/bare-parse.ts", [FILE]);
 row("bare csv-parse pass", bare);
+if (ONLY === "zones") {
+  zonesCase();
+  process.exit(0);
+}
 const sized = measure("size-window", "scripts/size-window.ts", [
   "--recipients",
   FILE,
@@ -214,6 +225,7 @@ if (!SKIP.has("bulk"))
   bulkBench(ROWS, PLAIN_DRY_RUN, launched, measure, (label, m) => row(label, m, bare), CACHE, REPEAT);
 if (!SKIP.has("timing")) timingCase(launched, bare);
 if (!SKIP.has("templates")) templatesCase(launched, bare);
+if (!SKIP.has("zones")) zonesCase();
 // Time or CPU time: on a shared machine the wall clock mostly measures the neighbours.
 const ok = Math.min(sized.ms / bare.ms, sized.cpuMs / bare.cpuMs) <= 1.5 && sized.maxRssBytes <= 150 * 1048576;
 process.stdout.write(`size-window targets (≤ 1.5× bare parse, ≤ 150 MB): ${ok ? "met" : "NOT met"}\n`);
