@@ -15,7 +15,14 @@
  * earlier step kept is dropped and listed (never two at once, in order).
  */
 import { Journey, JourneyStep, lateGraceMinutes, STEP_AFTER } from "./journeys-definition";
-import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, longestFreeMinutes, MIN_GAP_MINUTES } from "./promises";
+import {
+  CREATE_LEAD_MS,
+  droppedSends,
+  endOfQuietAcross,
+  endOfQuietWindow,
+  longestFreeMinutes,
+  MIN_GAP_MINUTES,
+} from "./promises";
 import { campaignGroupName, scheduleName } from "./naming";
 import { ses } from "./quotas";
 import { atExpression } from "./plan-row";
@@ -27,6 +34,8 @@ import {
 } from "./schedule-request";
 import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
 import { readCoordinates } from "./coordinates";
+import { readPhone } from "./phone";
+import { readPostal } from "./postal";
 import {
   addDays,
   canonicalZone,
@@ -91,6 +100,10 @@ export type RejectReason =
   | "ambiguous-zone"
   /** No usable timezone, and latitude/longitude that are not decimal degrees in range, or one without the other. */
   | "invalid-coordinates"
+  /** No usable timezone, and a postal_code not in its country's form (postal.ts). */
+  | "invalid-postal-code"
+  /** No usable timezone, and a phone that libphonenumber does not take as valid (phone.ts). */
+  | "invalid-phone"
   /** A backlog CSV's own checks (scripts/enrol.ts). */
   | "duplicate-id"
   | "duplicate-email"
@@ -214,7 +227,7 @@ export function decide(
       stem,
     );
   const resolved = subscriberZone(journey, recipient);
-  if ("problem" in resolved) return reject("invalid-coordinates", `detail.recipient.${resolved.problem}`, stem);
+  if ("problem" in resolved) return reject(resolved.reason, `detail.recipient.${resolved.problem}`, stem);
   if (resolved.status === "ambiguous")
     return reject(
       "ambiguous-zone",
@@ -231,20 +244,46 @@ export function decide(
   return enrolSteps(journey, { id, email, data, stem, trigger }, resolved, triggerMs, settings, now, due, reject);
 }
 
+/** A subscriber's zone, and the zones their data admits when several (each send then never early, never quiet). */
+type SubscriberZone = ResolvedZone & { candidates?: readonly string[] };
+
 /**
  * The subscriber's zone as the launcher reads a row's (docs/send-rules.md, "Zones"): the timezone, else the zone at
- * latitude/longitude (numbers or strings), else a country's one zone, else the journey's defaultTimezone.
+ * latitude/longitude (numbers or strings), else the zone(s) of the postal_code (with country), else of the phone,
+ * else a country's one zone, else the journey's defaultTimezone.
  */
-function subscriberZone(journey: Journey, recipient: Record<string, unknown>): ResolvedZone | { problem: string } {
+function subscriberZone(
+  journey: Journey,
+  recipient: Record<string, unknown>,
+): SubscriberZone | { reason: RejectReason; problem: string } {
   const zones = new ZoneResolver(journey.defaultTimezone ?? "UTC");
   const timezone = typeof recipient.timezone === "string" ? recipient.timezone : undefined;
   const r = zones.resolve(timezone);
   if (r.status !== "defaulted") return r;
   const read = readCoordinates(coordinateText(recipient.latitude), coordinateText(recipient.longitude));
-  if (read !== undefined && "problem" in read) return read;
+  if (read !== undefined && "problem" in read) return { reason: "invalid-coordinates", problem: read.problem };
   const zone = read && canonicalZone(read.zone);
   if (zone !== undefined) return { zone, status: "latlon" };
-  return zones.resolveWithCountry(timezone, typeof recipient.country === "string" ? recipient.country : undefined);
+  const country = typeof recipient.country === "string" ? recipient.country : undefined;
+  const postal = readPostal(placeText(recipient.postal_code), country);
+  if (postal !== undefined && "problem" in postal) return { reason: "invalid-postal-code", problem: postal.problem };
+  const byPostal = postal && fromZones(postal.zones, "postal");
+  if (byPostal) return byPostal;
+  const phone = readPhone(placeText(recipient.phone), country);
+  if (phone !== undefined && "problem" in phone) return { reason: "invalid-phone", problem: phone.problem };
+  return (phone && fromZones(phone.zones, "phone")) ?? zones.resolveWithCountry(timezone, country);
+}
+
+function fromZones(zones: readonly string[], status: "postal" | "phone"): SubscriberZone | undefined {
+  const known = zones.map((z) => canonicalZone(z)).filter((z): z is string => z !== undefined);
+  if (known.length === 0) return undefined;
+  return known.length === 1 ? { zone: known[0], status } : { zone: known[0], status, candidates: known };
+}
+
+/** A postal code or phone as text: a string as is, a JSON number in decimals; anything else as JSON (refused). */
+function placeText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 /** A coordinate as text: a string as is, a JSON number in decimals (1e-7 too); anything else as JSON (refused). */
@@ -290,7 +329,7 @@ export interface EnrolmentClaim {
 function enrolSteps(
   journey: Journey,
   who: { id: string; email: string; data: Record<string, string>; stem: string; trigger: string },
-  resolved: { zone: string; status: ZoneStatus },
+  resolved: { zone: string; status: ZoneStatus; candidates?: readonly string[] },
   triggerMs: number,
   settings: EnrolmentSettings,
   now: number,
@@ -299,8 +338,11 @@ function enrolSteps(
 ): Decision {
   const { id, email, data, stem } = who;
   const quiet = journeyQuietTime(journey);
+  const candidates = resolved.candidates;
   const times = journey.steps.map((step) =>
-    journeyStepTime(resolved.zone, triggerMs, step, quiet, settings.windowMinutes),
+    candidates
+      ? stepTimeAcross(candidates, triggerMs, step, quiet, settings.windowMinutes)
+      : journeyStepTime(resolved.zone, triggerMs, step, quiet, settings.windowMinutes),
   );
   const unwritable = times.findIndex((t) => !writable(t));
   if (unwritable >= 0)
@@ -431,6 +473,32 @@ export function journeyStepTime(
   const time = stepTimeBeforeQuiet(zone, triggerMs, step);
   const end = quiet ? endOfQuietWindow(quiet, zone, time.utcMs, windowMinutes) : undefined;
   return end ? scheduledTime(zone, end.utcMs, end.fold) : time;
+}
+
+/**
+ * A step's time for a subscriber whose data admits several zones: the latest of its times in each (so its local time
+ * has come in all of them: never early), written in that zone, then moved out of quiet time in every one of them
+ * (promises.ts endOfQuietAcross; when their quiet times leave no common free window, out of quiet time in the zone
+ * written, as for a subscriber of that one zone).
+ */
+export function stepTimeAcross(
+  zones: readonly string[],
+  triggerMs: number,
+  step: JourneyStep,
+  quiet?: QuietTime,
+  windowMinutes = 1,
+): ScheduledTime {
+  let latest = stepTimeBeforeQuiet(zones[0], triggerMs, step);
+  let zone = zones[0];
+  for (const z of zones.slice(1)) {
+    const t = stepTimeBeforeQuiet(z, triggerMs, step);
+    if (t.utcMs > latest.utcMs) [latest, zone] = [t, z];
+  }
+  const end = quiet ? endOfQuietAcross(quiet, zones, latest.utcMs, windowMinutes) : undefined;
+  if (end === undefined) return latest;
+  if (end === null) return journeyStepTime(zone, triggerMs, step, quiet, windowMinutes);
+  const fold = zonedInstant(zone, localTimeOf(zone, end)).fold === "overlap" ? "overlap" : "exact";
+  return scheduledTime(zone, end, fold);
 }
 
 /**

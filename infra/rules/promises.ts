@@ -137,6 +137,27 @@ export function endOfQuietWindow(
   throw new Error(`quiet time (${describeQuietTime(q)}) leaves no free ${windowMinutes} minutes in ${zone}`);
 }
 
+/**
+ * endOfQuietWindow in several zones at once (a recipient whose data admits several): the first instant at or after
+ * `utcMs` whose whole window is outside quiet time in every zone, or undefined when the window at `utcMs` already is;
+ * null when no such instant comes within a few moves per zone (their quiet times cover the clock between them).
+ */
+export function endOfQuietAcross(
+  q: QuietTime,
+  zones: readonly string[],
+  utcMs: number,
+  windowMinutes: number,
+): number | undefined | null {
+  let t = utcMs;
+  for (let moves = 0; moves <= zones.length * 4; moves++) {
+    let latest = t;
+    for (const zone of zones) latest = Math.max(latest, endOfQuietWindow(q, zone, t, windowMinutes)?.utcMs ?? t);
+    if (latest === t) return t === utcMs ? undefined : t;
+    t = latest;
+  }
+  return null;
+}
+
 /** The first quiet instant of the window [utcMs, utcMs + windowMinutes), or undefined when all of it is free. */
 export function firstQuietInWindow(
   q: QuietTime,

@@ -30,20 +30,29 @@ export function canonicalZone(raw: string): string | undefined {
  * ok: an IANA name as written; canonicalised: re-cased or trimmed; mapped: read through an alias, the table or as a
  * UTC offset; ambiguous: the table names several zones (the row is refused); defaulted: missing or unknown.
  */
-export type ZoneStatus = "ok" | "canonicalised" | "mapped" | "ambiguous" | "latlon" | "country" | "defaulted";
+export type ZoneStatus =
+  "ok" | "canonicalised" | "mapped" | "ambiguous" | "latlon" | "postal" | "phone" | "country" | "defaulted";
 
 /** Where a row's zone came from, as notes.csv and the summaries name it. */
-export type ZoneSource = "given" | "mapped" | "latlon" | "country" | "default";
-export const ZONE_SOURCES: readonly ZoneSource[] = ["given", "mapped", "latlon", "country", "default"];
+export type ZoneSource = "given" | "mapped" | "latlon" | "postal" | "phone" | "country" | "default";
+export const ZONE_SOURCES: readonly ZoneSource[] = [
+  "given",
+  "mapped",
+  "latlon",
+  "postal",
+  "phone",
+  "country",
+  "default",
+];
 
 export function zoneSourceOf(status: ZoneStatus): ZoneSource {
   if (status === "ok" || status === "canonicalised") return "given";
-  return status === "mapped" || status === "latlon" || status === "country" ? status : "default";
+  return status === "ambiguous" || status === "defaulted" ? "default" : status;
 }
 
 /** The sources a row's missing or unknown zone may be inferred from (--infer-zone), in the order they are tried. */
-export type InferSource = "latlon" | "country";
-export const INFER_SOURCES: readonly InferSource[] = ["latlon", "country"];
+export type InferSource = "latlon" | "postal" | "phone" | "country";
+export const INFER_SOURCES: readonly InferSource[] = ["latlon", "postal", "phone", "country"];
 
 /** The one zone of an ISO 3166-1 alpha-2 country (any case, trimmed), if it has one (country-zones.ts, tzdata). */
 export function countryZone(country: string): string | undefined {

@@ -693,6 +693,45 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.strictEqual(fake.creates.length, created);
   });
 
+  it("a subscriber's postal code, then phone give the zone; a phone of several zones is sent never early (issue 33)", async () => {
+    now = Date.parse("2026-03-10T18:05:02Z");
+    const zip = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "p1",
+        email: "p@example.com",
+        postal_code: "10001",
+        country: "US",
+        phone: "+1 907 555 0100",
+      }),
+    );
+    assert.deepStrictEqual([zip.zone, zip.zoneStatus], ["America/New_York", "postal"]);
+    // Step 2 is 2026-03-13 09:00 local: 17:00Z in Anchorage (AKDT, UTC-8), 18:00Z in Adak (HDT, UTC-9); never early
+    // is Adak's.
+    const created = fake.creates.length;
+    const ak = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "p2", email: "q@example.com", phone: "+1 907 555 0100" }),
+    );
+    assert.deepStrictEqual([ak.zone, ak.zoneStatus], ["America/Adak", "phone"]);
+    assert.deepStrictEqual(when(fake.creates[created + 1]), ["p2-2", "at(2026-03-13T09:00:00)", "America/Adak"]);
+    const bad = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", { id: "p3", email: "r@example.com", phone: "12" }),
+    );
+    assert.deepStrictEqual([bad.outcome, bad.reason], ["rejected", "invalid-phone"]);
+    const badZip = await trigger(
+      "onboarding",
+      event("UserSignedUp", "2026-03-10T18:05:00Z", {
+        id: "p4",
+        email: "s@example.com",
+        postal_code: "1",
+        country: "US",
+      }),
+    );
+    assert.deepStrictEqual([badZip.outcome, badZip.reason], ["rejected", "invalid-postal-code"]);
+  });
+
   it("an AWS failure fails the invocation (so Lambda retries, then keeps the event), with no address in the error", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
     fake.throttle = 100;

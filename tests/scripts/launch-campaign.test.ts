@@ -164,7 +164,7 @@ describe("launch-campaign: planning (dry run)", () => {
       defaulted: 2,
       canonicalised: 1,
       mapped: 0,
-      bySource: { given: 8, mapped: 0, latlon: 0, country: 0, default: 2 },
+      bySource: { given: 8, mapped: 0, latlon: 0, postal: 0, phone: 0, country: 0, default: 2 },
       unknown: [{ value: "Mars/Olympus_Mons", rows: 1, readAs: null }],
     });
   });

@@ -160,17 +160,17 @@ describe("plan safety: wrong hour, silently (zones)", () => {
     // 09:00 in New York on 2026-12-01 is 14:00Z (EST, UTC-5), not 09:00Z
     assert.deepStrictEqual([ny.timezone, ny.utc], ["America/New_York", "2026-12-01T14:00:00.000Z"]);
     assert.deepStrictEqual(r.notes!.trim().split("\n"), [
-      "line,id,note,zone_source",
-      '2,ny,"timezone "" America/New_York"" read as America/New_York",given',
-      '3,mars,"timezone ""Mars/Base"" is not an IANA zone: sent in UTC, the default zone",default',
-      '4,none,"no timezone: sent in UTC, the default zone",default',
+      "line,id,note,zone_source,zone_candidates",
+      '2,ny,"timezone "" America/New_York"" read as America/New_York",given,',
+      '3,mars,"timezone ""Mars/Base"" is not an IANA zone: sent in UTC, the default zone",default,',
+      '4,none,"no timezone: sent in UTC, the default zone",default,',
     ]);
     assert.deepStrictEqual(r.summary.zones, {
       defaultTimezone: "UTC",
       defaulted: 2,
       canonicalised: 1,
       mapped: 0,
-      bySource: { given: 2, mapped: 0, latlon: 0, country: 0, default: 2 },
+      bySource: { given: 2, mapped: 0, latlon: 0, postal: 0, phone: 0, country: 0, default: 2 },
       unknown: [{ value: "Mars/Base", rows: 1, readAs: null }],
     });
   });
@@ -221,9 +221,9 @@ describe("plan safety: wrong hour, silently (zones)", () => {
       "2026-12-01T05:00:00Z",
     );
     assert.deepStrictEqual(r.notes!.trim().split("\n"), [
-      "line,id,note,zone_source",
-      '2,k,"email ""  k@example.com "" trimmed",given',
-      "2,k,step 1 (due 2026-12-01T03:30:00.000Z) missed: skipped,given",
+      "line,id,note,zone_source,zone_candidates",
+      '2,k,"email ""  k@example.com "" trimmed",given,',
+      "2,k,step 1 (due 2026-12-01T03:30:00.000Z) missed: skipped,given,",
     ]);
   });
 });
@@ -317,9 +317,9 @@ describe("plan safety: smaller ones (2)", () => {
     assert.strictEqual(r.rows.length, 4);
     assert.deepStrictEqual(r.notes!.trim().split("\n").slice(1), [
       // (No timezone column: every zone is the default one, zone_source "default".)
-      "3,a1,id differs from line 2's only in case or surrounding spaces: a separate recipient (schedule names assume case matters),default",
+      "3,a1,id differs from line 2's only in case or surrounding spaces: a separate recipient (schedule names assume case matters),default,",
       // Quoted: a value that starts or ends in a space keeps it in readers that trim unquoted fields.
-      '4," a1",id differs from line 2\'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters),default',
+      '4," a1",id differs from line 2\'s only in case or surrounding spaces: a separate recipient (schedule names assume case matters),default,',
     ]);
     assert.strictEqual(r.summary.idsDifferingOnlyInCase, 2);
   });

@@ -97,8 +97,8 @@ describe("issue 33: never a silent fixed offset", function () {
   it("notes every mapped row with its zone_source, counts rows by source, and lists the unknown values", async () => {
     const r = await plan(write(LIST));
     const lines = r.notes.trim().split("\n");
-    assert.strictEqual(lines[0], "line,id,note,zone_source");
-    const sourceOf = (id: string) => lines.filter((l) => l.split(",")[1] === id).map((l) => l.split(",").pop());
+    assert.strictEqual(lines[0], "line,id,note,zone_source,zone_candidates");
+    const sourceOf = (id: string) => lines.filter((l) => l.split(",")[1] === id).map((l) => l.split(",").at(-2));
     for (const id of ["est", "edt", "pst", "win", "weu", "gmt1", "utc5", "posix", "cet"])
       assert.deepStrictEqual(sourceOf(id), ["mapped"], id);
     assert.deepStrictEqual(sourceOf("mars"), ["default"]);
@@ -112,7 +112,7 @@ describe("issue 33: never a silent fixed offset", function () {
       /UTC\+01:00.*POSIX sign/,
     );
     const z = r.summary.zones;
-    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, latlon: 0, country: 0, default: 1 });
+    assert.deepStrictEqual(z.bySource, { given: 1, mapped: 9, latlon: 0, postal: 0, phone: 0, country: 0, default: 1 });
     assert.deepStrictEqual(
       z.unknown.find((u: { value: string }) => u.value === "CST"),
       { value: "CST", rows: 1, readAs: null, candidates: ["America/Chicago", "Asia/Shanghai", "America/Havana"] },
@@ -181,7 +181,15 @@ describe("issue 33: never a silent fixed offset", function () {
       report.instants.map((i: { utc: string; count: number }) => [i.utc, i.count]),
       [...counts].sort(),
     );
-    assert.deepStrictEqual(report.bySource, { given: 1, mapped: 9, latlon: 0, country: 0, default: 1 });
+    assert.deepStrictEqual(report.bySource, {
+      given: 1,
+      mapped: 9,
+      latlon: 0,
+      postal: 0,
+      phone: 0,
+      country: 0,
+      default: 1,
+    });
     assert.deepStrictEqual(report.rejected, { "ambiguous-zone": 1 });
   });
 });
@@ -219,10 +227,18 @@ describe("issue 33: a zone from the country, when it has one", function () {
     const lines = r.notes.trim().split("\n");
     assert.ok(
       lines.includes(
-        '2,fr,"no timezone: sent in Europe/Paris, the one zone of country ""FR"" (tzdata zone.tab)",country',
+        '2,fr,"no timezone: sent in Europe/Paris, the one zone of country ""FR"" (tzdata zone.tab)",country,',
       ),
     );
-    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 1, latlon: 0, country: 3, default: 2 });
+    assert.deepStrictEqual(r.summary.zones.bySource, {
+      given: 1,
+      mapped: 1,
+      latlon: 0,
+      postal: 0,
+      phone: 0,
+      country: 3,
+      default: 2,
+    });
   });
 
   it("--infer-zone none leaves them to the default zone; --strict-zones keeps the inferred, refuses the rest", async () => {
@@ -231,9 +247,9 @@ describe("issue 33: a zone from the country, when it has one", function () {
     const strict = await plan(write(list), "--strict-zones", "--allow-duplicate-emails");
     assert.deepStrictEqual(Object.keys(strict.utcOf).sort(), ["chi", "de", "fr", "jp"]);
     assert.match(strict.rejects, /4,us,no timezone \(strict zones: no default\)/);
-    const bad = await plan(write(list), "--infer-zone", "phone");
+    const bad = await plan(write(list), "--infer-zone", "fax");
     assert.strictEqual(bad.code, 2);
-    assert.match(bad.stderr, /--infer-zone phone: none, or a list of latlon, country/);
+    assert.match(bad.stderr, /--infer-zone fax: none, or a list of latlon, postal, phone, country/);
   });
 
   it("keeps country as personalization, and size-window plans the same instants", async () => {
@@ -397,11 +413,19 @@ describe("issue 33: a zone from the coordinates (latitude/longitude)", function 
       );
       assert.deepStrictEqual(r.utcOf, expected);
       assert.deepStrictEqual(r.zoneOf, Object.fromEntries(CITIES.map(([id, , , zone]) => [id, zone])));
-      assert.deepStrictEqual(r.summary.zones.bySource, { given: 0, mapped: 0, latlon: 20, country: 0, default: 0 });
+      assert.deepStrictEqual(r.summary.zones.bySource, {
+        given: 0,
+        mapped: 0,
+        latlon: 20,
+        postal: 0,
+        phone: 0,
+        country: 0,
+        default: 0,
+      });
       const lines = r.notes.trim().split("\n");
       assert.ok(
         lines.includes(
-          '2,new_york,"no timezone: sent in America/New_York, the zone at its latitude/longitude (timezone-boundary-builder)",latlon',
+          '2,new_york,"no timezone: sent in America/New_York, the zone at its latitude/longitude (timezone-boundary-builder)",latlon,',
         ),
         r.notes,
       );
@@ -437,7 +461,15 @@ describe("issue 33: a zone from the coordinates (latitude/longitude)", function 
       country: "2026-07-15T00:00:00.000Z",
       mars: "2026-07-15T00:00:00.000Z",
     });
-    assert.deepStrictEqual(r.summary.zones.bySource, { given: 1, mapped: 0, latlon: 2, country: 1, default: 0 });
+    assert.deepStrictEqual(r.summary.zones.bySource, {
+      given: 1,
+      mapped: 0,
+      latlon: 2,
+      postal: 0,
+      phone: 0,
+      country: 1,
+      default: 0,
+    });
     const country = await plan(write(mixed), "--infer-zone", "country");
     assert.strictEqual(country.utcOf.coords, "2026-07-15T00:00:00.000Z");
     assert.strictEqual(country.utcOf.mars, "2026-07-15T09:00:00.000Z");
@@ -521,5 +553,108 @@ describe("issue 33: a zone from the coordinates (latitude/longitude)", function 
         ["2026-07-15T07:00:00.000Z", 1],
       ],
     );
+  });
+});
+
+describe("issue 33: a zone from the phone or postal code, and several zones never early", function () {
+  this.timeout(30_000);
+  const WHEN_JULY = ["--date", "2026-07-15", "--hour", "9", "--now", "2026-07-01T00:00:00Z"];
+  const phoneOnly = (...rows: string[]) => write(["id,email,phone,country,postal_code", ...rows, ""].join("\n"));
+  const candidatesOf = (notes: string, id: string) =>
+    notes
+      .trim()
+      .split("\n")
+      .filter((l) => l.split(",")[1] === id)
+      .map((l) => l.split(",").slice(-2).join(","));
+
+  it("plans a phone in one zone at that zone's 9 AM, noted zone_source phone", async () => {
+    const r = await plan(phoneOnly("ny,a@example.com,+1 212 555 0100,,"), ...WHEN_JULY);
+    assert.strictEqual(r.code, 0, r.stderr);
+    // By hand: 2026-07-15 09:00 EDT (UTC-4) is 13:00Z.
+    assert.deepStrictEqual(r.utcOf, { ny: "2026-07-15T13:00:00.000Z" });
+    assert.deepStrictEqual(candidatesOf(r.notes, "ny"), ["phone,"]);
+    assert.strictEqual(r.summary.zones.bySource.phone, 1);
+  });
+
+  it("sends an area code of several zones when 9 AM has come in all of them (907: Anchorage and Adak)", async () => {
+    // By hand: 09:00 AKDT (UTC-8) is 17:00Z, 09:00 HDT (UTC-9) 18:00Z; in January AKST -9 and HST -10.
+    for (const [date, utc] of [
+      ["2026-07-15", "2026-07-15T18:00:00.000Z"],
+      ["2026-01-15", "2026-01-15T19:00:00.000Z"],
+    ]) {
+      const r = await plan(
+        phoneOnly("ak,a@example.com,+1 907 555 0100,,"),
+        "--date",
+        date,
+        "--hour",
+        "9",
+        "--now",
+        "2026-01-01T00:00:00Z",
+      );
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.deepStrictEqual(r.utcOf, { ak: utc }, date);
+      assert.strictEqual(r.zoneOf.ak, "America/Adak");
+      assert.deepStrictEqual(candidatesOf(r.notes, "ak"), ["phone,America/Adak America/Anchorage"]);
+      assert.match(
+        r.notes,
+        /phone number ""\+1 907 555 0100"" may be in America\/Adak, America\/Anchorage \(libphonenumber\)/,
+      );
+    }
+  });
+
+  it("keeps a send of several zones out of quiet time in every one of them", async () => {
+    // 20:30 HDT on 2026-07-15 is 05:30Z on the 16th: 21:30 in Anchorage, inside 21:00-08:00 there. Quiet ends at
+    // 08:00 AKDT (16:00Z), when Adak is at 07:00, still quiet, until 08:00 HDT: 17:00Z.
+    const r = await plan(
+      phoneOnly("ak,a@example.com,+1 907 555 0100,,"),
+      ...["--date", "2026-07-15", "--hour", "20", "--minute", "30", "--now", "2026-07-01T00:00:00Z"],
+      ...["--quiet-hours", "21:00-08:00"],
+    );
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(r.utcOf, { ak: "2026-07-16T17:00:00.000Z" });
+    assert.match(r.notes, /in quiet time: delayed to 2026-07-16T17:00:00.000Z/);
+  });
+
+  it("--ambiguous-zone skip refuses a row of several zones; a phone that is no number is refused", async () => {
+    const r = await plan(
+      phoneOnly("ak,a@example.com,+1 907 555 0100,,", "ny,b@example.com,+1 212 555 0100,,", "bad,c@example.com,12,,"),
+      ...WHEN_JULY,
+      ...["--ambiguous-zone", "skip"],
+    );
+    assert.deepStrictEqual(Object.keys(r.utcOf), ["ny"]);
+    assert.match(
+      r.rejects,
+      /^2,ak,"its data admits several zones \(America\/Adak, America\/Anchorage\) whose sends differ \(--ambiguous-zone skip\): give the row a timezone"$/m,
+    );
+    assert.match(r.rejects, /^4,bad,"?phone "+12"+ /m);
+    assert.deepStrictEqual(r.summary.rejected.byReason, { "ambiguous-zone": 1, "invalid-phone": 1 });
+    const bad = await plan(phoneOnly("ny,b@example.com,+1 212 555 0100,,"), ...WHEN_JULY, "--ambiguous-zone", "late");
+    assert.strictEqual(bad.code, 2);
+    assert.match(bad.stderr, /--ambiguous-zone late: one of never-early, skip/);
+  });
+
+  it("a timezone wins over the phone; --infer-zone none and latlon,country read no phone", async () => {
+    const list = write(
+      [
+        "id,email,timezone,phone",
+        "chi,a@example.com,America/Chicago,+1 212 555 0100",
+        "ny,b@example.com,,+1 212 555 0100",
+        "",
+      ].join("\n"),
+    );
+    const r = await plan(list, ...WHEN_JULY);
+    assert.deepStrictEqual(r.utcOf, { chi: "2026-07-15T14:00:00.000Z", ny: "2026-07-15T13:00:00.000Z" });
+    for (const sources of ["none", "latlon,country"]) {
+      const off = await plan(list, ...WHEN_JULY, "--infer-zone", sources);
+      assert.deepStrictEqual(off.utcOf, { chi: "2026-07-15T14:00:00.000Z", ny: "2026-07-15T09:00:00.000Z" }, sources);
+    }
+  });
+
+  it("plans a US ZIP (with country US) in its zone, before the phone", async () => {
+    const r = await plan(phoneOnly("zip,a@example.com,+1 907 555 0100,US,10001"), ...WHEN_JULY);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(r.utcOf, { zip: "2026-07-15T13:00:00.000Z" });
+    assert.deepStrictEqual(candidatesOf(r.notes, "zip"), ["postal,"]);
+    assert.strictEqual(r.summary.zones.bySource.postal, 1);
   });
 });

@@ -7,7 +7,7 @@
 import { campaignIdProblem, SES_NAME } from "../../../infra/rules/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/rules/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
-import { maxRecurringWindowMinutes } from "../planning/decisions";
+import { AMBIGUOUS_ZONE_POLICIES, AmbiguousZonePolicy, maxRecurringWindowMinutes } from "../planning/decisions";
 import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/rules/promises";
 import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
@@ -128,8 +128,16 @@ export const RECIPIENT_FLAGS = {
   "infer-zone": {
     type: "string",
     value: "none|LIST",
-    help: "what a row without a usable timezone takes its zone from, in order: latlon (latitude/longitude), country (when it has one zone)",
-    default: "latlon,country",
+    help: "what a row without a usable timezone takes its zone from, in order: latlon (latitude/longitude), postal (postal_code, with country), phone, country (when it has one zone)",
+    default: "latlon,postal,phone,country",
+    group: LIST_GROUP,
+    with: "allow-duplicate-emails",
+  },
+  "ambiguous-zone": {
+    type: "string",
+    value: "never-early|skip",
+    help: "a row whose phone or postal code admits several zones: send when the time has come in all of them, or reject it (ambiguous-zone)",
+    default: "never-early",
     group: LIST_GROUP,
     with: "allow-duplicate-emails",
   },
@@ -147,6 +155,7 @@ export interface RecipientOptions {
   strictZones: boolean;
   zoneAliases: ZoneAliases;
   inferZone: readonly InferSource[];
+  ambiguousZone: AmbiguousZonePolicy;
 }
 
 export function recipientOptionsFromFlags(f: {
@@ -155,6 +164,7 @@ export function recipientOptionsFromFlags(f: {
   "strict-zones"?: boolean;
   "zone-alias"?: string[];
   "infer-zone"?: string;
+  "ambiguous-zone"?: string;
 }): RecipientOptions {
   const encoding = (f.encoding ?? "utf8") as CsvEncoding;
   if (!CSV_ENCODINGS.includes(encoding))
@@ -165,7 +175,15 @@ export function recipientOptionsFromFlags(f: {
     strictZones: f["strict-zones"] === true,
     zoneAliases: zoneAliasesFromFlags(f["zone-alias"] ?? []),
     inferZone: inferSourcesFromFlag(f["infer-zone"]),
+    ambiguousZone: ambiguousZoneFromFlag(f["ambiguous-zone"]),
   };
+}
+
+function ambiguousZoneFromFlag(value: string | undefined): AmbiguousZonePolicy {
+  if (value === undefined) return "never-early";
+  if (!AMBIGUOUS_ZONE_POLICIES.includes(value as AmbiguousZonePolicy))
+    throw new UsageError(`--ambiguous-zone ${value}: one of ${AMBIGUOUS_ZONE_POLICIES.join(", ")}`);
+  return value as AmbiguousZonePolicy;
 }
 
 /** `--infer-zone none|LIST`: the sources, in the one order; all of them by default. */

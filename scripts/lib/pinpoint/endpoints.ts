@@ -10,6 +10,8 @@
  */
 import { isEmailAddress } from "../../../infra/rules/email";
 import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/rules/coordinates";
+import { PHONE_COLUMN } from "../../../infra/rules/phone";
+import { POSTAL_CODE_COLUMN } from "../../../infra/rules/postal";
 import { ALPHA3_COUNTRIES } from "../../../infra/rules/country-codes";
 import { COUNTRY_COLUMN } from "../recipients/recipient-rows";
 
@@ -304,10 +306,6 @@ export function recipientPlace(r: EndpointRecipient, sms: Omit<SmsContact, "user
     fromSms: { timezone, location },
   };
 }
-
-/** The planner's phone and postal code columns (docs/recipients.md): a row's zone may come from them. */
-export const PHONE_COLUMN = "phone";
-export const POSTAL_CODE_COLUMN = "postal_code";
 
 /** The place columns, in the order written after id, email and timezone; one no row has a value for is left out. */
 export const PLACE_COLUMNS = [LATITUDE_COLUMN, LONGITUDE_COLUMN, POSTAL_CODE_COLUMN, COUNTRY_COLUMN, PHONE_COLUMN];

@@ -14,6 +14,7 @@ import { cronExpression, Recurrence, RecurringTime } from "../../../infra/rules/
 import { describeQuietTime, QuietTime } from "../../../infra/rules/quiet-time";
 import {
   droppedSends,
+  endOfQuietAcross,
   endOfQuietWindow,
   MIN_GAP_MINUTES,
   quietEveryNight,
@@ -57,12 +58,16 @@ import {
 import { InstantHistogram } from "./window";
 import { missedFate, MissedRule } from "./missed";
 import { UsageError } from "../../../infra/rules/errors";
-import { ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
+import { cachedOffsetMinutes, ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
 import { canonicalZone, countryZone, InferSource, ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
 import { readCoordinates } from "../../../infra/rules/coordinates";
+import { readPhone } from "../../../infra/rules/phone";
+import { readPostal } from "../../../infra/rules/postal";
 import {
+  candidatesNote,
   countryNote,
   latlonNote,
+  placeNote,
   rowZoneVerdict,
   topUnknownZones,
   UnknownZoneValue,
@@ -120,6 +125,11 @@ export interface ZoneDecisions {
   /** Set when the row cannot be planned: strict zones and no usable zone, or a bad send time in the row. */
   reject?: { reason: ZoneRejectReason | TimingProblem["reason"]; text: string };
   /**
+   * The zones the row's data admits when it admits several (a phone's area code, a postal code that spans zones):
+   * each send is at the instant its local time has come in all of them, and outside quiet time in all of them.
+   */
+  candidates: readonly string[] | undefined;
+  /**
    * What the planner (plan.ts) prepared for the rows with these decisions, kept with them because those rows share
    * them; undefined until then, and present on every answer so that all have one hidden class.
    */
@@ -137,6 +147,11 @@ export interface SendRules {
   zoneAliases?: ZoneAliases;
   /** What a row without a usable zone may take its zone from (--infer-zone); none when absent. */
   inferZone?: readonly InferSource[];
+  /**
+   * A row whose data admits several zones: sent when the time has come in all of them (never-early, the default), or
+   * refused `ambiguous-zone` (skip) unless they agree on every send's instant.
+   */
+  ambiguousZone?: AmbiguousZonePolicy;
   /** Without one, every step is planned as computed (size-window: a launch in time misses nothing). */
   missed?: MissedRule;
   quiet?: QuietTime;
@@ -158,7 +173,12 @@ export interface RowPlace {
   country?: string;
   latitude?: string;
   longitude?: string;
+  postalCode?: string;
+  phone?: string;
 }
+
+export type AmbiguousZonePolicy = "never-early" | "skip";
+export const AMBIGUOUS_ZONE_POLICIES: readonly AmbiguousZonePolicy[] = ["never-early", "skip"];
 const NO_PLACE: RowPlace = {};
 
 /** A zone as written, resolved once: the zone, its status, its note, or the strict-zones reject. */
@@ -173,6 +193,8 @@ interface ResolvedRawZone {
   rows: number;
   /** Answers for rows with this zone as written, by timingKey (set when this is kept in byRawZone). */
   byTimingKey?: TimingKeyed;
+  /** Several zones the row's data admits (its `zone` is the first until the steps choose; see candidates). */
+  candidates?: readonly string[];
 }
 
 /** One written zone's answers keyed by send-rules.ts timingKey, and the zone's offsets that key reads. */
@@ -187,8 +209,15 @@ interface TimingKeyed {
  * nothing and rows with one answer share what the planner prepares for it, even when spellings take turns.
  */
 type SharedSteps =
-  | { steps: StepDecision[]; notes: string[]; answers?: { z: ResolvedRawZone; decisions: ZoneDecisions }[] }
-  | TimingProblem;
+  | {
+      steps: StepDecision[];
+      notes: string[];
+      answers?: { z: ResolvedRawZone; decisions: ZoneDecisions }[];
+      /** Across candidate zones: the zone the sends are written in. */
+      zone?: string;
+    }
+  | TimingProblem
+  | { reason: "ambiguous-zone"; text: string };
 const MAX_SPELLINGS = 8;
 
 export class SendDecider {
@@ -200,11 +229,14 @@ export class SendDecider {
    */
   private readonly inferredBy: Record<InferSource, Map<ResolvedRawZone, Map<string, ResolvedRawZone>>> = {
     latlon: new Map(),
+    postal: new Map(),
+    phone: new Map(),
     country: new Map(),
   };
   private inferredSize = 0;
-  private readonly inferLatlon: boolean;
-  private readonly inferCountry: boolean;
+  private readonly infer: Record<InferSource, boolean>;
+  /** Steps across candidate zones, by the first candidate's steps (shared), then the others'. */
+  private readonly across = new Map<SharedSteps, { plans: SharedSteps[]; result: SharedSteps }[]>();
   private readonly cache = new Map<string, SharedSteps>();
   /** Every byTimingKey, and their entries together (bounded like the cache). */
   private readonly keyed: TimingKeyed[] = [];
@@ -215,8 +247,9 @@ export class SendDecider {
 
   constructor(readonly rules: SendRules) {
     this.zones = new ZoneResolver(rules.defaultZone, rules.zoneAliases);
-    this.inferLatlon = rules.inferZone?.includes("latlon") === true;
-    this.inferCountry = rules.inferZone?.includes("country") === true;
+    const sources = rules.inferZone ?? [];
+    this.infer = { latlon: false, postal: false, phone: false, country: false };
+    for (const source of sources) this.infer[source] = true;
   }
 
   /**
@@ -238,8 +271,10 @@ export class SendDecider {
         notes: NO_NOTES,
         noSendLeft: undefined,
         reject: z.reject,
+        candidates: undefined,
         prepared: undefined,
       };
+    if (z.candidates) return this.answer(z, this.sharedAcross(z.candidates, timing));
     const keyed = z.byTimingKey;
     const key = keyed && timingKey(this.rules.rule, timing, keyed.offsets);
     if (key === undefined) return this.answer(z, this.shared(z.zone, timing));
@@ -265,6 +300,7 @@ export class SendDecider {
         notes: NO_NOTES,
         noSendLeft: undefined,
         reject: shared,
+        candidates: z.candidates,
         prepared: undefined,
       };
     const answers = (shared.answers ??= []);
@@ -273,12 +309,13 @@ export class SendDecider {
       z.notes.length === 0 ? shared.notes : shared.notes.length === 0 ? z.notes : [...z.notes, ...shared.notes];
     const noSendLeft = nothingLeft(shared.steps);
     const decisions: ZoneDecisions = {
-      zone: z.zone,
+      zone: shared.zone ?? z.zone,
       status: z.status,
       steps: shared.steps,
       notes,
       noSendLeft,
       reject: undefined,
+      candidates: z.candidates,
       prepared: undefined,
     };
     if (answers.length < MAX_SPELLINGS) answers.push({ z, decisions });
@@ -309,36 +346,85 @@ export class SendDecider {
   }
 
   /**
-   * A row without a usable zone: the zone at its coordinates, else its country's one zone (the order of
-   * docs/send-rules.md, each as --infer-zone allows); coordinates that are not coordinates refuse the row; otherwise `z`.
+   * A row without a usable zone: the zone at its coordinates, else its postal code's, else its phone number's, else
+   * its country's one zone (the order of docs/send-rules.md, each as --infer-zone allows). Coordinates, a postal code
+   * or a phone number that is not one refuses the row (it would otherwise be sent at a guess); a source that knows
+   * no zone for the value passes the row to the next. Otherwise `z`.
    */
   private inferred(z: ResolvedRawZone, place: RowPlace): ResolvedRawZone {
-    if (this.inferLatlon && (place.latitude !== undefined || place.longitude !== undefined)) {
+    const infer = this.infer;
+    if (infer.latlon && (place.latitude !== undefined || place.longitude !== undefined)) {
       const read = readCoordinates(place.latitude, place.longitude);
-      if (read !== undefined && "problem" in read) {
-        const reject = { reason: "invalid-coordinates" as const, text: read.problem };
-        return { ...z, notes: [], reject, rows: 0, byTimingKey: undefined };
-      }
+      if (read !== undefined && "problem" in read) return refused(z, "invalid-coordinates", read.problem);
       const r = read === undefined ? z : this.fromData(z, "latlon", read.zone);
       if (r !== z) return r;
     }
-    return this.inferCountry && place.country !== undefined ? this.fromData(z, "country", place.country) : z;
+    if (infer.postal && place.postalCode !== undefined) {
+      const read = readPostal(place.postalCode, place.country);
+      if (read !== undefined && "problem" in read) return refused(z, "invalid-postal-code", read.problem);
+      const r = read === undefined ? z : this.fromZones(z, "postal", read.zones, place.postalCode);
+      if (r !== z) return r;
+    }
+    if (infer.phone && place.phone !== undefined) {
+      const read = readPhone(place.phone, place.country);
+      if (read !== undefined && "problem" in read) return refused(z, "invalid-phone", read.problem);
+      const r = read === undefined ? z : this.fromZones(z, "phone", read.zones, place.phone);
+      if (r !== z) return r;
+    }
+    return infer.country && place.country !== undefined ? this.fromData(z, "country", place.country) : z;
   }
 
-  /** The entry of `z`'s rows whose coordinates' zone or country is `key`: its zone (noted); otherwise `z` itself. */
-  private fromData(z: ResolvedRawZone, source: InferSource, key: string): ResolvedRawZone {
+  /** One zone: as fromData; several: the entry of `z`'s rows with these candidates; none: `z`. */
+  private fromZones(
+    z: ResolvedRawZone,
+    source: "postal" | "phone",
+    zones: readonly string[],
+    written: string,
+  ): ResolvedRawZone {
+    if (zones.length === 0) return z;
+    if (zones.length === 1) return this.fromData(z, source, zones[0]);
+    const keys = this.keysOf(z, source);
+    const key = zones.join(" ");
+    let r = keys.get(key);
+    if (!r) {
+      const candidates = zones.map((c) => canonicalZone(c)).filter((c): c is string => c !== undefined);
+      if (candidates.length < 2) return candidates.length ? this.fromData(z, source, candidates[0]) : z;
+      const notes = [candidatesNote(z.written, source, written, candidates)];
+      const resolved = { zone: candidates[0], status: source };
+      r = { zone: candidates[0], status: source, notes, written: z.written, resolved, rows: 0, candidates };
+      if (this.inferredSize < 100_000) {
+        keys.set(key, r);
+        this.inferredSize++;
+      }
+    }
+    return r;
+  }
+
+  private keysOf(z: ResolvedRawZone, source: InferSource): Map<string, ResolvedRawZone> {
     // Keyed by the written zone's own entry, then the zone looked up or the country: no string built per row.
     const bySource = this.inferredBy[source];
     let keys = bySource.get(z);
     if (!keys) bySource.set(z, (keys = new Map()));
+    return keys;
+  }
+
+  /** The entry of `z`'s rows whose data's zone or country is `key`: its zone (noted); otherwise `z` itself. */
+  private fromData(z: ResolvedRawZone, source: InferSource, key: string): ResolvedRawZone {
+    const keys = this.keysOf(z, source);
     let r = keys.get(key);
     if (!r) {
-      // (A zone tz-lookup knows and our IANA list does not could not be scheduled: not taken.)
-      const zone = source === "latlon" ? canonicalZone(key) : countryZone(key);
+      // (A zone a data set knows and our IANA list does not could not be scheduled: not taken.)
+      const zone = source === "country" ? countryZone(key) : canonicalZone(key);
       if (zone === undefined) r = z;
       else {
         const resolved = { zone, status: source };
-        const notes = [source === "latlon" ? latlonNote(z.written, zone) : countryNote(z.written, zone, key)];
+        const notes = [
+          source === "latlon"
+            ? latlonNote(z.written, zone)
+            : source === "country"
+              ? countryNote(z.written, zone, key)
+              : placeNote(z.written, source, zone),
+        ];
         const byTimingKey = { offsets: zoneOffsets(zone), answers: new Map() };
         r = { zone, status: source, notes, reject: undefined, written: z.written, resolved, rows: 0, byTimingKey };
       }
@@ -349,6 +435,81 @@ export class SendDecider {
       }
     }
     return r;
+  }
+
+  /**
+   * The steps of a row whose data admits several zones (docs/send-rules.md, "Several zones"): planned in each, then
+   * in the zone whose sends are the latest for every step — so each send's local time has come in all of them
+   * (never early) — and moved out of quiet time in every one of them (never quiet). Under --ambiguous-zone skip, or
+   * when no zone is latest for every step, or for a recurring send whose zones differ, the row is refused.
+   */
+  private sharedAcross(zones: readonly string[], timing: RowTiming): SharedSteps {
+    const plans = zones.map((zone) => this.shared(zone, timing));
+    let memo = this.across.get(plans[0]);
+    const hit = memo?.find((m) => m.plans.every((p, i) => p === plans[i]));
+    if (hit) return hit.result;
+    const result = this.combine(zones, plans);
+    if (!memo) {
+      if (this.across.size >= MAX_CACHED) this.across.clear();
+      this.across.set(plans[0], (memo = []));
+    }
+    if (memo.length < MAX_SPELLINGS) memo.push({ plans, result });
+    return result;
+  }
+
+  private combine(zones: readonly string[], plans: SharedSteps[]): SharedSteps {
+    for (const p of plans) if ("reason" in p) return p;
+    const each = plans as Extract<SharedSteps, { steps: StepDecision[] }>[];
+    const named = zones.join(", ");
+    const agree = each.every((p) => sameInstants(p.steps, each[0].steps));
+    if (agree) return { ...each[0], answers: undefined, zone: zones[0] };
+    if (this.rules.ambiguousZone === "skip")
+      return {
+        reason: "ambiguous-zone",
+        text: `its data admits several zones (${named}) whose sends differ (--ambiguous-zone skip): give the row a timezone`,
+      };
+    if (this.rules.rule.kind === "every")
+      return {
+        reason: "ambiguous-zone",
+        text: `a recurring send is one cron time in one zone, and its zones ${named} differ: give the row a timezone`,
+      };
+    const latest = zones.findIndex((zone, i) => behindAll(zone, zones, each[i].steps, each));
+    if (latest < 0)
+      return {
+        reason: "ambiguous-zone",
+        text: `none of its zones ${named} has the latest send for every step: give the row a timezone`,
+      };
+    const zone = zones[latest];
+    const moved = each[latest].steps.map((d) => this.quietAcross(zones, zone, d));
+    if (moved.every((d, k) => d === each[latest].steps[k])) return { ...each[latest], answers: undefined, zone };
+    const steps = separateSteps(moved);
+    const notes = steps.map((d) => stepNote(d, steps)).filter((n): n is string => n !== undefined);
+    return { steps, notes: notes.length ? notes : NO_NOTES, zone };
+  }
+
+  /**
+   * `d` (planned in `zone`) moved out of quiet time in every zone of `zones` (promises.ts endOfQuietAcross), or
+   * skipped: under the skip policy, or when their quiet times leave it no time.
+   */
+  private quietAcross(zones: readonly string[], zone: string, d: StepDecision): StepDecision {
+    const q = this.rules.quiet;
+    if (!q || !d.time) return d;
+    const end = endOfQuietAcross(q, zones, d.time.utcMs, this.rules.windowMinutes ?? 1);
+    if (end === undefined) return d;
+    const due = d.due ?? d.time.utc;
+    if (end === null || q.policy === "skip")
+      return stepDecision(d.step, d.outcome, "skipped", undefined, due, undefined, undefined, d.movedWith);
+    const fold = zonedInstant(zone, localTimeOf(zone, end)).fold === "overlap" ? "overlap" : "exact";
+    return stepDecision(
+      d.step,
+      d.outcome,
+      "delayed",
+      scheduledTime(zone, end, fold),
+      due,
+      undefined,
+      undefined,
+      d.movedWith,
+    );
   }
 
   /** The most frequent values of the timezone column that are not IANA names, with what each is read as. */
@@ -595,6 +756,32 @@ export function recurringQuietRefusal(
       : `it needs a window of ${max} minutes or less (launch-campaign --window-minutes ${max}, with a send rate that fits it), or another --hour`;
   const those = nights.length === 1 ? "that night" : "those nights";
   return `quiet time (${describeQuietTime(q)}) falls inside the ${windowMinutes}-minute window of a recurring send on a night the clock changes: ${named}${more}; one cron time cannot keep it out on ${those}: ${fix}`;
+}
+
+/** A row refused for its place data: `z`'s entry with the reason (not kept: rare, and the text is the row's). */
+function refused(z: ResolvedRawZone, reason: ZoneRejectReason, text: string): ResolvedRawZone {
+  return { ...z, notes: [], reject: { reason, text }, rows: 0, byTimingKey: undefined, candidates: undefined };
+}
+
+/** Whether two zones' plans of a row send every step at the same instant (or neither sends it). */
+function sameInstants(a: StepDecision[], b: StepDecision[]): boolean {
+  return a.every(
+    (d, k) => d.time?.utcMs === b[k].time?.utcMs && d.recurring?.expression === b[k].recurring?.expression,
+  );
+}
+
+/**
+ * Whether `zone`'s clock is behind (or level with) every other zone's at each step's send: then a local time comes
+ * there last, and its plan is the never-early one. Compared by offset, not by the plans' instants, which the missed-time
+ * policy may have moved a day in one zone and not another.
+ */
+function behindAll(zone: string, zones: readonly string[], own: StepDecision[], each: { steps: StepDecision[] }[]) {
+  return own.every((d, k) => {
+    const t = d.time?.utcMs ?? each.find((p) => p.steps[k].time)?.steps[k].time!.utcMs;
+    if (t === undefined) return true;
+    const offset = cachedOffsetMinutes(zone, t);
+    return zones.every((other) => cachedOffsetMinutes(other, t) >= offset);
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Step 3 of planning: the run's output folder — plan.jsonl, rejects.csv (`line,id,reason`), notes.csv
- * (`line,id,note,zone_source`: every planned row that was changed, mapped or defaulted, with where its zone came
- * from: given, mapped or default), summary.json and, with a holdout, holdout.csv
+ * (`line,id,note,zone_source,zone_candidates`: every planned row that was changed, mapped, inferred or defaulted, with
+ * where its zone came from and, when its data admits several, the candidates), summary.json and, with a holdout, holdout.csv
  * (`line,id,email`: the recipients deliberately not sent). The CSV files are reports for people: their values are
  * written with reportField (a value a spreadsheet would take for a formula gets a leading `'`); the plan is exact.
  *
@@ -266,7 +266,7 @@ export class PlanFiles {
     });
     this.writers.push(this.plan);
     this.rejects = open(this.paths.rejects, "line,id,reason\n");
-    this.notes = open(this.paths.notes, "line,id,note,zone_source\n");
+    this.notes = open(this.paths.notes, "line,id,note,zone_source,zone_candidates\n");
     if (this.paths.holdout) this.heldOut = open(this.paths.holdout, "line,id,email\n");
   }
 
@@ -289,12 +289,12 @@ export class PlanFiles {
     row: { line: number; id: string },
     own: readonly string[] | undefined,
     sharedQuoted: readonly string[],
-    zoneSource: ZoneSource,
+    zoneFields: string,
   ): Promise<void> | undefined {
     if (!own?.length && !sharedQuoted.length) return undefined;
     const start = `${lineText(row.line)},${reportField(row.id)},`;
     let pending = this.pendingNotes;
-    if (own) for (const note of own) pending += `${start}${reportField(note)},${zoneSource}\n`;
+    if (own) for (const note of own) pending += `${start}${reportField(note)},${zoneFields}\n`;
     for (let i = 0; i < sharedQuoted.length; i++) pending += start + sharedQuoted[i];
     this.pendingNotes = pending;
     if (pending.length < PENDING_NOTES) return undefined;
@@ -341,11 +341,19 @@ export class PlanFiles {
 }
 
 /**
- * Notes as the note and zone_source fields of notes.csv lines with their line breaks (PlanFiles.notesOf's
- * `sharedQuoted`).
+ * The zone_source and zone_candidates fields of a row's notes.csv lines: where its zone came from, and the zones its
+ * data admits when several (space-separated; IANA names hold no comma or quote).
  */
-export function quotedNoteLines(notes: readonly string[], zoneSource: ZoneSource): readonly string[] {
-  return notes.map((note) => [reportField(note), ",", zoneSource, "\n"].join("")); // flat: copied into every row's text
+export function zoneFields(source: ZoneSource, candidates: readonly string[] | undefined): string {
+  return candidates ? `${source},${candidates.join(" ")}` : `${source},`;
+}
+
+/**
+ * Notes as the note, zone_source and zone_candidates fields of notes.csv lines with their line breaks
+ * (PlanFiles.notesOf's `sharedQuoted`).
+ */
+export function quotedNoteLines(notes: readonly string[], fields: string): readonly string[] {
+  return notes.map((note) => [reportField(note), ",", fields, "\n"].join("")); // flat: copied into every row's text
 }
 
 const UNDER_1000 = Array.from({ length: 1000 }, (_, i) => String(i));

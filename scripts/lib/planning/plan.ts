@@ -13,9 +13,9 @@ import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Readable } from "stream";
 import { scheduleName } from "../../../infra/rules/naming";
 import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/rules/plan-row";
-import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines } from "./plan-files";
+import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines, zoneFields } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../recipients/audience";
-import { PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { AmbiguousZonePolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { MissedPolicy } from "./missed";
 import { QuietTime, describeQuietTime } from "../../../infra/rules/quiet-time";
 import {
@@ -84,6 +84,7 @@ export interface PlanRequest {
     strictZones: boolean;
     zoneAliases?: ZoneAliases;
     inferZone?: readonly InferSource[];
+    ambiguousZone?: AmbiguousZonePolicy;
   };
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
@@ -328,7 +329,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         }
       } else await files.writePlan(lines.of(row, prepared, slot));
       tally.plan(row, prepared, slot);
-      const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneSource);
+      const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneFields);
       if (noted) await noted;
     }
     if (bulk) await bulk.chunks.close();
@@ -376,6 +377,7 @@ function rowStages(o: PlanRequest, columns: Columns, rowBound: number, cutoffMs:
     strictZones: o.recipients.strictZones,
     zoneAliases: o.recipients.zoneAliases,
     inferZone: o.recipients.inferZone,
+    ambiguousZone: o.recipients.ambiguousZone,
     missed: { ...o.missed, cutoffMs },
     quiet: o.quiet,
     windowMinutes: quietWindowMinutes,
@@ -429,6 +431,8 @@ interface Prepared {
   parts: PlanLineParts;
   notes: readonly string[];
   zoneSource: ZoneSource;
+  /** notes.csv's zone_source and zone_candidates fields (plan-files.ts zoneFields). */
+  zoneFields: string;
   /** Rows counted since the tally last took them in (PlanTally.flush), per group slot, and in all. */
   untallied: number[];
   untalliedRows: number;
@@ -480,9 +484,20 @@ class PlanLines {
       });
     });
     const zoneSource = zoneSourceOf(decided.status);
-    const notes = quotedNoteLines(decided.notes, zoneSource);
+    const fields = zoneFields(zoneSource, decided.candidates);
+    const notes = quotedNoteLines(decided.notes, fields);
     const untallied = new Array<number>(this.variantJson.length).fill(0);
-    return (decided.prepared = { owner: this, decided, parts, notes, zoneSource, untallied, untalliedRows: 0 });
+    const made: Prepared = {
+      owner: this,
+      decided,
+      parts,
+      notes,
+      zoneSource,
+      zoneFields: fields,
+      untallied,
+      untalliedRows: 0,
+    };
+    return (decided.prepared = made);
   }
 
   /** The row's lines, in the group with `slot`. */

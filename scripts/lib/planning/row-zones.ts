@@ -5,7 +5,8 @@
  */
 import { readingNote, ResolvedZone, ZoneSource, ZONE_SOURCES, zoneSourceOf } from "../../../infra/rules/zone-names";
 
-export type ZoneRejectReason = "unknown-zone" | "ambiguous-zone" | "invalid-coordinates";
+export type ZoneRejectReason =
+  "unknown-zone" | "ambiguous-zone" | "invalid-coordinates" | "invalid-postal-code" | "invalid-phone";
 
 export interface RowZoneVerdict {
   notes: string[];
@@ -56,6 +57,26 @@ export function countryNote(written: string, zone: string, country: string): str
 export function latlonNote(written: string, zone: string): string {
   const what = written.trim() === "" ? "no timezone" : `timezone "${written}" is not an IANA zone`;
   return `${what}: sent in ${zone}, the zone at its latitude/longitude (timezone-boundary-builder)`;
+}
+
+const SOURCE_NAMES = { postal: "postal code", phone: "phone number" } as const;
+const DATA_SETS = { postal: "USPS ZIPs and Canadian FSAs", phone: "libphonenumber" } as const;
+
+/** The note of a row without a usable zone sent in the zone of its postal code or phone number. */
+export function placeNote(written: string, source: "postal" | "phone", zone: string): string {
+  const what = written.trim() === "" ? "no timezone" : `timezone "${written}" is not an IANA zone`;
+  return `${what}: sent in ${zone}, the zone of its ${SOURCE_NAMES[source]} (${DATA_SETS[source]})`;
+}
+
+/** The note of a row whose postal code or phone number admits several zones. */
+export function candidatesNote(
+  written: string,
+  source: "postal" | "phone",
+  value: string,
+  zones: readonly string[],
+): string {
+  const what = written.trim() === "" ? "no timezone" : `timezone "${written}" is not an IANA zone`;
+  return `${what}: ${SOURCE_NAMES[source]} "${value.trim()}" may be in ${zones.join(", ")} (${DATA_SETS[source]}): each send goes when its time has come in all of them, outside quiet time in all of them`;
 }
 
 /** One value of the timezone column that is not an IANA name, in the summary. */

@@ -6,7 +6,7 @@ import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
 import { BulkGroupCounts } from "./bulk";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
-import { PlannedSends, SendDecider } from "./decisions";
+import { AmbiguousZonePolicy, PlannedSends, SendDecider } from "./decisions";
 import { QuietTime } from "../../../infra/rules/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
@@ -101,6 +101,7 @@ export interface RecipientListRequest {
     strictZones: boolean;
     zoneAliases?: ZoneAliases;
     inferZone?: readonly InferSource[];
+    ambiguousZone?: AmbiguousZonePolicy;
   };
   rate: EffectiveTps;
   createTps: number;
@@ -140,6 +141,7 @@ function listDecider(r: RecipientListRequest, rowBound: number, quietWindow: num
     strictZones: r.recipients.strictZones,
     zoneAliases: r.recipients.zoneAliases,
     inferZone: r.recipients.inferZone,
+    ambiguousZone: r.recipients.ambiguousZone,
     // A recurring send starts where the launcher's would: its cutoff (now + fan-out bound + margin).
     recurringStartMs:
       r.rule.kind === "every"
@@ -174,6 +176,8 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
     mapped: 0,
     ambiguous: 0,
     latlon: 0,
+    postal: 0,
+    phone: 0,
     country: 0,
     defaulted: 0,
   };

@@ -4,6 +4,8 @@
  * in both tools.
  */
 import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/rules/coordinates";
+import { PHONE_COLUMN } from "../../../infra/rules/phone";
+import { POSTAL_CODE_COLUMN } from "../../../infra/rules/postal";
 import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/rules/plan-row";
 import { scheduler, ses } from "../../../infra/rules/quotas";
 import { InputError } from "../../../infra/rules/errors";
@@ -39,6 +41,10 @@ export type RejectReason =
   | "ambiguous-zone"
   /** No usable timezone, and latitude/longitude that are not decimal degrees in range, or one without the other. */
   | "invalid-coordinates"
+  /** No usable timezone, and a postal code not in its country's form (infra/rules/postal.ts). */
+  | "invalid-postal-code"
+  /** No usable timezone, and a phone number libphonenumber does not take as valid (infra/rules/phone.ts). */
+  | "invalid-phone"
   | "too-large"
   | "send-time-passed"
   | "invalid-send-time"
@@ -68,6 +74,9 @@ export interface RecipientRow {
   /** The latitude and longitude columns as written (undefined when the file has none). */
   latitude: string | undefined;
   longitude: string | undefined;
+  /** The postal_code and phone columns as written (undefined when the file has none). */
+  postalCode: string | undefined;
+  phone: string | undefined;
   /** The send-time control columns' values (send_at, send_hour, send_minute) and the --after column's. */
   timing: RowTiming;
   fields: string[];
@@ -86,6 +95,8 @@ export interface Columns {
   country?: number;
   latitude?: number;
   longitude?: number;
+  postalCode?: number;
+  phone?: number;
   timing: TimingColumns;
   /** Indices of the personalization columns: not id, email, timezone or a send-time control column. */
   data: number[];
@@ -285,8 +296,14 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
   // latitude/longitude (decimal degrees, infra/rules/coordinates.ts) give the zone of a row without a usable timezone,
   // before its country. All three stay personalization too: lists already show a place in their templates, and a
   // column's role should not change with what its neighbour holds (a latitude whose longitude is blank).
-  const [country, latitude, longitude] = [COUNTRY_COLUMN, LATITUDE_COLUMN, LONGITUDE_COLUMN].map(index);
-  return { header, id, email, timezone, country, latitude, longitude, timing, data };
+  const [country, latitude, longitude, postalCode, phone] = [
+    COUNTRY_COLUMN,
+    LATITUDE_COLUMN,
+    LONGITUDE_COLUMN,
+    POSTAL_CODE_COLUMN,
+    PHONE_COLUMN,
+  ].map(index);
+  return { header, id, email, timezone, country, latitude, longitude, postalCode, phone, timing, data };
 }
 
 /**
@@ -406,6 +423,8 @@ export class RecipientChecker {
     const country = c.country === undefined ? undefined : f[c.country];
     const latitude = c.latitude === undefined ? undefined : f[c.latitude];
     const longitude = c.longitude === undefined ? undefined : f[c.longitude];
+    const postalCode = c.postalCode === undefined ? undefined : f[c.postalCode];
+    const phone = c.phone === undefined ? undefined : f[c.phone];
     const row: RecipientRow = {
       line: rec.line,
       id,
@@ -414,6 +433,8 @@ export class RecipientChecker {
       country,
       latitude,
       longitude,
+      postalCode,
+      phone,
       timing: rowTiming(f, c.timing),
       fields: f,
     };
