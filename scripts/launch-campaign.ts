@@ -53,7 +53,7 @@ import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/rules/errors";
 import { deadlineFromFlag, outputsFromFlags } from "./lib/cli/aws-flags";
-import { mappedText } from "./lib/planning/row-zones";
+import { inferredText, mappedText } from "./lib/planning/row-zones";
 
 const FLAGS = LAUNCH_FLAGS;
 
@@ -542,7 +542,7 @@ function formatSummary(s: PlanSummary): string[] {
         ]
       : []),
     `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,
-    `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed${s.zones.mapped ? `, ${count(s.zones.mapped)} mapped (${mappedText(s.zones.unknown)}; notes.csv)` : ""}`,
+    `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed${s.zones.mapped ? `, ${count(s.zones.mapped)} mapped (${mappedText(s.zones.unknown)}; notes.csv)` : ""}${inferredText(s.zones.bySource)}`,
     // A recurring schedule starts at the cutoff: nothing is missed, moved or sent now.
     ...(s.recurring
       ? []

@@ -30,7 +30,7 @@ import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/rules/errors";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
-import { mappedText } from "./lib/planning/row-zones";
+import { inferredText, mappedText } from "./lib/planning/row-zones";
 
 const FLAGS = {
   ...CONFIG_FLAG,
@@ -205,6 +205,7 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
       r.defaulted ? `${count(r.defaulted!)} without a known zone → ${r.defaultTimezone}` : "",
       r.canonicalised ? `${count(r.canonicalised!)} zone ${plural(r.canonicalised!, "name")} re-cased or trimmed` : "",
       r.mapped ? `${count(r.mapped!)} mapped: ${mappedText(r.unknownZones ?? [])}` : "",
+      inferredText(r.bySource).slice(2),
     ].filter(Boolean);
     const rejected = Object.entries(r.rejected ?? {});
     const left = rejected.reduce((n, [, c]) => n + c!, r.heldOut ?? 0);

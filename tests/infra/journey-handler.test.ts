@@ -693,6 +693,11 @@ describe("journey enrolment handler (the esbuild bundle the stack deploys)", fun
     assert.strictEqual(fake.creates.length, created);
   });
 
+  it("bundles within 2 MB, the zone tables (coordinates, postal codes, phones) in it (issue 33's target)", () => {
+    const size = bundleJourneyHandler().code.length;
+    assert.ok(size <= 2_000_000, `${size} bytes`);
+  });
+
   it("a subscriber's postal code, then phone give the zone; a phone of several zones is sent never early (issue 33)", async () => {
     now = Date.parse("2026-03-10T18:05:02Z");
     const zip = await trigger(

@@ -123,6 +123,16 @@ export function mappedText(unknown: readonly UnknownZoneValue[], shown = 3): str
     .concat(more);
 }
 
+const INFERRED: readonly ZoneSource[] = ["latlon", "postal", "phone", "country"];
+
+/** `, 4 inferred (postal 1, phone 3)`: the rows whose zone came from their data, for the console; "" for none. */
+export function inferredText(bySource: Record<ZoneSource, number> | undefined): string {
+  const by = INFERRED.filter((s) => (bySource?.[s] ?? 0) > 0);
+  if (by.length === 0) return "";
+  const total = by.reduce((n, s) => n + bySource![s], 0);
+  return `, ${total.toLocaleString("en-US")} inferred (${by.map((s) => `${s} ${bySource![s].toLocaleString("en-US")}`).join(", ")})`;
+}
+
 /** Rows counted per zone source, every source present. */
 export function emptyBySource(): Record<ZoneSource, number> {
   return Object.fromEntries(ZONE_SOURCES.map((s) => [s, 0])) as Record<ZoneSource, number>;
