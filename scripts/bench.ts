@@ -22,6 +22,7 @@ import { bulkBench, costOnly } from "./bench/bulk";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
 import { zonesBench } from "./bench/zones";
+import { writeChunked } from "./bench/chunked-file";
 import { count } from "../infra/rules/format";
 
 const USAGE = `Usage: npm run bench   (no flags; settings from the environment)
@@ -115,22 +116,16 @@ function generate(): void {
   let seed = 42;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const names = ["Ana", "Bo", "Chloé", "Dmitri", "Eun-ji", "Femi", 'Grace "G"', "Hiro", "Ines", "Jonas"];
-  const out = fs.openSync(FILE + ".tmp", "w");
-  let chunk = "id,email,timezone,first_name,plan,city\n";
-  for (let i = 0; i < ROWS; i++) {
-    const r = random();
-    const zone = cumulative.find(([, c]) => r <= c)![0];
-    const name = names[i % names.length];
-    const quoted = name.includes('"') ? `"${name.replace(/"/g, '""')}"` : name;
-    chunk += `u${i},user${i}@example.com,${zone},${quoted},${i % 7 ? "basic" : "pro"},"City, ${i % 100}"\n`;
-    if (chunk.length > 1 << 20) {
-      fs.writeSync(out, chunk);
-      chunk = "";
+  writeChunked(FILE, (write) => {
+    write("id,email,timezone,first_name,plan,city\n");
+    for (let i = 0; i < ROWS; i++) {
+      const r = random();
+      const zone = cumulative.find(([, c]) => r <= c)![0];
+      const name = names[i % names.length];
+      const quoted = name.includes('"') ? `"${name.replace(/"/g, '""')}"` : name;
+      write(`u${i},user${i}@example.com,${zone},${quoted},${i % 7 ? "basic" : "pro"},"City, ${i % 100}"\n`);
     }
-  }
-  fs.writeSync(out, chunk);
-  fs.closeSync(out);
-  fs.renameSync(FILE + ".tmp", FILE);
+  });
 }
 
 interface Measured {

@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { writeChunked } from "./chunked-file";
 
 type Measured = { ms: number; cpuMs: number; maxRssBytes: number };
 type Measure = (label: string, script: string, args: string[]) => Measured;
@@ -47,18 +48,9 @@ function endpointLine(i: number): string {
 function generate(file: string, rows: number): void {
   if (fs.existsSync(file)) return;
   process.stderr.write(`generating ${file} …\n`);
-  const out = fs.openSync(file + ".tmp", "w");
-  let chunk = "";
-  for (let i = 0; i < rows; i++) {
-    chunk += endpointLine(i);
-    if (chunk.length > 1 << 20) {
-      fs.writeSync(out, chunk);
-      chunk = "";
-    }
-  }
-  fs.writeSync(out, chunk);
-  fs.closeSync(out);
-  fs.renameSync(file + ".tmp", file);
+  writeChunked(file, (write) => {
+    for (let i = 0; i < rows; i++) write(endpointLine(i));
+  });
 }
 
 export function pinpointBench(rows: number, cache: string, measure: Measure): void {

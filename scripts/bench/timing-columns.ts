@@ -4,6 +4,7 @@
  * `send_at` on 1%. Derived line by line from the base list (whose fields hold no newlines); written once.
  */
 import * as fs from "fs";
+import { writeChunked } from "./chunked-file";
 
 function timingValues(i: number): string {
   const day = String(1 + (i % 28)).padStart(2, "0");
@@ -28,17 +29,8 @@ export function writeTimingList(from: string, to: string): void {
   if (fs.existsSync(to)) return;
   process.stderr.write(`generating ${to} …\n`);
   const lines = fs.readFileSync(from, "utf8").split("\n");
-  const out = fs.openSync(to + ".tmp", "w");
-  let chunk = `${lines[0]},last_login,send_hour,send_at\n`;
-  for (let i = 1; i < lines.length; i++) {
-    if (lines[i] === "") continue;
-    chunk += `${lines[i]},${timingValues(i - 1)}\n`;
-    if (chunk.length > 1 << 20) {
-      fs.writeSync(out, chunk);
-      chunk = "";
-    }
-  }
-  fs.writeSync(out, chunk);
-  fs.closeSync(out);
-  fs.renameSync(to + ".tmp", to);
+  writeChunked(to, (write) => {
+    write(`${lines[0]},last_login,send_hour,send_at\n`);
+    for (let i = 1; i < lines.length; i++) if (lines[i] !== "") write(`${lines[i]},${timingValues(i - 1)}\n`);
+  });
 }

@@ -6,6 +6,7 @@
  * each one's fastest run. Targets (1,000,000 rows): ≤ 1.25× the CPU and ≤ 1.3× the peak memory.
  */
 import * as fs from "fs";
+import { writeChunked } from "./chunked-file";
 
 type Measured = { ms: number; cpuMs: number; maxRssBytes: number };
 type Measure = (label: string, script: string, args: string[]) => Measured;
@@ -35,22 +36,16 @@ export function writeZonesList(from: string, to: string): void {
   process.stderr.write(`generating ${to} …\n`);
   const zips = someZips();
   const lines = fs.readFileSync(from, "utf8").split("\n");
-  const out = fs.openSync(to + ".tmp", "w");
-  // The base list is `id,email,timezone,…`: the timezone is replaced, the place columns follow it.
-  let chunk = `id,email,timezone,phone,postal_code,country,${lines[0].split(",").slice(3).join(",")}\n`;
-  for (let i = 1; i < lines.length; i++) {
-    if (lines[i] === "") continue;
-    const [id, email, zone] = lines[i].split(",", 3);
-    const rest = lines[i].slice(id.length + email.length + zone.length + 3);
-    chunk += `${id},${email},${placeOf(i - 1, zone, zips)},${rest}\n`;
-    if (chunk.length > 1 << 20) {
-      fs.writeSync(out, chunk);
-      chunk = "";
+  writeChunked(to, (write) => {
+    // The base list is `id,email,timezone,…`: the timezone is replaced, the place columns follow it.
+    write(`id,email,timezone,phone,postal_code,country,${lines[0].split(",").slice(3).join(",")}\n`);
+    for (let i = 1; i < lines.length; i++) {
+      if (lines[i] === "") continue;
+      const [id, email, zone] = lines[i].split(",", 3);
+      const rest = lines[i].slice(id.length + email.length + zone.length + 3);
+      write(`${id},${email},${placeOf(i - 1, zone, zips)},${rest}\n`);
     }
-  }
-  fs.writeSync(out, chunk);
-  fs.closeSync(out);
-  fs.renameSync(to + ".tmp", to);
+  });
 }
 
 export function zonesBench(
