@@ -114,7 +114,7 @@ export const RECIPIENT_FLAGS = {
   },
   "allow-duplicate-emails": {
     type: "boolean",
-    help: "plan rows sharing an address; no zone: reject, or infer it",
+    help: "shared addresses; zone: infer, reject",
     group: LIST_GROUP,
   },
   "zone-alias": {
