@@ -7,4 +7,7 @@ import { lines } from "../lib/pinpoint/import";
   for await (const { text } of lines(fs.createReadStream(process.argv[2])))
     if (text !== "" && JSON.parse(text)) endpoints++;
   process.stdout.write(`${endpoints}\n`);
-})();
+})().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

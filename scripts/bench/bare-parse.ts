@@ -7,4 +7,7 @@ import { CSV_OPTIONS } from "../lib/recipients/recipients";
   let rows = 0;
   for await (const _ of fs.createReadStream(process.argv[2]).pipe(parse(CSV_OPTIONS))) rows++;
   process.stdout.write(`${rows}\n`);
-})();
+})().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

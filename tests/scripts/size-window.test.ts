@@ -19,7 +19,7 @@ const json = async (...args: string[]) => {
   return JSON.parse(r.stdout);
 };
 
-describe("size-window", async () => {
+describe("size-window", () => {
   it("volume: 500,000 schedules at 5,000 TPS → windowMinutes 2", async () => {
     const r = await json("--schedules", "500000", "--tps", "5000");
     assert.strictEqual(r.windowMinutes, 2);

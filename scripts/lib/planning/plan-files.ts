@@ -255,7 +255,8 @@ export class PlanFiles {
     const open = (final: string, header?: string) => {
       const w = new LineWriter(final, final + suffix);
       this.writers.push(w);
-      if (header) w.write(header);
+      // (Into the empty buffer: it never waits.)
+      if (header) void w.write(header);
       return w;
     };
     const planFile = path.join(dir, "plan.jsonl");
