@@ -1,7 +1,7 @@
 /**
- * Every test's temporary files under one folder of the run's own, removed when the run ends: loaded by mocha
- * (.mocharc.json `require`) before any test file, it points TMPDIR — which os.tmpdir() reads at each call, and which
- * the CLIs and servers the tests spawn inherit — at a fresh folder, and removes it after the last test.
+ * Every test's temporary files under one folder of the process's own, removed when it exits: loaded by mocha
+ * (.mocharc.json `require`) before any test file, in each worker when mocha runs files in parallel, it points TMPDIR —
+ * which os.tmpdir() reads at each call, and which the CLIs and servers the tests spawn inherit — at a fresh folder.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -9,9 +9,4 @@ import * as path from "path";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-tests-"));
 process.env.TMPDIR = root;
-
-export const mochaHooks = {
-  afterAll(): void {
-    fs.rmSync(root, { recursive: true, force: true });
-  },
-};
+process.on("exit", () => fs.rmSync(root, { recursive: true, force: true }));
