@@ -5,12 +5,12 @@
  *   commands            scripts/*.ts
  *   CLI layer           scripts/lib/cli          flags, help, exit codes
  *   AWS layer           scripts/lib/aws, scripts/lib/offline   SDK calls (a deadline and outputs in, never flags)
- *   domain              scripts/lib/{recipients,planning,pinpoint,report,templates}
+ *   domain              scripts/lib/{recipients,planning,pinpoint,report,templates,text}
  *   stack and pack      infra/*.ts (Pulumi components), infra/handlers (deployed code), policy/
- *   rules and facts     infra/rules              pure: no Pulumi, no AWS SDK, no I/O
+ *   rules and facts     infra/core, infra/state-machines   pure: no Pulumi, no AWS SDK, no I/O
  *
  * infra/ never imports scripts/; scripts/ import of infra/ only its rules and handlers; policy/ only policy/ and
- * infra/rules.
+ * infra/core, infra/state-machines.
  */
 import { strict as assert } from "assert";
 import * as fs from "fs";
@@ -48,11 +48,11 @@ type Layer = { name: string; rank: number };
 /** The layer of a source file; undefined for a file outside every layer (the test reports it). */
 export function layerOf(file: string): Layer | undefined {
   const rules: [RegExp, string, number][] = [
-    [/^infra\/rules\//, "rules and facts", 0],
+    [/^infra\/(core|state-machines)\//, "rules and facts", 0],
     [/^infra\/handlers\//, "deployed handlers", 1],
     [/^infra\/[^/]+\.ts$/, "stack", 1],
     [/^policy\//, "policy pack", 1],
-    [/^scripts\/lib\/(recipients|planning|pinpoint|report|templates)\//, "domain", 2],
+    [/^scripts\/lib\/(recipients|planning|pinpoint|report|templates|text)\//, "domain", 2],
     [/^scripts\/lib\/(aws|offline)\//, "AWS layer", 3],
     [/^scripts\/lib\/cli\//, "CLI layer", 4],
     [/^scripts\/(bench\/)?[^/]+\.ts$/, "commands", 5],
@@ -67,10 +67,10 @@ export function violation(from: string, to: string): string | undefined {
   const b = layerOf(to);
   if (!a || !b) return `${!a ? from : to} is in no layer`;
   if (from.startsWith("infra/") && to.startsWith("scripts/")) return "infra/ never imports scripts/";
-  if (from.startsWith("policy/") && !(to.startsWith("policy/") || to.startsWith("infra/rules/")))
-    return "policy/ imports only policy/ and infra/rules/";
-  if (from.startsWith("scripts/") && to.startsWith("infra/") && !/^infra\/(rules|handlers)\//.test(to))
-    return "scripts/ import only infra/rules and infra/handlers (not the Pulumi components)";
+  if (from.startsWith("policy/") && !(to.startsWith("policy/") || /^infra\/(core|state-machines)\//.test(to)))
+    return "policy/ imports only policy/ and infra/core/, infra/state-machines/";
+  if (from.startsWith("scripts/") && to.startsWith("infra/") && !/^infra\/(core|state-machines|handlers)\//.test(to))
+    return "scripts/ import only infra/core, infra/state-machines and infra/handlers (not the Pulumi components)";
   if (b.rank > a.rank) return `${a.name} imports ${b.name}, a layer above it`;
   return undefined;
 }
@@ -123,7 +123,7 @@ describe("layers: arrows point one way", () => {
   });
 
   it("the checks themselves catch an upward arrow, a stray file and a cycle", () => {
-    assert.match(violation("infra/rules/naming.ts", "infra/sender.ts")!, /a layer above/);
+    assert.match(violation("infra/core/plan/naming.ts", "infra/sender.ts")!, /a layer above/);
     assert.match(violation("scripts/lib/aws/launch.ts", "scripts/lib/cli/run.ts")!, /AWS layer imports CLI layer/);
     assert.match(violation("infra/index.ts", "scripts/lib/planning/plan.ts")!, /infra\/ never imports scripts/);
     assert.match(violation("scripts/lib/planning/plan.ts", "infra/fanout.ts")!, /not the Pulumi components/);
