@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { ses } from "./rules/quotas";
-import { LATE_STEPS_METRIC } from "./rules/journeys-definition";
+import { ses } from "./core/plan/quotas";
+import { LATE_STEPS_METRIC } from "./core/journeys/journeys-definition";
 
 export interface AlarmsArgs {
   /** Name of the dead-letter queue: any message in it is a send that did not happen. Required. */

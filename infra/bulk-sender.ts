@@ -1,10 +1,10 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { bulkSenderStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { CAPPED_METRIC, FrequencyCap } from "./rules/frequency-cap";
-import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./rules/ledger";
-import { ArnScope } from "./rules/naming";
-import { OPT_OUT_METRIC, senderDefinition } from "./rules/sender-definition";
+import { CAPPED_METRIC, FrequencyCap } from "./core/send/frequency-cap";
+import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./core/send/ledger";
+import { ArnScope } from "./core/plan/naming";
+import { OPT_OUT_METRIC, senderDefinition } from "./state-machines/sender-definition";
 
 export interface BulkSenderArgs {
   /** The account and Region the sender acts in. */
@@ -44,14 +44,14 @@ export interface BulkSenderArgs {
 }
 
 /**
- * The one sender: the EXPRESS state machine every schedule starts (infra/rules/sender-definition.ts), the only part
+ * The one sender: the EXPRESS state machine every schedule starts (infra/state-machines/sender-definition.ts), the only part
  * of the stack that calls SES, with the occurrence ledger it claims each occurrence in and, with a cap, the table of
  * each address's sends per period.
  */
 export class BulkSender extends pulumi.ComponentResource {
   public readonly arn: pulumi.Output<string>;
   public readonly role: aws.iam.Role;
-  /** Occurrences claimed and their outcomes, campaigns' states, journeys' enrolments (infra/rules/ledger.ts). */
+  /** Occurrences claimed and their outcomes, campaigns' states, journeys' enrolments (infra/core/send/ledger.ts). */
   public readonly ledger: aws.dynamodb.Table;
   /** With a cap: each address's sends per period. */
   public readonly capTable?: aws.dynamodb.Table;

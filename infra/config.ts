@@ -2,9 +2,9 @@
  * The stack's configuration (namespace `sendtime:`), typed and validated. A bad value stops `pulumi up` with one
  * line naming the key, the value and what is allowed.
  */
-import { JOURNEY_CONFIG_KEYS } from "./rules/journeys-definition";
-import { CAP_PERIODS, FrequencyCap } from "./rules/frequency-cap";
-import { SES_NAME } from "./rules/naming";
+import { JOURNEY_CONFIG_KEYS } from "./core/journeys/journeys-definition";
+import { CAP_PERIODS, FrequencyCap } from "./core/send/frequency-cap";
+import { SES_NAME } from "./core/plan/naming";
 import {
   batchSecondsWithOneSlowRow,
   pacedConcurrency,
@@ -12,9 +12,9 @@ import {
   scheduler,
   stepFunctions,
   worstCaseRowSeconds,
-} from "./rules/quotas";
-import { ConfigError } from "./rules/errors";
-import { isEmailAddress } from "./rules/email";
+} from "./core/plan/quotas";
+import { ConfigError } from "./core/errors";
+import { isEmailAddress } from "./core/send/email";
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */
@@ -93,7 +93,7 @@ export function parseStackConfig(
     return read(key);
   };
   const config = parseKeys(get);
-  // Journeys' keys are read and validated by infra/rules/journeys-definition.ts.
+  // Journeys' keys are read and validated by infra/core/journeys/journeys-definition.ts.
   rejectUnknownKeys(presentKeys, [...known, ...JOURNEY_CONFIG_KEYS]);
   return { config };
 }

@@ -1,8 +1,8 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { fanOutDefinition, FanOutShape } from "./rules/fanout-definition";
+import { fanOutDefinition, FanOutShape } from "./state-machines/fanout-definition";
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, STACK_QUOTA_TAG } from "./rules/naming";
+import { ArnScope, STACK_QUOTA_TAG } from "./core/plan/naming";
 
 /**
  * The fan-out's shape (`FanOutShape`, documented where it is declared) and what its schedules carry.

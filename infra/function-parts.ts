@@ -10,7 +10,7 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { HANDLER_FILE } from "./handler-bundle";
 import { QueueWriters, stackOnlyQueuePolicy } from "./iam";
-import { sqs } from "./rules/quotas";
+import { sqs } from "./core/plan/quotas";
 
 /** The log group Lambda writes the function `functionName`'s logs to. */
 export function functionLogGroup(

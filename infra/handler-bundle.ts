@@ -11,7 +11,7 @@ export const UNSUBSCRIBE_HANDLER_ENTRY = path.join(__dirname, "handlers", "unsub
 /** The file name inside the deployment package, and the Lambda handler setting that points at it. */
 export const HANDLER_FILE = "index.js";
 export const HANDLER_NAME = "index.handler";
-export { SES_OPT_OUT_HANDLER_NAME } from "./rules/ses-subscription";
+export { SES_OPT_OUT_HANDLER_NAME } from "./core/consent/ses-subscription";
 
 export interface HandlerBundle {
   code: string;

@@ -20,14 +20,14 @@ import {
   SCHEDULER_SERVICE,
   STATES_SERVICE,
   stateMachineArn,
-} from "./rules/naming";
+} from "./core/plan/naming";
 import {
   OPT_OUT_READ_ACTIONS,
   OPT_OUT_WRITE_ACTIONS,
   UNSUBSCRIBE_KEY_READ_ACTION,
   UNSUBSCRIBE_SES_ACTIONS,
-} from "./rules/unsubscribe-endpoint";
-import { campaignStateKey, enrolmentKey, occurrenceKey } from "./rules/ledger";
+} from "./core/consent/unsubscribe-endpoint";
+import { campaignStateKey, enrolmentKey, occurrenceKey } from "./core/send/ledger";
 
 export interface PolicyStatement {
   Sid?: string;

@@ -9,10 +9,10 @@ import {
   keepFailedInvocations,
 } from "./function-parts";
 import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
-import { Journey, EventMatch } from "./rules/journeys-definition";
+import { Journey, EventMatch } from "./core/journeys/journeys-definition";
 import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./rules/naming";
-import { ScheduleTarget } from "./rules/schedule-request";
+import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./core/plan/naming";
+import { ScheduleTarget } from "./core/plan/schedule-request";
 
 /** Lambda's runtime for the handler: Node.js 24, supported until April 2028 (AWS Lambda runtimes page). */
 /**
@@ -27,7 +27,7 @@ export const JOURNEY_RETRY = {
 
 export interface JourneysArgs {
   /**
-   * The validated journeys (`parseJourneyConfig` in infra/rules/journeys-definition.ts): a schedule group, a trigger
+   * The validated journeys (`parseJourneyConfig` in infra/core/journeys/journeys-definition.ts): a schedule group, a trigger
    * rule and (with `exit`) an exit rule each. Required: the stack passes `sendtime:journeys` and creates this component
    * only when the list is not empty.
    * @example
@@ -65,7 +65,7 @@ export interface JourneysArgs {
    */
   logRetentionDays: number;
   /**
-   * The occurrence ledger (infra/rules/ledger.ts), where the handler claims each trigger's enrolment once, so a
+   * The occurrence ledger (infra/core/send/ledger.ts), where the handler claims each trigger's enrolment once, so a
    * duplicate of the trigger creates nothing. Required: the stack passes its one ledger table.
    */
   ledgerTable: { arn: pulumi.Input<string>; name: pulumi.Input<string> };

@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { tlsOnlyBucketPolicy } from "./iam";
-import { PLANS_PREFIX, RESULTS_PREFIX } from "./rules/naming";
+import { PLANS_PREFIX, RESULTS_PREFIX } from "./core/plan/naming";
 
 export interface RecipientBucketArgs {
   /**

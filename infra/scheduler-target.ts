@@ -2,8 +2,8 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { acceptOnlyFrom } from "./function-parts";
 import { housekeepingStatements, policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
-import { ArnScope } from "./rules/naming";
-import { sqs } from "./rules/quotas";
+import { ArnScope } from "./core/plan/naming";
+import { sqs } from "./core/plan/quotas";
 
 export interface SchedulerTargetArgs {
   /** The partition, account and Region the roles may act in (their trust conditions and resource ARNs). Required. */

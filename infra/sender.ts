@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { EMAIL_EVENTS, EVENT_DIMENSIONS } from "./rules/email-events";
+import { EMAIL_EVENTS, EVENT_DIMENSIONS } from "./core/send/email-events";
 
 export interface SenderArgs {
   /**

@@ -11,8 +11,8 @@ import {
 import { bundleUnsubscribeHandler, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
 import { JOURNEY_RETRY } from "./journeys";
-import { ArnScope, EVENTS_SERVICE } from "./rules/naming";
-import { subscriptionEventPattern } from "./rules/ses-subscription";
+import { ArnScope, EVENTS_SERVICE } from "./core/plan/naming";
+import { subscriptionEventPattern } from "./core/consent/ses-subscription";
 
 /** The SUBSCRIPTION event type of an SES event destination (API_EventDestination.html MatchingEventTypes). */
 const SUBSCRIPTION_EVENTS = ["SUBSCRIPTION"];

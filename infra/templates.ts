@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { EmailTemplate, FolderReader, readTemplateFolder } from "./rules/templates";
+import { EmailTemplate, FolderReader, readTemplateFolder } from "./core/plan/templates";
 
 export interface EmailTemplatesArgs {
   /**

@@ -3,8 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { bundledFunction, functionLogGroup, functionRole } from "./function-parts";
 import { bundleUnsubscribeHandler, HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
-import { ArnScope } from "./rules/naming";
-import { newUnsubscribeKeyValue, OPT_OUT_KEY } from "./rules/unsubscribe-endpoint";
+import { ArnScope } from "./core/plan/naming";
+import { newUnsubscribeKeyValue, OPT_OUT_KEY } from "./core/consent/unsubscribe-endpoint";
 
 /**
  * Instances of the function at once: bounds the SES contact-list calls (each click is one read and at most one write)

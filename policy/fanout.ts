@@ -2,7 +2,7 @@
  * Fan-out guards, read from the state machine definition the stack deploys.
  */
 import { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from "@pulumi/policy";
-import { STACK_QUOTA_TAG } from "../infra/rules/naming";
+import { STACK_QUOTA_TAG } from "../infra/core/plan/naming";
 import {
   FANOUT_HEADROOM,
   maxCallsInFlight,
@@ -10,7 +10,7 @@ import {
   peakConcurrentCreates,
   scheduler,
   stepFunctions,
-} from "../infra/rules/quotas";
+} from "../infra/core/plan/quotas";
 
 const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 /**

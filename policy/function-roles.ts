@@ -8,7 +8,7 @@
  * action and the resource.
  */
 import { PolicyResource } from "@pulumi/policy";
-import { FUNCTION_LOG_ACTIONS, LAMBDA_SERVICE } from "../infra/rules/naming";
+import { FUNCTION_LOG_ACTIONS, LAMBDA_SERVICE } from "../infra/core/plan/naming";
 import { awsManagedDocument } from "./managed-policies";
 import {
   attachmentOf,

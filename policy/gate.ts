@@ -7,7 +7,7 @@
  */
 import { PolicyResource, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { allowedActions, describeStatement, permissionDocuments, Statement, wildcardMatch } from "./iam-document";
-import { campaignStateKey, enrolmentKey, occurrenceKey } from "../infra/rules/ledger";
+import { campaignStateKey, enrolmentKey, occurrenceKey } from "../infra/core/send/ledger";
 
 /** DynamoDB actions a role could use on a table, data and control plane. */
 const DYNAMODB_ACTIONS = [

@@ -7,7 +7,7 @@ import {
   ReportViolation,
   StackValidationPolicy,
 } from "@pulumi/policy";
-import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/rules/naming";
+import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/core/plan/naming";
 import {
   allowedActions,
   conditionValues,

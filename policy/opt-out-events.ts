@@ -6,9 +6,9 @@
  * on-failure destination, use the table's key, write its logs; its role trusts only Lambda.
  */
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
-import { KMS_KEY_USE_ACTIONS } from "../infra/rules/naming";
-import { OPT_OUT_WRITE_ACTIONS } from "../infra/rules/unsubscribe-endpoint";
-import { SES_EVENT_SOURCE, SES_OPT_OUT_HANDLER_NAME } from "../infra/rules/ses-subscription";
+import { KMS_KEY_USE_ACTIONS } from "../infra/core/plan/naming";
+import { OPT_OUT_WRITE_ACTIONS } from "../infra/core/consent/unsubscribe-endpoint";
+import { SES_EVENT_SOURCE, SES_OPT_OUT_HANDLER_NAME } from "../infra/core/consent/ses-subscription";
 import { arnsOf, checkFunctionRole, configuredResources, failureDestinations, Grant, logGrant } from "./function-roles";
 
 const FUNCTION = "aws:lambda/function:Function";

@@ -6,12 +6,12 @@
  * trust that lets anyone but Lambda assume it, is a violation (function-roles.ts).
  */
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
-import { KMS_KEY_USE_ACTIONS } from "../infra/rules/naming";
+import { KMS_KEY_USE_ACTIONS } from "../infra/core/plan/naming";
 import {
   OPT_OUT_WRITE_ACTIONS,
   UNSUBSCRIBE_KEY_READ_ACTION,
   UNSUBSCRIBE_SES_ACTIONS,
-} from "../infra/rules/unsubscribe-endpoint";
+} from "../infra/core/consent/unsubscribe-endpoint";
 import { arnsOf, checkFunctionRole, configuredResources, Grant, logGrant } from "./function-roles";
 
 const FUNCTION_URL = "aws:lambda/functionUrl:FunctionUrl";

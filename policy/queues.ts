@@ -8,7 +8,7 @@
  * policy sends to the queue, a rule whose target dead-letters into it).
  */
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
-import { EVENTS_SERVICE } from "../infra/rules/naming";
+import { EVENTS_SERVICE } from "../infra/core/plan/naming";
 import { quote, roleStatements } from "./function-roles";
 import {
   allowedActions,

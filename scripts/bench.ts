@@ -23,7 +23,7 @@ import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
 import { zonesBench } from "./bench/zones";
 import { writeChunked } from "./bench/chunked-file";
-import { count } from "../infra/rules/format";
+import { count } from "./lib/text/format";
 
 const USAGE = `Usage: npm run bench   (no flags; settings from the environment)
 

@@ -2,8 +2,8 @@
  * How a campaign did: the funnel per step and variant from its launch records and SES event metrics. See COMMAND (its --help).
  */
 import * as fs from "fs";
-import { campaignTag } from "../infra/rules/email-events";
-import { LAUNCHES_PREFIX } from "../infra/rules/naming";
+import { campaignTag } from "../infra/core/send/email-events";
+import { LAUNCHES_PREFIX } from "../infra/core/plan/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
@@ -19,7 +19,7 @@ import {
   segmentsOf,
 } from "./lib/report/campaign-report";
 import { renderReportHtml } from "./lib/report/html";
-import { UsageError } from "../infra/rules/errors";
+import { UsageError } from "../infra/core/errors";
 import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";

@@ -7,7 +7,7 @@ import { campaignStateOrError, CampaignStateRecord } from "./lib/aws/campaign-st
 import { describeState } from "./lib/cli/campaign-state-text";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { count, plural } from "../infra/rules/format";
+import { count, plural } from "./lib/text/format";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";

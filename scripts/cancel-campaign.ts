@@ -6,7 +6,7 @@ import { dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { cancelCampaignAndSends, StateCancelReport } from "./lib/aws/campaign-cancel";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { counted } from "../infra/rules/format";
+import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";

@@ -4,8 +4,8 @@
  */
 import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
-import { Journey, parseJourneys } from "../infra/rules/journeys-definition";
-import { ScheduleTarget } from "../infra/rules/schedule-request";
+import { Journey, parseJourneys } from "../infra/core/journeys/journeys-definition";
+import { ScheduleTarget } from "../infra/core/plan/schedule-request";
 import {
   applyDecision,
   CALL_TIMEOUT_MS,
@@ -26,12 +26,12 @@ import {
   JourneyEvent,
   quietWindowProblem,
   RejectReason,
-} from "../infra/rules/journeys";
+} from "../infra/core/journeys/journeys";
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { PROGRESS_EVERY_ROWS, RowProgress } from "./lib/recipients/row-progress";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
-import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/rules/errors";
+import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/core/errors";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";

@@ -1,5 +1,5 @@
 /**
- * Regenerates infra/rules/country-codes.ts: the ISO 3166-1 alpha-3 code of every country tzdata's iso3166.tab lists
+ * Regenerates infra/core/zones/country-codes.ts: the ISO 3166-1 alpha-3 code of every country tzdata's iso3166.tab lists
  * (public domain; the same tzdata as iana-zones.ts), from CLDR's codeMappings as the npm package cldr-core ships it
  * (supplemental/codeMappings.json, Unicode License v3; a devDependency, so `npm ci` brings it):
  *   npx ts-node --transpile-only scripts/gen-country-codes.ts /usr/share/zoneinfo/iso3166.tab
@@ -8,7 +8,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { IANA_TZDATA_VERSION } from "../infra/rules/iana-zones";
+import { IANA_TZDATA_VERSION } from "../infra/core/zones/iana-zones";
 
 interface CodeMappings {
   supplemental: {
@@ -46,5 +46,5 @@ export const ALPHA3_COUNTRIES: Readonly<Record<string, string>> = {
 ${pairs.map(([a3, a2]) => `  ${a3}: "${a2}",`).join("\n")}
 };
 `;
-fs.writeFileSync(path.join(__dirname, "..", "infra", "rules", "country-codes.ts"), out);
+fs.writeFileSync(path.join(__dirname, "..", "infra", "core", "zones", "country-codes.ts"), out);
 process.stderr.write(`${pairs.length} countries\n`);

@@ -1,5 +1,5 @@
 /**
- * Regenerates infra/rules/country-zones.ts from tzdata's zone.tab (public domain; the same tzdata as iana-zones.ts):
+ * Regenerates infra/core/zones/country-zones.ts from tzdata's zone.tab (public domain; the same tzdata as iana-zones.ts):
  *   npx ts-node --transpile-only scripts/gen-country-zones.ts /usr/share/zoneinfo/zone.tab
  * Keeps the countries with one zone: one line in zone.tab, or several whose UTC offsets are the same at every
  * half hour of the next two years (Germany's Europe/Busingen keeps Europe/Berlin's clock), taking zone.tab's first
@@ -9,7 +9,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { IANAZone } from "luxon";
-import { IANA_TZDATA_VERSION, IANA_ZONE_NAMES } from "../infra/rules/iana-zones";
+import { IANA_TZDATA_VERSION, IANA_ZONE_NAMES } from "../infra/core/zones/iana-zones";
 
 const [file] = process.argv.slice(2);
 if (!file) {
@@ -44,5 +44,5 @@ export const COUNTRY_ZONES: Readonly<Record<string, string>> = {
 ${one.map(([c, z]) => `  ${c}: ${JSON.stringify(z)},`).join("\n")}
 };
 `;
-fs.writeFileSync(path.join(__dirname, "..", "infra", "rules", "country-zones.ts"), out);
+fs.writeFileSync(path.join(__dirname, "..", "infra", "core", "zones", "country-zones.ts"), out);
 process.stderr.write(`${one.length} of ${byCountry.size} countries with one zone\n`);

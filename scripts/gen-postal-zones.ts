@@ -1,5 +1,5 @@
 /**
- * Regenerates infra/rules/postal-zones.ts, the zone of each US ZIP code and each Canadian FSA (a postal code's first
+ * Regenerates infra/core/zones/postal-zones.ts, the zone of each US ZIP code and each Canadian FSA (a postal code's first
  * three characters), from two devDependencies (so `npm ci` brings them) and tzdata's zone.tab (public domain; the same
  * tzdata as iana-zones.ts):
  *   npx ts-node --transpile-only scripts/gen-postal-zones.ts /usr/share/zoneinfo/zone.tab
@@ -13,9 +13,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import tzLookup = require("@photostructure/tz-lookup");
-import { COUNTRY_ZONES } from "../infra/rules/country-zones";
-import { encodeDeltas } from "../infra/rules/delta-codes";
-import { IANA_TZDATA_VERSION, IANA_ZONE_NAMES } from "../infra/rules/iana-zones";
+import { COUNTRY_ZONES } from "../infra/core/zones/country-zones";
+import { encodeDeltas } from "../infra/core/zones/delta-codes";
+import { IANA_TZDATA_VERSION, IANA_ZONE_NAMES } from "../infra/core/zones/iana-zones";
 
 const IANA = new Set(IANA_ZONE_NAMES);
 
@@ -45,7 +45,7 @@ interface Table {
   foreign: [string, string][];
 }
 
-/** The text of infra/rules/postal-zones.ts, from zone.tab's text. */
+/** The text of infra/core/zones/postal-zones.ts, from zone.tab's text. */
 export function postalZonesSource(zoneTab: string): string {
   const countryZones = zonesByCountry(zoneTab);
   const usZones = new Set(ZIP_COUNTRIES.flatMap((c) => countryZones.get(c) ?? []));
@@ -204,7 +204,7 @@ if (require.main === module) {
     process.exit(2);
   }
   const out = postalZonesSource(fs.readFileSync(file, "utf8"));
-  const target = path.join(__dirname, "..", "infra", "rules", "postal-zones.ts");
+  const target = path.join(__dirname, "..", "infra", "core", "zones", "postal-zones.ts");
   fs.writeFileSync(target, out);
   process.stderr.write(`${target}: ${out.length} bytes\n`);
 }

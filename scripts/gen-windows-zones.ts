@@ -1,5 +1,5 @@
 /**
- * Regenerates infra/rules/windows-zones.ts from CLDR's windowsZones data as the npm package cldr-core ships it
+ * Regenerates infra/core/zones/windows-zones.ts from CLDR's windowsZones data as the npm package cldr-core ships it
  * (supplemental/windowsZones.json, Unicode License v3; a devDependency, so `npm ci` brings it):
  *   npx ts-node --transpile-only scripts/gen-windows-zones.ts
  * Keeps each Windows zone name's territory="001" zone (the one CLDR gives for the name itself), re-cased to the IANA
@@ -7,7 +7,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { IANA_ZONE_NAMES } from "../infra/rules/iana-zones";
+import { IANA_ZONE_NAMES } from "../infra/core/zones/iana-zones";
 
 interface WindowsZones {
   supplemental: {
@@ -39,5 +39,5 @@ export const WINDOWS_ZONES: readonly (readonly [string, string])[] = [
 ${pairs.map(([w, z]) => `  [${JSON.stringify(w)}, ${JSON.stringify(z)}],`).join("\n")}
 ];
 `;
-fs.writeFileSync(path.join(__dirname, "..", "infra", "rules", "windows-zones.ts"), out);
+fs.writeFileSync(path.join(__dirname, "..", "infra", "core", "zones", "windows-zones.ts"), out);
 process.stderr.write(`${pairs.length} Windows zone names\n`);

@@ -2,8 +2,8 @@
  * Moves an Amazon Pinpoint audience and campaign to sendtime. See COMMAND (its --help).
  */
 import * as path from "path";
-import { scheduler } from "../infra/rules/quotas";
-import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/rules/naming";
+import { scheduler } from "../infra/core/plan/quotas";
+import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/core/plan/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
@@ -16,7 +16,7 @@ import { CampaignMapping, FlagNames, LaunchSettings, mapCampaign } from "./lib/p
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
-import { CampaignShapeError, UsageError } from "../infra/rules/errors";
+import { CampaignShapeError, UsageError } from "../infra/core/errors";
 
 const FLAGS = {
   endpoints: {

@@ -4,8 +4,8 @@
 import { randomBytes } from "crypto";
 import * as path from "path";
 import { SFNClient } from "@aws-sdk/client-sfn";
-import { cleanupAt } from "../infra/rules/fanout-definition";
-import { scheduler } from "../infra/rules/quotas";
+import { cleanupAt } from "../infra/state-machines/fanout-definition";
+import { scheduler } from "../infra/core/plan/quotas";
 import { Deadline } from "./lib/aws/call";
 import { s3Client, sesClient, sfnClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
@@ -24,7 +24,7 @@ import {
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
-import { count, counted, formatDuration, plural } from "../infra/rules/format";
+import { count, counted, formatDuration, plural } from "./lib/text/format";
 import { Command, FlagValues } from "./lib/cli/flags";
 import { LAUNCH_FLAGS, LAUNCH_GROUP } from "./lib/cli/launch-flags";
 import { graceMinutesFlag, missedPolicyFlag } from "./lib/cli/timing-flags";
@@ -44,14 +44,14 @@ import {
 } from "./lib/aws/launch";
 import { PlanObject, StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
-import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/rules/promises";
+import { longestFreeMinutes, MIN_GAP_MINUTES } from "../infra/core/timing/promises";
 import { quietWindowShortfall } from "./lib/planning/window";
 import { planCampaign, PlanRequest, PlanSummary } from "./lib/planning/plan";
 import { OutputLock } from "./lib/planning/plan-files";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
-import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/rules/errors";
+import { AlreadyLaunched, DeadlineExceeded, FindingsError, PlanKeyTaken, UsageError } from "../infra/core/errors";
 import { deadlineFromFlag, outputsFromFlags } from "./lib/cli/aws-flags";
 import { inferredText, mappedText } from "./lib/planning/row-zones";
 

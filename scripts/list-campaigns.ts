@@ -4,7 +4,7 @@
 import { s3Client, schedulerClient } from "./lib/aws/clients";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
 import { readStackOutputs } from "./lib/aws/stack-outputs";
-import { count } from "../infra/rules/format";
+import { count } from "./lib/text/format";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { deadlineFromFlag, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";

@@ -18,7 +18,7 @@ import {
   stackOutputJson,
 } from "./lib/offline/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
-import { StackConfigError, UsageError } from "../infra/rules/errors";
+import { StackConfigError, UsageError } from "../infra/core/errors";
 
 const FLAGS = {
   stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },

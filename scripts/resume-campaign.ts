@@ -5,7 +5,7 @@ import { dynamodb, sqsClient } from "./lib/aws/clients";
 import { requireCampaign } from "./lib/aws/campaign-ops";
 import { resumeCampaign, ResumeReport } from "./lib/aws/campaign-pause";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { counted } from "../infra/rules/format";
+import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";

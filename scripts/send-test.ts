@@ -2,8 +2,8 @@
  * One test mail of a template: rendered locally to an HTML page, or sent now through SES. See COMMAND (its --help).
  */
 import * as fs from "fs";
-import { isEmailAddress } from "../infra/rules/email";
-import { TemplateError, UsageError } from "../infra/rules/errors";
+import { isEmailAddress } from "../infra/core/send/email";
+import { TemplateError, UsageError } from "../infra/core/errors";
 import { sesClient } from "./lib/aws/clients";
 import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
 import { requireOutputs } from "./lib/aws/stack-outputs";

@@ -2,7 +2,7 @@
  * Sizes the EventBridge Scheduler flexible time window of a campaign, from volume or from the real recipient list.
  * See COMMAND (its --help).
  */
-import { scheduler } from "../infra/rules/quotas";
+import { scheduler } from "../infra/core/plan/quotas";
 import {
   bulkRatesFromFlags,
   campaignFlag,
@@ -19,16 +19,16 @@ import {
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
-import { count, counted, formatDuration, plural } from "../infra/rules/format";
+import { count, counted, formatDuration, plural } from "./lib/text/format";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { CONFIG_FLAG } from "./lib/cli/config-file";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
-import { sizingSpanDays } from "../infra/rules/recurrence";
+import { sizingSpanDays } from "../infra/core/timing/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
-import { FindingsError, UsageError } from "../infra/rules/errors";
+import { FindingsError, UsageError } from "../infra/core/errors";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import { inferredText, mappedText } from "./lib/planning/row-zones";
 

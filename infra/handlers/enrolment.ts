@@ -1,5 +1,5 @@
 /**
- * Carries out a journey decision (infra/rules/journeys.ts) against the occurrence ledger and EventBridge Scheduler.
+ * Carries out a journey decision (infra/core/journeys/journeys.ts) against the occurrence ledger and EventBridge Scheduler.
  * A trigger first claims its enrolment in the ledger (PutItem `enr#<journey>#<subscriber>#<trigger id>` if absent):
  * a trigger already claimed — EventBridge delivering the same event again, even after a step was sent and its
  * schedule deleted itself — creates nothing and is a `duplicate`. Then CreateSchedule per step (ConflictException =
@@ -19,12 +19,19 @@ import {
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
 import { DeleteItemCommand, DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
-import type { CreateScheduleRequest } from "../rules/schedule-request";
-import { Decision, enrolmentClaim, EnrolmentClaim, EventKind, PlannedStep, RejectReason } from "../rules/journeys";
-import { CREATE_LEAD_MS, inTimeToCreate } from "../rules/promises";
-import { ZoneStatus } from "../rules/send-time";
-import { EnrolmentError } from "../rules/errors";
-import { ENROLMENT_ATTRIBUTES, LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "../rules/ledger";
+import type { CreateScheduleRequest } from "../core/plan/schedule-request";
+import {
+  Decision,
+  enrolmentClaim,
+  EnrolmentClaim,
+  EventKind,
+  PlannedStep,
+  RejectReason,
+} from "../core/journeys/journeys";
+import { CREATE_LEAD_MS, inTimeToCreate } from "../core/timing/promises";
+import { ZoneStatus } from "../core/timing/send-time";
+import { EnrolmentError } from "../core/errors";
+import { ENROLMENT_ATTRIBUTES, LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "../core/send/ledger";
 
 // As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -91,7 +98,7 @@ export interface EnrolmentResult {
   kind: EventKind;
   outcome: "enrolled" | "exited" | "rejected" | "duplicate";
   recipient?: string;
-  /** A trigger's id in the ledger (see triggerId in infra/rules/journeys.ts). */
+  /** A trigger's id in the ledger (see triggerId in infra/core/journeys/journeys.ts). */
   trigger?: string;
   zone?: string;
   zoneStatus?: ZoneStatus;

@@ -1,7 +1,7 @@
 /**
  * The journey enrolment Lambda (bundled by esbuild into one file at program time: infra/journeys.ts).
  * Each journey's EventBridge rules invoke it with {journey, kind: "trigger" | "exit", event}. It decides with the
- * launcher's send-time rules (infra/rules/journeys.ts) and creates or deletes the subscriber's step schedules.
+ * launcher's send-time rules (infra/core/journeys/journeys.ts) and creates or deletes the subscriber's step schedules.
  *
  * Configuration (environment, set by the stack): SENDTIME_JOURNEYS (the validated journey list, JSON),
  * SENDTIME_ENROLMENT ({target, windowMinutes}: the SES target every schedule carries) and SENDTIME_LEDGER_TABLE (the
@@ -17,8 +17,13 @@
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DUPLICATE_TRIGGERS_METRIC, Journey, LATE_STEPS_METRIC, parseJourneys } from "../rules/journeys-definition";
-import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../rules/journeys";
+import {
+  DUPLICATE_TRIGGERS_METRIC,
+  Journey,
+  LATE_STEPS_METRIC,
+  parseJourneys,
+} from "../core/journeys/journeys-definition";
+import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../core/journeys/journeys";
 import {
   applyDecision,
   CALL_TIMEOUT_MS,

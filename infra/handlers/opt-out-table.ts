@@ -11,7 +11,7 @@ import { createHash, createHmac } from "crypto";
 import * as http from "http";
 import * as https from "https";
 import { SignatureV4 } from "@smithy/signature-v4";
-import { OPT_OUT_KEY, OPT_OUT_SINCE } from "../rules/unsubscribe-endpoint";
+import { OPT_OUT_KEY, OPT_OUT_SINCE } from "../core/consent/unsubscribe-endpoint";
 
 export interface OptOutTable {
   tableName: string;

@@ -17,8 +17,8 @@
  *   alarm): an opt-out is never dropped silently.
  * Logs hold no address. Configuration: SENDTIME_SES_OPT_OUTS = {"contactListName", "topicName", "optOutTable"}.
  */
-import { SubscriptionEventError } from "../rules/errors";
-import { subscriptionDecision } from "../rules/ses-subscription";
+import { SubscriptionEventError } from "../core/errors";
+import { subscriptionDecision } from "../core/consent/ses-subscription";
 import { recordOptOut } from "./opt-out-table";
 
 export const SES_OPT_OUTS_ENV = "SENDTIME_SES_OPT_OUTS";

@@ -1,7 +1,7 @@
 /**
  * The one-click unsubscribe endpoint (a Lambda function URL, auth NONE; bundled by esbuild at program time:
  * infra/unsubscribe-endpoint.ts). Bulk sends carry `List-Unsubscribe: <URL?t=TOKEN>` and `List-Unsubscribe-Post:
- * List-Unsubscribe=One-Click` (infra/rules/unsubscribe.ts), since SendBulkEmail has no ListManagementOptions.
+ * List-Unsubscribe=One-Click` (infra/core/consent/unsubscribe.ts), since SendBulkEmail has no ListManagementOptions.
  *
  * - POST with the body `List-Unsubscribe=One-Click` (RFC 8058 §3.1; urlencoded or multipart): verifies the token,
  *   records its address in the stack's opt-out table (which the bulk sender reads before every SendBulkEmail: SES
@@ -26,8 +26,8 @@ import {
   UpdateContactCommand,
 } from "@aws-sdk/client-sesv2";
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
-import { unsubscribeKeyFromParameter } from "../rules/unsubscribe-endpoint";
-import { verifyUnsubscribeToken } from "../rules/unsubscribe";
+import { unsubscribeKeyFromParameter } from "../core/consent/unsubscribe-endpoint";
+import { verifyUnsubscribeToken } from "../core/consent/unsubscribe";
 import { recordOptOut } from "./opt-out-table";
 
 /** The client classes the handler uses (its bundled copies): tests mock them with aws-sdk-client-mock. */

@@ -10,10 +10,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { FANOUT_HEADROOM, fanOutCreateRate, scheduler } from "../../infra/rules/quotas";
-import { count } from "../../infra/rules/format";
+import { FANOUT_HEADROOM, fanOutCreateRate, scheduler } from "../../infra/core/plan/quotas";
+import { count } from "../lib/text/format";
 import { createHmac } from "crypto";
-import { UnsubscribeSigner } from "../../infra/rules/unsubscribe";
+import { UnsubscribeSigner } from "../../infra/core/consent/unsubscribe";
 import { costBench, plainPlanFacts } from "./cost";
 
 type Measured = { ms: number; cpuMs: number; maxRssBytes: number };
@@ -99,7 +99,7 @@ export function bulkBench(
 
 /**
  * What a launch adds to a dry run: one signed token per recipient. The launcher's signer (a JavaScript HMAC-SHA256
- * from the key's precomputed blocks, infra/rules/hmac-sha256.ts) side by side with the same tokens from Node's
+ * from the key's precomputed blocks, infra/core/crypto/hmac-sha256.ts) side by side with the same tokens from Node's
  * createHmac (what it replaced), in this process, fastest of three each; the tokens are checked equal.
  */
 export function signingBench(rows: number): void {

@@ -5,16 +5,16 @@
  * records in the occurrence ledger), without and with a frequency cap, against the targets (issue #31): ≤ $0.10
  * grouped, ≤ $4 per recipient. The ledger's units come from the bench's own bulk plan: every line's recipient ids for
  * the grouped sends, and the same entries one schedule each (naming.ts scheduleName) for the per-recipient ones.
- * The model is infra/rules/send-cost.ts; prices are us-east-1's (quotas.ts).
+ * The model is infra/core/plan/send-cost.ts; prices are us-east-1's (quotas.ts).
  */
 import * as fs from "fs";
 import * as path from "path";
 import { StringDecoder } from "string_decoder";
-import { campaignTag } from "../../infra/rules/email-events";
-import { FrequencyCap } from "../../infra/rules/frequency-cap";
-import { scheduleName, senderName } from "../../infra/rules/naming";
-import type { BulkPlanRow } from "../../infra/rules/plan-row";
-import { dynamodbPricing, pacedConcurrency, scheduler } from "../../infra/rules/quotas";
+import { campaignTag } from "../../infra/core/send/email-events";
+import { FrequencyCap } from "../../infra/core/send/frequency-cap";
+import { scheduleName, senderName } from "../../infra/core/plan/naming";
+import type { BulkPlanRow } from "../../infra/core/plan/plan-row";
+import { dynamodbPricing, pacedConcurrency, scheduler } from "../../infra/core/plan/quotas";
 import {
   executionUnits,
   expressExecutionArn,
@@ -27,8 +27,8 @@ import {
   SENDER_SECONDS,
   SenderStack,
   UnitTally,
-} from "../../infra/rules/send-cost";
-import { count } from "../../infra/rules/format";
+} from "../../infra/core/plan/send-cost";
+import { count } from "../lib/text/format";
 
 /** The stack's default batchSize (infra/config.ts): plain rows fill it; bulk lines fill 256 KB long before it. */
 const PLAIN_BATCH_SIZE = 400;

@@ -3,7 +3,7 @@
  * under test reaches it through AWS_ENDPOINT_URL_DYNAMODB, as it would AWS.
  */
 import { DeleteItemCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
-import { LEDGER_KEY } from "../../infra/rules/ledger";
+import { LEDGER_KEY } from "../../infra/core/send/ledger";
 import { startLedger as startLocalLedger } from "./ledger";
 
 // As the scripts' clients: the SDK's Node-version notice stays off the test output.

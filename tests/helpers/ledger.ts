@@ -12,7 +12,7 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from "@aws-sdk/client-dynamodb";
-import { LEDGER_KEY } from "../../infra/rules/ledger";
+import { LEDGER_KEY } from "../../infra/core/send/ledger";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynalite: (o: { createTableMs?: number }) => Server = require("dynalite");

@@ -1,9 +1,9 @@
 import * as assert from "assert";
 import { parseStackConfig } from "../../infra/config";
-import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/rules/quotas";
+import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/core/plan/quotas";
 import { devConfig } from "../helpers/stack";
-import { ConfigError } from "../../infra/rules/errors";
-import { isEmailAddress } from "../../infra/rules/email";
+import { ConfigError } from "../../infra/core/errors";
+import { isEmailAddress } from "../../infra/core/send/email";
 
 /** The dev stack's config as `get(key)`, with overrides. */
 function getter(overrides: Record<string, string | undefined> = {}) {

@@ -1,5 +1,5 @@
 /**
- * The orchestration cost model (infra/rules/send-cost.ts): the ledger's item sizes and request units, counted by hand
+ * The orchestration cost model (infra/core/plan/send-cost.ts): the ledger's item sizes and request units, counted by hand
  * from DynamoDB's item size rules, checked against the items the one sender really writes (run by the tests'
  * interpreter against dynalite, which bills them by its own sizing), and the dollars per million recipient-steps,
  * worked out by hand from the price list (not by calling the model twice).
@@ -16,8 +16,8 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
-import { senderDefinition } from "../../infra/rules/sender-definition";
-import { senderInput } from "../../infra/rules/sender-input";
+import { senderDefinition } from "../../infra/state-machines/sender-definition";
+import { senderInput } from "../../infra/core/send/sender-input";
 import {
   admissionUnits,
   capItem,
@@ -29,7 +29,7 @@ import {
   orchestrationPerMillion,
   recordItem,
   UnitTally,
-} from "../../infra/rules/send-cost";
+} from "../../infra/core/plan/send-cost";
 import { tallyPlan } from "../../scripts/bench/cost";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
 

@@ -5,7 +5,7 @@
  */
 import { strict as assert } from "assert";
 import metadata from "libphonenumber-js/min/metadata";
-import { DigitPattern, UnsupportedPattern, type Verdict } from "../../infra/rules/digit-patterns";
+import { DigitPattern, UnsupportedPattern, type Verdict } from "../../infra/core/zones/digit-patterns";
 
 type Plan = (string | number | unknown[] | undefined)[];
 const json = metadata as unknown as { countries: Record<string, Plan>; nonGeographic: Record<string, Plan> };

@@ -1,6 +1,6 @@
 import * as assert from "assert";
-import { campaignTag, EMAIL_EVENTS } from "../../infra/rules/email-events";
-import { campaignIdProblem } from "../../infra/rules/naming";
+import { campaignTag, EMAIL_EVENTS } from "../../infra/core/send/email-events";
+import { campaignIdProblem } from "../../infra/core/plan/naming";
 
 describe("email tags and events", () => {
   it("a campaign id of tag characters is its own tag", () => {

@@ -5,11 +5,11 @@
  */
 import * as assert from "assert";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { bulkRowProblem, bulkScheduleRequest } from "../../infra/rules/bulk-request";
-import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
-import { BulkPlanRow, formatBulkPlanRow, parseBulkPlanRow } from "../../infra/rules/plan-row";
+import { bulkRowProblem, bulkScheduleRequest } from "../../infra/core/plan/bulk-request";
+import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow } from "../../infra/state-machines/fanout-definition";
+import { BulkPlanRow, formatBulkPlanRow, parseBulkPlanRow } from "../../infra/core/plan/plan-row";
 import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
-import { senderDefinition } from "../../infra/rules/sender-definition";
+import { senderDefinition } from "../../infra/state-machines/sender-definition";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { fanOutTestParameters, SENDER_ARN } from "../helpers/fanout-params";

@@ -7,9 +7,9 @@ import {
   FanOutParameters,
   PlanRow,
   RETRYABLE_SCHEDULER_ERRORS,
-} from "../../infra/rules/fanout-definition";
-import { PLAN_ROW_FIELDS, RECURRING_ROW_FIELDS } from "../../infra/rules/plan-row";
-import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/rules/quotas";
+} from "../../infra/state-machines/fanout-definition";
+import { PLAN_ROW_FIELDS, RECURRING_ROW_FIELDS } from "../../infra/core/plan/plan-row";
+import { batchSecondsWithOneSlowRow, stepFunctions } from "../../infra/core/plan/quotas";
 import { runStateMachine, RunStats, Services, StatesError } from "../helpers/asl-interpreter";
 import { definitionOf, renderWith } from "../helpers/stack";
 import { fanOutTestParameters, SENDER_ARN } from "../helpers/fanout-params";

@@ -3,14 +3,14 @@
  * (≥ 90% of the CreateSchedule quota asked for, ≤ $0.10 of orchestration per million rows) hold for both.
  */
 import * as assert from "assert";
-import { PlanRow } from "../../infra/rules/fanout-definition";
+import { PlanRow } from "../../infra/state-machines/fanout-definition";
 import {
   fanOutCostPerMillionRows,
   pacing,
   rowsPerBatch,
   scheduler,
   stepFunctionsPricing,
-} from "../../infra/rules/quotas";
+} from "../../infra/core/plan/quotas";
 import { readStackConfig } from "../../scripts/lib/offline/mock-stack";
 import { definitionOf, renderShipped } from "../helpers/stack";
 

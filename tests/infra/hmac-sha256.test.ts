@@ -1,8 +1,8 @@
 import { strict as assert } from "assert";
 import { createHmac } from "crypto";
 import fc from "fast-check";
-import { base64urlInto, HmacSha256, paddedLength } from "../../infra/rules/hmac-sha256";
-import { UnsubscribeSigner } from "../../infra/rules/unsubscribe";
+import { base64urlInto, HmacSha256, paddedLength } from "../../infra/core/crypto/hmac-sha256";
+import { UnsubscribeSigner } from "../../infra/core/consent/unsubscribe";
 
 /** The expected MAC from Node's crypto (OpenSSL), not from the code under test. */
 const nodeHmac = (key: Uint8Array, message: Uint8Array) => createHmac("sha256", key).update(message).digest();

@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { mockClient } from "aws-sdk-client-mock";
 import { bundleJourneyHandler } from "../../infra/handler-bundle";
-import type { Journey } from "../../infra/rules/journeys-definition";
+import type { Journey } from "../../infra/core/journeys/journeys-definition";
 import { startLedger, TEST_CREDENTIALS, TestLedger } from "../helpers/enrolment-ledger";
 
 const ONBOARDING: Journey = {

@@ -3,11 +3,11 @@ import * as pulumi from "@pulumi/pulumi";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns } from "../../policy/iam";
 import { parseStackConfig } from "../../infra/config";
-import { parseJourneyConfig } from "../../infra/rules/journeys-definition";
-import { isIanaZone } from "../../infra/rules/journeys";
+import { parseJourneyConfig } from "../../infra/core/journeys/journeys-definition";
+import { isIanaZone } from "../../infra/core/journeys/journeys";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "../policy/util";
-import { JourneyDefinitionError } from "../../infra/rules/errors";
+import { JourneyDefinitionError } from "../../infra/core/errors";
 
 const ACCOUNT = "123456789012";
 const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];

@@ -7,7 +7,7 @@ import {
   isCampaignScopedArn,
   isValidSchedulerName,
   scheduleName,
-} from "../../infra/rules/naming";
+} from "../../infra/core/plan/naming";
 
 const scope = { partition: "aws", region: "eu-west-1", accountId: "123456789012" };
 

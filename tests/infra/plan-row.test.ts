@@ -9,7 +9,7 @@ import {
   PLAN_ROW_FIELDS,
   PlanRow,
   planKey,
-} from "../../infra/rules/plan-row";
+} from "../../infra/core/plan/plan-row";
 
 const ROW: PlanRow = {
   schedule_name: "a1-2",

@@ -1,12 +1,12 @@
 /**
- * Zones from postal codes (infra/rules/postal.ts). Every expected zone is written by hand from where the place is and
+ * Zones from postal codes (infra/core/zones/postal.ts). Every expected zone is written by hand from where the place is and
  * what tzdata says of it (zone.tab's comments, the county lines), never from the tables' own output.
  */
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { decodeDeltas, encodeDeltas } from "../../infra/rules/delta-codes";
-import { POSTAL_CODE_COLUMN, readPostal } from "../../infra/rules/postal";
+import { decodeDeltas, encodeDeltas } from "../../infra/core/zones/delta-codes";
+import { POSTAL_CODE_COLUMN, readPostal } from "../../infra/core/zones/postal";
 import { postalZonesSource } from "../../scripts/gen-postal-zones";
 
 /** The zone of a code read with `country`, failing on anything but one zone. */
@@ -199,7 +199,7 @@ describe("delta-codes: sorted numbers as a string", () => {
 describe("postal-zones.ts", () => {
   it("is what scripts/gen-postal-zones.ts generates from the data and zone.tab", function () {
     const zoneTab = "/usr/share/zoneinfo/zone.tab";
-    const file = path.join(__dirname, "..", "..", "infra", "rules", "postal-zones.ts");
+    const file = path.join(__dirname, "..", "..", "infra", "core", "zones", "postal-zones.ts");
     assert.strictEqual(postalZonesSource(fs.readFileSync(zoneTab, "utf8")), fs.readFileSync(file, "utf8"));
   });
 });

@@ -1,10 +1,10 @@
 import * as assert from "assert";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
-import { senderDefinition } from "../../infra/rules/sender-definition";
+import { senderDefinition } from "../../infra/state-machines/sender-definition";
 import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
-import { campaignTag } from "../../infra/rules/email-events";
-import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/rules/fanout-definition";
-import { createScheduleRequest } from "../../infra/rules/schedule-request";
+import { campaignTag } from "../../infra/core/send/email-events";
+import { fanOutDefinition, FanOutParameters, PlanRow } from "../../infra/state-machines/fanout-definition";
+import { createScheduleRequest } from "../../infra/core/plan/schedule-request";
 import { runStateMachine } from "../helpers/asl-interpreter";
 
 const SENDER = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev";

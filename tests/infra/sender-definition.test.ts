@@ -7,17 +7,17 @@
 import * as assert from "assert";
 import fc from "fast-check";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { recipientSenderInput, SenderInput, senderInput } from "../../infra/rules/sender-input";
-import type { BulkPlanRow } from "../../infra/rules/plan-row";
+import { recipientSenderInput, SenderInput, senderInput } from "../../infra/core/send/sender-input";
+import type { BulkPlanRow } from "../../infra/core/plan/plan-row";
 import {
   ENTRY_RETRY,
   secondsFromStateReadToLastSend,
   senderDefinition,
   SenderParameters,
   senderWorstCaseSeconds,
-} from "../../infra/rules/sender-definition";
-import { stepFunctions } from "../../infra/rules/quotas";
-import { MAX_BULK_ENTRIES_INPUT_BYTES } from "../../infra/rules/plan-row";
+} from "../../infra/state-machines/sender-definition";
+import { stepFunctions } from "../../infra/core/plan/quotas";
+import { MAX_BULK_ENTRIES_INPUT_BYTES } from "../../infra/core/plan/plan-row";
 import { StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, JsonataRunStats, runJsonataMachine } from "../helpers/jsonata-interpreter";
 

@@ -13,8 +13,8 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
-import { senderInput, SenderInput } from "../../infra/rules/sender-input";
-import { senderDefinition, SenderParameters } from "../../infra/rules/sender-definition";
+import { senderInput, SenderInput } from "../../infra/core/send/sender-input";
+import { senderDefinition, SenderParameters } from "../../infra/state-machines/sender-definition";
 import { StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
 

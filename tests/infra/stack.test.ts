@@ -2,9 +2,9 @@ import * as fs from "fs";
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
 import { type RenderedStack } from "../../scripts/lib/offline/mock-stack";
-import { STACK_QUOTA_TAG } from "../../infra/rules/naming";
+import { STACK_QUOTA_TAG } from "../../infra/core/plan/naming";
 import { all, definitionOf, only, renderWith } from "../helpers/stack";
-import { StackConfigError } from "../../infra/rules/errors";
+import { StackConfigError } from "../../infra/core/errors";
 
 const ACCOUNT = "123456789012";
 const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];

@@ -5,7 +5,7 @@ import {
   unsubscribeToken,
   unsubscribeUrl,
   verifyUnsubscribeToken,
-} from "../../infra/rules/unsubscribe";
+} from "../../infra/core/consent/unsubscribe";
 
 const KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
 

@@ -1,5 +1,5 @@
-import { fanOutDefinition, FanOutParameters } from "../../infra/rules/fanout-definition";
-import { STACK_QUOTA_TAG } from "../../infra/rules/naming";
+import { fanOutDefinition, FanOutParameters } from "../../infra/state-machines/fanout-definition";
+import { STACK_QUOTA_TAG } from "../../infra/core/plan/naming";
 import {
   fanOutConcurrencyBelowQuota,
   fanOutBatchedChildren,

@@ -1,11 +1,11 @@
 import * as assert from "assert";
 import * as path from "path";
-import { scheduler } from "../../infra/rules/quotas";
+import { scheduler } from "../../infra/core/plan/quotas";
 import { ServedPolicyPack, readPolicyConfig, POLICY_DIR } from "../../scripts/lib/offline/policy-runner";
 import { listStacks, readStackConfig } from "../../scripts/lib/offline/mock-stack";
 import { only, renderShipped, renderWith } from "../helpers/stack";
 import { main } from "../../scripts/preview";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 
 const DEV = path.join(POLICY_DIR, "config", "dev.json");
 const QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy";

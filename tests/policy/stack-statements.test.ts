@@ -18,7 +18,7 @@ import {
   sesOptOutStatements,
   unsubscribeTrustPolicy,
 } from "../../infra/iam";
-import { ArnScope } from "../../infra/rules/naming";
+import { ArnScope } from "../../infra/core/plan/naming";
 import {
   passRoleOnlyToScheduler,
   schedulerActionsScopedToCampaigns,

@@ -29,12 +29,12 @@ import { HTTP_TIMEOUTS } from "../../scripts/lib/aws/clients";
 import { stateClock } from "../../scripts/lib/aws/campaign-state";
 import { LocalLedger, startLedger } from "../helpers/ledger";
 import { Answer, Endpoint, startEndpoint, withEnv } from "../helpers/aws-endpoint";
-import { scheduleName } from "../../infra/rules/naming";
+import { scheduleName } from "../../infra/core/plan/naming";
 import { main as cancel } from "../../scripts/cancel-campaign";
 import { main as status } from "../../scripts/campaign-status";
 import { main as reschedule } from "../../scripts/reschedule";
 import { ROOT } from "../helpers/cli";
-import { FindingsError, UsageError } from "../../infra/rules/errors";
+import { FindingsError, UsageError } from "../../infra/core/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-ops-"));
 const SM = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";

@@ -11,7 +11,7 @@ import { main as enrol } from "../../scripts/enrol";
 import { applyDecision, enrolmentLedgerClient, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
 import { ROOT, runMain } from "../helpers/cli";
 import { only, renderWith } from "../helpers/stack";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 import { startLedger, TEST_CREDENTIALS, TestLedger } from "../helpers/enrolment-ledger";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-enrol-"));

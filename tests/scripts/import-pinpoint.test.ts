@@ -20,7 +20,7 @@ import {
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/pinpoint/endpoints";
 import { withEnv } from "../helpers/aws-endpoint";
 import { ROOT, runMain } from "../helpers/cli";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 
 const FIXTURES = "tests/fixtures/pinpoint";
 const EXPORT = `${FIXTURES}/export`;

@@ -13,7 +13,7 @@ import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { mockClient } from "aws-sdk-client-mock";
 import { main } from "../../scripts/launch-campaign";
 import { main as sizeWindow } from "../../scripts/size-window";
-import { isValidSchedulerName, scheduleName } from "../../infra/rules/naming";
+import { isValidSchedulerName, scheduleName } from "../../infra/core/plan/naming";
 import {
   BulkEntry,
   BulkPlanRow,
@@ -26,10 +26,10 @@ import {
   formatBulkPlanRow,
   MAX_PLAN_ROW_BYTES,
   parseBulkPlanRow,
-} from "../../infra/rules/plan-row";
-import { scheduler, ses } from "../../infra/rules/quotas";
-import { bulkRowProblem } from "../../infra/rules/bulk-request";
-import { unsubscribeHeaders, unsubscribeUrl } from "../../infra/rules/unsubscribe";
+} from "../../infra/core/plan/plan-row";
+import { scheduler, ses } from "../../infra/core/plan/quotas";
+import { bulkRowProblem } from "../../infra/core/plan/bulk-request";
+import { unsubscribeHeaders, unsubscribeUrl } from "../../infra/core/consent/unsubscribe";
 import {
   BulkChunks,
   MAX_OPEN_CHARS,
@@ -38,9 +38,9 @@ import {
   UnsubscribeLinks,
 } from "../../scripts/lib/planning/bulk";
 import { readUnsubscribeKey } from "../../scripts/lib/aws/unsubscribe-key";
-import { unsubscribeKeyFromParameter } from "../../infra/rules/unsubscribe-endpoint";
+import { unsubscribeKeyFromParameter } from "../../infra/core/consent/unsubscribe-endpoint";
 import { Deadline } from "../../scripts/lib/aws/call";
-import { DeadlineExceeded } from "../../infra/rules/errors";
+import { DeadlineExceeded } from "../../infra/core/errors";
 import { runMain } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-bulk-"));

@@ -9,7 +9,7 @@ import { main } from "../../scripts/launch-campaign";
 import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 import { sesHasEveryTemplate } from "../helpers/ses";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));

@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { main, policyConfigFileFor } from "../../scripts/preview";
 import { runScript } from "../helpers/cli";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 
 /** Runs the preview in this process and captures what it prints. */
 async function preview(argv: string[]): Promise<{ code: number; out: string; err: string }> {

@@ -1,7 +1,7 @@
 /**
  * The promises as properties (fast-check, shrinking to a minimal failure), over random recipient lists and flags
  * through the real launcher (in process, plans written to a temp dir) and random journeys and events through
- * decide(). Quiet time is checked here with luxon, independently of infra/rules/quiet-time.ts and promises.ts.
+ * decide(). Quiet time is checked here with luxon, independently of infra/core/timing/quiet-time.ts and promises.ts.
  * Bounded for npm test; SENDTIME_PROPERTY_RUNS=N runs each property N times.
  */
 import * as assert from "assert";
@@ -10,15 +10,15 @@ import * as os from "os";
 import * as path from "path";
 import fc from "fast-check";
 import { DateTime } from "luxon";
-import { parseJourneys } from "../../infra/rules/journeys-definition";
-import { parsePlanRow } from "../../infra/rules/plan-row";
+import { parseJourneys } from "../../infra/core/journeys/journeys-definition";
+import { parsePlanRow } from "../../infra/core/plan/plan-row";
 import { main as launchMain } from "../../scripts/launch-campaign";
 import { COMMAND as SIZE_WINDOW, main as sizeMain } from "../../scripts/size-window";
 import { configKey } from "../../scripts/lib/cli/config-file";
 import type { Flag, FlagTable } from "../../scripts/lib/cli/flags";
 import { LAUNCH_FLAGS } from "../../scripts/lib/cli/launch-flags";
 import { parseDocument } from "yaml";
-import { decide } from "../../infra/rules/journeys";
+import { decide } from "../../infra/core/journeys/journeys";
 import { runMain } from "../helpers/cli";
 
 const RUNS = Number(process.env.SENDTIME_PROPERTY_RUNS ?? 0);

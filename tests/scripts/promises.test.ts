@@ -6,14 +6,14 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parseJourneys } from "../../infra/rules/journeys-definition";
-import { parsePlanRow } from "../../infra/rules/plan-row";
+import { parseJourneys } from "../../infra/core/journeys/journeys-definition";
+import { parsePlanRow } from "../../infra/core/plan/plan-row";
 import { main as launchMain } from "../../scripts/launch-campaign";
 import { main as sizeMain } from "../../scripts/size-window";
 import { main as enrol } from "../../scripts/enrol";
 import { runMain } from "../helpers/cli";
 import { parse as parseCsv } from "csv-parse/sync";
-import { JourneyDefinitionError } from "../../infra/rules/errors";
+import { JourneyDefinitionError } from "../../infra/core/errors";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-promises-"));
 let runs = 0;

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { DateTime } from "luxon";
-import { parsePlanRow } from "../../infra/rules/plan-row";
+import { parsePlanRow } from "../../infra/core/plan/plan-row";
 import { main as launchMain } from "../../scripts/launch-campaign";
 import { main as sizeMain } from "../../scripts/size-window";
 import { runMain } from "../helpers/cli";

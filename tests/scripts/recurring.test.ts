@@ -8,13 +8,13 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { DateTime } from "luxon";
-import { campaignTag } from "../../infra/rules/email-events";
-import { fanOutDefinition, FanOutParameters } from "../../infra/rules/fanout-definition";
-import { parsePlanRow, RecurringTime } from "../../infra/rules/plan-row";
+import { campaignTag } from "../../infra/core/send/email-events";
+import { fanOutDefinition, FanOutParameters } from "../../infra/state-machines/fanout-definition";
+import { parsePlanRow, RecurringTime } from "../../infra/core/plan/plan-row";
 import { main as importMain } from "../../scripts/import-pinpoint";
 import { main as launchMain } from "../../scripts/launch-campaign";
 import { main as sizeMain } from "../../scripts/size-window";
-import { endOfLocalDate, nextOccurrence, occurrences } from "../../infra/rules/recurrence";
+import { endOfLocalDate, nextOccurrence, occurrences } from "../../infra/core/timing/recurrence";
 import { runStateMachine } from "../helpers/asl-interpreter";
 import { runMain } from "../helpers/cli";
 

@@ -2,7 +2,7 @@
  * redrive on the wire: a local endpoint that answers like SQS (AWS JSON 1.0) and Scheduler (REST-JSON), with a queue
  * that hides what it hands out and schedules that conflict by name, as AWS does; a local S3 holding the campaigns'
  * launch records and plans; and dynalite (a DynamoDB in Node) holding the occurrence ledger. The dead letters have
- * the shapes the one sender writes (a pointer, infra/rules/ledger.ts DeadLetterPointer) and that AWS documents for
+ * the shapes the one sender writes (a pointer, infra/core/send/ledger.ts DeadLetterPointer) and that AWS documents for
  * Scheduler (body = the target's Input; SCHEDULE_ARN, SCHEDULED_TIME, TARGET_ARN, ERROR_CODE, … attributes).
  */
 import * as assert from "assert";
@@ -20,9 +20,9 @@ import { clock } from "../../scripts/lib/aws/call";
 import { FailedSend, PlanSearch, redriveName } from "../../scripts/lib/planning/dead-letters";
 import { launchMissedPolicy, launchQuietTime, LaunchRecord } from "../../scripts/lib/planning/launch-record";
 import { heldFate, HeldPolicy, heldPolicy } from "../../scripts/lib/planning/paused-sends";
-import { recipientSenderInput, senderInput } from "../../infra/rules/sender-input";
-import { BulkPlanRow, PlanRow } from "../../infra/rules/plan-row";
-import { describeQuietTime, QuietTime } from "../../infra/rules/quiet-time";
+import { recipientSenderInput, senderInput } from "../../infra/core/send/sender-input";
+import { BulkPlanRow, PlanRow } from "../../infra/core/plan/plan-row";
+import { describeQuietTime, QuietTime } from "../../infra/core/timing/quiet-time";
 import { DateTime } from "luxon";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-redrive-"));
@@ -56,7 +56,7 @@ const stack = {
 const outputs = path.join(tmp, "outputs.json");
 fs.writeFileSync(outputs, JSON.stringify(stack));
 const arn = (group: string, name: string) => `arn:aws:scheduler:us-east-1:123456789012:schedule/${group}/${name}`;
-/** The ledger's occurrence key, written out by hand from infra/rules/ledger.ts's contract. */
+/** The ledger's occurrence key, written out by hand from infra/core/send/ledger.ts's contract. */
 const occ = (group: string, name: string, time: string) => `occ#${arn(group, name)}#${time}`;
 
 // --- The campaigns' plans in S3, as the launcher wrote them --------------------------------------------------------

@@ -8,7 +8,7 @@ import { s3Client } from "../../scripts/lib/aws/clients";
 import { StreamingPlanUpload } from "../../scripts/lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "../../scripts/lib/aws/s3-objects";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
-import { FindingsError, UsageError } from "../../infra/rules/errors";
+import { FindingsError, UsageError } from "../../infra/core/errors";
 
 /** Runs with the SDK pointed at a local S3 (real HTTP, real signing, real XML). */
 function withLocalS3() {

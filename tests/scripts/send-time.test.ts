@@ -1,8 +1,8 @@
 import * as assert from "assert";
-import { IANA_ZONE_NAMES } from "../../infra/rules/iana-zones";
+import { IANA_ZONE_NAMES } from "../../infra/core/zones/iana-zones";
 import { parseStepFlag, timingFromFlags } from "../../scripts/lib/cli/campaign-flags";
 import { SendDecider } from "../../scripts/lib/planning/decisions";
-import { canonicalZone, stepTime, ZoneResolver, zonedInstant } from "../../infra/rules/send-time";
+import { canonicalZone, stepTime, ZoneResolver, zonedInstant } from "../../infra/core/timing/send-time";
 
 const at = (zone: string, date: string, hour: number, minute = 0) => {
   const [year, month, day] = date.split("-").map(Number);

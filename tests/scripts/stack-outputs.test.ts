@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { readStackOutputs, requireOutputs } from "../../scripts/lib/aws/stack-outputs";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 
 /** A stand-in `pulumi` on PATH that records its arguments and prints outputs, or fails like the CLI does. */
 function withFakePulumi(script: string, run: (argsFile: string) => void) {

@@ -5,7 +5,7 @@ import {
   checkTemplates,
   quietTimeFromFlags,
 } from "../../scripts/lib/cli/timing-flags";
-import { UsageError } from "../../infra/rules/errors";
+import { UsageError } from "../../infra/core/errors";
 
 /** Asserts a one-line UsageError whose message matches. */
 function rejects(fn: () => unknown, message: RegExp) {

@@ -7,12 +7,12 @@
 import * as assert from "assert";
 import { DateTime } from "luxon";
 import * as fc from "fast-check";
-import { endOfQuietTime, isQuiet, QuietTime } from "../../infra/rules/quiet-time";
-import { endOfQuietWindow } from "../../infra/rules/promises";
+import { endOfQuietTime, isQuiet, QuietTime } from "../../infra/core/timing/quiet-time";
+import { endOfQuietWindow } from "../../infra/core/timing/promises";
 import { SendDecider } from "../../scripts/lib/planning/decisions";
 import { MissedRule } from "../../scripts/lib/planning/missed";
-import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../infra/rules/send-rules";
-import { Step } from "../../infra/rules/send-time";
+import { BaseRule, firstSend, parseInstant, reduceAfter, RowTiming } from "../../infra/core/timing/send-rules";
+import { Step } from "../../infra/core/timing/send-time";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const MINUTE = 60_000;

@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { effectiveTps } from "../../scripts/lib/cli/campaign-flags";
 import { PlannedSends, StepDecision } from "../../scripts/lib/planning/decisions";
-import { scheduledTime } from "../../infra/rules/send-time";
+import { scheduledTime } from "../../infra/core/timing/send-time";
 import { InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/planning/window";
 
 const T0 = Date.UTC(2026, 11, 1, 3, 15);

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { IANAZone } from "luxon";
-import { cachedOffsetMinutes } from "../../infra/rules/zone-offsets";
+import { cachedOffsetMinutes } from "../../infra/core/timing/zone-offsets";
 
 describe("cached zone offsets", () => {
   it("agree with Intl (luxon, uncached) every 97 minutes of 2026 and to the millisecond around each change", () => {

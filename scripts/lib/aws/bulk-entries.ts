@@ -11,8 +11,8 @@ import {
   ListSchedulesCommand,
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
-import { campaignGroupName } from "../../../infra/rules/naming";
-import { FindingsError } from "../../../infra/rules/errors";
+import { campaignGroupName } from "../../../infra/core/plan/naming";
+import { FindingsError } from "../../../infra/core/errors";
 import { bulkRecipients } from "../planning/bulk-entries";
 import { allPages, awsCall, Deadline } from "./call";
 

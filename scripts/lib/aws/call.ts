@@ -4,7 +4,7 @@
  * and with pagination that refuses a page token the service already returned (instead of looping forever).
  */
 import { awsErrorLine, isAwsError, lastAttemptError } from "./clients";
-import { DeadlineExceeded, FindingsError } from "../../../infra/rules/errors";
+import { DeadlineExceeded, FindingsError } from "../../../infra/core/errors";
 
 /** Waiting and the time, replaceable by tests so that polling loops run without real sleeps (and redrive at a set time). */
 export const clock = {

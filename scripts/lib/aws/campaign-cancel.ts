@@ -6,7 +6,7 @@
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { SFNClient } from "@aws-sdk/client-sfn";
-import { FindingsError } from "../../../infra/rules/errors";
+import { FindingsError } from "../../../infra/core/errors";
 import { Deadline } from "./call";
 import { cancelCampaign, CancelReport } from "./campaign-ops";
 import {

@@ -6,7 +6,7 @@
  */
 import { ListScheduleGroupsCommand, ListSchedulesCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { CAMPAIGN_PREFIX, CLEANUP_SCHEDULE_NAME, LAUNCHES_PREFIX } from "../../../infra/rules/naming";
+import { CAMPAIGN_PREFIX, CLEANUP_SCHEDULE_NAME, LAUNCHES_PREFIX } from "../../../infra/core/plan/naming";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 
 export interface LastLaunch {

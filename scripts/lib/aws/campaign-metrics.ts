@@ -10,9 +10,9 @@ import {
   MetricDataQuery,
 } from "@aws-sdk/client-cloudwatch";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/rules/email-events";
-import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
-import { ses } from "../../../infra/rules/quotas";
+import { EMAIL_TAGS, SES_METRICS_NAMESPACE } from "../../../infra/core/send/email-events";
+import { LAUNCHES_PREFIX } from "../../../infra/core/plan/naming";
+import { ses } from "../../../infra/core/plan/quotas";
 import * as readline from "readline";
 import { LaunchRecord, parseLaunchRecord } from "../planning/launch-record";
 import {
@@ -26,7 +26,7 @@ import {
   Series,
   variantDimension,
 } from "../report/campaign-report";
-import { FindingsError, InputError } from "../../../infra/rules/errors";
+import { FindingsError, InputError } from "../../../infra/core/errors";
 import { boundedCall } from "./call";
 import { openS3Object } from "./s3-objects";
 

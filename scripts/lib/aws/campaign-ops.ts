@@ -1,6 +1,6 @@
 /**
  * Operating a launched campaign: cancel it, move or remove one recipient's send, see what is pending.
- * Schedule and group names come from infra/rules/naming.ts, as in the planner.
+ * Schedule and group names come from infra/core/plan/naming.ts, as in the planner.
  */
 import {
   ConflictException,
@@ -24,34 +24,39 @@ import {
   StopExecutionCommand,
 } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { campaignGroupName, campaignIdProblem, CLEANUP_SCHEDULE_NAME, scheduleName } from "../../../infra/rules/naming";
+import {
+  campaignGroupName,
+  campaignIdProblem,
+  CLEANUP_SCHEDULE_NAME,
+  scheduleName,
+} from "../../../infra/core/plan/naming";
 import {
   atExpression,
   cronExpression,
   parseAtExpression,
   parseCronExpression,
   RecurringTime,
-} from "../../../infra/rules/plan-row";
+} from "../../../infra/core/plan/plan-row";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";
-import { count } from "../../../infra/rules/format";
+import { count } from "../text/format";
 import {
   endOfLocalDate,
   untilOfEndDate,
   nextOccurrence,
   occurrences,
   recurringEndMs,
-} from "../../../infra/rules/recurrence";
-import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/rules/send-time";
+} from "../../../infra/core/timing/recurrence";
+import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/core/timing/send-time";
 import {
   CREATE_LEAD_MS,
   inTimeToCreate,
   MIN_GAP_MINUTES,
   mayHaveFired,
   movedSendConflict,
-} from "../../../infra/rules/promises";
-import { FindingsError, UsageError } from "../../../infra/rules/errors";
+} from "../../../infra/core/timing/promises";
+import { FindingsError, UsageError } from "../../../infra/core/errors";
 import { bulkRecipients, splitBulkEntry } from "../planning/bulk-entries";
 import { BulkHolding, findBulkHoldings } from "./bulk-entries";
 import { isAwsError } from "./clients";

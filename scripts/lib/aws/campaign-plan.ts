@@ -6,9 +6,9 @@
  */
 import * as readline from "readline";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { LAUNCHES_PREFIX } from "../../../infra/rules/naming";
-import { QuietTime } from "../../../infra/rules/quiet-time";
-import { InputError } from "../../../infra/rules/errors";
+import { LAUNCHES_PREFIX } from "../../../infra/core/plan/naming";
+import { QuietTime } from "../../../infra/core/timing/quiet-time";
+import { InputError } from "../../../infra/core/errors";
 import {
   LaunchMissed,
   launchMissedPolicy,

@@ -12,10 +12,10 @@ import {
   CampaignState,
   campaignStateKey,
   LEDGER_KEY,
-} from "../../../infra/rules/ledger";
-import { campaignTag } from "../../../infra/rules/email-events";
-import { secondsFromStateReadToLastSend } from "../../../infra/rules/sender-definition";
-import { FindingsError } from "../../../infra/rules/errors";
+} from "../../../infra/core/send/ledger";
+import { campaignTag } from "../../../infra/core/send/email-events";
+import { secondsFromStateReadToLastSend } from "../../../infra/state-machines/sender-definition";
+import { FindingsError } from "../../../infra/core/errors";
 import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
 

@@ -92,7 +92,7 @@ export const sqsClient = (region?: string) =>
 export const sesClient = (region?: string) => recordingAttempts(new SESv2Client(common(region)));
 export const cloudWatchClient = (region?: string) => new CloudWatchClient(common(region));
 export const ssmClient = (region?: string) => recordingAttempts(new SSMClient(common(region)));
-/** The occurrence ledger's table (infra/rules/ledger.ts); AWS_ENDPOINT_URL_DYNAMODB points it at a local DynamoDB. */
+/** The occurrence ledger's table (infra/core/send/ledger.ts); AWS_ENDPOINT_URL_DYNAMODB points it at a local DynamoDB. */
 export const dynamodb = (region?: string) => recordingAttempts(new DynamoDBClient(common(region)));
 
 /** `what failed: ErrorName: message` — one line, no stack. */

@@ -19,8 +19,8 @@
  */
 import { Contact, ListContactsCommand, ListContactsCommandInput, SESv2Client } from "@aws-sdk/client-sesv2";
 import { allPages, Deadline, throttled } from "./call";
-import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
-import { OptOutKind } from "../../../infra/rules/ses-subscription";
+import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
+import { OptOutKind } from "../../../infra/core/consent/ses-subscription";
 
 /** SES's largest page of contacts (it answers 1,000 at most: aws/aws-sdk-js#3570). */
 const PAGE_SIZE = 1_000;

@@ -3,7 +3,7 @@
  * them, and every one read made visible again afterwards. Bounded calls; failures of the release are said, not thrown.
  */
 import { ChangeMessageVisibilityBatchCommand, Message, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { FindingsError } from "../../../infra/rules/errors";
+import { FindingsError } from "../../../infra/core/errors";
 import { awsCall, boundedCall, Deadline } from "./call";
 
 /** The most ReceiveMessage returns at once, and ChangeMessageVisibilityBatch takes. */

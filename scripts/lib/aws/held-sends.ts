@@ -1,13 +1,13 @@
 /**
  * The sends a pause held: the sender dead-letters each send of a paused campaign as a pointer with outcome `skipped`
- * and reason `paused` (infra/rules/ledger.ts DeadLetterPointer), for redrive to send after resume. Counting them reads
+ * and reason `paused` (infra/core/send/ledger.ts DeadLetterPointer), for redrive to send after resume. Counting them reads
  * the send dead-letter queue page by page with a visibility timeout as short as the count needs, and makes every
  * message visible again at the end: nothing is deleted or changed.
  */
 import { Message, SQSClient } from "@aws-sdk/client-sqs";
-import { DeadLetterPointer } from "../../../infra/rules/ledger";
-import { campaignTag } from "../../../infra/rules/email-events";
-import { FindingsError } from "../../../infra/rules/errors";
+import { DeadLetterPointer } from "../../../infra/core/send/ledger";
+import { campaignTag } from "../../../infra/core/send/email-events";
+import { FindingsError } from "../../../infra/core/errors";
 import { Deadline } from "./call";
 import { makeVisibleAgain, receiveDeadLetters } from "./dead-letter-queue";
 

@@ -11,17 +11,17 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from "@aws-sdk/client-sfn";
-import { FanOutInput } from "../../../infra/rules/fanout-definition";
-import { campaignTag } from "../../../infra/rules/email-events";
-import { RESULTS_PREFIX } from "../../../infra/rules/naming";
-import { planKey } from "../../../infra/rules/plan-row";
-import { launchRecordKey } from "../../../infra/rules/naming";
-import { stepFunctions } from "../../../infra/rules/quotas";
+import { FanOutInput } from "../../../infra/state-machines/fanout-definition";
+import { campaignTag } from "../../../infra/core/send/email-events";
+import { RESULTS_PREFIX } from "../../../infra/core/plan/naming";
+import { planKey } from "../../../infra/core/plan/plan-row";
+import { launchRecordKey } from "../../../infra/core/plan/naming";
+import { stepFunctions } from "../../../infra/core/plan/quotas";
 import { LaunchRecord } from "../planning/launch-record";
 import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { count } from "../../../infra/rules/format";
-import { AlreadyLaunched, DeadlineExceeded, FindingsError, UsageError } from "../../../infra/rules/errors";
+import { count } from "../text/format";
+import { AlreadyLaunched, DeadlineExceeded, FindingsError, UsageError } from "../../../infra/core/errors";
 
 /**
  * `<campaign>-<launch id>`, and for the second and later objects of a plan split for the ItemReader

@@ -30,11 +30,11 @@ import {
   S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { stepFunctions } from "../../../infra/rules/quotas";
-import { count } from "../../../infra/rules/format";
+import { stepFunctions } from "../../../infra/core/plan/quotas";
+import { count } from "../text/format";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { FindingsError, PlanKeyTaken } from "../../../infra/rules/errors";
+import { FindingsError, PlanKeyTaken } from "../../../infra/core/errors";
 
 /** Multipart part size (S3: at least 5 MiB except the last part, at most 10,000 parts). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;

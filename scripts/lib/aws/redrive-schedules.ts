@@ -10,10 +10,10 @@ import {
   GetScheduleCommandOutput,
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
-import { atExpression } from "../../../infra/rules/plan-row";
-import { inTimeToCreate } from "../../../infra/rules/promises";
-import { FindingsError } from "../../../infra/rules/errors";
-import { QuietTime } from "../../../infra/rules/quiet-time";
+import { atExpression } from "../../../infra/core/plan/plan-row";
+import { inTimeToCreate } from "../../../infra/core/timing/promises";
+import { FindingsError } from "../../../infra/core/errors";
+import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import {
   FailedSend,
   FoundRow,

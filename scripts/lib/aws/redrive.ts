@@ -14,8 +14,8 @@ import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { DeleteMessageCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
-import { LEDGER_KEY, OCCURRENCE_ATTRIBUTES, occurrenceKey } from "../../../infra/rules/ledger";
-import { FindingsError } from "../../../infra/rules/errors";
+import { LEDGER_KEY, OCCURRENCE_ATTRIBUTES, occurrenceKey } from "../../../infra/core/send/ledger";
+import { FindingsError } from "../../../infra/core/errors";
 import {
   DeadLetterMessage,
   decideResends,

@@ -8,7 +8,7 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/clien
 import { Readable } from "stream";
 import type { ExportSource } from "../pinpoint/import";
 import { boundedCall } from "./call";
-import { UsageError } from "../../../infra/rules/errors";
+import { UsageError } from "../../../infra/core/errors";
 
 export interface S3Location {
   bucket: string;

@@ -6,7 +6,7 @@
 import { Readable, Transform } from "stream";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { awsErrorLine, isAwsError } from "./clients";
-import { FindingsError, UsageError } from "../../../infra/rules/errors";
+import { FindingsError, UsageError } from "../../../infra/core/errors";
 
 export interface S3Location {
   bucket: string;

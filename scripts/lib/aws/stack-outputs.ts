@@ -4,8 +4,8 @@
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
-import { scheduler } from "../../../infra/rules/quotas";
-import { UsageError } from "../../../infra/rules/errors";
+import { scheduler } from "../../../infra/core/plan/quotas";
+import { UsageError } from "../../../infra/core/errors";
 
 export interface StackOutputs {
   bucketName?: string;
@@ -33,7 +33,7 @@ export interface StackOutputs {
   templateNames?: string[];
   /** The one sender every schedule targets (a Step Functions state machine). */
   senderStateMachineArn?: string;
-  /** The occurrence ledger (DynamoDB): occurrences, enrolments and each campaign's state (infra/rules/ledger.ts). */
+  /** The occurrence ledger (DynamoDB): occurrences, enrolments and each campaign's state (infra/core/send/ledger.ts). */
   ledgerTableName?: string;
 }
 

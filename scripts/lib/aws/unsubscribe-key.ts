@@ -1,12 +1,12 @@
 /**
  * The key bulk sends sign their one-click unsubscribe links with: the SSM SecureString parameter the stack creates
  * (stack output unsubscribeKeyParameter), read with decryption within the command's time limit, and decoded exactly
- * as the endpoint decodes it (infra/rules/unsubscribe-endpoint.ts), so the links it signs are the ones it accepts.
+ * as the endpoint decodes it (infra/core/consent/unsubscribe-endpoint.ts), so the links it signs are the ones it accepts.
  */
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { awsCall, Deadline } from "./call";
-import { FindingsError } from "../../../infra/rules/errors";
-import { UNSUBSCRIBE_KEY_BYTES, unsubscribeKeyFromParameter } from "../../../infra/rules/unsubscribe-endpoint";
+import { FindingsError } from "../../../infra/core/errors";
+import { UNSUBSCRIBE_KEY_BYTES, unsubscribeKeyFromParameter } from "../../../infra/core/consent/unsubscribe-endpoint";
 
 export async function readUnsubscribeKey(d: Deadline, ssm: SSMClient, parameterName: string): Promise<Buffer> {
   const what = `GetParameter ${parameterName} (the unsubscribe signing key)`;

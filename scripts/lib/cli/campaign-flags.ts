@@ -4,24 +4,24 @@
  * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
  * and --now. Every message names the flag and what is allowed.
  */
-import { campaignIdProblem, SES_NAME } from "../../../infra/rules/naming";
-import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/rules/quotas";
+import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
+import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/core/plan/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
 import { AMBIGUOUS_ZONE_POLICIES, AmbiguousZonePolicy, maxRecurringWindowMinutes } from "../planning/decisions";
-import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/rules/promises";
-import { inQuietHours, QuietTime } from "../../../infra/rules/quiet-time";
+import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/core/timing/promises";
+import { inQuietHours, QuietTime } from "../../../infra/core/timing/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
-import { BaseRule, parseInstant } from "../../../infra/rules/send-rules";
-import { canonicalZone, Step } from "../../../infra/rules/send-time";
+import { BaseRule, parseInstant } from "../../../infra/core/timing/send-rules";
+import { canonicalZone, Step } from "../../../infra/core/timing/send-time";
 import {
   INFER_SOURCES,
   InferSource,
   parseZoneAliases,
   ZoneAliases,
   zoneNameProblem,
-} from "../../../infra/rules/zone-names";
+} from "../../../infra/core/zones/zone-names";
 import { EffectiveTps } from "../planning/window";
-import { count } from "../../../infra/rules/format";
+import { count } from "../text/format";
 import { intFlag, positiveFlag } from "./run";
 import {
   audienceFromFlags,
@@ -32,7 +32,7 @@ import {
   SEND_TIME_RULE,
   TIMING_FLAGS,
 } from "./timing-flags";
-import { UsageError } from "../../../infra/rules/errors";
+import { UsageError } from "../../../infra/core/errors";
 
 /** The raw values of the timing flags (strings as typed). */
 type TimingFlagValues = {

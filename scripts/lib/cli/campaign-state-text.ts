@@ -2,7 +2,7 @@
  * What the campaign-state commands share on the command line: the --reason flag, checked, and a state in words.
  */
 import type { CampaignStateRecord } from "../aws/campaign-state";
-import { UsageError } from "../../../infra/rules/errors";
+import { UsageError } from "../../../infra/core/errors";
 
 /** Longer than any reason worth keeping, short enough for one report line. */
 const MAX_REASON_CHARS = 500;

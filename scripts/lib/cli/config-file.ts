@@ -9,7 +9,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parseDocument, stringify as stringifyYaml } from "yaml";
-import { UsageError } from "../../../infra/rules/errors";
+import { UsageError } from "../../../infra/core/errors";
 import type { Flag, FlagTable } from "./flags";
 
 /** --config FILE: a campaign file (the same for launch-campaign and size-window). */

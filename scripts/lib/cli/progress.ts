@@ -4,7 +4,7 @@
  * given, once the work has run ~2 s: on a terminal one line rewritten in place (\r) at most 4 times a second and
  * cleared at the end; elsewhere (a log, a pipe) one line every ~5 s. Never on stdout.
  */
-import { count, formatDuration } from "../../../infra/rules/format";
+import { count, formatDuration } from "../text/format";
 import type { RowProgress } from "../recipients/row-progress";
 import type { Io } from "./run";
 

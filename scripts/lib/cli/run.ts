@@ -3,7 +3,7 @@
  * (0 ok, 1 findings, 2 usage or input error).
  */
 import { parseArgs } from "util";
-import { FindingsError, InputError, UsageError } from "../../../infra/rules/errors";
+import { FindingsError, InputError, UsageError } from "../../../infra/core/errors";
 import type { Command, FlagTable, FlagValues } from "./flags";
 import { helpText, parserOptions } from "./flags";
 import { readConfigFile, withCommandLine } from "./config-file";

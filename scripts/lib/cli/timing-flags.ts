@@ -3,7 +3,7 @@
  * the base rule (--date/--hour/--minute, --after, --at), quiet time (--quiet-hours, --quiet-days, --quiet),
  * variants (--variant, --holdout) and the missed-time policy (--missed, --grace-minutes; redrive's too). Every problem is one UsageError line naming the flag and what is allowed.
  */
-import { SES_NAME } from "../../../infra/rules/naming";
+import { SES_NAME } from "../../../infra/core/plan/naming";
 import {
   Audience,
   BASIS_POINTS,
@@ -14,10 +14,10 @@ import {
   VARIANT_PLACEHOLDER,
   variantKey,
 } from "../recipients/audience";
-import type { Recurrence } from "../../../infra/rules/plan-row";
-import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/rules/quiet-time";
-import { BaseRule, parseDate, parseInstant } from "../../../infra/rules/send-rules";
-import { UsageError } from "../../../infra/rules/errors";
+import type { Recurrence } from "../../../infra/core/plan/plan-row";
+import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/core/timing/quiet-time";
+import { BaseRule, parseDate, parseInstant } from "../../../infra/core/timing/send-rules";
+import { UsageError } from "../../../infra/core/errors";
 import { GRACE_MINUTES, MISSED_POLICIES, MissedPolicy } from "../planning/missed";
 import { intFlag } from "./run";
 

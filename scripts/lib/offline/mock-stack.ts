@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
-import { StackConfigError } from "../../../infra/rules/errors";
+import { StackConfigError } from "../../../infra/core/errors";
 
 export const PROJECT = "sendtime";
 export const MOCK_ACCOUNT = "123456789012";

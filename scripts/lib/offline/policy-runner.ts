@@ -9,7 +9,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { RenderedResource, RenderedStack, ROOT_DIR } from "./mock-stack";
-import { UsageError } from "../../../infra/rules/errors";
+import { UsageError } from "../../../infra/core/errors";
 
 const PULUMI_DIR = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
 const fromPulumi = (id: string) => require(require.resolve(id, { paths: [PULUMI_DIR] }));

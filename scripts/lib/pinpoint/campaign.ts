@@ -10,9 +10,9 @@
  * everyone gets the one instant StartTime.
  */
 import { createHash } from "crypto";
-import { SES_NAME } from "../../../infra/rules/naming";
-import { recurringSends } from "../../../infra/rules/quotas";
-import { CampaignShapeError } from "../../../infra/rules/errors";
+import { SES_NAME } from "../../../infra/core/plan/naming";
+import { recurringSends } from "../../../infra/core/plan/quotas";
+import { CampaignShapeError } from "../../../infra/core/errors";
 import { variantKey } from "../recipients/audience";
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */

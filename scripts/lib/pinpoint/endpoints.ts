@@ -8,11 +8,11 @@
  * Location.PostalCode, Location.Country. Metrics, Location.City and Region and the other Demographic fields are not
  * imported.
  */
-import { isEmailAddress } from "../../../infra/rules/email";
-import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/rules/coordinates";
-import { PHONE_COLUMN } from "../../../infra/rules/phone";
-import { POSTAL_CODE_COLUMN } from "../../../infra/rules/postal";
-import { ALPHA3_COUNTRIES } from "../../../infra/rules/country-codes";
+import { isEmailAddress } from "../../../infra/core/send/email";
+import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/core/zones/coordinates";
+import { PHONE_COLUMN } from "../../../infra/core/zones/phone";
+import { POSTAL_CODE_COLUMN } from "../../../infra/core/zones/postal";
+import { ALPHA3_COUNTRIES } from "../../../infra/core/zones/country-codes";
 import { COUNTRY_COLUMN } from "../recipients/recipient-rows";
 
 /**

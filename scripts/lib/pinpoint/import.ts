@@ -43,8 +43,8 @@ import { csvField, reportField } from "../recipients/csv-fields";
 import { EndpointLedger, LedgerEntry } from "./ledger";
 import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
-import { canonicalZone } from "../../../infra/rules/send-time";
-import { UsageError } from "../../../infra/rules/errors";
+import { canonicalZone } from "../../../infra/core/timing/send-time";
+import { UsageError } from "../../../infra/core/errors";
 import { OutputLock, RunFiles } from "../planning/plan-files";
 
 export { lines } from "./lines";

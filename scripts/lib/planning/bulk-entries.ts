@@ -1,9 +1,9 @@
 /**
- * One entry taken out of a bulk schedule's Input (the bulk sender's input, infra/rules/sender-input.ts SenderInput)
+ * One entry taken out of a bulk schedule's Input (the bulk sender's input, infra/core/send/sender-input.ts SenderInput)
  * without touching the others: the text is cut, not parsed and written again, so every other entry, its template
  * data and headers stay byte for byte as the fan-out wrote them (whatever escapes Step Functions chose). Pure.
  */
-import { InputError } from "../../../infra/rules/errors";
+import { InputError } from "../../../infra/core/errors";
 
 /** Where a JSON value lies in a text: [start, end), and, for arrays and objects, where its parts lie. */
 interface Span {

@@ -2,7 +2,7 @@
  * Bulk planning (launch-campaign --bulk): the recipients of one step who share its UTC instant and variant (and so its
  * template) share one schedule of at most MAX_BULK_ENTRIES entries whose Input stays within Scheduler's payload, sent
  * by the sender state machine with SendBulkEmail. Every entry carries its recipient's one-click unsubscribe link once,
- * in `{{unsubscribe_url}}`; the fan-out makes the List-Unsubscribe pair from it (infra/rules/unsubscribe.ts).
+ * in `{{unsubscribe_url}}`; the fan-out makes the List-Unsubscribe pair from it (infra/core/consent/unsubscribe.ts).
  *
  * Chunks fill in the list's order: a group's entries go into its open chunk until the next would not fit (50 entries,
  * the Input's bytes, the plan line's bytes), which is then written as one line named by the group and the chunk's
@@ -10,7 +10,7 @@
  * fewest 50 allows, and the same list and flags give the same names on every run. Memory: one open chunk per group;
  * when open chunks' entries pass MAX_OPEN_CHARS characters, the oldest is written early (counted: splitEarly).
  */
-import { bulkScheduleName } from "../../../infra/rules/naming";
+import { bulkScheduleName } from "../../../infra/core/plan/naming";
 import {
   atExpression,
   BULK_ENTRY_END,
@@ -22,8 +22,8 @@ import {
   MAX_BULK_ENTRIES,
   MAX_BULK_ENTRIES_INPUT_BYTES,
   MAX_PLAN_ROW_BYTES,
-} from "../../../infra/rules/plan-row";
-import { ses } from "../../../infra/rules/quotas";
+} from "../../../infra/core/plan/plan-row";
+import { ses } from "../../../infra/core/plan/quotas";
 import {
   UNSUBSCRIBE_TEMPLATE_KEY,
   MAX_TOKEN_ADDRESS_CHARS,
@@ -31,10 +31,10 @@ import {
   UnsubscribeSigner,
   unsubscribeHeaders,
   unsubscribeLink,
-} from "../../../infra/rules/unsubscribe";
-import { InputError } from "../../../infra/rules/errors";
-import { bulkEntryRefusal } from "../../../infra/rules/bulk-request";
-import { Step } from "../../../infra/rules/send-time";
+} from "../../../infra/core/consent/unsubscribe";
+import { InputError } from "../../../infra/core/errors";
+import { bulkEntryRefusal } from "../../../infra/core/plan/bulk-request";
+import { Step } from "../../../infra/core/timing/send-time";
 import { Audience, templatesByVariant } from "../recipients/audience";
 import { Columns, RecipientRow, RejectReason, STEP_KEY, TemplateDataJson } from "../recipients/recipient-rows";
 import { ZoneDecisions } from "./decisions";
@@ -458,7 +458,7 @@ export class BulkLines {
     if (typeof token !== "string") return { reason: "invalid-email", text: token.problem };
     if (this.repeatedAddresses) this.address = addressOf(row.email);
     const data = this.templateData.prefix(row.fields);
-    // The address rule (infra/rules/email.ts: 7-bit atoms) admits no character JSON escapes: its JSON is in quotes.
+    // The address rule (infra/core/send/email.ts: 7-bit atoms) admits no character JSON escapes: its JSON is in quotes.
     const emailJson = `"${row.email}"`;
     // Most ids are printable ASCII with no quote or backslash: their JSON is in quotes, a byte a character.
     const plainId = PLAIN_JSON_TEXT.test(row.id);

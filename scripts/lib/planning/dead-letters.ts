@@ -2,7 +2,7 @@
  * Reading a failed send back from the send dead-letter queue as a pointer, finding what it points to in the campaign's
  * plan, deciding from the ledger what may be sent again, and naming its redrive. Pure: no AWS SDK.
  *
- * A dead letter is a pointer, never a request (infra/rules/ledger.ts DeadLetterPointer): redrive rebuilds the request
+ * A dead letter is a pointer, never a request (infra/core/send/ledger.ts DeadLetterPointer): redrive rebuilds the request
  * from the plan the launcher wrote, so what a message says beyond which send failed is never sent. Two writers share
  * the queue (deadLetterQueueUrl):
  * - the one sender, one message per failed entry: the pointer as its body, no message attributes;
@@ -22,14 +22,20 @@ import {
   groupSchedulesArn,
   isValidSchedulerName,
   scheduleName,
-} from "../../../infra/rules/naming";
-import { scheduler, ses } from "../../../infra/rules/quotas";
-import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/rules/promises";
-import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/rules/ledger";
-import { BulkPlanRow, isBulkPlanValue, parseBulkPlanRow, parsePlanRow, PlanRow } from "../../../infra/rules/plan-row";
-import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/rules/sender-input";
-import { QuietTime } from "../../../infra/rules/quiet-time";
-import { FindingsError } from "../../../infra/rules/errors";
+} from "../../../infra/core/plan/naming";
+import { scheduler, ses } from "../../../infra/core/plan/quotas";
+import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/core/timing/promises";
+import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/core/send/ledger";
+import {
+  BulkPlanRow,
+  isBulkPlanValue,
+  parseBulkPlanRow,
+  parsePlanRow,
+  PlanRow,
+} from "../../../infra/core/plan/plan-row";
+import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/core/send/sender-input";
+import { QuietTime } from "../../../infra/core/timing/quiet-time";
+import { FindingsError } from "../../../infra/core/errors";
 
 /** One SQS message as ReceiveMessage returns it (the fields read here). */
 export interface DeadLetterMessage {
@@ -97,7 +103,7 @@ function fromSender(body: unknown, scope: StackScope): FailedSend | Unreadable {
   const p = body as Partial<Record<keyof DeadLetterPointer, unknown>>;
   const campaignId = typeof p.campaign === "string" && !campaignIdProblem(p.campaign) ? p.campaign : undefined;
   const extra = Object.keys(body).filter((k) => !(POINTER_FIELDS as readonly string[]).includes(k));
-  const shape = `a pointer is {${POINTER_FIELDS.join(", ")}} (infra/rules/ledger.ts)`;
+  const shape = `a pointer is {${POINTER_FIELDS.join(", ")}} (infra/core/send/ledger.ts)`;
   if (extra.length)
     return {
       campaignId,

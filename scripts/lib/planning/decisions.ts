@@ -3,15 +3,15 @@
  * send in it. Per step the stages run in order — base rule (the campaign's rule or the row's send_at, then the
  * step's offset from step 1 as requested) → missed-time policy (a step moved to the next day takes the later steps
  * with it) → quiet time over the send's whole flexible window — then the steps are checked against each other with
- * infra/rules/promises.ts (a send within MIN_GAP_MINUTES of, or before, an earlier step kept is not planned).
+ * infra/core/timing/promises.ts (a send within MIN_GAP_MINUTES of, or before, an earlier step kept is not planned).
  *
  * The result depends only on the zone and on the row's timing values the rule reads (none under most rules), so each
  * distinct combination is computed once, with the notes a row with it gets, and shared by every row that has it:
  * per-row work is a cache lookup. The common forms of those values are keyed by a number per zone (send-rules.ts
  * timingKey: no string is built per row); any other form by its text.
  */
-import { cronExpression, Recurrence, RecurringTime } from "../../../infra/rules/plan-row";
-import { describeQuietTime, QuietTime } from "../../../infra/rules/quiet-time";
+import { cronExpression, Recurrence, RecurringTime } from "../../../infra/core/plan/plan-row";
+import { describeQuietTime, QuietTime } from "../../../infra/core/timing/quiet-time";
 import {
   droppedSends,
   endOfQuietAcross,
@@ -19,7 +19,7 @@ import {
   MIN_GAP_MINUTES,
   quietEveryNight,
   quietOccurrences,
-} from "../../../infra/rules/promises";
+} from "../../../infra/core/timing/promises";
 import {
   nextOccurrence,
   occurrences,
@@ -28,7 +28,7 @@ import {
   recurringEndMs,
   shortestGapMinutes,
   sizingSpanDays,
-} from "../../../infra/rules/recurrence";
+} from "../../../infra/core/timing/recurrence";
 import {
   BaseRule,
   describeRule,
@@ -41,7 +41,7 @@ import {
   stepFromFirst,
   TimingProblem,
   timingKey,
-} from "../../../infra/rules/send-rules";
+} from "../../../infra/core/timing/send-rules";
 import {
   addDays,
   LocalTime,
@@ -54,15 +54,21 @@ import {
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
-} from "../../../infra/rules/send-time";
+} from "../../../infra/core/timing/send-time";
 import { InstantHistogram } from "./window";
 import { missedFate, MissedRule } from "./missed";
-import { UsageError } from "../../../infra/rules/errors";
-import { cachedOffsetMinutes, ZoneOffsets, zoneOffsets } from "../../../infra/rules/zone-offsets";
-import { canonicalZone, countryZone, InferSource, ResolvedZone, ZoneAliases } from "../../../infra/rules/zone-names";
-import { readCoordinates } from "../../../infra/rules/coordinates";
-import { readPhone } from "../../../infra/rules/phone";
-import { readPostal } from "../../../infra/rules/postal";
+import { UsageError } from "../../../infra/core/errors";
+import { cachedOffsetMinutes, ZoneOffsets, zoneOffsets } from "../../../infra/core/timing/zone-offsets";
+import {
+  canonicalZone,
+  countryZone,
+  InferSource,
+  ResolvedZone,
+  ZoneAliases,
+} from "../../../infra/core/zones/zone-names";
+import { readCoordinates } from "../../../infra/core/zones/coordinates";
+import { readPhone } from "../../../infra/core/zones/phone";
+import { readPostal } from "../../../infra/core/zones/postal";
 import {
   candidatesNote,
   countryNote,
@@ -73,7 +79,7 @@ import {
   UnknownZoneValue,
   ZoneRejectReason,
 } from "./row-zones";
-import { scheduler } from "../../../infra/rules/quotas";
+import { scheduler } from "../../../infra/core/plan/quotas";
 
 /**
  * The largest flexible window a recurring send may have: one occurrence invoked at the end of its window and the next

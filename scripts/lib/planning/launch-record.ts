@@ -3,15 +3,15 @@
  * plan summary, how many schedules each step and variant got, and the holdout's size. No addresses. Redrive reads it
  * back for where the plan is, the campaign's quiet time and its missed-time policy.
  */
-import { PLANS_PREFIX } from "../../../infra/rules/naming";
+import { PLANS_PREFIX } from "../../../infra/core/plan/naming";
 import {
   describeQuietTime,
   QUIET_POLICIES,
   QuietPolicy,
   QuietTime,
   WEEKDAY_NAMES,
-} from "../../../infra/rules/quiet-time";
-import { FindingsError } from "../../../infra/rules/errors";
+} from "../../../infra/core/timing/quiet-time";
+import { FindingsError } from "../../../infra/core/errors";
 import { GRACE_MINUTES, MISSED_POLICIES, MissedPolicy } from "./missed";
 
 export interface ScheduledCount {

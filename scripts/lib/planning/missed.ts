@@ -3,7 +3,7 @@
  * the time it can be sent. The launcher applies it to the sends due before its cutoff, now + fan-out + margin
  * (decisions.ts); redrive to the sends a pause held, at the time it would send them again (paused-sends.ts).
  */
-import { addDays, LocalTime, ScheduledTime, scheduledTime, zonedInstant } from "../../../infra/rules/send-time";
+import { addDays, LocalTime, ScheduledTime, scheduledTime, zonedInstant } from "../../../infra/core/timing/send-time";
 
 export type MissedPolicy = "skip" | "send-now" | "next-day";
 export const MISSED_POLICIES: MissedPolicy[] = ["skip", "send-now", "next-day"];

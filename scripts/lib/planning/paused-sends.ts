@@ -12,10 +12,10 @@
  * row's occurrence is never sent again, whatever the policy: the launcher sends no missed occurrence either (--missed
  * does not apply to --every), and its next one follows. Pure: no AWS SDK.
  */
-import { FindingsError } from "../../../infra/rules/errors";
-import { parseSendAt } from "../../../infra/rules/plan-row";
-import { QuietTime } from "../../../infra/rules/quiet-time";
-import { zonedInstant } from "../../../infra/rules/send-time";
+import { FindingsError } from "../../../infra/core/errors";
+import { parseSendAt } from "../../../infra/core/plan/plan-row";
+import { QuietTime } from "../../../infra/core/timing/quiet-time";
+import { zonedInstant } from "../../../infra/core/timing/send-time";
 import { FoundRow, outOfQuiet, RecipientOutcome, redriveAt, RedriveTime } from "./dead-letters";
 import { LaunchMissed } from "./launch-record";
 import { missedFate, MissedFate, MISSED_POLICIES } from "./missed";

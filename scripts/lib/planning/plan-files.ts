@@ -22,9 +22,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { reportField } from "../recipients/csv-fields";
-import { InputError, OutputError } from "../../../infra/rules/errors";
+import { InputError, OutputError } from "../../../infra/core/errors";
 import { RecipientRow, Reject } from "../recipients/recipient-rows";
-import { ZoneSource } from "../../../infra/rules/zone-names";
+import { ZoneSource } from "../../../infra/core/zones/zone-names";
 
 /** Where plan lines go besides (or instead of) plan.jsonl: e.g. an upload to S3 while planning. Whole lines only. */
 export interface PlanSink {

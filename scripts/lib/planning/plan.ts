@@ -4,20 +4,20 @@
  *
  *   check it (recipient-rows.ts) → decide its zone and each step's send (decisions.ts: base rule → missed time
  *     → quiet time) → hold it out or not (audience.ts) → write its plan lines, a reject or a holdout line
- *     (plan-row format: infra/rules/plan-row.ts; files: plan-files.ts) → count it
+ *     (plan-row format: infra/core/plan/plan-row.ts; files: plan-files.ts) → count it
  *
  * and the counts become the summary: rows = planned + rejected + held out. Every per-recipient decision is made
  * here, once, and recorded in the plan.
  */
 import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Readable } from "stream";
-import { scheduleName } from "../../../infra/rules/naming";
-import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/rules/plan-row";
+import { scheduleName } from "../../../infra/core/plan/naming";
+import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/core/plan/plan-row";
 import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines, zoneFields } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../recipients/audience";
 import { AmbiguousZonePolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { MissedPolicy } from "./missed";
-import { QuietTime, describeQuietTime } from "../../../infra/rules/quiet-time";
+import { QuietTime, describeQuietTime } from "../../../infra/core/timing/quiet-time";
 import {
   Columns,
   isReject,
@@ -30,9 +30,9 @@ import {
   TemplateDataJson,
 } from "../recipients/recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
-import { sizingSpanDays } from "../../../infra/rules/recurrence";
-import { BaseRule, describeRule } from "../../../infra/rules/send-rules";
-import { Step, stepOffset } from "../../../infra/rules/send-time";
+import { sizingSpanDays } from "../../../infra/core/timing/recurrence";
+import { BaseRule, describeRule } from "../../../infra/core/timing/send-rules";
+import { Step, stepOffset } from "../../../infra/core/timing/send-time";
 import { lackingText, TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import {
   EffectiveTps,
@@ -43,9 +43,9 @@ import {
   quietCheckWindowMinutes,
 } from "./window";
 import { BulkLines, BulkSigning, BulkStats } from "./bulk";
-import { unsubscribeAddress } from "../../../infra/rules/unsubscribe";
-import { OptOutKind } from "../../../infra/rules/ses-subscription";
-import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
+import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
+import { OptOutKind } from "../../../infra/core/consent/ses-subscription";
+import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/core/zones/zone-names";
 import { emptyBySource, UnknownZoneValue } from "./row-zones";
 
 export interface PlanRequest {

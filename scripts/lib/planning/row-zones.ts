@@ -3,7 +3,13 @@
  * notes, or why the row is refused — an ambiguous value (`CST`) always, a value the table maps under --strict-zones —
  * and the summary's account of the values that are not IANA names (the ten most frequent, with what each is read as).
  */
-import { readingNote, ResolvedZone, ZoneSource, ZONE_SOURCES, zoneSourceOf } from "../../../infra/rules/zone-names";
+import {
+  readingNote,
+  ResolvedZone,
+  ZoneSource,
+  ZONE_SOURCES,
+  zoneSourceOf,
+} from "../../../infra/core/zones/zone-names";
 
 export type ZoneRejectReason =
   "unknown-zone" | "ambiguous-zone" | "invalid-coordinates" | "invalid-postal-code" | "invalid-phone";

@@ -7,12 +7,12 @@ import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audi
 import { BulkGroupCounts } from "./bulk";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { AmbiguousZonePolicy, PlannedSends, SendDecider } from "./decisions";
-import { QuietTime } from "../../../infra/rules/quiet-time";
+import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
-import { BaseRule } from "../../../infra/rules/send-rules";
-import { Step, ZoneStatus } from "../../../infra/rules/send-time";
-import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/rules/zone-names";
+import { BaseRule } from "../../../infra/core/timing/send-rules";
+import { Step, ZoneStatus } from "../../../infra/core/timing/send-time";
+import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/core/zones/zone-names";
 import { emptyBySource, UnknownZoneValue } from "./row-zones";
 import {
   EffectiveTps,

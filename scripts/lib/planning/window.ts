@@ -5,9 +5,9 @@
  * Scheduler spreads the sends of an instant t evenly over [t, t + W). Windows of nearby instants overlap and their
  * rates add. W is the smallest whole number of minutes for which the summed rate never exceeds the effective TPS.
  */
-import { scheduler } from "../../../infra/rules/quotas";
-import { longestFreeMinutes } from "../../../infra/rules/promises";
-import type { QuietTime } from "../../../infra/rules/quiet-time";
+import { scheduler } from "../../../infra/core/plan/quotas";
+import { longestFreeMinutes } from "../../../infra/core/timing/promises";
+import type { QuietTime } from "../../../infra/core/timing/quiet-time";
 
 const MINUTE_MS = 60_000;
 
@@ -135,7 +135,7 @@ export function latestLaunch(sendMs: number, p: LaunchPace): number {
 
 /**
  * The flexible window quiet time is checked over when planning (a send is quiet when any minute of its window is:
- * infra/rules/promises.ts), known before the plan: the window given; without quiet time, any (1: nothing depends on
+ * infra/core/timing/promises.ts), known before the plan: the window given; without quiet time, any (1: nothing depends on
  * it); else one the computed window cannot exceed. With W minutes, the sends of all instants overlapping at any moment
  * number at most the schedules, so the summed rate is at most schedules ÷ (60 W): ⌈schedules bound ÷ TPS ÷ 60⌉
  * (volumeWindowMinutes) always holds the rate, and the smallest window that does is no larger. It is capped at

@@ -9,7 +9,7 @@
  * Pure: no AWS, no I/O.
  */
 import { hash } from "crypto";
-import { SHA256_IV, sha256Compress } from "../../../infra/rules/sha256";
+import { SHA256_IV, sha256Compress } from "../../../infra/core/crypto/sha256";
 
 export const BASIS_POINTS = 10_000;
 export const VARIANT_NAME = /^[A-Za-z0-9_-]{1,32}$/;

@@ -20,7 +20,7 @@
  * the NUL), a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
  * without checking it), and the mixed line endings above.
  */
-import { CsvSyntaxError } from "../../../infra/rules/errors";
+import { CsvSyntaxError } from "../../../infra/core/errors";
 
 export interface CsvRecord {
   /** 1-based line where the record starts (the header is line 1). */

@@ -3,17 +3,17 @@
  * Each record becomes a RecipientRow or a Reject (reason + one line of text for rejects.csv). Same code, same counts
  * in both tools.
  */
-import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/rules/coordinates";
-import { PHONE_COLUMN } from "../../../infra/rules/phone";
-import { POSTAL_CODE_COLUMN } from "../../../infra/rules/postal";
-import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/rules/plan-row";
-import { scheduler, ses } from "../../../infra/rules/quotas";
-import { InputError } from "../../../infra/rules/errors";
+import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/core/zones/coordinates";
+import { PHONE_COLUMN } from "../../../infra/core/zones/phone";
+import { POSTAL_CODE_COLUMN } from "../../../infra/core/zones/postal";
+import { MAX_PLAN_ROW_BYTES, planLineFromJson } from "../../../infra/core/plan/plan-row";
+import { scheduler, ses } from "../../../infra/core/plan/quotas";
+import { InputError } from "../../../infra/core/errors";
 import { CsvRecord } from "./recipients";
 import { CompactSeenKeys } from "./seen-keys";
-import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "../../../infra/rules/send-rules";
-import { isEmailAddress } from "../../../infra/rules/email";
-import { STEP_VARIABLE } from "../../../infra/rules/templates";
+import { RowTiming, SEND_AT_COLUMN, SEND_HOUR_COLUMN, SEND_MINUTE_COLUMN } from "../../../infra/core/timing/send-rules";
+import { isEmailAddress } from "../../../infra/core/send/email";
+import { STEP_VARIABLE } from "../../../infra/core/plan/templates";
 
 /** Reserved columns: the rest of the CSV becomes template data. */
 export const ID_COLUMN = "id";
@@ -41,9 +41,9 @@ export type RejectReason =
   | "ambiguous-zone"
   /** No usable timezone, and latitude/longitude that are not decimal degrees in range, or one without the other. */
   | "invalid-coordinates"
-  /** No usable timezone, and a postal code not in its country's form (infra/rules/postal.ts). */
+  /** No usable timezone, and a postal code not in its country's form (infra/core/zones/postal.ts). */
   | "invalid-postal-code"
-  /** No usable timezone, and a phone number libphonenumber does not take as valid (infra/rules/phone.ts). */
+  /** No usable timezone, and a phone number libphonenumber does not take as valid (infra/core/zones/phone.ts). */
   | "invalid-phone"
   | "too-large"
   | "send-time-passed"
@@ -293,7 +293,7 @@ export function recipientColumns(file: string, header: string[], afterColumn?: s
   const timing = timingColumns(file, header, afterColumn);
   const control = [id, email, timezone, timing.sendAt, timing.sendHour, timing.sendMinute];
   const data = header.map((_, i) => i).filter((i) => !control.includes(i));
-  // latitude/longitude (decimal degrees, infra/rules/coordinates.ts) give the zone of a row without a usable timezone,
+  // latitude/longitude (decimal degrees, infra/core/zones/coordinates.ts) give the zone of a row without a usable timezone,
   // before its country. All three stay personalization too: lists already show a place in their templates, and a
   // column's role should not change with what its neighbour holds (a latitude whose longitude is blank).
   const [country, latitude, longitude, postalCode, phone] = [

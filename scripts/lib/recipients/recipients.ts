@@ -12,7 +12,7 @@ import { isAscii, isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
 import { CsvReader, CsvRecord, MAX_RECORD_BYTES } from "./csv";
-import { CsvProblem, CsvSyntaxError, InputError } from "../../../infra/rules/errors";
+import { CsvProblem, CsvSyntaxError, InputError } from "../../../infra/core/errors";
 
 export { CsvRecord } from "./csv";
 

@@ -4,10 +4,10 @@
  *
  * Opens and clicks are SES events, not people: one recipient opening twice counts twice, so their rates can pass 100%.
  */
-import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/rules/email-events";
+import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/core/send/email-events";
 import { LaunchRecord } from "../planning/launch-record";
 import { Proportion, twoProportionZTest, ZTest } from "./comparisons";
-import { InputError } from "../../../infra/rules/errors";
+import { InputError } from "../../../infra/core/errors";
 
 /** One (step, variant) pair as the metrics' dimensions spell it: step "1", variant "B" or "no-variant". */
 export interface Segment {

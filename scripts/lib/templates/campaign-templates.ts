@@ -1,7 +1,7 @@
 /**
  * The templates a campaign or journey needs, checked before anything is planned: each one the run uses (per step and
  * variant, `{variant}` replaced) must be in the templates folder, and each recipient's data must hold every variable
- * its templates use outside a block (infra/rules/templates.ts), the variables the send itself fills aside. The check
+ * its templates use outside a block (infra/core/plan/templates.ts), the variables the send itself fills aside. The check
  * of the data is made once per distinct set of columns with a value (not blank), not per row: a row costs a few comparisons (the 1M-row dry run stays within a few percent).
  */
 import * as fs from "fs";
@@ -14,9 +14,9 @@ import {
   providedVariables,
   readTemplateFolder,
   SES_UNSUBSCRIBE_VARIABLE,
-} from "../../../infra/rules/templates";
-import { UNSUBSCRIBE_TEMPLATE_KEY } from "../../../infra/rules/unsubscribe";
-import { TemplateError } from "../../../infra/rules/errors";
+} from "../../../infra/core/plan/templates";
+import { UNSUBSCRIBE_TEMPLATE_KEY } from "../../../infra/core/consent/unsubscribe";
+import { TemplateError } from "../../../infra/core/errors";
 
 /** The default templates folder, used when it exists and `--templates` is not given. */
 export const DEFAULT_TEMPLATES_DIR = "templates";

@@ -3,8 +3,8 @@
  * launcher would send it, and a local rendering of it as one HTML page (subject, HTML part, text part).
  */
 import Handlebars from "handlebars";
-import { EmailTemplate, hasValue, lackingVariable, STEP_VARIABLE } from "../../../infra/rules/templates";
-import { InputError, TemplateError } from "../../../infra/rules/errors";
+import { EmailTemplate, hasValue, lackingVariable, STEP_VARIABLE } from "../../../infra/core/plan/templates";
+import { InputError, TemplateError } from "../../../infra/core/errors";
 import { recipientColumns } from "../recipients/recipient-rows";
 import { CsvEncoding, openRecipientCsv } from "../recipients/recipients";
 

@@ -4,7 +4,7 @@
  * Node's createHmac: a bulk dry run signs one unsubscribe token per recipient, and createHmac's object and native
  * calls cost about twice this per token (measured: docs/benchmarks.md, "Bulk sends"). Equal to createHmac's output by
  * test (tests/infra/hmac-sha256.test.ts, every message length across block boundaries). Signing only: verification
- * stays with Node's crypto and timingSafeEqual (infra/rules/unsubscribe.ts). Pure: no I/O.
+ * stays with Node's crypto and timingSafeEqual (infra/core/consent/unsubscribe.ts). Pure: no I/O.
  */
 import { createHash } from "crypto";
 import { SHA256_IV, sha256Compress } from "./sha256";

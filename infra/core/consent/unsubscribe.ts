@@ -9,7 +9,7 @@
  * Pure: no AWS, no I/O.
  */
 import { createHmac, timingSafeEqual } from "crypto";
-import { base64urlInto, HmacSha256, paddedLength } from "./hmac-sha256";
+import { base64urlInto, HmacSha256, paddedLength } from "../crypto/hmac-sha256";
 
 const CONTEXT = "sendtime-unsubscribe:v1:";
 

@@ -15,7 +15,7 @@
  * Only the new preferences count, and only an opt-out is recorded: sendtime never takes an opt-out back, so a
  * re-subscribe (OptIn) leaves the table as it is.
  */
-import { isEmailAddress, mailboxAddress } from "./email";
+import { isEmailAddress, mailboxAddress } from "../send/email";
 import { unsubscribeAddress } from "./unsubscribe";
 
 /** The Lambda handler setting of the unsubscribe bundle's second entry point (infra/handlers/ses-opt-outs.ts). */

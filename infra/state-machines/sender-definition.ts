@@ -3,12 +3,12 @@
  * step, redriven — starts this small EXPRESS state machine, and it is the only thing in the stack that calls SES.
  * Pure: parameters in, ASL object out; no Lambda.
  *
- * Input (the schedule's Target.Input: infra/rules/sender-input.ts SenderInput, which the fan-out builds the same):
+ * Input (the schedule's Target.Input: infra/core/send/sender-input.ts SenderInput, which the fan-out builds the same):
  *   {"bulk": <SendBulkEmail request of 1 to 50 entries>, "recipients": [<recipient id per entry>], "campaign": "<tag>",
  *    "step": N, "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>",
  *    "list_management"?: {ContactListName, TopicName}}
  *
- * Whether and how often, in this order (infra/rules/ledger.ts has the keys):
+ * Whether and how often, in this order (infra/core/send/ledger.ts has the keys):
  * 1. Claim: a conditional PutItem of `occ#<schedule ARN>#<scheduled time>` in the ledger. Scheduler fills in the same
  *    two values on every invocation of one occurrence, so a repeated invocation finds it claimed and sends nothing.
  *    A claim that fails for another reason sends nothing either (its entries are not sent, and dead-lettered).
@@ -40,7 +40,7 @@ import {
   isRepeat,
   lookUpArguments,
   releaseArguments,
-} from "./frequency-cap";
+} from "../core/send/frequency-cap";
 import {
   CAMPAIGN_STATE_ATTRIBUTES,
   campaignStateKey,
@@ -49,10 +49,10 @@ import {
   LEDGER_TTL_DAYS,
   OCCURRENCE_ATTRIBUTES,
   occurrenceKey,
-} from "./ledger";
-import { CAMPAIGN_PREFIX, sdkIntegrationArn } from "./naming";
-import { dynamodb, ses } from "./quotas";
-import { OPT_OUT_KEY } from "./unsubscribe-endpoint";
+} from "../core/send/ledger";
+import { CAMPAIGN_PREFIX, sdkIntegrationArn } from "../core/plan/naming";
+import { dynamodb, ses } from "../core/plan/quotas";
+import { OPT_OUT_KEY } from "../core/consent/unsubscribe-endpoint";
 
 export interface SenderParameters {
   partition: string;

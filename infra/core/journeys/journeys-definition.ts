@@ -7,13 +7,13 @@
  *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template}], defaultTimezone?,
  *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"], lateGraceMinutes?}
  * Two steps with equal offsets (`+0h` twice, `+24h` and `+1d`, the same `after` and `at`) are refused
- * (infra/rules/promises.ts: never two at once).
+ * (infra/core/timing/promises.ts: never two at once).
  * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
  */
-import { WEEKDAY_NAMES } from "./quiet-time";
-import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "./promises";
-import { campaignIdProblem, SES_NAME } from "./naming";
-import { JourneyDefinitionError } from "./errors";
+import { WEEKDAY_NAMES } from "../timing/quiet-time";
+import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "../timing/promises";
+import { campaignIdProblem, SES_NAME } from "../plan/naming";
+import { JourneyDefinitionError } from "../errors";
 
 export interface EventMatch {
   /** The event's `source`, e.g. `com.example.app`. */

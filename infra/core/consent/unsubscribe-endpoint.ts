@@ -1,6 +1,6 @@
 /**
  * Facts of the one-click unsubscribe endpoint (infra/handlers/unsubscribe.ts) that the stack, the policy pack and the
- * launcher share. The signing key (infra/rules/unsubscribe.ts signs and verifies with it): 32 random bytes,
+ * launcher share. The signing key (infra/core/consent/unsubscribe.ts signs and verifies with it): 32 random bytes,
  * kept in the stack's SSM SecureString parameter (stack output unsubscribeKeyParameter) as base64url text. The
  * launcher reads the parameter to sign, the endpoint to verify; both turn its value into the key here. Pure.
  */

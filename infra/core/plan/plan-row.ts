@@ -13,7 +13,7 @@
  */
 import { PLANS_PREFIX } from "./naming";
 import { scheduler, ses, stepFunctions } from "./quotas";
-import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../consent/unsubscribe";
 
 /** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
 export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;

@@ -8,13 +8,13 @@
  * variant, schedule_expression} and, on recurring rows only, {start_date, end_date}; `variant` is a name of A-Z a-z
  * 0-9 _ - or null (older plans: absent); CreateSchedule's ScheduleExpression is the row's `schedule_expression` as is
  * (`at(...)` or `cron(...)`), and a row with `start_date` is created by a second CreateSchedule task that also passes
- * StartDate and EndDate. infra/rules/plan-row.ts owns the format.
+ * StartDate and EndDate. infra/core/plan/plan-row.ts owns the format.
  *
  * Every send carries the SES EmailTags `campaign` (= campaign_tag, see campaignTag in email-events.ts: SES tags take
  * no dot), `step` and, when the row has a variant, `variant`, so its events can be counted per campaign, step and
  * variant. Choice states test the row for a variant and for dates: JSONPath cannot read a field that may be missing.
  *
- * Never created late (infra/rules/promises.ts): a one-time row is created only when its `utc` is at least
+ * Never created late (infra/core/timing/promises.ts): a one-time row is created only when its `utc` is at least
  * CREATE_LEAD_MS after the latest moment its CreateSchedule can be made — the time of its own check
  * ($states.context.State.EnteredTime, just before the call) plus the worst case of the call's retries. Otherwise it is
  * not created: the child's output says "passed" for it (beside "created" and "exists"), and the Distributed Map's
@@ -25,19 +25,19 @@
  * entries, built by one JSONata state (JSONPath cannot map over the entries) as sender-input.ts builds it in
  * TypeScript. The never-created-late check applies to every one-time schedule.
  */
-import { EMAIL_TAGS } from "./email-events";
-import { SCHEDULER_CONTEXT } from "./frequency-cap";
+import { EMAIL_TAGS } from "../core/send/email-events";
+import { SCHEDULER_CONTEXT } from "../core/send/frequency-cap";
 import {
   CAMPAIGN_PREFIX,
   CLEANUP_SCHEDULE_NAME,
   RESULTS_PREFIX,
   schedulerDeleteGroupTargetArn,
   sdkIntegrationArn,
-} from "./naming";
-import type { PlanRow } from "./plan-row";
-import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "./quotas";
-import { CREATE_LEAD_MS } from "./promises";
-import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "./unsubscribe";
+} from "../core/plan/naming";
+import type { PlanRow } from "../core/plan/plan-row";
+import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "../core/plan/quotas";
+import { CREATE_LEAD_MS } from "../core/timing/promises";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../core/consent/unsubscribe";
 
 export type { PlanRow };
 
@@ -72,7 +72,7 @@ export function cleanupAt(lastSendUtc: Date, windowMinutes: number): string {
 export interface FanOutShape {
   /**
    * Distributed Map MaxConcurrency: child executions at once. Required: the stack passes `sendtime:maxConcurrency`,
-   * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/rules/quotas.ts).
+   * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/core/plan/quotas.ts).
    */
   maxConcurrency: number;
   /**

@@ -13,7 +13,7 @@
  * its name). The guide states no overhead for a string set: it is counted as the sum of its strings.
  * Pure: no AWS SDK, no I/O.
  */
-import { CapPeriod, FrequencyCap } from "./frequency-cap";
+import { CapPeriod, FrequencyCap } from "../send/frequency-cap";
 import {
   LEDGER_KEY,
   LEDGER_TTL_ATTRIBUTE,
@@ -21,7 +21,7 @@ import {
   OCCURRENCE_ATTRIBUTES,
   occurrenceKey,
   Outcome,
-} from "./ledger";
+} from "../send/ledger";
 import { ArnScope, campaignGroupName, groupSchedulesArn } from "./naming";
 import { dynamodbPricing, fanOutCostPerMillionRows, stepFunctionsPricing } from "./quotas";
 

@@ -154,7 +154,7 @@ export function sdkIntegrationArn(partition: string, service: string, action: st
   return `arn:${partition}:states:::aws-sdk:${service}:${action}`;
 }
 
-/** Plan objects live under `plans/` (keys: infra/rules/plan-row.ts), fan-out results under `results/`; both hold addresses and expire. */
+/** Plan objects live under `plans/` (keys: infra/core/plan/plan-row.ts), fan-out results under `results/`; both hold addresses and expire. */
 export const PLANS_PREFIX = "plans/";
 export const RESULTS_PREFIX = "results/";
 

@@ -1,13 +1,13 @@
 /**
  * The CreateSchedule request of one schedule, built in TypeScript: the same request the fan-out's CreateSchedule
- * task builds in ASL (infra/rules/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
+ * task builds in ASL (infra/state-machines/fanout-definition.ts) for a plan row. The journey enrolment handler and scripts/enrol.ts
  * use it; a test runs the fan-out through the ASL interpreter and checks both give identical requests for a row.
  * The target is the one sender (sender-definition.ts), its input the row's (sender-input.ts recipientSenderInput),
  * for journeys as for campaigns.
  * Pure: no AWS SDK, no Pulumi.
  */
-import type { FanOutParameters } from "./fanout-definition";
-import { recipientSenderInput } from "./sender-input";
+import type { FanOutParameters } from "../../state-machines/fanout-definition";
+import { recipientSenderInput } from "../send/sender-input";
 import { campaignGroupName } from "./naming";
 import { PlanRow } from "./plan-row";
 

@@ -1,15 +1,15 @@
 /**
  * The CreateSchedule request of one bulk plan line, built in TypeScript: the same request the fan-out builds in ASL
- * (infra/rules/fanout-definition.ts) for a bulk line, its target the one sender with the line's input
+ * (infra/state-machines/fanout-definition.ts) for a bulk line, its target the one sender with the line's input
  * (sender-input.ts), and the checks a bulk line must pass. Tools that rewrite one schedule (remove or reschedule one
  * recipient) build the new request here. Pure: no AWS SDK, no Pulumi.
  */
 import { campaignGroupName } from "./naming";
 import type { BulkPlanRow } from "./plan-row";
 import { scheduler, ses } from "./quotas";
-import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeAddress, unsubscribeHeaders } from "./unsubscribe";
+import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeAddress, unsubscribeHeaders } from "../consent/unsubscribe";
 import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";
-import { SendingFields, senderInput } from "./sender-input";
+import { SendingFields, senderInput } from "../send/sender-input";
 
 /** What a bulk schedule's target needs beyond every schedule's: the sender's ARN. */
 export type BulkTarget = Omit<ScheduleTarget, "listManagement">;

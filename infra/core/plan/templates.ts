@@ -5,9 +5,9 @@
  * each. Pure: the folder is read through the `FolderReader` the caller gives (fs in practice).
  */
 import Handlebars from "handlebars";
-import { TemplateError } from "./errors";
+import { TemplateError } from "../errors";
 import { SES_NAME } from "./naming";
-import { UNSUBSCRIBE_TEMPLATE_KEY } from "./unsubscribe";
+import { UNSUBSCRIBE_TEMPLATE_KEY } from "../consent/unsubscribe";
 
 /** The files of a template folder, each required: SES's Subject, Html and Text parts. */
 export const TEMPLATE_FILES = { subject: "subject.txt", html: "body.html", text: "body.txt" } as const;

@@ -9,7 +9,7 @@
  * local date at HH:MM (a time in a DST gap moves forward by the gap, a repeated one takes the earlier). A time not at
  * least one minute after the trigger moves to the next day (with `at`) or to trigger + 1 minute. Minutes round up.
  * Then quiet time (quietHours, quietDays in the subscriber's zone) delays a step until its whole flexible window is
- * free, as the launcher's `--quiet delay` does. Then the promises every path keeps (infra/rules/promises.ts): a step
+ * free, as the launcher's `--quiet delay` does. Then the promises every path keeps (infra/core/timing/promises.ts): a step
  * due before it can be created (now + CREATE_LEAD_MS) is sent at once when it is at most the journey's
  * lateGraceMinutes late, reported `late` when later (late, not lost); a step within MIN_GAP_MINUTES of, or before, an
  * earlier step kept is dropped and listed (never two at once, in order).
@@ -22,20 +22,20 @@ import {
   endOfQuietWindow,
   longestFreeMinutes,
   MIN_GAP_MINUTES,
-} from "./promises";
-import { campaignGroupName, scheduleName } from "./naming";
-import { ses } from "./quotas";
-import { atExpression } from "./plan-row";
+} from "../timing/promises";
+import { campaignGroupName, scheduleName } from "../plan/naming";
+import { ses } from "../plan/quotas";
+import { atExpression } from "../plan/plan-row";
 import {
   createScheduleRequest,
   CreateScheduleRequest,
   DeleteScheduleRequest,
   ScheduleTarget,
-} from "./schedule-request";
-import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "./quiet-time";
-import { readCoordinates } from "./coordinates";
-import { readPhone } from "./phone";
-import { readPostal } from "./postal";
+} from "../plan/schedule-request";
+import { describeQuietTime, QuietTime, WEEKDAY_NAMES } from "../timing/quiet-time";
+import { readCoordinates } from "../zones/coordinates";
+import { readPhone } from "../zones/phone";
+import { readPostal } from "../zones/postal";
 import {
   addDays,
   canonicalZone,
@@ -49,11 +49,11 @@ import {
   ZoneResolver,
   ZoneStatus,
   zonedInstant,
-} from "./send-time";
-import { zoneNameProblem } from "./zone-names";
-import { parseInstant } from "./send-rules";
-import { isEmailAddress } from "./email";
-import { enrolmentKey, LEDGER_TTL_DAYS } from "./ledger";
+} from "../timing/send-time";
+import { zoneNameProblem } from "../zones/zone-names";
+import { parseInstant } from "../timing/send-rules";
+import { isEmailAddress } from "../send/email";
+import { enrolmentKey, LEDGER_TTL_DAYS } from "../send/ledger";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

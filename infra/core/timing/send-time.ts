@@ -10,8 +10,8 @@
  */
 import { cachedOffsetMinutes } from "./zone-offsets";
 
-export { canonicalZone, ZoneResolver } from "./zone-names";
-export type { ResolvedZone, ZoneStatus } from "./zone-names";
+export { canonicalZone, ZoneResolver } from "../zones/zone-names";
+export type { ResolvedZone, ZoneStatus } from "../zones/zone-names";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
