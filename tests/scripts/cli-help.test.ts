@@ -12,10 +12,13 @@ import { parseFlags } from "../../scripts/lib/cli/run";
 import { ROOT, runScript } from "../helpers/cli";
 
 const scripts: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).scripts;
-/** The npm scripts that run a command (bench takes no flags: its settings are environment variables). */
+/**
+ * The npm scripts that run a command (bench takes no flags: its settings are environment variables; sendtime
+ * dispatches to the others: tests/scripts/sendtime.test.ts).
+ */
 const COMMANDS = Object.entries(scripts)
   .map(([name, line]) => [name, /^ts-node --transpile-only (scripts\/[a-z-]+\.ts)$/.exec(line)?.[1]] as const)
-  .filter((e): e is readonly [string, string] => e[1] !== undefined && e[0] !== "bench");
+  .filter((e): e is readonly [string, string] => e[1] !== undefined && e[0] !== "bench" && e[0] !== "sendtime");
 
 const EMPTY_FILE = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-help-")), "empty.yaml");
 fs.writeFileSync(EMPTY_FILE, "");
@@ -76,7 +79,15 @@ describe("every command's --help, from its flag table", () => {
           const values = parseFlags(argv, command) as Record<string, unknown>;
           assert.deepStrictEqual(values[flag], spec.type === "boolean" ? true : spec.multiple ? [v1, "v2"] : v1, flag);
         }
-        assert.throws(() => parseFlags(["--no-such-flag"], command), /Unknown option '--no-such-flag'/);
+        assert.throws(() => parseFlags(["--no-such-flag"], command), /unknown flag --no-such-flag/);
+        // A misspelt flag gets the nearest one; a bare word (npm's `--` left out) says how flags are given.
+        const [first] = Object.keys(command.flags).filter((f) => f.length > 4);
+        const misspelt = first.slice(0, -1) + (first.endsWith("x") ? "y" : "x");
+        assert.throws(
+          () => parseFlags([`--${misspelt}`], command),
+          (e: Error) => e.message.includes(`(did you mean --${first}?)`),
+        );
+        assert.throws(() => parseFlags(["word"], command), /unexpected argument "word": flags start with --/);
       });
 
       it("has usage lines runnable as written (npm run -s <script> --, and that script runs this file)", () => {

@@ -186,7 +186,10 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
     for (const flag of ["--bucket", "--dlq-url", "--state-machine-arn"]) {
       const r = await runMain(enrol, [...base, flag, "x"]);
       assert.strictEqual(r.code, 2, flag);
-      assert.match(r.stderr, new RegExp(`^error: Unknown option '${flag}' \\(see --help\\)\\n$`));
+      assert.match(
+        r.stderr,
+        new RegExp(`^error: unknown flag ${flag}( \\(did you mean --[a-z-]+\\?\\))? \\(see --help\\)\\n$`),
+      );
     }
     const cases: [typeof launch, string[], string][] = [
       [launch, ["--campaign", "autumn"], "--dlq-url"],
@@ -198,7 +201,7 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
     for (const [main, args, flag] of cases) {
       const r = await runMain(main, [...args, flag, "x"]);
       assert.strictEqual(r.code, 2, `${flag}: ${r.stderr}`);
-      assert.match(r.stderr, /Unknown option/);
+      assert.match(r.stderr, /unknown flag/);
     }
   });
 

@@ -80,7 +80,7 @@ describe("npm run preview", function () {
   it("as a process: one line on stderr and exit 2 for a bad flag", () => {
     const r = runScript("scripts/preview.ts", ["--stak", "dev"]);
     assert.strictEqual(r.code, 2);
-    assert.match(r.stderr, /^error: Unknown option '--stak' \(see --help\)\n$/);
+    assert.match(r.stderr, /^error: unknown flag --stak \(did you mean --stack\?\) \(see --help\)\n$/);
   });
 });
 

@@ -11,6 +11,7 @@ import * as path from "path";
 import { parseDocument, stringify as stringifyYaml } from "yaml";
 import { UsageError } from "../../../infra/core/errors";
 import type { Flag, FlagTable } from "./flags";
+import { nearest } from "../text/nearest";
 
 /** --config FILE: a campaign file (the same for launch-campaign and size-window). */
 export const CONFIG_FLAG = {
@@ -153,28 +154,6 @@ function valueOf(file: string, key: string, flag: Flag, raw: unknown): Value {
 function relativeTo(file: string, value: string): string {
   if (value === "" || /^s3:\/\//.test(value) || path.isAbsolute(value)) return value;
   return path.join(path.dirname(file), value);
-}
-
-/** The closest key by edit distance, when it is close enough to be a likely misspelling. */
-function nearest(key: string, keys: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const k of keys) {
-    const d = distance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
-}
-
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length];
 }
 
 /**

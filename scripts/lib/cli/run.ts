@@ -2,6 +2,7 @@
  * What every sendtime CLI shares: flag parsing, one-line errors and exit codes
  * (0 ok, 1 findings, 2 usage or input error).
  */
+import { nearest } from "../text/nearest";
 import { parseArgs } from "util";
 import { FindingsError, InputError, UsageError } from "../../../infra/core/errors";
 import type { Command, FlagTable, FlagValues } from "./flags";
@@ -36,7 +37,7 @@ export function parseFlags<T extends FlagTable>(argv: string[], command: Command
   try {
     parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false, tokens: true });
   } catch (e) {
-    throw new UsageError(`${(e as Error).message.replace(/\. To specify.*$/, "")} (see --help)`);
+    throw new UsageError(parseProblem((e as Error).message, Object.keys(command.flags)));
   }
   const given = new Map<string, (string | undefined)[]>();
   for (const t of parsed.tokens) {
@@ -59,6 +60,22 @@ export function parseFlags<T extends FlagTable>(argv: string[], command: Command
   const values: Record<string, unknown> = withCommandLine(fromFile, typed, command.flags);
   for (const [name, flag] of Object.entries(command.flags)) if (flag.type === "boolean") values[name] ??= false;
   return values as FlagValues<T>;
+}
+
+/**
+ * node's parseArgs message as one line that says what to do: an unknown flag with the nearest one; a bare word with
+ * the likeliest cause, a flag's value given apart from it or npm's `--` left out (`npm run -s size-window -- …`).
+ */
+export function parseProblem(message: string, names: readonly string[]): string {
+  const unknown = /^Unknown option '--?([^']+)'/.exec(message);
+  if (unknown) {
+    const near = nearest(unknown[1], names);
+    return `unknown flag --${unknown[1]}${near ? ` (did you mean --${near}?)` : ""} (see --help)`;
+  }
+  const word = /^Unexpected argument '([^']*)'/.exec(message);
+  if (word)
+    return `unexpected argument "${word[1]}": flags start with -- (through npm, put -- before them: npm run -s <command> -- --flag value) (see --help)`;
+  return `${message.replace(/\. To specify.*$/, "")} (see --help)`;
 }
 
 /** A whole number within [min, max], or a UsageError naming the flag. */
