@@ -485,3 +485,17 @@ describe("CSV corners: the missed-time cutoff counts every line ending", () => {
     }
   });
 });
+
+describe("CSV corners: --encoding as other tools spell it", () => {
+  it("takes utf-8, UTF8 and Latin-1 for utf8 and latin1; refuses another, naming the two", async () => {
+    const list = write("id,email,name\nu1,a@example.com,Ana\n");
+    for (const spelling of ["utf-8", "UTF8", "UTF-8"]) {
+      const r = await dryRun(list, ["--encoding", spelling]);
+      assert.strictEqual(r.code, 0, `${spelling}: ${r.stderr}`);
+    }
+    assert.strictEqual((await dryRun(list, ["--encoding", "Latin-1"])).code, 0);
+    const bad = await dryRun(list, ["--encoding", "utf-16"]);
+    assert.strictEqual(bad.code, 2);
+    assert.match(bad.stderr, /--encoding utf-16: one of utf8, latin1/);
+  });
+});

@@ -166,7 +166,8 @@ export function recipientOptionsFromFlags(f: {
   "infer-zone"?: string;
   "ambiguous-zone"?: string;
 }): RecipientOptions {
-  const encoding = (f.encoding ?? "utf8") as CsvEncoding;
+  // `utf-8` is how most tools spell it; `UTF8` and `Latin-1` too.
+  const encoding = (f.encoding ?? "utf8").toLowerCase().replace(/^(utf|latin)-/, "$1") as CsvEncoding;
   if (!CSV_ENCODINGS.includes(encoding))
     throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
   return {
