@@ -48,7 +48,14 @@ import {
   occurrences,
   recurringEndMs,
 } from "../../../infra/core/timing/recurrence";
-import { LocalTime, localTimeOf, scheduledTime, writable, zonedInstant } from "../../../infra/core/timing/send-time";
+import {
+  LocalTime,
+  localTimeOf,
+  ScheduledTime,
+  scheduledTime,
+  writable,
+  zonedInstant,
+} from "../../../infra/core/timing/send-time";
 import {
   CREATE_LEAD_MS,
   inTimeToCreate,
@@ -373,8 +380,7 @@ export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: M
       `campaign ${o.campaignId}: ${which} is in time zone "${zone}", which this Node's time zone data does not know; give --timezone with a zone it knows, or update Node`,
     );
   const recurring = parseCronExpression(current.ScheduleExpression);
-  const input: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(current)) if (!READ_ONLY_SCHEDULE_FIELDS.has(k) && v !== undefined) input[k] = v;
+  const input = writableFields(current);
   let to: MoveReport["to"];
   if (recurring) {
     if ("year" in o.at)
@@ -425,6 +431,29 @@ async function oneTimeMove(
   c: { which: string; zone: string; input: Record<string, unknown> },
 ): Promise<MoveReport["to"]> {
   const { which, zone, input } = c;
+  const { utcMs, t } = oneTimeTarget(current, o, which, zone);
+  // A one-entry bulk schedule of its own (a moved entry): the recipient's other steps may be entries of bulk ones.
+  const bulkSteps = bulkRecipients(current.Target?.Input ?? "") ? await otherBulkSteps(d, scheduler, o) : undefined;
+  await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs, extra: bulkSteps });
+  Object.assign(input, {
+    Name: scheduleName(o.recipientId, o.step),
+    GroupName: campaignGroupName(o.campaignId),
+    ScheduleExpression: atExpression(t.send_at),
+    ScheduleExpressionTimezone: t.timezone,
+  });
+  return { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
+}
+
+/**
+ * The checks of every one-time move, of a schedule of its own and of a bulk entry alike: --at is a date and time, the
+ * send may not have fired, the new time is at least a minute ahead and can be written. The new time, as written.
+ */
+function oneTimeTarget(
+  current: GetScheduleCommandOutput,
+  o: MoveOptions,
+  which: string,
+  zone: string,
+): { utcMs: number; t: ScheduledTime } {
   if (!("year" in o.at))
     throw new UsageError(
       `--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`,
@@ -439,16 +468,7 @@ async function oneTimeMove(
   const t = scheduledTime(zone, utcMs, fold);
   if (!writable(t))
     throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
-  // A one-entry bulk schedule of its own (a moved entry): the recipient's other steps may be entries of bulk ones.
-  const bulkSteps = bulkRecipients(current.Target?.Input ?? "") ? await otherBulkSteps(d, scheduler, o) : undefined;
-  await refuseIfStepsWouldClash(d, scheduler, { ...o, which, utcMs, extra: bulkSteps });
-  Object.assign(input, {
-    Name: scheduleName(o.recipientId, o.step),
-    GroupName: campaignGroupName(o.campaignId),
-    ScheduleExpression: atExpression(t.send_at),
-    ScheduleExpressionTimezone: t.timezone,
-  });
-  return { expression: atExpression(t.send_at), timezone: t.timezone, utc: new Date(utcMs).toISOString() };
+  return { utcMs, t };
 }
 
 /** At most this many pages of ListSchedules (100 names each) are read for one recipient's other steps. */
@@ -665,11 +685,16 @@ async function bulkHolding(
 const entryWhich = (o: { recipientId: string; step: number }, h: BulkHolding) =>
   `recipient ${o.recipientId} step ${o.step} (entry ${h.index + 1} of ${h.entries} of bulk schedule ${h.name})`;
 
-/** The fields of a schedule GetSchedule returned that UpdateSchedule and CreateSchedule take, with a new Input. */
-function withInput(current: GetScheduleCommandOutput, Input: string): Record<string, unknown> {
+/** The fields of a schedule GetSchedule returned that UpdateSchedule and CreateSchedule take. */
+function writableFields(current: GetScheduleCommandOutput): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(current)) if (!READ_ONLY_SCHEDULE_FIELDS.has(k) && v !== undefined) input[k] = v;
-  return { ...input, Target: { ...current.Target, Input } };
+  return input;
+}
+
+/** The fields of a schedule GetSchedule returned that UpdateSchedule and CreateSchedule take, with a new Input. */
+function withInput(current: GetScheduleCommandOutput, Input: string): Record<string, unknown> {
+  return { ...writableFields(current), Target: { ...current.Target, Input } };
 }
 
 /**
@@ -743,24 +768,12 @@ async function moveBulkEntry(d: Deadline, scheduler: SchedulerClient, o: MoveOpt
   const { holding: h, others } = await bulkHolding(d, scheduler, o);
   const GroupName = campaignGroupName(o.campaignId);
   const which = `campaign ${o.campaignId}: ${entryWhich(o, h)}`;
-  if (!("year" in o.at))
-    throw new UsageError(`--at ${hhmm(o.at)}: ${entryWhich(o, h)} is a one-time send: give --at YYYY-MM-DDTHH:MM`);
   const zone = o.timezone ?? h.schedule.ScheduleExpressionTimezone ?? "UTC";
   if (!zoneKnown(zone))
     throw new FindingsError(
       `${which} is in time zone "${zone}", which this Node's time zone data does not know; give --timezone`,
     );
-  refuseIfMayHaveFired(h.schedule, which, o.now);
-  const { utcMs, fold } = zonedInstant(zone, o.at);
-  if (!inTimeToCreate(utcMs, o.now))
-    throw new UsageError(
-      `--at: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now; a send can only move to a time at least a minute ahead`,
-    );
-  const t = scheduledTime(zone, utcMs, fold);
-  if (!writable(t))
-    throw new UsageError(
-      `--at: ${entryWhich(o, h)} would move past 9999-12-31, the last date a schedule can be written for`,
-    );
+  const { utcMs, t } = oneTimeTarget(h.schedule, o, entryWhich(o, h), zone);
   await refuseIfStepsWouldClash(d, scheduler, { ...o, which: entryWhich(o, h), utcMs, extra: bulkStepTimes(others) });
   const time = { ScheduleExpression: atExpression(t.send_at), ScheduleExpressionTimezone: t.timezone };
   const original = h.schedule.Target!.Input!;
