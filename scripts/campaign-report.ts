@@ -5,7 +5,7 @@ import * as fs from "fs";
 import { campaignTag } from "../infra/core/send/email-events";
 import { LAUNCHES_PREFIX } from "../infra/core/plan/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/aws/campaign-ops";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { requireOutputs } from "./lib/aws/stack-outputs";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
