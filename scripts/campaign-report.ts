@@ -5,19 +5,13 @@ import * as fs from "fs";
 import { campaignTag } from "../infra/core/send/email-events";
 import { LAUNCHES_PREFIX } from "../infra/core/plan/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/aws/campaign-ops";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { requireOutputs } from "./lib/aws/stack-outputs";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
-import {
-  buildReport,
-  conversionsProblem,
-  formatReport,
-  metricQueries,
-  parseConversions,
-  reportRange,
-  segmentsOf,
-} from "./lib/report/campaign-report";
+import { buildReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
+import { conversionsProblem, parseConversions } from "./lib/report/conversions";
+import { formatReport } from "./lib/report/report-text";
 import { renderReportHtml } from "./lib/report/html";
 import { UsageError } from "../infra/core/errors";
 import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";

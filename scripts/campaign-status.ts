@@ -2,7 +2,8 @@
  * What is pending for a campaign: its schedules, its fan-outs, the dead-letter queue. See COMMAND (its --help).
  */
 import { dynamodb, schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
-import { campaignStatus, requireCampaign, StatusReport } from "./lib/aws/campaign-ops";
+import { campaignStatus, StatusReport } from "./lib/aws/campaign-ops/status";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { campaignStateOrError, CampaignStateRecord } from "./lib/aws/campaign-state";
 import { describeState } from "./lib/cli/campaign-state-text";
 import { nowFromFlag } from "./lib/cli/campaign-flags";

@@ -3,7 +3,7 @@
  * the group to go and for the sends already under way to end. See COMMAND (its --help).
  */
 import { dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/aws/campaign-ops";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { cancelCampaignAndSends, StateCancelReport } from "./lib/aws/campaign-cancel";
 import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";

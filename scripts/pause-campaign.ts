@@ -3,7 +3,7 @@
  * See COMMAND (its --help).
  */
 import { dynamodb } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/aws/campaign-ops";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { pauseCampaign, PauseReport } from "./lib/aws/campaign-pause";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { requireLedgerTable } from "./lib/aws/stack-outputs";

@@ -2,7 +2,7 @@
  * Re-sends the failed sends of the dead-letter queue, each as a one-time schedule in its campaign's group. See COMMAND (its --help).
  */
 import { dynamodb, s3Client, schedulerClient, sqsClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/aws/campaign-ops";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { redrive, RedriveReport } from "./lib/aws/redrive";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { stackScopeOf } from "./lib/planning/dead-letters";

@@ -4,7 +4,9 @@
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { Deadline } from "./lib/aws/call";
 import { schedulerClient } from "./lib/aws/clients";
-import { moveSchedule, MoveTarget, removeSchedule, requireCampaign } from "./lib/aws/campaign-ops";
+import { moveSchedule, MoveTarget } from "./lib/aws/campaign-ops/move";
+import { removeSchedule } from "./lib/aws/campaign-ops/remove";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { bulkStepOf } from "./lib/aws/bulk-entries";
 import { isValidSchedulerName } from "../infra/core/plan/naming";
 import { nowFromFlag } from "./lib/cli/campaign-flags";

@@ -2,7 +2,7 @@
  * Resumes a paused campaign: sets its state to live and counts the sends its pause held. See COMMAND (its --help).
  */
 import { dynamodb, sqsClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/aws/campaign-ops";
+import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { resumeCampaign, ResumeReport } from "./lib/aws/campaign-pause";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";

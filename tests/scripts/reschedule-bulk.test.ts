@@ -223,6 +223,25 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
     assert.deepStrictEqual(writes(endpoint!), []);
   });
 
+  it("--at is checked as for a schedule of its own, in the same words: HH:MM for a one-time send, a time under a minute ahead (exit 2, nothing written)", async () => {
+    let r = await run(twoSteps(), ["--recipient", "b2", "--at", "07:30"]);
+    assert.strictEqual(r.code, 2);
+    assert.match(
+      r.stderr,
+      /--at 07:30: recipient b2 step 1 \(entry 2 of 3 of bulk schedule bulk\.1\.20261202T1400Z\.0\) is a one-time send \(at\(2026-12-02T09:00:00\)\): give --at YYYY-MM-DDTHH:MM/,
+    );
+    assert.deepStrictEqual(writes(endpoint!), []);
+    await endpoint!.close();
+    // 07:00 New York on 2026-11-29 is 12:00Z (EST, UTC-5): the very time of --now.
+    r = await run(twoSteps(), ["--recipient", "b2", "--at", "2026-11-29T07:00"]);
+    assert.strictEqual(r.code, 2);
+    assert.match(
+      r.stderr,
+      /--at: 2026-11-29T12:00:00\.000Z \(America\/New_York\) is less than a minute from now \(2026-11-29T12:00:00\.000Z\); a schedule can only move to a time at least a minute ahead/,
+    );
+    assert.deepStrictEqual(writes(endpoint!), []);
+  });
+
   it("--at within 60 minutes of step 2 is refused too", async () => {
     const r = await run(twoSteps(), ["--recipient", "b2", "--step", "2", "--at", "2026-12-02T09:30"]);
     assert.strictEqual(r.code, 1);

@@ -1,14 +1,14 @@
 /**
  * Cancelling a campaign so that nothing of it can send any more: its state is set to cancelled first (every sender
  * execution, those already started included, skips its sends from its next state read on), then its fan-outs and
- * its schedule group go (campaign-ops.ts cancelCampaign), then the command waits out the sender's bound from a state
+ * its schedule group go (campaign-ops/cancel.ts cancelCampaign), then the command waits out the sender's bound from a state
  * read to its last SES call, measured from the state write (campaign-state.ts).
  */
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { FindingsError } from "../../../infra/core/errors";
 import { Deadline } from "./call";
-import { cancelCampaign, CancelReport } from "./campaign-ops";
+import { cancelCampaign, CancelReport } from "./campaign-ops/cancel";
 import {
   CampaignStateRecord,
   Ledger,

@@ -2,14 +2,13 @@
  * The campaign report as one self-contained HTML page: inline CSS and SVG, no script, no font, no image, no link
  * to fetch — it opens the same offline, in a mail attachment or on a file share.
  */
+import { CampaignReport, FunnelRow } from "./campaign-report";
 import {
   alsoLine,
-  CampaignReport,
   COMPARISON_HEAD,
   comparisonCells,
   dueUnknownNote,
   FUNNEL_COLUMNS,
-  FunnelRow,
   n,
   pct,
   RATES_IN_WORDS,
@@ -17,7 +16,7 @@ import {
   tableRows,
   TEST_IN_WORDS,
   verdict,
-} from "./campaign-report";
+} from "./report-text";
 
 const PALETTE = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#4b5563"];
 
