@@ -37,7 +37,7 @@ import { bulkEntryRefusal } from "../../../infra/core/plan/bulk-request";
 import { Step } from "../../../infra/core/timing/send-time";
 import { Audience, templatesByVariant } from "../recipients/audience";
 import { Columns, RecipientRow, RejectReason, STEP_KEY, TemplateDataJson } from "../recipients/recipient-rows";
-import { ZoneDecisions } from "./decisions";
+import { ZoneDecisions } from "./decision-types";
 import { InstantHistogram } from "./window";
 
 /** The template variable that holds each recipient's unsubscribe link; a list column of this name is refused. */

@@ -15,7 +15,9 @@ import { scheduleName } from "../../../infra/core/plan/naming";
 import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/core/plan/plan-row";
 import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines, zoneFields } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../recipients/audience";
-import { AmbiguousZonePolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
+import { SendDecider } from "./decisions";
+import { AmbiguousZonePolicy, StepDecision, ZoneDecisions } from "./decision-types";
+import { PlannedSends } from "./planned-sends";
 import { MissedPolicy } from "./missed";
 import { QuietTime, describeQuietTime } from "../../../infra/core/timing/quiet-time";
 import {
