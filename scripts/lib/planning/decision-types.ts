@@ -58,8 +58,8 @@ export interface ZoneDecisions {
    */
   candidates: readonly string[] | undefined;
   /**
-   * What the planner (plan.ts) prepared for the rows with these decisions, kept with them because those rows share
-   * them; undefined until then, and present on every answer so that all have one hidden class.
+   * What the planner (plan-lines.ts) prepared for the rows with these decisions, kept with them because those rows
+   * share them; undefined until then, and present on every answer so that all have one hidden class.
    */
   prepared: unknown;
 }
