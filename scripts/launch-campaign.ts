@@ -10,7 +10,7 @@ import { Deadline } from "./lib/aws/call";
 import { s3Client, sesClient, sfnClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
 import { readContactListOptOuts } from "./lib/aws/contact-opt-outs";
-import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/bulk";
+import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/unsubscribe-links";
 import { requireSesTemplates } from "./lib/aws/ses-templates";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import {

@@ -9,7 +9,7 @@ import { Audience } from "../recipients/audience";
 import { CsvEncoding } from "../recipients/recipients";
 import { RowProgress } from "../recipients/row-progress";
 import { TemplateSet } from "../templates/campaign-templates";
-import { BulkSigning } from "./bulk";
+import { BulkSigning } from "./unsubscribe-links";
 import { AmbiguousZonePolicy } from "./decision-types";
 import { MissedPolicy } from "./missed";
 import { OutputLock, PlanSink } from "./plan-files";

@@ -6,7 +6,7 @@ import { stepOffset } from "../../../infra/core/timing/send-time";
 import { ZoneSource } from "../../../infra/core/zones/zone-names";
 import { templatesByVariant } from "../recipients/audience";
 import { RejectReason } from "../recipients/recipient-rows";
-import { BulkStats } from "./bulk";
+import { BulkStats } from "./bulk-chunks";
 import { MissedPolicy } from "./missed";
 import { PlanPaths } from "./plan-files";
 import { PlanRequest } from "./plan-request";
@@ -102,7 +102,7 @@ export interface BulkSummary {
   schedulesPerRecipientStep: number;
   largestSchedule: number;
   smallestSchedule: number;
-  /** Chunks written before they were full to bound memory (bulk.ts MAX_OPEN_CHARS); 0 unless the list has thousands of instants. */
+  /** Chunks written before they were full to bound memory (bulk-chunks.ts MAX_OPEN_CHARS); 0 unless the list has thousands of instants. */
   splitEarly: number;
   averageLineBytes: number;
   /** The window each need asks for: emails at the SES rate, schedules (invocations) at the Scheduler quota. */

@@ -4,7 +4,7 @@
  */
 import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
-import { BulkGroupCounts } from "./bulk";
+import { BulkGroupCounts } from "./bulk-chunks";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { SendDecider } from "./decisions";
 import { AmbiguousZonePolicy } from "./decision-types";
