@@ -49,7 +49,7 @@ import { quietWindowShortfall } from "./lib/planning/window";
 import { planCampaign } from "./lib/planning/plan";
 import { PlanRequest } from "./lib/planning/plan-request";
 import { PlanSummary } from "./lib/planning/plan-summary";
-import { OutputLock } from "./lib/planning/plan-files";
+import { OutputLock } from "./lib/planning/output-folder";
 import { ScheduleQuota, scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { journeyNamed, requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";

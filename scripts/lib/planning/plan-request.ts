@@ -12,7 +12,8 @@ import { TemplateSet } from "../templates/campaign-templates";
 import { BulkSigning } from "./unsubscribe-links";
 import { AmbiguousZonePolicy } from "./decision-types";
 import { MissedPolicy } from "./missed";
-import { OutputLock, PlanSink } from "./plan-files";
+import { OutputLock } from "./output-folder";
+import { PlanSink } from "./line-writer";
 import { EffectiveTps } from "./window";
 
 export interface PlanRequest {
