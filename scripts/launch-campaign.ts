@@ -7,7 +7,7 @@ import { Deadline } from "./lib/aws/call";
 import { s3Client, sesClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
 import { readContactListOptOuts } from "./lib/aws/contact-opt-outs";
-import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/bulk";
+import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/unsubscribe-links";
 import { requireSesTemplates } from "./lib/aws/ses-templates";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import {
@@ -39,8 +39,9 @@ import { checkLaunchId, MIN_POLL_SECONDS, planObjectKey } from "./lib/aws/launch
 import { StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { quietWindowShortfall } from "./lib/planning/window";
-import { planCampaign, PlanSummary } from "./lib/planning/plan";
-import { OutputLock } from "./lib/planning/plan-files";
+import { planCampaign } from "./lib/planning/plan";
+import { PlanSummary } from "./lib/planning/plan-summary";
+import { OutputLock } from "./lib/planning/output-folder";
 import { scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { FindingsError, PlanKeyTaken, UsageError } from "../infra/core/errors";

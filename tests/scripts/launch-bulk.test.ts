@@ -30,13 +30,9 @@ import {
 import { scheduler, ses } from "../../infra/core/plan/quotas";
 import { bulkRowProblem } from "../../infra/core/plan/bulk-request";
 import { unsubscribeHeaders, unsubscribeUrl } from "../../infra/core/consent/unsubscribe";
-import {
-  BulkChunks,
-  MAX_OPEN_CHARS,
-  PLACEHOLDER_UNSUBSCRIBE_URL,
-  PLAIN_JSON_TEXT,
-  UnsubscribeLinks,
-} from "../../scripts/lib/planning/bulk";
+import { PLAIN_JSON_TEXT } from "../../scripts/lib/planning/bulk";
+import { BulkChunks, MAX_OPEN_CHARS } from "../../scripts/lib/planning/bulk-chunks";
+import { PLACEHOLDER_UNSUBSCRIBE_URL, UnsubscribeLinks } from "../../scripts/lib/planning/unsubscribe-links";
 import { readUnsubscribeKey } from "../../scripts/lib/aws/unsubscribe-key";
 import { unsubscribeKeyFromParameter } from "../../infra/core/consent/unsubscribe-endpoint";
 import { Deadline } from "../../scripts/lib/aws/call";

@@ -4,7 +4,8 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { lineText, OutputLock, PlanFiles } from "../../scripts/lib/planning/plan-files";
+import { lineText, PlanFiles } from "../../scripts/lib/planning/plan-files";
+import { OutputLock } from "../../scripts/lib/planning/output-folder";
 
 describe("plan files with a plan sink", () => {
   let tmp: string;

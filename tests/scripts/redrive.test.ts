@@ -116,7 +116,7 @@ const HARVEST_PLAN = [
   nyRow("g7", "2026-10-31T18:00:00", "2026-10-31T22:00:00.000Z"),
 ];
 
-/** The launcher's summary of its missed-time policy (plan.ts PlanSummary missed), as a launch record keeps it. */
+/** The launcher's summary of its missed-time policy (plan-summary.ts PlanSummary missed), as a launch record keeps it. */
 const missedSummary = (policy: string, graceMinutes = 60) => ({
   policy,
   graceMinutes,

@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import { effectiveTps } from "../../scripts/lib/cli/campaign-flags";
-import { PlannedSends, StepDecision } from "../../scripts/lib/planning/decisions";
+import { PlannedSends } from "../../scripts/lib/planning/planned-sends";
+import { StepDecision } from "../../scripts/lib/planning/decision-types";
 import { scheduledTime } from "../../infra/core/timing/send-time";
 import { InstantHistogram, minimumWindowMinutes, volumeWindowMinutes } from "../../scripts/lib/planning/window";
 

@@ -41,7 +41,7 @@ export function bulkScheduleRequest(
 /**
  * Why one more entry, to `address` (trimmed and case-folded: unsubscribeAddress), cannot join a bulk line of `entries`
  * entries to `addresses`, or undefined: a line holds at most ses.maxBulkEntries entries, each address once. The
- * planner asks before it adds each entry (bulk.ts), bulkRowProblem for each entry of a line it is given.
+ * planner asks before it adds each entry (bulk-chunks.ts), bulkRowProblem for each entry of a line it is given.
  */
 export function bulkEntryRefusal(
   entries: number,

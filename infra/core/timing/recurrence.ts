@@ -95,7 +95,7 @@ export function nextOccurrence(t: RecurringTime, zone: string, fromMs: number, t
  * flexible window an occurrence is invoked up to the window after its time: so EndDate is local midnight after D, or
  * later when the last occurrence on or before D plus the largest window (1,440 minutes) and a minute ends later — but
  * never later than a minute before the first occurrence after D, which must not be invoked. (The launcher refuses a
- * window that could reach that one: decisions.ts maxRecurringWindowMinutes.)
+ * window that could reach that one: recurring-steps.ts maxRecurringWindowMinutes.)
  */
 export function recurringEndMs(t: RecurringTime, zone: string, until: LocalDate): number {
   const midnight = endOfLocalDate(zone, until);

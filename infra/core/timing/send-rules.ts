@@ -6,7 +6,7 @@
  *          the row's zone) N days later at the campaign/row hour; `+Nh` is N hours after the instant (a date means
  *          local midnight).
  * - at:    one instant for everyone (`--at INSTANT`).
- * - every: a recurring send (`--every … --until D`) at a local hour and minute (recurrence.ts; decisions.ts plans it).
+ * - every: a recurring send (`--every … --until D`) at a local hour and minute (recurrence.ts; recurring-steps.ts plans it).
  * - a row's `send_at` (local `YYYY-MM-DDTHH:MM` in the row's zone) replaces the rule for that row.
  *
  * Later steps count from step 1's time (before any missed-time or quiet-time move): `+Nd` is the same local time N
@@ -221,7 +221,7 @@ export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSe
     return fromLocal(zone, { ...date, hour: Number(m[4]), minute: Number(m[5]) });
   }
   if (rule.kind === "every")
-    throw new Error("internal: a recurring send has no first send of its own (decisions.ts plans it)");
+    throw new Error("internal: a recurring send has no first send of its own (recurring-steps.ts plans it)");
   if (rule.kind === "at") return fromInstant(zone, rule.utcMs);
   if (rule.kind === "date") {
     const hm = rowHourAndMinute(rule, row);

@@ -6,7 +6,7 @@
  *  3. `GMT+N` / `UTC+N`: the offset people mean, UTC+N, which IANA spells with the POSIX sign inverted (Etc/GMT-N);
  *  4. an IANA name (links such as US/Eastern too), re-cased when it differs only in case (Scheduler matches exactly);
  *  5. anything else: unknown (the caller's default zone).
- * Pure: no I/O. Callers cache per value as written (decisions.ts).
+ * Pure: no I/O. Callers cache per value as written (zone-inference.ts).
  */
 import { COUNTRY_ZONES } from "./country-zones";
 import { IANA_ZONE_NAMES } from "./iana-zones";
@@ -150,7 +150,7 @@ export interface ResolvedZone {
   reading?: ZoneReading;
 }
 
-/** Resolves a row's zone, falling back to the default. Callers cache (decisions.ts, per zone as written). */
+/** Resolves a row's zone, falling back to the default. Callers cache (zone-inference.ts, per zone as written). */
 export class ZoneResolver {
   constructor(
     readonly defaultZone: string,

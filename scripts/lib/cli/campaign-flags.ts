@@ -7,7 +7,8 @@
 import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/core/plan/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
-import { AMBIGUOUS_ZONE_POLICIES, AmbiguousZonePolicy, maxRecurringWindowMinutes } from "../planning/decisions";
+import { AMBIGUOUS_ZONE_POLICIES, AmbiguousZonePolicy } from "../planning/decision-types";
+import { maxRecurringWindowMinutes } from "../planning/recurring-steps";
 import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/core/timing/promises";
 import { inQuietHours, QuietTime } from "../../../infra/core/timing/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";

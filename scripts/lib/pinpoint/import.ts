@@ -45,7 +45,7 @@ import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
 import { canonicalZone } from "../../../infra/core/timing/send-time";
 import { UsageError } from "../../../infra/core/errors";
-import { OutputLock, RunFiles } from "../planning/plan-files";
+import { OutputLock, RunFiles } from "../planning/output-folder";
 
 export { lines } from "./lines";
 

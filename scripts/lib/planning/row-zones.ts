@@ -1,7 +1,8 @@
 /**
- * What a row's zone as written gives the planner besides the zone (decisions.ts, once per value as written): its
- * notes, or why the row is refused — an ambiguous value (`CST`) always, a value the table maps under --strict-zones —
- * and the summary's account of the values that are not IANA names (the ten most frequent, with what each is read as).
+ * What a row's zone as written gives the planner besides the zone (zone-inference.ts, once per value as written):
+ * its notes, or why the row is refused — an ambiguous value (`CST`) always, a value the table maps under
+ * --strict-zones — and the summary's account of the values that are not IANA names (the ten most frequent, with
+ * what each is read as).
  */
 import {
   readingNote,

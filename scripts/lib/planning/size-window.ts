@@ -4,9 +4,11 @@
  */
 import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
-import { BulkGroupCounts } from "./bulk";
+import { BulkGroupCounts } from "./bulk-chunks";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
-import { AmbiguousZonePolicy, PlannedSends, SendDecider } from "./decisions";
+import { SendDecider } from "./decisions";
+import { AmbiguousZonePolicy } from "./decision-types";
+import { PlannedSends } from "./planned-sends";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import { isReject, RecipientChecker, recipientColumns, RecipientRow, RejectReason } from "../recipients/recipient-rows";
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";

@@ -4,7 +4,7 @@
  */
 import { MIN_GAP_MINUTES } from "../../../infra/core/timing/promises";
 import { count, counted, formatDuration, plural } from "../text/format";
-import { PlanSummary } from "./plan";
+import { PlanSummary } from "./plan-summary";
 import { inferredText, mappedText } from "./row-zones";
 
 export function formatSummary(s: PlanSummary): string[] {
