@@ -21,7 +21,7 @@
  * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
  *
  * Every schedule's target is the one sender (sender-definition.ts), which alone calls SES: a recipient's row becomes
- * the sender's input of one entry, a bulk line (`entries`, plan-row.ts BulkPlanRow; one-time only) the input of its
+ * the sender's input of one entry, a bulk line (`entries`, bulk-plan-row.ts BulkPlanRow; one-time only) the input of its
  * entries, built by one JSONata state (JSONPath cannot map over the entries) as sender-input.ts builds it in
  * TypeScript. The never-created-late check applies to every one-time schedule.
  */

@@ -10,7 +10,7 @@ import { Decision, DueRule, EnrolmentSettings, PlannedStep, RejectReason, Reject
 import { ceilMinute, journeyQuietTime, journeyStepTime, MINUTE, stepTimeAcross } from "./step-times";
 import { CREATE_LEAD_MS, droppedSends, endOfQuietWindow, MIN_GAP_MINUTES } from "../timing/promises";
 import { scheduleName } from "../plan/naming";
-import { atExpression } from "../plan/plan-row";
+import { atExpression } from "../plan/schedule-expression";
 import { createScheduleRequest } from "../plan/schedule-request";
 import { QuietTime } from "../timing/quiet-time";
 import { scheduledTime, ScheduledTime, writable, ZoneStatus } from "../timing/send-time";

@@ -36,7 +36,7 @@ import {
   parseAtExpression,
   parseCronExpression,
   RecurringTime,
-} from "../../../infra/core/plan/plan-row";
+} from "../../../infra/core/plan/schedule-expression";
 import { IANAZone } from "luxon";
 import { allPages, awsCall, Deadline, throttled } from "./call";
 import { mapRunItems, MapRunItems } from "./launch";

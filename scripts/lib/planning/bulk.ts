@@ -11,8 +11,8 @@
  * when open chunks' entries pass MAX_OPEN_CHARS characters, the oldest is written early (counted: splitEarly).
  */
 import { bulkScheduleName } from "../../../infra/core/plan/naming";
+import { atExpression } from "../../../infra/core/plan/schedule-expression";
 import {
-  atExpression,
   BULK_ENTRY_END,
   BULK_LINE_END,
   bulkEntryStart,
@@ -21,8 +21,8 @@ import {
   bulkLineStart,
   MAX_BULK_ENTRIES,
   MAX_BULK_ENTRIES_INPUT_BYTES,
-  MAX_PLAN_ROW_BYTES,
-} from "../../../infra/core/plan/plan-row";
+} from "../../../infra/core/plan/bulk-plan-row";
+import { MAX_PLAN_ROW_BYTES } from "../../../infra/core/plan/plan-row";
 import { ses } from "../../../infra/core/plan/quotas";
 import {
   UNSUBSCRIBE_TEMPLATE_KEY,

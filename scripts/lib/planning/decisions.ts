@@ -10,7 +10,7 @@
  * per-row work is a cache lookup. The common forms of those values are keyed by a number per zone (send-rules.ts
  * timingKey: no string is built per row); any other form by its text.
  */
-import { cronExpression, Recurrence, RecurringTime } from "../../../infra/core/plan/plan-row";
+import { cronExpression, Recurrence, RecurringTime } from "../../../infra/core/plan/schedule-expression";
 import { describeQuietTime, QuietTime } from "../../../infra/core/timing/quiet-time";
 import {
   droppedSends,

@@ -12,7 +12,8 @@
 import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Readable } from "stream";
 import { scheduleName } from "../../../infra/core/plan/naming";
-import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/core/plan/plan-row";
+import { atExpression } from "../../../infra/core/plan/schedule-expression";
+import { PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/core/plan/plan-row";
 import { OutputLock, PlanFiles, PlanPaths, PlanSink, quotedNoteLines, zoneFields } from "./plan-files";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from "../recipients/audience";
 import { AmbiguousZonePolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
