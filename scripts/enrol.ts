@@ -30,7 +30,7 @@ import { quietWindowProblem } from "../infra/core/journeys/step-times";
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { PROGRESS_EVERY_ROWS, RowProgress } from "./lib/recipients/row-progress";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
-import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
+import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-columns";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/core/errors";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";

@@ -36,7 +36,9 @@ import { InputError } from "../../../infra/core/errors";
 import { bulkEntryRefusal } from "../../../infra/core/plan/bulk-request";
 import { Step } from "../../../infra/core/timing/send-time";
 import { Audience, templatesByVariant } from "../recipients/audience";
-import { Columns, RecipientRow, RejectReason, STEP_KEY, TemplateDataJson } from "../recipients/recipient-rows";
+import { Columns, STEP_KEY } from "../recipients/recipient-columns";
+import { RecipientRow, RejectReason } from "../recipients/recipient-rows";
+import { TemplateDataJson } from "../recipients/row-size";
 import { ZoneDecisions } from "./decisions";
 import { InstantHistogram } from "./window";
 

@@ -19,17 +19,9 @@ import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT, templatesByVariant } from
 import { AmbiguousZonePolicy, PlannedSends, SendDecider, StepDecision, ZoneDecisions } from "./decisions";
 import { MissedPolicy } from "./missed";
 import { QuietTime, describeQuietTime } from "../../../infra/core/timing/quiet-time";
-import {
-  Columns,
-  isReject,
-  RecipientChecker,
-  recipientColumns,
-  RecipientRow,
-  Reject,
-  RejectReason,
-  STEP_KEY,
-  TemplateDataJson,
-} from "../recipients/recipient-rows";
+import { Columns, recipientColumns, STEP_KEY } from "../recipients/recipient-columns";
+import { isReject, RecipientChecker, RecipientRow, Reject, RejectReason } from "../recipients/recipient-rows";
+import { TemplateDataJson } from "../recipients/row-size";
 import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
 import { sizingSpanDays } from "../../../infra/core/timing/recurrence";
 import { BaseRule, describeRule } from "../../../infra/core/timing/send-rules";
