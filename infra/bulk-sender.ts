@@ -4,7 +4,8 @@ import { bulkSenderStatements, fanOutTrustPolicy, policyDocument } from "./iam";
 import { CAPPED_METRIC, FrequencyCap } from "./core/send/frequency-cap";
 import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./core/send/ledger";
 import { ArnScope } from "./core/plan/naming";
-import { OPT_OUT_METRIC, senderDefinition } from "./state-machines/sender-definition";
+import { OPT_OUT_METRIC } from "./core/send/sender-contract";
+import { senderDefinition } from "./state-machines/sender-definition";
 
 export interface BulkSenderArgs {
   /** The account and Region the sender acts in. */

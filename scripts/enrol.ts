@@ -17,20 +17,20 @@ import {
 import { StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { decide } from "../infra/core/journeys/journeys";
 import {
-  decide,
   Decision,
   EnrolmentSettings,
   EventKind,
-  isIanaZone,
   JourneyEvent,
-  quietWindowProblem,
   RejectReason,
-} from "../infra/core/journeys/journeys";
+} from "../infra/core/journeys/journey-types";
+import { isIanaZone } from "../infra/core/journeys/subscriber-zone";
+import { quietWindowProblem } from "../infra/core/journeys/step-times";
 import { openRecipientCsv } from "./lib/recipients/recipients";
 import { PROGRESS_EVERY_ROWS, RowProgress } from "./lib/recipients/row-progress";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
-import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-rows";
+import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-columns";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/core/errors";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";

@@ -59,14 +59,6 @@ function packagesOf(file: string): string[] {
   return specifiersOf(fs.readFileSync(path.join(ROOT, file), "utf8")).filter((spec) => !spec.startsWith("."));
 }
 
-/** The type-only relative imports of a file (`import type … from`, `export type … from`), as repository paths. */
-function typeOnlyImportsOf(file: string): string[] {
-  const text = fs.readFileSync(path.join(ROOT, file), "utf8");
-  return [...text.matchAll(/^\s*(?:import|export)\s+type\s[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']*)["']/gm)].map(
-    (m) => `${path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]))}.ts`,
-  );
-}
-
 type Layer = { name: string; rank: number };
 
 /** The layer of a source file; undefined for a file outside every layer (the test reports it). */
@@ -113,15 +105,6 @@ export function impurity(file: string, spec: string): string | undefined {
   return `the ${layer.name} layer is pure: no Pulumi, no AWS SDK, no I/O`;
 }
 
-/**
- * The upward arrows the house still has, each a type-only import, with what would remove it. The test fails when an
- * arrow listed here is gone or is no longer type-only, so the list only shrinks.
- */
-const KNOWN_UPWARD: Record<string, string> = {
-  "infra/core/plan/schedule-request.ts → infra/state-machines/fanout-definition.ts":
-    "ScheduleTarget picks its fields from FanOutParameters: the fix is that type in core, which FanOutParameters extends",
-};
-
 /** Every cycle of imports among `graph`'s files, each as the files on it (found by depth-first search). */
 export function cycles(graph: Map<string, string[]>): string[][] {
   const found: string[][] = [];
@@ -152,25 +135,14 @@ describe("layers: arrows point one way", () => {
     );
   });
 
-  it("no import points to a layer above its own (but the known type-only ones)", () => {
+  it("no import points to a layer above its own", () => {
     const wrong = [...graph].flatMap(([from, tos]) =>
       tos.map((to) => [from, to, violation(from, to)]).filter((v) => v[2]),
     );
     assert.deepEqual(
-      wrong
-        .filter(([from, to]) => !(`${from} → ${to}` in KNOWN_UPWARD))
-        .map(([from, to, why]) => `${from} → ${to}: ${why}`),
+      wrong.map(([from, to, why]) => `${from} → ${to}: ${why}`),
       [],
     );
-  });
-
-  it("each known upward arrow is still there, type-only and upward (fixed ones leave the list)", () => {
-    for (const arrow of Object.keys(KNOWN_UPWARD)) {
-      const [from, to] = arrow.split(" → ");
-      assert.ok(graph.get(from)?.includes(to), `${arrow}: no such import any more; take it off KNOWN_UPWARD`);
-      assert.ok(typeOnlyImportsOf(from).includes(to), `${arrow}: no longer type-only`);
-      assert.ok(violation(from, to), `${arrow}: not upward`);
-    }
   });
 
   it("core and the state machines import no Pulumi, no AWS SDK and no I/O module", () => {

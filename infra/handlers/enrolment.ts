@@ -20,14 +20,8 @@ import {
 } from "@aws-sdk/client-scheduler";
 import { DeleteItemCommand, DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import type { CreateScheduleRequest } from "../core/plan/schedule-request";
-import {
-  Decision,
-  enrolmentClaim,
-  EnrolmentClaim,
-  EventKind,
-  PlannedStep,
-  RejectReason,
-} from "../core/journeys/journeys";
+import { enrolmentClaim } from "../core/journeys/journeys";
+import { Decision, EnrolmentClaim, EventKind, PlannedStep, RejectReason } from "../core/journeys/journey-types";
 import { CREATE_LEAD_MS, inTimeToCreate } from "../core/timing/promises";
 import { ZoneStatus } from "../core/timing/send-time";
 import { EnrolmentError } from "../core/errors";

@@ -23,7 +23,9 @@ import {
   LATE_STEPS_METRIC,
   parseJourneys,
 } from "../core/journeys/journeys-definition";
-import { decide, EnrolmentSettings, isIanaZone, JourneyInvocation } from "../core/journeys/journeys";
+import { decide } from "../core/journeys/journeys";
+import { EnrolmentSettings, JourneyInvocation } from "../core/journeys/journey-types";
+import { isIanaZone } from "../core/journeys/subscriber-zone";
 import {
   applyDecision,
   CALL_TIMEOUT_MS,

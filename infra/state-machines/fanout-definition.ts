@@ -21,7 +21,7 @@
  * ResultWriter writes those outputs to the results. This one check is JSONata: JSONPath has no date arithmetic.
  *
  * Every schedule's target is the one sender (sender-definition.ts), which alone calls SES: a recipient's row becomes
- * the sender's input of one entry, a bulk line (`entries`, plan-row.ts BulkPlanRow; one-time only) the input of its
+ * the sender's input of one entry, a bulk line (`entries`, bulk-plan-row.ts BulkPlanRow; one-time only) the input of its
  * entries, built by one JSONata state (JSONPath cannot map over the entries) as sender-input.ts builds it in
  * TypeScript. The never-created-late check applies to every one-time schedule.
  */
@@ -35,6 +35,7 @@ import {
   sdkIntegrationArn,
 } from "../core/plan/naming";
 import type { PlanRow } from "../core/plan/plan-row";
+import type { ScheduleRetryPolicy, ScheduleTarget } from "../core/plan/schedule-request";
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "../core/plan/quotas";
 import { CREATE_LEAD_MS } from "../core/timing/promises";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../core/consent/unsubscribe";
@@ -68,8 +69,8 @@ export function cleanupAt(lastSendUtc: Date, windowMinutes: number): string {
   return new Date(Math.ceil(ms / 60_000) * 60_000).toISOString().slice(0, 19);
 }
 
-/** How the fan-out runs, from the stack config (infra/config.ts). */
-export interface FanOutShape {
+/** How the fan-out runs, from the stack config (infra/config.ts); every schedule's RetryPolicy too. */
+export interface FanOutShape extends ScheduleRetryPolicy {
   /**
    * Distributed Map MaxConcurrency: child executions at once. Required: the stack passes `sendtime:maxConcurrency`,
    * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/core/plan/quotas.ts).
@@ -90,41 +91,18 @@ export interface FanOutShape {
    * `sendtime:toleratedFailurePercentage` (`5` when unset).
    */
   toleratedFailurePercentage: number;
-  /**
-   * Seconds Scheduler keeps retrying a send before dead-lettering it (every schedule's RetryPolicy). Required: the
-   * stack passes `sendtime:maxEventAgeSeconds` (`7200` when unset).
-   */
-  maxEventAgeSeconds: number;
-  /**
-   * Times Scheduler retries a failed send (every schedule's RetryPolicy). Required: the stack passes
-   * `sendtime:maxRetryAttempts` (`5` when unset).
-   */
-  maxRetryAttempts: number;
 }
 
-export interface FanOutParameters extends FanOutShape {
-  /** AWS partition of the account, e.g. "aws". */
-  partition: string;
-  /** Role EventBridge Scheduler assumes for a recipient's schedule: to start the one sender. */
-  targetRoleArn: string;
+/** The fan-out's parameters: its shape, what every schedule's target carries (ScheduleTarget), and its own roles. */
+export interface FanOutParameters extends FanOutShape, ScheduleTarget {
   /**
    * Role EventBridge Scheduler assumes for the housekeeping schedule, which deletes the campaign's group (the only
    * role that may; the journeys cannot pass it).
    * @default none: no housekeeping schedule, the group stays until cancel-campaign
    */
   housekeepingRoleArn?: string;
-  /** SQS queue that receives sends Scheduler gave up on. */
-  deadLetterQueueArn: string;
   /** Bucket the fan-out writes its results (failed batches) to, under `results/`. */
   resultsBucket: string;
-  /** The sends' FromEmailAddress. */
-  fromAddress: string;
-  /** The sends' ConfigurationSetName. */
-  configurationSetName: string;
-  /** SES list management (one-click unsubscribe) of a recipient's send, when configured. */
-  listManagement?: { contactListName: string; topicName: string };
-  /** The one sender (sender-definition.ts) that every schedule starts. */
-  senderArn: string;
 }
 
 /**

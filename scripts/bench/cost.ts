@@ -13,7 +13,7 @@ import { StringDecoder } from "string_decoder";
 import { campaignTag } from "../../infra/core/send/email-events";
 import { FrequencyCap } from "../../infra/core/send/frequency-cap";
 import { scheduleName, senderName } from "../../infra/core/plan/naming";
-import type { BulkPlanRow } from "../../infra/core/plan/plan-row";
+import type { BulkPlanRow } from "../../infra/core/plan/bulk-plan-row";
 import { dynamodbPricing, pacedConcurrency, scheduler } from "../../infra/core/plan/quotas";
 import {
   executionUnits,

@@ -2,7 +2,7 @@
  * The one sender's ledger for tests that run the sender for something else (what SES receives): a FakeTable that
  * answers its claim, state read and record, in front of the test's own services.
  */
-import type { SenderParameters } from "../../infra/state-machines/sender-definition";
+import type { SenderParameters } from "../../infra/state-machines/sender-states";
 import { FakeTable, JsonataServices } from "./jsonata-interpreter";
 
 export const LEDGER_TABLE = "bulk-sender-ledger-1a2b3c4";

@@ -7,7 +7,7 @@ import * as assert from "assert";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { bulkRowProblem, bulkScheduleRequest } from "../../infra/core/plan/bulk-request";
 import { fanOutDefinition, FanOutInput, FanOutParameters, PlanRow } from "../../infra/state-machines/fanout-definition";
-import { BulkPlanRow, formatBulkPlanRow, parseBulkPlanRow } from "../../infra/core/plan/plan-row";
+import { BulkPlanRow, formatBulkPlanRow, parseBulkPlanRow } from "../../infra/core/plan/bulk-plan-row";
 import { senderTestParameters, withLedger } from "../helpers/sender-ledger";
 import { senderDefinition } from "../../infra/state-machines/sender-definition";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";

@@ -4,7 +4,7 @@ import type { RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { passRoleOnlyToScheduler, schedulerActionsScopedToCampaigns } from "../../policy/iam";
 import { parseStackConfig } from "../../infra/config";
 import { parseJourneyConfig } from "../../infra/core/journeys/journeys-definition";
-import { isIanaZone } from "../../infra/core/journeys/journeys";
+import { isIanaZone } from "../../infra/core/journeys/subscriber-zone";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "../policy/util";
 import { JourneyDefinitionError } from "../../infra/core/errors";

@@ -2,14 +2,10 @@ import * as assert from "assert";
 import {
   atExpression,
   cronExpression,
-  formatPlanRow,
   parseAtExpression,
   parseCronExpression,
-  parsePlanRow,
-  PLAN_ROW_FIELDS,
-  PlanRow,
-  planKey,
-} from "../../infra/core/plan/plan-row";
+} from "../../infra/core/plan/schedule-expression";
+import { formatPlanRow, parsePlanRow, PLAN_ROW_FIELDS, PlanRow, planKey } from "../../infra/core/plan/plan-row";
 
 const ROW: PlanRow = {
   schedule_name: "a1-2",

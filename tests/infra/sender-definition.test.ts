@@ -8,16 +8,16 @@ import * as assert from "assert";
 import fc from "fast-check";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { recipientSenderInput, SenderInput, senderInput } from "../../infra/core/send/sender-input";
-import type { BulkPlanRow } from "../../infra/core/plan/plan-row";
+import type { BulkPlanRow } from "../../infra/core/plan/bulk-plan-row";
+import { senderDefinition } from "../../infra/state-machines/sender-definition";
+import { SenderParameters } from "../../infra/state-machines/sender-states";
 import {
   ENTRY_RETRY,
   secondsFromStateReadToLastSend,
-  senderDefinition,
-  SenderParameters,
   senderWorstCaseSeconds,
-} from "../../infra/state-machines/sender-definition";
+} from "../../infra/core/send/sender-contract";
 import { stepFunctions } from "../../infra/core/plan/quotas";
-import { MAX_BULK_ENTRIES_INPUT_BYTES } from "../../infra/core/plan/plan-row";
+import { MAX_BULK_ENTRIES_INPUT_BYTES } from "../../infra/core/plan/bulk-plan-row";
 import { StatesError } from "../helpers/asl-interpreter";
 import { FakeTable, JsonataRunStats, runJsonataMachine } from "../helpers/jsonata-interpreter";
 

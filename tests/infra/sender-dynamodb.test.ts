@@ -14,7 +14,8 @@ import {
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { senderInput, SenderInput } from "../../infra/core/send/sender-input";
-import { senderDefinition, SenderParameters } from "../../infra/state-machines/sender-definition";
+import { senderDefinition } from "../../infra/state-machines/sender-definition";
+import { SenderParameters } from "../../infra/state-machines/sender-states";
 import { StatesError } from "../helpers/asl-interpreter";
 import { runJsonataMachine } from "../helpers/jsonata-interpreter";
 

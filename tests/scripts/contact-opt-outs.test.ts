@@ -14,7 +14,7 @@ import { main } from "../../scripts/launch-campaign";
 import { readContactListOptOuts } from "../../scripts/lib/aws/contact-opt-outs";
 import { Deadline } from "../../scripts/lib/aws/call";
 import { DeadlineExceeded, FindingsError } from "../../infra/core/errors";
-import { parseBulkPlanRow } from "../../infra/core/plan/plan-row";
+import { parseBulkPlanRow } from "../../infra/core/plan/bulk-plan-row";
 import { Answer, Endpoint, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
 import { runMain } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";

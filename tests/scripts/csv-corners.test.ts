@@ -12,7 +12,7 @@ import { parse } from "csv-parse/sync";
 import { main as launch } from "../../scripts/launch-campaign";
 import { main as importPinpoint } from "../../scripts/import-pinpoint";
 import { countLines, openRecipientCsv } from "../../scripts/lib/recipients/recipients";
-import { recipientColumns } from "../../scripts/lib/recipients/recipient-rows";
+import { recipientColumns } from "../../scripts/lib/recipients/recipient-columns";
 import { runMain, withFlags } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-csv-corners-"));

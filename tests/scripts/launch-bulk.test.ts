@@ -24,9 +24,9 @@ import {
   BULK_INPUT_RESERVED_BYTES,
   jsonTextBytes,
   formatBulkPlanRow,
-  MAX_PLAN_ROW_BYTES,
   parseBulkPlanRow,
-} from "../../infra/core/plan/plan-row";
+} from "../../infra/core/plan/bulk-plan-row";
+import { MAX_PLAN_ROW_BYTES } from "../../infra/core/plan/plan-row";
 import { scheduler, ses } from "../../infra/core/plan/quotas";
 import { bulkRowProblem } from "../../infra/core/plan/bulk-request";
 import { unsubscribeHeaders, unsubscribeUrl } from "../../infra/core/consent/unsubscribe";

@@ -1,10 +1,7 @@
 import * as assert from "assert";
-import {
-  isReject,
-  RecipientChecker,
-  recipientColumns,
-  TemplateDataJson,
-} from "../../scripts/lib/recipients/recipient-rows";
+import { isReject, RecipientChecker } from "../../scripts/lib/recipients/recipient-rows";
+import { recipientColumns } from "../../scripts/lib/recipients/recipient-columns";
+import { TemplateDataJson } from "../../scripts/lib/recipients/row-size";
 
 describe("recipient checks: ids and their case-folded forms in one set", () => {
   it("a duplicate id is exact; an id differing only in case or spaces is noted against the first planned row only", () => {

@@ -21,7 +21,8 @@ import { FailedSend, PlanSearch, redriveName } from "../../scripts/lib/planning/
 import { launchMissedPolicy, launchQuietTime, LaunchRecord } from "../../scripts/lib/planning/launch-record";
 import { heldFate, HeldPolicy, heldPolicy } from "../../scripts/lib/planning/paused-sends";
 import { recipientSenderInput, senderInput } from "../../infra/core/send/sender-input";
-import { BulkPlanRow, PlanRow } from "../../infra/core/plan/plan-row";
+import { BulkPlanRow } from "../../infra/core/plan/bulk-plan-row";
+import { PlanRow } from "../../infra/core/plan/plan-row";
 import { describeQuietTime, QuietTime } from "../../infra/core/timing/quiet-time";
 import { DateTime } from "luxon";
 

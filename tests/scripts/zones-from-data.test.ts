@@ -17,7 +17,7 @@ import { ZONE_ABBREVIATIONS } from "../../infra/core/zones/zone-abbreviations";
 import { WINDOWS_ZONES } from "../../infra/core/zones/windows-zones";
 import { canonicalZone, countryZone, parseZoneAliases, readZone } from "../../infra/core/zones/zone-names";
 import { zonedInstant } from "../../infra/core/timing/send-time";
-import { isIanaZone } from "../../infra/core/journeys/journeys";
+import { isIanaZone } from "../../infra/core/journeys/subscriber-zone";
 import { deserialize } from "bson";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-zones-"));

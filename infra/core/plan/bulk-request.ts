@@ -5,7 +5,7 @@
  * recipient) build the new request here. Pure: no AWS SDK, no Pulumi.
  */
 import { campaignGroupName } from "./naming";
-import type { BulkPlanRow } from "./plan-row";
+import type { BulkPlanRow } from "./bulk-plan-row";
 import { scheduler, ses } from "./quotas";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeAddress, unsubscribeHeaders } from "../consent/unsubscribe";
 import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";

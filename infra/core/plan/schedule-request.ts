@@ -6,24 +6,44 @@
  * for journeys as for campaigns.
  * Pure: no AWS SDK, no Pulumi.
  */
-import type { FanOutParameters } from "../../state-machines/fanout-definition";
 import { recipientSenderInput } from "../send/sender-input";
 import { campaignGroupName } from "./naming";
 import { PlanRow } from "./plan-row";
 
-/** What every schedule's target carries, from the stack (the fan-out's parameters of the same name). */
-export type ScheduleTarget = Pick<
-  FanOutParameters,
-  | "partition"
-  | "targetRoleArn"
-  | "deadLetterQueueArn"
-  | "fromAddress"
-  | "configurationSetName"
-  | "listManagement"
-  | "maxEventAgeSeconds"
-  | "maxRetryAttempts"
-  | "senderArn"
->;
+/** How Scheduler retries every schedule's send (its RetryPolicy), from the stack config. */
+export interface ScheduleRetryPolicy {
+  /**
+   * Seconds Scheduler keeps retrying a send before dead-lettering it (every schedule's RetryPolicy). Required: the
+   * stack passes `sendtime:maxEventAgeSeconds` (`7200` when unset).
+   */
+  maxEventAgeSeconds: number;
+  /**
+   * Times Scheduler retries a failed send (every schedule's RetryPolicy). Required: the stack passes
+   * `sendtime:maxRetryAttempts` (`5` when unset).
+   */
+  maxRetryAttempts: number;
+}
+
+/**
+ * What every schedule's target carries, from the stack: the fan-out's parameters (FanOutParameters) extend it, and
+ * journeys pass it to createScheduleRequest.
+ */
+export interface ScheduleTarget extends ScheduleRetryPolicy {
+  /** AWS partition of the account, e.g. "aws". */
+  partition: string;
+  /** Role EventBridge Scheduler assumes for a recipient's schedule: to start the one sender. */
+  targetRoleArn: string;
+  /** SQS queue that receives sends Scheduler gave up on. */
+  deadLetterQueueArn: string;
+  /** The sends' FromEmailAddress. */
+  fromAddress: string;
+  /** The sends' ConfigurationSetName. */
+  configurationSetName: string;
+  /** SES list management (one-click unsubscribe) of a recipient's send, when configured. */
+  listManagement?: { contactListName: string; topicName: string };
+  /** The one sender (sender-definition.ts) that every schedule starts. */
+  senderArn: string;
+}
 
 /** The plan-row fields one schedule is made of. */
 export type ScheduleRow = Pick<

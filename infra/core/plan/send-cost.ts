@@ -104,7 +104,7 @@ export function scheduleArn(scope: ArnScope, campaignId: string, scheduleName: s
   return groupSchedulesArn(scope, campaignGroupName(campaignId)).replace(/\*$/, scheduleName);
 }
 
-/** The occurrence item the sender's claim puts (sender-definition.ts claimStates). */
+/** The occurrence item the sender's claim puts (sender-claim.ts claimStates). */
 export function claimItem(o: Occurrence): Item {
   const expiresAt = Math.floor(Date.parse(o.scheduledTime) / 1000) + LEDGER_TTL_DAYS * 86_400;
   return {
@@ -123,7 +123,7 @@ export interface EntryOutcome {
   reason: string;
 }
 
-/** The occurrence item once the record has set `outcomes` (sender-definition.ts endStates). */
+/** The occurrence item once the record has set `outcomes` (sender-settle.ts endStates). */
 export function recordItem(o: Occurrence, outcomes: EntryOutcome[]): Item {
   const map: Record<string, AttributeValue> = {};
   for (const e of outcomes) map[e.recipient] = { M: { outcome: { S: e.outcome }, reason: { S: e.reason } } };

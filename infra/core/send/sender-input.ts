@@ -7,7 +7,8 @@
  */
 import { campaignTag, EMAIL_TAGS } from "./email-events";
 import { SCHEDULER_CONTEXT } from "./frequency-cap";
-import type { BulkEntry, BulkPlanRow, PlanRow } from "../plan/plan-row";
+import type { BulkEntry, BulkPlanRow } from "../plan/bulk-plan-row";
+import type { PlanRow } from "../plan/plan-row";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../consent/unsubscribe";
 
 /** The stack's sending fields every input carries. */

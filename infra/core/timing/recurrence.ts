@@ -1,12 +1,12 @@
 /**
- * Recurring sends (`--every`): when a cron schedule of infra/core/plan/plan-row.ts's four shapes fires in a zone, as EventBridge
- * Scheduler evaluates it (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html, "Daylight
- * savings time"): at the local hour and minute on each matching local date; a time that does not exist that day
+ * Recurring sends (`--every`): when a cron schedule of infra/core/plan/schedule-expression.ts's four shapes fires in a
+ * zone, as EventBridge Scheduler evaluates it (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html,
+ * "Daylight savings time"): at the local hour and minute on each matching local date; a time that does not exist that day
  * (spring forward) is skipped; one that happens twice (fall back) fires once, taken here as the earlier instant; a
  * month without day D has no monthly:D send (cron's rule). Invocations are limited to [StartDate, EndDate).
  * Pure: no AWS, no I/O.
  */
-import { daysMondayFirst, Recurrence, RecurringTime } from "../plan/plan-row";
+import { daysMondayFirst, Recurrence, RecurringTime } from "../plan/schedule-expression";
 import { scheduler } from "../plan/quotas";
 import { addDays, type LocalDate, localTimeOf, zonedInstant } from "./send-time";
 import { zoneOffsets } from "./zone-offsets";

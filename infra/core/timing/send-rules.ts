@@ -13,7 +13,7 @@
  * days later, `+Nh` N hours after. at() has minute precision: an instant with seconds rounds up to the next minute,
  * so nothing is sent early. Pure: no AWS, no I/O.
  */
-import type { Recurrence } from "../plan/plan-row";
+import type { Recurrence } from "../plan/schedule-expression";
 import { describeRecurrence } from "./recurrence";
 import {
   addDays,

@@ -228,7 +228,7 @@ async function countPlanDue(
     const t = typeof row.utc === "string" ? Date.parse(row.utc) : NaN;
     if (!Number.isInteger(row.step) || !(row.variant === null || typeof row.variant === "string") || Number.isNaN(t))
       throw new FindingsError(`${where} line ${line}: not a plan row (needs step, variant, utc)`);
-    // A bulk line (plan-row.ts BulkPlanRow) sends each of its entries: the report counts sends, not schedules.
+    // A bulk line (bulk-plan-row.ts BulkPlanRow) sends each of its entries: the report counts sends, not schedules.
     const sends = row.entries === undefined ? 1 : Array.isArray(row.entries) ? row.entries.length : 0;
     if (sends < 1 || sends > ses.maxBulkEntries)
       throw new FindingsError(

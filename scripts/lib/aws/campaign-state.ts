@@ -14,7 +14,7 @@ import {
   LEDGER_KEY,
 } from "../../../infra/core/send/ledger";
 import { campaignTag } from "../../../infra/core/send/email-events";
-import { secondsFromStateReadToLastSend } from "../../../infra/state-machines/sender-definition";
+import { secondsFromStateReadToLastSend } from "../../../infra/core/send/sender-contract";
 import { FindingsError } from "../../../infra/core/errors";
 import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";

@@ -10,7 +10,7 @@ import {
   GetScheduleCommandOutput,
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
-import { atExpression } from "../../../infra/core/plan/plan-row";
+import { atExpression } from "../../../infra/core/plan/schedule-expression";
 import { inTimeToCreate } from "../../../infra/core/timing/promises";
 import { FindingsError } from "../../../infra/core/errors";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";

@@ -14,7 +14,7 @@ import {
   VARIANT_PLACEHOLDER,
   variantKey,
 } from "../recipients/audience";
-import type { Recurrence } from "../../../infra/core/plan/plan-row";
+import type { Recurrence } from "../../../infra/core/plan/schedule-expression";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/core/timing/quiet-time";
 import { BaseRule, parseDate, parseInstant } from "../../../infra/core/timing/send-rules";
 import { UsageError } from "../../../infra/core/errors";

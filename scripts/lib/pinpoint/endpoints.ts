@@ -13,7 +13,7 @@ import { LATITUDE_COLUMN, LONGITUDE_COLUMN } from "../../../infra/core/zones/coo
 import { PHONE_COLUMN } from "../../../infra/core/zones/phone";
 import { POSTAL_CODE_COLUMN } from "../../../infra/core/zones/postal";
 import { ALPHA3_COUNTRIES } from "../../../infra/core/zones/country-codes";
-import { COUNTRY_COLUMN } from "../recipients/recipient-rows";
+import { COUNTRY_COLUMN } from "../recipients/recipient-columns";
 
 /**
  * The parts of an EndpointResponse the importer reads; every field is optional in an export. Ids are strings in the

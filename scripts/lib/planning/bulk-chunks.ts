@@ -3,15 +3,15 @@
  * plan line when the next entry would not fit (BulkChunks; bulk.ts says how); and the same count of schedules made
  * without building them, for size-window --bulk (BulkGroupCounts).
  */
-import { bulkScheduleName } from "../../../infra/core/plan/naming";
+import { atExpression } from "../../../infra/core/plan/schedule-expression";
 import {
-  atExpression,
   BULK_LINE_END,
   bulkLineStart,
   MAX_BULK_ENTRIES,
   MAX_BULK_ENTRIES_INPUT_BYTES,
-  MAX_PLAN_ROW_BYTES,
-} from "../../../infra/core/plan/plan-row";
+} from "../../../infra/core/plan/bulk-plan-row";
+import { bulkScheduleName } from "../../../infra/core/plan/naming";
+import { MAX_PLAN_ROW_BYTES } from "../../../infra/core/plan/plan-row";
 import { bulkEntryRefusal } from "../../../infra/core/plan/bulk-request";
 import { ZoneDecisions } from "./decision-types";
 import { InstantHistogram } from "./window";

@@ -13,18 +13,21 @@
  * Its parts: the unsubscribe links (unsubscribe-links.ts); chunks, and the count of schedules without them
  * (bulk-chunks.ts).
  */
+
 import {
   BULK_ENTRY_END,
   bulkEntryStart,
   bulkEntrySizes,
   jsonTextBytes,
   MAX_BULK_ENTRIES_INPUT_BYTES,
-} from "../../../infra/core/plan/plan-row";
+} from "../../../infra/core/plan/bulk-plan-row";
+import { Columns, STEP_KEY } from "../recipients/recipient-columns";
+import { TemplateDataJson } from "../recipients/row-size";
 import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
 import { InputError } from "../../../infra/core/errors";
 import { Step } from "../../../infra/core/timing/send-time";
 import { Audience, templatesByVariant } from "../recipients/audience";
-import { Columns, RecipientRow, RejectReason, STEP_KEY, TemplateDataJson } from "../recipients/recipient-rows";
+import { RecipientRow, RejectReason } from "../recipients/recipient-rows";
 import { ZoneDecisions } from "./decision-types";
 import { BulkChunks, Group, MAX_LINE_ENTRY_BYTES as LINE_ENTRY_BYTES } from "./bulk-chunks";
 import { BulkSigning, UNSUBSCRIBE_KEY, UnsubscribeLinks } from "./unsubscribe-links";

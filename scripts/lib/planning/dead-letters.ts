@@ -26,13 +26,8 @@ import {
 import { scheduler, ses } from "../../../infra/core/plan/quotas";
 import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/core/timing/promises";
 import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/core/send/ledger";
-import {
-  BulkPlanRow,
-  isBulkPlanValue,
-  parseBulkPlanRow,
-  parsePlanRow,
-  PlanRow,
-} from "../../../infra/core/plan/plan-row";
+import { BulkPlanRow, isBulkPlanValue, parseBulkPlanRow } from "../../../infra/core/plan/bulk-plan-row";
+import { parsePlanRow, PlanRow } from "../../../infra/core/plan/plan-row";
 import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/core/send/sender-input";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import { FindingsError } from "../../../infra/core/errors";

@@ -13,7 +13,7 @@
  * does not apply to --every), and its next one follows. Pure: no AWS SDK.
  */
 import { FindingsError } from "../../../infra/core/errors";
-import { parseSendAt } from "../../../infra/core/plan/plan-row";
+import { parseSendAt } from "../../../infra/core/plan/schedule-expression";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import { zonedInstant } from "../../../infra/core/timing/send-time";
 import { FoundRow, outOfQuiet, RecipientOutcome, redriveAt, RedriveTime } from "./dead-letters";

@@ -1,9 +1,12 @@
+import { atExpression } from "../../../infra/core/plan/schedule-expression";
+import { Columns, STEP_KEY } from "../recipients/recipient-columns";
+import { TemplateDataJson } from "../recipients/row-size";
 import { scheduleName } from "../../../infra/core/plan/naming";
-import { atExpression, PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/core/plan/plan-row";
+import { PlanLineParts, planLineFromParts, planLineParts } from "../../../infra/core/plan/plan-row";
 import { Step } from "../../../infra/core/timing/send-time";
 import { ZoneSource, zoneSourceOf } from "../../../infra/core/zones/zone-names";
 import { Audience, NO_VARIANT, templatesByVariant } from "../recipients/audience";
-import { Columns, RecipientRow, STEP_KEY, TemplateDataJson } from "../recipients/recipient-rows";
+import { RecipientRow } from "../recipients/recipient-rows";
 import { ZoneDecisions } from "./decision-types";
 import { quotedNoteLines, zoneFields } from "./plan-files";
 

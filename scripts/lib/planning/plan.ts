@@ -12,19 +12,13 @@
  * Its parts: the request (plan-request.ts), a row's plan lines (plan-lines.ts), the counts (plan-tally.ts) and the
  * summary made of them (plan-summary.ts).
  */
+import { Columns, recipientColumns } from "../recipients/recipient-columns";
 import { PROGRESS_EVERY_ROWS } from "../recipients/row-progress";
 import { PlanFiles } from "./plan-files";
 import { AudienceSplit, HOLDOUT } from "../recipients/audience";
 import { SendDecider } from "./decisions";
 import { describeQuietTime } from "../../../infra/core/timing/quiet-time";
-import {
-  Columns,
-  isReject,
-  RecipientChecker,
-  recipientColumns,
-  RecipientRow,
-  Reject,
-} from "../recipients/recipient-rows";
+import { isReject, RecipientChecker, RecipientRow, Reject } from "../recipients/recipient-rows";
 import { countLines, openRecipientCsv } from "../recipients/recipients";
 import { describeRule } from "../../../infra/core/timing/send-rules";
 import { lackingText, TemplateDataCheck } from "../templates/campaign-templates";

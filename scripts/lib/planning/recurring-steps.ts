@@ -3,7 +3,8 @@
  * is sized on), and the nights a clock change brings quiet time into its window, which refuse the plan
  * (recurringQuietRefusal).
  */
-import { cronExpression, Recurrence, RecurringTime } from "../../../infra/core/plan/plan-row";
+
+import { cronExpression, Recurrence, RecurringTime } from "../../../infra/core/plan/schedule-expression";
 import { scheduler } from "../../../infra/core/plan/quotas";
 import { UsageError } from "../../../infra/core/errors";
 import { describeQuietTime, QuietTime } from "../../../infra/core/timing/quiet-time";

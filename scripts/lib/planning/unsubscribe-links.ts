@@ -2,8 +2,9 @@
  * --bulk's one-click unsubscribe links: the key and endpoint they are made with (BulkSigning), and each recipient's
  * link and the texts made of it, built around the recipient's token (UnsubscribeLinks).
  */
+import { jsonTextBytes } from "../../../infra/core/plan/bulk-plan-row";
 import { ses } from "../../../infra/core/plan/quotas";
-import { jsonTextBytes } from "../../../infra/core/plan/plan-row";
+
 import {
   UNSUBSCRIBE_TEMPLATE_KEY,
   MAX_TOKEN_ADDRESS_CHARS,

@@ -5,7 +5,7 @@
 import Handlebars from "handlebars";
 import { EmailTemplate, hasValue, lackingVariable, STEP_VARIABLE } from "../../../infra/core/plan/templates";
 import { InputError, TemplateError } from "../../../infra/core/errors";
-import { recipientColumns } from "../recipients/recipient-rows";
+import { recipientColumns } from "../recipients/recipient-columns";
 import { CsvEncoding, openRecipientCsv } from "../recipients/recipients";
 
 export type TemplateData = Record<string, unknown>;

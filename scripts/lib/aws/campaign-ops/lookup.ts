@@ -2,11 +2,12 @@
  * What a launched campaign has in AWS, as cancel, move and status read it: its fan-out executions, its schedule
  * group's state, and a schedule's zone and one-time instant. Names come from infra/core/plan/naming.ts.
  */
+import { parseAtExpression } from "../../../../infra/core/plan/schedule-expression";
 import { GetScheduleGroupCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { IANAZone } from "luxon";
 import { campaignGroupName } from "../../../../infra/core/plan/naming";
-import { parseAtExpression } from "../../../../infra/core/plan/plan-row";
+
 import { zonedInstant } from "../../../../infra/core/timing/send-time";
 import { allPages, awsCall, Deadline } from "../call";
 import { count } from "../../text/format";

@@ -4,6 +4,12 @@
  * its own). Every move keeps the promises of keep-promises.ts.
  */
 import {
+  atExpression,
+  cronExpression,
+  parseCronExpression,
+  RecurringTime,
+} from "../../../../infra/core/plan/schedule-expression";
+import {
   ConflictException,
   CreateScheduleCommand,
   CreateScheduleCommandInput,
@@ -13,7 +19,7 @@ import {
   UpdateScheduleCommandInput,
 } from "@aws-sdk/client-scheduler";
 import { campaignGroupName, scheduleName } from "../../../../infra/core/plan/naming";
-import { atExpression, cronExpression, parseCronExpression, RecurringTime } from "../../../../infra/core/plan/plan-row";
+
 import {
   endOfLocalDate,
   untilOfEndDate,

@@ -2,11 +2,12 @@
  * What a launched campaign has pending: its schedules by state, its next sends per UTC hour (all read, or a sample
  * scaled up), its fan-outs with their item counts, and the dead-letter queue's depth.
  */
+import { parseCronExpression } from "../../../../infra/core/plan/schedule-expression";
 import { GetScheduleCommand, ListSchedulesCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
 import { ListMapRunsCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { campaignGroupName, CLEANUP_SCHEDULE_NAME } from "../../../../infra/core/plan/naming";
-import { parseCronExpression } from "../../../../infra/core/plan/plan-row";
+
 import { nextOccurrence } from "../../../../infra/core/timing/recurrence";
 import { FindingsError } from "../../../../infra/core/errors";
 import { allPages, awsCall, Deadline, throttled } from "../call";
