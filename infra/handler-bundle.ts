@@ -11,6 +11,11 @@ export const UNSUBSCRIBE_HANDLER_ENTRY = path.join(__dirname, "handlers", "unsub
 /** The file name inside the deployment package, and the Lambda handler setting that points at it. */
 export const HANDLER_FILE = "index.js";
 export const HANDLER_NAME = "index.handler";
+/**
+ * The Node the bundle's syntax is for: Lambda's (HANDLER_RUNTIME, infra/function-parts.ts). The tests require the bundle
+ * into the Node that runs them, so syntax newer than that Node's would fail there first.
+ */
+export const BUNDLE_TARGET = "node24";
 export { SES_OPT_OUT_HANDLER_NAME } from "./core/consent/ses-subscription";
 
 export interface HandlerBundle {
@@ -39,8 +44,7 @@ function bundle(entry: string, key: symbol): HandlerBundle {
     entryPoints: [entry],
     bundle: true,
     platform: "node",
-    // Runs on the Lambda runtime (infra/journeys.ts) and, in tests, on this project's Node 20.
-    target: "node20",
+    target: BUNDLE_TARGET,
     format: "cjs",
     write: false,
     legalComments: "none",

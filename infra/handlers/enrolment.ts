@@ -27,7 +27,7 @@ import { ZoneStatus } from "../core/timing/send-time";
 import { EnrolmentError } from "../core/errors";
 import { ENROLMENT_ATTRIBUTES, LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "../core/send/ledger";
 
-// As in clients.ts: the SDK's Node-version notice (the README states it) stays off stderr unless asked for.
+// As in clients.ts: the SDK's Node-version notice (Node older than 22 only) stays off stderr unless asked for.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 /** Longest one Scheduler call may take, SDK retries included. */

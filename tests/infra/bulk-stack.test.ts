@@ -16,7 +16,10 @@ const SENDER_ARN = `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:sendtime-se
 
 const sender = (stack: RenderedStack) => only(stack, "aws:sfn/stateMachine:StateMachine", "bulk-sender").inputs;
 
-describe("bulk sends in the stack under Pulumi mocks", () => {
+describe("bulk sends in the stack under Pulumi mocks", function () {
+  // The suite's first render of the stack (loading @pulumi/aws, bundling the handlers), while npm test's tsc and eslint
+  // run beside it: over 30 s on a busy 2-core machine, as for the other files that render it first.
+  this.timeout(60_000);
   let stack: RenderedStack;
   let capped: RenderedStack;
   before(async () => {

@@ -8,6 +8,7 @@ import { isIanaZone } from "../../infra/core/journeys/subscriber-zone";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "../policy/util";
 import { JourneyDefinitionError } from "../../infra/core/errors";
+import { BUNDLE_TARGET } from "../../infra/handler-bundle";
 
 const ACCOUNT = "123456789012";
 const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];
@@ -60,6 +61,8 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
   it("the function: a current Node.js runtime, the bundled handler, configured with the journeys and the fan-out's SES target", () => {
     const fn = only(stack, "aws:lambda/function:Function", "journeys-function").inputs;
     assert.strictEqual(fn.runtime, "nodejs24.x");
+    // esbuild's name for the same Node: the bundle is built for the runtime it is deployed on.
+    assert.strictEqual(BUNDLE_TARGET, fn.runtime.replace(/^nodejs(\d+)\.x$/, "node$1"));
     assert.strictEqual(fn.handler, "index.handler");
     const env = fn.environment.variables;
     assert.strictEqual(JSON.parse(env.SENDTIME_JOURNEYS)[0].name, "onboarding");

@@ -12,8 +12,8 @@ import { SFNClient } from "@aws-sdk/client-sfn";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SSMClient } from "@aws-sdk/client-ssm";
 
-// The pinned SDK runs on Node 20; its notice that releases after January 2027 need Node 22 is in the README, not on
-// every run's stderr (where it buried the one-line errors). Set the variable to "false" to see it.
+// The SDK warns on every run under a Node older than 22 (below `engines`; Lambda runs 24) that its releases after
+// January 2027 need 22; it stays off stderr, where it buried the one-line errors. Set the variable to "false" to see it.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 /**
