@@ -14,7 +14,6 @@ import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./core/plan/naming";
 import { ScheduleTarget } from "./core/plan/schedule-request";
 
-/** Lambda's runtime for the handler: Node.js 24, supported until April 2028 (AWS Lambda runtimes page). */
 /**
  * How failed events are retried and then kept. EventBridge retries delivering to the function (throttled, not
  * reachable) up to a day, then puts the event in the dead-letter queue; the function's asynchronous invocation

@@ -5,7 +5,7 @@ import * as http from "http";
 import * as os from "os";
 import * as path from "path";
 import { CreateScheduleCommand, DeleteScheduleCommand, SchedulerClient } from "@aws-sdk/client-scheduler";
-import { mockClient } from "aws-sdk-client-mock";
+import { AwsClientStub, mockClient } from "aws-sdk-client-mock";
 import { bundleJourneyHandler } from "../../infra/handler-bundle";
 import { main as enrol } from "../../scripts/enrol";
 import { applyDecision, enrolmentLedgerClient, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
@@ -49,8 +49,11 @@ describe("scripts/enrol.ts", function () {
   let functionEnvironment: Record<string, string>;
   let ledger: TestLedger;
   const savedEnv = { ...process.env };
-  const scheduler = mockClient(SchedulerClient);
+  // Installed in before(), not when the file loads: a mock made in the describe body replaced every other file's
+  // SchedulerClient from the moment mocha read this file, whatever order the files ran in.
+  let scheduler: AwsClientStub<SchedulerClient>;
   before(async () => {
+    scheduler = mockClient(SchedulerClient);
     // The outputs and the function's configuration of the dev stack, rendered under mocks.
     const stack = await renderWith();
     stackOutputs = stack.outputs;
