@@ -17,7 +17,7 @@
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { BASELINE_COMMIT, baselineCheckout, baselineDryRun } from "./bench/baseline";
+import { BASELINE_COMMIT, baselineCheckout, baselineDryRun, benchSendFlags } from "./bench/baseline";
 import { bulkBench, costOnly } from "./bench/bulk";
 import { pinpointBench } from "./bench/pinpoint";
 import { writeTimingList } from "./bench/timing-columns";
@@ -166,20 +166,7 @@ process.stdout.write(
 );
 const PLAIN_DRY_RUN = [
   ...["--templates", writeBenchTemplates()],
-  "--campaign",
-  "bench",
-  "--recipients",
-  FILE,
-  "--template",
-  "welcome",
-  "--date",
-  "2026-12-01",
-  "--hour",
-  "9",
-  "--step",
-  "+3d:followup",
-  "--now",
-  "2026-11-29T00:00:00Z",
+  ...benchSendFlags(FILE),
   "--dry-run",
   // The plan is measured, not launched: 10M recipients × 2 steps is above the default schedule quota.
   "--max-schedules",

@@ -11,21 +11,20 @@ import * as path from "path";
 export const BASELINE_COMMIT = "43bb9aff6aec01e521fd14199d75c0f30410a403";
 const NPM_CI_MS = 10 * 60_000;
 
+/**
+ * The bench's send over `file`, the same for the baseline and today's dry runs (so that they are compared on one
+ * campaign): its campaign, list, template, one-time rule with a second step, and `--now`.
+ */
+export function benchSendFlags(file: string): string[] {
+  return [
+    ...["--campaign", "bench", "--recipients", file, "--template", "welcome"],
+    ...["--date", "2026-12-01", "--hour", "9", "--step", "+3d:followup", "--now", "2026-11-29T00:00:00Z"],
+  ];
+}
+
 /** The baseline's flags for its plain dry run: the bench's dry run as that commit's own bench ran it. */
 export function baselineDryRun(file: string, out: string): string[] {
-  const flags = [
-    "--campaign",
-    "bench",
-    "--recipients",
-    file,
-    "--template",
-    "welcome",
-    "--date",
-    "2026-12-01",
-    "--hour",
-    "9",
-  ];
-  return [...flags, "--step", "+3d:followup", "--now", "2026-11-29T00:00:00Z", "--dry-run", "--out", out, "--json"];
+  return [...benchSendFlags(file), "--dry-run", "--out", out, "--json"];
 }
 
 /**

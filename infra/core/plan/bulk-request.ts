@@ -4,11 +4,10 @@
  * (sender-input.ts), and the checks a bulk line must pass. Tools that rewrite one schedule (remove or reschedule one
  * recipient) build the new request here. Pure: no AWS SDK, no Pulumi.
  */
-import { campaignGroupName } from "./naming";
 import type { BulkPlanRow } from "./bulk-plan-row";
 import { scheduler, ses } from "./quotas";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeAddress, unsubscribeHeaders } from "../consent/unsubscribe";
-import type { CreateScheduleRequest, ScheduleTarget } from "./schedule-request";
+import { CreateScheduleRequest, ScheduleTarget, senderScheduleRequest } from "./schedule-request";
 import { SendingFields, senderInput } from "../send/sender-input";
 
 /** What a bulk schedule's target needs beyond every schedule's: the sender's ARN. */
@@ -21,21 +20,7 @@ export function bulkScheduleRequest(
   windowMinutes: number,
   row: BulkPlanRow,
 ): CreateScheduleRequest {
-  return {
-    Name: row.schedule_name,
-    GroupName: campaignGroupName(campaignId),
-    ScheduleExpression: row.schedule_expression,
-    ScheduleExpressionTimezone: row.timezone,
-    FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
-    ActionAfterCompletion: "DELETE",
-    Target: {
-      Arn: t.senderArn,
-      RoleArn: t.targetRoleArn,
-      Input: JSON.stringify(senderInput(t, campaignId, row)),
-      RetryPolicy: { MaximumEventAgeInSeconds: t.maxEventAgeSeconds, MaximumRetryAttempts: t.maxRetryAttempts },
-      DeadLetterConfig: { Arn: t.deadLetterQueueArn },
-    },
-  };
+  return senderScheduleRequest(t, campaignId, windowMinutes, row, senderInput(t, campaignId, row));
 }
 
 /**

@@ -94,21 +94,45 @@ export function createScheduleRequest(
   windowMinutes: number,
   row: ScheduleRow,
 ): CreateScheduleRequest {
+  // In the fan-out's order: the dates come right after the zone, only on a row that has them.
+  const dates =
+    row.start_date === undefined || row.start_date === null
+      ? undefined
+      : { StartDate: row.start_date, EndDate: row.end_date };
+  return senderScheduleRequest(t, campaignId, windowMinutes, row, recipientSenderInput(t, campaignId, row), dates);
+}
+
+/** What any schedule's request takes from its target: the sender, the role that starts it, retries, dead letters. */
+export type SenderScheduleTarget = Pick<
+  ScheduleTarget,
+  "senderArn" | "targetRoleArn" | "maxEventAgeSeconds" | "maxRetryAttempts" | "deadLetterQueueArn"
+>;
+
+/**
+ * The CreateSchedule request of one schedule of `campaignId`'s group that starts the one sender with `input` (and a
+ * recurring schedule's `dates`): every schedule's, a recipient's (createScheduleRequest) and a bulk line's
+ * (bulk-request.ts) alike.
+ */
+export function senderScheduleRequest(
+  t: SenderScheduleTarget,
+  campaignId: string,
+  windowMinutes: number,
+  row: Pick<ScheduleRow, "schedule_name" | "schedule_expression" | "timezone">,
+  input: unknown,
+  dates?: Pick<CreateScheduleRequest, "StartDate" | "EndDate">,
+): CreateScheduleRequest {
   return {
     Name: row.schedule_name,
     GroupName: campaignGroupName(campaignId),
     ScheduleExpression: row.schedule_expression,
     ScheduleExpressionTimezone: row.timezone,
-    // In the fan-out's order: the dates come right after the zone, only on a row that has them.
-    ...(row.start_date === undefined || row.start_date === null
-      ? {}
-      : { StartDate: row.start_date, EndDate: row.end_date }),
+    ...dates,
     FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: windowMinutes },
     ActionAfterCompletion: "DELETE",
     Target: {
       Arn: t.senderArn,
       RoleArn: t.targetRoleArn,
-      Input: JSON.stringify(recipientSenderInput(t, campaignId, row)),
+      Input: JSON.stringify(input),
       RetryPolicy: { MaximumEventAgeInSeconds: t.maxEventAgeSeconds, MaximumRetryAttempts: t.maxRetryAttempts },
       DeadLetterConfig: { Arn: t.deadLetterQueueArn },
     },

@@ -27,6 +27,7 @@ import { intFlag, positiveFlag } from "./run";
 import {
   audienceFromFlags,
   baseRuleFromFlags,
+  BaseRuleFlagValues,
   checkTemplates,
   quietTimeFromFlags,
   SEND_TIME_GROUP,
@@ -36,15 +37,7 @@ import {
 import { UsageError } from "../../../infra/core/errors";
 
 /** The raw values of the timing flags (strings as typed). */
-type TimingFlagValues = {
-  date?: string;
-  hour?: string;
-  minute?: string;
-  after?: string;
-  at?: string;
-  every?: string;
-  until?: string;
-} & {
+type TimingFlagValues = BaseRuleFlagValues & {
   "quiet-hours"?: string;
   "quiet-days"?: string;
   quiet?: string;

@@ -123,8 +123,8 @@ export function parseEvery(raw: string): Recurrence {
   throw bad();
 }
 
-/** Exactly one base rule from --date/--hour/--minute, --after, --at and --every/--until. */
-export function baseRuleFromFlags(f: {
+/** The raw values of the base rule's flags (strings as typed). */
+export type BaseRuleFlagValues = {
   date?: string;
   hour?: string;
   minute?: string;
@@ -132,7 +132,10 @@ export function baseRuleFromFlags(f: {
   at?: string;
   every?: string;
   until?: string;
-}): BaseRule {
+};
+
+/** Exactly one base rule from --date/--hour/--minute, --after, --at and --every/--until. */
+export function baseRuleFromFlags(f: BaseRuleFlagValues): BaseRule {
   if (f.until !== undefined && f.every === undefined)
     throw new UsageError(`--until ${f.until} goes with --every (a recurring send)`);
   const given = (["date", "after", "at", "every"] as const).filter((k) => f[k] !== undefined);

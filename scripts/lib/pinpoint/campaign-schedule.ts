@@ -57,10 +57,10 @@ export function sendTimeOf(s: PinpointSchedule, note: Note): SendTime | undefine
     return { kind: "instant", at: "<INSTANT>" };
   }
   const startMs = instantOf("Schedule.StartTime", s.StartTime);
-  const local = new Date(startMs + offset.minutes * MINUTE); // its UTC fields are the wall clock at the offset
+  const clock = wallClockOf(new Date(startMs + offset.minutes * MINUTE));
   return frequency === "ONCE"
-    ? oneTimeOf(s, startMs, local, offset, zone, note)
-    : recurringOf(s, frequency, local, offset, zone, note);
+    ? oneTimeOf(s, startMs, clock, offset, zone, note)
+    : recurringOf(s, frequency, clock, offset, zone, note);
 }
 
 /** False (with a note saying what to do instead) for frequencies sendtime campaigns do not have; throws on unknown ones. */
@@ -91,18 +91,32 @@ function supportedFrequency(frequency: string, s: PinpointSchedule, note: Note):
 
 type Offset = { minutes: number; text: string };
 
+/** The start time's wall clock at the campaign's offset: `local`, whose UTC fields it is, and those fields. */
+interface WallClock {
+  local: Date;
+  date: string;
+  hour: number;
+  minute: number;
+  /** "2026-12-01 09:00". */
+  wall: string;
+}
+
+function wallClockOf(local: Date): WallClock {
+  const date = local.toISOString().slice(0, 10);
+  const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
+  return { local, date, hour, minute, wall: `${date} ${pad(hour)}:${pad(minute)}` };
+}
+
 /** A one-time campaign: each recipient's own wall-clock time (IsLocalTime), or one instant for everyone. */
 function oneTimeOf(
   s: PinpointSchedule,
   startMs: number,
-  local: Date,
+  clock: WallClock,
   offset: Offset,
   zone: string,
   note: Note,
 ): SendTime {
-  const date = local.toISOString().slice(0, 10);
-  const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
-  const wall = `${date} ${pad(hour)}:${pad(minute)}`;
+  const { date, hour, minute, wall } = clock;
   if (s.IsLocalTime) {
     note(
       "Schedule.IsLocalTime",
@@ -124,14 +138,12 @@ function oneTimeOf(
 function recurringOf(
   s: PinpointSchedule,
   frequency: string,
-  local: Date,
+  clock: WallClock,
   offset: Offset,
   zone: string,
   note: Note,
 ): SendTime {
-  const date = local.toISOString().slice(0, 10);
-  const [hour, minute] = [local.getUTCHours(), local.getUTCMinutes()];
-  const wall = `${date} ${pad(hour)}:${pad(minute)}`;
+  const { local, date, hour, minute, wall } = clock;
   const every =
     frequency === "DAILY"
       ? "daily"

@@ -65,17 +65,7 @@ export class SendDecider extends RowZoneResolver {
     if (z.status === "defaulted") z = this.inferred(z, place);
     z.rows++;
     // (One field order for every answer, like stepDecision's.)
-    if (z.reject)
-      return {
-        zone: z.zone,
-        status: z.status,
-        steps: [],
-        notes: NO_NOTES,
-        noSendLeft: undefined,
-        reject: z.reject,
-        candidates: undefined,
-        prepared: undefined,
-      };
+    if (z.reject) return rejected(z, z.reject, undefined);
     if (z.candidates) return this.answer(z, this.sharedAcross(z.candidates, timing));
     const keyed = z.byTimingKey;
     const key = keyed && timingKey(this.rules.rule, timing, keyed.offsets);
@@ -94,17 +84,7 @@ export class SendDecider extends RowZoneResolver {
   }
 
   private answer(z: ResolvedRawZone, shared: SharedSteps): ZoneDecisions {
-    if ("reason" in shared)
-      return {
-        zone: z.zone,
-        status: z.status,
-        steps: [],
-        notes: NO_NOTES,
-        noSendLeft: undefined,
-        reject: shared,
-        candidates: z.candidates,
-        prepared: undefined,
-      };
+    if ("reason" in shared) return rejected(z, shared, z.candidates);
     const answers = (shared.answers ??= []);
     for (let i = 0; i < answers.length; i++) if (answers[i].z === z) return answers[i].decisions;
     const notes =
@@ -273,4 +253,22 @@ function cacheKey(
         ? `${zone}\u0000${after}\u0000${t.sendHour ?? ""}\u0000${t.sendMinute ?? ""}`
         : `${zone}\u0000${after}`;
   }
+}
+
+/** The answer for a row that is not planned, for `reject`: no steps, in the one field order of every answer. */
+function rejected(
+  z: ResolvedRawZone,
+  reject: NonNullable<ZoneDecisions["reject"]>,
+  candidates: ZoneDecisions["candidates"],
+): ZoneDecisions {
+  return {
+    zone: z.zone,
+    status: z.status,
+    steps: [],
+    notes: NO_NOTES,
+    noSendLeft: undefined,
+    reject,
+    candidates,
+    prepared: undefined,
+  };
 }

@@ -46,14 +46,7 @@ export interface PlanRequest {
    * How the list is read and checked; strictZones rejects rows with no usable zone instead of defaulting them (or
    * mapping them through the zone table); zoneAliases (`--zone-alias X=ZONE`) are read before that table.
    */
-  recipients: {
-    encoding: CsvEncoding;
-    allowDuplicateEmails: boolean;
-    strictZones: boolean;
-    zoneAliases?: ZoneAliases;
-    inferZone?: readonly InferSource[];
-    ambiguousZone?: AmbiguousZonePolicy;
-  };
+  recipients: RecipientReading;
   /** A window chosen by the caller instead of a computed one; `source` says where it came from. */
   window?: { minutes: number; source: string };
   /**
@@ -85,4 +78,14 @@ export interface ContactListCheck {
   topicName: string;
   /** Address → "topic" (opted out of the topic) or "all" (unsubscribed from every topic of the list). */
   optedOut: ReadonlyMap<string, OptOutKind>;
+}
+
+/** How a recipient list is read and checked, the launcher's and size-window's alike (RecipientChecker's options). */
+export interface RecipientReading {
+  encoding: CsvEncoding;
+  allowDuplicateEmails: boolean;
+  strictZones: boolean;
+  zoneAliases?: ZoneAliases;
+  inferZone?: readonly InferSource[];
+  ambiguousZone?: AmbiguousZonePolicy;
 }

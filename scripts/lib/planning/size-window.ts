@@ -7,15 +7,15 @@ import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audi
 import { BulkGroupCounts } from "./bulk-chunks";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
 import { SendDecider } from "./decisions";
-import { AmbiguousZonePolicy } from "./decision-types";
+import { RecipientReading } from "./plan-request";
 import { PlannedSends } from "./planned-sends";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import { isReject, RecipientChecker, RecipientRow, RejectReason } from "../recipients/recipient-rows";
 import { recipientColumns } from "../recipients/recipient-columns";
-import { countLines, CsvEncoding, openRecipientCsv } from "../recipients/recipients";
+import { countLines, openRecipientCsv } from "../recipients/recipients";
 import { BaseRule } from "../../../infra/core/timing/send-rules";
 import { Step, ZoneStatus } from "../../../infra/core/timing/send-time";
-import { InferSource, ZoneAliases, ZoneSource, zoneSourceOf } from "../../../infra/core/zones/zone-names";
+import { ZoneSource, zoneSourceOf } from "../../../infra/core/zones/zone-names";
 import { emptyBySource, UnknownZoneValue } from "./row-zones";
 import {
   EffectiveTps,
@@ -98,14 +98,7 @@ export interface RecipientListRequest {
   quiet?: QuietTime;
   audience: Audience;
   /** Read and checked as the launcher does. */
-  recipients: {
-    encoding: CsvEncoding;
-    allowDuplicateEmails: boolean;
-    strictZones: boolean;
-    zoneAliases?: ZoneAliases;
-    inferZone?: readonly InferSource[];
-    ambiguousZone?: AmbiguousZonePolicy;
-  };
+  recipients: RecipientReading;
   rate: EffectiveTps;
   createTps: number;
   marginMinutes: number;

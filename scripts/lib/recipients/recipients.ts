@@ -251,30 +251,47 @@ async function peek(stream: Readable, n: number): Promise<{ bytes: Buffer; strea
 }
 
 /**
- * Passes bytes through unchanged, failing at the first byte that is not UTF-8. A character split across two chunks
- * is held back until the next one.
+ * A pass-through scan of a list's bytes as UTF-8, a chunk at a time: a character split across two chunks waits in
+ * `carry` for the next one; `lines` counts the list's lines (by the first byte of its line break) as far as read.
  */
-class Utf8Check extends Transform {
-  private carry = Buffer.alloc(0);
-  private offset = 0;
-  private lines = 1;
-  private readonly breakByte: number;
+abstract class Utf8Scan extends Transform {
+  protected carry = Buffer.alloc(0);
+  protected lines = 1;
+  protected readonly breakByte: number;
 
   constructor(
-    private readonly file: string,
+    protected readonly file: string,
     lineBreak: string,
   ) {
     super();
     this.breakByte = lineBreak.charCodeAt(0);
   }
 
-  _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  /**
+   * The carried bytes and `chunk` up to their last whole character, and whether that is UTF-8; when it is, what
+   * follows (a character cut short) is carried to the next chunk.
+   */
+  protected nextWhole(chunk: Buffer): { whole: Buffer; valid: boolean } {
     const bytes = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
     const cut = completeLength(bytes);
     const whole = bytes.subarray(0, cut);
-    if (!isUtf8(whole)) return done(this.failure(whole));
+    const valid = isUtf8(whole);
+    if (valid) this.carry = Buffer.from(bytes.subarray(cut));
+    return { whole, valid };
+  }
+}
+
+/**
+ * Passes bytes through unchanged, failing at the first byte that is not UTF-8. A character split across two chunks
+ * is held back until the next one.
+ */
+class Utf8Check extends Utf8Scan {
+  private offset = 0;
+
+  _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    const { whole, valid } = this.nextWhole(chunk);
+    if (!valid) return done(this.failure(whole));
     this.count(whole);
-    this.carry = Buffer.from(bytes.subarray(cut));
     done(null, whole);
   }
 
@@ -304,33 +321,17 @@ class Utf8Check extends Transform {
  * one that is valid UTF-8 by chance can be converted to UTF-8 first. Checking stops at the first chunk that is not
  * UTF-8: an ordinary Latin-1 file costs one isUtf8 call.
  */
-class NotUtf8Check extends Transform {
+class NotUtf8Check extends Utf8Scan {
   /** Whether every byte so far is UTF-8 (a character split across chunks waits in `carry`). */
   private utf8 = true;
-  private carry = Buffer.alloc(0);
   /** The line of the first non-ASCII byte, once seen; lines counted until then. */
   private firstNonAsciiLine?: number;
-  private lines = 1;
-  private readonly breakByte: number;
-
-  constructor(
-    private readonly file: string,
-    lineBreak: string,
-  ) {
-    super();
-    this.breakByte = lineBreak.charCodeAt(0);
-  }
 
   _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     if (this.utf8) {
-      const bytes = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-      const cut = completeLength(bytes);
-      const whole = bytes.subarray(0, cut);
-      if (!isUtf8(whole)) this.utf8 = false;
-      else {
-        if (this.firstNonAsciiLine === undefined) this.findNonAscii(whole);
-        this.carry = Buffer.from(bytes.subarray(cut));
-      }
+      const { whole, valid } = this.nextWhole(chunk);
+      if (!valid) this.utf8 = false;
+      else if (this.firstNonAsciiLine === undefined) this.findNonAscii(whole);
     }
     done(null, chunk);
   }
