@@ -13,6 +13,7 @@ type Main = (argv: string[], io?: Io) => Promise<number>;
 
 /** The commands, as the scripts are named, each with what it does in a few words (the overview's lines). */
 export const COMMANDS: Readonly<Record<string, string>> = {
+  demo: "the whole path offline on a sample list: stack, plan, a mail, a report (start here)",
   "size-window": "size the flexible window for a list or a volume (offline)",
   "launch-campaign": "plan a list (--dry-run: offline) and launch it",
   "campaign-status": "a campaign's schedules, fan-outs and sends",

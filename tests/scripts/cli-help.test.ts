@@ -81,7 +81,10 @@ describe("every command's --help, from its flag table", () => {
         }
         assert.throws(() => parseFlags(["--no-such-flag"], command), /unknown flag --no-such-flag/);
         // A misspelt flag gets the nearest one; a bare word (npm's `--` left out) says how flags are given.
-        const [first] = Object.keys(command.flags).filter((f) => f.length > 4);
+        // A name over 4 letters, or the longest when all are short (demo: --out, --now; `--oux` is still nearest --out).
+        const names = Object.keys(command.flags);
+        const first =
+          names.find((f) => f.length > 4) ?? names.reduce((longest, f) => (f.length > longest.length ? f : longest));
         const misspelt = first.slice(0, -1) + (first.endsWith("x") ? "y" : "x");
         assert.throws(
           () => parseFlags([`--${misspelt}`], command),

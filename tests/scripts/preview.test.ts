@@ -130,3 +130,31 @@ describe("npm run preview -- --write-outputs FILE", function () {
     });
   });
 });
+
+describe("npm run preview, from another folder", function () {
+  this.timeout(60_000);
+  const fs = require("fs") as typeof import("fs");
+  const os = require("os") as typeof import("os");
+  const path = require("path") as typeof import("path");
+
+  it("renders the same stack: the program runs in the project's folder, as Pulumi runs it (templates/ is read there)", async () => {
+    const { ROOT_DIR } = await import("../../scripts/lib/offline/mock-stack");
+    const templates = fs
+      .readdirSync(path.join(ROOT_DIR, "templates"), { withFileTypes: true })
+      .filter((e) => e.isDirectory()).length;
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-preview-cwd-"));
+    const cwd = process.cwd();
+    process.chdir(elsewhere);
+    let r;
+    try {
+      r = await preview(["--json", "--no-policy"]);
+      assert.strictEqual(process.cwd(), fs.realpathSync(elsewhere), "the caller's folder is given back");
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.strictEqual(r.code, 0, r.err);
+    const resources = JSON.parse(r.out).resources as { type: string }[];
+    assert.strictEqual(resources.filter((x) => x.type === "aws:ses/template:Template").length, templates);
+    assert.strictEqual(templates, 13);
+  });
+});

@@ -76,6 +76,11 @@ export const EXIT_CODES = {
     2: "bad flags or stack outputs",
   },
   reschedule: { 0: "done", 1: "no such schedule, a send that may have fired, or an AWS error", 2: BAD_FLAGS },
+  demo: {
+    0: "every step done: the files are in DIR",
+    1: "a step found a problem (a mandatory policy violation, nothing planned)",
+    2: "bad flags, or DIR cannot be written",
+  },
   "send-test": { 0: "rendered or sent", 1: "SES refused or did not answer", 2: "bad flags, data or template" },
 } as const satisfies Record<string, ExitCodes>;
 

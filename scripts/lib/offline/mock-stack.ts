@@ -272,15 +272,22 @@ export async function renderStack(options: { stack?: string; config: Record<stri
   for (const key of Object.keys(require.cache)) {
     if (key.startsWith(PROGRAM_DIR + path.sep)) delete require.cache[key];
   }
-  const program = require(PROGRAM_DIR);
+  // The program runs in the project's folder, as Pulumi runs it (it reads templates/ there), wherever this is called.
+  const cwd = process.cwd();
+  process.chdir(ROOT_DIR);
   const outputs: Record<string, unknown> = {};
   const secretOutputs: string[] = [];
-  for (const [key, value] of Object.entries(program)) {
-    outputs[key] = await resolve(value);
-    // pulumi.output() looks inside plain objects and arrays too: one secret in them makes the whole output secret.
-    if (await pulumi.isSecret(pulumi.output(value))) secretOutputs.push(key);
+  try {
+    const program = require(PROGRAM_DIR);
+    for (const [key, value] of Object.entries(program)) {
+      outputs[key] = await resolve(value);
+      // pulumi.output() looks inside plain objects and arrays too: one secret in them makes the whole output secret.
+      if (await pulumi.isSecret(pulumi.output(value))) secretOutputs.push(key);
+    }
+    await waitForRegistrations();
+  } finally {
+    process.chdir(cwd);
   }
-  await waitForRegistrations();
 
   const monitor = pulumi.runtime.getMonitor() as any;
   const urns: string[] = [...monitor.getRegisteredResources().keys()];
