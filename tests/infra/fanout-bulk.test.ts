@@ -1,6 +1,6 @@
 /**
  * Bulk lines in the fan-out: a plan mixing bulk lines (entries) and recipients' lines, run by the tests' interpreter
- * against a fake Scheduler, then each bulk schedule's Input run through the bulk sender against a fake SES: the plan
+ * against a fake Scheduler, then each bulk schedule's Input run through the sender against a fake SES: the plan
  * line → the schedule → the SendBulkEmail request, end to end.
  */
 import * as assert from "assert";

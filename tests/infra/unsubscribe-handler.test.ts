@@ -190,7 +190,7 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
       [{ outcome: "opted-out", status: 200 }],
     );
     assert.ok(!logs.join("").includes("ann"), "logs hold no address");
-    // And in the opt-out table the bulk sender reads, keyed as the token names the address.
+    // And in the opt-out table the sender reads, keyed as the token names the address.
     assert.deepStrictEqual([...table.items.keys()], ["ann@example.com"]);
     assert.match(table.items.get("ann@example.com")!.opted_out_at.S, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });

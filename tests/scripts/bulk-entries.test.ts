@@ -1,5 +1,5 @@
 /**
- * Cutting one entry out of a bulk sender's Input (scripts/lib/planning/bulk-entries.ts): a property over inputs whose
+ * Cutting one entry out of a sender's Input (scripts/lib/planning/bulk-entries.ts): a property over inputs whose
  * entries are arbitrary JSON texts (fast-check's JSON, written with its own spacing), against an independent oracle:
  * JSON.parse of the result equals the parsed input with that element dropped, and each other entry's text is still
  * there verbatim, in order.
