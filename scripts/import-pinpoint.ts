@@ -10,6 +10,7 @@ import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
 import { campaignFileText } from "./lib/cli/config-file";
 import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
+import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { mapCampaign } from "./lib/pinpoint/campaign";
@@ -48,6 +49,12 @@ const FLAGS = {
     help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)",
   },
   recipients: { type: "string", value: "FILE", help: "the CSV the command names", default: "DIR/recipients.csv" },
+  now: {
+    type: "string",
+    value: "INSTANT",
+    help: "the time a campaign's start is judged against (a start already passed is noted), ISO 8601 with Z",
+    default: "now",
+  },
   region: { type: "string", value: "R", help: "S3 region (default: the SDK's configuration)" },
   "timeout-seconds": {
     type: "string",
@@ -109,7 +116,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   if (f["campaign-id"] !== undefined && campaignIdProblem(f["campaign-id"]))
     throw new UsageError(`--campaign-id: ${campaignIdProblem(f["campaign-id"])}`);
-  const campaign = f.campaign === undefined ? undefined : readCampaign(f.campaign, f["campaign-id"]);
+  const now = nowFromFlag(f.now);
+  const campaign = f.campaign === undefined ? undefined : readCampaign(f.campaign, f["campaign-id"], now);
 
   let endpoints: ImportSummary | undefined;
   if (f.endpoints !== undefined) {
@@ -157,7 +165,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   return campaign && !campaign.launch ? 1 : 0;
 }
 
-function readCampaign(file: string, campaignId: string | undefined): CampaignMapping {
+function readCampaign(file: string, campaignId: string | undefined, now: number): CampaignMapping {
   let json: unknown;
   try {
     json = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -170,6 +178,7 @@ function readCampaign(file: string, campaignId: string | undefined): CampaignMap
       campaignId,
       maxIdLength: scheduler.nameMaxLength - CAMPAIGN_PREFIX.length,
       flags: NOTE_FLAGS,
+      now,
     });
   } catch (e) {
     if (e instanceof CampaignShapeError) throw new UsageError(`${file}: ${e.message}`);

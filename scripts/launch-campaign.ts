@@ -46,6 +46,8 @@ import { scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { FindingsError, PlanKeyTaken, UsageError } from "../infra/core/errors";
 import { deadlineFromFlag } from "./lib/cli/aws-flags";
+import { nothingToSendReasons } from "./lib/planning/nothing-to-send";
+import { readConfigFile } from "./lib/cli/config-file";
 
 const FLAGS = LAUNCH_FLAGS;
 
@@ -83,7 +85,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
  * lock goes into `locks`, held until the plan is uploaded and started.
  */
 async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
-  const run = await prepareRun(parseFlags(argv, COMMAND), io);
+  const flags = parseFlags(argv, COMMAND);
+  refuseFileClock(flags.config, flags["dry-run"]);
+  const run = await prepareRun(flags, io);
   // A local list must not be one of the files the run removes and rewrites in its folder: refused before any is touched.
   const lock = OutputLock.acquire(
     run.f.out ?? path.join("out", run.campaignId),
@@ -250,6 +254,17 @@ async function bulkSigning(d: Deadline, outputs: StackOutputs, launching: boolea
   };
 }
 
+/**
+ * `now:` in a campaign file fixes the clock of a dry run or a test; a file kept in git with it would, launched for
+ * real, judge missed sends against a day long gone. Refused in one line before anything is read or planned.
+ */
+function refuseFileClock(config: string | undefined, dryRun: boolean): void {
+  if (config === undefined || dryRun || !("now" in readConfigFile(config, COMMAND.flags))) return;
+  throw new UsageError(
+    `--config ${config}: key "now" is for dry runs and tests (it fixes the clock missed sends are judged by); remove it to launch, or add --dry-run`,
+  );
+}
+
 /** Why this plan must not be launched (the schedule quota, no window that fits, nothing to send), or undefined. */
 function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string | undefined {
   const quotaFinding = scheduleQuotaFinding(
@@ -273,8 +288,10 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
     summary.window.quietCheckedMinutes !== undefined &&
     quietWindowShortfall(summary.window.minutes, summary.window.quietCheckedMinutes);
   if (quietShort) return `Not launched: ${quietShort}. The plan is kept for review.`;
-  if (summary.schedules === 0)
-    return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
+  if (summary.schedules === 0) {
+    const why = nothingToSendReasons(summary);
+    return `Nothing would be sent: no schedule in the plan${why.length ? `: ${why.join("; ")}` : ""}${run.target ? "; nothing launched" : ""}.`;
+  }
   return undefined;
 }
 

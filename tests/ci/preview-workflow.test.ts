@@ -1,5 +1,7 @@
 import * as assert from "assert";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
 import { ROOT } from "../helpers/cli";
@@ -36,17 +38,36 @@ async function workflowErrors(content: string): Promise<string[]> {
 }
 
 interface Step {
+  id?: string;
   uses?: string;
+  run?: string;
   with?: Record<string, unknown>;
+}
+
+/** The stacks job's listing step run by bash in `dir`: its exit code, stderr and the `stacks` output it wrote. */
+function listStacks(script: string, dir: string): { status: number | null; stdout: string; stacks?: unknown } {
+  const output = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gh-output-")), "out");
+  fs.writeFileSync(output, "");
+  const r = spawnSync("bash", ["-e", "-c", script], {
+    cwd: dir,
+    env: { ...process.env, GITHUB_OUTPUT: output },
+    encoding: "utf8",
+  });
+  const line = fs.readFileSync(output, "utf8").match(/^stacks=(.*)$/m);
+  return { status: r.status, stdout: r.stdout, stacks: line ? JSON.parse(line[1]) : undefined };
 }
 
 describe(".github/workflows/preview.yml (validated with @actions/workflow-parser)", function () {
   this.timeout(20_000);
   const workflow = parse(TEXT) as {
     on: Record<string, unknown>;
-    jobs: Record<string, { strategy: { matrix: { stack: string[] } }; steps: Step[] }>;
+    jobs: Record<
+      string,
+      { needs?: string; outputs?: Record<string, string>; strategy: { matrix: { stack: unknown } }; steps: Step[] }
+    >;
   };
-  const job = Object.values(workflow.jobs)[0];
+  const job = workflow.jobs.preview;
+  const list = workflow.jobs.stacks.steps.find((s) => s.id === "list")!;
   const pulumi = job.steps.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
 
   it("is a valid workflow for GitHub's parser", async () => {
@@ -76,19 +97,35 @@ describe(".github/workflows/preview.yml (validated with @actions/workflow-parser
       assert.ok(PULUMI_ACTION_INPUTS.has(k), `pulumi/actions has no input "${k}"`);
   });
 
-  it("every stack it previews exists, with its policy config; the pack is the repository's", () => {
+  it("previews the stacks the first job lists: one per Pulumi.<stack>.yaml, not a list kept by hand", () => {
+    assert.strictEqual(job.needs, "stacks");
+    assert.strictEqual(job.strategy.matrix.stack, "${{ fromJSON(needs.stacks.outputs.stacks) }}");
+    assert.strictEqual(workflow.jobs.stacks.outputs!.stacks, "${{ steps.list.outputs.stacks }}");
     assert.ok(fs.existsSync(path.join(ROOT, "policy", "PulumiPolicy.yaml")));
-    const stacks = job.strategy.matrix.stack;
     // Pulumi.example.yaml is a reference config (previewed offline by the tests), not a deployed stack.
     const stackFiles = fs
       .readdirSync(ROOT)
-      .filter((f) => /^Pulumi\.[^.]+\.yaml$/.test(f) && f !== "Pulumi.example.yaml");
-    assert.deepStrictEqual(
-      [...stacks].sort(),
-      stackFiles.map((f) => f.split(".")[1]).sort(),
-      "one preview per Pulumi.<stack>.yaml",
-    );
-    for (const stack of stacks)
+      .filter((f) => /^Pulumi\.[^.]+\.yaml$/.test(f) && f !== "Pulumi.example.yaml")
+      .map((f) => f.split(".")[1]);
+    assert.ok(stackFiles.length >= 2);
+    const listed = listStacks(list.run!, ROOT);
+    assert.strictEqual(listed.status, 0);
+    assert.deepStrictEqual(listed.stacks, stackFiles.sort());
+    for (const stack of stackFiles)
       assert.ok(fs.existsSync(path.join(ROOT, "policy", "config", `${stack}.json`)), `policy/config/${stack}.json`);
+  });
+
+  it("a new stack file is listed without editing the workflow; one without its policy config fails the job, named", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+    fs.mkdirSync(path.join(dir, "policy", "config"), { recursive: true });
+    for (const f of ["Pulumi.yaml", "Pulumi.example.yaml", "Pulumi.dev.yaml", "Pulumi.staging-eu.yaml"])
+      fs.writeFileSync(path.join(dir, f), "config: {}\n");
+    for (const f of ["dev.json", "staging-eu.json"]) fs.writeFileSync(path.join(dir, "policy", "config", f), "{}");
+    assert.deepStrictEqual(listStacks(list.run!, dir).stacks, ["dev", "staging-eu"]);
+    fs.writeFileSync(path.join(dir, "Pulumi.qa.yaml"), "config: {}\n");
+    const missing = listStacks(list.run!, dir);
+    assert.strictEqual(missing.status, 1);
+    assert.match(missing.stdout, /Pulumi\.qa\.yaml has no policy config: add policy\/config\/qa\.json/);
+    assert.strictEqual(missing.stacks, undefined);
   });
 });

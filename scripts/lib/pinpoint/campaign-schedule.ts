@@ -107,6 +107,29 @@ function wallClockOf(local: Date): WallClock {
   return { local, date, hour, minute, wall: `${date} ${pad(hour)}:${pad(minute)}` };
 }
 
+/** The westmost offset in use (UTC-12, Etc/GMT+12): a wall-clock time is reached there last, 12 hours after UTC. */
+const LAST_OFFSET_MS = 12 * 3_600_000;
+
+/**
+ * A one-time campaign whose time has passed by `now` — everywhere, for a local time — gets a note: its command would
+ * plan nothing (every send missed). A local time passed in some zones only is the launch's `--missed` business.
+ */
+export function passedNote(t: SendTime, now: number, note: Note): void {
+  const at = new Date(now).toISOString().replace(".000Z", "Z");
+  const instead = `the command plans nothing (every send's time has passed; launch-campaign says so and exits 1): give ${note.flag.date} a day to come to send it, or leave it`;
+  if (t.kind === "local") {
+    const wall = Date.UTC(+t.date.slice(0, 4), +t.date.slice(5, 7) - 1, +t.date.slice(8, 10), t.hour, t.minute);
+    if (now > wall + LAST_OFFSET_MS)
+      note(
+        "Schedule.StartTime",
+        `${t.date} ${pad(t.hour)}:${pad(t.minute)} has passed in every zone (now ${at})`,
+        instead,
+      );
+  } else if (t.kind === "instant" && now > Date.parse(t.at)) {
+    note("Schedule.StartTime", `${t.at} has passed (now ${at})`, instead);
+  }
+}
+
 /** A one-time campaign: each recipient's own wall-clock time (IsLocalTime), or one instant for everyone. */
 function oneTimeOf(
   s: PinpointSchedule,

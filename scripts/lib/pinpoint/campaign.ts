@@ -9,12 +9,12 @@
  */
 import { CampaignShapeError } from "../../../infra/core/errors";
 import { CampaignMapping, FlagNames, MappingNote, Note, PinpointCampaign } from "./campaign-types";
-import { quietHoursOf, sendTimeOf } from "./campaign-schedule";
+import { passedNote, quietHoursOf, sendTimeOf } from "./campaign-schedule";
 import { treatmentsOf } from "./campaign-treatments";
 
 export function mapCampaign(
   input: unknown,
-  o: { campaignId?: string; maxIdLength: number; flags: FlagNames },
+  o: { campaignId?: string; maxIdLength: number; flags: FlagNames; now?: number },
 ): CampaignMapping {
   const c = campaignOf(input);
   const notes: MappingNote[] = [];
@@ -27,6 +27,7 @@ export function mapCampaign(
   const campaignId = o.campaignId ?? campaignIdFrom(c, o.maxIdLength, note);
   audienceNotes(c, note);
   const sendTime = sendTimeOf(c.Schedule ?? {}, note);
+  if (sendTime && o.now !== undefined) passedNote(sendTime, o.now, note);
   const treatments = treatmentsOf(c, campaignId, note);
   const quietHours = quietHoursOf(c.Schedule?.QuietTime, note);
   const tps = limitsOf(c.Limits ?? {}, note);

@@ -29,9 +29,13 @@ export function renderReportHtml(r: CampaignReport): string {
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} — sendtime report</title>
 <style>
-body { font: 14px/1.4 system-ui, sans-serif; color: #111827; margin: 24px; max-width: 980px; }
+body { font: 14px/1.4 system-ui, sans-serif; color: #111827; margin: 24px; max-width: 980px; overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { margin: 12px; } }
+.scroll { overflow-x: auto; max-width: 100%; } .scroll table { margin-top: 0; } .scroll, .chart { margin-top: 8px; }
+.chart { overflow-x: auto; max-width: 100%; } .chart svg { display: block; width: 100%; max-width: 900px; min-width: 560px; height: auto; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8px; }
 .meta { color: #4b5563; } .note { color: #92400e; background: #fef3c7; padding: 6px 10px; border-radius: 4px; display: inline-block; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-top: 8px; }
@@ -55,9 +59,9 @@ ${r.due.unknownLaunches.length ? `<p class="note due-note">${escapeHtml(dueUnkno
 ${comparisonsTable(r)}
 <h2>Sends per hour</h2>
 <div class="legend">${variants.map((v, i) => `<span><i class="swatch" style="background:${PALETTE[i % PALETTE.length]}"></i>${escapeHtml(v)}</span>`).join("")}</div>
-${sendCurveSvg(r, variants)}
+<div class="chart">${sendCurveSvg(r, variants)}</div>
 <h2>Funnel per variant</h2>
-${r.variants.map((v, i) => funnelSvg(v, PALETTE[i % PALETTE.length])).join("\n")}
+${r.variants.map((v, i) => `<div class="chart">${funnelSvg(v, PALETTE[i % PALETTE.length])}</div>`).join("\n")}
 </body>
 </html>
 `;
@@ -162,7 +166,8 @@ function funnelTable(r: CampaignReport): string {
         (c) => `<td>${n(row[c.key] as number)}${c.rate ? ` <small>${pct(row.rates[c.rate])}</small>` : ""}</td>`,
       ).join("")}</tr>`,
   );
-  return `<table class="funnel-table">${head}${rows.join("")}</table>`;
+  // Wide tables scroll inside their own box: the page itself never scrolls sideways (a phone is 390 px wide).
+  return `<div class="scroll"><table class="funnel-table">${head}${rows.join("")}</table></div>`;
 }
 
 function comparisonsTable(r: CampaignReport): string {
@@ -176,5 +181,5 @@ function comparisonsTable(r: CampaignReport): string {
   );
   return `<h2>Comparisons</h2>
 <p class="meta">${escapeHtml(TEST_IN_WORDS)}.</p>
-<table class="comparisons">${head}${rows.join("")}</table>`;
+<div class="scroll"><table class="comparisons">${head}${rows.join("")}</table></div>`;
 }
