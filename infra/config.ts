@@ -13,8 +13,10 @@ import {
   stepFunctions,
   worstCaseRowSeconds,
 } from "./core/plan/quotas";
-import { ConfigError } from "./core/errors";
 import { isEmailAddress } from "./core/send/email";
+
+/** A bad `sendtime:` stack config value: the message names the key and what is allowed. */
+export class ConfigError extends Error {}
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */

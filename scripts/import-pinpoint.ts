@@ -17,7 +17,8 @@ import { CampaignMapping, FlagNames, LaunchSettings } from "./lib/pinpoint/campa
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
-import { CampaignShapeError, UsageError } from "../infra/core/errors";
+import { UsageError } from "../infra/core/errors";
+import { CampaignShapeError } from "./lib/pinpoint/campaign-types";
 
 const FLAGS = {
   endpoints: {

@@ -44,7 +44,8 @@ import { PlanSummary } from "./lib/planning/plan-summary";
 import { OutputLock } from "./lib/planning/output-folder";
 import { scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
-import { FindingsError, PlanKeyTaken, UsageError } from "../infra/core/errors";
+import { FindingsError, UsageError } from "../infra/core/errors";
+import { PlanKeyTaken } from "./lib/aws/plan-upload";
 import { deadlineFromFlag } from "./lib/cli/aws-flags";
 
 const FLAGS = LAUNCH_FLAGS;

@@ -18,7 +18,8 @@ import {
   stackOutputJson,
 } from "./lib/offline/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
-import { StackConfigError, UsageError } from "../infra/core/errors";
+import { UsageError } from "../infra/core/errors";
+import { StackConfigError } from "./lib/offline/mock-stack";
 
 const FLAGS = {
   stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },

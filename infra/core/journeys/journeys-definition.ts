@@ -13,7 +13,9 @@
 import { WEEKDAY_NAMES } from "../timing/quiet-time";
 import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "../timing/promises";
 import { campaignIdProblem, SES_NAME } from "../plan/naming";
-import { JourneyDefinitionError } from "../errors";
+
+/** A bad journey definition: one line naming the journey and the field. */
+export class JourneyDefinitionError extends Error {}
 
 export interface EventMatch {
   /** The event's `source`, e.g. `com.example.app`. */

@@ -34,7 +34,14 @@ import { stepFunctions } from "../../../infra/core/plan/quotas";
 import { count } from "../text/format";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { FindingsError, PlanKeyTaken } from "../../../infra/core/errors";
+import { FindingsError } from "../../../infra/core/errors";
+
+/** The plan's key holds an object with other bytes (another plan under the same launch id): nothing was written. */
+export class PlanKeyTaken extends FindingsError {
+  constructor(readonly where: string) {
+    super(`${where} already holds another plan`);
+  }
+}
 
 /** Multipart part size (S3: at least 5 MiB except the last part, at most 10,000 parts). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;

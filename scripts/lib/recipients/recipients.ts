@@ -12,7 +12,8 @@ import { isAscii, isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
 import { CsvReader, CsvRecord, MAX_RECORD_BYTES } from "./csv";
-import { CsvProblem, CsvSyntaxError, InputError } from "../../../infra/core/errors";
+import { InputError } from "../../../infra/core/errors";
+import { CsvProblem, CsvSyntaxError } from "./csv";
 
 export { CsvRecord } from "./csv";
 
