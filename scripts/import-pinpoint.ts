@@ -19,6 +19,7 @@ import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoi
 import * as fs from "fs";
 import { UsageError } from "../infra/core/errors";
 import { CampaignShapeError } from "./lib/pinpoint/campaign-types";
+import { readInputFile } from "./lib/text/input-files";
 
 const FLAGS = {
   endpoints: {
@@ -159,12 +160,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 function readCampaign(file: string, campaignId: string | undefined): CampaignMapping {
+  const text = readInputFile(file);
   let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(file, "utf8"));
+    json = JSON.parse(text);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new UsageError(`${file}: ${err.code ? `cannot read (${err.code})` : `not JSON (${err.message})`}`);
+    throw new CampaignShapeError(`${file}: not JSON (${(e as Error).message})`);
   }
   try {
     return mapCampaign(json, {
@@ -173,7 +174,8 @@ function readCampaign(file: string, campaignId: string | undefined): CampaignMap
       flags: NOTE_FLAGS,
     });
   } catch (e) {
-    if (e instanceof CampaignShapeError) throw new UsageError(`${file}: ${e.message}`);
+    // The same kind, with the file named.
+    if (e instanceof CampaignShapeError) throw new CampaignShapeError(`${file}: ${e.message}`);
     throw e;
   }
 }

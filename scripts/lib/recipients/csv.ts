@@ -20,6 +20,7 @@
  * the NUL), a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
  * without checking it), and the mixed line endings above.
  */
+import { InputError } from "../../../infra/core/errors";
 
 export type CsvProblem =
   | "invalid-opening-quote"
@@ -32,7 +33,7 @@ export type CsvProblem =
   | "cr-in-lf-file";
 
 /** A CSV the reader cannot read exactly, at `line` (1-based; the record's first line). */
-export class CsvSyntaxError extends Error {
+export class CsvSyntaxError extends InputError {
   constructor(
     readonly problem: CsvProblem,
     readonly line: number,
