@@ -2,15 +2,15 @@
  * The kinds of error sendtime throws on purpose. Each specific error is declared beside the code that throws it and
  * extends one of these; its message says in one line what is wrong, naming the file, line, flag or key and what is
  * allowed. The CLIs print that line, and one place decides the exit code from the kind
- * (scripts/lib/cli/run.ts `exitCodeOf`): a command throws a kind, it never exits and never re-wraps an error to change
+ * (scripts/lib/cli/run.ts `failure`): a command throws a kind, it never exits and never re-wraps an error to change
  * its code.
  *
- *   UsageError        bad flags                                         2
- *   InputError        a file, row or key that cannot be used            2
- *   FindingsError     the command ran and found what the user must act on 1
- *   DeadlineExceeded  a bound ran out (--timeout-seconds)               1 (a finding: steps that note findings note it)
- *   InternalError     a bug: what sendtime itself should never do       1
- *   anything else     the run could not finish                          1
+ *   UsageError        bad flags                                              exit 2
+ *   InputError        a file, row or key that cannot be used                 exit 2
+ *   FindingsError     the command ran and found what the user must act on    exit 1
+ *   DeadlineExceeded  a bound ran out (--timeout-seconds); a kind of finding exit 1
+ *   InternalError     a bug: what sendtime itself should never do            exit 1
+ *   anything else     the run could not finish                               exit 1
  */
 
 /** The input cannot be used (a file that is not there or not CSV, a header without `id`): exit 2, like a bad flag. */
