@@ -13,8 +13,11 @@ import {
   stepFunctions,
   worstCaseRowSeconds,
 } from "./core/plan/quotas";
-import { ConfigError } from "./core/errors";
 import { isEmailAddress } from "./core/send/email";
+import { InputError } from "./core/errors";
+
+/** A bad `sendtime:` stack config value: the message names the key and what is allowed. */
+export class ConfigError extends InputError {}
 
 export interface StackConfig {
   /** SES identity to send from: a domain (`example.com`) or one address. */

@@ -19,7 +19,9 @@ import { Sender } from "./sender";
 import { SesIdentity } from "./ses-identity";
 import { isIanaZone } from "./core/journeys/subscriber-zone";
 import { quietWindowProblem } from "./core/journeys/step-times";
-import { ConfigError, JourneyDefinitionError, TemplateError } from "./core/errors";
+import { ConfigError } from "./config";
+import { JourneyDefinitionError } from "./core/journeys/journeys-definition";
+import { TemplateError } from "./core/plan/templates";
 import { EmailTemplates } from "./templates";
 import { journeyTemplateProblems } from "./core/plan/templates";
 

@@ -17,6 +17,7 @@ import { UsageError } from "../infra/core/errors";
 import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { readInputFile } from "./lib/text/input-files";
 
 const FLAGS = {
   campaign: { type: "string", value: "ID", help: "the campaign" },
@@ -100,13 +101,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 function readConversions(file: string): string {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `--conversions ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
-  }
+  return readInputFile(file, `--conversions ${file}`);
 }
 
 function instantFlag(name: string, raw: string): number {

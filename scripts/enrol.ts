@@ -2,7 +2,6 @@
  * Enrols subscribers in a journey from a shell, with the deployed handler's own code: one event, or a CSV backlog.
  * See COMMAND (its --help).
  */
-import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
 import { Journey, parseJourneys } from "../infra/core/journeys/journeys-definition";
 import { SchedulerTargetParameters } from "../infra/core/plan/schedule-request";
@@ -31,11 +30,14 @@ import { openRecipientCsv } from "./lib/recipients/recipients";
 import { PROGRESS_EVERY_ROWS, RowProgress } from "./lib/recipients/row-progress";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-columns";
-import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/core/errors";
+import { FindingsError, InputError, UsageError } from "../infra/core/errors";
+import { EnrolmentError } from "../infra/handlers/enrolment";
+import { JourneyDefinitionError } from "../infra/core/journeys/journeys-definition";
 import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
+import { readInputFile } from "./lib/text/input-files";
 
 const FLAGS = {
   journey: {
@@ -261,28 +263,18 @@ function rejectionLine(source: string, d: Extract<Decision, { outcome: "rejected
 
 function findJourney(name: string, file: string | undefined, outputs: StackOutputs): Journey {
   let journeys: Journey[];
-  try {
-    if (file !== undefined) {
-      let text: string;
-      try {
-        text = fs.readFileSync(file, "utf8");
-      } catch (e) {
-        throw new UsageError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-      }
-      let value: unknown;
-      try {
-        value = parseYaml(text); // YAML is a superset of JSON
-      } catch (e) {
-        throw new UsageError(`${file}: not YAML or JSON: ${(e as Error).message.split("\n")[0]}`);
-      }
-      journeys = parseJourneys(value, file, isIanaZone);
-    } else if (outputs.journeyDefinitions !== undefined) {
-      journeys = parseJourneys(outputs.journeyDefinitions, "stack output journeyDefinitions", isIanaZone);
-    } else throw new UsageError("no journeys: give --journeys FILE, or --outputs/--stack of a stack with journeys");
-  } catch (e) {
-    if (e instanceof JourneyDefinitionError) throw new UsageError(e.message);
-    throw e;
-  }
+  if (file !== undefined) {
+    const text = readInputFile(file);
+    let value: unknown;
+    try {
+      value = parseYaml(text); // YAML is a superset of JSON
+    } catch (e) {
+      throw new JourneyDefinitionError(`${file}: not YAML or JSON: ${(e as Error).message.split("\n")[0]}`);
+    }
+    journeys = parseJourneys(value, file, isIanaZone);
+  } else if (outputs.journeyDefinitions !== undefined) {
+    journeys = parseJourneys(outputs.journeyDefinitions, "stack output journeyDefinitions", isIanaZone);
+  } else throw new UsageError("no journeys: give --journeys FILE, or --outputs/--stack of a stack with journeys");
   const journey = journeys.find((j) => j.name === name);
   if (!journey)
     throw new UsageError(
@@ -319,12 +311,12 @@ function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
 }
 
 function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Subscriber {
+  const text = readInputFile(file);
   let parsed: any;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, "utf8"));
+    parsed = JSON.parse(text);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`${file}: ${code ? `cannot read (${code})` : `not JSON: ${(e as Error).message}`}`);
+    throw new InputError(`${file}: not JSON: ${(e as Error).message}`);
   }
   // A record from the journeys' dead-letter queue replays as is: Lambda's on-failure record carries the function's
   // input ({journey, kind, event}) as requestPayload.

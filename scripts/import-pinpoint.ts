@@ -18,7 +18,9 @@ import { CampaignMapping, FlagNames, LaunchSettings } from "./lib/pinpoint/campa
 import { DEFAULT_VALUE_SEPARATOR } from "./lib/pinpoint/endpoints";
 import { importEndpoints, ImportSummary, localExportSources } from "./lib/pinpoint/import";
 import * as fs from "fs";
-import { CampaignShapeError, UsageError } from "../infra/core/errors";
+import { UsageError } from "../infra/core/errors";
+import { CampaignShapeError } from "./lib/pinpoint/campaign-types";
+import { readInputFile } from "./lib/text/input-files";
 
 const FLAGS = {
   endpoints: {
@@ -166,12 +168,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 }
 
 function readCampaign(file: string, campaignId: string | undefined, now: number): CampaignMapping {
+  const text = readInputFile(file);
   let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(file, "utf8"));
+    json = JSON.parse(text);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new UsageError(`${file}: ${err.code ? `cannot read (${err.code})` : `not JSON (${err.message})`}`);
+    throw new CampaignShapeError(`${file}: not JSON (${(e as Error).message})`);
   }
   try {
     return mapCampaign(json, {
@@ -181,7 +183,8 @@ function readCampaign(file: string, campaignId: string | undefined, now: number)
       now,
     });
   } catch (e) {
-    if (e instanceof CampaignShapeError) throw new UsageError(`${file}: ${e.message}`);
+    // The same kind, with the file named.
+    if (e instanceof CampaignShapeError) throw new CampaignShapeError(`${file}: ${e.message}`);
     throw e;
   }
 }

@@ -18,7 +18,8 @@ import {
   stackOutputJson,
 } from "./lib/offline/mock-stack";
 import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib/offline/policy-runner";
-import { StackConfigError, UsageError } from "../infra/core/errors";
+import { UsageError } from "../infra/core/errors";
+import { StackConfigError } from "./lib/offline/mock-stack";
 
 const FLAGS = {
   stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },
@@ -66,7 +67,7 @@ export async function main(
 ): Promise<number> {
   const flags = parseFlags(argv, COMMAND);
   const stack = flags.stack ?? "dev";
-  const config = usageErrorOf(() => readStackConfig(stack));
+  const config = readStackConfig(stack);
   const policyConfigFile = flags["no-policy"]
     ? undefined
     : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
@@ -75,8 +76,9 @@ export async function main(
   try {
     rendered = await renderStack({ stack, config });
   } catch (e) {
+    // The program's config errors reach here as Pulumi's RunError (infra/index.ts): both name the stack's file.
     if (e instanceof StackConfigError || e instanceof pulumi.RunError)
-      throw new UsageError(`Pulumi.${stack}.yaml: ${e.message}`);
+      throw new StackConfigError(`Pulumi.${stack}.yaml: ${e.message}`);
     throw e;
   }
   if (flags["write-outputs"] !== undefined) writeOutputs(flags["write-outputs"] as string, rendered);
@@ -170,15 +172,6 @@ export function policyConfigFileFor(stack: string, flag: string | undefined): st
     );
   }
   return file;
-}
-
-function usageErrorOf<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof StackConfigError) throw new UsageError(e.message);
-    throw e;
-  }
 }
 
 /** Violations grouped by level, then policy, as the CLI prints them. */

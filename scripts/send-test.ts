@@ -3,7 +3,8 @@
  */
 import * as fs from "fs";
 import { isEmailAddress } from "../infra/core/send/email";
-import { TemplateError, UsageError } from "../infra/core/errors";
+import { UsageError } from "../infra/core/errors";
+import { TemplateError } from "../infra/core/plan/templates";
 import { sesClient } from "./lib/aws/clients";
 import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
 import { requireOutputs } from "./lib/aws/stack-outputs";

@@ -24,8 +24,11 @@ import { enrolmentClaim } from "../core/journeys/journeys";
 import { Decision, EnrolmentClaim, EventKind, PlannedStep, RejectReason } from "../core/journeys/journey-types";
 import { CREATE_LEAD_MS, inTimeToCreate } from "../core/timing/promises";
 import { ZoneStatus } from "../core/timing/send-time";
-import { EnrolmentError } from "../core/errors";
 import { ENROLMENT_ATTRIBUTES, LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "../core/send/ledger";
+import { FindingsError } from "../core/errors";
+
+/** An AWS failure while enrolling, one line, with anything that looks like an address removed (logs hold no addresses). */
+export class EnrolmentError extends FindingsError {}
 
 // As in clients.ts: the SDK's Node-version notice (Node older than 22 only) stays off stderr unless asked for.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";

@@ -12,6 +12,7 @@ import * as http from "http";
 import * as https from "https";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { OPT_OUT_KEY, OPT_OUT_SINCE } from "../core/consent/unsubscribe-endpoint";
+import { FindingsError } from "../core/errors";
 
 export interface OptOutTable {
   tableName: string;
@@ -27,7 +28,7 @@ const RETRYABLE =
   /ProvisionedThroughputExceeded|Throttling|RequestLimitExceeded|InternalServerError|ServiceUnavailable/;
 
 /** A DynamoDB error, by its type's short name (as the SDK names its exceptions). */
-export class DynamoDbError extends Error {
+export class DynamoDbError extends FindingsError {
   constructor(
     public readonly name: string,
     message: string,

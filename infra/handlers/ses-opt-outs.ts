@@ -17,9 +17,16 @@
  *   alarm): an opt-out is never dropped silently.
  * Logs hold no address. Configuration: SENDTIME_SES_OPT_OUTS = {"contactListName", "topicName", "optOutTable"}.
  */
-import { SubscriptionEventError } from "../core/errors";
 import { subscriptionDecision } from "../core/consent/ses-subscription";
 import { recordOptOut } from "./opt-out-table";
+import { InputError } from "../core/errors";
+
+/**
+ * An SES SUBSCRIPTION event for the stack's contact list that cannot be read as SES documents it (no single recipient,
+ * an unknown status): the handler throws it so that the event is retried and then kept in the dead-letter queue,
+ * where the alarm shows it; nothing is recorded from it.
+ */
+export class SubscriptionEventError extends InputError {}
 
 export const SES_OPT_OUTS_ENV = "SENDTIME_SES_OPT_OUTS";
 

@@ -39,6 +39,7 @@ import type { ScheduleRetryPolicy, SchedulerTargetParameters } from "../core/pla
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "../core/plan/quotas";
 import { CREATE_LEAD_MS } from "../core/timing/promises";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../core/consent/unsubscribe";
+import { InternalError } from "../core/errors";
 
 export type { PlanRow };
 
@@ -383,7 +384,7 @@ function replacementHeaders(link: string): string {
 /** A JSONata string literal (single-quoted, as the rest of these expressions). */
 function jsonataString(text: string): string {
   if (!/^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/.test(text))
-    throw new Error(`internal: ${JSON.stringify(text)} is not plain text for a JSONata literal`);
+    throw new InternalError(`${JSON.stringify(text)} is not plain text for a JSONata literal`);
   return `'${text}'`;
 }
 

@@ -2,7 +2,7 @@ import * as assert from "assert";
 import { parseStackConfig } from "../../infra/config";
 import { batchSecondsWithOneSlowRow, maxCallsInFlight } from "../../infra/core/plan/quotas";
 import { devConfig } from "../helpers/stack";
-import { ConfigError } from "../../infra/core/errors";
+import { ConfigError } from "../../infra/config";
 import { isEmailAddress } from "../../infra/core/send/email";
 
 /** The dev stack's config as `get(key)`, with overrides. */

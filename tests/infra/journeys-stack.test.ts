@@ -7,7 +7,7 @@ import { parseJourneyConfig } from "../../infra/core/journeys/journeys-definitio
 import { isIanaZone } from "../../infra/core/journeys/subscriber-zone";
 import { all, only, renderWith } from "../helpers/stack";
 import { assertHasResourceViolation, assertNoResourceViolations, resourceArgs } from "../policy/util";
-import { JourneyDefinitionError } from "../../infra/core/errors";
+import { JourneyDefinitionError } from "../../infra/core/journeys/journeys-definition";
 import { BUNDLE_TARGET } from "../../infra/handler-bundle";
 
 const ACCOUNT = "123456789012";

@@ -9,7 +9,7 @@ import { parse } from "yaml";
 import { parseStackConfig } from "../../infra/config";
 import { readStackConfig, ROOT_DIR } from "../../scripts/lib/offline/mock-stack";
 import { all, renderShipped } from "../helpers/stack";
-import { ConfigError } from "../../infra/core/errors";
+import { ConfigError } from "../../infra/config";
 
 const project = parse(fs.readFileSync(path.join(ROOT_DIR, "Pulumi.yaml"), "utf8"));
 const template = project.template as {

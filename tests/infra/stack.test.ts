@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { type RenderedStack } from "../../scripts/lib/offline/mock-stack";
 import { STACK_QUOTA_TAG } from "../../infra/core/plan/naming";
 import { all, definitionOf, only, renderWith } from "../helpers/stack";
-import { StackConfigError } from "../../infra/core/errors";
+import { StackConfigError } from "../../scripts/lib/offline/mock-stack";
 
 const ACCOUNT = "123456789012";
 const statements = (policyJson: string) => JSON.parse(policyJson).Statement as any[];

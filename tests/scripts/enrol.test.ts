@@ -11,7 +11,7 @@ import { main as enrol } from "../../scripts/enrol";
 import { applyDecision, enrolmentLedgerClient, enrolmentSchedulerClient } from "../../infra/handlers/enrolment";
 import { ROOT, runMain } from "../helpers/cli";
 import { only, renderWith } from "../helpers/stack";
-import { UsageError } from "../../infra/core/errors";
+import { InputError, UsageError } from "../../infra/core/errors";
 import { startLedger, TEST_CREDENTIALS, TestLedger } from "../helpers/enrolment-ledger";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-enrol-"));
@@ -562,7 +562,7 @@ describe("scripts/enrol.ts", function () {
     for (const [args, message] of cases)
       await assert.rejects(
         run(args),
-        (e: Error) => e instanceof UsageError && message.test(e.message) && !e.message.includes("\n"),
+        (e: Error) => e instanceof InputError && message.test(e.message) && !e.message.includes("\n"),
       );
   });
 

@@ -20,7 +20,7 @@ import {
 import { columnNames, endpointOutcome, SKIP_REASONS } from "../../scripts/lib/pinpoint/endpoints";
 import { withEnv } from "../helpers/aws-endpoint";
 import { ROOT, runMain } from "../helpers/cli";
-import { UsageError } from "../../infra/core/errors";
+import { InputError } from "../../infra/core/errors";
 
 const FIXTURES = "tests/fixtures/pinpoint";
 const EXPORT = `${FIXTURES}/export`;
@@ -50,7 +50,7 @@ async function run(args: string[]) {
 async function rejects(args: string[], pattern: RegExp) {
   await assert.rejects(
     () => run(args),
-    (e: unknown) => e instanceof UsageError && pattern.test(e.message),
+    (e: unknown) => e instanceof InputError && pattern.test(e.message),
   );
 }
 
@@ -166,7 +166,7 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
       /bad\.jsonl:8: not JSON/,
     );
     assert.deepStrictEqual(fs.readdirSync(out), []);
-    await rejects(["--endpoints", path.join(tmp, "missing")], /missing: cannot read \(ENOENT\)/);
+    await rejects(["--endpoints", path.join(tmp, "missing")], /missing: no such file$/);
   });
 
   it("every skip reason has a case: endpoint by endpoint", () => {

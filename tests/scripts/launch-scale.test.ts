@@ -9,7 +9,7 @@ import { main } from "../../scripts/launch-campaign";
 import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
-import { UsageError } from "../../infra/core/errors";
+import { InputError } from "../../infra/core/errors";
 import { sesHasEveryTemplate } from "../helpers/ses";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
@@ -183,7 +183,7 @@ describe("launch-campaign --recipients s3://… (a local S3 endpoint, real wire 
     await assert.rejects(
       launch("--dry-run", "--recipients", "s3://lists/nope.csv"),
       (e: unknown) =>
-        e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
+        e instanceof InputError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
     );
   });
 

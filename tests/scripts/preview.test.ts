@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { main, policyConfigFileFor } from "../../scripts/preview";
 import { runScript } from "../helpers/cli";
-import { UsageError } from "../../infra/core/errors";
+import { InputError, UsageError } from "../../infra/core/errors";
 
 /** Runs the preview in this process and captures what it prints. */
 async function preview(argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -57,9 +57,9 @@ describe("npm run preview", function () {
     assert.match(r.out, /\nPolicies: skipped \(--no-policy\)\n$/);
   });
 
-  it("names the missing stack file (a usage error)", async () => {
+  it("names the missing stack file (an input error)", async () => {
     await assert.rejects(preview(["--stack", "nope"]), (e: unknown) => {
-      assert.ok(e instanceof UsageError);
+      assert.ok(e instanceof InputError);
       assert.strictEqual(e.message, "Pulumi.nope.yaml: no such stack config file (stacks: dev, example, prod)");
       return true;
     });

@@ -13,7 +13,7 @@ import { main as sizeMain } from "../../scripts/size-window";
 import { main as enrol } from "../../scripts/enrol";
 import { runMain } from "../helpers/cli";
 import { parse as parseCsv } from "csv-parse/sync";
-import { JourneyDefinitionError } from "../../infra/core/errors";
+import { JourneyDefinitionError } from "../../infra/core/journeys/journeys-definition";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-promises-"));
 let runs = 0;

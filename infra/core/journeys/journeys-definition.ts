@@ -13,7 +13,10 @@
 import { WEEKDAY_NAMES } from "../timing/quiet-time";
 import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "../timing/promises";
 import { campaignIdProblem, SES_NAME } from "../plan/naming";
-import { JourneyDefinitionError } from "../errors";
+import { InputError } from "../errors";
+
+/** A bad journey definition: one line naming the journey and the field. */
+export class JourneyDefinitionError extends InputError {}
 
 export interface EventMatch {
   /** The event's `source`, e.g. `com.example.app`. */

@@ -4,6 +4,7 @@
  */
 import { createHash } from "crypto";
 import { scheduler } from "./quotas";
+import { InternalError } from "../errors";
 
 /** Every campaign's schedule group is `campaign-<id>`; IAM is scoped to this prefix. */
 export const CAMPAIGN_PREFIX = "campaign-";
@@ -76,8 +77,7 @@ function hashedStem(recipientId: string): string {
 export function bulkScheduleName(step: number, utcMs: number, variant: string | null, chunk: number): string {
   const minute = new Date(utcMs).toISOString().slice(0, 16).replace(/[-:]/g, "");
   const name = `bulk.${step}.${minute}Z${variant === null ? "" : `.${variant}`}.${chunk}`;
-  if (!isValidSchedulerName(name))
-    throw new Error(`internal: bulk schedule name ${name} breaks Scheduler's name rules`);
+  if (!isValidSchedulerName(name)) throw new InternalError(`bulk schedule name ${name} breaks Scheduler's name rules`);
   return name;
 }
 

@@ -5,9 +5,12 @@
  * each. Pure: the folder is read through the `FolderReader` the caller gives (fs in practice).
  */
 import Handlebars from "handlebars";
-import { TemplateError } from "../errors";
 import { SES_NAME } from "./naming";
 import { UNSUBSCRIBE_TEMPLATE_KEY } from "../consent/unsubscribe";
+import { InputError } from "../errors";
+
+/** A template folder that is not a template (a file missing, a name SES refuses, malformed Handlebars), or a template a run needs and lacks: exit 2. */
+export class TemplateError extends InputError {}
 
 /** The files of a template folder, each required: SES's Subject, Html and Text parts. */
 export const TEMPLATE_FILES = { subject: "subject.txt", html: "body.html", text: "body.txt" } as const;

@@ -27,6 +27,7 @@ import {
   Step,
   zonedInstant,
 } from "./send-time";
+import { InternalError } from "../errors";
 
 export type BaseRule =
   | { kind: "date"; date: LocalDate; hour: number; minute: number }
@@ -221,7 +222,7 @@ export function firstSend(rule: BaseRule, zone: string, row: RowTiming): FirstSe
     return fromLocal(zone, { ...date, hour: Number(m[4]), minute: Number(m[5]) });
   }
   if (rule.kind === "every")
-    throw new Error("internal: a recurring send has no first send of its own (recurring-steps.ts plans it)");
+    throw new InternalError("a recurring send has no first send of its own (recurring-steps.ts plans it)");
   if (rule.kind === "at") return fromInstant(zone, rule.utcMs);
   if (rule.kind === "date") {
     const hm = rowHourAndMinute(rule, row);

@@ -11,8 +11,9 @@
  * caches for that calling code (a newer libphonenumber-js may use more syntax; it is then slower, never wrong).
  * Pure: no I/O.
  */
+import { InternalError } from "../errors";
 
-export class UnsupportedPattern extends Error {}
+export class UnsupportedPattern extends InternalError {}
 
 type Node =
   | { kind: "digits"; mask: number }

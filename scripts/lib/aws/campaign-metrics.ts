@@ -26,9 +26,9 @@ import {
   Series,
   variantDimension,
 } from "../report/campaign-report";
-import { FindingsError, InputError } from "../../../infra/core/errors";
+import { FindingsError } from "../../../infra/core/errors";
 import { boundedCall } from "./call";
-import { openS3Object } from "./s3-objects";
+import { NoSuchObject, openS3Object } from "./s3-objects";
 
 /** GetMetricData takes at most 500 queries a request. */
 const MAX_QUERIES_PER_REQUEST = 500;
@@ -212,7 +212,7 @@ async function countPlanDue(
   try {
     ({ body } = await openS3Object(s3, { bucket, key }, { firstByteSeconds: seconds, idleSeconds: seconds }));
   } catch (e) {
-    if (e instanceof InputError) return false; // no such object: the plan's retention has run out
+    if (e instanceof NoSuchObject) return false; // no such object: the plan's retention has run out
     throw e;
   }
   let line = 0;

@@ -8,7 +8,6 @@ import * as readline from "readline";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { LAUNCHES_PREFIX } from "../../../infra/core/plan/naming";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";
-import { InputError } from "../../../infra/core/errors";
 import {
   LaunchMissed,
   launchMissedPolicy,
@@ -17,7 +16,7 @@ import {
   parseLaunchRecord,
 } from "../planning/launch-record";
 import { allPages, awsCall, Deadline } from "./call";
-import { openS3Object, s3Url } from "./s3-objects";
+import { NoSuchObject, openS3Object, s3Url } from "./s3-objects";
 
 /** One launch of the campaign: where its record is, its plan objects, its quiet time and missed-time policy. */
 export interface Launch {
@@ -80,7 +79,7 @@ export async function streamPlan(
   try {
     ({ body } = await openS3Object(s3, where, { firstByteSeconds: seconds, idleSeconds: seconds }));
   } catch (e) {
-    if (e instanceof InputError) return "gone";
+    if (e instanceof NoSuchObject) return "gone";
     throw e;
   }
   const stop = () => body.destroy(d.exceeded(`reading ${url}`));

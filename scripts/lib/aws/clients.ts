@@ -104,10 +104,21 @@ export function awsErrorLine(what: string, e: unknown): string {
   // An error response without a body (a proxy's 500, a load balancer's 503) has no name the SDK can read.
   if (status && (name === "Unknown" || message === "UnknownError"))
     return `${what}: HTTP ${status} with no error details in the response`;
+  if (name === "CredentialsProviderError" && /Could not load credentials from any providers/.test(message))
+    return `${what}: ${noCredentials()}`;
   const hint = /Region is missing/.test(message)
     ? " (set AWS_REGION, or give --region, or --outputs with a region)"
     : "";
   return `${what}: ${name}: ${message}${status ? ` (HTTP ${status})` : ""}${hint}`;
+}
+
+/**
+ * The SDK's credential chain found nothing (no variables, no ~/.aws profile, no SSO session, no instance role): how
+ * to give credentials, in one line. A profile named in AWS_PROFILE that is not there ends the same way.
+ */
+function noCredentials(): string {
+  const profile = process.env.AWS_PROFILE;
+  return `no AWS credentials found${profile ? ` for AWS_PROFILE=${profile} (no such profile in ~/.aws?)` : ""}: set AWS_PROFILE to a profile of ~/.aws/config (for SSO, after aws sso login --profile NAME), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
 }
 
 export function isAwsError(e: unknown, ...names: string[]): boolean {

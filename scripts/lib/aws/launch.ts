@@ -21,7 +21,21 @@ import { LaunchRecord } from "../planning/launch-record";
 import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
 import { count } from "../text/format";
-import { AlreadyLaunched, DeadlineExceeded, FindingsError, UsageError } from "../../../infra/core/errors";
+import { DeadlineExceeded, FindingsError, UsageError } from "../../../infra/core/errors";
+
+/**
+ * Step Functions refused the start: an execution of that name exists (this plan was launched before). `afterRetry`:
+ * the SDK had retried the request, so the execution may be this run's own first attempt (it reached Step Functions,
+ * its answer was lost, and the execution ended before the retry): its plan must be kept.
+ */
+export class AlreadyLaunched extends FindingsError {
+  constructor(
+    message: string,
+    readonly afterRetry: boolean,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * `<campaign>-<launch id>`, and for the second and later objects of a plan split for the ItemReader

@@ -34,7 +34,14 @@ import { stepFunctions } from "../../../infra/core/plan/quotas";
 import { count } from "../text/format";
 import { awsCall, boundedCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { FindingsError, PlanKeyTaken } from "../../../infra/core/errors";
+import { FindingsError, InternalError } from "../../../infra/core/errors";
+
+/** The plan's key holds an object with other bytes (another plan under the same launch id): nothing was written. */
+export class PlanKeyTaken extends FindingsError {
+  constructor(readonly where: string) {
+    super(`${where} already holds another plan`);
+  }
+}
 
 /** Multipart part size (S3: at least 5 MiB except the last part, at most 10,000 parts). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
@@ -277,7 +284,7 @@ export class StreamingPlanUpload {
   /** Appends whole lines (each ending in "\n"). Resolves at once unless S3 is behind; rejects once an upload failed. */
   write(text: string): Promise<void> | undefined {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.state !== "writing") throw new Error(`internal: plan write after ${this.state}`);
+    if (this.state !== "writing") throw new InternalError(`plan write after ${this.state}`);
     if (text.length === 0) return undefined;
     const data = Buffer.from(text, "utf8");
     const current = this.objects[this.objects.length - 1];

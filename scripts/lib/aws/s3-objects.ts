@@ -6,7 +6,10 @@
 import { Readable, Transform } from "stream";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { awsErrorLine, isAwsError } from "./clients";
-import { FindingsError, UsageError } from "../../../infra/core/errors";
+import { FindingsError, InputError, UsageError } from "../../../infra/core/errors";
+
+/** The object (or its bucket) is not there: bad input, exit 2; a reader of expired plans takes it as "gone". */
+export class NoSuchObject extends InputError {}
 
 export interface S3Location {
   bucket: string;
@@ -50,7 +53,7 @@ export async function openS3Object(
     if (abort.signal.aborted)
       throw new FindingsError(`${s3Url(where)}: no response from S3 within ${limits.firstByteSeconds} s (GetObject)`);
     if (isAwsError(e, "NoSuchKey", "NoSuchBucket", "NotFound"))
-      throw new UsageError(
+      throw new NoSuchObject(
         `${s3Url(where)}: no such object (${(e as Error).name}); check the bucket, the key and the region`,
       );
     throw new FindingsError(awsErrorLine(`${s3Url(where)}: GetObject failed`, e));

@@ -5,7 +5,7 @@
 import { GetEmailTemplateCommand, SendEmailCommand, SESv2Client } from "@aws-sdk/client-sesv2";
 import { awsCall, Deadline } from "./call";
 import { isAwsError } from "./clients";
-import { TemplateError } from "../../../infra/core/errors";
+import { TemplateError } from "../../../infra/core/plan/templates";
 
 /**
  * Stops (exit 2) when SES lacks one of `names`, naming each missing one; any other failure is one line (exit 1). The

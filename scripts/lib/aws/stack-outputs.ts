@@ -3,9 +3,9 @@
  * Pulumi CLI is installed, from a JSON file (that command's output, saved), or from explicit flags.
  */
 import { spawnSync } from "child_process";
-import * as fs from "fs";
 import { scheduler } from "../../../infra/core/plan/quotas";
 import { UsageError } from "../../../infra/core/errors";
+import { readInputFile } from "../text/input-files";
 
 export interface StackOutputs {
   bucketName?: string;
@@ -52,7 +52,8 @@ const PULUMI_TIMEOUT_MS = 120_000;
 export function readStackOutputs(s: OutputSources): StackOutputs {
   let outputs: StackOutputs = {};
   if (s.stack !== undefined && s.outputsFile !== undefined) throw new UsageError("give --stack or --outputs, not both");
-  if (s.outputsFile !== undefined) outputs = parseOutputs(readFile(s.outputsFile), s.outputsFile);
+  if (s.outputsFile !== undefined)
+    outputs = parseOutputs(readInputFile(s.outputsFile, `--outputs ${s.outputsFile}`), s.outputsFile);
   if (s.stack !== undefined) {
     const timeout = s.pulumiTimeoutMs ?? PULUMI_TIMEOUT_MS;
     const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", s.stack], {
@@ -98,16 +99,6 @@ export function requireLedgerTable(o: StackOutputs): string {
   throw new UsageError(
     "missing stack output ledgerTableName: the stack predates the occurrence ledger, which holds each campaign's state; run `pulumi up` to add it, then save its outputs again",
   );
-}
-
-function readFile(file: string): string {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `${file}: cannot read stack outputs (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
-  }
 }
 
 function parseOutputs(text: string, source: string): StackOutputs {

@@ -6,12 +6,12 @@
  * relative to the file — and then parsed by the flags' own code; flags given on the command line win. An unknown key
  * or a value of the wrong shape is refused, naming the key and the file.
  */
-import * as fs from "fs";
 import * as path from "path";
 import { parseDocument, stringify as stringifyYaml } from "yaml";
 import { UsageError } from "../../../infra/core/errors";
 import type { Flag, FlagTable } from "./flags";
 import { nearest } from "../text/nearest";
+import { readInputFile } from "../text/input-files";
 
 /** --config FILE: a campaign file (the same for launch-campaign and size-window). */
 export const CONFIG_FLAG = {
@@ -38,14 +38,7 @@ type Value = string | boolean | string[];
  * the file and are ignored here (size-window reads a launch file: `dryRun`, `out` mean nothing to it).
  */
 export function readConfigFile(file: string, flags: FlagTable, alsoAccepted: FlagTable = {}): Record<string, Value> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `--config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
-  }
+  const text = readInputFile(file, `--config ${file}`);
   const doc = parseText(file, text);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc))

@@ -5,7 +5,8 @@
 import * as path from "path";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { cleanupAt } from "../../../infra/state-machines/fanout-definition";
-import { AlreadyLaunched, DeadlineExceeded } from "../../../infra/core/errors";
+import { DeadlineExceeded } from "../../../infra/core/errors";
+import { AlreadyLaunched } from "../aws/launch";
 import { Deadline } from "../aws/call";
 import { s3Client, sfnClient } from "../aws/clients";
 import { executionName, FanOutResult, followFanOut, MapRunItems, startFanOut, uploadLaunchRecord } from "../aws/launch";

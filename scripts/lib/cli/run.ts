@@ -4,7 +4,7 @@
  */
 import { nearest } from "../text/nearest";
 import { parseArgs } from "util";
-import { FindingsError, InputError, UsageError } from "../../../infra/core/errors";
+import { DeadlineExceeded, FindingsError, InputError, InternalError, UsageError } from "../../../infra/core/errors";
 import type { Command, FlagTable, FlagValues } from "./flags";
 import { helpText, parserOptions } from "./flags";
 import { readConfigFile, withCommandLine } from "./config-file";
@@ -109,13 +109,27 @@ export function positiveFlag(name: string, raw: string | undefined, def?: number
   return n;
 }
 
-/** What an error becomes on the command line: one line on stderr and the exit code. */
+/**
+ * The exit code of each kind of error (infra/core/errors.ts), most specific first: the one place that decides it.
+ * Anything else (a kind of error sendtime does not throw on purpose) is 1, the run could not finish.
+ */
+const EXIT_CODE_OF_KIND: readonly [new (...args: never[]) => Error, number][] = [
+  [UsageError, 2],
+  [InputError, 2],
+  [DeadlineExceeded, 1],
+  [FindingsError, 1],
+  [InternalError, 1],
+];
+
+/** What an error becomes on the command line: one line on stderr and the exit code its kind gives. */
 export function failure(e: unknown): { code: number; line: string } {
-  const message = e instanceof Error ? e.message : String(e);
-  return {
-    code: e instanceof FindingsError ? 1 : e instanceof InputError ? 2 : 1,
-    line: `error: ${message.split("\n")[0]}\n`,
-  };
+  const message = (e instanceof Error ? e.message : String(e)).split("\n")[0];
+  const code = EXIT_CODE_OF_KIND.find(([kind]) => e instanceof kind)?.[1] ?? 1;
+  const line =
+    e instanceof InternalError
+      ? `internal: ${message} (a bug in sendtime: please report it; SENDTIME_DEBUG=1 prints the stack)`
+      : message;
+  return { code, line: `error: ${line}\n` };
 }
 
 /** Runs a CLI body: its return value is the exit code; known errors become one line on stderr. */

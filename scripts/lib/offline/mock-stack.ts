@@ -8,7 +8,10 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
-import { StackConfigError } from "../../../infra/core/errors";
+import { InputError } from "../../../infra/core/errors";
+
+/** A stack's `Pulumi.<stack>.yaml` cannot be read for the offline preview. */
+export class StackConfigError extends InputError {}
 
 export const PROJECT = "sendtime";
 export const MOCK_ACCOUNT = "123456789012";

@@ -6,10 +6,10 @@
  * and AnalyzeStack with all of them (their outputs).
  */
 import { ChildProcess, spawn } from "child_process";
-import * as fs from "fs";
 import * as path from "path";
 import { RenderedResource, RenderedStack, ROOT_DIR } from "./mock-stack";
 import { UsageError } from "../../../infra/core/errors";
+import { readInputFile } from "../text/input-files";
 
 const PULUMI_DIR = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
 const fromPulumi = (id: string) => require(require.resolve(id, { paths: [PULUMI_DIR] }));
@@ -252,14 +252,7 @@ function checkSchemaValue(where: string, v: unknown, s: any): void {
 
 /** Reads a policy config file (JSON), or a UsageError naming it. */
 export function readPolicyConfig(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `${file}: cannot read policy config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
-  }
+  const text = readInputFile(file);
   try {
     const value = JSON.parse(text);
     if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("not an object");

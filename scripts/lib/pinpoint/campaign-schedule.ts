@@ -9,7 +9,7 @@
  * everyone gets the one instant StartTime.
  */
 import { recurringSends } from "../../../infra/core/plan/quotas";
-import { CampaignShapeError } from "../../../infra/core/errors";
+import { CampaignShapeError } from "./campaign-types";
 import { LaunchSettings, Note, PinpointSchedule, SendTime } from "./campaign-types";
 
 /** IANA zones with the same offset all year for Pinpoint's fractional offsets (whole hours use Etc/GMT∓N). */

@@ -4,7 +4,7 @@
  */
 import { createHash } from "crypto";
 import { SES_NAME } from "../../../infra/core/plan/naming";
-import { CampaignShapeError } from "../../../infra/core/errors";
+import { CampaignShapeError } from "./campaign-types";
 import { variantKey } from "../recipients/audience";
 import { LaunchSettings, Note, PinpointCampaign, TemplateConfiguration, Variant } from "./campaign-types";
 

@@ -2,6 +2,10 @@
  * The shapes of a Pinpoint campaign's mapping (campaign.ts maps): the CampaignResponse fields read, the launch
  * settings and notes it gives, and the launcher's flag names the notes quote.
  */
+import { InputError } from "../../../infra/core/errors";
+
+/** A Pinpoint campaign file that does not have the shape of a CampaignResponse; the message names the key. */
+export class CampaignShapeError extends InputError {}
 
 /** The CampaignResponse fields read; the rest are reported when they carry a setting. */
 export interface PinpointCampaign {

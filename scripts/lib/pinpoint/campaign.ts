@@ -7,7 +7,7 @@
  * The schedule is read by campaign-schedule.ts, the treatments by campaign-treatments.ts; the shapes are
  * campaign-types.ts's.
  */
-import { CampaignShapeError } from "../../../infra/core/errors";
+import { CampaignShapeError } from "./campaign-types";
 import { CampaignMapping, FlagNames, MappingNote, Note, PinpointCampaign } from "./campaign-types";
 import { passedNote, quietHoursOf, sendTimeOf } from "./campaign-schedule";
 import { treatmentsOf } from "./campaign-treatments";

@@ -44,8 +44,9 @@ import { EndpointLedger, LedgerEntry } from "./ledger";
 import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
 import { canonicalZone } from "../../../infra/core/timing/send-time";
-import { UsageError } from "../../../infra/core/errors";
+import { InputError, UsageError } from "../../../infra/core/errors";
 import { OutputLock, RunFiles } from "../planning/output-folder";
+import { fileProblem } from "../text/input-files";
 
 export { lines } from "./lines";
 
@@ -410,8 +411,8 @@ export async function* endpointsOf(
   try {
     stream = await decompressIfGzip(await source.open());
   } catch (e) {
-    if (e instanceof UsageError) throw e;
-    throw new UsageError(`${source.name}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${source.name}: ${fileProblem(e)}`);
   }
   let last = 0;
   try {
@@ -471,7 +472,7 @@ export function localExportSources(target: string): ExportSource[] {
   try {
     stat = fs.statSync(target);
   } catch (e) {
-    throw new UsageError(`${target}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${target}: ${fileProblem(e)}`);
   }
   const files = stat.isDirectory()
     ? fs

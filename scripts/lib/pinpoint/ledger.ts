@@ -30,6 +30,7 @@ import {
 } from "./endpoints";
 import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
+import { InternalError } from "../../../infra/core/errors";
 
 /** Where a line is: its global ordinal is the line number plus the lines of the files read before it. */
 export interface LinePlace {
@@ -173,7 +174,7 @@ export class EndpointLedger {
    * own keeps that reason, but still takes the endpoint's turn).
    */
   superseded(entry: LedgerEntry, endpointId: string, recipient: boolean): string | undefined {
-    if (!this.settled) throw new Error("internal: the ledger is asked before it is settled");
+    if (!this.settled) throw new InternalError("the ledger is asked before it is settled");
     const { idIndex, date } = entry;
     if (idIndex < 0) return undefined;
     if (!this.current(idIndex, date)) {
@@ -196,7 +197,7 @@ export class EndpointLedger {
    * Unlike superseded(), it takes no turn: the second pass asks that of every line in order.
    */
   counts(entry: LedgerEntry): boolean {
-    if (!this.settled) throw new Error("internal: the ledger is asked before it is settled");
+    if (!this.settled) throw new InternalError("the ledger is asked before it is settled");
     const { idIndex, date } = entry;
     return idIndex < 0 || (this.current(idIndex, date) && !(this.flags[idIndex] & OPTED_OUT));
   }

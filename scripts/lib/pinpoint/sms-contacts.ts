@@ -22,6 +22,7 @@ import { EndpointLocation, SmsContact } from "./endpoints";
 import { LedgerEntry } from "./ledger";
 import { BufferedFile, lines } from "./lines";
 import { fnv1a32, KeyHash } from "../recipients/seen-keys";
+import { InternalError } from "../../../infra/core/errors";
 
 /** A contact as stored: [user id, phone, timezone, latitude, longitude, postal code, country, from alpha-3 (0|1)]. */
 type ContactRecord = [string, string, string, string, string, string, string, 0 | 1];
@@ -139,7 +140,7 @@ export class SmsContacts {
     if (this.buffer.length < length) this.buffer = Buffer.alloc(Math.max(length, 2 * this.buffer.length));
     for (let got = 0; got < length;) {
       const read = fs.readSync(this.fd!, this.buffer, got, length - got, this.offsets[n] + got);
-      if (read === 0) throw new Error(`internal: ${this.chosenFile} ends inside record ${n}`);
+      if (read === 0) throw new InternalError(`${this.chosenFile} ends inside record ${n}`);
       got += read;
     }
     return JSON.parse(this.buffer.toString("utf8", 0, length)) as ContactRecord;

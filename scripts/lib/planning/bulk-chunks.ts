@@ -15,6 +15,7 @@ import { MAX_PLAN_ROW_BYTES } from "../../../infra/core/plan/plan-row";
 import { bulkEntryRefusal } from "../../../infra/core/plan/bulk-request";
 import { ZoneDecisions } from "./decision-types";
 import { InstantHistogram } from "./window";
+import { InternalError } from "../../../infra/core/errors";
 
 /** What the per-entry code reads from other modules, read once (bulk.ts says why). */
 const MAX_ENTRIES = MAX_BULK_ENTRIES;
@@ -171,7 +172,7 @@ export class BulkChunks {
     const line = g.line!;
     if (comma) line[g.filled++] = COMMA;
     if (line.write(head, g.filled, "utf8") !== headBytes)
-      throw new Error(`internal: a bulk entry measured ${headBytes} bytes before its step was written otherwise`);
+      throw new InternalError(`a bulk entry measured ${headBytes} bytes before its step was written otherwise`);
     // A tail is a dozen bytes: copied here, cheaper than TypedArray.set's call.
     for (let i = 0, at = g.filled + headBytes; i < tail.length; i++) line[at + i] = tail[i];
     g.filled += lineBytes;

@@ -7,7 +7,10 @@ import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { InputError, OutputError } from "../../../infra/core/errors";
+import { FindingsError, InputError } from "../../../infra/core/errors";
+
+/** The output folder cannot be written: exit 1, like any other run that could not finish. */
+export class OutputError extends FindingsError {}
 
 export const FINAL_NAMES = ["summary.json", "plan.jsonl", "rejects.csv", "notes.csv", "holdout.csv"];
 const LOCK_NAME = ".sendtime.lock";

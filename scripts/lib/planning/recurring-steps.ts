@@ -6,7 +6,7 @@
 
 import { cronExpression, Recurrence, RecurringTime } from "../../../infra/core/plan/schedule-expression";
 import { scheduler } from "../../../infra/core/plan/quotas";
-import { UsageError } from "../../../infra/core/errors";
+import { InternalError, UsageError } from "../../../infra/core/errors";
 import { describeQuietTime, QuietTime } from "../../../infra/core/timing/quiet-time";
 import { MIN_GAP_MINUTES, quietEveryNight, quietOccurrences } from "../../../infra/core/timing/promises";
 import {
@@ -48,7 +48,7 @@ export class RecurringSteps {
   recurring(zone: string, timing: RowTiming): SharedSteps {
     const rule = this.rules.rule as Extract<BaseRule, { kind: "every" }>;
     const step = this.rules.steps[0];
-    if (this.rules.steps.length !== 1) throw new Error("internal: a recurring send has one step");
+    if (this.rules.steps.length !== 1) throw new InternalError("a recurring send has one step");
     if (timing.sendAt !== undefined)
       return {
         reason: "invalid-send-time",
@@ -58,7 +58,7 @@ export class RecurringSteps {
     if ("reason" in hm) return hm;
     const time = { recurrence: rule.recurrence, ...hm };
     const startMs = this.rules.recurringStartMs;
-    if (startMs === undefined) throw new Error("internal: a recurring send needs its start");
+    if (startMs === undefined) throw new InternalError("a recurring send needs its start");
     const endMs = recurringEndMs(time, zone, rule.until);
     const q = this.rules.quiet;
     const at = `${String(hm.hour).padStart(2, "0")}:${String(hm.minute).padStart(2, "0")}`;

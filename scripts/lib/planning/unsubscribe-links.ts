@@ -12,6 +12,7 @@ import {
   unsubscribeHeaders,
   unsubscribeLink,
 } from "../../../infra/core/consent/unsubscribe";
+import { InternalError } from "../../../infra/core/errors";
 
 /** The template variable that holds each recipient's unsubscribe link; a list column of this name is refused. */
 export const UNSUBSCRIBE_KEY = UNSUBSCRIBE_TEMPLATE_KEY;
@@ -51,7 +52,7 @@ export class UnsubscribeLinks {
     const split = (text: string): [string, string] => {
       const at = text.indexOf(token);
       if (at < 0 || text.lastIndexOf(token) !== at)
-        throw new Error(`internal: the unsubscribe link of ${baseUrl} does not hold its token once`);
+        throw new InternalError(`the unsubscribe link of ${baseUrl} does not hold its token once`);
       return [text.slice(0, at), text.slice(at + token.length)];
     };
     this.around = {

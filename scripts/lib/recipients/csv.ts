@@ -20,7 +20,27 @@
  * the NUL), a file that starts with a UTF-8 byte order mark cannot be read as Latin-1 (csv-parse reads it as UTF-8
  * without checking it), and the mixed line endings above.
  */
-import { CsvSyntaxError } from "../../../infra/core/errors";
+import { InputError } from "../../../infra/core/errors";
+
+export type CsvProblem =
+  | "invalid-opening-quote"
+  | "invalid-closing-quote"
+  | "quote-not-closed"
+  | "record-too-large"
+  | "utf8-bom-in-latin1"
+  | "cr-cr-lf"
+  | "lf-in-cr-file"
+  | "cr-in-lf-file";
+
+/** A CSV the reader cannot read exactly, at `line` (1-based; the record's first line). */
+export class CsvSyntaxError extends InputError {
+  constructor(
+    readonly problem: CsvProblem,
+    readonly line: number,
+  ) {
+    super(`${problem} on line ${line}`);
+  }
+}
 
 export interface CsvRecord {
   /** 1-based line where the record starts (the header is line 1). */

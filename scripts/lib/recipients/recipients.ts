@@ -12,7 +12,9 @@ import { isAscii, isUtf8 } from "buffer";
 import * as fs from "fs";
 import { pipeline, Readable, Transform, TransformCallback } from "stream";
 import { CsvReader, CsvRecord, MAX_RECORD_BYTES } from "./csv";
-import { CsvProblem, CsvSyntaxError, InputError } from "../../../infra/core/errors";
+import { InputError } from "../../../infra/core/errors";
+import { CsvProblem, CsvSyntaxError } from "./csv";
+import { fileProblem } from "../text/input-files";
 
 export { CsvRecord } from "./csv";
 
@@ -67,10 +69,25 @@ export async function openRecipientCsv(
 
   const first = await reading.next();
   if (!first) throw new InputError(`${file}: empty file (expected a header row: id,email,timezone,...)`);
+  refuseOtherSeparators(file, first.fields);
   // Spaces and tabs around a name are trimmed; any other invisible character stays, for the header checks to show.
   const header = first.fields.map((h) => h.replace(/^[ \t]+|[ \t]+$/g, ""));
   const index = new Map(header.map((h, i) => [h, i]));
   return { header, column: (name) => index.get(name), records: recordIterable(reading, stop) };
+}
+
+/**
+ * A header read as one field that holds semicolons or tabs is a list saved with another separator (a spreadsheet's
+ * "CSV" in a locale whose decimal mark is a comma, or a TSV): said as such, not as missing columns.
+ */
+function refuseOtherSeparators(file: string, header: string[]): void {
+  if (header.length !== 1) return;
+  const count = (c: string) => header[0].split(c).length - 1;
+  const [semicolons, tabs] = [count(";"), count("\t")];
+  if (!semicolons && !tabs) return;
+  throw new InputError(
+    `${file}:1: the header is separated by ${semicolons >= tabs ? '";"' : "tabs"}, not commas: sendtime reads comma-separated CSV (RFC 4180); save the list as CSV with commas (a spreadsheet's "CSV UTF-8 (comma-delimited)")`,
+  );
 }
 
 /** A stream given: its head, peeked, tells the line endings; the stream to read then starts with that head again. */
@@ -86,7 +103,7 @@ async function openFile(file: string): Promise<{ source: Readable; lineBreak: "\
     if (!stat.isFile()) throw new InputError(`${file}: not a file`);
   } catch (e) {
     if (e instanceof InputError) throw e;
-    throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${file}: ${fileProblem(e)}`);
   }
   const lineBreak = firstLineBreak(file, await fileHead(file));
   return { source: fs.createReadStream(file), lineBreak };

@@ -24,6 +24,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { InternalError } from "../../../infra/core/errors";
 
 /** A 32-bit hash of a key; injectable so tests can force collisions. */
 export type KeyHash = (key: string) => number;
@@ -401,7 +402,7 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
     const c = text.charCodeAt(i);
     if (c >= 0x80) {
       if (LONE_SURROGATE.test(text))
-        throw new Error(`internal: a key that is not well-formed Unicode (a lone surrogate): ${JSON.stringify(text)}`);
+        throw new InternalError(`a key that is not well-formed Unicode (a lone surrogate): ${JSON.stringify(text)}`);
       return buffer.write(text, at, "utf8");
     }
     buffer[at + i] = c;

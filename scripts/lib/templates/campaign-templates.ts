@@ -16,7 +16,7 @@ import {
   SES_UNSUBSCRIBE_VARIABLE,
 } from "../../../infra/core/plan/templates";
 import { UNSUBSCRIBE_TEMPLATE_KEY } from "../../../infra/core/consent/unsubscribe";
-import { TemplateError } from "../../../infra/core/errors";
+import { TemplateError } from "../../../infra/core/plan/templates";
 
 /** The default templates folder, used when it exists and `--templates` is not given. */
 export const DEFAULT_TEMPLATES_DIR = "templates";

@@ -4,7 +4,8 @@
  */
 import Handlebars from "handlebars";
 import { EmailTemplate, hasValue, lackingVariable, STEP_VARIABLE } from "../../../infra/core/plan/templates";
-import { InputError, TemplateError } from "../../../infra/core/errors";
+import { InputError } from "../../../infra/core/errors";
+import { TemplateError } from "../../../infra/core/plan/templates";
 import { recipientColumns } from "../recipients/recipient-columns";
 import { CsvEncoding, openRecipientCsv } from "../recipients/recipients";
 

@@ -8,7 +8,7 @@ import { s3Client } from "../../../../scripts/lib/aws/clients";
 import { StreamingPlanUpload } from "../../../../scripts/lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "../../../../scripts/lib/aws/s3-objects";
 import { LocalS3, startLocalS3 } from "../../../helpers/s3-server";
-import { FindingsError, UsageError } from "../../../../infra/core/errors";
+import { FindingsError, InputError, UsageError } from "../../../../infra/core/errors";
 
 /** Runs with the SDK pointed at a local S3 (real HTTP, real signing, real XML). */
 function withLocalS3() {
@@ -113,7 +113,7 @@ describe("S3 recipient lists (--recipients s3://…) against a local S3 endpoint
     await assert.rejects(
       openS3Object(ctx.client, { bucket: "lists", key: "nope.csv" }),
       (e: unknown) =>
-        e instanceof UsageError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
+        e instanceof InputError && /^s3:\/\/lists\/nope\.csv: no such object \(NoSuchKey\)/.test(e.message),
     );
   });
 

@@ -2,7 +2,7 @@ import * as assert from "assert";
 import { CsvError, parse } from "csv-parse/sync";
 import { CsvReader, CsvRecord } from "../../../../scripts/lib/recipients/csv";
 import { CSV_OPTIONS } from "../../../../scripts/lib/recipients/recipients";
-import { CsvSyntaxError } from "../../../../infra/core/errors";
+import { CsvSyntaxError } from "../../../../scripts/lib/recipients/csv";
 
 type Outcome = { records: CsvRecord[] } | { problem: string };
 

@@ -13,7 +13,7 @@ import { main as sizeMain } from "../../../../scripts/size-window";
 import { main as enrolMain } from "../../../../scripts/enrol";
 import { main as sendTestMain } from "../../../../scripts/send-test";
 import { readTemplateFolder, templateVariables } from "../../../../infra/core/plan/templates";
-import { TemplateError } from "../../../../infra/core/errors";
+import { TemplateError } from "../../../../infra/core/plan/templates";
 import { fileSystem } from "../../../../scripts/lib/templates/campaign-templates";
 import { Answer, SeenRequest, startEndpoint, withEnv } from "../../../helpers/aws-endpoint";
 import { runMain, withFlags } from "../../../helpers/cli";
