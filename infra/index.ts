@@ -21,6 +21,7 @@ import { isIanaZone } from "./core/journeys/subscriber-zone";
 import { quietWindowProblem } from "./core/journeys/step-times";
 import { ConfigError, JourneyDefinitionError, TemplateError } from "./core/errors";
 import { EmailTemplates } from "./templates";
+import { Guardrails } from "./guardrails";
 import { journeyTemplateProblems } from "./core/plan/templates";
 
 const config = readConfig();
@@ -163,6 +164,18 @@ const alarms = new Alarms("alarms", {
   email: config.alarmEmail,
 });
 
+// Stop on bad signals: a campaign's bounce or complaint rate (or the account's) pauses it through the one door.
+const guardrails = config.guardrails
+  ? new Guardrails("guardrails", {
+      scope,
+      guardrails: config.guardrails,
+      configurationSetName: sender.configurationSetName,
+      ledgerTable: { name: bulkSender.ledger.name, arn: bulkSender.ledger.arn },
+      topicArn: alarms.topic.arn,
+      fanOutArn: fanOut.arn,
+    })
+  : undefined;
+
 export const bucketName = recipients.name;
 export const stateMachineArn = fanOut.arn;
 export const schedulerRoleArn = target.roleArn;
@@ -197,6 +210,9 @@ export const contactListName = unsubscribe ? sender.contactListName : undefined;
 export const unsubscribeTopic = unsubscribe ? config.unsubscribe?.topic : undefined;
 /** SES opt-out events that could not be recorded in the opt-out table (each is an address bulk sends would still mail). */
 export const optOutEventsDeadLetterQueueUrl = sesOptOuts?.deadLetterQueue.url;
+
+/** The guardrails' thresholds (absent: sendtime:guardrails none); campaign-report shows each campaign's rates against them. */
+export const guardrailSettings = guardrails ? config.guardrails : undefined;
 
 /** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
 export const templateNames = templates?.names;
