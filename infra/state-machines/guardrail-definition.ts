@@ -109,7 +109,7 @@ const S = {
 export function guardrailPauseDefinition(p: GuardrailParameters): Record<string, unknown> {
   const prefix = guardrailAlarmPrefix(p.stack);
   const campaignPrefix = `${prefix}campaign-`;
-  const name = "$states.input.detail.alarmName";
+  const name = "$states.context.Execution.Input.detail.alarmName";
   // `<prefix>campaign-<kind>-<tag>`: the kind has no `-`, the tag follows the first `-` after it.
   const rest = `$substringAfter(${name}, '${campaignPrefix}')`;
   const kindOf = `$substringBefore(${rest}, '-')`;
@@ -128,7 +128,7 @@ export function guardrailPauseDefinition(p: GuardrailParameters): Record<string,
         Type: "Choice",
         Choices: [
           {
-            Condition: `{% $states.input.detail.state.value = 'ALARM' and $startsWith(${name}, '${prefix}') %}`,
+            Condition: `{% $states.input.detail.state.value = 'ALARM' and ${startsWith(name, prefix)} %}`,
             Next: S.whose,
           },
         ],
@@ -136,20 +136,18 @@ export function guardrailPauseDefinition(p: GuardrailParameters): Record<string,
       },
       [S.whose]: {
         Type: "Choice",
-        Choices: [{ Condition: `{% $startsWith(${name}, '${campaignPrefix}') %}`, Next: S.pauseOne }],
+        Choices: [{ Condition: `{% ${startsWith(name, campaignPrefix)} %}`, Next: S.pauseOne }],
         Default: S.listArmed,
       },
       [S.pauseOne]: pauseTask(p, `$substringAfter(${rest}, '-')`, campaignReason, S.done),
       [S.listArmed]: task(
         "arn:aws:states:::aws-sdk:cloudwatch:describeAlarms",
-        {
-          AlarmNamePrefix: bouncePrefix,
-          AlarmTypes: ["MetricAlarm"],
-          NextToken: "{% $states.input.next_token %}",
-        },
+        // Arguments as one expression: the first page has no NextToken (no field, rather than an undefined one).
+        `{% $merge([{'AlarmNamePrefix': ${jsonataString(bouncePrefix)}, 'AlarmTypes': ['MetricAlarm']}, $exists($states.input.next_token) ? {'NextToken': $states.input.next_token} : {}]) %}`,
         S.pauseEach,
         {
-          Output: `{% $merge([$states.input, {'armed': [$states.result.MetricAlarms.AlarmName], 'next_token': $states.result.NextToken}]) %}`,
+          // The last page has no NextToken: the key is then absent, and the loop ends.
+          Output: `{% {'armed': [$states.result.MetricAlarms.AlarmName], 'next_token': $states.result.NextToken} %}`,
         },
       ),
       [S.pauseEach]: {
@@ -206,7 +204,9 @@ function pauseTask(p: GuardrailParameters, tagExpr: string, reasonExpr: string, 
   );
 }
 
-/** A JSONata string literal. */
-function jsonataString(s: string): string {
-  return `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
-}
+/** JSONata has no $startsWith: the string's first characters compared. */
+const startsWith = (expr: string, prefix: string) =>
+  `$substring(${expr}, 0, ${prefix.length}) = ${jsonataString(prefix)}`;
+
+/** A JSONata string literal (JSONata's strings take JSON's escapes). */
+const jsonataString = (s: string): string => JSON.stringify(s);
