@@ -5,8 +5,14 @@
  * out.
  */
 import { GUARDRAIL_REASON_PREFIX, Guardrails, percent } from "../../../infra/core/send/guardrails";
-import type { CampaignStateRecord } from "../aws/campaign-state";
-import type { FunnelRow } from "./campaign-report";
+import type { CampaignState } from "../../../infra/core/send/ledger";
+
+/** A campaign's state as the ledger holds it (the shape campaign-state.ts reads). */
+export interface StateRecord {
+  state: CampaignState;
+  reason: string | null;
+  updatedAt: string | null;
+}
 
 export interface GuardrailRate {
   kind: "bounce" | "complaint";
@@ -23,13 +29,13 @@ export interface GuardrailSection {
   sends: number;
   rates: GuardrailRate[];
   /** The campaign's state in the ledger, or why it could not be read; null without the ledger. */
-  state: (CampaignStateRecord & { byGuardrail: boolean }) | { error: string } | null;
+  state: (StateRecord & { byGuardrail: boolean }) | { error: string } | null;
 }
 
 export function guardrailSection(
-  total: Pick<FunnelRow, "sent" | "bounced" | "complained">,
+  total: { sent: number; bounced: number; complained: number },
   settings: Guardrails | null,
-  state: CampaignStateRecord | { error: string } | null,
+  state: StateRecord | { error: string } | null,
 ): GuardrailSection {
   const rate = (x: number) => (total.sent > 0 ? x / total.sent : null);
   const rates: GuardrailRate[] = settings
