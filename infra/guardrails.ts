@@ -11,12 +11,17 @@ import {
 } from "./core/send/guardrails";
 import { SES_METRICS_NAMESPACE } from "./core/send/email-events";
 import { ArnScope } from "./core/plan/naming";
-import { campaignStateKey } from "./core/send/ledger";
 import { acceptOnlyFrom, eventDeadLetterQueue } from "./function-parts";
 
 /** EventBridge's retries of a start that failed: a day, as the other rules of the stack. */
 const RULE_RETRY = { maximumEventAgeInSeconds: 86_400, maximumRetryAttempts: 185 };
 import { fanOutTrustPolicy, policyDocument, PolicyStatement, serviceTrustPolicy } from "./iam";
+import {
+  guardrailAlarmsArn,
+  guardrailArmStatements,
+  guardrailEventsStatements,
+  guardrailPauseStatements,
+} from "./guardrail-iam";
 import { guardrailArmDefinition, guardrailPauseDefinition } from "./state-machines/guardrail-definition";
 
 export interface GuardrailsArgs {
@@ -60,24 +65,17 @@ export class Guardrails extends pulumi.ComponentResource {
     const g = args.guardrails;
     const scope = pulumi.output(args.scope);
     const prefix = guardrailAlarmPrefix(stack);
-    const alarmArns = scope.apply((s) => `arn:${s.partition}:cloudwatch:${s.region}:${s.accountId}:alarm:${prefix}*`);
+    const alarmArns = scope.apply((s) => guardrailAlarmsArn(s, stack));
 
     publishCampaignEvents();
     const accountAlarms = alarmOnReputation();
     // Only the stack's guardrail alarms: the arm machine puts them, the pause machine lists them.
-    const armStateMachine = machine("arm", guardrailArmDefinition, (arns) => [
-      { Effect: "Allow", Action: ["cloudwatch:PutMetricAlarm"], Resource: [arns.alarms] },
-    ]);
-    const pauseStateMachine = machine("pause", guardrailPauseDefinition, (arns) => [
-      {
-        Effect: "Allow",
-        Action: ["dynamodb:UpdateItem"],
-        Resource: [arns.ledger],
-        // Campaign states only: never an occurrence or an enrolment.
-        Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [`${campaignStateKey("")}*`] } },
-      },
-      { Effect: "Allow", Action: ["cloudwatch:DescribeAlarms"], Resource: [arns.alarms] },
-    ]);
+    const armStateMachine = machine("arm", guardrailArmDefinition, (arns) =>
+      guardrailArmStatements({ alarmsArn: arns.alarms }),
+    );
+    const pauseStateMachine = machine("pause", guardrailPauseDefinition, (arns) =>
+      guardrailPauseStatements({ ledgerTableArn: arns.ledger, alarmsArn: arns.alarms }),
+    );
     const eventsRole = createEventsRole();
     // Events EventBridge could not deliver (the state machine would not start): kept, and alarmed on.
     const deadLetterQueue = eventDeadLetterQueue(name, parent);
@@ -96,7 +94,8 @@ export class Guardrails extends pulumi.ComponentResource {
       armStateMachine,
     );
 
-    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [eventsRole.arn], rules: [alarmRule, launchRule] }, parent);
+    // EventBridge writes it for the two rules; no role does.
+    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [], rules: [alarmRule, launchRule] }, parent);
     alarmOnDeadLetters();
     this.accountAlarms = accountAlarms;
     this.alarmRule = alarmRule;
@@ -224,9 +223,7 @@ export class Guardrails extends pulumi.ComponentResource {
           policy: pulumi
             .all([armStateMachine.arn, pauseStateMachine.arn])
             .apply(([arm, pause]) =>
-              JSON.stringify(
-                policyDocument([{ Effect: "Allow", Action: ["states:StartExecution"], Resource: [arm, pause] }]),
-              ),
+              JSON.stringify(policyDocument(guardrailEventsStatements({ stateMachineArns: [arm, pause] }))),
             ),
         },
         { parent },
