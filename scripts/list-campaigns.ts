@@ -26,8 +26,9 @@ export const COMMAND: Command<typeof FLAGS> = {
   summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
 pending schedules (every page; DISABLED ones are paused) and its last launch (the newest launch record in the bucket;
 without a bucket, not read). With the stack's ledger (ledgerTableName), each campaign's own state: one paused (by
-pause-campaign or a guardrail) or cancelled gets a line with since when and why. A journey of the stack is marked as one. Counting costs one ListSchedules call per 100
-schedules (1,000,000 schedules: 10,000 calls, minutes): give a --timeout-seconds that fits.`,
+pause-campaign or a guardrail) or cancelled gets a line with since when and why. A journey of the stack is marked as
+one. Counting costs one ListSchedules call per 100 schedules (1,000,000 schedules: 10,000 calls, minutes): give a
+--timeout-seconds that fits.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["list-campaigns"],
   reference: "docs/operating.md",
