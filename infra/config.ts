@@ -4,6 +4,7 @@
  */
 import { JOURNEY_CONFIG_KEYS } from "./core/journeys/journeys-definition";
 import { CAP_PERIODS, FrequencyCap } from "./core/send/frequency-cap";
+import { Guardrails, parseGuardrails } from "./core/send/guardrails";
 import { SES_NAME } from "./core/plan/naming";
 import {
   batchSecondsWithOneSlowRow,
@@ -56,6 +57,8 @@ export interface StackConfig {
   trackingDomain?: string;
   /** At most `max` sends per address per UTC `per` across campaigns, checked at send time; none means no cap. */
   frequencyCap?: FrequencyCap;
+  /** Pause a campaign on its bounce or complaint rate, and every campaign on the account's; none (`none`): no guardrails. */
+  guardrails?: Guardrails;
   /**
    * The folder of templates the stack deploys (one SES template per subfolder), relative to the project; undefined
    * (`none`) deploys none: templates are kept in SES, and the roles may send any of the account's.
@@ -132,7 +135,13 @@ class KeyReader {
 
 function parseKeys(get: (key: string) => string | undefined): StackConfig {
   const r = new KeyReader(get);
-  const config = { ...parseSender(r), ...parseFanOut(r), ...parseDelivery(r), ...parseOptions(r) };
+  const config = {
+    ...parseSender(r),
+    ...parseFanOut(r),
+    ...parseDelivery(r),
+    ...parseOptions(r),
+    guardrails: parseGuardrails(r.optional("guardrails")),
+  };
   const templatesDir = r.optional("templatesDir") ?? DEFAULT_TEMPLATES_DIR;
   // Relative to the project, inside it: the same folder on every machine that runs `pulumi up`.
   if (templatesDir.startsWith("/") || /^[A-Za-z]:|\\/.test(templatesDir) || templatesDir.split("/").includes(".."))

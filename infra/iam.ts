@@ -429,8 +429,8 @@ export interface QueueWriters {
  * Lambda an on-failure destination as the function's role: those writers are roles.
  */
 export function stackOnlyQueuePolicy(queueArn: string, w: QueueWriters): PolicyDocument {
-  if (!w.roleArns.length) throw new Error("stackOnlyQueuePolicy: no role writes the queue");
   const rules = w.ruleArns ?? [];
+  if (!w.roleArns.length && !rules.length) throw new Error("stackOnlyQueuePolicy: nothing writes the queue");
   const statements: PolicyStatement[] = rules.length
     ? [
         {
@@ -450,7 +450,10 @@ export function stackOnlyQueuePolicy(queueArn: string, w: QueueWriters): PolicyD
     Action: "sqs:SendMessage",
     Resource: queueArn,
     Condition: {
-      ArnNotEquals: { "aws:PrincipalArn": w.roleArns, ...(rules.length ? { "aws:SourceArn": rules } : {}) },
+      ArnNotEquals: {
+        ...(w.roleArns.length ? { "aws:PrincipalArn": w.roleArns } : {}),
+        ...(rules.length ? { "aws:SourceArn": rules } : {}),
+      },
     },
   });
   return policyDocument(statements);

@@ -23,6 +23,7 @@ import { ConfigError } from "./config";
 import { JourneyDefinitionError } from "./core/journeys/journeys-definition";
 import { TemplateError } from "./core/plan/templates";
 import { EmailTemplates } from "./templates";
+import { Guardrails } from "./guardrails";
 import { journeyTemplateProblems } from "./core/plan/templates";
 
 const config = readConfig();
@@ -165,6 +166,18 @@ const alarms = new Alarms("alarms", {
   email: config.alarmEmail,
 });
 
+// Stop on bad signals: a campaign's bounce or complaint rate (or the account's) pauses it through the one door.
+const guardrails = config.guardrails
+  ? new Guardrails("guardrails", {
+      scope,
+      guardrails: config.guardrails,
+      configurationSetName: sesIdentity.configurationSetName,
+      ledgerTable: { name: sender.ledger.name, arn: sender.ledger.arn },
+      topicArn: alarms.topic.arn,
+      fanOutArn: fanOut.arn,
+    })
+  : undefined;
+
 export const bucketName = recipients.name;
 export const stateMachineArn = fanOut.arn;
 export const schedulerRoleArn = target.roleArn;
@@ -199,6 +212,9 @@ export const contactListName = unsubscribe ? sesIdentity.contactListName : undef
 export const unsubscribeTopic = unsubscribe ? config.unsubscribe?.topic : undefined;
 /** SES opt-out events that could not be recorded in the opt-out table (each is an address bulk sends would still mail). */
 export const optOutEventsDeadLetterQueueUrl = sesOptOuts?.deadLetterQueue.url;
+
+/** The guardrails' thresholds (absent: sendtime:guardrails none); campaign-report shows each campaign's rates against them. */
+export const guardrailSettings = guardrails ? config.guardrails : undefined;
 
 /** The SES templates the stack deploys (the roles may send only these); absent when templates are kept in SES. */
 export const templateNames = templates?.names;

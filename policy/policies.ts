@@ -7,6 +7,7 @@ import {
   fanOutScheduleSafety,
   fanOutLogsExcludeExecutionData,
 } from "./fanout";
+import { guardrailAlarmsWiredToPause } from "./guardrails";
 import { ledgerWritesKeyed, sendGateTableProtected, sendGateTableScoped } from "./gate";
 import { attachedPoliciesReadable } from "./attachments";
 import {
@@ -45,4 +46,5 @@ export const policies: Policies = [
   publicFunctionRoleMinimal,
   sesOptOutRecorderRoleMinimal,
   queuePolicyStackOnly,
+  guardrailAlarmsWiredToPause,
 ];

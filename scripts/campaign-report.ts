@@ -4,12 +4,16 @@
 import * as fs from "fs";
 import { campaignTag } from "../infra/core/send/email-events";
 import { LAUNCHES_PREFIX } from "../infra/core/plan/naming";
-import { cloudWatchClient, s3Client } from "./lib/aws/clients";
+import { cloudWatchClient, dynamodb, s3Client } from "./lib/aws/clients";
+import { campaignStateOrError } from "./lib/aws/campaign-state";
+import { Deadline } from "./lib/aws/call";
+import { Guardrails } from "../infra/core/send/guardrails";
+import { guardrailSection } from "./lib/report/guardrail-rates";
 import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { requireOutputs } from "./lib/aws/stack-outputs";
 import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
-import { buildReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
+import { buildReport, CampaignReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
 import { conversionsProblem, parseConversions } from "./lib/report/conversions";
 import { formatReport } from "./lib/report/report-text";
 import { renderReportHtml } from "./lib/report/html";
@@ -83,6 +87,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const series = await fetchSeries(cw, tag, queries, range, timeoutMs);
   const due = await countDue(s3, outputs.bucketName, records, to, timeoutMs);
   const report = buildReport({ campaignId, campaignTag: tag, records, queries, series, range, due, conversions });
+  report.guardrails = await guardrailsOf(report, outputs as unknown as Record<string, unknown>, campaignId, timeoutMs);
   const problem = f.conversions === undefined ? undefined : conversionsProblem(report, f.conversions);
   if (problem) throw new UsageError(`--conversions ${problem}`);
   if (f.html !== undefined) {
@@ -99,6 +104,33 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   );
   return 0;
 }
+
+/** The rates against the stack's guardrails (output guardrailSettings) and the campaign's state (with the ledger). */
+async function guardrailsOf(
+  report: CampaignReport,
+  outputs: Record<string, unknown>,
+  campaignId: string,
+  timeoutMs: number,
+) {
+  const settings = isGuardrails(outputs.guardrailSettings) ? outputs.guardrailSettings : null;
+  const table = typeof outputs.ledgerTableName === "string" ? outputs.ledgerTableName : undefined;
+  let state = null;
+  if (table) {
+    const d = new Deadline(timeoutMs / 1000);
+    try {
+      state = await campaignStateOrError(d, { ddb: dynamodb(outputs.region as string | undefined), table }, campaignId);
+    } finally {
+      d.dispose();
+    }
+  }
+  return guardrailSection(report.total, settings, state);
+}
+
+const isGuardrails = (v: unknown): v is Guardrails =>
+  !!v &&
+  typeof v === "object" &&
+  ["bounceRate", "complaintRate", "minSends"].every((k) => typeof (v as Record<string, unknown>)[k] === "number") &&
+  typeof (v as Record<string, unknown>).window === "string";
 
 function readConversions(file: string): string {
   return readInputFile(file, `--conversions ${file}`);

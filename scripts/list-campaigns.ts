@@ -1,7 +1,8 @@
 /**
  * Every campaign of the account and Region: its schedule group, what is still pending, and its last launch. See COMMAND (its --help).
  */
-import { s3Client, schedulerClient } from "./lib/aws/clients";
+import { dynamodb, s3Client, schedulerClient } from "./lib/aws/clients";
+import { describeState } from "./lib/cli/campaign-state-text";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
 import { readStackOutputs } from "./lib/aws/stack-outputs";
 import { count } from "./lib/text/format";
@@ -13,7 +14,7 @@ import { EXIT_CODES } from "./lib/cli/exit-codes";
 const FLAGS = {
   json: {
     type: "boolean",
-    help: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch}]",
+    help: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch, campaignState}]",
   },
   ...timeoutFlag(300),
   ...stackFlags("bucket"),
@@ -24,8 +25,10 @@ export const COMMAND: Command<typeof FLAGS> = {
   usage: ["[--json] [--timeout-seconds S] (--stack NAME | --outputs FILE)"],
   summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
 pending schedules (every page; DISABLED ones are paused) and its last launch (the newest launch record in the bucket;
-without a bucket, not read). A journey of the stack is marked as one. Counting costs one ListSchedules call per 100
-schedules (1,000,000 schedules: 10,000 calls, minutes): give a --timeout-seconds that fits.`,
+without a bucket, not read). With the stack's ledger (ledgerTableName), each campaign's own state: one paused (by
+pause-campaign or a guardrail) or cancelled gets a line with since when and why. A journey of the stack is marked as
+one. Counting costs one ListSchedules call per 100 schedules (1,000,000 schedules: 10,000 calls, minutes): give a
+--timeout-seconds that fits.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["list-campaigns"],
   reference: "docs/operating.md",
@@ -48,7 +51,15 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
   const list = await listCampaigns(
     deadline,
-    { scheduler: schedulerClient(outputs.region), s3: outputs.bucketName ? s3Client(outputs.region) : undefined },
+    {
+      scheduler: schedulerClient(outputs.region),
+      s3: outputs.bucketName ? s3Client(outputs.region) : undefined,
+      // With the ledger: each campaign's state (paused by an operator or a guardrail), one GetItem each.
+      ledger:
+        typeof outputs.ledgerTableName === "string"
+          ? { ddb: dynamodb(outputs.region), table: outputs.ledgerTableName }
+          : undefined,
+    },
     { bucket: outputs.bucketName, journeys },
   ).finally(() => deadline.dispose());
   io.out(f.json ? JSON.stringify(list, null, 2) + "\n" : formatList(list, outputs.bucketName));
@@ -87,6 +98,12 @@ export function formatList(list: CampaignListing[], bucket: string | undefined):
       .join("  ")
       .trimEnd(),
   );
+  // A campaign that does not send (paused, by an operator or a guardrail, or cancelled): since when and why.
+  for (const c of list) {
+    const s = c.campaignState;
+    if (s && "error" in s) lines.push(`${c.campaign}: state not read: ${s.error}`);
+    else if (s && s.state !== "live") lines.push(`${c.campaign}: ${describeState(s)}`);
+  }
   const pending = list.reduce((n, c) => n + c.pendingSchedules, 0);
   lines.push(
     `${list.length === 1 ? "1 campaign" : `${count(list.length)} campaigns`}, ${count(pending)} pending schedules`,

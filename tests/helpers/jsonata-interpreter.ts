@@ -186,13 +186,21 @@ function matches(errorEquals: string[], error: string): boolean {
   return errorEquals.includes(error) || (errorEquals.includes("States.ALL") && !error.startsWith("States.Runtime"));
 }
 
+/** The functions Step Functions adds to JSONata that the state machines use: $parse (a JSON string to its value). */
+const STEP_FUNCTIONS_FUNCTIONS = {
+  parse: (text: string) => {
+    if (typeof text !== "string") throw new Error("$parse: not a string");
+    return JSON.parse(text);
+  },
+};
+
 /** A JSON template: strings of the form `{% expr %}` are JSONata expressions; everything else is literal. */
 async function template(t: any, states: any): Promise<any> {
   if (typeof t === "string") {
     const m = /^\{%([\s\S]*)%\}$/.exec(t);
     if (!m) return t;
     try {
-      const value = await jsonata(m[1].trim()).evaluate({}, { states });
+      const value = await jsonata(m[1].trim()).evaluate({}, { states, ...STEP_FUNCTIONS_FUNCTIONS });
       // State data is JSON: plain objects and arrays, as Step Functions passes them on.
       return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
     } catch (e) {

@@ -71,7 +71,8 @@ describe("the one door in the stack, and the frequency cap (sendtime:frequencyCa
     );
     assert.deepStrictEqual(
       all(plain, "aws:sfn/stateMachine:StateMachine").map((m) => m.name),
-      ["bulk-sender", "fanout"],
+      // The guardrails' two small machines set campaign states and put alarms; they send nothing.
+      ["guardrails-arm", "guardrails-pause", "bulk-sender", "fanout"],
     );
     const sender = stateMachine(plain, "bulk-sender");
     assert.deepStrictEqual([sender.type, sender.name], ["EXPRESS", "sendtime-sender-dev"]);

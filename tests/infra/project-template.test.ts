@@ -71,8 +71,13 @@ describe("Pulumi.yaml template and the shipped stacks", function () {
     const dev = await renderShipped("dev");
     assert.deepStrictEqual(all(dev, "aws:sns/topicSubscription:TopicSubscription"), []);
     assert.deepStrictEqual(
-      dev.resources.filter((r) => /lambda|cloudwatch\/eventRule/i.test(r.type)).map((r) => r.type),
+      dev.resources.filter((r) => /lambda/i.test(r.type)).map((r) => r.type),
       [],
+    );
+    // Its only rules are the guardrails' (on by default): the fan-out's starts and the guardrail alarms.
+    assert.deepStrictEqual(
+      all(dev, "aws:cloudwatch/eventRule:EventRule").map((r) => r.name),
+      ["guardrails-alarms", "guardrails-launches"],
     );
     assert.ok(!JSON.stringify(dev.resources.map((r) => r.inputs)).includes("ops@example.com"));
   });

@@ -86,8 +86,10 @@ describe("queue policies: every queue accepts messages only from the stack's wri
       all(stack, "aws:sqs/queue:Queue")
         .map((q) => q.name)
         .sort(),
-      ["journeys-dlq", "scheduler-target-dlq", "ses-opt-outs-dlq"],
+      ["guardrails-dlq", "journeys-dlq", "scheduler-target-dlq", "ses-opt-outs-dlq"],
     );
+    // EventBridge writes it for the guardrails' two rules; no role of the stack does.
+    expectOnlyWriters(stack, "guardrails-dlq", [], ["guardrails-alarms", "guardrails-launches"]);
     expectOnlyWriters(stack, "scheduler-target-dlq", SEND_WRITERS, []);
     expectOnlyWriters(
       stack,
@@ -108,7 +110,7 @@ describe("queue policies: every queue accepts messages only from the stack's wri
     const stack = await renderShipped("dev");
     assert.deepStrictEqual(
       all(stack, "aws:sqs/queue:Queue").map((q) => q.name),
-      ["scheduler-target-dlq"],
+      ["scheduler-target-dlq", "guardrails-dlq"],
     );
     expectOnlyWriters(stack, "scheduler-target-dlq", SEND_WRITERS, []);
   });

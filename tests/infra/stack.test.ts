@@ -232,7 +232,10 @@ describe("the stack under Pulumi mocks (dev config)", () => {
 
   describe("alarms", () => {
     it("watch the DLQ, failed fan-outs, Scheduler throttles and target errors, SES bounce and complaint rates", () => {
-      const alarms = all(stack, "aws:cloudwatch/metricAlarm:MetricAlarm").map((a) => a.inputs);
+      // The Alarms component's (the guardrails' own are tested in guardrails.test.ts).
+      const alarms = all(stack, "aws:cloudwatch/metricAlarm:MetricAlarm")
+        .filter((a) => a.name.startsWith("alarms-"))
+        .map((a) => a.inputs);
       const metric = (ns: string, name: string) => alarms.find((a) => a.namespace === ns && a.metricName === name);
       assert.deepStrictEqual(metric("AWS/SQS", "ApproximateNumberOfMessagesVisible")!.dimensions, {
         QueueName: only(stack, "aws:sqs/queue:Queue", "scheduler-target-dlq").outputs.name,

@@ -31,6 +31,7 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "public-function-role-minimal": "mandatory",
       "ses-opt-out-recorder-role-minimal": "mandatory",
       "queue-policy-stack-only": "mandatory",
+      "guardrail-alarms-wired-to-pause": "mandatory",
       "passrole-only-target-roles": "mandatory",
       "scheduler-role-trust": "mandatory",
       "role-trust-not-public": "mandatory",

@@ -18,6 +18,12 @@ import {
   sesOptOutStatements,
   unsubscribeTrustPolicy,
 } from "../../infra/iam";
+import {
+  guardrailAlarmsArn,
+  guardrailArmStatements,
+  guardrailEventsStatements,
+  guardrailPauseStatements,
+} from "../../infra/guardrail-iam";
 import { ArnScope } from "../../infra/core/plan/naming";
 import {
   passRoleOnlyToScheduler,
@@ -241,6 +247,27 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       JSON.parse(only(stack, "aws:iam/role:Role", "ses-opt-outs-role").inputs.assumeRolePolicy),
       unsubscribeTrustPolicy("123456789012"),
     );
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 7);
+    const alarmsArn = guardrailAlarmsArn(accountScope, "dev");
+    const machineArn = (n: string) => only(stack, "aws:sfn/stateMachine:StateMachine", n).outputs.arn;
+    for (const [name, statements] of [
+      ["guardrails-arm-permissions", guardrailArmStatements({ alarmsArn })],
+      [
+        "guardrails-pause-permissions",
+        guardrailPauseStatements({
+          ledgerTableArn: only(stack, "aws:dynamodb/table:Table", "bulk-sender-ledger").outputs.arn,
+          alarmsArn,
+        }),
+      ],
+      [
+        "guardrails-events-permissions",
+        guardrailEventsStatements({ stateMachineArns: [machineArn("guardrails-arm"), machineArn("guardrails-pause")] }),
+      ],
+    ] as const)
+      assert.deepStrictEqual(
+        JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", name).inputs.policy),
+        policyDocument([...statements]),
+        name,
+      );
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 10);
   });
 });

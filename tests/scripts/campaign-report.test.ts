@@ -10,6 +10,7 @@ import {
 } from "@aws-sdk/client-cloudwatch";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { mockClient } from "aws-sdk-client-mock";
+import { DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { Readable } from "stream";
 import { main as report } from "../../scripts/campaign-report";
 import type { LaunchRecord } from "../../scripts/lib/planning/launch-record";
@@ -153,6 +154,55 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
   afterEach(() => {
     s3?.restore();
     cw?.cw.restore();
+  });
+
+  it("shows the bounce and complaint rates per send against the stack's guardrails, and a guardrail's pause with its time (text and page)", async () => {
+    s3 = mockS3([RECORD]);
+    cw = mockCloudWatch(DATA);
+    const ddb = mockClient(DynamoDBClient);
+    const reason =
+      "guardrail: bounce rate at or above 2% over 1h (at least 50 sends) (alarm sendtime-dev-guardrail-campaign-bounce-spring)";
+    ddb.on(GetItemCommand).resolves({
+      Item: {
+        pk: { S: "campaign#spring" },
+        state: { S: "paused" },
+        reason: { S: reason },
+        updated_at: { S: "2026-12-01T15:04:00.000Z" },
+      },
+    });
+    const guarded = path.join(tmp, "guarded.json");
+    fs.writeFileSync(
+      guarded,
+      JSON.stringify({
+        bucketName: "recipients-ce6a540",
+        region: "us-east-1",
+        ledgerTableName: "sendtime-ledger",
+        guardrailSettings: { bounceRate: 0.02, complaintRate: 0.0008, minSends: 50, window: "1h", windowSeconds: 3600 },
+      }),
+    );
+    const page = path.join(tmp, "guarded.html");
+    let stdout = "";
+    try {
+      const args = ["--campaign", "spring", "--outputs", guarded, "--to", "2026-12-01T18:00Z", "--html", page];
+      assert.strictEqual(await report(args, { out: (t) => (stdout += t), err() {} }), 0);
+      assert.deepStrictEqual(ddb.commandCalls(GetItemCommand)[0].args[0].input, {
+        TableName: "sendtime-ledger",
+        Key: { pk: { S: "campaign#spring" } },
+        ConsistentRead: true,
+      });
+    } finally {
+      ddb.restore();
+    }
+    // By hand from DATA: 100 sends (60 + 40), 2 bounces (2%), 1 complaint (1%): both at or above, over 50 sends.
+    const lines = [
+      "guardrails (per send, over the report's range; the alarms look at the last 1h, from 50 sends): bounces 2% (threshold 2%: reached), complaints 1% (threshold 0.08%: reached)",
+      `state: paused by a guardrail since 2026-12-01T15:04:00.000Z (reason: ${reason})`,
+    ];
+    for (const l of lines) assert.ok(stdout.includes(`  ${l}\n`), `text lacks ${l}:\n${stdout}`);
+    const html = fs.readFileSync(page, "utf8");
+    assert.ok(html.includes("<h2>Guardrails</h2>"));
+    for (const l of lines)
+      assert.ok(html.includes(l.replace(/'/g, "&#39;").replace(/&(?!#)/g, "&amp;")), `page lacks ${l}`);
   });
 
   it("counts the funnel per step and variant across GetMetricData pages, with rates and the holdout", async () => {

@@ -277,4 +277,82 @@ describe("list-campaigns on the wire (local Scheduler + S3 endpoint)", function 
     }
     assert.strictEqual(out, "No campaign: no campaign-* schedule group in this account and Region.\n");
   });
+
+  it("with the ledger: each campaign's own state, a guardrail's pause on its own line with since when and why", async () => {
+    const withLedger = path.join(tmp, "ledger.json");
+    fs.writeFileSync(
+      withLedger,
+      JSON.stringify({ ...JSON.parse(fs.readFileSync(outputs, "utf8")), ledgerTableName: "sendtime-ledger" }),
+    );
+    const reason =
+      "guardrail: bounce rate at or above 2% over 1h (at least 200 sends) (alarm sendtime-dev-guardrail-campaign-bounce-spring)";
+    const items: Record<string, object> = {
+      "campaign#spring": {
+        pk: { S: "campaign#spring" },
+        state: { S: "paused" },
+        reason: { S: reason },
+        updated_at: { S: "2026-12-01T15:02:00.000Z" },
+      },
+      "campaign#winter": {
+        pk: { S: "campaign#winter" },
+        state: { S: "cancelled" },
+        updated_at: { S: "2026-12-02T09:00:00.000Z" },
+      },
+    };
+    const scheduler = aws();
+    const gets: string[] = [];
+    const endpoint = await startEndpoint((r) => {
+      if (r.target !== "DynamoDB_20120810.GetItem") return scheduler(r);
+      const q = JSON.parse(r.body);
+      gets.push(`${q.TableName} ${q.Key.pk.S} ${q.ConsistentRead}`);
+      const item = items[q.Key.pk.S];
+      return { json: item ? { Item: item } : {} };
+    });
+    let stdout = "";
+    let json = "";
+    try {
+      const env = {
+        AWS_ENDPOINT_URL_SCHEDULER: endpoint.url,
+        AWS_ENDPOINT_URL_S3: endpoint.url,
+        AWS_ENDPOINT_URL_DYNAMODB: endpoint.url,
+      };
+      const io = (sink: (t: string) => void) => ({ out: sink, err() {} });
+      assert.strictEqual(
+        await withEnv(env, () =>
+          listCampaigns(
+            ["--outputs", withLedger],
+            io((t) => (stdout += t)),
+          ),
+        ),
+        0,
+      );
+      await withEnv(env, () =>
+        listCampaigns(
+          ["--outputs", withLedger, "--json"],
+          io((t) => (json += t)),
+        ),
+      );
+    } finally {
+      await endpoint.close();
+    }
+    // One consistent read per launched campaign (not the journey), each of its own item.
+    assert.deepStrictEqual(gets.slice(0, 3), [
+      "sendtime-ledger campaign#autumn true",
+      "sendtime-ledger campaign#spring true",
+      "sendtime-ledger campaign#winter true",
+    ]);
+    const lines = stdout.trimEnd().split("\n");
+    assert.deepStrictEqual(lines.slice(-3), [
+      `spring: paused since 2026-12-01T15:02:00.000Z (reason: ${reason})`,
+      "winter: cancelled since 2026-12-02T09:00:00.000Z",
+      "4 campaigns, 254 pending schedules",
+    ]);
+    const states = JSON.parse(json).map((c: any) => [c.campaign, c.campaignState?.state ?? null]);
+    assert.deepStrictEqual(states, [
+      ["autumn", "live"],
+      ["spring", "paused"],
+      ["welcome", null],
+      ["winter", "cancelled"],
+    ]);
+  });
 });

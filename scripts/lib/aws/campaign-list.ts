@@ -8,6 +8,7 @@ import { ListScheduleGroupsCommand, ListSchedulesCommand, SchedulerClient } from
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { CAMPAIGN_PREFIX, CLEANUP_SCHEDULE_NAME, LAUNCHES_PREFIX } from "../../../infra/core/plan/naming";
 import { allPages, awsCall, Deadline, throttled } from "./call";
+import { CampaignStateRecord, campaignStateOrError, Ledger } from "./campaign-state";
 
 export interface LastLaunch {
   id: string;
@@ -33,11 +34,16 @@ export interface CampaignListing {
   journey: boolean;
   /** The newest launch record; null when none is stored (a journey, or no bucket given). */
   lastLaunch: LastLaunch | null;
+  /**
+   * Its state in the ledger (live, paused by an operator or a guardrail, cancelled: with the reason and time), or why
+   * it could not be read; absent without the ledger (a stack without the ledgerTableName output).
+   */
+  campaignState?: CampaignStateRecord | { error: string };
 }
 
 export async function listCampaigns(
   d: Deadline,
-  clients: { scheduler: SchedulerClient; s3?: S3Client },
+  clients: { scheduler: SchedulerClient; s3?: S3Client; ledger?: Ledger },
   o: { bucket?: string; journeys: string[] },
 ): Promise<CampaignListing[]> {
   const groups: { name: string; state: string; createdAt: string | null }[] = [];
@@ -66,7 +72,17 @@ export async function listCampaigns(
     const journey = o.journeys.includes(campaign);
     const lastLaunch =
       clients.s3 && o.bucket && !journey ? await lastLaunchOf(d, clients.s3, o.bucket, campaign) : null;
-    out.push({ campaign, group: g.name, state: g.state, createdAt: g.createdAt, ...pending, journey, lastLaunch });
+    const listing: CampaignListing = {
+      campaign,
+      group: g.name,
+      state: g.state,
+      createdAt: g.createdAt,
+      ...pending,
+      journey,
+      lastLaunch,
+    };
+    if (clients.ledger && !journey) listing.campaignState = await campaignStateOrError(d, clients.ledger, campaign);
+    out.push(listing);
   }
   return out;
 }

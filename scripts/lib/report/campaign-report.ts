@@ -5,6 +5,7 @@
  *
  * Opens and clicks are SES events, not people: one recipient opening twice counts twice, so their rates can pass 100%.
  */
+import type { GuardrailSection } from "./guardrail-rates";
 import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/core/send/email-events";
 import { LaunchRecord } from "../planning/launch-record";
 import { Proportion, twoProportionZTest, ZTest } from "./comparisons";
@@ -69,6 +70,8 @@ export interface CampaignReport {
    * launch was bulk. `scheduled` and `due` count sends (recipient-steps) either way, never bulk schedules.
    */
   bulk: { schedules: number; entries: number } | null;
+  /** Bounce and complaint rates against the stack's guardrails, and the campaign's state (added by the CLI). */
+  guardrails?: GuardrailSection;
 }
 
 export const HOUR_MS = 3_600_000;

@@ -3,6 +3,7 @@
  * to fetch — it opens the same offline, in a mail attachment or on a file share.
  */
 import { CampaignReport, FunnelRow } from "./campaign-report";
+import { guardrailLines } from "./guardrail-rates";
 import {
   alsoLine,
   COMPARISON_HEAD,
@@ -57,6 +58,13 @@ ${funnelTable(r)}
 ${r.due.unknownLaunches.length ? `<p class="note due-note">${escapeHtml(dueUnknownNote(r))}</p>` : ""}
 <p class="also">Also: ${escapeHtml(alsoLine(r))}.</p>
 ${comparisonsTable(r)}
+${
+  r.guardrails
+    ? `<h2>Guardrails</h2>\n${guardrailLines(r.guardrails)
+        .map((l) => `<p class="guardrails${/reached|paused|cancelled/.test(l) ? " note" : ""}">${escapeHtml(l)}</p>`)
+        .join("\n")}`
+    : ""
+}
 <h2>Sends per hour</h2>
 <div class="legend">${variants.map((v, i) => `<span><i class="swatch" style="background:${PALETTE[i % PALETTE.length]}"></i>${escapeHtml(v)}</span>`).join("")}</div>
 <div class="chart">${sendCurveSvg(r, variants)}</div>

@@ -3,6 +3,7 @@
  * columns, counts and rates as text, the comparison table's cells, and the one-line verdict.
  */
 import { CampaignReport, Comparison, Counts, FunnelRow, RATES } from "./campaign-report";
+import { guardrailLines } from "./guardrail-rates";
 
 /** The funnel's columns: count, heading and rate, in the table's order (the HTML page draws them in its own). */
 export const FUNNEL_COLUMNS: { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] }[] = [
@@ -58,6 +59,7 @@ export function formatReport(r: CampaignReport): string {
       lines.push("    " + row.map((v, i) => (i < 4 ? v.padEnd(w[i]) : v.padStart(w[i]))).join("  "));
   }
   lines.push(`  verdict: ${verdict(r)}`);
+  if (r.guardrails) lines.push(...guardrailLines(r.guardrails).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
 

@@ -657,6 +657,18 @@ describe("the one sender: the campaign's state, read before every SES call", () 
     assert.deepStrictEqual(f.outcomes(i), { r0: "sent", r1: "skipped:cancelled" });
   });
 
+  it("paused between two retry rounds (a guardrail's or an operator's pause): no SES call after it; the entry still pending is held for the resume", async () => {
+    const f = new Fakes((a, n) => (a === "bob@example.com" && n === 1 ? "TRANSIENT_FAILURE" : "SUCCESS"));
+    // The guardrail's pause machine writes the state while the first call is under way.
+    f.beforeSes = (n) => n === 1 && f.setState("paused");
+    const i = input(["ann@example.com", "bob@example.com"]);
+    const { output } = await f.run(i);
+    assert.deepStrictEqual(f.calls, [["ann@example.com", "bob@example.com"]], "no second call");
+    assert.deepStrictEqual(output, { ...OK, sent: 1, skipped: 1, held: 1 });
+    assert.deepStrictEqual(f.outcomes(i), { r0: "sent", r1: "skipped:paused" });
+    assert.deepStrictEqual(f.deadLetters, [pointer(["r1"], "skipped", "paused")]);
+  });
+
   it("a state that cannot be read sends nothing: each entry not sent and dead-lettered", async () => {
     const f = new Fakes();
     f.broken.add("ledger:getItem");

@@ -1,0 +1,183 @@
+/**
+ * Guardrails: a campaign whose bounces or complaints cross a threshold over a sliding window is paused through the
+ * one door (its `campaign#<tag>` state), and the account's own SES reputation pauses every campaign of the stack.
+ * Built from CloudWatch alarms with metric math and an EventBridge rule on their state changes (infra/guardrails.ts;
+ * why per-campaign alarms and not one Metrics Insights alarm: docs/operating.md, "Guardrails").
+ * Pure: the config, the names, the alarms' definitions and the pause reasons; no Pulumi, no SDK.
+ */
+import { InputError } from "../errors";
+import { SES_METRICS_NAMESPACE } from "./email-events";
+
+export interface Guardrails {
+  /** Bounces per send at or above which a campaign is paused (0.02 = 2%). */
+  bounceRate: number;
+  /** Complaints per send at or above which a campaign is paused (0.0008 = 0.08%). */
+  complaintRate: number;
+  /** Sends in the window below which a campaign's rates decide nothing. */
+  minSends: number;
+  /** The sliding window, as written (`1h`, `30m`). */
+  window: string;
+  /** The window in seconds: the alarm's period. */
+  windowSeconds: number;
+}
+
+/** The defaults of `sendtime:guardrails` (SES reviews an account at 5% bounces and 0.1% complaints). */
+export const DEFAULT_GUARDRAILS: Guardrails = {
+  bounceRate: 0.02,
+  complaintRate: 0.0008,
+  minSends: 200,
+  window: "1h",
+  windowSeconds: 3600,
+};
+
+/** The window: whole minutes, 5 minutes to 24 hours (CloudWatch periods are multiples of 60 s). */
+const WINDOW = /^([1-9][0-9]*)(m|h)$/;
+const MIN_WINDOW_SECONDS = 300;
+const MAX_WINDOW_SECONDS = 86_400;
+
+const KEY = "sendtime:guardrails";
+const ALLOWED = `JSON {"bounceRate": R, "complaintRate": R, "minSends": N, "window": W} (each optional; R a fraction above 0 and below 1, N a whole number from 1 to 1000000, W 5m to 24h such as "1h" or "30m"), or none`;
+
+/**
+ * `sendtime:guardrails`: absent → the defaults; `none` → no guardrails; else a JSON object whose keys override the
+ * defaults. Anything else is one line naming the key, the value and what is allowed.
+ */
+export function parseGuardrails(raw: string | undefined): Guardrails | undefined {
+  if (raw === undefined || raw.trim() === "") return DEFAULT_GUARDRAILS;
+  if (raw.trim() === "none") return undefined;
+  const fail = (why: string): never => {
+    throw new InputError(`${KEY} = ${JSON.stringify(raw)} is not valid: ${why}; expected ${ALLOWED}`);
+  };
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return fail("not JSON");
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return fail("not an object");
+  const o = v as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => !["bounceRate", "complaintRate", "minSends", "window"].includes(k));
+  if (unknown.length) fail(`unknown key ${unknown.join(", ")}`);
+  const g = { ...DEFAULT_GUARDRAILS };
+  for (const k of ["bounceRate", "complaintRate"] as const) {
+    if (o[k] === undefined) continue;
+    if (typeof o[k] !== "number" || !(o[k] > 0 && o[k] < 1)) fail(`${k} must be a fraction above 0 and below 1`);
+    g[k] = o[k] as number;
+  }
+  if (o.minSends !== undefined) {
+    if (!Number.isInteger(o.minSends) || (o.minSends as number) < 1 || (o.minSends as number) > 1_000_000)
+      fail("minSends must be a whole number from 1 to 1000000");
+    g.minSends = o.minSends as number;
+  }
+  if (o.window !== undefined) {
+    const m = typeof o.window === "string" ? WINDOW.exec(o.window) : null;
+    const seconds = m ? Number(m[1]) * (m[2] === "h" ? 3600 : 60) : NaN;
+    if (!(seconds >= MIN_WINDOW_SECONDS && seconds <= MAX_WINDOW_SECONDS)) fail("window must be 5m to 24h");
+    g.window = o.window as string;
+    g.windowSeconds = seconds;
+  }
+  return g;
+}
+
+/** What a guardrail watches: a rate of SES events per send. */
+export const GUARDRAIL_KINDS = [
+  { kind: "bounce", metric: "Bounce", reputation: "Reputation.BounceRate", rate: "bounceRate" },
+  { kind: "complaint", metric: "Complaint", reputation: "Reputation.ComplaintRate", rate: "complaintRate" },
+] as const;
+export type GuardrailKind = (typeof GUARDRAIL_KINDS)[number]["kind"];
+
+/** The dimension of the guardrails' own event metrics: the `campaign` tag alone (one metric per campaign and event). */
+export const GUARDRAIL_DIMENSION = "campaign";
+/** The SES events the guardrails' event destination publishes. */
+export const GUARDRAIL_EVENTS = ["SEND", "BOUNCE", "COMPLAINT"] as const;
+
+/** Every guardrail alarm's name starts so: the EventBridge rule matches it, and nothing else. */
+export const guardrailAlarmPrefix = (stack: string) => `sendtime-${stack}-guardrail-`;
+/** A campaign's alarm: `<prefix>campaign-<kind>-<campaign tag>` (a tag has no dot; it may hold `-`). */
+export const campaignAlarmName = (stack: string, kind: GuardrailKind, tag: string) =>
+  `${guardrailAlarmPrefix(stack)}campaign-${kind}-${tag}`;
+/** The account's reputation alarm, one per kind. */
+export const accountAlarmName = (stack: string, kind: GuardrailKind) => `${guardrailAlarmPrefix(stack)}account-${kind}`;
+
+/**
+ * The metric math of a campaign's alarm (metric ids `sends` and `events`, each a Sum over the window): the rate of
+ * events per send when the window holds at least minSends sends, else 0 (no decision on a handful of sends). FILL
+ * makes a window without any event of the kind a 0 rather than no value.
+ */
+export const campaignRateExpression = (g: Guardrails) =>
+  `IF(FILL(sends, 0) >= ${g.minSends}, FILL(events, 0) / sends, 0)`;
+
+export interface CampaignAlarmRequest {
+  AlarmName: string;
+  AlarmDescription: string;
+  Metrics: Record<string, unknown>[];
+  Threshold: number;
+  ComparisonOperator: "GreaterThanOrEqualToThreshold";
+  EvaluationPeriods: 1;
+  DatapointsToAlarm: 1;
+  TreatMissingData: "notBreaching";
+  AlarmActions: string[];
+}
+
+/**
+ * A campaign's PutMetricAlarm request for one kind: period = the window, one evaluation period of one datapoint, so
+ * the alarm fires at the first evaluation whose window holds the crossing. `tag` may be a JSONata placeholder
+ * (the arm state machine fills it in).
+ */
+export function campaignAlarmRequest(
+  stack: string,
+  g: Guardrails,
+  kind: GuardrailKind,
+  tag: string,
+  topicArn: string,
+): CampaignAlarmRequest {
+  const k = GUARDRAIL_KINDS.find((x) => x.kind === kind)!;
+  const stat = (id: string, metric: string) => ({
+    Id: id,
+    MetricStat: {
+      Metric: {
+        Namespace: SES_METRICS_NAMESPACE,
+        MetricName: metric,
+        Dimensions: [{ Name: GUARDRAIL_DIMENSION, Value: tag }],
+      },
+      Period: g.windowSeconds,
+      Stat: "Sum",
+    },
+    ReturnData: false,
+  });
+  return {
+    AlarmName: campaignAlarmName(stack, kind, tag),
+    AlarmDescription: `sendtime guardrail: pauses the campaign when its ${kind} rate reaches ${percent(g[k.rate])} over ${g.window} (at least ${g.minSends} sends)`,
+    Metrics: [
+      stat("sends", "Send"),
+      stat("events", k.metric),
+      { Id: "rate", Expression: campaignRateExpression(g), Label: `${kind} rate`, ReturnData: true },
+    ],
+    Threshold: g[k.rate],
+    ComparisonOperator: "GreaterThanOrEqualToThreshold",
+    EvaluationPeriods: 1,
+    DatapointsToAlarm: 1,
+    TreatMissingData: "notBreaching",
+    AlarmActions: [topicArn],
+  };
+}
+
+/** The reason a guardrail's pause records for a campaign's own alarm. */
+export const campaignPauseReason = (g: Guardrails, kind: GuardrailKind) => {
+  const k = GUARDRAIL_KINDS.find((x) => x.kind === kind)!;
+  return `guardrail: ${kind} rate at or above ${percent(g[k.rate])} over ${g.window} (at least ${g.minSends} sends)`;
+};
+
+/** The reason recorded for every campaign when the account's reputation alarm fires. */
+export const accountPauseReason = (g: Guardrails, kind: GuardrailKind) => {
+  const k = GUARDRAIL_KINDS.find((x) => x.kind === kind)!;
+  return `guardrail: the account's SES ${k.reputation} at or above ${percent(g[k.rate])}`;
+};
+
+/** Reasons recorded by a guardrail start so (campaign-status, list-campaigns and the report tell them apart). */
+export const GUARDRAIL_REASON_PREFIX = "guardrail: ";
+
+/** 0.0008 → "0.08%", without float noise. */
+export function percent(fraction: number): string {
+  return `${Number((fraction * 100).toPrecision(6))}%`;
+}
