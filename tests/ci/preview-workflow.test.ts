@@ -37,6 +37,7 @@ async function workflowErrors(content: string): Promise<string[]> {
 
 interface Step {
   uses?: string;
+  run?: string;
   with?: Record<string, unknown>;
 }
 
@@ -74,6 +75,14 @@ describe(".github/workflows/preview.yml (validated with @actions/workflow-parser
     assert.strictEqual(pulumi.with!.policyPackConfigs, "policy/config/${{ matrix.stack }}.json");
     for (const k of Object.keys(pulumi.with!))
       assert.ok(PULUMI_ACTION_INPUTS.has(k), `pulumi/actions has no input "${k}"`);
+  });
+
+  it("builds the pack's bundle (package.json main) after npm ci and before the preview", () => {
+    const main = JSON.parse(fs.readFileSync(path.join(ROOT, "policy", "package.json"), "utf8")).main;
+    assert.strictEqual(main, "dist/index.js");
+    const at = (run: string) => job.steps.findIndex((s) => s.run?.startsWith(run));
+    assert.ok(at("npm ci") >= 0 && at("npm ci") < at("npm run build"), "npm ci, then npm run build");
+    assert.ok(at("npm run build") < job.steps.indexOf(pulumi), "the build before pulumi/actions");
   });
 
   it("every stack it previews exists, with its policy config; the pack is the repository's", () => {
