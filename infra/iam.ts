@@ -141,7 +141,7 @@ function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
   return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: [...KMS_KEY_USE_ACTIONS], Resource: kmsKeyArn }] : [];
 }
 
-export interface BulkSenderGrants extends SesSendGrants {
+export interface SenderGrants extends SesSendGrants {
   deadLetterQueueArn: string;
   /** The occurrence ledger: claims (PutItem), the campaign's state (GetItem) and the outcomes (UpdateItem). */
   ledgerTableArn: string;
@@ -183,7 +183,7 @@ function senderLedgerStatements(ledgerTableArn: string): PolicyStatement[] {
  * configuration set, templates and contact list; the ledger; one dead-letter pointer per failed entry; with a cap the
  * cap's table and metric; with the endpoint its opt-out table.
  */
-export function bulkSenderStatements(g: BulkSenderGrants): PolicyStatement[] {
+export function senderStatements(g: SenderGrants): PolicyStatement[] {
   const statements: PolicyStatement[] = [
     {
       Sid: "SendEmail",

@@ -11,12 +11,12 @@ import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey, parseJourneyConfig } from "./core/journeys/journeys-definition";
 import { ArnScope, CAMPAIGN_PREFIX, senderName } from "./core/plan/naming";
-import { BulkSender } from "./bulk-sender";
 import { UnsubscribeEndpoint } from "./unsubscribe-endpoint";
 import { SesOptOuts } from "./ses-opt-outs";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { Sender } from "./sender";
+import { SesIdentity } from "./ses-identity";
 import { isIanaZone } from "./core/journeys/subscriber-zone";
 import { quietWindowProblem } from "./core/journeys/step-times";
 import { ConfigError, JourneyDefinitionError, TemplateError } from "./core/errors";
@@ -36,7 +36,7 @@ const recipients = new RecipientBucket("recipients", {
   kmsKeyArn: config.kmsKeyArn,
 });
 
-const sender = new Sender("sender", {
+const sesIdentity = new SesIdentity("sender", {
   identity: config.senderIdentity,
   unsubscribe: config.unsubscribe,
   trackingDomain: config.trackingDomain,
@@ -51,11 +51,11 @@ const target = new SchedulerTarget("scheduler-target", {
 
 // With unsubscribe configured: bulk sends' one-click unsubscribe (SendBulkEmail has no list management).
 const unsubscribe =
-  config.unsubscribe && sender.contactListName && sender.contactListArn
+  config.unsubscribe && sesIdentity.contactListName && sesIdentity.contactListArn
     ? new UnsubscribeEndpoint("unsubscribe", {
         scope,
-        contactListName: sender.contactListName,
-        contactListArn: sender.contactListArn,
+        contactListName: sesIdentity.contactListName,
+        contactListArn: sesIdentity.contactListArn,
         topicName: config.unsubscribe.topic,
         kmsKeyArn: config.kmsKeyArn,
         logRetentionDays: config.logRetentionDays,
@@ -64,11 +64,11 @@ const unsubscribe =
 
 // Opt-outs made through SES itself (its link in a plain send) into the same table: SES's SUBSCRIPTION events.
 const sesOptOuts =
-  unsubscribe && sender.contactListName && config.unsubscribe
+  unsubscribe && sesIdentity.contactListName && config.unsubscribe
     ? new SesOptOuts("ses-opt-outs", {
         scope,
-        configurationSetName: sender.configurationSetName,
-        contactListName: sender.contactListName,
+        configurationSetName: sesIdentity.configurationSetName,
+        contactListName: sesIdentity.contactListName,
         topicName: config.unsubscribe.topic,
         optOutTable: { arn: unsubscribe.optOutTable.arn, name: unsubscribe.optOutTable.name },
         kmsKeyArn: config.kmsKeyArn,
@@ -77,12 +77,12 @@ const sesOptOuts =
     : undefined;
 
 // The one door: every schedule starts it, and it alone calls SES (with a cap, it admits each entry itself).
-const bulkSender = new BulkSender("bulk-sender", {
+const sender = new Sender("bulk-sender", {
   scope,
   stateMachineName: senderName(pulumi.getStack()),
-  identityArn: sender.identityArn,
-  configurationSetArn: sender.configurationSetArn,
-  contactListArn: sender.contactListArn,
+  identityArn: sesIdentity.identityArn,
+  configurationSetArn: sesIdentity.configurationSetArn,
+  contactListArn: sesIdentity.contactListArn,
   templateNames: templates?.names,
   deadLetterQueueArn: target.deadLetterQueue.arn,
   deadLetterQueueUrl: target.deadLetterQueue.url,
@@ -93,7 +93,7 @@ const bulkSender = new BulkSender("bulk-sender", {
 });
 
 // Only the stack's roles that write dead letters may put a message in the queue redrive reads: no one can plant one.
-target.allowOnlyStackToDeadLetter([bulkSender.role.arn]);
+target.allowOnlyStackToDeadLetter([sender.role.arn]);
 
 const fanOut = new FanOut("fanout", {
   scope,
@@ -103,8 +103,8 @@ const fanOut = new FanOut("fanout", {
   housekeepingRoleArn: target.housekeepingRoleArn,
   deadLetterQueueArn: target.deadLetterQueue.arn,
   fromAddress: config.fromAddress,
-  configurationSetName: sender.configurationSetName,
-  contactListName: sender.contactListName,
+  configurationSetName: sesIdentity.configurationSetName,
+  contactListName: sesIdentity.contactListName,
   unsubscribeTopic: config.unsubscribe?.topic,
   createScheduleTps: config.createScheduleTps,
   maxConcurrency: config.maxConcurrency,
@@ -115,7 +115,7 @@ const fanOut = new FanOut("fanout", {
   maxRetryAttempts: config.maxRetryAttempts,
   logRetentionDays: config.logRetentionDays,
   kmsKeyArn: config.kmsKeyArn,
-  senderArn: bulkSender.arn,
+  senderArn: sender.arn,
 });
 
 // Journeys' schedules carry the fan-out's target: the same one sender, configuration set, unsubscribe, retries, DLQ.
@@ -129,9 +129,9 @@ const journeys = journeyConfig.journeys.length
           scope,
           target.roleArn,
           target.deadLetterQueue.arn,
-          sender.configurationSetName,
-          sender.contactListName,
-          bulkSender.arn,
+          sesIdentity.configurationSetName,
+          sesIdentity.contactListName,
+          sender.arn,
         ])
         .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, senderArn]) => ({
           partition: s.partition,
@@ -149,7 +149,7 @@ const journeys = journeyConfig.journeys.length
         })),
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
-      ledgerTable: { arn: bulkSender.ledger.arn, name: bulkSender.ledger.name },
+      ledgerTable: { arn: sender.ledger.arn, name: sender.ledger.name },
       kmsKeyArn: config.kmsKeyArn,
     })
   : undefined;
@@ -169,14 +169,14 @@ export const schedulerRoleArn = target.roleArn;
 /** The role only housekeeping schedules run as: it may delete campaign groups, and nothing else. */
 export const housekeepingRoleArn = target.housekeepingRoleArn;
 export const deadLetterQueueUrl = target.deadLetterQueue.url;
-export const configurationSetName = sender.configurationSetName;
+export const configurationSetName = sesIdentity.configurationSetName;
 export const fromAddress = config.fromAddress;
 export const scheduleGroupPrefix = CAMPAIGN_PREFIX;
 export const region = scope.region;
 export const defaultWindowMinutes = config.defaultWindowMinutes;
 export const createScheduleTps = config.createScheduleTps;
 export const maxSchedules = config.maxSchedules;
-export const dkimTokens = sender.dkimTokens;
+export const dkimTokens = sesIdentity.dkimTokens;
 export const alarmTopicArn = alarms.topic.arn;
 /** The validated journeys and the settings their handler runs with: scripts/enrol.ts makes the same requests. */
 export const journeyDefinitions: Journey[] = journeyConfig.journeys;
@@ -185,15 +185,15 @@ export const journeyFunctionName = journeys?.function.name;
 export const journeyDeadLetterQueueUrl = journeys?.deadLetterQueue.url;
 export const eventBusName = journeyConfig.eventBusName;
 /** The one sender, which every schedule starts, and its occurrence ledger (campaign states, outcomes). */
-export const senderStateMachineArn = bulkSender.arn;
-export const ledgerTableName = bulkSender.ledger.name;
+export const senderStateMachineArn = sender.arn;
+export const ledgerTableName = sender.ledger.name;
 /** One-click unsubscribe for bulk sends (with sendtime:unsubscribe*): the endpoint and the SSM parameter of its key. */
 export const unsubscribeUrl = unsubscribe?.url;
 export const unsubscribeKeyParameter = unsubscribe?.keyParameterName;
-/** The table of addresses opted out through the endpoint (the bulk sender reads it before every send). */
+/** The table of addresses opted out through the endpoint (the sender reads it before every send). */
 export const optOutTableName = unsubscribe?.optOutTable.name;
 /** The SES contact list and topic of one-click unsubscribe: a bulk launch rejects the addresses opted out there. */
-export const contactListName = unsubscribe ? sender.contactListName : undefined;
+export const contactListName = unsubscribe ? sesIdentity.contactListName : undefined;
 export const unsubscribeTopic = unsubscribe ? config.unsubscribe?.topic : undefined;
 /** SES opt-out events that could not be recorded in the opt-out table (each is an address bulk sends would still mail). */
 export const optOutEventsDeadLetterQueueUrl = sesOptOuts?.deadLetterQueue.url;

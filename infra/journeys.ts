@@ -12,7 +12,7 @@ import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./core/journeys/journeys-definition";
 import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./core/plan/naming";
-import { ScheduleTarget } from "./core/plan/schedule-request";
+import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 
 /**
  * How failed events are retried and then kept. EventBridge retries delivering to the function (throttled, not
@@ -52,7 +52,7 @@ export interface JourneysArgs {
    * The SES target every journey schedule carries: the fan-out's (sender, configuration set, unsubscribe, retries,
    * dead-letter queue and, with a frequency cap, the send gate). Required.
    */
-  target: pulumi.Input<ScheduleTarget>;
+  target: pulumi.Input<SchedulerTargetParameters>;
   /**
    * Flexible window of journey schedules, in minutes. Required: the stack passes `sendtime:defaultWindowMinutes`
    * (`15` when unset).
@@ -85,7 +85,7 @@ export class Journeys extends pulumi.ComponentResource {
   public readonly deadLetterQueue: aws.sqs.Queue;
   public readonly rules: aws.cloudwatch.EventRule[] = [];
   /** What the function is configured with: scripts/enrol.ts reads it from the stack outputs. */
-  public readonly enrolment: pulumi.Output<{ target: ScheduleTarget; windowMinutes: number }>;
+  public readonly enrolment: pulumi.Output<{ target: SchedulerTargetParameters; windowMinutes: number }>;
 
   constructor(name: string, args: JourneysArgs, opts?: pulumi.ComponentResourceOptions) {
     super("sendtime:index:Journeys", name, {}, opts);

@@ -1,131 +1,180 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { EMAIL_EVENTS, EVENT_DIMENSIONS } from "./core/send/email-events";
+import { senderStatements, fanOutTrustPolicy, policyDocument } from "./iam";
+import { CAPPED_METRIC, FrequencyCap } from "./core/send/frequency-cap";
+import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./core/send/ledger";
+import { ArnScope } from "./core/plan/naming";
+import { OPT_OUT_METRIC } from "./core/send/sender-contract";
+import { senderDefinition } from "./state-machines/sender-definition";
 
 export interface SenderArgs {
+  /** The account and Region the sender acts in. */
+  scope: pulumi.Input<ArnScope>;
+  /** The state machine's name (the scheduler target role names it before it exists). */
+  stateMachineName: string;
+  /** SES resources a send uses: the identity, the configuration set and, with list management, the contact list. */
+  identityArn: pulumi.Input<string>;
+  configurationSetArn: pulumi.Input<string>;
+  contactListArn?: pulumi.Input<string | undefined>;
   /**
-   * The SES identity mail is sent from: a domain (publish the `dkimTokens` output as CNAMEs) or a single address (SES
-   * emails it a link to confirm).
-   *
-   * Required, no default: the stack passes `sendtime:senderIdentity`.
-   * @example
-   * ```ts
-   * { identity: "mail.example.com" }
-   * ```
+   * The SES templates the stack deploys: the sender may send only these.
+   * @default none: any template of the account (templates kept in SES)
    */
-  identity: string;
+  templateNames?: string[];
+  /** Where each entry not sent (or unknown, or held by a pause) goes, as a pointer. */
+  deadLetterQueueArn: pulumi.Input<string>;
+  deadLetterQueueUrl: pulumi.Input<string>;
   /**
-   * One-click unsubscribe (RFC 8058): the SES contact list (created here, with the topic opted in by default) and the
-   * topic every send names in its ListManagementOptions.
-   * @default none: no contact list, no `List-Unsubscribe` headers
-   * @example
-   * ```ts
-   * { unsubscribe: { contactList: "newsletter", topic: "campaigns" } }
-   * ```
+   * A frequency cap across campaigns and journeys: the sender admits every entry against a table of its own.
+   * @default none: every entry is sent
+   * @example { max: 2, per: "day" }
    */
-  unsubscribe?: { contactList: string; topic: string };
+  cap?: FrequencyCap;
   /**
-   * Host name for open and click tracking links instead of SES's own; it must be verified in SES and serve HTTPS
-   * (https://docs.aws.amazon.com/ses/latest/dg/configure-custom-open-click-domains.html).
-   * @default none: SES's own tracking domain (tracking stays on)
-   * @example
-   * ```ts
-   * { trackingDomain: "track.example.com" }
-   * ```
+   * The unsubscribe endpoint's opt-out table: every entry is looked up there before it is sent, and an opted-out one
+   * is skipped.
+   * @default none: no look-up (a stack without the endpoint)
+   * @example { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name }
    */
-  trackingDomain?: string;
+  optOuts?: { tableArn: pulumi.Input<string>; tableName: pulumi.Input<string> };
+  /**
+   * Customer-managed KMS key of the tables and the dead-letter queue.
+   * @default AWS-managed encryption
+   */
+  kmsKeyArn?: string;
 }
 
 /**
- * SES sending: the identity, a configuration set with reputation metrics and suppression, open and click tracking,
- * every event type published to CloudWatch per campaign, step and variant (the sends' EmailTags), unsubscribe.
+ * The one sender: the EXPRESS state machine every schedule starts (infra/state-machines/sender-definition.ts), the only part
+ * of the stack that calls SES, with the occurrence ledger it claims each occurrence in and, with a cap, the table of
+ * each address's sends per period.
  */
 export class Sender extends pulumi.ComponentResource {
-  public readonly identityArn: pulumi.Output<string>;
-  public readonly configurationSetName: pulumi.Output<string>;
-  public readonly configurationSetArn: pulumi.Output<string>;
-  /** DKIM CNAME tokens for a domain identity: `<token>._domainkey.<domain>` → `<token>.dkim.amazonses.com`. */
-  public readonly dkimTokens: pulumi.Output<string[]>;
-  public readonly contactListName?: pulumi.Output<string>;
-  public readonly contactListArn?: pulumi.Output<string>;
+  public readonly arn: pulumi.Output<string>;
+  public readonly role: aws.iam.Role;
+  /** Occurrences claimed and their outcomes, campaigns' states, journeys' enrolments (infra/core/send/ledger.ts). */
+  public readonly ledger: aws.dynamodb.Table;
+  /** With a cap: each address's sends per period. */
+  public readonly capTable?: aws.dynamodb.Table;
 
   constructor(name: string, args: SenderArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("sendtime:index:Sender", name, {}, opts);
+    // The type token keeps the component's former name: it is part of every child's URN, so a new one would replace
+    // the stack's resources.
+    super("sendtime:index:BulkSender", name, {}, opts);
     const parent = this;
+    const scope = pulumi.output(args.scope);
 
-    const configurationSet = createConfigurationSet();
-    const identity = createIdentity();
-    publishEventMetrics();
-    const contactList = args.unsubscribe ? createContactList(args.unsubscribe) : undefined;
+    const ledger = createTable("ledger");
+    // The cap's table was the send gate's: the alias keeps it (and its counts) where it was.
+    const capTable = args.cap
+      ? createTable("sends", [
+          { name: "send-gate-sends", parent: pulumi.createUrn("send-gate", "sendtime:index:SendGate") },
+        ])
+      : undefined;
+    const role = createRole();
+    const permissions = allowSending();
+    const stateMachine = createStateMachine();
 
-    this.identityArn = identity.arn;
-    this.configurationSetName = configurationSet.configurationSetName;
-    this.configurationSetArn = configurationSet.arn;
-    this.dkimTokens = identity.dkimSigningAttributes.apply((d) => d?.tokens ?? []);
-    this.contactListName = contactList?.contactListName;
-    this.contactListArn = contactList?.arn;
-    this.registerOutputs({ identityArn: this.identityArn, configurationSetName: this.configurationSetName });
+    this.arn = stateMachine.arn;
+    this.role = role;
+    this.ledger = ledger;
+    this.capTable = capTable;
+    this.registerOutputs({ arn: this.arn, ledgerTableName: ledger.name });
 
-    function createConfigurationSet() {
-      return new aws.sesv2.ConfigurationSet(
-        `${name}-config`,
+    /**
+     * An on-demand table keyed by `pk`, items expiring by TTL, encrypted (with the stack's key when it has one) and
+     * recoverable: the ledger holds campaigns' states, the cap's table every address's counts.
+     */
+    function createTable(part: string, aliases?: pulumi.Input<pulumi.Alias>[]) {
+      return new aws.dynamodb.Table(
+        `${name}-${part}`,
         {
-          configurationSetName: `sendtime-${pulumi.getStack()}`,
-          reputationOptions: { reputationMetricsEnabled: true },
-          suppressionOptions: { suppressedReasons: ["BOUNCE", "COMPLAINT"] },
-          sendingOptions: { sendingEnabled: true },
-          // Open and click tracking is on whenever an event destination takes OPEN/CLICK; this only moves its links.
-          trackingOptions: args.trackingDomain
-            ? { customRedirectDomain: args.trackingDomain, httpsPolicy: "REQUIRE" }
-            : undefined,
+          billingMode: "PAY_PER_REQUEST",
+          hashKey: LEDGER_KEY,
+          attributes: [{ name: LEDGER_KEY, type: "S" }],
+          ttl: { attributeName: LEDGER_TTL_ATTRIBUTE, enabled: true },
+          serverSideEncryption: { enabled: true, ...(args.kmsKeyArn ? { kmsKeyArn: args.kmsKeyArn } : {}) },
+          pointInTimeRecovery: { enabled: true },
+        },
+        { parent, aliases },
+      );
+    }
+
+    function createRole() {
+      return new aws.iam.Role(
+        `${name}-role`,
+        {
+          description:
+            "The one sender: claims each occurrence, reads the campaign's state, sends through SES, records each outcome",
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(fanOutTrustPolicy(s.accountId))),
         },
         { parent },
       );
     }
 
-    function createIdentity() {
-      return new aws.sesv2.EmailIdentity(
-        `${name}-identity`,
-        {
-          emailIdentity: args.identity,
-          configurationSetName: configurationSet.configurationSetName,
-        },
-        { parent },
-      );
+    function allowSending() {
+      const policy = pulumi
+        .all([
+          scope,
+          args.identityArn,
+          args.configurationSetArn,
+          args.contactListArn,
+          args.deadLetterQueueArn,
+          ledger.arn,
+          capTable?.arn,
+          args.optOuts?.tableArn,
+        ])
+        .apply(
+          ([
+            s,
+            identityArn,
+            configurationSetArn,
+            contactListArn,
+            deadLetterQueueArn,
+            ledgerTableArn,
+            capArn,
+            optOutArn,
+          ]) =>
+            JSON.stringify(
+              policyDocument(
+                senderStatements({
+                  scope: s,
+                  identityArn,
+                  configurationSetArn,
+                  contactListArn,
+                  templateNames: args.templateNames,
+                  deadLetterQueueArn,
+                  ledgerTableArn,
+                  gate: capArn ? { tableArn: capArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
+                  optOuts: optOutArn ? { tableArn: optOutArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
+                  kmsKeyArn: args.kmsKeyArn,
+                }),
+              ),
+            ),
+        );
+      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }
 
-    function publishEventMetrics() {
-      new aws.sesv2.ConfigurationSetEventDestination(
-        `${name}-events`,
-        {
-          configurationSetName: configurationSet.configurationSetName,
-          eventDestinationName: "sendtime-metrics",
-          eventDestination: {
-            enabled: true,
-            matchingEventTypes: EMAIL_EVENTS.map((e) => e.type),
-            cloudWatchDestination: {
-              // One metric per event and combination of these values (each a CloudWatch custom metric).
-              dimensionConfigurations: EVENT_DIMENSIONS.map((d) => ({
-                dimensionName: d.name,
-                dimensionValueSource: "MESSAGE_TAG",
-                defaultDimensionValue: d.defaultValue,
-              })),
-            },
-          },
-        },
-        { parent },
-      );
-    }
-
-    function createContactList(u: { contactList: string; topic: string }) {
-      return new aws.sesv2.ContactList(
-        `${name}-contacts`,
-        {
-          contactListName: u.contactList,
-          description: "Recipients' subscription preferences (one-click unsubscribe)",
-          topics: [{ topicName: u.topic, displayName: u.topic, defaultSubscriptionStatus: "OPT_IN" }],
-        },
-        { parent },
+    function createStateMachine() {
+      const definition = pulumi
+        .all([scope, args.deadLetterQueueUrl, ledger.name, capTable?.name, args.optOuts?.tableName])
+        .apply(([s, deadLetterQueueUrl, ledgerTableName, capTableName, optOutTableName]) =>
+          JSON.stringify(
+            senderDefinition({
+              partition: s.partition,
+              deadLetterQueueUrl,
+              ledger: { tableName: ledgerTableName },
+              gate: args.cap && capTableName ? { cap: args.cap, tableName: capTableName } : undefined,
+              optOuts: optOutTableName ? { tableName: optOutTableName } : undefined,
+            }),
+            null,
+            2,
+          ),
+        );
+      return new aws.sfn.StateMachine(
+        name,
+        { name: args.stateMachineName, type: "EXPRESS", roleArn: role.arn, definition },
+        { parent, dependsOn: [permissions] },
       );
     }
   }

@@ -25,7 +25,7 @@ export interface SesOptOutsArgs {
   /** The contact list and topic of one-click unsubscribe (`sendtime:unsubscribe*`). Required. */
   contactListName: pulumi.Input<string>;
   topicName: string;
-  /** The opt-out table the bulk sender reads (the UnsubscribeEndpoint's). Required. */
+  /** The opt-out table the sender reads (the UnsubscribeEndpoint's). Required. */
   optOutTable: { arn: pulumi.Input<string>; name: pulumi.Input<string> };
   /**
    * The table's customer-managed KMS key.
@@ -38,7 +38,7 @@ export interface SesOptOutsArgs {
 
 /**
  * SES's own opt-outs into the opt-out table. SES applies a contact-list opt-out only to sends with
- * ListManagementOptions, and SendBulkEmail has none, so the bulk sender checks the opt-out table instead: this records
+ * ListManagementOptions, and SendBulkEmail has none, so the sender checks the opt-out table instead: this records
  * there what a recipient opts out of through SES itself (SES's unsubscribe header or page on a plain send of the
  * stack). The configuration set publishes SUBSCRIPTION events to the default EventBridge bus (the only bus SES
  * publishes to: API_EventBridgeDestination.html); a rule for the stack's contact list invokes a function from the
@@ -48,7 +48,7 @@ export interface SesOptOutsArgs {
 export class SesOptOuts extends pulumi.ComponentResource {
   public readonly function: aws.lambda.Function;
   public readonly role: aws.iam.Role;
-  /** Events neither delivered nor recorded: each is an opt-out the bulk sender does not know. */
+  /** Events neither delivered nor recorded: each is an opt-out the sender does not know. */
   public readonly deadLetterQueue: aws.sqs.Queue;
   public readonly rule: aws.cloudwatch.EventRule;
 

@@ -32,7 +32,7 @@ export interface UnsubscribeEndpointArgs {
  * One-click unsubscribe (RFC 8058) for bulk sends, which SES's list management does not cover: a public Lambda
  * function URL (infra/handlers/unsubscribe.ts) that verifies each link's signed token and opts its address out of the
  * contact list's topic, and the signing key in an SSM SecureString parameter, generated once when the stack creates it.
- * It also records each opt-out in a DynamoDB table of its own, which the bulk sender reads before every SendBulkEmail
+ * It also records each opt-out in a DynamoDB table of its own, which the sender reads before every SendBulkEmail
  * (SES filters only sends that carry ListManagementOptions; SendBulkEmail cannot).
  */
 export class UnsubscribeEndpoint extends pulumi.ComponentResource {

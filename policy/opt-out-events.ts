@@ -1,6 +1,6 @@
 /**
  * The SES opt-out recorder (infra/ses-opt-outs.ts): the function an EventBridge rule on SES's events invokes to record
- * opt-outs made through SES in the opt-out table the bulk sender reads. It is not public, but it writes the table
+ * opt-outs made through SES in the opt-out table the sender reads. It is not public, but it writes the table
  * that decides who bulk sends skip, so its role is held to what recording takes, as the public endpoint's is
  * (public-endpoints.ts, one mechanism: function-roles.ts): update its opt-out table, keep a failed event in its
  * on-failure destination, use the table's key, write its logs; its role trusts only Lambda.

@@ -5,7 +5,7 @@
 import * as fs from "fs";
 import { parse as parseYaml } from "yaml";
 import { Journey, parseJourneys } from "../infra/core/journeys/journeys-definition";
-import { ScheduleTarget } from "../infra/core/plan/schedule-request";
+import { SchedulerTargetParameters } from "../infra/core/plan/schedule-request";
 import {
   applyDecision,
   CALL_TIMEOUT_MS,
@@ -305,7 +305,7 @@ function enrolmentClients(outputs: StackOutputs): EnrolmentClients {
 }
 
 function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
-  const e = outputs.journeyEnrolment as { target?: ScheduleTarget; windowMinutes?: number } | undefined;
+  const e = outputs.journeyEnrolment as { target?: SchedulerTargetParameters; windowMinutes?: number } | undefined;
   if (
     !e?.target?.targetRoleArn ||
     !e.target.deadLetterQueueArn ||

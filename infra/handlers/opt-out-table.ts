@@ -1,6 +1,6 @@
 /**
  * The unsubscribe endpoint's one DynamoDB call: record an address in the opt-out table (UpdateItem, idempotent: the
- * first opt-out's time is kept), which the bulk sender reads before every SendBulkEmail.
+ * first opt-out's time is kept), which the sender reads before every SendBulkEmail.
  *
  * Why not @aws-sdk/client-dynamodb: the project does not depend on it, and one UpdateItem needs only a signer. This is DynamoDB's JSON 1.0 protocol
  * (`X-Amz-Target: DynamoDB_20120810.UpdateItem`), signed with SigV4 by @smithy/signature-v4 (the SDK's own signer),

@@ -1,7 +1,7 @@
 /**
  * SES's own opt-outs into the opt-out table: the SUBSCRIPTION events the stack's configuration set publishes to
  * EventBridge (a rule on the default bus invokes this function, asynchronously). SES applies a contact-list opt-out
- * only to sends with ListManagementOptions, and SendBulkEmail has none; the bulk sender reads the opt-out table before
+ * only to sends with ListManagementOptions, and SendBulkEmail has none; the sender reads the opt-out table before
  * every SendBulkEmail, so an opt-out made through SES's own link (a plain send of the stack) is recorded there too.
  *
  * Deployed as a second entry point of the unsubscribe function's bundle (infra/handlers/unsubscribe.ts re-exports it),

@@ -4,7 +4,7 @@
  * List-Unsubscribe=One-Click` (infra/core/consent/unsubscribe.ts), since SendBulkEmail has no ListManagementOptions.
  *
  * - POST with the body `List-Unsubscribe=One-Click` (RFC 8058 §3.1; urlencoded or multipart): verifies the token,
- *   records its address in the stack's opt-out table (which the bulk sender reads before every SendBulkEmail: SES
+ *   records its address in the stack's opt-out table (which the sender reads before every SendBulkEmail: SES
  *   filters only sends that carry ListManagementOptions, and bulk sends cannot), then opts it out of the topic in the
  *   SES contact list (which filters the plain sends). Idempotent: an address already opted out is left as it is (200
  *   again), one not yet in the list is created opted out. 200 only when both are recorded; otherwise 503 and the

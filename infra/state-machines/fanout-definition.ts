@@ -35,7 +35,7 @@ import {
   sdkIntegrationArn,
 } from "../core/plan/naming";
 import type { PlanRow } from "../core/plan/plan-row";
-import type { ScheduleRetryPolicy, ScheduleTarget } from "../core/plan/schedule-request";
+import type { ScheduleRetryPolicy, SchedulerTargetParameters } from "../core/plan/schedule-request";
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "../core/plan/quotas";
 import { CREATE_LEAD_MS } from "../core/timing/promises";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../core/consent/unsubscribe";
@@ -93,8 +93,8 @@ export interface FanOutShape extends ScheduleRetryPolicy {
   toleratedFailurePercentage: number;
 }
 
-/** The fan-out's parameters: its shape, what every schedule's target carries (ScheduleTarget), and its own roles. */
-export interface FanOutParameters extends FanOutShape, ScheduleTarget {
+/** The fan-out's parameters: its shape, what every schedule's target carries (SchedulerTargetParameters), and its own roles. */
+export interface FanOutParameters extends FanOutShape, SchedulerTargetParameters {
   /**
    * Role EventBridge Scheduler assumes for the housekeeping schedule, which deletes the campaign's group (the only
    * role that may; the journeys cannot pass it).

@@ -1,4 +1,4 @@
-/** The fan-out definition's parameters the tests build it with (mocked ARNs in AWS's formats), and the bulk sender's. */
+/** The fan-out definition's parameters the tests build it with (mocked ARNs in AWS's formats), and the sender's. */
 import type { FanOutParameters } from "../../infra/state-machines/fanout-definition";
 
 export const SENDER_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-sender-dev";

@@ -1,5 +1,5 @@
 /**
- * Runs state machines written in JSONata (QueryLanguage "JSONata"), the subset the send gate and the bulk sender use:
+ * Runs state machines written in JSONata (QueryLanguage "JSONata"), the subset the send gate and the sender use:
  * Task (aws-sdk and optimized integrations, answered by fakes), Choice (Condition), Pass, Succeed (with Output), Fail,
  * Wait (Seconds, recorded, not slept) and inline Map (Items, ItemSelector, MaxConcurrency: items run one after another,
  * each with `$states.context.Map.Item`); Arguments, Output, Retry and Catch with `$states.input`, `$states.result`,

@@ -80,7 +80,7 @@ function expectOnlyWriters(stack: RenderedStack, queueName: string, roleNames: s
 const SEND_WRITERS = ["scheduler-target-role", "scheduler-target-housekeeping-role", "bulk-sender-role"];
 
 describe("queue policies: every queue accepts messages only from the stack's writers (issue 31)", () => {
-  it("the example config: the send DLQ (Scheduler's roles, the bulk sender), the journeys' and the recorder's", async () => {
+  it("the example config: the send DLQ (Scheduler's roles, the sender), the journeys' and the recorder's", async () => {
     const stack = await renderWith();
     assert.deepStrictEqual(
       all(stack, "aws:sqs/queue:Queue")

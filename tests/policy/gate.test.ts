@@ -1,4 +1,4 @@
-import { bulkSenderStatements, journeyStatements, unsubscribeStatements } from "../../infra/iam";
+import { senderStatements, journeyStatements, unsubscribeStatements } from "../../infra/iam";
 import type { PolicyResource } from "@pulumi/policy";
 import { ledgerWritesKeyed, sendGateTableProtected, sendGateTableScoped } from "../../policy/gate";
 import { renderWith } from "../helpers/stack";
@@ -20,7 +20,7 @@ const rolePolicy = (...statements: object[]) =>
 
 describe("send-gate-table-scoped", () => {
   it("passes the sender's own statements: its ledger grants keyed to occurrences and campaign states, the cap's table", async () => {
-    const statements = bulkSenderStatements({
+    const statements = senderStatements({
       scope: { partition: "aws", region: "us-east-1", accountId: "123456789012" },
       identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
       configurationSetArn: "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",
@@ -49,10 +49,10 @@ describe("send-gate-table-scoped", () => {
     );
   });
 
-  it("passes the bulk sender's opt-out look-up and the endpoint's opt-out record (BatchGetItem/GetItem, UpdateItem, on one table)", async () => {
+  it("passes the sender's opt-out look-up and the endpoint's opt-out record (BatchGetItem/GetItem, UpdateItem, on one table)", async () => {
     const optOuts = "arn:aws:dynamodb:us-east-1:123456789012:table/unsubscribe-opt-outs-1a2b3c4";
     const scope = { partition: "aws", region: "us-east-1", accountId: "123456789012" };
-    const sender = bulkSenderStatements({
+    const sender = senderStatements({
       scope,
       identityArn: "arn:aws:ses:us-east-1:123456789012:identity/mail.example.com",
       configurationSetArn: "arn:aws:ses:us-east-1:123456789012:configuration-set/sendtime-dev",

@@ -13,7 +13,7 @@ import {
   PolicyStatement,
   schedulerTargetStatements,
   schedulerTrustPolicy,
-  bulkSenderStatements,
+  senderStatements,
   unsubscribeStatements,
   sesOptOutStatements,
   unsubscribeTrustPolicy,
@@ -90,11 +90,11 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
       await assertNoResourceViolations(policy, role(schedulerTrustPolicy(scope.accountId)));
     });
     it(`${policy.name}: the one sender's permissions pass, with and without a contact list, templates, a key`, async () => {
-      await assertNoResourceViolations(policy, rolePolicy(bulkSenderStatements(senderGrants)));
+      await assertNoResourceViolations(policy, rolePolicy(senderStatements(senderGrants)));
       await assertNoResourceViolations(
         policy,
         rolePolicy(
-          bulkSenderStatements({
+          senderStatements({
             ...senderGrants,
             contactListArn: undefined,
             templateNames: undefined,
@@ -129,7 +129,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     await assertHasResourceViolation(schedulerActionsScopedToCampaigns, rolePolicy(widened), {
       message: 'RolePolicy "permissions" statement "CreateCampaignSchedules" allows scheduler:CreateSchedule on',
     });
-    const sendAnywhere = bulkSenderStatements(senderGrants).map((s) =>
+    const sendAnywhere = senderStatements(senderGrants).map((s) =>
       s.Sid === "SendEmail" ? { ...s, Resource: "*" } : s,
     );
     await assertHasResourceViolation(sesSendScoped, rolePolicy(sendAnywhere), {
@@ -197,7 +197,7 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     assert.deepStrictEqual(
       JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "bulk-sender-permissions").inputs.policy),
       policyDocument(
-        bulkSenderStatements({
+        senderStatements({
           scope: accountScope,
           identityArn: only(stack, "aws:sesv2/emailIdentity:EmailIdentity").outputs.arn,
           configurationSetArn: only(stack, "aws:sesv2/configurationSet:ConfigurationSet").outputs.arn,

@@ -319,7 +319,7 @@ describe("campaign-report on the wire: comparisons, due sends, conversions (loca
       [`${BUCKET}/launches/spring/ae32aac75343b824.json`, JSON.stringify(RECORD)],
       [`${BUCKET}/plans/spring/ae32aac75343b824.jsonl`, lines.join("\n") + "\n"],
     ]);
-    // A finding: the command's runner prints its message as one line and exits 1 (tests/scripts/exit-codes.test.ts).
+    // A finding: the command's runner prints its message as one line and exits 1 (tests/scripts/lib/cli/exit-codes.test.ts).
     await assert.rejects(run(objects, []), (e: Error) => {
       assert.strictEqual(e.constructor.name, "FindingsError");
       assert.match(

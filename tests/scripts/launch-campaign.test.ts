@@ -89,7 +89,7 @@ const base = (file: string, ...more: string[]) =>
       "9",
       "--now",
       "2026-11-29T12:00:00Z",
-      // Templates are not what these tests are about (tests/scripts/templates.test.ts).
+      // Templates are not what these tests are about (tests/scripts/lib/templates/templates.test.ts).
       "--templates",
       "none",
     ],

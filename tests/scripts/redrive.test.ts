@@ -465,7 +465,7 @@ describe("redrive against local SQS, Scheduler, S3 and DynamoDB endpoints", func
       assert.match(left[2].reason, /the body is not JSON/);
     });
 
-    it("older dead letters ({input, error} of the gate or the bulk sender) are left, never re-sent", async () => {
+    it("older dead letters ({input, error} of the gate or the sender) are left, never re-sent", async () => {
       const gate = {
         input: { email: PHISHING, campaign: "spring", schedule: arn("campaign-spring", "b2-1"), scheduled_time: T },
         error: { Error: "States.TaskFailed", Cause: "timeout after SES accepted it" },

@@ -28,11 +28,11 @@ export const UNSUBSCRIBE_SES_ACTIONS = ["ses:GetContact", "ses:CreateContact", "
 
 /**
  * The opt-out table: one item per address opted out through the endpoint, keyed by the address as its token names it
- * (unsubscribeAddress: trimmed, lower-cased), with the time of the first opt-out. The bulk sender looks entries up
+ * (unsubscribeAddress: trimmed, lower-cased), with the time of the first opt-out. The sender looks entries up
  * there before it sends (SendBulkEmail has no ListManagementOptions, so SES does not filter bulk sends).
  */
 export const OPT_OUT_KEY = "address";
 export const OPT_OUT_SINCE = "opted_out_at";
-/** What the endpoint may do on the opt-out table (an idempotent update) and what the bulk sender may (read). */
+/** What the endpoint may do on the opt-out table (an idempotent update) and what the sender may (read). */
 export const OPT_OUT_WRITE_ACTIONS = ["dynamodb:UpdateItem"] as const;
 export const OPT_OUT_READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:BatchGetItem"] as const;

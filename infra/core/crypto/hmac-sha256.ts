@@ -3,7 +3,7 @@
  * padded blocks are hashed once, so a message of up to 55 bytes costs two compressions and no native call. Why not
  * Node's createHmac: a bulk dry run signs one unsubscribe token per recipient, and createHmac's object and native
  * calls cost about twice this per token (measured: docs/benchmarks.md, "Bulk sends"). Equal to createHmac's output by
- * test (tests/infra/hmac-sha256.test.ts, every message length across block boundaries). Signing only: verification
+ * test (tests/infra/core/crypto/hmac-sha256.test.ts, every message length across block boundaries). Signing only: verification
  * stays with Node's crypto and timingSafeEqual (infra/core/consent/unsubscribe.ts). Pure: no I/O.
  */
 import { createHash } from "crypto";

@@ -2,7 +2,7 @@
  * What a journey's enrolment takes and gives (journeys.ts decides): the event the rule target hands over, the stack's
  * settings, and the decision — the steps planned for a subscriber, an exit's deletes, or why they are rejected.
  */
-import { CreateScheduleRequest, DeleteScheduleRequest, ScheduleTarget } from "../plan/schedule-request";
+import { CreateScheduleRequest, DeleteScheduleRequest, SchedulerTargetParameters } from "../plan/schedule-request";
 import { ZoneStatus } from "../timing/send-time";
 
 export type EventKind = "trigger" | "exit";
@@ -25,7 +25,7 @@ export interface JourneyEvent {
 
 /** How schedules are made: the stack's SES target and flexible window. */
 export interface EnrolmentSettings {
-  target: ScheduleTarget;
+  target: SchedulerTargetParameters;
   windowMinutes: number;
 }
 

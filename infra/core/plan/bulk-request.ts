@@ -7,11 +7,11 @@
 import type { BulkPlanRow } from "./bulk-plan-row";
 import { scheduler, ses } from "./quotas";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeAddress, unsubscribeHeaders } from "../consent/unsubscribe";
-import { CreateScheduleRequest, ScheduleTarget, senderScheduleRequest } from "./schedule-request";
+import { CreateScheduleRequest, SchedulerTargetParameters, senderScheduleRequest } from "./schedule-request";
 import { SendingFields, senderInput } from "../send/sender-input";
 
 /** What a bulk schedule's target needs beyond every schedule's: the sender's ARN. */
-export type BulkTarget = Omit<ScheduleTarget, "listManagement">;
+export type BulkTarget = Omit<SchedulerTargetParameters, "listManagement">;
 
 /** The CreateSchedule request for bulk line `row` in campaign `campaignId`'s group (one-time: at() only). */
 export function bulkScheduleRequest(

@@ -25,10 +25,11 @@ export interface ScheduleRetryPolicy {
 }
 
 /**
- * What every schedule's target carries, from the stack: the fan-out's parameters (FanOutParameters) extend it, and
+ * What every schedule's target carries, from the stack (the SchedulerTarget component's roles and dead-letter queue,
+ * the sender, the SES settings): the fan-out's parameters (FanOutParameters) extend it, and
  * journeys pass it to createScheduleRequest.
  */
-export interface ScheduleTarget extends ScheduleRetryPolicy {
+export interface SchedulerTargetParameters extends ScheduleRetryPolicy {
   /** AWS partition of the account, e.g. "aws". */
   partition: string;
   /** Role EventBridge Scheduler assumes for a recipient's schedule: to start the one sender. */
@@ -89,7 +90,7 @@ export interface DeleteScheduleRequest {
 
 /** The CreateSchedule request for `row` in campaign (or journey) `campaignId`'s group. */
 export function createScheduleRequest(
-  t: ScheduleTarget,
+  t: SchedulerTargetParameters,
   campaignId: string,
   windowMinutes: number,
   row: ScheduleRow,
@@ -103,8 +104,8 @@ export function createScheduleRequest(
 }
 
 /** What any schedule's request takes from its target: the sender, the role that starts it, retries, dead letters. */
-export type SenderScheduleTarget = Pick<
-  ScheduleTarget,
+export type SenderTargetParameters = Pick<
+  SchedulerTargetParameters,
   "senderArn" | "targetRoleArn" | "maxEventAgeSeconds" | "maxRetryAttempts" | "deadLetterQueueArn"
 >;
 
@@ -114,7 +115,7 @@ export type SenderScheduleTarget = Pick<
  * (bulk-request.ts) alike.
  */
 export function senderScheduleRequest(
-  t: SenderScheduleTarget,
+  t: SenderTargetParameters,
   campaignId: string,
   windowMinutes: number,
   row: Pick<ScheduleRow, "schedule_name" | "schedule_expression" | "timezone">,

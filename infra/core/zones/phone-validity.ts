@@ -31,7 +31,7 @@
  * the calling code, a national prefix for parsing that is more than digits: Argentina's, which matches every
  * number, Brazil's 0 and 90, Korea's 0) is left to it, number by number; so are codes whose patterns
  * digit-patterns.ts does not read.
- * tests/infra/phone-validity.test.ts compares the two ways over numbers of every calling code and country.
+ * tests/infra/core/zones/phone-validity.test.ts compares the two ways over numbers of every calling code and country.
  * Pure: no I/O; the blocks are a cache in memory, bounded (MAX_BLOCKS).
  */
 import { Metadata, parsePhoneNumberFromString, type CountryCode, type MetadataJson } from "libphonenumber-js/core";

@@ -1,5 +1,5 @@
 /**
- * One entry taken out of a bulk schedule's Input (the bulk sender's input, infra/core/send/sender-input.ts SenderInput)
+ * One entry taken out of a bulk schedule's Input (the sender's input, infra/core/send/sender-input.ts SenderInput)
  * without touching the others: the text is cut, not parsed and written again, so every other entry, its template
  * data and headers stay byte for byte as the fan-out wrote them (whatever escapes Step Functions chose). Pure.
  */
@@ -72,7 +72,7 @@ function arrayAt(text: string, path: string[]): Span {
   let span = scan(text, 0);
   for (const key of path) {
     const next = span.members?.get(key);
-    if (!next) throw new InputError(`the schedule's Input has no ${path.join(".")}: not a bulk sender's input`);
+    if (!next) throw new InputError(`the schedule's Input has no ${path.join(".")}: not a sender's input`);
     span = next;
   }
   if (!span.elements) throw new InputError(`the schedule's Input's ${path.join(".")} is not a list`);
@@ -103,7 +103,7 @@ export function bulkRecipients(input: string): string[] | undefined {
 }
 
 /**
- * Splits entry `index` out of a bulk sender's Input: `rest`, the Input without it (every other entry and every other
+ * Splits entry `index` out of a sender's Input: `rest`, the Input without it (every other entry and every other
  * byte as they were), and `alone`, the Input holding that entry only (for its own one-entry bulk schedule).
  */
 export function splitBulkEntry(input: string, index: number): { rest: string; alone: string } {
