@@ -7,7 +7,12 @@
  *   @pulumi/policy and @pulumi/pulumi stay outside the bundle, installed as the pack's dependencies (the policy
  *   runner and the analyzer's gRPC server are theirs). infra/core stays the one place those facts live.
  *
- * `node tools/build.js [policy]` builds the named targets (all without a name) and prints one line each.
+ * - `library`: sendtime/infra, the Sendtime component for a Pulumi program of your own, compiled by TypeScript
+ *   (tsconfig.build.json: JavaScript and .d.ts in dist/infra, infra/ without its program index.ts), as package.json
+ *   `exports` names it: a dependency is not compiled by the user's ts-node. The handlers are compiled with it: the
+ *   component bundles them (esbuild, a dependency) when a program creates the functions, as it does in the repository.
+ *
+ * `node tools/build.js [policy] [library]` builds the named targets (all without a name) and prints one line each.
  * `node tools/build.js policy-lock` rewrites policy/npm-shrinkwrap.json (after a dependency change): the root
  * package-lock.json pruned to the pack's dependencies, offline, so the pack installs exactly the versions the
  * repository tests with (and from the npm cache `npm ci` filled).
@@ -45,6 +50,15 @@ function buildPolicyPack() {
   return `policy/dist/index.js: ${inputs.length - fromCore.length} pack files + ${fromCore.length} from infra/core, ${bytes.toLocaleString("en-US")} bytes`;
 }
 
+function buildLibrary() {
+  const outDir = path.join(ROOT, "dist", "infra");
+  fs.rmSync(outDir, { recursive: true, force: true });
+  const tsc = require.resolve("typescript/bin/tsc");
+  execFileSync(process.execPath, [tsc, "-p", path.join(ROOT, "tsconfig.build.json")], { stdio: "inherit" });
+  const files = fs.readdirSync(outDir, { recursive: true }).filter((f) => f.endsWith(".js"));
+  return `dist/infra: ${files.length} modules with their .d.ts (exports "sendtime/infra": dist/infra/sendtime.js)`;
+}
+
 /** The pack's lockfile: npm keeps every locked version that still satisfies the pack's package.json, and drops the rest. */
 function lockPolicyPack() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-guard-lock-"));
@@ -63,7 +77,7 @@ function lockPolicyPack() {
   }
 }
 
-const TARGETS = { policy: buildPolicyPack };
+const TARGETS = { policy: buildPolicyPack, library: buildLibrary };
 const TASKS = { ...TARGETS, "policy-lock": lockPolicyPack };
 
 function main(names) {
@@ -80,7 +94,7 @@ function main(names) {
   return 0;
 }
 
-module.exports = { buildPolicyPack, lockPolicyPack };
+module.exports = { buildPolicyPack, buildLibrary, lockPolicyPack };
 
 if (require.main === module) {
   try {

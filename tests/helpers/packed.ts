@@ -52,9 +52,19 @@ export function installExtracted(tarball: string, dir: string): string {
   return dir;
 }
 
-/** A user's project: an empty package that depends on the tarball (and on `extra` packages, as `name@version`). */
-export function installAsDependency(tarball: string, dir: string, extra: string[] = []): string {
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "user-project", private: true }));
-  npm(["install", ...INSTALL_FLAGS, tarball, ...extra], dir);
+/**
+ * A project started from pulumi-template/ (what `pulumi new` copies) whose `sendtime` dependency is the tarball, and
+ * its dependencies installed. Its lockfile starts as the repository's: npm keeps the versions locked there that the
+ * project's package.json still needs, so the install is the tested versions, from the npm cache.
+ */
+export function installTemplate(tarball: string, dir: string): string {
+  const template = path.join(ROOT, "pulumi-template");
+  for (const file of fs.readdirSync(template)) fs.copyFileSync(path.join(template, file), path.join(dir, file));
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+  pkg.name = "shop";
+  pkg.dependencies.sendtime = `file:${tarball}`;
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(pkg, null, 2));
+  fs.copyFileSync(path.join(ROOT, "package-lock.json"), path.join(dir, "package-lock.json"));
+  npm(["install", ...INSTALL_FLAGS.filter((f) => f !== "--omit=dev")], dir);
   return dir;
 }
