@@ -37,8 +37,9 @@ async function main() {
     return;
   }
   const outputs = {};
+  // null for an output without a value (JSON would drop the key): every name the program exports is listed.
   for (const [key, value] of Object.entries(program))
-    outputs[key] = value === undefined ? undefined : await new Promise((r) => pulumi.output(value).apply(r));
+    outputs[key] = value === undefined ? null : ((await new Promise((r) => pulumi.output(value).apply(r))) ?? null);
   await require("@pulumi/pulumi/runtime/settings").waitForRPCs();
   console.log(JSON.stringify({ registered, outputs }));
 }
