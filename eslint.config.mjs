@@ -4,7 +4,18 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".cache/**", ".bench-cache/**", "out/**", "**/*.js", "**/*.mjs"] },
+  {
+    ignores: [
+      "node_modules/**",
+      ".cache/**",
+      ".bench-cache/**",
+      "out/**",
+      "**/dist/**",
+      "pulumi-template/**",
+      "**/*.js",
+      "**/*.mjs",
+    ],
+  },
   {
     files: ["**/*.ts"],
     languageOptions: {

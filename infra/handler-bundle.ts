@@ -4,10 +4,11 @@
  * from the same source as the tests and scripts/enrol.ts run. esbuild ships its binary in its npm package.
  */
 import { createHash } from "crypto";
+import * as fs from "fs";
 import * as path from "path";
 
-export const HANDLER_ENTRY = path.join(__dirname, "handlers", "journeys.ts");
-export const UNSUBSCRIBE_HANDLER_ENTRY = path.join(__dirname, "handlers", "unsubscribe.ts");
+export const HANDLER_ENTRY = handlerSource("journeys");
+export const UNSUBSCRIBE_HANDLER_ENTRY = handlerSource("unsubscribe");
 /** The file name inside the deployment package, and the Lambda handler setting that points at it. */
 export const HANDLER_FILE = "index.js";
 export const HANDLER_NAME = "index.handler";
@@ -33,6 +34,12 @@ export function bundleJourneyHandler(): HandlerBundle {
 
 export function bundleUnsubscribeHandler(): HandlerBundle {
   return bundle(UNSUBSCRIBE_HANDLER_ENTRY, UNSUBSCRIBE_CACHE);
+}
+
+/** The handler's TypeScript in the repository; in the published library (sendtime/infra), its compiled JavaScript. */
+function handlerSource(name: string): string {
+  const source = path.join(__dirname, "handlers", `${name}.ts`);
+  return fs.existsSync(source) ? source : path.join(__dirname, "handlers", `${name}.js`);
 }
 
 function bundle(entry: string, key: symbol): HandlerBundle {

@@ -144,9 +144,12 @@ function report(
 ): string {
   const custom = rendered.resources.filter((r) => r.custom);
   const lines = [`Stack ${stack}: ${custom.length} resources (offline preview, mocked account ${MOCK_ACCOUNT})`, ""];
+  // Each component with the resources it holds itself (the Sendtime around them all holds none of its own).
   for (const component of rendered.resources.filter((r) => !r.custom)) {
+    const held = custom.filter((c) => c.parent === component.urn);
+    if (!held.length) continue;
     lines.push(`${component.type.split(":").pop()} ${component.name}`);
-    for (const r of custom.filter((c) => c.parent === component.urn)) lines.push(`  ${r.type}  ${r.name}${summary(r)}`);
+    for (const r of held) lines.push(`  ${r.type}  ${r.name}${summary(r)}`);
   }
   for (const r of custom.filter((c) => !c.parent)) lines.push(`${r.type}  ${r.name}${summary(r)}`);
   lines.push("", "Outputs:");

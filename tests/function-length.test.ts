@@ -21,8 +21,10 @@ function sources(dir: string): string[] {
   const out: string[] = [];
   for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
     const rel = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sources(rel));
-    else if (/\.(ts|js)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) out.push(rel);
+    // Build output (policy/dist: the pack's bundle, npm run build) is esbuild's, not ours; node_modules, npm's.
+    if (entry.isDirectory()) {
+      if (entry.name !== "dist" && entry.name !== "node_modules") out.push(...sources(rel));
+    } else if (/\.(ts|js)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) out.push(rel);
   }
   return out;
 }

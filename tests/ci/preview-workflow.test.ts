@@ -97,6 +97,14 @@ describe(".github/workflows/preview.yml (validated with @actions/workflow-parser
       assert.ok(PULUMI_ACTION_INPUTS.has(k), `pulumi/actions has no input "${k}"`);
   });
 
+  it("builds the pack's bundle (package.json main) after npm ci and before the preview", () => {
+    const main = JSON.parse(fs.readFileSync(path.join(ROOT, "policy", "package.json"), "utf8")).main;
+    assert.strictEqual(main, "dist/index.js");
+    const at = (run: string) => job.steps.findIndex((s) => s.run?.startsWith(run));
+    assert.ok(at("npm ci") >= 0 && at("npm ci") < at("npm run build"), "npm ci, then npm run build");
+    assert.ok(at("npm run build") < job.steps.indexOf(pulumi), "the build before pulumi/actions");
+  });
+
   it("previews the stacks the first job lists: one per Pulumi.<stack>.yaml, not a list kept by hand", () => {
     assert.strictEqual(job.needs, "stacks");
     assert.strictEqual(job.strategy.matrix.stack, "${{ fromJSON(needs.stacks.outputs.stacks) }}");

@@ -29,9 +29,16 @@ describe(".github/workflows/test.yml (validated with @actions/workflow-parser)",
     assert.ok("push" in workflow.on && "pull_request" in workflow.on);
     const node = steps.find((s) => s.uses?.startsWith("actions/setup-node@"));
     assert.strictEqual(node?.with?.["node-version-file"], ".nvmrc");
-    const runs = steps.filter((s) => s.run).map((s) => s.run!.split(" ").slice(0, 2).join(" "));
-    assert.deepStrictEqual(runs, ["npm ci", "npm test"]);
+    const runs = steps.filter((s) => s.run).map((s) => s.run!);
+    assert.deepStrictEqual(runs, ["npm ci --no-audit --no-fund", "npm run -s test:packages", "npm test"]);
     assert.ok(fs.readFileSync(path.join(ROOT, "README.md"), "utf8").includes("npm ci\nnpm test\n"));
+    // .ci/run runs the same commands, in the same order.
+    const ciRun = fs.readFileSync(path.join(ROOT, ".ci", "run"), "utf8");
+    const at = runs.map((r) => ciRun.indexOf(`\n${r}\n`));
+    assert.ok(
+      at.every((i, n) => i > 0 && (n === 0 || i > at[n - 1])),
+      `.ci/run runs ${runs.join(", ")} in order`,
+    );
   });
 
   it(".nvmrc, .ci/run and package.json's engines agree on Node 24", () => {

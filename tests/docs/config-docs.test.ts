@@ -1,6 +1,6 @@
 /**
  * The docs that list config keys are held to the config the program accepts (infra/config.ts): Pulumi.example.yaml
- * ("every key a stack can set"), docs/deploying.md's config table and its `pulumi new` prompt table (Pulumi.yaml's
+ * ("every key a stack can set"), docs/deploying.md's config table and its `pulumi new` prompt table (pulumi-template/Pulumi.yaml's
  * `template:` block).
  */
 import * as assert from "assert";
@@ -92,9 +92,10 @@ describe("docs held to the config schema (infra/config.ts)", () => {
     assert.deepStrictEqual(rows.flatMap(([key]) => codeIn(key, /^[a-z][A-Za-z]+$/)).sort(), keys);
   });
 
-  it("docs/deploying.md's `pulumi new` prompt table is Pulumi.yaml's template: block, key for key and default for default", () => {
-    const template = (parse(read("Pulumi.yaml")) as { template: { config: Record<string, { default: string }> } })
-      .template.config;
+  it("docs/deploying.md's `pulumi new` prompt table is pulumi-template/Pulumi.yaml's template: block, key for key and default for default", () => {
+    const template = (
+      parse(read("pulumi-template/Pulumi.yaml")) as { template: { config: Record<string, { default: string }> } }
+    ).template.config;
     const documented = tableRows(read("docs/deploying.md"), "prompt").flatMap(([prompt, def]) =>
       codeIn(prompt, /^(aws|sendtime):[A-Za-z]+$/).map((key) => [
         key,

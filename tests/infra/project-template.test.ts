@@ -1,6 +1,7 @@
 /**
- * Pulumi.yaml's `template:` block (what `pulumi new` asks for) and the shipped stacks: the default stack is minimal,
- * the example stack keeps the demo journey and the alarm address.
+ * The `pulumi new` template (pulumi-template/: its Pulumi.yaml's `template:` block is what `pulumi new` asks for; the
+ * project depends on the library) and the shipped stacks: the default stack is minimal, the example stack keeps the
+ * demo journey and the alarm address. The template installed and run: tests/packages/library.packed.ts.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -11,7 +12,8 @@ import { readStackConfig, ROOT_DIR } from "../../scripts/lib/offline/mock-stack"
 import { all, renderShipped } from "../helpers/stack";
 import { ConfigError } from "../../infra/config";
 
-const project = parse(fs.readFileSync(path.join(ROOT_DIR, "Pulumi.yaml"), "utf8"));
+const TEMPLATE_DIR = path.join(ROOT_DIR, "pulumi-template");
+const project = parse(fs.readFileSync(path.join(TEMPLATE_DIR, "Pulumi.yaml"), "utf8"));
 const template = project.template as {
   description: string;
   config: Record<string, { description: string; default: string }>;
@@ -29,8 +31,30 @@ const BAD: Record<string, string> = {
   "sendtime:templatesDir": "/etc/templates",
 };
 
-describe("Pulumi.yaml template and the shipped stacks", function () {
+describe("the pulumi new template (pulumi-template/) and the shipped stacks", function () {
   this.timeout(60_000);
+
+  it("is a thin project: its program builds one Sendtime from the library, at the repository's versions", () => {
+    const root = JSON.parse(fs.readFileSync(path.join(ROOT_DIR, "package.json"), "utf8"));
+    const pkg = JSON.parse(fs.readFileSync(path.join(TEMPLATE_DIR, "package.json"), "utf8"));
+    assert.deepStrictEqual(pkg.dependencies, {
+      "@pulumi/aws": root.dependencies["@pulumi/aws"],
+      "@pulumi/pulumi": root.dependencies["@pulumi/pulumi"],
+      sendtime: root.version,
+    });
+    assert.deepStrictEqual(pkg.devDependencies, {
+      "@types/node": root.devDependencies["@types/node"],
+      typescript: root.devDependencies.typescript,
+    });
+    const program = fs.readFileSync(path.join(TEMPLATE_DIR, "index.ts"), "utf8");
+    assert.deepStrictEqual(
+      [...program.matchAll(/from "([^"]+)"/g)].map((m) => m[1]),
+      ["sendtime/infra"],
+    );
+    assert.deepStrictEqual([project.name, project.runtime.name, project.main], ["${PROJECT}", "nodejs", undefined]);
+    // The repository's own Pulumi.yaml is no template any more: `pulumi new` of it would copy the whole repository.
+    assert.strictEqual(parse(fs.readFileSync(path.join(ROOT_DIR, "Pulumi.yaml"), "utf8")).template, undefined);
+  });
 
   it("has a template: a description, and a description and default for every key a new user sets", () => {
     assert.ok(template.description.length > 20);

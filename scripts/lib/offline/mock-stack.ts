@@ -21,6 +21,10 @@ const PROGRAM_DIR = path.join(ROOT_DIR, "infra");
 export interface RenderedResource {
   type: string;
   name: string;
+  /**
+   * As Pulumi's mocks make it: the parent's own type, then the resource's (the engine chains every ancestor's type;
+   * equal up to a component's children).
+   */
   urn: string;
   /** URN of the parent component, when there is one. */
   parent?: string;
@@ -30,6 +34,17 @@ export interface RenderedResource {
   inputs: Record<string, any>;
   /** What the resource reports after creation (inputs plus mocked ids, ARNs, names). */
   outputs: Record<string, any>;
+  /** The aliases the program gave it, as the engine receives them (a child's inherited ones the engine adds). */
+  aliases: RenderedAlias[];
+}
+
+/** An alias: an old URN, or what differed (`parentUrn` the old parent, `noParent` none: the top level). */
+export interface RenderedAlias {
+  urn?: string;
+  name?: string;
+  type?: string;
+  parentUrn?: string;
+  noParent?: boolean;
 }
 
 export interface RenderedStack {
@@ -272,6 +287,8 @@ export async function renderStack(options: { stack?: string; config: Record<stri
     false,
   );
 
+  const requests = recordRequests();
+
   for (const key of Object.keys(require.cache)) {
     if (key.startsWith(PROGRAM_DIR + path.sep)) delete require.cache[key];
   }
@@ -300,14 +317,42 @@ export async function renderStack(options: { stack?: string; config: Record<stri
       type: r.type,
       name: r.name,
       urn,
-      parent: parentUrn(urn, urns),
+      parent: requests.parents.get(`${r.type}::${r.name}`) || undefined,
       custom: r.custom,
       id: r.id,
       inputs: r.inputs,
       outputs: r.state,
+      aliases: requests.aliases.get(`${r.type}::${r.name}`) ?? [],
     };
   });
   return { stack, resources, outputs, secretOutputs };
+}
+
+/**
+ * The mock monitor hands mocks neither parents nor aliases: read them from each RegisterResource request on its way
+ * in (the parent's URN as the mocks name it).
+ */
+function recordRequests(): { aliases: Map<string, RenderedAlias[]>; parents: Map<string, string> } {
+  const recorded = new Map<string, RenderedAlias[]>();
+  const parents = new Map<string, string>();
+  const monitor = pulumi.runtime.getMonitor() as any;
+  const register = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req: any, callback: unknown) => {
+    const list = req.getAliasesList().map((a: any): RenderedAlias => {
+      if (!a.hasSpec()) return { urn: a.getUrn() };
+      const spec = a.getSpec();
+      const alias: RenderedAlias = {};
+      if (spec.getName()) alias.name = spec.getName();
+      if (spec.getType()) alias.type = spec.getType();
+      if (spec.getParenturn()) alias.parentUrn = spec.getParenturn();
+      if (spec.getNoparent()) alias.noParent = true;
+      return alias;
+    });
+    recorded.set(`${req.getType()}::${req.getName()}`, list);
+    parents.set(`${req.getType()}::${req.getName()}`, req.getParent());
+    return register(req, callback);
+  };
+  return { aliases: recorded, parents };
 }
 
 /** The provider functions the program calls, answered as AWS would for the mock account and this Region. */
@@ -334,18 +379,6 @@ function mockCall(token: string, region: string): Record<string, unknown> {
     default:
       throw new Error(`offline preview has no mock for ${token}`);
   }
-}
-
-/** The URN whose type chain is this URN's chain minus its last type, and whose name is the parent's. */
-function parentUrn(urn: string, urns: string[]): string | undefined {
-  const m = /^(urn:pulumi:[^:]*::[^:]*::)(.*)::([^:]*)$/.exec(urn);
-  if (!m) return undefined;
-  const chain = m[2].split("$");
-  if (chain.length < 2) return undefined;
-  const parentChain = chain.slice(0, -1).join("$");
-  return urns.find(
-    (u) => u.startsWith(`${m[1]}${parentChain}::`) && !u.slice(m[1].length + parentChain.length + 2).includes("::"),
-  );
 }
 
 async function resolve(value: unknown): Promise<unknown> {

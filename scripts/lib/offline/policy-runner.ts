@@ -39,6 +39,13 @@ interface PolicyInfo {
   schema?: { properties: Record<string, any>; required: string[] };
 }
 
+/** Where a pack to serve is: its folder, the program the runner loads there, the @pulumi/pulumi whose runner runs it. */
+export interface PackLocation {
+  dir?: string;
+  program?: string;
+  pulumiDir?: string;
+}
+
 /** A served policy pack; Configure and analyze as often as needed, then close(). */
 export class ServedPolicyPack {
   private constructor(
@@ -47,11 +54,18 @@ export class ServedPolicyPack {
     readonly policies: PolicyInfo[],
   ) {}
 
-  /** Starts the pack as the CLI does and reads what it offers. */
-  static async start(policyDir = POLICY_DIR): Promise<ServedPolicyPack> {
-    const runner = path.join(PULUMI_DIR, "cmd", "run-policy-pack");
-    const child = spawn(process.execPath, [runner, "127.0.0.1:0", "."], {
-      cwd: policyDir,
+  /**
+   * Starts the pack as the CLI does and reads what it offers. By default the repository's pack from its TypeScript
+   * sources (`index.ts`, type-checked by the runner's ts-node): no build needed. An installed pack is started with
+   * `{ dir, program: ".", pulumiDir }`: its package.json `main` (the bundle), with the runner of its own
+   * @pulumi/pulumi.
+   */
+  static async start(
+    { dir = POLICY_DIR, program = "index.ts", pulumiDir = PULUMI_DIR } = {} as PackLocation,
+  ): Promise<ServedPolicyPack> {
+    const runner = path.join(pulumiDir, "cmd", "run-policy-pack");
+    const child = spawn(process.execPath, [runner, "127.0.0.1:0", program], {
+      cwd: dir,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";
