@@ -2,7 +2,7 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { fanOutDefinition, FanOutShape } from "./state-machines/fanout-definition";
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, STACK_QUOTA_TAG } from "./core/plan/naming";
+import { ArnScope, NAME_MAX_LENGTH, physicalName, STACK_QUOTA_TAG } from "./core/plan/naming";
 
 /**
  * The fan-out's shape (`FanOutShape`, documented where it is declared) and what its schedules carry.
@@ -73,7 +73,7 @@ export class FanOut extends pulumi.ComponentResource {
     const parent = this;
     const scope = pulumi.output(args.scope);
     // Named, so that the role's policy can name the state machine before it exists.
-    const stateMachineName = `sendtime-${name}-${pulumi.getStack()}`;
+    const stateMachineName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.stateMachine);
 
     const logGroup = createLogGroup();
     const role = createRole();

@@ -10,7 +10,7 @@ import { DEFAULT_TEMPLATES_DIR, parseStackConfig, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey, parseJourneyConfig } from "./core/journeys/journeys-definition";
-import { ArnScope, CAMPAIGN_PREFIX, senderName } from "./core/plan/naming";
+import { ArnScope, CAMPAIGN_PREFIX, senderName, stackNameProblem } from "./core/plan/naming";
 import { UnsubscribeEndpoint } from "./unsubscribe-endpoint";
 import { SesOptOuts } from "./ses-opt-outs";
 import { RecipientBucket } from "./recipient-bucket";
@@ -235,6 +235,8 @@ function readJourneyConfig() {
 function readConfig(): StackConfig {
   const raw = new pulumi.Config("sendtime");
   try {
+    const stackProblem = stackNameProblem(pulumi.getStack());
+    if (stackProblem) throw new ConfigError(stackProblem);
     return parseStackConfig((key) => raw.get(key), Object.keys(pulumi.runtime.allConfig())).config;
   } catch (e) {
     // RunError: Pulumi prints the message alone, without a stack trace.

@@ -11,7 +11,7 @@ import {
 import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./core/journeys/journeys-definition";
 import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./core/plan/naming";
+import { ArnScope, campaignGroupName, EVENTS_SERVICE, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 
 /**
@@ -91,7 +91,7 @@ export class Journeys extends pulumi.ComponentResource {
     super("sendtime:index:Journeys", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
+    const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
     const enrolment = pulumi.output(args.target).apply((target) => ({ target, windowMinutes: args.windowMinutes }));
 
     const deadLetterQueue = eventDeadLetterQueue(name, parent);

@@ -11,7 +11,7 @@ import {
 import { bundleUnsubscribeHandler, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
 import { JOURNEY_RETRY } from "./journeys";
-import { ArnScope, EVENTS_SERVICE } from "./core/plan/naming";
+import { ArnScope, EVENTS_SERVICE, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 import { subscriptionEventPattern } from "./core/consent/ses-subscription";
 
 /** The SUBSCRIPTION event type of an SES event destination (API_EventDestination.html MatchingEventTypes). */
@@ -56,7 +56,7 @@ export class SesOptOuts extends pulumi.ComponentResource {
     super("sendtime:index:SesOptOuts", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
+    const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
     const defaultBusArn = scope.apply((s) => `arn:${s.partition}:events:${s.region}:${s.accountId}:event-bus/default`);
 
     publishSubscriptionEvents();

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { bundledFunction, functionLogGroup, functionRole } from "./function-parts";
 import { bundleUnsubscribeHandler, HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
-import { ArnScope } from "./core/plan/naming";
+import { ArnScope, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 import { newUnsubscribeKeyValue, OPT_OUT_KEY } from "./core/consent/unsubscribe-endpoint";
 
 /**
@@ -49,7 +49,7 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
     super("sendtime:index:UnsubscribeEndpoint", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
+    const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
 
     const key = createSigningKey();
     const optOutTable = createOptOutTable();
