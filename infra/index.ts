@@ -95,58 +95,38 @@ const sender = new Sender("bulk-sender", {
 // Only the stack's roles that write dead letters may put a message in the queue redrive reads: no one can plant one.
 target.allowOnlyStackToDeadLetter([sender.role.arn]);
 
-const fanOut = new FanOut("fanout", {
+// What every schedule carries, the fan-out's and the journeys' alike: the one sender, the role, retries, DLQ, SES.
+const scheduleTarget = target.parameters({
   scope,
-  bucketName: recipients.name,
-  bucketArn: recipients.arn,
-  targetRoleArn: target.roleArn,
-  housekeepingRoleArn: target.housekeepingRoleArn,
-  deadLetterQueueArn: target.deadLetterQueue.arn,
+  senderArn: sender.arn,
   fromAddress: config.fromAddress,
   configurationSetName: sesIdentity.configurationSetName,
   contactListName: sesIdentity.contactListName,
   unsubscribeTopic: config.unsubscribe?.topic,
+  retry: { maxEventAgeSeconds: config.maxEventAgeSeconds, maxRetryAttempts: config.maxRetryAttempts },
+});
+
+const fanOut = new FanOut("fanout", {
+  scope,
+  bucketName: recipients.name,
+  bucketArn: recipients.arn,
+  target: scheduleTarget,
+  housekeepingRoleArn: target.housekeepingRoleArn,
   createScheduleTps: config.createScheduleTps,
   maxConcurrency: config.maxConcurrency,
   batchSize: config.batchSize,
   innerConcurrency: config.innerConcurrency,
   toleratedFailurePercentage: config.toleratedFailurePercentage,
-  maxEventAgeSeconds: config.maxEventAgeSeconds,
-  maxRetryAttempts: config.maxRetryAttempts,
   logRetentionDays: config.logRetentionDays,
   kmsKeyArn: config.kmsKeyArn,
-  senderArn: sender.arn,
 });
 
-// Journeys' schedules carry the fan-out's target: the same one sender, configuration set, unsubscribe, retries, DLQ.
 const journeys = journeyConfig.journeys.length
   ? new Journeys("journeys", {
       journeys: journeyConfig.journeys,
       eventBusName: journeyConfig.eventBusName,
       scope,
-      target: pulumi
-        .all([
-          scope,
-          target.roleArn,
-          target.deadLetterQueue.arn,
-          sesIdentity.configurationSetName,
-          sesIdentity.contactListName,
-          sender.arn,
-        ])
-        .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, senderArn]) => ({
-          partition: s.partition,
-          targetRoleArn,
-          deadLetterQueueArn,
-          fromAddress: config.fromAddress,
-          configurationSetName,
-          listManagement:
-            contactListName && config.unsubscribe
-              ? { contactListName, topicName: config.unsubscribe.topic }
-              : undefined,
-          maxEventAgeSeconds: config.maxEventAgeSeconds,
-          maxRetryAttempts: config.maxRetryAttempts,
-          senderArn,
-        })),
+      target: scheduleTarget,
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
       ledgerTable: { arn: sender.ledger.arn, name: sender.ledger.name },
