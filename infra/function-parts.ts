@@ -14,7 +14,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { HANDLER_FILE } from "./handler-bundle";
 import { QueueWriters, stackOnlyQueuePolicy } from "./iam";
 import { sqs } from "./core/plan/quotas";
-import { EVENTS_SERVICE } from "./core/plan/naming";
+import { EVENTS_SERVICE, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 
 /** The log group Lambda writes the function `functionName`'s logs to. */
 export function functionLogGroup(
@@ -142,8 +142,8 @@ export interface RoledFunctionArgs {
   trustPolicy: pulumi.Input<string>;
   /** The role's policy (`<component>-permissions`), as JSON, given the log group the function writes to. */
   policy: (logGroupArn: pulumi.Output<string>) => pulumi.Input<string>;
-  /** The function itself, less what this makes. */
-  function: Omit<BundledFunction, "role" | "logGroup" | "permissions">;
+  /** The function itself, less what this makes (its name is physicalName's for the component's). */
+  function: Omit<BundledFunction, "functionName" | "role" | "logGroup" | "permissions">;
 }
 
 /** The parts `roledFunction` and `eventDrivenFunction` make, for the component to keep. */
@@ -155,11 +155,12 @@ export interface RoledFunction {
 
 /** A bundled function with its log group, its role and the role's policy (the function created after it). */
 export function roledFunction(name: string, f: RoledFunctionArgs, parent: pulumi.Resource): RoledFunction {
-  const logGroup = functionLogGroup(name, f.function.functionName, f.logRetentionDays, parent);
+  const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
+  const logGroup = functionLogGroup(name, functionName, f.logRetentionDays, parent);
   const role = functionRole(name, f.roleDescription, f.trustPolicy, parent);
   const policy = f.policy(logGroup.arn);
   const permissions = new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
-  const fn = bundledFunction(name, { ...f.function, role, logGroup, permissions }, parent);
+  const fn = bundledFunction(name, { ...f.function, functionName, role, logGroup, permissions }, parent);
   return { function: fn, role, logGroup };
 }
 

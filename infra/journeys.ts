@@ -4,7 +4,7 @@ import { EventRoute, eventDrivenFunction } from "./function-parts";
 import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./core/journeys/journeys-definition";
 import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, campaignGroupName, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
+import { ArnScope, campaignGroupName } from "./core/plan/naming";
 import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 
 /**
@@ -84,16 +84,10 @@ export class Journeys extends pulumi.ComponentResource {
     super("sendtime:index:Journeys", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
     const enrolment = pulumi.output(args.target).apply((target) => ({ target, windowMinutes: args.windowMinutes }));
 
     args.journeys.forEach(createScheduleGroup);
-    const {
-      function: fn,
-      role,
-      deadLetterQueue,
-      rules,
-    } = eventDrivenFunction(
+    const parts = eventDrivenFunction(
       name,
       {
         logRetentionDays: args.logRetentionDays,
@@ -102,7 +96,6 @@ export class Journeys extends pulumi.ComponentResource {
         trustPolicy: scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
         policy: enrolmentPolicy,
         function: {
-          functionName,
           description: "sendtime: enrols subscribers in journeys (creates and deletes their step schedules)",
           handler: HANDLER_NAME,
           code: bundleJourneyHandler().code,
@@ -123,12 +116,12 @@ export class Journeys extends pulumi.ComponentResource {
       parent,
     );
 
-    this.function = fn;
-    this.role = role;
-    this.deadLetterQueue = deadLetterQueue;
-    this.rules = rules;
+    this.function = parts.function;
+    this.role = parts.role;
+    this.deadLetterQueue = parts.deadLetterQueue;
+    this.rules = parts.rules;
     this.enrolment = enrolment;
-    this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
+    this.registerOutputs({ functionName: parts.function.name, deadLetterQueueUrl: parts.deadLetterQueue.url });
 
     function enrolmentPolicy(w: { logGroupArn: pulumi.Output<string>; deadLetterQueueArn: pulumi.Output<string> }) {
       return pulumi

@@ -4,7 +4,7 @@ import { eventDrivenFunction } from "./function-parts";
 import { bundleUnsubscribeHandler, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
 import { JOURNEY_RETRY } from "./journeys";
-import { ArnScope, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
+import { ArnScope } from "./core/plan/naming";
 import { subscriptionEventPattern } from "./core/consent/ses-subscription";
 
 /** The SUBSCRIPTION event type of an SES event destination (API_EventDestination.html MatchingEventTypes). */
@@ -49,16 +49,10 @@ export class SesOptOuts extends pulumi.ComponentResource {
     super("sendtime:index:SesOptOuts", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
     const defaultBusArn = scope.apply((s) => `arn:${s.partition}:events:${s.region}:${s.accountId}:event-bus/default`);
 
     publishSubscriptionEvents();
-    const {
-      function: fn,
-      role,
-      deadLetterQueue,
-      rules,
-    } = eventDrivenFunction(
+    const parts = eventDrivenFunction(
       name,
       {
         logRetentionDays: args.logRetentionDays,
@@ -66,7 +60,6 @@ export class SesOptOuts extends pulumi.ComponentResource {
         trustPolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
         policy: recordingPolicy,
         function: {
-          functionName,
           description: "sendtime: records opt-outs made through SES (SUBSCRIPTION events) in the opt-out table",
           handler: SES_OPT_OUT_HANDLER_NAME,
           code: bundleUnsubscribeHandler().code,
@@ -99,11 +92,11 @@ export class SesOptOuts extends pulumi.ComponentResource {
       parent,
     );
 
-    this.function = fn;
-    this.role = role;
-    this.deadLetterQueue = deadLetterQueue;
-    this.rule = rules[0];
-    this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
+    this.function = parts.function;
+    this.role = parts.role;
+    this.deadLetterQueue = parts.deadLetterQueue;
+    this.rule = parts.rules[0];
+    this.registerOutputs({ functionName: parts.function.name, deadLetterQueueUrl: parts.deadLetterQueue.url });
 
     function publishSubscriptionEvents() {
       new aws.sesv2.ConfigurationSetEventDestination(

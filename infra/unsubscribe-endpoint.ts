@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { roledFunction } from "./function-parts";
 import { bundleUnsubscribeHandler, HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
-import { ArnScope, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
+import { ArnScope } from "./core/plan/naming";
 import { newUnsubscribeKeyValue, OPT_OUT_KEY } from "./core/consent/unsubscribe-endpoint";
 
 /**
@@ -49,7 +49,6 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
     super("sendtime:index:UnsubscribeEndpoint", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.lambdaFunction);
 
     const key = createSigningKey();
     const optOutTable = createOptOutTable();
@@ -62,7 +61,6 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
         trustPolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
         policy: optingOutPolicy,
         function: {
-          functionName,
           description: "sendtime: one-click unsubscribe (RFC 8058) for bulk sends",
           handler: HANDLER_NAME,
           code: bundleUnsubscribeHandler().code,
