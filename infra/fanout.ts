@@ -2,7 +2,8 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { fanOutDefinition, FanOutShape } from "./state-machines/fanout-definition";
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, STACK_QUOTA_TAG } from "./core/plan/naming";
+import { ArnScope, NAME_MAX_LENGTH, physicalName, STACK_QUOTA_TAG } from "./core/plan/naming";
+import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 
 /**
  * The fan-out's shape (`FanOutShape`, documented where it is declared) and what its schedules carry.
@@ -16,32 +17,13 @@ export interface FanOutArgs extends FanOutShape {
   bucketName: pulumi.Input<string>;
   /** The recipient bucket's ARN (the role may read plans and write results there, nothing else). Required. */
   bucketArn: pulumi.Input<string>;
-  /** The role every recipient's schedule runs as (passed to Scheduler, and to nothing else). Required. */
-  targetRoleArn: pulumi.Input<string>;
+  /**
+   * What every schedule carries (SchedulerTarget.parameters): the role it runs as (passed to Scheduler, and to nothing
+   * else), its dead-letter queue, retries, the one sender it starts and the SES settings of its sends. Required.
+   */
+  target: pulumi.Input<SchedulerTargetParameters>;
   /** The role the housekeeping schedule runs as: it deletes the campaign's group when its sends are done. Required. */
   housekeepingRoleArn: pulumi.Input<string>;
-  /** Where Scheduler sends what it could not deliver (every schedule's DeadLetterConfig). Required. */
-  deadLetterQueueArn: pulumi.Input<string>;
-  /**
-   * SendEmail FromEmailAddress of every schedule. Required: the stack passes `sendtime:fromAddress`.
-   * @example
-   * ```ts
-   * { fromAddress: "news@mail.example.com" }
-   * ```
-   */
-  fromAddress: string;
-  /** SendEmail ConfigurationSetName of every schedule (the Sender's). Required. */
-  configurationSetName: pulumi.Input<string>;
-  /**
-   * The contact list for one-click unsubscribe; used only together with `unsubscribeTopic`.
-   * @default none: sends carry no ListManagementOptions
-   */
-  contactListName?: pulumi.Input<string>;
-  /**
-   * The contact list's topic every send names; used only together with `contactListName`.
-   * @default none
-   */
-  unsubscribeTopic?: string;
   /**
    * The account's CreateSchedule quota (requests a second) the fan-out is paced to; tagged on the state machine for
    * the policy pack. Required: the stack passes `sendtime:createScheduleTps` (`5000` when unset).
@@ -57,8 +39,6 @@ export interface FanOutArgs extends FanOutShape {
    * @default none: the bucket uses SSE-S3 and the role needs no key
    */
   kmsKeyArn?: string;
-  /** The one sender every schedule starts (its state machine ARN). Required. */
-  senderArn: pulumi.Input<string>;
 }
 
 /** The fan-out: a Step Functions state machine that turns a campaign plan into one schedule per row. */
@@ -73,7 +53,7 @@ export class FanOut extends pulumi.ComponentResource {
     const parent = this;
     const scope = pulumi.output(args.scope);
     // Named, so that the role's policy can name the state machine before it exists.
-    const stateMachineName = `sendtime-${name}-${pulumi.getStack()}`;
+    const stateMachineName = physicalName(pulumi.getStack(), name, NAME_MAX_LENGTH.stateMachine);
 
     const logGroup = createLogGroup();
     const role = createRole();
@@ -110,8 +90,8 @@ export class FanOut extends pulumi.ComponentResource {
 
     function allowFanOut() {
       const policy = pulumi
-        .all([scope, args.targetRoleArn, args.housekeepingRoleArn, args.bucketArn])
-        .apply(([s, targetRoleArn, housekeepingRoleArn, bucketArn]) =>
+        .all([scope, args.target, args.housekeepingRoleArn, args.bucketArn])
+        .apply(([s, { targetRoleArn }, housekeepingRoleArn, bucketArn]) =>
           JSON.stringify(
             policyDocument(
               fanOutStatements({
@@ -130,51 +110,21 @@ export class FanOut extends pulumi.ComponentResource {
 
     function createStateMachine() {
       const definition = pulumi
-        .all([
-          scope,
-          args.targetRoleArn,
-          args.housekeepingRoleArn,
-          args.deadLetterQueueArn,
-          args.bucketName,
-          args.configurationSetName,
-          args.contactListName,
-          args.senderArn,
-        ])
-        .apply(
-          ([
-            s,
-            targetRoleArn,
-            housekeepingRoleArn,
-            deadLetterQueueArn,
-            resultsBucket,
-            configurationSetName,
-            contactListName,
-            senderArn,
-          ]) =>
-            JSON.stringify(
-              fanOutDefinition({
-                partition: s.partition,
-                targetRoleArn,
-                housekeepingRoleArn,
-                deadLetterQueueArn,
-                resultsBucket,
-                fromAddress: args.fromAddress,
-                configurationSetName,
-                listManagement:
-                  contactListName && args.unsubscribeTopic
-                    ? { contactListName, topicName: args.unsubscribeTopic }
-                    : undefined,
-                maxConcurrency: args.maxConcurrency,
-                batchSize: args.batchSize,
-                innerConcurrency: args.innerConcurrency,
-                toleratedFailurePercentage: args.toleratedFailurePercentage,
-                maxEventAgeSeconds: args.maxEventAgeSeconds,
-                maxRetryAttempts: args.maxRetryAttempts,
-                senderArn,
-              }),
-              null,
-              2,
-            ),
+        .all([args.target, args.housekeepingRoleArn, args.bucketName])
+        .apply(([target, housekeepingRoleArn, resultsBucket]) =>
+          JSON.stringify(
+            fanOutDefinition({
+              ...target,
+              housekeepingRoleArn,
+              resultsBucket,
+              maxConcurrency: args.maxConcurrency,
+              batchSize: args.batchSize,
+              innerConcurrency: args.innerConcurrency,
+              toleratedFailurePercentage: args.toleratedFailurePercentage,
+            }),
+            null,
+            2,
+          ),
         );
       return new aws.sfn.StateMachine(
         `${name}`,

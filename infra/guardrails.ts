@@ -10,7 +10,7 @@ import {
   percent,
 } from "./core/send/guardrails";
 import { SES_METRICS_NAMESPACE } from "./core/send/email-events";
-import { ArnScope } from "./core/plan/naming";
+import { ArnScope, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 import { acceptOnlyFrom, eventDeadLetterQueue } from "./function-parts";
 
 /** EventBridge's retries of a start that failed: a day, as the other rules of the stack. */
@@ -202,7 +202,12 @@ export class Guardrails extends pulumi.ComponentResource {
         );
       return new aws.sfn.StateMachine(
         `${name}-${id}`,
-        { name: `sendtime-guardrail-${id}-${stack}`, type: "EXPRESS", roleArn: role.arn, definition },
+        {
+          name: physicalName(stack, `guardrail-${id}`, NAME_MAX_LENGTH.stateMachine),
+          type: "EXPRESS",
+          roleArn: role.arn,
+          definition,
+        },
         { parent, dependsOn: [permissions] },
       );
     }

@@ -136,6 +136,11 @@ export function housekeepingStatements(g: HousekeepingGrants): PolicyStatement[]
   ];
 }
 
+/** A function's logs: its own log group's streams, nothing else. */
+function functionLogs(logGroupArn: string): PolicyStatement {
+  return { Sid: "Logs", Effect: "Allow", Action: [...FUNCTION_LOG_ACTIONS], Resource: `${logGroupArn}:*` };
+}
+
 /** With a customer-managed key: encrypting and decrypting with that key only (SQS, DynamoDB and S3 need both). */
 function keyUse(Sid: string, kmsKeyArn: string | undefined): PolicyStatement[] {
   return kmsKeyArn ? [{ Sid, Effect: "Allow", Action: [...KMS_KEY_USE_ACTIONS], Resource: kmsKeyArn }] : [];
@@ -251,12 +256,7 @@ export function unsubscribeStatements(g: UnsubscribeGrants): PolicyStatement[] {
     { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
     // The customer-managed key decrypts the signing key and encrypts the table's items.
     ...keyUse("SigningKeyAndTableEncryption", g.kmsKeyArn),
-    {
-      Sid: "Logs",
-      Effect: "Allow",
-      Action: [...FUNCTION_LOG_ACTIONS],
-      Resource: `${g.logGroupArn}:*`,
-    },
+    functionLogs(g.logGroupArn),
   ];
 }
 
@@ -279,12 +279,7 @@ export function sesOptOutStatements(g: SesOptOutGrants): PolicyStatement[] {
     { Sid: "RecordOptOut", Effect: "Allow", Action: [...OPT_OUT_WRITE_ACTIONS], Resource: g.optOutTableArn },
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
     ...keyUse("TableEncryption", g.kmsKeyArn),
-    {
-      Sid: "Logs",
-      Effect: "Allow",
-      Action: [...FUNCTION_LOG_ACTIONS],
-      Resource: `${g.logGroupArn}:*`,
-    },
+    functionLogs(g.logGroupArn),
   ];
 }
 
@@ -391,12 +386,7 @@ export function journeyStatements(g: JourneyGrants): PolicyStatement[] {
       Resource: g.targetRoleArn,
       Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
     },
-    {
-      Sid: "Logs",
-      Effect: "Allow",
-      Action: [...FUNCTION_LOG_ACTIONS],
-      Resource: `${g.logGroupArn}:*`,
-    },
+    functionLogs(g.logGroupArn),
     { Sid: "KeepFailedEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: g.deadLetterQueueArn },
     {
       Sid: "ClaimEnrolments",

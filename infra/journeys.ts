@@ -1,17 +1,10 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import {
-  acceptOnlyFrom,
-  bundledFunction,
-  eventDeadLetterQueue,
-  functionLogGroup,
-  functionRole,
-  keepFailedInvocations,
-} from "./function-parts";
+import { EventRoute, eventDrivenFunction } from "./function-parts";
 import { bundleJourneyHandler, HANDLER_NAME } from "./handler-bundle";
 import { Journey, EventMatch } from "./core/journeys/journeys-definition";
 import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
-import { ArnScope, campaignGroupName, EVENTS_SERVICE } from "./core/plan/naming";
+import { ArnScope, campaignGroupName } from "./core/plan/naming";
 import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 
 /**
@@ -91,37 +84,54 @@ export class Journeys extends pulumi.ComponentResource {
     super("sendtime:index:Journeys", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
     const enrolment = pulumi.output(args.target).apply((target) => ({ target, windowMinutes: args.windowMinutes }));
 
-    const deadLetterQueue = eventDeadLetterQueue(name, parent);
-    const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
-    const role = functionRole(
+    args.journeys.forEach(createScheduleGroup);
+    const parts = eventDrivenFunction(
       name,
-      "Assumed by the sendtime journey enrolment function to claim enrolments and create and delete journey schedules",
-      scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
+      {
+        logRetentionDays: args.logRetentionDays,
+        roleDescription:
+          "Assumed by the sendtime journey enrolment function to claim enrolments and create and delete journey schedules",
+        trustPolicy: scope.apply((s) => JSON.stringify(journeyTrustPolicy(s.accountId))),
+        policy: enrolmentPolicy,
+        function: {
+          description: "sendtime: enrols subscribers in journeys (creates and deletes their step schedules)",
+          handler: HANDLER_NAME,
+          code: bundleJourneyHandler().code,
+          timeout: 60,
+          memorySize: 256,
+          variables: {
+            SENDTIME_JOURNEYS: JSON.stringify(args.journeys),
+            SENDTIME_ENROLMENT: enrolment.apply((e) => JSON.stringify(e)),
+            SENDTIME_LEDGER_TABLE: args.ledgerTable.name,
+          },
+        },
+        routes: args.journeys.flatMap((j) => [
+          route(j, "trigger", j.trigger),
+          ...(j.exit ? [route(j, "exit", j.exit)] : []),
+        ]),
+        retry: JOURNEY_RETRY,
+      },
       parent,
     );
-    const permissions = allowEnrolment();
-    args.journeys.forEach(createScheduleGroup);
-    const fn = createFunction();
-    keepFailedInvocations(name, fn, JOURNEY_RETRY.invocation, deadLetterQueue, parent);
-    const rules = args.journeys.flatMap((j) => [
-      routeEvents(j, "trigger", j.trigger),
-      ...(j.exit ? [routeEvents(j, "exit", j.exit)] : []),
-    ]);
-    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [role.arn], rules }, parent);
 
-    this.function = fn;
-    this.role = role;
-    this.deadLetterQueue = deadLetterQueue;
-    this.rules = rules;
+    this.function = parts.function;
+    this.role = parts.role;
+    this.deadLetterQueue = parts.deadLetterQueue;
+    this.rules = parts.rules;
     this.enrolment = enrolment;
-    this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
+    this.registerOutputs({ functionName: parts.function.name, deadLetterQueueUrl: parts.deadLetterQueue.url });
 
-    function allowEnrolment() {
-      const policy = pulumi
-        .all([scope, pulumi.output(args.target).targetRoleArn, logGroup.arn, deadLetterQueue.arn, args.ledgerTable.arn])
+    function enrolmentPolicy(w: { logGroupArn: pulumi.Output<string>; deadLetterQueueArn: pulumi.Output<string> }) {
+      return pulumi
+        .all([
+          scope,
+          pulumi.output(args.target).targetRoleArn,
+          w.logGroupArn,
+          w.deadLetterQueueArn,
+          args.ledgerTable.arn,
+        ])
         .apply(([s, targetRoleArn, logGroupArn, deadLetterQueueArn, ledgerTableArn]) =>
           JSON.stringify(
             policyDocument(
@@ -137,7 +147,6 @@ export class Journeys extends pulumi.ComponentResource {
             ),
           ),
         );
-      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }
 
     function createScheduleGroup(j: Journey) {
@@ -148,62 +157,19 @@ export class Journeys extends pulumi.ComponentResource {
       );
     }
 
-    function createFunction() {
-      return bundledFunction(
-        name,
-        {
-          functionName,
-          description: "sendtime: enrols subscribers in journeys (creates and deletes their step schedules)",
-          handler: HANDLER_NAME,
-          code: bundleJourneyHandler().code,
-          role,
-          logGroup,
-          timeout: 60,
-          memorySize: 256,
-          variables: {
-            SENDTIME_JOURNEYS: JSON.stringify(args.journeys),
-            SENDTIME_ENROLMENT: enrolment.apply((e) => JSON.stringify(e)),
-            SENDTIME_LEDGER_TABLE: args.ledgerTable.name,
-          },
-          permissions,
+    function route(j: Journey, kind: "trigger" | "exit", match: EventMatch): EventRoute {
+      return {
+        ruleName: `${name}-${j.name}-${kind}`,
+        partsName: `${name}-${j.name}-${kind}`,
+        eventBusName: args.eventBusName,
+        description: `sendtime journey ${j.name}: ${kind === "trigger" ? "enrol" : "stop"} on ${match.source} ${match.detailType}`,
+        eventPattern: JSON.stringify({ source: [match.source], "detail-type": [match.detailType] }),
+        targetId: `sendtime-${kind}`,
+        // The handler learns the journey and which rule matched from the input; the event travels whole.
+        inputTransformer: {
+          inputTemplate: `{"journey":${JSON.stringify(j.name)},"kind":"${kind}","event":<aws.events.event.json>}`,
         },
-        parent,
-      );
-    }
-
-    function routeEvents(j: Journey, kind: "trigger" | "exit", match: EventMatch) {
-      const rule = new aws.cloudwatch.EventRule(
-        `${name}-${j.name}-${kind}`,
-        {
-          eventBusName: args.eventBusName,
-          description: `sendtime journey ${j.name}: ${kind === "trigger" ? "enrol" : "stop"} on ${match.source} ${match.detailType}`,
-          eventPattern: JSON.stringify({ source: [match.source], "detail-type": [match.detailType] }),
-        },
-        { parent },
-      );
-      new aws.lambda.Permission(
-        `${name}-${j.name}-${kind}-invoke`,
-        { action: "lambda:InvokeFunction", function: fn.name, principal: EVENTS_SERVICE, sourceArn: rule.arn },
-        { parent },
-      );
-      new aws.cloudwatch.EventTarget(
-        `${name}-${j.name}-${kind}-target`,
-        {
-          // One target a rule: a short fixed id, not one derived from the resource's name (at most 64 characters).
-          targetId: `sendtime-${kind}`,
-          rule: rule.name,
-          eventBusName: args.eventBusName,
-          arn: fn.arn,
-          // The handler learns the journey and which rule matched from the input; the event travels whole.
-          inputTransformer: {
-            inputTemplate: `{"journey":${JSON.stringify(j.name)},"kind":"${kind}","event":<aws.events.event.json>}`,
-          },
-          retryPolicy: JOURNEY_RETRY.ruleTarget,
-          deadLetterConfig: { arn: deadLetterQueue.arn },
-        },
-        { parent },
-      );
-      return rule;
+      };
     }
   }
 }

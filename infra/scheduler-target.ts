@@ -4,6 +4,26 @@ import { acceptOnlyFrom } from "./function-parts";
 import { housekeepingStatements, policyDocument, schedulerTargetStatements, schedulerTrustPolicy } from "./iam";
 import { ArnScope } from "./core/plan/naming";
 import { sqs } from "./core/plan/quotas";
+import { ScheduleRetryPolicy, SchedulerTargetParameters } from "./core/plan/schedule-request";
+
+/** What every schedule carries besides this component's role and queue: the sender, the SES settings, retries. */
+export interface SchedulerTargetSends {
+  scope: pulumi.Input<ArnScope>;
+  /** The one sender's state machine ARN. */
+  senderArn: pulumi.Input<string>;
+  /** The sends' FromEmailAddress (`sendtime:fromAddress`). */
+  fromAddress: string;
+  /** The sends' ConfigurationSetName (the SesIdentity's). */
+  configurationSetName: pulumi.Input<string>;
+  /**
+   * One-click unsubscribe: the SES contact list and its topic; used only when both are set.
+   * @default none: sends carry no ListManagementOptions
+   */
+  contactListName?: pulumi.Input<string | undefined>;
+  unsubscribeTopic?: string;
+  /** Every schedule's RetryPolicy (`sendtime:maxEventAgeSeconds`, `sendtime:maxRetryAttempts`). */
+  retry: ScheduleRetryPolicy;
+}
 
 export interface SchedulerTargetArgs {
   /** The partition, account and Region the roles may act in (their trust conditions and resource ARNs). Required. */
@@ -110,6 +130,36 @@ export class SchedulerTarget extends pulumi.ComponentResource {
       new aws.iam.RolePolicy(`${name}-housekeeping`, { role: housekeeping.id, policy }, { parent });
       return housekeeping;
     }
+  }
+
+  /**
+   * What every schedule's target carries (SchedulerTargetParameters), built once for the fan-out's schedules and the
+   * journeys' alike: this component's send role and dead-letter queue, and `sends`.
+   */
+  parameters(sends: SchedulerTargetSends): pulumi.Output<SchedulerTargetParameters> {
+    return pulumi
+      .all([
+        sends.scope,
+        this.roleArn,
+        this.deadLetterQueue.arn,
+        sends.configurationSetName,
+        sends.contactListName,
+        sends.senderArn,
+      ])
+      .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, senderArn]) => ({
+        partition: s.partition,
+        targetRoleArn,
+        deadLetterQueueArn,
+        fromAddress: sends.fromAddress,
+        configurationSetName,
+        listManagement:
+          contactListName && sends.unsubscribeTopic
+            ? { contactListName, topicName: sends.unsubscribeTopic }
+            : undefined,
+        maxEventAgeSeconds: sends.retry.maxEventAgeSeconds,
+        maxRetryAttempts: sends.retry.maxRetryAttempts,
+        senderArn,
+      }));
   }
 
   /**

@@ -12,11 +12,12 @@ import { DEFAULT_TEMPLATES_DIR, StackConfig } from "./config";
 import { FanOut } from "./fanout";
 import { Journeys } from "./journeys";
 import { Journey } from "./core/journeys/journeys-definition";
-import { ArnScope, CAMPAIGN_PREFIX, senderName } from "./core/plan/naming";
+import { ArnScope, CAMPAIGN_PREFIX, senderName, stackNameProblem } from "./core/plan/naming";
 import { UnsubscribeEndpoint } from "./unsubscribe-endpoint";
 import { SesOptOuts } from "./ses-opt-outs";
 import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
+import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 import { Sender } from "./sender";
 import { SesIdentity } from "./ses-identity";
 import { ConfigError } from "./config";
@@ -104,8 +105,9 @@ export class Sendtime extends pulumi.ComponentResource {
     const core = createCore();
     const optional = createUnsubscribe(scope, settings.config, core, child);
     const sender = createSender(scope, settings.config, core, optional, child);
-    const fanOut = createFanOut(scope, settings.config, core, sender, child);
-    const journeys = createJourneys(scope, settings, core, sender, child);
+    const scheduleTarget = scheduleTargetOf(scope, settings.config, core, sender);
+    const fanOut = createFanOut(scope, settings.config, core, scheduleTarget, child);
+    const journeys = createJourneys(scope, settings, scheduleTarget, sender, child);
     const alarms = createAlarms(settings, core, fanOut, optional, journeys, child);
     const guardrails = createGuardrails(scope, settings, core, sender, fanOut, alarms, child);
     this.components = { ...core, ...optional, sender, fanOut, journeys, alarms, guardrails };
@@ -144,6 +146,8 @@ export class Sendtime extends pulumi.ComponentResource {
 /** The arguments checked (a bad one stops the program with one line naming it, as a bad config key does). */
 function checked(name: string, args: SendtimeArgs): SendtimeSettings {
   try {
+    const stackProblem = stackNameProblem(pulumi.getStack());
+    if (stackProblem) throw new ConfigError(stackProblem);
     return resolveSendtimeArgs(args);
   } catch (e) {
     if (e instanceof ConfigError || e instanceof JourneyDefinitionError)
@@ -248,11 +252,29 @@ function createSender(
   return sender;
 }
 
+/** What every schedule carries, the fan-out's and the journeys' alike: the one sender, the role, retries, DLQ, SES. */
+function scheduleTargetOf(
+  scope: pulumi.Output<ArnScope>,
+  config: StackConfig,
+  { identity, target }: Core,
+  sender: Sender,
+): pulumi.Output<SchedulerTargetParameters> {
+  return target.parameters({
+    scope,
+    senderArn: sender.arn,
+    fromAddress: config.fromAddress,
+    configurationSetName: identity.configurationSetName,
+    contactListName: identity.contactListName,
+    unsubscribeTopic: config.unsubscribe?.topic,
+    retry: { maxEventAgeSeconds: config.maxEventAgeSeconds, maxRetryAttempts: config.maxRetryAttempts },
+  });
+}
+
 function createFanOut(
   scope: pulumi.Output<ArnScope>,
   config: StackConfig,
-  { recipients, identity, target }: Core,
-  sender: Sender,
+  { recipients, target }: Core,
+  scheduleTarget: pulumi.Output<SchedulerTargetParameters>,
   opts: pulumi.ComponentResourceOptions,
 ): FanOut {
   return new FanOut(
@@ -261,23 +283,15 @@ function createFanOut(
       scope,
       bucketName: recipients.name,
       bucketArn: recipients.arn,
-      targetRoleArn: target.roleArn,
+      target: scheduleTarget,
       housekeepingRoleArn: target.housekeepingRoleArn,
-      deadLetterQueueArn: target.deadLetterQueue.arn,
-      fromAddress: config.fromAddress,
-      configurationSetName: identity.configurationSetName,
-      contactListName: identity.contactListName,
-      unsubscribeTopic: config.unsubscribe?.topic,
       createScheduleTps: config.createScheduleTps,
       maxConcurrency: config.maxConcurrency,
       batchSize: config.batchSize,
       innerConcurrency: config.innerConcurrency,
       toleratedFailurePercentage: config.toleratedFailurePercentage,
-      maxEventAgeSeconds: config.maxEventAgeSeconds,
-      maxRetryAttempts: config.maxRetryAttempts,
       logRetentionDays: config.logRetentionDays,
       kmsKeyArn: config.kmsKeyArn,
-      senderArn: sender.arn,
     },
     opts,
   );
@@ -287,39 +301,18 @@ function createFanOut(
 function createJourneys(
   scope: pulumi.Output<ArnScope>,
   { config, journeys, eventBusName }: SendtimeSettings,
-  { identity, target }: Core,
+  scheduleTarget: pulumi.Output<SchedulerTargetParameters>,
   sender: Sender,
   opts: pulumi.ComponentResourceOptions,
 ): Journeys | undefined {
   if (!journeys.length) return undefined;
-  const targetSettings = pulumi
-    .all([
-      scope,
-      target.roleArn,
-      target.deadLetterQueue.arn,
-      identity.configurationSetName,
-      identity.contactListName,
-      sender.arn,
-    ])
-    .apply(([s, targetRoleArn, deadLetterQueueArn, configurationSetName, contactListName, senderArn]) => ({
-      partition: s.partition,
-      targetRoleArn,
-      deadLetterQueueArn,
-      fromAddress: config.fromAddress,
-      configurationSetName,
-      listManagement:
-        contactListName && config.unsubscribe ? { contactListName, topicName: config.unsubscribe.topic } : undefined,
-      maxEventAgeSeconds: config.maxEventAgeSeconds,
-      maxRetryAttempts: config.maxRetryAttempts,
-      senderArn,
-    }));
   return new Journeys(
     "journeys",
     {
       journeys,
       eventBusName,
       scope,
-      target: targetSettings,
+      target: scheduleTarget,
       windowMinutes: config.defaultWindowMinutes,
       logRetentionDays: config.logRetentionDays,
       ledgerTable: { arn: sender.ledger.arn, name: sender.ledger.name },

@@ -1,6 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { EMAIL_EVENTS, EVENT_DIMENSIONS } from "./core/send/email-events";
+import { NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 
 export interface SesIdentityArgs {
   /**
@@ -72,7 +73,7 @@ export class SesIdentity extends pulumi.ComponentResource {
       return new aws.sesv2.ConfigurationSet(
         `${name}-config`,
         {
-          configurationSetName: `sendtime-${pulumi.getStack()}`,
+          configurationSetName: physicalName(pulumi.getStack(), "", NAME_MAX_LENGTH.sesConfigurationSet),
           reputationOptions: { reputationMetricsEnabled: true },
           suppressionOptions: { suppressedReasons: ["BOUNCE", "COMPLAINT"] },
           sendingOptions: { sendingEnabled: true },

@@ -1,17 +1,10 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import {
-  acceptOnlyFrom,
-  bundledFunction,
-  eventDeadLetterQueue,
-  functionLogGroup,
-  functionRole,
-  keepFailedInvocations,
-} from "./function-parts";
+import { eventDrivenFunction } from "./function-parts";
 import { bundleUnsubscribeHandler, SES_OPT_OUT_HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, sesOptOutStatements, unsubscribeTrustPolicy } from "./iam";
 import { JOURNEY_RETRY } from "./journeys";
-import { ArnScope, EVENTS_SERVICE } from "./core/plan/naming";
+import { ArnScope } from "./core/plan/naming";
 import { subscriptionEventPattern } from "./core/consent/ses-subscription";
 
 /** The SUBSCRIPTION event type of an SES event destination (API_EventDestination.html MatchingEventTypes). */
@@ -20,7 +13,7 @@ const SUBSCRIPTION_EVENTS = ["SUBSCRIPTION"];
 export interface SesOptOutsArgs {
   /** The account and Region: the default event bus's ARN. Required. */
   scope: pulumi.Input<ArnScope>;
-  /** The configuration set whose sends' SUBSCRIPTION events are published (the Sender's). Required. */
+  /** The configuration set whose sends' SUBSCRIPTION events are published (the SesIdentity's). Required. */
   configurationSetName: pulumi.Input<string>;
   /** The contact list and topic of one-click unsubscribe (`sendtime:unsubscribe*`). Required. */
   contactListName: pulumi.Input<string>;
@@ -56,29 +49,54 @@ export class SesOptOuts extends pulumi.ComponentResource {
     super("sendtime:index:SesOptOuts", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
     const defaultBusArn = scope.apply((s) => `arn:${s.partition}:events:${s.region}:${s.accountId}:event-bus/default`);
 
     publishSubscriptionEvents();
-    const deadLetterQueue = eventDeadLetterQueue(name, parent);
-    const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
-    const role = functionRole(
+    const parts = eventDrivenFunction(
       name,
-      "Assumed by the sendtime function that records SES's opt-outs in the opt-out table",
-      scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+      {
+        logRetentionDays: args.logRetentionDays,
+        roleDescription: "Assumed by the sendtime function that records SES's opt-outs in the opt-out table",
+        trustPolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+        policy: recordingPolicy,
+        function: {
+          description: "sendtime: records opt-outs made through SES (SUBSCRIPTION events) in the opt-out table",
+          handler: SES_OPT_OUT_HANDLER_NAME,
+          code: bundleUnsubscribeHandler().code,
+          // One UpdateItem: 3 attempts of at most 2.5 s each (opt-out-table.ts), with room.
+          timeout: 15,
+          memorySize: 256,
+          variables: {
+            SENDTIME_SES_OPT_OUTS: pulumi
+              .all([args.contactListName, args.optOutTable.name])
+              .apply(([contactListName, optOutTable]) =>
+                JSON.stringify({ contactListName, topicName: args.topicName, optOutTable }),
+              ),
+          },
+        },
+        routes: [
+          {
+            ruleName: `${name}-rule`,
+            partsName: name,
+            eventBusName: "default",
+            description:
+              "sendtime: SES opt-outs (Email Subscribed) of the stack's contact list, into the opt-out table",
+            eventPattern: pulumi
+              .output(args.contactListName)
+              .apply((list) => JSON.stringify(subscriptionEventPattern(list))),
+            targetId: "sendtime-opt-outs",
+          },
+        ],
+        retry: JOURNEY_RETRY,
+      },
       parent,
     );
-    const permissions = allowRecording();
-    const fn = createFunction();
-    keepFailedInvocations(name, fn, JOURNEY_RETRY.invocation, deadLetterQueue, parent);
-    const rule = routeEvents();
-    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [role.arn], rules: [rule] }, parent);
 
-    this.function = fn;
-    this.role = role;
-    this.deadLetterQueue = deadLetterQueue;
-    this.rule = rule;
-    this.registerOutputs({ functionName: fn.name, deadLetterQueueUrl: deadLetterQueue.url });
+    this.function = parts.function;
+    this.role = parts.role;
+    this.deadLetterQueue = parts.deadLetterQueue;
+    this.rule = parts.rules[0];
+    this.registerOutputs({ functionName: parts.function.name, deadLetterQueueUrl: parts.deadLetterQueue.url });
 
     function publishSubscriptionEvents() {
       new aws.sesv2.ConfigurationSetEventDestination(
@@ -96,9 +114,9 @@ export class SesOptOuts extends pulumi.ComponentResource {
       );
     }
 
-    function allowRecording() {
-      const policy = pulumi
-        .all([args.optOutTable.arn, logGroup.arn, deadLetterQueue.arn])
+    function recordingPolicy(w: { logGroupArn: pulumi.Output<string>; deadLetterQueueArn: pulumi.Output<string> }) {
+      return pulumi
+        .all([args.optOutTable.arn, w.logGroupArn, w.deadLetterQueueArn])
         .apply(([optOutTableArn, logGroupArn, deadLetterQueueArn]) =>
           JSON.stringify(
             policyDocument(
@@ -106,65 +124,6 @@ export class SesOptOuts extends pulumi.ComponentResource {
             ),
           ),
         );
-      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
-    }
-
-    function createFunction() {
-      return bundledFunction(
-        name,
-        {
-          functionName,
-          description: "sendtime: records opt-outs made through SES (SUBSCRIPTION events) in the opt-out table",
-          handler: SES_OPT_OUT_HANDLER_NAME,
-          code: bundleUnsubscribeHandler().code,
-          role,
-          logGroup,
-          // One UpdateItem: 3 attempts of at most 2.5 s each (opt-out-table.ts), with room.
-          timeout: 15,
-          memorySize: 256,
-          variables: {
-            SENDTIME_SES_OPT_OUTS: pulumi
-              .all([args.contactListName, args.optOutTable.name])
-              .apply(([contactListName, optOutTable]) =>
-                JSON.stringify({ contactListName, topicName: args.topicName, optOutTable }),
-              ),
-          },
-          permissions,
-        },
-        parent,
-      );
-    }
-
-    function routeEvents() {
-      const r = new aws.cloudwatch.EventRule(
-        `${name}-rule`,
-        {
-          eventBusName: "default",
-          description: "sendtime: SES opt-outs (Email Subscribed) of the stack's contact list, into the opt-out table",
-          eventPattern: pulumi
-            .output(args.contactListName)
-            .apply((list) => JSON.stringify(subscriptionEventPattern(list))),
-        },
-        { parent },
-      );
-      new aws.lambda.Permission(
-        `${name}-invoke`,
-        { action: "lambda:InvokeFunction", function: fn.name, principal: EVENTS_SERVICE, sourceArn: r.arn },
-        { parent },
-      );
-      new aws.cloudwatch.EventTarget(
-        `${name}-target`,
-        {
-          targetId: "sendtime-opt-outs",
-          rule: r.name,
-          eventBusName: "default",
-          arn: fn.arn,
-          retryPolicy: JOURNEY_RETRY.ruleTarget,
-          deadLetterConfig: { arn: deadLetterQueue.arn },
-        },
-        { parent },
-      );
-      return r;
     }
   }
 }

@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { bundledFunction, functionLogGroup, functionRole } from "./function-parts";
+import { roledFunction } from "./function-parts";
 import { bundleUnsubscribeHandler, HANDLER_NAME } from "./handler-bundle";
 import { policyDocument, unsubscribeStatements, unsubscribeTrustPolicy } from "./iam";
 import { ArnScope } from "./core/plan/naming";
@@ -15,7 +15,7 @@ export const UNSUBSCRIBE_RESERVED_CONCURRENCY = 5;
 export interface UnsubscribeEndpointArgs {
   /** The account and Region the function acts in. */
   scope: pulumi.Input<ArnScope>;
-  /** The SES contact list and topic an unsubscribe opts out of (the Sender's, sendtime:unsubscribe*). */
+  /** The SES contact list and topic an unsubscribe opts out of (the SesIdentity's, sendtime:unsubscribe*). */
   contactListName: pulumi.Input<string>;
   contactListArn: pulumi.Input<string>;
   topicName: string;
@@ -49,19 +49,40 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
     super("sendtime:index:UnsubscribeEndpoint", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const functionName = `sendtime-${name}-${pulumi.getStack()}`;
 
     const key = createSigningKey();
     const optOutTable = createOptOutTable();
-    const logGroup = functionLogGroup(name, functionName, args.logRetentionDays, parent);
-    const role = functionRole(
+    const { function: fn, role } = roledFunction(
       name,
-      "Assumed by the sendtime unsubscribe function to opt addresses out of the contact list's topic",
-      scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+      {
+        logRetentionDays: args.logRetentionDays,
+        roleDescription:
+          "Assumed by the sendtime unsubscribe function to opt addresses out of the contact list's topic",
+        trustPolicy: scope.apply((s) => JSON.stringify(unsubscribeTrustPolicy(s.accountId))),
+        policy: optingOutPolicy,
+        function: {
+          description: "sendtime: one-click unsubscribe (RFC 8058) for bulk sends",
+          handler: HANDLER_NAME,
+          code: bundleUnsubscribeHandler().code,
+          timeout: 10,
+          memorySize: 256,
+          reservedConcurrentExecutions: UNSUBSCRIBE_RESERVED_CONCURRENCY,
+          variables: {
+            SENDTIME_UNSUBSCRIBE: pulumi
+              .all([args.contactListName, key.name, optOutTable.name])
+              .apply(([contactListName, keyParameter, optOutTableName]) =>
+                JSON.stringify({
+                  contactListName,
+                  topicName: args.topicName,
+                  keyParameter,
+                  optOutTable: optOutTableName,
+                }),
+              ),
+          },
+        },
+      },
       parent,
     );
-    const permissions = allowOptingOut();
-    const fn = createFunction();
     const url = createUrl();
 
     this.url = url.functionUrl;
@@ -109,9 +130,9 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
       );
     }
 
-    function allowOptingOut() {
-      const policy = pulumi
-        .all([key.arn, args.contactListArn, logGroup.arn, optOutTable.arn])
+    function optingOutPolicy(logGroupArn: pulumi.Output<string>) {
+      return pulumi
+        .all([key.arn, args.contactListArn, logGroupArn, optOutTable.arn])
         .apply(([keyParameterArn, contactListArn, logGroupArn, optOutTableArn]) =>
           JSON.stringify(
             policyDocument(
@@ -125,38 +146,6 @@ export class UnsubscribeEndpoint extends pulumi.ComponentResource {
             ),
           ),
         );
-      return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
-    }
-
-    function createFunction() {
-      return bundledFunction(
-        name,
-        {
-          functionName,
-          description: "sendtime: one-click unsubscribe (RFC 8058) for bulk sends",
-          handler: HANDLER_NAME,
-          code: bundleUnsubscribeHandler().code,
-          role,
-          logGroup,
-          timeout: 10,
-          memorySize: 256,
-          reservedConcurrentExecutions: UNSUBSCRIBE_RESERVED_CONCURRENCY,
-          variables: {
-            SENDTIME_UNSUBSCRIBE: pulumi
-              .all([args.contactListName, key.name, optOutTable.name])
-              .apply(([contactListName, keyParameter, optOutTableName]) =>
-                JSON.stringify({
-                  contactListName,
-                  topicName: args.topicName,
-                  keyParameter,
-                  optOutTable: optOutTableName,
-                }),
-              ),
-          },
-          permissions,
-        },
-        parent,
-      );
     }
 
     /** Public (auth NONE): the provider adds the invoke permissions a NONE URL needs (lambda:InvokeFunctionUrl and InvokeFunction). */

@@ -8,8 +8,7 @@
 import { StackValidationPolicy } from "@pulumi/policy";
 import { attachmentOf, shortType } from "./iam-document";
 import { awsManagedDocument } from "./managed-policies";
-
-const POLICY = "aws:iam/policy:Policy";
+import { POLICY } from "./resource-types";
 
 export const attachedPoliciesReadable: StackValidationPolicy = {
   name: "attached-policies-readable",

@@ -4,10 +4,8 @@
  * asynchronously retries a failed run and, with an on-failure destination (or its own DLQ), keeps the event.
  */
 import { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
+import { EVENT_TARGET, FUNCTION, INVOKE_CONFIG } from "./resource-types";
 
-const EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget";
-const FUNCTION = "aws:lambda/function:Function";
-const INVOKE_CONFIG = "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig";
 const LAMBDA_ARN = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[^:]+(:[^:]+)?$/;
 
 /** Why a rule target can lose events, or undefined. An omitted retryPolicy means EventBridge's default (185 tries, 24 h). */

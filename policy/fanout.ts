@@ -11,8 +11,8 @@ import {
   scheduler,
   stepFunctions,
 } from "../infra/core/plan/quotas";
+import { STATE_MACHINE } from "./resource-types";
 
-const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 /**
  * The CreateSchedule integration, with any integration-pattern suffix (`.sync`, `.waitForTaskToken`): a suffixed task
  * still creates schedules, so every check applies to it (and fanout-schedule-safety refuses the suffix).

@@ -19,11 +19,7 @@ import {
   shortType,
   Statement,
 } from "./iam-document";
-
-const ROLE = "aws:iam/role:Role";
-const POLICY = "aws:iam/policy:Policy";
-const LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup";
-const INVOKE_CONFIG = "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig";
+import { INVOKE_CONFIG, LOG_GROUP, POLICY, ROLE } from "./resource-types";
 
 export const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
 

@@ -8,6 +8,7 @@
 import { PolicyResource, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { allowedActions, describeStatement, permissionDocuments, Statement, wildcardMatch } from "./iam-document";
 import { campaignStateKey, enrolmentKey, occurrenceKey } from "../infra/core/send/ledger";
+import { STATE_MACHINE, TABLE } from "./resource-types";
 
 /** DynamoDB actions a role could use on a table, data and control plane. */
 const DYNAMODB_ACTIONS = [
@@ -94,7 +95,7 @@ export const sendGateTableProtected: ResourceValidationPolicy = {
     "DynamoDB tables (the cap's holds every address's send counts, the ledger every campaign's state) use KMS encryption and point-in-time recovery.",
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
-    if (args.type !== "aws:dynamodb/table:Table") return;
+    if (args.type !== TABLE) return;
     const label = `Table "${args.name}"`;
     if (args.props.serverSideEncryption?.enabled !== true)
       report(
@@ -123,7 +124,7 @@ const LEDGER_WRITE_ACTIONS = [
 function ledgerArns(resources: PolicyResource[]): string[] {
   const names = new Set<string>();
   for (const r of resources) {
-    if (r.type !== "aws:sfn/stateMachine:StateMachine" || typeof r.props.definition !== "string") continue;
+    if (r.type !== STATE_MACHINE || typeof r.props.definition !== "string") continue;
     try {
       const table = JSON.parse(r.props.definition)?.States?.Claim?.Arguments?.TableName;
       if (typeof table === "string") names.add(table);
@@ -132,7 +133,7 @@ function ledgerArns(resources: PolicyResource[]): string[] {
     }
   }
   return resources
-    .filter((r) => r.type === "aws:dynamodb/table:Table" && names.has(r.props.name) && typeof r.props.arn === "string")
+    .filter((r) => r.type === TABLE && names.has(r.props.name) && typeof r.props.arn === "string")
     .map((r) => r.props.arn as string);
 }
 

@@ -19,6 +19,7 @@ import {
   SES_SEND_ACTIONS,
   Statement,
 } from "./iam-document";
+import { ROLE } from "./resource-types";
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[^*?]+$/;
 /** The identity and the configuration set are named (a wildcard would let a send skip the stack's); templates may not be. */
@@ -108,7 +109,7 @@ export const passRoleOnlyTargetRoles: StackValidationPolicy = {
   validateStack: (args, report) => {
     const targets = args.resources.filter(
       (r) =>
-        r.type === "aws:iam/role:Role" &&
+        r.type === ROLE &&
         (parseDocument(r.props.assumeRolePolicy) ?? []).some((s) => s.effect === "Allow" && trustsScheduler(s)),
     );
     // By ARN, or by name while the ARN is not known yet (preview of a new stack).
@@ -187,7 +188,7 @@ export const schedulerRoleTrust: ResourceValidationPolicy = {
   description: `A role EventBridge Scheduler assumes trusts only ${SCHEDULER_SERVICE}, from one named account (aws:SourceAccount, or aws:SourceArn with the account in it; no wildcard).`,
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
-    if (args.type !== "aws:iam/role:Role") return;
+    if (args.type !== ROLE) return;
     const statements = parseDocument(args.props.assumeRolePolicy);
     if (!statements || !statements.some((s) => s.effect === "Allow" && trustsScheduler(s))) return;
     statements.forEach((s, i) => {
@@ -278,7 +279,7 @@ export const roleTrustNotPublic: ResourceValidationPolicy = {
     'No role may be assumed by anyone: a trust statement whose principal is "*" or {"AWS": "*"} (or NotPrincipal) is refused unless its condition names the caller (aws:PrincipalArn, aws:SourceArn or aws:SourceAccount, no wildcard).',
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
-    if (args.type !== "aws:iam/role:Role") return;
+    if (args.type !== ROLE) return;
     (parseDocument(args.props.assumeRolePolicy) ?? []).forEach((s, i) => {
       if (s.effect !== "Allow") return;
       const label = `Role "${args.name}" trust ${describeStatement(s, i)}`;

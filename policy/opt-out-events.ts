@@ -10,19 +10,15 @@ import { KMS_KEY_USE_ACTIONS } from "../infra/core/plan/naming";
 import { OPT_OUT_WRITE_ACTIONS } from "../infra/core/consent/unsubscribe-endpoint";
 import { SES_EVENT_SOURCE, SES_OPT_OUT_HANDLER_NAME } from "../infra/core/consent/ses-subscription";
 import { arnsOf, checkFunctionRole, configuredResources, failureDestinations, Grant, logGrant } from "./function-roles";
-
-const FUNCTION = "aws:lambda/function:Function";
-const RULE = "aws:cloudwatch/eventRule:EventRule";
-const TARGET = "aws:cloudwatch/eventTarget:EventTarget";
-const TABLE = "aws:dynamodb/table:Table";
+import { EVENT_RULE, EVENT_TARGET, FUNCTION, TABLE } from "./resource-types";
 
 /** Functions that handle SES's events: the recorder's entry point, or the target of a rule on source aws.ses. */
 function recorders(resources: PolicyResource[]): PolicyResource[] {
   const sesRules = resources
-    .filter((r) => r.type === RULE && matchesSes(r.props.eventPattern))
+    .filter((r) => r.type === EVENT_RULE && matchesSes(r.props.eventPattern))
     .map((r) => r.props.name);
   const targeted = resources
-    .filter((r) => r.type === TARGET && sesRules.includes(r.props.rule))
+    .filter((r) => r.type === EVENT_TARGET && sesRules.includes(r.props.rule))
     .map((r) => String(r.props.arn ?? ""));
   return resources.filter(
     (r) =>

@@ -13,12 +13,7 @@ import {
   UNSUBSCRIBE_SES_ACTIONS,
 } from "../infra/core/consent/unsubscribe-endpoint";
 import { arnsOf, checkFunctionRole, configuredResources, Grant, logGrant } from "./function-roles";
-
-const FUNCTION_URL = "aws:lambda/functionUrl:FunctionUrl";
-const FUNCTION = "aws:lambda/function:Function";
-const PARAMETER = "aws:ssm/parameter:Parameter";
-const CONTACT_LIST = "aws:sesv2/contactList:ContactList";
-const TABLE = "aws:dynamodb/table:Table";
+import { CONTACT_LIST, FUNCTION, FUNCTION_URL, PARAMETER, TABLE } from "./resource-types";
 
 /** The functions behind a URL with authorization NONE. */
 function publicFunctions(resources: PolicyResource[]): PolicyResource[] {

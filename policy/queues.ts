@@ -19,12 +19,8 @@ import {
   wildcardMatch,
 } from "./iam-document";
 import { accountPinning, isEveryone, pinnedAccount } from "./iam";
+import { EVENT_RULE, EVENT_TARGET, QUEUE, QUEUE_POLICY, ROLE } from "./resource-types";
 
-const QUEUE = "aws:sqs/queue:Queue";
-const QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy";
-const ROLE = "aws:iam/role:Role";
-const RULE = "aws:cloudwatch/eventRule:EventRule";
-const TARGET = "aws:cloudwatch/eventTarget:EventTarget";
 const SEND = "sqs:SendMessage";
 /** The operators of a Deny's exceptions: "deny unless the caller is one of these". */
 const EXCEPTING = ["arnnotequals", "arnnotlike", "stringnotequals", "stringnotlike"];
@@ -136,8 +132,8 @@ function lockedOut(statements: Statement[], c: Context): string[] {
         `denies Role "${role.name}", whose own policy allows it to send to the queue: add ${role.props.arn} to the Deny's aws:PrincipalArn`,
       );
   }
-  for (const target of c.resources.filter((r) => r.type === TARGET && r.props.deadLetterConfig?.arn === c.arn)) {
-    const rule = c.resources.find((r) => r.type === RULE && r.props.name === target.props.rule);
+  for (const target of c.resources.filter((r) => r.type === EVENT_TARGET && r.props.deadLetterConfig?.arn === c.arn)) {
+    const rule = c.resources.find((r) => r.type === EVENT_RULE && r.props.name === target.props.rule);
     const ruleArn = rule?.props.arn;
     if (typeof ruleArn !== "string") continue;
     const allowed = statements.some(

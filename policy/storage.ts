@@ -4,8 +4,7 @@
  */
 import { PolicyResource, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { parseDocument, wildcardMatch } from "./iam-document";
-
-const BUCKET = "aws:s3/bucket:Bucket";
+import { BUCKET } from "./resource-types";
 
 /** The resources of `type` that configure `bucket`: by name, or by dependency when the name is not known yet. */
 function configuring(args: StackValidationArgs, type: string, bucket: PolicyResource): PolicyResource[] {

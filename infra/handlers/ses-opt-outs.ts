@@ -20,6 +20,7 @@
 import { subscriptionDecision } from "../core/consent/ses-subscription";
 import { recordOptOut } from "./opt-out-table";
 import { InputError } from "../core/errors";
+import { settingsFromEnv } from "./settings";
 
 /**
  * An SES SUBSCRIPTION event for the stack's contact list that cannot be read as SES documents it (no single recipient,
@@ -73,13 +74,5 @@ function log(to: (line: string) => void, line: Record<string, unknown>): void {
 }
 
 function loadSettings(env: NodeJS.ProcessEnv): SesOptOutSettings {
-  let s: SesOptOutSettings;
-  try {
-    s = JSON.parse(env[SES_OPT_OUTS_ENV] ?? "");
-  } catch {
-    throw new Error(`environment ${SES_OPT_OUTS_ENV} is missing or not JSON`);
-  }
-  if (!s?.contactListName || !s.topicName || !s.optOutTable)
-    throw new Error(`environment ${SES_OPT_OUTS_ENV} lacks contactListName, topicName or optOutTable`);
-  return s;
+  return settingsFromEnv<SesOptOutSettings>(env, SES_OPT_OUTS_ENV, ["contactListName", "topicName", "optOutTable"]);
 }

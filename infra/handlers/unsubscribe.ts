@@ -29,6 +29,7 @@ import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { unsubscribeKeyFromParameter } from "../core/consent/unsubscribe-endpoint";
 import { verifyUnsubscribeToken } from "../core/consent/unsubscribe";
 import { recordOptOut } from "./opt-out-table";
+import { settingsFromEnv } from "./settings";
 
 /** The client classes the handler uses (its bundled copies): tests mock them with aws-sdk-client-mock. */
 export { SESv2Client, SSMClient };
@@ -229,14 +230,12 @@ function escapeHtml(s: string): string {
 }
 
 function loadState(env: NodeJS.ProcessEnv): State {
-  let settings: UnsubscribeSettings;
-  try {
-    settings = JSON.parse(env[UNSUBSCRIBE_ENV] ?? "");
-  } catch {
-    throw new Error(`environment ${UNSUBSCRIBE_ENV} is missing or not JSON`);
-  }
-  if (!settings?.contactListName || !settings.topicName || !settings.keyParameter || !settings.optOutTable)
-    throw new Error(`environment ${UNSUBSCRIBE_ENV} lacks contactListName, topicName, keyParameter or optOutTable`);
+  const settings = settingsFromEnv<UnsubscribeSettings>(env, UNSUBSCRIBE_ENV, [
+    "contactListName",
+    "topicName",
+    "keyParameter",
+    "optOutTable",
+  ]);
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || "";
   return {
     settings,

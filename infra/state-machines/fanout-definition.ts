@@ -35,7 +35,7 @@ import {
   sdkIntegrationArn,
 } from "../core/plan/naming";
 import type { PlanRow } from "../core/plan/plan-row";
-import type { ScheduleRetryPolicy, SchedulerTargetParameters } from "../core/plan/schedule-request";
+import type { SchedulerTargetParameters } from "../core/plan/schedule-request";
 import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } from "../core/plan/quotas";
 import { CREATE_LEAD_MS } from "../core/timing/promises";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../core/consent/unsubscribe";
@@ -70,8 +70,8 @@ export function cleanupAt(lastSendUtc: Date, windowMinutes: number): string {
   return new Date(Math.ceil(ms / 60_000) * 60_000).toISOString().slice(0, 19);
 }
 
-/** How the fan-out runs, from the stack config (infra/config.ts); every schedule's RetryPolicy too. */
-export interface FanOutShape extends ScheduleRetryPolicy {
+/** How the fan-out runs, from the stack config (infra/config.ts). */
+export interface FanOutShape {
   /**
    * Distributed Map MaxConcurrency: child executions at once. Required: the stack passes `sendtime:maxConcurrency`,
    * by default paced to `createScheduleTps` (`pacedConcurrency` in infra/core/plan/quotas.ts).

@@ -5,6 +5,7 @@
  */
 import { scheduler, ses } from "./quotas";
 import { atExpression, parseSendAt } from "./schedule-expression";
+import { parseLineFields, STEP_AND_VARIANT } from "./plan-row";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../consent/unsubscribe";
 
 /** One recipient of a bulk schedule: SendBulkEmail's BulkEmailEntry is made from it. */
@@ -182,21 +183,12 @@ const isStringRecord = (v: unknown) =>
 
 /** A bulk plan line back into its row; throws with what is wrong (field, entry index, limit). */
 export function parseBulkPlanRow(line: string): BulkPlanRow {
-  const value = JSON.parse(line) as Record<string, unknown>;
-  if (value === null || typeof value !== "object" || Array.isArray(value))
-    throw new Error("a plan line must be a JSON object");
-  for (const k of BULK_ROW_FIELDS) {
-    const v = value[k];
-    const ok =
-      k === "step"
-        ? Number.isInteger(v)
-        : k === "variant"
-          ? v === null || typeof v === "string"
-          : k === "entries"
-            ? Array.isArray(v)
-            : typeof v === "string";
-    if (!ok) throw new Error(`bulk plan line field "${k}" is missing or of the wrong type`);
-  }
+  const value = parseLineFields(
+    line,
+    BULK_ROW_FIELDS,
+    { ...STEP_AND_VARIANT, entries: (v) => Array.isArray(v) },
+    "bulk plan line",
+  );
   const sendAt = value.send_at as string;
   if (parseSendAt(sendAt) === undefined)
     throw new Error(`bulk plan line send_at "${sendAt}" is not YYYY-MM-DDTHH:MM:SS`);

@@ -108,9 +108,69 @@ export function campaignGroupsArn(s: ArnScope): string {
   return `arn:${s.partition}:scheduler:${s.region}:${s.accountId}:schedule-group/${CAMPAIGN_PREFIX}*`;
 }
 
+/**
+ * The longest name AWS takes for each kind of resource sendtime names (the rest Pulumi names: logical name + 7 hex).
+ * Lambda function: https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (FunctionName, a name alone);
+ * IAM role: https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html; SQS queue:
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html; state machine:
+ * https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html; schedule group:
+ * https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateScheduleGroup.html; DynamoDB table:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html; S3 bucket (lower
+ * case only): https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html; CloudWatch alarm:
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html; SNS topic:
+ * https://docs.aws.amazon.com/sns/latest/api/API_CreateTopic.html; EventBridge rule:
+ * https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_Rule.html; SES configuration set:
+ * https://docs.aws.amazon.com/ses/latest/APIReference/API_ConfigurationSet.html.
+ */
+export const NAME_MAX_LENGTH = {
+  lambdaFunction: 64,
+  iamRole: 64,
+  sqsQueue: 80,
+  stateMachine: 80,
+  scheduleGroup: scheduler.nameMaxLength,
+  dynamoDbTable: 255,
+  s3Bucket: 63,
+  cloudWatchAlarm: 255,
+  snsTopic: 256,
+  eventBridgeRule: 64,
+  sesConfigurationSet: 64,
+} as const;
+
+/**
+ * The characters a stack name may have here: Pulumi's own rule ([A-Za-z0-9_.-], at most 100) less `.`, which Lambda
+ * function names, SES configuration set names and a logged state machine's name refuse.
+ */
+const STACK_NAME = /^[A-Za-z0-9_-]{1,100}$/;
+/** Characters of a name's hash when the stack name is cut (SST's way: a cut name stays unique and stable). */
+const HASH_LENGTH = 8;
+
+/** Why `stack` cannot name sendtime's resources, or undefined when it can. */
+export function stackNameProblem(stack: string): string | undefined {
+  if (STACK_NAME.test(stack)) return undefined;
+  return `stack name "${stack}" must be 1–100 characters of A-Z a-z 0-9 - _ (it is part of the names of the stack's Lambda functions, state machines and SES configuration set, which refuse any other)`;
+}
+
+/**
+ * The physical name of the stack's `part` (a component's name; "" for the stack's own, e.g. its configuration set):
+ * `sendtime-<part>-<stack>`. Stable: the same stack and part give the same name, which other resources may name before
+ * it exists. When that is longer than `maxLength` (a long stack name), the stack name is cut to fit and followed by
+ * `-` and the first 8 hex characters of the whole name's SHA-256, so two long stack names never share a name.
+ */
+export function physicalName(stack: string, part: string, maxLength: number): string {
+  const problem = stackNameProblem(stack);
+  if (problem) throw new Error(problem);
+  const prefix = part === "" ? "sendtime-" : `sendtime-${part}-`;
+  const whole = prefix + stack;
+  if (whole.length <= maxLength) return whole;
+  const room = maxLength - prefix.length - HASH_LENGTH - 1;
+  if (room < 1) throw new Error(`internal: "${prefix}" leaves no room for the stack name in ${maxLength} characters`);
+  const hash = createHash("sha256").update(whole, "utf8").digest("hex").slice(0, HASH_LENGTH);
+  return `${prefix}${stack.slice(0, room)}-${hash}`;
+}
+
 /** The one sender's state machine name in a stack (the target role names it before it exists). */
 export function senderName(stack: string): string {
-  return `sendtime-sender-${stack}`;
+  return physicalName(stack, "sender", NAME_MAX_LENGTH.stateMachine);
 }
 
 /** A state machine's ARN. */

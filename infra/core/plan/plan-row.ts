@@ -152,23 +152,44 @@ export function formatPlanRow(row: PlanRow): string {
   return planLineFromJson(j);
 }
 
-/** A plan line back into its row; throws with what is wrong. */
-export function parsePlanRow(line: string): PlanRow {
+/**
+ * A plan line as a JSON object whose every field of `fields` is `valid` (strings unless `valid` says otherwise);
+ * throws naming the first field that is not (`what`: "plan line", "bulk plan line").
+ */
+export function parseLineFields<K extends string>(
+  line: string,
+  fields: readonly K[],
+  valid: Partial<Record<K, (v: unknown) => boolean>>,
+  what: string,
+): Record<string, unknown> {
   const value = JSON.parse(line) as Record<string, unknown>;
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw new Error("a plan line must be a JSON object");
-  for (const k of PLAN_ROW_FIELDS) {
-    const v = value[k];
-    const ok =
-      k === "step"
-        ? Number.isInteger(v)
-        : k === "template_data"
-          ? v !== null && typeof v === "object" && Object.values(v as object).every((x) => typeof x === "string")
-          : k === "variant"
-            ? v === null || typeof v === "string"
-            : typeof v === "string";
-    if (!ok) throw new Error(`plan line field "${k}" is missing or of the wrong type`);
+  for (const k of fields) {
+    const check = valid[k] ?? ((v: unknown) => typeof v === "string");
+    if (!check(value[k])) throw new Error(`${what} field "${k}" is missing or of the wrong type`);
   }
+  return value;
+}
+
+/** A step number, an A/B variant or none: fields both kinds of plan line have. */
+export const STEP_AND_VARIANT = {
+  step: (v: unknown) => Number.isInteger(v),
+  variant: (v: unknown) => v === null || typeof v === "string",
+};
+
+/** A plan line back into its row; throws with what is wrong. */
+export function parsePlanRow(line: string): PlanRow {
+  const value = parseLineFields(
+    line,
+    PLAN_ROW_FIELDS,
+    {
+      ...STEP_AND_VARIANT,
+      template_data: (v) =>
+        v !== null && typeof v === "object" && Object.values(v as object).every((x) => typeof x === "string"),
+    },
+    "plan line",
+  );
   if (parseSendAt(value.send_at as string) === undefined)
     throw new Error(`plan line send_at "${value.send_at}" is not YYYY-MM-DDTHH:MM:SS`);
   const recurring = (value.schedule_expression as string).startsWith("cron(");

@@ -50,10 +50,22 @@ export interface RecurringTime {
   minute: number;
 }
 
-/** Weekly days in the order a reader expects, Monday first. */
 /** A set of days (0 = Sunday) in the week's order Monday first, each once: how cron and summaries list them. */
 export const daysMondayFirst = (days: readonly number[]) =>
   [...new Set(days)].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
+
+/**
+ * `r` said one way per kind: `weekly` is given the names of its days (`dayNames`, 0 = Sunday) Monday first, and
+ * `monthly` its day of the month. Cron and summaries say a recurrence through it.
+ */
+export function sayRecurrence(
+  r: Recurrence,
+  dayNames: readonly string[],
+  say: { daily: string; weekdays: string; weekly: (days: string[]) => string; monthly: (day: number) => string },
+): string {
+  if (r.kind === "weekly") return say.weekly(daysMondayFirst(r.days).map((d) => dayNames[d]));
+  return r.kind === "monthly" ? say.monthly(r.day) : say[r.kind];
+}
 
 /**
  * The Scheduler expression of a recurring schedule, one of four shapes (fields: minute hour day-of-month month
@@ -61,17 +73,12 @@ export const daysMondayFirst = (days: readonly number[]) =>
  * weekly, `cron(M H D * ? *)` monthly (a month without day D has no send: cron's rule).
  */
 export function cronExpression(t: RecurringTime): string {
-  const r = t.recurrence;
-  const fields =
-    r.kind === "daily"
-      ? "* * ? *"
-      : r.kind === "weekdays"
-        ? "? * MON-FRI *"
-        : r.kind === "weekly"
-          ? `? * ${daysMondayFirst(r.days)
-              .map((d) => CRON_DAY_NAMES[d])
-              .join(",")} *`
-          : `${r.day} * ? *`;
+  const fields = sayRecurrence(t.recurrence, CRON_DAY_NAMES, {
+    daily: "* * ? *",
+    weekdays: "? * MON-FRI *",
+    weekly: (days) => `? * ${days.join(",")} *`,
+    monthly: (day) => `${day} * ? *`,
+  });
   return `cron(${t.minute} ${t.hour} ${fields})`;
 }
 

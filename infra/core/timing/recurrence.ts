@@ -6,7 +6,7 @@
  * month without day D has no monthly:D send (cron's rule). Invocations are limited to [StartDate, EndDate).
  * Pure: no AWS, no I/O.
  */
-import { daysMondayFirst, Recurrence, RecurringTime } from "../plan/schedule-expression";
+import { Recurrence, RecurringTime, sayRecurrence } from "../plan/schedule-expression";
 import { scheduler } from "../plan/quotas";
 import { addDays, type LocalDate, localTimeOf, zonedInstant } from "./send-time";
 import { zoneOffsets } from "./zone-offsets";
@@ -152,17 +152,12 @@ export function sizingSpanDays(r: Recurrence): number {
 /** "every Monday and Thursday at 09:00 local until 2027-01-31", for summaries. */
 export function describeRecurrence(t: RecurringTime, until: LocalDate): string {
   const names = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-  const r = t.recurrence;
-  const days =
-    r.kind === "daily"
-      ? "every day"
-      : r.kind === "weekdays"
-        ? "every weekday (Monday to Friday)"
-        : r.kind === "weekly"
-          ? `every ${daysMondayFirst(r.days)
-              .map((d) => names[d])
-              .join(", ")}`
-          : `on day ${r.day} of every month${r.day > 28 ? ` (none in months without day ${r.day})` : ""}`;
+  const days = sayRecurrence(t.recurrence, names, {
+    daily: "every day",
+    weekdays: "every weekday (Monday to Friday)",
+    weekly: (list) => `every ${list.join(", ")}`,
+    monthly: (day) => `on day ${day} of every month${day > 28 ? ` (none in months without day ${day})` : ""}`,
+  });
   const p2 = (n: number) => String(n).padStart(2, "0");
   return `${days} at ${p2(t.hour)}:${p2(t.minute)} local until ${until.year}-${p2(until.month)}-${p2(until.day)}`;
 }
