@@ -15,7 +15,7 @@ import { main as launch } from "./launch-campaign";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { Command } from "./lib/cli/flags";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain, Io } from "./lib/cli/run";
 import { ROOT_DIR } from "./lib/offline/mock-stack";
 import { buildLaunchRecord, LaunchRecord } from "./lib/planning/launch-record";
 import { PlanSummary } from "./lib/planning/plan-summary";
@@ -70,6 +70,8 @@ recipient's first mail (DIR/email.html, .txt) and builds the campaign's report f
 metrics (DIR/report.txt, .html).`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.demo,
+  changesAws: false,
+  reports: false,
   reference: "docs/deploying.md",
 };
 
@@ -95,10 +97,8 @@ interface PlanLine extends PlannedSend {
   template_data: TemplateData;
 }
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
+export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   const now = nowFromFlag(f.now ?? DEMO_NOW);
   const dir = f.out ?? DEFAULT_OUT;
   const file = (...names: string[]) => path.join(dir, ...names);
@@ -116,7 +116,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const open = ["report.html", "email.html", "plan/hours.txt", "stack.txt"].map((n) => `  ${file(n)}\n`);
   io.out(`\nOpen:\n${open.join("")}`);
   return 0;
-}
+});
 
 /** Output of a command run in this process, kept to be written to a file; its stderr passed on. */
 function captured(io: Io): { io: Io; text: () => string } {
@@ -236,3 +236,5 @@ function allDue(record: LaunchRecord, to: number): DueCounts {
   );
   return { bySegment, counted: "records", unknownLaunches: [] };
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -16,7 +16,7 @@ import {
 } from "../infra/handlers/enrolment";
 import { StackOutputs } from "./lib/aws/stack-outputs";
 import { nowFromFlag } from "./lib/cli/campaign-flags";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain, Io } from "./lib/cli/run";
 import { decide } from "../infra/core/journeys/journeys";
 import {
   Decision,
@@ -32,7 +32,8 @@ import { PROGRESS_EVERY_ROWS, RowProgress } from "./lib/recipients/row-progress"
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/recipient-columns";
 import { EnrolmentError, FindingsError, JourneyDefinitionError, UsageError } from "../infra/core/errors";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Deadline } from "./lib/aws/call";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
@@ -74,10 +75,7 @@ const FLAGS = {
     help: "the templates folder each step's template must be in (default templates/ when it exists); none: not checked",
   },
   ...stackFlags(),
-  ...timeoutFlag(
-    3_600,
-    "the whole command's time limit; each Scheduler or ledger call is bounded by 10 s or what is left",
-  ),
+  ...timeoutFlag(3_600, "each Scheduler or ledger call is bounded by 10 s or what is left"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
@@ -93,6 +91,8 @@ lateGraceMinutes late, else reported late; a backlog's steps due before the run 
 minutes of, or before, an earlier one is "dropped". A repeated id or address is rejected.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.enrol,
+  changesAws: true,
+  reports: true,
   reference: "docs/journeys.md",
 };
 
@@ -101,7 +101,6 @@ const BACKLOG_CONCURRENCY = 8;
 /** How often the calls report progress: each is a network round trip, so far more often than a plan's rows. */
 const PROGRESS_EVERY_CALLS = 64;
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 interface Subscriber {
   /** Where it came from: the event file, or `file:line`. */
@@ -111,8 +110,7 @@ interface Subscriber {
 }
 
 /** `clock` is the real time (tests pass their own): a real run never creates a step due before it. */
-export async function main(argv: string[], io: Io = processIo, clock: () => number = Date.now): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
+export const main = commandMain(COMMAND, async (f, io, clock: () => number = Date.now): Promise<number> => {
   if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
   if ((f.event === undefined) === (f.recipients === undefined))
     throw new UsageError("give one of --event FILE and --recipients CSV");
@@ -125,7 +123,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     );
   const now = f.now === undefined ? clock() : nowFromFlag(f.now);
   const rows = progressReporter(io, f.progress, "enrolling");
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, (t) => rows.say(t));
+  const deadline = new Deadline(f["timeout-seconds"], (t) => rows.say(t));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
@@ -184,7 +182,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const order = new Map(subscribers.map((s, i) => [s.source, i]));
   results.sort((a, b) => order.get(a.source)! - order.get(b.source)!);
   return printResults(results, { journey, json: f.json === true, dryRun, failure }, io);
-}
+});
 
 /** The results (text or JSON), then the exit: a failure, a late step, or every subscriber rejected is a finding. */
 function printResults(
@@ -494,3 +492,5 @@ async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => P
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

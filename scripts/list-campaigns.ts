@@ -3,18 +3,16 @@
  */
 import { s3Client, schedulerClient } from "./lib/aws/clients";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
-import { readStackOutputs } from "./lib/aws/stack-outputs";
 import { count } from "./lib/text/format";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { deadlineFromFlag, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { runMain } from "./lib/cli/run";
+import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { jsonFlag } from "./lib/cli/common-flags";
+import { stackCommand } from "./lib/cli/stack-command";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 
 const FLAGS = {
-  json: {
-    type: "boolean",
-    help: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch}]",
-  },
+  ...jsonFlag("[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch}]"),
   ...timeoutFlag(300),
   ...stackFlags("bucket"),
 } as const;
@@ -28,32 +26,23 @@ without a bucket, not read). A journey of the stack is marked as one. Counting c
 schedules (1,000,000 schedules: 10,000 calls, minutes): give a --timeout-seconds that fits.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["list-campaigns"],
+  changesAws: false,
+  reports: true,
   reference: "docs/operating.md",
 };
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const outputs = readStackOutputs({
-    stack: f.stack,
-    outputsFile: f.outputs,
-    overrides: { region: f.region, bucketName: f.bucket },
-  });
-  const journeys = Array.isArray(outputs.journeyDefinitions)
-    ? (outputs.journeyDefinitions as { name?: unknown }[])
-        .map((j) => j?.name)
-        .filter((n): n is string => typeof n === "string")
-    : [];
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
-  const list = await listCampaigns(
-    deadline,
-    { scheduler: schedulerClient(outputs.region), s3: outputs.bucketName ? s3Client(outputs.region) : undefined },
-    { bucket: outputs.bucketName, journeys },
-  ).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(list, null, 2) + "\n" : formatList(list, outputs.bucketName));
-  return 0;
-}
+export const main = stackCommand(
+  COMMAND,
+  async ({ outputs, deadline }) => {
+    const o = outputs();
+    const journeys = Array.isArray(o.journeyDefinitions)
+      ? (o.journeyDefinitions as { name?: unknown }[]).map((j) => j?.name).filter((n) => typeof n === "string")
+      : [];
+    const clients = { scheduler: schedulerClient(o.region), s3: o.bucketName ? s3Client(o.region) : undefined };
+    return listCampaigns(deadline, clients, { bucket: o.bucketName, journeys });
+  },
+  { text: (list, { outputs }) => formatList(list, outputs().bucketName), exitCode: () => 0 },
+);
 
 export function formatList(list: CampaignListing[], bucket: string | undefined): string {
   if (!list.length) return "No campaign: no campaign-* schedule group in this account and Region.\n";
@@ -93,3 +82,5 @@ export function formatList(list: CampaignListing[], bucket: string | undefined):
   );
   return lines.join("\n") + "\n";
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -2,12 +2,13 @@
  * Resumes a paused campaign: sets its state to live and counts the sends its pause held. See COMMAND (its --help).
  */
 import { dynamodb, sqsClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { resumeCampaign, ResumeReport } from "./lib/aws/campaign-pause";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { required, runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag, jsonFlag } from "./lib/cli/common-flags";
+import { stackCommand } from "./lib/cli/stack-command";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { describeState } from "./lib/cli/campaign-state-text";
@@ -15,9 +16,9 @@ import { describeState } from "./lib/cli/campaign-state-text";
 const DEFAULT_TIMEOUT_SECONDS = 60;
 
 const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "the campaign" },
-  "dry-run": { type: "boolean", help: "count the held sends, write no state" },
-  json: { type: "boolean", help: "the report as JSON" },
+  ...CAMPAIGN_FLAG,
+  ...dryRunFlag("count the held sends, write no state"),
+  ...jsonFlag(),
   ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
   ...stackFlags("dlq-url"),
 } as const;
@@ -31,26 +32,29 @@ visibility timeout, then made visible again; nothing deleted). \`redrive --campa
 missed-time policy says (their time has passed). A cancelled campaign cannot be resumed.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["resume-campaign"],
+  changesAws: true,
+  reports: true,
   reference: "docs/operating.md",
 };
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const campaignId = requireCampaign(f.campaign);
-  const outputs = requireOutputs(outputsFromFlags(f), ["deadLetterQueueUrl"], { deadLetterQueueUrl: "dlq-url" });
-  const table = requireLedgerTable(outputs);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], DEFAULT_TIMEOUT_SECONDS, (t) => io.err(`${t}\n`));
-  const report = await resumeCampaign(
-    deadline,
-    { ledger: { ddb: dynamodb(outputs.region), table }, sqs: sqsClient(outputs.region) },
-    { campaignId, deadLetterQueueUrl: outputs.deadLetterQueueUrl, dryRun: f["dry-run"] as boolean },
-  ).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatResume(report));
-  if (report.dryRun && report.before.state === "cancelled") return 1;
-  return report.held.complete && !report.held.problems.length ? 0 : 1;
-}
+export const main = stackCommand(
+  COMMAND,
+  async ({ f, outputs, deadline }) => {
+    const campaignId = required(f.campaign, "campaign");
+    const o = requireOutputs(outputs(), ["deadLetterQueueUrl"], { deadLetterQueueUrl: "dlq-url" });
+    const clients = { ledger: { ddb: dynamodb(o.region), table: requireLedgerTable(o) }, sqs: sqsClient(o.region) };
+    return resumeCampaign(deadline, clients, {
+      campaignId,
+      deadLetterQueueUrl: o.deadLetterQueueUrl,
+      dryRun: f["dry-run"],
+    });
+  },
+  {
+    text: (report) => formatResume(report),
+    exitCode: (r) =>
+      r.dryRun && r.before.state === "cancelled" ? 1 : r.held.complete && !r.held.problems.length ? 0 : 1,
+  },
+);
 
 function formatResume(r: ResumeReport): string {
   const lines = [firstLine(r)];
@@ -84,3 +88,5 @@ function firstLine(r: ResumeReport): string {
     return `Campaign ${r.campaign}: live (it was not paused; written at ${r.written.updatedAt}).`;
   return `Campaign ${r.campaign}: live again at ${r.written.updatedAt}; it was ${describeState(r.before)}.`;
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -20,11 +20,12 @@ import {
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/text/format";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { CONFIG_FLAG } from "./lib/cli/config-file";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { int } from "./lib/cli/parsers";
 import { sizingSpanDays } from "../infra/core/timing/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
@@ -37,6 +38,7 @@ const FLAGS = {
   schedules: {
     type: "string",
     value: "N",
+    parse: int(0),
     help: "size from volume: this many schedules",
     group: "Volume or list",
     oneOf: { group: "what is sized", form: "schedules" },
@@ -99,14 +101,14 @@ added up; "launch by" is the latest launch whose missed-time cutoff (now + fan-o
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   configAlso: () => require("./lib/cli/launch-flags").LAUNCH_FLAGS,
   exitCodes: EXIT_CODES["size-window"],
+  changesAws: false,
+  reports: true,
   reference: "docs/window.md",
 };
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
+export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (f.bulk && f.recipients === undefined)
     throw new UsageError("--bulk needs --recipients FILE: bulk schedules depend on who shares an instant");
   if (f.bulk && f.every !== undefined)
@@ -123,7 +125,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   let nothing: string | undefined;
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
-    const schedules = intFlag("schedules", f.schedules as string, 0, Number.MAX_SAFE_INTEGER);
+    const schedules = f.schedules;
     const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
     if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
       const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
@@ -174,7 +176,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, recurringDays));
   if (nothing) io.err(`error: ${nothing}\n`);
   return nothing ? 1 : 0;
-}
+});
 
 /** The rule for rows, as the launcher's: rejected rows are counted by reason; a list with nothing left to send is a finding. */
 function nothingToSend(file: string, r: WindowReport): string {
@@ -265,3 +267,5 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
   }
   return out.join("\n") + "\n";
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

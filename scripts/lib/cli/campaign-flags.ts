@@ -23,7 +23,7 @@ import {
 } from "../../../infra/core/zones/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../text/format";
-import { intFlag, positiveFlag } from "./run";
+import { int, positive } from "./parsers";
 import {
   audienceFromFlags,
   baseRuleFromFlags,
@@ -201,6 +201,9 @@ function zoneAliasesFromFlags(values: string[]): ZoneAliases {
 /** Help group of the rate and pace flags. */
 export const RATE_GROUP = "Window and rate";
 
+/** The margin a launch keeps after the fan-out's estimated end, in minutes. */
+const MARGIN_MINUTES = 5;
+
 /** How fast the fan-out creates schedules and how much margin a launch keeps: the launcher and size-window alike. */
 export const PACE_FLAGS = {
   "create-tps": {
@@ -213,7 +216,7 @@ export const PACE_FLAGS = {
     type: "string",
     value: "M",
     help: "safety margin after the fan-out's estimated end",
-    default: "5",
+    defaultHelp: `${MARGIN_MINUTES}`,
     group: RATE_GROUP,
     with: "create-tps",
   },
@@ -225,8 +228,12 @@ export function paceFromFlags(
   stackCreateScheduleTps: number = scheduler.createScheduleTps,
 ): { createTps: number; marginMinutes: number } {
   return {
-    createTps: positiveFlag("create-tps", f["create-tps"], fanOutCreateRate(stackCreateScheduleTps)),
-    marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
+    createTps:
+      f["create-tps"] === undefined
+        ? fanOutCreateRate(stackCreateScheduleTps)
+        : positive().parse(f["create-tps"], "create-tps"),
+    marginMinutes:
+      f["margin-minutes"] === undefined ? MARGIN_MINUTES : int(0, 1_440).parse(f["margin-minutes"], "margin-minutes"),
   };
 }
 
@@ -388,7 +395,7 @@ export function rateFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses
   if (f.tps !== undefined && (f["invocation-tps"] !== undefined || f["ses-rate"] !== undefined)) {
     throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
   }
-  const optional = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveFlag(name, raw));
+  const optional = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positive().parse(raw, name));
   return effectiveTps({
     tps: optional("tps", f.tps),
     invocationTps: optional("invocation-tps", f["invocation-tps"]),
@@ -420,13 +427,13 @@ export function bulkRatesFromFlags(f: { tps?: string; "invocation-tps"?: string;
 } {
   const all = rateFromFlags(f); // checks --tps against the others
   if (all.source === "--tps") return { emails: all, invocations: all };
-  const given = f["invocation-tps"] === undefined ? undefined : positiveFlag("invocation-tps", f["invocation-tps"]);
+  const given = f["invocation-tps"] === undefined ? undefined : positive().parse(f["invocation-tps"], "invocation-tps");
   const invocations = effectiveTps({ invocationTps: given });
   // An invocation sends up to 50 emails: the emails are held to SES's rate alone.
   const emails =
     f["ses-rate"] === undefined
       ? { tps: invocations.tps, source: `${invocations.source}; SES rate not given (--ses-rate), assumed the same` }
-      : { tps: positiveFlag("ses-rate", f["ses-rate"]), source: "SES maximum send rate, --ses-rate" };
+      : { tps: positive().parse(f["ses-rate"], "ses-rate"), source: "SES maximum send rate, --ses-rate" };
   return { emails, invocations };
 }
 

@@ -7,6 +7,8 @@ import { GRACE_MINUTES, MISSED_POLICIES } from "../planning/missed";
 import { stackFlags, timeoutFlag } from "./aws-flags";
 import { CONFIG_FLAG } from "./config-file";
 import { progressFlag } from "./progress";
+import { dryRunFlag, jsonFlag } from "./common-flags";
+import { int } from "./parsers";
 import { PACE_FLAGS, RATE_FLAGS, RATE_GROUP, RECIPIENT_FLAGS, SEND_TIME_FLAGS } from "./campaign-flags";
 
 export const LAUNCH_GROUP = "Output, launch and stack";
@@ -71,7 +73,7 @@ export const LAUNCH_FLAGS = {
     group: LAUNCH_GROUP,
     with: "out",
   },
-  "dry-run": { type: "boolean", help: "plan and size only: nothing uploaded or started", group: LAUNCH_GROUP },
+  ...dryRunFlag("plan and size only: nothing uploaded or started", LAUNCH_GROUP),
   bulk: {
     type: "boolean",
     help: "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant (docs/bulk-sends.md)",
@@ -101,12 +103,14 @@ export const LAUNCH_FLAGS = {
   "poll-seconds": {
     type: "string",
     value: "P",
-    help: `how often --wait polls (at least ${MIN_POLL_SECONDS})`,
-    default: "5",
+    parse: int(MIN_POLL_SECONDS, 3_600),
+    help: "how often it checks, in seconds",
+    note: "the fan-out, with --wait",
+    default: 5,
     group: LAUNCH_GROUP,
     with: "wait",
   },
-  json: { type: "boolean", help: "print the summary as JSON", group: LAUNCH_GROUP },
+  ...jsonFlag("the summary", LAUNCH_GROUP),
   ...progressFlag(LAUNCH_GROUP),
   ...stackFlags("bucket", "state-machine-arn"),
   ...timeoutFlag(3_600),

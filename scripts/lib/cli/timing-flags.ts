@@ -19,7 +19,7 @@ import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../
 import { BaseRule, parseDate, parseInstant } from "../../../infra/core/timing/send-rules";
 import { UsageError } from "../../../infra/core/errors";
 import { GRACE_MINUTES, MISSED_POLICIES, MissedPolicy } from "../planning/missed";
-import { intFlag } from "./run";
+import { int } from "./parsers";
 
 /** Help groups the campaign commands share. */
 export const SEND_TIME_GROUP = "Send time (one rule; local to each recipient's zone; a row's send_at replaces it)";
@@ -313,5 +313,5 @@ export function missedPolicyFlag(raw: string | undefined): MissedPolicy | undefi
 
 /** --grace-minutes: how late send-now may send (the launcher's default when it is not given). */
 export function graceMinutesFlag(raw: string | undefined): number {
-  return intFlag("grace-minutes", raw, GRACE_MINUTES.min, GRACE_MINUTES.max, GRACE_MINUTES.default);
+  return raw === undefined ? GRACE_MINUTES.default : int(GRACE_MINUTES.min, GRACE_MINUTES.max).parse(raw, "grace-minutes");
 }
