@@ -12,7 +12,7 @@ import { planObjectKey } from "./lib/aws/launch";
 import { UsageError } from "../infra/core/errors";
 import { main as preview } from "./preview";
 import { main as launch } from "./launch-campaign";
-import { nowFromFlag } from "./lib/cli/campaign-flags";
+import { nowFlag } from "./lib/cli/common-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { Command } from "./lib/cli/flags";
 import { commandMain, runMain, Io } from "./lib/cli/run";
@@ -53,10 +53,9 @@ const DAY_MS = 86_400_000;
 const FLAGS = {
   out: { type: "string", value: "DIR", help: "the folder every file is written to", default: DEFAULT_OUT },
   now: {
-    type: "string",
-    value: "ISO",
-    help: "the clock: the sample campaign's first send is 9 AM local two days later",
-    default: DEMO_NOW,
+    ...nowFlag("the sample campaign's first send is 9 AM local two days later").now,
+    default: Date.parse(DEMO_NOW),
+    defaultHelp: DEMO_NOW,
   },
 } as const;
 
@@ -99,7 +98,7 @@ interface PlanLine extends PlannedSend {
 
 
 export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
-  const now = nowFromFlag(f.now ?? DEMO_NOW);
+  const now = f.now;
   const dir = f.out ?? DEFAULT_OUT;
   const file = (...names: string[]) => path.join(dir, ...names);
   try {

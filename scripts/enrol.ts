@@ -15,7 +15,6 @@ import {
   enrolmentSchedulerClient,
 } from "../infra/handlers/enrolment";
 import { StackOutputs } from "./lib/aws/stack-outputs";
-import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { commandMain, runMain, Io } from "./lib/cli/run";
 import { decide } from "../infra/core/journeys/journeys";
 import {
@@ -37,6 +36,7 @@ import { Deadline } from "./lib/aws/call";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
+import { dryRunFlag, jsonFlag, nowFlag } from "./lib/cli/common-flags";
 
 const FLAGS = {
   journey: {
@@ -55,17 +55,9 @@ const FLAGS = {
     help: "a backlog (id, email, timezone, personalization), each row triggered at --now",
   },
   journeys: { type: "string", value: "FILE", help: "the journey list (YAML or JSON, as in sendtime:journeys)" },
-  now: {
-    type: "string",
-    value: "ISO",
-    help: "the time of the run; a backlog's trigger time (a real backlog run needs it)",
-    default: "now",
-  },
-  "dry-run": {
-    type: "boolean",
-    help: "no AWS call (no enrolment is claimed); with --json, prints the exact CreateSchedule (or DeleteSchedule) requests",
-  },
-  json: { type: "boolean", help: "print JSON instead of text" },
+  ...nowFlag("the time of the run; a backlog's trigger time (a real backlog run needs it)"),
+  ...dryRunFlag("no AWS call (no enrolment claimed); with --json, the exact CreateSchedule (or DeleteSchedule) requests"),
+  ...jsonFlag(),
   ...progressFlag(),
   templates: {
     type: "string",
@@ -121,7 +113,7 @@ export const main = commandMain(COMMAND, async (f, io, clock: () => number = Dat
     throw new UsageError(
       "--recipients needs --now: the backlog's trigger time, the same on every run of this backlog (a re-run then creates only what is missing)",
     );
-  const now = f.now === undefined ? clock() : nowFromFlag(f.now);
+  const now = f.now ?? clock();
   const rows = progressReporter(io, f.progress, "enrolling");
   const deadline = new Deadline(f["timeout-seconds"], (t) => rows.say(t));
   const outputs = outputsFromFlags(f);

@@ -37,7 +37,8 @@ const FLAGS = {
     type: "string",
     value: "SEP",
     help: "joins a multi-valued attribute's values",
-    default: `"${DEFAULT_VALUE_SEPARATOR}"`,
+    default: DEFAULT_VALUE_SEPARATOR,
+    defaultHelp: `"${DEFAULT_VALUE_SEPARATOR}"`,
   },
   campaign: {
     type: "string",
@@ -49,8 +50,14 @@ const FLAGS = {
     value: "ID",
     help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)",
   },
-  recipients: { type: "string", value: "FILE", help: "the CSV the command names", default: "DIR/recipients.csv" },
-  region: { type: "string", value: "R", help: "S3 region (default: the SDK's configuration)" },
+  recipients: { type: "string", value: "FILE", help: "the recipient CSV", note: "the one the command names", defaultHelp: "DIR/recipients.csv" },
+  region: {
+    type: "string",
+    value: "R",
+    help: "the AWS Region",
+    note: "of the S3 export",
+    defaultHelp: "the SDK's configuration",
+  },
   ...timeoutFlag(3_600, `each S3 call, and a read that stalls, is bounded by ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000} s`),
   json: {
     type: "boolean",
@@ -124,7 +131,7 @@ async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<numb
     endpoints = await importEndpoints({
       sources,
       outDir,
-      separator: f["value-separator"] ?? DEFAULT_VALUE_SEPARATOR,
+      separator: f["value-separator"],
       progress: rows.report,
     }).finally(() => rows.end());
   }

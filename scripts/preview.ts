@@ -26,7 +26,7 @@ const FLAGS = {
     type: "string",
     value: "FILE",
     help: "the policy pack's config",
-    default: "policy/config/<NAME>.json",
+    defaultHelp: "policy/config/<NAME>.json",
   },
   "no-policy": { type: "boolean", help: "skip the policy pack" },
   json: {

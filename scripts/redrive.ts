@@ -28,7 +28,7 @@ const FLAGS = {
   missed: {
     ...LAUNCH_FLAGS.missed,
     help: "what a held send becomes (G: send-now's grace)",
-    default: "the launch record's",
+    defaultHelp: "the launch record's",
     group: undefined,
   },
   "grace-minutes": { ...LAUNCH_FLAGS["grace-minutes"], group: undefined },

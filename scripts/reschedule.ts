@@ -86,7 +86,7 @@ const FLAGS = {
 export const COMMAND: Command<typeof FLAGS> = {
   script: "reschedule",
   usage: [
-    "--campaign ID --recipient ID [--step N] (--at INSTANT | --local-time LOCAL | --remove) [--dry-run] [flags] (--stack NAME | --outputs FILE)",
+    "--campaign ID --recipient ID (--at INSTANT | --local-time LOCAL | --remove) (--stack NAME | --outputs FILE)",
   ],
   summary: `Moves (GetSchedule, then UpdateSchedule keeping every field but the time) or removes one recipient's send. A local
 time follows the send-time rules (a DST gap moves forward, a repeated hour takes the earlier) and must be at least a
@@ -133,6 +133,7 @@ export const main = stackCommand(
         ? `Dry run: ${r.line.replace(/^(Moved|Removed)/, (w) => `would have ${w.toLowerCase()}`)}\n  Nothing changed; not sent: ${r.notSent.join(", ") || "nothing"}.\n`
         : r.line + "\n",
     exitCode: () => 0,
+    json: (r) => (r.dryRun ? { ...r.report, dryRun: true, notSent: r.notSent } : r.report),
   },
 );
 

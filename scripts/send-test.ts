@@ -67,7 +67,7 @@ export const COMMAND: Command<typeof FLAGS> = {
   script: "send-test",
   usage: [
     "--template NAME (--data JSON | --recipients CSV --row ID) --render FILE.html",
-    "--template NAME (--data JSON | --recipients CSV --row ID) --to ADDRESS [--dry-run] (--stack NAME | --outputs FILE)",
+    "--template NAME (--data JSON | --recipients CSV --row ID) --to ADDRESS (--stack NAME | --outputs FILE)",
   ],
   summary: `One mail of a template with one recipient's data, rendered locally (Handlebars, as SES) or sent now through SES
 (GetEmailTemplate first). A variable used outside an {{#if}} block with no value in the data stops the run, as a launch

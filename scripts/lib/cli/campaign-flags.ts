@@ -12,7 +12,7 @@ import { maxRecurringWindowMinutes } from "../planning/recurring-steps";
 import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/core/timing/promises";
 import { inQuietHours, QuietTime } from "../../../infra/core/timing/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
-import { BaseRule, parseInstant } from "../../../infra/core/timing/send-rules";
+import { BaseRule } from "../../../infra/core/timing/send-rules";
 import { canonicalZone, Step } from "../../../infra/core/timing/send-time";
 import {
   INFER_SOURCES,
@@ -23,7 +23,8 @@ import {
 } from "../../../infra/core/zones/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../text/format";
-import { int, positive } from "./parsers";
+import { choice, int, listOf, positive } from "./parsers";
+import { nowFlag } from "./common-flags";
 import {
   audienceFromFlags,
   baseRuleFromFlags,
@@ -65,7 +66,7 @@ export const SEND_TIME_FLAGS = {
     type: "string",
     value: "M",
     help: "the local send minute, 0-59",
-    default: "0",
+    defaultHelp: "0",
     group: SEND_TIME_GROUP,
     with: "date",
     oneOf: { group: SEND_TIME_RULE },
@@ -86,13 +87,7 @@ export const SEND_TIME_FLAGS = {
     default: "UTC",
     group: SEND_TIME_GROUP,
   },
-  now: {
-    type: "string",
-    value: "INSTANT",
-    help: "the time to plan against, ISO 8601 with Z or an offset",
-    default: "now",
-    group: SEND_TIME_GROUP,
-  },
+  ...nowFlag("what the plan is made against", SEND_TIME_GROUP),
 } as const;
 
 const LIST_GROUP = "Recipient list";
@@ -101,7 +96,8 @@ const LIST_GROUP = "Recipient list";
 export const RECIPIENT_FLAGS = {
   encoding: {
     type: "string",
-    value: "utf8|latin1",
+    // `utf-8` is how most tools spell it; `UTF8` and `Latin-1` too.
+    parse: choice(CSV_ENCODINGS, (raw) => raw.toLowerCase().replace(/^(utf|latin)-/, "$1")),
     help: "how the file is encoded (invalid UTF-8 stops with line and byte)",
     default: "utf8",
     group: LIST_GROUP,
@@ -122,14 +118,15 @@ export const RECIPIENT_FLAGS = {
   "infer-zone": {
     type: "string",
     value: "none|LIST",
+    parse: listOf(INFER_SOURCES),
     help: "what a row without a usable timezone takes its zone from, in order: latlon (latitude/longitude), postal (postal_code, with country), phone, country (when it has one zone)",
-    default: "latlon,postal,phone,country",
+    default: INFER_SOURCES,
     group: LIST_GROUP,
     with: "allow-duplicate-emails",
   },
   "ambiguous-zone": {
     type: "string",
-    value: "never-early|skip",
+    parse: choice(AMBIGUOUS_ZONE_POLICIES),
     help: "a row whose phone or postal code admits several zones: send when the time has come in all of them, or reject it (ambiguous-zone)",
     default: "never-early",
     group: LIST_GROUP,
@@ -152,44 +149,23 @@ export interface RecipientOptions {
   ambiguousZone: AmbiguousZonePolicy;
 }
 
+/** The recipient flags' typed values (RECIPIENT_FLAGS: parsed and defaulted by the table) as the reader takes them. */
 export function recipientOptionsFromFlags(f: {
-  encoding?: string;
-  "allow-duplicate-emails"?: boolean;
-  "strict-zones"?: boolean;
+  encoding: CsvEncoding;
+  "allow-duplicate-emails": boolean;
+  "strict-zones": boolean;
   "zone-alias"?: string[];
-  "infer-zone"?: string;
-  "ambiguous-zone"?: string;
+  "infer-zone": readonly InferSource[];
+  "ambiguous-zone": AmbiguousZonePolicy;
 }): RecipientOptions {
-  // `utf-8` is how most tools spell it; `UTF8` and `Latin-1` too.
-  const encoding = (f.encoding ?? "utf8").toLowerCase().replace(/^(utf|latin)-/, "$1") as CsvEncoding;
-  if (!CSV_ENCODINGS.includes(encoding))
-    throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
   return {
-    encoding,
-    allowDuplicateEmails: f["allow-duplicate-emails"] === true,
-    strictZones: f["strict-zones"] === true,
+    encoding: f.encoding,
+    allowDuplicateEmails: f["allow-duplicate-emails"],
+    strictZones: f["strict-zones"],
     zoneAliases: zoneAliasesFromFlags(f["zone-alias"] ?? []),
-    inferZone: inferSourcesFromFlag(f["infer-zone"]),
-    ambiguousZone: ambiguousZoneFromFlag(f["ambiguous-zone"]),
+    inferZone: f["infer-zone"],
+    ambiguousZone: f["ambiguous-zone"],
   };
-}
-
-function ambiguousZoneFromFlag(value: string | undefined): AmbiguousZonePolicy {
-  if (value === undefined) return "never-early";
-  if (!AMBIGUOUS_ZONE_POLICIES.includes(value as AmbiguousZonePolicy))
-    throw new UsageError(`--ambiguous-zone ${value}: one of ${AMBIGUOUS_ZONE_POLICIES.join(", ")}`);
-  return value as AmbiguousZonePolicy;
-}
-
-/** `--infer-zone none|LIST`: the sources, in the one order; all of them by default. */
-function inferSourcesFromFlag(value: string | undefined): readonly InferSource[] {
-  if (value === undefined) return INFER_SOURCES;
-  if (value.trim() === "none") return [];
-  const names = value.split(",").map((s) => s.trim());
-  const bad = names.find((n) => !INFER_SOURCES.includes(n as InferSource));
-  if (bad !== undefined)
-    throw new UsageError(`--infer-zone ${value}: none, or a list of ${INFER_SOURCES.join(", ")} (${bad}?)`);
-  return INFER_SOURCES.filter((s) => names.includes(s));
 }
 
 function zoneAliasesFromFlags(values: string[]): ZoneAliases {
@@ -249,7 +225,7 @@ export const RATE_FLAGS = {
     type: "string",
     value: "T",
     help: "Scheduler invocation quota",
-    default: `${scheduler.invocationTps}`,
+    defaultHelp: `${scheduler.invocationTps}`,
     group: RATE_GROUP,
     with: "tps",
     oneOf: { group: "rate", form: "quotas" },
@@ -275,7 +251,7 @@ export interface CampaignTiming {
 
 /** The send-time flags, checked. `template` (launcher) is step 1's and the default of later steps. */
 export function timingFromFlags(
-  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: string },
+  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: number },
   template?: string,
 ): CampaignTiming {
   const rule = baseRuleFromFlags(f);
@@ -381,14 +357,8 @@ export function templateFlag(raw: string): string {
  * --now as epoch milliseconds (default: the current time). Only an instant that means the same on every machine:
  * ISO 8601 with `Z` or an offset (a time without one would be read in the machine's zone).
  */
-export function nowFromFlag(raw: string | undefined): number {
-  if (raw === undefined) return Date.now();
-  const now = parseInstant(raw);
-  if (typeof now !== "number")
-    throw new UsageError(
-      `--now ${raw}: expected an ISO 8601 instant with Z or an offset, such as 2026-12-01T08:00:00Z or 2026-12-01T09:00:00+01:00`,
-    );
-  return now;
+export function nowFromFlag(now: number | undefined): number {
+  return now ?? Date.now();
 }
 
 export function rateFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses-rate"?: string }): EffectiveTps {

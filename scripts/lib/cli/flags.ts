@@ -114,6 +114,20 @@ const defaultText = (v: unknown) =>
   typeof v === "number" ? v.toLocaleString("en-US") : Array.isArray(v) ? v.join(",") : String(v);
 
 const NAME_COLUMN = 28;
+const HELP_WIDTH = 140;
+
+/** `first` then `text`, wrapped at HELP_WIDTH columns; continuation lines start under the text at NAME_COLUMN. */
+function wrapped(first: string, text: string): string[] {
+  const lines = [first];
+  for (const word of text.split(" ")) {
+    const last = lines.length - 1;
+    const empty = last === 0 ? lines[0] === first : lines[last].trim() === "";
+    if (empty || lines[last].length + 1 + word.length <= HELP_WIDTH)
+      lines[last] += empty && last === 0 ? word : empty ? word : ` ${word}`;
+    else lines.push(" ".repeat(NAME_COLUMN) + word);
+  }
+  return lines;
+}
 
 /** The --help text, generated from the command's table (≤ 50 lines; the rest is in its reference page). */
 export function helpText(command: Command): string {
@@ -137,7 +151,8 @@ export function helpText(command: Command): string {
       );
       const left = `  ${syntax.join(", ")}`;
       const right = flagHelp(flag);
-      lines.push(left.length < NAME_COLUMN ? `${left.padEnd(NAME_COLUMN)}${right}` : `${left}  ${right}`);
+      const first = left.length < NAME_COLUMN ? left.padEnd(NAME_COLUMN) : `${left}  `;
+      lines.push(...wrapped(first, right));
     }
   }
   lines.push("", ...exitCodesLines(command.exitCodes), `Reference: ${command.reference}`);

@@ -21,6 +21,8 @@ export interface StackRun<T extends FlagTable> {
 export interface ReportShape<T extends FlagTable, R> {
   text(report: R, run: StackRun<T>): string;
   exitCode(report: R): number;
+  /** What --json prints, when not the report itself. */
+  json?(report: R): unknown;
 }
 
 /** The flags every stack command has (timeoutFlag; jsonFlag for a command that reports). */
@@ -47,7 +49,7 @@ export function stackCommand<T extends FlagTable, R>(
       deadline.dispose();
     }
     // No report (undefined): the body has said why on stderr.
-    if (report !== undefined) io.out(own.json ? JSON.stringify(report, null, 2) + "\n" : shape.text(report, run));
+    if (report !== undefined) io.out(own.json ? JSON.stringify(shape.json ? shape.json(report) : report, null, 2) + "\n" : shape.text(report, run));
     return shape.exitCode(report);
   });
 }

@@ -74,7 +74,7 @@ export const TIMING_FLAGS = {
     type: "string",
     value: "delay|skip",
     help: "delay a quiet send to the first minute that is not quiet, or skip it",
-    default: "delay",
+    defaultHelp: "delay",
     group: AUDIENCE_GROUP,
   },
   variant: {
