@@ -43,7 +43,14 @@ const FLAGS = {
     help: "the event range",
     defaultHelp: "the first scheduled send, or 14 days back",
   },
-  to: { type: "string", value: "INSTANT", parse: instant(), help: "the end of the range", defaultHelp: "now", with: "from" },
+  to: {
+    type: "string",
+    value: "INSTANT",
+    parse: instant(),
+    help: "the end of the range",
+    defaultHelp: "now",
+    with: "from",
+  },
   ...timeoutFlag(120, "each AWS call is bounded by 30 s or what is left"),
   ...stackFlags("bucket"),
 } as const;

@@ -12,7 +12,7 @@ import { planObjectKey } from "./lib/aws/launch";
 import { UsageError } from "../infra/core/errors";
 import { main as preview } from "./preview";
 import { main as launch } from "./launch-campaign";
-import { nowFlag } from "./lib/cli/common-flags";
+import { nowFlag, OUT } from "./lib/cli/common-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { Command } from "./lib/cli/flags";
 import { commandMain, runMain, Io } from "./lib/cli/run";
@@ -51,7 +51,7 @@ const AUDIENCE = ["--variant", "A:50:spring-sale", "--variant", "B:50:spring-sal
 const DAY_MS = 86_400_000;
 
 const FLAGS = {
-  out: { type: "string", value: "DIR", help: "the folder every file is written to", default: DEFAULT_OUT },
+  out: { ...OUT, note: "every file is written to it", default: DEFAULT_OUT },
   now: {
     ...nowFlag("the sample campaign's first send is 9 AM local two days later").now,
     default: Date.parse(DEMO_NOW),
@@ -95,7 +95,6 @@ interface PlanLine extends PlannedSend {
   template: string;
   template_data: TemplateData;
 }
-
 
 export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   const now = f.now;

@@ -36,7 +36,7 @@ import { Deadline } from "./lib/aws/call";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
-import { dryRunFlag, jsonFlag, nowFlag } from "./lib/cli/common-flags";
+import { dryRunFlag, jsonFlag, nowFlag, RECIPIENTS, TEMPLATES } from "./lib/cli/common-flags";
 
 const FLAGS = {
   journey: {
@@ -50,22 +50,18 @@ const FLAGS = {
     help: "one EventBridge event as delivered, or a record from the journeys' dead-letter queue",
   },
   recipients: {
-    type: "string",
+    ...RECIPIENTS,
     value: "CSV",
-    help: "a backlog (id, email, timezone, personalization), each row triggered at --now",
+    note: "a backlog (id, email, timezone, personalization), each row triggered at --now",
   },
   journeys: { type: "string", value: "FILE", help: "the journey list (YAML or JSON, as in sendtime:journeys)" },
   ...nowFlag("the time of the run; a backlog's trigger time (a real backlog run needs it)"),
-  ...dryRunFlag("no AWS call (no enrolment claimed); with --json, the exact CreateSchedule (or DeleteSchedule) requests"),
+  ...dryRunFlag(
+    "no AWS call (no enrolment claimed); with --json, the exact CreateSchedule (or DeleteSchedule) requests",
+  ),
   ...jsonFlag(),
   ...progressFlag(),
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "the templates folder each step's template must be in (default templates/ when it exists); none: not checked",
-  },
+  templates: { ...TEMPLATES, note: "each step's template must be in it" },
   ...stackFlags(),
   ...timeoutFlag(3_600, "each Scheduler or ledger call is bounded by 10 s or what is left"),
 } as const;
@@ -92,7 +88,6 @@ minutes of, or before, an earlier one is "dropped". A repeated id or address is 
 const BACKLOG_CONCURRENCY = 8;
 /** How often the calls report progress: each is a network round trip, so far more often than a plan's rows. */
 const PROGRESS_EVERY_CALLS = 64;
-
 
 interface Subscriber {
   /** Where it came from: the event file, or `file:line`. */

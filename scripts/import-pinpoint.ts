@@ -10,6 +10,7 @@ import { commandMain, Io, runMain } from "./lib/cli/run";
 import { Command, FlagValues } from "./lib/cli/flags";
 import { beforeDeadline, Deadline } from "./lib/aws/call";
 import { timeoutFlag } from "./lib/cli/aws-flags";
+import { jsonFlag, OUT, RECIPIENTS } from "./lib/cli/common-flags";
 import { campaignFileText } from "./lib/cli/config-file";
 import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
@@ -27,12 +28,7 @@ const FLAGS = {
     value: "PATH|s3://B/PREFIX/",
     help: "a Pinpoint endpoint export (a file, a directory or an S3 prefix; plain or gzip)",
   },
-  out: {
-    type: "string",
-    value: "DIR",
-    help: "where recipients.csv, skipped.csv and (with --campaign) campaign.yaml go",
-    default: "out/pinpoint",
-  },
+  out: { ...OUT, note: "recipients.csv, skipped.csv and (with --campaign) campaign.yaml", default: "out/pinpoint" },
   "value-separator": {
     type: "string",
     value: "SEP",
@@ -50,7 +46,7 @@ const FLAGS = {
     value: "ID",
     help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)",
   },
-  recipients: { type: "string", value: "FILE", help: "the recipient CSV", note: "the one the command names", defaultHelp: "DIR/recipients.csv" },
+  recipients: { ...RECIPIENTS, note: "the one the printed command names", defaultHelp: "DIR/recipients.csv" },
   region: {
     type: "string",
     value: "R",
@@ -58,11 +54,13 @@ const FLAGS = {
     note: "of the S3 export",
     defaultHelp: "the SDK's configuration",
   },
-  ...timeoutFlag(3_600, `each S3 call, and a read that stalls, is bounded by ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000} s`),
-  json: {
-    type: "boolean",
-    help: '{"endpoints": {counts, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
-  },
+  ...timeoutFlag(
+    3_600,
+    `each S3 call, and a read that stalls, is bounded by ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000} s`,
+  ),
+  ...jsonFlag(
+    '{"endpoints": {counts, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
+  ),
   ...progressFlag(),
 } as const;
 
@@ -103,7 +101,6 @@ const LAUNCH_FLAGS = {
 };
 const NOTE_FLAGS: FlagNames = { ...LAUNCH_FLAGS, campaignId: "--campaign-id" };
 
-
 export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (f.endpoints === undefined && f.campaign === undefined)
     throw new UsageError("give --endpoints, --campaign or both (see --help)");
@@ -124,9 +121,7 @@ async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<numb
   let endpoints: ImportSummary | undefined;
   if (f.endpoints !== undefined) {
     const s3At = parseS3Url(f.endpoints);
-    const sources = s3At
-      ? await s3ExportSources(s3Client(f.region), s3At)
-      : localExportSources(f.endpoints);
+    const sources = s3At ? await s3ExportSources(s3Client(f.region), s3At) : localExportSources(f.endpoints);
     const rows = progressReporter(io, f.progress, "importing");
     endpoints = await importEndpoints({
       sources,

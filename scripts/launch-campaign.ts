@@ -12,12 +12,10 @@ import { requireSesTemplates } from "./lib/aws/ses-templates";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import {
   bulkRatesFromFlags,
-  campaignFlag,
   nowFromFlag,
   rateFromFlags,
   paceFromFlags,
   recipientOptionsFromFlags,
-  templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
@@ -140,8 +138,8 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
     return v;
   };
-  const campaignId = campaignFlag(need("campaign"));
-  const template = templateFlag(need("template"));
+  const campaignId = need("campaign");
+  const template = need("template");
   const timing = timingFromFlags(f, template);
   refuseOneTimeFlagsWithEvery(f);
   const missed = missedPolicyFlag(f.missed) ?? "skip";

@@ -6,6 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
 import { commandMain, runMain } from "./lib/cli/run";
+import { jsonFlag } from "./lib/cli/common-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import {
@@ -21,7 +22,13 @@ import { POLICY_DIR, readPolicyConfig, ServedPolicyPack, Violation } from "./lib
 import { StackConfigError, UsageError } from "../infra/core/errors";
 
 const FLAGS = {
-  stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },
+  stack: {
+    type: "string",
+    value: "NAME",
+    help: "the Pulumi stack",
+    note: "its Pulumi.<NAME>.yaml config is used",
+    default: "dev",
+  },
   "policy-config": {
     type: "string",
     value: "FILE",
@@ -29,10 +36,7 @@ const FLAGS = {
     defaultHelp: "policy/config/<NAME>.json",
   },
   "no-policy": { type: "boolean", help: "skip the policy pack" },
-  json: {
-    type: "boolean",
-    help: '{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}',
-  },
+  ...jsonFlag('{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}'),
   "write-outputs": {
     type: "string",
     value: "FILE",

@@ -27,7 +27,7 @@ const FLAGS = {
   },
   missed: {
     ...LAUNCH_FLAGS.missed,
-    help: "what a held send becomes (G: send-now's grace)",
+    note: "here a send a pause held (G: send-now's grace)",
     defaultHelp: "the launch record's",
     group: undefined,
   },

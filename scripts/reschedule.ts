@@ -37,12 +37,9 @@ function localTarget(raw: string): MoveTarget | string {
 }
 
 /** A zone name, re-cased when it differs only in case; an abbreviation (EST) is refused. */
-const ZONE = checked(
-  "zone",
-  "Europe/Paris",
-  (raw) => zoneNameProblem(canonicalZone(raw) ?? raw),
-  { value: (raw) => canonicalZone(raw)! },
-);
+const ZONE = checked("zone", "Europe/Paris", (raw) => zoneNameProblem(canonicalZone(raw) ?? raw), {
+  value: (raw) => canonicalZone(raw)!,
+});
 
 const FLAGS = {
   ...CAMPAIGN_FLAG,
@@ -110,7 +107,11 @@ export const main = stackCommand(
     const { f } = run;
     const campaignId = required(f.campaign, "campaign");
     if (f.recipient === undefined || f.recipient === "") throw new UsageError("--recipient is required (see --help)");
-    const targets = [f.at !== undefined && "--at", f["local-time"] !== undefined && "--local-time", f.remove && "--remove"];
+    const targets = [
+      f.at !== undefined && "--at",
+      f["local-time"] !== undefined && "--local-time",
+      f.remove && "--remove",
+    ];
     const given = targets.filter(Boolean);
     if (given.length !== 1)
       throw new UsageError(
@@ -142,7 +143,13 @@ async function change(
   c: { campaignId: string; scheduler: ReturnType<typeof schedulerClient> },
 ): Promise<{ line: string; report: object }> {
   const { campaignId, scheduler } = c;
-  const common = { campaignId, recipientId: f.recipient!, step: f.step, now: f.now ?? Date.now(), bulkSchedule: f.schedule };
+  const common = {
+    campaignId,
+    recipientId: f.recipient!,
+    step: f.step,
+    now: f.now ?? Date.now(),
+    bulkSchedule: f.schedule,
+  };
   if (f.remove) {
     const removed = await removeSchedule(deadline as Deadline, scheduler, common);
     const line = removed.bulk

@@ -8,7 +8,7 @@ import { sesClient } from "./lib/aws/clients";
 import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
 import { requireOutputs } from "./lib/aws/stack-outputs";
 import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { dryRunFlag, jsonFlag, TEMPLATE_NAME } from "./lib/cli/common-flags";
+import { dryRunFlag, jsonFlag, RECIPIENTS, TEMPLATE, TEMPLATES } from "./lib/cli/common-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { Command } from "./lib/cli/flags";
 import { path as pathParser } from "./lib/cli/parsers";
@@ -25,25 +25,10 @@ import {
 } from "./lib/templates/test-mail";
 
 const FLAGS = {
-  template: { type: "string", value: "NAME", parse: TEMPLATE_NAME, help: "the SES template" },
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "the templates folder (default templates/ when it exists); none: not checked",
-    note: "a render needs it, a send checks the data against it",
-  },
+  template: TEMPLATE,
+  templates: { ...TEMPLATES, note: "a render needs it, a send checks the data against it" },
   data: { type: "string", value: "JSON", help: "the mail's data, a JSON object (step is 1 unless it sets it)" },
-  recipients: {
-    type: "string",
-    value: "CSV",
-    path: true,
-    parse: pathParser(),
-    help: "the recipient CSV",
-    note: "or the data of one row of this list",
-    with: "row",
-  },
+  recipients: { ...RECIPIENTS, value: "CSV", note: "or the data of one row of this list", with: "row" },
   row: { type: "string", value: "ID", help: "the row's id" },
   render: {
     type: "string",
@@ -81,8 +66,7 @@ rejects such a row.`,
 
 /** What send-test did: rendered a page, or sent (or, in a dry run, would send) one mail. */
 type TestMail =
-  | { template: string; rendered: string }
-  | { template: string; to: string; messageId: string | null; dryRun: boolean };
+  { template: string; rendered: string } | { template: string; to: string; messageId: string | null; dryRun: boolean };
 
 export const main = stackCommand(
   COMMAND,
@@ -124,7 +108,9 @@ function writePage(file: string, page: string): void {
   try {
     fs.writeFileSync(file, page);
   } catch (e) {
-    throw new UsageError(`--render ${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(
+      `--render ${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
 

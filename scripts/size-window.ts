@@ -5,7 +5,6 @@
 import { scheduler } from "../infra/core/plan/quotas";
 import {
   bulkRatesFromFlags,
-  campaignFlag,
   nowFromFlag,
   PACE_FLAGS,
   paceFromFlags,
@@ -15,7 +14,6 @@ import {
   RECIPIENT_FLAGS,
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
-  templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
@@ -26,6 +24,14 @@ import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { CONFIG_FLAG } from "./lib/cli/config-file";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { int } from "./lib/cli/parsers";
+import {
+  BULK_HELP,
+  campaignFlag as campaignNote,
+  jsonFlag,
+  RECIPIENTS,
+  TEMPLATE,
+  TEMPLATES,
+} from "./lib/cli/common-flags";
 import { sizingSpanDays } from "../infra/core/timing/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
@@ -44,17 +50,13 @@ const FLAGS = {
     oneOf: { group: "what is sized", form: "schedules" },
   },
   recipients: {
-    type: "string",
-    value: "FILE",
-    path: true,
-    help: "or from a recipient list, as launch-campaign plans it",
+    ...RECIPIENTS,
+    note: "or size from it, as launch-campaign plans it",
     group: "Volume or list",
     oneOf: { group: "what is sized", form: "recipients" },
   },
   campaign: {
-    type: "string",
-    value: "ID",
-    help: "with --variant or --holdout: the id the assignment hashes",
+    ...campaignNote("with --variant or --holdout: the id the assignment hashes").campaign,
     group: "Volume or list",
   },
   ...SEND_TIME_FLAGS,
@@ -63,24 +65,13 @@ const FLAGS = {
   ...PACE_FLAGS,
   bulk: {
     type: "boolean",
-    help: "as launch-campaign --bulk: emails held to the SES rate, schedules to the invocation quota",
+    help: BULK_HELP,
+    note: "sized as launch-campaign --bulk: emails held to the SES rate, schedules to the invocation quota",
     group: RATE_GROUP,
   },
-  template: {
-    type: "string",
-    value: "NAME",
-    help: "step 1's template, as the launcher takes it (checked)",
-    group: "Volume or list",
-  },
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "the templates folder (default templates/ when it exists); none: no template check",
-    group: "Volume or list",
-  },
-  json: { type: "boolean", help: "machine-readable report", group: RATE_GROUP },
+  template: { ...TEMPLATE, note: "step 1's, as the launcher takes it (checked)", group: "Volume or list" },
+  templates: { ...TEMPLATES, group: "Volume or list" },
+  ...jsonFlag(undefined, RATE_GROUP),
   ...progressFlag(RATE_GROUP),
 } as const;
 
@@ -105,7 +96,6 @@ added up; "launch by" is the latest launch whose missed-time cutoff (now + fan-o
   reports: true,
   reference: "docs/window.md",
 };
-
 
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
 export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
@@ -141,8 +131,8 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
       fanOutSeconds: fanOutSeconds(schedules, createTps),
     };
   } else if (f.recipients !== undefined) {
-    const timing = timingFromFlags(f, f.template === undefined ? undefined : templateFlag(f.template));
-    const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
+    const timing = timingFromFlags(f, f.template);
+    const campaignId = f.campaign;
     if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
       throw new UsageError(
         "--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids",

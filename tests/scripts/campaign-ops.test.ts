@@ -510,7 +510,7 @@ describe("reschedule", () => {
         (e: unknown) =>
           e instanceof UsageError &&
           e.message ===
-            "--at: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
+            "--local-time: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
       );
       assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
     });

@@ -218,7 +218,7 @@ describe("operator scripts on recurring schedules", () => {
       assert.strictEqual(r.code, 2);
       assert.match(
         r.stderr,
-        /schedule par-1 \(recipient par, step 1\) repeats \(cron\(0 9 \? \* MON,THU \*\)\): give the new local time of every occurrence as HH:MM/,
+        /schedule par-1 \(recipient par, step 1\) repeats \(cron\(0 9 \? \* MON,THU \*\)\): give the new local time of every occurrence as --local-time HH:MM/,
       );
       scheduler.on(GetScheduleCommand).resolves({ ...DIGEST, ScheduleExpression: "at(2026-12-14T09:00:00)" } as any);
       r = await move("--local-time", "07:30");

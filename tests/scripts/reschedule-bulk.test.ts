@@ -237,7 +237,7 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
     assert.strictEqual(r.code, 2);
     assert.match(
       r.stderr,
-      /--at: 2026-11-29T12:00:00\.000Z \(America\/New_York\) is less than a minute from now \(2026-11-29T12:00:00\.000Z\); a schedule can only move to a time at least a minute ahead/,
+      /--local-time: 2026-11-29T12:00:00\.000Z \(America\/New_York\) is less than a minute from now \(2026-11-29T12:00:00\.000Z\); a schedule can only move to a time at least a minute ahead/,
     );
     assert.deepStrictEqual(writes(endpoint!), []);
   });

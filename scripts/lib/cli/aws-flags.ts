@@ -31,7 +31,8 @@ const WHERE = {
   stack: {
     type: "string",
     value: "NAME",
-    help: "the stack's outputs: `pulumi stack output --json` (needs the Pulumi CLI), or that JSON saved in FILE",
+    help: "the Pulumi stack",
+    note: "its outputs from `pulumi stack output --json` (needs the Pulumi CLI), or saved in FILE",
     group: STACK,
     oneOf: { group: "stack outputs", form: "stack" },
   },

@@ -4,7 +4,7 @@
  * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
  * and --now. Every message names the flag and what is allowed.
  */
-import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
+import { SES_NAME } from "../../../infra/core/plan/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/core/plan/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
 import { AMBIGUOUS_ZONE_POLICIES, AmbiguousZonePolicy } from "../planning/decision-types";
@@ -338,21 +338,6 @@ export function parseStepFlag(raw: string, number: number): Step {
   return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
 }
 
-/** --campaign: `campaign-<id>` must be a valid schedule group name. */
-export function campaignFlag(raw: string): string {
-  const problem = campaignIdProblem(raw);
-  if (problem) throw new UsageError(`--campaign: ${problem}`);
-  return raw;
-}
-
-/** --template: an SES template name. */
-export function templateFlag(raw: string): string {
-  // `{variant}` is checked once the variants are known (checkTemplates).
-  if (!SES_NAME.test(raw.split(VARIANT_PLACEHOLDER).join("v")))
-    throw new UsageError(`--template ${raw}: an SES template name, 1–64 of A-Z a-z 0-9 _ - (may hold {variant})`);
-  return raw;
-}
-
 /**
  * --now as epoch milliseconds (default: the current time). Only an instant that means the same on every machine:
  * ISO 8601 with `Z` or an offset (a time without one would be read in the machine's zone).
@@ -365,7 +350,8 @@ export function rateFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses
   if (f.tps !== undefined && (f["invocation-tps"] !== undefined || f["ses-rate"] !== undefined)) {
     throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
   }
-  const optional = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positive().parse(raw, name));
+  const optional = (name: string, raw: string | undefined) =>
+    raw === undefined ? undefined : positive().parse(raw, name);
   return effectiveTps({
     tps: optional("tps", f.tps),
     invocationTps: optional("invocation-tps", f["invocation-tps"]),

@@ -4,7 +4,7 @@
  */
 import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
 import { VARIANT_PLACEHOLDER } from "../recipients/audience";
-import { checked, instant } from "./parsers";
+import { checked, instant, path as pathParser } from "./parsers";
 
 /** `campaign-<id>` must be a valid schedule group name. */
 export const CAMPAIGN_ID = checked("campaign-id", "spring", campaignIdProblem, { quote: false });
@@ -68,3 +68,41 @@ export function nowFlag<N extends string>(note: N, group?: string) {
     },
   } as const;
 }
+
+/** Flags whose tables spread these and add their note, group, `with`. */
+export const RECIPIENTS = {
+  type: "string",
+  value: "FILE",
+  path: true,
+  parse: pathParser(),
+  help: "the recipient CSV",
+} as const;
+
+export const TEMPLATE = { type: "string", value: "NAME", parse: TEMPLATE_NAME, help: "the SES template" } as const;
+
+export const TEMPLATES = {
+  type: "string",
+  value: "DIR|none",
+  path: true,
+  words: ["none"],
+  help: "the templates folder (default templates/ when it exists); none: not checked",
+} as const;
+
+export const OUT = {
+  type: "string",
+  value: "DIR",
+  path: true,
+  parse: pathParser(),
+  help: "the output folder",
+} as const;
+
+/** --at: one instant (launch-campaign, size-window, reschedule). */
+export const AT = {
+  type: "string",
+  value: "INSTANT",
+  parse: instant(),
+  help: "one instant, ISO 8601 with Z or an offset",
+} as const;
+
+/** --bulk (launch-campaign; size-window sizes as it would). */
+export const BULK_HELP = "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant";

@@ -49,7 +49,11 @@ export interface Flag {
 
 export type FlagTable = Readonly<Record<string, Flag>>;
 
-type Parsed<F> = F extends { readonly parse: Parser<infer V> } ? V : F extends { readonly type: "boolean" } ? boolean : string;
+type Parsed<F> = F extends { readonly parse: Parser<infer V> }
+  ? V
+  : F extends { readonly type: "boolean" }
+    ? boolean
+    : string;
 type ValueOf<F> = F extends { readonly multiple: true } ? Parsed<F>[] : Parsed<F>;
 /** Always present: a boolean (false when not given) or a flag with a default. */
 type Always<F> = F extends { readonly type: "boolean" } ? true : F extends { readonly default: unknown } ? true : false;

@@ -50,8 +50,7 @@ function windowFromFlag(raw: string | undefined): number | undefined {
 
 /** --max-schedules, else the stack output maxSchedules, else Scheduler's default quota; says which. */
 export function scheduleQuotaFrom(flag: string | undefined, output: number | undefined): ScheduleQuota {
-  if (flag !== undefined)
-    return { maxSchedules: int(1, 1e12).parse(flag, "max-schedules"), source: "--max-schedules" };
+  if (flag !== undefined) return { maxSchedules: int(1, 1e12).parse(flag, "max-schedules"), source: "--max-schedules" };
   if (output !== undefined) {
     if (!(Number.isInteger(output) && output > 0))
       throw new UsageError(`stack output maxSchedules ${output}: must be a whole number above 0`);

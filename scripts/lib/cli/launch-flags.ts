@@ -7,38 +7,25 @@ import { GRACE_MINUTES, MISSED_POLICIES } from "../planning/missed";
 import { stackFlags, timeoutFlag } from "./aws-flags";
 import { CONFIG_FLAG } from "./config-file";
 import { progressFlag } from "./progress";
-import { dryRunFlag, jsonFlag } from "./common-flags";
+import { BULK_HELP, CAMPAIGN_FLAG, dryRunFlag, jsonFlag, OUT, RECIPIENTS, TEMPLATE, TEMPLATES } from "./common-flags";
 import { int } from "./parsers";
 import { PACE_FLAGS, RATE_FLAGS, RATE_GROUP, RECIPIENT_FLAGS, SEND_TIME_FLAGS } from "./campaign-flags";
 
 export const LAUNCH_GROUP = "Output, launch and stack";
 
+/** --missed (launch-campaign; redrive's held sends). */
+export const MISSED_HELP = "what a send due before now + fan-out + margin becomes";
+
 export const LAUNCH_FLAGS = {
   ...CONFIG_FLAG,
-  campaign: {
-    type: "string",
-    value: "ID",
-    help: "the campaign id (its schedule group is campaign-<ID>)",
-    group: "Campaign",
-  },
-  recipients: {
-    type: "string",
-    value: "FILE|s3://B/K",
-    path: true,
-    help: "the recipient CSV, local or streamed from S3",
-    group: "Campaign",
-  },
-  template: {
-    type: "string",
-    value: "NAME",
-    help: "the SES template of step 1 (and of later steps without their own)",
-    group: "Campaign",
-  },
+  campaign: { ...CAMPAIGN_FLAG.campaign, group: "Campaign" },
+  recipients: { ...RECIPIENTS, value: "FILE|s3://B/K", note: "local or streamed from S3", group: "Campaign" },
+  template: { ...TEMPLATE, note: "of step 1 (and of later steps without their own)", group: "Campaign" },
   ...SEND_TIME_FLAGS,
   missed: {
     type: "string",
     value: MISSED_POLICIES.join("|"),
-    help: "sends due before now + fan-out + margin",
+    help: MISSED_HELP,
     defaultHelp: "skip",
     group: RATE_GROUP,
   },
@@ -60,10 +47,8 @@ export const LAUNCH_FLAGS = {
   ...RECIPIENT_FLAGS,
   ...PACE_FLAGS,
   out: {
-    type: "string",
-    value: "DIR",
-    path: true,
-    help: "where plan.jsonl, rejects.csv, notes.csv and summary.json go",
+    ...OUT,
+    note: "plan.jsonl, rejects.csv, notes.csv and summary.json",
     defaultHelp: "out/<campaign>",
     group: LAUNCH_GROUP,
   },
@@ -74,19 +59,8 @@ export const LAUNCH_FLAGS = {
     with: "out",
   },
   ...dryRunFlag("plan and size only: nothing uploaded or started", LAUNCH_GROUP),
-  bulk: {
-    type: "boolean",
-    help: "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant (docs/bulk-sends.md)",
-    group: "Campaign",
-  },
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "templates every step uses must be in DIR (default templates/); none: kept in SES only",
-    group: "Campaign",
-  },
+  bulk: { type: "boolean", help: BULK_HELP, note: "docs/bulk-sends.md", group: "Campaign" },
+  templates: { ...TEMPLATES, note: "each step's template must be in it", group: "Campaign" },
   "launch-id": {
     type: "string",
     value: "ID",

@@ -49,7 +49,10 @@ export function stackCommand<T extends FlagTable, R>(
       deadline.dispose();
     }
     // No report (undefined): the body has said why on stderr.
-    if (report !== undefined) io.out(own.json ? JSON.stringify(shape.json ? shape.json(report) : report, null, 2) + "\n" : shape.text(report, run));
+    if (report !== undefined)
+      io.out(
+        own.json ? JSON.stringify(shape.json ? shape.json(report) : report, null, 2) + "\n" : shape.text(report, run),
+      );
     return shape.exitCode(report);
   });
 }

@@ -14,7 +14,10 @@ export function dryRunScheduler(real: SchedulerClient, notSent: DryRunWrites): S
   return new Proxy(real, {
     get(target, prop, receiver) {
       if (prop !== "send") return Reflect.get(target, prop, receiver);
-      return (command: { constructor: { name: string }; input: { Name?: string; GroupName?: string } }, options?: object) => {
+      return (
+        command: { constructor: { name: string }; input: { Name?: string; GroupName?: string } },
+        options?: object,
+      ) => {
         const kind = command.constructor.name.replace(/Command$/, "");
         if (!WRITES.has(kind)) return target.send(command as never, options as never);
         const { Name, GroupName } = command.input;
