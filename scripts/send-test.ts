@@ -14,7 +14,7 @@ import { Command } from "./lib/cli/flags";
 import { path as pathParser } from "./lib/cli/parsers";
 import { required, runMain } from "./lib/cli/run";
 import { stackCommand } from "./lib/cli/stack-command";
-import { loadTemplates } from "./lib/templates/campaign-templates";
+import { didYouMean, loadTemplates } from "./lib/templates/campaign-templates";
 import {
   dataFromJson,
   dataFromRow,
@@ -85,7 +85,7 @@ export const main = stackCommand(
     const local = set?.templates.get(name);
     if (f.render !== undefined && !local)
       throw new TemplateError(
-        `template "${name}" is not in ${set ? `${set.dir}/` : "a templates folder (none found)"}: --render needs its files`,
+        `template "${name}" is not in ${set ? `${set.dir}/${didYouMean(name, set)}` : "a templates folder (none found)"}: --render needs its files`,
       );
     const data: TemplateData = f.data !== undefined ? dataFromJson(f.data) : await dataFromRow(f.recipients!, f.row!);
     if (local) requireData(local, data);
