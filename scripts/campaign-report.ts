@@ -7,7 +7,7 @@ import { LAUNCHES_PREFIX } from "../infra/core/plan/naming";
 import { cloudWatchClient, s3Client } from "./lib/aws/clients";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
 import { requireOutputs } from "./lib/aws/stack-outputs";
-import { required, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { buildReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
 import { conversionsProblem, parseConversions } from "./lib/report/conversions";
 import { formatReport } from "./lib/report/report-text";
@@ -15,8 +15,6 @@ import { renderReportHtml } from "./lib/report/html";
 import { UsageError } from "../infra/core/errors";
 import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { CAMPAIGN_FLAG, jsonFlag } from "./lib/cli/common-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { instant, path as pathParser } from "./lib/cli/parsers";
 import { stackCommand } from "./lib/cli/stack-command";
 import type { CampaignReport } from "./lib/report/campaign-report";
@@ -55,24 +53,20 @@ const FLAGS = {
   ...stackFlags("bucket"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "campaign-report",
-  usage: ["--campaign ID [--json] [--html FILE] [--conversions FILE] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `The funnel per step and variant: scheduled (from the launch records in the bucket), then sent, delivered, bounced,
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "campaign-report",
+    usage: ["--campaign ID [--json] [--html FILE] [--conversions FILE] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `The funnel per step and variant: scheduled (from the launch records in the bucket), then sent, delivered, bounced,
 complained, rejected, opens, clicks, unsubscribed (SES event metrics, AWS/SES), with rates, per variant and in total.
 "due" is the scheduled sends whose time had come by --to (sent is a rate of these). Each variant is compared with the
 first on opens and clicks (lift, two-sided two-proportion z-test, significant at 95%); a verdict line says which won.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["campaign-report"],
-  changesAws: false,
-  reports: true,
-  reference: "docs/measuring.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
-  async ({ f, outputs, deadline: d, io }): Promise<CampaignReport | undefined> => {
-    const campaignId = required(f.campaign, "campaign");
+    flags: FLAGS,
+    changesAws: false,
+    reference: "docs/measuring.md",
+  },
+  async ({ f, outputs, deadline: d, io, campaignId: campaign }): Promise<CampaignReport | undefined> => {
+    const campaignId = campaign();
     const tag = campaignTag(campaignId);
     const to = f.to ?? Date.now();
     if (f.from !== undefined && f.from >= to)

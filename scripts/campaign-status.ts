@@ -5,12 +5,10 @@ import { dynamodb, schedulerClient, sfnClient, sqsClient } from "./lib/aws/clien
 import { campaignStatus, StatusReport } from "./lib/aws/campaign-ops/status";
 import { campaignStateOrError, CampaignStateRecord } from "./lib/aws/campaign-state";
 import { describeState } from "./lib/cli/campaign-state-text";
-import { required, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { count, plural } from "./lib/text/format";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { CAMPAIGN_FLAG, jsonFlag, nowFlag } from "./lib/cli/common-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, nowFlag } from "./lib/cli/common-flags";
 import { int } from "./lib/cli/parsers";
 import { stackCommand } from "./lib/cli/stack-command";
 
@@ -24,29 +22,22 @@ const FLAGS = {
     default: 500,
   },
   ...nowFlag("next occurrences are counted from it"),
-  ...jsonFlag(),
-  ...timeoutFlag(300),
-  ...stackFlags("state-machine-arn", "dlq-url"),
+  ...reportingStackFlags({ seconds: 300 }, "state-machine-arn", "dlq-url"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "campaign-status",
-  usage: ["--campaign ID [--sample N] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `What is pending: the group campaign-<ID> and its schedules by state (every page); when the next sends fall, per UTC
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "campaign-status",
+    usage: ["--campaign ID [--sample N] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `What is pending: the group campaign-<ID> and its schedules by state (every page); when the next sends fall, per UTC
 hour (recurring schedules at their next occurrence); the campaign's fan-out executions with their Map Run counts (needs
 stateMachineArn); the dead-letter queue's depth (needs deadLetterQueueUrl; shared by every campaign of the stack); the campaign's state
 (live, paused or cancelled, with its reason and time; needs ledgerTableName).`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["campaign-status"],
-  changesAws: false,
-  reports: true,
-  reference: "docs/operating.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
-  async ({ f, outputs, deadline }): Promise<CampaignStatus> => {
-    const campaignId = required(f.campaign, "campaign");
+    flags: FLAGS,
+    changesAws: false,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }): Promise<CampaignStatus> => {
+    const campaignId = campaign();
     const o = outputs();
     const clients = { scheduler: schedulerClient(o.region), sfn: sfnClient(o.region), sqs: sqsClient(o.region) };
     const ledger = o.ledgerTableName && { ddb: dynamodb(o.region), table: o.ledgerTableName };

@@ -4,13 +4,11 @@
  */
 import { dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
 import { cancelCampaignAndSends, StateCancelReport } from "./lib/aws/campaign-cancel";
-import { required, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { CAMPAIGN_FLAG, dryRunFlag, jsonFlag } from "./lib/cli/common-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag } from "./lib/cli/common-flags";
 import { describeState, reasonFlag } from "./lib/cli/campaign-state-text";
 import { int } from "./lib/cli/parsers";
 import { stackCommand } from "./lib/cli/stack-command";
@@ -30,31 +28,24 @@ const FLAGS = {
     note: "that the group is gone",
     default: 5,
   },
-  ...jsonFlag(),
-  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
-  ...stackFlags("state-machine-arn"),
+  ...reportingStackFlags({ seconds: DEFAULT_TIMEOUT_SECONDS }, "state-machine-arn"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "cancel-campaign",
-  usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Sets the campaign's state to cancelled first (the sender reads it before every SES call, so sends already under way
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "cancel-campaign",
+    usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Sets the campaign's state to cancelled first (the sender reads it before every SES call, so sends already under way
 stop too), then stops every running fan-out of the campaign (found by its input's campaign_id), reads the group again,
 deletes the schedule group campaign-<ID> (and every pending schedule in it) in any state but DELETING, waits until
 GetScheduleGroup says it does not exist, and waits out the sender's longest time from a state read to its last SES
 call, from the state write. Exit 0 only when nothing of the campaign can send any more. Needs stack output
 ledgerTableName.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["cancel-campaign"],
-  changesAws: true,
-  reports: true,
-  reference: "docs/operating.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
-  async ({ f, outputs, deadline }) => {
-    const campaignId = required(f.campaign, "campaign");
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }) => {
+    const campaignId = campaign();
     const o = requireOutputs(outputs(), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
     const clients = {
       sfn: sfnClient(o.region),

@@ -5,34 +5,30 @@ import { s3Client, schedulerClient } from "./lib/aws/clients";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
 import { count } from "./lib/text/format";
 import { runMain } from "./lib/cli/run";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { jsonFlag } from "./lib/cli/common-flags";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
 import { stackCommand } from "./lib/cli/stack-command";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
 
 const FLAGS = {
-  ...jsonFlag("[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch}]"),
-  ...timeoutFlag(300),
-  ...stackFlags("bucket"),
+  ...reportingStackFlags(
+    {
+      seconds: 300,
+      json: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch}]",
+    },
+    "bucket",
+  ),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "list-campaigns",
-  usage: ["[--json] [--timeout-seconds S] (--stack NAME | --outputs FILE)"],
-  summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "list-campaigns",
+    usage: ["[--json] [--timeout-seconds S] (--stack NAME | --outputs FILE)"],
+    summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
 pending schedules (every page; DISABLED ones are paused) and its last launch (the newest launch record in the bucket;
 without a bucket, not read). A journey of the stack is marked as one. Counting costs one ListSchedules call per 100
 schedules (1,000,000 schedules: 10,000 calls, minutes): give a --timeout-seconds that fits.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["list-campaigns"],
-  changesAws: false,
-  reports: true,
-  reference: "docs/operating.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
+    flags: FLAGS,
+    changesAws: false,
+  },
   async ({ outputs, deadline }) => {
     const o = outputs();
     const journeys = Array.isArray(o.journeyDefinitions)

@@ -4,12 +4,10 @@
  */
 import { dynamodb } from "./lib/aws/clients";
 import { pauseCampaign, PauseReport } from "./lib/aws/campaign-pause";
-import { required, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { requireLedgerTable } from "./lib/aws/stack-outputs";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { CAMPAIGN_FLAG, dryRunFlag, jsonFlag } from "./lib/cli/common-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag } from "./lib/cli/common-flags";
 import { describeState, reasonFlag } from "./lib/cli/campaign-state-text";
 import { stackCommand } from "./lib/cli/stack-command";
 
@@ -20,29 +18,22 @@ const FLAGS = {
   ...CAMPAIGN_FLAG,
   ...reasonFlag("why it is paused"),
   ...dryRunFlag("say what it would do: no state written"),
-  ...jsonFlag(),
-  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
-  ...stackFlags(),
+  ...reportingStackFlags({ seconds: DEFAULT_TIMEOUT_SECONDS }),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "pause-campaign",
-  usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Sets the campaign's state to paused in the stack's ledger (stack output ledgerTableName), then waits the sender's
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "pause-campaign",
+    usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Sets the campaign's state to paused in the stack's ledger (stack output ledgerTableName), then waits the sender's
 longest time from a state read to the end of an SES call, so that no send that read the campaign live is still under
 way. Its schedules keep firing: the sender holds each send in the dead-letter queue (skipped: paused) until
 resume-campaign and redrive. A cancelled campaign cannot be paused.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["pause-campaign"],
-  changesAws: true,
-  reports: true,
-  reference: "docs/operating.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
-  async ({ f, outputs, deadline }) => {
-    const campaignId = required(f.campaign, "campaign");
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }) => {
+    const campaignId = campaign();
     const o = outputs();
     const ledger = { ddb: dynamodb(o.region), table: requireLedgerTable(o) };
     return pauseCampaign(deadline, ledger, { campaignId, reason: f.reason, dryRun: f["dry-run"] });

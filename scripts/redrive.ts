@@ -8,11 +8,9 @@ import { stackScopeOf } from "./lib/planning/dead-letters";
 import { counted } from "./lib/text/format";
 import { runMain } from "./lib/cli/run";
 import { UsageError } from "../infra/core/errors";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { campaignFlag, dryRunFlag, jsonFlag } from "./lib/cli/common-flags";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { campaignFlag, dryRunFlag } from "./lib/cli/common-flags";
 import { stackCommand } from "./lib/cli/stack-command";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { LAUNCH_FLAGS } from "./lib/cli/launch-flags";
 import { graceMinutesFlag, missedPolicyFlag } from "./lib/cli/timing-flags";
 import { LaunchMissed } from "./lib/planning/launch-record";
@@ -35,15 +33,14 @@ const FLAGS = {
   ...dryRunFlag(
     "list what it would create (reads the plan, the ledger and GetSchedule only): no schedule, no message deleted",
   ),
-  ...jsonFlag(),
-  ...timeoutFlag(300),
-  ...stackFlags("dlq-url"),
+  ...reportingStackFlags({ seconds: 300 }, "dlq-url"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "redrive",
-  usage: ["(--campaign ID | --all) [--missed POLICY] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Reads the stack's dead-letter queue until it is empty. Each message only points to a failed send (campaign, schedule,
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "redrive",
+    usage: ["(--campaign ID | --all) [--missed POLICY] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Reads the stack's dead-letter queue until it is empty. Each message only points to a failed send (campaign, schedule,
 scheduled time, recipient ids): the send is rebuilt from the campaign's plan in S3, and only the recipients the ledger
 records as not sent (or held by a pause; unknown ones with --resend-unknown) are re-sent, by the one sender, as a
 one-time schedule in the campaign's group, 2 minutes from now (after quiet time where the plan keeps the recipient's
@@ -53,15 +50,9 @@ later day. A message is deleted only once its schedule exists, or when nothing i
 nothing twice).
 Left in the queue, with the reason: a message that is not a pointer, a send or recipient not in the plan, unknown
 outcomes, a group that is gone, a CreateSchedule that fails. Not read: the journeys' own queue.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES.redrive,
-  changesAws: true,
-  reports: true,
-  reference: "docs/operating.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
+    flags: FLAGS,
+    changesAws: true,
+  },
   async ({ f, outputs, deadline }) => {
     if ((f.campaign === undefined) === !f.all)
       throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");

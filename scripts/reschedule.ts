@@ -8,14 +8,12 @@ import { removeSchedule } from "./lib/aws/campaign-ops/remove";
 import { DryRunWrites, dryRunScheduler } from "./lib/aws/campaign-ops/dry-run";
 import { bulkStepOf } from "./lib/aws/bulk-entries";
 import { isValidSchedulerName } from "../infra/core/plan/naming";
-import { required, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { canonicalZone, parseLocalTime } from "../infra/core/timing/send-time";
 import { zoneNameProblem } from "../infra/core/zones/zone-names";
 import { UsageError } from "../infra/core/errors";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { CAMPAIGN_FLAG, dryRunFlag, jsonFlag, nowFlag } from "./lib/cli/common-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag, nowFlag } from "./lib/cli/common-flags";
 import { checked, instant, int } from "./lib/cli/parsers";
 import { StackRun, stackCommand } from "./lib/cli/stack-command";
 
@@ -75,12 +73,10 @@ const FLAGS = {
   },
   ...nowFlag("the time a move or removal is judged against"),
   ...dryRunFlag("say what it would move or remove: GetSchedule and ListSchedules only"),
-  ...jsonFlag(),
-  ...timeoutFlag(60),
-  ...stackFlags(),
+  ...reportingStackFlags({ seconds: 60 }),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
+const DECLARATION = {
   script: "reschedule",
   usage: [
     "--campaign ID --recipient ID (--at INSTANT | --local-time LOCAL | --remove) (--stack NAME | --outputs FILE)",
@@ -92,20 +88,17 @@ one moved within 60 minutes of, or out of order with, the recipient's other pend
 An entry of a bulk schedule (a bulk plan): the schedule is rewritten without it (UpdateSchedule, every other entry kept
 byte for byte); a moved entry gets a one-entry bulk schedule of its own named <id>-<step>.`,
   flags: FLAGS,
-  exitCodes: EXIT_CODES.reschedule,
   changesAws: true,
-  reports: true,
-  reference: "docs/operating.md",
-};
+} as const;
 
 /** What reschedule did (or, in a dry run, would do), and the calls a dry run did not make. */
 type RescheduleReport = { line: string; report: object; dryRun: boolean; notSent: DryRunWrites };
 
-export const main = stackCommand(
-  COMMAND,
+export const { COMMAND, main } = stackCommand(
+  DECLARATION,
   async (run): Promise<RescheduleReport> => {
     const { f } = run;
-    const campaignId = required(f.campaign, "campaign");
+    const campaignId = run.campaignId();
     if (f.recipient === undefined || f.recipient === "") throw new UsageError("--recipient is required (see --help)");
     const targets = [
       f.at !== undefined && "--at",

@@ -3,14 +3,12 @@
  */
 import { dynamodb, sqsClient } from "./lib/aws/clients";
 import { resumeCampaign, ResumeReport } from "./lib/aws/campaign-pause";
-import { required, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { CAMPAIGN_FLAG, dryRunFlag, jsonFlag } from "./lib/cli/common-flags";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag } from "./lib/cli/common-flags";
 import { stackCommand } from "./lib/cli/stack-command";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { describeState } from "./lib/cli/campaign-state-text";
 
 const DEFAULT_TIMEOUT_SECONDS = 60;
@@ -18,29 +16,22 @@ const DEFAULT_TIMEOUT_SECONDS = 60;
 const FLAGS = {
   ...CAMPAIGN_FLAG,
   ...dryRunFlag("count the held sends, write no state"),
-  ...jsonFlag(),
-  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
-  ...stackFlags("dlq-url"),
+  ...reportingStackFlags({ seconds: DEFAULT_TIMEOUT_SECONDS }, "dlq-url"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "resume-campaign",
-  usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Sets the campaign's state to live in the stack's ledger (stack output ledgerTableName), then counts the sends its
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "resume-campaign",
+    usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Sets the campaign's state to live in the stack's ledger (stack output ledgerTableName), then counts the sends its
 pause held: the dead-letter queue's pointers of this campaign with outcome skipped and reason paused (read with a short
 visibility timeout, then made visible again; nothing deleted). \`redrive --campaign ID\` sends them, each as the campaign's
 missed-time policy says (their time has passed). A cancelled campaign cannot be resumed.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["resume-campaign"],
-  changesAws: true,
-  reports: true,
-  reference: "docs/operating.md",
-};
-
-export const main = stackCommand(
-  COMMAND,
-  async ({ f, outputs, deadline }) => {
-    const campaignId = required(f.campaign, "campaign");
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }) => {
+    const campaignId = campaign();
     const o = requireOutputs(outputs(), ["deadLetterQueueUrl"], { deadLetterQueueUrl: "dlq-url" });
     const clients = { ledger: { ddb: dynamodb(o.region), table: requireLedgerTable(o) }, sqs: sqsClient(o.region) };
     return resumeCampaign(deadline, clients, {

@@ -7,10 +7,8 @@ import { TemplateError, UsageError } from "../infra/core/errors";
 import { sesClient } from "./lib/aws/clients";
 import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
 import { requireOutputs } from "./lib/aws/stack-outputs";
-import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { dryRunFlag, jsonFlag, RECIPIENTS, TEMPLATE, TEMPLATES } from "./lib/cli/common-flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
-import { Command } from "./lib/cli/flags";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { dryRunFlag, RECIPIENTS, TEMPLATE, TEMPLATES } from "./lib/cli/common-flags";
 import { path as pathParser } from "./lib/cli/parsers";
 import { required, runMain } from "./lib/cli/run";
 import { stackCommand } from "./lib/cli/stack-command";
@@ -43,12 +41,10 @@ const FLAGS = {
     help: "or send now through SES with the stack's sender and configuration set, tagged campaign=test",
   },
   ...dryRunFlag("with --to: check the template in SES and the data, send nothing"),
-  ...jsonFlag("{template, rendered} or {template, to, messageId, dryRun}"),
-  ...timeoutFlag(60),
-  ...stackFlags(),
+  ...reportingStackFlags({ seconds: 60, json: "{template, rendered} or {template, to, messageId, dryRun}" }),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
+const DECLARATION = {
   script: "send-test",
   usage: [
     "--template NAME (--data JSON | --recipients CSV --row ID) --render FILE.html",
@@ -58,18 +54,16 @@ export const COMMAND: Command<typeof FLAGS> = {
 (GetEmailTemplate first). A variable used outside an {{#if}} block with no value in the data stops the run, as a launch
 rejects such a row.`,
   flags: FLAGS,
-  exitCodes: EXIT_CODES["send-test"],
   changesAws: true,
-  reports: true,
   reference: "docs/templates.md",
-};
+} as const;
 
 /** What send-test did: rendered a page, or sent (or, in a dry run, would send) one mail. */
 type TestMail =
   { template: string; rendered: string } | { template: string; to: string; messageId: string | null; dryRun: boolean };
 
-export const main = stackCommand(
-  COMMAND,
+export const { COMMAND, main } = stackCommand(
+  DECLARATION,
   async ({ f, outputs, deadline }): Promise<TestMail> => {
     const name = required(f.template, "template", "NAME");
     if ((f.data === undefined) === (f.recipients === undefined))

@@ -5,6 +5,7 @@
  */
 import { readStackOutputs, StackOutputs } from "../aws/stack-outputs";
 import { seconds } from "./parsers";
+import { jsonFlag } from "./common-flags";
 
 const STACK = "Stack";
 
@@ -105,4 +106,15 @@ export function outputsFromFlags(f: {
       deadLetterQueueUrl: f["dlq-url"],
     },
   });
+}
+
+/**
+ * The tail every reporting stack command's table ends with: --json (with its note, the shape), --timeout-seconds with
+ * the command's default, the stack flags with the overrides it uses.
+ */
+export function reportingStackFlags<K extends Override = never, N extends string | undefined = undefined>(
+  timeout: { seconds: number; json?: N },
+  ...overrides: K[]
+) {
+  return { ...jsonFlag(timeout.json), ...timeoutFlag(timeout.seconds), ...stackFlags(...overrides) };
 }

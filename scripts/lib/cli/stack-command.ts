@@ -6,8 +6,9 @@
 import { Deadline } from "../aws/call";
 import { StackOutputs } from "../aws/stack-outputs";
 import { outputsFromFlags } from "./aws-flags";
+import { EXIT_CODES } from "./exit-codes";
 import type { Command, FlagTable, FlagValues } from "./flags";
-import { commandMain, Io, Main } from "./run";
+import { commandMain, Io, Main, required } from "./run";
 
 /** What a body gets: the typed flags, the stack's outputs (read on the first call), the deadline, where to write. */
 export interface StackRun<T extends FlagTable> {
@@ -15,7 +16,19 @@ export interface StackRun<T extends FlagTable> {
   outputs(): StackOutputs;
   deadline: Deadline;
   io: Io;
+  /** --campaign, required (its parser has checked it). */
+  campaignId(): string;
 }
+
+/**
+ * A stack command's declaration: its exit codes are its row of EXIT_CODES; it reports unless it says otherwise; its
+ * reference is docs/operating.md unless it names another page.
+ */
+export type StackDeclaration<T extends FlagTable> = Omit<Command<T>, "exitCodes" | "reports" | "reference"> & {
+  readonly script: keyof typeof EXIT_CODES;
+  readonly reports?: boolean;
+  readonly reference?: string;
+};
 
 /** How a report is shown: the text without --json, and the exit code it means. */
 export interface ReportShape<T extends FlagTable, R> {
@@ -29,19 +42,31 @@ export interface ReportShape<T extends FlagTable, R> {
 type StackCommandFlags = { "timeout-seconds": number; json?: boolean };
 
 /**
- * A stack command's main: `body` does the work and returns the report (undefined: nothing to print, the body said why
- * on stderr); `shape` prints it and gives the exit code.
+ * A stack command from its declaration: COMMAND (the table, the help) and main. `body` does the work and returns the
+ * report (undefined: nothing to print, the body said why on stderr); `shape` prints it and gives the exit code.
  */
 export function stackCommand<T extends FlagTable, R>(
-  command: Command<T>,
+  declaration: StackDeclaration<T>,
   body: (run: StackRun<T>) => Promise<R>,
   shape: ReportShape<T, R>,
-): Main {
-  return commandMain(command, async (f, io) => {
+): { COMMAND: Command<T>; main: Main } {
+  const command: Command<T> = {
+    ...declaration,
+    exitCodes: EXIT_CODES[declaration.script],
+    reports: declaration.reports ?? true,
+    reference: declaration.reference ?? "docs/operating.md",
+  };
+  const main = commandMain(command, async (f, io) => {
     const own = f as unknown as StackCommandFlags;
     let outputs: StackOutputs | undefined;
     const deadline = new Deadline(own["timeout-seconds"], (t) => io.err(`${t}\n`));
-    const run: StackRun<T> = { f, outputs: () => (outputs ??= outputsFromFlags(f)), deadline, io };
+    const run: StackRun<T> = {
+      f,
+      outputs: () => (outputs ??= outputsFromFlags(f)),
+      deadline,
+      io,
+      campaignId: () => required((f as { campaign?: string }).campaign, "campaign"),
+    };
     let report: R;
     try {
       report = await body(run);
@@ -55,4 +80,5 @@ export function stackCommand<T extends FlagTable, R>(
       );
     return shape.exitCode(report);
   });
+  return { COMMAND: command, main };
 }
