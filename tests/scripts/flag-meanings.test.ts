@@ -105,4 +105,18 @@ describe("one meaning per flag, across every command's table", () => {
       if (flag) assert.strictEqual(flag.help, "the whole command's time limit, every AWS call included", name);
     }
   });
+
+  it("--encoding takes utf-8 as utf8 (any case), latin-1 as latin1, and names what it allows otherwise", () => {
+    for (const [name, c] of COMMANDS) {
+      const encoding = c.flags.encoding;
+      if (!encoding) continue;
+      const parse = (raw: string) => encoding.parse!.parse(raw, "encoding");
+      assert.deepStrictEqual(
+        ["utf-8", "UTF8", "utf8", "Latin-1", "latin1"].map(parse),
+        ["utf8", "utf8", "utf8", "latin1", "latin1"],
+        name,
+      );
+      assert.throws(() => parse("ascii"), /^Error: --encoding ascii: one of utf8, latin1$/);
+    }
+  });
 });

@@ -88,13 +88,8 @@ export const TEMPLATES = {
   help: "the templates folder (default templates/ when it exists); none: not checked",
 } as const;
 
-export const OUT = {
-  type: "string",
-  value: "DIR",
-  path: true,
-  parse: pathParser(),
-  help: "the output folder",
-} as const;
+/** --out: checked where it is written (an empty path is refused there, naming what the folder is for). */
+export const OUT = { type: "string", value: "DIR", path: true, help: "the output folder" } as const;
 
 /** --at: one instant (launch-campaign, size-window, reschedule). */
 export const AT = {
