@@ -3,78 +3,60 @@
  */
 import { dynamodb, schedulerClient, sfnClient, sqsClient } from "./lib/aws/clients";
 import { campaignStatus, StatusReport } from "./lib/aws/campaign-ops/status";
-import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { campaignStateOrError, CampaignStateRecord } from "./lib/aws/campaign-state";
 import { describeState } from "./lib/cli/campaign-state-text";
-import { nowFromFlag } from "./lib/cli/campaign-flags";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { count, plural } from "./lib/text/format";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, nowFlag } from "./lib/cli/common-flags";
+import { int } from "./lib/cli/parsers";
+import { stackCommand } from "./lib/cli/stack-command";
 
 const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "the campaign" },
+  ...CAMPAIGN_FLAG,
   sample: {
     type: "string",
     value: "N",
+    parse: int(1, 100_000),
     help: "GetSchedule on every schedule up to N, else on a random sample of N, scaled up",
-    default: "500",
+    default: 500,
   },
-  now: {
-    type: "string",
-    value: "ISO",
-    help: "count next occurrences from this instant, for reproducible runs",
-    default: "now",
-  },
-  json: { type: "boolean", help: "the report as JSON" },
-  ...timeoutFlag(300),
-  ...stackFlags("state-machine-arn", "dlq-url"),
+  ...nowFlag("next occurrences are counted from it"),
+  ...reportingStackFlags({ seconds: 300 }, "state-machine-arn", "dlq-url"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "campaign-status",
-  usage: ["--campaign ID [--sample N] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `What is pending: the group campaign-<ID> and its schedules by state (every page); when the next sends fall, per UTC
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "campaign-status",
+    usage: ["--campaign ID [--sample N] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `What is pending: the group campaign-<ID> and its schedules by state (every page); when the next sends fall, per UTC
 hour (recurring schedules at their next occurrence); the campaign's fan-out executions with their Map Run counts (needs
 stateMachineArn); the dead-letter queue's depth (needs deadLetterQueueUrl; shared by every campaign of the stack); the campaign's state
 (live, paused or cancelled, with its reason and time; needs ledgerTableName).`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["campaign-status"],
-  reference: "docs/operating.md",
-};
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const campaignId = requireCampaign(f.campaign);
-  const outputs = outputsFromFlags(f);
-  const sampleSize = intFlag("sample", f.sample, 1, 100_000, 500);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
-  const clients = {
-    scheduler: schedulerClient(outputs.region),
-    sfn: sfnClient(outputs.region),
-    sqs: sqsClient(outputs.region),
-  };
-  const ledger = outputs.ledgerTableName && { ddb: dynamodb(outputs.region), table: outputs.ledgerTableName };
-  let report: CampaignStatus;
-  try {
+    flags: FLAGS,
+    changesAws: false,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }): Promise<CampaignStatus> => {
+    const campaignId = campaign();
+    const o = outputs();
+    const clients = { scheduler: schedulerClient(o.region), sfn: sfnClient(o.region), sqs: sqsClient(o.region) };
+    const ledger = o.ledgerTableName && { ddb: dynamodb(o.region), table: o.ledgerTableName };
     const status = await campaignStatus(deadline, clients, {
       campaignId,
-      stateMachineArn: outputs.stateMachineArn,
-      deadLetterQueueUrl: outputs.deadLetterQueueUrl,
-      sampleSize,
-      now: nowFromFlag(f.now),
+      stateMachineArn: o.stateMachineArn,
+      deadLetterQueueUrl: o.deadLetterQueueUrl,
+      sampleSize: f.sample,
+      now: f.now ?? Date.now(),
     });
-    report = { ...status, campaignState: ledger ? await campaignStateOrError(deadline, ledger, campaignId) : null };
-  } finally {
-    deadline.dispose();
-  }
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatStatus(report));
-  const failed = (part: object | null) => Boolean(part && "error" in part);
-  return failed(report.deadLetterQueue) || failed(report.campaignState) ? 1 : 0;
-}
+    return { ...status, campaignState: ledger ? await campaignStateOrError(deadline, ledger, campaignId) : null };
+  },
+  {
+    text: (report) => formatStatus(report),
+    exitCode: (report) => (failed(report.deadLetterQueue) || failed(report.campaignState) ? 1 : 0),
+  },
+);
+
+const failed = (part: object | null) => Boolean(part && "error" in part);
 
 /** The status with the campaign's state: null without a ledger (a stack that predates it), or why it could not be read. */
 type CampaignStatus = StatusReport & { campaignState: CampaignStateRecord | { error: string } | null };
@@ -126,3 +108,5 @@ function formatStatus(r: CampaignStatus): string {
     );
   return lines.join("\n") + "\n";
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -3,72 +3,68 @@
  * the group to go and for the sends already under way to end. See COMMAND (its --help).
  */
 import { dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { cancelCampaignAndSends, StateCancelReport } from "./lib/aws/campaign-cancel";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
-import { describeState, reasonFlag, reasonFromFlag } from "./lib/cli/campaign-state-text";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag } from "./lib/cli/common-flags";
+import { describeState, reasonFlag } from "./lib/cli/campaign-state-text";
+import { int } from "./lib/cli/parsers";
+import { stackCommand } from "./lib/cli/stack-command";
 
 /** The default limit: the wait after the state write (49 s) with room for the fan-outs and the group. */
 const DEFAULT_TIMEOUT_SECONDS = 120;
 
 const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "the campaign" },
-  ...reasonFlag("why it is cancelled, kept with its state (campaign-status shows it)"),
-  "dry-run": { type: "boolean", help: "say what it would do: no state written, nothing stopped or deleted" },
+  ...CAMPAIGN_FLAG,
+  ...reasonFlag("why it is cancelled"),
+  ...dryRunFlag("say what it would do: no state written, nothing stopped or deleted"),
   "poll-seconds": {
     type: "string",
     value: "P",
-    help: "how often it checks that the group is gone (1-60)",
-    default: "5",
+    parse: int(1, 60),
+    help: "how often it checks, in seconds",
+    note: "that the group is gone",
+    default: 5,
   },
-  json: { type: "boolean", help: "the report as JSON" },
-  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
-  ...stackFlags("state-machine-arn"),
+  ...reportingStackFlags({ seconds: DEFAULT_TIMEOUT_SECONDS }, "state-machine-arn"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "cancel-campaign",
-  usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Sets the campaign's state to cancelled first (the sender reads it before every SES call, so sends already under way
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "cancel-campaign",
+    usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Sets the campaign's state to cancelled first (the sender reads it before every SES call, so sends already under way
 stop too), then stops every running fan-out of the campaign (found by its input's campaign_id), reads the group again,
 deletes the schedule group campaign-<ID> (and every pending schedule in it) in any state but DELETING, waits until
 GetScheduleGroup says it does not exist, and waits out the sender's longest time from a state read to its last SES
 call, from the state write. Exit 0 only when nothing of the campaign can send any more. Needs stack output
 ledgerTableName.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["cancel-campaign"],
-  reference: "docs/operating.md",
-};
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const campaignId = requireCampaign(f.campaign);
-  const outputs = requireOutputs(outputsFromFlags(f), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
-  const table = requireLedgerTable(outputs);
-  const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], 1, 60, 5);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], DEFAULT_TIMEOUT_SECONDS, (t) => io.err(`${t}\n`));
-  const clients = {
-    sfn: sfnClient(outputs.region),
-    scheduler: schedulerClient(outputs.region),
-    ledger: { ddb: dynamodb(outputs.region), table },
-  };
-  const report = await cancelCampaignAndSends(deadline, clients, {
-    campaignId,
-    stateMachineArn: outputs.stateMachineArn,
-    dryRun: f["dry-run"] as boolean,
-    pollSeconds,
-    reason: reasonFromFlag(f.reason),
-  }).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatCancel(report));
-  return report.stillThere.length || (report.dryRun && report.problems.length) ? 1 : 0;
-}
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }) => {
+    const campaignId = campaign();
+    const o = requireOutputs(outputs(), ["stateMachineArn"], { stateMachineArn: "state-machine-arn" });
+    const clients = {
+      sfn: sfnClient(o.region),
+      scheduler: schedulerClient(o.region),
+      ledger: { ddb: dynamodb(o.region), table: requireLedgerTable(o) },
+    };
+    return cancelCampaignAndSends(deadline, clients, {
+      campaignId,
+      stateMachineArn: o.stateMachineArn,
+      dryRun: f["dry-run"],
+      pollSeconds: f["poll-seconds"],
+      reason: f.reason,
+    });
+  },
+  {
+    text: (report) => formatCancel(report),
+    exitCode: (r) => (r.stillThere.length || (r.dryRun && r.problems.length) ? 1 : 0),
+  },
+);
 
 function formatCancel(r: StateCancelReport): string {
   const lines = r.dryRun ? formatDryRun(r) : formatDone(r);
@@ -122,3 +118,5 @@ function formatDone(r: StateCancelReport): string[] {
     );
   return lines;
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -12,10 +12,10 @@ import { planObjectKey } from "./lib/aws/launch";
 import { UsageError } from "../infra/core/errors";
 import { main as preview } from "./preview";
 import { main as launch } from "./launch-campaign";
-import { nowFromFlag } from "./lib/cli/campaign-flags";
+import { nowFlag, OUT } from "./lib/cli/common-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { Command } from "./lib/cli/flags";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain, Io } from "./lib/cli/run";
 import { ROOT_DIR } from "./lib/offline/mock-stack";
 import { buildLaunchRecord, LaunchRecord } from "./lib/planning/launch-record";
 import { PlanSummary } from "./lib/planning/plan-summary";
@@ -51,12 +51,11 @@ const AUDIENCE = ["--variant", "A:50:spring-sale", "--variant", "B:50:spring-sal
 const DAY_MS = 86_400_000;
 
 const FLAGS = {
-  out: { type: "string", value: "DIR", help: "the folder every file is written to", default: DEFAULT_OUT },
+  out: { ...OUT, note: "every file is written to it", default: DEFAULT_OUT },
   now: {
-    type: "string",
-    value: "ISO",
-    help: "the clock: the sample campaign's first send is 9 AM local two days later",
-    default: DEMO_NOW,
+    ...nowFlag("the sample campaign's first send is 9 AM local two days later").now,
+    default: Date.parse(DEMO_NOW),
+    defaultHelp: DEMO_NOW,
   },
 } as const;
 
@@ -70,6 +69,8 @@ recipient's first mail (DIR/email.html, .txt) and builds the campaign's report f
 metrics (DIR/report.txt, .html).`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.demo,
+  changesAws: false,
+  reports: false,
   reference: "docs/deploying.md",
 };
 
@@ -95,11 +96,8 @@ interface PlanLine extends PlannedSend {
   template_data: TemplateData;
 }
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const now = nowFromFlag(f.now ?? DEMO_NOW);
+export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
+  const now = f.now;
   const dir = f.out ?? DEFAULT_OUT;
   const file = (...names: string[]) => path.join(dir, ...names);
   try {
@@ -116,7 +114,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const open = ["report.html", "email.html", "plan/hours.txt", "stack.txt"].map((n) => `  ${file(n)}\n`);
   io.out(`\nOpen:\n${open.join("")}`);
   return 0;
-}
+});
 
 /** Output of a command run in this process, kept to be written to a file; its stderr passed on. */
 function captured(io: Io): { io: Io; text: () => string } {
@@ -236,3 +234,5 @@ function allDue(record: LaunchRecord, to: number): DueCounts {
   );
   return { bySegment, counted: "records", unknownLaunches: [] };
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -14,8 +14,7 @@ import {
   enrolmentSchedulerClient,
 } from "../infra/handlers/enrolment";
 import { StackOutputs } from "./lib/aws/stack-outputs";
-import { nowFromFlag } from "./lib/cli/campaign-flags";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain, Io } from "./lib/cli/run";
 import { decide } from "../infra/core/journeys/journeys";
 import {
   Decision,
@@ -33,11 +32,13 @@ import { refuseMisspeltControlColumns, TIMEZONE_COLUMN } from "./lib/recipients/
 import { FindingsError, InputError, UsageError } from "../infra/core/errors";
 import { EnrolmentError } from "../infra/handlers/enrolment";
 import { JourneyDefinitionError } from "../infra/core/journeys/journeys-definition";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { Deadline } from "./lib/aws/call";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
 import { readInputFile } from "./lib/text/input-files";
+import { dryRunFlag, jsonFlag, nowFlag, RECIPIENTS, TEMPLATES } from "./lib/cli/common-flags";
 
 const FLAGS = {
   journey: {
@@ -51,35 +52,20 @@ const FLAGS = {
     help: "one EventBridge event as delivered, or a record from the journeys' dead-letter queue",
   },
   recipients: {
-    type: "string",
+    ...RECIPIENTS,
     value: "CSV",
-    help: "a backlog (id, email, timezone, personalization), each row triggered at --now",
+    note: "a backlog (id, email, timezone, personalization), each row triggered at --now",
   },
   journeys: { type: "string", value: "FILE", help: "the journey list (YAML or JSON, as in sendtime:journeys)" },
-  now: {
-    type: "string",
-    value: "ISO",
-    help: "the time of the run; a backlog's trigger time (a real backlog run needs it)",
-    default: "now",
-  },
-  "dry-run": {
-    type: "boolean",
-    help: "no AWS call (no enrolment is claimed); with --json, prints the exact CreateSchedule (or DeleteSchedule) requests",
-  },
-  json: { type: "boolean", help: "print JSON instead of text" },
-  ...progressFlag(),
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "the templates folder each step's template must be in (default templates/ when it exists); none: not checked",
-  },
-  ...stackFlags(),
-  ...timeoutFlag(
-    3_600,
-    "the whole command's time limit; each Scheduler or ledger call is bounded by 10 s or what is left",
+  ...nowFlag("the time of the run; a backlog's trigger time (a real backlog run needs it)"),
+  ...dryRunFlag(
+    "no AWS call (no enrolment claimed); with --json, the exact CreateSchedule (or DeleteSchedule) requests",
   ),
+  ...jsonFlag(),
+  ...progressFlag(),
+  templates: { ...TEMPLATES, note: "each step's template must be in it" },
+  ...stackFlags(),
+  ...timeoutFlag(3_600, "each Scheduler or ledger call is bounded by 10 s or what is left"),
 } as const;
 
 export const COMMAND: Command<typeof FLAGS> = {
@@ -95,6 +81,8 @@ lateGraceMinutes late, else reported late; a backlog's steps due before the run 
 minutes of, or before, an earlier one is "dropped". A repeated id or address is rejected.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.enrol,
+  changesAws: true,
+  reports: true,
   reference: "docs/journeys.md",
 };
 
@@ -102,8 +90,6 @@ minutes of, or before, an earlier one is "dropped". A repeated id or address is 
 const BACKLOG_CONCURRENCY = 8;
 /** How often the calls report progress: each is a network round trip, so far more often than a plan's rows. */
 const PROGRESS_EVERY_CALLS = 64;
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
 
 interface Subscriber {
   /** Where it came from: the event file, or `file:line`. */
@@ -113,8 +99,7 @@ interface Subscriber {
 }
 
 /** `clock` is the real time (tests pass their own): a real run never creates a step due before it. */
-export async function main(argv: string[], io: Io = processIo, clock: () => number = Date.now): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
+export const main = commandMain(COMMAND, async (f, io, clock: () => number = Date.now): Promise<number> => {
   if (f.journey === undefined) throw new UsageError("--journey NAME is required (see --help)");
   if ((f.event === undefined) === (f.recipients === undefined))
     throw new UsageError("give one of --event FILE and --recipients CSV");
@@ -125,9 +110,9 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
     throw new UsageError(
       "--recipients needs --now: the backlog's trigger time, the same on every run of this backlog (a re-run then creates only what is missing)",
     );
-  const now = f.now === undefined ? clock() : nowFromFlag(f.now);
+  const now = f.now ?? clock();
   const rows = progressReporter(io, f.progress, "enrolling");
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, (t) => rows.say(t));
+  const deadline = new Deadline(f["timeout-seconds"], (t) => rows.say(t));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
   const settings = enrolmentSettings(outputs);
@@ -186,7 +171,7 @@ export async function main(argv: string[], io: Io = processIo, clock: () => numb
   const order = new Map(subscribers.map((s, i) => [s.source, i]));
   results.sort((a, b) => order.get(a.source)! - order.get(b.source)!);
   return printResults(results, { journey, json: f.json === true, dryRun, failure }, io);
-}
+});
 
 /** The results (text or JSON), then the exit: a failure, a late step, or every subscriber rejected is a finding. */
 function printResults(
@@ -486,3 +471,5 @@ async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => P
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -6,11 +6,13 @@ import { scheduler } from "../infra/core/plan/quotas";
 import { CAMPAIGN_PREFIX, campaignIdProblem } from "../infra/core/plan/naming";
 import { s3Client } from "./lib/aws/clients";
 import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-export";
-import { Io, parseFlags, processIo, runMain, secondsFlag } from "./lib/cli/run";
-import { Command } from "./lib/cli/flags";
+import { commandMain, Io, runMain } from "./lib/cli/run";
+import { Command, FlagValues } from "./lib/cli/flags";
+import { beforeDeadline, Deadline } from "./lib/aws/call";
+import { timeoutFlag } from "./lib/cli/aws-flags";
+import { jsonFlag, nowFlag, OUT, RECIPIENTS } from "./lib/cli/common-flags";
 import { campaignFileText } from "./lib/cli/config-file";
 import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
-import { nowFromFlag } from "./lib/cli/campaign-flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { mapCampaign } from "./lib/pinpoint/campaign";
@@ -28,17 +30,13 @@ const FLAGS = {
     value: "PATH|s3://B/PREFIX/",
     help: "a Pinpoint endpoint export (a file, a directory or an S3 prefix; plain or gzip)",
   },
-  out: {
-    type: "string",
-    value: "DIR",
-    help: "where recipients.csv, skipped.csv and (with --campaign) campaign.yaml go",
-    default: "out/pinpoint",
-  },
+  out: { ...OUT, note: "recipients.csv, skipped.csv and (with --campaign) campaign.yaml", default: "out/pinpoint" },
   "value-separator": {
     type: "string",
     value: "SEP",
     help: "joins a multi-valued attribute's values",
-    default: `"${DEFAULT_VALUE_SEPARATOR}"`,
+    default: DEFAULT_VALUE_SEPARATOR,
+    defaultHelp: `"${DEFAULT_VALUE_SEPARATOR}"`,
   },
   campaign: {
     type: "string",
@@ -50,24 +48,22 @@ const FLAGS = {
     value: "ID",
     help: "the sendtime campaign id (default: the Pinpoint campaign's Name, lower case)",
   },
-  recipients: { type: "string", value: "FILE", help: "the CSV the command names", default: "DIR/recipients.csv" },
-  now: {
+  recipients: { ...RECIPIENTS, note: "the one the printed command names", defaultHelp: "DIR/recipients.csv" },
+  ...nowFlag("a campaign whose start has passed by then is noted: its command would plan nothing"),
+  region: {
     type: "string",
-    value: "INSTANT",
-    help: "the time a campaign's start is judged against (a start already passed is noted), ISO 8601 with Z",
-    default: "now",
+    value: "R",
+    help: "the AWS Region",
+    note: "of the S3 export",
+    defaultHelp: "the SDK's configuration",
   },
-  region: { type: "string", value: "R", help: "S3 region (default: the SDK's configuration)" },
-  "timeout-seconds": {
-    type: "string",
-    value: "S",
-    help: "bound on each S3 call, and on a read that stalls",
-    default: `${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000}`,
-  },
-  json: {
-    type: "boolean",
-    help: '{"endpoints": {counts, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
-  },
+  ...timeoutFlag(
+    3_600,
+    `each S3 call, and a read that stalls, is bounded by ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000} s`,
+  ),
+  ...jsonFlag(
+    '{"endpoints": {counts, places, columns, output}, "campaign": {command, commandLine, file, launch, notes}}',
+  ),
   ...progressFlag(),
 } as const;
 
@@ -82,6 +78,8 @@ Campaign: prints the launch-campaign command with the same schedule, quiet time,
 rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says what to do for every setting it cannot map.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["import-pinpoint"],
+  changesAws: false,
+  reports: true,
   reference: "docs/pinpoint.md",
 };
 
@@ -106,32 +104,33 @@ const LAUNCH_FLAGS = {
 };
 const NOTE_FLAGS: FlagNames = { ...LAUNCH_FLAGS, campaignId: "--campaign-id" };
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
+export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (f.endpoints === undefined && f.campaign === undefined)
     throw new UsageError("give --endpoints, --campaign or both (see --help)");
+  const deadline = new Deadline(f["timeout-seconds"]);
+  try {
+    return await beforeDeadline(deadline, "import-pinpoint", importAndPrint(f, io));
+  } finally {
+    deadline.dispose();
+  }
+});
+
+async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<number> {
   const outDir = f.out ?? path.join("out", "pinpoint");
-  const timeoutMs = Math.round(
-    secondsFlag("timeout-seconds", f["timeout-seconds"], 0.1, 3600, DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000) * 1000,
-  );
   if (f["campaign-id"] !== undefined && campaignIdProblem(f["campaign-id"]))
     throw new UsageError(`--campaign-id: ${campaignIdProblem(f["campaign-id"])}`);
-  const now = nowFromFlag(f.now);
+  const now = f.now ?? Date.now();
   const campaign = f.campaign === undefined ? undefined : readCampaign(f.campaign, f["campaign-id"], now);
 
   let endpoints: ImportSummary | undefined;
   if (f.endpoints !== undefined) {
     const s3At = parseS3Url(f.endpoints);
-    const sources = s3At
-      ? await s3ExportSources(s3Client(f.region), s3At, { callTimeoutMs: timeoutMs, idleTimeoutMs: timeoutMs })
-      : localExportSources(f.endpoints);
+    const sources = s3At ? await s3ExportSources(s3Client(f.region), s3At) : localExportSources(f.endpoints);
     const rows = progressReporter(io, f.progress, "importing");
     endpoints = await importEndpoints({
       sources,
       outDir,
-      separator: f["value-separator"] ?? DEFAULT_VALUE_SEPARATOR,
+      separator: f["value-separator"],
       progress: rows.report,
     }).finally(() => rows.end());
   }
@@ -288,3 +287,5 @@ function formatCampaign(c: CampaignMapping, command: string[] | undefined, file:
   for (const x of c.notes) lines.push(`  - ${x.setting}: ${x.value} → ${x.instead}`);
   return lines;
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

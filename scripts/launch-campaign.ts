@@ -12,12 +12,10 @@ import { requireSesTemplates } from "./lib/aws/ses-templates";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import {
   bulkRatesFromFlags,
-  campaignFlag,
   nowFromFlag,
   rateFromFlags,
   paceFromFlags,
   recipientOptionsFromFlags,
-  templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
@@ -33,9 +31,9 @@ import {
 import { discardUnread, LaunchFlags, launchPlan, LaunchReport, Run } from "./lib/cli/launch-run";
 import { graceMinutesFlag, missedPolicyFlag } from "./lib/cli/timing-flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, Io, runMain } from "./lib/cli/run";
 import { progressReporter } from "./lib/cli/progress";
-import { checkLaunchId, MIN_POLL_SECONDS, planObjectKey } from "./lib/aws/launch";
+import { checkLaunchId, planObjectKey } from "./lib/aws/launch";
 import { StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { quietWindowShortfall } from "./lib/planning/window";
@@ -46,7 +44,6 @@ import { scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { FindingsError, UsageError } from "../infra/core/errors";
 import { PlanKeyTaken } from "./lib/aws/plan-upload";
-import { deadlineFromFlag } from "./lib/cli/aws-flags";
 import { nothingToSendReasons } from "./lib/planning/nothing-to-send";
 import { readConfigFile } from "./lib/cli/config-file";
 
@@ -64,20 +61,20 @@ reason), sizes the flexible window, then (without --dry-run) uploads the plan an
   flags: FLAGS,
   regroup: { Stack: LAUNCH_GROUP, "Recipient list": "Campaign" },
   exitCodes: EXIT_CODES["launch-campaign"],
+  changesAws: true,
+  reports: true,
   reference: "docs/launching.md",
 };
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
+export const main = commandMain(COMMAND, async (f, io) => {
   const locks: OutputLock[] = [];
   try {
-    return await planAndLaunch(argv, io, locks);
+    return await planAndLaunch(f, io, locks);
   } finally {
     for (const lock of locks) lock.release();
   }
-}
+});
 
 /**
  * main's work, in the order a reader follows: check the flags, plan (the plan streams to S3 as it is written when
@@ -85,10 +82,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
  * check the upload, start the fan-out (one execution per plan object), follow it with --wait. The output folder's
  * lock goes into `locks`, held until the plan is uploaded and started.
  */
-async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promise<number> {
-  const flags = parseFlags(argv, COMMAND);
-  refuseFileClock(flags.config, flags["dry-run"]);
-  const run = await prepareRun(flags, io);
+async function planAndLaunch(f: LaunchFlags, io: Io, locks: OutputLock[]): Promise<number> {
+  refuseFileClock(f.config, f["dry-run"]);
+  const run = await prepareRun(f, io);
   // A local list must not be one of the files the run removes and rewrites in its folder: refused before any is touched.
   const lock = OutputLock.acquire(
     run.f.out ?? path.join("out", run.campaignId),
@@ -146,8 +142,8 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
     return v;
   };
-  const campaignId = campaignFlag(need("campaign"));
-  const template = templateFlag(need("template"));
+  const campaignId = need("campaign");
+  const template = need("template");
   const timing = timingFromFlags(f, template);
   refuseOneTimeFlagsWithEvery(f);
   const missed = missedPolicyFlag(f.missed) ?? "skip";
@@ -161,10 +157,10 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
   const rows = progressReporter(io, f.progress, "planning");
   const progress = (text: string) => rows.say(text);
-  const pollSeconds = intFlag("poll-seconds", f["poll-seconds"], MIN_POLL_SECONDS, 3_600, 5);
+  const pollSeconds = f["poll-seconds"];
   const graceMinutes = graceMinutesFlag(f["grace-minutes"]);
   const windowMinutes = windowMinutesFromFlags(f, timing);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 3_600, progress);
+  const deadline = new Deadline(f["timeout-seconds"], progress);
   // The outputs a bulk launch needs are checked before any AWS call; then SES: a launch whose templates SES lacks
   // reads nothing from S3 and starts nothing.
   if (target && bulkRates) requireOutputs(outputs, [...BULK_LAUNCH_OUTPUTS], {});
@@ -300,3 +296,5 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
 async function abortUpload(upload: StreamingPlanUpload | undefined, io: Io): Promise<void> {
   for (const problem of (await upload?.abort()) ?? []) io.err(`warning: ${problem}\n`);
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

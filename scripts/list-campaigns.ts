@@ -4,67 +4,49 @@
 import { dynamodb, s3Client, schedulerClient } from "./lib/aws/clients";
 import { describeState } from "./lib/cli/campaign-state-text";
 import { CampaignListing, listCampaigns } from "./lib/aws/campaign-list";
-import { readStackOutputs } from "./lib/aws/stack-outputs";
 import { count } from "./lib/text/format";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { deadlineFromFlag, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { runMain } from "./lib/cli/run";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { stackCommand } from "./lib/cli/stack-command";
 
 const FLAGS = {
-  json: {
-    type: "boolean",
-    help: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch, campaignState}]",
-  },
-  ...timeoutFlag(300),
-  ...stackFlags("bucket"),
+  ...reportingStackFlags(
+    {
+      seconds: 300,
+      json: "[{campaign, group, state, createdAt, pendingSchedules, disabledSchedules, journey, lastLaunch, campaignState}]",
+    },
+    "bucket",
+  ),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "list-campaigns",
-  usage: ["[--json] [--timeout-seconds S] (--stack NAME | --outputs FILE)"],
-  summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "list-campaigns",
+    usage: ["[--json] [--timeout-seconds S] (--stack NAME | --outputs FILE)"],
+    summary: `Every campaign-* schedule group (every page) with its state (ACTIVE, or DELETING once cancelled or cleaned up), its
 pending schedules (every page; DISABLED ones are paused) and its last launch (the newest launch record in the bucket;
 without a bucket, not read). With the stack's ledger (ledgerTableName), each campaign's own state: one paused (by
 pause-campaign or a guardrail) or cancelled gets a line with since when and why. A journey of the stack is marked as
 one. Counting costs one ListSchedules call per 100 schedules (1,000,000 schedules: 10,000 calls, minutes): give a
 --timeout-seconds that fits.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["list-campaigns"],
-  reference: "docs/operating.md",
-};
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const outputs = readStackOutputs({
-    stack: f.stack,
-    outputsFile: f.outputs,
-    overrides: { region: f.region, bucketName: f.bucket },
-  });
-  const journeys = Array.isArray(outputs.journeyDefinitions)
-    ? (outputs.journeyDefinitions as { name?: unknown }[])
-        .map((j) => j?.name)
-        .filter((n): n is string => typeof n === "string")
-    : [];
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
-  const list = await listCampaigns(
-    deadline,
-    {
-      scheduler: schedulerClient(outputs.region),
-      s3: outputs.bucketName ? s3Client(outputs.region) : undefined,
+    flags: FLAGS,
+    changesAws: false,
+  },
+  async ({ outputs, deadline }) => {
+    const o = outputs();
+    const journeys = Array.isArray(o.journeyDefinitions)
+      ? (o.journeyDefinitions as { name?: unknown }[]).map((j) => j?.name).filter((n) => typeof n === "string")
+      : [];
+    const clients = {
+      scheduler: schedulerClient(o.region),
+      s3: o.bucketName ? s3Client(o.region) : undefined,
       // With the ledger: each campaign's state (paused by an operator or a guardrail), one GetItem each.
-      ledger:
-        typeof outputs.ledgerTableName === "string"
-          ? { ddb: dynamodb(outputs.region), table: outputs.ledgerTableName }
-          : undefined,
-    },
-    { bucket: outputs.bucketName, journeys },
-  ).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(list, null, 2) + "\n" : formatList(list, outputs.bucketName));
-  return 0;
-}
+      ledger: typeof o.ledgerTableName === "string" ? { ddb: dynamodb(o.region), table: o.ledgerTableName } : undefined,
+    };
+    return listCampaigns(deadline, clients, { bucket: o.bucketName, journeys });
+  },
+  { text: (list, { outputs }) => formatList(list, outputs().bucketName), exitCode: () => 0 },
+);
 
 export function formatList(list: CampaignListing[], bucket: string | undefined): string {
   if (!list.length) return "No campaign: no campaign-* schedule group in this account and Region.\n";
@@ -110,3 +92,5 @@ export function formatList(list: CampaignListing[], bucket: string | undefined):
   );
   return lines.join("\n") + "\n";
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

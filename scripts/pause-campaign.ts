@@ -3,56 +3,46 @@
  * See COMMAND (its --help).
  */
 import { dynamodb } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { pauseCampaign, PauseReport } from "./lib/aws/campaign-pause";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { requireLedgerTable } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
-import { describeState, reasonFlag, reasonFromFlag } from "./lib/cli/campaign-state-text";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag } from "./lib/cli/common-flags";
+import { describeState, reasonFlag } from "./lib/cli/campaign-state-text";
+import { stackCommand } from "./lib/cli/stack-command";
 
 /** The default limit: the wait after the state write (49 s) and the write itself. */
 const DEFAULT_TIMEOUT_SECONDS = 90;
 
 const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "the campaign" },
-  ...reasonFlag("why it is paused, kept with its state (campaign-status shows it)"),
-  "dry-run": { type: "boolean", help: "say what it would do: no state written" },
-  json: { type: "boolean", help: "the report as JSON" },
-  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
-  ...stackFlags(),
+  ...CAMPAIGN_FLAG,
+  ...reasonFlag("why it is paused"),
+  ...dryRunFlag("say what it would do: no state written"),
+  ...reportingStackFlags({ seconds: DEFAULT_TIMEOUT_SECONDS }),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "pause-campaign",
-  usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Sets the campaign's state to paused in the stack's ledger (stack output ledgerTableName), then waits the sender's
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "pause-campaign",
+    usage: ["--campaign ID [--reason TEXT] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Sets the campaign's state to paused in the stack's ledger (stack output ledgerTableName), then waits the sender's
 longest time from a state read to the end of an SES call, so that no send that read the campaign live is still under
 way. Its schedules keep firing: the sender holds each send in the dead-letter queue (skipped: paused) until
 resume-campaign and redrive. A cancelled campaign cannot be paused.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["pause-campaign"],
-  reference: "docs/operating.md",
-};
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const campaignId = requireCampaign(f.campaign);
-  const outputs = outputsFromFlags(f);
-  const table = requireLedgerTable(outputs);
-  const reason = reasonFromFlag(f.reason);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], DEFAULT_TIMEOUT_SECONDS, (t) => io.err(`${t}\n`));
-  const report = await pauseCampaign(
-    deadline,
-    { ddb: dynamodb(outputs.region), table },
-    { campaignId, reason, dryRun: f["dry-run"] as boolean },
-  ).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatPause(report, deadline.seconds));
-  return report.dryRun || report.waited ? 0 : 1;
-}
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }) => {
+    const campaignId = campaign();
+    const o = outputs();
+    const ledger = { ddb: dynamodb(o.region), table: requireLedgerTable(o) };
+    return pauseCampaign(deadline, ledger, { campaignId, reason: f.reason, dryRun: f["dry-run"] });
+  },
+  {
+    text: (report, { deadline }) => formatPause(report, deadline.seconds),
+    exitCode: (report) => (report.dryRun || report.waited ? 0 : 1),
+  },
+);
 
 function formatPause(r: PauseReport, limitSeconds: number): string {
   if (!r.written)
@@ -75,3 +65,5 @@ function formatPause(r: PauseReport, limitSeconds: number): string {
 /** `paused at <ISO> (reason: …)`. */
 const describeAt = (s: PauseReport["before"]) =>
   `${s.state} at ${s.updatedAt}${s.reason ? ` (reason: ${s.reason})` : ""}`;
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -5,7 +5,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as fs from "fs";
 import * as path from "path";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain } from "./lib/cli/run";
+import { jsonFlag } from "./lib/cli/common-flags";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import {
@@ -22,18 +23,21 @@ import { UsageError } from "../infra/core/errors";
 import { StackConfigError } from "./lib/offline/mock-stack";
 
 const FLAGS = {
-  stack: { type: "string", value: "NAME", help: "the stack whose Pulumi.<NAME>.yaml config to use", default: "dev" },
+  stack: {
+    type: "string",
+    value: "NAME",
+    help: "the Pulumi stack",
+    note: "its Pulumi.<NAME>.yaml config is used",
+    default: "dev",
+  },
   "policy-config": {
     type: "string",
     value: "FILE",
     help: "the policy pack's config",
-    default: "policy/config/<NAME>.json",
+    defaultHelp: "policy/config/<NAME>.json",
   },
   "no-policy": { type: "boolean", help: "skip the policy pack" },
-  json: {
-    type: "boolean",
-    help: '{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}',
-  },
+  ...jsonFlag('{"resources":[{"type","name","inputs"}],"outputs":{...},"policy":{"violations":[...]}}'),
   "write-outputs": {
     type: "string",
     value: "FILE",
@@ -50,6 +54,8 @@ policy\` does. --write-outputs is written before the pack runs, whatever it find
 are the mocks').`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.preview,
+  changesAws: false,
+  reports: true,
   reference: "docs/deploying.md",
 };
 
@@ -60,50 +66,48 @@ export type PolicyPack = Pick<ServedPolicyPack, "configure" | "analyze" | "close
  * The whole CLI: flags in, exit code out (0 ok, 1 a mandatory violation); bad flags or config throw UsageError.
  * `startPolicyPack` serves the pack; a test that already serves one passes it here instead of starting another.
  */
-export async function main(
-  argv: string[],
-  io: Io = processIo,
-  startPolicyPack: () => Promise<PolicyPack> = () => ServedPolicyPack.start(),
-): Promise<number> {
-  const flags = parseFlags(argv, COMMAND);
-  const stack = flags.stack ?? "dev";
-  const config = readStackConfig(stack);
-  const policyConfigFile = flags["no-policy"]
-    ? undefined
-    : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
-  const policyConfig = policyConfigFile ? readPolicyConfig(policyConfigFile) : {};
-  let rendered;
-  try {
-    rendered = await renderStack({ stack, config });
-  } catch (e) {
-    // The program's config errors reach here as Pulumi's RunError (infra/index.ts): both name the stack's file.
-    if (e instanceof StackConfigError || e instanceof pulumi.RunError)
-      throw new StackConfigError(`Pulumi.${stack}.yaml: ${e.message}`);
-    throw e;
-  }
-  if (flags["write-outputs"] !== undefined) writeOutputs(flags["write-outputs"] as string, rendered);
-  const custom = rendered.resources.filter((r) => r.custom);
-  const violations = flags["no-policy"]
-    ? []
-    : await runPolicyPack(startPolicyPack, rendered, policyConfig, policyConfigFile);
-  const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
-  if (flags.json) {
-    const out = {
-      stack,
-      resources: custom.map((r) => ({ type: r.type, name: r.name, urn: r.urn, inputs: r.inputs })),
-      outputs: rendered.outputs,
-      policy: {
-        pack: flags["no-policy"] ? null : POLICY_DIR_NAME,
-        config: policyConfigFile ? path.relative(ROOT_DIR, policyConfigFile) : null,
-        violations,
-      },
-    };
-    io.out(JSON.stringify(out, null, 2) + "\n");
+export const main = commandMain(
+  COMMAND,
+  async (flags, io, startPolicyPack: () => Promise<PolicyPack> = () => ServedPolicyPack.start()): Promise<number> => {
+    const stack = flags.stack ?? "dev";
+    const config = readStackConfig(stack);
+    const policyConfigFile = flags["no-policy"]
+      ? undefined
+      : policyConfigFileFor(stack, flags["policy-config"] as string | undefined);
+    const policyConfig = policyConfigFile ? readPolicyConfig(policyConfigFile) : {};
+    let rendered;
+    try {
+      rendered = await renderStack({ stack, config });
+    } catch (e) {
+      // The program's config errors reach here as Pulumi's RunError (infra/index.ts): both name the stack's file.
+      if (e instanceof StackConfigError || e instanceof pulumi.RunError)
+        throw new StackConfigError(`Pulumi.${stack}.yaml: ${e.message}`);
+      throw e;
+    }
+    if (flags["write-outputs"] !== undefined) writeOutputs(flags["write-outputs"] as string, rendered);
+    const custom = rendered.resources.filter((r) => r.custom);
+    const violations = flags["no-policy"]
+      ? []
+      : await runPolicyPack(startPolicyPack, rendered, policyConfig, policyConfigFile);
+    const mandatory = violations.filter((v) => v.enforcementLevel === "mandatory").length;
+    if (flags.json) {
+      const out = {
+        stack,
+        resources: custom.map((r) => ({ type: r.type, name: r.name, urn: r.urn, inputs: r.inputs })),
+        outputs: rendered.outputs,
+        policy: {
+          pack: flags["no-policy"] ? null : POLICY_DIR_NAME,
+          config: policyConfigFile ? path.relative(ROOT_DIR, policyConfigFile) : null,
+          violations,
+        },
+      };
+      io.out(JSON.stringify(out, null, 2) + "\n");
+      return mandatory ? 1 : 0;
+    }
+    io.out(report(stack, rendered, violations, flags["no-policy"] as boolean, policyConfigFile));
     return mandatory ? 1 : 0;
-  }
-  io.out(report(stack, rendered, violations, flags["no-policy"] as boolean, policyConfigFile));
-  return mandatory ? 1 : 0;
-}
+  },
+);
 
 /** --write-outputs: the outputs file the operator scripts read (--outputs FILE), written whole or not at all. */
 function writeOutputs(file: string, rendered: RenderedStack): void {

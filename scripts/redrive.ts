@@ -2,23 +2,22 @@
  * Re-sends the failed sends of the dead-letter queue, each as a one-time schedule in its campaign's group. See COMMAND (its --help).
  */
 import { dynamodb, s3Client, schedulerClient, sqsClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { redrive, RedriveReport } from "./lib/aws/redrive";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { stackScopeOf } from "./lib/planning/dead-letters";
 import { counted } from "./lib/text/format";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { UsageError } from "../infra/core/errors";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { campaignFlag, dryRunFlag } from "./lib/cli/common-flags";
+import { stackCommand } from "./lib/cli/stack-command";
 import { LAUNCH_FLAGS } from "./lib/cli/launch-flags";
 import { graceMinutesFlag, missedPolicyFlag } from "./lib/cli/timing-flags";
 import { LaunchMissed } from "./lib/planning/launch-record";
 import { HeldOutcome } from "./lib/planning/paused-sends";
 
 const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "redrive this campaign's failed sends" },
+  ...campaignFlag("redrive this campaign's failed sends"),
   all: { type: "boolean", help: "or every campaign's" },
   "resend-unknown": {
     type: "boolean",
@@ -26,24 +25,22 @@ const FLAGS = {
   },
   missed: {
     ...LAUNCH_FLAGS.missed,
-    help: "what a held send becomes (G: send-now's grace)",
-    default: "the launch record's",
+    note: "here a send a pause held (G: send-now's grace)",
+    defaultHelp: "the launch record's",
     group: undefined,
   },
   "grace-minutes": { ...LAUNCH_FLAGS["grace-minutes"], group: undefined },
-  "dry-run": {
-    type: "boolean",
-    help: "list what it would create (reads the plan, the ledger and GetSchedule only): no schedule, no message deleted",
-  },
-  json: { type: "boolean", help: "the report as JSON" },
-  ...timeoutFlag(300),
-  ...stackFlags("dlq-url"),
+  ...dryRunFlag(
+    "list what it would create (reads the plan, the ledger and GetSchedule only): no schedule, no message deleted",
+  ),
+  ...reportingStackFlags({ seconds: 300 }, "dlq-url"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "redrive",
-  usage: ["(--campaign ID | --all) [--missed POLICY] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Reads the stack's dead-letter queue until it is empty. Each message only points to a failed send (campaign, schedule,
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "redrive",
+    usage: ["(--campaign ID | --all) [--missed POLICY] [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Reads the stack's dead-letter queue until it is empty. Each message only points to a failed send (campaign, schedule,
 scheduled time, recipient ids): the send is rebuilt from the campaign's plan in S3, and only the recipients the ledger
 records as not sent (or held by a pause; unknown ones with --resend-unknown) are re-sent, by the one sender, as a
 one-time schedule in the campaign's group, 2 minutes from now (after quiet time where the plan keeps the recipient's
@@ -53,64 +50,52 @@ later day. A message is deleted only once its schedule exists, or when nothing i
 nothing twice).
 Left in the queue, with the reason: a message that is not a pointer, a send or recipient not in the plan, unknown
 outcomes, a group that is gone, a CreateSchedule that fails. Not read: the journeys' own queue.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES.redrive,
-  reference: "docs/operating.md",
-};
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  if ((f.campaign === undefined) === !f.all)
-    throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
-  const campaignId = f.campaign === undefined ? undefined : requireCampaign(f.campaign);
-  const missed = missedFromFlags(f);
-  const outputs = requireOutputs(
-    outputsFromFlags(f),
-    [
-      "deadLetterQueueUrl",
-      "schedulerRoleArn",
-      "senderStateMachineArn",
-      "bucketName",
-      "ledgerTableName",
-      "fromAddress",
-      "configurationSetName",
-    ],
-    { deadLetterQueueUrl: "dlq-url" },
-  );
-  const scope = stackScopeOf(outputs.senderStateMachineArn);
-  if (!scope)
-    throw new UsageError(
-      `stack output senderStateMachineArn ${JSON.stringify(outputs.senderStateMachineArn)}: not a state machine ARN`,
-    );
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 300, (t) => io.err(`${t}\n`));
-  const report = await redrive(
-    deadline,
-    {
-      sqs: sqsClient(outputs.region),
-      scheduler: schedulerClient(outputs.region),
-      s3: s3Client(outputs.region),
-      dynamodb: dynamodb(outputs.region),
-    },
-    {
-      queueUrl: outputs.deadLetterQueueUrl,
-      campaignId,
-      dryRun: f["dry-run"] as boolean,
-      schedulerRoleArn: outputs.schedulerRoleArn,
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline }) => {
+    if ((f.campaign === undefined) === !f.all)
+      throw new UsageError("give --campaign ID (one campaign's sends) or --all (every campaign's)");
+    const missed = missedFromFlags(f);
+    const o = requireOutputs(outputs(), [...REDRIVE_OUTPUTS], { deadLetterQueueUrl: "dlq-url" });
+    const scope = stackScopeOf(o.senderStateMachineArn);
+    if (!scope)
+      throw new UsageError(
+        `stack output senderStateMachineArn ${JSON.stringify(o.senderStateMachineArn)}: not a state machine ARN`,
+      );
+    const clients = {
+      sqs: sqsClient(o.region),
+      scheduler: schedulerClient(o.region),
+      s3: s3Client(o.region),
+      dynamodb: dynamodb(o.region),
+    };
+    return redrive(deadline, clients, {
+      queueUrl: o.deadLetterQueueUrl,
+      campaignId: f.campaign,
+      dryRun: f["dry-run"],
+      schedulerRoleArn: o.schedulerRoleArn,
       scope,
-      bucket: outputs.bucketName,
-      ledgerTable: outputs.ledgerTableName,
-      sender: senderFields(outputs),
-      resendUnknown: f["resend-unknown"] as boolean,
+      bucket: o.bucketName,
+      ledgerTable: o.ledgerTableName,
+      sender: senderFields(o),
+      resendUnknown: f["resend-unknown"],
       missed,
-      windowMinutes: outputs.defaultWindowMinutes,
-      journeys: journeyNames(outputs),
-    },
-  ).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatRedrive(report));
-  return report.left.length || report.problems.length ? 1 : 0;
-}
+      windowMinutes: o.defaultWindowMinutes,
+      journeys: journeyNames(o),
+    });
+  },
+  { text: (r) => formatRedrive(r), exitCode: (r) => (r.left.length || r.problems.length ? 1 : 0) },
+);
+
+const REDRIVE_OUTPUTS = [
+  "deadLetterQueueUrl",
+  "schedulerRoleArn",
+  "senderStateMachineArn",
+  "bucketName",
+  "ledgerTableName",
+  "fromAddress",
+  "configurationSetName",
+] as const;
 
 /** --missed and --grace-minutes: the policy held sends follow instead of their launch records'; none given: theirs. */
 function missedFromFlags(f: { missed?: string; "grace-minutes"?: string }): LaunchMissed | undefined {
@@ -184,3 +169,5 @@ function formatRedrive(r: RedriveReport): string {
 
 /** What the missed-time policy made of a send a pause held. */
 const heldText = (h: HeldOutcome | null) => (h ? `; held by a pause, ${h.reason}` : "");
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -2,55 +2,50 @@
  * Resumes a paused campaign: sets its state to live and counts the sends its pause held. See COMMAND (its --help).
  */
 import { dynamodb, sqsClient } from "./lib/aws/clients";
-import { requireCampaign } from "./lib/cli/campaign-id-flag";
 import { resumeCampaign, ResumeReport } from "./lib/aws/campaign-pause";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";
 import { requireLedgerTable, requireOutputs } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { Command } from "./lib/cli/flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { CAMPAIGN_FLAG, dryRunFlag } from "./lib/cli/common-flags";
+import { stackCommand } from "./lib/cli/stack-command";
 import { describeState } from "./lib/cli/campaign-state-text";
 
 const DEFAULT_TIMEOUT_SECONDS = 60;
 
 const FLAGS = {
-  campaign: { type: "string", value: "ID", help: "the campaign" },
-  "dry-run": { type: "boolean", help: "count the held sends, write no state" },
-  json: { type: "boolean", help: "the report as JSON" },
-  ...timeoutFlag(DEFAULT_TIMEOUT_SECONDS),
-  ...stackFlags("dlq-url"),
+  ...CAMPAIGN_FLAG,
+  ...dryRunFlag("count the held sends, write no state"),
+  ...reportingStackFlags({ seconds: DEFAULT_TIMEOUT_SECONDS }, "dlq-url"),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
-  script: "resume-campaign",
-  usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
-  summary: `Sets the campaign's state to live in the stack's ledger (stack output ledgerTableName), then counts the sends its
+export const { COMMAND, main } = stackCommand(
+  {
+    script: "resume-campaign",
+    usage: ["--campaign ID [--dry-run] [--json] [flags] (--stack NAME | --outputs FILE)"],
+    summary: `Sets the campaign's state to live in the stack's ledger (stack output ledgerTableName), then counts the sends its
 pause held: the dead-letter queue's pointers of this campaign with outcome skipped and reason paused (read with a short
 visibility timeout, then made visible again; nothing deleted). \`redrive --campaign ID\` sends them, each as the campaign's
 missed-time policy says (their time has passed). A cancelled campaign cannot be resumed.`,
-  flags: FLAGS,
-  exitCodes: EXIT_CODES["resume-campaign"],
-  reference: "docs/operating.md",
-};
-
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  const campaignId = requireCampaign(f.campaign);
-  const outputs = requireOutputs(outputsFromFlags(f), ["deadLetterQueueUrl"], { deadLetterQueueUrl: "dlq-url" });
-  const table = requireLedgerTable(outputs);
-  const deadline = deadlineFromFlag(f["timeout-seconds"], DEFAULT_TIMEOUT_SECONDS, (t) => io.err(`${t}\n`));
-  const report = await resumeCampaign(
-    deadline,
-    { ledger: { ddb: dynamodb(outputs.region), table }, sqs: sqsClient(outputs.region) },
-    { campaignId, deadLetterQueueUrl: outputs.deadLetterQueueUrl, dryRun: f["dry-run"] as boolean },
-  ).finally(() => deadline.dispose());
-  io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatResume(report));
-  if (report.dryRun && report.before.state === "cancelled") return 1;
-  return report.held.complete && !report.held.problems.length ? 0 : 1;
-}
+    flags: FLAGS,
+    changesAws: true,
+  },
+  async ({ f, outputs, deadline, campaignId: campaign }) => {
+    const campaignId = campaign();
+    const o = requireOutputs(outputs(), ["deadLetterQueueUrl"], { deadLetterQueueUrl: "dlq-url" });
+    const clients = { ledger: { ddb: dynamodb(o.region), table: requireLedgerTable(o) }, sqs: sqsClient(o.region) };
+    return resumeCampaign(deadline, clients, {
+      campaignId,
+      deadLetterQueueUrl: o.deadLetterQueueUrl,
+      dryRun: f["dry-run"],
+    });
+  },
+  {
+    text: (report) => formatResume(report),
+    exitCode: (r) =>
+      r.dryRun && r.before.state === "cancelled" ? 1 : r.held.complete && !r.held.problems.length ? 0 : 1,
+  },
+);
 
 function formatResume(r: ResumeReport): string {
   const lines = [firstLine(r)];
@@ -84,3 +79,5 @@ function firstLine(r: ResumeReport): string {
     return `Campaign ${r.campaign}: live (it was not paused; written at ${r.written.updatedAt}).`;
   return `Campaign ${r.campaign}: live again at ${r.written.updatedAt}; it was ${describeState(r.before)}.`;
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -8,12 +8,12 @@ import { TemplateError } from "../infra/core/plan/templates";
 import { sesClient } from "./lib/aws/clients";
 import { requireSesTemplates, sendTestEmail } from "./lib/aws/ses-templates";
 import { requireOutputs } from "./lib/aws/stack-outputs";
-import { deadlineFromFlag, outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
-import { EXIT_CODES } from "./lib/cli/exit-codes";
-import { Command } from "./lib/cli/flags";
-import { templateFlag } from "./lib/cli/campaign-flags";
-import { Io, parseFlags, processIo, runMain } from "./lib/cli/run";
-import { loadTemplates } from "./lib/templates/campaign-templates";
+import { reportingStackFlags } from "./lib/cli/aws-flags";
+import { dryRunFlag, RECIPIENTS, TEMPLATE, TEMPLATES } from "./lib/cli/common-flags";
+import { path as pathParser } from "./lib/cli/parsers";
+import { required, runMain } from "./lib/cli/run";
+import { stackCommand } from "./lib/cli/stack-command";
+import { didYouMean, loadTemplates } from "./lib/templates/campaign-templates";
 import {
   dataFromJson,
   dataFromRow,
@@ -24,21 +24,16 @@ import {
 } from "./lib/templates/test-mail";
 
 const FLAGS = {
-  template: { type: "string", value: "NAME", help: "the template" },
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "the templates folder (default templates/); a render needs it, a send checks the data against it",
-  },
+  template: TEMPLATE,
+  templates: { ...TEMPLATES, note: "a render needs it, a send checks the data against it" },
   data: { type: "string", value: "JSON", help: "the mail's data, a JSON object (step is 1 unless it sets it)" },
-  recipients: { type: "string", value: "CSV", path: true, help: "or the data of one row of this list", with: "row" },
+  recipients: { ...RECIPIENTS, value: "CSV", note: "or the data of one row of this list", with: "row" },
   row: { type: "string", value: "ID", help: "the row's id" },
   render: {
     type: "string",
     value: "FILE.html",
     path: true,
+    parse: pathParser(),
     help: "render locally into one page: subject, HTML part, text part",
   },
   to: {
@@ -46,11 +41,11 @@ const FLAGS = {
     value: "ADDRESS",
     help: "or send now through SES with the stack's sender and configuration set, tagged campaign=test",
   },
-  ...timeoutFlag(60),
-  ...stackFlags(),
+  ...dryRunFlag("with --to: check the template in SES and the data, send nothing"),
+  ...reportingStackFlags({ seconds: 60, json: "{template, rendered} or {template, to, messageId, dryRun}" }),
 } as const;
 
-export const COMMAND: Command<typeof FLAGS> = {
+const DECLARATION = {
   script: "send-test",
   usage: [
     "--template NAME (--data JSON | --recipients CSV --row ID) --render FILE.html",
@@ -60,61 +55,64 @@ export const COMMAND: Command<typeof FLAGS> = {
 (GetEmailTemplate first). A variable used outside an {{#if}} block with no value in the data stops the run, as a launch
 rejects such a row.`,
   flags: FLAGS,
-  exitCodes: EXIT_CODES["send-test"],
+  changesAws: true,
   reference: "docs/templates.md",
-};
+} as const;
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
+/** What send-test did: rendered a page, or sent (or, in a dry run, would send) one mail. */
+type TestMail =
+  { template: string; rendered: string } | { template: string; to: string; messageId: string | null; dryRun: boolean };
 
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
-  if (f.template === undefined) throw new UsageError("--template NAME is required (see --help)");
-  const name = templateFlag(f.template);
-  if ((f.data === undefined) === (f.recipients === undefined))
-    throw new UsageError("give --data JSON or --recipients CSV --row ID");
-  if ((f.recipients === undefined) !== (f.row === undefined))
-    throw new UsageError("--recipients and --row go together");
-  if ((f.render === undefined) === (f.to === undefined))
-    throw new UsageError("give --render FILE.html or --to ADDRESS");
-  if (f.to !== undefined && !isEmailAddress(f.to)) throw new UsageError(`--to ${f.to}: not an email address`);
+export const { COMMAND, main } = stackCommand(
+  DECLARATION,
+  async ({ f, outputs, deadline }): Promise<TestMail> => {
+    const name = required(f.template, "template", "NAME");
+    if ((f.data === undefined) === (f.recipients === undefined))
+      throw new UsageError("give --data JSON or --recipients CSV --row ID");
+    if ((f.recipients === undefined) !== (f.row === undefined))
+      throw new UsageError("--recipients and --row go together");
+    if ((f.render === undefined) === (f.to === undefined))
+      throw new UsageError("give --render FILE.html or --to ADDRESS");
+    if (f.to !== undefined && !isEmailAddress(f.to)) throw new UsageError(`--to ${f.to}: not an email address`);
+    if (f["dry-run"] && f.to === undefined) throw new UsageError("--dry-run goes with --to (a render sends nothing)");
 
-  const set = loadTemplates(f.render !== undefined && f.templates === "none" ? undefined : f.templates);
-  const local = set?.templates.get(name);
-  if (f.render !== undefined && !local)
-    throw new TemplateError(
-      `template "${name}" is not in ${set ? `${set.dir}/` : "a templates folder (none found)"}: --render needs its files`,
-    );
-  const data: TemplateData = f.data !== undefined ? dataFromJson(f.data) : await dataFromRow(f.recipients!, f.row!);
-  if (local) requireData(local, data);
-
-  if (f.render !== undefined) {
-    const page = previewPage(name, renderMail(local!, data));
-    try {
-      fs.writeFileSync(f.render, page);
-    } catch (e) {
-      throw new UsageError(
-        `--render ${f.render}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    const set = loadTemplates(f.render !== undefined && f.templates === "none" ? undefined : f.templates);
+    const local = set?.templates.get(name);
+    if (f.render !== undefined && !local)
+      throw new TemplateError(
+        `template "${name}" is not in ${set ? `${set.dir}/${didYouMean(name, set)}` : "a templates folder (none found)"}: --render needs its files`,
       );
-    }
-    io.out(`Rendered ${name} to ${f.render}\n`);
-    return 0;
-  }
+    const data: TemplateData = f.data !== undefined ? dataFromJson(f.data) : await dataFromRow(f.recipients!, f.row!);
+    if (local) requireData(local, data);
 
-  const outputs = requireOutputs(outputsFromFlags(f), ["configurationSetName", "fromAddress"], {});
-  const deadline = deadlineFromFlag(f["timeout-seconds"], 60, (t) => io.err(`${t}\n`));
+    if (f.render !== undefined) {
+      writePage(f.render, previewPage(name, renderMail(local!, data)));
+      return { template: name, rendered: f.render };
+    }
+    const o = requireOutputs(outputs(), ["configurationSetName", "fromAddress"], {});
+    const ses = sesClient(o.region);
+    await requireSesTemplates(deadline, ses, [name], o.templateNames);
+    const mail = { from: o.fromAddress, to: f.to!, template: name, data, configurationSetName: o.configurationSetName };
+    const messageId = f["dry-run"] ? null : await sendTestEmail(deadline, ses, mail);
+    return { template: name, to: f.to!, messageId, dryRun: f["dry-run"] };
+  },
+  { text: testMailText, exitCode: () => 0 },
+);
+
+function writePage(file: string, page: string): void {
   try {
-    const ses = sesClient(outputs.region);
-    await requireSesTemplates(deadline, ses, [name], outputs.templateNames);
-    const messageId = await sendTestEmail(deadline, ses, {
-      from: outputs.fromAddress,
-      to: f.to!,
-      template: name,
-      data,
-      configurationSetName: outputs.configurationSetName,
-    });
-    io.out(`Sent ${name} to ${f.to} (SES message id ${messageId}, tag campaign=test)\n`);
-    return 0;
-  } finally {
-    deadline.dispose();
+    fs.writeFileSync(file, page);
+  } catch (e) {
+    throw new UsageError(
+      `--render ${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
+
+function testMailText(r: TestMail): string {
+  if ("rendered" in r) return `Rendered ${r.template} to ${r.rendered}\n`;
+  if (r.dryRun) return `Dry run: ${r.template} is in SES and the data fills it; nothing sent to ${r.to}\n`;
+  return `Sent ${r.template} to ${r.to} (SES message id ${r.messageId}, tag campaign=test)\n`;
+}
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

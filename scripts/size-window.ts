@@ -5,7 +5,6 @@
 import { scheduler } from "../infra/core/plan/quotas";
 import {
   bulkRatesFromFlags,
-  campaignFlag,
   nowFromFlag,
   PACE_FLAGS,
   paceFromFlags,
@@ -15,16 +14,24 @@ import {
   RECIPIENT_FLAGS,
   recipientOptionsFromFlags,
   SEND_TIME_FLAGS,
-  templateFlag,
   timingFromFlags,
   recurringWindowRefusal,
 } from "./lib/cli/campaign-flags";
 import { count, counted, formatDuration, plural } from "./lib/text/format";
-import { intFlag, Io, parseFlags, processIo, runMain } from "./lib/cli/run";
+import { commandMain, runMain } from "./lib/cli/run";
 import { Command } from "./lib/cli/flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
 import { CONFIG_FLAG } from "./lib/cli/config-file";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
+import { int } from "./lib/cli/parsers";
+import {
+  BULK_HELP,
+  campaignFlag as campaignNote,
+  jsonFlag,
+  RECIPIENTS,
+  TEMPLATE,
+  TEMPLATES,
+} from "./lib/cli/common-flags";
 import { sizingSpanDays } from "../infra/core/timing/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
@@ -37,22 +44,19 @@ const FLAGS = {
   schedules: {
     type: "string",
     value: "N",
+    parse: int(0),
     help: "size from volume: this many schedules",
     group: "Volume or list",
     oneOf: { group: "what is sized", form: "schedules" },
   },
   recipients: {
-    type: "string",
-    value: "FILE",
-    path: true,
-    help: "or from a recipient list, as launch-campaign plans it",
+    ...RECIPIENTS,
+    note: "or size from it, as launch-campaign plans it",
     group: "Volume or list",
     oneOf: { group: "what is sized", form: "recipients" },
   },
   campaign: {
-    type: "string",
-    value: "ID",
-    help: "with --variant or --holdout: the id the assignment hashes",
+    ...campaignNote("with --variant or --holdout: the id the assignment hashes").campaign,
     group: "Volume or list",
   },
   ...SEND_TIME_FLAGS,
@@ -61,24 +65,13 @@ const FLAGS = {
   ...PACE_FLAGS,
   bulk: {
     type: "boolean",
-    help: "as launch-campaign --bulk: emails held to the SES rate, schedules to the invocation quota",
+    help: BULK_HELP,
+    note: "sized as launch-campaign --bulk: emails held to the SES rate, schedules to the invocation quota",
     group: RATE_GROUP,
   },
-  template: {
-    type: "string",
-    value: "NAME",
-    help: "step 1's template, as the launcher takes it (checked)",
-    group: "Volume or list",
-  },
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "the templates folder (default templates/ when it exists); none: no template check",
-    group: "Volume or list",
-  },
-  json: { type: "boolean", help: "machine-readable report", group: RATE_GROUP },
+  template: { ...TEMPLATE, note: "step 1's, as the launcher takes it (checked)", group: "Volume or list" },
+  templates: { ...TEMPLATES, group: "Volume or list" },
+  ...jsonFlag(undefined, RATE_GROUP),
   ...progressFlag(RATE_GROUP),
 } as const;
 
@@ -99,14 +92,13 @@ added up; "launch by" is the latest launch whose missed-time cutoff (now + fan-o
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   configAlso: () => require("./lib/cli/launch-flags").LAUNCH_FLAGS,
   exitCodes: EXIT_CODES["size-window"],
+  changesAws: false,
+  reports: true,
   reference: "docs/window.md",
 };
 
-if (require.main === module) runMain(() => main(process.argv.slice(2)));
-
 /** The CLI; returns the exit code. Output goes through `io` so tests can run it in-process. */
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const f = parseFlags(argv, COMMAND);
+export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (f.bulk && f.recipients === undefined)
     throw new UsageError("--bulk needs --recipients FILE: bulk schedules depend on who shares an instant");
   if (f.bulk && f.every !== undefined)
@@ -123,7 +115,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   let nothing: string | undefined;
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
-    const schedules = intFlag("schedules", f.schedules as string, 0, Number.MAX_SAFE_INTEGER);
+    const schedules = f.schedules;
     const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
     if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
       const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
@@ -139,8 +131,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       fanOutSeconds: fanOutSeconds(schedules, createTps),
     };
   } else if (f.recipients !== undefined) {
-    const timing = timingFromFlags(f, f.template === undefined ? undefined : templateFlag(f.template));
-    const campaignId = f.campaign === undefined ? undefined : campaignFlag(f.campaign);
+    const timing = timingFromFlags(f, f.template);
+    const campaignId = f.campaign;
     if (campaignId === undefined && (timing.audience.variants.length || timing.audience.holdoutBasisPoints))
       throw new UsageError(
         "--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids",
@@ -174,7 +166,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   io.out(f.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, recurringDays));
   if (nothing) io.err(`error: ${nothing}\n`);
   return nothing ? 1 : 0;
-}
+});
 
 /** The rule for rows, as the launcher's: rejected rows are counted by reason; a list with nothing left to send is a finding. */
 function nothingToSend(file: string, r: WindowReport): string {
@@ -265,3 +257,5 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
   }
   return out.join("\n") + "\n";
 }
+
+if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -384,7 +384,7 @@ describe("reschedule", () => {
       "spring",
       "--recipient",
       "a1",
-      "--at",
+      "--local-time",
       "2026-12-02T10:30",
       "--now",
       "2026-11-29T12:00:00Z",
@@ -408,7 +408,7 @@ describe("reschedule", () => {
       "spring",
       "--recipient",
       "a1",
-      "--at",
+      "--local-time",
       "2027-03-14T02:30",
       "--timezone",
       "america/new_york",
@@ -426,7 +426,7 @@ describe("reschedule", () => {
     scheduler.on(GetScheduleCommand).resolves(SCHEDULE as any);
     await assert.rejects(
       run(reschedule, [
-        ...["--campaign", "spring", "--recipient", "a1", "--at", "2027-07-15T09:00", "--timezone", "EST"],
+        ...["--campaign", "spring", "--recipient", "a1", "--local-time", "2027-07-15T09:00", "--timezone", "EST"],
         ...["--now", "2026-11-29T12:00:00Z"],
       ]),
       (e: unknown) => e instanceof UsageError && /--timezone EST: .*America\/New_York/.test(e.message),
@@ -443,7 +443,7 @@ describe("reschedule", () => {
       "a 4/ü",
       "--step",
       "2",
-      "--at",
+      "--local-time",
       "2026-12-05T09:00",
       "--now",
       "2026-11-29T12:00:00Z",
@@ -463,7 +463,7 @@ describe("reschedule", () => {
         "spring",
         "--recipient",
         "a1",
-        "--at",
+        "--local-time",
         "2026-11-29T06:00",
         "--now",
         "2026-11-29T12:00:00Z",
@@ -476,7 +476,7 @@ describe("reschedule", () => {
   describe("a one-time send that may have fired is not moved (issue 22, item 6; promises.ts mayHaveFired)", () => {
     // SCHEDULE is at(2026-12-01T09:00:00) America/New_York = 14:00Z (EST, UTC-5; Python zoneinfo), window 7 minutes.
     const moveAtNow = (now: string, at = "2026-12-02T10:30") =>
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--at", at, "--now", now]);
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--local-time", at, "--now", now]);
     for (const [now, why] of [
       ["2026-12-01T14:05:00Z", "5 minutes into its 7-minute window"],
       ["2026-12-01T14:30:00Z", "after its window"],
@@ -510,7 +510,7 @@ describe("reschedule", () => {
         (e: unknown) =>
           e instanceof UsageError &&
           e.message ===
-            "--at: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
+            "--local-time: 2026-11-29T12:00:00.000Z (America/New_York) is less than a minute from now (2026-11-29T11:59:30.000Z); a schedule can only move to a time at least a minute ahead",
       );
       assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
     });
@@ -541,7 +541,7 @@ describe("reschedule", () => {
         "a1",
         "--step",
         step,
-        "--at",
+        "--local-time",
         at,
         "--now",
         "2026-11-29T12:00:00Z",
@@ -610,7 +610,7 @@ describe("reschedule", () => {
         "spring",
         "--recipient",
         "a1",
-        "--at",
+        "--local-time",
         "9999-12-31T23:00",
         "--now",
         "2026-11-29T12:00:00Z",
@@ -628,7 +628,7 @@ describe("reschedule", () => {
         "spring",
         "--recipient",
         "a9",
-        "--at",
+        "--local-time",
         "2026-12-02T10:30",
         "--now",
         "2026-11-29T12:00:00Z",
@@ -667,7 +667,7 @@ describe("reschedule", () => {
         "spring",
         "--recipient",
         "a1",
-        "--at",
+        "--local-time",
         "2026-12-02T10:30",
         "--now",
         "2026-11-29T12:00:00Z",
@@ -683,10 +683,10 @@ describe("reschedule", () => {
   it("needs exactly one of --at and --remove", async () => {
     await assert.rejects(
       run(reschedule, ["--campaign", "spring", "--recipient", "a1"]),
-      /give --at YYYY-MM-DDTHH:MM to move the send, or --remove/,
+      /give --at INSTANT or --local-time YYYY-MM-DDTHH:MM to move the send, or --remove/,
     );
     await assert.rejects(
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--remove", "--at", "2026-12-02T10:30"]),
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--remove", "--local-time", "2026-12-02T10:30"]),
       UsageError,
     );
   });
@@ -904,7 +904,7 @@ describe("reschedule over the real wire format, against a local endpoint (AWS_EN
         "spring",
         "--recipient",
         "a1",
-        "--at",
+        "--local-time",
         "2026-12-02T10:30",
         "--now",
         "2026-11-29T12:00:00Z",

@@ -362,13 +362,15 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     );
   });
 
+  // --timeout-seconds bounds the whole command (each call keeps its own 30 s bound inside it): the call that runs
+  // into it is named with the command's limit.
   it("an AWS call that does not answer is cut off: one line naming it", async () => {
     s3 = mockS3([RECORD]);
     cw = mockCloudWatch(DATA);
     cw.cw.on(GetMetricDataCommand).callsFake(() => new Promise(() => {}));
     await assert.rejects(
       run(["--timeout-seconds", "0.3"]),
-      /GetMetricData for campaign tag spring: no answer within 0.3 s$/,
+      /GetMetricData for campaign tag spring: no result within the command's time limit of 0.3 s \(--timeout-seconds\)$/,
     );
   });
 
@@ -380,7 +382,10 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
   });
 
   it("bad flags: exit 2 messages", async () => {
-    await assert.rejects(run(["--from", "2026-12-01"]), /--from 2026-12-01: an ISO instant with Z or an offset/);
+    await assert.rejects(
+      run(["--from", "2026-12-01"]),
+      /--from 2026-12-01: expected an ISO 8601 instant with Z or an offset/,
+    );
     await assert.rejects(
       report(["--campaign", "a b", "--outputs", outputs], { out() {}, err() {} }),
       /--campaign: campaign id "a b"/,

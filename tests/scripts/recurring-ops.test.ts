@@ -71,7 +71,7 @@ describe("operator scripts on recurring schedules", () => {
         "digest",
         "--recipient",
         "par",
-        "--at",
+        "--local-time",
         at,
         "--now",
         now,
@@ -86,7 +86,7 @@ describe("operator scripts on recurring schedules", () => {
     it("moves every occurrence to the new local time on the same days; EndDate kept, starting after the day's gone send", async () => {
       scheduler.on(GetScheduleCommand, { Name: "par-1", GroupName: "campaign-digest" }).resolves(DIGEST as any);
       scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: DIGEST.Arn });
-      const r = await move("--at", "07:30");
+      const r = await move("--local-time", "07:30");
       assert.strictEqual(r.code, 0, r.stderr);
       const { Arn, CreationDate, LastModificationDate, ...kept } = DIGEST;
       assert.deepStrictEqual(scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input, {
@@ -106,7 +106,7 @@ describe("operator scripts on recurring schedules", () => {
     it("a StartDate still to come is kept", async () => {
       scheduler.on(GetScheduleCommand).resolves({ ...DIGEST, StartDate: new Date("2027-01-04T00:00:00Z") } as any);
       scheduler.on(UpdateScheduleCommand).resolves({});
-      const r = await move("--at", "18:00", "--json");
+      const r = await move("--local-time", "18:00", "--json");
       assert.strictEqual(r.code, 0, r.stderr);
       assert.deepStrictEqual(
         scheduler.commandCalls(UpdateScheduleCommand)[0].args[0].input.StartDate,
@@ -128,7 +128,7 @@ describe("operator scripts on recurring schedules", () => {
         scheduler.reset();
         scheduler.on(GetScheduleCommand).resolves(DIGEST as any);
         scheduler.on(UpdateScheduleCommand).resolves({});
-        const r = await move("--at", "18:00");
+        const r = await move("--local-time", "18:00");
         assert.match(
           r.stdout,
           /\(next 2026-12-14T17:00:00\.000Z\)\.\nIts occurrence of 2026-12-10T08:00:00\.000Z has gone or is under way/,
@@ -203,7 +203,7 @@ describe("operator scripts on recurring schedules", () => {
     it("nothing left to move when the last day's send has gone: exit 1, no update", async () => {
       // Until Thursday 2026-12-10 (EndDate Paris midnight after it), at 12:00Z that day, its 09:00 send has gone.
       scheduler.on(GetScheduleCommand).resolves({ ...DIGEST, EndDate: new Date("2026-12-10T23:00:00Z") } as any);
-      const r = await move("--at", "18:00");
+      const r = await move("--local-time", "18:00");
       assert.strictEqual(r.code, 1);
       assert.match(
         r.stderr,
@@ -214,21 +214,21 @@ describe("operator scripts on recurring schedules", () => {
 
     it("refuses a date and time for a recurring schedule, HH:MM for a one-time one, and an ended schedule; changes nothing", async () => {
       scheduler.on(GetScheduleCommand).resolves(DIGEST as any);
-      let r = await move("--at", "2026-12-14T07:30");
+      let r = await move("--local-time", "2026-12-14T07:30");
       assert.strictEqual(r.code, 2);
       assert.match(
         r.stderr,
-        /schedule par-1 \(recipient par, step 1\) repeats \(cron\(0 9 \? \* MON,THU \*\)\): give the new local time of every occurrence as HH:MM/,
+        /schedule par-1 \(recipient par, step 1\) repeats \(cron\(0 9 \? \* MON,THU \*\)\): give the new local time of every occurrence as --local-time HH:MM/,
       );
       scheduler.on(GetScheduleCommand).resolves({ ...DIGEST, ScheduleExpression: "at(2026-12-14T09:00:00)" } as any);
-      r = await move("--at", "07:30");
+      r = await move("--local-time", "07:30");
       assert.strictEqual(r.code, 2);
-      assert.match(r.stderr, /is a one-time send \(at\(2026-12-14T09:00:00\)\): give --at YYYY-MM-DDTHH:MM/);
+      assert.match(r.stderr, /is a one-time send \(at\(2026-12-14T09:00:00\)\): give --local-time YYYY-MM-DDTHH:MM/);
       scheduler.on(GetScheduleCommand).resolves({ ...DIGEST, EndDate: new Date("2026-12-01T00:00:00Z") } as any);
-      r = await move("--at", "07:30");
+      r = await move("--local-time", "07:30");
       assert.strictEqual(r.code, 1);
       assert.match(r.stderr, /has ended \(EndDate 2026-12-01T00:00:00\.000Z\)/);
-      r = await move("--at", "24:00");
+      r = await move("--local-time", "24:00");
       assert.strictEqual(r.code, 2);
       assert.strictEqual(scheduler.commandCalls(UpdateScheduleCommand).length, 0);
     });
@@ -311,7 +311,7 @@ describe("reschedule of a recurring schedule over the real wire format (AWS_ENDP
           "digest",
           "--recipient",
           "par",
-          "--at",
+          "--local-time",
           "07:30",
           "--now",
           "2026-12-10T12:00:00Z",

@@ -184,7 +184,7 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
 
   it("--at moves the entry to a one-entry bulk schedule <id>-<step> at the new time; the others stay byte for byte", async () => {
     const aws = twoSteps();
-    const r = await run(aws, ["--recipient", "b2", "--at", "2026-12-02T14:00", "--json"]);
+    const r = await run(aws, ["--recipient", "b2", "--local-time", "2026-12-02T14:00", "--json"]);
     assert.strictEqual(r.code, 0, r.stderr);
     const [update, create, ...more] = writes(endpoint!);
     assert.deepStrictEqual(more, []);
@@ -214,7 +214,7 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
 
   it("--at after the recipient's step 2 (an entry of another bulk schedule) is refused: in order (exit 1, nothing written)", async () => {
     const aws = twoSteps();
-    const r = await run(aws, ["--recipient", "b2", "--at", "2026-12-05T11:00"]);
+    const r = await run(aws, ["--recipient", "b2", "--local-time", "2026-12-05T11:00"]);
     assert.strictEqual(r.code, 1);
     assert.match(
       r.stderr,
@@ -224,26 +224,26 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
   });
 
   it("--at is checked as for a schedule of its own, in the same words: HH:MM for a one-time send, a time under a minute ahead (exit 2, nothing written)", async () => {
-    let r = await run(twoSteps(), ["--recipient", "b2", "--at", "07:30"]);
+    let r = await run(twoSteps(), ["--recipient", "b2", "--local-time", "07:30"]);
     assert.strictEqual(r.code, 2);
     assert.match(
       r.stderr,
-      /--at 07:30: recipient b2 step 1 \(entry 2 of 3 of bulk schedule bulk\.1\.20261202T1400Z\.0\) is a one-time send \(at\(2026-12-02T09:00:00\)\): give --at YYYY-MM-DDTHH:MM/,
+      /--local-time 07:30: recipient b2 step 1 \(entry 2 of 3 of bulk schedule bulk\.1\.20261202T1400Z\.0\) is a one-time send \(at\(2026-12-02T09:00:00\)\): give --local-time YYYY-MM-DDTHH:MM/,
     );
     assert.deepStrictEqual(writes(endpoint!), []);
     await endpoint!.close();
     // 07:00 New York on 2026-11-29 is 12:00Z (EST, UTC-5): the very time of --now.
-    r = await run(twoSteps(), ["--recipient", "b2", "--at", "2026-11-29T07:00"]);
+    r = await run(twoSteps(), ["--recipient", "b2", "--local-time", "2026-11-29T07:00"]);
     assert.strictEqual(r.code, 2);
     assert.match(
       r.stderr,
-      /--at: 2026-11-29T12:00:00\.000Z \(America\/New_York\) is less than a minute from now \(2026-11-29T12:00:00\.000Z\); a schedule can only move to a time at least a minute ahead/,
+      /--local-time: 2026-11-29T12:00:00\.000Z \(America\/New_York\) is less than a minute from now \(2026-11-29T12:00:00\.000Z\); a schedule can only move to a time at least a minute ahead/,
     );
     assert.deepStrictEqual(writes(endpoint!), []);
   });
 
   it("--at within 60 minutes of step 2 is refused too", async () => {
-    const r = await run(twoSteps(), ["--recipient", "b2", "--step", "2", "--at", "2026-12-02T09:30"]);
+    const r = await run(twoSteps(), ["--recipient", "b2", "--step", "2", "--local-time", "2026-12-02T09:30"]);
     assert.strictEqual(r.code, 1);
     assert.match(r.stderr, /within 60 minutes of step 1/);
   });
@@ -251,7 +251,7 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
   it("a failed CreateSchedule puts the entry back: the bulk schedule's Input is as it was (exit 1, saying so)", async () => {
     const aws = twoSteps();
     aws.override = (q) => (q.method === "POST" ? error(400, "ValidationException", "Invalid RoleArn") : undefined);
-    const r = await run(aws, ["--recipient", "b2", "--at", "2026-12-02T14:00"]);
+    const r = await run(aws, ["--recipient", "b2", "--local-time", "2026-12-02T14:00"]);
     assert.strictEqual(r.code, 1);
     assert.match(r.stderr, /CreateSchedule b2-1 .*Invalid RoleArn.*the entry was put back in it: nothing changed/);
     const puts = writes(endpoint!).filter((q) => q.method === "PUT");
@@ -263,13 +263,13 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
 
   it("a moved entry is found by its own name next time: moved again with UpdateSchedule, the step 2 entry still checked", async () => {
     const aws = twoSteps();
-    assert.strictEqual((await run(aws, ["--recipient", "b2", "--at", "2026-12-02T14:00"])).code, 0);
+    assert.strictEqual((await run(aws, ["--recipient", "b2", "--local-time", "2026-12-02T14:00"])).code, 0);
     await endpoint!.close();
-    const again = await run(aws, ["--recipient", "b2", "--at", "2026-12-05T11:00"]);
+    const again = await run(aws, ["--recipient", "b2", "--local-time", "2026-12-05T11:00"]);
     assert.strictEqual(again.code, 1, "after step 2, held in bulk.2");
     assert.match(again.stderr, /would come after step 2 \(entry of bulk\.2/);
     await endpoint!.close();
-    const ok = await run(aws, ["--recipient", "b2", "--at", "2026-12-03T10:00"]);
+    const ok = await run(aws, ["--recipient", "b2", "--local-time", "2026-12-03T10:00"]);
     assert.strictEqual(ok.code, 0, ok.stderr);
     assert.deepStrictEqual(
       writes(endpoint!).map((q) => [q.method, decodeURIComponent(q.url)]),

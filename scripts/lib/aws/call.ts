@@ -67,6 +67,21 @@ export class Deadline {
 }
 
 /**
+ * Work that is not one AWS call (an export read through, its calls each bounded by their own limit) within the
+ * command's limit: past it, the command stops with the time-limit line naming `what`.
+ */
+export function beforeDeadline<T>(d: Deadline, what: string, work: Promise<T>): Promise<T> {
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(d.exceeded(what));
+    if (d.expired) onAbort();
+    else d.signal.addEventListener("abort", onAbort);
+  });
+  aborted.catch(() => {});
+  return Promise.race([work, aborted]).finally(() => d.signal.removeEventListener("abort", onAbort));
+}
+
+/**
  * One AWS call: `call` gets the abort signal to pass to `client.send`; a failure becomes one line naming `what`;
  * `ifNotFound` answers (or throws) when the resource does not exist. The deadline is enforced here too (a race),
  * so a retry back-off inside the SDK cannot outlive it.

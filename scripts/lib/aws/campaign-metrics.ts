@@ -27,8 +27,26 @@ import {
   variantDimension,
 } from "../report/campaign-report";
 import { FindingsError } from "../../../infra/core/errors";
-import { boundedCall } from "./call";
+import { boundedCall, Deadline } from "./call";
 import { NoSuchObject, openS3Object } from "./s3-objects";
+
+/** Each call's own bound; the command's --timeout-seconds (a Deadline) cuts it to what is left. */
+const CALL_MS = 30_000;
+
+/** One call within its own bound and what is left of the command's limit; running out of the latter says so. */
+async function within<T>(d: Deadline, what: string, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  const left = d.endsAt - Date.now();
+  if (left <= 0) throw d.exceeded(what);
+  try {
+    return await boundedCall(what, Math.min(CALL_MS, left), call);
+  } catch (e) {
+    if (left < CALL_MS && Date.now() >= d.endsAt - 5) throw d.exceeded(what);
+    throw e;
+  }
+}
+
+/** What is left of the command's limit for a read, in seconds (at most a call's own bound). */
+const secondsLeft = (d: Deadline) => Math.max(Math.min(CALL_MS, d.endsAt - Date.now()) / 1000, 0.1);
 
 /** GetMetricData takes at most 500 queries a request. */
 const MAX_QUERIES_PER_REQUEST = 500;
@@ -55,12 +73,12 @@ export async function readLaunchRecords(
   s3: S3Client,
   bucket: string,
   campaignId: string,
-  timeoutMs: number,
+  d: Deadline,
 ): Promise<LaunchRecord[]> {
   const prefix = `${LAUNCHES_PREFIX}${campaignId}/`;
   const what = `listing s3://${bucket}/${prefix}`;
   const keys = await paginate(what, async (token) => {
-    const r = await boundedCall(what, timeoutMs, (abortSignal) =>
+    const r = await within(d, what, (abortSignal) =>
       s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }), { abortSignal }),
     );
     return { next: r.IsTruncated ? r.NextContinuationToken : undefined, items: (r.Contents ?? []).map((o) => o.Key!) };
@@ -68,7 +86,7 @@ export async function readLaunchRecords(
   const records: LaunchRecord[] = [];
   for (const key of keys.filter((k) => k.endsWith(".json"))) {
     const where = `s3://${bucket}/${key}`;
-    const text = await boundedCall(`reading ${where}`, timeoutMs, async (abortSignal) => {
+    const text = await within(d, `reading ${where}`, async (abortSignal) => {
       const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
       return r.Body!.transformToString("utf8");
     });
@@ -78,10 +96,10 @@ export async function readLaunchRecords(
 }
 
 /** The (step, variant) pairs CloudWatch has metrics for under this campaign tag (the last two weeks, per ListMetrics). */
-export async function discoverSegments(cw: CloudWatchClient, tag: string, timeoutMs: number): Promise<Segment[]> {
+export async function discoverSegments(cw: CloudWatchClient, tag: string, d: Deadline): Promise<Segment[]> {
   const what = `ListMetrics for campaign tag ${tag}`;
   const metrics = await paginate(what, async (token) => {
-    const r = await boundedCall(what, timeoutMs, (abortSignal) =>
+    const r = await within(d, what, (abortSignal) =>
       cw.send(
         new ListMetricsCommand({
           Namespace: SES_METRICS_NAMESPACE,
@@ -109,14 +127,14 @@ export async function fetchSeries(
   tag: string,
   queries: MetricQuery[],
   range: { from: number; to: number },
-  timeoutMs: number,
+  d: Deadline,
 ): Promise<Series> {
   const series: Series = new Map();
   for (let i = 0; i < queries.length; i += MAX_QUERIES_PER_REQUEST) {
     const chunk = queries.slice(i, i + MAX_QUERIES_PER_REQUEST);
     const what = `GetMetricData for campaign tag ${tag}`;
     const results = await paginate(what, async (token) => {
-      const r = await boundedCall(what, timeoutMs, (abortSignal) =>
+      const r = await within(d, what, (abortSignal) =>
         cw.send(
           new GetMetricDataCommand({
             MetricDataQueries: chunk.map((q) => metricDataQuery(tag, q)),
@@ -169,7 +187,7 @@ export async function countDue(
   bucket: string,
   records: LaunchRecord[],
   to: number,
-  timeoutMs: number,
+  d: Deadline,
 ): Promise<DueCounts> {
   const due: DueCounts = { bySegment: new Map(), counted: "records", unknownLaunches: [] };
   const add = (step: number | string, variant: string | null, k: number) => {
@@ -183,7 +201,7 @@ export async function countDue(
     const counted = new Map<string, number>();
     let expired = false;
     for (const key of r.launch.planKeys ?? [r.launch.planKey]) {
-      if (!(await countPlanDue(s3, bucket, key, to, timeoutMs, counted))) expired = true;
+      if (!(await countPlanDue(s3, bucket, key, to, d, counted))) expired = true;
       if (expired) break;
     }
     if (expired) {
@@ -203,11 +221,11 @@ async function countPlanDue(
   bucket: string,
   key: string,
   to: number,
-  timeoutMs: number,
+  d: Deadline,
   counted: Map<string, number>,
 ): Promise<boolean> {
   const where = `s3://${bucket}/${key}`;
-  const seconds = Math.max(timeoutMs / 1000, 0.1);
+  const seconds = secondsLeft(d);
   let body;
   try {
     ({ body } = await openS3Object(s3, { bucket, key }, { firstByteSeconds: seconds, idleSeconds: seconds }));

@@ -3,25 +3,28 @@
  * layer takes what they give (outputs, a Deadline), never the flags. A command takes only the output overrides it
  * uses (stackFlags("bucket")), so no flag is accepted that it would ignore.
  */
-import { Deadline } from "../aws/call";
 import { readStackOutputs, StackOutputs } from "../aws/stack-outputs";
-import { secondsFlag } from "./run";
+import { seconds } from "./parsers";
+import { jsonFlag } from "./common-flags";
 
 const STACK = "Stack";
 
-/** --timeout-seconds: the whole command's limit, 0.1 s to a day (decimals allowed), with the command's default. */
-export function timeoutFlag(defaultSeconds: number, help = "the whole command's time limit, every AWS call included") {
+/**
+ * --timeout-seconds: the whole command's limit, 0.1 s to a day (decimals allowed), with the command's default; each
+ * AWS call inside it keeps its own bound, cut to what is left. `note`: what this command adds.
+ */
+export function timeoutFlag<N extends string | undefined = undefined>(defaultSeconds: number, note?: N) {
   return {
-    "timeout-seconds": { type: "string", value: "S", help, default: `${defaultSeconds}`, group: STACK },
+    "timeout-seconds": {
+      type: "string",
+      value: "S",
+      parse: seconds(0.1, 86_400),
+      help: "the whole command's time limit, every AWS call included",
+      ...(note === undefined ? {} : { note: note as N }),
+      default: defaultSeconds,
+      group: STACK,
+    },
   } as const;
-}
-
-export function deadlineFromFlag(
-  raw: string | undefined,
-  defaultSeconds: number,
-  progress: (text: string) => void,
-): Deadline {
-  return new Deadline(secondsFlag("timeout-seconds", raw, 0.1, 86_400, defaultSeconds), progress);
 }
 
 /** Where the stack's outputs come from. */
@@ -29,7 +32,8 @@ const WHERE = {
   stack: {
     type: "string",
     value: "NAME",
-    help: "the stack's outputs: `pulumi stack output --json` (needs the Pulumi CLI), or that JSON saved in FILE",
+    help: "the Pulumi stack",
+    note: "its outputs from `pulumi stack output --json` (needs the Pulumi CLI), or saved in FILE",
     group: STACK,
     oneOf: { group: "stack outputs", form: "stack" },
   },
@@ -42,7 +46,13 @@ const WHERE = {
     path: true,
     oneOf: { group: "stack outputs", form: "outputs" },
   },
-  region: { type: "string", value: "R", help: "override single stack outputs", group: STACK },
+  region: {
+    type: "string",
+    value: "R",
+    help: "the AWS Region",
+    note: "it and the flags beside it override single stack outputs",
+    group: STACK,
+  },
 } as const;
 
 /** Single outputs a command may override, each named for the output it replaces. */
@@ -96,4 +106,15 @@ export function outputsFromFlags(f: {
       deadLetterQueueUrl: f["dlq-url"],
     },
   });
+}
+
+/**
+ * The tail every reporting stack command's table ends with: --json (with its note, the shape), --timeout-seconds with
+ * the command's default, the stack flags with the overrides it uses.
+ */
+export function reportingStackFlags<K extends Override = never, N extends string | undefined = undefined>(
+  timeout: { seconds: number; json?: N },
+  ...overrides: K[]
+) {
+  return { ...jsonFlag(timeout.json), ...timeoutFlag(timeout.seconds), ...stackFlags(...overrides) };
 }

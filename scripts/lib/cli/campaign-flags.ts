@@ -4,7 +4,7 @@
  * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
  * and --now. Every message names the flag and what is allowed.
  */
-import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
+import { SES_NAME } from "../../../infra/core/plan/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/core/plan/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
 import { AMBIGUOUS_ZONE_POLICIES, AmbiguousZonePolicy } from "../planning/decision-types";
@@ -12,7 +12,7 @@ import { maxRecurringWindowMinutes } from "../planning/recurring-steps";
 import { MIN_GAP_MINUTES, sameStepOffset } from "../../../infra/core/timing/promises";
 import { inQuietHours, QuietTime } from "../../../infra/core/timing/quiet-time";
 import { CSV_ENCODINGS, CsvEncoding } from "../recipients/recipients";
-import { BaseRule, parseInstant } from "../../../infra/core/timing/send-rules";
+import { BaseRule } from "../../../infra/core/timing/send-rules";
 import { canonicalZone, Step } from "../../../infra/core/timing/send-time";
 import {
   INFER_SOURCES,
@@ -23,7 +23,8 @@ import {
 } from "../../../infra/core/zones/zone-names";
 import { EffectiveTps } from "../planning/window";
 import { count } from "../text/format";
-import { intFlag, positiveFlag } from "./run";
+import { choice, int, listOf, positive } from "./parsers";
+import { nowFlag } from "./common-flags";
 import {
   audienceFromFlags,
   baseRuleFromFlags,
@@ -65,7 +66,7 @@ export const SEND_TIME_FLAGS = {
     type: "string",
     value: "M",
     help: "the local send minute, 0-59",
-    default: "0",
+    defaultHelp: "0",
     group: SEND_TIME_GROUP,
     with: "date",
     oneOf: { group: SEND_TIME_RULE },
@@ -86,13 +87,7 @@ export const SEND_TIME_FLAGS = {
     default: "UTC",
     group: SEND_TIME_GROUP,
   },
-  now: {
-    type: "string",
-    value: "INSTANT",
-    help: "the time to plan against, ISO 8601 with Z or an offset",
-    default: "now",
-    group: SEND_TIME_GROUP,
-  },
+  ...nowFlag("what the plan is made against", SEND_TIME_GROUP),
 } as const;
 
 const LIST_GROUP = "Recipient list";
@@ -101,7 +96,8 @@ const LIST_GROUP = "Recipient list";
 export const RECIPIENT_FLAGS = {
   encoding: {
     type: "string",
-    value: "utf8|latin1",
+    // `utf-8` is how most tools spell it; `UTF8` and `Latin-1` too.
+    parse: choice(CSV_ENCODINGS, (raw) => raw.toLowerCase().replace(/^(utf|latin)-/, "$1")),
     help: "how the file is encoded (invalid UTF-8 stops with line and byte)",
     default: "utf8",
     group: LIST_GROUP,
@@ -122,14 +118,15 @@ export const RECIPIENT_FLAGS = {
   "infer-zone": {
     type: "string",
     value: "none|LIST",
+    parse: listOf(INFER_SOURCES),
     help: "what a row without a usable timezone takes its zone from, in order: latlon (latitude/longitude), postal (postal_code, with country), phone, country (when it has one zone)",
-    default: "latlon,postal,phone,country",
+    default: INFER_SOURCES,
     group: LIST_GROUP,
     with: "allow-duplicate-emails",
   },
   "ambiguous-zone": {
     type: "string",
-    value: "never-early|skip",
+    parse: choice(AMBIGUOUS_ZONE_POLICIES),
     help: "a row whose phone or postal code admits several zones: send when the time has come in all of them, or reject it (ambiguous-zone)",
     default: "never-early",
     group: LIST_GROUP,
@@ -152,44 +149,23 @@ export interface RecipientOptions {
   ambiguousZone: AmbiguousZonePolicy;
 }
 
+/** The recipient flags' typed values (RECIPIENT_FLAGS: parsed and defaulted by the table) as the reader takes them. */
 export function recipientOptionsFromFlags(f: {
-  encoding?: string;
-  "allow-duplicate-emails"?: boolean;
-  "strict-zones"?: boolean;
+  encoding: CsvEncoding;
+  "allow-duplicate-emails": boolean;
+  "strict-zones": boolean;
   "zone-alias"?: string[];
-  "infer-zone"?: string;
-  "ambiguous-zone"?: string;
+  "infer-zone": readonly InferSource[];
+  "ambiguous-zone": AmbiguousZonePolicy;
 }): RecipientOptions {
-  // `utf-8` is how most tools spell it; `UTF8` and `Latin-1` too.
-  const encoding = (f.encoding ?? "utf8").toLowerCase().replace(/^(utf|latin)-/, "$1") as CsvEncoding;
-  if (!CSV_ENCODINGS.includes(encoding))
-    throw new UsageError(`--encoding ${f.encoding}: one of ${CSV_ENCODINGS.join(", ")}`);
   return {
-    encoding,
-    allowDuplicateEmails: f["allow-duplicate-emails"] === true,
-    strictZones: f["strict-zones"] === true,
+    encoding: f.encoding,
+    allowDuplicateEmails: f["allow-duplicate-emails"],
+    strictZones: f["strict-zones"],
     zoneAliases: zoneAliasesFromFlags(f["zone-alias"] ?? []),
-    inferZone: inferSourcesFromFlag(f["infer-zone"]),
-    ambiguousZone: ambiguousZoneFromFlag(f["ambiguous-zone"]),
+    inferZone: f["infer-zone"],
+    ambiguousZone: f["ambiguous-zone"],
   };
-}
-
-function ambiguousZoneFromFlag(value: string | undefined): AmbiguousZonePolicy {
-  if (value === undefined) return "never-early";
-  if (!AMBIGUOUS_ZONE_POLICIES.includes(value as AmbiguousZonePolicy))
-    throw new UsageError(`--ambiguous-zone ${value}: one of ${AMBIGUOUS_ZONE_POLICIES.join(", ")}`);
-  return value as AmbiguousZonePolicy;
-}
-
-/** `--infer-zone none|LIST`: the sources, in the one order; all of them by default. */
-function inferSourcesFromFlag(value: string | undefined): readonly InferSource[] {
-  if (value === undefined) return INFER_SOURCES;
-  if (value.trim() === "none") return [];
-  const names = value.split(",").map((s) => s.trim());
-  const bad = names.find((n) => !INFER_SOURCES.includes(n as InferSource));
-  if (bad !== undefined)
-    throw new UsageError(`--infer-zone ${value}: none, or a list of ${INFER_SOURCES.join(", ")} (${bad}?)`);
-  return INFER_SOURCES.filter((s) => names.includes(s));
 }
 
 function zoneAliasesFromFlags(values: string[]): ZoneAliases {
@@ -200,6 +176,9 @@ function zoneAliasesFromFlags(values: string[]): ZoneAliases {
 
 /** Help group of the rate and pace flags. */
 export const RATE_GROUP = "Window and rate";
+
+/** The margin a launch keeps after the fan-out's estimated end, in minutes. */
+const MARGIN_MINUTES = 5;
 
 /** How fast the fan-out creates schedules and how much margin a launch keeps: the launcher and size-window alike. */
 export const PACE_FLAGS = {
@@ -213,7 +192,7 @@ export const PACE_FLAGS = {
     type: "string",
     value: "M",
     help: "safety margin after the fan-out's estimated end",
-    default: "5",
+    defaultHelp: `${MARGIN_MINUTES}`,
     group: RATE_GROUP,
     with: "create-tps",
   },
@@ -225,8 +204,12 @@ export function paceFromFlags(
   stackCreateScheduleTps: number = scheduler.createScheduleTps,
 ): { createTps: number; marginMinutes: number } {
   return {
-    createTps: positiveFlag("create-tps", f["create-tps"], fanOutCreateRate(stackCreateScheduleTps)),
-    marginMinutes: intFlag("margin-minutes", f["margin-minutes"], 0, 1_440, 5),
+    createTps:
+      f["create-tps"] === undefined
+        ? fanOutCreateRate(stackCreateScheduleTps)
+        : positive().parse(f["create-tps"], "create-tps"),
+    marginMinutes:
+      f["margin-minutes"] === undefined ? MARGIN_MINUTES : int(0, 1_440).parse(f["margin-minutes"], "margin-minutes"),
   };
 }
 
@@ -242,7 +225,7 @@ export const RATE_FLAGS = {
     type: "string",
     value: "T",
     help: "Scheduler invocation quota",
-    default: `${scheduler.invocationTps}`,
+    defaultHelp: `${scheduler.invocationTps}`,
     group: RATE_GROUP,
     with: "tps",
     oneOf: { group: "rate", form: "quotas" },
@@ -268,7 +251,7 @@ export interface CampaignTiming {
 
 /** The send-time flags, checked. `template` (launcher) is step 1's and the default of later steps. */
 export function timingFromFlags(
-  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: string },
+  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: number },
   template?: string,
 ): CampaignTiming {
   const rule = baseRuleFromFlags(f);
@@ -355,40 +338,20 @@ export function parseStepFlag(raw: string, number: number): Step {
   return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
 }
 
-/** --campaign: `campaign-<id>` must be a valid schedule group name. */
-export function campaignFlag(raw: string): string {
-  const problem = campaignIdProblem(raw);
-  if (problem) throw new UsageError(`--campaign: ${problem}`);
-  return raw;
-}
-
-/** --template: an SES template name. */
-export function templateFlag(raw: string): string {
-  // `{variant}` is checked once the variants are known (checkTemplates).
-  if (!SES_NAME.test(raw.split(VARIANT_PLACEHOLDER).join("v")))
-    throw new UsageError(`--template ${raw}: an SES template name, 1–64 of A-Z a-z 0-9 _ - (may hold {variant})`);
-  return raw;
-}
-
 /**
  * --now as epoch milliseconds (default: the current time). Only an instant that means the same on every machine:
  * ISO 8601 with `Z` or an offset (a time without one would be read in the machine's zone).
  */
-export function nowFromFlag(raw: string | undefined): number {
-  if (raw === undefined) return Date.now();
-  const now = parseInstant(raw);
-  if (typeof now !== "number")
-    throw new UsageError(
-      `--now ${raw}: expected an ISO 8601 instant with Z or an offset, such as 2026-12-01T08:00:00Z or 2026-12-01T09:00:00+01:00`,
-    );
-  return now;
+export function nowFromFlag(now: number | undefined): number {
+  return now ?? Date.now();
 }
 
 export function rateFromFlags(f: { tps?: string; "invocation-tps"?: string; "ses-rate"?: string }): EffectiveTps {
   if (f.tps !== undefined && (f["invocation-tps"] !== undefined || f["ses-rate"] !== undefined)) {
     throw new UsageError("--tps replaces --invocation-tps and --ses-rate: give one or the others");
   }
-  const optional = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveFlag(name, raw));
+  const optional = (name: string, raw: string | undefined) =>
+    raw === undefined ? undefined : positive().parse(raw, name);
   return effectiveTps({
     tps: optional("tps", f.tps),
     invocationTps: optional("invocation-tps", f["invocation-tps"]),
@@ -420,13 +383,13 @@ export function bulkRatesFromFlags(f: { tps?: string; "invocation-tps"?: string;
 } {
   const all = rateFromFlags(f); // checks --tps against the others
   if (all.source === "--tps") return { emails: all, invocations: all };
-  const given = f["invocation-tps"] === undefined ? undefined : positiveFlag("invocation-tps", f["invocation-tps"]);
+  const given = f["invocation-tps"] === undefined ? undefined : positive().parse(f["invocation-tps"], "invocation-tps");
   const invocations = effectiveTps({ invocationTps: given });
   // An invocation sends up to 50 emails: the emails are held to SES's rate alone.
   const emails =
     f["ses-rate"] === undefined
       ? { tps: invocations.tps, source: `${invocations.source}; SES rate not given (--ses-rate), assumed the same` }
-      : { tps: positiveFlag("ses-rate", f["ses-rate"]), source: "SES maximum send rate, --ses-rate" };
+      : { tps: positive().parse(f["ses-rate"], "ses-rate"), source: "SES maximum send rate, --ses-rate" };
   return { emails, invocations };
 }
 

@@ -2,23 +2,35 @@
  * What the campaign-state commands share on the command line: the --reason flag, checked, and a state in words.
  */
 import type { CampaignStateRecord } from "../aws/campaign-state";
-import { UsageError } from "../../../infra/core/errors";
+import { checked } from "./parsers";
 
 /** Longer than any reason worth keeping, short enough for one report line. */
 const MAX_REASON_CHARS = 500;
 
-/** --reason TEXT, with the command's own help line. */
-export function reasonFlag(help: string) {
-  return { reason: { type: "string", value: "TEXT", help } } as const;
-}
+/** The reason as given, trimmed: one line of 1 to MAX_REASON_CHARS characters. */
+const REASON = checked(
+  "reason",
+  "a reason",
+  (raw) => {
+    const text = raw.trim();
+    return !text || /[\r\n]/.test(text) || text.length > MAX_REASON_CHARS
+      ? `give one line of 1 to ${MAX_REASON_CHARS} characters`
+      : undefined;
+  },
+  { value: (raw) => raw.trim(), quote: false },
+);
 
-/** The reason as given, or a UsageError: one line of 1 to MAX_REASON_CHARS characters. */
-export function reasonFromFlag(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  const text = raw.trim();
-  if (!text || /[\r\n]/.test(text) || text.length > MAX_REASON_CHARS)
-    throw new UsageError(`--reason: give one line of 1 to ${MAX_REASON_CHARS} characters`);
-  return text;
+/** --reason TEXT; `note`: what the state is (paused, cancelled). */
+export function reasonFlag<N extends string>(note: N) {
+  return {
+    reason: {
+      type: "string",
+      value: "TEXT",
+      parse: REASON,
+      help: "kept with the campaign's state (campaign-status shows it)",
+      note,
+    },
+  } as const;
 }
 
 /** `live`, or `paused since <ISO> (reason: …)`. */

@@ -36,7 +36,7 @@ export const EXIT_CODES = {
   },
   "import-pinpoint": {
     0: "imported (skipped endpoints in skipped.csv with their reason)",
-    1: "no endpoint could be imported, or the campaign cannot be a sendtime campaign (the notes say what to use)",
+    1: "no endpoint could be imported, the campaign cannot be a sendtime campaign (the notes say what to use), or the time limit",
     2: "bad flags or input (file, line or key, what is allowed)",
   },
   preview: { 0: "ok (advisory findings allowed)", 1: "a mandatory policy violation", 2: "bad flags or stack config" },
@@ -62,7 +62,7 @@ export const EXIT_CODES = {
   },
   "campaign-report": {
     0: "ok (also for a campaign with no sends yet)",
-    1: "nothing known of the campaign, or an AWS error",
+    1: "nothing known of the campaign, an AWS error or the time limit",
     2: "bad flags or a bad --conversions file",
   },
   "list-campaigns": {
@@ -75,13 +75,21 @@ export const EXIT_CODES = {
     1: "anything left in the queue (not a pointer, not in the plan, unknown outcomes), an AWS error or the time limit",
     2: "bad flags or stack outputs",
   },
-  reschedule: { 0: "done", 1: "no such schedule, a send that may have fired, or an AWS error", 2: BAD_FLAGS },
+  reschedule: {
+    0: "done (--dry-run: what it would do, said)",
+    1: "no such schedule, a send that may have fired, an AWS error or the time limit",
+    2: BAD_FLAGS,
+  },
   demo: {
     0: "every step done: the files are in DIR",
     1: "a step found a problem (a mandatory policy violation, nothing planned)",
     2: "bad flags, or DIR cannot be written",
   },
-  "send-test": { 0: "rendered or sent", 1: "SES refused or did not answer", 2: "bad flags, data or template" },
+  "send-test": {
+    0: "rendered, sent, or (--dry-run) checked",
+    1: "SES refused or did not answer, or the time limit",
+    2: "bad flags, data or template",
+  },
 } as const satisfies Record<string, ExitCodes>;
 
 /** The help's exit-code lines, wrapped at 120 columns. */

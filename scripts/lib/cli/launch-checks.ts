@@ -11,7 +11,7 @@ import { ScheduleQuota } from "../planning/schedule-quota";
 import { outputsFromFlags } from "./aws-flags";
 import { CampaignTiming, recurringWindowRefusal } from "./campaign-flags";
 import { LaunchFlags, LaunchTarget } from "./launch-run";
-import { intFlag } from "./run";
+import { int } from "./parsers";
 
 /** --bulk, --missed and --grace-minutes are one-time sends' flags: refused with --every. */
 export function refuseOneTimeFlagsWithEvery(f: LaunchFlags): void {
@@ -45,12 +45,12 @@ export function windowMinutesFromFlags(f: LaunchFlags, timing: CampaignTiming): 
 
 function windowFromFlag(raw: string | undefined): number | undefined {
   const { min, max } = scheduler.flexibleWindowMinutes;
-  return raw === undefined ? undefined : intFlag("window-minutes", raw, min, max);
+  return raw === undefined ? undefined : int(min, max).parse(raw, "window-minutes");
 }
 
 /** --max-schedules, else the stack output maxSchedules, else Scheduler's default quota; says which. */
 export function scheduleQuotaFrom(flag: string | undefined, output: number | undefined): ScheduleQuota {
-  if (flag !== undefined) return { maxSchedules: intFlag("max-schedules", flag, 1, 1e12), source: "--max-schedules" };
+  if (flag !== undefined) return { maxSchedules: int(1, 1e12).parse(flag, "max-schedules"), source: "--max-schedules" };
   if (output !== undefined) {
     if (!(Number.isInteger(output) && output > 0))
       throw new UsageError(`stack output maxSchedules ${output}: must be a whole number above 0`);

@@ -7,44 +7,33 @@ import { GRACE_MINUTES, MISSED_POLICIES } from "../planning/missed";
 import { stackFlags, timeoutFlag } from "./aws-flags";
 import { CONFIG_FLAG } from "./config-file";
 import { progressFlag } from "./progress";
+import { BULK_HELP, CAMPAIGN_FLAG, dryRunFlag, jsonFlag, OUT, RECIPIENTS, TEMPLATE, TEMPLATES } from "./common-flags";
+import { int } from "./parsers";
 import { PACE_FLAGS, RATE_FLAGS, RATE_GROUP, RECIPIENT_FLAGS, SEND_TIME_FLAGS } from "./campaign-flags";
 
 export const LAUNCH_GROUP = "Output, launch and stack";
 
+/** --missed (launch-campaign; redrive's held sends). */
+export const MISSED_HELP = "what a send due before now + fan-out + margin becomes";
+
 export const LAUNCH_FLAGS = {
   ...CONFIG_FLAG,
-  campaign: {
-    type: "string",
-    value: "ID",
-    help: "the campaign id (its schedule group is campaign-<ID>)",
-    group: "Campaign",
-  },
-  recipients: {
-    type: "string",
-    value: "FILE|s3://B/K",
-    path: true,
-    help: "the recipient CSV, local or streamed from S3",
-    group: "Campaign",
-  },
-  template: {
-    type: "string",
-    value: "NAME",
-    help: "the SES template of step 1 (and of later steps without their own)",
-    group: "Campaign",
-  },
+  campaign: { ...CAMPAIGN_FLAG.campaign, group: "Campaign" },
+  recipients: { ...RECIPIENTS, value: "FILE|s3://B/K", note: "local or streamed from S3", group: "Campaign" },
+  template: { ...TEMPLATE, note: "of step 1 (and of later steps without their own)", group: "Campaign" },
   ...SEND_TIME_FLAGS,
   missed: {
     type: "string",
     value: MISSED_POLICIES.join("|"),
-    help: "sends due before now + fan-out + margin",
-    default: "skip",
+    help: MISSED_HELP,
+    defaultHelp: "skip",
     group: RATE_GROUP,
   },
   "grace-minutes": {
     type: "string",
     value: "G",
     help: "how late send-now may send",
-    default: String(GRACE_MINUTES.default),
+    defaultHelp: String(GRACE_MINUTES.default),
     group: RATE_GROUP,
     with: "missed",
   },
@@ -58,11 +47,9 @@ export const LAUNCH_FLAGS = {
   ...RECIPIENT_FLAGS,
   ...PACE_FLAGS,
   out: {
-    type: "string",
-    value: "DIR",
-    path: true,
-    help: "where plan.jsonl, rejects.csv, notes.csv and summary.json go",
-    default: "out/<campaign>",
+    ...OUT,
+    note: "plan.jsonl, rejects.csv, notes.csv and summary.json",
+    defaultHelp: "out/<campaign>",
     group: LAUNCH_GROUP,
   },
   "no-local-plan": {
@@ -71,20 +58,9 @@ export const LAUNCH_FLAGS = {
     group: LAUNCH_GROUP,
     with: "out",
   },
-  "dry-run": { type: "boolean", help: "plan and size only: nothing uploaded or started", group: LAUNCH_GROUP },
-  bulk: {
-    type: "boolean",
-    help: "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant (docs/bulk-sends.md)",
-    group: "Campaign",
-  },
-  templates: {
-    type: "string",
-    value: "DIR|none",
-    path: true,
-    words: ["none"],
-    help: "templates every step uses must be in DIR (default templates/); none: kept in SES only",
-    group: "Campaign",
-  },
+  ...dryRunFlag("plan and size only: nothing uploaded or started", LAUNCH_GROUP),
+  bulk: { type: "boolean", help: BULK_HELP, note: "docs/bulk-sends.md", group: "Campaign" },
+  templates: { ...TEMPLATES, note: "each step's template must be in it", group: "Campaign" },
   "launch-id": {
     type: "string",
     value: "ID",
@@ -101,12 +77,14 @@ export const LAUNCH_FLAGS = {
   "poll-seconds": {
     type: "string",
     value: "P",
-    help: `how often --wait polls (at least ${MIN_POLL_SECONDS})`,
-    default: "5",
+    parse: int(MIN_POLL_SECONDS, 3_600),
+    help: "how often it checks, in seconds",
+    note: "the fan-out, with --wait",
+    default: 5,
     group: LAUNCH_GROUP,
     with: "wait",
   },
-  json: { type: "boolean", help: "print the summary as JSON", group: LAUNCH_GROUP },
+  ...jsonFlag("the summary", LAUNCH_GROUP),
   ...progressFlag(LAUNCH_GROUP),
   ...stackFlags("bucket", "state-machine-arn"),
   ...timeoutFlag(3_600),

@@ -22,16 +22,17 @@ export const processIo: Io = {
   errIsTerminal: process.stderr.isTTY === true,
 };
 
+/** What parsing a command line gives: the command's typed values, or `--help` asked for (the runner prints it). */
+export type ParseOutcome<T extends FlagTable> = { help: true } | { help: false; values: FlagValues<T> };
+
 /**
- * Parses argv strictly with the command's flag table; `--help` prints the help generated from the same table and
- * exits 0. A flag that takes one value (not `multiple`) given twice is an error, not "the last one wins":
- * `--holdout 20 … --holdout 10` would silently hold out 10%. A flag not given is absent; a boolean, false.
+ * Parses argv strictly with the command's flag table: each value through its flag's parser (after the campaign
+ * file's, --config), defaults applied. `--help` is an outcome: the parser neither writes nor exits. A flag that takes
+ * one value (not `multiple`) given twice is an error, not "the last one wins": `--holdout 20 … --holdout 10` would
+ * silently hold out 10%. A flag not given is absent (unless it has a default); a boolean, false.
  */
-export function parseFlags<T extends FlagTable>(argv: string[], command: Command<T>): FlagValues<T> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(helpText(command));
-    process.exit(0);
-  }
+export function parseFlags<T extends FlagTable>(argv: string[], command: Command<T>): ParseOutcome<T> {
+  if (argv.includes("--help") || argv.includes("-h")) return { help: true };
   const options = parserOptions(command.flags);
   let parsed;
   try {
@@ -57,9 +58,56 @@ export function parseFlags<T extends FlagTable>(argv: string[], command: Command
     command.flags.config && typeof typed.config === "string"
       ? readConfigFile(typed.config, command.flags, command.configAlso?.())
       : {};
-  const values: Record<string, unknown> = withCommandLine(fromFile, typed, command.flags);
-  for (const [name, flag] of Object.entries(command.flags)) if (flag.type === "boolean") values[name] ??= false;
-  return values as FlagValues<T>;
+  const values = typedValues(withCommandLine(fromFile, typed, command.flags), command.flags);
+  return { help: false, values: values as FlagValues<T> };
+}
+
+/** Each given value through its flag's parser; defaults for the flags not given; booleans false when absent. */
+export function typedValues(raw: Record<string, unknown>, flags: FlagTable): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [name, flag] of Object.entries(flags)) {
+    const v = raw[name];
+    if (v === undefined) {
+      if (flag.type === "boolean") values[name] = false;
+      else if (flag.default !== undefined) values[name] = flag.default;
+      continue;
+    }
+    const parse = flag.parse;
+    values[name] =
+      parse && flag.type === "string"
+        ? Array.isArray(v)
+          ? v.map((x: string) => parse.parse(x, name))
+          : parse.parse(v as string, name)
+        : v;
+  }
+  return values;
+}
+
+/** A flag the command cannot run without, or a UsageError. */
+export function required<V>(value: V | undefined, name: string, what = ""): V {
+  if (value === undefined) throw new UsageError(`--${name}${what ? ` ${what}` : ""} is required (see --help)`);
+  return value;
+}
+
+/** A command's main: argv and where it writes (tests pass their own); returns the exit code. */
+export type Main<A extends unknown[] = []> = (argv: string[], io?: Io, ...rest: A) => Promise<number>;
+
+/**
+ * A command's main from its table and its body: the body gets the typed values; `--help` prints the help generated
+ * from the table on stdout and exits 0.
+ */
+export function commandMain<T extends FlagTable, A extends unknown[] = []>(
+  command: Command<T>,
+  body: (f: FlagValues<T>, io: Io, ...rest: A) => Promise<number>,
+): Main<A> {
+  return async (argv, io = processIo, ...rest) => {
+    const parsed = parseFlags(argv, command);
+    if (parsed.help) {
+      io.out(helpText(command));
+      return 0;
+    }
+    return body(parsed.values, io, ...rest);
+  };
 }
 
 /**
@@ -76,37 +124,6 @@ export function parseProblem(message: string, names: readonly string[]): string 
   if (word)
     return `unexpected argument "${word[1]}": flags start with -- (through npm, put -- before them: npm run -s <command> -- --flag value) (see --help)`;
   return `${message.replace(/\. To specify.*$/, "")} (see --help)`;
-}
-
-/** A whole number within [min, max], or a UsageError naming the flag. */
-export function intFlag(name: string, raw: string | undefined, min: number, max: number, def?: number): number {
-  if (raw === undefined) {
-    if (def === undefined) throw new UsageError(`--${name} is required`);
-    return def;
-  }
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new UsageError(`--${name} ${raw}: must be a whole number from ${min} to ${max}`);
-  return n;
-}
-
-/** A number of seconds within [min, max], decimals allowed (0.5), or a UsageError naming the flag. */
-export function secondsFlag(name: string, raw: string | undefined, min: number, max: number, def: number): number {
-  if (raw === undefined) return def;
-  const n = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max))
-    throw new UsageError(`--${name} ${raw}: must be a number of seconds from ${min} to ${max}`);
-  return n;
-}
-
-/** A positive number (decimals allowed), or a UsageError naming the flag. */
-export function positiveFlag(name: string, raw: string | undefined, def?: number): number {
-  if (raw === undefined) {
-    if (def === undefined) throw new UsageError(`--${name} is required`);
-    return def;
-  }
-  const n = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(n > 0)) throw new UsageError(`--${name} ${raw}: must be a number above 0`);
-  return n;
 }
 
 /**

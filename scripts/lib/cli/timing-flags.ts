@@ -16,10 +16,11 @@ import {
 } from "../recipients/audience";
 import type { Recurrence } from "../../../infra/core/plan/schedule-expression";
 import { QUIET_POLICIES, QuietPolicy, QuietTime, WEEKDAY_NAMES } from "../../../infra/core/timing/quiet-time";
-import { BaseRule, parseDate, parseInstant } from "../../../infra/core/timing/send-rules";
+import { BaseRule, parseDate } from "../../../infra/core/timing/send-rules";
 import { UsageError } from "../../../infra/core/errors";
 import { GRACE_MINUTES, MISSED_POLICIES, MissedPolicy } from "../planning/missed";
-import { intFlag } from "./run";
+import { int } from "./parsers";
+import { AT } from "./common-flags";
 
 /** Help groups the campaign commands share. */
 export const SEND_TIME_GROUP = "Send time (one rule; local to each recipient's zone; a row's send_at replaces it)";
@@ -36,9 +37,8 @@ export const TIMING_FLAGS = {
     oneOf: { group: SEND_TIME_RULE, form: "after" },
   },
   at: {
-    type: "string",
-    value: "INSTANT",
-    help: "one instant for everyone, ISO 8601 with Z or an offset",
+    ...AT,
+    note: "the send time of everyone",
     group: SEND_TIME_GROUP,
     oneOf: { group: SEND_TIME_RULE, form: "at" },
   },
@@ -74,7 +74,7 @@ export const TIMING_FLAGS = {
     type: "string",
     value: "delay|skip",
     help: "delay a quiet send to the first minute that is not quiet, or skip it",
-    default: "delay",
+    defaultHelp: "delay",
     group: AUDIENCE_GROUP,
   },
   variant: {
@@ -129,7 +129,7 @@ export type BaseRuleFlagValues = {
   hour?: string;
   minute?: string;
   after?: string;
-  at?: string;
+  at?: string | number;
   every?: string;
   until?: string;
 };
@@ -175,12 +175,8 @@ export function baseRuleFromFlags(f: BaseRuleFlagValues): BaseRule {
   }
   if (f.at !== undefined) {
     noHour(`--at`, "the instant is the send time");
-    const utcMs = parseInstant(f.at);
-    if (typeof utcMs !== "number")
-      throw new UsageError(
-        `--at ${f.at}: expected an ISO instant with Z or an offset, e.g. 2026-11-26T14:00:00Z or 2026-11-26T09:00-05:00${utcMs === "no-offset" ? " (a time without an offset is ambiguous)" : ""}`,
-      );
-    return { kind: "at", utcMs };
+    // Parsed by the table (a number); text from a caller that has not parsed it goes through the same parser.
+    return { kind: "at", utcMs: typeof f.at === "number" ? f.at : AT.parse.parse(f.at, "at") };
   }
   const m = /^([^:]+):\+(\d{1,5})([dh])$/.exec(f.after!);
   const n = m ? Number(m[2]) : NaN;
@@ -313,5 +309,7 @@ export function missedPolicyFlag(raw: string | undefined): MissedPolicy | undefi
 
 /** --grace-minutes: how late send-now may send (the launcher's default when it is not given). */
 export function graceMinutesFlag(raw: string | undefined): number {
-  return intFlag("grace-minutes", raw, GRACE_MINUTES.min, GRACE_MINUTES.max, GRACE_MINUTES.default);
+  return raw === undefined
+    ? GRACE_MINUTES.default
+    : int(GRACE_MINUTES.min, GRACE_MINUTES.max).parse(raw, "grace-minutes");
 }

@@ -4,6 +4,7 @@
  * its templates use outside a block (infra/core/plan/templates.ts), the variables the send itself fills aside. The check
  * of the data is made once per distinct set of columns with a value (not blank), not per row: a row costs a few comparisons (the 1M-row dry run stays within a few percent).
  */
+import { nearest } from "../text/nearest";
 import * as fs from "fs";
 import { Audience, NO_VARIANT, templatesByVariant } from "../recipients/audience";
 import {
@@ -70,11 +71,25 @@ export function templateUses(steps: TemplateStep[], audience: Audience): Map<str
   return uses;
 }
 
+/**
+ * ` (did you mean "spring-sale"?)` when the folder has a template whose name is a likely misspelling's; never one the
+ * run uses already (`used`: variant B's "f-B" is not variant A's "f-A" misspelt).
+ */
+export function didYouMean(name: string, set: TemplateSet, used: ReadonlySet<string> = new Set()): string {
+  const near = nearest(
+    name,
+    [...set.templates.keys()].filter((t) => !used.has(t)),
+  );
+  return near ? ` (did you mean "${near}"?)` : "";
+}
+
 /** Stops (exit 2) when a template the run uses is not in the folder, naming each and what uses it. */
 export function requireTemplates(set: TemplateSet, uses: Map<string, string[]>): void {
   const missing = [...uses].filter(([name]) => !set.templates.has(name));
   if (!missing.length) return;
-  const list = missing.map(([name, by]) => `"${name}" (${by.join(", ")})`).join("; ");
+  const list = missing
+    .map(([name, by]) => `"${name}" (${by.join(", ")})${didYouMean(name, set, new Set(uses.keys()))}`)
+    .join("; ");
   throw new TemplateError(
     `${missing.length === 1 ? "template" : "templates"} not in ${set.dir}/: ${list}; add ${missing.map(([n]) => `${set.dir}/${n}/`).join(", ")}, or give --templates none if your templates are kept in SES only`,
   );

@@ -69,8 +69,11 @@ export interface MoveReport {
   };
 }
 
-/** Where a send moves: a local date and time (a one-time schedule), or a local time of day (a recurring one). */
-export type MoveTarget = LocalTime | { hour: number; minute: number };
+/**
+ * Where a send moves: an instant (--at: a one-time schedule), a local date and time (--local-time, one-time), or a
+ * local time of day (--local-time HH:MM: a recurring one).
+ */
+export type MoveTarget = { utcMs: number } | LocalTime | { hour: number; minute: number };
 
 const hhmm = (t: { hour: number; minute: number }) =>
   `${String(t.hour).padStart(2, "0")}:${String(t.minute).padStart(2, "0")}`;
@@ -104,9 +107,9 @@ export async function moveSchedule(d: Deadline, scheduler: SchedulerClient, o: M
   const input = writableFields(current);
   let to: MoveReport["to"];
   if (recurring) {
-    if ("year" in o.at)
+    if (!("minute" in o.at) || "year" in o.at)
       throw new UsageError(
-        `--at: ${which} repeats (${current.ScheduleExpression}): give the new local time of every occurrence as HH:MM`,
+        `${"utcMs" in o.at ? "--at" : "--local-time"}: ${which} repeats (${current.ScheduleExpression}): give the new local time of every occurrence as --local-time HH:MM`,
       );
     const oldZone = current.ScheduleExpressionTimezone ?? "UTC";
     if (!zoneKnown(oldZone))
@@ -175,20 +178,27 @@ function oneTimeTarget(
   which: string,
   zone: string,
 ): { utcMs: number; t: ScheduledTime } {
-  if (!("year" in o.at))
+  if (!("year" in o.at) && !("utcMs" in o.at))
     throw new UsageError(
-      `--at ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --at YYYY-MM-DDTHH:MM`,
+      `--local-time ${hhmm(o.at)}: ${which} is a one-time send (${current.ScheduleExpression}): give --local-time YYYY-MM-DDTHH:MM (or --at INSTANT)`,
     );
+  const flag = "utcMs" in o.at ? "--at" : "--local-time";
+  if ("utcMs" in o.at && o.at.utcMs % 60_000 !== 0)
+    throw new UsageError(`--at ${new Date(o.at.utcMs).toISOString()}: a schedule's time is a whole minute`);
   refuseIfMayHaveFired(current, `campaign ${o.campaignId}: ${which}`, o.now);
-  const { utcMs, fold } = zonedInstant(zone, o.at);
+  // An instant keeps itself: its local time in the zone, and whether that local time is ambiguous (then it is UTC).
+  const { utcMs, fold } =
+    "utcMs" in o.at
+      ? { utcMs: o.at.utcMs, fold: zonedInstant(zone, localTimeOf(zone, o.at.utcMs)).fold }
+      : zonedInstant(zone, o.at);
   if (!inTimeToCreate(utcMs, o.now)) {
     throw new UsageError(
-      `--at: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now (${new Date(o.now).toISOString()}); a schedule can only move to a time at least a minute ahead`,
+      `${flag}: ${new Date(utcMs).toISOString()} (${zone}) is less than a minute from now (${new Date(o.now).toISOString()}); a schedule can only move to a time at least a minute ahead`,
     );
   }
   const t = scheduledTime(zone, utcMs, fold);
   if (!writable(t))
-    throw new UsageError(`--at: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
+    throw new UsageError(`${flag}: ${which} would move past 9999-12-31, the last date a schedule can be written for`);
   return { utcMs, t };
 }
 

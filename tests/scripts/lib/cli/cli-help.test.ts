@@ -23,6 +23,13 @@ const COMMANDS = Object.entries(scripts)
 const EMPTY_FILE = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-help-")), "empty.yaml");
 fs.writeFileSync(EMPTY_FILE, "");
 
+/** The values of a command line that does not ask for --help. */
+function valuesOf(argv: string[], command: Command): Record<string, unknown> {
+  const parsed = parseFlags(argv, command);
+  assert.ok(!parsed.help);
+  return parsed.values as Record<string, unknown>;
+}
+
 function commandOf(file: string): Command {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const command = require(path.join(ROOT, file)).COMMAND as Command | undefined;
@@ -72,13 +79,18 @@ describe("every command's --help, from its flag table", () => {
       it("parses every flag of its table, each with its value, and refuses one it does not have", () => {
         const command = commandOf(file);
         for (const [flag, spec] of Object.entries(command.flags)) {
-          // --config names a file it reads: an empty one.
-          const v1 = flag === "config" ? EMPTY_FILE : "v1";
+          // --config names a file it reads: an empty one. A typed flag takes its parser's example; the value is what
+          // its parser makes of it.
+          const v1 = flag === "config" ? EMPTY_FILE : (spec.parse?.example ?? "v1");
+          const v2 = spec.parse?.example ?? "v2";
           const argv =
-            spec.type === "boolean" ? [`--${flag}`] : [`--${flag}`, v1, ...(spec.multiple ? [`--${flag}`, "v2"] : [])];
-          const values = parseFlags(argv, command) as Record<string, unknown>;
-          assert.deepStrictEqual(values[flag], spec.type === "boolean" ? true : spec.multiple ? [v1, "v2"] : v1, flag);
+            spec.type === "boolean" ? [`--${flag}`] : [`--${flag}`, v1, ...(spec.multiple ? [`--${flag}`, v2] : [])];
+          const values = valuesOf(argv, command);
+          const typed = (v: string) => (spec.parse && flag !== "config" ? spec.parse.parse(v, flag) : v);
+          const expected = spec.type === "boolean" ? true : spec.multiple ? [typed(v1), typed(v2)] : typed(v1);
+          assert.deepStrictEqual(values[flag], expected, flag);
         }
+        assert.deepStrictEqual(parseFlags(["--help"], command), { help: true });
         assert.throws(() => parseFlags(["--no-such-flag"], command), /unknown flag --no-such-flag/);
         // A misspelt flag gets the nearest one; a bare word (npm's `--` left out) says how flags are given.
         // A name over 4 letters, or the longest when all are short (demo: --out, --now; `--oux` is still nearest --out).

@@ -72,7 +72,7 @@ describe("timing and audience flags", () => {
     rejects(() => baseRuleFromFlags({ at: "2026-11-26T14:00", minute: "5" }), /^--minute does not apply to --at/);
     rejects(
       () => baseRuleFromFlags({ at: "2026-11-26T14:00" }),
-      /^--at 2026-11-26T14:00: expected an ISO instant .* \(a time without an offset is ambiguous\)$/,
+      /^--at 2026-11-26T14:00: expected an ISO 8601 instant with Z or an offset, .* \(a time without an offset is ambiguous\)$/,
     );
   });
 

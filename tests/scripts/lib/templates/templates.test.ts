@@ -180,7 +180,12 @@ describe("templates: checked before planning", () => {
     assert.strictEqual(shipped.code, 0, shipped.stderr);
     const typo = await dryRun("--template", "spring-sael");
     assert.strictEqual(typo.code, 2);
-    assert.match(typo.stderr, /template not in templates\/: "spring-sael" \(step 1\)/);
+    assert.match(typo.stderr, /template not in templates\/: "spring-sael" \(step 1\) \(did you mean "spring-sale"\?\)/);
+    // A --step template too; a name far from every template gets no suggestion.
+    const step = await dryRun("--template", "spring-sale", "--step", "+3d:spring-folowup");
+    assert.match(step.stderr, /"spring-folowup" \(step 2\) \(did you mean "spring-followup"\?\)/);
+    const far = await dryRun("--template", "quarterly-report");
+    assert.match(far.stderr, /"quarterly-report" \(step 1\); add templates\/quarterly-report\//);
     const none = await dryRun("--template", "spring-sael", "--templates", "none");
     assert.strictEqual(none.code, 0, none.stderr);
   });
