@@ -46,6 +46,13 @@ import { scheduleQuotaFinding } from "./lib/planning/schedule-quota";
 import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
 import { FindingsError, PlanKeyTaken, UsageError } from "../infra/core/errors";
 import { deadlineFromFlag } from "./lib/cli/aws-flags";
+import {
+  NOT_CHECKED_IN_A_DRY_RUN,
+  preflightBeforePlanning,
+  preflightOfPlan,
+  rateWithAccount,
+  sandboxCollector,
+} from "./lib/cli/preflight";
 
 const FLAGS = LAUNCH_FLAGS;
 
@@ -117,7 +124,16 @@ async function planAndLaunch(argv: string[], io: Io, locks: OutputLock[]): Promi
     const refusal = refusalOf(run, summary, report);
     if (refusal || !upload) {
       await abortUpload(upload, io);
-      return report.finish(refusal ? 1 : 0, [refusal ?? "Dry run: nothing uploaded or started."]);
+      return report.finish(refusal ? 1 : 0, refusal ? [refusal] : dryRunLines(report));
+    }
+    const failed = await preflightOfPlan(run.deadline, sesClient(run.target!.region), run.preflight!, summary, {
+      force: run.f.force,
+      io,
+      data: report.data,
+    });
+    if (failed) {
+      await abortUpload(upload, io);
+      return report.finish(2, [failed]);
     }
     const objects = await upload.complete().catch((e) => {
       if (!(e instanceof PlanKeyTaken)) throw e;
@@ -148,7 +164,7 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const missed = missedPolicyFlag(f.missed) ?? "skip";
   const now = nowFromFlag(f.now);
   const bulkRates = f.bulk ? bulkRatesFromFlags(f) : undefined;
-  const rate = bulkRates?.emails ?? rateFromFlags(f);
+  const flagRate = bulkRates?.emails ?? rateFromFlags(f);
   const { outputs, target } = stackOf(f, campaignId);
   const steps = timing.steps.map((s) => ({ ...s, template: s.template ?? template }));
   const templates = campaignTemplates(f.templates, steps, timing.audience);
@@ -164,6 +180,11 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   // reads nothing from S3 and starts nothing.
   if (target && bulkRates) requireOutputs(outputs, [...BULK_LAUNCH_OUTPUTS], {});
   if (target) await requireSesTemplates(deadline, sesClient(target.region), templates.names, outputs.templateNames);
+  const bulk = bulkRates !== undefined;
+  const preflight =
+    target &&
+    (await preflightBeforePlanning(deadline, sesClient(target.region), outputs, { bulk, force: f.force, io }));
+  const rate = rateWithAccount(flagRate, f, preflight, bulk);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
@@ -187,11 +208,12 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
-    bulk: signing && bulkRates && { signing, rates: bulkRates, contactList },
+    bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
     progress: rows.report,
+    onPlanned: sandboxCollector(preflight),
   };
   warnNotChecked(templates.notChecked, (t) => io.err(t));
-  return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows };
+  return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows, preflight };
 }
 
 /**
@@ -276,6 +298,12 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
   if (summary.schedules === 0)
     return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
   return undefined;
+}
+
+/** A dry run's last lines: nothing uploaded or started, and what a launch's preflight checks that it did not. */
+function dryRunLines(report: LaunchReport): string[] {
+  report.data.preflight = { checked: false, notChecked: NOT_CHECKED_IN_A_DRY_RUN };
+  return ["Dry run: nothing uploaded or started.", NOT_CHECKED_IN_A_DRY_RUN];
 }
 
 /** Aborts a plan upload that must not (or could not) be completed; what it could not clean up is a warning. */

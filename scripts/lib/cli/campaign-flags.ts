@@ -250,7 +250,7 @@ export const RATE_FLAGS = {
   "ses-rate": {
     type: "string",
     value: "R",
-    help: "SES maximum send rate",
+    help: "SES maximum send rate (a launch's default: the account's MaxSendRate)",
     group: RATE_GROUP,
     with: "tps",
     oneOf: { group: "rate", form: "quotas" },

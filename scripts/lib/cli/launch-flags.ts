@@ -72,6 +72,11 @@ export const LAUNCH_FLAGS = {
     with: "out",
   },
   "dry-run": { type: "boolean", help: "plan and size only: nothing uploaded or started", group: LAUNCH_GROUP },
+  force: {
+    type: "boolean",
+    help: "launch despite the preflight's warnings (never its errors: docs/launching.md#preflight)",
+    group: LAUNCH_GROUP,
+  },
   bulk: {
     type: "boolean",
     help: "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant (docs/bulk-sends.md)",

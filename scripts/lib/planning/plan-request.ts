@@ -64,6 +64,8 @@ export interface PlanRequest {
   templates?: TemplateSet;
   /** The uses of those templates the check cannot read (campaign-templates.ts uncheckedForms), for the summary. */
   templatesNotChecked?: string[];
+  /** Called with each planned recipient's address (a launch in SES's sandbox checks them against its identities). */
+  onPlanned?: (email: string) => void;
   /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
   progress?: RowProgress;
 }

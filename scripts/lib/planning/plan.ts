@@ -133,6 +133,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         }
       } else await files.writePlan(lines.of(row, prepared, slot));
       tally.plan(row, prepared, slot);
+      o.onPlanned?.(row.email);
       const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneFields);
       if (noted) await noted;
     }

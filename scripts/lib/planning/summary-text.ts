@@ -87,7 +87,8 @@ function bulkLines(s: PlanSummary): string[] {
 /** When a given window is smaller than the sends need: by how much, and the peak rate it gives. */
 export function windowShortfall(s: PlanSummary): string | undefined {
   const w = s.window;
-  if (w.peakTps === undefined || w.peakTps <= w.effectiveTps) return undefined;
+  // A computed window holds the rate by construction (its peakTps is what SES sees, checked at launch).
+  if (w.source === "computed" || w.peakTps === undefined || w.peakTps <= w.effectiveTps) return undefined;
   const need =
     w.minimumMinutes === undefined
       ? "no window up to 1,440 minutes holds the sends"
