@@ -39,6 +39,7 @@ import { checkLaunchId, MIN_POLL_SECONDS, planObjectKey } from "./lib/aws/launch
 import { StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { quietWindowShortfall } from "./lib/planning/window";
+import { rampFromFlag } from "./lib/planning/ramp";
 import { planCampaign } from "./lib/planning/plan";
 import { PlanSummary } from "./lib/planning/plan-summary";
 import { OutputLock } from "./lib/planning/output-folder";
@@ -63,8 +64,7 @@ export const COMMAND: Command<typeof FLAGS> = {
     "--campaign ID --recipients FILE --template NAME (a send-time rule) (--stack NAME | --outputs FILE)",
     "--config campaign.yaml [flags] (--dry-run | --stack NAME | --outputs FILE)",
   ],
-  summary: `Plans one schedule per recipient per step into DIR/plan.jsonl (rejected rows: DIR/rejects.csv, with line and
-reason), sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.`,
+  summary: `Plans a schedule per recipient and step into DIR/plan.jsonl (rejects.csv), sizes the window, then launches it.`,
   flags: FLAGS,
   regroup: { Stack: LAUNCH_GROUP, "Recipient list": "Campaign" },
   exitCodes: EXIT_CODES["launch-campaign"],
@@ -211,6 +211,7 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
     progress: rows.report,
     onPlanned: sandboxCollector(preflight),
+    ramp: rampFlag(f, now),
   };
   warnNotChecked(templates.notChecked, (t) => io.err(t));
   return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows, preflight };
@@ -298,6 +299,13 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
   if (summary.schedules === 0)
     return `Nothing would be sent: no schedule in the plan${run.target ? "; nothing launched" : ""}.`;
   return undefined;
+}
+
+/** --ramp, refused with --every: a recurring schedule is one schedule for every occurrence, not a send of one day. */
+function rampFlag(f: LaunchFlags, now: number) {
+  if (f.ramp !== undefined && f.every !== undefined)
+    throw new UsageError(`--ramp does not apply to --every ${f.every}: a recurring schedule sends every occurrence`);
+  return rampFromFlag(f.ramp, now);
 }
 
 /** A dry run's last lines: nothing uploaded or started, and what a launch's preflight checks that it did not. */

@@ -339,6 +339,22 @@ describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEm
     assert.strictEqual((await launch({ account: quota(6) })).code, 0);
   });
 
+  it("a warm-up (--ramp) that keeps each UTC day within Max24HourSend lets the launch through", async () => {
+    const caps = path.join(tmp, "caps-3.txt");
+    fs.writeFileSync(caps, "3\n");
+    const quota = { ...HEALTHY_ACCOUNT, SendQuota: { ...HEALTHY_ACCOUNT.SendQuota, Max24HourSend: 5 } };
+    const r = await launch({ account: quota, flags: ["--ramp", caps] });
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.ok(
+      r.json.utcDays.every((d: { sends: number }) => d.sends <= 3),
+      JSON.stringify(r.json.utcDays),
+    );
+    assert.ok(
+      r.s3.some((q) => q.method === "PUT"),
+      "launched",
+    );
+  });
+
   it("the last 24 hours' sends and the first day's above the quota: a warning (--force launches)", async () => {
     const account = { ...HEALTHY_ACCOUNT, SendQuota: { Max24HourSend: 6, MaxSendRate: 10, SentLast24Hours: 5 } };
     // 2026-11-30 has 2 sends (≤ 6) but 2 + 5 > 6; 2026-12-01 has 6 (≤ 6): only the warning.

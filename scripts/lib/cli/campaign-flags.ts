@@ -4,6 +4,7 @@
  * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
  * and --now. Every message names the flag and what is allowed.
  */
+import { RAMP_PRESETS } from "../planning/ramp";
 import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/core/plan/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
@@ -254,6 +255,14 @@ export const RATE_FLAGS = {
     group: RATE_GROUP,
     with: "tps",
     oneOf: { group: "rate", form: "quotas" },
+  },
+  ramp: {
+    type: "string",
+    value: "new-identity|FILE",
+    path: true,
+    words: Object.keys(RAMP_PRESETS),
+    help: "warm-up: at most a cap of sends per UTC day (FILE: one a line, the last repeating); the rest move on",
+    group: RATE_GROUP,
   },
 } as const;
 

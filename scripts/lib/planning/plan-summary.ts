@@ -12,6 +12,7 @@ import { PlanPaths } from "./plan-files";
 import { PlanRequest } from "./plan-request";
 import { PlanTally } from "./plan-tally";
 import { UnknownZoneValue } from "./row-zones";
+import { RampDays } from "./ramp";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, peakTpsWith } from "./window";
 
 export interface PlanSummary {
@@ -91,7 +92,9 @@ export interface PlanSummary {
    * Sends (emails) per UTC day of their planned instant, in date order: what SES's daily quota (Max24HourSend) and a
    * warm-up (--ramp) are held to. A send near midnight may go out the next day within its flexible window.
    */
-  utcDays: { date: string; sends: number }[];
+  utcDays: { date: string; sends: number; cap?: number }[];
+  /** A warm-up (--ramp): where its caps came from and the recipients moved to a later day (each noted); else null. */
+  ramp: { source: string; moved: number } | null;
   planSha256: string;
   files: PlanPaths;
   /**
@@ -163,12 +166,12 @@ const roundedPeak = (instants: { utcMs: number; count: number }[], minutes: numb
   Math.round(peakTpsWith(instants, minutes) * 100) / 100;
 
 /** Sends per UTC day (YYYY-MM-DD) of their instants, in date order. */
-function sendsPerUtcDay(instants: { utcMs: number; count: number }[]): PlanSummary["utcDays"] {
+function sendsPerUtcDay(instants: { utcMs: number; count: number }[], ramp?: RampDays): PlanSummary["utcDays"] {
   const days: PlanSummary["utcDays"] = [];
   for (const i of instants) {
     const date = new Date(i.utcMs).toISOString().slice(0, 10);
     if (days.at(-1)?.date === date) days.at(-1)!.sends += i.count;
-    else days.push({ date, sends: i.count });
+    else days.push(ramp ? { date, sends: i.count, cap: ramp.capOfDate(date) } : { date, sends: i.count });
   }
   return days;
 }
@@ -201,6 +204,7 @@ export function summarize(
   files: PlanPaths,
   quietWindow: number,
   bulkStats?: BulkStats,
+  ramp?: RampDays,
 ): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
@@ -264,7 +268,8 @@ export function summarize(
     scheduled: scheduledByStepAndVariant(o, t),
     firstSend: instants.length ? iso(instants[0].utcMs) : null,
     lastSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
-    utcDays: sendsPerUtcDay(instants),
+    utcDays: sendsPerUtcDay(instants, ramp),
+    ramp: ramp ? { source: ramp.ramp.source, moved: ramp.moved } : null,
     planSha256,
     files,
     bulk: bulk?.summary ?? null,
