@@ -311,7 +311,7 @@ function rampFlag(f: LaunchFlags, now: number) {
 /** A dry run's last lines: nothing uploaded or started, and what a launch's preflight checks that it did not. */
 function dryRunLines(report: LaunchReport): string[] {
   report.data.preflight = { checked: false, notChecked: NOT_CHECKED_IN_A_DRY_RUN };
-  return ["Dry run: nothing uploaded or started.", NOT_CHECKED_IN_A_DRY_RUN];
+  return [`Dry run: nothing uploaded or started; ${NOT_CHECKED_IN_A_DRY_RUN}.`];
 }
 
 /** Aborts a plan upload that must not (or could not) be completed; what it could not clean up is a warning. */

@@ -419,7 +419,7 @@ describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEm
       assert.strictEqual(r.code, 0, r.stderr);
       assert.match(
         r.stdout,
-        /^Not checked \(a dry run makes no AWS call or DNS lookup\): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the peak against MaxSendRate, each UTC day against Max24HourSend\.$/m,
+        /^Dry run: nothing uploaded or started; not checked \(no AWS call or DNS lookup\): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the peak against MaxSendRate, each UTC day against Max24HourSend\.$/m,
       );
       assert.deepStrictEqual(ses.requests, []);
     } finally {

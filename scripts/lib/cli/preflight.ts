@@ -33,7 +33,7 @@ export interface AccountPreflight {
 
 /** What a dry run does not check (it makes no AWS call or DNS lookup), for its report. */
 export const NOT_CHECKED_IN_A_DRY_RUN =
-  "Not checked (a dry run makes no AWS call or DNS lookup): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the peak against MaxSendRate, each UTC day against Max24HourSend.";
+  "not checked (no AWS call or DNS lookup): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the peak against MaxSendRate, each UTC day against Max24HourSend";
 
 const error = (check: string, line: string): Finding => ({ level: "error", check, line });
 const warning = (check: string, line: string): Finding => ({ level: "warning", check, line });
