@@ -37,6 +37,7 @@ import { checkLaunchId, planObjectKey } from "./lib/aws/launch";
 import { StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { quietWindowShortfall } from "./lib/planning/window";
+import { rampFromFlag } from "./lib/planning/ramp";
 import { planCampaign } from "./lib/planning/plan";
 import { PlanSummary } from "./lib/planning/plan-summary";
 import { OutputLock } from "./lib/planning/output-folder";
@@ -46,6 +47,13 @@ import { FindingsError, UsageError } from "../infra/core/errors";
 import { PlanKeyTaken } from "./lib/aws/plan-upload";
 import { nothingToSendReasons } from "./lib/planning/nothing-to-send";
 import { readConfigFile } from "./lib/cli/config-file";
+import {
+  NOT_CHECKED_IN_A_DRY_RUN,
+  preflightBeforePlanning,
+  preflightOfPlan,
+  rateWithAccount,
+  sandboxCollector,
+} from "./lib/cli/preflight";
 
 const FLAGS = LAUNCH_FLAGS;
 
@@ -56,8 +64,7 @@ export const COMMAND: Command<typeof FLAGS> = {
     "--campaign ID --recipients FILE --template NAME (a send-time rule) (--stack NAME | --outputs FILE)",
     "--config campaign.yaml [flags] (--dry-run | --stack NAME | --outputs FILE)",
   ],
-  summary: `Plans one schedule per recipient per step into DIR/plan.jsonl (rejected rows: DIR/rejects.csv, with line and
-reason), sizes the flexible window, then (without --dry-run) uploads the plan and starts the fan-out.`,
+  summary: `Plans a schedule per recipient and step into DIR/plan.jsonl (rejects.csv), sizes the window, then launches it.`,
   flags: FLAGS,
   regroup: { Stack: LAUNCH_GROUP, "Recipient list": "Campaign" },
   exitCodes: EXIT_CODES["launch-campaign"],
@@ -118,7 +125,16 @@ async function planAndLaunch(f: LaunchFlags, io: Io, locks: OutputLock[]): Promi
     const refusal = refusalOf(run, summary, report);
     if (refusal || !upload) {
       await abortUpload(upload, io);
-      return report.finish(refusal ? 1 : 0, [refusal ?? "Dry run: nothing uploaded or started."]);
+      return report.finish(refusal ? 1 : 0, refusal ? [refusal] : dryRunLines(report));
+    }
+    const failed = await preflightOfPlan(run.deadline, sesClient(run.target!.region), run.preflight!, summary, {
+      force: run.f.force,
+      io,
+      data: report.data,
+    });
+    if (failed) {
+      await abortUpload(upload, io);
+      return report.finish(2, [failed]);
     }
     const objects = await upload.complete().catch((e) => {
       if (!(e instanceof PlanKeyTaken)) throw e;
@@ -149,7 +165,7 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const missed = missedPolicyFlag(f.missed) ?? "skip";
   const now = nowFromFlag(f.now);
   const bulkRates = f.bulk ? bulkRatesFromFlags(f) : undefined;
-  const rate = bulkRates?.emails ?? rateFromFlags(f);
+  const flagRate = bulkRates?.emails ?? rateFromFlags(f);
   const { outputs, target } = stackOf(f, campaignId);
   const steps = timing.steps.map((s) => ({ ...s, template: s.template ?? template }));
   const templates = campaignTemplates(f.templates, steps, timing.audience);
@@ -165,6 +181,11 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   // reads nothing from S3 and starts nothing.
   if (target && bulkRates) requireOutputs(outputs, [...BULK_LAUNCH_OUTPUTS], {});
   if (target) await requireSesTemplates(deadline, sesClient(target.region), templates.names, outputs.templateNames);
+  const bulk = bulkRates !== undefined;
+  const preflight =
+    target &&
+    (await preflightBeforePlanning(deadline, sesClient(target.region), outputs, { bulk, force: f.force, io }));
+  const rate = rateWithAccount(flagRate, f, preflight, bulk);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
@@ -188,11 +209,13 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
-    bulk: signing && bulkRates && { signing, rates: bulkRates, contactList },
+    bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
     progress: rows.report,
+    onPlanned: sandboxCollector(preflight),
+    ramp: rampFlag(f, now),
   };
   warnNotChecked(templates.notChecked, (t) => io.err(t));
-  return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows };
+  return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows, preflight };
 }
 
 /**
@@ -290,6 +313,19 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
     return `Nothing would be sent: no schedule in the plan${why.length ? `: ${why.join("; ")}` : ""}${run.target ? "; nothing launched" : ""}.`;
   }
   return undefined;
+}
+
+/** --ramp, refused with --every: a recurring schedule is one schedule for every occurrence, not a send of one day. */
+function rampFlag(f: LaunchFlags, now: number) {
+  if (f.ramp !== undefined && f.every !== undefined)
+    throw new UsageError(`--ramp does not apply to --every ${f.every}: a recurring schedule sends every occurrence`);
+  return rampFromFlag(f.ramp, now);
+}
+
+/** A dry run's last lines: nothing uploaded or started, and what a launch's preflight checks that it did not. */
+function dryRunLines(report: LaunchReport): string[] {
+  report.data.preflight = { checked: false, notChecked: NOT_CHECKED_IN_A_DRY_RUN };
+  return [`Dry run: nothing uploaded or started; ${NOT_CHECKED_IN_A_DRY_RUN}.`];
 }
 
 /** Aborts a plan upload that must not (or could not) be completed; what it could not clean up is a warning. */

@@ -34,6 +34,7 @@ import {
 } from "./lib/cli/common-flags";
 import { sizingSpanDays } from "../infra/core/timing/recurrence";
 import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
+import { rampFromFlag } from "./lib/planning/ramp";
 import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/core/errors";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
@@ -115,6 +116,7 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   let nothing: string | undefined;
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
+    if (f.ramp !== undefined) throw new UsageError("--ramp needs --recipients: it moves recipients, not schedules");
     const schedules = f.schedules;
     const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
     if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
@@ -140,6 +142,9 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
     const templates = campaignTemplates(f.templates, timing.steps, timing.audience);
     warnNotChecked(templates.notChecked, (t) => io.err(t));
     const rows = progressReporter(io, f.progress, "sizing");
+    if (f.ramp !== undefined && f.every !== undefined)
+      throw new UsageError(`--ramp does not apply to --every ${f.every}: a recurring schedule sends every occurrence`);
+    const now = nowFromFlag(f.now);
     const sized = await sizeRecipientList({
       file: f.recipients,
       campaignId,
@@ -148,10 +153,11 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
       rate,
       createTps,
       marginMinutes,
-      now: nowFromFlag(f.now),
+      now,
       bulk,
       templates: templates.set,
       progress: rows.report,
+      ramp: rampFromFlag(f.ramp, now),
     }).finally(() => rows.end());
     if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
     if (sized.report.schedules === 0) nothing = nothingToSend(f.recipients, sized.report);
@@ -231,6 +237,12 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
       }
       out.push("", `Peak instant: ${utcLabel(r.peak!.utc)} UTC, ${count(r.peak!.count)} sends`);
     }
+    if (r.ramp)
+      out.push(
+        "",
+        `Days (UTC; ${r.ramp.source}: ${counted(r.ramp.moved, "recipient")} moved to a later day)`,
+        ...r.ramp.days.map((d) => `  ${d.date}  ${count(d.sends).padStart(11)} of ${count(d.cap)}`),
+      );
   } else {
     out.push(`Schedules: ${count(r.schedules)}`);
   }

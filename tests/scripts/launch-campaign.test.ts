@@ -41,7 +41,7 @@ import { sizeRecipientList } from "../../scripts/lib/planning/size-window";
 import { runStateMachine, StatesError } from "../helpers/asl-interpreter";
 import { withEnv } from "../helpers/aws-endpoint";
 import { runMain, withFlags } from "../helpers/cli";
-import { sesHasEveryTemplate } from "../helpers/ses";
+import { PREFLIGHT_OUTPUTS, preflightOutputsFile, sesHasEveryTemplate } from "../helpers/ses";
 
 const ZONES = "tests/fixtures/zones.csv";
 const CAMPAIGN = "tests/fixtures/campaign.csv";
@@ -434,6 +434,7 @@ describe("launch-campaign: launching (aws-sdk-client-mock)", () => {
       stateMachineArn: STATE_MACHINE,
       region: "us-east-1",
       createScheduleTps: 5000,
+      ...PREFLIGHT_OUTPUTS,
     }),
   );
   beforeEach(() => {
@@ -1092,6 +1093,8 @@ describe("launch-campaign: the real AWS wire format, against a local endpoint (A
         "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev",
         "--region",
         "us-east-1",
+        "--outputs",
+        preflightOutputsFile(tmp),
       ]),
     );
     server.close();

@@ -10,7 +10,7 @@ import { uploadLimits } from "../../scripts/lib/aws/plan-upload";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
 import { InputError } from "../../infra/core/errors";
-import { sesHasEveryTemplate } from "../helpers/ses";
+import { PREFLIGHT_OUTPUTS, sesHasEveryTemplate } from "../helpers/ses";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-scale-"));
 let runs = 0;
@@ -39,7 +39,13 @@ function outputs(extra: object) {
   const stateMachineArn = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
   fs.writeFileSync(
     file,
-    JSON.stringify({ bucketName: "recipients-ce6a540", stateMachineArn, region: "us-east-1", ...extra }),
+    JSON.stringify({
+      bucketName: "recipients-ce6a540",
+      stateMachineArn,
+      region: "us-east-1",
+      ...PREFLIGHT_OUTPUTS,
+      ...extra,
+    }),
   );
   return file;
 }

@@ -14,7 +14,7 @@ import { failure } from "../../scripts/lib/cli/run";
 import { Endpoint, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
 import { withFlags } from "../helpers/cli";
 import { LocalS3, startLocalS3 } from "../helpers/s3-server";
-import { sesHasEveryTemplate } from "../helpers/ses";
+import { preflightOutputsFile, sesHasEveryTemplate } from "../helpers/ses";
 
 const BUCKET = "recipients-ce6a540";
 const STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:sendtime-fanout-dev";
@@ -109,6 +109,7 @@ describe("launch-campaign: a second launch under the same name never replaces wh
         ],
         ...["--date", "2026-12-01", "--step", "+3d:spring-followup", "--now", "2026-11-30T12:00:00Z", "--out", out],
         ...["--bucket", BUCKET, "--state-machine-arn", STATE_MACHINE, "--region", "us-east-1"],
+        ...["--outputs", preflightOutputsFile(tmp)],
       ],
       more,
     );

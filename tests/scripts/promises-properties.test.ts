@@ -505,6 +505,7 @@ describe("campaign files, as properties", function () {
     tps: ["10", "0.5", "1e1", ".5", "0x10"],
     "invocation-tps": ["1000", "1e3"],
     "ses-rate": ["14", "14.0", "1.4e1"],
+    ramp: ["new-identity"],
     encoding: ["utf8", "latin1", "UTF8"],
     "create-tps": ["100", "1e2"],
     "margin-minutes": ["5", "05", "5.0", "0x5"],

@@ -4,6 +4,7 @@
  * variants, parsed in timing-flags.ts), the rate its sends must hold (--tps, or --invocation-tps and --ses-rate),
  * and --now. Every message names the flag and what is allowed.
  */
+import { RAMP_PRESETS } from "../planning/ramp";
 import { SES_NAME } from "../../../infra/core/plan/naming";
 import { FANOUT_HEADROOM, fanOutCreateRate, recurringSends, scheduler } from "../../../infra/core/plan/quotas";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
@@ -233,10 +234,18 @@ export const RATE_FLAGS = {
   "ses-rate": {
     type: "string",
     value: "R",
-    help: "SES maximum send rate",
+    help: "SES maximum send rate (a launch's default: the account's MaxSendRate)",
     group: RATE_GROUP,
     with: "tps",
     oneOf: { group: "rate", form: "quotas" },
+  },
+  ramp: {
+    type: "string",
+    value: "new-identity|FILE",
+    path: true,
+    words: Object.keys(RAMP_PRESETS),
+    help: "warm-up: at most a cap of sends per UTC day (FILE: one a line, the last repeating); the rest move on",
+    group: RATE_GROUP,
   },
 } as const;
 

@@ -20,9 +20,9 @@ const BAD_FLAGS = "bad flags or input";
 
 export const EXIT_CODES = {
   "launch-campaign": {
-    0: "planned or launched (rejected rows: rejects.csv, each with its reason)",
+    0: "planned or launched",
     1: "not launched (nothing to send, quota, no window fits), an AWS error, a bad upload, failed fan-out rows, the time limit",
-    2: "bad flags, campaign file or list",
+    2: "bad flags, campaign file or list, or a failed preflight check",
   },
   "size-window": {
     0: "sized (rejected rows counted by reason, as the launcher would reject them)",

@@ -59,6 +59,11 @@ export const LAUNCH_FLAGS = {
     with: "out",
   },
   ...dryRunFlag("plan and size only: nothing uploaded or started", LAUNCH_GROUP),
+  force: {
+    type: "boolean",
+    help: "launch despite the preflight's warnings (never its errors: docs/launching.md#preflight)",
+    group: LAUNCH_GROUP,
+  },
   bulk: { type: "boolean", help: BULK_HELP, note: "docs/bulk-sends.md", group: "Campaign" },
   templates: { ...TEMPLATES, note: "each step's template must be in it", group: "Campaign" },
   "launch-id": {

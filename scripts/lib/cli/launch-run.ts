@@ -19,6 +19,7 @@ import { formatSummary, windowShortfall } from "../planning/summary-text";
 import { count, counted } from "../text/format";
 import { FlagValues } from "./flags";
 import { LAUNCH_FLAGS } from "./launch-flags";
+import { RunPreflight } from "./preflight";
 import { ProgressReporter } from "./progress";
 import { Io } from "./run";
 
@@ -47,6 +48,8 @@ export interface Run {
   /** stderr lines; they clear the planning progress line first (rows). */
   progress: (text: string) => void;
   rows: ProgressReporter;
+  /** A real launch's checks before planning (the SES account read), for the plan's checks; undefined in a dry run. */
+  preflight?: RunPreflight;
 }
 
 /** The summary (text or --json) and what happened, printed once at the end. */

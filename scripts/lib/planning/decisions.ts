@@ -58,15 +58,23 @@ export class SendDecider extends RowZoneResolver {
    * The row's zone (as written, or undefined when the file has no timezone column), its steps' sends and notes. Rows
    * whose values have a common form are answered by one lookup of a number (send-rules.ts timingKey: equal keys in
    * one zone mean equal first sends, and so equal decisions, whatever the values' text); others by their text.
+   * `shiftDays`: every step that many days later at the same local time (a warm-up's move, ramp.ts), the row decided
+   * again: it is not counted again.
    */
-  decide(rawZone: string | undefined, timing: RowTiming = NO_ROW_VALUES, place: RowPlace = NO_PLACE): ZoneDecisions {
+  decide(
+    rawZone: string | undefined,
+    timing: RowTiming = NO_ROW_VALUES,
+    place: RowPlace = NO_PLACE,
+    shiftDays = 0,
+  ): ZoneDecisions {
     let z = this.resolve(rawZone);
     // (A row with a usable zone reads nothing else: no coordinates parsed, no string built.)
     if (z.status === "defaulted") z = this.inferred(z, place);
-    z.rows++;
+    if (!shiftDays) z.rows++;
     // (One field order for every answer, like stepDecision's.)
     if (z.reject) return rejected(z, z.reject, undefined);
-    if (z.candidates) return this.answer(z, this.sharedAcross(z.candidates, timing));
+    if (z.candidates) return this.answer(z, this.sharedAcross(z.candidates, timing, shiftDays));
+    if (shiftDays) return this.answer(z, this.shared(z.zone, timing, shiftDays));
     const keyed = z.byTimingKey;
     const key = keyed && timingKey(this.rules.rule, timing, keyed.offsets);
     if (key === undefined) return this.answer(z, this.shared(z.zone, timing));
@@ -117,8 +125,8 @@ export class SendDecider extends RowZoneResolver {
    * (never early) — and moved out of quiet time in every one of them (never quiet). Under --ambiguous-zone skip, or
    * when no zone is latest for every step, or for a recurring send whose zones differ, the row is refused.
    */
-  private sharedAcross(zones: readonly string[], timing: RowTiming): SharedSteps {
-    const plans = zones.map((zone) => this.shared(zone, timing));
+  private sharedAcross(zones: readonly string[], timing: RowTiming, shiftDays = 0): SharedSteps {
+    const plans = zones.map((zone) => this.shared(zone, timing, shiftDays));
     let memo = this.across.get(plans[0]);
     const hit = memo?.find((m) => m.plans.every((p, i) => p === plans[i]));
     if (hit) return hit.result;
@@ -131,7 +139,7 @@ export class SendDecider extends RowZoneResolver {
     return result;
   }
 
-  private shared(zone: string, timing: RowTiming): SharedSteps {
+  private shared(zone: string, timing: RowTiming, shiftDays = 0): SharedSteps {
     const rule = this.rules.rule;
     // A blank send_at is no send_at (and must not key the cache); most rows of a file with the column have none.
     const sendAt =
@@ -143,22 +151,22 @@ export class SendDecider extends RowZoneResolver {
       if (typeof reduced !== "string") return reduced;
       after = reduced;
     }
-    const key = cacheKey(rule, zone, timing, sendAt, after);
+    const key = cacheKey(rule, zone, timing, sendAt, after) + (shiftDays ? `\u0000+${shiftDays}` : "");
     let hit = this.cache.get(key);
     if (hit === undefined) {
-      hit = this.compute(zone, { ...timing, sendAt, after: after ?? timing.after });
+      hit = this.compute(zone, { ...timing, sendAt, after: after ?? timing.after }, shiftDays);
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
       this.cache.set(key, hit);
     }
     return hit;
   }
 
-  private compute(zone: string, timing: RowTiming): SharedSteps {
+  private compute(zone: string, timing: RowTiming, shiftedBy = 0): SharedSteps {
     if (this.rules.rule.kind === "every") return this.recurringSteps.recurring(zone, timing);
     const first = firstSend(this.rules.rule, zone, timing);
     if ("reason" in first) return first;
     // In order: a step moved to the next day takes the later steps with it (each a day later, then checked itself).
-    let shiftDays = 0;
+    let shiftDays = shiftedBy;
     let movedBy: number | undefined;
     const gapNotes: (string | undefined)[] = [];
     const steps = separateSteps(

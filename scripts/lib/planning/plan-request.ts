@@ -15,6 +15,7 @@ import { MissedPolicy } from "./missed";
 import { OutputLock } from "./output-folder";
 import { PlanSink } from "./line-writer";
 import { EffectiveTps } from "./window";
+import { Ramp } from "./ramp";
 
 export interface PlanRequest {
   campaignId: string;
@@ -64,6 +65,10 @@ export interface PlanRequest {
   templates?: TemplateSet;
   /** The uses of those templates the check cannot read (campaign-templates.ts uncheckedForms), for the summary. */
   templatesNotChecked?: string[];
+  /** A warm-up: at most a cap of sends per UTC day (ramp.ts); recipients past it move to a later day. */
+  ramp?: Ramp;
+  /** Called with each planned recipient's address (a launch in SES's sandbox checks them against its identities). */
+  onPlanned?: (email: string) => void;
   /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
   progress?: RowProgress;
 }

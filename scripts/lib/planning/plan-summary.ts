@@ -12,6 +12,7 @@ import { PlanPaths } from "./plan-files";
 import { PlanRequest } from "./plan-request";
 import { PlanTally } from "./plan-tally";
 import { UnknownZoneValue } from "./row-zones";
+import { RampDays } from "./ramp";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, peakTpsWith } from "./window";
 
 export interface PlanSummary {
@@ -63,8 +64,9 @@ export interface PlanSummary {
     effectiveTpsSource: string;
     fits: boolean;
     requiredTps?: number;
-    /** With a window given by the caller: the smallest that holds the rate, and the peak rate with the given one. */
+    /** With a window given by the caller: the smallest that holds the rate. */
     minimumMinutes?: number;
+    /** The highest summed send rate (emails per second) with this window, when one fits. */
     peakTps?: number;
     /**
      * With quiet time: the window every send's quiet check covered (no minute of [t, t + this) is quiet); the
@@ -86,6 +88,13 @@ export interface PlanSummary {
   scheduled: { step: number; variant: string | null; schedules: number }[];
   firstSend: string | null;
   lastSend: string | null;
+  /**
+   * Sends (emails) per UTC day of their planned instant, in date order: what SES's daily quota (Max24HourSend) and a
+   * warm-up (--ramp) are held to. A send near midnight may go out the next day within its flexible window.
+   */
+  utcDays: { date: string; sends: number; cap?: number }[];
+  /** A warm-up (--ramp): where its caps came from and the recipients moved to a later day (each noted); else null. */
+  ramp: { source: string; moved: number } | null;
   planSha256: string;
   files: PlanPaths;
   /**
@@ -140,7 +149,7 @@ function windowSummary(o: PlanRequest, instants: { utcMs: number; count: number 
   const sized = minimumWindowMinutes(instants, o.rate.tps);
   if (o.window) {
     const minimumMinutes = sized.fits ? sized.windowMinutes : undefined;
-    const peakTps = Math.round(peakTpsWith(instants, o.window.minutes) * 100) / 100;
+    const peakTps = roundedPeak(instants, o.window.minutes);
     return { minutes: o.window.minutes, source: o.window.source, ...rate, fits: true, minimumMinutes, peakTps };
   }
   return {
@@ -149,7 +158,22 @@ function windowSummary(o: PlanRequest, instants: { utcMs: number; count: number 
     ...rate,
     fits: sized.fits,
     requiredTps: sized.fits ? undefined : sized.requiredTps,
+    peakTps: sized.fits ? roundedPeak(instants, sized.windowMinutes) : undefined,
   };
+}
+
+const roundedPeak = (instants: { utcMs: number; count: number }[], minutes: number) =>
+  Math.round(peakTpsWith(instants, minutes) * 100) / 100;
+
+/** Sends per UTC day (YYYY-MM-DD) of their instants, in date order. */
+function sendsPerUtcDay(instants: { utcMs: number; count: number }[], ramp?: RampDays): PlanSummary["utcDays"] {
+  const days: PlanSummary["utcDays"] = [];
+  for (const i of instants) {
+    const date = new Date(i.utcMs).toISOString().slice(0, 10);
+    if (days.at(-1)?.date === date) days.at(-1)!.sends += i.count;
+    else days.push(ramp ? { date, sends: i.count, cap: ramp.capOfDate(date) } : { date, sends: i.count });
+  }
+  return days;
 }
 
 /** Variants and holdout with their recipients and schedules; null without either. */
@@ -180,6 +204,7 @@ export function summarize(
   files: PlanPaths,
   quietWindow: number,
   bulkStats?: BulkStats,
+  ramp?: RampDays,
 ): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
@@ -243,6 +268,8 @@ export function summarize(
     scheduled: scheduledByStepAndVariant(o, t),
     firstSend: instants.length ? iso(instants[0].utcMs) : null,
     lastSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
+    utcDays: sendsPerUtcDay(instants, ramp),
+    ramp: ramp ? { source: ramp.ramp.source, moved: ramp.moved } : null,
     planSha256,
     files,
     bulk: bulk?.summary ?? null,
@@ -282,6 +309,8 @@ function bulkSummary(
     requiredTps: fits
       ? undefined
       : [emails, invocations].map((w) => (w.fits ? 0 : w.requiredTps)).reduce((a, c) => Math.max(a, c)),
+    // The emails' rate with the window both needs share: what SES sees.
+    peakTps: fits ? roundedPeak(emailInstants, Math.max(emails.windowMinutes, invocations.windowMinutes)) : undefined,
   };
   const entries = s.entries;
   return {

@@ -29,6 +29,7 @@ import { ContactListCheck, PlanRequest } from "./plan-request";
 import { PlanLines } from "./plan-lines";
 import { PlanTally } from "./plan-tally";
 import { PlanSummary, summarize } from "./plan-summary";
+import { Placed, placeRow, RampDays } from "./ramp";
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
@@ -78,6 +79,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const lines = new PlanLines(columns, o.steps, o.audience);
   const bulk = bulkLinesOf(o, columns, files);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
+  const ramp = o.ramp && new RampDays(o.ramp);
   const contactList = o.bulk?.contactList;
   const dataCheck =
     o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns, o.bulk !== undefined);
@@ -117,15 +119,18 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         await files.holdout(row);
         continue;
       }
-      const lacking = dataCheck?.lacking(row.fields, group, (k) => decided.steps[k].time !== undefined);
+      const placed = ramp && placeRow(ramp, decider, row, decided); // a warm-up's day (ramp.ts)
+      const final = placed?.decided ?? decided;
+      const lacking = dataCheck?.lacking(row.fields, group, (k) => final.steps[k].time !== undefined);
       if (lacking) {
         await reject({ line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) });
         continue;
       }
-      const prepared = lines.prepared(decided);
+      if (placed) takeRamp(ramp!, placed, row);
+      const prepared = lines.prepared(final);
       const slot = lines.slotOf(group);
       if (bulk) {
-        const added = bulk.add(row, decided, slot);
+        const added = bulk.add(row, final, slot);
         if (added instanceof Promise) await added;
         else if (added) {
           await reject({ line: row.line, id: row.id, ...added });
@@ -133,6 +138,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         }
       } else await files.writePlan(lines.of(row, prepared, slot));
       tally.plan(row, prepared, slot);
+      o.onPlanned?.(row.email);
       const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneFields);
       if (noted) await noted;
     }
@@ -145,7 +151,13 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   }
   tally.checkRows();
   tally.unknownZones = decider.unknownZones();
-  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats);
+  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats, ramp);
+}
+
+/** Counts a placed recipient's sends against the ramp; a moved one gets its note. */
+function takeRamp(ramp: RampDays, placed: Placed, row: RecipientRow): void {
+  ramp.take(placed);
+  if (placed.shiftDays) (row.notes ??= []).push(ramp.note(placed));
 }
 
 /** A bulk plan's lines (--bulk), written into `files`; undefined without --bulk. */

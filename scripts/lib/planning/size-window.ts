@@ -6,6 +6,7 @@ import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import { Audience, AudienceSplit, HOLDOUT, NO_VARIANT } from "../recipients/audience";
 import { BulkGroupCounts } from "./bulk-chunks";
 import { TemplateDataCheck, TemplateSet } from "../templates/campaign-templates";
+import { placeRow, Ramp, RampDays } from "./ramp";
 import { SendDecider } from "./decisions";
 import { RecipientReading } from "./plan-request";
 import { PlannedSends } from "./planned-sends";
@@ -66,6 +67,8 @@ export interface WindowReport {
   peak?: { utc: string; count: number } | null;
   /** Highest summed send rate with the chosen window. */
   peakTps?: number;
+  /** A warm-up (--ramp): each UTC day's sends against its cap, and the recipients moved to a later day. */
+  ramp?: { source: string; moved: number; days: { date: string; sends: number; cap: number }[] };
   earliestSend?: string | null;
   latestSend?: string | null;
   /** The latest launch whose missed-time cutoff (now + fan-out bound + margin) is not after the earliest send. */
@@ -109,6 +112,8 @@ export interface RecipientListRequest {
   templates?: TemplateSet;
   /** Rows read so far, of the file's row bound (its line count less the header). */
   progress?: RowProgress;
+  /** A warm-up (--ramp), as the launcher applies it: recipients past a day's cap move to a later day. */
+  ramp?: Ramp;
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -124,6 +129,7 @@ interface ListTally {
   sends: PlannedSends;
   quietWindow: number;
   bulk?: BulkGroupCounts;
+  ramp?: RampDays;
 }
 
 /** The launcher's decisions for the list (without a missed-time cutoff: a launch in time misses nothing). */
@@ -164,6 +170,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   const dataCheck =
     r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns, r.bulk !== undefined);
   const sends = new PlannedSends();
+  const ramp = r.ramp && new RampDays(r.ramp);
   const bulk = r.bulk && new BulkGroupCounts();
   const slots = r.audience.variants.length;
   const byStatus: Record<ZoneStatus, number> = {
@@ -187,7 +194,7 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
       if (++rows % PROGRESS_EVERY_ROWS === 0) r.progress?.(rows, "rows read", rowBound - 1);
       // The launcher's order: the row's checks, its zone and send times, then the holdout; then planned.
       const row = checker.check(rec);
-      const decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing, row);
+      let decided = isReject(row) ? undefined : decider.decide(row.rawZone, row.timing, row);
       const reason = isReject(row) ? row.reason : (decided!.reject?.reason ?? decided!.noSendLeft);
       if (reason) {
         rejected[reason] = (rejected[reason] ?? 0) + 1;
@@ -198,10 +205,13 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         heldOut++;
         continue;
       }
+      const placed = ramp && placeRow(ramp, decider, row as RecipientRow, decided!); // the launcher's warm-up
+      if (placed) decided = placed.decided;
       if (dataCheck?.lacking((row as RecipientRow).fields, group, (k) => decided!.steps[k].time !== undefined)) {
         rejected["missing-template-data"] = (rejected["missing-template-data"] ?? 0) + 1;
         continue;
       }
+      if (placed) ramp!.take(placed);
       bulk?.add(decided!, group === NO_VARIANT ? slots : group);
       recipients++;
       byStatus[decided!.status]++;
@@ -216,7 +226,8 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   }
   decider.refuseRecurringQuietNights("computed");
   const unknownZones = decider.unknownZones();
-  return { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow, bulk };
+  const counted = { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow };
+  return { ...counted, bulk, ramp };
 }
 
 /** The report's zone counts: rows defaulted, re-cased or mapped, by source, and the values not IANA names. */
@@ -230,8 +241,9 @@ function zoneCounts(byStatus: Record<ZoneStatus, number>, unknownZones: UnknownZ
 export async function sizeRecipientList(
   r: RecipientListRequest,
 ): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number; quietShortfall?: string }> {
-  const { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow, bulk } =
-    await tallyRecipientList(r);
+  const tally = await tallyRecipientList(r);
+  const { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow } = tally;
+  const { bulk, ramp } = tally;
   const histogram = sends.instants();
   const instants = histogram.instants();
   const emailsSized = minimumWindowMinutes(instants, r.rate.tps);
@@ -278,6 +290,7 @@ export async function sizeRecipientList(
       instants: instants.map((i) => ({ utc: iso(i.utcMs), count: i.count, zones: i.zones })),
       peak: peak ? { utc: iso(peak.utcMs), count: peak.count } : null,
       peakTps: Math.round(peakTpsWith(instants, sized.windowMinutes) * 100) / 100,
+      ...(ramp && { ramp: { source: ramp.ramp.source, moved: ramp.moved, days: rampDays(instants, ramp) } }),
       earliestSend: first ? iso(first.utcMs) : null,
       latestSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
       launchBy: first ? iso(latestLaunch(first.utcMs, pace)) : null,
@@ -304,4 +317,15 @@ export async function sizeRecipientList(
         }),
     },
   };
+}
+
+/** Sends per UTC day with the ramp's cap of each day. */
+function rampDays(instants: { utcMs: number; count: number }[], ramp: RampDays) {
+  const days: { date: string; sends: number; cap: number }[] = [];
+  for (const i of instants) {
+    const date = new Date(i.utcMs).toISOString().slice(0, 10);
+    if (days.at(-1)?.date === date) days.at(-1)!.sends += i.count;
+    else days.push({ date, sends: i.count, cap: ramp.capOfDate(date) });
+  }
+  return days;
 }

@@ -60,12 +60,22 @@ export function formatSummary(s: PlanSummary): string[] {
     s.recurring
       ? `  sends: first ${s.firstSend ?? "-"}; the window is sized on the occurrences of the first ${s.recurring.sizedOnDays} days (last ${s.lastSend ?? "-"})`
       : `  sends: first ${s.firstSend ?? "-"}, last ${s.lastSend ?? "-"}`,
+    ...daysLines(s),
     `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
     `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
     ...bulkLines(s),
     `  files: ${[`${s.files.plan ?? "plan.jsonl not kept (--no-local-plan)"} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,
   );
   return lines;
+}
+
+/** With a warm-up: each UTC day's sends against its cap, and the recipients moved. */
+function daysLines(s: PlanSummary): string[] {
+  if (!s.ramp) return [];
+  const days = s.utcDays.map((d) => `${d.date} ${count(d.sends)}/${count(d.cap!)}`).join(", ");
+  return [
+    `  days (UTC, sends/cap, ${s.ramp.source}): ${days}; ${counted(s.ramp.moved, "recipient")} moved to a later day (notes.csv)`,
+  ];
 }
 
 /** A bulk plan's lines: its schedules against its entries, each need's window, and what signed its links. */
@@ -87,7 +97,8 @@ function bulkLines(s: PlanSummary): string[] {
 /** When a given window is smaller than the sends need: by how much, and the peak rate it gives. */
 export function windowShortfall(s: PlanSummary): string | undefined {
   const w = s.window;
-  if (w.peakTps === undefined || w.peakTps <= w.effectiveTps) return undefined;
+  // A computed window holds the rate by construction (its peakTps is what SES sees, checked at launch).
+  if (w.source === "computed" || w.peakTps === undefined || w.peakTps <= w.effectiveTps) return undefined;
   const need =
     w.minimumMinutes === undefined
       ? "no window up to 1,440 minutes holds the sends"

@@ -17,6 +17,8 @@ import { TemplateError } from "../../../../infra/core/plan/templates";
 import { fileSystem } from "../../../../scripts/lib/templates/campaign-templates";
 import { Answer, SeenRequest, startEndpoint, withEnv } from "../../../helpers/aws-endpoint";
 import { runMain, withFlags } from "../../../helpers/cli";
+import { fakeDmarc, healthySes, PREFLIGHT_OUTPUTS } from "../../../helpers/ses";
+import { dnsLookup } from "../../../../scripts/lib/aws/dmarc";
 
 const FIXTURES = "tests/fixtures/templates";
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-templates-"));
@@ -395,6 +397,9 @@ describe("templates: what the check reads (issue 32)", () => {
 
 describe("templates: a real launch asks SES first (local endpoint, real wire format)", function () {
   this.timeout(30_000);
+  const realResolver = dnsLookup.resolver;
+  before(() => (dnsLookup.resolver = fakeDmarc));
+  after(() => (dnsLookup.resolver = realResolver));
   const outputs = () =>
     write(
       "outputs.json",
@@ -402,6 +407,7 @@ describe("templates: a real launch asks SES first (local endpoint, real wire for
         bucketName: "recipients-ce6a540",
         stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:f",
         region: "us-east-1",
+        ...PREFLIGHT_OUTPUTS,
       }),
     );
 
@@ -467,10 +473,11 @@ describe("templates: a real launch asks SES first (local endpoint, real wire for
     }
   });
 
-  it("every template is asked for, before the first S3 request", async () => {
+  it("every template is asked for, then the preflight's GetAccount and GetEmailIdentity, before the first S3 request", async () => {
     const r = await launchAgainst(
       (q) =>
-        isSes(q)
+        healthySes(q) ??
+        (isSes(q)
           ? {
               headers: { "content-type": "application/json" },
               json: { TemplateName: q.url.split("/").pop(), TemplateContent: { Subject: "s" } },
@@ -479,17 +486,23 @@ describe("templates: a real launch asks SES first (local endpoint, real wire for
               status: 403,
               headers: { "content-type": "application/xml" },
               text: "<Error><Code>AccessDenied</Code><Message>no</Message></Error>",
-            },
+            }),
       "--recipients",
       "tests/fixtures/campaign.csv",
     );
     assert.strictEqual(r.code, 1, r.stderr);
-    const firstOther = r.requests.findIndex((q) => !isSes(q));
+    const firstOther = r.requests.findIndex((q) => !q.url.startsWith("/v2/email/"));
     assert.deepStrictEqual(
       r.requests.slice(0, firstOther).map((q) => q.url),
-      ["/v2/email/templates/spring-sale", "/v2/email/templates/spring-followup"],
+      [
+        "/v2/email/templates/spring-sale",
+        "/v2/email/templates/spring-followup",
+        "/v2/email/account",
+        "/v2/email/identities/mail.example.com",
+      ],
     );
-    assert.ok(firstOther === 2, "S3 came after SES");
+    assert.ok(firstOther === 4, "S3 came after SES");
+    assert.match(r.stderr, /AccessDenied/);
   });
 
   it("a template outside the stack's templates (output templateNames) is refused before any request: its sends would be denied", async () => {
