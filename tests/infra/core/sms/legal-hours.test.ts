@@ -224,6 +224,29 @@ describe("SMS legal hours", () => {
       return true;
     }
 
+    it("holds for every area code of the map on every weekday of a DST week, at two hours, in one zone or two", () => {
+      let checked = 0;
+      AREA_CODES.forEach((area, i) => {
+        const zones = [ZONES[i % ZONES.length], ZONES[(i * 7 + 3) % ZONES.length]];
+        const day = transitions[i % transitions.length];
+        const e164 = `+1${area.code}5550100`;
+        {
+          const presets = ([["us"], ["ca"], ["us", "ca"]] as LegalHoursPreset[][])[i % 3];
+          const rules = rulesFor(presets, area.subdivisions);
+          for (let d = -3; d <= 3; d++)
+            for (const hour of [(i % 24) + 0.5, ((i + 12) % 24) + 0.25]) {
+              const t = day + d * DAY + hour * 3_600_000;
+              for (const zs of i % 2 ? [zones] : [zones.slice(0, 1)]) {
+                const r = nextLegalInstant(t, legalCandidates(presets, zs, e164));
+                assert.ok(r !== null && r >= t && allowed(rules, zs, r), `${e164} ${zs} ${new Date(t).toISOString()}`);
+                checked++;
+              }
+            }
+        }
+      });
+      assert.ok(checked >= 400 * 7 * 2, `${checked}`);
+    });
+
     it(`holds over every area code, weekday and DST date (${RUNS} runs)`, () => {
       assert.ok(transitions.length >= 36, `${transitions.length} transition days`);
       const arb = fc.record({
