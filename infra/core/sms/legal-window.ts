@@ -66,7 +66,10 @@ export function applicableJurisdictions(presets: readonly LegalHoursPreset[], e1
   return [...out.values()];
 }
 
-/** One candidate per zone: the applicable jurisdictions' hours intersected; none when no jurisdiction applies. */
+/**
+ * One candidate per zone: the applicable jurisdictions' hours intersected; none when no jurisdiction applies. A
+ * recipient has at least one zone (theirs, or the campaign's default): without one there is no local time to hold.
+ */
 export function legalCandidates(
   presets: readonly LegalHoursPreset[],
   zones: readonly string[],
@@ -74,6 +77,7 @@ export function legalCandidates(
 ): LegalCandidate[] {
   const rules = applicableJurisdictions(presets, e164);
   if (rules.length === 0) return [];
+  if (zones.length === 0) throw new Error("legal hours need the recipient's zone: none was given");
   const hours = intersectHours(rules.map((j) => j.hours));
   const ids = rules.map((j) => j.id);
   return zones.map((zone) => ({ zone, hours, jurisdictions: ids }));

@@ -171,6 +171,8 @@ describe("SMS legal hours", () => {
     const noon = at("2026-12-04T12:00", "America/New_York");
     assert.deepEqual(applyLegalHours(noon, fl, "skip"), { utcMs: noon, moved: false });
     assert.equal(nextLegalInstant(noon, []), noon);
+    assert.deepEqual(legalCandidates(["us"], [], "+14165550100"), []); // no rule applies: no zone needed
+    assert.throws(() => legalCandidates(["us"], [], "+13055550100"), /legal hours need the recipient's zone/);
   });
 
   describe("property: never outside the strictest window, never later than the first allowed minute", () => {
