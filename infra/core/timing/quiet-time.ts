@@ -117,7 +117,7 @@ function changeOutOfQuiet(
  * The instant a DST gap ends (the offset change), given `movedMs`, a local time of the gap moved forward by the gap:
  * the change lies less than a day before it.
  */
-function gapEnd(zone: string, movedMs: number): number {
+export function gapEnd(zone: string, movedMs: number): number {
   const offsets = zoneOffsets(zone);
   const day = Math.floor(movedMs / DAY_MS);
   for (const d of [day, day - 1]) {
