@@ -1,13 +1,16 @@
 /**
- * `npm test`: the type check, the format check and the lint (eslint.config.mjs: the promise rules) run beside mocha
- * instead of before it. The machine has 2 cores and mocha's run is single-threaded, so the checks' time (about 20 s
- * cold, and the lint's 40 s of CPU) mostly overlaps the suite's.
- * Mocha's output is streamed as it comes; the checks' output, which is empty when they pass, follows it; the last line
- * is `N passed, N failed` with the checks' verdict. Exit 0 only when both checks and every test pass.
+ * `npm test`: mocha runs the test files in parallel (`--parallel`, one worker per core, at least 2), and the type
+ * check, the format check and the lint (eslint.config.mjs: the promise rules) run beside it. No test file depends on
+ * another having run before it in the same process, or on running alone (tests/ keeps no state between files), so a
+ * worker can take any file. Timings: docs/benchmarks.md, "npm test".
+ * Mocha's output is streamed as it comes (in parallel, each file's as it ends); the checks' output, which is empty
+ * when they pass, follows it; the last line is `N passed, N failed` with the checks' verdict (pending tests, if any,
+ * are counted too). Exit 0 only when both checks and every test pass. SENDTIME_TEST_JOBS=1 runs mocha serially.
  */
 "use strict";
 
 const { spawn } = require("child_process");
+const os = require("os");
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
@@ -22,20 +25,38 @@ function check(script) {
   });
 }
 
+/** Mocha's workers: SENDTIME_TEST_JOBS, or one per core and at least 2 (mocha's own default is cores − 1). */
+function jobs() {
+  const given = Number(process.env.SENDTIME_TEST_JOBS);
+  return Number.isInteger(given) && given > 0 ? given : Math.max(2, os.availableParallelism());
+}
+
+/**
+ * Mocha's counts from its output: the spec reporter's summary (a blank line, `  1403 passing (52s)`, then
+ * `  1 pending` and `  2 failing` when there are any), the same serial and parallel. Whole lines only, so that no
+ * test's title reads as one; the first such block, as the failures' messages (which could quote one) follow it. A
+ * count that is not there is 0; no summary at all (mocha did not get to run) is null.
+ */
+function summary(output) {
+  const m = /\n\n {2}(\d+) passing \(\S+\)\n(?: {2}(\d+) pending\n)?(?: {2}(\d+) failing\n)?/.exec(`\n${output}\n`);
+  return m ? { passed: Number(m[1]), pending: Number(m[2] ?? 0), failed: Number(m[3] ?? 0) } : null;
+}
+
 /** Runs mocha with the project's config, its output streamed and read for its summary. */
 function mocha() {
+  const n = jobs();
+  const parallel = n > 1 ? ["--parallel", "--jobs", String(n)] : [];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [require.resolve("mocha/bin/mocha.js"), "tests/**/*.test.ts"], {
+    const child = spawn(process.execPath, [require.resolve("mocha/bin/mocha.js"), ...parallel, "tests/**/*.test.ts"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
-    let tail = "";
+    let output = "";
     child.stdout.on("data", (d) => {
       process.stdout.write(d);
-      tail = (tail + d).slice(-4096);
+      output += d;
     });
     child.on("close", (code) => {
-      const count = (word) => Number((new RegExp(`(\\d+) ${word}`).exec(tail) ?? [0, 0])[1]);
-      resolve({ code: code ?? 1, passed: count("passing"), failed: count("failing") });
+      resolve({ code: code ?? 1, counts: summary(output.replace(/\u001b\[[0-9;]*m/g, "")) });
     });
   });
 }
@@ -47,8 +68,14 @@ async function main() {
   for (const c of done)
     if (c.code !== 0 || c.output.trim()) process.stdout.write(`\n${c.name} (exit ${c.code}):\n${c.output}`);
   const verdict = done.map((c) => `${c.name} ${c.code === 0 ? "ok" : "FAILED"}`).join(", ");
-  process.stdout.write(`\n${verdict}\n${tests.passed} passed, ${tests.failed} failed\n`);
+  const counts = tests.counts;
+  const line = !counts
+    ? `mocha printed no summary (exit ${tests.code})`
+    : `${counts.passed} passed, ${counts.failed} failed${counts.pending ? `, ${counts.pending} pending` : ""}`;
+  process.stdout.write(`\n${verdict}\n${line}\n`);
   process.exit(tests.code === 0 && done.every((c) => c.code === 0) ? 0 : 1);
 }
 
-main();
+if (require.main === module) main();
+
+module.exports = { summary };

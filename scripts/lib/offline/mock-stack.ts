@@ -289,8 +289,11 @@ export async function renderStack(options: { stack?: string; config: Record<stri
 
   const requests = recordRequests();
 
+  // The program's own modules (infra/*.ts) load again, reading this config; the pure layers under them (infra/core,
+  // state-machines, handlers) stay loaded, so that their classes are the ones the caller already holds (an
+  // `instanceof InputError` in a CLI loaded before this render still matches an error thrown after it).
   for (const key of Object.keys(require.cache)) {
-    if (key.startsWith(PROGRAM_DIR + path.sep)) delete require.cache[key];
+    if (path.dirname(key) === PROGRAM_DIR) delete require.cache[key];
   }
   // The program runs in the project's folder, as Pulumi runs it (it reads templates/ there), wherever this is called.
   const cwd = process.cwd();

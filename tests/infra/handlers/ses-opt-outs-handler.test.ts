@@ -112,6 +112,7 @@ describe("SES's SUBSCRIPTION events into the opt-out table (the bundle's sesOptO
       "AWS_ENDPOINT_URL_DYNAMODB",
       "AWS_ACCESS_KEY_ID",
       "AWS_SECRET_ACCESS_KEY",
+      "AWS_REGION",
       "SENDTIME_SES_OPT_OUTS",
     ])
       delete process.env[k];

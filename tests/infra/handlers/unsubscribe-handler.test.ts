@@ -161,7 +161,14 @@ describe("one-click unsubscribe endpoint (the esbuild bundle the stack deploys)"
     ses.restore();
     ssm.restore();
     await dynamodb.close();
-    for (const k of ["AWS_ENDPOINT_URL_DYNAMODB", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) delete process.env[k];
+    for (const k of [
+      "AWS_ENDPOINT_URL_DYNAMODB",
+      "AWS_ACCESS_KEY_ID",
+      "AWS_SECRET_ACCESS_KEY",
+      "AWS_REGION",
+      "SENDTIME_UNSUBSCRIBE",
+    ])
+      delete process.env[k];
   });
 
   /** A request from its own source address (each test's requests share one unless told otherwise). */
