@@ -15,16 +15,16 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { getLanguageService } from "amazon-states-language-service";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { DEFAULT_GUARDRAILS } from "../../infra/core/send/guardrails";
+import { DEFAULT_GUARDRAILS } from "../../../infra/core/send/guardrails";
 import {
   GuardrailParameters,
   guardrailArmDefinition,
   guardrailPauseDefinition,
-} from "../../infra/state-machines/guardrail-definition";
-import { readCampaignState, setCampaignState } from "../../scripts/lib/aws/campaign-state";
-import { Deadline } from "../../scripts/lib/aws/call";
-import { StatesError } from "../helpers/asl-interpreter";
-import { runJsonataMachine } from "../helpers/jsonata-interpreter";
+} from "../../../infra/state-machines/guardrail-definition";
+import { readCampaignState, setCampaignState } from "../../../scripts/lib/aws/campaign-state";
+import { Deadline } from "../../../scripts/lib/aws/call";
+import { StatesError } from "../../helpers/asl-interpreter";
+import { runJsonataMachine } from "../../helpers/jsonata-interpreter";
 
 const aslValidator = require("asl-validator");
 const dynalite = require("dynalite");
