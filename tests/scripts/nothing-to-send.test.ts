@@ -65,7 +65,7 @@ describe("launch-campaign: now: in a campaign file", () => {
   it("is taken by a dry run", async () => {
     const r = await runMain(launch, ["--config", file, "--dry-run", "--out", path.join(tmp, "file-dry")]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /Dry run: nothing uploaded or started\./);
+    assert.match(r.stdout, /Dry run: nothing uploaded or started[.;]/);
   });
 
   it("is refused for a real launch, in one line saying why, before any AWS call", async () => {
