@@ -71,7 +71,7 @@ export const { COMMAND, main } = stackCommand(
     script: "campaign-report",
     usage: [
       "--campaign ID [--json] [--html FILE] [--conversions FILE] [flags] (--stack NAME | --outputs FILE)",
-      "--campaign ID --recorded DIR [--json] [--html FILE] [--conversions FILE] [--from INSTANT] [--to INSTANT]",
+      "--campaign ID --recorded DIR [--json] [--html FILE] [--conversions FILE] [flags]",
     ],
     summary: `The funnel per step and variant: scheduled (from the launch records in the bucket), then sent, delivered, bounced,
 complained, rejected, opens, clicks, unsubscribed (SES event metrics, AWS/SES), with rates, per variant and in total.

@@ -58,8 +58,8 @@ export const COMMAND: Command<typeof FLAGS> = {
 pack's verdict (DIR/stack.txt), plans a two-step A/B campaign on a sample list of ${count(RECIPIENTS)} recipients in many zones with
 the launcher's dry run (DIR/recipients.csv, DIR/plan/, sends per local hour in DIR/plan/hours.txt), renders one
 recipient's first mail (DIR/email.html, .txt) and builds the campaign's report from its launch record and sample SES
-metrics (DIR/report.txt, .html, .json), leaving the recorded launch campaign-report --recorded DIR reads
-(DIR/launch-record.json, DIR/metrics.json).`,
+metrics (DIR/report.txt, .html, .json), leaving the recorded launch that campaign-report reads
+offline (DIR/launch-record.json, DIR/metrics.json).`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.demo,
   changesAws: false,
