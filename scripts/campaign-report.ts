@@ -10,8 +10,9 @@ import { Deadline } from "./lib/aws/call";
 import { Guardrails } from "../infra/core/send/guardrails";
 import { guardrailSection } from "./lib/report/guardrail-rates";
 import { countDue, discoverSegments, fetchSeries, readLaunchRecords } from "./lib/aws/campaign-metrics";
-import { requireOutputs } from "./lib/aws/stack-outputs";
-import { runMain } from "./lib/cli/run";
+import { requireOutputs, StackOutputs } from "./lib/aws/stack-outputs";
+import { readRecordedLaunch, recordedDue, recordedSegments, recordedSeries } from "./lib/report/recorded";
+import { Io, runMain } from "./lib/cli/run";
 import { buildReport, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
 import { conversionsProblem, parseConversions } from "./lib/report/conversions";
 import { formatReport } from "./lib/report/report-text";
@@ -54,6 +55,13 @@ const FLAGS = {
     defaultHelp: "now",
     with: "from",
   },
+  recorded: {
+    type: "string",
+    value: "DIR",
+    parse: pathParser(),
+    help: "a recorded launch, read offline: DIR/launch-record.json and DIR/metrics.json (what `sendtime demo` writes)",
+    note: "no AWS call, no stack outputs",
+  },
   ...timeoutFlag(120, "each AWS call is bounded by 30 s or what is left"),
   ...stackFlags("bucket"),
 } as const;
@@ -61,7 +69,10 @@ const FLAGS = {
 export const { COMMAND, main } = stackCommand(
   {
     script: "campaign-report",
-    usage: ["--campaign ID [--json] [--html FILE] [--conversions FILE] [flags] (--stack NAME | --outputs FILE)"],
+    usage: [
+      "--campaign ID [--json] [--html FILE] [--conversions FILE] [flags] (--stack NAME | --outputs FILE)",
+      "--campaign ID --recorded DIR [--json] [--html FILE] [--conversions FILE] [flags]",
+    ],
     summary: `The funnel per step and variant: scheduled (from the launch records in the bucket), then sent, delivered, bounced,
 complained, rejected, opens, clicks, unsubscribed (SES event metrics, AWS/SES), with rates, per variant and in total.
 "due" is the scheduled sends whose time had come by --to (sent is a rate of these). Each variant is compared with the
@@ -74,27 +85,22 @@ first on opens and clicks (lift, two-sided two-proportion z-test, significant at
     const campaignId = campaign();
     const tag = campaignTag(campaignId);
     const to = f.to ?? Date.now();
-    if (f.from !== undefined && f.from >= to)
-      throw new UsageError(`--from ${new Date(f.from).toISOString()}: must be before --to`);
+    if (f.from !== undefined && f.from >= to && f.recorded === undefined) fromNotBefore(f.from);
     const conversions =
       f.conversions === undefined ? undefined : parseConversions(readConversions(f.conversions), f.conversions);
-    const o = requireOutputs(outputs(), ["bucketName"], { bucketName: "bucket" });
-    const s3 = s3Client(o.region);
-    const records = await readLaunchRecords(s3, o.bucketName, campaignId, d);
-    const cw = cloudWatchClient(o.region);
-    const segments = segmentsOf(records, await discoverSegments(cw, tag, d));
-    if (segments.length === 0) {
-      io.err(
-        `campaign ${campaignId}: no launch record in s3://${o.bucketName}/${LAUNCHES_PREFIX}${campaignId}/ and no SES metrics for tag ${tag}: nothing to report (launched with an older launcher, or a different id?)\n`,
+    const built =
+      f.recorded === undefined
+        ? await fromStack({ campaignId, tag, to, from: f.from, d, io, outputs: outputs() })
+        : fromRecorded({ campaignId, tag, from: f.from, to: f.to, dir: f.recorded, stack: f });
+    if (!built) return undefined;
+    const report = buildReport({ campaignId, campaignTag: tag, ...built.inputs, conversions });
+    if (built.outputs)
+      report.guardrails = await guardrailsOf(
+        report,
+        built.outputs as unknown as Record<string, unknown>,
+        campaignId,
+        d,
       );
-      return undefined;
-    }
-    const range = reportRange(records, to, f.from);
-    const queries = metricQueries(segments);
-    const series = await fetchSeries(cw, tag, queries, range, d);
-    const due = await countDue(s3, o.bucketName, records, to, d);
-    const report = buildReport({ campaignId, campaignTag: tag, records, queries, series, range, due, conversions });
-    report.guardrails = await guardrailsOf(report, o as unknown as Record<string, unknown>, campaignId, d);
     const problem = f.conversions === undefined ? undefined : conversionsProblem(report, f.conversions);
     if (problem) throw new UsageError(`--conversions ${problem}`);
     if (f.html !== undefined) writeHtml(f.html, report);
@@ -105,6 +111,66 @@ first on opens and clicks (lift, two-sided two-proportion z-test, significant at
     exitCode: (r) => (r ? 0 : 1),
   },
 );
+
+const fromNotBefore = (from: number): never => {
+  throw new UsageError(`--from ${new Date(from).toISOString()}: must be before --to`);
+};
+
+/** What buildReport takes besides the campaign and the conversions. */
+type ReportInputs = Pick<Parameters<typeof buildReport>[0], "records" | "queries" | "series" | "range" | "due">;
+type Built = { inputs: ReportInputs; outputs?: StackOutputs } | undefined;
+
+/** The records from the bucket, the metrics from CloudWatch, the due counts from the plans when a launch is under way. */
+async function fromStack(o: {
+  campaignId: string;
+  tag: string;
+  to: number;
+  from?: number;
+  d: Deadline;
+  io: Io;
+  outputs: StackOutputs;
+}): Promise<Built> {
+  const out = requireOutputs(o.outputs, ["bucketName"], { bucketName: "bucket" });
+  const s3 = s3Client(out.region);
+  const records = await readLaunchRecords(s3, out.bucketName, o.campaignId, o.d);
+  const cw = cloudWatchClient(out.region);
+  const segments = segmentsOf(records, await discoverSegments(cw, o.tag, o.d));
+  if (segments.length === 0) {
+    o.io.err(
+      `campaign ${o.campaignId}: no launch record in s3://${out.bucketName}/${LAUNCHES_PREFIX}${o.campaignId}/ and no SES metrics for tag ${o.tag}: nothing to report (launched with an older launcher, or a different id?)\n`,
+    );
+    return undefined;
+  }
+  const range = reportRange(records, o.to, o.from);
+  const queries = metricQueries(segments);
+  const series = await fetchSeries(cw, o.tag, queries, range, o.d);
+  const due = await countDue(s3, out.bucketName, records, o.to, o.d);
+  return { inputs: { records, queries, series, range, due }, outputs: out };
+}
+
+/** The same from a recorded launch (--recorded DIR): no AWS client, no stack outputs; --to defaults to when the metrics were read. */
+function fromRecorded(o: {
+  campaignId: string;
+  tag: string;
+  from?: number;
+  to?: number;
+  dir: string;
+  stack: { stack?: string; outputs?: string; region?: string; bucket?: string };
+}): Built {
+  const given = (["stack", "outputs", "region", "bucket"] as const).find((k) => o.stack[k] !== undefined);
+  if (given) throw new UsageError(`--${given} with --recorded: a recorded launch reads no stack (drop --${given})`);
+  const shown = `--recorded ${o.dir}`;
+  const { records, metrics } = readRecordedLaunch(o.dir, shown);
+  const other = records.find((r) => r.campaignId !== o.campaignId);
+  if (other) throw new UsageError(`${shown}: its launch is of campaign ${other.campaignId}, not ${o.campaignId}`);
+  const to = o.to ?? Date.parse(metrics.to);
+  if (o.from !== undefined && o.from >= to) fromNotBefore(o.from);
+  const segments = segmentsOf(records, recordedSegments(metrics));
+  const range = reportRange(records, to, o.from);
+  const queries = metricQueries(segments);
+  const series = recordedSeries(metrics, queries, range);
+  return { inputs: { records, queries, series, range, due: recordedDue(records, to) } };
+}
 
 function writeHtml(file: string, report: CampaignReport): void {
   try {

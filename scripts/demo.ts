@@ -17,19 +17,11 @@ import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { Command } from "./lib/cli/flags";
 import { commandMain, runMain, Io } from "./lib/cli/run";
 import { ROOT_DIR } from "./lib/offline/mock-stack";
-import { buildLaunchRecord, LaunchRecord } from "./lib/planning/launch-record";
+import { buildLaunchRecord } from "./lib/planning/launch-record";
 import { PlanSummary } from "./lib/planning/plan-summary";
 import { sampleListCsv } from "./lib/recipients/sample-list";
-import {
-  buildReport,
-  DueCounts,
-  dueWithoutPlan,
-  metricQueries,
-  reportRange,
-  segmentKey,
-  segmentsOf,
-  variantDimension,
-} from "./lib/report/campaign-report";
+import { buildReport, dueWithoutPlan, metricQueries, reportRange, segmentsOf } from "./lib/report/campaign-report";
+import { METRICS_FILE, RECORD_FILE, recordedDue, recordedMetrics, writeRecordedLaunch } from "./lib/report/recorded";
 import { renderReportHtml } from "./lib/report/html";
 import { formatReport, verdict } from "./lib/report/report-text";
 import { EventRates, PlannedSend, sampleSeries } from "./lib/report/sample-metrics";
@@ -66,7 +58,8 @@ export const COMMAND: Command<typeof FLAGS> = {
 pack's verdict (DIR/stack.txt), plans a two-step A/B campaign on a sample list of ${count(RECIPIENTS)} recipients in many zones with
 the launcher's dry run (DIR/recipients.csv, DIR/plan/, sends per local hour in DIR/plan/hours.txt), renders one
 recipient's first mail (DIR/email.html, .txt) and builds the campaign's report from its launch record and sample SES
-metrics (DIR/report.txt, .html).`,
+metrics (DIR/report.txt, .html, .json), leaving the recorded launch that campaign-report reads
+offline (DIR/launch-record.json, DIR/metrics.json).`,
   flags: FLAGS,
   exitCodes: EXIT_CODES.demo,
   changesAws: false,
@@ -208,31 +201,28 @@ function reportStep(file: (...names: string[]) => string, lines: PlanLine[], now
   const record = buildLaunchRecord(summary, { id, planKeys: [planObjectKey(CAMPAIGN, id, 1)], at: new Date(now) });
   const to = Date.parse(record.lastSend!) + DAY_MS;
   const queries = metricQueries(segmentsOf([record], []));
+  const series = sampleSeries(lines, queries, sampleRatesOf);
+  if (dueWithoutPlan(record, to) !== "all") throw new Error(`the demo's report must end after its last send`);
   const report = buildReport({
     campaignId: CAMPAIGN,
     campaignTag: campaignTag(CAMPAIGN),
     records: [record],
     queries,
-    series: sampleSeries(lines, queries, sampleRatesOf),
+    series,
     range: reportRange([record], to),
-    due: allDue(record, to),
+    due: recordedDue([record], to),
   });
+  // What campaign-report --recorded reads: the launch record and the metrics, as S3 and CloudWatch would hold them.
+  writeRecordedLaunch(file(), record, recordedMetrics(queries, series, to));
   fs.writeFileSync(file("report.txt"), formatReport(report));
   fs.writeFileSync(file("report.html"), renderReportHtml(report));
+  fs.writeFileSync(file("report.json"), JSON.stringify(report, null, 2) + "\n");
   io.out(
     `Report: campaign-report's, from this plan's launch record and sample SES metrics (nothing was sent)\n` +
       `  verdict: ${verdict(report)}\n` +
-      `  → ${file("report.txt")}, ${file("report.html")}\n`,
+      `  → ${file("report.txt")}, ${file("report.html")}, ${file("report.json")}\n` +
+      `  recorded launch: ${file(RECORD_FILE)}, ${file(METRICS_FILE)} (campaign-report --campaign ${CAMPAIGN} --recorded ${file()})\n`,
   );
-}
-
-/** Every scheduled send is due when the report's end is after the last one (no plan is read then). */
-function allDue(record: LaunchRecord, to: number): DueCounts {
-  if (dueWithoutPlan(record, to) !== "all") throw new Error(`the demo's report must end after its last send`);
-  const bySegment = new Map(
-    record.scheduled.map((c) => [segmentKey(String(c.step), variantDimension(c.variant)), c.schedules] as const),
-  );
-  return { bySegment, counted: "records", unknownLaunches: [] };
 }
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)));

@@ -30,7 +30,11 @@ const FLAGS = {
     value: "PATH|s3://B/PREFIX/",
     help: "a Pinpoint endpoint export (a file, a directory or an S3 prefix; plain or gzip)",
   },
-  out: { ...OUT, note: "recipients.csv, skipped.csv and (with --campaign) campaign.yaml", default: "out/pinpoint" },
+  out: {
+    ...OUT,
+    note: "recipients.csv, skipped.csv and (with --campaign-file) campaign.yaml",
+    default: "out/pinpoint",
+  },
   "value-separator": {
     type: "string",
     value: "SEP",
@@ -38,7 +42,7 @@ const FLAGS = {
     default: DEFAULT_VALUE_SEPARATOR,
     defaultHelp: `"${DEFAULT_VALUE_SEPARATOR}"`,
   },
-  campaign: {
+  "campaign-file": {
     type: "string",
     value: "FILE",
     help: "what aws pinpoint get-campaign prints: prints the same campaign as a launch",
@@ -69,7 +73,7 @@ const FLAGS = {
 
 export const COMMAND: Command<typeof FLAGS> = {
   script: "import-pinpoint",
-  usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign FILE] [--out DIR] [flags] [--json]"],
+  usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign-file FILE] [--out DIR] [flags] [--json]"],
   summary: `Endpoints: one recipients.csv row (id, email, timezone, the place columns latitude, longitude, postal_code, country
 and phone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint with an address SES accepts, the phone from
 the user's first SMS endpoint; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
@@ -81,6 +85,7 @@ rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says wh
   changesAws: false,
   reports: true,
   reference: "docs/pinpoint.md",
+  renamed: { campaign: "campaign-file" },
 };
 
 /** launch-campaign's flags (the contract the command follows); the notes name them too. */
@@ -105,8 +110,8 @@ const LAUNCH_FLAGS = {
 const NOTE_FLAGS: FlagNames = { ...LAUNCH_FLAGS, campaignId: "--campaign-id" };
 
 export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
-  if (f.endpoints === undefined && f.campaign === undefined)
-    throw new UsageError("give --endpoints, --campaign or both (see --help)");
+  if (f.endpoints === undefined && f["campaign-file"] === undefined)
+    throw new UsageError("give --endpoints, --campaign-file or both (see --help)");
   const deadline = new Deadline(f["timeout-seconds"]);
   try {
     return await beforeDeadline(deadline, "import-pinpoint", importAndPrint(f, io));
@@ -120,7 +125,8 @@ async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<numb
   if (f["campaign-id"] !== undefined && campaignIdProblem(f["campaign-id"]))
     throw new UsageError(`--campaign-id: ${campaignIdProblem(f["campaign-id"])}`);
   const now = f.now ?? Date.now();
-  const campaign = f.campaign === undefined ? undefined : readCampaign(f.campaign, f["campaign-id"], now);
+  const file = f["campaign-file"];
+  const campaign = file === undefined ? undefined : readCampaign(file, f["campaign-id"], now);
 
   let endpoints: ImportSummary | undefined;
   if (f.endpoints !== undefined) {

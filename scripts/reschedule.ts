@@ -42,7 +42,7 @@ const ZONE = checked("zone", "Europe/Paris", (raw) => zoneNameProblem(canonicalZ
 const FLAGS = {
   ...CAMPAIGN_FLAG,
   recipient: { type: "string", value: "ID", help: "the recipient's id (the schedule is found by the plan's naming)" },
-  step: { type: "string", value: "N", parse: int(1, 999), help: "which step", default: 1 },
+  "step-number": { type: "string", value: "N", parse: int(1, 999), help: "which step of the campaign", default: 1 },
   at: {
     type: "string",
     value: "INSTANT",
@@ -89,6 +89,7 @@ An entry of a bulk schedule (a bulk plan): the schedule is rewritten without it 
 byte for byte); a moved entry gets a one-entry bulk schedule of its own named <id>-<step>.`,
   flags: FLAGS,
   changesAws: true,
+  renamed: { step: "step-number" },
 } as const;
 
 /** What reschedule did (or, in a dry run, would do), and the calls a dry run did not make. */
@@ -110,9 +111,9 @@ export const { COMMAND, main } = stackCommand(
       throw new UsageError(
         `${given.length ? `${given.join(" and ")}: ` : ""}give --at INSTANT or --local-time YYYY-MM-DDTHH:MM to move the send, or --remove to delete it`,
       );
-    if (f.schedule !== undefined && (!isValidSchedulerName(f.schedule) || bulkStepOf(f.schedule) !== f.step))
+    if (f.schedule !== undefined && (!isValidSchedulerName(f.schedule) || bulkStepOf(f.schedule) !== f["step-number"]))
       throw new UsageError(
-        `--schedule ${f.schedule}: not the name of a bulk schedule of step ${f.step} (bulk.${f.step}.…, from plan.jsonl)`,
+        `--schedule ${f.schedule}: not the name of a bulk schedule of step ${f["step-number"]} (bulk.${f["step-number"]}.…, from plan.jsonl)`,
       );
     if (f.remove && f.timezone !== undefined) throw new UsageError("--timezone goes with --at or --local-time");
     const notSent: DryRunWrites = [];
@@ -139,15 +140,15 @@ async function change(
   const common = {
     campaignId,
     recipientId: f.recipient!,
-    step: f.step,
+    step: f["step-number"],
     now: f.now ?? Date.now(),
     bulkSchedule: f.schedule,
   };
   if (f.remove) {
     const removed = await removeSchedule(deadline as Deadline, scheduler, common);
     const line = removed.bulk
-      ? `Removed recipient ${f.recipient}'s entry from ${campaignId}/${removed.schedule} (${removed.bulk.entriesLeft ? `${removed.bulk.entriesLeft} entries left` : "its only entry: schedule deleted"}): recipient ${f.recipient} will not get step ${f.step}.`
-      : `Removed ${campaignId}/${removed.schedule}: recipient ${f.recipient} will not get step ${f.step}.`;
+      ? `Removed recipient ${f.recipient}'s entry from ${campaignId}/${removed.schedule} (${removed.bulk.entriesLeft ? `${removed.bulk.entriesLeft} entries left` : "its only entry: schedule deleted"}): recipient ${f.recipient} will not get step ${f["step-number"]}.`
+      : `Removed ${campaignId}/${removed.schedule}: recipient ${f.recipient} will not get step ${f["step-number"]}.`;
     return { line, report: removed };
   }
   const at: MoveTarget = f.at !== undefined ? { utcMs: f.at } : f["local-time"]!;

@@ -36,12 +36,12 @@ const FLAGS = {
     parse: pathParser(),
     help: "render locally into one page: subject, HTML part, text part",
   },
-  to: {
+  address: {
     type: "string",
     value: "ADDRESS",
     help: "or send now through SES with the stack's sender and configuration set, tagged campaign=test",
   },
-  ...dryRunFlag("with --to: check the template in SES and the data, send nothing"),
+  ...dryRunFlag("with --address: check the template in SES and the data, send nothing"),
   ...reportingStackFlags({ seconds: 60, json: "{template, rendered} or {template, to, messageId, dryRun}" }),
 } as const;
 
@@ -49,7 +49,7 @@ const DECLARATION = {
   script: "send-test",
   usage: [
     "--template NAME (--data JSON | --recipients CSV --row ID) --render FILE.html",
-    "--template NAME (--data JSON | --recipients CSV --row ID) --to ADDRESS (--stack NAME | --outputs FILE)",
+    "--template NAME (--data JSON | --recipients CSV --row ID) --address ADDRESS (--stack NAME | --outputs FILE)",
   ],
   summary: `One mail of a template with one recipient's data, rendered locally (Handlebars, as SES) or sent now through SES
 (GetEmailTemplate first). A variable used outside an {{#if}} block with no value in the data stops the run, as a launch
@@ -57,6 +57,7 @@ rejects such a row.`,
   flags: FLAGS,
   changesAws: true,
   reference: "docs/templates.md",
+  renamed: { to: "address" },
 } as const;
 
 /** What send-test did: rendered a page, or sent (or, in a dry run, would send) one mail. */
@@ -71,10 +72,12 @@ export const { COMMAND, main } = stackCommand(
       throw new UsageError("give --data JSON or --recipients CSV --row ID");
     if ((f.recipients === undefined) !== (f.row === undefined))
       throw new UsageError("--recipients and --row go together");
-    if ((f.render === undefined) === (f.to === undefined))
-      throw new UsageError("give --render FILE.html or --to ADDRESS");
-    if (f.to !== undefined && !isEmailAddress(f.to)) throw new UsageError(`--to ${f.to}: not an email address`);
-    if (f["dry-run"] && f.to === undefined) throw new UsageError("--dry-run goes with --to (a render sends nothing)");
+    if ((f.render === undefined) === (f.address === undefined))
+      throw new UsageError("give --render FILE.html or --address ADDRESS");
+    if (f.address !== undefined && !isEmailAddress(f.address))
+      throw new UsageError(`--address ${f.address}: not an email address`);
+    if (f["dry-run"] && f.address === undefined)
+      throw new UsageError("--dry-run goes with --address (a render sends nothing)");
 
     const set = loadTemplates(f.render !== undefined && f.templates === "none" ? undefined : f.templates);
     const local = set?.templates.get(name);
@@ -92,9 +95,15 @@ export const { COMMAND, main } = stackCommand(
     const o = requireOutputs(outputs(), ["configurationSetName", "fromAddress"], {});
     const ses = sesClient(o.region);
     await requireSesTemplates(deadline, ses, [name], o.templateNames);
-    const mail = { from: o.fromAddress, to: f.to!, template: name, data, configurationSetName: o.configurationSetName };
+    const mail = {
+      from: o.fromAddress,
+      to: f.address!,
+      template: name,
+      data,
+      configurationSetName: o.configurationSetName,
+    };
     const messageId = f["dry-run"] ? null : await sendTestEmail(deadline, ses, mail);
-    return { template: name, to: f.to!, messageId, dryRun: f["dry-run"] };
+    return { template: name, to: f.address!, messageId, dryRun: f["dry-run"] };
   },
   { text: testMailText, exitCode: () => 0 },
 );

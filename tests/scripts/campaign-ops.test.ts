@@ -441,7 +441,7 @@ describe("reschedule", () => {
       "spring",
       "--recipient",
       "a 4/ü",
-      "--step",
+      "--step-number",
       "2",
       "--local-time",
       "2026-12-05T09:00",
@@ -539,7 +539,7 @@ describe("reschedule", () => {
         "spring",
         "--recipient",
         "a1",
-        "--step",
+        "--step-number",
         step,
         "--local-time",
         at,
@@ -642,7 +642,7 @@ describe("reschedule", () => {
 
   it("--remove deletes exactly that schedule", async () => {
     scheduler.on(DeleteScheduleCommand).resolves({});
-    const r = await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]);
+    const r = await run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step-number", "2", "--remove"]);
     assert.strictEqual(r.code, 0);
     assert.deepStrictEqual(
       scheduler.commandCalls(DeleteScheduleCommand).map((c) => c.args[0].input),
@@ -654,7 +654,7 @@ describe("reschedule", () => {
   it("--remove of a missing schedule is a clear message", async () => {
     scheduler.on(DeleteScheduleCommand).rejects(notFound("Schedule a1-2"));
     await assert.rejects(
-      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step", "2", "--remove"]),
+      run(reschedule, ["--campaign", "spring", "--recipient", "a1", "--step-number", "2", "--remove"]),
       /no schedule "a1-2" \(recipient a1, step 2\) in campaign-spring/,
     );
   });

@@ -68,7 +68,12 @@ describe("error messages a newcomer meets", function () {
         ]),
         "journeys.yaml",
       ],
-      ["import-pinpoint --campaign", importPinpoint, ["--campaign", missing("campaign.json")], "campaign.json"],
+      [
+        "import-pinpoint --campaign-file",
+        importPinpoint,
+        ["--campaign-file", missing("campaign.json")],
+        "campaign.json",
+      ],
       [
         "campaign-report --conversions",
         campaignReport,

@@ -15,7 +15,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-pinpoint-passed-"));
 
 async function notesAt(now: string, file = path.join(FIXTURES, "campaign-ab.json")) {
   const r = await runMain(importPinpoint, [
-    "--campaign",
+    "--campaign-file",
     file,
     "--json",
     "--now",
@@ -59,7 +59,12 @@ describe("import-pinpoint: a campaign whose time has passed", () => {
   });
 
   it("a bad --now is one line, exit 2", async () => {
-    const r = await runMain(importPinpoint, ["--campaign", path.join(FIXTURES, "campaign-ab.json"), "--now", "soon"]);
+    const r = await runMain(importPinpoint, [
+      "--campaign-file",
+      path.join(FIXTURES, "campaign-ab.json"),
+      "--now",
+      "soon",
+    ]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--now/);
     assert.equal(r.stderr.trim().split("\n").length, 1);

@@ -243,7 +243,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
   const commandOf = (stdout: string) => JSON.parse(stdout).campaign;
 
   it("maps a one-time local-time campaign with two treatments, a holdout, quiet time and a rate", async () => {
-    const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
+    const r = await run(["--campaign-file", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
     assert.strictEqual(r.code, 0);
     const c = commandOf(r.stdout);
     // By hand: 14:00Z at UTC-05 is 09:00; Etc/GMT+5 is UTC-05 (POSIX sign); quiet 21:00–07:59 inclusive is
@@ -295,7 +295,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     c.AdditionalTreatments[0].SizePercent = 20;
     const file = path.join(tmp, "long-names.json");
     fs.writeFileSync(file, JSON.stringify(ab));
-    const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+    const r = await run(["--campaign-file", file, "--json", "--recipients", "r.csv"]);
     assert.strictEqual(r.code, 0, r.stderr);
     const command: string[] = commandOf(r.stdout).command;
     const templates = command.flatMap((a, i) => (command[i - 1] === "--variant" ? [a.split(":")[2]] : []));
@@ -317,7 +317,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     c.MessageConfiguration = { EmailMessage: { Title: "Hi", HtmlBody: "<p>Hi</p>" } };
     c.Name = "Spring Sale 2.0";
     fs.writeFileSync(file, JSON.stringify(ab));
-    const dotted = commandOf((await run(["--campaign", file, "--json", "--recipients", "r.csv"])).stdout).command;
+    const dotted = commandOf((await run(["--campaign-file", file, "--json", "--recipients", "r.csv"])).stdout).command;
     assert.strictEqual(dotted[dotted.indexOf("--template") + 1], expected("spring-sale-2.0"));
   });
 
@@ -328,7 +328,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
     c.AdditionalTreatments[0].TreatmentName = "SALE";
     const file = path.join(tmp, "case-names.json");
     fs.writeFileSync(file, JSON.stringify(ab));
-    const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+    const r = await run(["--campaign-file", file, "--json", "--recipients", "r.csv"]);
     assert.strictEqual(r.code, 0, r.stderr);
     const command: string[] = commandOf(r.stdout).command;
     const names = command.flatMap((a, i) => (command[i - 1] === "--variant" ? [a.split(":")[0]] : []));
@@ -336,7 +336,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
   });
 
   it("generates flags the launcher's own parsers accept with the same meaning", async () => {
-    const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
+    const r = await run(["--campaign-file", `${FIXTURES}/campaign-ab.json`, "--json", "--recipients", "r.csv"]);
     const options = {
       ...TIMING_FLAGS,
       ...Object.fromEntries(
@@ -369,7 +369,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
   });
 
   it("the generated command plans the imported CSV in the real launcher (dry run)", async () => {
-    const imported = await run(["--endpoints", EXPORT, "--campaign", `${FIXTURES}/campaign-ab.json`, "--json"]);
+    const imported = await run(["--endpoints", EXPORT, "--campaign-file", `${FIXTURES}/campaign-ab.json`, "--json"]);
     const out = path.join(tmp, "launched");
     const command = JSON.parse(imported.stdout).campaign.command;
     const code = await launch([...command, "--dry-run", "--now", "2026-11-30T12:00:00Z", "--out", out], {
@@ -407,7 +407,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
   });
 
   it("prints the command as one shell line and each unmapped setting as a line", async () => {
-    const r = await run(["--campaign", `${FIXTURES}/campaign-ab.json`]);
+    const r = await run(["--campaign-file", `${FIXTURES}/campaign-ab.json`]);
     assert.match(
       r.stdout,
       /npm run -s launch-campaign -- --campaign spring-sale-2026 --recipients \S+recipients\.csv --template spring-sale/,
@@ -417,7 +417,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
   });
 
   it("says an event-triggered campaign becomes a journey, and exits 1 with no command", async () => {
-    const r = await run(["--campaign", `${FIXTURES}/campaign-event.json`, "--json"]);
+    const r = await run(["--campaign-file", `${FIXTURES}/campaign-event.json`, "--json"]);
     assert.strictEqual(r.code, 1);
     const c = commandOf(r.stdout);
     assert.strictEqual(c.command, null);
@@ -431,7 +431,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
   });
 
   it("maps a weekly campaign at a half-hour offset to --every weekly:DAY --until the last send date", async () => {
-    const r = await run(["--campaign", `${FIXTURES}/campaign-weekly.json`, "--json", "--recipients", "r.csv"]);
+    const r = await run(["--campaign-file", `${FIXTURES}/campaign-weekly.json`, "--json", "--recipients", "r.csv"]);
     // By hand: 08:30Z at UTC+05:30 is 14:00 on Thursday 2026-12-03; EndTime 2027-03-01 08:30Z is 14:00 local,
     // not after the 14:00 send, so the last send date is 2027-02-28.
     assert.deepStrictEqual(commandOf(r.stdout).command.slice(6), [
@@ -459,7 +459,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       StartTime: "2026-12-03T08:30:00.000Z",
     });
     fs.writeFileSync(file, JSON.stringify(c));
-    const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+    const r = await run(["--campaign-file", file, "--json", "--recipients", "r.csv"]);
     const m = commandOf(r.stdout);
     assert.deepStrictEqual(m.command.slice(6), ["--at", "2026-12-03T08:30:00Z"]);
     assert.match(
@@ -485,7 +485,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-weekly.json`, "utf8"));
       c.CampaignResponse.Schedule.Timezone = tz;
       fs.writeFileSync(file, JSON.stringify(c));
-      const zone = commandOf((await run(["--campaign", file, "--json"])).stdout).launch.sendTime.defaultTimezone;
+      const zone = commandOf((await run(["--campaign-file", file, "--json"])).stdout).launch.sendTime.defaultTimezone;
       const zoneObj = IANAZone.create(zone);
       for (const when of [Date.UTC(2027, 0, 15), Date.UTC(2027, 6, 15)])
         assert.strictEqual(zoneObj.offset(when), minutes, `${tz} → ${zone}`);
@@ -498,7 +498,7 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       const c = JSON.parse(fs.readFileSync(`${FIXTURES}/campaign-weekly.json`, "utf8"));
       Object.assign(c.CampaignResponse.Schedule, schedule);
       fs.writeFileSync(file, JSON.stringify(c));
-      const r = await run(["--campaign", file, "--json", "--recipients", "r.csv"]);
+      const r = await run(["--campaign-file", file, "--json", "--recipients", "r.csv"]);
       const m = commandOf(r.stdout);
       return {
         code: r.code,
@@ -580,21 +580,21 @@ describe("import-pinpoint: campaign settings → launch-campaign command", () =>
       return file;
     };
     await rejects(
-      ["--campaign", write("tz.json", (c) => (c.Schedule.Timezone = "EST"))],
+      ["--campaign-file", write("tz.json", (c) => (c.Schedule.Timezone = "EST"))],
       /Schedule\.Timezone "EST": expected UTC/,
     );
-    await rejects(["--campaign", write("pct.json", (c) => (c.HoldoutPercent = 60))], /add up to 110, above 100/);
+    await rejects(["--campaign-file", write("pct.json", (c) => (c.HoldoutPercent = 60))], /add up to 110, above 100/);
     await rejects(
-      ["--campaign", write("qt.json", (c) => (c.Schedule.QuietTime.End = "7:59"))],
+      ["--campaign-file", write("qt.json", (c) => (c.Schedule.QuietTime.End = "7:59"))],
       /QuietTime\.End "7:59": expected HH:MM/,
     );
     await rejects(
-      ["--campaign", write("st.json", (c) => (c.Schedule.StartTime = "2026-12-01 14:00"))],
+      ["--campaign-file", write("st.json", (c) => (c.Schedule.StartTime = "2026-12-01 14:00"))],
       /StartTime "2026-12-01 14:00"/,
     );
     const notJson = path.join(tmp, "x.json");
     fs.writeFileSync(notJson, "{");
-    await rejects(["--campaign", notJson], /x\.json: not JSON/);
+    await rejects(["--campaign-file", notJson], /x\.json: not JSON/);
   });
 });
 

@@ -417,7 +417,7 @@ describe("recurring sends", () => {
     campaign.CampaignResponse.Schedule.QuietTime = { Start: "21:00", End: "08:00" };
     const file = write("pinpoint-weekly.json", JSON.stringify(campaign));
     const imported = await runMain(importMain, [
-      "--campaign",
+      "--campaign-file",
       file,
       "--json",
       "--recipients",

@@ -243,7 +243,7 @@ describe("reschedule of one recipient held in a bulk schedule, on the wire (loca
   });
 
   it("--at within 60 minutes of step 2 is refused too", async () => {
-    const r = await run(twoSteps(), ["--recipient", "b2", "--step", "2", "--local-time", "2026-12-02T09:30"]);
+    const r = await run(twoSteps(), ["--recipient", "b2", "--step-number", "2", "--local-time", "2026-12-02T09:30"]);
     assert.strictEqual(r.code, 1);
     assert.match(r.stderr, /within 60 minutes of step 1/);
   });

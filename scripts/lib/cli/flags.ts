@@ -86,6 +86,11 @@ export interface Command<T extends FlagTable = FlagTable> {
   readonly reports: boolean;
   /** The docs page holding the full reference. */
   readonly reference: string;
+  /**
+   * Flags this command has renamed, old name → new (each old name means another thing in other commands): given, the
+   * old spelling is a usage error naming the new one, never taken for it.
+   */
+  readonly renamed?: Readonly<Record<string, string>>;
 }
 
 /** The options node:util's parseArgs takes, from the table. No defaults: "not given" stays visible (--config). */

@@ -33,6 +33,7 @@ export type ParseOutcome<T extends FlagTable> = { help: true } | { help: false; 
  */
 export function parseFlags<T extends FlagTable>(argv: string[], command: Command<T>): ParseOutcome<T> {
   if (argv.includes("--help") || argv.includes("-h")) return { help: true };
+  refuseRenamed(argv, command.renamed ?? {});
   const options = parserOptions(command.flags);
   let parsed;
   try {
@@ -60,6 +61,19 @@ export function parseFlags<T extends FlagTable>(argv: string[], command: Command
       : {};
   const values = typedValues(withCommandLine(fromFile, typed, command.flags), command.flags);
   return { help: false, values: values as FlagValues<T> };
+}
+
+/** A renamed flag's old spelling (`--to`, `--to=…`) as one line naming the new one. */
+function refuseRenamed(argv: string[], renamed: Readonly<Record<string, string>>): void {
+  for (const arg of argv) {
+    if (arg === "--") return;
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    const now = name === undefined ? undefined : renamed[name];
+    if (now !== undefined)
+      throw new UsageError(
+        `--${name} is now --${now} in this command (--${name} means another thing elsewhere) (see --help)`,
+      );
+  }
 }
 
 /** Each given value through its flag's parser; defaults for the flags not given; booleans false when absent. */

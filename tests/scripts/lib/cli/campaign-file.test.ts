@@ -198,7 +198,7 @@ describe("campaign files (--config)", function () {
     const out = path.join(tmp, "pinpoint");
     const FIXTURES = path.join(ROOT, "tests/fixtures/pinpoint");
     const imported = await runMain(importPinpoint, [
-      ...["--endpoints", path.join(FIXTURES, "export"), "--campaign", path.join(FIXTURES, "campaign-ab.json")],
+      ...["--endpoints", path.join(FIXTURES, "export"), "--campaign-file", path.join(FIXTURES, "campaign-ab.json")],
       ...["--out", out, "--json"],
     ]);
     assert.strictEqual(imported.code, 0, imported.stderr);
@@ -218,7 +218,7 @@ describe("campaign files (--config)", function () {
     assert.strictEqual(
       (
         await runMain(importPinpoint, [
-          "--campaign",
+          "--campaign-file",
           path.join(FIXTURES, "campaign-ab.json"),
           "--recipients",
           path.join(out, "recipients.csv"),
@@ -229,7 +229,12 @@ describe("campaign files (--config)", function () {
       0,
     );
     fs.appendFileSync(campaign.file, "quietDays: SUN\n");
-    const again = await runMain(importPinpoint, ["--campaign", path.join(FIXTURES, "campaign-ab.json"), "--out", out]);
+    const again = await runMain(importPinpoint, [
+      "--campaign-file",
+      path.join(FIXTURES, "campaign-ab.json"),
+      "--out",
+      out,
+    ]);
     assert.strictEqual(again.code, 2);
     assert.match(again.stderr, /campaign\.yaml exists with other settings \(edited\?\): not overwritten/);
   });

@@ -668,7 +668,7 @@ describe("templates: send-test", function () {
           list,
           "--row",
           "r4",
-          "--to",
+          "--address",
           "me@example.com",
           "--outputs",
           outputs,
@@ -701,7 +701,7 @@ describe("templates: send-test", function () {
     }
   });
 
-  it("--to is bounded in time: an SES that never answers is one line (exit 1)", async () => {
+  it("--address is bounded in time: an SES that never answers is one line (exit 1)", async () => {
     const endpoint = await startEndpoint(() => "hang");
     try {
       const outputs = write(
@@ -720,7 +720,7 @@ describe("templates: send-test", function () {
           FIXTURES,
           "--data",
           '{"coupon":"X"}',
-          "--to",
+          "--address",
           "me@example.com",
           "--outputs",
           outputs,
