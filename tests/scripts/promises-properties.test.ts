@@ -592,7 +592,12 @@ describe("campaign files, as properties", function () {
             ? []
             : Array.isArray(v)
               ? v.flatMap((x) => [`--${name}`, x])
-              : [`--${name}`, f.path && v !== "none" ? path.join(dir, v as string) : (v as string)];
+              : [
+                  `--${name}`,
+                  f.path && v !== "none" && !f.words?.includes(v as string)
+                    ? path.join(dir, v as string)
+                    : (v as string),
+                ];
       all.push(...args);
       if (c.inFile[f.oneOf?.group ?? name]) doc[configKey(name, f)] = v;
       else rest.push(...args);
