@@ -250,7 +250,9 @@ describe("SMS legal hours", () => {
     });
 
     it(`holds over every area code, weekday and DST date (${RUNS} runs)`, () => {
-      assert.ok(transitions.length >= 36, `${transitions.length} transition days`);
+      // 9 of the zones kept DST in 2026–27 by tzdata 2025c (Node 20); 2026e (Node 24) has America/Vancouver stay on
+      // UTC-7 from 2026-03-08 (British Columbia's permanent daylight time), so the count is the data's, not fixed.
+      assert.ok(transitions.length >= 32, `${transitions.length} transition days`);
       const arb = fc.record({
         area: fc.constantFrom(...AREA_CODES),
         zones: fc.uniqueArray(fc.constantFrom(...ZONES), { minLength: 1, maxLength: 2 }),
