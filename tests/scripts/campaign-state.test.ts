@@ -379,6 +379,20 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
       assert.doesNotMatch(r.stdout, /NOT fully cancelled|Guardrail alarms .* deleted/);
     });
 
+    it("a CloudWatch that never answers: DeleteAlarms ended by --timeout-seconds, named on a problem line, exit 1", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => "hang"));
+      const started = Date.now();
+      const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5"], cw(), guarded);
+      const seconds = (Date.now() - started) / 1000;
+      assert.ok(seconds >= 0.45 && seconds < 3, `took ${seconds} s`);
+      assert.strictEqual(r.code, 1, r.stdout);
+      assert.strictEqual(await stateOf("spring"), "cancelled");
+      assert.match(
+        r.stdout,
+        /problem: campaign spring: DeleteAlarms sendtime-dev-guardrail-campaign-bounce-spring, sendtime-dev-guardrail-campaign-complaint-spring: no result within the command's time limit of 0.5 s/,
+      );
+    });
+
     it("--dry-run names the alarms it would delete and sends no DeleteAlarms", async () => {
       endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} })));
       const r = await run(cancel, ["--campaign", "spring", "--dry-run"], cw(), guarded);
