@@ -36,4 +36,5 @@ export const {
   optOutEventsDeadLetterQueueUrl,
   templateNames,
   guardrailSettings,
+  guardrailAlarmPrefix,
 } = app.outputs;

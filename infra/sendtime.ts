@@ -24,6 +24,7 @@ import { ConfigError } from "./config";
 import { JourneyDefinitionError } from "./core/journeys/journeys-definition";
 import { TemplateError } from "./core/plan/templates";
 import { Guardrails } from "./guardrails";
+import { guardrailAlarmPrefix } from "./core/send/guardrails";
 import { EmailTemplates } from "./templates";
 import { journeyTemplateProblems } from "./core/plan/templates";
 import { resolveSendtimeArgs, SendtimeArgs, SendtimeSettings } from "./sendtime-args";
@@ -71,6 +72,8 @@ export interface SendtimeOutputs {
   templateNames: string[] | undefined;
   /** The guardrails' thresholds (absent: sendtime:guardrails none); campaign-report shows each campaign's rates against them. */
   guardrailSettings: SendtimeSettings["config"]["guardrails"];
+  /** Every guardrail alarm's name starts so (`sendtime-<stack>-guardrail-`; absent without guardrails): cancel-campaign deletes the campaign's two. */
+  guardrailAlarmPrefix: string | undefined;
 }
 
 /** The components a Sendtime is made of (`sendtime.nodes`); the optional ones only where the arguments ask for them. */
@@ -405,5 +408,6 @@ function outputsOf(
     optOutEventsDeadLetterQueueUrl: sesOptOuts?.deadLetterQueue.url,
     templateNames: templates?.names,
     guardrailSettings: nodes.guardrails ? config.guardrails : undefined,
+    guardrailAlarmPrefix: nodes.guardrails ? guardrailAlarmPrefix(pulumi.getStack()) : undefined,
   };
 }

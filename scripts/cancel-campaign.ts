@@ -2,7 +2,7 @@
  * Cancels a campaign: sets its state to cancelled, stops its running fan-outs, deletes its schedule group, waits for
  * the group to go and for the sends already under way to end. See COMMAND (its --help).
  */
-import { dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
+import { cloudWatchClient, dynamodb, schedulerClient, sfnClient } from "./lib/aws/clients";
 import { cancelCampaignAndSends, StateCancelReport } from "./lib/aws/campaign-cancel";
 import { runMain } from "./lib/cli/run";
 import { counted } from "./lib/text/format";
@@ -39,8 +39,9 @@ export const { COMMAND, main } = stackCommand(
 stop too), then stops every running fan-out of the campaign (found by its input's campaign_id), reads the group again,
 deletes the schedule group campaign-<ID> (and every pending schedule in it) in any state but DELETING, waits until
 GetScheduleGroup says it does not exist, and waits out the sender's longest time from a state read to its last SES
-call, from the state write. Exit 0 only when nothing of the campaign can send any more. Needs stack output
-ledgerTableName.`,
+call, from the state write. Once the state is cancelled it deletes the campaign's two guardrail alarms (stack output
+guardrailAlarmPrefix; none without it). Exit 0 only when nothing of the campaign can send any more and its alarms are
+deleted. Needs stack output ledgerTableName.`,
     flags: FLAGS,
     changesAws: true,
   },
@@ -51,6 +52,7 @@ ledgerTableName.`,
       sfn: sfnClient(o.region),
       scheduler: schedulerClient(o.region),
       ledger: { ddb: dynamodb(o.region), table: requireLedgerTable(o) },
+      cloudWatch: cloudWatchClient(o.region),
     };
     return cancelCampaignAndSends(deadline, clients, {
       campaignId,
@@ -58,11 +60,12 @@ ledgerTableName.`,
       dryRun: f["dry-run"],
       pollSeconds: f["poll-seconds"],
       reason: f.reason,
+      guardrailAlarmPrefix: o.guardrailAlarmPrefix,
     });
   },
   {
     text: (report) => formatCancel(report),
-    exitCode: (r) => (r.stillThere.length || (r.dryRun && r.problems.length) ? 1 : 0),
+    exitCode: (r) => (r.stillThere.length || (r.dryRun && r.problems.length) || r.guardrailAlarms?.problem ? 1 : 0),
   },
 );
 
@@ -77,7 +80,7 @@ function formatCancel(r: StateCancelReport): string {
         ? `  Run cancel-campaign again (it is safe to repeat) with a --timeout-seconds that covers its ${r.state.waitSeconds} s wait, or wait until ${r.state.sendsEndBy}.`
         : "  Run cancel-campaign again (it is safe to repeat) to finish.",
     );
-  else if (r.dryRun) lines.push(...r.problems.map((p) => `  problem: ${p}`));
+  else if (r.dryRun || r.guardrailAlarms?.problem) lines.push(...r.problems.map((p) => `  problem: ${p}`));
   return lines.join("\n") + "\n";
 }
 
@@ -92,6 +95,7 @@ function formatDryRun(r: StateCancelReport): string[] {
     `Campaign ${r.campaign} (dry run): would set its state to cancelled (${now}), stop ${counted(found.length, "running fan-out")}${found.length ? `: ${found.join(", ")}` : ""}`,
     group,
     `  then wait ${r.state.waitSeconds} s for the sends already under way.`,
+    ...(r.guardrailAlarms ? [`  It would delete guardrail alarms ${r.guardrailAlarms.names.join(" and ")}.`] : []),
   ];
 }
 
@@ -112,6 +116,7 @@ function formatDone(r: StateCancelReport): string[] {
     lines.push(`  Stopped ${counted(stopped.length, "fan-out")}${stopped.length ? ` (${stopped.join(", ")})` : ""}.`);
   if (r.groupAfter === "deleted") lines.push(`  Schedule group ${r.group} deleted.`);
   else if (r.groupAfter === "absent" && !r.nothingToCancel) lines.push(`  No schedule group ${r.group} existed.`);
+  if (r.guardrailAlarms?.deleted) lines.push(`  Guardrail alarms ${r.guardrailAlarms.names.join(" and ")} deleted.`);
   if (!r.stillThere.length)
     lines.push(
       `  Nothing of campaign ${r.campaign} can send any more since ${r.state.sendsEndBy}: the sender reads the campaign's state before every SES call, and ${r.state.waitSeconds} s (its longest time from a read to the end of an SES call, plus a margin) have passed since the state was written.`,

@@ -267,6 +267,14 @@ describe("guardrails in the stack under Pulumi mocks", () => {
     ]);
   });
 
+  it("the stack output guardrailAlarmPrefix is the prefix the alarm rule matches (cancel-campaign deletes by it); none: absent", async () => {
+    const rule = JSON.parse(only(stack, "aws:cloudwatch/eventRule:EventRule", "guardrails-alarms").inputs.eventPattern);
+    assert.strictEqual(stack.outputs.guardrailAlarmPrefix, "sendtime-dev-guardrail-");
+    assert.deepStrictEqual(rule.detail.alarmName, [{ prefix: stack.outputs.guardrailAlarmPrefix }]);
+    const bare = await renderWith({ guardrails: "none" });
+    assert.strictEqual(bare.outputs.guardrailAlarmPrefix, undefined);
+  });
+
   it("sendtime:guardrails none: no guardrail resource", async () => {
     const bare = await renderWith({ guardrails: "none" });
     assert.deepStrictEqual(

@@ -137,6 +137,7 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
     cli: (argv: string[], io: Io) => Promise<number>,
     args: string[],
     env: Record<string, string> = {},
+    outputsFile = outputs,
   ) {
     let printedAt: number | undefined;
     const timed = (argv: string[], io: Io) =>
@@ -149,7 +150,7 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
         AWS_ENDPOINT_URL_DYNAMODB: ledger.url,
         ...env,
       },
-      () => runMain(timed, [...args, "--outputs", outputs]),
+      () => runMain(timed, [...args, "--outputs", outputsFile]),
     );
     return { ...r, printedAt };
   }
@@ -281,6 +282,162 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
           /^error: missing stack output ledgerTableName: the stack predates the occurrence ledger, .*run `pulumi up`/,
         );
       }
+    });
+  });
+
+  describe("cancel-campaign deletes the campaign's guardrail alarms (issue 36)", () => {
+    const guarded = path.join(tmp, "guarded-outputs.json");
+    fs.writeFileSync(
+      guarded,
+      JSON.stringify({
+        stateMachineArn: SM,
+        deadLetterQueueUrl: DLQ,
+        region: "us-east-1",
+        ledgerTableName: TABLE,
+        guardrailAlarmPrefix: "sendtime-dev-guardrail-",
+      }),
+    );
+    const DELETE_ALARMS = "GraniteServiceVersion20100801.DeleteAlarms";
+    /** The stack's endpoint, CloudWatch on it too: DeleteAlarms answered by `alarms`. */
+    const withCloudWatch = (alarms: () => Answer) =>
+      stackEndpoint(order, (q) => (q.target === DELETE_ALARMS ? alarms() : undefined));
+    const deleteRequests = () => endpoint!.requests.filter((q) => q.target === DELETE_ALARMS);
+    const cw = () => ({ AWS_ENDPOINT_URL_CLOUDWATCH: endpoint!.url });
+
+    it("after the state write: one DeleteAlarms of its bounce and complaint alarms, said, exit 0", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} })));
+      const r = await run(cancel, ["--campaign", "spring"], cw(), guarded);
+      assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+      const [del, ...more] = deleteRequests();
+      assert.deepStrictEqual(more, []);
+      assert.strictEqual(del.method, "POST");
+      assert.deepStrictEqual(JSON.parse(del.body), {
+        AlarmNames: [
+          "sendtime-dev-guardrail-campaign-bounce-spring",
+          "sendtime-dev-guardrail-campaign-complaint-spring",
+        ],
+      });
+      const mutating = order.filter((o) => /UpdateItem|StopExecution|DELETE|DeleteAlarms/.test(o));
+      assert.deepStrictEqual(mutating, [
+        "dynamodb UpdateItem",
+        "sfn/sqs StopExecution",
+        "scheduler DELETE /schedule-groups/campaign-spring",
+        "sfn/sqs DeleteAlarms",
+      ]);
+      assert.match(
+        r.stdout,
+        /\n  Guardrail alarms sendtime-dev-guardrail-campaign-bounce-spring and sendtime-dev-guardrail-campaign-complaint-spring deleted\.\n  Nothing of campaign spring can send/,
+      );
+      const json = await run(cancel, ["--campaign", "spring", "--json"], cw(), guarded);
+      assert.deepStrictEqual(JSON.parse(json.stdout).guardrailAlarms, {
+        names: ["sendtime-dev-guardrail-campaign-bounce-spring", "sendtime-dev-guardrail-campaign-complaint-spring"],
+        deleted: true,
+        problem: null,
+      });
+    });
+
+    it("an id with a dot: the alarms of its tag (dots as _, then - and 8 hex digits of its sha256)", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} })));
+      const r = await run(cancel, ["--campaign", "spring.2026"], cw(), guarded);
+      assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+      const tag = `spring_2026-${createHash("sha256").update("spring.2026").digest("hex").slice(0, 8)}`;
+      assert.deepStrictEqual(JSON.parse(deleteRequests()[0].body).AlarmNames, [
+        `sendtime-dev-guardrail-campaign-bounce-${tag}`,
+        `sendtime-dev-guardrail-campaign-complaint-${tag}`,
+      ]);
+    });
+
+    it("alarms already gone (ResourceNotFound) count as deleted: exit 0", async () => {
+      endpoint = await startEndpoint(
+        withCloudWatch(() => ({
+          status: 404,
+          json: { __type: "com.amazonaws.cloudwatch#ResourceNotFound", message: "alarms do not exist" },
+        })),
+      );
+      const r = await run(cancel, ["--campaign", "spring"], cw(), guarded);
+      assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /Guardrail alarms .* deleted\./);
+    });
+
+    it("a DeleteAlarms refused: one problem line, the campaign stays cancelled and waited out, exit 1", async () => {
+      endpoint = await startEndpoint(
+        withCloudWatch(() => ({
+          status: 400,
+          json: { __type: "AccessDeniedException", message: "not authorized to perform: cloudwatch:DeleteAlarms" },
+        })),
+      );
+      const r = await run(cancel, ["--campaign", "spring"], cw(), guarded);
+      assert.strictEqual(r.code, 1, r.stdout + r.stderr);
+      assert.strictEqual(await stateOf("spring"), "cancelled");
+      assert.match(r.stdout, /\n  Nothing of campaign spring can send any more since 2026-12-01T10:00:44\.000Z:/);
+      const problems = r.stdout.split("\n").filter((l) => l.includes("problem:"));
+      assert.strictEqual(problems.length, 1, r.stdout);
+      assert.match(
+        problems[0],
+        /^  problem: campaign spring: DeleteAlarms sendtime-dev-guardrail-campaign-bounce-spring, sendtime-dev-guardrail-campaign-complaint-spring: .*AccessDeniedException/,
+      );
+      assert.doesNotMatch(r.stdout, /NOT fully cancelled|Guardrail alarms .* deleted/);
+    });
+
+    it("a CloudWatch that never answers: DeleteAlarms ended by --timeout-seconds, named on a problem line, exit 1", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => "hang"));
+      const started = Date.now();
+      const r = await run(cancel, ["--campaign", "spring", "--timeout-seconds", "0.5"], cw(), guarded);
+      const seconds = (Date.now() - started) / 1000;
+      assert.ok(seconds >= 0.45 && seconds < 3, `took ${seconds} s`);
+      assert.strictEqual(r.code, 1, r.stdout);
+      assert.strictEqual(await stateOf("spring"), "cancelled");
+      assert.match(
+        r.stdout,
+        /problem: campaign spring: DeleteAlarms sendtime-dev-guardrail-campaign-bounce-spring, sendtime-dev-guardrail-campaign-complaint-spring: no result within the command's time limit of 0.5 s/,
+      );
+    });
+
+    it("--dry-run names the alarms it would delete and sends no DeleteAlarms", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} })));
+      const r = await run(cancel, ["--campaign", "spring", "--dry-run"], cw(), guarded);
+      assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+      assert.match(
+        r.stdout,
+        /\n  It would delete guardrail alarms sendtime-dev-guardrail-campaign-bounce-spring and sendtime-dev-guardrail-campaign-complaint-spring\.\n$/,
+      );
+      assert.deepStrictEqual(deleteRequests(), []);
+    });
+
+    it("the state not written: the alarms are kept (the guardrail may still have to pause it)", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} })));
+      const refuse = await startEndpoint(() => ({
+        status: 400,
+        json: { __type: "com.amazonaws.dynamodb.v20120810#AccessDeniedException", message: "no" },
+      }));
+      try {
+        const r = await run(
+          cancel,
+          ["--campaign", "spring"],
+          { ...cw(), AWS_ENDPOINT_URL_DYNAMODB: refuse.url },
+          guarded,
+        );
+        assert.strictEqual(r.code, 1, r.stdout);
+        assert.match(r.stdout, /- campaign state: not set to cancelled/);
+        assert.deepStrictEqual(deleteRequests(), []);
+      } finally {
+        await refuse.close();
+      }
+    });
+
+    it("a stack without guardrails (no output guardrailAlarmPrefix): no DeleteAlarms, nothing said of alarms", async () => {
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} })));
+      for (const args of [
+        ["--campaign", "spring"],
+        ["--campaign", "spring", "--dry-run"],
+      ]) {
+        const r = await run(cancel, args, cw());
+        assert.strictEqual(r.code, 0, r.stdout + r.stderr);
+        assert.doesNotMatch(r.stdout, /alarm/i);
+      }
+      assert.deepStrictEqual(deleteRequests(), []);
+      const json = await run(cancel, ["--campaign", "spring", "--json"], cw());
+      assert.strictEqual(JSON.parse(json.stdout).guardrailAlarms, null);
     });
   });
 

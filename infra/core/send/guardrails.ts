@@ -95,7 +95,10 @@ export const GUARDRAIL_EVENTS = ["SEND", "BOUNCE", "COMPLAINT"] as const;
 export const guardrailAlarmPrefix = (stack: string) => `sendtime-${stack}-guardrail-`;
 /** A campaign's alarm: `<prefix>campaign-<kind>-<campaign tag>` (a tag has no dot; it may hold `-`). */
 export const campaignAlarmName = (stack: string, kind: GuardrailKind, tag: string) =>
-  `${guardrailAlarmPrefix(stack)}campaign-${kind}-${tag}`;
+  campaignAlarmNameUnder(guardrailAlarmPrefix(stack), kind, tag);
+/** The same name from the prefix (the stack output guardrailAlarmPrefix), for the CLIs that know no stack name. */
+export const campaignAlarmNameUnder = (prefix: string, kind: GuardrailKind, tag: string) =>
+  `${prefix}campaign-${kind}-${tag}`;
 /** The account's reputation alarm, one per kind. */
 export const accountAlarmName = (stack: string, kind: GuardrailKind) => `${guardrailAlarmPrefix(stack)}account-${kind}`;
 

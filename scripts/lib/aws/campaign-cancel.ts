@@ -4,6 +4,7 @@
  * its schedule group go (campaign-ops/cancel.ts cancelCampaign), then the command waits out the sender's bound from a state
  * read to its last SES call, measured from the state write (campaign-state.ts).
  */
+import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import { SchedulerClient } from "@aws-sdk/client-scheduler";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { FindingsError } from "../../../infra/core/errors";
@@ -17,6 +18,7 @@ import {
   stateChangeWaitSeconds,
   waitForStateChange,
 } from "./campaign-state";
+import { deleteCampaignAlarms, GuardrailAlarmsReport } from "./guardrail-alarms";
 
 export interface StateCancelReport extends CancelReport {
   state: {
@@ -33,6 +35,8 @@ export interface StateCancelReport extends CancelReport {
     /** The command waited until `sendsEndBy`. */
     waited: boolean;
   };
+  /** The campaign's guardrail alarms, deleted once its state is cancelled; null for a stack without guardrails. */
+  guardrailAlarms: GuardrailAlarmsReport | null;
 }
 
 export interface StateCancelOptions {
@@ -41,12 +45,14 @@ export interface StateCancelOptions {
   dryRun: boolean;
   pollSeconds: number;
   reason?: string;
+  /** The stack output guardrailAlarmPrefix (absent: no guardrails, no alarm to delete). */
+  guardrailAlarmPrefix?: string;
 }
 
 /** Cancelled first, then the fan-outs and the group, then the wait; `stillThere` names whatever may still send. */
 export async function cancelCampaignAndSends(
   d: Deadline,
-  clients: { sfn: SFNClient; scheduler: SchedulerClient; ledger: Ledger },
+  clients: { sfn: SFNClient; scheduler: SchedulerClient; ledger: Ledger; cloudWatch: CloudWatchClient },
   o: StateCancelOptions,
 ): Promise<StateCancelReport> {
   const problems: string[] = [];
@@ -66,7 +72,10 @@ export async function cancelCampaignAndSends(
   };
   if (o.dryRun) {
     state.before = (await noted(readCampaignState(d, clients.ledger, o.campaignId))) ?? null;
-    return merged(await cancelCampaign(d, clients, o), state, problems);
+    const dry = merged(await cancelCampaign(d, clients, o), state, problems);
+    return o.guardrailAlarmPrefix
+      ? withAlarms(dry, await deleteCampaignAlarms(d, clients.cloudWatch, o.guardrailAlarmPrefix, o.campaignId, true))
+      : dry;
   }
   d.progress(`campaign ${o.campaignId}: setting its state to cancelled`);
   const write = await noted(setCampaignState(d, clients.ledger, o.campaignId, "cancelled", o.reason));
@@ -83,6 +92,9 @@ export async function cancelCampaignAndSends(
     );
     return r;
   }
+  // Only once the campaign is cancelled: until then its guardrail may still have to pause it.
+  if (o.guardrailAlarmPrefix)
+    withAlarms(r, await deleteCampaignAlarms(d, clients.cloudWatch, o.guardrailAlarmPrefix, o.campaignId, false));
   const waited = await waitForStateChange(d, o.campaignId, write.writtenAt);
   Object.assign(state, { sendsEndBy: waited.sendsEndBy, waited: waited.reached });
   if (!waited.reached)
@@ -94,5 +106,17 @@ export async function cancelCampaignAndSends(
 
 /** The group's report with the state's part, the state's problems first (they happened first). */
 function merged(r: CancelReport, state: StateCancelReport["state"], problems: string[]): StateCancelReport {
-  return { ...r, problems: [...problems, ...r.problems.filter((p) => !problems.includes(p))], state };
+  return {
+    ...r,
+    problems: [...problems, ...r.problems.filter((p) => !problems.includes(p))],
+    state,
+    guardrailAlarms: null,
+  };
+}
+
+/** The alarms' part of the report; their failure is one of its problems. */
+function withAlarms(r: StateCancelReport, alarms: GuardrailAlarmsReport): StateCancelReport {
+  r.guardrailAlarms = alarms;
+  if (alarms.problem) r.problems.push(alarms.problem);
+  return r;
 }

@@ -35,6 +35,8 @@ export interface StackOutputs {
   senderStateMachineArn?: string;
   /** The occurrence ledger (DynamoDB): occurrences, enrolments and each campaign's state (infra/core/send/ledger.ts). */
   ledgerTableName?: string;
+  /** The guardrails' alarm names start so (absent: no guardrails): cancel-campaign deletes the campaign's alarms. */
+  guardrailAlarmPrefix?: string;
 }
 
 export interface OutputSources {
@@ -129,6 +131,7 @@ const STRING_OUTPUTS = [
   "unsubscribeTopic",
   "senderStateMachineArn",
   "ledgerTableName",
+  "guardrailAlarmPrefix",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */

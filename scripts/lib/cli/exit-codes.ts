@@ -41,8 +41,8 @@ export const EXIT_CODES = {
   },
   preview: { 0: "ok (advisory findings allowed)", 1: "a mandatory policy violation", 2: "bad flags or stack config" },
   "cancel-campaign": {
-    0: "cancelled: nothing of the campaign can send any more",
-    1: "a send of the campaign could still fire or be under way (state not set, group still there, a fan-out not stopped, the wait cut short, an AWS error, the time limit)",
+    0: "cancelled: nothing of the campaign can send any more (and its guardrail alarms deleted)",
+    1: "a send of the campaign could still fire or be under way (state not set, group still there, a fan-out not stopped, the wait cut short, an AWS error, the time limit), or its guardrail alarms not deleted (the campaign is cancelled all the same)",
     2: "bad flags or input, or a stack without the ledger",
   },
   "pause-campaign": {
