@@ -15,7 +15,37 @@ import {
 import { LEDGER_KEY } from "../../infra/core/send/ledger";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const dynalite: (o: { createTableMs?: number }) => Server = require("dynalite");
+const dynalite: (o: {
+  createTableMs?: number;
+  updateTableMs?: number;
+  deleteTableMs?: number;
+}) => Server = require("dynalite");
+
+/** dynalite on 127.0.0.1, in memory, tables ready at once, and a client for it; close() stops both. */
+export interface LocalDynamoDb {
+  server: Server;
+  url: string;
+  client: DynamoDBClient;
+  close(): Promise<void>;
+}
+
+export async function startDynalite(): Promise<LocalDynamoDb> {
+  const server = dynalite({ createTableMs: 0, updateTableMs: 0, deleteTableMs: 0 });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new DynamoDBClient({
+    endpoint: url,
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+  const close = () =>
+    new Promise<void>((r) => {
+      client.destroy();
+      server.closeAllConnections?.();
+      server.close(() => r());
+    });
+  return { server, url, client, close };
+}
 
 export interface LocalLedger {
   url: string;
@@ -27,15 +57,8 @@ export interface LocalLedger {
 }
 
 export async function startLedger(order: string[] = [], table = "ledger-0a1b2c3"): Promise<LocalLedger> {
-  const server = dynalite({ createTableMs: 0 });
+  const { server, url, client, close } = await startDynalite();
   server.on("request", (req) => order.push(`dynamodb ${String(req.headers["x-amz-target"]).split(".").pop()}`));
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = new DynamoDBClient({
-    endpoint: url,
-    region: "us-east-1",
-    credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  });
   await client.send(
     new CreateTableCommand({
       TableName: table,
@@ -56,11 +79,6 @@ export async function startLedger(order: string[] = [], table = "ledger-0a1b2c3"
         )
       ).Item,
     put: async (item) => void (await client.send(new PutItemCommand({ TableName: table, Item: item }))),
-    close: () =>
-      new Promise<void>((r) => {
-        client.destroy();
-        server.closeAllConnections?.();
-        server.close(() => r());
-      }),
+    close,
   };
 }

@@ -5,7 +5,6 @@
  * launch. Both definitions pass asl-validator and AWS's language service.
  */
 import * as assert from "assert";
-import type { AddressInfo } from "net";
 import {
   CreateTableCommand,
   DynamoDBClient,
@@ -25,9 +24,9 @@ import { readCampaignState, setCampaignState } from "../../../scripts/lib/aws/ca
 import { Deadline } from "../../../scripts/lib/aws/call";
 import { StatesError } from "../../helpers/asl-interpreter";
 import { runJsonataMachine } from "../../helpers/jsonata-interpreter";
+import { LocalDynamoDb, startDynalite } from "../../helpers/ledger";
 
 const aslValidator = require("asl-validator");
-const dynalite = require("dynalite");
 
 const LEDGER = "ledger-test";
 const TOPIC = "arn:aws:sns:us-east-1:123456789012:alarms";
@@ -62,23 +61,14 @@ async function languageServiceErrors(definition: object): Promise<string[]> {
   return diagnostics.filter((d: any) => d.severity === 1).map((d: any) => d.message);
 }
 
-let server: any;
+let local: LocalDynamoDb;
 let db: DynamoDBClient;
 let tables = 0;
 before(async () => {
-  server = dynalite({ createTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  db = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${port}`,
-    region: "us-east-1",
-    credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  });
+  local = await startDynalite();
+  db = local.client;
 });
-after(() => {
-  db.destroy();
-  server.close();
-});
+after(() => local.close());
 
 /** A fresh ledger table in dynalite: DynamoDB's own condition and update expressions. */
 async function freshTable(): Promise<string> {

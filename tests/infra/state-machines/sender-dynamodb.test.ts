@@ -4,7 +4,6 @@
  * and its periods, as DynamoDB itself evaluates them. SES and SQS are the tests' fakes.
  */
 import * as assert from "assert";
-import type { AddressInfo } from "net";
 import {
   BatchGetItemCommand,
   CreateTableCommand,
@@ -18,8 +17,7 @@ import { senderDefinition } from "../../../infra/state-machines/sender-definitio
 import { SenderParameters } from "../../../infra/state-machines/sender-states";
 import { StatesError } from "../../helpers/asl-interpreter";
 import { runJsonataMachine } from "../../helpers/jsonata-interpreter";
-
-const dynalite = require("dynalite");
+import { LocalDynamoDb, startDynalite } from "../../helpers/ledger";
 
 const LEDGER = "sender-ledger-test";
 const CAP = "sender-sends-test";
@@ -47,23 +45,14 @@ function input(addresses: string[], schedule: string, at: string, campaign = "sp
 
 describe("the one sender against a real DynamoDB (dynalite)", function () {
   this.timeout(20_000);
-  let server: any;
+  let local: LocalDynamoDb;
   let db: DynamoDBClient;
 
   before(async () => {
-    server = dynalite({ createTableMs: 0, updateTableMs: 0, deleteTableMs: 0 });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    db = new DynamoDBClient({
-      endpoint: `http://127.0.0.1:${port}`,
-      region: "us-east-1",
-      credentials: { accessKeyId: "test", secretAccessKey: "test" },
-    });
+    local = await startDynalite();
+    db = local.client;
   });
-  after(() => {
-    db.destroy();
-    server.close();
-  });
+  after(() => local.close());
 
   let table = 0;
   /** Fresh tables for each test, and the sender's parameters naming them. */

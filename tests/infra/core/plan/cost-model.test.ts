@@ -8,7 +8,6 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import type { AddressInfo } from "net";
 import {
   CreateTableCommand,
   DynamoDBClient,
@@ -32,8 +31,7 @@ import {
 } from "../../../../infra/core/plan/send-cost";
 import { tallyPlan } from "../../../../scripts/bench/cost";
 import { runJsonataMachine } from "../../../helpers/jsonata-interpreter";
-
-const dynalite = require("dynalite");
+import { LocalDynamoDb, startDynalite } from "../../../helpers/ledger";
 
 /** 89 characters: "arn:aws:scheduler:us-east-1:123456789012:schedule/" (50) + "campaign-spring/" (16) + the name (23). */
 const ARN = "arn:aws:scheduler:us-east-1:123456789012:schedule/campaign-spring/bulk.1.20261201T1400Z.0";
@@ -175,16 +173,11 @@ describe("the orchestration cost model", () => {
 
 describe("the model's items are the ones the one sender writes (dynalite bills them the same)", function () {
   this.timeout(20_000);
-  let server: any;
+  let local: LocalDynamoDb;
   let db: DynamoDBClient;
   before(async () => {
-    server = dynalite({ createTableMs: 0 });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    db = new DynamoDBClient({
-      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      region: "us-east-1",
-      credentials: { accessKeyId: "test", secretAccessKey: "test" },
-    });
+    local = await startDynalite();
+    db = local.client;
     for (const TableName of ["ledger", "scratch"])
       await db.send(
         new CreateTableCommand({
@@ -195,10 +188,7 @@ describe("the model's items are the ones the one sender writes (dynalite bills t
         }),
       );
   });
-  after(() => {
-    db.destroy();
-    server.close();
-  });
+  after(() => local.close());
 
   it("50 entries sent: the stored occurrence is recordItem's, 1,629 bytes; its claim takes 1 unit and its record 2", async () => {
     const row = {
