@@ -25,6 +25,13 @@ export interface SenderParameters {
    * @example { tableName: "unsubscribe-opt-outs-1a2b3c4" }
    */
   optOuts?: { tableName: string };
+  /**
+   * With texts (stack config sendtime:sms): the origination identity and SMS configuration set every SendTextMessage
+   * uses; an SMS input (infra/core/send/sms-input.ts) carries neither, so a schedule cannot send from another pool.
+   * @default none: the sender sends no text (an SMS input's entries are not sent)
+   * @example { originationIdentity: "arn:aws:sms-voice:us-east-1:123456789012:pool/pool-1a2b", configurationSetName: "sendtime-dev-sms" }
+   */
+  sms?: { originationIdentity: string; configurationSetName: string };
 }
 
 export function retryBusy(errors: readonly string[], r: typeof BUSY_RETRY | typeof STATE_READ_RETRY = BUSY_RETRY) {
