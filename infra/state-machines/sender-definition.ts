@@ -34,11 +34,13 @@
  * kept in the output. The execution fails (Sender.EntriesFailed) when an entry is not sent or unknown.
  */
 import { BUSY_CALL_SECONDS } from "../core/send/sender-contract";
-import { SENDER_STATES, SenderParameters } from "./sender-states";
+import { finished, oneLine, SENDER_STATES, SenderParameters } from "./sender-states";
 import { claimStates } from "./sender-claim";
 import { admissionStates, optOutStates } from "./sender-admission";
 import { retryStates, sendStates, stateStates } from "./sender-round";
 import { endStates } from "./sender-settle";
+import { numberLimitStates, textRoundStates, textsNotConfiguredStates } from "./sender-sms";
+import { SMS_MAX_ENTRIES } from "../core/send/sender-contract";
 
 /**
  * Every task but the SES calls (which have CALL_RETRY.timeoutSeconds) times out after BUSY_CALL_SECONDS, in the Maps'
@@ -52,6 +54,27 @@ function withTaskTimeouts(states: Record<string, any>): Record<string, unknown> 
   return states;
 }
 
+/**
+ * Pairs each entry (BulkEmailEntries, or an SMS input's sms.Entries) with its recipient id; an SMS input's entries
+ * past SMS_MAX_ENTRIES are not sent (the worst case of an execution is counted for that many).
+ */
+function prepare() {
+  const pair = "function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i], 'admitted': false } }";
+  return {
+    Type: "Pass",
+    Comment:
+      "Pairs each entry with its recipient id. The entries are kept once, in pending (Step Functions holds a state's data to 256 KB).",
+    Output: oneLine(`{% $states.input.channel = 'sms' ? (
+  $all := [$map($states.input.sms.Entries, ${pair})];
+  $over := [$filter($all, function($v, $i) { $i >= ${SMS_MAX_ENTRIES} })];
+  { 'input': $merge([$states.input, { 'sms': $sift($states.input.sms, function($v, $k) { $k != 'Entries' }) }]),
+'pending': [$filter($all, function($v, $i) { $i < ${SMS_MAX_ENTRIES} })],
+'done': [${finished("$over", "'not-sent'", `'Sms.TooManyEntries: an SMS input holds at most ${SMS_MAX_ENTRIES} entries'`)}], 'round': 0 }
+) : { 'input': $merge([$states.input, { 'bulk': $sift($states.input.bulk, function($v, $k) { $k != 'BulkEmailEntries' }) }]), 'pending': [$map($states.input.bulk.BulkEmailEntries, ${pair})], 'done': [], 'round': 0 } %}`),
+    Next: SENDER_STATES.claim,
+  };
+}
+
 export function senderDefinition(p: SenderParameters): Record<string, unknown> {
   const S = SENDER_STATES;
   const capped = p.gate !== undefined;
@@ -62,21 +85,39 @@ export function senderDefinition(p: SenderParameters): Record<string, unknown> {
     QueryLanguage: "JSONata",
     StartAt: S.prepare,
     States: withTaskTimeouts({
-      [S.prepare]: {
-        Type: "Pass",
+      [S.prepare]: prepare(),
+      ...claimStates(p, S.isText),
+      [S.isText]: {
+        Type: "Choice",
         Comment:
-          "Pairs each entry with its recipient id. The entries are kept once, in pending (Step Functions holds a state's data to 256 KB).",
-        Output: `{% { 'input': $merge([$states.input, { 'bulk': $sift($states.input.bulk, function($v, $k) { $k != 'BulkEmailEntries' }) }]), 'pending': [$map($states.input.bulk.BulkEmailEntries, function($e, $i) { { 'entry': $e, 'recipient': $states.input.recipients[$i], 'admitted': false } })], 'done': [], 'round': 0 } %}`,
-        Next: S.claim,
+          "Texts skip the unsubscribe endpoint's table (it holds email addresses): a number's opt-out is the pool's opt-out list, which SendTextMessage applies (skipped: opted-out).",
+        Choices: [
+          {
+            Condition: "{% $states.input.input.channel = 'sms' %}",
+            Next: p.sms ? afterOptOuts : S.textsNotConfigured,
+          },
+        ],
+        Default: checked ? S.lookUpOptOuts : afterOptOuts,
       },
-      ...claimStates(p, checked ? S.lookUpOptOuts : afterOptOuts),
+      ...(p.sms ? {} : textsNotConfiguredStates()),
       ...(p.optOuts ? optOutStates(p, p.optOuts, afterOptOuts) : {}),
       ...(p.gate ? admissionStates(p, p.gate) : {}),
       [S.anyPending]: {
         Type: "Choice",
-        Choices: [{ Condition: "{% $count($states.input.pending) > 0 %}", Next: S.readState }],
+        Choices: [
+          ...(p.sms
+            ? [
+                {
+                  Condition: "{% $count($states.input.pending) > 0 and $states.input.input.channel = 'sms' %}",
+                  Next: S.admitNumbers,
+                },
+              ]
+            : []),
+          { Condition: "{% $count($states.input.pending) > 0 %}", Next: S.readState },
+        ],
         Default: S.record,
       },
+      ...(p.sms ? { ...numberLimitStates(p), ...textRoundStates(p, p.sms) } : {}),
       ...stateStates(p),
       ...sendStates(p),
       ...retryStates(),

@@ -108,8 +108,10 @@ function sendOneStates(p: SenderParameters) {
   return {
     [S.oneOrBulk]: {
       Type: "Choice",
-      Comment: "A per-recipient schedule with SES list management is sent with SendEmail (ListManagementOptions).",
+      Comment:
+        "Texts go to SendTextMessage; a per-recipient schedule with SES list management is sent with SendEmail (ListManagementOptions).",
       Choices: [
+        ...(p.sms ? [{ Condition: "{% $states.input.input.channel = 'sms' %}", Next: S.sendTexts }] : []),
         {
           Condition: "{% $count($states.input.pending) = 1 and $exists($states.input.input.list_management) %}",
           Next: S.sendOne,

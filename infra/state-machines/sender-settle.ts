@@ -6,16 +6,22 @@ import { DYNAMODB_BUSY, releaseArguments } from "../core/send/frequency-cap";
 import { LEDGER_KEY, OCCURRENCE_ATTRIBUTES } from "../core/send/ledger";
 import { SENDER_CONCURRENCY } from "../core/send/sender-contract";
 import { CAMPAIGN_PREFIX } from "../core/plan/naming";
+import { releaseSlotArguments } from "../core/send/number-limit";
 import {
   gateView,
   NEEDS_POINTER,
   NEEDS_RELEASE,
+  NEEDS_SLOT_RELEASE,
   oneLine,
   OCCURRENCE_KEY,
   retryBusy,
   SENDER_STATES,
   SenderParameters,
 } from "./sender-states";
+
+/** JSONata: the entries of `done` the settle Map takes: a pointer to send, or a cap admission or slot to give back. */
+const toSettle = (p: SenderParameters) =>
+  [NEEDS_POINTER, ...(p.gate ? [NEEDS_RELEASE] : []), ...(p.sms ? [NEEDS_SLOT_RELEASE] : [])].join(" or ");
 
 /** The end: outcomes recorded, admissions given back and pointers dead-lettered, then the counts. */
 export function endStates(p: SenderParameters) {
@@ -51,7 +57,7 @@ export function endStates(p: SenderParameters) {
     [S.anyToSettle]: {
       Type: "Choice",
       Choices: [
-        { Condition: `{% ${count(`${NEEDS_POINTER}${p.gate ? ` or ${NEEDS_RELEASE}` : ""}`)} > 0 %}`, Next: S.settle },
+        { Condition: `{% ${count(toSettle(p))} > 0 %}`, Next: S.settle },
       ],
       Default: S.anyFailed,
     },
@@ -104,13 +110,33 @@ function settleStates(p: SenderParameters) {
     [`${S.deadLetterEntry}Lost`]: { Type: "Pass", Output: "{% { 'lost': $states.input } %}", End: true },
   };
   let start = `${S.deadLetterEntry}?`;
+  if (p.sms) {
+    const next = start;
+    start = `${S.releaseSlot}?`;
+    states[start] = {
+      Type: "Choice",
+      Choices: [{ Condition: `{% $states.input.failure.(${NEEDS_SLOT_RELEASE}) %}`, Next: S.releaseSlot }],
+      Default: next,
+    };
+    states[S.releaseSlot] = {
+      Type: "Task",
+      Comment: "Gives the text's same-subject slot back: it was not sent, so it does not count against the number.",
+      Resource: `arn:${p.partition}:states:::dynamodb:updateItem`,
+      Arguments: releaseSlotArguments(p.ledger.tableName, "$states.input.failure.item", "$states.input.input"),
+      Retry: [retryBusy(DYNAMODB_BUSY)],
+      Output: "{% $states.input %}",
+      Catch: [{ ErrorEquals: ["States.ALL"], Next: next, Output: "{% $states.input %}" }],
+      Next: next,
+    };
+  }
   if (p.gate) {
+    const next = start;
     start = `${S.releaseEntry}?`;
     const view = gateView("$states.input.failure.item", "$states.input.input");
     states[start] = {
       Type: "Choice",
       Choices: [{ Condition: `{% $states.input.failure.(${NEEDS_RELEASE}) %}`, Next: S.releaseEntry }],
-      Default: `${S.deadLetterEntry}?`,
+      Default: next,
     };
     states[S.releaseEntry] = {
       Type: "Task",
@@ -119,14 +145,14 @@ function settleStates(p: SenderParameters) {
       Arguments: releaseArguments(p.gate, `(${view})`),
       Retry: [retryBusy(DYNAMODB_BUSY)],
       Output: "{% $states.input %}",
-      Catch: [{ ErrorEquals: ["States.ALL"], Next: `${S.deadLetterEntry}?`, Output: "{% $states.input %}" }],
-      Next: `${S.deadLetterEntry}?`,
+      Catch: [{ ErrorEquals: ["States.ALL"], Next: next, Output: "{% $states.input %}" }],
+      Next: next,
     };
   }
   return {
     Type: "Map",
     Comment: "Each entry that needs it: its admission given back, its pointer dead-lettered.",
-    Items: `{% [$states.input.done[${NEEDS_POINTER}${p.gate ? ` or ${NEEDS_RELEASE}` : ""}]] %}`,
+    Items: `{% [$states.input.done[${toSettle(p)}]] %}`,
     ItemSelector: "{% { 'failure': $states.context.Map.Item.Value, 'input': $states.input.input } %}",
     MaxConcurrency: SENDER_CONCURRENCY.deadLetters,
     ItemProcessor: { ProcessorConfig: { Mode: "INLINE" }, StartAt: start, States: states },

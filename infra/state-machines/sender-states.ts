@@ -67,6 +67,12 @@ export const SENDER_STATES = {
   anyCapped: "AnyCapped",
   countCapped: "CountCapped",
   anyPending: "AnyPending",
+  isText: "IsText",
+  textsNotConfigured: "TextsNotConfigured",
+  admitNumbers: "AdmitNumbers",
+  anyTextPending: "AnyTextPending",
+  sendTexts: "SendTexts",
+  releaseSlot: "ReleaseSlot",
   readState: "ReadCampaignState",
   stateUnreadable: "StateUnreadable",
   isLive: "IsLive",
@@ -100,14 +106,22 @@ export const CAMPAIGN_STATE_KEY = `'${campaignStateKey("' & $states.input.input.
 
 /** JSONata: entries of `done` (each `{item, outcome, reason}`) whose admission is given back, or that get a pointer. */
 export const NEEDS_RELEASE =
-  "item.admitted = true and (outcome = 'not-sent' or (outcome = 'skipped' and reason in ['paused', 'cancelled']))";
+  "item.admitted = true and (outcome = 'not-sent' or (outcome = 'skipped' and reason in ['paused', 'cancelled', 'capped', 'opted-out', 'legal-hours']))";
+/**
+ * JSONata: entries of `done` holding a number's same-subject slot (texts) that give it back: not sent, or skipped
+ * after the slot was taken (held by the campaign's state, opted out at SendTextMessage, or past Until).
+ */
+export const NEEDS_SLOT_RELEASE =
+  "$exists(item.slot) and (outcome = 'not-sent' or (outcome = 'skipped' and reason in ['paused', 'cancelled', 'opted-out', 'legal-hours']))";
 export const NEEDS_POINTER = "outcome in ['not-sent', 'unknown'] or (outcome = 'skipped' and reason = 'paused')";
 
 /**
  * JSONata: a pending entry as a done one keeps what the end needs (its recipient, its address for a release, whether
- * it was admitted), not its template data: the entries stay in the state once, within Step Functions' 256 KB.
+ * it was admitted; a text's number and same-subject slot), not its template data or body: the entries stay in the
+ * state once, within Step Functions' 256 KB.
  */
-export const SLIM = "{ 'recipient': recipient, 'entry': { 'Destination': entry.Destination }, 'admitted': admitted }";
+export const SLIM =
+  "{ 'recipient': recipient, 'entry': { 'Destination': entry.Destination, 'DestinationPhoneNumber': entry.DestinationPhoneNumber }, 'admitted': admitted, 'slot': slot }";
 /** JSONata: pending entries (at `items`) as done ones with `outcome` and `reason` (JSONata expressions over each). */
 export const finished = (items: string, outcome: string, reason: string) =>
   `${items}.{ 'item': $.${SLIM}, 'outcome': ${outcome}, 'reason': ${reason} }`;

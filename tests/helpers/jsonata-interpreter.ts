@@ -1,7 +1,8 @@
 /**
  * Runs state machines written in JSONata (QueryLanguage "JSONata"), the subset the send gate and the sender use:
  * Task (aws-sdk and optimized integrations, answered by fakes), Choice (Condition), Pass, Succeed (with Output), Fail,
- * Wait (Seconds, recorded, not slept) and inline Map (Items, ItemSelector, MaxConcurrency: items run one after another,
+ * Wait (Seconds, recorded, not slept: they move the virtual clock of `$states.context.State.EnteredTime`, which starts at
+ * the execution's StartTime) and inline Map (Items, ItemSelector, MaxConcurrency: items run one after another,
  * each with `$states.context.Map.Item`); Arguments, Output, Retry and Catch with `$states.input`, `$states.result`,
  * `$states.errorOutput` and `$states.context`. TimeoutSeconds is accepted, not modelled. Expressions are
  * evaluated by the jsonata library itself. Unknown fields throw: the interpreter never guesses.
@@ -50,9 +51,9 @@ export async function runJsonataMachine(
   machine: any,
   input: any,
   services: JsonataServices,
-  context: { startTime: string; executionId?: string },
+  context: { startTime: string; executionId?: string; elapsedSeconds?: number },
   stats: JsonataRunStats = { retries: [] },
-  mapContext?: { Execution: unknown; Map: { Item: { Value: unknown; Index: number } } },
+  mapContext?: { Execution: unknown; Map: { Item: { Value: unknown; Index: number } }; State?: unknown },
 ): Promise<{ output: any; path: string[] }> {
   if (!mapContext && machine.QueryLanguage !== "JSONata") throw new Error("not a JSONata state machine");
   const path: string[] = [];
@@ -67,6 +68,8 @@ export async function runJsonataMachine(
     for (const k of Object.keys(state))
       if (!KNOWN.has(k)) throw new Error(`interpreter does not support ${k} (state ${name})`);
     path.push(name);
+    const entered = Date.parse(context.startTime) + (context.elapsedSeconds ?? 0) * 1000;
+    ctx.State = { Name: name, EnteredTime: new Date(entered).toISOString() };
     stats.sizes?.push(Buffer.byteLength(JSON.stringify(data ?? null)));
     const states = { input: data, context: ctx };
     switch (state.Type) {
@@ -80,6 +83,7 @@ export async function runJsonataMachine(
             `${name}: Seconds ${JSON.stringify(seconds)} is not a whole number ≥ 0`,
           );
         (stats.waits ??= []).push(seconds);
+        context.elapsedSeconds = (context.elapsedSeconds ?? 0) + seconds;
         name = state.Next;
         continue;
       }

@@ -49,11 +49,18 @@ const PERIOD: Record<CapPeriod, { key: (i: string) => string; expiresAt: (i: str
 };
 
 /**
- * JSONata: the table key of the address and period at path `i` (`{email: {Destination}, scheduled_time}`). Addresses
+ * JSONata: the table key of the address and period at path `i` (`{email: <entry>, scheduled_time}`). Addresses
  * in a plan are 7-bit ASCII (email.ts), so lower-casing folds every spelling of one mailbox's address together.
  */
 const keyOf = (cap: FrequencyCap, i: string) =>
-  `{% { 'pk': { 'S': $lowercase(${i}.email.Destination.ToAddresses[0]) & '#' & ${PERIOD[cap.per].key(i)} } } %}`;
+  `{% { 'pk': { 'S': $lowercase(${addressOf(`${i}.email`)}) & '#' & ${PERIOD[cap.per].key(i)} } } %}`;
+
+/**
+ * JSONata: an entry's address as the cap counts it: a SendBulkEmail entry's one address, or a text's number (E.164:
+ * lower-casing leaves it as it is). One cap counts an address and a number apart: they are different recipients'
+ * channels, and a person's email and phone are not linked in a plan.
+ */
+export const addressOf = (e: string) => `[${e}.Destination.ToAddresses[0], ${e}.DestinationPhoneNumber][0]`;
 
 export const DYNAMODB_BUSY = [
   "DynamoDB.ProvisionedThroughputExceededException",

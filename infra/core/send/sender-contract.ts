@@ -5,6 +5,7 @@
  */
 import { CAPPED_METRIC } from "./frequency-cap";
 import { ses } from "../plan/quotas";
+import { NUMBER_SLOTS } from "./number-limit";
 
 /** The metric of entries dropped because their address opted out after the plan was made. */
 export const OPT_OUT_METRIC = { namespace: CAPPED_METRIC.namespace, name: "OptedOutSends" } as const;
@@ -40,8 +41,38 @@ export const CALL_RETRY = {
   maxDelaySeconds: 4,
   timeoutSeconds: 10,
 } as const;
-/** DynamoDB and SQS calls at once in the sender's Maps (an inline Map runs at most 40). */
-export const SENDER_CONCURRENCY = { admissions: 25, deadLetters: 25 } as const;
+/**
+ * DynamoDB and SQS calls at once in the sender's Maps (an inline Map runs at most 40), and SendTextMessage calls at
+ * once (a bound on the burst a pool sees from one execution; the plan paces schedules to the pool's MPS).
+ */
+export const SENDER_CONCURRENCY = { admissions: 25, deadLetters: 25, numbers: 25, texts: 10 } as const;
+
+/**
+ * Texts (SendTextMessage, AWS End User Messaging SMS): Step Functions' SDK integration of pinpoint-sms-voice-v2 and
+ * its error prefix (https://docs.aws.amazon.com/step-functions/latest/dg/supported-services-awssdk.html).
+ */
+export const SMS_SERVICE = "pinpointsmsvoicev2";
+const SMS_ERROR = (name: string) => `PinpointSmsVoiceV2.${name}`;
+/** The pool refused the rate: nothing sent, the entry is retried in the next round (as ACCOUNT_THROTTLED). */
+export const SMS_RETRYABLE = [SMS_ERROR("ThrottlingException")] as const;
+/** Client faults of the call: nothing was sent; not retried (the reason is kept). */
+export const SMS_NOT_SENT = [
+  SMS_ERROR("ValidationException"),
+  SMS_ERROR("AccessDeniedException"),
+  SMS_ERROR("ResourceNotFoundException"),
+  SMS_ERROR("ServiceQuotaExceededException"),
+  SMS_ERROR("ConflictException"),
+] as const;
+/**
+ * A ConflictException whose Reason is DESTINATION_PHONE_NUMBER_OPTED_OUT: the number opted out (STOP, or the pool's
+ * opt-out list). Step Functions passes the error's message as the Cause, so the sender looks for the Reason's name or
+ * the words "opted out" in it; a ConflictException without either is not sent (never resent by itself).
+ */
+export const SMS_OPTED_OUT = { error: SMS_ERROR("ConflictException"), reason: "DESTINATION_PHONE_NUMBER_OPTED_OUT" } as const;
+/** One SendTextMessage's timeout; a timed-out call may have sent the text, so it is unknown, never repeated. */
+export const SMS_CALL = { timeoutSeconds: 5 } as const;
+/** Entries of one SMS input the sender sends (one for a recipient's row; a bulk line of texts at most this many). */
+export const SMS_MAX_ENTRIES = 20;
 /**
  * How a busy DynamoDB, CloudWatch or SQS call is retried: short, so that 50 entries fit EXPRESS's 5 minutes
  * (senderWorstCaseSeconds).
@@ -105,11 +136,36 @@ export function senderWorstCaseSeconds(entries: number = ses.maxBulkEntries, cap
 }
 
 /**
+ * The longest one sender execution of texts can run, at SMS_MAX_ENTRIES entries: the claim and the record, the cap's
+ * admission, each entry's same-subject slots (one write per slot and a look-up), every round's state read and
+ * SendTextMessage waves at their timeout, every backoff at its cap, and the release of cap and slot and the dead
+ * letter of each entry. No opt-out look-up: the unsubscribe table holds addresses, not numbers.
+ */
+export function smsSenderWorstCaseSeconds(
+  entries: number = SMS_MAX_ENTRIES,
+  capped = true,
+  slots: number = NUMBER_SLOTS,
+): number {
+  const waves = (concurrency: number) => Math.ceil(entries / concurrency);
+  const busy = busyCallWorstSeconds();
+  const round = busyCallWorstSeconds(STATE_READ_RETRY) + waves(SENDER_CONCURRENCY.texts) * SMS_CALL.timeoutSeconds;
+  let total = round;
+  for (let r = 0; r < ENTRY_RETRY.maxRetries; r++)
+    total += Math.min(ENTRY_RETRY.intervalSeconds * ENTRY_RETRY.backoffRate ** r, ENTRY_RETRY.maxDelaySeconds) + round;
+  const ledger = 2 * busy;
+  const admit = capped ? waves(SENDER_CONCURRENCY.admissions) * 2 * busy + busy : 0;
+  const numbers = waves(SENDER_CONCURRENCY.numbers) * (slots + 1) * busy;
+  const settle = waves(SENDER_CONCURRENCY.deadLetters) * (capped ? 3 : 2) * busy;
+  return total + ledger + admit + numbers + settle;
+}
+
+/**
  * The longest an SES call can still be under way after the sender read the campaign's state: the state is read
  * right before every SES call, so this is one state read and one call with its throttle retries, every attempt at
  * its timeout and every delay at its cap. `cancel-campaign` and `pause-campaign` wait this long after setting the
  * state: then no execution that read the old state can still be sending.
  */
 export function secondsFromStateReadToLastSend(): number {
-  return busyCallWorstSeconds(STATE_READ_RETRY) + sesCallWorstSeconds();
+  const texts = Math.ceil(SMS_MAX_ENTRIES / SENDER_CONCURRENCY.texts) * SMS_CALL.timeoutSeconds;
+  return busyCallWorstSeconds(STATE_READ_RETRY) + Math.max(sesCallWorstSeconds(), texts);
 }

@@ -301,6 +301,7 @@ describe("the one sender: sending", () => {
     assert.deepStrictEqual(path, [
       "Prepare",
       "Claim",
+      "IsText",
       "AnyPending",
       "ReadCampaignState",
       "IsLive",
