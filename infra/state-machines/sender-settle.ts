@@ -56,9 +56,7 @@ export function endStates(p: SenderParameters) {
     },
     [S.anyToSettle]: {
       Type: "Choice",
-      Choices: [
-        { Condition: `{% ${count(toSettle(p))} > 0 %}`, Next: S.settle },
-      ],
+      Choices: [{ Condition: `{% ${count(toSettle(p))} > 0 %}`, Next: S.settle }],
       Default: S.anyFailed,
     },
     [S.settle]: settleStates(p),

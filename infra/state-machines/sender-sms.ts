@@ -4,12 +4,7 @@
  * (infra/core/send/number-limit.ts) and the round of SendTextMessage calls, one per pending entry in an inline Map.
  * Without SenderParameters.sms, an SMS input's entries are not sent.
  */
-import {
-  heldSlot,
-  limitOf,
-  lookUpSlotsArguments,
-  takeSlotArguments,
-} from "../core/send/number-limit";
+import { heldSlot, limitOf, lookUpSlotsArguments, takeSlotArguments } from "../core/send/number-limit";
 import {
   SENDER_CONCURRENCY,
   SMS_CALL,
@@ -104,7 +99,11 @@ function numberProcessor(p: SenderParameters) {
         Output:
           "{% { 'item': $merge([$states.input.item, { 'slot': $states.input.slot }]), 'admission': 'admitted' } %}",
         Catch: [
-          { ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"], Next: "NextSlot", Output: "{% $states.input %}" },
+          {
+            ErrorEquals: ["DynamoDB.ConditionalCheckFailedException"],
+            Next: "NextSlot",
+            Output: "{% $states.input %}",
+          },
           failed,
         ],
         End: true,

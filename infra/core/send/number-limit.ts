@@ -84,10 +84,10 @@ export function release(s: NumberSlots, slot: number, occurrence: string): void 
 
 /** JSONata: an occurrence of one schedule (the same on every retry of it), at the execution input `i`. */
 const occurrenceOf = (i: string) => `${i}.schedule & '@' & ${i}.scheduled_time`;
-const keyOf = (item: string) => `{% { '${LEDGER_KEY}': { 'S': '${NUMBER_KEY_PREFIX}' & ${item}.entry.DestinationPhoneNumber } } %}`;
+const keyOf = (item: string) =>
+  `{% { '${LEDGER_KEY}': { 'S': '${NUMBER_KEY_PREFIX}' & ${item}.entry.DestinationPhoneNumber } } %}`;
 /** JSONata: the entry's limit, 1 to NUMBER_SLOTS. */
-export const limitOf = (item: string) =>
-  `$max([1, $min([${NUMBER_SLOTS}, $floor(${item}.entry.SameSubjectLimit)])])`;
+export const limitOf = (item: string) => `$max([1, $min([${NUMBER_SLOTS}, $floor(${item}.entry.SameSubjectLimit)])])`;
 
 /**
  * The UpdateItem that takes slot `slot` (a JSONata number at `v.slot`) for the entry at `v.item`, at `v.now` (epoch

@@ -68,7 +68,10 @@ export const SMS_NOT_SENT = [
  * opt-out list). Step Functions passes the error's message as the Cause, so the sender looks for the Reason's name or
  * the words "opted out" in it; a ConflictException without either is not sent (never resent by itself).
  */
-export const SMS_OPTED_OUT = { error: SMS_ERROR("ConflictException"), reason: "DESTINATION_PHONE_NUMBER_OPTED_OUT" } as const;
+export const SMS_OPTED_OUT = {
+  error: SMS_ERROR("ConflictException"),
+  reason: "DESTINATION_PHONE_NUMBER_OPTED_OUT",
+} as const;
 /** One SendTextMessage's timeout; a timed-out call may have sent the text, so it is unknown, never repeated. */
 export const SMS_CALL = { timeoutSeconds: 5 } as const;
 /** Entries of one SMS input the sender sends (one for a recipient's row; a bulk line of texts at most this many). */
