@@ -23,7 +23,8 @@
  * Every schedule's target is the one sender (sender-definition.ts), which alone calls SES: a recipient's row becomes
  * the sender's input of one entry, a bulk line (`entries`, bulk-plan-row.ts BulkPlanRow; one-time only) the input of its
  * entries, built by one JSONata state (JSONPath cannot map over the entries) as sender-input.ts builds it in
- * TypeScript. The never-created-late check applies to every one-time schedule.
+ * TypeScript. A row (or bulk line) of `channel: "sms"` (sms-input.ts SmsPlanFields) becomes the sender's SMS input, as
+ * smsSenderInput() builds it. The never-created-late check applies to every one-time schedule.
  */
 import { EMAIL_TAGS } from "../core/send/email-events";
 import { SCHEDULER_CONTEXT } from "../core/send/frequency-cap";
@@ -40,6 +41,7 @@ import { createScheduleRetry, scheduler, stepFunctions, worstCaseRowSeconds } fr
 import { CREATE_LEAD_MS } from "../core/timing/promises";
 import { UNSUBSCRIBE_TEMPLATE_KEY, unsubscribeHeaders } from "../core/consent/unsubscribe";
 import { InternalError } from "../core/errors";
+import { DEFAULT_SMS_MESSAGE_TYPE, SmsMessageType } from "../core/send/sms-input";
 
 export type { PlanRow };
 
@@ -104,6 +106,12 @@ export interface FanOutParameters extends FanOutShape, SchedulerTargetParameters
   housekeepingRoleArn?: string;
   /** Bucket the fan-out writes its results (failed batches) to, under `results/`. */
   resultsBucket: string;
+  /**
+   * SendTextMessage's MessageType of every text (stack config `sendtime:sms.messageType`); a row's own `message_type`
+   * (PROMOTIONAL or TRANSACTIONAL, from `--sms-message-type`) wins.
+   * @default "PROMOTIONAL"
+   */
+  smsMessageType?: SmsMessageType;
 }
 
 /**
@@ -416,13 +424,32 @@ function senderRequest(p: FanOutParameters) {
     `'scheduled_time': '${SCHEDULER_CONTEXT.scheduledTime}'`,
   ].join(", ");
   const entries =
-    "$bulk := $exists($row.entries); $entries := $bulk ? $row.entries : [{ 'recipient_id': $row.recipient_id, 'email': $row.email, 'template_data': $row.template_data }]";
+    "$bulk := $exists($row.entries); $sms := $row.channel = 'sms'; $entries := $bulk ? $row.entries : ($sms ? [{ 'recipient_id': $row.recipient_id, 'phone': $row.phone, 'body': $row.body, 'until': $row.until, 'same_subject_limit': $row.same_subject_limit }] : [{ 'recipient_id': $row.recipient_id, 'email': $row.email, 'template_data': $row.template_data }])";
   return {
     Type: "Pass",
     QueryLanguage: "JSONata",
-    Output: `{% ( $row := $states.input.row; ${entries}; { 'name': $row.schedule_name, 'expression': $row.schedule_expression, 'timezone': $row.timezone, 'group': $states.input.group, 'window_minutes': $states.input.window_minutes, 'utc': $row.utc, 'start_date': $row.start_date, 'end_date': $row.end_date, 'target_input': { ${senderInput}${listManagement} } } ) %}`,
+    Output: `{% ( $row := $states.input.row; ${entries}; { 'name': $row.schedule_name, 'expression': $row.schedule_expression, 'timezone': $row.timezone, 'group': $states.input.group, 'window_minutes': $states.input.window_minutes, 'utc': $row.utc, 'start_date': $row.start_date, 'end_date': $row.end_date, 'target_input': $sms ? ${smsSenderInputExpression(p)} : { ${senderInput}${listManagement} } } ) %}`,
     Next: S.isRecurring,
   };
+}
+
+/**
+ * JSONata over `$row` and `$entries`: the sender's SMS input of a row (or bulk line) of channel `sms`, field for field
+ * and in the order sms-input.ts's smsSenderInput() builds it (tests/infra/state-machines/fanout-sms.test.ts holds the
+ * two to each other). No SES list management: a text's opt-out is the pool's.
+ */
+function smsSenderInputExpression(p: FanOutParameters): string {
+  const type = JSON.stringify(p.smsMessageType ?? DEFAULT_SMS_MESSAGE_TYPE);
+  const entry =
+    "$merge([{ 'DestinationPhoneNumber': $e.phone, 'MessageBody': $e.body, 'Until': $e.until }, $exists($e.same_subject_limit) ? { 'SameSubjectLimit': $e.same_subject_limit } : {}])";
+  return [
+    "$merge([",
+    `{ 'channel': 'sms', 'sms': { 'MessageType': $row.message_type in ['PROMOTIONAL', 'TRANSACTIONAL'] ? $row.message_type : ${type}, 'Entries': [$map($entries, function($e) { ${entry} })] },`,
+    "'recipients': [$entries.recipient_id], 'campaign': $states.input.campaign_tag, 'step': $row.step },",
+    "$row.variant ? { 'variant': $row.variant } : {},",
+    `{ 'schedule': '${SCHEDULER_CONTEXT.scheduleArn}', 'scheduled_time': '${SCHEDULER_CONTEXT.scheduledTime}' }`,
+    "])",
+  ].join(" ");
 }
 
 /** CreateSchedule of one row; a recurring row's also passes its StartDate and EndDate (ISO instants). */
