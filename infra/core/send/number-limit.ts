@@ -129,7 +129,7 @@ export function releaseSlotArguments(tableName: string, item: string, i: string)
     ConditionExpression: "contains(occs, :occ)",
     ExpressionAttributeValues: {
       ":zero": { N: "0" },
-      ":none": { S: "" },
+      ":none": { S: "released" },
       ":occ": { S: `{% ${occurrenceOf(i)} %}` },
       ":occs": { SS: [`{% ${occurrenceOf(i)} %}`] },
     },
