@@ -7,6 +7,9 @@
  *   {"bulk": <SendBulkEmail request of 1 to 50 entries>, "recipients": [<recipient id per entry>], "campaign": "<tag>",
  *    "step": N, "schedule": "<aws.scheduler.schedule-arn>", "scheduled_time": "<aws.scheduler.scheduled-time>",
  *    "list_management"?: {ContactListName, TopicName}}
+ *   or, for texts (infra/core/send/sms-input.ts SmsSenderInput), `"channel": "sms"` and `"sms": {MessageType, Entries}`
+ *   in place of `bulk`: the same phases, without the opt-out table (it holds addresses), with each number's
+ *   same-subject limit after the cap, and SendTextMessage per entry in the round (sender-sms.ts).
  *
  * Whether and how often, in this order (infra/core/send/ledger.ts has the keys; sender-claim.ts, sender-admission.ts,
  * sender-round.ts and sender-settle.ts build the phases, infra/core/send/sender-contract.ts holds their numbers):

@@ -31,7 +31,8 @@ export type CampaignState = (typeof CAMPAIGN_STATES)[number];
  */
 export const OUTCOMES = ["sent", "not-sent", "unknown", "skipped"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-export const SKIP_REASONS = ["opted-out", "capped", "cancelled", "paused"] as const;
+/** `legal-hours`: a text whose Until (the end of its legal window) had passed when the sender reached it. */
+export const SKIP_REASONS = ["opted-out", "capped", "cancelled", "paused", "legal-hours"] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 /** The occurrence item's attributes besides the key: when it was claimed, by which campaign, and each outcome. */
