@@ -83,7 +83,8 @@ describe("bulk sends in the stack under Pulumi mocks", function () {
     assert.strictEqual(stack.outputs.optOutTableName, t.outputs.name);
     for (const st of [stack, capped]) {
       const def = JSON.parse(sender(st).definition);
-      assert.strictEqual(def.States.Claim.Next, "LookUpOptOuts", "right after the claim");
+      assert.strictEqual(def.States.Claim.Next, "IsText", "right after the claim");
+      assert.strictEqual(def.States.IsText.Default, "LookUpOptOuts", "for every mail (texts skip the address table)");
       assert.strictEqual(def.States.LookUpOptOuts.Resource, "arn:aws:states:::aws-sdk:dynamodb:batchGetItem");
       assert.ok(def.States.LookUpOptOuts.Arguments.includes(JSON.stringify(t.outputs.name)));
     }
