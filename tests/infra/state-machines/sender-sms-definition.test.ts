@@ -213,6 +213,36 @@ describe("the one sender's texts: definition", () => {
     );
   });
 
+  it("a slot write retried after it landed (a timeout) is this occurrence's own slot: sent once, one slot taken", async () => {
+    const ledger = new FakeTable(LEDGER);
+    let timedOut = false;
+    const sent: string[] = [];
+    const i = texts(["+13055550100"]);
+    (i.sms.Entries[0] as any).SameSubjectLimit = 3;
+    const r = await runJsonataMachine(
+      senderDefinition(TEXTS),
+      i,
+      {
+        call: (service, action, args) => {
+          if (service === "dynamodb") {
+            const out = ledger.call(action, args);
+            if (action === "updateItem" && args.Key.pk.S.startsWith("num#") && !timedOut) {
+              timedOut = true;
+              throw new StatesError("States.Timeout", "the write landed, its answer did not");
+            }
+            return out;
+          }
+          if (service === "pinpointsmsvoicev2") return (sent.push(args.DestinationPhoneNumber), { MessageId: "m" });
+          return {};
+        },
+      },
+      { startTime: AT },
+    );
+    assert.deepStrictEqual([r.output.sent, sent.length], [1, 1]);
+    const slots = ledger.items.get("num#+13055550100")!;
+    assert.deepStrictEqual([slots.t0?.N, slots.t1, slots.t2], [String(Date.parse(AT) / 1000), undefined, undefined]);
+  });
+
   it("the email worst case is unchanged by texts", () => {
     assert.ok(senderWorstCaseSeconds(50, true, true) < stepFunctions.expressMaxSeconds - 30);
   });
