@@ -282,7 +282,8 @@ function enrolmentClients(outputs: StackOutputs): EnrolmentClients {
 }
 
 function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
-  const e = outputs.journeyEnrolment as { target?: SchedulerTargetParameters; windowMinutes?: number } | undefined;
+  const e = outputs.journeyEnrolment as
+    { target?: SchedulerTargetParameters; windowMinutes?: number; sms?: EnrolmentSettings["sms"] } | undefined;
   if (
     !e?.target?.targetRoleArn ||
     !e.target.deadLetterQueueArn ||
@@ -292,7 +293,8 @@ function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
     throw new UsageError(
       "missing stack output journeyEnrolment (the SES target journey schedules carry): give --stack NAME or --outputs FILE of a stack with journeys",
     );
-  return { target: e.target, windowMinutes: Number(e.windowMinutes) };
+  // With SMS steps, the stack's output carries their templates' texts, as the function's settings do.
+  return { target: e.target, windowMinutes: Number(e.windowMinutes), ...(e.sms ? { sms: e.sms } : {}) };
 }
 
 function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Subscriber {
