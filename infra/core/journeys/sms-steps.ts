@@ -79,7 +79,8 @@ export function smsTemplateProblems(
       const fixed = vars.required.size + vars.optional.size + vars.unchecked.length === 0;
       const count = countSegments(sendable(text));
       const max = stepMaxSegments(j, s);
-      if (fixed && count.segments > max) problems.push(`${where}: ${file} is ${segmentsText(count)}, over ${max}`);
+      if (fixed && count.segments > max)
+        problems.push(`${where}: ${file} is ${segmentsText(count)}, over ${max}: ${SHORTEN}`);
     });
   return problems;
 }
@@ -94,9 +95,11 @@ export function smsSettingsSizeProblem(journeys: readonly Journey[], sms: Journe
   return `the journeys and their SMS templates are ${size} bytes as JSON, over ${MAX_JOURNEYS_JSON}: the enrolment function's environment (4 KB in all) cannot hold them; shorten the texts or the journeys`;
 }
 
+const SHORTEN = "shorten it or raise the step's maxSegments (1–10)";
+
 function segmentsText(c: SegmentCount): string {
   const unit = c.encoding === "GSM-7" ? "septets" : "UTF-16 units";
-  return `${c.segments} message parts (${c.encoding}, ${c.units} ${unit}); shorten it or raise the step's maxSegments (1–10)`;
+  return `${c.segments} message parts (${c.encoding}, ${c.units} ${unit})`;
 }
 
 /**
