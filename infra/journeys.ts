@@ -1,5 +1,3 @@
-import * as fs from "fs";
-import * as path from "path";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { EventRoute, eventDrivenFunction } from "./function-parts";
@@ -11,11 +9,12 @@ import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 import { EnrolmentSettings } from "./core/journeys/journey-types";
 import {
   JourneySmsSettings,
-  SMS_TEMPLATE_FILE,
+  readSmsTemplates,
   smsSettingsSizeProblem,
   smsTemplateNames,
   smsTemplateProblems,
 } from "./core/journeys/sms-steps";
+import { fileSystem } from "./templates";
 import { DEFAULT_SMS_MESSAGE_TYPE, SmsMessageType } from "./core/send/sms-input";
 
 /**
@@ -207,11 +206,7 @@ export function journeySms(
   const names = smsTemplateNames(args.journeys);
   if (names.length === 0) return undefined;
   const dir = args.templatesDir ?? "templates";
-  const templates: Record<string, string> = {};
-  for (const name of names) {
-    const file = path.join(dir, name, SMS_TEMPLATE_FILE);
-    if (fs.existsSync(file)) templates[name] = fs.readFileSync(file, "utf8");
-  }
+  const templates = readSmsTemplates(args.journeys, dir, fileSystem);
   const sms = { templates, messageType: args.smsMessageType ?? DEFAULT_SMS_MESSAGE_TYPE };
   const problems = smsTemplateProblems(args.journeys, templates, dir);
   const size = smsSettingsSizeProblem(args.journeys, sms);

@@ -37,6 +37,7 @@ import { Deadline } from "./lib/aws/call";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
+import { withJourneySms } from "./lib/templates/journey-sms";
 import { readInputFile } from "./lib/text/input-files";
 import { dryRunFlag, jsonFlag, nowFlag, RECIPIENTS, TEMPLATES } from "./lib/cli/common-flags";
 
@@ -115,7 +116,7 @@ export const main = commandMain(COMMAND, async (f, io, clock: () => number = Dat
   const deadline = new Deadline(f["timeout-seconds"], (t) => rows.say(t));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
-  const settings = enrolmentSettings(outputs);
+  const settings = withJourneySms(journey, enrolmentSettings(outputs), f.templates);
   const quietProblem = quietWindowProblem(
     [journey],
     settings.windowMinutes,
@@ -226,7 +227,7 @@ function requireJourneyTemplates(dir: string | undefined, journey: Journey): voi
   const noAudience = { variants: [], holdoutBasisPoints: 0 };
   campaignTemplates(
     dir,
-    journey.steps.map((s, k) => ({ number: k + 1, template: s.template })),
+    journey.steps.map((s, k) => ({ number: k + 1, template: s.channel === "sms" ? undefined : s.template })),
     noAudience,
   );
 }

@@ -14,7 +14,7 @@ import { countSegments, SegmentCount } from "../sms/segments";
 import { applyLegalHours, LegalCandidate, legalCandidates, sameSubjectLimit } from "../sms/legal-window";
 import { addDays, localTimeOf, zonedInstant } from "../timing/send-time";
 import { Channel, SMS_MAX_TTL_SECONDS, SmsMessageType } from "../send/sms-input";
-import { hasValue, STEP_VARIABLE, TemplateError, templateVariables } from "../plan/templates";
+import { FolderReader, hasValue, STEP_VARIABLE, TemplateError, templateVariables } from "../plan/templates";
 
 /** The file of an SMS template in its folder: templates/<name>/sms.txt. */
 export const SMS_TEMPLATE_FILE = "sms.txt";
@@ -43,6 +43,25 @@ export function smsTemplateNames(journeys: readonly Journey[]): string[] {
   return [
     ...new Set(journeys.flatMap((j) => j.steps.filter((s) => s.channel === "sms").map((s) => s.template))),
   ].sort();
+}
+
+/**
+ * The texts of the SMS templates `journeys` use, from `dir` (`<dir>/<name>/sms.txt`), beside those `known` already
+ * (a stack's deployed settings); a template in neither is left out, for smsTemplateProblems to name.
+ */
+export function readSmsTemplates(
+  journeys: readonly Journey[],
+  dir: string,
+  io: Pick<FolderReader, "exists" | "read">,
+  known: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const templates: Record<string, string> = {};
+  for (const name of smsTemplateNames(journeys)) {
+    const file = `${dir}/${name}/${SMS_TEMPLATE_FILE}`;
+    if (Object.prototype.hasOwnProperty.call(known, name)) templates[name] = known[name];
+    else if (io.exists(file)) templates[name] = io.read(file);
+  }
+  return templates;
 }
 
 /** The text as sent: the template's output without the white space that ends (or starts) a file. */
