@@ -6,6 +6,16 @@ import { Journey, EventMatch } from "./core/journeys/journeys-definition";
 import { journeyStatements, journeyTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, campaignGroupName } from "./core/plan/naming";
 import { SchedulerTargetParameters } from "./core/plan/schedule-request";
+import { EnrolmentSettings } from "./core/journeys/journey-types";
+import {
+  JourneySmsSettings,
+  readSmsTemplates,
+  smsSettingsSizeProblem,
+  smsTemplateNames,
+  smsTemplateProblems,
+} from "./core/journeys/sms-steps";
+import { fileSystem } from "./templates";
+import { DEFAULT_SMS_MESSAGE_TYPE, SmsMessageType } from "./core/send/sms-input";
 
 /**
  * How failed events are retried and then kept. EventBridge retries delivering to the function (throttled, not
@@ -66,6 +76,15 @@ export interface JourneysArgs {
    * @default the AWS managed key aws/dynamodb (no grant needed)
    */
   kmsKeyArn?: string;
+  /**
+   * The folder, relative to the project, whose `<name>/sms.txt` files are SMS steps' texts (Handlebars): the program
+   * reads the ones the journeys use and hands them to the function in its settings; a missing, malformed or (without
+   * variables) too long one stops the program. Read only when a step has `channel: sms`.
+   * @default "templates"
+   */
+  templatesDir?: string;
+  /** SendTextMessage's MessageType for the journeys' texts. @default "PROMOTIONAL" */
+  smsMessageType?: SmsMessageType;
 }
 
 /**
@@ -78,13 +97,16 @@ export class Journeys extends pulumi.ComponentResource {
   public readonly deadLetterQueue: aws.sqs.Queue;
   public readonly rules: aws.cloudwatch.EventRule[] = [];
   /** What the function is configured with: scripts/enrol.ts reads it from the stack outputs. */
-  public readonly enrolment: pulumi.Output<{ target: SchedulerTargetParameters; windowMinutes: number }>;
+  public readonly enrolment: pulumi.Output<EnrolmentSettings>;
 
   constructor(name: string, args: JourneysArgs, opts?: pulumi.ComponentResourceOptions) {
     super("sendtime:index:Journeys", name, {}, opts);
     const parent = this;
     const scope = pulumi.output(args.scope);
-    const enrolment = pulumi.output(args.target).apply((target) => ({ target, windowMinutes: args.windowMinutes }));
+    const sms = journeySms(args);
+    const enrolment = pulumi
+      .output(args.target)
+      .apply((target) => ({ target, windowMinutes: args.windowMinutes, ...(sms ? { sms } : {}) }));
 
     args.journeys.forEach(createScheduleGroup);
     const parts = eventDrivenFunction(
@@ -172,4 +194,23 @@ export class Journeys extends pulumi.ComponentResource {
       };
     }
   }
+}
+
+/**
+ * The SMS steps' settings: their templates' texts, read from `templatesDir` and checked (sms-steps.ts), and the
+ * MessageType; undefined without an SMS step. A problem stops the program with one line per template.
+ */
+export function journeySms(
+  args: Pick<JourneysArgs, "journeys" | "templatesDir" | "smsMessageType">,
+): JourneySmsSettings | undefined {
+  const names = smsTemplateNames(args.journeys);
+  if (names.length === 0) return undefined;
+  const dir = args.templatesDir ?? "templates";
+  const templates = readSmsTemplates(args.journeys, dir, fileSystem);
+  const sms = { templates, messageType: args.smsMessageType ?? DEFAULT_SMS_MESSAGE_TYPE };
+  const problems = smsTemplateProblems(args.journeys, templates, dir);
+  const size = smsSettingsSizeProblem(args.journeys, sms);
+  if (size) problems.push(size);
+  if (problems.length) throw new pulumi.RunError(`sendtime:journeys: ${problems.join("; ")}`);
+  return sms;
 }

@@ -320,6 +320,7 @@ function createJourneys(
       logRetentionDays: config.logRetentionDays,
       ledgerTable: { arn: sender.ledger.arn, name: sender.ledger.name },
       kmsKeyArn: config.kmsKeyArn,
+      templatesDir: config.templatesDir,
     },
     opts,
   );

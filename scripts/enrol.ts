@@ -37,6 +37,7 @@ import { Deadline } from "./lib/aws/call";
 import { Command } from "./lib/cli/flags";
 import { EXIT_CODES } from "./lib/cli/exit-codes";
 import { campaignTemplates } from "./lib/templates/campaign-templates";
+import { withJourneySms } from "./lib/templates/journey-sms";
 import { readInputFile } from "./lib/text/input-files";
 import { dryRunFlag, jsonFlag, nowFlag, RECIPIENTS, TEMPLATES } from "./lib/cli/common-flags";
 
@@ -115,7 +116,7 @@ export const main = commandMain(COMMAND, async (f, io, clock: () => number = Dat
   const deadline = new Deadline(f["timeout-seconds"], (t) => rows.say(t));
   const outputs = outputsFromFlags(f);
   const journey = findJourney(f.journey, f.journeys, outputs);
-  const settings = enrolmentSettings(outputs);
+  const settings = withJourneySms(journey, enrolmentSettings(outputs), f.templates);
   const quietProblem = quietWindowProblem(
     [journey],
     settings.windowMinutes,
@@ -226,7 +227,7 @@ function requireJourneyTemplates(dir: string | undefined, journey: Journey): voi
   const noAudience = { variants: [], holdoutBasisPoints: 0 };
   campaignTemplates(
     dir,
-    journey.steps.map((s, k) => ({ number: k + 1, template: s.template })),
+    journey.steps.map((s, k) => ({ number: k + 1, template: s.channel === "sms" ? undefined : s.template })),
     noAudience,
   );
 }
@@ -282,7 +283,8 @@ function enrolmentClients(outputs: StackOutputs): EnrolmentClients {
 }
 
 function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
-  const e = outputs.journeyEnrolment as { target?: SchedulerTargetParameters; windowMinutes?: number } | undefined;
+  const e = outputs.journeyEnrolment as
+    { target?: SchedulerTargetParameters; windowMinutes?: number; sms?: EnrolmentSettings["sms"] } | undefined;
   if (
     !e?.target?.targetRoleArn ||
     !e.target.deadLetterQueueArn ||
@@ -292,7 +294,8 @@ function enrolmentSettings(outputs: StackOutputs): EnrolmentSettings {
     throw new UsageError(
       "missing stack output journeyEnrolment (the SES target journey schedules carry): give --stack NAME or --outputs FILE of a stack with journeys",
     );
-  return { target: e.target, windowMinutes: Number(e.windowMinutes) };
+  // With SMS steps, the stack's output carries their templates' texts, as the function's settings do.
+  return { target: e.target, windowMinutes: Number(e.windowMinutes), ...(e.sms ? { sms: e.sms } : {}) };
 }
 
 function fromEventFile(file: string, journey: Journey, settings: EnrolmentSettings, now: number): Subscriber {

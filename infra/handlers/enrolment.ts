@@ -80,10 +80,11 @@ export function enrolmentLedgerClient(region?: string): DynamoDBClient {
 /**
  * A planned step as it went: created now; exists: created by an earlier delivery; passed: a backlog's step due before
  * the run, not created; late: due more than the journey's grace before it could be created, or (a slow backlog) came
- * due before its call could be made: not created, so never sent; dropped: too close to or before an earlier step.
+ * due before its call could be made: not created, so never sent; dropped: too close to or before an earlier step;
+ * skipped: an SMS step this subscriber cannot be texted (no valid phone, too long a text, no legal time): not created.
  */
 export type StepOutcome = Omit<PlannedStep, "status" | "request"> & {
-  status: "created" | "exists" | "passed" | "late" | "dropped";
+  status: "created" | "exists" | "passed" | "late" | "dropped" | "skipped";
 };
 
 /**

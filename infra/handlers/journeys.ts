@@ -4,7 +4,8 @@
  * launcher's send-time rules (infra/core/journeys/journeys.ts) and creates or deletes the subscriber's step schedules.
  *
  * Configuration (environment, set by the stack): SENDTIME_JOURNEYS (the validated journey list, JSON),
- * SENDTIME_ENROLMENT ({target, windowMinutes}: the SES target every schedule carries) and SENDTIME_LEDGER_TABLE (the
+ * SENDTIME_ENROLMENT ({target, windowMinutes, sms?}: the SES target every schedule carries and, with SMS steps, the
+ * texts of their templates, templates/<name>/sms.txt, read by the stack: the function has no templates folder) and SENDTIME_LEDGER_TABLE (the
  * occurrence ledger, where each trigger's enrolment is claimed once: a duplicate of a trigger creates nothing).
  *
  * A rejected subscriber (bad address, no id) is a result, not an error: retrying cannot fix it. An AWS failure
@@ -26,6 +27,7 @@ import {
 import { decide } from "../core/journeys/journeys";
 import { EnrolmentSettings, JourneyInvocation } from "../core/journeys/journey-types";
 import { isIanaZone } from "../core/journeys/subscriber-zone";
+import { smsTemplateNames } from "../core/journeys/sms-steps";
 import {
   applyDecision,
   CALL_TIMEOUT_MS,
@@ -106,6 +108,9 @@ function loadState(env: NodeJS.ProcessEnv): HandlerState {
   const settings = read(ENROLMENT_ENV) as EnrolmentSettings;
   if (!settings?.target?.targetRoleArn || !(settings.windowMinutes >= 1))
     throw new Error(`environment ${ENROLMENT_ENV} lacks target or windowMinutes`);
+  // A deployment fault, as an unknown journey: fail (the event is kept) rather than skip every text.
+  const lacking = smsTemplateNames(journeys).filter((t) => typeof settings.sms?.templates?.[t] !== "string");
+  if (lacking.length) throw new Error(`environment ${ENROLMENT_ENV} lacks the SMS templates ${lacking.join(", ")}`);
   const tableName = env[LEDGER_TABLE_ENV];
   if (!tableName) throw new Error(`environment ${LEDGER_TABLE_ENV} (the occurrence ledger's table) is missing`);
   return {

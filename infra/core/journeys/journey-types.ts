@@ -4,6 +4,7 @@
  */
 import { CreateScheduleRequest, DeleteScheduleRequest, SchedulerTargetParameters } from "../plan/schedule-request";
 import { ZoneStatus } from "../timing/send-time";
+import type { JourneySmsSettings } from "./sms-steps";
 
 export type EventKind = "trigger" | "exit";
 
@@ -23,10 +24,12 @@ export interface JourneyEvent {
   detail?: { recipient?: Record<string, unknown> } & Record<string, unknown>;
 }
 
-/** How schedules are made: the stack's SES target and flexible window. */
+/** How schedules are made: the stack's SES target and flexible window, and with SMS steps their templates. */
 export interface EnrolmentSettings {
   target: SchedulerTargetParameters;
   windowMinutes: number;
+  /** Present when a journey has an SMS step: the texts of its templates (the function has no templates folder). */
+  sms?: JourneySmsSettings;
 }
 
 export type RejectReason =
@@ -61,9 +64,16 @@ export interface PlannedStep {
    * planned: to create (`late` set when it was due before it could be created and is sent at once, in UTC);
    * passed: a backlog's step due before the run (an earlier run may have sent it), never created again;
    * late: due more than the journey's lateGraceMinutes before it could be created: not sent, reported;
-   * dropped: within MIN_GAP_MINUTES of, or before, an earlier step kept: not created (`note` says which).
+   * dropped: within MIN_GAP_MINUTES of, or before, an earlier step kept: not created (`note` says which);
+   * skipped: an SMS step that cannot be sent to this subscriber (no valid phone, a text over its message parts, no
+   * legal time): not created, never sent as an email instead (`note` says why).
    */
-  status: "planned" | "passed" | "late" | "dropped";
+  status: "planned" | "passed" | "late" | "dropped" | "skipped";
+  /** `sms` for a text message step; absent for an email. */
+  channel?: "sms";
+  /** An SMS step's message parts and the end of its legal window (ISO, UTC: the text's Until). */
+  segments?: number;
+  until?: string;
   /** When a step sent late was due (ISO, UTC). */
   late?: string;
   /** Why a step is dropped, or moved. */

@@ -4,8 +4,10 @@
  * for scripts/enrol.ts, from a file with the same list. Pure: no Pulumi, no AWS SDK.
  *
  * A journey: {name, trigger: {source, detailType}, exit?: {source, detailType},
- *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template}], defaultTimezone?,
- *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"], lateGraceMinutes?}
+ *             steps: [{after: "+Nh" | "+Nd", at?: "HH:MM", template, channel?: "email" | "sms",
+ *                      legalHours?: "us" | "ca" | "us,ca" | "none", maxSegments?}], defaultTimezone?,
+ *             quietHours?: "HH:MM-HH:MM", quietDays?: "SAT,SUN" | ["SAT", "SUN"], lateGraceMinutes?, maxSegments?}
+ * A step of channel `sms` texts templates/<template>/sms.txt to the subscriber's phone (sms-steps.ts).
  * Two steps with equal offsets (`+0h` twice, `+24h` and `+1d`, the same `after` and `at`) are refused
  * (infra/core/timing/promises.ts: never two at once).
  * Its schedules live in group `campaign-<name>`, so every IAM scope stays `campaign-*`.
@@ -14,6 +16,8 @@ import { WEEKDAY_NAMES } from "../timing/quiet-time";
 import { DEFAULT_LATE_GRACE_MINUTES, equalStepOffsets, StepOffset } from "../timing/promises";
 import { campaignIdProblem, SES_NAME } from "../plan/naming";
 import { InputError } from "../errors";
+import { CHANNELS, Channel } from "../send/sms-input";
+import { LEGAL_HOURS_PRESETS, LegalHoursPreset } from "../sms/legal-hours";
 
 /** A bad journey definition: one line naming the journey and the field. */
 export class JourneyDefinitionError extends InputError {}
@@ -30,8 +34,17 @@ export interface JourneyStep {
   after: string;
   /** Local time `HH:MM` for a `+Nd` step. */
   at?: string;
-  /** The SES template this step sends. */
+  /** The SES template this step sends; for an SMS step, the folder of its `sms.txt` (templates/<template>/sms.txt). */
   template: string;
+  /** `sms`: a text to the subscriber's phone instead of an email. @default "email" */
+  channel?: Channel;
+  /**
+   * SMS steps only: the legal hours that hold the text (docs/sms.md), resolved per subscriber from their zone and
+   * their number's area code; a step outside them moves to the next legal instant. @default none
+   */
+  legalHours?: LegalHoursPreset[];
+  /** SMS steps only: the most message parts the rendered text may take. @default the journey's maxSegments, else 3 */
+  maxSegments?: number;
 }
 
 export interface Journey {
@@ -51,6 +64,8 @@ export interface Journey {
    * @default 60 (DEFAULT_LATE_GRACE_MINUTES)
    */
   lateGraceMinutes?: number;
+  /** The most message parts an SMS step's text may take, unless the step says. 1–10. @default 3 */
+  maxSegments?: number;
 }
 
 /** A journey's late grace, in minutes: its setting or the default. */
@@ -99,8 +114,11 @@ const JOURNEY_KEYS = [
   "quietHours",
   "quietDays",
   "lateGraceMinutes",
+  "maxSegments",
 ];
-const STEP_KEYS = ["after", "at", "template"];
+const STEP_KEYS = ["after", "at", "template", "channel", "legalHours", "maxSegments"];
+/** Message parts an SMS step may be limited to (10 parts of GSM-7 are 1,530 characters). */
+export const MAX_SEGMENTS_LIMIT = 10;
 
 /**
  * Validates a list of journeys. `where` prefixes every message (`sendtime:journeys`, a file name); `isZone` tells
@@ -180,6 +198,8 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
     defaultTimezone = raw.defaultTimezone;
   }
   const quiet = parseQuiet(raw, fail);
+  const maxSegments =
+    raw.maxSegments === undefined ? undefined : parseMaxSegments(raw.maxSegments, "maxSegments", fail);
   return {
     name: raw.name,
     trigger,
@@ -188,6 +208,7 @@ function parseJourney(raw: any, fail: Fail, isZone: (zone: string) => boolean): 
     ...(defaultTimezone ? { defaultTimezone } : {}),
     ...quiet,
     ...(grace !== undefined ? { lateGraceMinutes: grace } : {}),
+    ...(maxSegments !== undefined ? { maxSegments } : {}),
   };
 }
 
@@ -235,7 +256,7 @@ function parseMatch(raw: any, field: string, fail: Fail): EventMatch {
 
 function parseStep(raw: any, field: string, fail: Fail): JourneyStep {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw))
-    fail(field, `must be {after, at?, template}, got ${describe(raw)}`);
+    fail(field, `must be {after, at?, template, channel?}, got ${describe(raw)}`);
   for (const key of Object.keys(raw))
     if (!STEP_KEYS.includes(key)) fail(`${field}.${key}`, `is not a step field (${STEP_KEYS.join(", ")})`);
   const m = typeof raw.after === "string" ? STEP_AFTER.exec(raw.after) : null;
@@ -252,7 +273,59 @@ function parseStep(raw: any, field: string, fail: Fail): JourneyStep {
       `${field}.template`,
       `${JSON.stringify(raw.template)} is not valid: an SES template name, 1–64 of A-Z a-z 0-9 _ -`,
     );
-  return { after: raw.after, ...(raw.at !== undefined ? { at: raw.at } : {}), template: raw.template };
+  return {
+    after: raw.after,
+    ...(raw.at !== undefined ? { at: raw.at } : {}),
+    template: raw.template,
+    ...parseChannel(raw, field, fail),
+  };
+}
+
+/** A step's channel and, for an SMS step, its legal hours and segment limit (refused on an email step). */
+function parseChannel(
+  raw: any,
+  field: string,
+  fail: Fail,
+): Pick<JourneyStep, "channel" | "legalHours" | "maxSegments"> {
+  if (raw.channel !== undefined && !(CHANNELS as readonly unknown[]).includes(raw.channel))
+    fail(`${field}.channel`, `${JSON.stringify(raw.channel)} is not valid: ${CHANNELS.join(" or ")} (default email)`);
+  const channel: Channel = raw.channel ?? "email";
+  if (channel === "email") {
+    for (const key of ["legalHours", "maxSegments"])
+      if (raw[key] !== undefined) fail(`${field}.${key}`, `goes with channel: sms only (this step is an email)`);
+    return raw.channel === undefined ? {} : { channel };
+  }
+  const out: Pick<JourneyStep, "channel" | "legalHours" | "maxSegments"> = { channel };
+  if (raw.legalHours !== undefined) {
+    const presets = parseLegalHours(raw.legalHours);
+    if (!presets)
+      fail(
+        `${field}.legalHours`,
+        `${JSON.stringify(raw.legalHours)} is not valid: us, ca, "us,ca" or none (the legal hours' presets, docs/sms.md)`,
+      );
+    if (presets!.length) out.legalHours = presets!;
+  }
+  if (raw.maxSegments !== undefined) out.maxSegments = parseMaxSegments(raw.maxSegments, `${field}.maxSegments`, fail);
+  return out;
+}
+
+/** `us`, `ca`, `us,ca`, `["us", "ca"]` or `none` (no presets), or undefined when it is none of these. */
+function parseLegalHours(value: unknown): LegalHoursPreset[] | undefined {
+  const list = typeof value === "string" ? value.split(",") : Array.isArray(value) ? value : undefined;
+  if (!list || list.length === 0 || list.some((p) => typeof p !== "string")) return undefined;
+  const names = (list as string[]).map((p) => p.trim().toLowerCase());
+  if (names.length === 1 && names[0] === "none") return [];
+  if (names.some((p) => !(p in LEGAL_HOURS_PRESETS))) return undefined;
+  return [...new Set(names)] as LegalHoursPreset[];
+}
+
+function parseMaxSegments(value: unknown, field: string, fail: Fail): number {
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_SEGMENTS_LIMIT)
+    fail(
+      field,
+      `${JSON.stringify(value)} is not valid: a whole number of message parts from 1 to ${MAX_SEGMENTS_LIMIT} (default 3)`,
+    );
+  return value as number;
 }
 
 function describe(v: unknown): string {

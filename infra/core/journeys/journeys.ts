@@ -19,6 +19,7 @@ import {
   Rejection,
 } from "./journey-types";
 import { enrolSteps, STEP_KEY } from "./step-schedules";
+import { stepChannel, subscriberPhone } from "./sms-steps";
 import { subscriberZone } from "./subscriber-zone";
 import { campaignGroupName, scheduleName } from "../plan/naming";
 import { ses } from "../plan/quotas";
@@ -92,10 +93,8 @@ export function decide(
       `the event's id must be a string of 1 to ${MAX_TRIGGER_ID_CHARS} printable characters (EventBridge sets one), or absent`,
       stem,
     );
-  const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
-  if (email === "") return reject("missing-email", "detail.recipient.email is missing", stem);
-  if (!isEmailAddress(email) || email.length > 254)
-    return reject("invalid-email", "detail.recipient.email is not a valid address", stem);
+  const email = subscriberEmail(journey, recipient);
+  if (typeof email !== "string") return reject(email.reason, email.message, stem);
   if (recipient[STEP_KEY] !== undefined)
     return reject(
       "reserved-field",
@@ -117,7 +116,25 @@ export function decide(
     )
   )
     return reject("too-large", `personalization over ${ses.maxTemplateDataChars} characters`, stem);
-  return enrolSteps(journey, { id, email, data, stem, trigger }, resolved, triggerMs, settings, now, due, reject);
+  const phone = journey.steps.some((s) => stepChannel(s) === "sms") ? subscriberPhone(recipient) : undefined;
+  const who = { id, email, data, stem, trigger, ...(phone ? { phone } : {}) };
+  return enrolSteps(journey, who, resolved, triggerMs, settings, now, due, reject);
+}
+
+/**
+ * The subscriber's address, or why they are rejected; "" for a journey of texts only, which needs none (an SMS step
+ * without a valid phone is skipped, never sent as an email).
+ */
+function subscriberEmail(
+  journey: Journey,
+  recipient: Record<string, unknown>,
+): string | { reason: RejectReason; message: string } {
+  if (!journey.steps.some((s) => stepChannel(s) === "email")) return "";
+  const email = typeof recipient.email === "string" ? recipient.email.trim() : "";
+  if (email === "") return { reason: "missing-email", message: "detail.recipient.email is missing" };
+  if (!isEmailAddress(email) || email.length > 254)
+    return { reason: "invalid-email", message: "detail.recipient.email is not a valid address" };
+  return email;
 }
 
 /**

@@ -51,7 +51,8 @@ export function templateNameProblem(name: string): string | undefined {
 /**
  * Every template of `dir` by name, each checked: its name, its three files, its size, its Handlebars. A folder that is
  * not a template (a name SES refuses, a file missing, malformed Handlebars) stops with one line naming the file and
- * what is wrong (TemplateError). Files beside the template folders (a README) are not templates and are left alone.
+ * what is wrong (TemplateError). Files beside the template folders (a README) are not templates and are left alone,
+ * nor is a folder of a text message only (`sms.txt`, none of the email's files: not an SES template).
  */
 export function readTemplateFolder(dir: string, io: FolderReader): Map<string, EmailTemplate> {
   if (!io.exists(dir)) throw new TemplateError(`${dir}: no such templates folder`);
@@ -64,9 +65,15 @@ export function readTemplateFolder(dir: string, io: FolderReader): Map<string, E
   for (const name of folders) {
     const problem = templateNameProblem(name);
     if (problem) throw new TemplateError(`${dir}/${name}: ${problem}; rename the folder`);
+    if (smsOnly(`${dir}/${name}`, io)) continue;
     templates.set(name, readTemplate(`${dir}/${name}`, name, io));
   }
   return templates;
+}
+
+/** A folder holding `sms.txt` and none of an email's files: a text message's template, not an SES one. */
+function smsOnly(folder: string, io: FolderReader): boolean {
+  return io.exists(`${folder}/sms.txt`) && Object.values(TEMPLATE_FILES).every((f) => !io.exists(`${folder}/${f}`));
 }
 
 function readTemplate(folder: string, name: string, io: FolderReader): EmailTemplate {
@@ -297,16 +304,19 @@ export function hasValue(value: unknown): boolean {
   return typeof value === "string" ? value.trim() !== "" : value !== undefined && value !== null;
 }
 
-/** One line per journey step whose template `templates` lacks (`journey onboarding step 2: template "x" is not in …`). */
+/**
+ * One line per journey email step whose template `templates` lacks (`journey onboarding step 2: template "x" is not
+ * in …`). SMS steps' templates (sms.txt) are checked by infra/core/journeys/sms-steps.ts.
+ */
 export function journeyTemplateProblems(
-  journeys: { name: string; steps: { template: string }[] }[],
+  journeys: { name: string; steps: { template: string; channel?: string }[] }[],
   templates: ReadonlySet<string> | Map<string, unknown>,
   dir: string,
 ): string[] {
   return journeys.flatMap((j) =>
     j.steps
       .map((s, k) => ({ s, k }))
-      .filter(({ s }) => !templates.has(s.template))
+      .filter(({ s }) => s.channel !== "sms" && !templates.has(s.template))
       .map(
         ({ s, k }) =>
           `journey ${j.name} step ${k + 1}: template "${s.template}" is not in ${dir} (add ${dir}/${s.template}/)`,
