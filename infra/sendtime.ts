@@ -119,7 +119,12 @@ export class Sendtime extends pulumi.ComponentResource {
     const sms = settings.config.sms
       ? new Sms(
           "sms",
-          { scope, stack: pulumi.getStack(), sms: settings.config.sms, logRetentionDays: settings.config.logRetentionDays },
+          {
+            scope,
+            stack: pulumi.getStack(),
+            sms: settings.config.sms,
+            logRetentionDays: settings.config.logRetentionDays,
+          },
           { parent: this },
         )
       : undefined;

@@ -57,8 +57,7 @@ export class Sms extends pulumi.ComponentResource {
       : new aws.pinpoint.Smsvoicev2OptOutList(`${name}-opt-outs`, { name: ownName }, { parent });
     const configurationSetName = this.configurationSet?.name ?? pulumi.output(sms.configurationSetName!);
     const configurationSetArn =
-      this.configurationSet?.arn ??
-      scope.apply((s) => smsConfigurationSetArn(s, sms.configurationSetName!));
+      this.configurationSet?.arn ?? scope.apply((s) => smsConfigurationSetArn(s, sms.configurationSetName!));
 
     const logGroup = new aws.cloudwatch.LogGroup(
       `${name}-events`,
