@@ -124,7 +124,7 @@ export class Sender extends pulumi.ComponentResource {
     }
 
     function allowSending() {
-      const policy = pulumi
+      const statements = pulumi
         .all([
           scope,
           args.identityArn,
@@ -134,7 +134,6 @@ export class Sender extends pulumi.ComponentResource {
           ledger.arn,
           capTable?.arn,
           args.optOuts?.tableArn,
-          args.sms?.configurationSetArn,
         ])
         .apply(
           ([
@@ -146,28 +145,32 @@ export class Sender extends pulumi.ComponentResource {
             ledgerTableArn,
             capArn,
             optOutArn,
-            smsConfigurationSetArn,
           ]) =>
-            JSON.stringify(
-              policyDocument([
-                ...senderStatements({
-                  scope: s,
-                  identityArn,
-                  configurationSetArn,
-                  contactListArn,
-                  templateNames: args.templateNames,
-                  deadLetterQueueArn,
-                  ledgerTableArn,
-                  gate: capArn ? { tableArn: capArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
-                  optOuts: optOutArn ? { tableArn: optOutArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
-                  kmsKeyArn: args.kmsKeyArn,
-                }),
-                // Texts: SendTextMessage from the stack's pool through its configuration set only.
-                ...(args.sms && smsConfigurationSetArn
-                  ? [smsSendStatement({ poolArn: args.sms.poolArn, configurationSetArn: smsConfigurationSetArn })]
-                  : []),
-              ]),
-            ),
+            senderStatements({
+              scope: s,
+              identityArn,
+              configurationSetArn,
+              contactListArn,
+              templateNames: args.templateNames,
+              deadLetterQueueArn,
+              ledgerTableArn,
+              gate: capArn ? { tableArn: capArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
+              optOuts: optOutArn ? { tableArn: optOutArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
+              kmsKeyArn: args.kmsKeyArn,
+            }),
+        );
+      // Texts: SendTextMessage from the stack's pool through its configuration set only.
+      const policy = pulumi
+        .all([statements, args.sms?.configurationSetArn])
+        .apply(([st, smsSetArn]) =>
+          JSON.stringify(
+            policyDocument([
+              ...st,
+              ...(args.sms && smsSetArn
+                ? [smsSendStatement({ poolArn: args.sms.poolArn, configurationSetArn: smsSetArn })]
+                : []),
+            ]),
+          ),
         );
       return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }

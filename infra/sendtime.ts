@@ -125,7 +125,7 @@ export class Sendtime extends pulumi.ComponentResource {
             sms: settings.config.sms,
             logRetentionDays: settings.config.logRetentionDays,
           },
-          { parent: this },
+          child,
         )
       : undefined;
     const sender = createSender(scope, settings.config, core, optional, sms, child);

@@ -25,6 +25,7 @@ import {
   guardrailPauseStatements,
 } from "../../infra/guardrail-iam";
 import { ArnScope } from "../../infra/core/plan/naming";
+import { smsSendStatement } from "../../infra/core/sms/sms-config";
 import {
   passRoleOnlyToScheduler,
   schedulerActionsScopedToCampaigns,
@@ -215,7 +216,14 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
             tableArn: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn,
             metricNamespace: "sendtime",
           },
-        }),
+        }).concat(
+          // The example stack sends texts (sendtime:sms): SendTextMessage on its pool and configuration set.
+          smsSendStatement({
+            poolArn: String(stack.outputs.smsPoolArn),
+            configurationSetArn: only(stack, "aws:pinpoint/smsvoicev2ConfigurationSet:Smsvoicev2ConfigurationSet")
+              .outputs.arn,
+          }),
+        ),
       ),
     );
     assert.deepStrictEqual(

@@ -26,6 +26,7 @@ import { EffectiveTps } from "../planning/window";
 import { count } from "../text/format";
 import { choice, int, listOf, positive } from "./parsers";
 import { nowFlag } from "./common-flags";
+import { SMS_PACE_FLAGS } from "./sms-flags";
 import {
   audienceFromFlags,
   baseRuleFromFlags,
@@ -247,6 +248,7 @@ export const RATE_FLAGS = {
     help: "warm-up: at most a cap of sends per UTC day (FILE: one a line, the last repeating); the rest move on",
     group: RATE_GROUP,
   },
+  ...SMS_PACE_FLAGS,
 } as const;
 
 /** When a campaign sends, and to whom: the base rule, every step, the default zone, quiet time and variants. */
