@@ -33,10 +33,10 @@ import {
   TEMPLATES,
 } from "./lib/cli/common-flags";
 import { sizingSpanDays } from "../infra/core/timing/recurrence";
-import { sizeRecipientList, smsPaced, WindowReport } from "./lib/planning/size-window";
+import { sizeRecipientList, SmsPace, smsPaced, WindowReport } from "./lib/planning/size-window";
 import { rampFromFlag, withDailyCap } from "./lib/planning/ramp";
 import { smsPaceFromFlags } from "./lib/cli/sms-flags";
-import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
+import { EffectiveTps, fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/core/errors";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import { inferredText, mappedText } from "./lib/planning/row-zones";
@@ -120,22 +120,7 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
     if (f.ramp !== undefined) throw new UsageError("--ramp needs --recipients: it moves recipients, not schedules");
     if (f["sms-daily-cap"] !== undefined)
       throw new UsageError("--sms-daily-cap needs --recipients: it moves recipients, not schedules");
-    const rate = smsPaced(flagRate, smsPaceFromFlags(f, []));
-    const schedules = f.schedules;
-    const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
-    if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
-      const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
-      throw new FindingsError(rate === flagRate ? tooLarge(requiredTps, rate.tps) : textsTooMany(rate.tps));
-    }
-    report = {
-      mode: "volume",
-      schedules,
-      effectiveTps: rate.tps,
-      effectiveTpsSource: rate.source,
-      windowMinutes,
-      createTps,
-      fanOutSeconds: fanOutSeconds(schedules, createTps),
-    };
+    report = volumeReport(f.schedules, flagRate, smsPaceFromFlags(f, []), createTps);
   } else if (f.recipients !== undefined) {
     const timing = timingFromFlags(f, f.template);
     const campaignId = f.campaign;
@@ -186,6 +171,26 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (nothing) io.err(`error: ${nothing}\n`);
   return nothing ? 1 : 0;
 });
+
+/** From volume alone: ⌈schedules ÷ TPS ÷ 60⌉ minutes, the TPS paced by the pool's number with texts. */
+function volumeReport(schedules: number, flagRate: EffectiveTps, sms: SmsPace | undefined, createTps: number) {
+  const rate = smsPaced(flagRate, sms);
+  const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
+  if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
+    const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
+    throw new FindingsError(rate === flagRate ? tooLarge(requiredTps, rate.tps) : textsTooMany(rate.tps));
+  }
+  const report: WindowReport = {
+    mode: "volume",
+    schedules,
+    effectiveTps: rate.tps,
+    effectiveTpsSource: rate.source,
+    windowMinutes,
+    createTps,
+    fanOutSeconds: fanOutSeconds(schedules, createTps),
+  };
+  return report;
+}
 
 /** The rule for rows, as the launcher's: rejected rows are counted by reason; a list with nothing left to send is a finding. */
 function nothingToSend(file: string, r: WindowReport): string {

@@ -285,7 +285,6 @@ export async function sizeRecipientList(
     invocationsSized && invocationsSized.windowMinutes > emailsSized.windowMinutes ? invocationsSized : emailsSized;
   const quietShortfall = r.quiet && quietWindowShortfall(sized.windowMinutes, quietWindow);
   if (quietShortfall) return { fits: false, requiredTps: r.rate.tps, quietShortfall };
-
   // (A recurring schedule is one schedule; the histogram holds each of its occurrences in the sizing span.)
   const schedules = bulkCount ? bulkCount.schedules : sends.schedules;
   const fanOut = fanOutSeconds(schedules, r.createTps);
