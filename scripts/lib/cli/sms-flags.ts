@@ -18,6 +18,7 @@ export const SMS_PACE_FLAGS = {
     help: "texts: message parts per second the pool sends (about 3 a toll-free number, 1 a 10DLC number, 100 a short code)",
     defaultHelp: `the stack output smsMps, else ${DEFAULT_SMS_MPS}`,
     group: GROUP,
+    with: "tps",
   },
   "sms-daily-cap": {
     type: "string",
@@ -25,6 +26,7 @@ export const SMS_PACE_FLAGS = {
     parse: int(1),
     help: "texts: at most N sends per UTC day (a 10DLC number's daily cap); the rest move to the next day, as --ramp",
     group: GROUP,
+    with: "ramp",
   },
 } as const;
 
