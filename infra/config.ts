@@ -16,6 +16,7 @@ import {
 } from "./core/plan/quotas";
 import { isEmailAddress } from "./core/send/email";
 import { InputError } from "./core/errors";
+import { parseSmsConfig, SmsConfig } from "./core/sms/sms-config";
 
 /** A bad `sendtime:` stack config value: the message names the key and what is allowed. */
 export class ConfigError extends InputError {}
@@ -64,6 +65,8 @@ export interface StackConfig {
    * (`none`) deploys none: templates are kept in SES, and the roles may send any of the account's.
    */
   templatesDir?: string;
+  /** Text messages (End User Messaging SMS): the pool, its throughput and the SMS resources; none means no SMS. */
+  sms?: SmsConfig;
 }
 
 /** A value CloudWatch Logs accepts for retention. */
@@ -141,6 +144,7 @@ function parseKeys(get: (key: string) => string | undefined): StackConfig {
     ...parseDelivery(r),
     ...parseOptions(r),
     guardrails: parseGuardrails(r.optional("guardrails")),
+    sms: parseSms(r.optional("sms")),
   };
   const templatesDir = r.optional("templatesDir") ?? DEFAULT_TEMPLATES_DIR;
   // Relative to the project, inside it: the same folder on every machine that runs `pulumi up`.
@@ -275,6 +279,16 @@ function parseOptions(
     trackingDomain,
     frequencyCap,
   };
+}
+
+/** `sendtime:sms`, its problems as the other keys' (a ConfigError: one line, no stack trace). */
+function parseSms(raw: string | undefined): SmsConfig | undefined {
+  try {
+    return parseSmsConfig(raw);
+  } catch (e) {
+    if (e instanceof InputError) throw new ConfigError(e.message);
+    throw e;
+  }
 }
 
 /** `{"max": 2, "per": "day"}`: max a whole number 1–1000, per one of CAP_PERIODS, nothing else. */

@@ -37,4 +37,10 @@ export const {
   templateNames,
   guardrailSettings,
   guardrailAlarmPrefix,
+  smsPoolArn,
+  smsConfigurationSetName,
+  smsOptOutListName,
+  smsEventLogGroupName,
+  smsMps,
+  smsMessageType,
 } = app.outputs;

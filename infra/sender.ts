@@ -6,6 +6,7 @@ import { LEDGER_KEY, LEDGER_TTL_ATTRIBUTE } from "./core/send/ledger";
 import { ArnScope } from "./core/plan/naming";
 import { OPT_OUT_METRIC } from "./core/send/sender-contract";
 import { senderDefinition } from "./state-machines/sender-definition";
+import { smsSendStatement } from "./core/sms/sms-config";
 
 export interface SenderArgs {
   /** The account and Region the sender acts in. */
@@ -42,6 +43,16 @@ export interface SenderArgs {
    * @default AWS-managed encryption
    */
   kmsKeyArn?: string;
+  /**
+   * With texts (stack config sendtime:sms): the pool every SendTextMessage is sent from and the SMS configuration set
+   * it names; the role may send texts only from that pool, through that configuration set.
+   * @default none: the sender sends no text
+   */
+  sms?: {
+    poolArn: string;
+    configurationSetName: pulumi.Input<string>;
+    configurationSetArn: pulumi.Input<string>;
+  };
 }
 
 /**
@@ -113,7 +124,7 @@ export class Sender extends pulumi.ComponentResource {
     }
 
     function allowSending() {
-      const policy = pulumi
+      const statements = pulumi
         .all([
           scope,
           args.identityArn,
@@ -135,30 +146,46 @@ export class Sender extends pulumi.ComponentResource {
             capArn,
             optOutArn,
           ]) =>
-            JSON.stringify(
-              policyDocument(
-                senderStatements({
-                  scope: s,
-                  identityArn,
-                  configurationSetArn,
-                  contactListArn,
-                  templateNames: args.templateNames,
-                  deadLetterQueueArn,
-                  ledgerTableArn,
-                  gate: capArn ? { tableArn: capArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
-                  optOuts: optOutArn ? { tableArn: optOutArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
-                  kmsKeyArn: args.kmsKeyArn,
-                }),
-              ),
-            ),
+            senderStatements({
+              scope: s,
+              identityArn,
+              configurationSetArn,
+              contactListArn,
+              templateNames: args.templateNames,
+              deadLetterQueueArn,
+              ledgerTableArn,
+              gate: capArn ? { tableArn: capArn, metricNamespace: CAPPED_METRIC.namespace } : undefined,
+              optOuts: optOutArn ? { tableArn: optOutArn, metricNamespace: OPT_OUT_METRIC.namespace } : undefined,
+              kmsKeyArn: args.kmsKeyArn,
+            }),
+        );
+      // Texts: SendTextMessage from the stack's pool through its configuration set only.
+      const policy = pulumi
+        .all([statements, args.sms?.configurationSetArn])
+        .apply(([st, smsSetArn]) =>
+          JSON.stringify(
+            policyDocument([
+              ...st,
+              ...(args.sms && smsSetArn
+                ? [smsSendStatement({ poolArn: args.sms.poolArn, configurationSetArn: smsSetArn })]
+                : []),
+            ]),
+          ),
         );
       return new aws.iam.RolePolicy(`${name}-permissions`, { role: role.id, policy }, { parent });
     }
 
     function createStateMachine() {
       const definition = pulumi
-        .all([scope, args.deadLetterQueueUrl, ledger.name, capTable?.name, args.optOuts?.tableName])
-        .apply(([s, deadLetterQueueUrl, ledgerTableName, capTableName, optOutTableName]) =>
+        .all([
+          scope,
+          args.deadLetterQueueUrl,
+          ledger.name,
+          capTable?.name,
+          args.optOuts?.tableName,
+          args.sms?.configurationSetName,
+        ])
+        .apply(([s, deadLetterQueueUrl, ledgerTableName, capTableName, optOutTableName, smsConfigurationSetName]) =>
           JSON.stringify(
             senderDefinition({
               partition: s.partition,
@@ -166,6 +193,10 @@ export class Sender extends pulumi.ComponentResource {
               ledger: { tableName: ledgerTableName },
               gate: args.cap && capTableName ? { cap: args.cap, tableName: capTableName } : undefined,
               optOuts: optOutTableName ? { tableName: optOutTableName } : undefined,
+              sms:
+                args.sms && smsConfigurationSetName
+                  ? { originationIdentity: args.sms.poolArn, configurationSetName: smsConfigurationSetName }
+                  : undefined,
             }),
             null,
             2,

@@ -13,6 +13,7 @@ import { quietWindowProblem } from "./core/journeys/step-times";
 import { isIanaZone } from "./core/journeys/subscriber-zone";
 import { FrequencyCap } from "./core/send/frequency-cap";
 import { Guardrails } from "./core/send/guardrails";
+import { SmsConfig } from "./core/sms/sms-config";
 
 export interface SendtimeArgs {
   /** The SES identity mail is sent from: a domain or one address. Verify it in SES before sending. @example "example.com" */
@@ -58,6 +59,12 @@ export interface SendtimeArgs {
    * account's SES reputation); `"none"`: no guardrails. @default { bounceRate: 0.02, complaintRate: 0.0008, minSends: 200, window: "1h" }
    */
   guardrails?: Partial<Pick<Guardrails, "bounceRate" | "complaintRate" | "minSends" | "window">> | "none";
+  /**
+   * Text messages through End User Messaging SMS: the pool (by ARN; its numbers are registered outside the stack), its
+   * message parts per second, and the configuration set and opt-out list (created when not named). @default none: no SMS
+   * @example { poolArn: "arn:aws:sms-voice:us-east-1:123456789012:pool/pool-1a2b", mps: 1 }
+   */
+  sms?: Omit<SmsConfig, "messageType"> & Partial<Pick<SmsConfig, "messageType">>;
   /** Event-triggered sends (docs/journeys.md), as `sendtime:journeys` lists them. @default none */
   journeys?: Journey[];
   /** The EventBridge bus journeys' triggers arrive on. @default "default" */

@@ -19,6 +19,7 @@ import { RecipientBucket } from "./recipient-bucket";
 import { SchedulerTarget } from "./scheduler-target";
 import { SchedulerTargetParameters } from "./core/plan/schedule-request";
 import { Sender } from "./sender";
+import { Sms } from "./sms";
 import { SesIdentity } from "./ses-identity";
 import { ConfigError } from "./config";
 import { JourneyDefinitionError } from "./core/journeys/journeys-definition";
@@ -74,6 +75,13 @@ export interface SendtimeOutputs {
   guardrailSettings: SendtimeSettings["config"]["guardrails"];
   /** Every guardrail alarm's name starts so (`sendtime-<stack>-guardrail-`; absent without guardrails): cancel-campaign deletes the campaign's two. */
   guardrailAlarmPrefix: string | undefined;
+  /** Texts (with `sms`): the pool, the SMS configuration set, opt-out list and event log group, the pool's parts per second and default message type. */
+  smsPoolArn: string | undefined;
+  smsConfigurationSetName: pulumi.Output<string> | undefined;
+  smsOptOutListName: pulumi.Output<string> | undefined;
+  smsEventLogGroupName: pulumi.Output<string> | undefined;
+  smsMps: number | undefined;
+  smsMessageType: string | undefined;
 }
 
 /** The components a Sendtime is made of (`sendtime.nodes`); the optional ones only where the arguments ask for them. */
@@ -89,6 +97,7 @@ export interface SendtimeNodes {
   sesOptOuts?: SesOptOuts;
   journeys?: Journeys;
   guardrails?: Guardrails;
+  sms?: Sms;
 }
 
 type Core = Pick<SendtimeNodes, "recipients" | "identity" | "target" | "templates">;
@@ -107,13 +116,25 @@ export class Sendtime extends pulumi.ComponentResource {
     const scope = accountScope(this);
     const core = createCore();
     const optional = createUnsubscribe(scope, settings.config, core, child);
-    const sender = createSender(scope, settings.config, core, optional, child);
+    const sms = settings.config.sms
+      ? new Sms(
+          "sms",
+          {
+            scope,
+            stack: pulumi.getStack(),
+            sms: settings.config.sms,
+            logRetentionDays: settings.config.logRetentionDays,
+          },
+          child,
+        )
+      : undefined;
+    const sender = createSender(scope, settings.config, core, optional, sms, child);
     const scheduleTarget = scheduleTargetOf(scope, settings.config, core, sender);
     const fanOut = createFanOut(scope, settings.config, core, scheduleTarget, child);
     const journeys = createJourneys(scope, settings, scheduleTarget, sender, child);
     const alarms = createAlarms(settings, core, fanOut, optional, journeys, child);
     const guardrails = createGuardrails(scope, settings, core, sender, fanOut, alarms, child);
-    this.components = { ...core, ...optional, sender, fanOut, journeys, alarms, guardrails };
+    this.components = { ...core, ...optional, sender, fanOut, journeys, alarms, guardrails, sms };
     this.outputs = outputsOf(scope, settings, this.components);
     this.registerOutputs({});
 
@@ -228,6 +249,7 @@ function createSender(
   config: StackConfig,
   { identity, target, templates }: Core,
   { unsubscribe }: Optional,
+  sms: Sms | undefined,
   opts: pulumi.ComponentResourceOptions,
 ): Sender {
   const sender = new Sender(
@@ -247,6 +269,11 @@ function createSender(
         ? { tableArn: unsubscribe.optOutTable.arn, tableName: unsubscribe.optOutTable.name }
         : undefined,
       kmsKeyArn: config.kmsKeyArn,
+      sms: sms && {
+        poolArn: sms.poolArn,
+        configurationSetName: sms.configurationSetName,
+        configurationSetArn: sms.configurationSetArn,
+      },
     },
     opts,
   );
@@ -410,5 +437,11 @@ function outputsOf(
     templateNames: templates?.names,
     guardrailSettings: nodes.guardrails ? config.guardrails : undefined,
     guardrailAlarmPrefix: nodes.guardrails ? guardrailAlarmPrefix(pulumi.getStack()) : undefined,
+    smsPoolArn: nodes.sms?.poolArn,
+    smsConfigurationSetName: nodes.sms?.configurationSetName,
+    smsOptOutListName: nodes.sms?.optOutListName,
+    smsEventLogGroupName: nodes.sms?.eventLogGroupName,
+    smsMps: nodes.sms ? config.sms?.mps : undefined,
+    smsMessageType: nodes.sms ? config.sms?.messageType : undefined,
   };
 }

@@ -22,6 +22,7 @@ import { publicFunctionRoleMinimal } from "./public-endpoints";
 import { sesOptOutRecorderRoleMinimal } from "./opt-out-events";
 import { queuePolicyStackOnly } from "./queues";
 import { recipientBucketPrivate, recipientBucketRetention } from "./storage";
+import { smsConfigurationSetEvents, smsSendScoped } from "./sms";
 
 export const PACK_NAME = "sendtime-guard";
 
@@ -47,4 +48,6 @@ export const policies: Policies = [
   sesOptOutRecorderRoleMinimal,
   queuePolicyStackOnly,
   guardrailAlarmsWiredToPause,
+  smsSendScoped,
+  smsConfigurationSetEvents,
 ];

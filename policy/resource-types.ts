@@ -14,3 +14,5 @@ export const QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy";
 export const ROLE = "aws:iam/role:Role";
 export const STATE_MACHINE = "aws:sfn/stateMachine:StateMachine";
 export const TABLE = "aws:dynamodb/table:Table";
+export const SMS_CONFIGURATION_SET = "aws:pinpoint/smsvoicev2ConfigurationSet:Smsvoicev2ConfigurationSet";
+export const SMS_EVENT_DESTINATION = "aws:pinpoint/smsvoicev2EventDestination:Smsvoicev2EventDestination";

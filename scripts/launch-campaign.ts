@@ -37,7 +37,9 @@ import { checkLaunchId, planObjectKey } from "./lib/aws/launch";
 import { StreamingPlanUpload } from "./lib/aws/plan-upload";
 import { openS3Object, parseS3Url } from "./lib/aws/s3-objects";
 import { quietWindowShortfall } from "./lib/planning/window";
-import { rampFromFlag } from "./lib/planning/ramp";
+import { rampFromFlag, withDailyCap } from "./lib/planning/ramp";
+import { smsPaced } from "./lib/planning/size-window";
+import { smsPaceFromFlags } from "./lib/cli/sms-flags";
 import { planCampaign } from "./lib/planning/plan";
 import { PlanSummary } from "./lib/planning/plan-summary";
 import { OutputLock } from "./lib/planning/output-folder";
@@ -185,7 +187,9 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const preflight =
     target &&
     (await preflightBeforePlanning(deadline, sesClient(target.region), outputs, { bulk, force: f.force, io }));
-  const rate = rateWithAccount(flagRate, f, preflight, bulk);
+  // Texts are paced by the number: the pool's message parts per second (--sms-mps, else the stack's smsMps).
+  const sms = smsPaceFromFlags(f, timing.steps, outputs.smsMps);
+  const rate = smsPaced(rateWithAccount(flagRate, f, preflight, bulk), sms);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
@@ -212,7 +216,7 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
     progress: rows.report,
     onPlanned: sandboxCollector(preflight),
-    ramp: rampFlag(f, now),
+    ramp: withDailyCap(rampFlag(f, now), sms?.dailyCap, now),
   };
   warnNotChecked(templates.notChecked, (t) => io.err(t));
   return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows, preflight };
@@ -317,8 +321,11 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
 
 /** --ramp, refused with --every: a recurring schedule is one schedule for every occurrence, not a send of one day. */
 function rampFlag(f: LaunchFlags, now: number) {
-  if (f.ramp !== undefined && f.every !== undefined)
-    throw new UsageError(`--ramp does not apply to --every ${f.every}: a recurring schedule sends every occurrence`);
+  for (const flag of ["ramp", "sms-daily-cap"] as const)
+    if (f[flag] !== undefined && f.every !== undefined)
+      throw new UsageError(
+        `--${flag} does not apply to --every ${f.every}: a recurring schedule sends every occurrence`,
+      );
   return rampFromFlag(f.ramp, now);
 }
 

@@ -33,9 +33,10 @@ import {
   TEMPLATES,
 } from "./lib/cli/common-flags";
 import { sizingSpanDays } from "../infra/core/timing/recurrence";
-import { sizeRecipientList, WindowReport } from "./lib/planning/size-window";
-import { rampFromFlag } from "./lib/planning/ramp";
-import { fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
+import { sizeRecipientList, SmsPace, smsPaced, WindowReport } from "./lib/planning/size-window";
+import { rampFromFlag, withDailyCap } from "./lib/planning/ramp";
+import { smsPaceFromFlags } from "./lib/cli/sms-flags";
+import { EffectiveTps, fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/core/errors";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
 import { inferredText, mappedText } from "./lib/planning/row-zones";
@@ -107,7 +108,7 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
       `--bulk does not apply to --every ${f.every}: a bulk schedule is one-time (at()); a recurring send is one schedule per recipient`,
     );
   const bulk = f.bulk ? bulkRatesFromFlags(f) : undefined;
-  const rate = bulk?.emails ?? rateFromFlags(f);
+  const flagRate = bulk?.emails ?? rateFromFlags(f);
   const { createTps, marginMinutes } = paceFromFlags(f);
 
   let report: WindowReport;
@@ -117,21 +118,9 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (f.schedules !== undefined) {
     if (f.recipients !== undefined) throw new UsageError("give --schedules or --recipients, not both");
     if (f.ramp !== undefined) throw new UsageError("--ramp needs --recipients: it moves recipients, not schedules");
-    const schedules = f.schedules;
-    const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
-    if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
-      const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
-      throw new FindingsError(tooLarge(requiredTps, rate.tps));
-    }
-    report = {
-      mode: "volume",
-      schedules,
-      effectiveTps: rate.tps,
-      effectiveTpsSource: rate.source,
-      windowMinutes,
-      createTps,
-      fanOutSeconds: fanOutSeconds(schedules, createTps),
-    };
+    if (f["sms-daily-cap"] !== undefined)
+      throw new UsageError("--sms-daily-cap needs --recipients: it moves recipients, not schedules");
+    report = volumeReport(f.schedules, flagRate, smsPaceFromFlags(f, []), createTps);
   } else if (f.recipients !== undefined) {
     const timing = timingFromFlags(f, f.template);
     const campaignId = f.campaign;
@@ -142,9 +131,14 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
     const templates = campaignTemplates(f.templates, timing.steps, timing.audience);
     warnNotChecked(templates.notChecked, (t) => io.err(t));
     const rows = progressReporter(io, f.progress, "sizing");
-    if (f.ramp !== undefined && f.every !== undefined)
-      throw new UsageError(`--ramp does not apply to --every ${f.every}: a recurring schedule sends every occurrence`);
+    for (const flag of ["ramp", "sms-daily-cap"] as const)
+      if (f[flag] !== undefined && f.every !== undefined)
+        throw new UsageError(
+          `--${flag} does not apply to --every ${f.every}: a recurring schedule sends every occurrence`,
+        );
     const now = nowFromFlag(f.now);
+    const sms = smsPaceFromFlags(f, timing.steps);
+    const rate = smsPaced(flagRate, sms);
     const sized = await sizeRecipientList({
       file: f.recipients,
       campaignId,
@@ -157,9 +151,13 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
       bulk,
       templates: templates.set,
       progress: rows.report,
-      ramp: rampFromFlag(f.ramp, now),
+      ramp: withDailyCap(rampFromFlag(f.ramp, now), sms?.dailyCap, now),
+      sms,
     }).finally(() => rows.end());
-    if (!sized.fits) throw new FindingsError(sized.quietShortfall ?? tooLarge(sized.requiredTps, rate.tps));
+    if (!sized.fits)
+      throw new FindingsError(
+        sized.quietShortfall ?? (sms ? textsTooMany(rate.tps) : tooLarge(sized.requiredTps, rate.tps)),
+      );
     if (sized.report.schedules === 0) nothing = nothingToSend(f.recipients, sized.report);
     const tooLong = recurringWindowRefusal(timing.rule, f.every, sized.report.windowMinutes, "computed");
     if (tooLong) throw new FindingsError(tooLong);
@@ -173,6 +171,26 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
   if (nothing) io.err(`error: ${nothing}\n`);
   return nothing ? 1 : 0;
 });
+
+/** From volume alone: ⌈schedules ÷ TPS ÷ 60⌉ minutes, the TPS paced by the pool's number with texts. */
+function volumeReport(schedules: number, flagRate: EffectiveTps, sms: SmsPace | undefined, createTps: number) {
+  const rate = smsPaced(flagRate, sms);
+  const windowMinutes = volumeWindowMinutes(schedules, rate.tps);
+  if (windowMinutes > scheduler.flexibleWindowMinutes.max) {
+    const requiredTps = Math.ceil(schedules / (scheduler.flexibleWindowMinutes.max * 60));
+    throw new FindingsError(rate === flagRate ? tooLarge(requiredTps, rate.tps) : textsTooMany(rate.tps));
+  }
+  const report: WindowReport = {
+    mode: "volume",
+    schedules,
+    effectiveTps: rate.tps,
+    effectiveTpsSource: rate.source,
+    windowMinutes,
+    createTps,
+    fanOutSeconds: fanOutSeconds(schedules, createTps),
+  };
+  return report;
+}
 
 /** The rule for rows, as the launcher's: rejected rows are counted by reason; a list with nothing left to send is a finding. */
 function nothingToSend(file: string, r: WindowReport): string {
@@ -190,6 +208,15 @@ function tooLarge(requiredTps: number, tps: number): string {
     `no flexible window up to ${scheduler.flexibleWindowMinutes.max} minutes keeps sends within ${tps}/s: ` +
     `raise the Scheduler invocation quota and the SES sending rate to at least ${requiredTps}/s, ` +
     `or split the campaign into ${campaigns} campaigns sent at different times (${formatDuration(scheduler.flexibleWindowMinutes.max * 60)} window each)`
+  );
+}
+
+/** Texts a pool cannot send within Scheduler's longest window: more numbers, or fewer texts a day. */
+function textsTooMany(textsPerSecond: number): string {
+  const max = scheduler.flexibleWindowMinutes.max;
+  return (
+    `no flexible window up to ${max} minutes keeps texts within ${count(Math.round(textsPerSecond * 1000) / 1000)}/s (the pool's message parts per second ÷ parts a text): ` +
+    `spread them over days with --sms-daily-cap N (at most ${count(Math.floor(textsPerSecond * max * 60))} texts from one instant a day), or add numbers to the pool and raise --sms-mps`
   );
 }
 
@@ -247,6 +274,10 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
     out.push(`Schedules: ${count(r.schedules)}`);
   }
   out.push(`Effective TPS: ${count(r.effectiveTps)}/s (${r.effectiveTpsSource})`);
+  if (r.sms)
+    out.push(
+      `Texts: ${count(r.sms.mps)} message parts/s (${r.sms.source}), each text counted as ${counted(r.sms.partsPerText, "part")}; peak ${count(r.sms.peakMps)} parts/s with the window`,
+    );
   out.push(
     `Flexible window: ${r.windowMinutes} ${plural(r.windowMinutes, "minute")}${r.peakTps !== undefined ? ` (peak ${count(r.peakTps)}/s)` : ""}`,
   );

@@ -116,6 +116,8 @@ describe("the one door in the stack, and the frequency cap (sendtime:frequencyCa
         ["LookUpOptOuts", ["dynamodb:GetItem", "dynamodb:BatchGetItem"]],
         ["AdmitEntries", ["dynamodb:UpdateItem", "dynamodb:GetItem"]],
         ["CountSkippedEntries", "cloudwatch:PutMetricData"],
+        // The example stack sends texts: tests/infra/sms-stack.test.ts checks the pool and configuration set.
+        ["SendText", "sms-voice:SendTextMessage"],
       ],
     );
     const ses: string[] = s[0].Resource;

@@ -47,6 +47,8 @@ describe("the policy pack served as the CLI serves it (gRPC)", function () {
       "send-gate-table-scoped": "mandatory",
       "send-gate-table-protected": "mandatory",
       "ledger-writes-keyed": "mandatory",
+      "sms-send-scoped": "mandatory",
+      "sms-configuration-set-events": "mandatory",
     });
   });
 

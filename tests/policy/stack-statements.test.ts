@@ -25,6 +25,8 @@ import {
   guardrailPauseStatements,
 } from "../../infra/guardrail-iam";
 import { ArnScope } from "../../infra/core/plan/naming";
+import { SMS_EVENT_LOG_ACTIONS, smsSendStatement } from "../../infra/core/sms/sms-config";
+import { eventRoleTrust } from "../../infra/sms";
 import {
   passRoleOnlyToScheduler,
   schedulerActionsScopedToCampaigns,
@@ -215,7 +217,14 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
             tableArn: only(stack, "aws:dynamodb/table:Table", "unsubscribe-opt-outs").outputs.arn,
             metricNamespace: "sendtime",
           },
-        }),
+        }).concat(
+          // The example stack sends texts (sendtime:sms): SendTextMessage on its pool and configuration set.
+          smsSendStatement({
+            poolArn: String(stack.outputs.smsPoolArn),
+            configurationSetArn: only(stack, "aws:pinpoint/smsvoicev2ConfigurationSet:Smsvoicev2ConfigurationSet")
+              .outputs.arn,
+          }),
+        ),
       ),
     );
     assert.deepStrictEqual(
@@ -268,6 +277,19 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
         policyDocument([...statements]),
         name,
       );
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 10);
+    // Texts: the SMS event destination's role, trusted by sms-voice for this account and configuration set.
+    const smsSet = only(stack, "aws:pinpoint/smsvoicev2ConfigurationSet:Smsvoicev2ConfigurationSet").outputs.arn;
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/role:Role", "sms-events-role").inputs.assumeRolePolicy),
+      eventRoleTrust("123456789012", smsSet),
+    );
+    const smsLogs = only(stack, "aws:cloudwatch/logGroup:LogGroup", "sms-events").outputs.arn;
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/rolePolicy:RolePolicy", "sms-events-permissions").inputs.policy),
+      policyDocument([
+        { Sid: "WriteSmsEvents", Effect: "Allow", Action: [...SMS_EVENT_LOG_ACTIONS], Resource: `${smsLogs}:*` },
+      ]),
+    );
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 11);
   });
 });

@@ -506,6 +506,8 @@ describe("campaign files, as properties", function () {
     "invocation-tps": ["1000", "1e3"],
     "ses-rate": ["14", "14.0", "1.4e1"],
     ramp: ["new-identity"],
+    "sms-mps": ["1", "3", "01", "1.5"],
+    "sms-daily-cap": ["10000", "2000", "1e4"],
     encoding: ["utf8", "latin1", "UTF8"],
     "create-tps": ["100", "1e2"],
     "margin-minutes": ["5", "05", "5.0", "0x5"],

@@ -37,6 +37,8 @@ export interface StackOutputs {
   ledgerTableName?: string;
   /** The guardrails' alarm names start so (absent: no guardrails): cancel-campaign deletes the campaign's alarms. */
   guardrailAlarmPrefix?: string;
+  /** With texts (sendtime:sms): the pool's message parts per second, the pace a launch takes unless --sms-mps says. */
+  smsMps?: number;
 }
 
 export interface OutputSources {

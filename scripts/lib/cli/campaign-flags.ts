@@ -26,6 +26,7 @@ import { EffectiveTps } from "../planning/window";
 import { count } from "../text/format";
 import { choice, int, listOf, positive } from "./parsers";
 import { nowFlag } from "./common-flags";
+import { SMS_PACE_FLAGS } from "./sms-flags";
 import {
   audienceFromFlags,
   baseRuleFromFlags,
@@ -218,7 +219,7 @@ export const RATE_FLAGS = {
   tps: {
     type: "string",
     value: "T",
-    help: "the send rate sends must hold (or the lower of the next two)",
+    help: "sends/s held (or the lower of the two quotas); texts: the pool's message parts/s",
     group: RATE_GROUP,
     oneOf: { group: "rate", form: "tps" },
   },
@@ -244,9 +245,10 @@ export const RATE_FLAGS = {
     value: "new-identity|FILE",
     path: true,
     words: Object.keys(RAMP_PRESETS),
-    help: "warm-up: at most a cap of sends per UTC day (FILE: one a line, the last repeating); the rest move on",
+    help: "a cap of sends per UTC day, the rest moved on (FILE: a cap a line, the last repeating)",
     group: RATE_GROUP,
   },
+  ...SMS_PACE_FLAGS,
 } as const;
 
 /** When a campaign sends, and to whom: the base rule, every step, the default zone, quiet time and variants. */

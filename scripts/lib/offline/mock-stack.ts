@@ -235,6 +235,20 @@ const MOCKS: Record<string, (c: MockContext) => Mocked> = {
     const path = bus === "default" ? ruleName : `${bus}/${ruleName}`;
     return { id: path, state: { name: ruleName, arn: `arn:${part}:events:${region}:${acct}:rule/${path}` } };
   },
+  "aws:pinpoint/smsvoicev2ConfigurationSet:Smsvoicev2ConfigurationSet": ({ name, inputs, region, part, acct }) => {
+    const setName = inputs.name ?? autoName(name);
+    return {
+      id: setName,
+      state: { name: setName, arn: `arn:${part}:sms-voice:${region}:${acct}:configuration-set/${setName}` },
+    };
+  },
+  "aws:pinpoint/smsvoicev2OptOutList:Smsvoicev2OptOutList": ({ name, inputs, region, part, acct }) => {
+    const listName = inputs.name ?? autoName(name);
+    return {
+      id: listName,
+      state: { name: listName, arn: `arn:${part}:sms-voice:${region}:${acct}:opt-out-list/${listName}` },
+    };
+  },
   "aws:scheduler/scheduleGroup:ScheduleGroup": ({ name, inputs, region, part, acct }) => {
     const groupName = inputs.name ?? autoName(name);
     return {

@@ -66,6 +66,17 @@ export function rampFromFlag(raw: string | undefined, nowMs: number): Ramp | und
   return { caps, source: `--ramp ${raw}`, firstDayMs };
 }
 
+/**
+ * `--sms-daily-cap N` (a 10DLC number's daily cap: texts per UTC day) as a ramp of N every day; with `--ramp` too,
+ * each day's cap is the lower of the two. Recipients past a day's cap move to the next day, as with --ramp.
+ */
+export function withDailyCap(ramp: Ramp | undefined, dailyCap: number | undefined, nowMs: number): Ramp | undefined {
+  if (dailyCap === undefined) return ramp;
+  const source = `--sms-daily-cap ${dailyCap}`;
+  if (!ramp) return { caps: [dailyCap], source, firstDayMs: Math.floor(nowMs / DAY_MS) * DAY_MS };
+  return { ...ramp, caps: ramp.caps.map((c) => Math.min(c, dailyCap)), source: `${ramp.source} and ${source}` };
+}
+
 /** A recipient placed: its decisions (moved or not) and by how many days. */
 export interface Placed {
   decided: ZoneDecisions;
@@ -119,7 +130,7 @@ export class RampDays {
       if (this.fullDayOf(d) === undefined) return { decided: d, shiftDays: days, fullDay };
     }
     throw new UsageError(
-      `--ramp: a recipient's sends fit no day within ${MAX_SHIFT_DAYS} days (a cap smaller than its sends on one UTC day?); raise the caps`,
+      `${this.ramp.source}: a recipient's sends fit no day within ${MAX_SHIFT_DAYS} days (a cap smaller than its sends on one UTC day?); raise the caps`,
     );
   }
 

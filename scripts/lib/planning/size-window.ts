@@ -29,6 +29,31 @@ import {
   quietWindowShortfall,
 } from "./window";
 
+/**
+ * Texts paced by the number: the pool sends `mps` message parts per second, and each text counts as `partsPerText`
+ * parts; `dailyCap`: texts per UTC day (a 10DLC number's cap), applied as a ramp (ramp.ts withDailyCap).
+ */
+export interface SmsPace {
+  mps: number;
+  /** Where mps came from: --sms-mps, the stack output smsMps, or the default. */
+  source: string;
+  partsPerText: number;
+  dailyCap?: number;
+}
+
+/**
+ * The rate sends are held to with texts: the lower of `rate` and the pool's texts per second (mps ÷ parts a text).
+ * Scheduler spreads each instant's sends evenly over the window, so a window sized to this rate keeps the message
+ * parts per second within the pool's throughput: no text is throttled.
+ */
+export function smsPaced(rate: EffectiveTps, sms: SmsPace | undefined): EffectiveTps {
+  if (!sms) return rate;
+  const tps = sms.mps / sms.partsPerText;
+  if (tps >= rate.tps) return rate;
+  const parts = sms.partsPerText === 1 ? "1 part" : `${sms.partsPerText} parts`;
+  return { tps, source: `${sms.mps} message parts/s (${sms.source}) ÷ ${parts} a text` };
+}
+
 export interface WindowReport {
   mode: "volume" | "recipients";
   schedules: number;
@@ -69,6 +94,8 @@ export interface WindowReport {
   peakTps?: number;
   /** A warm-up (--ramp): each UTC day's sends against its cap, and the recipients moved to a later day. */
   ramp?: { source: string; moved: number; days: { date: string; sends: number; cap: number }[] };
+  /** Texts: the pool's rate, the parts each text counts as, and the highest message parts per second of the window. */
+  sms?: { mps: number; source: string; partsPerText: number; peakMps: number; dailyCap?: number };
   earliestSend?: string | null;
   latestSend?: string | null;
   /** The latest launch whose missed-time cutoff (now + fan-out bound + margin) is not after the earliest send. */
@@ -114,6 +141,8 @@ export interface RecipientListRequest {
   progress?: RowProgress;
   /** A warm-up (--ramp), as the launcher applies it: recipients past a day's cap move to a later day. */
   ramp?: Ramp;
+  /** Texts: `rate` is already paced by the number (smsPaced); reported with the peak message parts per second. */
+  sms?: SmsPace;
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -256,7 +285,6 @@ export async function sizeRecipientList(
     invocationsSized && invocationsSized.windowMinutes > emailsSized.windowMinutes ? invocationsSized : emailsSized;
   const quietShortfall = r.quiet && quietWindowShortfall(sized.windowMinutes, quietWindow);
   if (quietShortfall) return { fits: false, requiredTps: r.rate.tps, quietShortfall };
-
   // (A recurring schedule is one schedule; the histogram holds each of its occurrences in the sizing span.)
   const schedules = bulkCount ? bulkCount.schedules : sends.schedules;
   const fanOut = fanOutSeconds(schedules, r.createTps);
@@ -290,6 +318,7 @@ export async function sizeRecipientList(
       instants: instants.map((i) => ({ utc: iso(i.utcMs), count: i.count, zones: i.zones })),
       peak: peak ? { utc: iso(peak.utcMs), count: peak.count } : null,
       peakTps: Math.round(peakTpsWith(instants, sized.windowMinutes) * 100) / 100,
+      ...(r.sms && { sms: smsReport(r.sms, peakTpsWith(instants, sized.windowMinutes)) }),
       ...(ramp && { ramp: { source: ramp.ramp.source, moved: ramp.moved, days: rampDays(instants, ramp) } }),
       earliestSend: first ? iso(first.utcMs) : null,
       latestSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
@@ -317,6 +346,11 @@ export async function sizeRecipientList(
         }),
     },
   };
+}
+
+/** The texts' pace in the report: the highest message parts per second is the peak send rate × parts a text. */
+function smsReport(sms: SmsPace, peakTps: number): NonNullable<WindowReport["sms"]> {
+  return { ...sms, peakMps: Math.round(peakTps * sms.partsPerText * 100) / 100 };
 }
 
 /** Sends per UTC day with the ramp's cap of each day. */
