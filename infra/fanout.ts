@@ -4,6 +4,7 @@ import { fanOutDefinition, FanOutShape } from "./state-machines/fanout-definitio
 import { fanOutStatements, fanOutTrustPolicy, policyDocument } from "./iam";
 import { ArnScope, NAME_MAX_LENGTH, physicalName, STACK_QUOTA_TAG } from "./core/plan/naming";
 import { SchedulerTargetParameters } from "./core/plan/schedule-request";
+import type { SmsMessageType } from "./core/send/sms-input";
 
 /**
  * The fan-out's shape (`FanOutShape`, documented where it is declared) and what its schedules carry.
@@ -11,6 +12,12 @@ import { SchedulerTargetParameters } from "./core/plan/schedule-request";
  * each field names.
  */
 export interface FanOutArgs extends FanOutShape {
+  /**
+   * The MessageType of the texts its schedules send (stack config sendtime:sms messageType); a plan row's own
+   * `message_type` wins.
+   * @default "PROMOTIONAL"
+   */
+  smsMessageType?: SmsMessageType;
   /** The partition, account and Region the state machine acts in. Required. */
   scope: pulumi.Input<ArnScope>;
   /** The recipient bucket's name: plans are read from `plans/`, results written to `results/`. Required. */
@@ -121,6 +128,7 @@ export class FanOut extends pulumi.ComponentResource {
               batchSize: args.batchSize,
               innerConcurrency: args.innerConcurrency,
               toleratedFailurePercentage: args.toleratedFailurePercentage,
+              smsMessageType: args.smsMessageType,
             }),
             null,
             2,

@@ -322,6 +322,7 @@ function createFanOut(
       toleratedFailurePercentage: config.toleratedFailurePercentage,
       logRetentionDays: config.logRetentionDays,
       kmsKeyArn: config.kmsKeyArn,
+      smsMessageType: config.sms?.messageType,
     },
     opts,
   );
@@ -348,6 +349,7 @@ function createJourneys(
       ledgerTable: { arn: sender.ledger.arn, name: sender.ledger.name },
       kmsKeyArn: config.kmsKeyArn,
       templatesDir: config.templatesDir,
+      smsMessageType: config.sms?.messageType,
     },
     opts,
   );

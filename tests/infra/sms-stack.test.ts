@@ -5,7 +5,7 @@
 import * as assert from "assert";
 import { ConfigError, parseStackConfig } from "../../infra/config";
 import { resolveSendtimeArgs } from "../../infra/sendtime-args";
-import { all, devConfig, inlineStatements, only, renderWith } from "../helpers/stack";
+import { all, definitionOf, devConfig, inlineStatements, only, renderWith } from "../helpers/stack";
 
 const POOL = "arn:aws:sms-voice:us-east-1:123456789012:pool/pool-0123456789abcdef0123456789abcdef";
 const SMS = JSON.stringify({ poolArn: POOL, mps: 1 });
@@ -182,5 +182,20 @@ describe("the stack with sendtime:sms", function () {
     );
     const statements = inlineStatements(bare, "bulk-sender-role");
     assert.ok(!JSON.stringify(statements).includes("sms-voice"));
+  });
+
+  it("the fan-out's texts take the stack's message type (PROMOTIONAL unless sendtime:sms says otherwise)", async () => {
+    const messageTypes = (definition: unknown) =>
+      [
+        ...JSON.stringify(definition).matchAll(
+          /'PROMOTIONAL', 'TRANSACTIONAL'\] \? \$row\.message_type : \\"(\w+)\\"/g,
+        ),
+      ].map((m) => m[1]);
+    const transactional = await renderWith({
+      sms: JSON.stringify({ poolArn: POOL, mps: 3, messageType: "TRANSACTIONAL" }),
+    });
+    assert.deepStrictEqual([...new Set(messageTypes(definitionOf(transactional)))], ["TRANSACTIONAL"]);
+    const promotional = await renderWith({ sms: SMS });
+    assert.deepStrictEqual([...new Set(messageTypes(definitionOf(promotional)))], ["PROMOTIONAL"]);
   });
 });
