@@ -13,6 +13,8 @@ import { PlanRequest } from "./plan-request";
 import { PlanTally } from "./plan-tally";
 import { UnknownZoneValue } from "./row-zones";
 import { RampDays } from "./ramp";
+import type { SmsSteps } from "./sms-steps";
+import { SmsSummary, smsSummary } from "./sms-summary";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, peakTpsWith } from "./window";
 
 export interface PlanSummary {
@@ -20,7 +22,8 @@ export interface PlanSummary {
   rows: number;
   recipientsPlanned: number;
   schedules: number;
-  steps: { step: number; offset: string; template: string; schedules: number }[];
+  /** Per step; a text step also has `channel: "sms"` and its message parts. */
+  steps: { step: number; offset: string; template: string; schedules: number; channel?: "sms"; parts?: number }[];
   rejected: { total: number; byReason: Partial<Record<RejectReason, number>> };
   /**
    * Rows planned with a zone taken from the default, re-cased or trimmed, or mapped (an abbreviation, a Windows name,
@@ -102,6 +105,8 @@ export interface PlanSummary {
    * counts are entries (one per recipient and step, as without --bulk). Null without --bulk.
    */
   bulk: BulkSummary | null;
+  /** The texts (channel sms steps): their parts, templates and legal hours; null without a text step. */
+  sms: SmsSummary | null;
 }
 
 export interface BulkSummary {
@@ -205,6 +210,7 @@ export function summarize(
   quietWindow: number,
   bulkStats?: BulkStats,
   ramp?: RampDays,
+  sms?: SmsSteps,
 ): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
@@ -221,6 +227,7 @@ export function summarize(
       offset: stepOffset(s),
       template: s.template,
       schedules: t.schedulesByStep[k],
+      ...(s.channel === "sms" ? { channel: "sms" as const, parts: sms?.tally.parts[k] ?? 0 } : {}),
     })),
     rejected: { total: t.rejected, byReason: t.byReason },
     zones: {
@@ -273,6 +280,7 @@ export function summarize(
     planSha256,
     files,
     bulk: bulk?.summary ?? null,
+    sms: sms ? smsSummary(sms) : null,
   };
 }
 

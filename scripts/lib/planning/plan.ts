@@ -22,7 +22,7 @@ import { isReject, RecipientChecker, RecipientRow, Reject } from "../recipients/
 import { countLines, openRecipientCsv } from "../recipients/recipients";
 import { describeRule } from "../../../infra/core/timing/send-rules";
 import { lackingText, TemplateDataCheck } from "../templates/campaign-templates";
-import { missedCutoff, quietCheckWindowMinutes } from "./window";
+import { missedCutoff, quietCheckWindowMinutes, volumeWindowMinutes } from "./window";
 import { BulkLines } from "./bulk";
 import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
 import { ContactListCheck, PlanRequest } from "./plan-request";
@@ -30,6 +30,7 @@ import { PlanLines } from "./plan-lines";
 import { PlanTally } from "./plan-tally";
 import { PlanSummary, summarize } from "./plan-summary";
 import { Placed, placeRow, RampDays } from "./ramp";
+import { isTextReject, SmsSteps } from "./sms-steps";
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
@@ -70,17 +71,25 @@ async function openPlan(o: PlanRequest) {
     tps: o.rate.tps,
   });
   const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
-  return { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal: o.input ? undefined : rowBound - 1 };
+  // Texts under legal hours are placed with room for their window before the legal window closes (sms-legal.ts).
+  const textWindow = o.sms?.legalHours.length
+    ? (o.window?.minutes ??
+      Math.max(quietWindow, Math.min(volumeWindowMinutes(rowBound * o.steps.length, o.rate.tps), 1_440)))
+    : quietWindow;
+  const sms = o.sms && new SmsSteps(o.sms, o.steps, columns, textWindow, o.file);
+  const rowTotal = o.input ? undefined : rowBound - 1;
+  return { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal, sms };
 }
 
 async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
-  const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal } = await openPlan(o);
+  const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal, sms } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const bulk = bulkLinesOf(o, columns, files);
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const ramp = o.ramp && new RampDays(o.ramp);
   const contactList = o.bulk?.contactList;
+  // Email templates are checked by TemplateDataCheck, texts' by SmsSteps (sms-steps.ts).
   const dataCheck =
     o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns, o.bulk !== undefined);
   const reject = (r: Reject) => {
@@ -126,8 +135,13 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
         await reject({ line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) });
         continue;
       }
+      const texted = sms && sms.row(row, final);
+      if (texted && isTextReject(texted)) {
+        await reject(texted);
+        continue;
+      }
       if (placed) takeRamp(ramp!, placed, row);
-      const prepared = lines.prepared(final);
+      const prepared = lines.prepared(texted ? texted.decided : final);
       const slot = lines.slotOf(group);
       if (bulk) {
         const added = bulk.add(row, final, slot);
@@ -136,6 +150,9 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
           await reject({ line: row.line, id: row.id, ...added });
           continue;
         }
+      } else if (texted) {
+        await files.writePlan(lines.of(row, prepared, slot) + lines.smsLines(row, prepared, slot, texted.texts));
+        sms!.count(texted);
       } else await files.writePlan(lines.of(row, prepared, slot));
       tally.plan(row, prepared, slot);
       o.onPlanned?.(row.email);
@@ -151,7 +168,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   }
   tally.checkRows();
   tally.unknownZones = decider.unknownZones();
-  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats, ramp);
+  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats, ramp, sms);
 }
 
 /** Counts a placed recipient's sends against the ramp; a moved one gets its note. */
