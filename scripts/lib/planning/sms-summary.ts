@@ -49,14 +49,16 @@ export function smsSummary(sms: SmsSteps): SmsSummary {
 export function smsLines(s: SmsSummary | null | undefined): string[] {
   if (!s) return [];
   const steps = s.byStep
-    .map((b) => `step ${b.step} ${b.template}: ${counted(b.texts, "text")}, ${count(b.parts)} parts (${b.encoding})`)
+    .map(
+      (b) => `step ${b.step} ${b.template}: ${counted(b.texts, "text")}, ${counted(b.parts, "part")} (${b.encoding})`,
+    )
     .join("; ");
   const legal =
     s.legalHours === "none"
       ? "legal hours: none (--legal-hours not given)"
       : `legal hours ${s.legalHours} (--legal-hours-miss ${s.legalHoursMiss}, each send's ${s.windowCheckedMinutes}-minute window inside them): ${count(s.moved)} moved, ${count(s.skipped)} skipped (notes.csv)`;
   return [
-    `  texts: ${counted(s.texts, "text")}, ${count(s.parts)} message parts (at most ${s.maxSegments} each): ${steps}`,
+    `  texts: ${counted(s.texts, "text")}, ${counted(s.parts, "message part")} (at most ${s.maxSegments} a text): ${steps}`,
     `  ${legal}`,
   ];
 }

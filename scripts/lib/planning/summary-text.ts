@@ -20,7 +20,7 @@ export function formatSummary(s: PlanSummary): string[] {
           `  recurring: one schedule per recipient from ${s.recurring.startDate} (now + fan-out + margin) to the end of --until (local midnight, later when the last send's window runs past it; last ${s.recurring.lastEndDate ?? "-"}); each holds one of the Region's schedules until then`,
         ]
       : []),
-    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}${x.channel === "sms" ? ` (sms, ${count(x.parts ?? 0)} parts)` : ""}: ${count(x.schedules)}`).join("; ")}`,
+    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}${x.channel === "sms" ? ` (sms, ${counted(x.parts ?? 0, "part")})` : ""}: ${count(x.schedules)}`).join("; ")}`,
     `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed${s.zones.mapped ? `, ${count(s.zones.mapped)} mapped (${mappedText(s.zones.unknown)}; notes.csv)` : ""}${inferredText(s.zones.bySource)}`,
     // A recurring schedule starts at the cutoff: nothing is missed, moved or sent now.
     ...(s.recurring
