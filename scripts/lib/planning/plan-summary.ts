@@ -201,6 +201,17 @@ function audienceSummary(o: PlanRequest, t: PlanTally): PlanSummary["audience"] 
   };
 }
 
+/** Schedules per step; a text step's channel and message parts. */
+function stepsSummary(o: PlanRequest, t: PlanTally, sms: SmsSteps | undefined): PlanSummary["steps"] {
+  return o.steps.map((s, k) => ({
+    step: s.number,
+    offset: stepOffset(s),
+    template: s.template,
+    schedules: t.schedulesByStep[k],
+    ...(s.channel === "sms" ? { channel: "sms" as const, parts: sms?.tally.parts[k] ?? 0 } : {}),
+  }));
+}
+
 export function summarize(
   o: PlanRequest,
   t: PlanTally,
@@ -222,13 +233,7 @@ export function summarize(
     rows: t.rows,
     recipientsPlanned: t.planned,
     schedules,
-    steps: o.steps.map((s, k) => ({
-      step: s.number,
-      offset: stepOffset(s),
-      template: s.template,
-      schedules: t.schedulesByStep[k],
-      ...(s.channel === "sms" ? { channel: "sms" as const, parts: sms?.tally.parts[k] ?? 0 } : {}),
-    })),
+    steps: stepsSummary(o, t, sms),
     rejected: { total: t.rejected, byReason: t.byReason },
     zones: {
       defaultTimezone: o.defaultZone,

@@ -19,18 +19,19 @@ import { AudienceSplit, HOLDOUT } from "../recipients/audience";
 import { SendDecider } from "./decisions";
 import { describeQuietTime } from "../../../infra/core/timing/quiet-time";
 import { isReject, RecipientChecker, RecipientRow, Reject } from "../recipients/recipient-rows";
-import { countLines, openRecipientCsv } from "../recipients/recipients";
+import { countLines, CsvRecord, openRecipientCsv } from "../recipients/recipients";
 import { describeRule } from "../../../infra/core/timing/send-rules";
 import { lackingText, TemplateDataCheck } from "../templates/campaign-templates";
 import { missedCutoff, quietCheckWindowMinutes, volumeWindowMinutes } from "./window";
 import { BulkLines } from "./bulk";
 import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
 import { ContactListCheck, PlanRequest } from "./plan-request";
-import { PlanLines } from "./plan-lines";
+import { PlanLines, Prepared } from "./plan-lines";
 import { PlanTally } from "./plan-tally";
 import { PlanSummary, summarize } from "./plan-summary";
 import { Placed, placeRow, RampDays } from "./ramp";
-import { isTextReject, SmsSteps } from "./sms-steps";
+import { isTextReject, PlannedTexts, SmsSteps } from "./sms-steps";
+import { ZoneDecisions } from "./decision-types";
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
@@ -89,7 +90,6 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   const tally = new PlanTally(o.steps.length, o.audience.variants.length);
   const ramp = o.ramp && new RampDays(o.ramp);
   const contactList = o.bulk?.contactList;
-  // Email templates are checked by TemplateDataCheck, texts' by SmsSteps (sms-steps.ts).
   const dataCheck =
     o.templates && new TemplateDataCheck(o.templates, o.steps, o.audience, columns, o.bulk !== undefined);
   const reject = (r: Reject) => {
@@ -100,14 +100,9 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   try {
     for await (const rec of csv.records) {
       if (++tally.rows % PROGRESS_EVERY_ROWS === 0) o.progress?.(tally.rows, "rows read", rowTotal);
-      const row = checker.check(rec);
+      const row = checkedRow(checker, rec, contactList);
       if (isReject(row)) {
         await reject(row);
-        continue;
-      }
-      const optedOut = contactList && optedOutReject(row, contactList);
-      if (optedOut) {
-        await reject(optedOut);
         continue;
       }
       const decided = decider.decide(row.rawZone, row.timing, row);
@@ -130,12 +125,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       }
       const placed = ramp && placeRow(ramp, decider, row, decided); // a warm-up's day (ramp.ts)
       const final = placed?.decided ?? decided;
-      const lacking = dataCheck?.lacking(row.fields, group, (k) => final.steps[k].time !== undefined);
-      if (lacking) {
-        await reject({ line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) });
-        continue;
-      }
-      const texted = sms && sms.row(row, final);
+      const texted = contentOf(row, group, final, dataCheck, sms);
       if (texted && isTextReject(texted)) {
         await reject(texted);
         continue;
@@ -150,10 +140,10 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
           await reject({ line: row.line, id: row.id, ...added });
           continue;
         }
-      } else if (texted) {
-        await files.writePlan(lines.of(row, prepared, slot) + lines.smsLines(row, prepared, slot, texted.texts));
-        sms!.count(texted);
-      } else await files.writePlan(lines.of(row, prepared, slot));
+      } else
+        await files.writePlan(
+          texted ? textsAndEmails(lines, row, prepared, slot, sms!, texted) : lines.of(row, prepared, slot),
+        );
       tally.plan(row, prepared, slot);
       o.onPlanned?.(row.email);
       const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneFields);
@@ -171,6 +161,35 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats, ramp, sms);
 }
 
+/**
+ * The row's content checked: its emails' template data (TemplateDataCheck), then its texts (sms-steps.ts): why it is
+ * rejected, its texts, or undefined (a campaign without a text step).
+ */
+function contentOf(
+  row: RecipientRow,
+  group: number,
+  final: ZoneDecisions,
+  dataCheck: TemplateDataCheck | undefined,
+  sms: SmsSteps | undefined,
+): Reject | PlannedTexts | undefined {
+  const lacking = dataCheck?.lacking(row.fields, group, (k) => final.steps[k].time !== undefined);
+  if (lacking) return { line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) };
+  return sms?.row(row, final);
+}
+
+/** A row's plan lines with texts: its emails' (the email path), then its texts' (the SMS path); its texts counted. */
+function textsAndEmails(
+  lines: PlanLines,
+  row: RecipientRow,
+  prepared: Prepared,
+  slot: number,
+  sms: SmsSteps,
+  texted: PlannedTexts,
+): string {
+  sms.count(texted);
+  return lines.of(row, prepared, slot) + lines.smsLines(row, prepared, slot, texted.texts);
+}
+
 /** Counts a placed recipient's sends against the ramp; a moved one gets its note. */
 function takeRamp(ramp: RampDays, placed: Placed, row: RecipientRow): void {
   ramp.take(placed);
@@ -182,6 +201,13 @@ function bulkLinesOf(o: PlanRequest, columns: Columns, files: PlanFiles): BulkLi
   if (!o.bulk) return undefined;
   const write = (text: Uint8Array) => files.writePlan(text);
   return new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, write, o.recipients.allowDuplicateEmails);
+}
+
+/** The record checked (recipient-rows.ts), then its address against the contact list when there is one. */
+function checkedRow(checker: RecipientChecker, rec: CsvRecord, list: ContactListCheck | undefined) {
+  const row = checker.check(rec);
+  if (isReject(row) || !list) return row;
+  return optedOutReject(row, list) ?? row;
 }
 
 /** The reject of a row whose address the contact list has opted out, or undefined. */

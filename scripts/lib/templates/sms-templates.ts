@@ -6,7 +6,7 @@ import { readSmsTemplates, segmentsProblem, SmsTemplate } from "../../../infra/c
 import { FolderReader, TemplateError } from "../../../infra/core/plan/templates";
 import { Step } from "../../../infra/core/timing/send-time";
 import { UsageError } from "../../../infra/core/errors";
-import { Audience } from "../recipients/audience";
+import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
 import { nearest } from "../text/nearest";
 import { DEFAULT_TEMPLATES_DIR, fileSystem } from "./campaign-templates";
 
@@ -33,6 +33,10 @@ export function smsStepTemplates(
   const out = new Map<number, SmsTemplate>();
   for (const k of texts) {
     const name = steps[k].template!;
+    if (name.includes(VARIANT_PLACEHOLDER))
+      throw new UsageError(
+        `step ${steps[k].number}: text template "${name}": a text step's template is one for every variant ({variant} is for email templates)`,
+      );
     const t = all.get(name);
     if (!t) {
       const near = nearest(name, [...all.keys()]);
