@@ -75,10 +75,10 @@ export const SEND_TIME_FLAGS = {
   ...TIMING_FLAGS,
   step: {
     type: "string",
-    value: "+Nd[:sms][:TEMPLATE]|+Nh[:sms][:TEMPLATE]",
+    value: "+Nd|+Nh[:sms][:TEMPLATE]",
     multiple: true,
     key: "steps",
-    help: "a later step, N days (same local time) or hours after the first send; :sms: a text",
+    help: "a later step, N days (same local time) or hours after the first; :sms a text",
     group: SEND_TIME_GROUP,
   },
   "default-timezone": {

@@ -114,7 +114,8 @@ export const SMS_GROUP = "Text messages (SMS)";
 
 /**
  * The flags of a step's channel and its texts (docs/sms.md, "Launching texts"), declared once: the launcher takes
- * them, and a command that plans texts (size-window, enrol) spreads the same ones.
+ * them, and a command that plans texts (size-window, enrol) spreads the same ones. In a table that has the flags named
+ * by `with`, the help shows each beside that flag (--help is at most 50 lines); elsewhere in the group SMS_GROUP.
  */
 export const SMS_FLAGS = {
   channel: {
@@ -124,6 +125,7 @@ export const SMS_FLAGS = {
     help: "the first step's channel (a later step's: --step +1d:sms:TEMPLATE)",
     default: "email",
     group: SMS_GROUP,
+    with: "step",
   },
   "max-segments": {
     type: "string",
@@ -132,14 +134,16 @@ export const SMS_FLAGS = {
     help: "the most message parts a text may take (a template or row above it is refused)",
     default: DEFAULT_MAX_SEGMENTS,
     group: SMS_GROUP,
+    with: "template",
   },
   "legal-hours": {
     type: "string",
-    value: "us|ca|us,ca|none",
+    value: "us|ca|none",
     parse: listOf(LEGAL_HOURS_PRESET_NAMES),
-    help: "send texts only inside these presets' legal hours, per recipient (docs/sms.md)",
+    help: "send texts only inside these presets' legal hours (us,ca: both), per recipient (docs/sms.md)",
     defaultHelp: "none",
     group: SMS_GROUP,
+    with: "quiet-hours",
   },
   "legal-hours-miss": {
     type: "string",
@@ -148,5 +152,6 @@ export const SMS_FLAGS = {
     help: "a text planned outside legal hours: moved to the next legal instant, or skipped",
     default: "delay",
     group: SMS_GROUP,
+    with: "quiet",
   },
 } as const;
