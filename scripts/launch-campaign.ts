@@ -49,6 +49,7 @@ import { FindingsError, UsageError } from "../infra/core/errors";
 import { PlanKeyTaken } from "./lib/aws/plan-upload";
 import { nothingToSendReasons } from "./lib/planning/nothing-to-send";
 import { readConfigFile } from "./lib/cli/config-file";
+import { smsRequestFromFlags, textWindowShortfall } from "./lib/cli/sms-launch";
 import {
   NOT_CHECKED_IN_A_DRY_RUN,
   preflightBeforePlanning,
@@ -170,6 +171,8 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const flagRate = bulkRates?.emails ?? rateFromFlags(f);
   const { outputs, target } = stackOf(f, campaignId);
   const steps = timing.steps.map((s) => ({ ...s, template: s.template ?? template }));
+  const sms = smsRequestFromFlags(f, steps, timing.audience, io);
+  // The email steps' templates (SES's, checked locally and in SES); a text step's is its sms.txt (smsRequestFromFlags).
   const templates = campaignTemplates(f.templates, steps, timing.audience);
   const launchIdFlag = f["launch-id"] === undefined ? undefined : checkLaunchId(f["launch-id"]);
   const quota = scheduleQuotaFrom(f["max-schedules"], outputs.maxSchedules);
@@ -188,8 +191,8 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     target &&
     (await preflightBeforePlanning(deadline, sesClient(target.region), outputs, { bulk, force: f.force, io }));
   // Texts are paced by the number: the pool's message parts per second (--sms-mps, else the stack's smsMps).
-  const sms = smsPaceFromFlags(f, timing.steps, outputs.smsMps);
-  const rate = smsPaced(rateWithAccount(flagRate, f, preflight, bulk), sms);
+  const smsPace = smsPaceFromFlags(f, timing.steps, outputs.smsMps);
+  const rate = smsPaced(rateWithAccount(flagRate, f, preflight, bulk), smsPace);
   // s3://bucket/key.csv is streamed from S3 once, never copied to local disk.
   const recipients = need("recipients");
   const listInS3 = parseS3Url(recipients, "--recipients");
@@ -216,7 +219,8 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
     progress: rows.report,
     onPlanned: sandboxCollector(preflight),
-    ramp: withDailyCap(rampFlag(f, now), sms?.dailyCap, now),
+    ramp: withDailyCap(rampFlag(f, now), smsPace?.dailyCap, now),
+    sms,
   };
   warnNotChecked(templates.notChecked, (t) => io.err(t));
   return { f, campaignId, target, quota, launchIdFlag, request, pollSeconds, deadline, progress, rows, preflight };
@@ -312,6 +316,8 @@ function refusalOf(run: Run, summary: PlanSummary, report: LaunchReport): string
     summary.window.quietCheckedMinutes !== undefined &&
     quietWindowShortfall(summary.window.minutes, summary.window.quietCheckedMinutes);
   if (quietShort) return `Not launched: ${quietShort}. The plan is kept for review.`;
+  const textShort = textWindowShortfall(summary);
+  if (textShort) return `Not launched: ${textShort}. The plan is kept for review.`;
   if (summary.schedules === 0) {
     const why = nothingToSendReasons(summary);
     return `Nothing would be sent: no schedule in the plan${why.length ? `: ${why.join("; ")}` : ""}${run.target ? "; nothing launched" : ""}.`;

@@ -141,7 +141,8 @@ describe("npm run preview, from another folder", function () {
     const { ROOT_DIR } = await import("../../scripts/lib/offline/mock-stack");
     const templates = fs
       .readdirSync(path.join(ROOT_DIR, "templates"), { withFileTypes: true })
-      .filter((e) => e.isDirectory()).length;
+      // A text's template (sms.txt alone) is not an SES template.
+      .filter((e) => e.isDirectory() && fs.existsSync(path.join(ROOT_DIR, "templates", e.name, "subject.txt"))).length;
     const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-preview-cwd-"));
     const cwd = process.cwd();
     process.chdir(elsewhere);

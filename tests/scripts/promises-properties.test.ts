@@ -518,9 +518,13 @@ describe("campaign files, as properties", function () {
     "poll-seconds": ["5", "5.0"],
     outputs: ["outputs.json"],
     "timeout-seconds": ["60", "6e1"],
+    channel: ["email", "sms", "fax"],
+    "max-segments": ["3", "1", "03", "3.0"],
+    "legal-hours": ["us", "us,ca", "none", "eu"],
+    "legal-hours-miss": ["delay", "skip", "1e1"],
   };
   const LISTS: Record<string, string[]> = {
-    step: ["+3d:followup", "+12h", "+1d", "+0x1d", "+1e1h"],
+    step: ["+3d:followup", "+12h", "+1d", "+0x1d", "+1e1h", "+1d:sms:t-sms"],
     variant: ["A:50", "B:50", "A:45", "B:45", "C:10", "A:5e1", "a:50"],
     "zone-alias": ["mars/olympus=Europe/Paris", "EST=America/Chicago", "utc=Asia/Tokyo"],
   };

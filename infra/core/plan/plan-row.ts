@@ -16,6 +16,7 @@
 import { PLANS_PREFIX } from "./naming";
 import { stepFunctions } from "./quotas";
 import { parseSendAt } from "./schedule-expression";
+import type { SmsPlanFields } from "../send/sms-input";
 
 /** A plan line must fit one Distributed Map batch on its own, with room for the batch wrapper and BatchInput. */
 export const MAX_PLAN_ROW_BYTES = stepFunctions.maxBatchBytes - 1_024;
@@ -43,6 +44,34 @@ export interface PlanRow {
   start_date?: string;
   /** Recurring rows only: CreateSchedule's EndDate, ISO 8601 in UTC. Absent on one-time rows. */
   end_date?: string;
+  /**
+   * A text's row (channel "sms", docs/sms.md) has these after the fields above, in this order (SMS_ROW_FIELDS); an
+   * email's has none of them. Their meaning is sms-input.ts SmsPlanFields'.
+   */
+  channel?: "sms";
+  phone?: string;
+  body?: string;
+  segments?: number;
+  until?: string;
+  same_subject_limit?: number;
+}
+
+/** A text's plan row: every field of its channel present. */
+export type SmsPlanRow = PlanRow & SmsPlanFields;
+
+/** The fields of a text's row after the email row's, in the order they are written (same_subject_limit when set). */
+export const SMS_ROW_FIELDS = [
+  "channel",
+  "phone",
+  "body",
+  "segments",
+  "until",
+  "same_subject_limit",
+] as const satisfies readonly (keyof SmsPlanFields)[];
+
+/** Whether a row is a text's (its channel "sms"); a row without `channel` is an email. */
+export function isSmsPlanRow(row: PlanRow): row is SmsPlanRow {
+  return row.channel === "sms";
 }
 
 /** The fields of every plan line, in the order they are written (a recurring row's dates follow them). */
@@ -203,7 +232,32 @@ export function parsePlanRow(line: string): PlanRow {
   }
   if (recurring && Date.parse(value.start_date as string) >= Date.parse(value.end_date as string))
     throw new Error(`plan line start_date ${value.start_date} is not before end_date ${value.end_date}`);
+  smsFieldsProblem(value, recurring);
   return value as unknown as PlanRow;
+}
+
+/** A text's fields (SMS_ROW_FIELDS), each checked; throws naming the first wrong one. An email row has none. */
+function smsFieldsProblem(value: Record<string, unknown>, recurring: boolean): void {
+  if (value.channel === undefined || value.channel === "email") {
+    const stray = SMS_ROW_FIELDS.find((k) => k !== "channel" && value[k] !== undefined);
+    if (stray) throw new Error(`plan line field "${stray}" is only for a text's row (channel "sms")`);
+    return;
+  }
+  if (value.channel !== "sms")
+    throw new Error(`plan line channel ${JSON.stringify(value.channel)}: "sms", or absent for an email`);
+  if (recurring) throw new Error(`plan line of channel "sms" must be one-time (at(...)): texts do not recur`);
+  const checks: Record<string, (v: unknown) => boolean> = {
+    phone: (v) => typeof v === "string" && /^\+[1-9]\d{6,14}$/.test(v),
+    body: (v) => typeof v === "string" && v !== "",
+    segments: (v) => Number.isInteger(v) && (v as number) >= 1,
+    until: (v) => typeof v === "string" && ISO_UTC.test(v) && !Number.isNaN(Date.parse(v)),
+    same_subject_limit: (v) => v === undefined || (Number.isInteger(v) && (v as number) >= 1),
+  };
+  const wrong = Object.keys(checks).find((k) => !checks[k](value[k]));
+  if (wrong)
+    throw new Error(
+      `plan line field "${wrong}" of a text's row is missing or wrong (phone E.164, body text, segments ≥ 1, until an ISO instant in UTC, same_subject_limit a whole number)`,
+    );
 }
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z$/;

@@ -65,15 +65,22 @@ export function readTemplateFolder(dir: string, io: FolderReader): Map<string, E
   for (const name of folders) {
     const problem = templateNameProblem(name);
     if (problem) throw new TemplateError(`${dir}/${name}: ${problem}; rename the folder`);
-    if (smsOnly(`${dir}/${name}`, io)) continue;
+    // A text's folder (sms.txt alone: sms-templates.ts) is not an SES template.
+    if (isSmsOnlyFolder(`${dir}/${name}`, io)) continue;
     templates.set(name, readTemplate(`${dir}/${name}`, name, io));
   }
   return templates;
 }
 
-/** A folder holding `sms.txt` and none of an email's files: a text message's template, not an SES one. */
-function smsOnly(folder: string, io: FolderReader): boolean {
-  return io.exists(`${folder}/sms.txt`) && Object.values(TEMPLATE_FILES).every((f) => !io.exists(`${folder}/${f}`));
+/** The file of a text's template (sms-templates.ts). */
+export const SMS_TEMPLATE_FILE = "sms.txt";
+
+/** A folder holding sms.txt and none of an email's files: a text's template only. */
+export function isSmsOnlyFolder(folder: string, io: FolderReader): boolean {
+  return (
+    io.exists(`${folder}/${SMS_TEMPLATE_FILE}`) &&
+    Object.values(TEMPLATE_FILES).every((f) => !io.exists(`${folder}/${f}`))
+  );
 }
 
 function readTemplate(folder: string, name: string, io: FolderReader): EmailTemplate {

@@ -110,6 +110,8 @@ export interface Step {
   hours?: number;
   /** The SES template of this step (launcher); size-window ignores it. */
   template?: string;
+  /** The step's channel (docs/sms.md): absent is email; "sms" sends a text from templates/<template>/sms.txt. */
+  channel?: "email" | "sms";
 }
 
 /** `+3d` or `+36h`: how a step is written in reports. */

@@ -76,10 +76,10 @@ export const SEND_TIME_FLAGS = {
   ...TIMING_FLAGS,
   step: {
     type: "string",
-    value: "+Nd[:TEMPLATE]|+Nh[:TEMPLATE]",
+    value: "+Nd|+Nh[:sms][:TEMPLATE]",
     multiple: true,
     key: "steps",
-    help: "a later step, N days (same local time) or hours after the first send",
+    help: "a later step, N days (same local time) or hours after the first; :sms a text",
     group: SEND_TIME_GROUP,
   },
   "default-timezone": {
@@ -262,12 +262,14 @@ export interface CampaignTiming {
 
 /** The send-time flags, checked. `template` (launcher) is step 1's and the default of later steps. */
 export function timingFromFlags(
-  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: number },
+  f: TimingFlagValues & { step?: string[]; "default-timezone"?: string; now?: number; channel?: Step["channel"] },
   template?: string,
 ): CampaignTiming {
   const rule = baseRuleFromFlags(f);
   if (rule.kind === "every") checkRecurring(f, rule, nowFromFlag(f.now));
-  const steps: Step[] = [{ number: 1, days: 0, template }];
+  if (rule.kind === "every" && f.channel === "sms")
+    throw new UsageError(`--channel sms does not apply to --every ${f.every}: a text is a one-time send`);
+  const steps: Step[] = [{ number: 1, days: 0, template, ...(f.channel === "sms" ? { channel: "sms" as const } : {}) }];
   const raws = ["the first send"];
   for (const raw of f.step ?? []) {
     const step = parseStepFlag(raw, steps.length + 1);
@@ -338,15 +340,33 @@ function checkRecurring(
 
 const STEP_FLAG = /^\+(\d{1,3})([dh])(?::(.*))?$/;
 
-/** `+3d`, `+3d:followup`, `+12h:reminder`: offsets from step 1, optionally the step's SES template. */
+/**
+ * `+3d`, `+3d:followup`, `+12h:reminder`: offsets from step 1, optionally the step's SES template; `+1d:sms:NAME` a
+ * text from templates/NAME/sms.txt (an SMS step names its template), `+1d:email:NAME` an email said so.
+ */
 export function parseStepFlag(raw: string, number: number): Step {
   const m = STEP_FLAG.exec(raw);
+  const channel = /^(sms|email)(?::|$)/.exec(m?.[3] ?? "")?.[1] as Step["channel"] | undefined;
+  const template = channel ? m![3].slice(channel.length + 1) || undefined : m?.[3];
   // `{variant}` is checked once the variants are known (checkTemplates).
-  if (!m || Number(m[1]) === 0 || (m[3] !== undefined && !SES_NAME.test(m[3].split(VARIANT_PLACEHOLDER).join("v"))))
+  if (
+    !m ||
+    Number(m[1]) === 0 ||
+    (template !== undefined && !SES_NAME.test(template.split(VARIANT_PLACEHOLDER).join("v")))
+  )
     throw new UsageError(
-      `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`,
+      `--step ${raw}: expected +Nd or +Nh (N from 1 to 999, from the first send), optionally :TEMPLATE or :sms:TEMPLATE (1–64 of A-Z a-z 0-9 _ -)`,
     );
-  return { number, [m[2] === "d" ? "days" : "hours"]: Number(m[1]), template: m[3] };
+  if (channel === "sms" && template === undefined)
+    throw new UsageError(
+      `--step ${raw}: a text step names its template: +${m[1]}${m[2]}:sms:TEMPLATE (templates/TEMPLATE/sms.txt)`,
+    );
+  return {
+    number,
+    [m[2] === "d" ? "days" : "hours"]: Number(m[1]),
+    template,
+    ...(channel === "sms" ? { channel } : {}),
+  };
 }
 
 /**

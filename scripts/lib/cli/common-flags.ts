@@ -4,7 +4,14 @@
  */
 import { campaignIdProblem, SES_NAME } from "../../../infra/core/plan/naming";
 import { VARIANT_PLACEHOLDER } from "../recipients/audience";
-import { checked, instant, path as pathParser } from "./parsers";
+import { CHANNELS } from "../../../infra/core/send/sms-input";
+import { LegalHoursPreset } from "../../../infra/core/sms/legal-hours";
+import { checked, choice, instant, int, listOf, path as pathParser } from "./parsers";
+
+/** --max-segments' default: a text of up to 3 message parts (docs/sms.md). */
+export const DEFAULT_MAX_SEGMENTS = 3;
+/** --legal-hours' presets, in the one order a list of them is given back. */
+export const LEGAL_HOURS_PRESET_NAMES: readonly LegalHoursPreset[] = ["us", "ca"];
 
 /** `campaign-<id>` must be a valid schedule group name. */
 export const CAMPAIGN_ID = checked("campaign-id", "spring", campaignIdProblem, { quote: false });
@@ -101,3 +108,50 @@ export const AT = {
 
 /** --bulk (launch-campaign; size-window sizes as it would). */
 export const BULK_HELP = "one SendBulkEmail schedule for up to 50 recipients of a step sharing instant and variant";
+
+/** The group of the text-message (SMS) flags in a command's help. */
+export const SMS_GROUP = "Text messages (SMS)";
+
+/**
+ * The flags of a step's channel and its texts (docs/sms.md, "Launching texts"), declared once: the launcher takes
+ * them, and a command that plans texts (size-window, enrol) spreads the same ones. In a table that has the flags named
+ * by `with`, the help shows each beside that flag (--help is at most 50 lines); elsewhere in the group SMS_GROUP.
+ */
+export const SMS_FLAGS = {
+  channel: {
+    type: "string",
+    value: "email|sms",
+    parse: choice(CHANNELS),
+    help: "the first step's channel (a later step's: --step +1d:sms:TEMPLATE)",
+    default: "email",
+    group: SMS_GROUP,
+    with: "step",
+  },
+  "max-segments": {
+    type: "string",
+    value: "N",
+    parse: int(1, 10),
+    help: "the most message parts a text may take (a template or row above it is refused)",
+    default: DEFAULT_MAX_SEGMENTS,
+    group: SMS_GROUP,
+    with: "template",
+  },
+  "legal-hours": {
+    type: "string",
+    value: "us|ca|none",
+    parse: listOf(LEGAL_HOURS_PRESET_NAMES),
+    help: "send texts only inside these presets' legal hours (us,ca: both), per recipient (docs/sms.md)",
+    defaultHelp: "none",
+    group: SMS_GROUP,
+    with: "quiet-hours",
+  },
+  "legal-hours-miss": {
+    type: "string",
+    value: "delay|skip",
+    parse: choice(["delay", "skip"] as const),
+    help: "a text planned outside legal hours: moved to the next legal instant, or skipped",
+    default: "delay",
+    group: SMS_GROUP,
+    with: "quiet",
+  },
+} as const;

@@ -4,7 +4,8 @@
  * values the command line gives — every scalar as the text written (YAML's failsafe schema: `0012` stays "0012",
  * `9.0` is "9.0", refused by --hour's own parser as on the command line), `true`/`false` for a boolean flag, paths
  * relative to the file — and then parsed by the flags' own code; flags given on the command line win. An unknown key
- * or a value of the wrong shape is refused, naming the key and the file.
+ * or a value of the wrong shape is refused, naming the key and the file. A step may also be a mapping (stepItem):
+ * `{offset: +1d, channel: sms, template: NAME}`; `channel: sms` at the top is the first step's (--channel).
  */
 import * as path from "path";
 import { parseDocument, stringify as stringifyYaml } from "yaml";
@@ -128,6 +129,7 @@ function valueOf(file: string, key: string, flag: Flag, raw: unknown): Value {
         `${where}: expected a list, e.g. ${key}: [${JSON.stringify(flag.value ?? "VALUE")}], got ${shown(raw)}`,
       );
     return raw.map((v, i) => {
+      if (key === "steps" && v !== null && typeof v === "object" && !Array.isArray(v)) return stepItem(where, i, v);
       const s = scalar(v);
       if (s === undefined)
         throw new UsageError(`${where}: item ${i + 1} must be a string (${flag.value ?? "VALUE"}), got ${shown(v)}`);
@@ -138,6 +140,30 @@ function valueOf(file: string, key: string, flag: Flag, raw: unknown): Value {
   if (s === undefined)
     throw new UsageError(`${where}: expected a string or a number (${flag.value ?? "VALUE"}), got ${shown(raw)}`);
   return s;
+}
+
+const STEP_KEYS = ["offset", "channel", "template"];
+
+/**
+ * A step of `steps:` written as a mapping, `{offset: +1d, channel: sms, template: spring-sale-sms}`, as the
+ * command line's `+1d:sms:spring-sale-sms` (channel email, or none: `+1d:TEMPLATE`).
+ */
+function stepItem(where: string, i: number, v: object): string {
+  const item = v as Record<string, unknown>;
+  const at = `${where}: item ${i + 1}`;
+  const stray = Object.keys(item).find((k) => !STEP_KEYS.includes(k));
+  if (stray !== undefined) throw new UsageError(`${at}: unknown key "${stray}"; a step has ${STEP_KEYS.join(", ")}`);
+  const text = (k: string) => {
+    const value = item[k];
+    if (value !== undefined && typeof value !== "string")
+      throw new UsageError(`${at}: key "${k}" must be a string, e.g. offset: +1d, channel: sms, template: NAME`);
+    return value;
+  };
+  const [offset, channel, template] = STEP_KEYS.map(text);
+  if (offset === undefined) throw new UsageError(`${at}: a step needs offset (+Nd or +Nh from the first send)`);
+  if (channel !== undefined && channel !== "email" && channel !== "sms")
+    throw new UsageError(`${at}: channel "${channel}": email or sms`);
+  return [offset, ...(channel === "sms" ? ["sms"] : []), ...(template === undefined ? [] : [template])].join(":");
 }
 
 /**

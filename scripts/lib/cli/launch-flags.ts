@@ -7,7 +7,17 @@ import { GRACE_MINUTES, MISSED_POLICIES } from "../planning/missed";
 import { stackFlags, timeoutFlag } from "./aws-flags";
 import { CONFIG_FLAG } from "./config-file";
 import { progressFlag } from "./progress";
-import { BULK_HELP, CAMPAIGN_FLAG, dryRunFlag, jsonFlag, OUT, RECIPIENTS, TEMPLATE, TEMPLATES } from "./common-flags";
+import {
+  BULK_HELP,
+  CAMPAIGN_FLAG,
+  dryRunFlag,
+  jsonFlag,
+  OUT,
+  RECIPIENTS,
+  SMS_FLAGS,
+  TEMPLATE,
+  TEMPLATES,
+} from "./common-flags";
 import { int } from "./parsers";
 import { PACE_FLAGS, RATE_FLAGS, RATE_GROUP, RECIPIENT_FLAGS, SEND_TIME_FLAGS } from "./campaign-flags";
 
@@ -22,6 +32,7 @@ export const LAUNCH_FLAGS = {
   recipients: { ...RECIPIENTS, value: "FILE|s3://B/K", note: "local or streamed from S3", group: "Campaign" },
   template: { ...TEMPLATE, note: "of step 1 (and of later steps without their own)", group: "Campaign" },
   ...SEND_TIME_FLAGS,
+  ...SMS_FLAGS,
   missed: {
     type: "string",
     value: MISSED_POLICIES.join("|"),

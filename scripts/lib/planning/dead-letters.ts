@@ -27,7 +27,8 @@ import { scheduler, ses } from "../../../infra/core/plan/quotas";
 import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/core/timing/promises";
 import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/core/send/ledger";
 import { BulkPlanRow, isBulkPlanValue, parseBulkPlanRow } from "../../../infra/core/plan/bulk-plan-row";
-import { parsePlanRow, PlanRow } from "../../../infra/core/plan/plan-row";
+import { isSmsPlanRow, parsePlanRow, PlanRow } from "../../../infra/core/plan/plan-row";
+import { SmsMessageType, smsSenderInput, SmsSenderInput } from "../../../infra/core/send/sms-input";
 import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/core/send/sender-input";
 import { QuietTime } from "../../../infra/core/timing/quiet-time";
 import { FindingsError } from "../../../infra/core/errors";
@@ -376,6 +377,8 @@ export interface SenderFields {
   fromAddress: string;
   configurationSetName: string;
   listManagement?: { contactListName: string; topicName: string };
+  /** A text's MessageType (the stack's smsMessageType), PROMOTIONAL when not given. */
+  smsMessageType?: SmsMessageType;
 }
 
 /**
@@ -388,7 +391,10 @@ export function redriveInput<L>(
   campaignId: string,
   found: FoundRow<L>,
   recipients: string[],
-): SenderInput {
+): SenderInput | SmsSenderInput {
+  // A text's row: the request the fan-out builds for it (sms-input.ts), its body and legal window as planned.
+  if (found.kind === "recipient" && isSmsPlanRow(found.row))
+    return smsSenderInput(campaignId, found.row, [found.row], t.smsMessageType);
   if (found.kind === "recipient") return recipientSenderInput(t, campaignId, found.row);
   const keep = new Set(recipients);
   return senderInput(t, campaignId, {

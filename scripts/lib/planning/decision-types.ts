@@ -29,6 +29,8 @@ export interface StepDecision {
   due?: string;
   /** A recurring send (rule `every`): `time` is its first occurrence. */
   recurring?: RecurringSend;
+  /** A text step's send (sms-legal.ts): when its legal window closes (ISO UTC), and the number's same-subject limit. */
+  text?: { until: string; sameSubjectLimit?: number };
 }
 
 /** What a recurring schedule is created with, and the occurrences its flexible window is sized on. */

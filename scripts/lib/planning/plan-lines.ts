@@ -9,6 +9,7 @@ import { Audience, NO_VARIANT, templatesByVariant } from "../recipients/audience
 import { RecipientRow } from "../recipients/recipient-rows";
 import { ZoneDecisions } from "./decision-types";
 import { quotedNoteLines, zoneFields } from "./plan-files";
+import { RowTexts } from "./sms-steps";
 
 /**
  * What every planned row with one answer of the decider (its decisions) shares, prepared on the first row with that
@@ -21,8 +22,12 @@ import { quotedNoteLines, zoneFields } from "./plan-files";
 export interface Prepared {
   owner: PlanLines;
   decided: ZoneDecisions;
-  /** Each step's lines' shared parts, three a step (planLineParts) in one array; "" for a step not sent. */
+  /** Each step's lines' shared parts, three a step (planLineParts) in one array; "" for a step not sent or a text. */
   parts: PlanLineParts;
+  /** A text step's parts (smsLines), three a step like `parts`; "" for a step not sent or an email; none without texts. */
+  smsParts: PlanLineParts | undefined;
+  /** What closes a text step's line: its until and same-subject limit. */
+  smsUntil: readonly string[];
   notes: readonly string[];
   zoneSource: ZoneSource;
   /** notes.csv's zone_source and zone_candidates fields (plan-files.ts zoneFields). */
@@ -65,10 +70,12 @@ export class PlanLines {
   prepared(decided: ZoneDecisions): Prepared {
     const p = decided.prepared as Prepared | undefined;
     if (p !== undefined && p.owner === this) return p;
-    const parts = decided.steps.flatMap(({ step, time, recurring }) => {
+    const smsUntil: string[] = [];
+    let smsParts: string[] | undefined;
+    const parts = decided.steps.flatMap(({ step, time, recurring, text }, k) => {
       if (!time) return ["", "", ""];
       // send_at, IANA zone names and ISO instants hold nothing JSON escapes.
-      return planLineParts({
+      const p = planLineParts({
         send_at: `"${time.send_at}"`,
         timezone: `"${time.timezone}"`,
         step: String(step.number),
@@ -76,6 +83,15 @@ export class PlanLines {
         schedule_expression: `"${recurring ? recurring.expression : atExpression(time.send_at)}"`,
         ...(recurring && { start_date: `"${recurring.startDate}"`, end_date: `"${recurring.endDate}"` }),
       });
+      if (step.channel !== "sms") return p;
+      // A text's line: the email row's fields, then channel, phone, body, segments, until (sms-input.ts).
+      smsParts ??= new Array<string>(3 * decided.steps.length).fill("");
+      const limit = text?.sameSubjectLimit === undefined ? "" : `,"same_subject_limit":${text.sameSubjectLimit}`;
+      smsParts[3 * k] = p[0];
+      smsParts[3 * k + 1] = p[1];
+      smsParts[3 * k + 2] = `${p[2].slice(0, -2)},"channel":"sms","phone":`;
+      smsUntil[k] = `,"until":"${text!.until}"${limit}}\n`;
+      return ["", "", ""];
     });
     const zoneSource = zoneSourceOf(decided.status);
     const fields = zoneFields(zoneSource, decided.candidates);
@@ -85,6 +101,8 @@ export class PlanLines {
       owner: this,
       decided,
       parts,
+      smsParts,
+      smsUntil,
       notes,
       zoneSource,
       zoneFields: fields,
@@ -115,5 +133,32 @@ export class PlanLines {
     }
     // Joined, not appended line by line: a flat string hashes and writes without flattening a rope first.
     return lines.join("");
+  }
+
+  /** The row's text lines (the SMS path beside `of`, which writes its emails), in the group with `slot`. */
+  smsLines(row: RecipientRow, p: Prepared, slot: number, texts: RowTexts): string {
+    const sms = p.smsParts;
+    if (sms === undefined) return "";
+    const dataPrefix = this.templateData.prefix(row.fields);
+    const emailJson = JSON.stringify(row.email);
+    const idJson = JSON.stringify(row.id);
+    const phoneJson = JSON.stringify(texts.phone);
+    let out = "";
+    for (let k = 0; 3 * k < sms.length; k++) {
+      if (sms[3 * k] === "" || texts.bodies[k] === undefined) continue;
+      const name = `"${scheduleName(row.id, this.stepNumbers[k])}"`;
+      const head = planLineFromParts(
+        sms,
+        3 * k,
+        name,
+        emailJson,
+        this.templateJson[k][slot],
+        dataPrefix + this.stepJson[k],
+        idJson,
+        this.variantJson[slot],
+      );
+      out += `${head}${phoneJson},"body":${JSON.stringify(texts.bodies[k])},"segments":${texts.segments[k]}${p.smsUntil[k]}`;
+    }
+    return out;
   }
 }

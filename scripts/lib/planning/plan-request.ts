@@ -16,6 +16,7 @@ import { OutputLock } from "./output-folder";
 import { PlanSink } from "./line-writer";
 import { EffectiveTps } from "./window";
 import { Ramp } from "./ramp";
+import { SmsRequest } from "./sms-steps";
 
 export interface PlanRequest {
   campaignId: string;
@@ -69,6 +70,8 @@ export interface PlanRequest {
   ramp?: Ramp;
   /** Called with each planned recipient's address (a launch in SES's sandbox checks them against its identities). */
   onPlanned?: (email: string) => void;
+  /** Text steps (channel sms): their templates, --max-segments and legal hours; none without a text step. */
+  sms?: SmsRequest;
   /** Rows read so far, of the local file's row bound (none for a streamed list: its bound is far too loose for an ETA). */
   progress?: RowProgress;
 }

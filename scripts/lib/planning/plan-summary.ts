@@ -13,6 +13,8 @@ import { PlanRequest } from "./plan-request";
 import { PlanTally } from "./plan-tally";
 import { UnknownZoneValue } from "./row-zones";
 import { RampDays } from "./ramp";
+import type { SmsSteps } from "./sms-steps";
+import { SmsSummary, smsSummary } from "./sms-summary";
 import { EffectiveTps, fanOutSeconds, minimumWindowMinutes, peakTpsWith } from "./window";
 
 export interface PlanSummary {
@@ -20,7 +22,8 @@ export interface PlanSummary {
   rows: number;
   recipientsPlanned: number;
   schedules: number;
-  steps: { step: number; offset: string; template: string; schedules: number }[];
+  /** Per step; a text step also has `channel: "sms"` and its message parts. */
+  steps: { step: number; offset: string; template: string; schedules: number; channel?: "sms"; parts?: number }[];
   rejected: { total: number; byReason: Partial<Record<RejectReason, number>> };
   /**
    * Rows planned with a zone taken from the default, re-cased or trimmed, or mapped (an abbreviation, a Windows name,
@@ -102,6 +105,8 @@ export interface PlanSummary {
    * counts are entries (one per recipient and step, as without --bulk). Null without --bulk.
    */
   bulk: BulkSummary | null;
+  /** The texts (channel sms steps): their parts, templates and legal hours; null without a text step. */
+  sms: SmsSummary | null;
 }
 
 export interface BulkSummary {
@@ -196,6 +201,17 @@ function audienceSummary(o: PlanRequest, t: PlanTally): PlanSummary["audience"] 
   };
 }
 
+/** Schedules per step; a text step's channel and message parts. */
+function stepsSummary(o: PlanRequest, t: PlanTally, sms: SmsSteps | undefined): PlanSummary["steps"] {
+  return o.steps.map((s, k) => ({
+    step: s.number,
+    offset: stepOffset(s),
+    template: s.template,
+    schedules: t.schedulesByStep[k],
+    ...(s.channel === "sms" ? { channel: "sms" as const, parts: sms?.tally.parts[k] ?? 0 } : {}),
+  }));
+}
+
 export function summarize(
   o: PlanRequest,
   t: PlanTally,
@@ -205,6 +221,7 @@ export function summarize(
   quietWindow: number,
   bulkStats?: BulkStats,
   ramp?: RampDays,
+  sms?: SmsSteps,
 ): PlanSummary {
   const histogram = t.sends.instants();
   const instants = histogram.instants();
@@ -216,12 +233,7 @@ export function summarize(
     rows: t.rows,
     recipientsPlanned: t.planned,
     schedules,
-    steps: o.steps.map((s, k) => ({
-      step: s.number,
-      offset: stepOffset(s),
-      template: s.template,
-      schedules: t.schedulesByStep[k],
-    })),
+    steps: stepsSummary(o, t, sms),
     rejected: { total: t.rejected, byReason: t.byReason },
     zones: {
       defaultTimezone: o.defaultZone,
@@ -273,6 +285,7 @@ export function summarize(
     planSha256,
     files,
     bulk: bulk?.summary ?? null,
+    sms: sms ? smsSummary(sms) : null,
   };
 }
 

@@ -19,17 +19,19 @@ import { AudienceSplit, HOLDOUT } from "../recipients/audience";
 import { SendDecider } from "./decisions";
 import { describeQuietTime } from "../../../infra/core/timing/quiet-time";
 import { isReject, RecipientChecker, RecipientRow, Reject } from "../recipients/recipient-rows";
-import { countLines, openRecipientCsv } from "../recipients/recipients";
+import { countLines, CsvRecord, openRecipientCsv } from "../recipients/recipients";
 import { describeRule } from "../../../infra/core/timing/send-rules";
 import { lackingText, TemplateDataCheck } from "../templates/campaign-templates";
-import { missedCutoff, quietCheckWindowMinutes } from "./window";
+import { missedCutoff, quietCheckWindowMinutes, volumeWindowMinutes } from "./window";
 import { BulkLines } from "./bulk";
 import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
 import { ContactListCheck, PlanRequest } from "./plan-request";
-import { PlanLines } from "./plan-lines";
+import { PlanLines, Prepared } from "./plan-lines";
 import { PlanTally } from "./plan-tally";
 import { PlanSummary, summarize } from "./plan-summary";
 import { Placed, placeRow, RampDays } from "./ramp";
+import { isTextReject, PlannedTexts, SmsSteps } from "./sms-steps";
+import { ZoneDecisions } from "./decision-types";
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
   // The previous run's files go first: whatever happens next, none is left to be taken for this run's.
@@ -70,11 +72,18 @@ async function openPlan(o: PlanRequest) {
     tps: o.rate.tps,
   });
   const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
-  return { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal: o.input ? undefined : rowBound - 1 };
+  // Texts under legal hours are placed with room for their window before the legal window closes (sms-legal.ts).
+  const textWindow = o.sms?.legalHours.length
+    ? (o.window?.minutes ??
+      Math.max(quietWindow, Math.min(volumeWindowMinutes(rowBound * o.steps.length, o.rate.tps), 1_440)))
+    : quietWindow;
+  const sms = o.sms && new SmsSteps(o.sms, o.steps, columns, textWindow, o.file);
+  const rowTotal = o.input ? undefined : rowBound - 1;
+  return { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal, sms };
 }
 
 async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> {
-  const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal } = await openPlan(o);
+  const { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal, sms } = await openPlan(o);
   const split = new AudienceSplit(o.campaignId, o.audience);
   const lines = new PlanLines(columns, o.steps, o.audience);
   const bulk = bulkLinesOf(o, columns, files);
@@ -91,14 +100,9 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   try {
     for await (const rec of csv.records) {
       if (++tally.rows % PROGRESS_EVERY_ROWS === 0) o.progress?.(tally.rows, "rows read", rowTotal);
-      const row = checker.check(rec);
+      const row = checkedRow(checker, rec, contactList);
       if (isReject(row)) {
         await reject(row);
-        continue;
-      }
-      const optedOut = contactList && optedOutReject(row, contactList);
-      if (optedOut) {
-        await reject(optedOut);
         continue;
       }
       const decided = decider.decide(row.rawZone, row.timing, row);
@@ -121,13 +125,13 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       }
       const placed = ramp && placeRow(ramp, decider, row, decided); // a warm-up's day (ramp.ts)
       const final = placed?.decided ?? decided;
-      const lacking = dataCheck?.lacking(row.fields, group, (k) => final.steps[k].time !== undefined);
-      if (lacking) {
-        await reject({ line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) });
+      const texted = contentOf(row, group, final, dataCheck, sms);
+      if (texted && isTextReject(texted)) {
+        await reject(texted);
         continue;
       }
       if (placed) takeRamp(ramp!, placed, row);
-      const prepared = lines.prepared(final);
+      const prepared = lines.prepared(texted ? texted.decided : final);
       const slot = lines.slotOf(group);
       if (bulk) {
         const added = bulk.add(row, final, slot);
@@ -136,7 +140,10 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
           await reject({ line: row.line, id: row.id, ...added });
           continue;
         }
-      } else await files.writePlan(lines.of(row, prepared, slot));
+      } else
+        await files.writePlan(
+          texted ? textsAndEmails(lines, row, prepared, slot, sms!, texted) : lines.of(row, prepared, slot),
+        );
       tally.plan(row, prepared, slot);
       o.onPlanned?.(row.email);
       const noted = files.notesOf(row, row.notes, prepared.notes, prepared.zoneFields);
@@ -151,7 +158,36 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
   }
   tally.checkRows();
   tally.unknownZones = decider.unknownZones();
-  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats, ramp);
+  return summarize(o, tally, cutoffMs, planSha256, files.paths, quietWindow, bulk?.chunks.stats, ramp, sms);
+}
+
+/**
+ * The row's content checked: its emails' template data (TemplateDataCheck), then its texts (sms-steps.ts): why it is
+ * rejected, its texts, or undefined (a campaign without a text step).
+ */
+function contentOf(
+  row: RecipientRow,
+  group: number,
+  final: ZoneDecisions,
+  dataCheck: TemplateDataCheck | undefined,
+  sms: SmsSteps | undefined,
+): Reject | PlannedTexts | undefined {
+  const lacking = dataCheck?.lacking(row.fields, group, (k) => final.steps[k].time !== undefined);
+  if (lacking) return { line: row.line, id: row.id, reason: "missing-template-data", text: lackingText(lacking) };
+  return sms?.row(row, final);
+}
+
+/** A row's plan lines with texts: its emails' (the email path), then its texts' (the SMS path); its texts counted. */
+function textsAndEmails(
+  lines: PlanLines,
+  row: RecipientRow,
+  prepared: Prepared,
+  slot: number,
+  sms: SmsSteps,
+  texted: PlannedTexts,
+): string {
+  sms.count(texted);
+  return lines.of(row, prepared, slot) + lines.smsLines(row, prepared, slot, texted.texts);
 }
 
 /** Counts a placed recipient's sends against the ramp; a moved one gets its note. */
@@ -165,6 +201,13 @@ function bulkLinesOf(o: PlanRequest, columns: Columns, files: PlanFiles): BulkLi
   if (!o.bulk) return undefined;
   const write = (text: Uint8Array) => files.writePlan(text);
   return new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, write, o.recipients.allowDuplicateEmails);
+}
+
+/** The record checked (recipient-rows.ts), then its address against the contact list when there is one. */
+function checkedRow(checker: RecipientChecker, rec: CsvRecord, list: ContactListCheck | undefined) {
+  const row = checker.check(rec);
+  if (isReject(row) || !list) return row;
+  return optedOutReject(row, list) ?? row;
 }
 
 /** The reject of a row whose address the contact list has opted out, or undefined. */

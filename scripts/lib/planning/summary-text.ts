@@ -6,6 +6,7 @@ import { MIN_GAP_MINUTES } from "../../../infra/core/timing/promises";
 import { count, counted, formatDuration, plural } from "../text/format";
 import { PlanSummary } from "./plan-summary";
 import { inferredText, mappedText } from "./row-zones";
+import { smsLines } from "./sms-summary";
 
 export function formatSummary(s: PlanSummary): string[] {
   const reasons = Object.entries(s.rejected.byReason)
@@ -19,7 +20,7 @@ export function formatSummary(s: PlanSummary): string[] {
           `  recurring: one schedule per recipient from ${s.recurring.startDate} (now + fan-out + margin) to the end of --until (local midnight, later when the last send's window runs past it; last ${s.recurring.lastEndDate ?? "-"}); each holds one of the Region's schedules until then`,
         ]
       : []),
-    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}: ${count(x.schedules)}`).join("; ")}`,
+    `  steps: ${s.steps.map((x) => `${x.step} ${x.offset} ${x.template}${x.channel === "sms" ? ` (sms, ${counted(x.parts ?? 0, "part")})` : ""}: ${count(x.schedules)}`).join("; ")}`,
     `  zones: ${count(s.zones.defaulted)} without a known zone → ${s.zones.defaultTimezone}, ${count(s.zones.canonicalised)} re-cased or trimmed${s.zones.mapped ? `, ${count(s.zones.mapped)} mapped (${mappedText(s.zones.unknown)}; notes.csv)` : ""}${inferredText(s.zones.bySource)}`,
     // A recurring schedule starts at the cutoff: nothing is missed, moved or sent now.
     ...(s.recurring
@@ -64,6 +65,7 @@ export function formatSummary(s: PlanSummary): string[] {
     `  window: ${s.window.minutes} ${plural(s.window.minutes, "minute")} (${s.window.source}${windowShortfall(s) ?? ""}; ${count(s.window.effectiveTps)}/s, ${s.window.effectiveTpsSource})`,
     `  fan-out: ≈ ${formatDuration(s.fanOut.etaSeconds)} at ${count(s.fanOut.createTps)} CreateSchedule/s`,
     ...bulkLines(s),
+    ...smsLines(s.sms),
     `  files: ${[`${s.files.plan ?? "plan.jsonl not kept (--no-local-plan)"} (sha256 ${s.planSha256.slice(0, 16)}…)`, s.files.rejects, s.files.notes, s.files.holdout, s.files.summary].filter(Boolean).join(", ")}`,
   );
   return lines;

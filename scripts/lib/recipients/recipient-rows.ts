@@ -39,7 +39,13 @@ export type RejectReason =
   | "quiet-hours"
   | "missing-template-data"
   /** --bulk launches: the address is opted out in the stack's SES contact list (plan.ts, ContactListCheck). */
-  | "opted-out";
+  | "opted-out"
+  /** A row with a text step (SMS) and no phone (planning/sms-steps.ts). */
+  | "missing-phone"
+  /** A text's body above --max-segments message parts. */
+  | "too-many-segments"
+  /** Legal hours (--legal-hours, --legal-hours-miss skip) leave the row no send. */
+  | "legal-hours";
 
 export interface Reject {
   line: number;

@@ -52,6 +52,8 @@ export function loadTemplates(flag: string | undefined, io: FolderReader = fileS
 export interface TemplateStep {
   number: number;
   template?: string;
+  /** A text step's template is its sms.txt (sms-templates.ts), not an email's: not looked up here. */
+  channel?: "email" | "sms";
 }
 
 /**
@@ -102,7 +104,9 @@ function stepTemplateTable(steps: TemplateStep[], audience: Audience): (string |
     steps.map((s) => s.template ?? ""),
   );
   return named.map((bySlot, k) =>
-    bySlot.map((n) => ((k > 0 && steps[k].template === undefined) || n === "" ? undefined : n)),
+    bySlot.map((n) =>
+      (k > 0 && steps[k].template === undefined) || n === "" || steps[k].channel === "sms" ? undefined : n,
+    ),
   );
 }
 
