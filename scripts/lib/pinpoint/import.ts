@@ -30,13 +30,16 @@ import {
   EndpointLocation,
   EndpointRecipient,
   endpointOutcome,
+  hasLocation,
   PinpointEndpoint,
   PLACE_COLUMNS,
   placeValues,
   RecipientPlace,
   recipientPlace,
   SkipReason,
-  smsContact,
+  smsNumber,
+  smsOutcome,
+  optsOut,
 } from "./endpoints";
 import { SmsContacts } from "./sms-contacts";
 import { csvField, reportField } from "../recipients/csv-fields";
@@ -85,7 +88,13 @@ export interface ImportSummary {
     countryFromAlpha3: number;
   };
   columns: string[];
-  output: { recipients: string; skipped: string };
+  /**
+   * SMS endpoints: read; each user's chosen one gives the number of the user's EMAIL row, or a row of its own (email
+   * empty) when the user has none; the others are skipped with their reason. `optOuts`: the distinct numbers opted
+   * out, listed in sms-opt-outs.csv (import-pinpoint --put-sms-opt-outs puts them into the stack's opt-out list).
+   */
+  sms: { endpoints: number; intoEmailRows: number; ownRows: number; optOuts: number };
+  output: { recipients: string; skipped: string; smsOptOuts: string };
 }
 
 /** What an import writes or removes in --out: its outputs and its temporary files (ImportRun, EndpointLedger). */
@@ -98,6 +107,8 @@ export const IMPORT_RUN_FILES: RunFiles = {
     "opt-outs",
     "opt-ins",
     "sms-endpoints",
+    "sms-opt-outs.csv",
+    "sms-opt-outs",
   ],
   input: (file) => `an endpoint export file (--endpoints ${file})`,
   when: "once it has read the export",
@@ -112,7 +123,11 @@ export async function importEndpoints(o: ImportOptions): Promise<ImportSummary> 
     o.sources.flatMap((s) => (s.file === undefined ? [] : [s.file])),
     IMPORT_RUN_FILES,
   );
-  const output = { recipients: path.join(o.outDir, "recipients.csv"), skipped: path.join(o.outDir, "skipped.csv") };
+  const output = {
+    recipients: path.join(o.outDir, "recipients.csv"),
+    skipped: path.join(o.outDir, "skipped.csv"),
+    smsOptOuts: path.join(o.outDir, "sms-opt-outs.csv"),
+  };
   let run: ImportRun;
   try {
     run = new ImportRun(o, output);
@@ -144,6 +159,9 @@ class ImportRun {
   private readonly rowsFile: string;
   private readonly rows: BufferedFile;
   private readonly skipped: BufferedFile;
+  /** First pass: each opting-out SMS line's number and ordinal; kept at the end if the number is still opted out. */
+  private readonly optOutsFile: string;
+  private readonly optOuts: BufferedFile;
   private readonly files: { name: string; base: number; lines: number }[] = [];
   private readonly keys = new Map<string, number>();
   private readonly keyList: { source: AttributeSource; name: string }[] = [];
@@ -164,6 +182,8 @@ class ImportRun {
     this.rows = new BufferedFile(this.rowsFile);
     this.skipped = new BufferedFile(output.skipped + ".partial");
     this.skipped.write("file,line,endpoint_id,user_id,reason,detail\n");
+    this.optOutsFile = path.join(o.outDir, "sms-opt-outs.partial");
+    this.optOuts = new BufferedFile(this.optOutsFile);
     this.summary = {
       files: o.sources.length,
       endpoints: 0,
@@ -181,6 +201,7 @@ class ImportRun {
         countryFromAlpha3: 0,
       },
       columns: [],
+      sms: { endpoints: 0, intoEmailRows: 0, ownRows: 0, optOuts: 0 },
       output,
     };
   }
@@ -201,8 +222,9 @@ class ImportRun {
     const file = this.files[this.files.length - 1];
     file.lines = ordinal - file.base;
     const entry = this.ledger.observe(ordinal, endpoint, invalidAt < 0);
-    const contact = invalidAt < 0 ? smsContact(endpoint) : undefined;
-    if (contact) this.sms.candidate(entry, contact);
+    const ids = [endpoint.Id, endpoint.User?.UserId].map((v) => (typeof v === "string" ? v : ""));
+    const head = [ordinal, entry.idIndex, entry.date, ...ids];
+    if (invalidAt < 0 && endpoint.ChannelType === "SMS") return this.takeSms(ordinal, entry, endpoint, head);
     const outcome =
       invalidAt >= 0
         ? {
@@ -210,10 +232,23 @@ class ImportRun {
             detail: `the line is not valid UTF-8 (byte offset ${invalidAt}): no field of it is read`,
           }
         : endpointOutcome(endpoint, this.o.separator);
-    const ids = [endpoint.Id, endpoint.User?.UserId].map((v) => (typeof v === "string" ? v : ""));
-    const head = [ordinal, entry.idIndex, entry.date, ...ids];
     const tail = "skip" in outcome ? [outcome.skip, outcome.detail] : [recipientFields(outcome.recipient)];
     this.decided.write(JSON.stringify([...head, ...tail]) + "\n");
+  }
+
+  /** First pass, an SMS line: a candidate for its user's number (sms-contacts.ts), or skipped with its reason. */
+  private takeSms(ordinal: number, entry: LedgerEntry, endpoint: PinpointEndpoint, head: unknown[]) {
+    this.summary.sms.endpoints++;
+    const outcome = smsOutcome(endpoint);
+    const phone = smsNumber(endpoint);
+    if (phone !== undefined && optsOut(endpoint)) this.optOuts.write(`${JSON.stringify([phone, ordinal])}\n`);
+    if ("contact" in outcome) {
+      this.sms.candidate(entry, outcome.contact, ordinal);
+      this.decided.write(
+        JSON.stringify([...head, SMS_LINE, outcome.contact.userId, outcome.contact.idFrom, outcome.contact.phone]) +
+          "\n",
+      );
+    } else this.decided.write(JSON.stringify([...head, outcome.skip, outcome.detail]) + "\n");
   }
 
   async finish(): Promise<ImportSummary> {
@@ -227,6 +262,8 @@ class ImportRun {
       if (++replayed % PROGRESS_EVERY_ROWS === 0)
         this.o.progress?.(replayed, "endpoints written", this.summary.endpoints);
     }
+    await this.writeSmsRows();
+    this.summary.sms.optOuts = await this.writeOptOuts();
     this.rows.close();
     this.skipped.close();
     // Written: id, email, timezone, the place columns some row has a value for, the attributes (stored after them).
@@ -246,6 +283,7 @@ class ImportRun {
     );
     fs.renameSync(this.output.recipients + ".partial", this.output.recipients);
     fs.renameSync(this.output.skipped + ".partial", this.output.skipped);
+    fs.renameSync(this.output.smsOptOuts + ".partial", this.output.smsOptOuts);
     return this.summary;
   }
 
@@ -257,9 +295,12 @@ class ImportRun {
     this.decided.close();
     this.rows.close();
     this.skipped.close();
+    this.optOuts.close();
     for (const p of [
       this.decidedFile,
       this.rowsFile,
+      this.optOutsFile,
+      this.output.smsOptOuts + ".partial",
       this.output.recipients + ".partial",
       this.output.skipped + ".partial",
     ])
@@ -273,9 +314,11 @@ class ImportRun {
     const e: PinpointEndpoint = { Id: endpointId, User: { UserId: userId } };
     const skip = (reason: SkipReason, detail: string) => this.skip(place.file, place.line, e, reason, detail);
     const entry: LedgerEntry = { idIndex, date };
-    const isRecipient = d.length === 6;
+    const isSms = d[5] === SMS_LINE;
+    const isRecipient = d.length === 6 || isSms;
     const superseded = this.ledger.superseded(entry, endpointId, isRecipient);
     if (superseded) return skip("superseded", superseded);
+    if (isSms) return this.replaySms(ordinal, d.slice(6) as [string, "UserId" | "Id", string], skip);
     if (!isRecipient) return skip(d[5] as SkipReason, d[6] as string);
     const r = recipientOf(d[5] as RecipientFields);
     const optedOut = this.ledger.optedOutBy(r.email);
@@ -295,6 +338,76 @@ class ImportRun {
     const values: string[] = [r.id, r.email, where.timezone, ...placeValues(where)];
     for (const a of r.attributes) values[FIRST_ATTRIBUTE + this.position(a.source, a.name)] = a.value;
     this.rows.write(JSON.stringify(values) + "\n");
+  }
+
+  /**
+   * Second pass, an SMS line that counts on its own: skipped when its number is opted out by another line, or when
+   * it is not its id's chosen SMS endpoint (its user's first that counts); the chosen one is written later
+   * (writeSmsRows), into its user's EMAIL row or as a row of its own.
+   */
+  private replaySms(
+    ordinal: number,
+    [id, idFrom, phone]: [string, "UserId" | "Id", string],
+    skip: (reason: SkipReason, detail: string) => void,
+  ) {
+    const optedOut = this.ledger.optedOutBy(phone);
+    if (optedOut) return skip("opted-out-elsewhere", `${optedOut.file}:${optedOut.line} opts ${phone} out`);
+    const chosen = this.sms.chosenFor(id, idFrom);
+    if (chosen && chosen.ordinal !== ordinal) {
+      const at = this.place(chosen.ordinal);
+      const whose = idFrom === "UserId" ? `user ${id}` : `endpoint ${id}`;
+      return skip(
+        "duplicate-user",
+        `${whose}'s number is ${at.file}:${at.line}'s (a user's first usable SMS endpoint in export order is kept)`,
+      );
+    }
+  }
+
+  /** After the second pass: each chosen SMS endpoint whose user has no EMAIL row written becomes a row of its own. */
+  private async writeSmsRows() {
+    const s = this.summary;
+    for await (const c of this.sms.all()) {
+      const row = this.written.firstLine(c.userId);
+      if (row !== undefined) {
+        if (c.idFrom === "UserId") s.sms.intoEmailRows++;
+        else {
+          const at = this.place(c.ordinal);
+          this.skip(at.file, at.line, { Id: c.userId }, "duplicate-id", `id ${c.userId} already has row ${row}`);
+        }
+        continue;
+      }
+      this.written.add(c.userId, ++s.recipients);
+      s.idsFrom[c.idFrom]++;
+      s.sms.ownRows++;
+      const where: RecipientPlace = {
+        ...c,
+        fromSms: { timezone: c.timezone !== "", location: hasLocation(c.location) },
+      };
+      this.count(where);
+      this.rows.write(JSON.stringify([c.userId, "", c.timezone, ...placeValues(where)]) + "\n");
+    }
+  }
+
+  /** sms-opt-outs.csv: each number an SMS line opts out and no later line opts back in, once, with its first line. */
+  private async writeOptOuts(): Promise<number> {
+    this.optOuts.close();
+    const out = new BufferedFile(this.output.smsOptOuts + ".partial");
+    out.write("phone,file,line\n");
+    const seen = new CompactSeenKeys();
+    let count = 0;
+    try {
+      for await (const { text } of lines(fs.createReadStream(this.optOutsFile))) {
+        const [phone, ordinal] = JSON.parse(text) as [string, number];
+        if (!this.ledger.optedOutBy(phone) || seen.firstLine(phone) !== undefined) continue;
+        seen.add(phone, ++count);
+        const at = this.place(ordinal);
+        out.write(`${phone},${reportField(at.file)},${at.line}\n`);
+      }
+    } finally {
+      seen.close();
+      out.close();
+    }
+    return count;
   }
 
   /** A row's place in the summary (zones, places) and in the columns written. */
@@ -342,6 +455,9 @@ class ImportRun {
     return index;
   }
 }
+
+/** The decided file's mark of an SMS line that counts on its own: [head…, SMS_LINE, id, idFrom, phone]. */
+const SMS_LINE = "sms";
 
 /** Where a stored row's place values (PLACE_COLUMNS) and attribute values start: after id, email and timezone. */
 const FIRST_PLACE = 3;
