@@ -37,6 +37,9 @@ export interface StackOutputs {
   ledgerTableName?: string;
   /** The guardrails' alarm names start so (absent: no guardrails): cancel-campaign deletes the campaign's alarms. */
   guardrailAlarmPrefix?: string;
+  /** SMS (absent without sendtime:sms): the opt-out list imported opt-outs go to, the log group of the SMS events. */
+  smsOptOutListName?: string;
+  smsEventLogGroupName?: string;
 }
 
 export interface OutputSources {
@@ -132,6 +135,8 @@ const STRING_OUTPUTS = [
   "senderStateMachineArn",
   "ledgerTableName",
   "guardrailAlarmPrefix",
+  "smsOptOutListName",
+  "smsEventLogGroupName",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */
