@@ -4,6 +4,7 @@
  */
 import { CampaignReport, Comparison, Counts, FunnelRow, RATES } from "./campaign-report";
 import { guardrailLines } from "./guardrail-rates";
+import { formatSmsSection } from "./sms-funnel";
 import { EMAIL_EVENTS } from "../../../infra/core/send/email-events";
 
 type FunnelColumn = { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] };
@@ -69,6 +70,7 @@ export function formatReport(r: CampaignReport): string {
       lines.push("    " + row.map((v, i) => (i < 4 ? v.padEnd(w[i]) : v.padStart(w[i]))).join("  "));
   }
   lines.push(`  verdict: ${verdict(r)}`);
+  if (r.sms) lines.push(...formatSmsSection(r.sms));
   if (r.guardrails) lines.push(...guardrailLines(r.guardrails).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
