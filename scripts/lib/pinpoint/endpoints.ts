@@ -122,15 +122,9 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
       skip: "invalid-address",
       detail: e.Address === undefined ? "no Address" : `Address "${String(e.Address)}" is not an email address`,
     };
-  const imprecise = impreciseField(e);
-  if (imprecise)
-    return {
-      skip: "imprecise-number",
-      detail: `${imprecise} is a number past 2^53: its digits are lost when read (export it as a string)`,
-    };
-  const userId = text(e.User?.UserId).trim();
-  const endpointId = text(e.Id).trim();
-  if (userId === "" && endpointId === "") return { skip: "missing-id", detail: "neither User.UserId nor Id" };
+  const ids = endpointIds(e);
+  if ("skip" in ids) return ids;
+  const { userId, endpointId } = ids;
   const attributes: EndpointRecipient["attributes"] = [];
   for (const [name, value] of Object.entries(e.Attributes ?? {}))
     attributes.push({ source: "endpoint", name, value: joinValues(value, separator) });
@@ -148,6 +142,22 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
   // a mangled id (two users merged into one) or a mangled personalization value.
   const bad = malformedField(recipient);
   return bad ? { skip: "invalid-text", detail: `${bad} is not valid Unicode (a lone surrogate)` } : { recipient };
+}
+
+/** No field read holds a number past 2^53, and the endpoint has an id (User.UserId, else Id); trimmed. */
+function endpointIds(
+  e: PinpointEndpoint,
+): { userId: string; endpointId: string } | { skip: SkipReason; detail: string } {
+  const imprecise = impreciseField(e);
+  if (imprecise)
+    return {
+      skip: "imprecise-number",
+      detail: `${imprecise} is a number past 2^53: its digits are lost when read (export it as a string)`,
+    };
+  const userId = text(e.User?.UserId).trim();
+  const endpointId = text(e.Id).trim();
+  if (userId === "" && endpointId === "") return { skip: "missing-id", detail: "neither User.UserId nor Id" };
+  return { userId, endpointId };
 }
 
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -289,21 +299,9 @@ export function smsOutcome(e: PinpointEndpoint): { contact: SmsContact } | { ski
     const read = readPhone(written, location.country);
     return { skip: "invalid-number", detail: read && "problem" in read ? read.problem : `Address "${written}"` };
   }
-  const imprecise = (v: unknown) => typeof v === "number" && !(Math.abs(v) <= Number.MAX_SAFE_INTEGER);
-  for (const [name, v] of [
-    ["User.UserId", e.User?.UserId],
-    ["Id", e.Id],
-    ["Demographic.Timezone", e.Demographic?.Timezone],
-    ["Location.PostalCode", e.Location?.PostalCode],
-  ] as const)
-    if (imprecise(v))
-      return {
-        skip: "imprecise-number",
-        detail: `${name} is a number past 2^53: its digits are lost when read (export it as a string)`,
-      };
-  const userId = text(e.User?.UserId).trim();
-  const endpointId = text(e.Id).trim();
-  if (userId === "" && endpointId === "") return { skip: "missing-id", detail: "neither User.UserId nor Id" };
+  const ids = endpointIds(e);
+  if ("skip" in ids) return ids;
+  const { userId, endpointId } = ids;
   const contact: SmsContact = {
     userId: userId || endpointId,
     idFrom: userId ? "UserId" : "Id",
