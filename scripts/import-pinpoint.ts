@@ -83,8 +83,10 @@ export const COMMAND: Command<typeof FLAGS> = {
   script: "import-pinpoint",
   usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign-file FILE] [--out DIR] [flags] [--json]"],
   summary: `Endpoints: one recipients.csv row (id, email, timezone, the place columns latitude, longitude, postal_code, country
-and phone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint with an address SES accepts, the phone from
-the user's first SMS endpoint; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
+and phone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint with an address SES accepts, the phone (E.164)
+from the user's first SMS endpoint; a user with only SMS endpoints gets a row of its own (email empty); every endpoint
+left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail), opted-out numbers to sms-opt-outs.csv
+(--put-sms-opt-outs puts them into the stack's SMS opt-out list).
 An address any endpoint opts out is imported from none; an endpoint Id read twice counts its latest EffectiveDate.
 Campaign: prints the launch-campaign command with the same schedule, quiet time, templates, treatments, holdout and
 rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says what to do for every setting it cannot map.`,
