@@ -64,8 +64,7 @@ const FLAGS = {
   "sms-opt-out-list": {
     type: "string",
     value: "NAME",
-    help: "the SMS opt-out list (name or ARN) instead of the stack output smsOptOutListName",
-    with: "put-sms-opt-outs",
+    help: "with --put-sms-opt-outs: the SMS opt-out list (name or ARN) instead of the stack output smsOptOutListName",
   },
   ...dryRunFlag("with --put-sms-opt-outs: says which list and how many numbers it would put"),
   ...stackFlags(),
