@@ -313,11 +313,14 @@ function formatEndpoints(s: ImportSummary): string[] {
       : []),
     `  zones: ${n(s.zones.missing)} without Demographic.Timezone, ${n(s.zones.unknown)} not an IANA zone name (launch-campaign maps names it knows, then tries the place columns, then --default-timezone)`,
     formatPlaces(s.places),
-    `  sms: ${n(s.sms.endpoints)} SMS endpoints → ${n(s.sms.intoEmailRows)} numbers of EMAIL rows, ${n(s.sms.ownRows)} rows of their own (email empty); ${n(s.sms.optOuts)} opted-out numbers (never imported) in ${s.output.smsOptOuts}`,
+    `  sms: ${count(s.sms.endpoints, "SMS endpoint")} → ${count(s.sms.intoEmailRows, "number")} of EMAIL rows, ${count(s.sms.ownRows, "row")} of their own (email empty); ${count(s.sms.optOuts, "opted-out number")} (never imported) in ${s.output.smsOptOuts}`,
     `  columns: ${s.columns.join(", ")}`,
     `  files: ${s.output.recipients}, ${s.output.skipped}, ${s.output.smsOptOuts}`,
   ];
 }
+
+/** "1 row", "2 rows". */
+const count = (x: number, what: string) => `${x.toLocaleString("en-US")} ${what}${x === 1 ? "" : "s"}`;
 
 function formatPlaces(p: ImportSummary["places"]): string {
   const n = (x: number) => x.toLocaleString("en-US");
