@@ -20,7 +20,10 @@ import { renderReportHtml } from "./lib/report/html";
 import { UsageError } from "../infra/core/errors";
 import { stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
 import { CAMPAIGN_FLAG, jsonFlag } from "./lib/cli/common-flags";
-import { instant, path as pathParser } from "./lib/cli/parsers";
+import { instant, path as pathParser, positive } from "./lib/cli/parsers";
+import { logsClient } from "./lib/aws/clients";
+import { runLogsQuery } from "./lib/aws/sms-events";
+import { smsFunnelQuery, SMS_QUERY_LIMIT, smsSection } from "./lib/report/sms-funnel";
 import { stackCommand } from "./lib/cli/stack-command";
 import type { CampaignReport } from "./lib/report/campaign-report";
 import { readInputFile } from "./lib/text/input-files";
@@ -62,6 +65,18 @@ const FLAGS = {
     help: "a recorded launch, read offline: DIR/launch-record.json and DIR/metrics.json (what `sendtime demo` writes)",
     note: "no AWS call, no stack outputs",
   },
+  "sms-price-per-part": {
+    type: "string",
+    value: "USD",
+    parse: positive(),
+    help: "the price of one SMS message part, AWS's and the carrier's together: the texts' cost estimated from their parts",
+    note: "the events also carry what AWS billed; see docs/cost.md for the price and its date",
+  },
+  "sms-log-group": {
+    type: "string",
+    value: "NAME",
+    help: "the SMS event log group (output smsEventLogGroupName): the texts' funnel",
+  },
   ...timeoutFlag(120, "each AWS call is bounded by 30 s or what is left"),
   ...stackFlags("bucket"),
 } as const;
@@ -74,7 +89,8 @@ export const { COMMAND, main } = stackCommand(
       "--campaign ID --recorded DIR [--json] [--html FILE] [--conversions FILE] [flags]",
     ],
     summary: `The funnel per step and variant: scheduled (from the launch records in the bucket), then sent, delivered, bounced,
-complained, rejected, opens, clicks, unsubscribed (SES event metrics, AWS/SES), with rates, per variant and in total.
+complained, rejected, opens, clicks, unsubscribed (SES event metrics, AWS/SES), with rates, per variant and in total;
+with SMS, the texts sent, delivered, pending and failed by reason, and their cost (the SMS event log group).
 "due" is the scheduled sends whose time had come by --to (sent is a rate of these). Each variant is compared with the
 first on opens and clicks (lift, two-sided two-proportion z-test, significant at 95%); a verdict line says which won.`,
     flags: FLAGS,
@@ -101,6 +117,13 @@ first on opens and clicks (lift, two-sided two-proportion z-test, significant at
         campaignId,
         d,
       );
+    const logGroup = f["sms-log-group"] ?? built.outputs?.smsEventLogGroupName;
+    if (logGroup && built.outputs) {
+      const range = built.inputs.range;
+      const query = { logGroup, query: smsFunnelQuery(tag), from: range.from, to: range.to, limit: SMS_QUERY_LIMIT };
+      const rows = await runLogsQuery(logsClient(built.outputs.region), d, query);
+      report.sms = smsSection(rows, { logGroup, pricePerPart: f["sms-price-per-part"] });
+    }
     const problem = f.conversions === undefined ? undefined : conversionsProblem(report, f.conversions);
     if (problem) throw new UsageError(`--conversions ${problem}`);
     if (f.html !== undefined) writeHtml(f.html, report);
@@ -155,9 +178,11 @@ function fromRecorded(o: {
   from?: number;
   to?: number;
   dir: string;
-  stack: { stack?: string; outputs?: string; region?: string; bucket?: string };
+  stack: { stack?: string; outputs?: string; region?: string; bucket?: string; "sms-log-group"?: string };
 }): Built {
-  const given = (["stack", "outputs", "region", "bucket"] as const).find((k) => o.stack[k] !== undefined);
+  const given = (["stack", "outputs", "region", "bucket", "sms-log-group"] as const).find(
+    (k) => o.stack[k] !== undefined,
+  );
   if (given) throw new UsageError(`--${given} with --recorded: a recorded launch reads no stack (drop --${given})`);
   const shown = `--recorded ${o.dir}`;
   const { records, metrics } = readRecordedLaunch(o.dir, shown);

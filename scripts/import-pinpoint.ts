@@ -9,8 +9,10 @@ import { DEFAULT_S3_TIMEOUTS, parseS3Url, s3ExportSources } from "./lib/aws/s3-e
 import { commandMain, Io, runMain } from "./lib/cli/run";
 import { Command, FlagValues } from "./lib/cli/flags";
 import { beforeDeadline, Deadline } from "./lib/aws/call";
-import { timeoutFlag } from "./lib/cli/aws-flags";
-import { jsonFlag, nowFlag, OUT, RECIPIENTS } from "./lib/cli/common-flags";
+import { outputsFromFlags, stackFlags, timeoutFlag } from "./lib/cli/aws-flags";
+import { dryRunFlag, jsonFlag, nowFlag, OUT, RECIPIENTS } from "./lib/cli/common-flags";
+import { smsVoiceClient } from "./lib/aws/clients";
+import { OptOutPutResult, putOptedOutNumbers } from "./lib/aws/sms-opt-out-list";
 import { campaignFileText } from "./lib/cli/config-file";
 import { LAUNCH_FLAGS as LAUNCH_TABLE } from "./lib/cli/launch-flags";
 import { progressFlag, progressReporter } from "./lib/cli/progress";
@@ -54,13 +56,18 @@ const FLAGS = {
   },
   recipients: { ...RECIPIENTS, note: "the one the printed command names", defaultHelp: "DIR/recipients.csv" },
   ...nowFlag("a campaign whose start has passed by then is noted: its command would plan nothing"),
-  region: {
-    type: "string",
-    value: "R",
-    help: "the AWS Region",
-    note: "of the S3 export",
-    defaultHelp: "the SDK's configuration",
+  "put-sms-opt-outs": {
+    type: "boolean",
+    help: "put the numbers of DIR/sms-opt-outs.csv into the stack's SMS opt-out list (output smsOptOutListName)",
+    with: "endpoints",
   },
+  "sms-opt-out-list": {
+    type: "string",
+    value: "NAME",
+    help: "with --put-sms-opt-outs: the SMS opt-out list (name or ARN) instead of the stack output smsOptOutListName",
+  },
+  ...dryRunFlag("with --put-sms-opt-outs: says which list and how many numbers it would put"),
+  ...stackFlags(),
   ...timeoutFlag(
     3_600,
     `each S3 call, and a read that stalls, is bounded by ${DEFAULT_S3_TIMEOUTS.callTimeoutMs / 1000} s`,
@@ -75,14 +82,16 @@ export const COMMAND: Command<typeof FLAGS> = {
   script: "import-pinpoint",
   usage: ["[--endpoints PATH | s3://BUCKET/PREFIX/] [--campaign-file FILE] [--out DIR] [flags] [--json]"],
   summary: `Endpoints: one recipients.csv row (id, email, timezone, the place columns latitude, longitude, postal_code, country
-and phone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint with an address SES accepts, the phone from
-the user's first SMS endpoint; every endpoint left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail).
+and phone, one column per attribute) per ACTIVE, opted-in EMAIL endpoint with an address SES accepts, the phone (E.164)
+from the user's first SMS endpoint; a user with only SMS endpoints gets a row of its own (email empty); every endpoint
+left out goes to skipped.csv (file,line,endpoint_id,user_id,reason,detail), opted-out numbers to sms-opt-outs.csv
+(--put-sms-opt-outs puts them into the stack's SMS opt-out list).
 An address any endpoint opts out is imported from none; an endpoint Id read twice counts its latest EffectiveDate.
 Campaign: prints the launch-campaign command with the same schedule, quiet time, templates, treatments, holdout and
 rate, writes it as DIR/campaign.yaml (\`launch-campaign --config\`), and says what to do for every setting it cannot map.`,
   flags: FLAGS,
   exitCodes: EXIT_CODES["import-pinpoint"],
-  changesAws: false,
+  changesAws: true,
   reports: true,
   reference: "docs/pinpoint.md",
   renamed: { campaign: "campaign-file" },
@@ -114,13 +123,13 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
     throw new UsageError("give --endpoints, --campaign-file or both (see --help)");
   const deadline = new Deadline(f["timeout-seconds"]);
   try {
-    return await beforeDeadline(deadline, "import-pinpoint", importAndPrint(f, io));
+    return await beforeDeadline(deadline, "import-pinpoint", importAndPrint(f, io, deadline));
   } finally {
     deadline.dispose();
   }
 });
 
-async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<number> {
+async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io, deadline: Deadline): Promise<number> {
   const outDir = f.out ?? path.join("out", "pinpoint");
   if (f["campaign-id"] !== undefined && campaignIdProblem(f["campaign-id"]))
     throw new UsageError(`--campaign-id: ${campaignIdProblem(f["campaign-id"])}`);
@@ -140,6 +149,7 @@ async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<numb
       progress: rows.report,
     }).finally(() => rows.end());
   }
+  const smsOptOuts = endpoints && f["put-sms-opt-outs"] ? await putSmsOptOuts(f, io, endpoints, deadline) : undefined;
   const recipients = f.recipients ?? endpoints?.output.recipients ?? path.join(outDir, "recipients.csv");
   const command = campaign?.launch ? launchArgs(campaign.launch, recipients) : undefined;
   const campaignFile = command ? writeCampaignFile(outDir, command) : undefined;
@@ -151,10 +161,11 @@ async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<numb
       launch: campaign.launch ?? null,
       notes: campaign.notes,
     };
-    io.out(JSON.stringify({ endpoints, campaign: campaignJson }, null, 2) + "\n");
+    io.out(JSON.stringify({ endpoints, campaign: campaignJson, smsOptOuts: smsOptOuts ?? null }, null, 2) + "\n");
   } else {
     const lines = [
       ...(endpoints ? formatEndpoints(endpoints) : []),
+      ...(smsOptOuts ? [formatOptOuts(smsOptOuts)] : []),
       ...(campaign ? formatCampaign(campaign, command, campaignFile) : []),
     ];
     io.out(lines.join("\n") + "\n");
@@ -170,6 +181,43 @@ async function importAndPrint(f: FlagValues<typeof FLAGS>, io: Io): Promise<numb
     return 1;
   }
   return campaign && !campaign.launch ? 1 : 0;
+}
+
+/** --put-sms-opt-outs: the numbers the import listed (DIR/sms-opt-outs.csv) into the stack's opt-out list. */
+async function putSmsOptOuts(
+  f: FlagValues<typeof FLAGS>,
+  io: Io,
+  s: ImportSummary,
+  deadline: Deadline,
+): Promise<OptOutPutResult> {
+  const outputs = f["sms-opt-out-list"] === undefined ? outputsFromFlags(f) : { region: f.region };
+  const list = f["sms-opt-out-list"] ?? outputs.smsOptOutListName;
+  if (!list)
+    throw new UsageError(
+      "--put-sms-opt-outs: missing stack output smsOptOutListName (a stack without sendtime:sms has none); give --stack NAME, --outputs FILE or --sms-opt-out-list NAME",
+    );
+  const numbers = fs
+    .readFileSync(s.output.smsOptOuts, "utf8")
+    .split("\n")
+    .slice(1)
+    .map((line) => line.split(",")[0])
+    .filter((phone) => phone !== "");
+  const progress = progressReporter(io, f.progress, "putting SMS opt-outs");
+  try {
+    return await putOptedOutNumbers(smsVoiceClient(outputs.region), deadline, list, numbers, {
+      dryRun: f["dry-run"] === true,
+      progress: (n) => progress.report(n, "numbers", numbers.length),
+    });
+  } finally {
+    progress.end();
+  }
+}
+
+function formatOptOuts(r: OptOutPutResult): string {
+  const numbers = `${r.put.toLocaleString("en-US")} number${r.put === 1 ? "" : "s"}`;
+  return r.dryRun
+    ? `  SMS opt-outs (dry run): would put ${numbers} into the opt-out list ${r.list} (PutOptedOutNumber); nothing changed`
+    : `  SMS opt-outs: put ${numbers} into the opt-out list ${r.list}`;
 }
 
 function readCampaign(file: string, campaignId: string | undefined, now: number): CampaignMapping {
@@ -265,10 +313,14 @@ function formatEndpoints(s: ImportSummary): string[] {
       : []),
     `  zones: ${n(s.zones.missing)} without Demographic.Timezone, ${n(s.zones.unknown)} not an IANA zone name (launch-campaign maps names it knows, then tries the place columns, then --default-timezone)`,
     formatPlaces(s.places),
+    `  sms: ${count(s.sms.endpoints, "SMS endpoint")} → ${count(s.sms.intoEmailRows, "number")} of EMAIL rows, ${count(s.sms.ownRows, "row")} of their own (email empty); ${count(s.sms.optOuts, "opted-out number")} (never imported) in ${s.output.smsOptOuts}`,
     `  columns: ${s.columns.join(", ")}`,
-    `  files: ${s.output.recipients}, ${s.output.skipped}`,
+    `  files: ${s.output.recipients}, ${s.output.skipped}, ${s.output.smsOptOuts}`,
   ];
 }
+
+/** "1 row", "2 rows". */
+const count = (x: number, what: string) => `${x.toLocaleString("en-US")} ${what}${x === 1 ? "" : "s"}`;
 
 function formatPlaces(p: ImportSummary["places"]): string {
   const n = (x: number) => x.toLocaleString("en-US");

@@ -12,6 +12,7 @@ import * as path from "path";
 import { main as report } from "../../scripts/campaign-report";
 import type { LaunchRecord } from "../../scripts/lib/planning/launch-record";
 import { Answer, SeenRequest, startEndpoint, withEnv } from "../helpers/aws-endpoint";
+import { runMain } from "../helpers/cli";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sendtime-report-wire-"));
 const outputs = path.join(tmp, "outputs.json");
@@ -585,3 +586,150 @@ function assertPageMatchesText(html: string, text: string): void {
     `Also: ${also ?? "0 rendering failures, 0 delivery delays"}.`,
   );
 }
+
+/**
+ * The texts' funnel (issue 37): Logs Insights (AWS JSON 1.1, X-Amz-Target Logs_20140328.*) on the same local
+ * endpoint through AWS_ENDPOINT_URL_CLOUDWATCH_LOGS. The stand-in answers the second stats' rows as Logs Insights
+ * gives them (every value a string), after `running` polls that are still Running.
+ */
+describe("campaign-report on the wire: the SMS funnel from the SMS event log group (Logs Insights)", function () {
+  this.timeout(20_000);
+  const smsOutputs = path.join(tmp, "outputs-sms.json");
+  fs.writeFileSync(
+    smsOutputs,
+    JSON.stringify({ bucketName: BUCKET, region: "us-east-1", smsEventLogGroupName: "/sendtime/dev/sms-events" }),
+  );
+  const cell = (field: string, value: string) => ({ field, value });
+  const ROWS = [
+    // step 1, A: 900 texts whose latest event is TEXT_DELIVERED, 50 TEXT_SUCCESSFUL, 30 pending, 20 failed.
+    ["1", "A", "TEXT_DELIVERED", "900", "900", "5.229", "2.718"],
+    ["1", "A", "TEXT_SUCCESSFUL", "50", "100", "0.581", "0.302"],
+    ["1", "A", "TEXT_PENDING", "30", "30", "0", "0"],
+    ["1", "A", "TEXT_CARRIER_UNREACHABLE", "12", "12", "0.06972", "0"],
+    ["1", "A", "TEXT_SPAM", "8", "8", "0.04648", "0"],
+    // step 2 without a variant (no variant field in the row).
+    ["2", "", "TEXT_DELIVERED", "400", "800", "4.648", "2.416"],
+  ].map(([step, variant, last, texts, parts, price, fee]) => [
+    cell("step", step),
+    ...(variant ? [cell("variant", variant)] : []),
+    cell("last", last),
+    cell("texts", texts),
+    cell("parts", parts),
+    cell("price", price),
+    cell("carrierFee", fee),
+  ]);
+
+  async function runSms(args: string[], logs: (r: SeenRequest) => Answer | undefined) {
+    const s3AndMetrics = answer(withPlan(), DATA);
+    const endpoint = await startEndpoint((r) => logs(r) ?? s3AndMetrics(r));
+    try {
+      const env = {
+        AWS_ENDPOINT_URL_S3: endpoint.url,
+        AWS_ENDPOINT_URL_CLOUDWATCH: endpoint.url,
+        AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: endpoint.url,
+      };
+      const argv = ["--campaign", "spring", "--outputs", smsOutputs, "--to", "2026-12-04T12:00Z", ...args];
+      const r = await withEnv(env, () => runMain(report, argv));
+      return { ...r, requests: endpoint.requests };
+    } finally {
+      await endpoint.close();
+    }
+  }
+
+  const logsAnswer =
+    (running: number, status = "Complete") =>
+    (r: SeenRequest): Answer | undefined => {
+      if (r.target === "Logs_20140328.StartQuery") return { json: { queryId: "q-1" } };
+      if (r.target === "Logs_20140328.GetQueryResults")
+        return running-- > 0 ? { json: { status: "Running", results: [] } } : { json: { status, results: ROWS } };
+      if (r.target === "Logs_20140328.StopQuery") return { json: { success: true } };
+      return undefined;
+    };
+
+  it("queries the log group over the report's range by the campaign tag, and counts each text by its latest event", async () => {
+    const r = await runSms(["--json", "--sms-price-per-part", "0.00883"], logsAnswer(2));
+    assert.strictEqual(r.code, 0, r.stderr);
+    const start = r.requests.find((q) => q.target === "Logs_20140328.StartQuery")!;
+    const body = JSON.parse(start.body);
+    assert.strictEqual(body.logGroupName, "/sendtime/dev/sms-events");
+    // The range: from the first send (2026-12-01T14:00Z) to --to rounded up to the hour (12:00Z), in epoch seconds.
+    assert.deepStrictEqual(
+      [body.startTime, body.endTime],
+      [Date.UTC(2026, 11, 1, 14) / 1000, Date.UTC(2026, 11, 4, 12) / 1000],
+    );
+    assert.match(body.queryString, /filter context\.campaign = "spring" and eventType like \/\^TEXT_\//);
+    assert.match(
+      body.queryString,
+      /stats latest\(eventType\) as last.* by messageId, step, variant\n\| stats count\(\*\) as texts/,
+    );
+    assert.strictEqual(body.limit, 10_000);
+    // Two polls Running, then Complete: three GetQueryResults.
+    assert.strictEqual(r.requests.filter((q) => q.target === "Logs_20140328.GetQueryResults").length, 3);
+    const sms = JSON.parse(r.stdout).sms;
+    assert.deepStrictEqual(
+      sms.rows.map((x: any) => [x.step, x.variant, x.sent, x.delivered, x.pending, x.failed, x.parts]),
+      [
+        // 900 + 50 + 30 + 12 + 8 = 1,000 sent; delivered 900 + 50; parts 900 + 100 + 30 + 12 + 8 = 1,050.
+        ["1", "A", 1000, 950, 30, { carrier_unreachable: 12, spam: 8 }, 1050],
+        ["2", "no-variant", 400, 400, 0, {}, 800],
+      ],
+    );
+    // Billed per the events: 5.229 + 0.581 + 0.06972 + 0.04648 + 4.648 = 10.5742 (AWS), 2.718 + 0.302 + 2.416 = 5.436.
+    close(sms.total.billed.message, 10.5742);
+    close(sms.total.billed.carrier, 5.436);
+    // 1,850 parts × $0.00883 = $16.3355.
+    assert.strictEqual(sms.total.parts, 1850);
+    close(sms.estimate.dollars, 16.3355);
+    assert.strictEqual(sms.optedOut, null);
+  });
+
+  it("the text and the page show the texts and their cost", async () => {
+    const html = path.join(tmp, "sms.html");
+    const r = await runSms(["--sms-price-per-part", "0.00883", "--html", html], logsAnswer(0));
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.match(r.stdout, /texts \(SMS events of log group \/sendtime\/dev\/sms-events/);
+    assert.match(r.stdout, /1 +A +1,000 +950 +30 +carrier_unreachable 12, spam 8 +1,050/);
+    assert.match(
+      r.stdout,
+      /cost: billed per the events \$16\.01 \(AWS \$10\.57, carriers \$5\.44\); 1,850 parts × \$0\.0088 \(--sms-price-per-part\) = \$16\.34/,
+    );
+    assert.match(r.stdout, /opted out: not in the events/);
+    const page = fs.readFileSync(html, "utf8");
+    assert.match(page, /<h2>Texts \(SMS\)<\/h2>/);
+    assert.match(page, /<td>carrier_unreachable 12, spam 8<\/td>/);
+  });
+
+  it("a query that fails is one line naming the log group (exit 1)", async () => {
+    const r = await runSms([], logsAnswer(0, "Failed"));
+    assert.strictEqual(r.code, 1);
+    assert.match(
+      r.stderr,
+      /Logs Insights query of \/sendtime\/dev\/sms-events: the query ended Failed \(query id q-1\)/,
+    );
+  });
+
+  it("a query that never completes is bounded by --timeout-seconds, and stopped", async () => {
+    const r = await runSms(["--timeout-seconds", "2.5"], logsAnswer(Number.MAX_SAFE_INTEGER));
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stderr, /no result within the command's time limit of 2\.5 s/);
+    assert.ok(
+      r.requests.some((q) => q.target === "Logs_20140328.StopQuery"),
+      "the query is stopped",
+    );
+  });
+
+  it("a hung GetQueryResults is bounded by --timeout-seconds", async () => {
+    const hang = (q: SeenRequest): Answer | undefined =>
+      q.target === "Logs_20140328.StartQuery"
+        ? { json: { queryId: "q-1" } }
+        : q.target?.startsWith("Logs_")
+          ? "hang"
+          : undefined;
+    const r = await runSms(["--timeout-seconds", "2"], hang);
+    assert.strictEqual(r.code, 1);
+    assert.match(
+      r.stderr,
+      /GetQueryResults \(Logs Insights query of \/sendtime\/dev\/sms-events\): no result within the command's time limit of 2 s/,
+    );
+  });
+});

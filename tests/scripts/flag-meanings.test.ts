@@ -37,6 +37,8 @@ const CHANGES_AWS = [
   "redrive",
   "enrol",
   "send-test",
+  // --put-sms-opt-outs puts numbers into the stack's SMS opt-out list.
+  "import-pinpoint",
 ];
 /** What reports a result on stdout (every command but the demo, whose results are its files). */
 const REPORTS = COMMANDS.map(([name]) => name).filter((name) => name !== "demo");

@@ -73,7 +73,7 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
     assert.deepStrictEqual(
       r.skipped!.map((x) => [path.basename(x.file), x.line, x.endpoint_id, x.user_id, x.reason]),
       [
-        ["endpoints-1.jsonl", "2", "ep-002", "u2", "not-email"],
+        // ep-002, u2's SMS endpoint, gives u2's row its phone: imported, not skipped.
         ["endpoints-1.jsonl", "4", "ep-004", "u1", "duplicate-user"],
         ["endpoints-1.jsonl", "5", "ep-005", "u3", "opted-out"],
         ["endpoints-1.jsonl", "7", "ep-007", "u4", "inactive"],
@@ -81,8 +81,8 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
         ["endpoints-2.jsonl", "4", "ep-011", "u1", "not-email"],
       ],
     );
-    assert.match(r.skipped![1].detail, /^user u1 already has row 1 \(/);
-    assert.match(r.stdout, /12 read from 2 files → 6 recipients, 6 skipped/);
+    assert.match(r.skipped![0].detail, /^user u1 already has row 1 \(/);
+    assert.match(r.stdout, /12 read from 2 files → 6 recipients, 5 skipped/);
     assert.match(r.stdout, /ids: 5 from User\.UserId, 1 from the endpoint Id/);
     assert.match(r.stdout, /zones: 1 without Demographic\.Timezone, 1 not an IANA zone name/);
   });
@@ -172,7 +172,7 @@ describe("import-pinpoint: endpoints → recipient CSV", () => {
   it("every skip reason has a case: endpoint by endpoint", () => {
     const email = { ChannelType: "EMAIL", Address: "a@example.com", Id: "e1" };
     const reasons = [
-      endpointOutcome({ ...email, ChannelType: "SMS" }),
+      endpointOutcome({ ...email, ChannelType: "PUSH" }),
       endpointOutcome({ ...email, EndpointStatus: "INACTIVE" }),
       endpointOutcome({ ...email, OptOut: "ALL" }),
       endpointOutcome({ ...email, Address: "a@@example.com" }),
@@ -704,7 +704,8 @@ describe("import-pinpoint: s3:// prefixes over the real S3 wire format (AWS_ENDP
     const key = (k: string) => `s3://pinpoint-exports/exports/job-1/${k}`;
     assert.deepStrictEqual(
       skipped.map((x) => x.file),
-      [key("0.gz"), key("1.gz"), key("1.gz"), key("1.gz"), key("2"), key("2")],
+      // 0.gz's skipped line was u2's SMS endpoint: it now gives u2's row its phone.
+      [key("1.gz"), key("1.gz"), key("1.gz"), key("2"), key("2")],
     );
     assert.ok(
       s3.requests.some((q) => /[?&]continuation-token=2/.test(q)),

@@ -291,3 +291,94 @@ export function ledgerDollars(u: UnitTally): { perOccurrence: number; perRecipie
   const total = (u.claimWru + u.recordWru) * d.writeRequestUnit + u.stateRru * d.readRequestUnit;
   return { perOccurrence: total / u.executions, perRecipient: total / u.entries };
 }
+
+/**
+ * Texts (issue 37): what a million SMS sends cost to orchestrate, beside the carrier's and AWS's message prices (those
+ * are per message part and are not orchestration: docs/cost.md states them apart). The parts are the email ones (the
+ * fan-out, Scheduler, the one sender, the ledger) with two differences: the sender makes one SendTextMessage call per
+ * text (SendBulkEmail takes 50), so its billed duration grows with the texts of an execution; and the SMS
+ * configuration set's events are ingested into CloudWatch Logs (the report's source), per text whatever the grouping.
+ */
+export const SMS_COST_ASSUMPTIONS = {
+  /** Seconds one SendTextMessage call adds to an execution. */
+  callSeconds: 0.1,
+  /** Texts of one execution sent at once (1: one after another). */
+  concurrency: 1,
+  /** Events the log group receives per text: TEXT_SUCCESSFUL (accepted by the carrier) and TEXT_DELIVERED. */
+  eventsPerText: 2,
+} as const;
+
+/** CloudWatch Logs ingestion, Standard log class, us-east-1: $0.50 per GB (docs/cost.md says where and when read). */
+export const LOGS_INGESTION_PER_GB = 0.5;
+/** Bytes CloudWatch Logs counts per event beside its message (PutLogEvents: the message's UTF-8 bytes plus 26). */
+export const LOG_EVENT_OVERHEAD_BYTES = 26;
+const GB = 1_000_000_000;
+
+/**
+ * The bytes of one SMS event record as the configuration set writes it (the End User Messaging SMS user guide's
+ * example record, "SMS example log", with sendtime's Context: campaign, step and variant), compact JSON.
+ */
+export function smsEventBytes(context: { campaign: string; step: string; variant?: string }): number {
+  const record = {
+    eventType: "TEXT_SUCCESSFUL",
+    eventVersion: "1.0",
+    eventTimestamp: 1686975103470,
+    isFinal: true,
+    originationPhoneNumber: "+12065550152",
+    destinationPhoneNumber: "+14255550156",
+    isInternationalSend: false,
+    isoCountryCode: "US",
+    mcc: "310",
+    mnc: "800",
+    messageId: "862a8790-60c0-4430-9b2b-658bdexample",
+    messageRequestTimestamp: 1686975103170,
+    messageEncoding: "GSM",
+    messageType: "PROMOTIONAL",
+    messageStatus: "SUCCESSFUL",
+    messageStatusDescription: "Message has been accepted by phone carrier",
+    context,
+    totalMessageParts: 1,
+    totalMessagePrice: 0.00581,
+    totalCarrierFee: 0.00302,
+  };
+  return utf8Bytes(JSON.stringify(record));
+}
+
+/** Dollars per million texts, by part; `total` is every part, `withoutEventLogs` all but the Logs ingestion. */
+export interface SmsOrchestration extends Omit<Orchestration, "cap" | "optOuts"> {
+  logsIngestion: number;
+  withoutEventLogs: number;
+  /** Seconds one execution is assumed billed (before rounding up to 100 ms). */
+  executionSeconds: number;
+}
+
+/**
+ * The orchestration of texts per million: `plan` and `units` as for email (the same ledger items), each execution
+ * billed SENDER_SECONDS plus `callSeconds` per round of `concurrency` texts, and `eventsPerText` events of `eventBytes` ingested per text.
+ */
+export function smsOrchestrationPerMillion(
+  plan: PlanShape,
+  units: UnitTally,
+  o: { eventBytes: number; callSeconds?: number; concurrency?: number; eventsPerText?: number },
+): SmsOrchestration {
+  const callSeconds = o.callSeconds ?? SMS_COST_ASSUMPTIONS.callSeconds;
+  const eventsPerText = o.eventsPerText ?? SMS_COST_ASSUMPTIONS.eventsPerText;
+  const email = orchestrationPerMillion(plan, { senderExecutions: true, units });
+  const concurrency = o.concurrency ?? SMS_COST_ASSUMPTIONS.concurrency;
+  const executionSeconds = SENDER_SECONDS + Math.ceil(plan.entries / plan.schedules / concurrency) * callSeconds;
+  const sender = plan.schedules * (1_000_000 / plan.entries) * expressExecutionDollars(executionSeconds);
+  const logsIngestion =
+    (1_000_000 * eventsPerText * (o.eventBytes + LOG_EVENT_OVERHEAD_BYTES) * LOGS_INGESTION_PER_GB) / GB;
+  const withoutEventLogs = email.fanOut + email.invocations + sender + email.ledgerWrites + email.ledgerReads;
+  return {
+    fanOut: email.fanOut,
+    invocations: email.invocations,
+    sender,
+    ledgerWrites: email.ledgerWrites,
+    ledgerReads: email.ledgerReads,
+    logsIngestion,
+    withoutEventLogs,
+    total: withoutEventLogs + logsIngestion,
+    executionSeconds,
+  };
+}

@@ -32,18 +32,22 @@ export function campaignTag(campaignId: string): string {
   return `${campaignId.replace(/\./g, "_")}-${hash}`;
 }
 
-/** SES event types the configuration set publishes, the CloudWatch metric each becomes, and its funnel column. */
+/**
+ * SES event types the configuration set publishes, the CloudWatch metric each becomes, its funnel count, and the
+ * heading of its column in the report's funnel table (`column`; events without one are counted but not drawn). The one
+ * source of the funnel's event names: the report's columns are built from this list.
+ */
 export const EMAIL_EVENTS = [
-  { type: "SEND", metric: "Send", funnel: "sent" },
-  { type: "DELIVERY", metric: "Delivery", funnel: "delivered" },
-  { type: "BOUNCE", metric: "Bounce", funnel: "bounced" },
-  { type: "COMPLAINT", metric: "Complaint", funnel: "complained" },
-  { type: "REJECT", metric: "Reject", funnel: "rejected" },
+  { type: "SEND", metric: "Send", funnel: "sent", column: "sent" },
+  { type: "DELIVERY", metric: "Delivery", funnel: "delivered", column: "delivered" },
+  { type: "BOUNCE", metric: "Bounce", funnel: "bounced", column: "bounced" },
+  { type: "COMPLAINT", metric: "Complaint", funnel: "complained", column: "complained" },
+  { type: "REJECT", metric: "Reject", funnel: "rejected", column: "rejected" },
   { type: "RENDERING_FAILURE", metric: "Rendering Failure", funnel: "renderingFailed" },
   { type: "DELIVERY_DELAY", metric: "DeliveryDelay", funnel: "delayed" },
-  { type: "OPEN", metric: "Open", funnel: "opened" },
-  { type: "CLICK", metric: "Click", funnel: "clicked" },
-  { type: "SUBSCRIPTION", metric: "Subscription", funnel: "unsubscribed" },
+  { type: "OPEN", metric: "Open", funnel: "opened", column: "opens" },
+  { type: "CLICK", metric: "Click", funnel: "clicked", column: "clicks" },
+  { type: "SUBSCRIPTION", metric: "Subscription", funnel: "unsubscribed", column: "unsubscribed" },
 ] as const;
 
 export type FunnelEvent = (typeof EMAIL_EVENTS)[number]["funnel"];

@@ -3,6 +3,8 @@
  * and the AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> variables), adaptive retries for throttling, a connection and
  * a request timeout on every HTTP call, and AWS errors turned into one line.
  */
+import { PinpointSMSVoiceV2Client } from "@aws-sdk/client-pinpoint-sms-voice-v2";
+import { CloudWatchLogsClient } from "@aws-sdk/client-cloudwatch-logs";
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
@@ -94,6 +96,10 @@ export const cloudWatchClient = (region?: string) => new CloudWatchClient(common
 export const ssmClient = (region?: string) => recordingAttempts(new SSMClient(common(region)));
 /** The occurrence ledger's table (infra/core/send/ledger.ts); AWS_ENDPOINT_URL_DYNAMODB points it at a local DynamoDB. */
 export const dynamodb = (region?: string) => recordingAttempts(new DynamoDBClient(common(region)));
+/** End User Messaging SMS (the opt-out list); AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2 points it at a local stand-in. */
+export const smsVoiceClient = (region?: string) => recordingAttempts(new PinpointSMSVoiceV2Client(common(region)));
+/** CloudWatch Logs (Logs Insights queries of the SMS event log group); AWS_ENDPOINT_URL_CLOUDWATCH_LOGS. */
+export const logsClient = (region?: string) => recordingAttempts(new CloudWatchLogsClient(common(region)));
 
 /** `what failed: ErrorName: message` — one line, no stack. */
 export function awsErrorLine(what: string, e: unknown): string {

@@ -39,6 +39,10 @@ export interface StackOutputs {
   guardrailAlarmPrefix?: string;
   /** With texts (sendtime:sms): the pool's message parts per second, the pace a launch takes unless --sms-mps says. */
   smsMps?: number;
+
+  /** SMS (absent without sendtime:sms): the opt-out list imported opt-outs go to, the log group of the SMS events. */
+  smsOptOutListName?: string;
+  smsEventLogGroupName?: string;
 }
 
 export interface OutputSources {
@@ -134,6 +138,8 @@ const STRING_OUTPUTS = [
   "senderStateMachineArn",
   "ledgerTableName",
   "guardrailAlarmPrefix",
+  "smsOptOutListName",
+  "smsEventLogGroupName",
 ] as const;
 
 /** The first output the scripts use that has a value they cannot (a quota of 0 or below, a number as an ARN). */

@@ -14,6 +14,7 @@ import { PHONE_COLUMN } from "../../../infra/core/zones/phone";
 import { POSTAL_CODE_COLUMN } from "../../../infra/core/zones/postal";
 import { ALPHA3_COUNTRIES } from "../../../infra/core/zones/country-codes";
 import { COUNTRY_COLUMN } from "../recipients/recipient-columns";
+import { readPhone } from "../../../infra/core/zones/phone";
 
 /**
  * The parts of an EndpointResponse the importer reads; every field is optional in an export. Ids are strings in the
@@ -41,6 +42,8 @@ export type SkipReason =
   | "missing-id"
   | "invalid-text"
   | "imprecise-number"
+  | "missing-address"
+  | "invalid-number"
   | "superseded"
   | "opted-out-elsewhere"
   | "duplicate-user"
@@ -53,6 +56,8 @@ export const SKIP_REASONS: SkipReason[] = [
   "missing-id",
   "invalid-text",
   "imprecise-number",
+  "missing-address",
+  "invalid-number",
   "superseded",
   "opted-out-elsewhere",
   "duplicate-user",
@@ -83,9 +88,13 @@ export interface EndpointRecipient {
   attributes: { source: AttributeSource; name: string; value: string }[];
 }
 
-/** A usable SMS endpoint of a user: its number (E.164 as Pinpoint stores it) and the place it gives. */
+/**
+ * A usable SMS endpoint: its number (E.164) and the place it gives; `userId` is its User.UserId, or its endpoint Id
+ * when it has none (`idFrom`).
+ */
 export interface SmsContact {
   userId: string;
+  idFrom: "UserId" | "Id";
   phone: string;
   timezone: string;
   location: EndpointLocation;
@@ -113,15 +122,9 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
       skip: "invalid-address",
       detail: e.Address === undefined ? "no Address" : `Address "${String(e.Address)}" is not an email address`,
     };
-  const imprecise = impreciseField(e);
-  if (imprecise)
-    return {
-      skip: "imprecise-number",
-      detail: `${imprecise} is a number past 2^53: its digits are lost when read (export it as a string)`,
-    };
-  const userId = text(e.User?.UserId).trim();
-  const endpointId = text(e.Id).trim();
-  if (userId === "" && endpointId === "") return { skip: "missing-id", detail: "neither User.UserId nor Id" };
+  const ids = endpointIds(e);
+  if ("skip" in ids) return ids;
+  const { userId, endpointId } = ids;
   const attributes: EndpointRecipient["attributes"] = [];
   for (const [name, value] of Object.entries(e.Attributes ?? {}))
     attributes.push({ source: "endpoint", name, value: joinValues(value, separator) });
@@ -139,6 +142,22 @@ export function endpointOutcome(e: PinpointEndpoint, separator = DEFAULT_VALUE_S
   // a mangled id (two users merged into one) or a mangled personalization value.
   const bad = malformedField(recipient);
   return bad ? { skip: "invalid-text", detail: `${bad} is not valid Unicode (a lone surrogate)` } : { recipient };
+}
+
+/** No field read holds a number past 2^53, and the endpoint has an id (User.UserId, else Id); trimmed. */
+function endpointIds(
+  e: PinpointEndpoint,
+): { userId: string; endpointId: string } | { skip: SkipReason; detail: string } {
+  const imprecise = impreciseField(e);
+  if (imprecise)
+    return {
+      skip: "imprecise-number",
+      detail: `${imprecise} is a number past 2^53: its digits are lost when read (export it as a string)`,
+    };
+  const userId = text(e.User?.UserId).trim();
+  const endpointId = text(e.Id).trim();
+  if (userId === "" && endpointId === "") return { skip: "missing-id", detail: "neither User.UserId nor Id" };
+  return { userId, endpointId };
 }
 
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -262,24 +281,64 @@ function locationProblem(l: EndpointLocation): string | undefined {
 }
 
 /**
- * An SMS endpoint's contact for its user's EMAIL row, or undefined when it gives none: not SMS, not ACTIVE (a missing
- * status counts as active), opted out, without an address or a User.UserId, or with a field that is not exact text
- * (a lone surrogate, a number past 2^53). Whether it still counts once the whole export is known is the importer's.
+ * An SMS endpoint (ChannelType SMS) → its contact, or the reason it is skipped. Checked in this order: ACTIVE (a
+ * missing status counts as active), OptOut NONE or absent, an Address, a number libphonenumber takes as valid (E.164,
+ * or national with the endpoint's Location.Country), no number past 2^53 in a field read, an id (User.UserId, else
+ * Id), well-formed text. Whether it still counts once the whole export is known is the importer's.
  */
-export function smsContact(e: PinpointEndpoint): SmsContact | undefined {
-  if (e.ChannelType !== "SMS" || (e.EndpointStatus !== undefined && e.EndpointStatus !== "ACTIVE") || optsOut(e))
-    return undefined;
-  const imprecise = (v: unknown) => typeof v === "number" && !(Math.abs(v) <= Number.MAX_SAFE_INTEGER);
-  if ([e.User?.UserId, e.Demographic?.Timezone, e.Location?.PostalCode].some(imprecise)) return undefined;
+export function smsOutcome(e: PinpointEndpoint): { contact: SmsContact } | { skip: SkipReason; detail: string } {
+  if (e.EndpointStatus !== undefined && e.EndpointStatus !== "ACTIVE")
+    return { skip: "inactive", detail: `EndpointStatus ${e.EndpointStatus}` };
+  if (optsOut(e)) return { skip: "opted-out", detail: `OptOut ${e.OptOut}` };
+  const written = typeof e.Address === "string" ? e.Address.trim() : "";
+  if (written === "")
+    return { skip: "missing-address", detail: e.Address === undefined ? "no Address" : "Address is empty" };
+  const location = endpointLocation(e);
+  const phone = smsNumber(e);
+  if (!phone) {
+    const read = readPhone(written, location.country);
+    return { skip: "invalid-number", detail: read && "problem" in read ? read.problem : `Address "${written}"` };
+  }
+  const ids = endpointIds(e);
+  if ("skip" in ids) return ids;
+  const { userId, endpointId } = ids;
   const contact: SmsContact = {
-    userId: text(e.User?.UserId).trim(),
-    phone: typeof e.Address === "string" ? e.Address.trim() : "",
+    userId: userId || endpointId,
+    idFrom: userId ? "UserId" : "Id",
+    phone,
     timezone: text(e.Demographic?.Timezone).trim(),
-    location: endpointLocation(e),
+    location,
   };
-  if (contact.userId === "" || contact.phone === "") return undefined;
-  const exact = [contact.userId, contact.phone, contact.timezone].every(isWellFormed);
-  return exact && !locationProblem(contact.location) ? contact : undefined;
+  const bad = !isWellFormed(contact.userId)
+    ? userId
+      ? "User.UserId"
+      : "Id"
+    : !isWellFormed(contact.timezone)
+      ? "Demographic.Timezone"
+      : locationProblem(location);
+  return bad ? { skip: "invalid-text", detail: `${bad} is not valid Unicode (a lone surrogate)` } : { contact };
+}
+
+/** An SMS endpoint's number in E.164 (national numbers read with its Location.Country), or undefined when invalid. */
+export function smsNumber(e: PinpointEndpoint): string | undefined {
+  if (e.ChannelType !== "SMS" || typeof e.Address !== "string") return undefined;
+  const read = readPhone(e.Address, endpointLocation(e).country);
+  return read && "e164" in read ? read.e164 : undefined;
+}
+
+/**
+ * The address an opt-out is matched by: an SMS endpoint's number in E.164 when it is a valid one (`+1 (206) 555-0100`
+ * opts out `+12065550100`), otherwise the Address folded (foldAddress).
+ */
+export function consentAddress(e: PinpointEndpoint): string {
+  return smsNumber(e) ?? foldAddress(addressText(e));
+}
+
+/** The SMS endpoint's contact for its user's EMAIL row, or undefined when it is skipped (smsOutcome). */
+export function smsContact(e: PinpointEndpoint): SmsContact | undefined {
+  if (e.ChannelType !== "SMS") return undefined;
+  const o = smsOutcome(e);
+  return "contact" in o ? o.contact : undefined;
 }
 
 /** Where a recipient is, as its row says it: its EMAIL endpoint's, completed from its user's SMS endpoint. */

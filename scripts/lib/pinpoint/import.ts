@@ -21,42 +21,35 @@
 import { PROGRESS_EVERY_ROWS, RowProgress } from "../recipients/row-progress";
 import * as fs from "fs";
 import * as path from "path";
-import { Readable } from "stream";
-import { createGunzip } from "zlib";
 import {
   AttributeSource,
   columnNames,
   CONTROL_COLUMNS,
-  EndpointLocation,
-  EndpointRecipient,
   endpointOutcome,
+  hasLocation,
   PinpointEndpoint,
   PLACE_COLUMNS,
   placeValues,
   RecipientPlace,
   recipientPlace,
   SkipReason,
-  smsContact,
+  smsNumber,
+  smsOutcome,
+  optsOut,
 } from "./endpoints";
 import { SmsContacts } from "./sms-contacts";
+import { endpointsOf, ExportSource } from "./export-files";
+import { RecipientFields, recipientFields, recipientOf } from "./stored-rows";
 import { csvField, reportField } from "../recipients/csv-fields";
 import { EndpointLedger, LedgerEntry } from "./ledger";
 import { BufferedFile, lines } from "./lines";
 import { CompactSeenKeys } from "../recipients/seen-keys";
 import { canonicalZone } from "../../../infra/core/timing/send-time";
-import { InputError, UsageError } from "../../../infra/core/errors";
 import { OutputLock, RunFiles } from "../planning/output-folder";
-import { fileProblem } from "../text/input-files";
 
 export { lines } from "./lines";
-
-/** One file of the export: a local file or an S3 object. `open` gives its bytes as stored (gzip or not). */
-export interface ExportSource {
-  name: string;
-  /** The local file it is read from, if any: the import never removes or replaces it (OutputLock). */
-  file?: string;
-  open(): Promise<Readable>;
-}
+export { decompressIfGzip, endpointsOf, localExportSources } from "./export-files";
+export type { ExportSource } from "./export-files";
 
 export interface ImportOptions {
   sources: ExportSource[];
@@ -85,7 +78,13 @@ export interface ImportSummary {
     countryFromAlpha3: number;
   };
   columns: string[];
-  output: { recipients: string; skipped: string };
+  /**
+   * SMS endpoints: read; each user's chosen one gives the number of the user's EMAIL row, or a row of its own (email
+   * empty) when the user has none; the others are skipped with their reason. `optOuts`: the distinct numbers opted
+   * out, listed in sms-opt-outs.csv (import-pinpoint --put-sms-opt-outs puts them into the stack's opt-out list).
+   */
+  sms: { endpoints: number; intoEmailRows: number; ownRows: number; optOuts: number };
+  output: { recipients: string; skipped: string; smsOptOuts: string };
 }
 
 /** What an import writes or removes in --out: its outputs and its temporary files (ImportRun, EndpointLedger). */
@@ -98,6 +97,8 @@ export const IMPORT_RUN_FILES: RunFiles = {
     "opt-outs",
     "opt-ins",
     "sms-endpoints",
+    "sms-opt-outs.csv",
+    "sms-opt-outs",
   ],
   input: (file) => `an endpoint export file (--endpoints ${file})`,
   when: "once it has read the export",
@@ -112,7 +113,11 @@ export async function importEndpoints(o: ImportOptions): Promise<ImportSummary> 
     o.sources.flatMap((s) => (s.file === undefined ? [] : [s.file])),
     IMPORT_RUN_FILES,
   );
-  const output = { recipients: path.join(o.outDir, "recipients.csv"), skipped: path.join(o.outDir, "skipped.csv") };
+  const output = {
+    recipients: path.join(o.outDir, "recipients.csv"),
+    skipped: path.join(o.outDir, "skipped.csv"),
+    smsOptOuts: path.join(o.outDir, "sms-opt-outs.csv"),
+  };
   let run: ImportRun;
   try {
     run = new ImportRun(o, output);
@@ -144,6 +149,9 @@ class ImportRun {
   private readonly rowsFile: string;
   private readonly rows: BufferedFile;
   private readonly skipped: BufferedFile;
+  /** First pass: each opting-out SMS line's number and ordinal; kept at the end if the number is still opted out. */
+  private readonly optOutsFile: string;
+  private readonly optOuts: BufferedFile;
   private readonly files: { name: string; base: number; lines: number }[] = [];
   private readonly keys = new Map<string, number>();
   private readonly keyList: { source: AttributeSource; name: string }[] = [];
@@ -164,6 +172,8 @@ class ImportRun {
     this.rows = new BufferedFile(this.rowsFile);
     this.skipped = new BufferedFile(output.skipped + ".partial");
     this.skipped.write("file,line,endpoint_id,user_id,reason,detail\n");
+    this.optOutsFile = path.join(o.outDir, "sms-opt-outs.partial");
+    this.optOuts = new BufferedFile(this.optOutsFile);
     this.summary = {
       files: o.sources.length,
       endpoints: 0,
@@ -181,6 +191,7 @@ class ImportRun {
         countryFromAlpha3: 0,
       },
       columns: [],
+      sms: { endpoints: 0, intoEmailRows: 0, ownRows: 0, optOuts: 0 },
       output,
     };
   }
@@ -201,8 +212,9 @@ class ImportRun {
     const file = this.files[this.files.length - 1];
     file.lines = ordinal - file.base;
     const entry = this.ledger.observe(ordinal, endpoint, invalidAt < 0);
-    const contact = invalidAt < 0 ? smsContact(endpoint) : undefined;
-    if (contact) this.sms.candidate(entry, contact);
+    const ids = [endpoint.Id, endpoint.User?.UserId].map((v) => (typeof v === "string" ? v : ""));
+    const head = [ordinal, entry.idIndex, entry.date, ...ids];
+    if (invalidAt < 0 && endpoint.ChannelType === "SMS") return this.takeSms(ordinal, entry, endpoint, head);
     const outcome =
       invalidAt >= 0
         ? {
@@ -210,10 +222,23 @@ class ImportRun {
             detail: `the line is not valid UTF-8 (byte offset ${invalidAt}): no field of it is read`,
           }
         : endpointOutcome(endpoint, this.o.separator);
-    const ids = [endpoint.Id, endpoint.User?.UserId].map((v) => (typeof v === "string" ? v : ""));
-    const head = [ordinal, entry.idIndex, entry.date, ...ids];
     const tail = "skip" in outcome ? [outcome.skip, outcome.detail] : [recipientFields(outcome.recipient)];
     this.decided.write(JSON.stringify([...head, ...tail]) + "\n");
+  }
+
+  /** First pass, an SMS line: a candidate for its user's number (sms-contacts.ts), or skipped with its reason. */
+  private takeSms(ordinal: number, entry: LedgerEntry, endpoint: PinpointEndpoint, head: unknown[]) {
+    this.summary.sms.endpoints++;
+    const outcome = smsOutcome(endpoint);
+    const phone = smsNumber(endpoint);
+    if (phone !== undefined && optsOut(endpoint)) this.optOuts.write(`${JSON.stringify([phone, ordinal])}\n`);
+    if ("contact" in outcome) {
+      this.sms.candidate(entry, outcome.contact, ordinal);
+      this.decided.write(
+        JSON.stringify([...head, SMS_LINE, outcome.contact.userId, outcome.contact.idFrom, outcome.contact.phone]) +
+          "\n",
+      );
+    } else this.decided.write(JSON.stringify([...head, outcome.skip, outcome.detail]) + "\n");
   }
 
   async finish(): Promise<ImportSummary> {
@@ -227,6 +252,8 @@ class ImportRun {
       if (++replayed % PROGRESS_EVERY_ROWS === 0)
         this.o.progress?.(replayed, "endpoints written", this.summary.endpoints);
     }
+    await this.writeSmsRows();
+    this.summary.sms.optOuts = await this.writeOptOuts();
     this.rows.close();
     this.skipped.close();
     // Written: id, email, timezone, the place columns some row has a value for, the attributes (stored after them).
@@ -246,6 +273,7 @@ class ImportRun {
     );
     fs.renameSync(this.output.recipients + ".partial", this.output.recipients);
     fs.renameSync(this.output.skipped + ".partial", this.output.skipped);
+    fs.renameSync(this.output.smsOptOuts + ".partial", this.output.smsOptOuts);
     return this.summary;
   }
 
@@ -257,9 +285,12 @@ class ImportRun {
     this.decided.close();
     this.rows.close();
     this.skipped.close();
+    this.optOuts.close();
     for (const p of [
       this.decidedFile,
       this.rowsFile,
+      this.optOutsFile,
+      this.output.smsOptOuts + ".partial",
       this.output.recipients + ".partial",
       this.output.skipped + ".partial",
     ])
@@ -273,9 +304,11 @@ class ImportRun {
     const e: PinpointEndpoint = { Id: endpointId, User: { UserId: userId } };
     const skip = (reason: SkipReason, detail: string) => this.skip(place.file, place.line, e, reason, detail);
     const entry: LedgerEntry = { idIndex, date };
-    const isRecipient = d.length === 6;
+    const isSms = d[5] === SMS_LINE;
+    const isRecipient = d.length === 6 || isSms;
     const superseded = this.ledger.superseded(entry, endpointId, isRecipient);
     if (superseded) return skip("superseded", superseded);
+    if (isSms) return this.replaySms(ordinal, d.slice(6) as [string, "UserId" | "Id", string], skip);
     if (!isRecipient) return skip(d[5] as SkipReason, d[6] as string);
     const r = recipientOf(d[5] as RecipientFields);
     const optedOut = this.ledger.optedOutBy(r.email);
@@ -295,6 +328,76 @@ class ImportRun {
     const values: string[] = [r.id, r.email, where.timezone, ...placeValues(where)];
     for (const a of r.attributes) values[FIRST_ATTRIBUTE + this.position(a.source, a.name)] = a.value;
     this.rows.write(JSON.stringify(values) + "\n");
+  }
+
+  /**
+   * Second pass, an SMS line that counts on its own: skipped when its number is opted out by another line, or when
+   * it is not its id's chosen SMS endpoint (its user's first that counts); the chosen one is written later
+   * (writeSmsRows), into its user's EMAIL row or as a row of its own.
+   */
+  private replaySms(
+    ordinal: number,
+    [id, idFrom, phone]: [string, "UserId" | "Id", string],
+    skip: (reason: SkipReason, detail: string) => void,
+  ) {
+    const optedOut = this.ledger.optedOutBy(phone);
+    if (optedOut) return skip("opted-out-elsewhere", `${optedOut.file}:${optedOut.line} opts ${phone} out`);
+    const chosen = this.sms.chosenFor(id, idFrom);
+    if (chosen && chosen.ordinal !== ordinal) {
+      const at = this.place(chosen.ordinal);
+      const whose = idFrom === "UserId" ? `user ${id}` : `endpoint ${id}`;
+      return skip(
+        "duplicate-user",
+        `${whose}'s number is ${at.file}:${at.line}'s (a user's first usable SMS endpoint in export order is kept)`,
+      );
+    }
+  }
+
+  /** After the second pass: each chosen SMS endpoint whose user has no EMAIL row written becomes a row of its own. */
+  private async writeSmsRows() {
+    const s = this.summary;
+    for await (const c of this.sms.all()) {
+      const row = this.written.firstLine(c.userId);
+      if (row !== undefined) {
+        if (c.idFrom === "UserId") s.sms.intoEmailRows++;
+        else {
+          const at = this.place(c.ordinal);
+          this.skip(at.file, at.line, { Id: c.userId }, "duplicate-id", `id ${c.userId} already has row ${row}`);
+        }
+        continue;
+      }
+      this.written.add(c.userId, ++s.recipients);
+      s.idsFrom[c.idFrom]++;
+      s.sms.ownRows++;
+      const where: RecipientPlace = {
+        ...c,
+        fromSms: { timezone: c.timezone !== "", location: hasLocation(c.location) },
+      };
+      this.count(where);
+      this.rows.write(JSON.stringify([c.userId, "", c.timezone, ...placeValues(where)]) + "\n");
+    }
+  }
+
+  /** sms-opt-outs.csv: each number an SMS line opts out and no later line opts back in, once, with its first line. */
+  private async writeOptOuts(): Promise<number> {
+    this.optOuts.close();
+    const out = new BufferedFile(this.output.smsOptOuts + ".partial");
+    out.write("phone,file,line\n");
+    const seen = new CompactSeenKeys();
+    let count = 0;
+    try {
+      for await (const { text } of lines(fs.createReadStream(this.optOutsFile))) {
+        const [phone, ordinal] = JSON.parse(text) as [string, number];
+        if (!this.ledger.optedOutBy(phone) || seen.firstLine(phone) !== undefined) continue;
+        seen.add(phone, ++count);
+        const at = this.place(ordinal);
+        out.write(`${phone},${reportField(at.file)},${at.line}\n`);
+      }
+    } finally {
+      seen.close();
+      out.close();
+    }
+    return count;
   }
 
   /** A row's place in the summary (zones, places) and in the columns written. */
@@ -343,46 +446,12 @@ class ImportRun {
   }
 }
 
+/** The decided file's mark of an SMS line that counts on its own: [head…, SMS_LINE, id, idFrom, phone]. */
+const SMS_LINE = "sms";
+
 /** Where a stored row's place values (PLACE_COLUMNS) and attribute values start: after id, email and timezone. */
 const FIRST_PLACE = 3;
 const FIRST_ATTRIBUTE = FIRST_PLACE + PLACE_COLUMNS.length;
-
-/**
- * A recipient as stored between the passes:
- * [id, idFrom, email, [timezone, latitude, longitude, postal code, country, from alpha-3 (0|1)], [source, name, value] …].
- */
-type PlaceFields = [string, string, string, string, string, 0 | 1];
-type RecipientFields = [
-  string,
-  EndpointRecipient["idFrom"],
-  string,
-  PlaceFields,
-  ...[AttributeSource, string, string][],
-];
-
-function recipientFields(r: EndpointRecipient): RecipientFields {
-  const l = r.location;
-  return [
-    r.id,
-    r.idFrom,
-    r.email,
-    [r.timezone, l.latitude, l.longitude, l.postalCode, l.country, l.countryFromAlpha3 ? 1 : 0],
-    ...r.attributes.map((a) => [a.source, a.name, a.value] as [AttributeSource, string, string]),
-  ];
-}
-
-function recipientOf(f: RecipientFields): EndpointRecipient {
-  const [id, idFrom, email, [timezone, latitude, longitude, postalCode, country, alpha3], ...attributes] = f;
-  const location: EndpointLocation = { latitude, longitude, postalCode, country, countryFromAlpha3: alpha3 === 1 };
-  return {
-    id,
-    idFrom,
-    email,
-    timezone,
-    location,
-    attributes: attributes.map(([source, name, value]) => ({ source, name, value })),
-  };
-}
 
 /**
  * The header, then each stored row's values at the columns' positions (`at`), padded: rows stored before a new
@@ -398,89 +467,4 @@ async function writeCsv(rowsFile: string, csvFile: string, names: string[], at: 
     csv.write(out + "\n");
   }
   csv.close();
-}
-
-/**
- * The endpoints of one export file, with their line numbers and where a line stops being UTF-8 (-1: it does not; its
- * invalid bytes are then U+FFFD in the endpoint); a line that is not a JSON object stops the import.
- */
-export async function* endpointsOf(
-  source: ExportSource,
-): AsyncGenerator<{ line: number; endpoint: PinpointEndpoint; invalidAt: number }> {
-  let stream: Readable;
-  try {
-    stream = await decompressIfGzip(await source.open());
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new InputError(`${source.name}: ${fileProblem(e)}`);
-  }
-  let last = 0;
-  try {
-    for await (const { line, text, invalidAt } of lines(stream)) {
-      last = line;
-      if (text.trim() === "") continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (e) {
-        throw new UsageError(
-          `${source.name}:${line}: not JSON (${(e as Error).message}); an export has one endpoint object per line`,
-        );
-      }
-      if (typeof value !== "object" || value === null || Array.isArray(value))
-        throw new UsageError(`${source.name}:${line}: not a JSON object; an export has one endpoint object per line`);
-      yield { line, endpoint: value as PinpointEndpoint, invalidAt };
-    }
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    const err = e as NodeJS.ErrnoException;
-    const what =
-      err.code === "Z_BUF_ERROR" || err.code === "Z_DATA_ERROR"
-        ? `not a complete gzip file (${err.message})`
-        : err.message;
-    throw new UsageError(`${source.name}: read failed after line ${last}: ${what}`);
-  }
-}
-
-/** The stream itself, or gunzipped when it starts with the gzip magic bytes 1f 8b (whatever the file is named). */
-export async function decompressIfGzip(stream: Readable): Promise<Readable> {
-  const head: Buffer[] = [];
-  let size = 0;
-  const iterator = stream[Symbol.asyncIterator]();
-  while (size < 2) {
-    const r = await iterator.next();
-    if (r.done) break;
-    const chunk = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value);
-    head.push(chunk);
-    size += chunk.length;
-  }
-  const first = Buffer.concat(head);
-  async function* rest() {
-    if (first.length) yield first;
-    for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value as Buffer;
-  }
-  const whole = Readable.from(rest(), { objectMode: false });
-  if (first[0] !== 0x1f || first[1] !== 0x8b) return whole;
-  const gunzip = createGunzip();
-  whole.on("error", (e) => gunzip.destroy(e));
-  return whole.pipe(gunzip);
-}
-
-/** A local export: one file, or every file under a directory (recursively, in path order), as an S3 prefix would be. */
-export function localExportSources(target: string): ExportSource[] {
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(target);
-  } catch (e) {
-    throw new InputError(`${target}: ${fileProblem(e)}`);
-  }
-  const files = stat.isDirectory()
-    ? fs
-        .readdirSync(target, { recursive: true, encoding: "utf8" })
-        .map((f) => path.join(target, f))
-        .filter((f) => !path.basename(f).startsWith(".") && fs.statSync(f).isFile())
-        .sort()
-    : [target];
-  if (files.length === 0) throw new UsageError(`${target}: no files in this directory`);
-  return files.map((file) => ({ name: file, file, open: async () => fs.createReadStream(file) }));
 }

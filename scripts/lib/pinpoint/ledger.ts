@@ -20,7 +20,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import {
-  addressText,
+  consentAddress,
   effectiveDateMs,
   endpointIdKey,
   foldAddress,
@@ -110,12 +110,12 @@ export class EndpointLedger {
     }
     if (optsOut(e)) {
       // Any opting-out line's address counts, bytes read exactly or not: a wrong one only keeps an address out.
-      const address = foldAddress(addressText(e));
+      const address = consentAddress(e);
       if (address !== "" && isWellFormed(address))
         this.optOuts.write(JSON.stringify([ordinal, idIndex, date, address]) + "\n");
     } else if (idIndex >= 0 && date !== null && exactText) {
       // An opt-in may lift an earlier opt-out of its endpoint and address (settle): only one read exactly can.
-      const address = foldAddress(addressText(e));
+      const address = consentAddress(e);
       if (address !== "" && isWellFormed(address)) this.optIns.write(`${idIndex},${date},${JSON.stringify(address)}\n`);
     }
     return { idIndex, date };

@@ -24,8 +24,19 @@ import { BufferedFile, lines } from "./lines";
 import { fnv1a32, KeyHash } from "../recipients/seen-keys";
 import { InternalError } from "../../../infra/core/errors";
 
-/** A contact as stored: [user id, phone, timezone, latitude, longitude, postal code, country, from alpha-3 (0|1)]. */
-type ContactRecord = [string, string, string, string, string, string, string, 0 | 1];
+/**
+ * A contact as stored: [id, phone, timezone, latitude, longitude, postal code, country, from alpha-3 (0|1), the id
+ * from the endpoint Id (0|1), the line's ordinal].
+ */
+type ContactRecord = [string, string, string, string, string, string, string, 0 | 1, 0 | 1, number];
+
+/** A chosen contact as the importer reads it back: where its line is, and whether its id is the endpoint Id. */
+export interface ChosenContact extends SmsContact {
+  ordinal: number;
+}
+
+/** The table's key: a User.UserId as it is, an endpoint Id apart (an endpoint Id never gives a user's number). */
+const keyOf = (id: string, idFrom: SmsContact["idFrom"]) => (idFrom === "Id" ? `\u0000${id}` : id);
 
 const EMPTY = -1;
 /** The table is doubled before more than half its slots are used. */
@@ -55,9 +66,9 @@ export class SmsContacts {
     this.chosenFile = path.join(tmpDir, "sms-endpoints.chosen.partial");
   }
 
-  /** First pass: a usable SMS line, with its ledger entry. */
-  candidate(entry: LedgerEntry, c: SmsContact) {
-    this.candidates.write(JSON.stringify([entry.idIndex, entry.date, recordOf(c)]) + "\n");
+  /** First pass: a usable SMS line (its ordinal), with its ledger entry. */
+  candidate(entry: LedgerEntry, c: SmsContact, ordinal: number) {
+    this.candidates.write(JSON.stringify([entry.idIndex, entry.date, recordOf(c, ordinal)]) + "\n");
   }
 
   /**
@@ -71,8 +82,9 @@ export class SmsContacts {
     this.fd = fs.openSync(this.chosenFile, "r");
     for await (const { text } of lines(fs.createReadStream(this.candidatesFile))) {
       const [idIndex, date, record] = JSON.parse(text) as [number, number | null, ContactRecord];
-      const hash = this.hashOf(record[0]) >>> 0;
-      if (this.find(record[0], hash) !== undefined || !counts({ idIndex, date }, record[1])) continue;
+      const key = keyOf(record[0], record[8] ? "Id" : "UserId");
+      const hash = this.hashOf(key) >>> 0;
+      if (this.find(key, hash) !== undefined || !counts({ idIndex, date }, record[1])) continue;
       this.append(record, hash);
     }
     this.chosen.close();
@@ -86,6 +98,20 @@ export class SmsContacts {
     return record && contactOf(record);
   }
 
+  /** Second pass: the chosen contact of an id (a User.UserId, or an endpoint Id when `idFrom` says so). */
+  chosenFor(id: string, idFrom: SmsContact["idFrom"]): ChosenContact | undefined {
+    const key = keyOf(id, idFrom);
+    const record = this.find(key, this.hashOf(key) >>> 0);
+    return record && contactOf(record);
+  }
+
+  /** After the second pass: every chosen contact, in the order chosen. */
+  async *all(): AsyncGenerator<ChosenContact> {
+    this.chosen?.flush();
+    for await (const { text } of lines(fs.createReadStream(this.chosenFile)))
+      yield contactOf(JSON.parse(text) as ContactRecord);
+  }
+
   /** Closes and removes the temporary files. */
   close() {
     this.candidates.close();
@@ -97,13 +123,13 @@ export class SmsContacts {
   }
 
   /** The user's record, read back, or undefined when none was chosen. */
-  private find(userId: string, hash: number): ContactRecord | undefined {
+  private find(key: string, hash: number): ContactRecord | undefined {
     const mask = this.slots.length - 1;
     for (let i = hash & mask; this.slots[i] !== EMPTY; i = (i + 1) & mask) {
       const n = this.slots[i];
       if (this.hashes[n] !== hash) continue;
       const record = this.read(n);
-      if (record[0] === userId) return record;
+      if (keyOf(record[0], record[8] ? "Id" : "UserId") === key) return record;
     }
     return undefined;
   }
@@ -152,14 +178,15 @@ function grown<T extends Float64Array | Uint32Array>(from: T, to: T): T {
   return to;
 }
 
-function recordOf(c: SmsContact): ContactRecord {
+function recordOf(c: SmsContact, ordinal: number): ContactRecord {
   const l = c.location;
   const alpha3 = l.countryFromAlpha3 ? 1 : 0;
-  return [c.userId, c.phone, c.timezone, l.latitude, l.longitude, l.postalCode, l.country, alpha3];
+  const fromId = c.idFrom === "Id" ? 1 : 0;
+  return [c.userId, c.phone, c.timezone, l.latitude, l.longitude, l.postalCode, l.country, alpha3, fromId, ordinal];
 }
 
-function contactOf(r: ContactRecord): Omit<SmsContact, "userId"> {
-  const [, phone, timezone, latitude, longitude, postalCode, country, alpha3] = r;
+function contactOf(r: ContactRecord): ChosenContact {
+  const [userId, phone, timezone, latitude, longitude, postalCode, country, alpha3, fromId, ordinal] = r;
   const location: EndpointLocation = { latitude, longitude, postalCode, country, countryFromAlpha3: alpha3 === 1 };
-  return { phone, timezone, location };
+  return { userId, idFrom: fromId === 1 ? "Id" : "UserId", phone, timezone, location, ordinal };
 }

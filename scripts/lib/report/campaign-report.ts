@@ -6,6 +6,7 @@
  * Opens and clicks are SES events, not people: one recipient opening twice counts twice, so their rates can pass 100%.
  */
 import type { GuardrailSection } from "./guardrail-rates";
+import type { SmsSection } from "./sms-funnel";
 import { EMAIL_EVENTS, FunnelEvent, NO_VARIANT } from "../../../infra/core/send/email-events";
 import { LaunchRecord } from "../planning/launch-record";
 import { Proportion, twoProportionZTest, ZTest } from "./comparisons";
@@ -70,6 +71,8 @@ export interface CampaignReport {
    * launch was bulk. `scheduled` and `due` count sends (recipient-steps) either way, never bulk schedules.
    */
   bulk: { schedules: number; entries: number } | null;
+  /** The campaign's texts from the SMS event log group (added by the CLI when the stack has SMS). */
+  sms?: SmsSection;
   /** Bounce and complaint rates against the stack's guardrails, and the campaign's state (added by the CLI). */
   guardrails?: GuardrailSection;
 }

@@ -2,6 +2,7 @@
  * The campaign report as one self-contained HTML page: inline CSS and SVG, no script, no font, no image, no link
  * to fetch — it opens the same offline, in a mail attachment or on a file share.
  */
+import { SMS_HEAD, SmsFunnelRow, SmsSection, smsCells, smsCostLine, SMS_OPTED_OUT_NOTE } from "./sms-funnel";
 import { CampaignReport, FunnelRow } from "./campaign-report";
 import { guardrailLines } from "./guardrail-rates";
 import {
@@ -58,6 +59,7 @@ ${funnelTable(r)}
 ${r.due.unknownLaunches.length ? `<p class="note due-note">${escapeHtml(dueUnknownNote(r))}</p>` : ""}
 <p class="also">Also: ${escapeHtml(alsoLine(r))}.</p>
 ${comparisonsTable(r)}
+${r.sms ? smsSectionHtml(r.sms) : ""}
 ${
   r.guardrails
     ? `<h2>Guardrails</h2>\n${guardrailLines(r.guardrails)
@@ -190,4 +192,17 @@ function comparisonsTable(r: CampaignReport): string {
   return `<h2>Comparisons</h2>
 <p class="meta">${escapeHtml(TEST_IN_WORDS)}.</p>
 <div class="scroll"><table class="comparisons">${head}${rows.join("")}</table></div>`;
+}
+
+/** The section as HTML. */
+function smsSectionHtml(s: SmsSection): string {
+  const row = (r: SmsFunnelRow) =>
+    `<tr${r === s.total ? ' class="total"' : ""}>${smsCells(r)
+      .map((c) => `<td>${escapeHtml(c)}</td>`)
+      .join("")}</tr>`;
+  const rows = [...s.rows, ...(s.rows.length > 1 ? [s.total] : [])].map(row).join("\n");
+  return `<h2>Texts (SMS)</h2>
+<div class="scroll"><table class="sms"><tr>${SMS_HEAD.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr>
+${rows}</table></div>
+<p class="meta">${escapeHtml(smsCostLine(s))}. ${escapeHtml(SMS_OPTED_OUT_NOTE)}.</p>`;
 }

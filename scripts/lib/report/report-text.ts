@@ -4,19 +4,30 @@
  */
 import { CampaignReport, Comparison, Counts, FunnelRow, RATES } from "./campaign-report";
 import { guardrailLines } from "./guardrail-rates";
+import { formatSmsSection } from "./sms-funnel";
+import { EMAIL_EVENTS } from "../../../infra/core/send/email-events";
 
-/** The funnel's columns: count, heading and rate, in the table's order (the HTML page draws them in its own). */
-export const FUNNEL_COLUMNS: { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] }[] = [
+type FunnelColumn = { key: keyof Counts; title: string; rate?: (typeof RATES)[number]["name"] };
+const RATE_NAMES: readonly string[] = RATES.map((r) => r.name);
+
+/**
+ * The funnel's columns: count, heading and rate, in the table's order (the HTML page draws them in its own): the
+ * scheduled and due counts, then every SES event with a column (EMAIL_EVENTS, the one list of event names).
+ */
+export const FUNNEL_COLUMNS: FunnelColumn[] = [
   { key: "scheduled", title: "scheduled" },
   { key: "due", title: "due" },
-  { key: "sent", title: "sent", rate: "sent" },
-  { key: "delivered", title: "delivered", rate: "delivered" },
-  { key: "bounced", title: "bounced", rate: "bounced" },
-  { key: "complained", title: "complained", rate: "complained" },
-  { key: "rejected", title: "rejected", rate: "rejected" },
-  { key: "opened", title: "opens", rate: "opened" },
-  { key: "clicked", title: "clicks", rate: "clicked" },
-  { key: "unsubscribed", title: "unsubscribed", rate: "unsubscribed" },
+  ...EMAIL_EVENTS.flatMap((e): FunnelColumn[] =>
+    "column" in e
+      ? [
+          {
+            key: e.funnel,
+            title: e.column,
+            ...(RATE_NAMES.includes(e.funnel) ? { rate: e.funnel as FunnelColumn["rate"] } : {}),
+          },
+        ]
+      : [],
+  ),
 ];
 
 export const n = (x: number) => x.toLocaleString("en-US");
@@ -59,6 +70,7 @@ export function formatReport(r: CampaignReport): string {
       lines.push("    " + row.map((v, i) => (i < 4 ? v.padEnd(w[i]) : v.padStart(w[i]))).join("  "));
   }
   lines.push(`  verdict: ${verdict(r)}`);
+  if (r.sms) lines.push(...formatSmsSection(r.sms));
   if (r.guardrails) lines.push(...guardrailLines(r.guardrails).map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }

@@ -170,8 +170,9 @@ describe("one exit-code rule for rejected rows, and flags that mean something", 
       path.join(exportDir, "part-1.json"),
       JSON.stringify({
         Id: "e1",
-        ChannelType: "SMS",
-        Address: "+15555550100",
+        // A push endpoint: never a recipient (an SMS endpoint now can be one).
+        ChannelType: "APNS",
+        Address: "device-token",
         EndpointStatus: "ACTIVE",
         OptOut: "NONE",
       }) + "\n",
