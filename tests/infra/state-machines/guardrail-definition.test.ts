@@ -263,10 +263,11 @@ describe("guardrails: the arm machine", () => {
           m.MetricStat.Period,
         ]),
         [
-          ["sends", "Send", [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 3600],
-          ["events", metric, [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 3600],
+          ["sends", "Send", [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 300],
+          ["events", metric, [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 300],
         ],
       );
+      assert.deepStrictEqual([a.EvaluationPeriods, a.DatapointsToAlarm], [12, 1], "the hour in 5-minute periods");
     }
   });
 });
