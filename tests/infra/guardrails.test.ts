@@ -350,6 +350,38 @@ describe("guardrails in the stack under Pulumi mocks", () => {
     ]);
   });
 
+  it("the alarm clean-up: its own schedule group; the arm role schedules there only; the schedules' role deletes the campaigns' alarms only", () => {
+    const group = only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup", "guardrails-cleanup");
+    assert.strictEqual(group.inputs.name, "sendtime-dev-guardrail-cleanup");
+    const schedule = (g: string, n: string) => `arn:aws:scheduler:us-east-1:123456789012:schedule/${g}/${n}`;
+    const alarm = (n: string) => `arn:aws:cloudwatch:us-east-1:123456789012:alarm:${n}`;
+    const cleanupRole = only(stack, "aws:iam/role:Role", "guardrails-cleanup-role").outputs.arn;
+    const arm = inlineStatements(stack, "guardrails-arm-role");
+    expectDecision(arm, "Allow", [
+      { action: "scheduler:CreateSchedule", resource: schedule("sendtime-dev-guardrail-cleanup", "spring") },
+      { action: "scheduler:UpdateSchedule", resource: schedule("sendtime-dev-guardrail-cleanup", "spring") },
+      {
+        action: "iam:PassRole",
+        resource: cleanupRole,
+        context: { "iam:PassedToService": "scheduler.amazonaws.com" },
+      },
+    ]);
+    expectDecision(arm, "Deny", [
+      { action: "scheduler:CreateSchedule", resource: schedule("campaign-spring", "a1-0") },
+      { action: "scheduler:DeleteSchedule", resource: schedule("sendtime-dev-guardrail-cleanup", "spring") },
+      { action: "iam:PassRole", resource: cleanupRole, context: { "iam:PassedToService": "lambda.amazonaws.com" } },
+    ]);
+    const cleanup = inlineStatements(stack, "guardrails-cleanup-role");
+    expectDecision(cleanup, "Allow", [
+      { action: "cloudwatch:DeleteAlarms", resource: alarm("sendtime-dev-guardrail-campaign-bounce-spring") },
+    ]);
+    expectDecision(cleanup, "Deny", [
+      { action: "cloudwatch:DeleteAlarms", resource: alarm("sendtime-dev-guardrail-account-bounce") },
+      { action: "cloudwatch:DeleteAlarms", resource: alarm("alarms-dlq-not-empty") },
+      { action: "cloudwatch:PutMetricAlarm", resource: alarm("sendtime-dev-guardrail-campaign-bounce-spring") },
+    ]);
+  });
+
   it("the stack output guardrailAlarmPrefix is the prefix the alarm rule matches (cancel-campaign deletes by it); none: absent", async () => {
     const rule = JSON.parse(only(stack, "aws:cloudwatch/eventRule:EventRule", "guardrails-alarms").inputs.eventPattern);
     assert.strictEqual(stack.outputs.guardrailAlarmPrefix, "sendtime-dev-guardrail-");

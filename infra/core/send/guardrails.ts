@@ -106,6 +106,18 @@ export const campaignAlarmName = (stack: string, kind: GuardrailKind, tag: strin
 /** The same name from the prefix (the stack output guardrailAlarmPrefix), for the CLIs that know no stack name. */
 export const campaignAlarmNameUnder = (prefix: string, kind: GuardrailKind, tag: string) =>
   `${prefix}campaign-${kind}-${tag}`;
+/**
+ * The stack's schedule group of alarm deletions: one one-time schedule per launched campaign, named by its tag, that
+ * deletes its two alarms once it is over (the arm machine puts it; cancel-campaign deletes it with the alarms).
+ */
+export const guardrailCleanupGroupUnder = (prefix: string) => `${prefix}cleanup`;
+/** The Scheduler actions the arm machine needs there: one-time schedules that delete alarms, never a send. */
+export const GUARDRAIL_CLEANUP_ACTIONS = ["scheduler:CreateSchedule", "scheduler:UpdateSchedule"] as const;
+/** The schedules of a stack's clean-up group (`schedule/sendtime-<stack>-guardrail-cleanup/*`), for the policy pack. */
+export const isGuardrailCleanupSchedulesArn = (resource: string) =>
+  /^arn:aws[a-z-]*:scheduler:[a-z0-9-]+:\d{12}:schedule\/sendtime-[A-Za-z0-9_.-]+-guardrail-cleanup\/[^/]+$/.test(
+    resource,
+  );
 /** The account's reputation alarm, one per kind. */
 export const accountAlarmName = (stack: string, kind: GuardrailKind) => `${guardrailAlarmPrefix(stack)}account-${kind}`;
 
