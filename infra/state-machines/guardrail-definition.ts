@@ -249,19 +249,25 @@ export function guardrailPauseDefinition(p: GuardrailParameters): Record<string,
  * paused already) is not an error, the item stays as it is.
  */
 function pauseTask(p: GuardrailParameters, tagExpr: string, reasonExpr: string, next: string) {
+  const reason = `{% ${reasonExpr} & ' (alarm ' & $states.context.Execution.Input.detail.alarmName & ')' %}`;
   return task(
     "arn:aws:states:::dynamodb:updateItem",
     {
       TableName: p.ledgerTableName,
       Key: { [LEDGER_KEY]: { S: `{% '${campaignStateKey("")}' & ${tagExpr} %}` } },
-      UpdateExpression: "SET #state = :state, #at = :at, #reason = :reason",
+      // The pause is appended to the campaign's history too (campaign-report lists the pauses with their times).
+      UpdateExpression:
+        "SET #state = :state, #at = :at, #reason = :reason, #history = list_append(if_not_exists(#history, :none), :change)",
       ConditionExpression: "attribute_not_exists(#state) OR #state = :live",
-      ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason },
+      ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason, "#history": A.history },
       ExpressionAttributeValues: {
         ":state": { S: "paused" },
         ":live": { S: "live" },
         ":at": { S: "{% $now() %}" },
-        ":reason": { S: `{% ${reasonExpr} & ' (alarm ' & $states.context.Execution.Input.detail.alarmName & ')' %}` },
+        ":reason": { S: reason },
+        ":none": { L: [] },
+        // Its own $now(): within a millisecond or so of updated_at's.
+        ":change": { L: [{ M: { state: { S: "paused" }, at: { S: "{% $now() %}" }, reason: { S: reason } } }] },
       },
     },
     next,

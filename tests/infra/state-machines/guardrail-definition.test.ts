@@ -20,7 +20,7 @@ import {
   guardrailArmDefinition,
   guardrailPauseDefinition,
 } from "../../../infra/state-machines/guardrail-definition";
-import { readCampaignState, setCampaignState } from "../../../scripts/lib/aws/campaign-state";
+import { campaignStateWithHistory, readCampaignState, setCampaignState } from "../../../scripts/lib/aws/campaign-state";
 import { Deadline } from "../../../scripts/lib/aws/call";
 import { StatesError } from "../../helpers/asl-interpreter";
 import { runJsonataMachine } from "../../helpers/jsonata-interpreter";
@@ -373,6 +373,39 @@ describe("guardrails: the pause is pause-campaign's state write (dynalite)", fun
       assert.ok(r.updatedAt && Math.abs(Date.parse(r.updatedAt) - Date.now()) < 60_000, r.updatedAt!);
       const w = await setCampaignState(d, { ddb: db, table }, "spring", "live");
       assert.strictEqual(w.previous.state, "paused");
+    } finally {
+      d.dispose();
+    }
+  });
+
+  it("every pause and resume is kept with its time and reason: the guardrail's, the operator's, in order (campaign-report's history)", async () => {
+    const table = await freshTable();
+    const d = deadline();
+    const l = { ddb: db, table };
+    try {
+      const operator = await setCampaignState(d, l, "spring", "paused", "checking the list");
+      const resumed = await setCampaignState(d, l, "spring", "live");
+      await run(table, "sendtime-dev-guardrail-campaign-bounce-spring");
+      // A second alarm while paused changes nothing, and adds nothing to the history (its condition fails).
+      await run(table, "sendtime-dev-guardrail-campaign-complaint-spring");
+      const r = await campaignStateWithHistory(d, l, "spring");
+      assert.ok(!("error" in r));
+      const h = r.history;
+      assert.deepStrictEqual(
+        h.map((c) => [c.state, c.reason && c.reason.replace(/ \(alarm .*\)$/, "")]),
+        [
+          ["paused", "checking the list"],
+          ["live", null],
+          ["paused", "guardrail: bounce rate at or above 2% over 1h (at least 200 sends)"],
+        ],
+      );
+      assert.deepStrictEqual(
+        [h[0].at, h[1].at],
+        [operator.written.updatedAt, resumed.written.updatedAt],
+        "each at the time its write recorded",
+      );
+      // The guardrail's pause at the time it set (its own $now(), in the same UpdateItem).
+      assert.ok(Math.abs(Date.parse(h[2].at) - Date.parse(r.updatedAt!)) < 1000, `${h[2].at} vs ${r.updatedAt}`);
     } finally {
       d.dispose();
     }
