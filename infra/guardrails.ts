@@ -209,18 +209,16 @@ export class Guardrails extends pulumi.ComponentResource {
         `${name}-cleanup-permissions`,
         {
           role: role.id,
-          policy: pulumi
-            .all([scope, deadLetterQueue.arn])
-            .apply(([s, deadLetterQueueArn]) =>
-              JSON.stringify(
-                policyDocument(
-                  guardrailCleanupStatements({
-                    campaignAlarmsArn: guardrailCampaignAlarmsArn(s, stack),
-                    deadLetterQueueArn,
-                  }),
-                ),
+          policy: pulumi.all([scope, deadLetterQueue.arn]).apply(([s, deadLetterQueueArn]) =>
+            JSON.stringify(
+              policyDocument(
+                guardrailCleanupStatements({
+                  campaignAlarmsArn: guardrailCampaignAlarmsArn(s, stack),
+                  deadLetterQueueArn,
+                }),
               ),
             ),
+          ),
         },
         { parent },
       );
