@@ -2,7 +2,7 @@
  * The guardrails' IAM statements (beside infra/iam.ts, which builds the rest of the stack's): each role holds what its
  * state machine or rule calls, on the stack's own guardrail alarms and the ledger's campaign states only.
  */
-import { ArnScope } from "./core/plan/naming";
+import { ArnScope, SCHEDULER_SERVICE } from "./core/plan/naming";
 import { guardrailAlarmPrefix } from "./core/send/guardrails";
 import { campaignStateKey } from "./core/send/ledger";
 import { PolicyStatement } from "./iam";
@@ -11,10 +11,53 @@ import { PolicyStatement } from "./iam";
 export const guardrailAlarmsArn = (s: ArnScope, stack: string) =>
   `arn:${s.partition}:cloudwatch:${s.region}:${s.accountId}:alarm:${guardrailAlarmPrefix(stack)}*`;
 
-/** The arm machine: it puts each launched campaign's alarms, and nothing else. */
-export function guardrailArmStatements(g: { alarmsArn: string }): PolicyStatement[] {
+/** The campaigns' alarms alone (not the account's): `alarm:sendtime-<stack>-guardrail-campaign-*`. */
+export const guardrailCampaignAlarmsArn = (s: ArnScope, stack: string) =>
+  `arn:${s.partition}:cloudwatch:${s.region}:${s.accountId}:alarm:${guardrailAlarmPrefix(stack)}campaign-*`;
+
+/**
+ * The arm machine: it puts each launched campaign's alarms and, in the stack's clean-up group only, the one-time
+ * schedule that deletes them, passing the clean-up role to Scheduler alone.
+ */
+export function guardrailArmStatements(g: {
+  alarmsArn: string;
+  cleanupSchedulesArn: string;
+  cleanupRoleArn: string;
+}): PolicyStatement[] {
   return [
     { Sid: "PutCampaignAlarms", Effect: "Allow", Action: ["cloudwatch:PutMetricAlarm"], Resource: [g.alarmsArn] },
+    {
+      Sid: "ScheduleAlarmDeletion",
+      Effect: "Allow",
+      Action: ["scheduler:CreateSchedule", "scheduler:UpdateSchedule"],
+      Resource: [g.cleanupSchedulesArn],
+    },
+    {
+      Sid: "PassCleanupRole",
+      Effect: "Allow",
+      Action: ["iam:PassRole"],
+      Resource: [g.cleanupRoleArn],
+      Condition: { StringEquals: { "iam:PassedToService": SCHEDULER_SERVICE } },
+    },
+  ];
+}
+
+/**
+ * What an alarm-deletion schedule may do when it fires: delete the stack's campaign alarms, and dead-letter a deletion
+ * that failed into the guardrails' queue (SQS-managed encryption: no key).
+ */
+export function guardrailCleanupStatements(g: {
+  campaignAlarmsArn: string;
+  deadLetterQueueArn: string;
+}): PolicyStatement[] {
+  return [
+    {
+      Sid: "DeleteFinishedCampaignAlarms",
+      Effect: "Allow",
+      Action: ["cloudwatch:DeleteAlarms"],
+      Resource: [g.campaignAlarmsArn],
+    },
+    { Sid: "DeadLetter", Effect: "Allow", Action: ["sqs:SendMessage"], Resource: [g.deadLetterQueueArn] },
   ];
 }
 

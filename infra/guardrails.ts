@@ -7,18 +7,21 @@ import {
   GUARDRAIL_EVENTS,
   GUARDRAIL_KINDS,
   guardrailAlarmPrefix,
+  guardrailCleanupGroupUnder,
   percent,
 } from "./core/send/guardrails";
 import { SES_METRICS_NAMESPACE } from "./core/send/email-events";
-import { ArnScope, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
+import { ArnScope, groupSchedulesArn, NAME_MAX_LENGTH, physicalName } from "./core/plan/naming";
 import { acceptOnlyFrom, eventDeadLetterQueue } from "./function-parts";
 
 /** EventBridge's retries of a start that failed: a day, as the other rules of the stack. */
 const RULE_RETRY = { maximumEventAgeInSeconds: 86_400, maximumRetryAttempts: 185 };
-import { fanOutTrustPolicy, policyDocument, PolicyStatement, serviceTrustPolicy } from "./iam";
+import { fanOutTrustPolicy, policyDocument, PolicyStatement, schedulerTrustPolicy, serviceTrustPolicy } from "./iam";
 import {
   guardrailAlarmsArn,
   guardrailArmStatements,
+  guardrailCampaignAlarmsArn,
+  guardrailCleanupStatements,
   guardrailEventsStatements,
   guardrailPauseStatements,
 } from "./guardrail-iam";
@@ -57,6 +60,8 @@ export class Guardrails extends pulumi.ComponentResource {
   public readonly launchRule: aws.cloudwatch.EventRule;
   public readonly pauseStateMachine: aws.sfn.StateMachine;
   public readonly armStateMachine: aws.sfn.StateMachine;
+  /** The one-time schedules that delete each finished campaign's alarms. */
+  public readonly cleanupGroup: aws.scheduler.ScheduleGroup;
 
   constructor(name: string, args: GuardrailsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("sendtime:index:Guardrails", name, {}, opts);
@@ -69,16 +74,26 @@ export class Guardrails extends pulumi.ComponentResource {
 
     publishCampaignEvents();
     const accountAlarms = alarmOnReputation();
+    // Events EventBridge could not deliver (the state machine would not start), and alarm deletions Scheduler gave up
+    // on: kept, and alarmed on.
+    const deadLetterQueue = eventDeadLetterQueue(name, parent);
+    const { group: cleanupGroup, role: cleanupRole } = createCleanup();
     // Only the stack's guardrail alarms: the arm machine puts them, the pause machine lists them.
-    const armStateMachine = machine("arm", guardrailArmDefinition, (arns) =>
-      guardrailArmStatements({ alarmsArn: arns.alarms }),
+    const armStateMachine = machine(
+      "arm",
+      guardrailArmDefinition,
+      (arns) =>
+        guardrailArmStatements({
+          alarmsArn: arns.alarms,
+          cleanupSchedulesArn: arns.cleanupSchedules,
+          cleanupRoleArn: arns.cleanupRole,
+        }),
+      true,
     );
     const pauseStateMachine = machine("pause", guardrailPauseDefinition, (arns) =>
       guardrailPauseStatements({ ledgerTableArn: arns.ledger, alarmsArn: arns.alarms }),
     );
     const eventsRole = createEventsRole();
-    // Events EventBridge could not deliver (the state machine would not start): kept, and alarmed on.
-    const deadLetterQueue = eventDeadLetterQueue(name, parent);
     const alarmRule = route(
       "alarms",
       "Guardrail alarms in ALARM: pause the campaign (or every campaign, on the account's reputation)",
@@ -94,14 +109,15 @@ export class Guardrails extends pulumi.ComponentResource {
       armStateMachine,
     );
 
-    // EventBridge writes it for the two rules; no role does.
-    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [], rules: [alarmRule, launchRule] }, parent);
+    // EventBridge writes it for the two rules, Scheduler as the clean-up role for the alarm deletions.
+    acceptOnlyFrom(name, deadLetterQueue, { roleArns: [cleanupRole.arn], rules: [alarmRule, launchRule] }, parent);
     alarmOnDeadLetters();
     this.accountAlarms = accountAlarms;
     this.alarmRule = alarmRule;
     this.launchRule = launchRule;
     this.pauseStateMachine = pauseStateMachine;
     this.armStateMachine = armStateMachine;
+    this.cleanupGroup = cleanupGroup;
     this.registerOutputs({ pauseStateMachineArn: pauseStateMachine.arn, armStateMachineArn: armStateMachine.arn });
 
     function alarmOnDeadLetters() {
@@ -175,10 +191,50 @@ export class Guardrails extends pulumi.ComponentResource {
       );
     }
 
+    function createCleanup() {
+      const group = new aws.scheduler.ScheduleGroup(
+        `${name}-cleanup`,
+        { name: guardrailCleanupGroupUnder(prefix) },
+        { parent },
+      );
+      const role = new aws.iam.Role(
+        `${name}-cleanup-role`,
+        {
+          description: "Guardrails: a finished campaign's one-time schedule deletes its guardrail alarms",
+          assumeRolePolicy: scope.apply((s) => JSON.stringify(schedulerTrustPolicy(s.accountId))),
+        },
+        { parent },
+      );
+      new aws.iam.RolePolicy(
+        `${name}-cleanup-permissions`,
+        {
+          role: role.id,
+          policy: pulumi.all([scope, deadLetterQueue.arn]).apply(([s, deadLetterQueueArn]) =>
+            JSON.stringify(
+              policyDocument(
+                guardrailCleanupStatements({
+                  campaignAlarmsArn: guardrailCampaignAlarmsArn(s, stack),
+                  deadLetterQueueArn,
+                }),
+              ),
+            ),
+          ),
+        },
+        { parent },
+      );
+      return { group, role };
+    }
+
     function machine(
       id: "arm" | "pause",
       build: typeof guardrailArmDefinition,
-      statements: (arns: { alarms: string; ledger: string }) => PolicyStatement[],
+      statements: (arns: {
+        alarms: string;
+        ledger: string;
+        cleanupSchedules: string;
+        cleanupRole: string;
+      }) => PolicyStatement[],
+      withCleanup = false,
     ): aws.sfn.StateMachine {
       const role = new aws.iam.Role(
         `${name}-${id}-role`,
@@ -191,14 +247,33 @@ export class Guardrails extends pulumi.ComponentResource {
         },
         { parent },
       );
+      const cleanupSchedules = pulumi
+        .all([scope, cleanupGroup.name])
+        .apply(([s, group]) => groupSchedulesArn(s, group));
       const policy = pulumi
-        .all([alarmArns, args.ledgerTable.arn])
-        .apply(([alarms, ledger]) => JSON.stringify(policyDocument(statements({ alarms, ledger }))));
+        .all([alarmArns, args.ledgerTable.arn, cleanupSchedules, cleanupRole.arn])
+        .apply(([alarms, ledger, schedules, roleArn]) =>
+          JSON.stringify(
+            policyDocument(statements({ alarms, ledger, cleanupSchedules: schedules, cleanupRole: roleArn })),
+          ),
+        );
       const permissions = new aws.iam.RolePolicy(`${name}-${id}-permissions`, { role: role.id, policy }, { parent });
       const definition = pulumi
-        .all([args.ledgerTable.name, args.topicArn])
-        .apply(([ledgerTableName, topicArn]) =>
-          JSON.stringify(build({ stack, guardrails: g, ledgerTableName, topicArn }), null, 2),
+        .all([args.ledgerTable.name, args.topicArn, scope, cleanupGroup.name, cleanupRole.arn, deadLetterQueue.arn])
+        .apply(([ledgerTableName, topicArn, s, groupName, roleArn, deadLetterQueueArn]) =>
+          JSON.stringify(
+            build({
+              stack,
+              guardrails: g,
+              ledgerTableName,
+              topicArn,
+              ...(withCleanup
+                ? { alarmCleanup: { partition: s.partition, groupName, roleArn, deadLetterQueueArn } }
+                : {}),
+            }),
+            null,
+            2,
+          ),
         );
       return new aws.sfn.StateMachine(
         `${name}-${id}`,

@@ -8,6 +8,7 @@ import {
   StackValidationPolicy,
 } from "@pulumi/policy";
 import { CAMPAIGN_PREFIX, isCampaignScopedArn, SCHEDULER_SERVICE } from "../infra/core/plan/naming";
+import { GUARDRAIL_CLEANUP_ACTIONS, isGuardrailCleanupSchedulesArn } from "../infra/core/send/guardrails";
 import {
   allowedActions,
   conditionValues,
@@ -49,7 +50,7 @@ const quote = (xs: string[]) => xs.map((x) => `"${x}"`).join(", ");
 
 export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
   name: "scheduler-actions-scoped-to-campaigns",
-  description: `EventBridge Scheduler permissions are limited to campaign schedules and groups (${CAMPAIGN_PREFIX}*).`,
+  description: `EventBridge Scheduler permissions are limited to campaign schedules and groups (${CAMPAIGN_PREFIX}*), and the guardrails' alarm deletions (CreateSchedule and UpdateSchedule in sendtime-<stack>-guardrail-cleanup).`,
   enforcementLevel: "mandatory",
   validateResource: (args, report) => {
     const fix = `list only arn:<partition>:scheduler:<region>:<account>:schedule/${CAMPAIGN_PREFIX}*/* and …:schedule-group/${CAMPAIGN_PREFIX}*`;
@@ -59,7 +60,11 @@ export const schedulerActionsScopedToCampaigns: ResourceValidationPolicy = {
         return report(`${label} uses NotAction and so allows ${what}: name the actions with Action and ${fix}`);
       if (s.notResources)
         return report(`${label} allows ${what} with NotResource, which reaches beyond campaigns: ${fix}`);
-      const outside = (s.resources ?? []).filter((r) => !isCampaignScopedArn(r));
+      // The guardrails' clean-up group holds only alarm deletions: creating and moving them there is no send.
+      const cleanupOnly = allowed.every((a) => (GUARDRAIL_CLEANUP_ACTIONS as readonly string[]).includes(a));
+      const outside = (s.resources ?? []).filter(
+        (r) => !isCampaignScopedArn(r) && !(cleanupOnly && isGuardrailCleanupSchedulesArn(r)),
+      );
       if (outside.length || !s.resources?.length) {
         report(
           `${label} allows ${what} on ${quote(outside.length ? outside : ["(no resource)"])}, outside campaign schedules: ${fix}`,

@@ -5,7 +5,7 @@ import * as fs from "fs";
 import { campaignTag } from "../infra/core/send/email-events";
 import { LAUNCHES_PREFIX } from "../infra/core/plan/naming";
 import { cloudWatchClient, dynamodb, s3Client } from "./lib/aws/clients";
-import { campaignStateOrError } from "./lib/aws/campaign-state";
+import { campaignStateWithHistory } from "./lib/aws/campaign-state";
 import { Deadline } from "./lib/aws/call";
 import { Guardrails } from "../infra/core/send/guardrails";
 import { guardrailSection } from "./lib/report/guardrail-rates";
@@ -211,7 +211,11 @@ async function guardrailsOf(report: CampaignReport, outputs: Record<string, unkn
   const table = typeof outputs.ledgerTableName === "string" ? outputs.ledgerTableName : undefined;
   let state = null;
   if (table)
-    state = await campaignStateOrError(d, { ddb: dynamodb(outputs.region as string | undefined), table }, campaignId);
+    state = await campaignStateWithHistory(
+      d,
+      { ddb: dynamodb(outputs.region as string | undefined), table },
+      campaignId,
+    );
   return guardrailSection(report.total, settings, state);
 }
 

@@ -4,7 +4,7 @@
 import { randomBytes } from "crypto";
 import * as path from "path";
 import { Deadline } from "./lib/aws/call";
-import { s3Client, sesClient, ssmClient } from "./lib/aws/clients";
+import { cloudWatchClient, s3Client, sesClient, ssmClient } from "./lib/aws/clients";
 import { readUnsubscribeKey } from "./lib/aws/unsubscribe-key";
 import { readContactListOptOuts } from "./lib/aws/contact-opt-outs";
 import { BulkSigning, PLACEHOLDER_UNSUBSCRIBE_URL } from "./lib/planning/unsubscribe-links";
@@ -189,7 +189,12 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const bulk = bulkRates !== undefined;
   const preflight =
     target &&
-    (await preflightBeforePlanning(deadline, sesClient(target.region), outputs, { bulk, force: f.force, io }));
+    (await preflightBeforePlanning(deadline, sesClient(target.region), outputs, {
+      bulk,
+      force: f.force,
+      io,
+      cloudWatch: cloudWatchClient(target.region),
+    }));
   // Texts are paced by the number: the pool's message parts per second (--sms-mps, else the stack's smsMps).
   const smsPace = smsPaceFromFlags(f, timing.steps, outputs.smsMps);
   const rate = smsPaced(rateWithAccount(flagRate, f, preflight, bulk), smsPace);

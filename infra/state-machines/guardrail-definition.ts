@@ -1,7 +1,10 @@
 /**
  * The guardrails' two small EXPRESS state machines (Amazon States Language, JSONata; no Lambda):
  * - **arm**: started by the EventBridge rule on the fan-out's executions (status RUNNING, i.e. every launch), it puts
- *   the campaign's two alarms (bounce and complaint rates, infra/core/send/guardrails.ts) with PutMetricAlarm.
+ *   the campaign's two alarms (bounce and complaint rates, infra/core/send/guardrails.ts) with PutMetricAlarm, then,
+ *   when the launch says when its campaign is over (the execution input's `cleanup_at`), a one-time Scheduler
+ *   schedule in the stack's alarm clean-up group that deletes those two alarms (a universal target,
+ *   cloudwatch:deleteAlarms) once the last send and the guardrail window have passed (alarmDeletionAt).
  *   Input: the "Step Functions Execution Status Change" event; the campaign's tag is in the execution's input.
  * - **pause**: started by the EventBridge rule on the guardrail alarms' state changes (state ALARM). A campaign's
  *   alarm pauses that campaign; the account's reputation alarm pauses every campaign that has alarms (DescribeAlarms
@@ -22,6 +25,7 @@ import {
 } from "../core/send/guardrails";
 import { CAMPAIGN_STATE_ATTRIBUTES as A, campaignStateKey, LEDGER_KEY } from "../core/send/ledger";
 import { BUSY_CALL_SECONDS } from "../core/send/sender-contract";
+import { scheduler } from "../core/plan/quotas";
 
 export interface GuardrailParameters {
   stack: string;
@@ -30,6 +34,11 @@ export interface GuardrailParameters {
   ledgerTableName: string;
   /** The alarm topic: each alarm notifies it. */
   topicArn: string;
+  /**
+   * Where the arm machine schedules each campaign's alarm deletion, and the role Scheduler runs it as (it may delete
+   * the stack's campaign alarms only). Absent: no deletion scheduled (the alarms stay until cancel-campaign).
+   */
+  alarmCleanup?: { partition: string; groupName: string; roleArn: string; deadLetterQueueArn: string };
 }
 
 /** A throttled or timed-out call is retried (it changed nothing, or the retry writes the same); a failed condition is not. */
@@ -42,6 +51,8 @@ const RETRY = [
       "DynamoDB.InternalServerErrorException",
       "CloudWatch.ThrottlingException",
       "CloudWatch.LimitExceededException",
+      "Scheduler.ThrottlingException",
+      "Scheduler.InternalServerException",
     ],
     IntervalSeconds: 1,
     BackoffRate: 2,
@@ -59,21 +70,78 @@ const task = (resource: string, args: unknown, next: string | undefined, extra: 
   ...extra,
 });
 
-/** The arm machine: two PutMetricAlarm calls for the launched campaign. */
+/** The arm machine: two PutMetricAlarm calls for the launched campaign, then its alarms' deletion scheduled. */
 export function guardrailArmDefinition(p: GuardrailParameters): Record<string, unknown> {
   const [bounce, complaint] = GUARDRAIL_KINDS.map((k) =>
     withTag(campaignAlarmRequest(p.stack, p.guardrails, k.kind, "<tag>", p.topicArn), k.kind, p.stack),
   );
+  const put = "arn:aws:states:::aws-sdk:cloudwatch:putMetricAlarm";
   return {
-    Comment: "sendtime guardrails: puts a launched campaign's bounce and complaint alarms",
+    Comment:
+      "sendtime guardrails: puts a launched campaign's bounce and complaint alarms, and schedules their deletion",
     QueryLanguage: "JSONata",
     StartAt: "PutBounceAlarm",
     States: {
-      PutBounceAlarm: task("arn:aws:states:::aws-sdk:cloudwatch:putMetricAlarm", bounce, "PutComplaintAlarm", {
-        Output: "{% $states.input %}",
-      }),
-      PutComplaintAlarm: task("arn:aws:states:::aws-sdk:cloudwatch:putMetricAlarm", complaint, undefined),
+      PutBounceAlarm: task(put, bounce, "PutComplaintAlarm", { Output: "{% $states.input %}" }),
+      ...(p.alarmCleanup
+        ? {
+            PutComplaintAlarm: task(put, complaint, "IsOverKnown", { Output: "{% $states.input %}" }),
+            ...alarmDeletionStates(p, p.alarmCleanup),
+          }
+        : { PutComplaintAlarm: task(put, complaint, undefined) }),
     },
+  };
+}
+
+/**
+ * When a campaign's alarms may go: its last send (and that send's flexible window) is the housekeeping instant
+ * (`cleanup_at`, fanout-definition.ts cleanupAt) less Scheduler's longest retry of a send, which it adds; the window
+ * after it lets the last sends' bounces and complaints still pause the campaign (a held send redriven later is no
+ * longer guarded). As a JSONata expression of `cleanup_at` (UTC, `YYYY-MM-DDTHH:MM:SS`), in at()'s format.
+ */
+export function alarmDeletionAt(cleanupAtExpr: string, windowSeconds: number): string {
+  const shift = (windowSeconds - scheduler.maxEventAgeSeconds.max) * 1000;
+  return `$fromMillis($toMillis(${cleanupAtExpr} & 'Z') + ${shift}, '[Y0001]-[M01]-[D01]T[H01]:[m01]:[s01]')`;
+}
+
+/** Minutes Scheduler may spread an alarm deletion over. */
+export const ALARM_DELETION_WINDOW_MINUTES = 15;
+
+/** IsOverKnown → ScheduleAlarmDeletion (CreateSchedule; on a re-launch UpdateSchedule, the same request). */
+function alarmDeletionStates(p: GuardrailParameters, c: NonNullable<GuardrailParameters["alarmCleanup"]>) {
+  const launch = "$parse($states.input.detail.input)";
+  const names = GUARDRAIL_KINDS.map((k) => `'${campaignAlarmName(p.stack, k.kind, "")}' & ${launch}.campaign_tag`);
+  const request = {
+    Name: `{% ${launch}.campaign_tag %}`,
+    GroupName: c.groupName,
+    ScheduleExpression: `{% 'at(' & ${alarmDeletionAt(`${launch}.cleanup_at`, p.guardrails.windowSeconds)} & ')' %}`,
+    ScheduleExpressionTimezone: "UTC",
+    // Scheduler may spread it over 15 minutes (its cost is per hour: nothing to gain by more precision).
+    FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: ALARM_DELETION_WINDOW_MINUTES },
+    ActionAfterCompletion: "DELETE",
+    Target: {
+      Arn: `arn:${c.partition}:scheduler:::aws-sdk:cloudwatch:deleteAlarms`,
+      RoleArn: c.roleArn,
+      Input: `{% $string({'AlarmNames': [${names.join(", ")}]}) %}`,
+      RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
+      DeadLetterConfig: { Arn: c.deadLetterQueueArn },
+    },
+  };
+  const scheduler = (action: string) => `arn:aws:states:::aws-sdk:scheduler:${action}`;
+  return {
+    IsOverKnown: {
+      Type: "Choice",
+      Choices: [{ Condition: `{% $exists(${launch}.cleanup_at) %}`, Next: "ScheduleAlarmDeletion" }],
+      Default: "Armed",
+    },
+    ScheduleAlarmDeletion: task(scheduler("createSchedule"), request, "Armed", {
+      Catch: [
+        { ErrorEquals: ["Scheduler.ConflictException"], Next: "MoveAlarmDeletion", Output: "{% $states.input %}" },
+      ],
+    }),
+    // A re-launch: the same schedule, at the new plan's end.
+    MoveAlarmDeletion: task(scheduler("updateSchedule"), request, "Armed"),
+    Armed: { Type: "Succeed" },
   };
 }
 
@@ -181,19 +249,25 @@ export function guardrailPauseDefinition(p: GuardrailParameters): Record<string,
  * paused already) is not an error, the item stays as it is.
  */
 function pauseTask(p: GuardrailParameters, tagExpr: string, reasonExpr: string, next: string) {
+  const reason = `{% ${reasonExpr} & ' (alarm ' & $states.context.Execution.Input.detail.alarmName & ')' %}`;
   return task(
     "arn:aws:states:::dynamodb:updateItem",
     {
       TableName: p.ledgerTableName,
       Key: { [LEDGER_KEY]: { S: `{% '${campaignStateKey("")}' & ${tagExpr} %}` } },
-      UpdateExpression: "SET #state = :state, #at = :at, #reason = :reason",
+      // The pause is appended to the campaign's history too (campaign-report lists the pauses with their times).
+      UpdateExpression:
+        "SET #state = :state, #at = :at, #reason = :reason, #history = list_append(if_not_exists(#history, :none), :change)",
       ConditionExpression: "attribute_not_exists(#state) OR #state = :live",
-      ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason },
+      ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason, "#history": A.history },
       ExpressionAttributeValues: {
         ":state": { S: "paused" },
         ":live": { S: "live" },
         ":at": { S: "{% $now() %}" },
-        ":reason": { S: `{% ${reasonExpr} & ' (alarm ' & $states.context.Execution.Input.detail.alarmName & ')' %}` },
+        ":reason": { S: reason },
+        ":none": { L: [] },
+        // Its own $now(): within a millisecond or so of updated_at's.
+        ":change": { L: [{ M: { state: { S: "paused" }, at: { S: "{% $now() %}" }, reason: { S: reason } } }] },
       },
     },
     next,

@@ -83,7 +83,10 @@ describe("journeys in the stack under Pulumi mocks (dev config: the onboarding j
       fn.loggingConfig.logGroup,
       only(stack, "aws:cloudwatch/logGroup:LogGroup", "journeys-logs").inputs.name,
     );
-    assert.strictEqual(only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs.name, "campaign-onboarding");
+    assert.strictEqual(
+      only(stack, "aws:scheduler/scheduleGroup:ScheduleGroup", "journeys-group-onboarding").inputs.name,
+      "campaign-onboarding",
+    );
   });
 
   it("its role may claim enrolments in the ledger, create and delete schedules in its journeys' groups only, pass only the target role to Scheduler, log, and dead-letter", () => {

@@ -88,8 +88,13 @@ describe("queue policies: every queue accepts messages only from the stack's wri
         .sort(),
       ["guardrails-dlq", "journeys-dlq", "scheduler-target-dlq", "ses-opt-outs-dlq"],
     );
-    // EventBridge writes it for the guardrails' two rules; no role of the stack does.
-    expectOnlyWriters(stack, "guardrails-dlq", [], ["guardrails-alarms", "guardrails-launches"]);
+    // EventBridge writes it for the guardrails' two rules, Scheduler as the clean-up role for the alarm deletions.
+    expectOnlyWriters(
+      stack,
+      "guardrails-dlq",
+      ["guardrails-cleanup-role"],
+      ["guardrails-alarms", "guardrails-launches"],
+    );
     expectOnlyWriters(stack, "scheduler-target-dlq", SEND_WRITERS, []);
     expectOnlyWriters(
       stack,

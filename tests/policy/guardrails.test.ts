@@ -6,7 +6,16 @@ import { guardrailAlarmsWiredToPause } from "../../policy/guardrails";
 import { DEFAULT_GUARDRAILS } from "../../infra/core/send/guardrails";
 import { guardrailArmDefinition, guardrailPauseDefinition } from "../../infra/state-machines/guardrail-definition";
 import { renderWith } from "../helpers/stack";
-import { assertHasStackViolation, assertNoStackViolations, packResources, stackResource } from "./util";
+import { schedulerActionsScopedToCampaigns } from "../../policy/iam";
+import {
+  assertHasResourceViolation,
+  assertHasStackViolation,
+  assertNoResourceViolations,
+  assertNoStackViolations,
+  packResources,
+  resourceArgs,
+  stackResource,
+} from "./util";
 
 const P = { stack: "dev", guardrails: DEFAULT_GUARDRAILS, ledgerTableName: "ledger", topicArn: "arn:topic" };
 const SM = (n: string) => `arn:aws:states:us-east-1:123456789012:stateMachine:${n}`;
@@ -112,4 +121,33 @@ describe("policy: guardrail-alarms-wired-to-pause", () => {
       },
     );
   });
+});
+
+describe("scheduler-actions-scoped-to-campaigns: the guardrails' alarm-deletion schedules", () => {
+  const grant = (Action: string[], Resource: string[]) =>
+    resourceArgs("aws:iam/rolePolicy:RolePolicy", {
+      role: "arm",
+      policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action, Resource }] }),
+    });
+  const CLEANUP = "arn:aws:scheduler:us-east-1:123456789012:schedule/sendtime-dev-guardrail-cleanup/*";
+
+  it("CreateSchedule and UpdateSchedule in a stack's guardrail clean-up group: allowed", () =>
+    assertNoResourceViolations(
+      schedulerActionsScopedToCampaigns,
+      grant(["scheduler:CreateSchedule", "scheduler:UpdateSchedule"], [CLEANUP]),
+    ));
+
+  for (const [what, action, resource] of [
+    ["another action there (DeleteScheduleGroup)", "scheduler:DeleteScheduleGroup", CLEANUP],
+    ["another group", "scheduler:CreateSchedule", "arn:aws:scheduler:us-east-1:123456789012:schedule/default/*"],
+    [
+      "a wildcard in the group's name",
+      "scheduler:CreateSchedule",
+      "arn:aws:scheduler:us-east-1:123456789012:schedule/sendtime-*-guardrail-cleanup/*",
+    ],
+  ])
+    it(`${what}: refused`, () =>
+      assertHasResourceViolation(schedulerActionsScopedToCampaigns, grant([action], [resource]), {
+        message: "outside campaign schedules",
+      }));
 });

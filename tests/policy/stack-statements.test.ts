@@ -21,6 +21,7 @@ import {
 import {
   guardrailAlarmsArn,
   guardrailArmStatements,
+  guardrailCleanupStatements,
   guardrailEventsStatements,
   guardrailPauseStatements,
 } from "../../infra/guardrail-iam";
@@ -259,7 +260,21 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
     const alarmsArn = guardrailAlarmsArn(accountScope, "dev");
     const machineArn = (n: string) => only(stack, "aws:sfn/stateMachine:StateMachine", n).outputs.arn;
     for (const [name, statements] of [
-      ["guardrails-arm-permissions", guardrailArmStatements({ alarmsArn })],
+      [
+        "guardrails-arm-permissions",
+        guardrailArmStatements({
+          alarmsArn,
+          cleanupSchedulesArn: "arn:aws:scheduler:us-east-1:123456789012:schedule/sendtime-dev-guardrail-cleanup/*",
+          cleanupRoleArn: only(stack, "aws:iam/role:Role", "guardrails-cleanup-role").outputs.arn,
+        }),
+      ],
+      [
+        "guardrails-cleanup-permissions",
+        guardrailCleanupStatements({
+          campaignAlarmsArn: "arn:aws:cloudwatch:us-east-1:123456789012:alarm:sendtime-dev-guardrail-campaign-*",
+          deadLetterQueueArn: only(stack, "aws:sqs/queue:Queue", "guardrails-dlq").outputs.arn,
+        }),
+      ],
       [
         "guardrails-pause-permissions",
         guardrailPauseStatements({
@@ -290,6 +305,11 @@ describe("the stack's own IAM statements (infra/iam.ts) under every IAM policy",
         { Sid: "WriteSmsEvents", Effect: "Allow", Action: [...SMS_EVENT_LOG_ACTIONS], Resource: `${smsLogs}:*` },
       ]),
     );
-    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 11);
+    // The guardrails' alarm clean-up: a role only Scheduler assumes.
+    assert.deepStrictEqual(
+      JSON.parse(only(stack, "aws:iam/role:Role", "guardrails-cleanup-role").inputs.assumeRolePolicy),
+      schedulerTrustPolicy("123456789012"),
+    );
+    assert.strictEqual(all(stack, "aws:iam/role:Role").length, 12);
   });
 });

@@ -168,6 +168,16 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
         state: { S: "paused" },
         reason: { S: reason },
         updated_at: { S: "2026-12-01T15:04:00.000Z" },
+        // As setCampaignState and the guardrail's pause append them: an operator's pause and resume, then the guardrail's.
+        history: {
+          L: [
+            {
+              M: { state: { S: "paused" }, at: { S: "2026-12-01T14:00:00.000Z" }, reason: { S: "checking the list" } },
+            },
+            { M: { state: { S: "live" }, at: { S: "2026-12-01T14:10:00.000Z" } } },
+            { M: { state: { S: "paused" }, at: { S: "2026-12-01T15:04:00.000Z" }, reason: { S: reason } } },
+          ],
+        },
       },
     });
     const guarded = path.join(tmp, "guarded.json");
@@ -197,6 +207,9 @@ describe("campaign-report (aws-sdk-client-mock)", () => {
     const lines = [
       "guardrails (per send, over the report's range; the alarms look at the last 1h, from 50 sends): bounces 2% (threshold 2%: reached), complaints 1% (threshold 0.08%: reached)",
       `state: paused by a guardrail since 2026-12-01T15:04:00.000Z (reason: ${reason})`,
+      "paused at 2026-12-01T14:00:00.000Z (reason: checking the list)",
+      "resumed at 2026-12-01T14:10:00.000Z",
+      `paused at 2026-12-01T15:04:00.000Z (reason: ${reason})`,
     ];
     for (const l of lines) assert.ok(stdout.includes(`  ${l}\n`), `text lacks ${l}:\n${stdout}`);
     const html = fs.readFileSync(page, "utf8");

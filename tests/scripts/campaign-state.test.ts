@@ -298,9 +298,21 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
       }),
     );
     const DELETE_ALARMS = "GraniteServiceVersion20100801.DeleteAlarms";
-    /** The stack's endpoint, CloudWatch on it too: DeleteAlarms answered by `alarms`. */
-    const withCloudWatch = (alarms: () => Answer) =>
-      stackEndpoint(order, (q) => (q.target === DELETE_ALARMS ? alarms() : undefined));
+    const DELETE_SCHEDULE = "/schedules/spring";
+    /**
+     * The stack's endpoint, CloudWatch on it too: DeleteAlarms answered by `alarms`, and Scheduler's DeleteSchedule of
+     * the alarms' deletion schedule (in the clean-up group) by `schedule`.
+     */
+    const withCloudWatch = (alarms: () => Answer, schedule: () => Answer = () => ({ json: {} })) =>
+      stackEndpoint(order, (q) =>
+        q.target === DELETE_ALARMS
+          ? alarms()
+          : q.method === "DELETE" && q.url.startsWith("/schedules/")
+            ? schedule()
+            : undefined,
+      );
+    const scheduleDeletes = () =>
+      endpoint!.requests.filter((q) => q.method === "DELETE" && q.url.startsWith(`${DELETE_SCHEDULE}?`));
     const deleteRequests = () => endpoint!.requests.filter((q) => q.target === DELETE_ALARMS);
     const cw = () => ({ AWS_ENDPOINT_URL_CLOUDWATCH: endpoint!.url });
 
@@ -323,7 +335,13 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
         "sfn/sqs StopExecution",
         "scheduler DELETE /schedule-groups/campaign-spring",
         "sfn/sqs DeleteAlarms",
+        "scheduler DELETE /schedules/spring",
       ]);
+      const [sched] = scheduleDeletes();
+      assert.strictEqual(
+        new URL(sched.url, "http://x").searchParams.get("groupName"),
+        "sendtime-dev-guardrail-cleanup",
+      );
       assert.match(
         r.stdout,
         /\n  Guardrail alarms sendtime-dev-guardrail-campaign-bounce-spring and sendtime-dev-guardrail-campaign-complaint-spring deleted\.\n  Nothing of campaign spring can send/,
@@ -332,8 +350,34 @@ describe("a campaign's state: cancel, pause and resume reach the sends already u
       assert.deepStrictEqual(JSON.parse(json.stdout).guardrailAlarms, {
         names: ["sendtime-dev-guardrail-campaign-bounce-spring", "sendtime-dev-guardrail-campaign-complaint-spring"],
         deleted: true,
+        deletionSchedule: "sendtime-dev-guardrail-cleanup/spring",
         problem: null,
       });
+    });
+
+    it("the deletion schedule already gone (it fired, or never made) is no failure; one refused is a problem line, exit 1", async () => {
+      const notFound = () => ({
+        status: 404,
+        headers: { "x-amzn-errortype": "ResourceNotFoundException" },
+        json: { Message: "Schedule spring does not exist." },
+      });
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} }), notFound));
+      const gone = await run(cancel, ["--campaign", "spring"], cw(), guarded);
+      assert.strictEqual(gone.code, 0, gone.stdout + gone.stderr);
+      assert.strictEqual(scheduleDeletes().length, 1);
+      await endpoint.close();
+      const denied = () => ({
+        status: 403,
+        headers: { "x-amzn-errortype": "AccessDeniedException" },
+        json: { Message: "not authorized to perform: scheduler:DeleteSchedule" },
+      });
+      endpoint = await startEndpoint(withCloudWatch(() => ({ json: {} }), denied));
+      const r = await run(cancel, ["--campaign", "spring"], cw(), guarded);
+      assert.strictEqual(r.code, 1, r.stdout + r.stderr);
+      assert.match(
+        r.stdout,
+        /\n  problem: campaign spring: DeleteSchedule sendtime-dev-guardrail-cleanup\/spring: .*AccessDenied/,
+      );
     });
 
     it("an id with a dot: the alarms of its tag (dots as _, then - and 8 hex digits of its sha256)", async () => {

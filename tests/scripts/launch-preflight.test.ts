@@ -54,6 +54,8 @@ interface Setup {
   dns?: (name: string, type: number) => DnsAnswer;
   outputs?: object;
   flags?: string[];
+  /** CloudWatch's answer to DescribeAlarms (the account's guardrail alarms); absent: no CloudWatch endpoint. */
+  alarms?: (q: SeenRequest) => Answer;
 }
 
 describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEmailIdentity, DMARC)", function () {
@@ -111,12 +113,14 @@ describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEm
     );
     const s3Before = s3.requests.length;
     const started = Date.now();
+    const alarms = o.alarms ? await startEndpoint(o.alarms) : undefined;
     try {
       const r = await withEnv(
         {
           AWS_ENDPOINT_URL_SESV2: ses.url,
           AWS_ENDPOINT_URL_S3: s3.endpoint,
           AWS_ENDPOINT_URL_SFN: sfn.url,
+          ...(alarms ? { AWS_ENDPOINT_URL_CLOUDWATCH: alarms.url } : {}),
           AWS_MAX_ATTEMPTS: "1",
         },
         () =>
@@ -134,10 +138,12 @@ describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEm
         dns: [...dns.queries],
         s3: s3.requests.slice(s3Before),
         json: r.stdout ? JSON.parse(r.stdout) : undefined,
+        cloudWatch: alarms?.requests ?? [],
       };
     } finally {
       await ses.close();
       await dns.close();
+      await alarms?.close();
     }
   }
 
@@ -377,6 +383,65 @@ describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEm
     );
   });
 
+  describe("the account's guardrail (CloudWatch DescribeAlarms on the wire)", () => {
+    const guarded = { guardrailAlarmPrefix: "sendtime-dev-guardrail-" };
+    const DESCRIBE = "GraniteServiceVersion20100801.DescribeAlarms";
+    const answer = (states: Record<string, string>) => (q: SeenRequest) =>
+      q.target === DESCRIBE
+        ? json({
+            MetricAlarms: Object.entries(states).map(([kind, StateValue]) => ({
+              AlarmName: `sendtime-dev-guardrail-account-${kind}`,
+              MetricName: kind === "bounce" ? "Reputation.BounceRate" : "Reputation.ComplaintRate",
+              StateValue,
+              StateUpdatedTimestamp: 1795946400,
+            })),
+          })
+        : { status: 400, json: { __type: "UnknownOperationException" } };
+
+    it("a reputation alarm in ALARM (every campaign paused): not launched, a warning naming it and since when; --force launches", async () => {
+      const r = await launch({ outputs: guarded, alarms: answer({ bounce: "ALARM", complaint: "OK" }) });
+      assert.strictEqual(r.code, 2, r.stderr);
+      const [ask] = r.cloudWatch;
+      assert.deepStrictEqual(JSON.parse(ask.body), {
+        AlarmNames: ["sendtime-dev-guardrail-account-bounce", "sendtime-dev-guardrail-account-complaint"],
+        AlarmTypes: ["MetricAlarm"],
+      });
+      // 1795946400 s is 2026-11-29T10:00:00Z (by hand: 1795946400 − 1795910400, 2026-11-29T00:00Z, = 36000 s).
+      assert.match(
+        r.stderr,
+        /^error: the account's guardrail alarm sendtime-dev-guardrail-account-bounce is in ALARM since 2026-11-29T10:00:00\.000Z \(SES Reputation\.BounceRate at or above its threshold\): it paused every campaign of the stack, and this one would go out; launch once it is back to OK \(see SES's reputation dashboard\), or --force$/m,
+      );
+      assert.ok(!r.s3.some((q) => q.method === "PUT"), "nothing uploaded");
+      const forced = await launch({ outputs: guarded, alarms: answer({ bounce: "ALARM" }), flags: ["--force"] });
+      assert.strictEqual(forced.code, 0, forced.stderr);
+      assert.ok(forced.s3.some((q) => q.method === "PUT"));
+    });
+
+    it("DescribeAlarms refused: a warning saying it could not tell (--force launches)", async () => {
+      const denied = () => ({
+        status: 400,
+        json: { __type: "AccessDeniedException", message: "not authorized to perform: cloudwatch:DescribeAlarms" },
+      });
+      const r = await launch({ outputs: guarded, alarms: denied });
+      assert.strictEqual(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /^error: the account's guardrail alarms could not be read \(.*AccessDenied.*\): whether the account's reputation paused the stack's campaigns is unknown; allow cloudwatch:DescribeAlarms, or --force$/m,
+      );
+      const forced = await launch({ outputs: guarded, alarms: denied, flags: ["--force"] });
+      assert.strictEqual(forced.code, 0, forced.stderr);
+    });
+
+    it("both back to OK: launched; a stack without guardrails asks CloudWatch nothing", async () => {
+      const ok = await launch({ outputs: guarded, alarms: answer({ bounce: "OK", complaint: "INSUFFICIENT_DATA" }) });
+      assert.strictEqual(ok.code, 0, ok.stderr);
+      assert.strictEqual(ok.cloudWatch.length, 1);
+      const bare = await launch({ alarms: answer({ bounce: "ALARM" }) });
+      assert.strictEqual(bare.code, 0, bare.stderr);
+      assert.deepStrictEqual(bare.cloudWatch, []);
+    });
+  });
+
   it("the account under review (PROBATION) is a warning; several failures are one line each", async () => {
     const r = await launch({
       account: { ...HEALTHY_ACCOUNT, EnforcementStatus: "PROBATION", SendingEnabled: false },
@@ -419,7 +484,7 @@ describe("launch-campaign: the preflight of a real launch (SES GetAccount, GetEm
       assert.strictEqual(r.code, 0, r.stderr);
       assert.match(
         r.stdout,
-        /^Dry run: nothing uploaded or started; not checked \(no AWS call or DNS lookup\): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the peak against MaxSendRate, each UTC day against Max24HourSend\.$/m,
+        /^Dry run: nothing uploaded or started; not checked \(no AWS call or DNS lookup\): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the account's guardrail alarms, the peak against MaxSendRate, each UTC day against Max24HourSend\.$/m,
       );
       assert.deepStrictEqual(ses.requests, []);
     } finally {

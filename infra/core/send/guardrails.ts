@@ -17,7 +17,7 @@ export interface Guardrails {
   minSends: number;
   /** The sliding window, as written (`1h`, `30m`). */
   window: string;
-  /** The window in seconds: the alarm's period. */
+  /** The window in seconds: a whole number of the alarm's 5-minute periods. */
   windowSeconds: number;
 }
 
@@ -30,13 +30,19 @@ export const DEFAULT_GUARDRAILS: Guardrails = {
   windowSeconds: 3600,
 };
 
-/** The window: whole minutes, 5 minutes to 24 hours (CloudWatch periods are multiples of 60 s). */
+/** The campaign alarm's period: it is evaluated every 5 minutes, whatever the window. */
+export const ALARM_PERIOD_SECONDS = 300;
+
+/**
+ * The window: 5 minutes to 24 hours in whole 5 minutes (the alarm's period, ALARM_PERIOD_SECONDS; CloudWatch allows
+ * a period under one hour at most 86,400 s of evaluation periods).
+ */
 const WINDOW = /^([1-9][0-9]*)(m|h)$/;
 const MIN_WINDOW_SECONDS = 300;
 const MAX_WINDOW_SECONDS = 86_400;
 
 const KEY = "sendtime:guardrails";
-const ALLOWED = `JSON {"bounceRate": R, "complaintRate": R, "minSends": N, "window": W} (each optional; R a fraction above 0 and below 1, N a whole number from 1 to 1000000, W 5m to 24h such as "1h" or "30m"), or none`;
+const ALLOWED = `JSON {"bounceRate": R, "complaintRate": R, "minSends": N, "window": W} (each optional; R a fraction above 0 and below 1, N a whole number from 1 to 1000000, W 5m to 24h in whole 5 minutes such as "1h" or "30m"), or none`;
 
 /**
  * `sendtime:guardrails`: absent → the defaults; `none` → no guardrails; else a JSON object whose keys override the
@@ -73,6 +79,7 @@ export function parseGuardrails(raw: string | undefined): Guardrails | undefined
     const m = typeof o.window === "string" ? WINDOW.exec(o.window) : null;
     const seconds = m ? Number(m[1]) * (m[2] === "h" ? 3600 : 60) : NaN;
     if (!(seconds >= MIN_WINDOW_SECONDS && seconds <= MAX_WINDOW_SECONDS)) fail("window must be 5m to 24h");
+    if (seconds % ALARM_PERIOD_SECONDS !== 0) fail("window must be a whole number of 5 minutes");
     g.window = o.window as string;
     g.windowSeconds = seconds;
   }
@@ -99,16 +106,43 @@ export const campaignAlarmName = (stack: string, kind: GuardrailKind, tag: strin
 /** The same name from the prefix (the stack output guardrailAlarmPrefix), for the CLIs that know no stack name. */
 export const campaignAlarmNameUnder = (prefix: string, kind: GuardrailKind, tag: string) =>
   `${prefix}campaign-${kind}-${tag}`;
+/**
+ * The stack's schedule group of alarm deletions: one one-time schedule per launched campaign, named by its tag, that
+ * deletes its two alarms once it is over (the arm machine puts it; cancel-campaign deletes it with the alarms).
+ */
+export const guardrailCleanupGroupUnder = (prefix: string) => `${prefix}cleanup`;
+/** The Scheduler actions the arm machine needs there: one-time schedules that delete alarms, never a send. */
+export const GUARDRAIL_CLEANUP_ACTIONS = ["scheduler:CreateSchedule", "scheduler:UpdateSchedule"] as const;
+/** The schedules of a stack's clean-up group (`schedule/sendtime-<stack>-guardrail-cleanup/*`), for the policy pack. */
+export const isGuardrailCleanupSchedulesArn = (resource: string) =>
+  /^arn:aws[a-z-]*:scheduler:[a-z0-9-]+:\d{12}:schedule\/sendtime-[A-Za-z0-9_.-]+-guardrail-cleanup\/[^/]+$/.test(
+    resource,
+  );
 /** The account's reputation alarm, one per kind. */
 export const accountAlarmName = (stack: string, kind: GuardrailKind) => `${guardrailAlarmPrefix(stack)}account-${kind}`;
 
 /**
- * The metric math of a campaign's alarm (metric ids `sends` and `events`, each a Sum over the window): the rate of
- * events per send when the window holds at least minSends sends, else 0 (no decision on a handful of sends). FILL
- * makes a window without any event of the kind a 0 rather than no value.
+ * The metric math of a campaign's alarm, from the metric ids `sends` and `events` (each a Sum per 5-minute period),
+ * with CloudWatch's documented functions only (docs/operating.md, "Guardrails"):
+ * - `inwindow`: 1 for the periods within the window ending at the latest period (EPOCH gives each period's timestamp,
+ *   MAX of it the latest), 0 before: CloudWatch retrieves more periods than the evaluation periods, and the mask keeps
+ *   the sums to the window whatever it retrieved;
+ * - `wsends`, `wevents`: the window's sums (SUM of one series is a scalar; TIME_SERIES makes it a series again);
+ * - `rate`: events per send when the window holds at least minSends sends, else 0 (no decision on a handful).
+ * FILL makes a period without any event a 0 rather than no value.
  */
-export const campaignRateExpression = (g: Guardrails) =>
-  `IF(FILL(sends, 0) >= ${g.minSends}, FILL(events, 0) / sends, 0)`;
+export function campaignRateExpressions(g: Guardrails): { Id: string; Expression: string }[] {
+  const windowSum = (id: string) => `TIME_SERIES(SUM(IF(inwindow, FILL(${id}, 0), 0)))`;
+  return [
+    { Id: "inwindow", Expression: `EPOCH(sends) > MAX(EPOCH(sends)) - ${g.windowSeconds}` },
+    { Id: "wsends", Expression: windowSum("sends") },
+    { Id: "wevents", Expression: windowSum("events") },
+    { Id: "rate", Expression: campaignRateExpression(g) },
+  ];
+}
+
+/** The expression the alarm watches (id `rate`). */
+export const campaignRateExpression = (g: Guardrails) => `IF(wsends >= ${g.minSends}, wevents / wsends, 0)`;
 
 export interface CampaignAlarmRequest {
   AlarmName: string;
@@ -116,16 +150,17 @@ export interface CampaignAlarmRequest {
   Metrics: Record<string, unknown>[];
   Threshold: number;
   ComparisonOperator: "GreaterThanOrEqualToThreshold";
-  EvaluationPeriods: 1;
+  EvaluationPeriods: number;
   DatapointsToAlarm: 1;
   TreatMissingData: "notBreaching";
   AlarmActions: string[];
 }
 
 /**
- * A campaign's PutMetricAlarm request for one kind: period = the window, one evaluation period of one datapoint, so
- * the alarm fires at the first evaluation whose window holds the crossing. `tag` may be a JSONata placeholder
- * (the arm state machine fills it in).
+ * A campaign's PutMetricAlarm request for one kind: 5-minute periods, as many evaluation periods as the window holds
+ * (so CloudWatch retrieves at least the window), one datapoint to alarm: every value of `rate` is the window's rate at
+ * the latest period, and the first evaluation whose window holds the crossing alarms. `tag` may be a JSONata
+ * placeholder (the arm state machine fills it in).
  */
 export function campaignAlarmRequest(
   stack: string,
@@ -143,22 +178,21 @@ export function campaignAlarmRequest(
         MetricName: metric,
         Dimensions: [{ Name: GUARDRAIL_DIMENSION, Value: tag }],
       },
-      Period: g.windowSeconds,
+      Period: ALARM_PERIOD_SECONDS,
       Stat: "Sum",
     },
     ReturnData: false,
   });
+  const expressions = campaignRateExpressions(g).map((e) =>
+    e.Id === "rate" ? { ...e, Label: `${kind} rate`, ReturnData: true } : { ...e, ReturnData: false },
+  );
   return {
     AlarmName: campaignAlarmName(stack, kind, tag),
     AlarmDescription: `sendtime guardrail: pauses the campaign when its ${kind} rate reaches ${percent(g[k.rate])} over ${g.window} (at least ${g.minSends} sends)`,
-    Metrics: [
-      stat("sends", "Send"),
-      stat("events", k.metric),
-      { Id: "rate", Expression: campaignRateExpression(g), Label: `${kind} rate`, ReturnData: true },
-    ],
+    Metrics: [stat("sends", "Send"), stat("events", k.metric), ...expressions],
     Threshold: g[k.rate],
     ComparisonOperator: "GreaterThanOrEqualToThreshold",
-    EvaluationPeriods: 1,
+    EvaluationPeriods: g.windowSeconds / ALARM_PERIOD_SECONDS,
     DatapointsToAlarm: 1,
     TreatMissingData: "notBreaching",
     AlarmActions: [topicArn],

@@ -44,7 +44,13 @@ export const OCCURRENCE_ATTRIBUTES = {
   /** A map: recipient id → { outcome, reason }. */
   outcomes: "outcomes",
 } as const;
-export const CAMPAIGN_STATE_ATTRIBUTES = { state: "state", reason: "reason", updatedAt: "updated_at" } as const;
+export const CAMPAIGN_STATE_ATTRIBUTES = {
+  state: "state",
+  reason: "reason",
+  updatedAt: "updated_at",
+  /** Every state written, in order: a list of maps {state, at, reason?} (the pauses and resumes, with their times). */
+  history: "history",
+} as const;
 /** The enrolment item's attributes besides the key: when, and by which invocation (a random token), it was claimed. */
 export const ENROLMENT_ATTRIBUTES = { claimedAt: "claimed_at", claim: "claim" } as const;
 

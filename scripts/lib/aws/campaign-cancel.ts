@@ -94,7 +94,10 @@ export async function cancelCampaignAndSends(
   }
   // Only once the campaign is cancelled: until then its guardrail may still have to pause it.
   if (o.guardrailAlarmPrefix)
-    withAlarms(r, await deleteCampaignAlarms(d, clients.cloudWatch, o.guardrailAlarmPrefix, o.campaignId, false));
+    withAlarms(
+      r,
+      await deleteCampaignAlarms(d, clients.cloudWatch, o.guardrailAlarmPrefix, o.campaignId, false, clients.scheduler),
+    );
   const waited = await waitForStateChange(d, o.campaignId, write.writtenAt);
   Object.assign(state, { sendsEndBy: waited.sendsEndBy, waited: waited.reached });
   if (!waited.reached)

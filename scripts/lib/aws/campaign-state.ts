@@ -79,13 +79,46 @@ const tableMissing = (table: string) => () => {
 
 /** The campaign's state, read consistently (absent: live). */
 export async function readCampaignState(d: Deadline, l: Ledger, campaignId: string): Promise<CampaignStateRecord> {
+  return recordOf(campaignId, await readStateItem(d, l, campaignId));
+}
+
+async function readStateItem(d: Deadline, l: Ledger, campaignId: string) {
   const answer = await awsCall(
     d,
     `campaign ${campaignId}: GetItem ${campaignStateKey(campaignTag(campaignId))} in ${l.table}`,
     (o) => l.ddb.send(new GetItemCommand({ TableName: l.table, Key: keyOf(campaignId), ConsistentRead: true }), o),
     tableMissing(l.table),
   );
-  return recordOf(campaignId, answer.Item);
+  return answer.Item;
+}
+
+/** One state written: when, to what, and why (the pauses and resumes of a campaign, a guardrail's among them). */
+export interface StateChange {
+  state: string;
+  at: string;
+  reason: string | null;
+}
+
+/** The item's history, oldest first (an item written before the history was kept has none). */
+function historyOf(item: Record<string, AttributeValue> | undefined): StateChange[] {
+  return (item?.[A.history]?.L ?? []).flatMap((e) =>
+    e.M?.state?.S && e.M.at?.S ? [{ state: e.M.state.S, at: e.M.at.S, reason: e.M.reason?.S ?? null }] : [],
+  );
+}
+
+/** The state with its history, for the report (a failed read is the report's line, the time limit ends it). */
+export async function campaignStateWithHistory(
+  d: Deadline,
+  l: Ledger,
+  campaignId: string,
+): Promise<(CampaignStateRecord & { history: StateChange[] }) | { error: string }> {
+  try {
+    const item = await readStateItem(d, l, campaignId);
+    return { ...recordOf(campaignId, item), history: historyOf(item) };
+  } catch (e) {
+    if (!(e instanceof FindingsError) || d.expired) throw e;
+    return { error: e.message };
+  }
 }
 
 export interface StateWrite {
@@ -140,15 +173,21 @@ function stateUpdate(table: string, campaignId: string, state: CampaignState, up
   const values: Record<string, AttributeValue> = { ":state": { S: state }, ":at": { S: updatedAt } };
   if (reason !== undefined) values[":reason"] = { S: reason };
   values[":cancelled"] = { S: "cancelled" };
+  values[":none"] = { L: [] };
+  values[":change"] = {
+    L: [{ M: { state: { S: state }, at: { S: updatedAt }, ...(reason ? { reason: { S: reason } } : {}) } }],
+  };
+  // Each write appends itself to the history (a write whose condition fails appends nothing).
+  const history = "#history = list_append(if_not_exists(#history, :none), :change)";
   return {
     TableName: table,
     Key: keyOf(campaignId),
     UpdateExpression:
       reason === undefined
-        ? "SET #state = :state, #at = :at REMOVE #reason"
-        : "SET #state = :state, #at = :at, #reason = :reason",
+        ? `SET #state = :state, #at = :at, ${history} REMOVE #reason`
+        : `SET #state = :state, #at = :at, #reason = :reason, ${history}`,
     ConditionExpression: "attribute_not_exists(#state) OR #state <> :cancelled",
-    ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason },
+    ExpressionAttributeNames: { "#state": A.state, "#at": A.updatedAt, "#reason": A.reason, "#history": A.history },
     ExpressionAttributeValues: values,
     ReturnValues: "ALL_OLD" as const,
   };

@@ -7,8 +7,10 @@
  * error stops the launch (exit 2), a warning too unless --force (docs/launching.md#preflight says which is which).
  */
 import { SESv2Client } from "@aws-sdk/client-sesv2";
-import { InputError } from "../../../infra/core/errors";
-import { Deadline } from "../aws/call";
+import { CloudWatchClient, DescribeAlarmsCommand } from "@aws-sdk/client-cloudwatch";
+import { FindingsError, InputError } from "../../../infra/core/errors";
+import { GUARDRAIL_KINDS } from "../../../infra/core/send/guardrails";
+import { awsCall, Deadline } from "../aws/call";
 import { readSesAccount, readSesIdentity, SesAccount, verifiedIdentities } from "../aws/ses-account";
 import { StackOutputs } from "../aws/stack-outputs";
 import { lookupDmarc } from "../aws/dmarc";
@@ -19,7 +21,7 @@ import { Io } from "./run";
 
 export interface Finding {
   level: "error" | "warning";
-  /** The check's name in --json (sending, sandbox, dkim, dmarc, unsubscribe, rate, daily-quota). */
+  /** The check's name in --json (sending, sandbox, dkim, dmarc, unsubscribe, account-guardrail, rate, daily-quota). */
   check: string;
   line: string;
 }
@@ -33,7 +35,7 @@ export interface AccountPreflight {
 
 /** What a dry run does not check (it makes no AWS call or DNS lookup), for its report. */
 export const NOT_CHECKED_IN_A_DRY_RUN =
-  "not checked (no AWS call or DNS lookup): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the peak against MaxSendRate, each UTC day against Max24HourSend";
+  "not checked (no AWS call or DNS lookup): SES sending and sandbox, DKIM, DMARC, one-click unsubscribe, the account's guardrail alarms, the peak against MaxSendRate, each UTC day against Max24HourSend";
 
 const error = (check: string, line: string): Finding => ({ level: "error", check, line });
 const warning = (check: string, line: string): Finding => ({ level: "warning", check, line });
@@ -44,6 +46,7 @@ export async function accountPreflight(
   ses: SESv2Client,
   outputs: StackOutputs,
   bulk: boolean,
+  cloudWatch?: CloudWatchClient,
 ): Promise<AccountPreflight> {
   const account = await readSesAccount(d, ses);
   const findings = accountFindings(account);
@@ -60,7 +63,41 @@ export async function accountPreflight(
     findings.push(...(await dmarcFindings(fromAddress, d.signal)));
   }
   findings.push(...unsubscribeFindings(outputs, bulk));
+  if (cloudWatch && outputs.guardrailAlarmPrefix)
+    findings.push(...(await accountGuardrailFindings(d, cloudWatch, outputs.guardrailAlarmPrefix)));
   return { account, fromAddress, findings };
+}
+
+/**
+ * The account's guardrail: while one of its reputation alarms is in ALARM, every campaign of the stack was paused, but
+ * a campaign launched now would not be (the pause sets the campaigns armed when the alarm fired): the launch stops,
+ * a warning that --force passes (SES's reputation rates move slowly; the operator may have dealt with the cause).
+ */
+async function accountGuardrailFindings(d: Deadline, cw: CloudWatchClient, prefix: string): Promise<Finding[]> {
+  const names = GUARDRAIL_KINDS.map((k) => `${prefix}account-${k.kind}`);
+  let answer;
+  try {
+    answer = await awsCall(d, `DescribeAlarms ${names.join(", ")}`, (o) =>
+      cw.send(new DescribeAlarmsCommand({ AlarmNames: names, AlarmTypes: ["MetricAlarm"] }), o),
+    );
+  } catch (e) {
+    // Not read (permissions, an outage): said, and --force launches all the same; the time limit still ends the run.
+    if (!(e instanceof FindingsError) || d.expired) throw e;
+    return [
+      warning(
+        "account-guardrail",
+        `the account's guardrail alarms could not be read (${e.message}): whether the account's reputation paused the stack's campaigns is unknown; allow cloudwatch:DescribeAlarms, or --force`,
+      ),
+    ];
+  }
+  return (answer.MetricAlarms ?? [])
+    .filter((a) => a.StateValue === "ALARM")
+    .map((a) =>
+      warning(
+        "account-guardrail",
+        `the account's guardrail alarm ${a.AlarmName} is in ALARM${a.StateUpdatedTimestamp ? ` since ${a.StateUpdatedTimestamp.toISOString()}` : ""} (SES ${a.MetricName ?? "reputation"} at or above its threshold): it paused every campaign of the stack, and this one would go out; launch once it is back to OK (see SES's reputation dashboard), or --force`,
+      ),
+    );
 }
 
 function accountFindings(a: SesAccount): Finding[] {
@@ -257,9 +294,9 @@ export async function preflightBeforePlanning(
   d: Deadline,
   ses: SESv2Client,
   outputs: StackOutputs,
-  o: { bulk: boolean; force: boolean; io: Io },
+  o: { bulk: boolean; force: boolean; io: Io; cloudWatch?: CloudWatchClient },
 ): Promise<RunPreflight> {
-  const checked = await accountPreflight(d, ses, outputs, o.bulk);
+  const checked = await accountPreflight(d, ses, outputs, o.bulk, o.cloudWatch);
   const stop = enforceFindings(checked.findings, o.force, o.io);
   if (stop) throw new PreflightError(stop);
   return { ...checked, sandboxAddresses: checked.account.productionAccess ? undefined : new Set() };

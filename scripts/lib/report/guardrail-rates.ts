@@ -12,6 +12,8 @@ export interface StateRecord {
   state: CampaignState;
   reason: string | null;
   updatedAt: string | null;
+  /** Every state written, oldest first (pause-campaign, resume-campaign, cancel-campaign and the guardrails). */
+  history?: { state: string; at: string; reason: string | null }[];
 }
 
 export interface GuardrailRate {
@@ -78,5 +80,11 @@ export function guardrailLines(g: GuardrailSection): string[] {
       `state: ${s.state} ${by}since ${s.updatedAt ?? "(time not recorded)"}${s.reason ? ` (reason: ${s.reason})` : ""}`,
     );
   }
+  // The pauses and resumes with their times, oldest first: a pause the campaign was resumed from shows too.
+  if (s && !("error" in s))
+    for (const c of s.history ?? [])
+      lines.push(
+        `${c.state === "paused" ? "paused" : c.state === "live" ? "resumed" : c.state} at ${c.at}${c.reason ? ` (reason: ${c.reason})` : ""}`,
+      );
   return lines;
 }

@@ -20,7 +20,7 @@ import {
   guardrailArmDefinition,
   guardrailPauseDefinition,
 } from "../../../infra/state-machines/guardrail-definition";
-import { readCampaignState, setCampaignState } from "../../../scripts/lib/aws/campaign-state";
+import { campaignStateWithHistory, readCampaignState, setCampaignState } from "../../../scripts/lib/aws/campaign-state";
 import { Deadline } from "../../../scripts/lib/aws/call";
 import { StatesError } from "../../helpers/asl-interpreter";
 import { runJsonataMachine } from "../../helpers/jsonata-interpreter";
@@ -37,6 +37,13 @@ const P: GuardrailParameters = {
   topicArn: TOPIC,
 };
 const START = { startTime: "2026-12-04T01:00:00.000Z" };
+const CLEANUP = {
+  partition: "aws",
+  groupName: "sendtime-dev-guardrail-cleanup",
+  roleArn: "arn:aws:iam::123456789012:role/alarm-cleanup",
+  deadLetterQueueArn: "arn:aws:sqs:us-east-1:123456789012:guardrails-dlq",
+};
+const WITH_CLEANUP: GuardrailParameters = { ...P, alarmCleanup: CLEANUP };
 
 /** A "CloudWatch Alarm State Change" event, as the EventBridge docs' sample has it (the fields the rule and machine read). */
 const alarmEvent = (alarmName: string, value = "ALARM") => ({
@@ -104,7 +111,7 @@ const put = (table: string, tag: string, state: string, reason: string) =>
     }),
   );
 
-async function fakes(pages: string[][] = []) {
+async function fakes(pages: string[][] = [], conflict = false) {
   const table = await freshTable();
   const calls: [string, string, any][] = [];
   return {
@@ -120,6 +127,9 @@ async function fakes(pages: string[][] = []) {
         return { MetricAlarms: (pages[page] ?? []).map((AlarmName) => ({ AlarmName })), NextToken: next };
       }
       if (service === "cloudwatch" && action === "putMetricAlarm") return {};
+      if (service === "scheduler" && action === "createSchedule" && conflict)
+        throw new StatesError("Scheduler.ConflictException", "Schedule already exists");
+      if (service === "scheduler") return {};
       throw new Error(`unexpected ${service}:${action}`);
     },
   };
@@ -132,7 +142,7 @@ async function stateOf(table: string, tag: string) {
 
 describe("guardrails: the state machines' definitions", () => {
   it("pass asl-validator (checkPaths, checkArn) and AWS's language service", async () => {
-    for (const d of [guardrailArmDefinition(P), guardrailPauseDefinition(P)]) {
+    for (const d of [guardrailArmDefinition(P), guardrailArmDefinition(WITH_CLEANUP), guardrailPauseDefinition(P)]) {
       const r = aslValidator(structuredClone(d), { checkPaths: true, checkArn: true });
       assert.deepStrictEqual(r.errors ?? [], [], JSON.stringify(r.errors));
       assert.ok(r.isValid);
@@ -263,9 +273,78 @@ describe("guardrails: the arm machine", () => {
           m.MetricStat.Period,
         ]),
         [
-          ["sends", "Send", [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 3600],
-          ["events", metric, [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 3600],
+          ["sends", "Send", [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 300],
+          ["events", metric, [{ Name: "campaign", Value: "spring_2026-1a2b3c4d" }], 300],
         ],
+      );
+      assert.deepStrictEqual([a.EvaluationPeriods, a.DatapointsToAlarm], [12, 1], "the hour in 5-minute periods");
+    }
+  });
+});
+
+describe("guardrails: the arm machine schedules the alarms' deletion once the campaign is over", () => {
+  const launch = (input: object) => ({
+    "detail-type": "Step Functions Execution Status Change",
+    source: "aws.states",
+    detail: { status: "RUNNING", input: JSON.stringify({ campaign_id: "spring", campaign_tag: "spring", ...input }) },
+  });
+
+  it("at the last send + the window: one-time, in the clean-up group, DeleteAlarms of the two alarms", async () => {
+    const f = await fakes();
+    // The launch's housekeeping instant is the last send + its 15-minute window + 86,400 s (cleanupAt), rounded up
+    // to the minute: a last send at 2026-12-05T20:00Z gives 2026-12-06T20:15:00. The alarms go 1 h after the last
+    // send's window, by hand: 2026-12-05T20:15 + 1 h = 2026-12-05T21:15:00.
+    const out = await runJsonataMachine(
+      guardrailArmDefinition({ ...WITH_CLEANUP, ledgerTableName: f.table }),
+      launch({ cleanup_at: "2026-12-06T20:15:00" }),
+      f,
+      START,
+    );
+    assert.deepStrictEqual(out.path.slice(-2), ["ScheduleAlarmDeletion", "Armed"]);
+    const [create] = f.calls.filter(([s]) => s === "scheduler");
+    assert.strictEqual(create[1], "createSchedule");
+    const { Target, ...rest } = create[2];
+    assert.deepStrictEqual(rest, {
+      Name: "spring",
+      GroupName: "sendtime-dev-guardrail-cleanup",
+      ScheduleExpression: "at(2026-12-05T21:15:00)",
+      ScheduleExpressionTimezone: "UTC",
+      FlexibleTimeWindow: { Mode: "FLEXIBLE", MaximumWindowInMinutes: 15 },
+      ActionAfterCompletion: "DELETE",
+    });
+    assert.deepStrictEqual(Target.DeadLetterConfig, { Arn: CLEANUP.deadLetterQueueArn });
+    assert.strictEqual(Target.Arn, "arn:aws:scheduler:::aws-sdk:cloudwatch:deleteAlarms");
+    assert.strictEqual(Target.RoleArn, CLEANUP.roleArn);
+    assert.deepStrictEqual(JSON.parse(Target.Input), {
+      AlarmNames: ["sendtime-dev-guardrail-campaign-bounce-spring", "sendtime-dev-guardrail-campaign-complaint-spring"],
+    });
+  });
+
+  it("a re-launch (the schedule exists): UpdateSchedule with the new instant", async () => {
+    const f = await fakes([], true);
+    await runJsonataMachine(
+      guardrailArmDefinition({ ...WITH_CLEANUP, ledgerTableName: f.table }),
+      launch({ cleanup_at: "2026-12-07T00:00:00" }),
+      f,
+      START,
+    );
+    const calls = f.calls.filter(([s]) => s === "scheduler");
+    assert.deepStrictEqual(
+      calls.map(([, a, args]) => [a, args.ScheduleExpression]),
+      [
+        ["createSchedule", "at(2026-12-06T01:00:00)"],
+        ["updateSchedule", "at(2026-12-06T01:00:00)"],
+      ],
+    );
+  });
+
+  it("a launch without cleanup_at (started by hand), or a stack without the clean-up: alarms only", async () => {
+    for (const params of [WITH_CLEANUP, P]) {
+      const f = await fakes();
+      await runJsonataMachine(guardrailArmDefinition({ ...params, ledgerTableName: f.table }), launch({}), f, START);
+      assert.deepStrictEqual(
+        f.calls.map(([, a]) => a),
+        ["putMetricAlarm", "putMetricAlarm"],
       );
     }
   });
@@ -294,6 +373,39 @@ describe("guardrails: the pause is pause-campaign's state write (dynalite)", fun
       assert.ok(r.updatedAt && Math.abs(Date.parse(r.updatedAt) - Date.now()) < 60_000, r.updatedAt!);
       const w = await setCampaignState(d, { ddb: db, table }, "spring", "live");
       assert.strictEqual(w.previous.state, "paused");
+    } finally {
+      d.dispose();
+    }
+  });
+
+  it("every pause and resume is kept with its time and reason: the guardrail's, the operator's, in order (campaign-report's history)", async () => {
+    const table = await freshTable();
+    const d = deadline();
+    const l = { ddb: db, table };
+    try {
+      const operator = await setCampaignState(d, l, "spring", "paused", "checking the list");
+      const resumed = await setCampaignState(d, l, "spring", "live");
+      await run(table, "sendtime-dev-guardrail-campaign-bounce-spring");
+      // A second alarm while paused changes nothing, and adds nothing to the history (its condition fails).
+      await run(table, "sendtime-dev-guardrail-campaign-complaint-spring");
+      const r = await campaignStateWithHistory(d, l, "spring");
+      assert.ok(!("error" in r));
+      const h = r.history;
+      assert.deepStrictEqual(
+        h.map((c) => [c.state, c.reason && c.reason.replace(/ \(alarm .*\)$/, "")]),
+        [
+          ["paused", "checking the list"],
+          ["live", null],
+          ["paused", "guardrail: bounce rate at or above 2% over 1h (at least 200 sends)"],
+        ],
+      );
+      assert.deepStrictEqual(
+        [h[0].at, h[1].at],
+        [operator.written.updatedAt, resumed.written.updatedAt],
+        "each at the time its write recorded",
+      );
+      // The guardrail's pause at the time it set (its own $now(), in the same UpdateItem).
+      assert.ok(Math.abs(Date.parse(h[2].at) - Date.parse(r.updatedAt!)) < 1000, `${h[2].at} vs ${r.updatedAt}`);
     } finally {
       d.dispose();
     }
