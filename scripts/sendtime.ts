@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { UsageError } from "../infra/core/errors";
 import { Io, processIo, runMain } from "./lib/cli/run";
-import { nearest } from "./lib/text/nearest";
+import { nearest } from "../infra/core/text/nearest";
 
 type Main = (argv: string[], io?: Io) => Promise<number>;
 

@@ -8,7 +8,7 @@
  *   domain              scripts/lib/{recipients,planning,pinpoint,report,templates,text}
  *   stack and pack      infra/*.ts (Pulumi components), infra/handlers (deployed code), policy/
  *   state machines      infra/state-machines     the fan-out and the one sender: parameters in, ASL out
- *   core                infra/core/{timing,zones,plan,send,consent,journeys,crypto,sms}, infra/core/errors.ts
+ *   core                infra/core/{timing,zones,plan,send,consent,journeys,crypto,sms,text,config}, infra/core/errors.ts
  *                       the rules and facts every layer above shares
  *
  * Core and the state machines are pure: they import no @pulumi/*, no AWS SDK (@aws-sdk/*, @smithy/*) and no Node
@@ -64,7 +64,7 @@ type Layer = { name: string; rank: number };
 /** The layer of a source file; undefined for a file outside every layer (the test reports it). */
 export function layerOf(file: string): Layer | undefined {
   const rules: [RegExp, string, number][] = [
-    [/^infra\/core\/((timing|zones|plan|send|consent|journeys|crypto|sms)\/[^/]+\.ts|errors\.ts)$/, "core", 0],
+    [/^infra\/core\/((timing|zones|plan|send|consent|journeys|crypto|sms|text|config)\/[^/]+\.ts|errors\.ts)$/, "core", 0],
     [/^infra\/state-machines\/[^/]+\.ts$/, "state machines", 1],
     [/^infra\/handlers\//, "deployed handlers", 2],
     [/^infra\/[^/]+\.ts$/, "stack", 2],

@@ -11,7 +11,7 @@ import * as path from "path";
 import { parseDocument, stringify as stringifyYaml } from "yaml";
 import { UsageError } from "../../../infra/core/errors";
 import type { Flag, FlagTable } from "./flags";
-import { nearest } from "../text/nearest";
+import { nearest } from "../../../infra/core/text/nearest";
 import { readInputFile } from "../text/input-files";
 
 /** --config FILE: a campaign file (the same for launch-campaign and size-window). */

@@ -2,7 +2,7 @@
  * What every sendtime CLI shares: flag parsing, one-line errors and exit codes
  * (0 ok, 1 findings, 2 usage or input error).
  */
-import { nearest } from "../text/nearest";
+import { nearest } from "../../../infra/core/text/nearest";
 import { parseArgs } from "util";
 import { DeadlineExceeded, FindingsError, InputError, InternalError, UsageError } from "../../../infra/core/errors";
 import type { Command, FlagTable, FlagValues } from "./flags";

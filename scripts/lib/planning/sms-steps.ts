@@ -15,7 +15,7 @@ import { Step } from "../../../infra/core/timing/send-time";
 import { Columns } from "../recipients/recipient-columns";
 import { RecipientRow, Reject } from "../recipients/recipient-rows";
 import { TemplateError } from "../../../infra/core/plan/templates";
-import { nearest } from "../text/nearest";
+import { nearest } from "../../../infra/core/text/nearest";
 import { ZoneDecisions } from "./decision-types";
 import { SmsLegalHours } from "./sms-legal";
 import { nothingLeft } from "./step-outcomes";

@@ -4,7 +4,7 @@
  * its templates use outside a block (infra/core/plan/templates.ts), the variables the send itself fills aside. The check
  * of the data is made once per distinct set of columns with a value (not blank), not per row: a row costs a few comparisons (the 1M-row dry run stays within a few percent).
  */
-import { nearest } from "../text/nearest";
+import { nearest } from "../../../infra/core/text/nearest";
 import * as fs from "fs";
 import { Audience, NO_VARIANT, templatesByVariant } from "../recipients/audience";
 import {

@@ -7,7 +7,7 @@ import { FolderReader, TemplateError } from "../../../infra/core/plan/templates"
 import { Step } from "../../../infra/core/timing/send-time";
 import { UsageError } from "../../../infra/core/errors";
 import { Audience, VARIANT_PLACEHOLDER } from "../recipients/audience";
-import { nearest } from "../text/nearest";
+import { nearest } from "../../../infra/core/text/nearest";
 import { DEFAULT_TEMPLATES_DIR, fileSystem } from "./campaign-templates";
 
 /** Each text step's template by step index; none when no step is a text. */
