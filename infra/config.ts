@@ -17,6 +17,7 @@ import {
 import { isEmailAddress } from "./core/send/email";
 import { InputError } from "./core/errors";
 import { parseSmsConfig, SmsConfig } from "./core/sms/sms-config";
+import { nearest } from "./core/text/nearest";
 
 /** A bad `sendtime:` stack config value: the message names the key and what is allowed. */
 export class ConfigError extends InputError {}
@@ -328,28 +329,10 @@ function rejectUnknownKeys(presentKeys: string[], known: string[]): void {
     if (!full.startsWith(NAMESPACE)) continue;
     const key = full.slice(NAMESPACE.length);
     if (known.includes(key)) continue;
-    const [closest] = known
-      .map((k) => ({ k, d: editDistance(k.toLowerCase(), key.toLowerCase()) }))
-      .sort((a, b) => a.d - b.d);
-    const hint =
-      closest && closest.d <= Math.max(2, Math.floor(key.length / 3))
-        ? `: did you mean ${NAMESPACE}${closest.k}?`
-        : ` (settings: ${known.join(", ")})`;
+    const closest = nearest(key, known);
+    const hint = closest ? `: did you mean ${NAMESPACE}${closest}?` : ` (settings: ${known.join(", ")})`;
     throw new ConfigError(`${full} is not a sendtime setting${hint}`);
   }
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = row;
-  }
-  return previous[b.length];
 }
 
 /** SES sends from an address of a verified domain (or its subdomains) or from the verified address itself. */

@@ -5,7 +5,7 @@
  * why per-campaign alarms and not one Metrics Insights alarm: docs/operating.md, "Guardrails").
  * Pure: the config, the names, the alarms' definitions and the pause reasons; no Pulumi, no SDK.
  */
-import { InputError } from "../errors";
+import { jsonObjectSetting, settingFailure } from "../config/json-setting";
 import { SES_METRICS_NAMESPACE } from "./email-events";
 
 export interface Guardrails {
@@ -42,6 +42,7 @@ const MIN_WINDOW_SECONDS = 300;
 const MAX_WINDOW_SECONDS = 86_400;
 
 const KEY = "sendtime:guardrails";
+const GUARDRAIL_KEYS = ["bounceRate", "complaintRate", "minSends", "window"];
 const ALLOWED = `JSON {"bounceRate": R, "complaintRate": R, "minSends": N, "window": W} (each optional; R a fraction above 0 and below 1, N a whole number from 1 to 1000000, W 5m to 24h in whole 5 minutes such as "1h" or "30m"), or none`;
 
 /**
@@ -51,19 +52,8 @@ const ALLOWED = `JSON {"bounceRate": R, "complaintRate": R, "minSends": N, "wind
 export function parseGuardrails(raw: string | undefined): Guardrails | undefined {
   if (raw === undefined || raw.trim() === "") return DEFAULT_GUARDRAILS;
   if (raw.trim() === "none") return undefined;
-  const fail = (why: string): never => {
-    throw new InputError(`${KEY} = ${JSON.stringify(raw)} is not valid: ${why}; expected ${ALLOWED}`);
-  };
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    return fail("not JSON");
-  }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return fail("not an object");
-  const o = v as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => !["bounceRate", "complaintRate", "minSends", "window"].includes(k));
-  if (unknown.length) fail(`unknown key ${unknown.join(", ")}`);
+  const fail = settingFailure(KEY, raw, ALLOWED);
+  const o = jsonObjectSetting(raw, GUARDRAIL_KEYS, fail);
   const g = { ...DEFAULT_GUARDRAILS };
   for (const k of ["bounceRate", "complaintRate"] as const) {
     if (o[k] === undefined) continue;

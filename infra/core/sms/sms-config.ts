@@ -2,7 +2,7 @@
  * The stack's SMS settings (`sendtime:sms`), what the stack makes of them and the sending numbers' throughput.
  * Pure: the config's checks, the names, the event types and the permission statements; no Pulumi, no SDK.
  */
-import { InputError } from "../errors";
+import { jsonObjectSetting, settingFailure } from "../config/json-setting";
 import { DEFAULT_SMS_MESSAGE_TYPE, SmsMessageType } from "../send/sms-input";
 
 export interface SmsConfig {
@@ -71,19 +71,8 @@ const ALLOWED = `JSON {"poolArn": "arn:aws:sms-voice:<region>:<account>:pool/<id
 /** `sendtime:sms`: absent → no SMS; else an object of the keys above, each checked. One line for a bad one. */
 export function parseSmsConfig(raw: string | undefined): SmsConfig | undefined {
   if (raw === undefined || raw.trim() === "") return undefined;
-  const fail = (why: string): never => {
-    throw new InputError(`${KEY} = ${JSON.stringify(raw)} is not valid: ${why}; expected ${ALLOWED}`);
-  };
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    return fail("not JSON");
-  }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return fail("not an object");
-  const o = v as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => !KEYS.includes(k));
-  if (unknown.length) fail(`unknown key ${unknown.join(", ")}`);
+  const fail = settingFailure(KEY, raw, ALLOWED);
+  const o = jsonObjectSetting(raw, KEYS, fail);
   if (typeof o.poolArn !== "string" || !POOL_ARN.test(o.poolArn))
     fail("poolArn must be a pool's ARN, arn:aws:sms-voice:<region>:<account>:pool/<id>");
   // A number, or a whole number written as a string (YAML's "3"), never 0 or a fraction.
