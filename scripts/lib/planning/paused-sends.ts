@@ -103,6 +103,13 @@ export function heldFate<L>(
     quiet.quiet,
     quiet.windowMinutes,
   );
+  const until = found.kind === "recipient" ? found.row.until : undefined;
+  // A text keeps its planned legal window (its row's until): past it, a redriven text could only be skipped.
+  if (until !== undefined && time.atMs >= Date.parse(until))
+    return decided(
+      "not-re-sent",
+      `missed while paused: a text's legal window closed at ${until} (its plan's until), before the redrive's ${new Date(time.atMs).toISOString()}; launch it again to send it`,
+    );
   const afterQuiet = time.quiet === "delayed" ? `, then after quiet time: ${new Date(time.atMs).toISOString()}` : "";
   if (fate.outcome === "next-day")
     return decided(
