@@ -139,16 +139,18 @@ describe("launch-campaign: an email step, then a text step", () => {
     assert.equal(r.summary.sms.skipped, 4);
   });
 
-  it("never plans a 4th text in 24 hours to a Florida number; a New York number gets all four", async () => {
+  it("never plans a 4th text in 24 hours (and the window) to a Florida number; a New York number gets all four", async () => {
     const steps = ["+1h", "+2h", "+3h", "+4h"].flatMap((s) => ["--step", `${s}:sms:spring-sale-sms`]);
     const args = EMAIL_THEN_TEXT.filter((a) => a !== "--step" && a !== "+1d:sms:spring-sale-sms");
     const r = await launch([...args.map((a) => (a === "7" ? "9" : a)), ...steps, "--legal-hours", "us"]);
     assert.equal(r.code, 0, r.stderr);
     const rows = byName(r.plan);
-    // Florida: 10, 11, 12 o'clock New York time on Saturday; the 4th (13:00) waits until 24 h after the first.
+    // Florida: 10, 11, 12 o'clock New York time on Saturday; the 4th (13:00) waits until the first can no longer count:
+    // the first may fire up to its window (3 minutes) after 15:00, and the sender holds a text's slot 24 h 5 min, so
+    // 15:00 + 3 min + 24 h 5 min = 15:08 on Sunday.
     assert.deepEqual(
       [2, 3, 4, 5].map((k) => rows.get(`fl-${k}`)?.utc),
-      ["2026-12-05T15:00:00.000Z", "2026-12-05T16:00:00.000Z", "2026-12-05T17:00:00.000Z", "2026-12-06T15:00:00.000Z"],
+      ["2026-12-05T15:00:00.000Z", "2026-12-05T16:00:00.000Z", "2026-12-05T17:00:00.000Z", "2026-12-06T15:08:00.000Z"],
     );
     assert.deepEqual(
       [2, 3, 4, 5].map((k) => rows.get(`ny-${k}`)?.utc),
@@ -269,5 +271,21 @@ describe("launch-campaign: text templates and flags", () => {
     const bad = await launch(["--config", file]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /key "steps": item 1: channel "fax": email or sms/);
+  });
+
+  it("under legal hours, a number without a known zone and a number an earlier row has are rejected, with why", async () => {
+    const args = EMAIL_THEN_TEXT.map((a) => (a === LIST ? "tests/fixtures/sms/unsure.csv" : a));
+    const r = await launch([...args, "--legal-hours", "us"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual([...byName(r.plan).keys()].sort(), ["fl-1", "fl-2"]);
+    const rejects = r.rejects.split("\n").slice(1).filter(Boolean);
+    // A toll-free number has no area-code zone and the row no timezone: texting by the default zone (UTC) could
+    // be 03:00 in New York. (305) 555-0100 with US is +13055550100, line 3's number.
+    assert.match(rejects[0], /^2,tollfree,"legal hours \(--legal-hours us\) need the recipient's zone/);
+    assert.match(rejects[1], /^4,fl-again,number \+13055550100 is also row fl's \(line 3\)/);
+    assert.match(r.stdout, /2 rejected \(unknown-zone 1, duplicate-phone 1\)/);
+    // Without legal hours, the toll-free row is planned by the default zone (a warning says legal hours are off).
+    const off = await launch(args);
+    assert.deepEqual([...byName(off.plan).keys()].sort(), ["fl-1", "fl-2", "tollfree-1", "tollfree-2"]);
   });
 });

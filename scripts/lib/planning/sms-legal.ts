@@ -22,6 +22,7 @@ import {
 } from "../../../infra/core/sms/legal-window";
 import { SMS_MAX_TTL_SECONDS } from "../../../infra/core/send/sms-input";
 import { StepDecision, ZoneDecisions } from "./decision-types";
+import { NUMBER_HOLD_SECONDS } from "../../../infra/core/send/number-limit";
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -148,15 +149,18 @@ export class SmsLegalHours {
   ): { utcMs: number; why: string } | { skipped: string } {
     const where = candidates.map((c) => `${c.zone} ${c.jurisdictions.join("+")}`).join("; ");
     const windowMs = this.rules.windowMinutes * MINUTE_MS;
+    const holdMs = NUMBER_HOLD_SECONDS * 1000 + windowMs;
     let t = d.time!.utcMs;
     let why = `outside legal hours (${where}) with its ${this.rules.windowMinutes}-minute window`;
     for (let round = 0; round < 8; round++) {
-      // Under a same-subject limit: the text waits until fewer than `limit` texts of the campaign are in its 24 h.
-      const inDay = limit === undefined ? [] : kept.filter((k) => k > t - DAY_MS && k <= t).sort((a, b) => a - b);
+      // Under a same-subject limit: the text waits until fewer than `limit` texts of the campaign are in its 24 h,
+      // counted as the sender counts them (NUMBER_HOLD_SECONDS: 24 h and the longest a text leaves after admission)
+      // and with the window between them, since each may fire anywhere in its own.
+      const inDay = limit === undefined ? [] : kept.filter((k) => k > t - holdMs && k <= t).sort((a, b) => a - b);
       if (limit !== undefined && inDay.length >= limit) {
         if (this.rules.miss === "skip")
           return { skipped: `a ${limit + 1}th text within 24 hours to this number (same-subject limit ${limit})` };
-        t = inDay[inDay.length - limit] + DAY_MS;
+        t = inDay[inDay.length - limit] + holdMs;
         why = `the same-subject limit (${limit} texts in 24 hours to this number)`;
         continue;
       }

@@ -62,6 +62,8 @@ export class SmsSteps {
   private readonly legal: SmsLegalHours;
   readonly textSteps: number[];
   private readonly dataColumns: { index: number; name: string }[];
+  /** Each number texted so far, with its row: a later row with the same number is a duplicate. */
+  private readonly numbers = new Map<string, { line: number; id: string }>();
 
   constructor(
     readonly o: SmsRequest,
@@ -92,6 +94,19 @@ export class SmsSteps {
         `no phone: step ${first} is a text; give the row a phone (E.164, +1 907 555 0100, or national with country)`,
       );
     if ("problem" in read) return reject("invalid-phone", read.problem);
+    const earlier = this.numbers.get(read.e164);
+    if (earlier)
+      return reject(
+        "duplicate-phone",
+        `number ${read.e164} is also row ${earlier.id}'s (line ${earlier.line}); a number is texted once a campaign`,
+      );
+    // Legal hours are the recipient's local time: a zone that is only the default is a guess, and texting by it could
+    // break them (a toll-free number texted at 08:00 UTC is 03:00 in New York).
+    if (this.o.legalHours.length && decided.status === "defaulted")
+      return reject(
+        "unknown-zone",
+        `legal hours (--legal-hours ${this.o.legalHours.join(",")}) need the recipient's zone: none given or inferred from the row (its number has no area-code zone); give it a timezone, postal_code or latitude/longitude`,
+      );
     const legal = this.legal.apply(decided, read.e164);
     if (nothingLeft(legal.decided.steps) !== undefined)
       return reject("legal-hours", legal.decided.notes.filter((n) => n.includes("(text) not sent")).join("; "));
@@ -114,6 +129,7 @@ export class SmsSteps {
       texts.bodies[k] = body;
       texts.segments[k] = count.segments;
     }
+    this.numbers.set(read.e164, { line: row.line, id: row.id });
     return { decided: legal.decided, texts, moved: legal.moved, skipped: legal.skipped };
   }
 

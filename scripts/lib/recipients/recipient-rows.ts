@@ -45,7 +45,9 @@ export type RejectReason =
   /** A text's body above --max-segments message parts. */
   | "too-many-segments"
   /** Legal hours (--legal-hours, --legal-hours-miss skip) leave the row no send. */
-  | "legal-hours";
+  | "legal-hours"
+  /** A text step's number is an earlier row's (a number is texted once a campaign; the same-subject limit counts it). */
+  | "duplicate-phone";
 
 export interface Reject {
   line: number;
