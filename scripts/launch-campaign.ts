@@ -40,6 +40,7 @@ import { quietWindowShortfall } from "./lib/planning/window";
 import { rampFromFlag, withDailyCap } from "./lib/planning/ramp";
 import { smsPaced } from "./lib/planning/size-window";
 import { smsPaceFromFlags } from "./lib/cli/sms-flags";
+import { smsBulkEntriesPerLine } from "./lib/planning/sms-bulk";
 import { planCampaign } from "./lib/planning/plan";
 import { PlanSummary } from "./lib/planning/plan-summary";
 import { OutputLock } from "./lib/planning/output-folder";
@@ -221,7 +222,13 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
-    bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
+    bulk: signing &&
+      bulkRates && {
+        signing,
+        rates: { ...bulkRates, emails: rate },
+        contactList,
+        ...(smsPace && { smsEntriesPerLine: smsBulkEntriesPerLine(smsPace) }),
+      },
     progress: rows.report,
     onPlanned: sandboxCollector(preflight),
     ramp: withDailyCap(rampFlag(f, now), smsPace?.dailyCap, now),
