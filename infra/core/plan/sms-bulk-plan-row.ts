@@ -6,7 +6,7 @@
  */
 import { SMS_MAX_ENTRIES } from "../send/sender-contract";
 import { SmsPlanFields } from "../send/sms-input";
-import { BULK_ROW_FIELDS, BulkPlanRow } from "./bulk-plan-row";
+import { BULK_ROW_FIELDS, BulkPlanRow, parseBulkPlanRow } from "./bulk-plan-row";
 import { parseLineFields, STEP_AND_VARIANT } from "./plan-row";
 import { atExpression, parseSendAt } from "./schedule-expression";
 
@@ -31,6 +31,11 @@ export const SMS_BULK_ROW_FIELDS = [
 /** Whether a parsed bulk line (isBulkPlanValue) is one of texts. */
 export function isSmsBulkPlanValue(value: unknown): boolean {
   return value !== null && typeof value === "object" && (value as { channel?: unknown }).channel === "sms";
+}
+
+/** Whether a bulk row (read back) is one of texts. */
+export function isSmsBulkPlanRow(row: BulkPlanRow | SmsBulkPlanRow): row is SmsBulkPlanRow {
+  return (row as SmsBulkPlanRow).channel === "sms";
 }
 
 /** One text's entry as plan JSON, fields in a fixed order (same_subject_limit only when set). */
@@ -58,7 +63,10 @@ function entryProblem(e: unknown): string | undefined {
   if (typeof x.body !== "string" || x.body === "") return "body must be a non-empty string";
   if (!Number.isInteger(x.segments) || (x.segments as number) < 1) return "segments must be a whole number ≥ 1";
   if (!isIso(x.until)) return "until must be an ISO 8601 UTC instant";
-  if (x.same_subject_limit !== undefined && !(Number.isInteger(x.same_subject_limit) && Number(x.same_subject_limit) >= 1))
+  if (
+    x.same_subject_limit !== undefined &&
+    !(Number.isInteger(x.same_subject_limit) && Number(x.same_subject_limit) >= 1)
+  )
     return "same_subject_limit, when given, must be a whole number ≥ 1";
   return undefined;
 }
@@ -75,7 +83,9 @@ export function parseSmsBulkPlanRow(line: string): SmsBulkPlanRow {
   if (parseSendAt(sendAt) === undefined)
     throw new Error(`bulk plan line of texts send_at "${sendAt}" is not YYYY-MM-DDTHH:MM:SS`);
   if (value.schedule_expression !== atExpression(sendAt))
-    throw new Error(`bulk plan line of texts schedule_expression must be at(<send_at>): bulk schedules are one-time only`);
+    throw new Error(
+      `bulk plan line of texts schedule_expression must be at(<send_at>): bulk schedules are one-time only`,
+    );
   const entries = value.entries as unknown[];
   if (entries.length < 1 || entries.length > SMS_MAX_ENTRIES)
     throw new Error(
@@ -86,4 +96,9 @@ export function parseSmsBulkPlanRow(line: string): SmsBulkPlanRow {
     if (problem) throw new Error(`bulk plan line of texts entry ${i}: ${problem}`);
   });
   return value as unknown as SmsBulkPlanRow;
+}
+
+/** A bulk line back into its row, of emails or of texts by its channel (`value`: the line already parsed). */
+export function parseAnyBulkPlanRow(line: string, value: unknown): BulkPlanRow | SmsBulkPlanRow {
+  return isSmsBulkPlanValue(value) ? parseSmsBulkPlanRow(line) : parseBulkPlanRow(line);
 }
