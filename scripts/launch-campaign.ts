@@ -40,6 +40,7 @@ import { quietWindowShortfall } from "./lib/planning/window";
 import { rampFromFlag, withDailyCap } from "./lib/planning/ramp";
 import { smsPaced } from "./lib/planning/size-window";
 import { smsPaceFromFlags } from "./lib/cli/sms-flags";
+import { smsBulkEntriesPerLine } from "./lib/planning/sms-bulk";
 import { planCampaign } from "./lib/planning/plan";
 import { PlanSummary } from "./lib/planning/plan-summary";
 import { OutputLock } from "./lib/planning/output-folder";
@@ -204,6 +205,7 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
   const input = listInS3 ? await openS3Object(s3Client(outputs.region), listInS3) : undefined;
   const signing = bulkRates && (await bulkSigning(deadline, outputs, target !== undefined));
   const contactList = bulkRates && target ? await contactListOptOuts(deadline, outputs, progress) : undefined;
+  const smsEntriesPerLine = smsPace && smsBulkEntriesPerLine(smsPace); // texts a bulk line of texts holds
   const request: Run["request"] = {
     campaignId,
     file: recipients,
@@ -221,7 +223,7 @@ async function prepareRun(f: LaunchFlags, io: Io): Promise<Run> {
     ...paceFromFlags(f, outputs.createScheduleTps),
     rate,
     window: windowMinutes === undefined ? undefined : { minutes: windowMinutes, source: "--window-minutes" },
-    bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList },
+    bulk: signing && bulkRates && { signing, rates: { ...bulkRates, emails: rate }, contactList, smsEntriesPerLine },
     progress: rows.report,
     onPlanned: sandboxCollector(preflight),
     ramp: withDailyCap(rampFlag(f, now), smsPace?.dailyCap, now),

@@ -230,9 +230,7 @@ describe("launch-campaign: text templates and flags", () => {
     for (const r of [missing, unknown, huge]) assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
   });
 
-  it("refuses what a text step cannot be: --bulk, a text step without its template, a bad --legal-hours", async () => {
-    const bulk = await textOnly("hello", ["--bulk"]);
-    assert.match(bulk.stderr, /--bulk: step 1 is a text/);
+  it("refuses what a text step cannot be: a text step without its template, a bad --legal-hours", async () => {
     const noTemplate = await launch([
       ...EMAIL_THEN_TEXT.slice(0, -4),
       "--step",

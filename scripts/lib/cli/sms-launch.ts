@@ -3,7 +3,6 @@
  * --legal-hours and --legal-hours-miss turned into the planner's SMS request, what a text step cannot be combined
  * with, and the warning of texts sent without legal hours.
  */
-import { UsageError } from "../../../infra/core/errors";
 import { Step } from "../../../infra/core/timing/send-time";
 import { Audience } from "../recipients/audience";
 import { SmsRequest } from "../planning/sms-steps";
@@ -24,10 +23,6 @@ export function smsRequestFromFlags(
   const templates = smsStepTemplates(f.templates, steps, maxSegments, audience);
   if (!templates) return undefined;
   const first = steps.find((s) => s.channel === "sms")!;
-  if (f.bulk)
-    throw new UsageError(
-      `--bulk: step ${first.number} is a text; bulk schedules are SendBulkEmail's (launch the texts without --bulk)`,
-    );
   const legalHours = f["legal-hours"] ?? [];
   if (legalHours.length === 0)
     io.err(

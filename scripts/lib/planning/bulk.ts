@@ -74,6 +74,8 @@ export class BulkLines {
   /** The row's address as one schedule holds it once (unsubscribeAddress), when rows may repeat one. */
   private address = "";
   private readonly repeatedAddresses: boolean;
+  /** Whether a step is a text: its sends are sms-bulk.ts's lines, not entries here. */
+  private readonly textSteps: boolean;
   private readonly entries: { group: Group; tail: Buffer; inputBytes: number }[] = [];
 
   constructor(
@@ -90,6 +92,7 @@ export class BulkLines {
         `${file}:1: column "${UNSUBSCRIBE_KEY}" is reserved with --bulk: sendtime adds each recipient's one-click unsubscribe link under that name; rename it`,
       );
     this.repeatedAddresses = repeatedAddresses;
+    this.textSteps = steps.some((s) => s.channel === "sms");
     this.chunks = new BulkChunks(write, repeatedAddresses);
     this.templateData = new TemplateDataJson(columns);
     const stepJson = steps.map((s) => `"${STEP_KEY}":"${s.number}"}`);
@@ -113,6 +116,9 @@ export class BulkLines {
     decided: ZoneDecisions,
     slot: number,
   ): { reason: RejectReason; text: string } | Promise<void> | undefined {
+    const groups = this.groupsFor(decided, slot);
+    // A row whose sends are all texts (sms-bulk.ts) has no email entry, and may have no address.
+    if (this.textSteps && groups.every((g) => g === undefined)) return undefined;
     const token = this.links.token(row.email);
     if (typeof token !== "string") return { reason: "invalid-email", text: token.problem };
     if (this.repeatedAddresses) this.address = addressOf(row.email);
@@ -130,7 +136,6 @@ export class BulkLines {
     // The entry up to its step's closing: with a tail, the bytes bulkEntryJson makes.
     this.head = entryStart(idJson, emailJson) + data + this.links.text("data", token);
     const idBytes = plainId ? idJson.length : Buffer.byteLength(idJson);
-    const groups = this.groupsFor(decided, slot);
     const entries = this.entries;
     entries.length = 0;
     for (let k = 0; k < groups.length; k++) {
@@ -169,7 +174,7 @@ export class BulkLines {
     let groups = bySlot[slot];
     if (!groups) {
       groups = decided.steps.map((d, k) =>
-        d.time
+        d.time && this.steps[k].channel !== "sms"
           ? this.chunks.group(
               this.steps[k].number,
               d.time.utcMs,

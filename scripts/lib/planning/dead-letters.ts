@@ -26,7 +26,8 @@ import {
 import { scheduler, ses } from "../../../infra/core/plan/quotas";
 import { endOfQuietWindow, REDRIVE_DELAY_MS } from "../../../infra/core/timing/promises";
 import { DeadLetterPointer, Outcome, OUTCOMES, scheduleOfArn } from "../../../infra/core/send/ledger";
-import { BulkPlanRow, isBulkPlanValue, parseBulkPlanRow } from "../../../infra/core/plan/bulk-plan-row";
+import { BulkPlanRow, isBulkPlanValue } from "../../../infra/core/plan/bulk-plan-row";
+import * as smsBulk from "../../../infra/core/plan/sms-bulk-plan-row";
 import { isSmsPlanRow, parsePlanRow, PlanRow } from "../../../infra/core/plan/plan-row";
 import { SmsMessageType, smsSenderInput, SmsSenderInput } from "../../../infra/core/send/sms-input";
 import { recipientSenderInput, senderInput, SenderInput } from "../../../infra/core/send/sender-input";
@@ -203,7 +204,9 @@ function recipientsProblem(ids: unknown, what = "recipients"): string | undefine
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The plan row a failed send points to: a recipient's row or a bulk line, where it was read, and its launch's. */
-export type FoundRow<L> = ({ kind: "bulk"; row: BulkPlanRow } | { kind: "recipient"; row: PlanRow }) & {
+export type FoundRow<L> = (
+  { kind: "bulk"; row: BulkPlanRow | smsBulk.SmsBulkPlanRow } | { kind: "recipient"; row: PlanRow }
+) & {
   where: string;
   launch: L;
 };
@@ -254,7 +257,7 @@ export class PlanSearch<L> {
     for (const id of ids as string[])
       for (const s of this.byRecipient.get(id) ?? [])
         if (!this.found.has(s) && pointsTo(s, name, value.step as number, id, bulk))
-          this.found.set(s, this.row(line, where, launch, bulk));
+          this.found.set(s, this.row(line, value, where, launch, bulk));
   }
 
   /** The send's row, or why it has none (it is refused: a send not in the plan is never sent). */
@@ -283,10 +286,10 @@ export class PlanSearch<L> {
     return f;
   }
 
-  private row(line: string, where: string, launch: L, bulk: boolean): FoundRow<L> {
+  private row(line: string, value: unknown, where: string, launch: L, bulk: boolean): FoundRow<L> {
     try {
       return bulk
-        ? { kind: "bulk", row: parseBulkPlanRow(line), where, launch }
+        ? { kind: "bulk", row: smsBulk.parseAnyBulkPlanRow(line, value), where, launch }
         : { kind: "recipient", row: parsePlanRow(line), where, launch };
     } catch (e) {
       throw new FindingsError(`${where}: ${(e as Error).message}`);
@@ -397,10 +400,11 @@ export function redriveInput<L>(
     return smsSenderInput(campaignId, found.row, [found.row], t.smsMessageType);
   if (found.kind === "recipient") return recipientSenderInput(t, campaignId, found.row);
   const keep = new Set(recipients);
-  return senderInput(t, campaignId, {
-    ...found.row,
-    entries: found.row.entries.filter((e) => keep.has(e.recipient_id)),
-  });
+  // A bulk line of texts (sms-bulk-plan-row.ts): the fan-out's SMS input of the entries redriven, in the line's order.
+  const kept = found.row.entries.filter((e) => keep.has(e.recipient_id));
+  if (smsBulk.isSmsBulkPlanRow(found.row))
+    return smsSenderInput(campaignId, found.row, kept as smsBulk.SmsBulkEntry[], t.smsMessageType);
+  return senderInput(t, campaignId, { ...found.row, entries: kept as BulkPlanRow["entries"] });
 }
 
 /**

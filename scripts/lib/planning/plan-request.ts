@@ -61,6 +61,8 @@ export interface PlanRequest {
     rates: { emails: EffectiveTps; invocations: EffectiveTps };
     /** The stack's SES contact list, read at launch (none in a dry run: not checked). */
     contactList?: ContactListCheck;
+    /** Texts a bulk line of texts holds (sms-bulk.ts smsBulkEntriesPerLine: the pool's pace); SMS_MAX_ENTRIES when not given. */
+    smsEntriesPerLine?: number;
   };
   /** The templates folder, read: a row whose data lacks a variable its templates need is rejected. None: no check. */
   templates?: TemplateSet;

@@ -18,12 +18,14 @@ import { PlanFiles } from "./plan-files";
 import { AudienceSplit, HOLDOUT } from "../recipients/audience";
 import { SendDecider } from "./decisions";
 import { describeQuietTime } from "../../../infra/core/timing/quiet-time";
-import { isReject, RecipientChecker, RecipientRow, Reject } from "../recipients/recipient-rows";
+import { isReject, RecipientChecker, RecipientRow, Reject, RejectReason } from "../recipients/recipient-rows";
 import { countLines, CsvRecord, openRecipientCsv } from "../recipients/recipients";
 import { describeRule } from "../../../infra/core/timing/send-rules";
 import { lackingText, TemplateDataCheck } from "../templates/campaign-templates";
 import { missedCutoff, quietCheckWindowMinutes, volumeWindowMinutes } from "./window";
 import { BulkLines } from "./bulk";
+import { SmsBulkLines } from "./sms-bulk";
+import { SMS_MAX_ENTRIES } from "../../../infra/core/send/sender-contract";
 import { unsubscribeAddress } from "../../../infra/core/consent/unsubscribe";
 import { ContactListCheck, PlanRequest } from "./plan-request";
 import { PlanLines, Prepared } from "./plan-lines";
@@ -134,9 +136,8 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       const prepared = lines.prepared(texted ? texted.decided : final);
       const slot = lines.slotOf(group);
       if (bulk) {
-        const added = bulk.add(row, final, slot);
-        if (added instanceof Promise) await added;
-        else if (added) {
+        const added = await addBulk(bulk, texted && { planned: texted, sms: sms! }, row, final, slot);
+        if (added) {
           await reject({ line: row.line, id: row.id, ...added });
           continue;
         }
@@ -150,6 +151,7 @@ async function planInto(files: PlanFiles, o: PlanRequest): Promise<PlanSummary> 
       if (noted) await noted;
     }
     if (bulk) await bulk.chunks.close();
+    if (bulk?.texts) await bulk.texts.close();
     decider.refuseRecurringQuietNights(o.window ? "--window-minutes" : "computed");
     planSha256 = await files.close();
     tally.flush();
@@ -196,11 +198,49 @@ function takeRamp(ramp: RampDays, placed: Placed, row: RecipientRow): void {
   if (placed.shiftDays) (row.notes ??= []).push(ramp.note(placed));
 }
 
-/** A bulk plan's lines (--bulk), written into `files`; undefined without --bulk. */
-function bulkLinesOf(o: PlanRequest, columns: Columns, files: PlanFiles): BulkLines | undefined {
+/** A bulk plan's lines (--bulk), written into `files`: its emails', and its texts' when a step is a text. */
+function bulkLinesOf(
+  o: PlanRequest,
+  columns: Columns,
+  files: PlanFiles,
+): (BulkLines & { texts?: SmsBulkLines }) | undefined {
   if (!o.bulk) return undefined;
   const write = (text: Uint8Array) => files.writePlan(text);
-  return new BulkLines(o.file, columns, o.steps, o.audience, o.bulk.signing, write, o.recipients.allowDuplicateEmails);
+  const emails = new BulkLines(
+    o.file,
+    columns,
+    o.steps,
+    o.audience,
+    o.bulk.signing,
+    write,
+    o.recipients.allowDuplicateEmails,
+  );
+  if (!o.sms) return emails;
+  const perLine = o.bulk.smsEntriesPerLine ?? SMS_MAX_ENTRIES;
+  const variants = [...o.audience.variants.map((v) => v.name), null];
+  return Object.assign(emails, {
+    texts: new SmsBulkLines(o.sms, o.steps, perLine, variants, emails.chunks.stats, write),
+  });
+}
+
+/**
+ * A row of a bulk plan: its emails' entries (bulk.ts), then its texts' (sms-bulk.ts); why it cannot be sent in bulk,
+ * or undefined.
+ */
+async function addBulk(
+  bulk: NonNullable<ReturnType<typeof bulkLinesOf>>,
+  texted: { planned: PlannedTexts; sms: SmsSteps } | undefined,
+  row: RecipientRow,
+  final: ZoneDecisions,
+  slot: number,
+): Promise<{ reason: RejectReason; text: string } | undefined> {
+  const added = bulk.add(row, final, slot);
+  if (added instanceof Promise) await added;
+  else if (added) return added;
+  if (!texted || !bulk.texts) return undefined;
+  texted.sms.count(texted.planned);
+  await bulk.texts.add(row, texted.planned, slot);
+  return undefined;
 }
 
 /** The record checked (recipient-rows.ts), then its address against the contact list when there is one. */

@@ -12,6 +12,7 @@ import {
   smsOrchestrationPerMillion,
   UnitTally,
 } from "../../../../infra/core/plan/send-cost";
+import { formatSmsBulkPlanRow } from "../../../../infra/core/plan/sms-bulk-plan-row";
 import { ROOT } from "../../../helpers/cli";
 
 const OCC: Occurrence = {
@@ -48,6 +49,43 @@ function model(perSchedule: number, concurrency = 1) {
       ? { schedules: 100, entries: 100, lineBytes: 700, batchSize: 400, innerConcurrency: 25 }
       : { schedules: 100, entries: 5_000, lineBytes: 24_000, batchSize: Number.MAX_SAFE_INTEGER, innerConcurrency: 25 };
   return smsOrchestrationPerMillion(plan, tally, { eventBytes: smsEventBytes(CONTEXT), concurrency });
+}
+
+/**
+ * A bulk line of 20 texts as the planner writes it (sms-bulk.ts): 160-character bodies, one part each. Its bytes are
+ * the fan-out's to read.
+ */
+const LINE_OF_20 = formatSmsBulkPlanRow({
+  schedule_name: "bulk.2.20261201T1400Z.0",
+  send_at: "2026-12-01T14:00:00",
+  timezone: "UTC",
+  utc: "2026-12-01T14:00:00.000Z",
+  schedule_expression: "at(2026-12-01T14:00:00)",
+  step: 2,
+  template: "spring-sale-sms",
+  variant: null,
+  channel: "sms",
+  entries: Array.from({ length: 20 }, (_, i) => ({
+    recipient_id: `r${String(i).padStart(2, "0")}`,
+    phone: "+12125550100",
+    body: "x".repeat(160),
+    segments: 1,
+    until: "2026-12-02T01:00:00.000Z",
+  })),
+});
+
+/** `texts` texts a schedule (lines of `lineBytes`), sent 10 at a time as the sender does (SENDER_CONCURRENCY.texts). */
+function bulkTexts(texts: number, lineBytes: number) {
+  const tally = new UnitTally();
+  for (let i = 0; i < 100; i++) tally.add(executionUnits(OCC, ENTRIES.slice(0, texts), { optOuts: false }), texts);
+  const plan = {
+    schedules: 100,
+    entries: 100 * texts,
+    lineBytes,
+    batchSize: Number.MAX_SAFE_INTEGER,
+    innerConcurrency: 25,
+  };
+  return smsOrchestrationPerMillion(plan, tally, { eventBytes: smsEventBytes(CONTEXT), concurrency: 10 });
 }
 
 const close = (actual: number, expected: number, what: string) =>
@@ -94,6 +132,23 @@ describe("the SMS orchestration cost per million texts", () => {
     assert.strictEqual(m.total.toFixed(2), "0.82");
   });
 
+  it("20 texts a line (launch --bulk at 20 MPS or more a part): $0.26 without the event logs, $0.91 with them", () => {
+    // The line's fields and `"entries":[` (253 bytes), 20 entries of 263 (16 + 5 id + 9 + 14 phone + 8 + 162 body +
+    // 13 segments + 9 + 26 until + 1), 19 commas and `]}` with its newline: 5,535 bytes.
+    assert.strictEqual(Buffer.byteLength(LINE_OF_20), 5_535);
+    const m = bulkTexts(20, 5_535);
+    // 50,000 schedules (1,000,000 ÷ 20) at $1.00 a million.
+    close(m.invocations, 0.05, "Scheduler");
+    // Each execution 1 s plus two rounds of 10 calls at 0.1 s: 1.2 s.
+    close(m.sender, 50_000 * (0.000001 + 1.2 * GBS), "sender");
+    assert.strictEqual(m.withoutEventLogs.toFixed(2), "0.26");
+    assert.strictEqual(m.total.toFixed(2), "0.91");
+    // 3 a line (a toll-free number's 3 MPS at 1 part): 253 + 3 × 263 + 2 commas + 3 = 1,047 bytes; about $1.54.
+    assert.strictEqual(bulkTexts(3, 1_047).withoutEventLogs.toFixed(2), "1.54");
+    // The target (≤ $0.10) is not met: Scheduler, the ledger and the fan-out alone are over it.
+    assert.ok(m.invocations + m.ledgerWrites + m.ledgerReads + m.fanOut > 0.1);
+  });
+
   it("docs/cost.md states the model's figures", () => {
     const doc = fs.readFileSync(path.join(ROOT, "docs", "cost.md"), "utf8");
     const section = doc.slice(doc.indexOf("## A million texts"));
@@ -103,6 +158,7 @@ describe("the SMS orchestration cost per million texts", () => {
       ["per text", model(1)],
       ["50 one after another", model(50)],
       ["50, 10 at a time", model(50, 10)],
+      ["20, 10 at a time (`--bulk`)", bulkTexts(20, 5_535)],
     ] as const) {
       const row = section.split("\n").find((l) => l.startsWith(`| ${name} |`));
       assert.ok(row, `a row "${name}"`);
