@@ -286,4 +286,21 @@ describe("launch-campaign: text templates and flags", () => {
     const off = await launch(args);
     assert.deepEqual([...byName(off.plan).keys()].sort(), ["fl-1", "fl-2", "tollfree-1", "tollfree-2"]);
   });
+
+  it("--legal-hours-miss skip on a texts-only campaign: the rows left with no send count as skipped texts too", async () => {
+    const args = EMAIL_THEN_TEXT.filter((a) => a !== "--step" && a !== "+1d:sms:spring-sale-sms").map((a) =>
+      a === "spring-sale" ? "spring-sale-sms" : a,
+    );
+    const r = await launch([...args, "--channel", "sms", "--legal-hours", "us", "--legal-hours-miss", "skip"]);
+    assert.equal(r.code, 0, r.stderr);
+    // 07:00 local on Saturday is before 08:00 (federal, Florida) and 09:00 (Texas): fl, ny, tx and long have no send
+    // left; on (Toronto) is under no US rule, and is planned.
+    const noSend = r.rejects.split("\n").filter((l) => l.includes("(text) not sent"));
+    assert.deepEqual(
+      noSend.map((l) => l.split(",")[1]),
+      ["fl", "ny", "tx", "long"],
+    );
+    assert.equal(r.summary.sms.skipped, 4);
+    assert.match(r.stdout, /0 moved, 4 skipped \(notes.csv; a row left with no send: rejects.csv\)/);
+  });
 });

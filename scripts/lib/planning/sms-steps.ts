@@ -108,8 +108,11 @@ export class SmsSteps {
         `legal hours (--legal-hours ${this.o.legalHours.join(",")}) need the recipient's zone: none given or inferred from the row (its number has no area-code zone); give it a timezone, postal_code or latitude/longitude`,
       );
     const legal = this.legal.apply(decided, read.e164);
-    if (nothingLeft(legal.decided.steps) !== undefined)
+    if (nothingLeft(legal.decided.steps) !== undefined) {
+      // Its texts are skipped too (counted), and the row, left with no send, is in rejects.csv.
+      this.tally.skipped += legal.skipped;
       return reject("legal-hours", legal.decided.notes.filter((n) => n.includes("(text) not sent")).join("; "));
+    }
     const texts: RowTexts = { phone: read.e164, bodies: [], segments: [] };
     let data: Record<string, string> | undefined;
     for (const k of this.textSteps) {

@@ -56,7 +56,7 @@ export function smsLines(s: SmsSummary | null | undefined): string[] {
   const legal =
     s.legalHours === "none"
       ? "legal hours: none (--legal-hours not given)"
-      : `legal hours ${s.legalHours} (--legal-hours-miss ${s.legalHoursMiss}, each send's ${s.windowCheckedMinutes}-minute window inside them): ${count(s.moved)} moved, ${count(s.skipped)} skipped (notes.csv)`;
+      : `legal hours ${s.legalHours} (--legal-hours-miss ${s.legalHoursMiss}, each send's ${s.windowCheckedMinutes}-minute window inside them): ${count(s.moved)} moved, ${count(s.skipped)} skipped (notes.csv; a row left with no send: rejects.csv)`;
   return [
     `  texts: ${counted(s.texts, "text")}, ${counted(s.parts, "message part")} (at most ${s.maxSegments} a text): ${steps}`,
     `  ${legal}`,
