@@ -304,10 +304,7 @@ export async function sizeRecipientList(
   const pace = { rowBound, steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
   const first = instants[0];
-  const peak = instants.reduce<(typeof instants)[number] | undefined>(
-    (best, i) => (!best || i.count > best.count ? i : best),
-    undefined,
-  );
+  const peak = peakOf(instants);
   return {
     fits: true,
     report: {
@@ -360,6 +357,11 @@ export async function sizeRecipientList(
         }),
     },
   };
+}
+
+/** The instant with the most sends (the first of equals), or undefined without one. */
+function peakOf<I extends { count: number }>(instants: readonly I[]): I | undefined {
+  return instants.reduce<I | undefined>((best, i) => (!best || i.count > best.count ? i : best), undefined);
 }
 
 /** The texts' pace in the report: the highest message parts per second is the peak send rate × parts a text. */
