@@ -64,7 +64,11 @@ type Layer = { name: string; rank: number };
 /** The layer of a source file; undefined for a file outside every layer (the test reports it). */
 export function layerOf(file: string): Layer | undefined {
   const rules: [RegExp, string, number][] = [
-    [/^infra\/core\/((timing|zones|plan|send|consent|journeys|crypto|sms|text|config)\/[^/]+\.ts|errors\.ts)$/, "core", 0],
+    [
+      /^infra\/core\/((timing|zones|plan|send|consent|journeys|crypto|sms|text|config)\/[^/]+\.ts|errors\.ts)$/,
+      "core",
+      0,
+    ],
     [/^infra\/state-machines\/[^/]+\.ts$/, "state machines", 1],
     [/^infra\/handlers\//, "deployed handlers", 2],
     [/^infra\/[^/]+\.ts$/, "stack", 2],
