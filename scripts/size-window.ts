@@ -29,6 +29,7 @@ import {
   campaignFlag as campaignNote,
   jsonFlag,
   RECIPIENTS,
+  SMS_FLAGS,
   TEMPLATE,
   TEMPLATES,
 } from "./lib/cli/common-flags";
@@ -36,6 +37,7 @@ import { sizingSpanDays } from "../infra/core/timing/recurrence";
 import { sizeRecipientList, SmsPace, smsPaced, WindowReport } from "./lib/planning/size-window";
 import { rampFromFlag, withDailyCap } from "./lib/planning/ramp";
 import { smsPaceFromFlags } from "./lib/cli/sms-flags";
+import { smsRequestFromFlags } from "./lib/cli/sms-launch";
 import { EffectiveTps, fanOutSeconds, volumeWindowMinutes } from "./lib/planning/window";
 import { FindingsError, UsageError } from "../infra/core/errors";
 import { campaignTemplates, warnNotChecked } from "./lib/templates/campaign-templates";
@@ -65,6 +67,7 @@ const FLAGS = {
   ...RECIPIENT_FLAGS,
   ...RATE_FLAGS,
   ...PACE_FLAGS,
+  ...SMS_FLAGS,
   bulk: {
     type: "boolean",
     help: BULK_HELP,
@@ -128,6 +131,8 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
       throw new UsageError(
         "--variant and --holdout need --campaign ID: recipients are assigned from the campaign and recipient ids",
       );
+    // Text steps as the launcher takes them (their sms.txt checked; --bulk refused; the warning without legal hours).
+    const texts = smsRequestFromFlags(f, timing.steps, timing.audience, io);
     const templates = campaignTemplates(f.templates, timing.steps, timing.audience);
     warnNotChecked(templates.notChecked, (t) => io.err(t));
     const rows = progressReporter(io, f.progress, "sizing");
@@ -153,6 +158,7 @@ export const main = commandMain(COMMAND, async (f, io): Promise<number> => {
       progress: rows.report,
       ramp: withDailyCap(rampFromFlag(f.ramp, now), sms?.dailyCap, now),
       sms,
+      texts,
     }).finally(() => rows.end());
     if (!sized.fits)
       throw new FindingsError(
@@ -220,6 +226,15 @@ function textsTooMany(textsPerSecond: number): string {
   );
 }
 
+/** The texts the launcher would plan, as its summary's line says them (without its notes file). */
+function textsLine(t: NonNullable<WindowReport["texts"]>): string {
+  const legal =
+    t.legalHours === "none"
+      ? "no legal hours"
+      : `legal hours ${t.legalHours} (--legal-hours-miss ${t.legalHoursMiss}): ${count(t.moved)} moved, ${count(t.skipped)} skipped`;
+  return `  texts: ${counted(t.texts, "text")}, ${counted(t.parts, "message part")} (at most ${t.maxSegments} a text); ${legal}`;
+}
+
 const utcLabel = (iso: string) => iso.slice(0, 16).replace("T", " ");
 
 /** The human-readable report; `recurringDays`: a recurring send, sized on that many days of occurrences. */
@@ -248,6 +263,7 @@ function formatReport(r: WindowReport, recurringDays?: number): string {
       out.push(
         `  recurring: one schedule per recipient; below, its occurrences in the first ${recurringDays} days after the start, which the window holds`,
       );
+    if (r.texts) out.push(textsLine(r.texts));
     if (r.quiet && (r.quiet.delayed || r.quiet.skipped))
       out.push(`  quiet time: ${counted(r.quiet.delayed, "send")} delayed, ${count(r.quiet.skipped)} skipped`);
     if (r.instants!.length) {

@@ -12,9 +12,12 @@ import { DEFAULT_MAX_SEGMENTS } from "./common-flags";
 import { Io } from "./run";
 import { LaunchFlags } from "./launch-run";
 
-/** The SMS request of a launch with a text step, checked; undefined without one (its flags then do nothing). */
+/**
+ * The SMS request of a launch with a text step, checked; undefined without one (its flags then do nothing). size-window
+ * takes the same flags through it, so that it sizes the texts the launcher would plan.
+ */
 export function smsRequestFromFlags(
-  f: LaunchFlags,
+  f: Pick<LaunchFlags, "max-segments" | "templates" | "bulk" | "legal-hours" | "legal-hours-miss">,
   steps: readonly Step[],
   audience: Audience,
   io: Io,

@@ -22,7 +22,7 @@ import { isReject, RecipientChecker, RecipientRow, Reject, RejectReason } from "
 import { countLines, CsvRecord, openRecipientCsv } from "../recipients/recipients";
 import { describeRule } from "../../../infra/core/timing/send-rules";
 import { lackingText, TemplateDataCheck } from "../templates/campaign-templates";
-import { missedCutoff, quietCheckWindowMinutes, volumeWindowMinutes } from "./window";
+import { missedCutoff, quietCheckWindowMinutes } from "./window";
 import { BulkLines } from "./bulk";
 import { SmsBulkLines } from "./sms-bulk";
 import { SMS_MAX_ENTRIES } from "../../../infra/core/send/sender-contract";
@@ -32,7 +32,7 @@ import { PlanLines, Prepared } from "./plan-lines";
 import { PlanTally } from "./plan-tally";
 import { PlanSummary, summarize } from "./plan-summary";
 import { Placed, placeRow, RampDays } from "./ramp";
-import { isTextReject, PlannedTexts, SmsSteps } from "./sms-steps";
+import { isTextReject, PlannedTexts, SmsRequest, SmsSteps, textWindowMinutes } from "./sms-steps";
 import { ZoneDecisions } from "./decision-types";
 
 export async function planCampaign(o: PlanRequest): Promise<PlanSummary> {
@@ -75,11 +75,15 @@ async function openPlan(o: PlanRequest) {
   });
   const { checker, decider } = rowStages(o, columns, rowBound, cutoffMs, quietWindow);
   // Texts under legal hours are placed with room for their window before the legal window closes (sms-legal.ts).
-  const textWindow = o.sms?.legalHours.length
-    ? (o.window?.minutes ??
-      Math.max(quietWindow, Math.min(volumeWindowMinutes(rowBound * o.steps.length, o.rate.tps), 1_440)))
-    : quietWindow;
-  const sms = o.sms && new SmsSteps(o.sms, o.steps, columns, textWindow, o.file);
+  const textWindow = (sms: SmsRequest) =>
+    textWindowMinutes({
+      legalHours: sms.legalHours,
+      givenMinutes: o.window?.minutes,
+      quietWindow,
+      schedulesBound: rowBound * o.steps.length,
+      tps: o.rate.tps,
+    });
+  const sms = o.sms && new SmsSteps(o.sms, o.steps, columns, textWindow(o.sms), o.file);
   const rowTotal = o.input ? undefined : rowBound - 1;
   return { csv, columns, cutoffMs, quietWindow, checker, decider, rowTotal, sms };
 }

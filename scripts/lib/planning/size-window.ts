@@ -18,6 +18,8 @@ import { BaseRule } from "../../../infra/core/timing/send-rules";
 import { Step, ZoneStatus } from "../../../infra/core/timing/send-time";
 import { ZoneSource, zoneSourceOf } from "../../../infra/core/zones/zone-names";
 import { emptyBySource, UnknownZoneValue } from "./row-zones";
+import { isTextReject, SmsRequest, SmsSteps, textWindowMinutes } from "./sms-steps";
+import { SmsSummary, smsSummary } from "./sms-summary";
 import {
   EffectiveTps,
   fanOutSeconds,
@@ -96,6 +98,8 @@ export interface WindowReport {
   ramp?: { source: string; moved: number; days: { date: string; sends: number; cap: number }[] };
   /** Texts: the pool's rate, the parts each text counts as, and the highest message parts per second of the window. */
   sms?: { mps: number; source: string; partsPerText: number; peakMps: number; dailyCap?: number };
+  /** Text steps: the texts the launcher would plan, as its summary.json `sms` (the same code: sms-steps.ts). */
+  texts?: SmsSummary;
   earliestSend?: string | null;
   latestSend?: string | null;
   /** The latest launch whose missed-time cutoff (now + fan-out bound + margin) is not after the earliest send. */
@@ -143,6 +147,8 @@ export interface RecipientListRequest {
   ramp?: Ramp;
   /** Texts: `rate` is already paced by the number (smsPaced); reported with the peak message parts per second. */
   sms?: SmsPace;
+  /** Text steps, as the launcher plans them (its phone checks, legal hours, bodies and parts: sms-steps.ts). */
+  texts?: SmsRequest;
 }
 
 /** What the launcher would plan from the list, counted: rows, recipients, rejects, the zones' statuses and the sends. */
@@ -159,6 +165,7 @@ interface ListTally {
   quietWindow: number;
   bulk?: BulkGroupCounts;
   ramp?: RampDays;
+  texts?: SmsSteps;
 }
 
 /** The launcher's decisions for the list (without a missed-time cutoff: a launch in time misses nothing). */
@@ -198,21 +205,16 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   const split = new AudienceSplit(r.campaignId ?? "", r.audience);
   const dataCheck =
     r.templates && new TemplateDataCheck(r.templates, r.steps, r.audience, columns, r.bulk !== undefined);
+  // The launcher's text steps, placed with room for the window it would choose (plan.ts openPlan).
+  const schedulesBound = rowBound * r.steps.length;
+  const textWindow = (t: SmsRequest) =>
+    textWindowMinutes({ legalHours: t.legalHours, quietWindow, schedulesBound, tps: r.rate.tps });
+  const texts = r.texts && new SmsSteps(r.texts, r.steps, columns, textWindow(r.texts), r.file);
   const sends = new PlannedSends();
   const ramp = r.ramp && new RampDays(r.ramp);
   const bulk = r.bulk && new BulkGroupCounts();
   const slots = r.audience.variants.length;
-  const byStatus: Record<ZoneStatus, number> = {
-    ok: 0,
-    canonicalised: 0,
-    mapped: 0,
-    ambiguous: 0,
-    latlon: 0,
-    postal: 0,
-    phone: 0,
-    country: 0,
-    defaulted: 0,
-  };
+  const byStatus = noStatuses();
   const rejected: Partial<Record<RejectReason, number>> = {};
   const quiet = { delayed: 0, skipped: 0 };
   let rows = 0;
@@ -240,6 +242,13 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
         rejected["missing-template-data"] = (rejected["missing-template-data"] ?? 0) + 1;
         continue;
       }
+      const texted = texts?.row(row as RecipientRow, decided!); // the launcher's texts (phone, legal hours, parts)
+      if (texted && isTextReject(texted)) {
+        rejected[texted.reason] = (rejected[texted.reason] ?? 0) + 1;
+        continue;
+      }
+      if (texted) texts!.count(texted);
+      if (texted) decided = texted.decided;
       if (placed) ramp!.take(placed);
       bulk?.add(decided!, group === NO_VARIANT ? slots : group);
       recipients++;
@@ -256,7 +265,11 @@ async function tallyRecipientList(r: RecipientListRequest): Promise<ListTally> {
   decider.refuseRecurringQuietNights("computed");
   const unknownZones = decider.unknownZones();
   const counted = { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow };
-  return { ...counted, bulk, ramp };
+  return { ...counted, bulk, ramp, texts };
+}
+
+function noStatuses(): Record<ZoneStatus, number> {
+  return { ok: 0, canonicalised: 0, mapped: 0, ambiguous: 0, latlon: 0, postal: 0, phone: 0, country: 0, defaulted: 0 };
 }
 
 /** The report's zone counts: rows defaulted, re-cased or mapped, by source, and the values not IANA names. */
@@ -272,7 +285,7 @@ export async function sizeRecipientList(
 ): Promise<{ fits: true; report: WindowReport } | { fits: false; requiredTps: number; quietShortfall?: string }> {
   const tally = await tallyRecipientList(r);
   const { rowBound, rows, recipients, heldOut, byStatus, unknownZones, rejected, quiet, sends, quietWindow } = tally;
-  const { bulk, ramp } = tally;
+  const { bulk, ramp, texts } = tally;
   const histogram = sends.instants();
   const instants = histogram.instants();
   const emailsSized = minimumWindowMinutes(instants, r.rate.tps);
@@ -291,10 +304,7 @@ export async function sizeRecipientList(
   const pace = { rowBound, steps: r.steps.length, createTps: r.createTps, marginMinutes: r.marginMinutes };
   const iso = (ms: number) => new Date(ms).toISOString();
   const first = instants[0];
-  const peak = instants.reduce<(typeof instants)[number] | undefined>(
-    (best, i) => (!best || i.count > best.count ? i : best),
-    undefined,
-  );
+  const peak = peakOf(instants);
   return {
     fits: true,
     report: {
@@ -319,6 +329,7 @@ export async function sizeRecipientList(
       peak: peak ? { utc: iso(peak.utcMs), count: peak.count } : null,
       peakTps: Math.round(peakTpsWith(instants, sized.windowMinutes) * 100) / 100,
       ...(r.sms && { sms: smsReport(r.sms, peakTpsWith(instants, sized.windowMinutes)) }),
+      ...(texts && { texts: smsSummary(texts) }),
       ...(ramp && { ramp: { source: ramp.ramp.source, moved: ramp.moved, days: rampDays(instants, ramp) } }),
       earliestSend: first ? iso(first.utcMs) : null,
       latestSend: instants.length ? iso(instants[instants.length - 1].utcMs) : null,
@@ -346,6 +357,11 @@ export async function sizeRecipientList(
         }),
     },
   };
+}
+
+/** The instant with the most sends (the first of equals), or undefined without one. */
+function peakOf<I extends { count: number }>(instants: readonly I[]): I | undefined {
+  return instants.reduce<I | undefined>((best, i) => (!best || i.count > best.count ? i : best), undefined);
 }
 
 /** The texts' pace in the report: the highest message parts per second is the peak send rate × parts a text. */

@@ -19,6 +19,7 @@ import { nearest } from "../../../infra/core/text/nearest";
 import { ZoneDecisions } from "./decision-types";
 import { SmsLegalHours } from "./sms-legal";
 import { nothingLeft } from "./step-outcomes";
+import { volumeWindowMinutes } from "./window";
 
 /** What the launcher is asked to do with text steps (PlanRequest.sms). */
 export interface SmsRequest {
@@ -50,6 +51,22 @@ export interface SmsTally {
   parts: number[];
   moved: number;
   skipped: number;
+}
+
+/**
+ * The flexible window texts are placed with room for before their legal window closes, as the launcher and
+ * size-window choose it: the given --window-minutes, else the longer of the quiet-time window and the window the
+ * list's bound of schedules needs at the rate (at most a day); without legal hours, the quiet-time window.
+ */
+export function textWindowMinutes(o: {
+  legalHours: readonly LegalHoursPreset[];
+  givenMinutes?: number;
+  quietWindow: number;
+  schedulesBound: number;
+  tps: number;
+}): number {
+  if (o.legalHours.length === 0) return o.quietWindow;
+  return o.givenMinutes ?? Math.max(o.quietWindow, Math.min(volumeWindowMinutes(o.schedulesBound, o.tps), 1_440));
 }
 
 /** Whether `sms.row` rejected the row. */
