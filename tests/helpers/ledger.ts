@@ -8,6 +8,7 @@ import { Server } from "http";
 import {
   AttributeValue,
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -38,6 +39,16 @@ export async function startDynalite(): Promise<LocalDynamoDb> {
     region: "us-east-1",
     credentials: { accessKeyId: "test", secretAccessKey: "test" },
   });
+  // dynalite makes a table ACTIVE on a timer even at 0 ms: a write right after CreateTable could find it CREATING
+  // (ResourceNotFoundException) on a busy machine. CreateTable through this client returns once the table is ACTIVE.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (context.commandName === "CreateTableCommand") await tableActive(client, (args.input as any).TableName);
+      return out;
+    },
+    { step: "initialize", name: "sendtimeTableActive" },
+  );
   const close = () =>
     new Promise<void>((r) => {
       client.destroy();
@@ -45,6 +56,16 @@ export async function startDynalite(): Promise<LocalDynamoDb> {
       server.close(() => r());
     });
   return { server, url, client, close };
+}
+
+/** Waits (at most 5 s) until dynalite reports the table ACTIVE. */
+async function tableActive(client: DynamoDBClient, TableName: string): Promise<void> {
+  for (const until = Date.now() + 5_000; Date.now() < until;) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName }));
+    if (Table?.TableStatus === "ACTIVE") return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`dynalite: table ${TableName} not ACTIVE within 5 s`);
 }
 
 export interface LocalLedger {
