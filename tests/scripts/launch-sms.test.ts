@@ -303,4 +303,17 @@ describe("launch-campaign: text templates and flags", () => {
     assert.equal(r.summary.sms.skipped, 4);
     assert.match(r.stdout, /0 moved, 4 skipped \(notes.csv; a row left with no send: rejects.csv\)/);
   });
+
+  it("a text campaign on a list without a phone column stops at the header: one line, exit 2, nothing planned", async () => {
+    const list = path.join(tmp, "no-phone.csv");
+    fs.writeFileSync(list, "id,email,Phone,timezone\na,a@example.com,+13055550100,America/New_York\n");
+    const args = EMAIL_THEN_TEXT.map((a) => (a === LIST ? list : a));
+    const r = await launch(args);
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /no-phone\.csv:1: step 2 is a text: the header needs a "phone" column .*found: id, email, Phone, timezone\)\n$/,
+    );
+    assert.deepEqual(r.plan, []);
+  });
 });

@@ -5,7 +5,8 @@
  * (infra/core/sms/segments.ts), held to --max-segments. A row that cannot be texted is rejected with its reason
  * (missing-phone, invalid-phone, missing-template-data, too-many-segments, legal-hours), never dropped.
  */
-import { readPhone } from "../../../infra/core/zones/phone";
+import { PHONE_COLUMN, readPhone } from "../../../infra/core/zones/phone";
+import { InputError } from "../../../infra/core/errors";
 import { countSegments } from "../../../infra/core/sms/segments";
 import { renderSms, segmentsProblem, SmsTemplate } from "../../../infra/core/plan/sms-templates";
 import { hasValue, STEP_VARIABLE } from "../../../infra/core/plan/templates";
@@ -91,6 +92,10 @@ export class SmsSteps {
     file: string,
   ) {
     this.textSteps = steps.flatMap((s, k) => (s.channel === "sms" ? [k] : []));
+    if (this.textSteps.length && columns.phone === undefined)
+      throw new InputError(
+        `${file}:1: step ${steps[this.textSteps[0]].number} is a text: the header needs a "${PHONE_COLUMN}" column (E.164, or national with "country"; found: ${columns.header.join(", ")})`,
+      );
     this.legal = new SmsLegalHours(
       { presets: o.legalHours, miss: o.legalHoursMiss, windowMinutes },
       new Set(this.textSteps),
