@@ -48,6 +48,16 @@ export interface BulkStats {
   invocations: InstantHistogram;
 }
 
+/** Counts one bulk line (email or text) of `entries` entries and `bytes` bytes, invoked at `utcMs`, in `s`. */
+export function countBulkLine(s: BulkStats, entries: number, bytes: number, utcMs: number): void {
+  s.schedules++;
+  s.entries += entries;
+  s.largest = Math.max(s.largest, entries);
+  s.smallest = s.smallest === 0 ? entries : Math.min(s.smallest, entries);
+  s.lineBytes += bytes;
+  s.invocations.add(utcMs, "UTC");
+}
+
 /** One (step, UTC instant, variant) group: its chunks so far and its open one. */
 export interface Group {
   step: number;
@@ -243,13 +253,7 @@ export class BulkChunks {
     const entries = g.entries;
     line.set(LINE_END, g.filled);
     const bytes = line.subarray(0, g.filled + LINE_END.length);
-    const s = this.stats;
-    s.schedules++;
-    s.entries += entries;
-    s.largest = Math.max(s.largest, entries);
-    s.smallest = s.smallest === 0 ? entries : Math.min(s.smallest, entries);
-    s.lineBytes += bytes.length;
-    s.invocations.add(g.utcMs, "UTC");
+    countBulkLine(this.stats, entries, bytes.length, g.utcMs);
     this.openChars -= g.openChars;
     g.openChars = 0;
     g.chunks++;

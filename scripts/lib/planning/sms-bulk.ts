@@ -16,7 +16,7 @@ import { Step } from "../../../infra/core/timing/send-time";
 import { RecipientRow } from "../recipients/recipient-rows";
 import type { SmsPace } from "./size-window";
 import { PlannedTexts, SmsRequest } from "./sms-steps";
-import type { BulkStats } from "./bulk-chunks";
+import { BulkStats, countBulkLine } from "./bulk-chunks";
 
 /**
  * Texts a bulk line of texts holds: SMS_MAX_ENTRIES (20, what one sender execution sends), and no more than the pool
@@ -104,14 +104,7 @@ export class SmsBulkLines {
       entries: g.entries,
     });
     const bytes = Buffer.from(text, "utf8");
-    const s = this.stats;
-    const n = g.entries.length;
-    s.schedules++;
-    s.entries += n;
-    s.largest = Math.max(s.largest, n);
-    s.smallest = s.smallest === 0 ? n : Math.min(s.smallest, n);
-    s.lineBytes += bytes.length;
-    s.invocations.add(g.utcMs, "UTC");
+    countBulkLine(this.stats, g.entries.length, bytes.length, g.utcMs);
     g.lines++;
     g.entries = [];
     return this.write(bytes);
