@@ -11,13 +11,17 @@ import Handlebars from "handlebars";
 import { Journey, JourneyStep, MAX_JOURNEYS_JSON } from "./journeys-definition";
 import { readPhone } from "../zones/phone";
 import { countSegments, SegmentCount } from "../sms/segments";
-import { applyLegalHours, LegalCandidate, legalCandidates, sameSubjectLimit } from "../sms/legal-window";
-import { addDays, localTimeOf, zonedInstant } from "../timing/send-time";
+import { applyLegalHours, legalCandidates, legalWindowClose, sameSubjectLimit } from "../sms/legal-window";
 import { Channel, SMS_MAX_TTL_SECONDS, SmsMessageType } from "../send/sms-input";
-import { FolderReader, hasValue, STEP_VARIABLE, TemplateError, templateVariables } from "../plan/templates";
+import {
+  FolderReader,
+  hasValue,
+  SMS_TEMPLATE_FILE,
+  STEP_VARIABLE,
+  TemplateError,
+  templateVariables,
+} from "../plan/templates";
 
-/** The file of an SMS template in its folder: templates/<name>/sms.txt. */
-export const SMS_TEMPLATE_FILE = "sms.txt";
 /** Message parts a text may take unless the step or journey says (`maxSegments`). */
 export const DEFAULT_MAX_SEGMENTS = 3;
 const MINUTE = 60_000;
@@ -201,20 +205,4 @@ export function smsStepTiming(
       };
   }
   return { skipped: `legal hours and quiet time leave no ${windowMinutes}-minute window for the text` };
-}
-
-const weekday = (t: { year: number; month: number; day: number }) =>
-  new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay();
-
-/** When the legal window holding `utcMs` (allowed by every candidate) first closes in one of them. */
-export function legalWindowClose(utcMs: number, candidates: readonly LegalCandidate[]): number {
-  let close = Infinity;
-  for (const c of candidates) {
-    const local = localTimeOf(c.zone, utcMs);
-    const w = c.hours[weekday(local)]!;
-    const day = w.end >= 1440 ? addDays(local, 1) : local;
-    const end = w.end % 1440;
-    close = Math.min(close, zonedInstant(c.zone, { ...day, hour: Math.floor(end / 60), minute: end % 60 }).utcMs);
-  }
-  return close;
 }

@@ -164,3 +164,20 @@ export function sameSubjectLimit(presets: readonly LegalHoursPreset[], e164?: st
     .filter((n): n is number => n !== undefined);
   return limits.length ? Math.min(...limits) : undefined;
 }
+
+/**
+ * When the legal window holding `utcMs` first closes in one of `candidates` (each zone's end of that day's window; a
+ * candidate closed that day closes at `utcMs`). The planner's `until` and a journey text's Until both come from here.
+ */
+export function legalWindowClose(utcMs: number, candidates: readonly LegalCandidate[]): number {
+  let close = Infinity;
+  for (const c of candidates) {
+    const t = localTimeOf(c.zone, utcMs);
+    const w = c.hours[new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay()];
+    if (!w) return utcMs;
+    const day = w.end >= 1440 ? addDays(t, 1) : t;
+    const end = w.end % 1440;
+    close = Math.min(close, zonedInstant(c.zone, { ...day, hour: Math.floor(end / 60), minute: end % 60 }).utcMs);
+  }
+  return close;
+}

@@ -10,13 +10,14 @@
  * answer of the decider and one set of jurisdictions share one derived answer.
  */
 import { QuietPolicy } from "../../../infra/core/timing/quiet-time";
-import { addDays, localTimeOf, scheduledTime, zonedInstant } from "../../../infra/core/timing/send-time";
+import { scheduledTime } from "../../../infra/core/timing/send-time";
 import { LegalHoursPreset } from "../../../infra/core/sms/legal-hours";
 import {
   allows,
   applicableJurisdictions,
   LegalCandidate,
   legalCandidates,
+  legalWindowClose,
   nextLegalInstant,
   sameSubjectLimit,
 } from "../../../infra/core/sms/legal-window";
@@ -42,20 +43,9 @@ export interface LegalAnswer {
   skipped: number;
 }
 
-/** When the legal window holding `utcMs` closes for one candidate (its zone's end of that day's window). */
-export function windowClose(c: LegalCandidate, utcMs: number): number {
-  const t = localTimeOf(c.zone, utcMs);
-  const w = c.hours[new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay()];
-  if (!w) return utcMs;
-  const day = w.end >= 1440 ? addDays(t, 1) : t;
-  const end = w.end % 1440;
-  return zonedInstant(c.zone, { ...day, hour: Math.floor(end / 60), minute: end % 60 }).utcMs;
-}
-
-/** The close of the legal window holding `utcMs` for every candidate: the earliest; none: the longest TTL. */
 export function untilOf(candidates: readonly LegalCandidate[], utcMs: number): number {
   if (candidates.length === 0) return utcMs + SMS_MAX_TTL_SECONDS * 1000;
-  return Math.min(...candidates.map((c) => windowClose(c, utcMs)));
+  return legalWindowClose(utcMs, candidates);
 }
 
 /**
